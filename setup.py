@@ -1,0 +1,32 @@
+"""Installation script of torch_geometric_stream."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+setup(
+    name="torch_geometric_stream",
+    version="0.1.0",
+    description=("Semi-supervised learning on data streams with graph structure "
+                 "learning (SLeDGe) as PyTorch Geometric modules"),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    packages=find_packages(include=["torch_geometric_stream", "torch_geometric_stream.*"]),
+    package_data={"torch_geometric_stream.datasets": ["data/*", "data/**/*"]},
+    install_requires=[
+        "torch>=2.1",
+        "torch-geometric>=2.5",
+        "numpy>=1.22",
+        "tqdm>=4.60",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "hypothesis>=6"],
+        "plot": ["matplotlib>=3.5"],
+        "river": ["river>=0.21"],
+        "capymoa": ["capymoa>=0.9"],
+        "accel": ["torch-scatter", "torch-sparse"],
+    },
+    entry_points={"console_scripts": ["torch-geometric-stream=torch_geometric_stream.cli:main"]},
+)

@@ -1,0 +1,139 @@
+"""Contract tests every baseline must pass."""
+import numpy as np
+import pytest
+import torch
+
+from conftest import gaussian_stream, states_equal
+from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
+
+D, C = 4, 3
+FACTORIES = {
+    "tlp": lambda m=1000, seed=0: TemporalLabelPropagation(D, C, memory_size=m),
+    "tlp_knn": lambda m=1000, seed=0: TemporalLabelPropagation(D, C, memory_size=m, sigma=1.0,
+                                                               knn=5),
+    "ressl": lambda m=1000, seed=0: ReSSL(D, C, memory_size=m, seed=seed),
+    "hdssl": lambda m=1000, seed=0: HDSSL(D, C, memory_size=m, seed=seed),
+    "hdssl_chunk": lambda m=1000, seed=0: HDSSL(D, C, memory_size=m, chunk_size=25, seed=seed),
+}
+NAMES = sorted(FACTORIES)
+
+
+def test_registry():
+    assert BASELINES == {"tlp": TemporalLabelPropagation, "ressl": ReSSL, "hdssl": HDSSL}
+    for cls in BASELINES.values():
+        model = cls(D, C)
+        assert model.in_channels == D and model.num_classes == C
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predict_before_any_label(name):
+    model = FACTORIES[name]()
+    x = np.ones(D, dtype=np.float32)
+    proba = model.predict_proba(x)
+    assert proba.shape == (1, C)
+    torch.testing.assert_close(proba, torch.full((1, C), 1.0 / C))
+    assert model.predict(x).tolist() == [0]
+    model.learn(np.random.default_rng(0).normal(size=(10, D)).astype(np.float32))
+    pred = model.predict(x)
+    assert pred.dtype == torch.long and 0 <= pred.item() < C
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_memory_budget(name):
+    x, _, observed = gaussian_stream(n=3000, dim=D, label_ratio=0.05, spread=1.5, seed=1)
+    model = FACTORIES[name](m=50)
+    peak = 0
+    for i in range(0, len(x), 50):
+        model.predict(x[i])
+        for j in range(i, min(i + 50, len(x))):
+            model.learn(x[j], int(observed[j]))
+            peak = max(peak, model.num_items)
+            assert model.memory_usage() == model.num_items <= 50
+    assert peak == 50
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_labelled_duplicate_moves_prediction(name):
+    x, _, observed = gaussian_stream(n=200, dim=D, seed=2)
+    model = FACTORIES[name]()
+    model.learn(x, torch.from_numpy(observed))
+    probe = np.array([2.5, 2.5, 2.5, 0.0], dtype=np.float32)   # between the blobs
+    label = (model.predict(probe).item() + 1) % C              # not the current guess
+    before = model.predict_proba(probe)[0, label].item()
+    model.learn(probe, label)
+    if name == "hdssl_chunk":                      # flush the chunk buffer
+        for _ in range(model.chunk_size - model.num_buffered):
+            model.learn(probe, label)
+    after = model.predict_proba(probe)[0, label].item()
+    assert after > before
+    if name.startswith("hdssl"):                   # 1-NN on a cluster at the probe
+        assert model.predict(probe).item() == label
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic_and_batch_equals_sequential(name):
+    x, _, observed = gaussian_stream(n=160, dim=D, spread=1.5, seed=3)
+    a, b = FACTORIES[name](m=40, seed=7), FACTORIES[name](m=40, seed=7)
+    preds_a, preds_b = [], []
+    for i in range(len(x)):
+        preds_a.append(a.predict(x[i]).item())
+        a.learn(x[i], int(observed[i]))
+    b.learn(x[:100], torch.from_numpy(observed[:100]))   # one batch ...
+    for i in range(100, len(x)):                          # ... then row by row
+        preds_b.append(b.predict(x[i]).item())
+        b.learn(x[i], int(observed[i]))
+    assert preds_a[100:] == preds_b
+    assert states_equal(a.state_dict(), b.state_dict())
+    c = FACTORIES[name](m=40, seed=7)
+    for i in range(len(x)):
+        c.learn(x[i], int(observed[i]))
+    assert states_equal(a.state_dict(), c.state_dict())
+    # batch prediction = each row alone
+    batch = a.predict_proba(x[:20])
+    rows = torch.cat([a.predict_proba(x[i]) for i in range(20)])
+    assert torch.equal(batch, rows)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_input_leaves_state_unchanged(name):
+    x, _, observed = gaussian_stream(n=100, dim=D, seed=4)
+    model = FACTORIES[name](m=30)
+    model.learn(x, torch.from_numpy(observed))
+    before = model.state_dict()
+    good = x[0]
+    nan = good.copy()
+    nan[1] = np.nan
+    bad_calls = [
+        (ValueError, lambda: model.learn(np.ones(D + 1, dtype=np.float32), 0)),
+        (ValueError, lambda: model.learn(nan, 1)),
+        (ValueError, lambda: model.learn(good, C)),
+        (ValueError, lambda: model.learn(good, -2)),
+        (ValueError, lambda: model.learn(x[:3], [0, 1])),
+        (ValueError, lambda: model.learn(np.stack([good, nan]), [0, 1])),
+        (TypeError, lambda: model.learn(good, 1.0)),
+        (ValueError, lambda: model.predict(np.ones(D - 1, dtype=np.float32))),
+        (ValueError, lambda: model.predict(nan)),
+    ]
+    for error, call in bad_calls:
+        with pytest.raises(error):
+            call()
+        assert states_equal(before, model.state_dict())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_roundtrip_and_reset(name):
+    x, _, observed = gaussian_stream(n=150, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:100], torch.from_numpy(observed[:100]))
+    state = model.state_dict()
+    assert all(isinstance(v, (np.ndarray, np.generic)) for v in state.values())
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict(state)
+    for i in range(100, 150):
+        assert torch.equal(model.predict_proba(x[i]), clone.predict_proba(x[i]))
+        model.learn(x[i], int(observed[i]))
+        clone.learn(x[i], int(observed[i]))
+    assert states_equal(model.state_dict(), clone.state_dict())
+    model.reset()
+    assert model.num_items == 0
+    assert states_equal(model.state_dict(), FACTORIES[name](m=30).state_dict())

@@ -1,0 +1,112 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
+                                             StreamDataset, encode_labels, find_file, open_text,
+                                             read_idx)
+from torch_geometric_stream.datasets.io import read_csv_records, read_numeric_table
+
+
+def idx_bytes(array: np.ndarray) -> bytes:
+    header = bytes([0, 0, 0x08, array.ndim]) + np.asarray(array.shape, ">i4").tobytes()
+    return header + array.astype(np.uint8).tobytes()
+
+
+def test_open_text_reads_plain_and_gzip(tmp_path, write):
+    write(tmp_path / "a.txt", "hello\nworld\n")
+    with open_text(tmp_path / "a.txt") as handle:
+        assert handle.read() == "hello\nworld\n"
+    assert find_file(tmp_path / "a.txt").name in {"a.txt", "a.txt.gz"}
+
+
+def test_open_text_prefers_plain_file(tmp_path):
+    (tmp_path / "a.txt").write_text("plain")
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(b"gz"))
+    with open_text(tmp_path / "a.txt") as handle:
+        assert handle.read() == "plain"
+
+
+def test_missing_file_raises_not_found(tmp_path):
+    assert find_file(tmp_path / "nope") is None
+    with pytest.raises(DatasetNotFoundError, match="nope"):
+        open_text(tmp_path / "nope")
+
+
+def test_read_idx_roundtrip(tmp_path, write):
+    images = np.arange(2 * 3 * 4).reshape(2, 3, 4)
+    write(tmp_path / "imgs", idx_bytes(images))
+    out = read_idx(tmp_path / "imgs")
+    assert out.dtype == np.uint8 and out.shape == (2, 3, 4)
+    np.testing.assert_array_equal(out, images)
+
+
+@pytest.mark.parametrize("payload, match", [
+    (b"\x01\x00\x08\x01\x00\x00\x00\x01\x05", "magic"),
+    (b"\x00\x00\x08\x01\x00\x00\x00\x03\x05", "shape"),
+    (b"\x00\x00\x08\x02\x00\x00", "truncated"),
+])
+def test_read_idx_rejects_bad_files(tmp_path, payload, match):
+    (tmp_path / "bad").write_bytes(payload)
+    with pytest.raises(DatasetFormatError, match=match):
+        read_idx(tmp_path / "bad")
+
+
+def test_read_numeric_table_checks_columns(tmp_path):
+    (tmp_path / "t.txt").write_text("1 2 3\n4 5 6\n")
+    np.testing.assert_array_equal(read_numeric_table(tmp_path / "t.txt", 3), [[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(DatasetFormatError, match="expected 4 columns"):
+        read_numeric_table(tmp_path / "t.txt", 4)
+    (tmp_path / "u.txt").write_text("1 x 3\n")
+    with pytest.raises(DatasetFormatError, match="not a numeric table"):
+        read_numeric_table(tmp_path / "u.txt", 3)
+
+
+def test_read_csv_records_drops_leading_row_id(tmp_path):
+    (tmp_path / "c.csv").write_text('"a","b"\n"1",2,3\n4,5\n')
+    records = read_csv_records(tmp_path / "c.csv", ["a"])
+    assert records == [{"a": "2", "b": "3"}, {"a": "4", "b": "5"}]
+    with pytest.raises(DatasetFormatError, match="lacks the columns \\['z'\\]"):
+        read_csv_records(tmp_path / "c.csv", ["z"])
+    (tmp_path / "d.csv").write_text("a,b\n1,2,3,4\n")
+    with pytest.raises(DatasetFormatError, match="line 2: 4 fields"):
+        read_csv_records(tmp_path / "d.csv", ["a"])
+
+
+def test_encode_labels_sorted_order_and_names():
+    y, names = encode_labels([7, 3, 7, 5])
+    np.testing.assert_array_equal(y, [2, 0, 2, 1])
+    assert y.dtype == np.int64 and names == ["3", "5", "7"]
+    y, names = encode_labels(["b", "a"], {"a": "Alpha"})
+    assert y.tolist() == [1, 0] and names == ["Alpha", "b"]
+
+
+def make_dataset() -> StreamDataset:
+    return StreamDataset("toy", np.arange(6, dtype=np.float64).reshape(3, 2), np.array([0, 1, 0]),
+                         2, ["a", "b"], feature_names=["f0", "f1"])
+
+
+def test_stream_dataset_api():
+    ds = make_dataset()
+    assert ds.x.dtype == np.float32 and ds.y.dtype == np.int64
+    assert (len(ds), ds.num_samples, ds.num_features) == (3, 3, 2)
+    rows = list(ds)
+    assert isinstance(rows[1][1], int) and rows[1][1] == 1
+    np.testing.assert_array_equal(rows[2][0], [4.0, 5.0])
+    head = ds.head(2)
+    assert head.num_samples == 2 and head.class_names == ["a", "b"] and head.name == "toy"
+    assert "num_samples=3" in repr(ds)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(y=np.array([0, 1])), "x must be"),
+    (dict(class_names=["a"]), "class names"),
+    (dict(y=np.array([0, 2, 0])), "labels must lie"),
+    (dict(feature_names=["f0"]), "feature names"),
+])
+def test_stream_dataset_validates(kwargs, match):
+    base = dict(name="toy", x=np.zeros((3, 2)), y=np.array([0, 1, 0]), num_classes=2,
+                class_names=["a", "b"])
+    with pytest.raises(ValueError, match=match):
+        StreamDataset(**{**base, **kwargs})

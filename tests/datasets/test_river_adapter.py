@@ -1,0 +1,31 @@
+import numpy as np
+import pytest
+
+from torch_geometric_stream.datasets import load_river_dataset
+
+
+def test_iterable_of_dict_rows():
+    rows = [({"b": 1.0, "a": 2}, "yes"), ({"a": 3, "b": 4.0}, "no"), ({"b": 5.0}, "yes")]
+    ds = load_river_dataset(rows)
+    assert ds.feature_names == ["b", "a"] and ds.class_names == ["no", "yes"]
+    np.testing.assert_array_equal(ds.x[:2], [[1, 2], [4, 3]])
+    assert np.isnan(ds.x[2, 1]) and ds.y.tolist() == [1, 0, 1]
+    assert load_river_dataset(rows, max_samples=2).num_samples == 2
+    with pytest.raises(ValueError, match="no rows"):
+        load_river_dataset([])
+
+
+@pytest.mark.parametrize("name, shape, classes", [("Phishing", (1250, 9), 2),
+                                                  ("Bananas", (5300, 2), 2),
+                                                  ("ImageSegments", (2310, 18), 7)])
+def test_river_bundled_datasets(name, shape, classes):
+    pytest.importorskip("river")
+    ds = load_river_dataset(name)
+    assert (ds.num_samples, ds.num_features) == shape and ds.num_classes == classes
+    assert ds.name == name
+
+
+def test_unknown_river_dataset():
+    pytest.importorskip("river")
+    with pytest.raises(ValueError, match="no dataset named 'Nope'"):
+        load_river_dataset("Nope")

@@ -1,0 +1,163 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from torch_geometric_stream.datasets import DatasetFormatError, DatasetNotFoundError, load_dataset
+
+
+def test_shuttle_train_then_test(tmp_path, write):
+    write(tmp_path / "Shuttle" / "shuttle.trn",
+          "50 21 77 0 28 0 27 48 22 2\n55 0 92 0 0 26 36 92 56 4\n")
+    write(tmp_path / "Shuttle" / "shuttle.tst", "37 0 79 0 10 0 42 69 28 1\n")
+    ds = load_dataset("Shuttle", tmp_path)
+    np.testing.assert_array_equal(ds.x, [[50, 21, 77, 0, 28, 0, 27, 48, 22],
+                                         [55, 0, 92, 0, 0, 26, 36, 92, 56],
+                                         [37, 0, 79, 0, 10, 0, 42, 69, 28]])
+    assert ds.y.tolist() == [1, 2, 0] and ds.class_names == ["Rad Flow", "Fpv Close", "High"]
+    assert ds.x.dtype == np.float32 and "9 attributes" in ds.notes
+
+
+def test_shuttle_rejects_fractional_class(tmp_path):
+    (tmp_path / "Shuttle").mkdir()
+    (tmp_path / "Shuttle" / "shuttle.trn").write_text("1 2 3 4 5 6 7 8 9 1.5\n")
+    (tmp_path / "Shuttle" / "shuttle.tst").write_text("1 2 3 4 5 6 7 8 9 1\n")
+    with pytest.raises(DatasetFormatError, match="class labels must be integers"):
+        load_dataset("shuttle", tmp_path)
+
+
+def test_sdd(tmp_path, write):
+    rows = [[i + 0.5 * j for j in range(48)] + [c] for i, c in enumerate([11, 1, 5])]
+    write(tmp_path / "SDD" / "Sensorless_drive_diagnosis.txt",
+          "\n".join(" ".join(repr(v) for v in row) for row in rows) + "\n")
+    ds = load_dataset("sdd", tmp_path)
+    assert ds.x.shape == (3, 48) and ds.x[2, 47] == pytest.approx(2 + 0.5 * 47)
+    assert ds.y.tolist() == [2, 0, 1] and ds.class_names == ["1", "5", "11"]
+
+
+GSAD_ROW = "{label} " + " ".join(f"{i}:{i / 10:.6f}" for i in range(1, 129))
+
+
+def write_gsad(folder, write, batches, first_token="{label}"):
+    for b in batches:
+        line = GSAD_ROW.replace("{label}", first_token).format(label=b % 6 + 1)
+        write(folder / f"batch{b}.dat", line + "\n" + line + "\n")
+
+
+def test_gsad_all_batches(tmp_path, write):
+    write_gsad(tmp_path / "GSAD", write, range(1, 11))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = load_dataset("GSAD", tmp_path, strict=True)
+    assert ds.x.shape == (20, 128) and ds.num_classes == 6
+    np.testing.assert_allclose(ds.x[0, :3], [0.1, 0.2, 0.3], rtol=1e-6)
+    assert ds.y[:4].tolist() == [1, 1, 2, 2] and ds.class_names[0] == "Ethanol"
+
+
+def test_gsad_uci_variant_with_concentration(tmp_path):
+    write_gsad(tmp_path / "GSAD", lambda p, s: p.parent.mkdir(exist_ok=True) or p.write_text(s),
+               range(1, 11), first_token="{label};10.000000")
+    ds = load_dataset("GSAD", tmp_path)
+    assert ds.x.shape == (20, 128) and ds.y[0] == 1
+
+
+def test_gsad_missing_batches_warn_and_strict_raises(tmp_path, write):
+    write_gsad(tmp_path / "GSAD", write, [1, 2, 3, 4, 5, 6, 8, 9])
+    with pytest.warns(UserWarning, match="batch7.dat, batch10.dat"):
+        ds = load_dataset("GSAD", tmp_path)
+    assert ds.num_samples == 16 and "batch7.dat" in ds.notes
+    with pytest.raises(DatasetNotFoundError, match="(?s)batch7.dat, batch10.dat.*gas\\+sensor"):
+        load_dataset("GSAD", tmp_path, strict=True)
+
+
+@pytest.mark.filterwarnings("ignore:GSAD batches missing")
+@pytest.mark.parametrize("line, match", [("1 1:2.0 129:3.0", "feature index 129 outside 1..128"),
+                                         ("x 1:2.0", "expected '<class>"),
+                                         ("1 1:abc", "expected '<class>")])
+def test_gsad_malformed(tmp_path, line, match):
+    (tmp_path / "GSAD").mkdir()
+    (tmp_path / "GSAD" / "batch1.dat").write_text(line + "\n")
+    with pytest.raises(DatasetFormatError, match="batch1.dat line 1: " + match):
+        load_dataset("GSAD", tmp_path)
+
+
+def har_lines(values):
+    return "\n".join(" " + " ".join(f"{v:.7e}" for v in row) for row in values) + "\n"
+
+
+@pytest.mark.parametrize("layout", ["UCI HAR Dataset/{split}", "{split}", "."])
+def test_har_layouts(tmp_path, write, layout):
+    folder = tmp_path / "HAR"
+    rng = np.random.default_rng(0)
+    train, test = rng.uniform(-1, 1, (3, 561)), rng.uniform(-1, 1, (2, 561))
+    for split, x, y in (("train", train, [5, 5, 1]), ("test", test, [6, 2])):
+        base = folder / layout.format(split=split)
+        write(base / f"X_{split}.txt", har_lines(x))
+        write(base / f"y_{split}.txt", "\n".join(map(str, y)) + "\n")
+    ds = load_dataset("HAR", tmp_path)
+    np.testing.assert_allclose(ds.x, np.concatenate([train, test]), rtol=1e-6)
+    assert ds.y.tolist() == [2, 2, 0, 3, 1]
+    assert ds.class_names == ["WALKING", "WALKING_UPSTAIRS", "STANDING", "LAYING"]
+    assert ds.feature_names is None
+
+
+def test_har_names_from_metadata_and_row_mismatch(tmp_path):
+    base = tmp_path / "HAR" / "UCI HAR Dataset"
+    for split in ("train", "test"):
+        (base / split).mkdir(parents=True)
+        (base / split / f"X_{split}.txt").write_text(har_lines(np.ones((2, 561))))
+        (base / split / f"y_{split}.txt").write_text("1\n2\n")
+    (base / "features.txt").write_text("".join(f"{i} feat-{i}\n" for i in range(1, 562)))
+    (base / "activity_labels.txt").write_text("1 WALK\n2 UP\n")
+    ds = load_dataset("HAR", tmp_path)
+    assert ds.class_names == ["WALK", "UP"] and ds.feature_names[560] == "feat-561"
+    (base / "test" / "y_test.txt").write_text("1\n")
+    with pytest.raises(DatasetFormatError, match="X_test.txt has 2 rows but y_test.txt has 1"):
+        load_dataset("HAR", tmp_path)
+
+
+OD_HEADER = '"date","Temperature","Humidity","Light","CO2","HumidityRatio","Occupancy"\n'
+
+
+def test_od_three_files_in_order(tmp_path, write):
+    rows = {"datatraining.txt":
+            ['"1","2015-02-04 17:51:00",23.18,27.272,426,721.25,0.00479298817650529,1'],
+            "datatest.txt":
+            ['"140","2015-02-02 14:19:00",23.7,26.272,585.2,749.2,0.00476416302416414,1',
+             '"141","2015-02-02 14:19:59",23.718,26.29,578.4,760.4,0.00477266099212519,0'],
+            "datatest2.txt": ['"1","2015-02-11 14:48:00",21.76,31.1333333333333,437.333333333333,'
+                              '1029.66666666667,0.00502101089021385,1']}
+    for name, lines in rows.items():
+        write(tmp_path / "OD" / name, OD_HEADER + "\n".join(lines) + "\n")
+    ds = load_dataset("OD", tmp_path)
+    assert ds.feature_names == ["Temperature", "Humidity", "Light", "CO2", "HumidityRatio"]
+    np.testing.assert_allclose(ds.x[0], [23.18, 27.272, 426, 721.25, 0.00479298817650529],
+                               rtol=1e-6)
+    np.testing.assert_allclose(ds.x[3, :2], [21.76, 31.1333333333333], rtol=1e-6)
+    assert ds.y.tolist() == [1, 1, 0, 1] and ds.class_names == ["not occupied", "occupied"]
+
+
+SHOPPER_HEADER = ("Administrative,Administrative_Duration,Informational,Informational_Duration,"
+                  "ProductRelated,ProductRelated_Duration,BounceRates,ExitRates,PageValues,"
+                  "SpecialDay,Month,OperatingSystems,Browser,Region,TrafficType,VisitorType,"
+                  "Weekend,Revenue\n")
+
+
+def test_shopper(tmp_path, write):
+    write(tmp_path / "Shopper" / "online_shoppers_intention.csv", SHOPPER_HEADER +
+          "0,0,0,0,1,0,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,FALSE,FALSE\n"
+          "2,53,0,0,19,608.5,0,0.0105,12.5,0.4,Nov,2,2,3,4,New_Visitor,TRUE,TRUE")
+    ds = load_dataset("shopper", tmp_path)
+    assert ds.x.shape == (2, 15) and ds.feature_names[-1] == "Weekend"
+    np.testing.assert_allclose(ds.x[1], [2, 53, 0, 0, 19, 608.5, 0, 0.0105, 12.5, 0.4,
+                                         2, 2, 3, 4, 1], rtol=1e-6)
+    assert ds.y.tolist() == [0, 1] and ds.class_names == ["FALSE", "TRUE"]
+
+
+def test_shopper_non_numeric_value(tmp_path):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + "0,0,0,0,1,0,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,MAYBE,FALSE\n")
+    with pytest.raises(DatasetFormatError,
+                       match="column 'Weekend' holds the non-numeric value 'MAYBE'"):
+        load_dataset("shopper", tmp_path)

@@ -1,0 +1,98 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torch_geometric_stream.evaluation import (
+    bernoulli_label_mask,
+    paper_label_mask,
+    paper_memory_sizes,
+)
+
+
+def test_paper_label_mask_counts():
+    labels = np.repeat([2, 0, 1], [300, 300, 400])
+    mask = paper_label_mask(labels, 0.01, seed=0)
+    assert mask.dtype == bool and mask.shape == (1000,)
+    assert mask.sum() == 10
+    assert mask[[0, 300, 600]].all()  # first occurrence of every class
+
+    # 0.1 % of 1000 is 1 < 3 classes: only the first occurrences.
+    mask = paper_label_mask(labels, 0.001, seed=0)
+    assert np.flatnonzero(mask).tolist() == [0, 300, 600]
+
+    assert paper_label_mask(labels, 1.0, seed=0).all()
+
+
+def test_paper_label_mask_floor_is_robust_to_rounding():
+    # 0.29 * 100 == 28.999999999999996 in floating point.
+    assert paper_label_mask(np.zeros(100, dtype=int), 0.29, seed=1).sum() == 29
+
+
+@settings(max_examples=40, deadline=None)
+@given(labels=st.lists(st.integers(0, 6), min_size=1, max_size=300),
+       ratio=st.floats(0.001, 1.0), seed=st.integers(0, 2**32 - 1))
+def test_paper_label_mask_properties(labels, ratio, seed):
+    labels = np.asarray(labels)
+    mask = paper_label_mask(labels, ratio, seed)
+    _, first = np.unique(labels, return_index=True)
+    assert mask[first].all()
+    assert mask.sum() == max(first.size, math.floor(ratio * labels.size + 1e-9))
+
+
+def test_paper_label_mask_seeds():
+    labels = np.arange(5000) % 4
+    first = paper_label_mask(labels, 0.01, seed=0)
+    assert np.array_equal(first, paper_label_mask(labels, 0.01, seed=0))
+    assert not np.array_equal(first, paper_label_mask(labels, 0.01, seed=2000))
+
+
+@pytest.mark.parametrize("ratio", [0.0, -0.1, 1.5])
+def test_paper_label_mask_bad_ratio(ratio):
+    with pytest.raises(ValueError, match="label_ratio"):
+        paper_label_mask(np.zeros(10, dtype=int), ratio, seed=0)
+
+
+def test_paper_label_mask_bad_labels():
+    with pytest.raises(ValueError, match="empty"):
+        paper_label_mask(np.array([], dtype=int), 0.01, seed=0)
+    with pytest.raises(ValueError, match="1-D"):
+        paper_label_mask(np.zeros((2, 2), dtype=int), 0.01, seed=0)
+
+
+def test_bernoulli_label_mask():
+    mask = bernoulli_label_mask(10_000, 0.1, seed=0)
+    assert mask.dtype == bool and mask.shape == (10_000,)
+    assert 800 < mask.sum() < 1200
+    assert np.array_equal(mask, bernoulli_label_mask(10_000, 0.1, seed=0))
+    assert not np.array_equal(mask, bernoulli_label_mask(10_000, 0.1, seed=1))
+    with pytest.raises(ValueError, match="label_probability"):
+        bernoulli_label_mask(10, 0.0, seed=0)
+    with pytest.raises(ValueError, match="num_samples"):
+        bernoulli_label_mask(0, 0.5, seed=0)
+
+
+@pytest.mark.parametrize("num_classes, ratio, memory_size, expected", [
+    (10, 0.01, 1000, (100, 900)),    # paper, 1 %
+    (10, 0.001, 1000, (10, 990)),    # paper, 0.1 %
+    (3, 0.001, 1000, (10, 990)),     # max(c, 10)
+    (26, 0.001, 1000, (26, 974)),    # max(c, 10)
+    (5, 0.004, 1000, (10, 990)),     # below 0.5 %: the 0.1 % setting
+    (5, 0.005, 1000, (100, 900)),    # from 0.5 % on: the 1 % setting
+    (5, 0.5, 1000, (100, 900)),
+    (5, 0.01, 50, (49, 1)),          # L capped at M - 1
+    (10, 0.01, 11, (10, 1)),         # L >= c
+])
+def test_paper_memory_sizes(num_classes, ratio, memory_size, expected):
+    assert paper_memory_sizes(num_classes, ratio, memory_size) == expected
+
+
+def test_paper_memory_sizes_errors():
+    with pytest.raises(ValueError, match="memory_size"):
+        paper_memory_sizes(10, 0.01, memory_size=10)
+    with pytest.raises(ValueError, match="label_ratio"):
+        paper_memory_sizes(10, 0.0)
+    with pytest.raises(ValueError, match="num_classes"):
+        paper_memory_sizes(0, 0.01)

@@ -1,0 +1,193 @@
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.evaluation import (
+    L2Normalize,
+    PrequentialResult,
+    make_transform,
+    paper_label_mask,
+    prequential,
+)
+
+
+class NearestClassMean(StreamClassifier):
+    """Nearest class mean over the labeled rows seen so far; class 0 before any label."""
+
+    def __init__(self, in_channels: int, num_classes: int) -> None:
+        self.in_channels, self.num_classes = in_channels, num_classes
+        self.sums = torch.zeros(num_classes, in_channels)
+        self.counts = torch.zeros(num_classes)
+
+    def _predict_proba(self, x):
+        seen = self.counts > 0
+        means = self.sums / self.counts.clamp_min(1).unsqueeze(1)
+        distance = torch.cdist(x, means).masked_fill(~seen, float("inf"))
+        return torch.softmax(-distance, dim=-1).nan_to_num(1.0 / self.num_classes)
+
+    def _learn(self, x, y):
+        labeled = y >= 0
+        self.sums.index_add_(0, y[labeled], x[labeled])
+        self.counts += torch.bincount(y[labeled], minlength=self.num_classes)
+
+
+class PreviousLabel:
+    """Duck-typed learner: predicts the last label it learned (0 at first); logs its calls."""
+
+    def __init__(self) -> None:
+        self.last = 0
+        self.seen_x, self.learned = [], []
+
+    def predict(self, x):
+        self.seen_x.append(x)
+        return self.last
+
+    def learn(self, x, y=None):
+        self.learned.append(y)
+        if y != -1:
+            self.last = y
+
+
+LABELS = [0, 0, 1, 1, 0, 1]
+X = np.array([[0.0], [0.1], [1.0], [0.9], [0.05], [1.1]])
+
+
+def stream(labels=LABELS, features=None):
+    features = np.zeros((len(labels), 1)) if features is None else features
+    return list(zip(features, labels))
+
+
+def test_exact_correctness_previous_label():
+    result = prequential(PreviousLabel(), stream(), progress=False)
+    # Predictions 0 0 0 1 1 0 against labels 0 0 1 1 0 1.
+    assert result.predictions.tolist() == [0, 0, 0, 1, 1, 0]
+    assert result.correct.tolist() == [True, True, False, True, False, False]
+    assert result.correct.dtype == bool and result.predictions.dtype == np.int64
+    assert result.metrics["accuracy"] == pytest.approx(0.5)
+    assert result.metrics["n_labels"] == 6 and result.metrics["n_samples"] == 6
+    assert result.metrics["seconds"] > 0 and result.metrics["peak_memory_mb"] > 0
+
+
+def test_exact_correctness_stream_classifier():
+    learner = NearestClassMean(in_channels=1, num_classes=2)
+    result = prequential(learner, stream(features=X), progress=False)
+    # The first class-1 sample is predicted 0: class 1 has no mean yet.
+    assert result.correct.tolist() == [True, True, False, True, True, True]
+
+
+def test_mask_respected_and_unlabeled_passed_as_minus_one():
+    mask = np.array([True, False, True, False, False, True])
+    learner = PreviousLabel()
+    result = prequential(learner, stream(), label_mask=mask, progress=False)
+    assert learner.learned == [0, -1, 1, -1, -1, 1]
+    assert result.labeled.tolist() == mask.tolist()
+    assert result.metrics["n_labels"] == 3
+    assert result.labels.tolist() == LABELS  # every sample is scored, labeled or not
+
+    learner = PreviousLabel()
+    prequential(learner, stream(), label_mask=lambda position: position % 3 == 0,
+                progress=False)
+    assert learner.learned == [0, -1, -1, 1, -1, -1]
+
+
+def test_paper_mask_with_nearest_class_mean():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=600)
+    features = np.eye(3)[labels] + rng.normal(scale=0.1, size=(600, 3))
+    mask = paper_label_mask(labels, 0.01, seed=0)
+    learner = NearestClassMean(in_channels=3, num_classes=3)
+    result = prequential(learner, stream(labels, features), label_mask=mask,
+                         transform=make_transform(), progress=True)
+    assert result.metrics["n_labels"] == 6
+    assert result.metrics["accuracy"] > 0.9
+
+
+def test_transform_applied_before_learner():
+    learner = PreviousLabel()
+    prequential(learner, stream(features=np.array([[3.0, 4.0]] * 6)), transform=L2Normalize(),
+                progress=False)
+    assert all(torch.allclose(x, torch.tensor([0.6, 0.8])) for x in learner.seen_x)
+
+
+def test_limit_and_start():
+    mask = np.array([True, False, True, False, False, True])
+    learner = PreviousLabel()
+    result = prequential(learner, stream(), label_mask=mask, limit=4, progress=False)
+    assert result.metrics["n_samples"] == 4 and learner.learned == [0, -1, 1, -1]
+
+    learner = PreviousLabel()
+    result = prequential(learner, iter(stream()), label_mask=mask, start=3, progress=False)
+    assert learner.learned == [-1, -1, 1]  # mask positions 3, 4, 5
+    assert result.start == 3 and result.positions.tolist() == [3, 4, 5]
+    assert result.labels.tolist() == [1, 0, 1]
+
+    result = prequential(PreviousLabel(), stream(), start=2, limit=4, progress=False)
+    assert result.positions.tolist() == [2, 3]
+
+
+def test_callback_every_sample():
+    calls = []
+
+    def callback(position, record):
+        calls.append((position, record.metrics.n_samples, record.n_labels))
+        if position == 3:
+            snapshot = record.result()
+            # Labels 0 1 1, predictions 0 0 1.
+            assert snapshot.correct.tolist() == [True, False, True]
+            assert snapshot.positions.tolist() == [1, 2, 3]
+
+    prequential(PreviousLabel(), stream(), callback=callback, start=1, progress=False)
+    assert calls == [(1, 1, 1), (2, 2, 2), (3, 3, 3), (4, 4, 4), (5, 5, 5)]
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="stream is empty"):
+        prequential(PreviousLabel(), [], progress=False)
+    with pytest.raises(ValueError, match="stream is empty"):
+        prequential(PreviousLabel(), stream(), start=6, progress=False)
+    with pytest.raises(ValueError, match="label_mask has 3 entries"):
+        prequential(PreviousLabel(), stream(), label_mask=np.ones(3, dtype=bool), progress=False)
+    with pytest.raises(TypeError, match="boolean"):
+        prequential(PreviousLabel(), stream(), label_mask=np.ones(6, dtype=int), progress=False)
+    with pytest.raises(ValueError, match="start"):
+        prequential(PreviousLabel(), stream(), start=-1, progress=False)
+    with pytest.raises(ValueError, match="y must be one integer"):
+        prequential(PreviousLabel(), [(np.zeros(1), 0.5)], progress=False)
+
+
+@pytest.fixture
+def result() -> PrequentialResult:
+    mask = np.array([True, False, True, False, False, True])
+    return prequential(PreviousLabel(), stream(), label_mask=mask, start=0, progress=False)
+
+
+def test_save_json(result, tmp_path):
+    path = result.save_json(tmp_path / "run.json", extra={"dataset": "toy", "seed": 0})
+    payload = json.loads(path.read_text())
+    assert payload["dataset"] == "toy" and payload["start"] == 0
+    assert payload["metrics"] == pytest.approx(result.metrics)
+    assert "correct" not in payload
+    payload = json.loads(result.save_json(tmp_path / "full.json", arrays=True).read_text())
+    assert payload["predictions"] == result.predictions.tolist()
+    with pytest.raises(ValueError, match="metrics"):
+        result.save_json(tmp_path / "bad.json", extra={"metrics": 1})
+
+
+def test_save_csv(result, tmp_path):
+    with result.save_csv(tmp_path / "run.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["index"]) for row in rows] == list(range(6))
+    assert [int(row["label"]) for row in rows] == LABELS
+    assert [int(row["prediction"]) for row in rows] == result.predictions.tolist()
+    assert [bool(int(row["correct"])) for row in rows] == result.correct.tolist()
+    assert [int(row["labeled"]) for row in rows] == [1, 0, 1, 0, 0, 1]
+
+
+def test_plot(result, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = result.plot(tmp_path / "run.png", label="previous label")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

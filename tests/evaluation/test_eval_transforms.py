@@ -1,0 +1,122 @@
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from torch_geometric_stream.evaluation import (
+    Compose,
+    GlobalMinMaxScaler,
+    L2Normalize,
+    OnlineMinMaxScaler,
+    make_transform,
+)
+
+
+def row_by_row(transform, data):
+    return torch.stack([transform(row) for row in data])
+
+
+def test_online_scaler_by_hand():
+    data = np.array([[0.0, 5.0], [2.0, 5.0], [1.0, 5.0], [4.0, 5.0]])
+    # Feature 0: running [min, max] = [0, 0], [0, 2], [0, 2], [0, 4]; feature 1 is constant.
+    expected = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    assert torch.equal(OnlineMinMaxScaler().transform_many(data), expected)
+    assert torch.equal(row_by_row(OnlineMinMaxScaler(), data), expected)
+    scaled = OnlineMinMaxScaler(feature_range=(0, 1)).transform_many(data)
+    assert torch.equal(scaled, torch.tensor([[0.5, 0.5], [1.0, 0.5], [0.5, 0.5], [1.0, 0.5]]))
+
+
+def test_online_scaler_never_sees_future_rows():
+    data = np.random.default_rng(0).normal(size=(50, 4))
+    spiked = data.copy()
+    spiked[30] = [1e6, -1e6, 1e6, -1e6]
+    clean = OnlineMinMaxScaler().transform_many(data)
+    dirty = OnlineMinMaxScaler().transform_many(spiked)
+    assert torch.equal(clean[:30], dirty[:30])
+    assert not torch.equal(clean[31:], dirty[31:])
+    assert torch.equal(row_by_row(OnlineMinMaxScaler(), spiked)[:30], clean[:30])
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(1, 5)),
+                   elements=st.floats(-1e3, 1e3)),
+       split=st.integers(0, 30))
+def test_transform_many_equals_row_by_row(data, split):
+    pipeline = make_transform()
+    expected = row_by_row(make_transform(), data)
+    assert expected.dtype == torch.float32
+    # A batch in two chunks gives the same as one batch and as row by row.
+    split = min(split, data.shape[0] - 1)
+    chunks = [pipeline.transform_many(chunk) for chunk in (data[:split + 1], data[split + 1:])
+              if chunk.size]
+    assert torch.equal(torch.cat(chunks), expected)
+    assert torch.all(expected >= -1) and torch.all(expected <= 1)
+
+
+def test_online_scaler_state_dict_resumes():
+    data = np.random.default_rng(1).normal(size=(20, 3))
+    full = make_transform().transform_many(data)
+    first = make_transform()
+    first.transform_many(data[:12])
+    resumed = make_transform()
+    resumed.load_state_dict(first.state_dict())
+    assert torch.equal(resumed.transform_many(data[12:]), full[12:])
+
+
+def test_online_scaler_rejects_other_width():
+    scaler = OnlineMinMaxScaler()
+    scaler(np.zeros(3))
+    with pytest.raises(ValueError, match="features"):
+        scaler(np.zeros(4))
+
+
+def test_global_scaler_exact():
+    data = np.array([[0.0, 10.0, 7.0], [5.0, 20.0, 7.0], [10.0, 30.0, 7.0]])
+    scaler = GlobalMinMaxScaler().fit(data)
+    expected = torch.tensor([[-1.0, -1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    assert torch.equal(scaler.transform_many(data), expected)
+    assert torch.equal(scaler(torch.tensor([15.0, 10.0, 7.0])), torch.tensor([2.0, -1.0, 0.0]))
+    with pytest.raises(RuntimeError, match="fit"):
+        GlobalMinMaxScaler()(np.zeros(3))
+
+
+def test_l2_normalize():
+    transform = L2Normalize()
+    out = transform(np.array([3.0, 4.0]))
+    assert out.dtype == torch.float32 and out.shape == (2,)
+    assert torch.allclose(out, torch.tensor([0.6, 0.8]))
+    assert torch.equal(transform(torch.zeros(3)), torch.zeros(3))
+    batch = torch.randn(10, 4, dtype=torch.float64)
+    assert torch.equal(transform.transform_many(batch), row_by_row(transform, batch))
+    assert transform.state_dict() == {}
+
+
+def test_make_transform_options():
+    data = np.array([[0.0, 2.0], [4.0, 2.0]])
+    assert repr(make_transform()) == ("Compose([OnlineMinMaxScaler(feature_range=(-1.0, 1.0)), "
+                                      "L2Normalize()])")
+    assert torch.equal(make_transform("global", data=data).transform_many(data),
+                       torch.tensor([[-1.0, 0.0], [1.0, 0.0]]))
+    identity = make_transform("none", l2=False)
+    assert torch.equal(identity(data[1]), torch.tensor([4.0, 2.0]))
+    with pytest.raises(ValueError, match="data"):
+        make_transform("global")
+    with pytest.raises(ValueError, match="data"):
+        make_transform("online", data=data)
+    with pytest.raises(ValueError, match="scaling"):
+        make_transform("standard")
+
+
+def test_argument_errors():
+    with pytest.raises(ValueError, match="feature_range"):
+        OnlineMinMaxScaler(feature_range=(1, -1))
+    with pytest.raises(ValueError, match="one sample"):
+        L2Normalize().transform_one(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        L2Normalize()(np.array([np.nan, 1.0]))
+    with pytest.raises(TypeError, match="StreamTransform"):
+        Compose([abs])
+    with pytest.raises(ValueError, match="entries"):
+        Compose([L2Normalize()]).load_state_dict({})

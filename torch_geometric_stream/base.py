@@ -1,0 +1,64 @@
+"""The stream-classifier contract every learner of the package follows.
+
+A stream classifier is test-then-train: :meth:`StreamClassifier.predict` (or
+:meth:`~StreamClassifier.predict_proba`) on a sample, then
+:meth:`StreamClassifier.learn` on it, with ``-1`` marking a row without label
+(scikit-learn's convention for semi-supervised targets).  Inputs are validated
+*before* any state changes, so a call that raises leaves the learner exactly as
+it was.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
+
+
+class StreamClassifier(abc.ABC):
+    r"""Mixin giving the validated stream API on top of two hooks.
+
+    Subclasses set :attr:`in_channels` and :attr:`num_classes` and implement
+    :meth:`_predict_proba` and :meth:`_learn`, which receive already validated
+    tensors on :attr:`device`.
+
+    Shapes:
+        - **x:** :math:`(d,)` for one sample or :math:`(n, d)` for a batch
+        - **y:** scalar or :math:`(n,)`, integers in :math:`[-1, c)`
+        - **predict:** :math:`(n,)` class ids; **predict_proba:** :math:`(n, c)`
+    """
+
+    in_channels: int
+    num_classes: int
+
+    @property
+    def device(self) -> torch.device:
+        """Device the learner's state lives on (CPU unless overridden)."""
+        return torch.device("cpu")
+
+    def predict_proba(self, x: Any) -> Tensor:
+        """Class probabilities of every row of ``x`` against the current state."""
+        rows = as_feature_matrix(x, self.in_channels, device=self.device)
+        return self._predict_proba(rows)
+
+    def predict(self, x: Any) -> Tensor:
+        """Predicted class id of every row of ``x``, shape :math:`(n,)`."""
+        return self.predict_proba(x).argmax(dim=-1)
+
+    def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
+        """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
+        rows = as_feature_matrix(x, self.in_channels, device=self.device)
+        labels = as_label_vector(y, rows.size(0), self.num_classes, device=self.device)
+        self._learn(rows, labels)
+        return self
+
+    @abc.abstractmethod
+    def _predict_proba(self, x: Tensor) -> Tensor:
+        """Probabilities for validated rows ``x`` of shape :math:`(n, d)`."""
+
+    @abc.abstractmethod
+    def _learn(self, x: Tensor, y: Tensor) -> None:
+        """Learn validated rows ``x`` :math:`(n, d)` with labels ``y`` :math:`(n,)`."""

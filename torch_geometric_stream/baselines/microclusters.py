@@ -1,0 +1,291 @@
+"""Micro-cluster store shared by :class:`~torch_geometric_stream.baselines.ReSSL` and
+:class:`~torch_geometric_stream.baselines.HDSSL`.
+
+A micro-cluster summarises the points it absorbed by its linear sum ``LS``
+(:math:`d`), squared sum ``SS`` (:math:`d`) and count ``N``; its centre is
+``LS / N`` and its radius ``sqrt(max(0, sum(SS / N) - sum((LS / N) ** 2)))``.
+It also carries a label (``-1`` = none), the time of its last update and an
+importance (ReSSL) or weight (HDSSL).
+
+The store keeps ``capacity`` fixed *slots* (NumPy ``float64`` arrays) with an
+``active`` mask; a new cluster takes the lowest free slot, so every tie (nearest
+cluster, closest pair, most frequent label) is broken by the lowest slot
+index and the learners are deterministic.  The squared distances between all
+active centres are cached in a ``capacity x capacity`` matrix that is updated
+row by row (:math:`O(\\text{capacity} \\cdot d)` per changed cluster), so the
+capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
+:math:`O(\\text{capacity}^2 d)` pairwise distance computation.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["MicroClusterStore", "radius_from_sums"]
+
+_ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "active",
+           "dist2")
+
+
+def radius_from_sums(ls: np.ndarray, ss: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Radius ``sqrt(max(0, sum(SS/N) - sum((LS/N)^2)))`` of (stacked) clusters."""
+    count = np.asarray(count, dtype=np.float64)
+    centre = ls / count[..., None]
+    value = (ss / count[..., None]).sum(-1) - (centre * centre).sum(-1)
+    return np.sqrt(np.maximum(value, 0.0))
+
+
+class MicroClusterStore:
+    """At most ``capacity`` micro-clusters over ``dim`` features (float64 arrays).
+
+    Public arrays (length ``capacity``; only rows with ``active`` are meaningful):
+    ``ls``, ``ss``, ``centre`` (capacity, dim); ``count``, ``time``, ``weight``,
+    ``radius`` (float64); ``label`` (int64, ``-1`` = unlabeled); ``active`` (bool);
+    ``dist2`` (capacity, capacity) squared centre distances, ``inf`` on the
+    diagonal and for inactive slots.
+    """
+
+    def __init__(self, capacity: int, dim: int) -> None:
+        self.capacity = int(capacity)
+        self.dim = int(dim)
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        cap, dim = self.capacity, self.dim
+        self.ls = np.zeros((cap, dim))
+        self.ss = np.zeros((cap, dim))
+        self.centre = np.zeros((cap, dim))
+        self.count = np.zeros(cap)
+        self.label = np.full(cap, -1, dtype=np.int64)
+        self.time = np.zeros(cap)
+        self.weight = np.zeros(cap)
+        self.radius = np.zeros(cap)
+        self.active = np.zeros(cap, dtype=bool)
+        self.dist2 = np.full((cap, cap), np.inf)
+
+    def state_dict(self, prefix: str = "mc_") -> Dict[str, np.ndarray]:
+        return {prefix + name: getattr(self, name).copy() for name in _ARRAYS}
+
+    def load_state_dict(self, state: Dict[str, np.ndarray], prefix: str = "mc_") -> None:
+        for name in _ARRAYS:
+            value = np.asarray(state[prefix + name])
+            current = getattr(self, name)
+            if value.shape != current.shape:
+                raise ValueError(f"state {prefix + name} has shape {value.shape}, "
+                                 f"expected {current.shape}")
+            setattr(self, name, value.astype(current.dtype, copy=True))
+
+    @property
+    def num_items(self) -> int:
+        """Number of active micro-clusters."""
+        return int(self.active.sum())
+
+    def labeled_slots(self) -> np.ndarray:
+        return np.flatnonzero(self.active & (self.label >= 0))
+
+    # ------------------------------------------------------------- geometry
+    def _refresh(self, slot: int) -> None:
+        """Recompute centre, radius and the cached distance row of ``slot``."""
+        self.centre[slot] = self.ls[slot] / self.count[slot]
+        if self.count[slot] > 1:
+            self.radius[slot] = radius_from_sums(self.ls[slot], self.ss[slot],
+                                                 self.count[slot])
+        self._update_distances(slot)
+
+    def _update_distances(self, slot: int) -> None:
+        others = np.flatnonzero(self.active)
+        diff = self.centre[others] - self.centre[slot]
+        row = np.einsum("ij,ij->i", diff, diff)
+        self.dist2[slot, :] = np.inf
+        self.dist2[:, slot] = np.inf
+        self.dist2[slot, others] = row
+        self.dist2[others, slot] = row
+        self.dist2[slot, slot] = np.inf
+
+    def nearest(self, x: np.ndarray, mask: Optional[np.ndarray] = None,
+                first_only: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+        """Active slots (restricted to ``mask``) sorted by distance to ``x``.
+
+        Returns ``(slots, distances)``; ties keep the lower slot first.  With
+        ``first_only`` only the nearest one is returned.
+        """
+        keep = self.active if mask is None else (self.active & mask)
+        slots = np.flatnonzero(keep)
+        if slots.size == 0:
+            return slots, np.zeros(0)
+        diff = self.centre[slots] - x
+        dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        if first_only:
+            best = int(np.argmin(dist))
+            return slots[best:best + 1], dist[best:best + 1]
+        order = np.argsort(dist, kind="stable")
+        return slots[order], dist[order]
+
+    # ------------------------------------------------------------ mutations
+    def _free_slot(self) -> int:
+        free = np.flatnonzero(~self.active)
+        if free.size == 0:
+            raise RuntimeError("micro-cluster store is full; merge before creating")
+        return int(free[0])
+
+    def create(self, ls: np.ndarray, ss: np.ndarray, count: float, label: int,
+               radius: float, now: float, weight: float = 1.0) -> int:
+        """Add a cluster from its sums; a singleton keeps the given ``radius``."""
+        slot = self._free_slot()
+        self.ls[slot] = ls
+        self.ss[slot] = ss
+        self.count[slot] = count
+        self.label[slot] = label
+        self.time[slot] = now
+        self.weight[slot] = weight
+        self.radius[slot] = radius
+        self.active[slot] = True
+        self._refresh(slot)
+        return slot
+
+    def create_point(self, x: np.ndarray, label: int, radius: float, now: float) -> int:
+        return self.create(x, x * x, 1.0, label, radius, now)
+
+    def absorb(self, slot: int, x: np.ndarray, now: float) -> None:
+        """Add point ``x`` to cluster ``slot`` (label unchanged, time = now)."""
+        self.ls[slot] += x
+        self.ss[slot] += x * x
+        self.count[slot] += 1.0
+        self.time[slot] = now
+        self._refresh(slot)
+
+    def remove(self, slots: np.ndarray) -> None:
+        slots = np.atleast_1d(np.asarray(slots, dtype=np.int64))
+        if slots.size == 0:
+            return
+        self.active[slots] = False
+        self.ls[slots] = 0.0
+        self.ss[slots] = 0.0
+        self.centre[slots] = 0.0
+        self.count[slots] = 0.0
+        self.label[slots] = -1
+        self.time[slots] = 0.0
+        self.weight[slots] = 0.0
+        self.radius[slots] = 0.0
+        self.dist2[slots, :] = np.inf
+        self.dist2[:, slots] = np.inf
+
+    def merge(self, keep: int, drop: int) -> None:
+        """Merge cluster ``drop`` into ``keep``: sums add, time and weight take the max.
+
+        The merged cluster takes ``keep``'s label, or ``drop``'s if ``keep`` has none.
+        """
+        self.ls[keep] += self.ls[drop]
+        self.ss[keep] += self.ss[drop]
+        self.count[keep] += self.count[drop]
+        self.time[keep] = max(self.time[keep], self.time[drop])
+        self.weight[keep] = max(self.weight[keep], self.weight[drop])
+        if self.label[keep] < 0:
+            self.label[keep] = self.label[drop]
+        self.remove(np.array([drop]))
+        self._refresh(keep)
+
+    def _closest_pair(self, rows: np.ndarray, cols: np.ndarray) -> Optional[Tuple[int, int]]:
+        if rows.size == 0 or cols.size == 0:
+            return None
+        block = self.dist2[np.ix_(rows, cols)]
+        flat = int(np.argmin(block))
+        if not np.isfinite(block.flat[flat]):
+            # every pair is a self pair (a single cluster) -> nothing to merge
+            return None
+        i, j = divmod(flat, cols.size)
+        return int(rows[i]), int(cols[j])
+
+    def merge_for_capacity(self) -> bool:
+        """Free one slot by the ReSSL/HDSSL capacity rule; returns whether it merged.
+
+        1. the closest (unlabeled, labeled) pair: the merged cluster takes the
+           label (this is how unlabeled data gets pseudo-labels);
+        2. with no such pair, the two closest clusters of the most frequent
+           label (ties: smaller label id);
+        3. fallbacks the authors' code never reaches (it starts from a labelled
+           model): with no labeled cluster, the two closest unlabeled clusters;
+           if every label has a single cluster, the two closest clusters
+           overall, keeping the label of the larger one.
+        """
+        unl = np.flatnonzero(self.active & (self.label < 0))
+        lab = np.flatnonzero(self.active & (self.label >= 0))
+        pair = self._closest_pair(unl, lab)
+        if pair is not None:
+            self.merge(pair[1], pair[0])            # labeled slot survives
+            return True
+        if lab.size:
+            labels = self.label[lab]
+            counts = np.bincount(labels)
+            top = int(np.argmax(counts))
+            members = lab[labels == top]
+            pair = self._closest_pair(members, members)
+            if pair is not None:
+                self.merge(min(pair), max(pair))
+                return True
+        if unl.size >= 2:
+            pair = self._closest_pair(unl, unl)
+            if pair is not None:
+                self.merge(min(pair), max(pair))
+                return True
+        act = np.flatnonzero(self.active)
+        pair = self._closest_pair(act, act)
+        if pair is None:
+            return False
+        a, b = min(pair), max(pair)
+        keep, drop = (a, b) if self.count[a] >= self.count[b] else (b, a)
+        if self.label[keep] < 0:
+            keep, drop = drop, keep
+        self.merge(keep, drop)
+        return True
+
+    def absorb_or_create(self, x: np.ndarray, label: int, now: float,
+                         fallback_radius=None) -> int:
+        """ReSSL update steps (3)-(4) for one point; returns the slot it went to.
+
+        The nearest cluster absorbs ``x`` if ``x`` lies within its radius and
+        ``x`` is unlabeled or carries the cluster's label.  Otherwise a new
+        singleton cluster is created at ``x`` with the nearest cluster's radius
+        (``fallback_radius()`` when that radius is 0 or the store is empty and a
+        fallback is given), after a capacity merge if the store is full.
+        """
+        slots, dist = self.nearest(x, first_only=True)
+        radius = 0.0
+        if slots.size:
+            slot = int(slots[0])
+            if dist[0] <= self.radius[slot] and (label < 0 or label == self.label[slot]):
+                self.absorb(slot, x, now)
+                return slot
+            radius = float(self.radius[slot])
+        if radius <= 0.0 and fallback_radius is not None:
+            radius = float(fallback_radius())
+        if self.num_items >= self.capacity:
+            self.merge_for_capacity()
+        return self.create_point(x, label, radius, now)
+
+    def decay_and_prune(self, now: float, decay: float, threshold: float) -> np.ndarray:
+        """Multiply every weight by ``2 ** (-decay * (now - time))`` and prune.
+
+        Clusters whose weight falls below ``threshold`` are removed, except that
+        the last labeled cluster of a class is never pruned (of a class whose
+        clusters would all go, the one with the largest weight stays; ties:
+        lower slot).  Returns the removed slots.
+        """
+        act = np.flatnonzero(self.active)
+        if act.size == 0:
+            return act
+        self.weight[act] *= np.exp2(-decay * (now - self.time[act]))
+        low = np.zeros(self.capacity, dtype=bool)
+        low[act] = self.weight[act] < threshold
+        if not low.any():
+            return np.zeros(0, dtype=np.int64)
+        labelled = self.active & (self.label >= 0)
+        for cls in np.unique(self.label[low & labelled]):
+            members = np.flatnonzero(labelled & (self.label == cls))
+            if low[members].all():
+                low[members[np.argmax(self.weight[members])]] = False
+        gone = np.flatnonzero(low)
+        self.remove(gone)
+        return gone

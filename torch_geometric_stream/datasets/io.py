@@ -1,0 +1,169 @@
+"""File access shared by the loaders: optional gzip, IDX arrays, tables, CSV.
+
+Every function raises :class:`~.errors.DatasetNotFoundError` for a missing
+file and :class:`~.errors.DatasetFormatError` for content it cannot parse, so
+a loader never leaks a bare ``OSError`` or ``ValueError`` from a bad file.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import sys
+from pathlib import Path
+from typing import BinaryIO, Iterable, Optional, TextIO
+
+import numpy as np
+
+from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
+
+__all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx",
+           "read_numeric_table", "read_csv_records", "records_to_matrix", "as_integer_labels"]
+
+_IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
+               0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+def find_file(path: Path | str) -> Optional[Path]:
+    """``path`` if it exists, else ``path.gz`` if that exists, else ``None``."""
+    path = Path(path)
+    gz = path.with_name(path.name + ".gz")
+    for candidate in (path, gz):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def first_existing(folders: Iterable[Path], name: str) -> Optional[Path]:
+    """The first ``folder/name`` (plain or ``.gz``) found in ``folders``."""
+    for folder in folders:
+        found = find_file(folder / name)
+        if found is not None:
+            return found
+    return None
+
+
+def _require(path: Path | str) -> Path:
+    found = find_file(path)
+    if found is None:
+        raise DatasetNotFoundError(f"Missing file {Path(path).name} (nor {Path(path).name}.gz)")
+    return found
+
+
+def open_binary(path: Path | str) -> BinaryIO:
+    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently."""
+    found = _require(path)
+    return gzip.open(found, "rb") if found.suffix == ".gz" else open(found, "rb")
+
+
+def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",
+              newline: Optional[str] = None) -> TextIO:
+    """Open ``path`` or ``path.gz`` as text (universal newlines unless ``newline``)."""
+    return io.TextIOWrapper(open_binary(path), encoding=encoding, errors=errors, newline=newline)
+
+
+def read_idx(path: Path | str) -> np.ndarray:
+    """Read a file in LeCun's IDX format (``path`` or ``path.gz``).
+
+    The header is two zero bytes, a type code, the number of dimensions ``n``
+    and ``n`` big-endian int32 sizes; the data follows in C order.
+
+    Returns:
+        The array with its native shape, e.g. ``(N, 28, 28)`` uint8 images or
+        ``(N,)`` uint8 labels.
+    """
+    with open_binary(path) as handle:
+        raw = handle.read()
+    name = Path(path).name
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise DatasetFormatError(f"{name}: not an IDX file (bad magic number {raw[:4].hex()})")
+    dtype, ndim = _IDX_DTYPES[raw[2]], raw[3]
+    offset = 4 + 4 * ndim
+    if len(raw) < offset:
+        raise DatasetFormatError(f"{name}: truncated IDX header")
+    shape = tuple(int(v) for v in np.frombuffer(raw, ">i4", count=ndim, offset=4))
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) - offset != expected:
+        raise DatasetFormatError(f"{name}: IDX header announces shape {shape} "
+                                 f"({expected} bytes) but {len(raw) - offset} bytes follow")
+    return np.frombuffer(raw, dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def read_numeric_table(path: Path | str, num_columns: int,
+                       delimiter: Optional[str] = None) -> np.ndarray:
+    """Read a headerless numeric table (whitespace-separated unless ``delimiter``).
+
+    Returns:
+        float64 array of shape ``(rows, num_columns)``, at least one row.
+    """
+    name = Path(path).name
+    with open_text(path) as handle:
+        try:
+            table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2)
+        except ValueError as error:
+            raise DatasetFormatError(f"{name}: not a numeric table ({error})") from None
+    if table.shape[0] == 0:
+        raise DatasetFormatError(f"{name}: the file has no rows")
+    if table.shape[1] != num_columns:
+        raise DatasetFormatError(f"{name}: expected {num_columns} columns, found {table.shape[1]}")
+    return table
+
+
+def read_csv_records(path: Path | str, required: Iterable[str],
+                     encoding: str = "utf-8") -> list[dict[str, str]]:
+    """Rows of a CSV file with a header, as dicts keyed by column name.
+
+    A row with exactly one field more than the header carries a leading row id
+    (R's ``write.csv`` convention, e.g. the Occupancy Detection files): the id
+    is dropped.  Any other length mismatch is a format error.
+    """
+    name = Path(path).name
+    csv.field_size_limit(sys.maxsize)
+    with open_text(path, encoding=encoding, newline="") as handle:
+        reader = csv.reader(handle)
+        header = [column.strip() for column in next(reader, [])]
+        missing = [column for column in required if column not in header]
+        if missing:
+            raise DatasetFormatError(f"{name}: header {header} lacks the columns {missing}")
+        records = []
+        for line_number, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) == len(header) + 1:
+                row = row[1:]
+            if len(row) != len(header):
+                raise DatasetFormatError(f"{name} line {line_number}: {len(row)} fields, "
+                                         f"header has {len(header)}")
+            records.append(dict(zip(header, row)))
+    if not records:
+        raise DatasetFormatError(f"{name}: the file has no data rows")
+    return records
+
+
+def as_integer_labels(values: np.ndarray, file_name: str) -> np.ndarray:
+    """Check that parsed label values are integral and return them as int64."""
+    values = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+        raise DatasetFormatError(f"{file_name}: class labels must be integers")
+    return values.astype(np.int64)
+
+
+def records_to_matrix(records: list[dict[str, str]], columns: Iterable[str],
+                      file_name: str) -> np.ndarray:
+    """Numeric columns of CSV records as a float64 matrix ``(rows, len(columns))``.
+
+    ``TRUE``/``FALSE`` (any case) become 1/0; anything else non-numeric is a
+    format error.
+    """
+    columns = list(columns)
+    booleans = {"true": 1.0, "false": 0.0}
+    out = np.empty((len(records), len(columns)), dtype=np.float64)
+    for i, record in enumerate(records):
+        for j, column in enumerate(columns):
+            text = record[column].strip()
+            try:
+                out[i, j] = booleans[text.lower()] if text.lower() in booleans else float(text)
+            except ValueError:
+                raise DatasetFormatError(f"{file_name} data row {i + 1}: column {column!r} "
+                                         f"holds the non-numeric value {text!r}") from None
+    return out

@@ -1,0 +1,50 @@
+r"""Prequential evaluation of stream learners: label masks, input transforms, metrics.
+
+.. code-block:: python
+
+    from torch_geometric_stream.evaluation import (make_transform, paper_label_mask,
+                                                   prequential)
+
+    mask = paper_label_mask(y, label_ratio=0.01, seed=0)
+    result = prequential(learner, zip(X, y), label_mask=mask, transform=make_transform())
+    result.metrics["accuracy"]
+"""
+from torch_geometric_stream.evaluation.label_mask import (
+    bernoulli_label_mask,
+    paper_label_mask,
+    paper_memory_sizes,
+)
+from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_curve, tail_accuracy
+from torch_geometric_stream.evaluation.prequential import (
+    PrequentialRecord,
+    PrequentialResult,
+    plot_running_accuracy,
+    prequential,
+)
+from torch_geometric_stream.evaluation.transforms import (
+    Compose,
+    GlobalMinMaxScaler,
+    L2Normalize,
+    OnlineMinMaxScaler,
+    StreamTransform,
+    make_transform,
+)
+
+__all__ = [
+    "paper_label_mask",
+    "bernoulli_label_mask",
+    "paper_memory_sizes",
+    "StreamTransform",
+    "L2Normalize",
+    "OnlineMinMaxScaler",
+    "GlobalMinMaxScaler",
+    "Compose",
+    "make_transform",
+    "StreamMetrics",
+    "tail_accuracy",
+    "accuracy_curve",
+    "prequential",
+    "PrequentialResult",
+    "PrequentialRecord",
+    "plot_running_accuracy",
+]

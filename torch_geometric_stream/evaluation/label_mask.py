@@ -1,0 +1,104 @@
+"""Which stream positions reveal their label, and how large the memories are.
+
+The paper labels the first occurrence of every class, then random other
+positions, until a fixed label budget is reached (:func:`paper_label_mask`).
+:func:`bernoulli_label_mask` is the usual alternative of the stream literature
+(every sample independently labeled with probability :math:`p`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Tuple
+
+import numpy as np
+
+from torch_geometric_stream.validation import check_positive_int, check_unit_interval
+
+__all__ = ["paper_label_mask", "bernoulli_label_mask", "paper_memory_sizes"]
+
+_FLOOR_TOLERANCE = 1e-9
+
+
+def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
+    r"""The paper's label mask: first occurrence of every class, then random positions.
+
+    The total number of labels is :math:`\max(c, \lfloor r \cdot T \rfloor)`, with
+    :math:`c` the number of classes present in ``labels``.  The floor is taken
+    with a :math:`10^{-9}` tolerance so that e.g. :math:`0.29 \cdot 100` gives 29
+    rather than 28 from floating-point rounding.
+
+    Args:
+        labels: the class of every stream position, shape :math:`(T,)`.
+        label_ratio: :math:`r \in (0, 1]`.
+        seed: seed of :func:`numpy.random.default_rng` that draws the extra positions.
+
+    Returns:
+        Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
+
+    Raises:
+        ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D (T,), got shape {labels.shape}")
+    if labels.size == 0:
+        raise ValueError("labels is empty")
+    ratio = check_unit_interval(label_ratio, "label_ratio")
+    _, first_positions = np.unique(labels, return_index=True)
+    budget = max(first_positions.size, math.floor(ratio * labels.size + _FLOOR_TOLERANCE))
+
+    mask = np.zeros(labels.size, dtype=bool)
+    mask[first_positions] = True
+    others = np.flatnonzero(~mask)
+    rng = np.random.default_rng(seed)
+    mask[rng.choice(others, size=budget - first_positions.size, replace=False)] = True
+    return mask
+
+
+def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) -> np.ndarray:
+    r"""Label every position independently with probability :math:`p`.
+
+    Args:
+        num_samples: :math:`T`.
+        label_probability: :math:`p \in (0, 1]`.
+        seed: seed of :func:`numpy.random.default_rng`.
+
+    Returns:
+        Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
+    """
+    num_samples = check_positive_int(num_samples, "num_samples")
+    probability = check_unit_interval(label_probability, "label_probability")
+    return np.random.default_rng(seed).random(num_samples) < probability
+
+
+def paper_memory_sizes(num_classes: int, label_ratio: float,
+                       memory_size: int = 1000) -> Tuple[int, int]:
+    r"""Labeled and unlabeled memory sizes :math:`(L, U)` of the paper's runs.
+
+    The paper uses :math:`L = 100` at a 1 % label ratio and
+    :math:`L = \max(c, 10)` at 0.1 %, with :math:`U = M - L`.  Other ratios are
+    mapped to the nearer of the two settings: :math:`L = \max(c, 10)` below
+    0.5 %, :math:`L = 100` from 0.5 % on.  :math:`L` is then capped at
+    :math:`M - 1` (so :math:`U \geq 1`) and raised to at least :math:`c` (one
+    labeled slot per class).
+
+    Args:
+        num_classes: :math:`c`.
+        label_ratio: :math:`r \in (0, 1]`.
+        memory_size: :math:`M = L + U` (default 1000).
+
+    Returns:
+        ``(L, U)`` with :math:`c \leq L < M` and :math:`L + U = M`.
+
+    Raises:
+        ValueError: if :math:`M < c + 1`.
+    """
+    num_classes = check_positive_int(num_classes, "num_classes")
+    ratio = check_unit_interval(label_ratio, "label_ratio")
+    memory_size = check_positive_int(memory_size, "memory_size")
+    if memory_size < num_classes + 1:
+        raise ValueError(f"memory_size must be >= num_classes + 1 = {num_classes + 1} "
+                         f"(one labeled slot per class and one unlabeled slot), got {memory_size}")
+    paper_labeled = max(num_classes, 10) if ratio < 0.005 else 100
+    labeled = max(num_classes, min(paper_labeled, memory_size - 1))
+    return labeled, memory_size - labeled

@@ -1,0 +1,294 @@
+r"""Prequential (test-then-train) evaluation of any stream learner.
+
+Every sample is first predicted, then learned, with its label only where the
+label mask says so (``-1`` otherwise).  The learner is duck-typed: anything
+with ``predict(x)`` returning one class id (a Python int, a 0-d or a
+one-element tensor/array) and ``learn(x, y)`` taking ``y = -1`` for "no label"
+works, e.g. every :class:`~torch_geometric_stream.base.StreamClassifier`.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+from tqdm.auto import tqdm
+
+from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_curve
+from torch_geometric_stream.validation import check_positive_int
+
+__all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy"]
+
+PathLike = Union[str, Path]
+LabelMask = Union[np.ndarray, Callable[[int], bool], None]
+
+POSTFIX_EVERY = 200
+
+
+@dataclass
+class PrequentialResult:
+    r"""Outcome of :func:`prequential` over positions :math:`[start, start + n)`.
+
+    Attributes:
+        correct: whether each prediction was right, ``bool`` :math:`(n,)`.
+        predictions: predicted class ids, ``int64`` :math:`(n,)`.
+        labels: true class ids, ``int64`` :math:`(n,)`.
+        labeled: whether the learner got the label, ``bool`` :math:`(n,)`.
+        metrics: :meth:`StreamMetrics.summary` plus ``seconds`` (wall time),
+            ``peak_memory_mb`` and ``n_labels``.
+        start: stream position of the first entry.
+    """
+
+    correct: np.ndarray
+    predictions: np.ndarray
+    labels: np.ndarray
+    labeled: np.ndarray
+    metrics: Dict[str, Any]
+    start: int = 0
+    positions: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.positions = np.arange(self.start, self.start + self.correct.size, dtype=np.int64)
+
+    def to_dict(self, arrays: bool = False) -> Dict[str, Any]:
+        """JSON-serializable view: ``metrics``, ``start`` and, if asked, the per-sample arrays."""
+        payload: Dict[str, Any] = {"metrics": dict(self.metrics), "start": self.start}
+        if arrays:
+            payload.update({name: getattr(self, name).tolist()
+                            for name in ("correct", "predictions", "labels", "labeled")})
+        return payload
+
+    def save_json(self, path: PathLike, extra: Optional[Mapping[str, Any]] = None,
+                  arrays: bool = False) -> Path:
+        """Write :meth:`to_dict` merged with ``extra`` (e.g. the configuration) to ``path``."""
+        payload = self.to_dict(arrays=arrays)
+        clashes = sorted(set(extra or {}) & set(payload))
+        if clashes:
+            raise ValueError(f"extra must not redefine the keys {clashes}")
+        payload.update(extra or {})
+        path = Path(path)
+        path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        return path
+
+    def save_csv(self, path: PathLike) -> Path:
+        """Write one row per sample: ``index, label, prediction, correct, labeled``."""
+        path = Path(path)
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["index", "label", "prediction", "correct", "labeled"])
+            writer.writerows(zip(self.positions.tolist(), self.labels.tolist(),
+                                 self.predictions.tolist(), self.correct.astype(int).tolist(),
+                                 self.labeled.astype(int).tolist()))
+        return path
+
+    def plot(self, path: PathLike, label: str = "learner") -> Path:
+        """Save the running accuracy over the stream as an image (needs matplotlib)."""
+        return plot_running_accuracy({label: self}, path)
+
+
+class PrequentialRecord:
+    """What :func:`prequential` has seen so far; handed to its ``callback``.
+
+    ``metrics`` is the live :class:`StreamMetrics`, ``n_labels`` the number of
+    labels the learner got so far, :meth:`result` a full snapshot.
+
+    Args:
+        start: stream position of the first sample.
+        cuda_device: the learner's CUDA device, whose peak memory is added to
+            the report (``None`` for CPU learners).
+    """
+
+    def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None) -> None:
+        self.start = start
+        self.cuda_device = cuda_device
+        self.metrics = StreamMetrics()
+        self.predictions: List[int] = []
+        self.labels: List[int] = []
+        self.labeled: List[bool] = []
+        self.n_labels = 0
+        self._started = time.perf_counter()
+
+    def update(self, prediction: int, label: int, labeled: bool, seconds: float) -> None:
+        """Record one sample."""
+        self.metrics.update(prediction == label, seconds)
+        self.predictions.append(prediction)
+        self.labels.append(label)
+        self.labeled.append(labeled)
+        self.n_labels += labeled
+
+    def result(self) -> PrequentialResult:
+        """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
+        metrics = self.metrics.summary()
+        metrics["seconds"] = time.perf_counter() - self._started
+        metrics.update(_peak_memory_mb(self.cuda_device))
+        metrics["n_labels"] = self.n_labels
+        return PrequentialResult(correct=self.metrics.correct,
+                                 predictions=np.asarray(self.predictions, dtype=np.int64),
+                                 labels=np.asarray(self.labels, dtype=np.int64),
+                                 labeled=np.asarray(self.labeled, dtype=bool),
+                                 metrics=metrics, start=self.start)
+
+
+def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
+                label_mask: LabelMask = None,
+                transform: Optional[Callable[[Any], Any]] = None,
+                progress: bool = True,
+                limit: Optional[int] = None,
+                callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
+                start: int = 0) -> PrequentialResult:
+    r"""Run ``learner`` test-then-train over ``stream``.
+
+    For the sample at position :math:`t`: ``x = transform(x)``, then
+    ``learner.predict(x)``, then ``learner.learn(x, y if mask[t] else -1)``.
+    The latency recorded per sample covers ``predict`` and ``learn`` only.
+
+    Args:
+        learner: any object with ``predict(x)`` and ``learn(x, y)``.
+        stream: iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
+            (array or tensor), ``y`` an integer class id.
+        label_mask: boolean array :math:`(T,)` indexed by stream position, or
+            a function ``position -> bool``; ``None`` labels every sample.
+        transform: applied to every ``x`` before the learner sees it (e.g.
+            :func:`~torch_geometric_stream.evaluation.make_transform`).
+        progress: show a tqdm bar with the running accuracy.
+        limit: only the first ``limit`` samples of the stream are used
+            (positions :math:`< \text{limit}`), also when resuming with ``start``.
+        callback: ``callback(position, record)`` after every sample, with the
+            live :class:`PrequentialRecord` (e.g. to checkpoint
+            ``record.result()`` every so often).
+        start: skip the first ``start`` samples (resuming a run); positions,
+            and so the label mask, stay aligned with the full stream.
+
+    Returns:
+        A :class:`PrequentialResult` over the positions
+        :math:`[\text{start}, \min(T, \text{limit}))`.
+
+    Raises:
+        ValueError: if no sample is left to evaluate (``"stream is empty"``),
+            or the label mask is shorter than the stream.
+    """
+    start = check_positive_int(start, "start", minimum=0)
+    limit = None if limit is None else check_positive_int(limit, "limit")
+    is_labeled = _mask_function(label_mask)
+    cuda_device = _cuda_device(learner)
+    if cuda_device is not None:
+        torch.cuda.reset_peak_memory_stats(cuda_device)
+    record = PrequentialRecord(start=start, cuda_device=cuda_device)
+    samples = itertools.islice(stream, start, limit)
+    with tqdm(samples, total=_expected_length(stream, start, limit), disable=not progress,
+              desc="prequential", unit="sample") as bar:
+        for position, (x, y) in enumerate(bar, start=start):
+            if transform is not None:
+                x = transform(x)
+            label = _as_int(y, "y")
+            target = label if is_labeled(position) else -1
+            tic = time.perf_counter()
+            prediction = _as_int(learner.predict(x), "prediction")
+            learner.learn(x, target)
+            if cuda_device is not None:
+                torch.cuda.synchronize(cuda_device)
+            record.update(prediction, label, target != -1, time.perf_counter() - tic)
+            if callback is not None:
+                callback(position, record)
+            if progress and record.metrics.n_samples % POSTFIX_EVERY == 0:
+                bar.set_postfix(acc=f"{record.metrics.running_accuracy:.4f}", refresh=False)
+    if record.metrics.n_samples == 0:
+        raise ValueError(f"stream is empty (no sample at position >= start={start}"
+                         f"{'' if limit is None else f' and < limit={limit}'})")
+    return record.result()
+
+
+def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLike,
+                          title: Optional[str] = None, num_points: int = 200) -> Path:
+    """Plot the running accuracy of one or more runs (legend = the mapping's keys) to ``path``."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or torch_geometric_stream[plot])") from error
+    figure = Figure(figsize=(6.4, 4.0))
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for name, result in results.items():
+        counts, accuracy = accuracy_curve(result.correct, num_points)
+        axes.plot(result.start + counts, accuracy, label=name)
+    axes.set(xlabel="stream position", ylabel="running accuracy", ylim=(0.0, 1.0), title=title)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    path = Path(path)
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
+def _mask_function(label_mask: LabelMask) -> Callable[[int], bool]:
+    """Turn ``label_mask`` into ``position -> bool``."""
+    if label_mask is None:
+        return lambda position: True
+    if callable(label_mask):
+        return lambda position: bool(label_mask(position))
+    mask = np.asarray(label_mask)
+    if mask.dtype != bool or mask.ndim != 1:
+        raise TypeError(f"label_mask must be a 1-D boolean array, got dtype {mask.dtype} "
+                        f"and shape {mask.shape}")
+
+    def is_labeled(position: int) -> bool:
+        if position >= mask.size:
+            raise ValueError(f"label_mask has {mask.size} entries but the stream is longer")
+        return bool(mask[position])
+
+    return is_labeled
+
+
+def _as_int(value: Any, name: str) -> int:
+    """A single class id from an int, a NumPy scalar/array or a tensor with one element."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{name} must hold one class id, got shape {tuple(value.shape)}")
+        return int(value.item())
+    array = np.asarray(value)
+    if array.size != 1 or array.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be one integer class id, got {value!r}")
+    return int(array.item())
+
+
+def _cuda_device(learner: Any) -> Optional[torch.device]:
+    """The learner's ``device`` attribute if it names a CUDA device, else ``None``."""
+    device = getattr(learner, "device", None)
+    if isinstance(device, (str, torch.device)) and torch.device(device).type == "cuda":
+        return torch.device(device)
+    return None
+
+
+def _expected_length(stream: Iterable[Any], start: int, limit: Optional[int]) -> Optional[int]:
+    """How many samples the run will see, if it can be told without consuming the stream."""
+    end = limit
+    if hasattr(stream, "__len__"):
+        end = len(stream) if limit is None else min(len(stream), limit)
+    return None if end is None else max(0, end - start)
+
+
+def _peak_memory_mb(cuda_device: Optional[torch.device]) -> Dict[str, Optional[float]]:
+    """Peak resident memory of the process (plus the CUDA peak when on a GPU), in MiB.
+
+    ``ru_maxrss`` is the peak over the whole process lifetime, not only the
+    run; it is ``None`` where :mod:`resource` does not exist (Windows).
+    """
+    try:
+        import resource
+    except ImportError:
+        return {"peak_memory_mb": None}
+    max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_mb = max_rss / 2**20 if sys.platform == "darwin" else max_rss / 2**10
+    if cuda_device is None:
+        return {"peak_memory_mb": rss_mb}
+    cuda_mb = torch.cuda.max_memory_allocated(cuda_device) / 2**20
+    return {"peak_memory_mb": rss_mb + cuda_mb, "peak_cuda_memory_mb": cuda_mb}

@@ -1,0 +1,230 @@
+r"""Per-sample input preparation for streams.
+
+Every transform maps one row :math:`(d,)` (NumPy array or tensor) to a
+``float32`` tensor with :meth:`StreamTransform.transform_one` (also its
+``__call__``), or a batch :math:`(n, d)` *in stream order* with
+:meth:`StreamTransform.transform_many`; both give identical results.  Work is
+done in ``float64`` and cast at the end.  State lives in plain tensors exposed
+by :meth:`~StreamTransform.state_dict` / :meth:`~StreamTransform.load_state_dict`
+so a checkpoint can store it.
+
+The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and
+maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
+only: a real stream cannot see its future).  The default of this package,
+:class:`OnlineMinMaxScaler`, uses the running minimum and maximum of the rows
+seen so far, the current one included.  Both are followed by
+:class:`L2Normalize`.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from torch_geometric_stream.validation import as_feature_matrix
+
+__all__ = ["StreamTransform", "L2Normalize", "OnlineMinMaxScaler", "GlobalMinMaxScaler",
+           "Compose", "make_transform"]
+
+FeatureRange = Tuple[float, float]
+
+
+class StreamTransform:
+    """Base class: subclasses implement :meth:`_transform` on validated ``float64`` rows."""
+
+    def __call__(self, x: Any) -> Tensor:
+        return self.transform_one(x)
+
+    def transform_one(self, x: Any) -> Tensor:
+        """Update the state with one row ``x`` :math:`(d,)`; return it transformed, :math:`(d,)`."""
+        rows = as_feature_matrix(x, None, dtype=torch.float64)
+        if rows.size(0) != 1:
+            raise ValueError(f"transform_one expects one sample (d,), got {rows.size(0)} rows")
+        return self._transform(rows)[0].to(torch.float32)
+
+    def transform_many(self, x: Any) -> Tensor:
+        """Transform the rows of ``x`` :math:`(n, d)` in order, as :meth:`transform_one` would."""
+        rows = as_feature_matrix(x, None, dtype=torch.float64)
+        return self._transform(rows).to(torch.float32)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The learned state (empty for stateless transforms)."""
+        return {}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned."""
+        if state:
+            raise ValueError(f"{type(self).__name__} has no state, got keys {sorted(state)}")
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        """Transform validated rows :math:`(n, d)`, updating the state row by row."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class L2Normalize(StreamTransform):
+    r"""Scale every row to unit Euclidean norm: :math:`x / \max(\lVert x \rVert_2, \epsilon)`.
+
+    A zero row stays zero.
+
+    Args:
+        eps: lower bound of the norm (default ``1e-12``).
+    """
+
+    def __init__(self, eps: float = 1e-12) -> None:
+        self.eps = eps
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
+
+
+def _check_feature_range(feature_range: Sequence[float]) -> FeatureRange:
+    low, high = (float(bound) for bound in feature_range)
+    if not low < high:
+        raise ValueError(f"feature_range must satisfy low < high, got {tuple(feature_range)}")
+    return low, high
+
+
+def _min_max_scale(rows: Tensor, low: Tensor, high: Tensor, feature_range: FeatureRange) -> Tensor:
+    """Map ``rows`` from ``[low, high]`` to ``feature_range``; constant features to its middle."""
+    span = high - low
+    unit = torch.where(span > 0, (rows - low) / torch.where(span > 0, span, 1.0),
+                       torch.full_like(rows, 0.5))
+    return feature_range[0] + unit * (feature_range[1] - feature_range[0])
+
+
+class _MinMaxScaler(StreamTransform):
+    """Shared state of the min-max scalers: per-feature ``min_`` and ``max_`` :math:`(d,)`."""
+
+    def __init__(self, feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
+        self.feature_range = _check_feature_range(feature_range)
+        self.min_: Optional[Tensor] = None
+        self.max_: Optional[Tensor] = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {"min": _clone(self.min_), "max": _clone(self.max_)}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
+
+    def _check_width(self, rows: Tensor) -> None:
+        if self.min_ is not None and rows.size(1) != self.min_.numel():
+            raise ValueError(f"x has {rows.size(1)} features, the scaler has seen "
+                             f"{self.min_.numel()}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(feature_range={self.feature_range})"
+
+
+def _clone(tensor: Optional[Tensor]) -> Optional[Tensor]:
+    return None if tensor is None else tensor.detach().clone()
+
+
+class OnlineMinMaxScaler(_MinMaxScaler):
+    r"""Min-max scaling with the running per-feature minimum and maximum.
+
+    The row at position :math:`t` is scaled with
+    :math:`\min_{s \leq t} x_s` and :math:`\max_{s \leq t} x_s`: the current
+    row is visible when it arrives, future rows never are.  A feature that has
+    been constant so far maps to the middle of ``feature_range`` (0 for the
+    default :math:`[-1, 1]`).
+
+    Args:
+        feature_range: target interval ``(low, high)`` (default ``(-1, 1)``).
+    """
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        self._check_width(rows)
+        low = torch.cummin(rows, dim=0).values
+        high = torch.cummax(rows, dim=0).values
+        if self.min_ is not None:
+            low = torch.minimum(low, self.min_.to(rows.device))
+            high = torch.maximum(high, self.max_.to(rows.device))
+        self.min_, self.max_ = low[-1].clone(), high[-1].clone()
+        return _min_max_scale(rows, low, high, self.feature_range)
+
+
+class GlobalMinMaxScaler(_MinMaxScaler):
+    r"""The paper's min-max scaling with the minimum and maximum of the whole dataset.
+
+    For reproducing the paper only: :meth:`fit` must see every row of the
+    stream up front, which a real stream cannot.  Rows outside the fitted
+    range are not clipped.  Constant features map to the middle of
+    ``feature_range``.
+
+    Args:
+        feature_range: target interval ``(low, high)`` (default ``(-1, 1)``).
+    """
+
+    def fit(self, data: Any) -> "GlobalMinMaxScaler":
+        """Store the per-feature minimum and maximum of ``data`` :math:`(T, d)`."""
+        rows = as_feature_matrix(data, None, name="data", dtype=torch.float64)
+        self.min_, self.max_ = rows.min(dim=0).values, rows.max(dim=0).values
+        return self
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        if self.min_ is None:
+            raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
+        self._check_width(rows)
+        return _min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
+                              self.feature_range)
+
+
+class Compose(StreamTransform):
+    """Apply ``transforms`` one after the other (an empty list only casts to ``float32``)."""
+
+    def __init__(self, transforms: Sequence[StreamTransform]) -> None:
+        self.transforms = list(transforms)
+        for transform in self.transforms:
+            if not isinstance(transform, StreamTransform):
+                raise TypeError(f"Compose takes StreamTransform objects, got "
+                                f"{type(transform).__name__}")
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        for transform in self.transforms:
+            rows = transform._transform(rows)
+        return rows
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {str(index): transform.state_dict()
+                for index, transform in enumerate(self.transforms)}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        if len(state) != len(self.transforms):
+            raise ValueError(f"state has {len(state)} entries, Compose has "
+                             f"{len(self.transforms)} transforms")
+        for index, transform in enumerate(self.transforms):
+            transform.load_state_dict(state[str(index)])
+
+    def __repr__(self) -> str:
+        return f"Compose({self.transforms!r})"
+
+
+def make_transform(scaling: str = "online", l2: bool = True,
+                   data: Optional[Any] = None) -> Compose:
+    """Build the input pipeline: min-max scaling to :math:`[-1, 1]`, then L2 normalization.
+
+    Args:
+        scaling: ``"online"`` (:class:`OnlineMinMaxScaler`, the default),
+            ``"global"`` (:class:`GlobalMinMaxScaler` fitted on ``data``, as in
+            the paper) or ``"none"``.
+        l2: append :class:`L2Normalize` (default ``True``).
+        data: the whole stream :math:`(T, d)`; required by, and only allowed
+            with, ``scaling="global"``.
+    """
+    if scaling not in ("online", "global", "none"):
+        raise ValueError(f"scaling must be 'online', 'global' or 'none', got {scaling!r}")
+    if (scaling == "global") != (data is not None):
+        raise ValueError("data is required by scaling='global' and unused otherwise")
+    steps: List[StreamTransform] = []
+    if scaling == "online":
+        steps.append(OnlineMinMaxScaler())
+    elif scaling == "global":
+        steps.append(GlobalMinMaxScaler().fit(data))
+    if l2:
+        steps.append(L2Normalize())
+    return Compose(steps)

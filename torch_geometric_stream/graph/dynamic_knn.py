@@ -1,0 +1,212 @@
+"""Learned top-k similarity graphs over a set of rows."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from torch_geometric_stream.graph.regularizer import structure_loss
+from torch_geometric_stream.validation import check_positive_int
+
+__all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "topk_neighbors",
+           "neighbors_to_edge_index"]
+
+
+class EmbeddingMLP(nn.Module):
+    r"""The embedding function :math:`f_E`: an MLP with ReLU between layers and
+    L2-normalized outputs.
+
+    Args:
+        in_channels (int): input size :math:`d`.
+        hidden_channels (int): width and output size :math:`h`.
+        num_layers (int): number of linear layers :math:`\alpha_1 \geq 1`.
+
+    Shapes:
+        - **input:** :math:`(N, d)`; **output:** :math:`(N, h)`, unit rows
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, num_layers: int = 1) -> None:
+        super().__init__()
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.hidden_channels = check_positive_int(hidden_channels, "hidden_channels")
+        self.num_layers = check_positive_int(num_layers, "num_layers")
+        sizes = [in_channels] + [hidden_channels] * num_layers
+        self.lins = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for lin in self.lins:
+            lin.reset_parameters()
+
+    def forward(self, x: Tensor) -> Tensor:
+        for i, lin in enumerate(self.lins):
+            x = lin(x)
+            if i < self.num_layers - 1:
+                x = F.relu(x)
+        return F.normalize(x, dim=-1)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
+                f"num_layers={self.num_layers})")
+
+
+@torch.no_grad()
+def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Tensor] = None,
+                   block_size: int = 2048) -> Tensor:
+    r"""Indices of the :math:`k` keys with the largest dot product, per query.
+
+    Scores are computed in blocks of ``block_size`` query rows, so the peak
+    extra memory is :math:`O(\text{block\_size} \cdot N)`, never
+    :math:`O(Q \cdot N)`. No gradient flows through the selection.
+
+    Args:
+        query (Tensor): :math:`(Q, h)`.
+        keys (Tensor): :math:`(N, h)`.
+        k (int): neighbours per query, :math:`1 \leq k \leq N`.
+        key_mask (Tensor, optional): :math:`(N,)` boolean, ``False`` keys are
+            never selected (at least ``k`` keys must be allowed).
+        block_size (int): query rows scored at once.
+
+    Returns:
+        :math:`(Q, k)` ``int64`` indices into ``keys``.
+    """
+    out = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
+    for start in range(0, query.size(0), block_size):
+        scores = query[start:start + block_size] @ keys.t()
+        if key_mask is not None:
+            scores.masked_fill_(~key_mask, float("-inf"))
+        out[start:start + block_size] = scores.topk(k, dim=-1).indices
+    return out
+
+
+def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = None) -> Tensor:
+    r"""PyG ``edge_index`` from a neighbour matrix.
+
+    Row ``q`` of ``neighbors`` :math:`(Q, k)` lists the sources that target
+    ``query_index[q]`` (or ``q``) aggregates from; the result is
+    :math:`(2, Qk)` with ``edge_index[0]`` the source and ``edge_index[1]``
+    the target.
+    """
+    num_queries, k = neighbors.shape
+    target = (torch.arange(num_queries, device=neighbors.device)
+              if query_index is None else query_index)
+    return torch.stack([neighbors.reshape(-1), target.repeat_interleave(k)])
+
+
+class DynamicKNNGraph(nn.Module):
+    r"""Learned top-k graph (:math:`f_P \circ f_S \circ f_E` of SLeDGe).
+
+    Rows are embedded by :math:`f_E` (an :class:`EmbeddingMLP`), scored by
+    cosine similarity, and every query row keeps its :math:`k` highest-scoring
+    rows (itself included, as a candidate like any other):
+
+    .. math::
+        \mathbf{e}_i = \frac{f_E(\mathbf{x}_i)}{\|f_E(\mathbf{x}_i)\|},\qquad
+        \mathcal{N}(i) = \operatorname{top-}k_j\;\mathbf{e}_i^\top\mathbf{e}_j,
+        \qquad w_{j \to i} = \mathbf{e}_i^\top\mathbf{e}_j .
+
+    The top-k is chosen without gradient; the kept weights are recomputed
+    from the embeddings with gradient, which is exactly the gradient of the
+    dense "mask times similarity matrix" formulation.
+
+    Args:
+        in_channels (int): input size :math:`d`.
+        k (int): neighbours kept per query row (clipped to the number of rows).
+        hidden_channels (int, optional): embedding size :math:`h`. (default: 256)
+        num_layers (int, optional): layers of :math:`f_E`. (default: 1)
+        block_size (int, optional): query rows scored at once. (default: 2048)
+
+    Shapes:
+        - **input:** :math:`(N, d)`, optional ``query_index`` :math:`(Q,)`
+        - **output:** ``edge_index`` :math:`(2, Qk)`, ``edge_weight`` :math:`(Qk,)`
+    """
+
+    def __init__(self, in_channels: int, k: int, hidden_channels: int = 256,
+                 num_layers: int = 1, block_size: int = 2048) -> None:
+        super().__init__()
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.k = check_positive_int(k, "k")
+        self.block_size = check_positive_int(block_size, "block_size")
+        self.embedding = self._build_embedding(in_channels, hidden_channels, num_layers)
+
+    def _build_embedding(self, in_channels: int, hidden_channels: int, num_layers: int) -> nn.Module:
+        return EmbeddingMLP(in_channels, hidden_channels, num_layers)
+
+    def reset_parameters(self) -> None:
+        if hasattr(self.embedding, "reset_parameters"):
+            self.embedding.reset_parameters()
+
+    def embed(self, x: Tensor) -> Tensor:
+        r"""L2-normalized embeddings :math:`(N, h)` of rows :math:`(N, d)`."""
+        return self.embedding(x)
+
+    def neighbors(self, emb: Tensor, query_index: Optional[Tensor] = None,
+                  node_mask: Optional[Tensor] = None) -> Tensor:
+        r"""Top-k neighbour indices :math:`(Q, k')`, :math:`k' = \min(k, N)`.
+
+        ``node_mask`` :math:`(N,)` excludes rows from being chosen (their own
+        query rows still get neighbours; callers ignore them).
+        """
+        available = emb.size(0) if node_mask is None else int(node_mask.sum())
+        k = min(self.k, available)
+        query = emb if query_index is None else emb[query_index]
+        return topk_neighbors(query.detach(), emb.detach(), k, key_mask=node_mask,
+                              block_size=self.block_size)
+
+    @staticmethod
+    def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
+        r"""Cosine similarity of each edge's endpoints, with gradient :math:`(E,)`."""
+        return (emb[edge_index[0]] * emb[edge_index[1]]).sum(dim=-1)
+
+    def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
+                node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+        r"""Build the graph.
+
+        Args:
+            x (Tensor): rows :math:`(N, d)`.
+            query_index (Tensor, optional): rows that get incoming edges
+                (class-query light mode); ``None`` = every row.
+            node_mask (Tensor, optional): :math:`(N,)` rows that may be chosen
+                as neighbours.
+
+        Returns:
+            ``(edge_index, edge_weight)`` in PyG convention.
+        """
+        emb = self.embed(x)
+        edge_index = neighbors_to_edge_index(self.neighbors(emb, query_index, node_mask),
+                                             query_index)
+        return edge_index, self.edge_weight(emb, edge_index)
+
+    def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
+                       query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:
+        """The structure regularizer; see :func:`~torch_geometric_stream.graph.structure_loss`."""
+        if emb is None:
+            emb = self.embed(x)
+        return structure_loss(x, emb, query_index=query_index, form=form)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.in_channels}, k={self.k}, embedding={self.embedding})"
+
+
+class _L2Normalize(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.normalize(x, dim=-1)
+
+    def __repr__(self) -> str:
+        return "L2Normalize()"
+
+
+class StaticKNNGraph(DynamicKNNGraph):
+    r"""Top-k cosine graph on the raw features (the "+Static" ablation).
+
+    Same interface as :class:`DynamicKNNGraph` with the identity (then
+    L2 normalization) as embedding, so it has no parameters.
+    """
+
+    def __init__(self, in_channels: int, k: int, block_size: int = 2048) -> None:
+        super().__init__(in_channels, k, block_size=block_size)
+
+    def _build_embedding(self, in_channels: int, hidden_channels: int, num_layers: int) -> nn.Module:
+        return _L2Normalize()

@@ -1,0 +1,66 @@
+"""Edge-weight normalization of learned graphs, safe for negative similarities."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+from torch_geometric.utils import add_remaining_self_loops, scatter
+
+__all__ = ["normalize_edge_weight", "NORMALIZATIONS"]
+
+#: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper);
+#: ``"mean"``: every kept entry divided by its target's number of kept entries,
+#: i.e. the authors' constant :math:`1/(k+1)` (no extra self-loop);
+#: ``"none"``: the raw similarities.
+NORMALIZATIONS = ("symmetric", "mean", "none")
+
+
+def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
+                          normalization: str = "symmetric") -> tuple[Tensor, Tensor]:
+    r"""Normalize a learned graph's edge weights.
+
+    For ``"symmetric"`` a self-loop of weight 1 is added to every node that
+    has none (an existing self-loop keeps its weight, as in PyG's
+    :func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`), and
+
+    .. math::
+        \hat w_{j \to i} = \frac{w_{j \to i}}{\sqrt{\tilde d_i \tilde d_j}},
+        \qquad \tilde d_i = \sum_{j} \max(0, w_{j \to i}).
+
+    Degrees count only non-negative weights, so with the self-loop
+    :math:`\tilde d_i \geq` its self weight, and a negative similarity can
+    never produce a zero, negative, NaN or infinite degree (a node whose only
+    self-loop weight is not positive gets degree 1).
+
+    Args:
+        edge_index (Tensor): :math:`(2, E)`, ``edge_index[1]`` the target.
+        edge_weight (Tensor): :math:`(E,)`.
+        num_nodes (int): number of nodes.
+        normalization (str): one of :data:`NORMALIZATIONS`.
+
+    Returns:
+        ``(edge_index, edge_weight)``, with self-loops appended for
+        ``"symmetric"``.
+    """
+    if normalization == "none":
+        return edge_index, edge_weight
+    if normalization == "mean":
+        target = edge_index[1]
+        count = scatter(torch.ones_like(edge_weight), target, 0, dim_size=num_nodes, reduce="sum")
+        return edge_index, edge_weight / count[target]
+    if normalization != "symmetric":
+        raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
+    edge_index, edge_weight = add_remaining_self_loops(edge_index, edge_weight, 1.0, num_nodes)
+    deg = scatter(edge_weight.clamp(min=0.0), edge_index[1], 0, dim_size=num_nodes, reduce="sum")
+    deg = torch.where(deg > 0, deg, torch.ones_like(deg))
+    inv_sqrt = deg.rsqrt()
+    return edge_index, inv_sqrt[edge_index[0]] * edge_weight * inv_sqrt[edge_index[1]]
+
+
+def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int) -> Tensor:
+    r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates summed)."""
+    if edge_weight is None:
+        edge_weight = torch.ones(edge_index.size(1), device=edge_index.device)
+    adj = edge_weight.new_zeros(num_nodes, num_nodes)
+    return adj.index_put((edge_index[1], edge_index[0]), edge_weight, accumulate=True)

@@ -1,0 +1,316 @@
+"""SLeDGe: semi-supervised learning on data streams with graph structure learning."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.utils import k_hop_subgraph
+
+from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.graph import DynamicKNNGraph, STRUCTURE_LOSS_FORMS, structure_loss
+from torch_geometric_stream.graph.dynamic_knn import neighbors_to_edge_index, topk_neighbors
+from torch_geometric_stream.graph.normalization import dense_adjacency
+from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
+from torch_geometric_stream.nn import GCNBackbone
+from torch_geometric_stream.validation import check_positive_int
+
+__all__ = ["SLeDGe", "PROPAGATIONS"]
+
+#: ``"sparse"``: top-k ``edge_index`` message passing restricted to the rows a
+#: prediction or loss depends on; ``"dense"``: the same math with dense
+#: :math:`(N, N)` adjacency products over every row (for checking and benchmarks).
+PROPAGATIONS = ("sparse", "dense")
+
+
+@dataclass
+class _Snapshot:
+    """Embeddings and memory-only top-k graph at the current parameters and memory."""
+    emb: Tensor  # (P, h) embeddings of every slot, no grad
+    top_value: Optional[Tensor]  # (P, K') memory-only top-k scores (full mode)
+    top_index: Optional[Tensor]  # (P, K')
+
+
+class SLeDGe(StreamClassifier, nn.Module):
+    r"""SLeDGe and SLeDGe-L (Moon et al.) as one PyG module with a stream API.
+
+    Every sample is handled in the paper's order: **predict** with a graph
+    learned over :math:`[M_L; M_U; x_t]`, **update the memory** with
+    :math:`x_t` (and its label, if any), then one **Adam step** on the updated
+    memory with a temporally weighted cross-entropy on the labeled rows plus
+    :math:`\lambda` times the structure regularizer.
+
+    The graph is a :class:`~torch_geometric_stream.graph.DynamicKNNGraph`
+    keeping, per query row, itself and its :math:`k` most similar rows
+    (top-:math:`(k{+}1)`, as the authors' code), the classifier a
+    :class:`~torch_geometric_stream.nn.GCNBackbone`, the memory a
+    :class:`~torch_geometric_stream.memory.DualPrototypeMemory`. In light mode
+    (SLeDGe-L) the memory holds one labeled prototype per class and only the
+    query rows get edges: the test sample at prediction, the labeled
+    prototypes in training.
+
+    Inputs are L2-normalized inside (the method stores unit rows).
+
+    Args:
+        in_channels (int): feature dimension :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        labeled_size (int, optional): labeled memory :math:`L`. (default: 100)
+        unlabeled_size (int, optional): unlabeled memory :math:`U`. (default: 900)
+        k (int, optional): neighbours per query row besides itself. (default: 5)
+        hidden_channels (int, optional): width :math:`h` of :math:`f_E` and
+            :math:`f_B`. (default: 256)
+        embedding_layers (int, optional): layers of :math:`f_E` (:math:`\alpha_1`).
+            (default: 1)
+        num_layers (int, optional): GCN layers of :math:`f_B` (:math:`\alpha_2`).
+            (default: 2)
+        normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
+            (authors' :math:`1/(k+1)`). (default: :obj:`"symmetric"`)
+        regularizer (str, optional): ``"plain"`` (authors' code) or
+            ``"frobenius"`` (paper). (default: :obj:`"plain"`)
+        lam (float, optional): regularizer weight :math:`\lambda`. (default: 0.1)
+        tau (float, optional): temporal decay :math:`\tau` of the loss weights
+            :math:`e^{-\mathrm{age}/\tau}`; ``None`` = uniform. (default: None)
+        lr (float, optional): Adam learning rate. (default: 1e-3)
+        weight_decay (float, optional): Adam weight decay. (default: 0)
+        light (bool, optional): SLeDGe-L. (default: :obj:`False`)
+        propagation (str, optional): one of :data:`PROPAGATIONS`. (default: :obj:`"sparse"`)
+        alpha, beta (str or float, optional): memory merge coefficients,
+            ``"adaptive"`` or fixed. (default: :obj:`"adaptive"`)
+        count_offset (int, optional): see
+            :class:`~torch_geometric_stream.memory.DualPrototypeMemory`. (default: 1)
+        merge_similarity (str, optional): ``"embedding"`` (:math:`f_E`) or
+            ``"raw"`` (input cosine, the "+M" ablation). (default: :obj:`"embedding"`)
+        dropout (float, optional): dropout in :math:`f_B`. (default: 0)
+        block_size (int, optional): rows scored at once by the graph learner.
+        seed (int, optional): seed of the parameter initialization.
+        device (str or torch.device, optional): where parameters and memory live.
+
+    Shapes:
+        - **predict / predict_proba:** :math:`(d,)` or :math:`(n, d)` ->
+          :math:`(n,)` / :math:`(n, c)`
+        - **learn:** :math:`x` :math:`(d,)` or :math:`(n, d)`, :math:`y` scalar or
+          :math:`(n,)` with ``-1`` = unlabeled
+    """
+
+    def __init__(self, in_channels: int, num_classes: int, *, labeled_size: int = 100,
+                 unlabeled_size: int = 900, k: int = 5, hidden_channels: int = 256,
+                 embedding_layers: int = 1, num_layers: int = 2,
+                 normalization: str = "symmetric", regularizer: str = "plain",
+                 lam: float = 0.1, tau: Optional[float] = None, lr: float = 1e-3,
+                 weight_decay: float = 0.0, light: bool = False, propagation: str = "sparse",
+                 alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
+                 count_offset: int = 1, merge_similarity: str = "embedding",
+                 dropout: float = 0.0, block_size: int = 2048, seed: Optional[int] = None,
+                 device: Union[str, torch.device, None] = None) -> None:
+        nn.Module.__init__(self)
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.num_classes = check_positive_int(num_classes, "num_classes")
+        self.k = check_positive_int(k, "k", minimum=0)
+        _check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
+        _check_choice(propagation, PROPAGATIONS, "propagation")
+        _check_choice(merge_similarity, ("embedding", "raw"), "merge_similarity")
+        if tau is not None and not tau > 0:
+            raise ValueError(f"tau must be positive or None, got {tau}")
+        if lam < 0:
+            raise ValueError(f"lam must be >= 0, got {lam}")
+        self.regularizer, self.lam, self.tau = regularizer, float(lam), tau
+        self.light, self.propagation = bool(light), propagation
+        self.merge_similarity = merge_similarity
+        self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
+
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(seed)
+            self.graph = DynamicKNNGraph(in_channels, self.k + 1, hidden_channels,
+                                         embedding_layers, block_size=block_size)
+            self.backbone = GCNBackbone(in_channels, hidden_channels, num_classes, num_layers,
+                                        normalization=normalization, dropout=dropout)
+        self.memory = DualPrototypeMemory(in_channels, num_classes, labeled_size,
+                                          unlabeled_size, light=light, alpha=alpha, beta=beta,
+                                          count_offset=count_offset)
+        if device is not None:
+            self.to(device)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
+                                          weight_decay=self.weight_decay)
+        self._snapshot: Optional[_Snapshot] = None
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def device(self) -> torch.device:
+        return self.memory.prototypes.device
+
+    def reset_parameters(self) -> None:
+        """Re-initialize the learnable modules and the optimizer; keep the memory."""
+        self.graph.reset_parameters()
+        self.backbone.reset_parameters()
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
+                                          weight_decay=self.weight_decay)
+        self._snapshot = None
+
+    def reset_state(self) -> None:
+        """Empty the memory (parameters are kept)."""
+        self.memory.reset_state()
+        self._snapshot = None
+
+    def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
+        self._snapshot = None
+        return super()._apply(fn, *args, **kwargs)
+
+    def get_extra_state(self) -> dict:
+        """Optimizer state, stored in ``state_dict()`` under ``_extra_state``."""
+        return {"optimizer": self.optimizer.state_dict()}
+
+    def set_extra_state(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self._snapshot = None
+
+    @property
+    def num_neighbors(self) -> int:
+        """Rows kept per query row: itself plus :attr:`k` neighbours."""
+        return self.k + 1
+
+    # ----------------------------------------------------------- prediction
+    def _snapshot_now(self) -> _Snapshot:
+        """Memory embeddings (and, in full mode, its own top-k graph), cached
+        until the memory or the parameters change."""
+        if self._snapshot is None:
+            with torch.no_grad():
+                emb = self.graph.embed(self.memory.nodes())
+                top_value = top_index = None
+                if not self.light and self.memory.num_nodes > 0:
+                    k = min(self.num_neighbors, self.memory.num_nodes)
+                    top_index = topk_neighbors(emb, emb, k, key_mask=self.memory.node_mask,
+                                               block_size=self.graph.block_size)
+                    top_value = (emb.unsqueeze(1) * emb[top_index]).sum(-1)
+            self._snapshot = _Snapshot(emb, top_value, top_index)
+        return self._snapshot
+
+    def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:
+        """Graph over ``[slots; x]`` with ``x`` as node ``P``, as if ``x`` were the
+        only test sample. Returns unnormalized ``(edge_index, edge_weight)``."""
+        num_slots = snap.emb.size(0)
+        mask = self.memory.node_mask
+        scores = (snap.emb @ x_emb).masked_fill(~mask, float("-inf"))
+        k = min(self.num_neighbors, self.memory.num_nodes + 1)
+        own = torch.cat([scores, (x_emb @ x_emb).view(1)])
+        x_index = own.topk(k).indices  # x's neighbours among slots and itself
+        sources, targets = [x_index], [torch.full_like(x_index, num_slots)]
+        if not self.light and snap.top_index is not None:
+            # Memory rows: their memory-only top-k, with x competing for a place.
+            cand_value = torch.cat([snap.top_value, scores.unsqueeze(1)], dim=1)
+            cand_index = torch.cat([snap.top_index,
+                                    torch.full_like(snap.top_index[:, :1], num_slots)], dim=1)
+            pick = cand_value.topk(k, dim=1).indices
+            row_index = cand_index.gather(1, pick)
+            sources.append(row_index.reshape(-1))
+            targets.append(torch.arange(num_slots, device=x_emb.device).repeat_interleave(k))
+        edge_index = torch.stack([torch.cat(sources), torch.cat(targets)])
+        all_emb = torch.cat([snap.emb, x_emb.unsqueeze(0)])
+        return edge_index, self.graph.edge_weight(all_emb, edge_index)
+
+    def _predict_proba(self, x: Tensor) -> Tensor:
+        x = F.normalize(x, dim=-1)
+        was_training = self.training
+        self.eval()
+        try:
+            with torch.no_grad():
+                snap = self._snapshot_now()
+                x_emb = self.graph.embed(x)
+                logits = torch.stack([self._logits_of_query(snap, row, row_emb)
+                                      for row, row_emb in zip(x, x_emb)])
+        finally:
+            self.train(was_training)
+        return logits.softmax(dim=-1)
+
+    def _logits_of_query(self, snap: _Snapshot, x: Tensor, x_emb: Tensor) -> Tensor:
+        nodes = torch.cat([self.memory.nodes(), x.unsqueeze(0)])
+        edge_index, edge_weight = self._inference_graph(snap, x_emb)
+        return self._propagate(nodes, edge_index, edge_weight,
+                               torch.tensor([nodes.size(0) - 1], device=x.device))[0]
+
+    def _propagate(self, nodes: Tensor, edge_index: Tensor, edge_weight: Tensor,
+                   targets: Tensor) -> Tensor:
+        """Backbone logits of the rows ``targets`` :math:`(T, c)`."""
+        num_nodes = nodes.size(0)
+        edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes)
+        if self.propagation == "dense":
+            adj = dense_adjacency(edge_index, edge_weight, num_nodes)
+            return self.backbone.forward_dense(nodes, adj)[targets]
+        subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
+            targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
+            num_nodes=num_nodes, directed=True)
+        out = self.backbone(nodes[subset], sub_edge_index, edge_weight[edge_mask],
+                            normalized=True)
+        return out[mapping]
+
+    # -------------------------------------------------------------- learning
+    def _learn(self, x: Tensor, y: Tensor) -> None:
+        x = F.normalize(x, dim=-1)
+        for row, label in zip(x, y.tolist()):
+            update = self._update_memory(row, label)
+            self._train_step(update)
+
+    def _update_memory(self, x: Tensor, label: int) -> Optional[MemoryUpdate]:
+        if self.memory.candidate_slots(label) is None:  # insert: no similarity needed
+            return self.memory.update(x, label)
+        if self.merge_similarity == "raw":
+            return self.memory.update(x, label)
+        with torch.no_grad():
+            snap = self._snapshot_now()
+            x_emb = self.graph.embed(x.unsqueeze(0))[0]
+        return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
+                                  node_embeddings=snap.emb)
+
+    def _train_step(self, update: Optional[MemoryUpdate]) -> None:
+        self._snapshot = None
+        memory = self.memory
+        if memory.num_labeled == 0:
+            return
+        self.train()
+        nodes = memory.nodes()
+        emb = self.graph.embed(nodes)
+        labeled = memory.labeled_index()
+        queries = labeled if self.light else None
+        k = min(self.num_neighbors, memory.num_nodes)
+        neighbors = topk_neighbors(emb.detach() if queries is None else emb.detach()[queries],
+                                   emb.detach(), k, key_mask=memory.node_mask,
+                                   block_size=self.graph.block_size)
+        edge_index = neighbors_to_edge_index(neighbors, queries)
+        edge_weight = self.graph.edge_weight(emb, edge_index)
+        logits = self._propagate(nodes, edge_index, edge_weight, labeled)
+        loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
+        if self.lam > 0:
+            loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+
+    def _supervised_loss(self, logits: Tensor, labels: Tensor, ages: Tensor) -> Tensor:
+        loss = F.cross_entropy(logits, labels, reduction="none")
+        if self.tau is not None:
+            loss = loss * torch.exp(-ages.to(loss.dtype) / self.tau)
+        return loss.mean()
+
+    def _structure_loss(self, nodes: Tensor, emb: Tensor, labeled: Tensor) -> Tensor:
+        active = None if self.memory.is_full else self.memory.node_mask.nonzero().view(-1)
+        if active is not None:
+            nodes, emb = nodes[active], emb[active]
+            position = torch.full((self.memory.capacity,), -1, dtype=torch.long,
+                                  device=nodes.device)
+            position[active] = torch.arange(active.numel(), device=nodes.device)
+            labeled = position[labeled]
+        return structure_loss(nodes, emb, query_index=labeled if self.light else None,
+                              form=self.regularizer, include_constant=False)
+
+    def extra_repr(self) -> str:
+        return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
+                f"light={self.light}, propagation={self.propagation!r}, lam={self.lam}, "
+                f"tau={self.tau}, lr={self.lr}")
+
+
+def _check_choice(value: Any, choices: tuple, name: str) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")

@@ -1,0 +1,171 @@
+"""Graph classifiers (:math:`f_B`) over learned graphs, and their MLP ablation."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import GCNConv, MessagePassing
+
+from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
+from torch_geometric_stream.validation import check_positive_int
+
+__all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone"]
+
+ConvFactory = Callable[[int, int], MessagePassing]
+
+
+def _layer_sizes(in_channels: int, hidden_channels: int, out_channels: int,
+                 num_layers: int) -> list[tuple[int, int]]:
+    sizes = [in_channels] + [hidden_channels] * (num_layers - 1) + [out_channels]
+    return list(zip(sizes[:-1], sizes[1:]))
+
+
+class _LayerStack(nn.Module):
+    """Shared skeleton: ``num_layers`` layers, LayerNorm + ReLU (+ dropout) between them."""
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
+                 num_layers: int, dropout: float) -> None:
+        super().__init__()
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.hidden_channels = check_positive_int(hidden_channels, "hidden_channels")
+        self.out_channels = check_positive_int(out_channels, "out_channels")
+        self.num_layers = check_positive_int(num_layers, "num_layers")
+        self.dropout = float(dropout)
+        self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) for _ in range(num_layers - 1))
+
+    def _between_layers(self, h: Tensor, i: int) -> Tensor:
+        h = F.relu(self.norms[i](h))
+        return F.dropout(h, p=self.dropout, training=self.training)
+
+    def reset_parameters(self) -> None:
+        for module in self.modules():
+            if module is not self and hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, "
+                f"num_layers={self.num_layers})")
+
+
+class GraphBackbone(_LayerStack):
+    r"""A stack of message-passing layers with LayerNorm and ReLU between them.
+
+    .. math::
+        H^{(l)} = \mathrm{ReLU}(\mathrm{LN}(\mathrm{conv}_l(H^{(l-1)}, \hat A))),
+        \qquad H^{(L)} = \mathrm{conv}_L(H^{(L-1)}, \hat A)
+
+    The graph is normalized once per forward (see
+    :func:`~torch_geometric_stream.graph.normalize_edge_weight`) and shared by
+    all layers, so the convolutions are built without their own
+    normalization. Any PyG conv whose ``forward(x, edge_index, edge_weight)``
+    accepts edge weights plugs in through ``conv``.
+
+    Args:
+        in_channels (int): input size.
+        hidden_channels (int): hidden size.
+        out_channels (int): output size (number of classes for logits).
+        num_layers (int): number of conv layers :math:`\alpha_2`.
+        conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer.
+        normalization (str, optional): one of
+            :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
+            (default: :obj:`"symmetric"`)
+        dropout (float, optional): dropout between layers. (default: 0)
+
+    Shapes:
+        - **input:** ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)`,
+          ``edge_weight`` :math:`(E,)`
+        - **output:** :math:`(N, F_{out})`
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
+                 num_layers: int, conv: ConvFactory, normalization: str = "symmetric",
+                 dropout: float = 0.0) -> None:
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
+        self.normalization = normalization
+        self.convs = nn.ModuleList(
+            conv(a, b) for a, b in _layer_sizes(in_channels, hidden_channels, out_channels,
+                                                num_layers))
+
+    def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor],
+                  num_nodes: int) -> tuple[Tensor, Tensor]:
+        """Apply this backbone's normalization (once per graph)."""
+        if edge_weight is None:
+            edge_weight = torch.ones(edge_index.size(1), device=edge_index.device)
+        return normalize_edge_weight(edge_index, edge_weight, num_nodes, self.normalization)
+
+    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
+                *, normalized: bool = False) -> Tensor:
+        """Run all layers; ``normalized=True`` means the weights are already
+        normalized (e.g. a subgraph cut out of a normalized graph)."""
+        if not normalized:
+            edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
+        for i, conv in enumerate(self.convs):
+            x = conv(x, edge_index, edge_weight)
+            if i < self.num_layers - 1:
+                x = self._between_layers(x, i)
+        return x
+
+
+def _gcn_conv(in_channels: int, out_channels: int) -> GCNConv:
+    return GCNConv(in_channels, out_channels, normalize=False, add_self_loops=False)
+
+
+class GCNBackbone(GraphBackbone):
+    r"""SLeDGe's graph classifier: :class:`~torch_geometric.nn.conv.GCNConv`
+    layers (linear map, then propagation, bias) with LayerNorm + ReLU between.
+
+    Besides sparse ``edge_index`` message passing it accepts a dense
+    normalized adjacency :math:`(N, N)` (``adj[target, source]``) through
+    :meth:`forward_dense`, the same math with dense products.
+
+    Args:
+        in_channels (int): input size.
+        hidden_channels (int): hidden size (256 in the paper).
+        out_channels (int): number of classes.
+        num_layers (int): number of GCN layers :math:`\alpha_2`.
+        normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
+            (authors' code). (default: :obj:`"symmetric"`)
+        dropout (float, optional): dropout between layers. (default: 0)
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
+                 num_layers: int, normalization: str = "symmetric", dropout: float = 0.0) -> None:
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers,
+                         conv=_gcn_conv, normalization=normalization, dropout=dropout)
+
+    def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
+        r"""Same layers with a dense normalized adjacency :math:`(N, N)`."""
+        for i, conv in enumerate(self.convs):
+            x = adj @ conv.lin(x) + conv.bias
+            if i < self.num_layers - 1:
+                x = self._between_layers(x, i)
+        return x
+
+
+class MLPBackbone(_LayerStack):
+    r"""Linear layers with LayerNorm + ReLU between them, ignoring any graph
+    (the "Base" and "+M" ablations).
+
+    Shapes:
+        - **input:** :math:`(N, F_{in})` (``edge_index``/``edge_weight`` ignored)
+        - **output:** :math:`(N, F_{out})`
+    """
+
+    def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
+                 num_layers: int, dropout: float = 0.0) -> None:
+        super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout)
+        self.lins = nn.ModuleList(
+            nn.Linear(a, b) for a, b in _layer_sizes(in_channels, hidden_channels, out_channels,
+                                                     num_layers))
+
+    def forward(self, x: Tensor, edge_index: Optional[Tensor] = None,
+                edge_weight: Optional[Tensor] = None) -> Tensor:
+        for i, lin in enumerate(self.lins):
+            x = lin(x)
+            if i < self.num_layers - 1:
+                x = self._between_layers(x, i)
+        return x

@@ -1,0 +1,120 @@
+"""Input checks shared by every public entry point.
+
+Each function either returns a clean tensor or raises :class:`TypeError` /
+:class:`ValueError` with a message that names the problem.  They never mutate
+their input.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["as_feature_matrix", "as_label_vector", "check_positive_int", "check_unit_interval"]
+
+
+def _to_tensor(value: Any, name: str) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype == object or value.dtype.kind in "USV":
+            raise TypeError(f"{name} must be numeric, got a NumPy array of dtype {value.dtype}")
+        return torch.from_numpy(np.ascontiguousarray(value))
+    if isinstance(value, (list, tuple)):
+        try:
+            array = np.asarray(value)
+        except ValueError as error:
+            raise ValueError(f"{name} is a ragged nested sequence: {error}") from None
+        return _to_tensor(array, name)
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return torch.as_tensor(value)
+    raise TypeError(
+        f"{name} must be a torch.Tensor, a NumPy array or a sequence of numbers, "
+        f"got {type(value).__name__}")
+
+
+def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
+                      device: Optional[torch.device] = None,
+                      dtype: torch.dtype = torch.float32) -> Tensor:
+    r"""Validate feature rows and return them as a :math:`(n, d)` float tensor.
+
+    Args:
+        x: one sample :math:`(d,)` or a batch :math:`(n, d)`; any floating dtype.
+        num_features: the expected :math:`d` (``None`` accepts any).
+        name: how the argument is called in error messages.
+        device: where the result goes (default: where ``x`` is).
+        dtype: the floating dtype of the result.
+
+    Raises:
+        TypeError: for integer, boolean, complex or non-numeric input.
+        ValueError: for a wrong number of dimensions or features, an empty
+            batch, or NaN/inf values.
+    """
+    tensor = _to_tensor(x, name)
+    if tensor.dtype.is_complex or not tensor.dtype.is_floating_point:
+        raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype}")
+    if tensor.dim() == 1:
+        tensor = tensor.unsqueeze(0)
+    elif tensor.dim() != 2:
+        raise ValueError(f"{name} must be one sample (d,) or a batch (n, d), "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.size(0) == 0:
+        raise ValueError(f"{name} is an empty batch (0 rows)")
+    if num_features is not None and tensor.size(1) != num_features:
+        raise ValueError(f"{name} has {tensor.size(1)} features, expected {num_features}")
+    tensor = tensor.to(device=device if device is not None else tensor.device, dtype=dtype)
+    if not bool(torch.isfinite(tensor).all()):
+        raise ValueError(f"{name} contains NaN or inf values")
+    return tensor
+
+
+def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
+                    device: Optional[torch.device] = None) -> Tensor:
+    r"""Validate labels and return a :math:`(n,)` ``int64`` tensor, ``-1`` = unlabeled.
+
+    ``y=None`` means every row is unlabeled; a Python ``int`` or a 0-d
+    tensor labels a single row.
+
+    Raises:
+        TypeError: for float, boolean or non-numeric labels.
+        ValueError: for a length that differs from ``num_rows`` or a value
+            outside :math:`[-1, c)`.
+    """
+    if y is None:
+        return torch.full((num_rows,), -1, dtype=torch.long, device=device)
+    if isinstance(y, bool) or isinstance(y, np.bool_):
+        raise TypeError("y must be an integer class id, got bool")
+    if isinstance(y, (float, np.floating)):
+        raise TypeError(f"y must be an integer class id, got float {y!r}")
+    tensor = _to_tensor(y, "y")
+    if tensor.dtype == torch.bool or tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        raise TypeError(f"y must have an integer dtype, got {tensor.dtype}")
+    tensor = tensor.reshape(-1) if tensor.dim() == 0 else tensor
+    if tensor.dim() != 1 or tensor.numel() != num_rows:
+        raise ValueError(f"y has shape {tuple(tensor.shape)} but x has {num_rows} row(s)")
+    tensor = tensor.to(device=device if device is not None else tensor.device, dtype=torch.long)
+    if num_rows and bool(((tensor < -1) | (tensor >= num_classes)).any()):
+        bad = tensor[(tensor < -1) | (tensor >= num_classes)][0].item()
+        raise ValueError(f"label {bad} is outside [0, {num_classes}) (use -1 for unlabeled)")
+    return tensor
+
+
+def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as ``int`` if it is an integer ``>= minimum``, else raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_unit_interval(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`, else raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1], got {value}")
+    return float(value)
