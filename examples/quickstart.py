@@ -1,0 +1,36 @@
+"""SLeDGe on a drifting stream, test-then-train, printing the running accuracy.
+
+    python examples/quickstart.py --samples 3000
+"""
+import argparse
+
+from torch_geometric_stream import SLeDGe
+from torch_geometric_stream.datasets import SyntheticStream
+from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
+
+
+def main(argv=None) -> float:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=3000)
+    parser.add_argument("--label-ratio", type=float, default=0.01)
+    parser.add_argument("--light", action="store_true", help="SLeDGe-L")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    stream = SyntheticStream(args.samples, num_features=16, num_classes=4, drift="sudden",
+                             seed=args.seed).take(args.samples)
+    model = SLeDGe(stream.num_features, stream.num_classes, labeled_size=40,
+                   unlabeled_size=200, k=5, hidden_channels=64, lr=5e-3, light=args.light,
+                   seed=args.seed)
+    mask = paper_label_mask(stream.y, args.label_ratio, seed=args.seed)
+    result = prequential(model, stream, label_mask=mask, transform=make_transform())
+    for position in range(len(result.correct) // 5, len(result.correct) + 1,
+                          len(result.correct) // 5):
+        print(f"after {position:6d} samples: running accuracy "
+              f"{result.correct[:position].mean():.3f}")
+    print({key: result.metrics[key] for key in ("accuracy", "accuracy_last_20", "n_labels")})
+    return result.metrics["accuracy"]
+
+
+if __name__ == "__main__":
+    main()

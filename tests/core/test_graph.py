@@ -1,0 +1,134 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, normalize_edge_weight,
+                                          structure_loss, topk_neighbors)
+from torch_geometric_stream.graph.normalization import dense_adjacency
+from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+def test_exactly_k_edges_per_query_and_cosine_weights():
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8)
+    x = torch.randn(10, 6)
+    edge_index, edge_weight = graph(x)
+    assert edge_index.shape == (2, 30)
+    assert torch.equal(torch.bincount(edge_index[1], minlength=10), torch.full((10,), 3))
+    emb = graph.embed(x)
+    sim = emb @ emb.t()
+    assert torch.allclose(edge_weight, sim[edge_index[1], edge_index[0]], atol=1e-6)
+    # the kept sources are the top-3 of each row
+    for i in range(10):
+        kept = set(edge_index[0, edge_index[1] == i].tolist())
+        assert kept == set(sim[i].topk(3).indices.tolist())
+
+
+def test_all_rows_when_fewer_rows_than_k():
+    graph = DynamicKNNGraph(4, k=10, hidden_channels=8)
+    edge_index, _ = graph(torch.randn(3, 4))
+    assert edge_index.size(1) == 9
+
+
+def test_light_mode_edges_only_into_queries():
+    graph = DynamicKNNGraph(4, k=2, hidden_channels=8)
+    query = torch.tensor([1, 4])
+    edge_index, edge_weight = graph(torch.randn(7, 4), query_index=query)
+    assert edge_index.size(1) == 4 and set(edge_index[1].tolist()) == {1, 4}
+
+
+def test_blockwise_equals_one_shot():
+    emb = F.normalize(torch.randn(50, 16), dim=-1)
+    one_shot = topk_neighbors(emb, emb, 5, block_size=1000)
+    blocked = topk_neighbors(emb, emb, 5, block_size=7)
+    assert torch.equal(one_shot, blocked)
+
+
+def test_node_mask_excludes_rows():
+    emb = F.normalize(torch.randn(8, 4), dim=-1)
+    mask = torch.tensor([True, False, True, True, False, True, True, True])
+    nbr = topk_neighbors(emb, emb, 6, key_mask=mask)
+    assert not set(nbr.flatten().tolist()) & {1, 4}
+
+
+def test_static_graph_has_no_parameters_and_uses_raw_cosine():
+    graph = StaticKNNGraph(3, k=2)
+    assert sum(p.numel() for p in graph.parameters()) == 0
+    x = torch.tensor([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0]])
+    edge_index, edge_weight = graph(x)
+    assert set(edge_index[0, edge_index[1] == 0].tolist()) == {0, 1}
+
+
+def test_symmetric_normalization_hand_checked():
+    # 2 nodes, edge 0 -> 1 with weight 0.5; self-loops added with weight 1
+    edge_index = torch.tensor([[0], [1]])
+    ei, w = normalize_edge_weight(edge_index, torch.tensor([0.5]), 2, "symmetric")
+    dense = dense_adjacency(ei, w, 2)
+    deg = torch.tensor([1.0, 1.5])
+    expected = torch.tensor([[1.0 / deg[0], 0.0], [0.5 / (deg[0] * deg[1]).sqrt(), 1.0 / deg[1]]])
+    assert torch.allclose(dense, expected)
+
+
+def test_negative_weights_never_give_nan_or_inf():
+    edge_index = torch.tensor([[0, 1, 2, 0], [1, 1, 1, 2]])
+    weight = torch.tensor([-0.9, -1.0, -0.8, -0.3])
+    for mode in ("symmetric", "mean"):
+        _, w = normalize_edge_weight(edge_index, weight, 3, mode)
+        assert torch.isfinite(w).all()
+
+
+def test_mean_normalization_is_authors_constant():
+    edge_index = torch.tensor([[0, 1, 2, 0, 1, 2], [0, 0, 0, 1, 1, 1]])
+    weight = torch.rand(6)
+    _, w = normalize_edge_weight(edge_index, weight, 3, "mean")
+    assert torch.allclose(w, weight / 3)
+
+
+@pytest.mark.parametrize("normalization", ["symmetric", "mean"])
+def test_sparse_and_dense_propagation_agree(normalization):
+    backbone = GCNBackbone(5, 16, 3, num_layers=3, normalization=normalization)
+    x = torch.randn(40, 5)
+    edge_index = torch.stack([torch.randint(0, 40, (160,)), torch.arange(40).repeat(4)])
+    weight = torch.randn(160)  # negative similarities included
+    sparse = backbone(x, edge_index, weight)
+    ei, w = backbone.normalize(edge_index, weight, 40)
+    dense = backbone.forward_dense(x, dense_adjacency(ei, w, 40))
+    assert torch.allclose(sparse, dense, atol=1e-5)
+
+
+def test_backbone_repr_and_reset():
+    backbone = GCNBackbone(5, 16, 3, num_layers=2)
+    assert repr(backbone) == "GCNBackbone(5, 3, num_layers=2)"
+    assert len(backbone.convs) == 2 and len(backbone.norms) == 1
+    mlp = MLPBackbone(5, 16, 3, num_layers=1)
+    assert mlp(torch.randn(2, 5)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+def test_structure_loss_cheap_form_equals_dense_mse(form):
+    x = F.normalize(torch.randn(30, 12), dim=-1)
+    emb = F.normalize(torch.randn(30, 7), dim=-1)
+    k, s = x @ x.t(), emb @ emb.t()
+    if form == "frobenius":
+        k, s = k / k.norm(), s / s.norm()
+    expected = F.mse_loss(s, k)
+    assert torch.allclose(structure_loss(x, emb, form=form), expected, atol=1e-6)
+    query = torch.tensor([0, 3, 5])
+    kq, sq = x[query] @ x.t(), emb[query] @ emb.t()
+    if form == "frobenius":
+        kq, sq = kq / kq.norm(), sq / sq.norm()
+    assert torch.allclose(structure_loss(x, emb, query_index=query, form=form),
+                          F.mse_loss(sq, kq), atol=1e-6)
+
+
+def test_structure_loss_gradient_without_constant_is_the_same():
+    x = F.normalize(torch.randn(20, 50), dim=-1)  # d > N: other product order
+    emb = F.normalize(torch.randn(20, 6), dim=-1).requires_grad_()
+    g1, = torch.autograd.grad(structure_loss(x, emb), emb)
+    g2, = torch.autograd.grad(structure_loss(x, emb, include_constant=False), emb)
+    expected, = torch.autograd.grad(F.mse_loss(emb @ emb.t(), x @ x.t()), emb)
+    assert torch.allclose(g1, expected, atol=1e-6) and torch.allclose(g2, expected, atol=1e-6)

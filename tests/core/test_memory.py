@@ -1,0 +1,129 @@
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from torch_geometric_stream.memory import DualPrototypeMemory
+
+
+def unit(*values):
+    return F.normalize(torch.tensor(values, dtype=torch.float32), dim=0)
+
+
+def raw(rows):  # embedding function = identity on unit rows
+    return F.normalize(rows, dim=-1)
+
+
+def test_slot_layout_and_accounting():
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=7, unlabeled_size=2)
+    assert memory.slots_per_class == 2 and memory.labeled_size == 6 and memory.capacity == 8
+    memory.update(unit(1.0, 0.0), 2)
+    memory.update(unit(0.0, 1.0), 0)
+    memory.update(unit(1.0, 1.0), -1)
+    assert memory.num_labeled == 2 and memory.num_unlabeled == 1
+    assert memory.node_mask.tolist() == [True, False, False, False, True, False, True, False]
+    rows, labels, ages = memory.labeled()
+    assert labels.tolist() == [0, 2]
+    assert torch.equal(rows, torch.stack([unit(0.0, 1.0), unit(1.0, 0.0)]))
+    assert torch.equal(memory.unlabeled(), unit(1.0, 1.0).unsqueeze(0))
+    # the class-2 slot aged by one when the class-0 sample arrived
+    assert ages.tolist() == [0, 1]
+
+
+def test_labeled_merge_alpha_hand_checked():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0)
+    p, x = unit(1.0, 0.0), unit(0.6, 0.8)
+    memory.update(p, 0)
+    result = memory.update(x, 0, raw)
+    assert result.merged and result.node == 0
+    sim = 0.6
+    alpha = (1 - 1 / 2) * sim  # count 1 + offset 1 -> N = 2
+    expected = F.normalize((1 - alpha) * p + alpha * x, dim=0)
+    assert torch.allclose(memory.prototypes[0], expected, atol=1e-6)
+    assert memory.counts[0].item() == 2
+    # second merge uses N = 3
+    before = memory.prototypes[0].clone()
+    memory.update(x, 0, raw)
+    sim = float(before @ x)
+    alpha = (1 - 1 / 3) * sim
+    expected = F.normalize((1 - alpha) * before + alpha * x, dim=0)
+    assert torch.allclose(memory.prototypes[0], expected, atol=1e-6)
+
+
+def test_unlabeled_merge_beta_picks_most_similar_and_is_stable():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=2)
+    a, b = unit(1.0, 0.0), unit(0.0, 1.0)
+    memory.update(a, -1)
+    memory.update(b, -1)
+    x = unit(0.28, 0.96)  # closer to b (sim 0.96)
+    result = memory.update(x, -1, raw)
+    assert result.merged and result.node == 2  # slot 1 + labeled_size 1
+    beta = 0.5 * 0.96
+    expected = F.normalize(beta * b + (1 - beta) * x, dim=0)
+    assert torch.allclose(memory.prototypes[2], expected, atol=1e-6)
+    assert torch.equal(memory.prototypes[1], a)
+
+
+def test_negative_similarity_is_clipped_to_zero_weight():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0)
+    memory.update(unit(1.0, 0.0), 0)
+    memory.update(unit(-1.0, 0.1), 0, raw)  # sim < 0 -> alpha = 0 -> prototype kept
+    assert torch.allclose(memory.prototypes[0], unit(1.0, 0.0))
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95)])
+def test_fixed_coefficients(alpha, beta):
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+                                 alpha=alpha, beta=beta)
+    p, x = unit(1.0, 0.0), unit(0.0, 1.0)
+    memory.update(p, 0)
+    memory.update(p, -1)
+    memory.update(x, 0, raw)
+    memory.update(x, -1, raw)
+    assert torch.allclose(memory.prototypes[0], F.normalize((1 - alpha) * p + alpha * x, dim=0))
+    assert torch.allclose(memory.prototypes[1], F.normalize(beta * p + (1 - beta) * x, dim=0))
+
+
+def test_paper_count_offset_makes_first_merge_a_no_op():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0,
+                                 count_offset=0)
+    memory.update(unit(1.0, 0.0), 0)
+    memory.update(unit(0.6, 0.8), 0, raw)
+    assert torch.allclose(memory.prototypes[0], unit(1.0, 0.0))
+
+
+def test_capacity_never_exceeded_and_unit_norm():
+    torch.manual_seed(0)
+    memory = DualPrototypeMemory(4, num_classes=3, labeled_size=6, unlabeled_size=5)
+    for step in range(300):
+        label = int(torch.randint(-1, 3, ()).item())
+        memory.update(F.normalize(torch.randn(4), dim=0), label, raw)
+        assert memory.num_nodes <= memory.capacity
+        assert int(memory.node_mask.sum()) == memory.num_nodes
+    assert memory.is_full
+    norms = memory.prototypes.norm(dim=1)
+    assert torch.allclose(norms, torch.ones_like(norms), atol=1e-5)
+
+
+def test_light_mode_one_prototype_per_class():
+    memory = DualPrototypeMemory(3, num_classes=4, labeled_size=100, unlabeled_size=10, light=True)
+    assert memory.labeled_size == 4 and memory.slots_per_class == 1
+
+
+def test_too_small_labeled_memory_is_rejected():
+    with pytest.raises(ValueError, match="labeled_size"):
+        DualPrototypeMemory(3, num_classes=4, labeled_size=3, unlabeled_size=10)
+
+
+def test_state_dict_round_trip_restores_host_counters():
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    memory.update(unit(1.0, 0.0), 1)
+    memory.update(unit(0.0, 1.0), -1)
+    clone = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    clone.load_state_dict(memory.state_dict())
+    assert clone.num_labeled == 1 and clone.num_unlabeled == 1
+    assert torch.equal(clone.prototypes, memory.prototypes)
+    clone.update(unit(1.0, 1.0), -1)
+    assert clone.num_unlabeled == 2 and math.isclose(float(clone.prototypes[5].norm()), 1.0,
+                                                     rel_tol=1e-6)

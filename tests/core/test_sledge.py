@@ -1,0 +1,159 @@
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream import SLeDGe
+
+C, D = 3, 6
+
+
+def gaussian_stream(n, seed=0, separation=4.0):
+    gen = torch.Generator().manual_seed(seed)
+    centers = torch.randn(C, D, generator=gen) * separation
+    y = torch.randint(0, C, (n,), generator=gen)
+    return centers[y] + torch.randn(n, D, generator=gen), y
+
+
+def small(**kw):
+    args = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
+                lr=5e-3, seed=0)
+    args.update(kw)
+    return SLeDGe(D, C, **args)
+
+
+def stream_through(model, x, y, label_every=10):
+    preds = []
+    for i in range(len(x)):
+        preds.append(int(model.predict(x[i])))
+        model.learn(x[i], int(y[i]) if i % label_every == 0 else -1)
+    return preds
+
+
+def snapshot(model):
+    return {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
+
+
+@pytest.mark.parametrize("light", [False, True])
+def test_accuracy_floor_on_separated_gaussians(light):
+    # 1 % labels (first occurrence of each class + every 100th sample)
+    x, y = gaussian_stream(1500)
+    model = small(light=light, labeled_size=30, unlabeled_size=100)
+    seen, correct = set(), 0
+    for i in range(len(x)):
+        correct += int(model.predict(x[i])) == int(y[i])
+        label = int(y[i])
+        labeled = label not in seen or i % 100 == 0
+        seen.add(label)
+        model.learn(x[i], label if labeled else -1)
+    accuracy = correct / len(x)
+    majority = np.bincount(y.numpy()).max() / len(y)
+    # measured 0.998 (full) / 0.998 (light) with seed 0; majority class is 0.353
+    assert accuracy > 0.9 > majority
+
+
+@pytest.mark.parametrize("light", [False, True])
+def test_sparse_and_dense_propagation_give_the_same_predictions(light):
+    x, y = gaussian_stream(120)
+    sparse, dense = small(light=light), small(light=light, propagation="dense")
+    for i in range(len(x)):
+        p_sparse, p_dense = sparse.predict_proba(x[i]), dense.predict_proba(x[i])
+        assert torch.allclose(p_sparse, p_dense, atol=1e-5)
+        label = int(y[i]) if i % 5 == 0 else -1
+        sparse.learn(x[i], label)
+        dense.learn(x[i], label)
+    for (name, a), b in zip(sparse.named_parameters(), dense.parameters()):
+        assert torch.allclose(a, b, atol=1e-4), name
+
+
+def test_state_dict_mid_stream_reproduces_the_rest_of_the_stream():
+    x, y = gaussian_stream(200)
+    model = small()
+    stream_through(model, x[:100], y[:100])
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    expected = stream_through(model, x[100:], y[100:])
+    clone = small(seed=123)
+    buffer.seek(0)
+    clone.load_state_dict(torch.load(buffer, weights_only=False))
+    assert stream_through(clone, x[100:], y[100:]) == expected
+
+
+def test_batch_predict_equals_one_by_one():
+    x, y = gaussian_stream(80)
+    model = small()
+    stream_through(model, x[:60], y[:60])
+    batch = model.predict_proba(x[60:])
+    single = torch.cat([model.predict_proba(row) for row in x[60:]])
+    assert torch.allclose(batch, single, atol=1e-6)
+
+
+def test_batch_learn_equals_sequential_learn():
+    x, y = gaussian_stream(60)
+    labels = torch.where(torch.arange(60) % 4 == 0, y, torch.full_like(y, -1))
+    batch, sequential = small(), small()
+    batch.learn(x, labels)
+    for row, label in zip(x, labels):
+        sequential.learn(row, label)
+    for key, value in batch.state_dict().items():
+        if isinstance(value, torch.Tensor):
+            assert torch.allclose(value.float(), sequential.state_dict()[key].float(), atol=1e-6), key
+
+
+def test_predict_before_any_label_returns_valid_class():
+    model = small()
+    assert 0 <= int(model.predict(torch.randn(D))) < C
+    model.learn(torch.randn(D))  # unlabeled only: no training step yet
+    assert model.predict(torch.randn(4, D)).shape == (4,)
+
+
+BAD_INPUTS = [
+    (lambda: (torch.randn(D + 1), 0), ValueError, "features"),
+    (lambda: (torch.tensor([float("nan")] * D), 0), ValueError, "NaN"),
+    (lambda: (torch.full((D,), float("inf")), 0), ValueError, "NaN or inf"),
+    (lambda: (torch.randn(D), C), ValueError, "outside"),
+    (lambda: (torch.randn(D), -2), ValueError, "outside"),
+    (lambda: (torch.randn(D), torch.tensor(1.0)), TypeError, "integer"),
+    (lambda: (torch.randn(D), 1.0), TypeError, "integer"),
+    (lambda: (torch.zeros(0, D), None), ValueError, "empty"),
+    (lambda: (torch.randint(0, 3, (D,)), 0), TypeError, "floating"),
+    (lambda: (torch.randn(2, D), torch.tensor([0, 1, 2])), ValueError, "row"),
+    (lambda: ("abc", 0), TypeError, "Tensor"),
+]
+
+
+@pytest.mark.parametrize("make,error,match", BAD_INPUTS)
+def test_bad_input_raises_and_leaves_state_unchanged(make, error, match):
+    x, y = gaussian_stream(40)
+    model = small()
+    stream_through(model, x, y, label_every=3)
+    before = snapshot(model)
+    opt_before = {k: v.clone() for k, v in model.optimizer.state[next(model.parameters())].items()}
+    bad_x, bad_y = make()
+    with pytest.raises(error, match=match):
+        model.learn(bad_x, bad_y)
+    if bad_y is None or isinstance(bad_y, int) and 0 <= bad_y < C:
+        with pytest.raises(error, match=match):
+            model.predict(bad_x)
+    after = snapshot(model)
+    assert before.keys() == after.keys()
+    for key in before:
+        assert torch.equal(before[key], after[key]), key
+    for k, v in model.optimizer.state[next(model.parameters())].items():
+        assert torch.equal(v, opt_before[k])
+
+
+def test_numpy_and_float64_inputs_are_accepted():
+    model = small()
+    model.learn(np.random.randn(3, D), np.array([0, -1, 2]))
+    assert model.predict(np.random.randn(D).astype(np.float64)).shape == (1,)
+
+
+def test_invalid_constructor_arguments():
+    with pytest.raises(ValueError, match="regularizer"):
+        small(regularizer="fro")
+    with pytest.raises(ValueError, match="propagation"):
+        small(propagation="csr")
+    with pytest.raises(ValueError, match="tau"):
+        small(tau=0)

@@ -1,0 +1,68 @@
+"""What a ``run`` writes: the per-run JSON record, per-seed file names and the
+summary table."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+import torch
+
+import torch_geometric_stream
+from torch_geometric_stream.evaluation import PrequentialResult
+
+__all__ = ["run_record", "machine_description", "seed_path", "write_json", "summary_table"]
+
+#: Columns of the summary table: (JSON field, header, format).
+_COLUMNS = (("seed", "seed", "{}"), ("n_samples", "samples", "{}"), ("n_labels", "labels", "{}"),
+            ("accuracy", "acc", "{:.4f}"), ("accuracy_last_20", "last20%", "{:.4f}"),
+            ("accuracy_last_10", "last10%", "{:.4f}"), ("accuracy_last_5", "last5%", "{:.4f}"),
+            ("seconds", "seconds", "{:.1f}"), ("ms_per_sample_median", "ms/sample", "{:.2f}"))
+
+
+def machine_description() -> dict[str, Any]:
+    """The machine without its host name: OS, processor, CPU count, Python."""
+    return {"platform": platform.platform(), "processor": platform.processor(),
+            "machine": platform.machine(), "cpu_count": os.cpu_count(),
+            "python": platform.python_version()}
+
+
+def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
+               config: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON record of one run: ``run`` (dataset, model, seed, ...), the
+    metrics of ``result``, versions, machine and the resolved ``config``."""
+    return {**run, **result.metrics,
+            "torch_version": torch.__version__,
+            "package_version": torch_geometric_stream.__version__,
+            "machine": machine_description(),
+            "config": dict(config)}
+
+
+def seed_path(path: Optional[Path], seed: int, several: bool) -> Optional[Path]:
+    """``path`` itself for a single seed, else ``<stem>_seed<S><suffix>``."""
+    if path is None or not several:
+        return path
+    return path.with_name(f"{path.stem}_seed{seed}{path.suffix}")
+
+
+def write_json(record: Mapping[str, Any], path: Path) -> Path:
+    """Write ``record`` as indented JSON."""
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def summary_table(records: Sequence[Mapping[str, Any]]) -> str:
+    """One row per run, plus mean and std (ddof 1) rows when there are several."""
+    rows = [[fmt.format(record[key]) for key, _, fmt in _COLUMNS] for record in records]
+    if len(records) > 1:
+        for name, reduce in (("mean", np.mean), ("std", lambda v: np.std(v, ddof=1))):
+            rows.append([name] + [fmt.format(reduce([r[key] for r in records]))
+                                  if "f}" in fmt else "" for key, _, fmt in _COLUMNS[1:]])
+    headers = [header for _, header, _ in _COLUMNS]
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths))
+             for line in [headers, *rows]]
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""The ``run`` command: prequential evaluation of one model on one stream, per seed."""
+from __future__ import annotations
+
+import argparse
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import numpy as np
+import torch
+
+from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
+from torch_geometric_stream.cli.configs import resolve_config
+from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import build_learner
+from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
+from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
+                                             make_synthetic_dataset, resolve_dataset_name)
+from torch_geometric_stream.datasets.bundled import load_bundled_dataset
+from torch_geometric_stream.evaluation import (bernoulli_label_mask, make_transform,
+                                               paper_label_mask, plot_running_accuracy,
+                                               prequential)
+
+__all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "run_command"]
+
+#: Model when ``--dataset`` is given.
+DEFAULT_MODEL = "sledge"
+#: Model and sample limit of the default job (bundled Shopper stream, no ``--dataset``).
+BUNDLED_MODEL = "sledge-light"
+BUNDLED_LIMIT = 3000
+#: Flags that override configuration entries (argparse destination = entry name).
+OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
+                 "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
+                 "normalization", "regularizer", "propagation", "scaling")
+
+
+@contextmanager
+def user_input(what: str) -> Iterator[None]:
+    """Report ``ValueError`` / ``TypeError`` / ``FileNotFoundError`` raised while
+    handling user input (not while running the stream) as :class:`UsageError`."""
+    try:
+        yield
+    except (UsageError, DatasetError):
+        raise
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        raise UsageError(f"{what}: {error}") from error
+
+
+def _load_stream(args: argparse.Namespace) -> tuple[StreamDataset, str, str]:
+    """``(dataset, canonical name, source)`` for ``--dataset`` (bundled default without)."""
+    if args.dataset is None:
+        return load_bundled_dataset(), "Shopper", "bundled"
+    if args.dataset.strip().lower() == "synthetic":
+        dataset = make_synthetic_dataset(args.synthetic_samples, drift=args.synthetic_drift)
+        return dataset, dataset.name, "synthetic"
+    name = resolve_dataset_name(args.dataset)
+    if args.root is None:
+        raise UsageError("no data folder found: pass --root DIR or set TGS_DATA_ROOT")
+    return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
+
+
+def _label_mask(kind: str, labels: np.ndarray, ratio: float, seed: int) -> np.ndarray:
+    if kind == "paper":
+        return paper_label_mask(labels, ratio, seed)
+    return bernoulli_label_mask(labels.size, ratio, seed)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``args.model`` on the stream once per seed; write and print the results."""
+    seeds = parse_seeds(args.seed)
+    _check_output_folders(args)
+    device = check_device(args.device)
+    torch.set_num_threads(args.threads)
+    model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
+    limit = args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
+    with user_input("dataset"):
+        dataset, name, source = _load_stream(args)
+    if limit is not None:
+        dataset = dataset.head(limit)
+    overrides = {key: getattr(args, key) for key in OVERRIDE_KEYS}
+    with user_input("configuration"):
+        config = resolve_config(name, args.label_ratio, model, overrides,
+                                read_config_file(args.config), num_classes=dataset.num_classes)
+    results, records = {}, []
+    for seed in seeds:
+        with user_input("configuration"):
+            learner = build_learner(model, dataset.num_features, dataset.num_classes, config,
+                                    seed, device)
+            mask = _label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
+            transform = make_transform(config["scaling"], data=(
+                dataset.x if config["scaling"] == "global" else None))
+        result = prequential(learner, dataset, label_mask=mask, transform=transform,
+                             progress=not args.quiet)
+        run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
+                               "label_ratio": args.label_ratio, "label_mask": args.label_mask,
+                               "seed": seed, "limit": limit, "threads": args.threads,
+                               "device": device}
+        record = run_record(result, run=run, config=config)
+        _write_outputs(args, result, record, seed, several=len(seeds) > 1)
+        results[f"seed {seed}"] = result
+        records.append(record)
+    if args.plot is not None:
+        try:
+            plot_running_accuracy(results, args.plot, title=f"{model} on {name}")
+        except ImportError as error:
+            raise UsageError(f"--plot: {error}") from error
+    print(f"{model} on {name} ({source}), label ratio {args.label_ratio}, "
+          f"{dataset.num_samples} samples")
+    print(summary_table(records))
+    return 0
+
+
+def _check_output_folders(args: argparse.Namespace) -> None:
+    """Fail before the run, not after it, when an output folder does not exist."""
+    for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot)):
+        if path is not None and not path.parent.is_dir():
+            raise UsageError(f"{option}: folder {path.parent} does not exist")
+
+
+def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any], seed: int,
+                   several: bool) -> None:
+    """The ``--output`` JSON and ``--csv`` per-sample file of one seed."""
+    output: Optional[Path] = seed_path(args.output, seed, several)
+    if output is not None:
+        write_json(record, output)
+    csv_path = seed_path(args.csv, seed, several)
+    if csv_path is not None:
+        result.save_csv(csv_path)
