@@ -49,6 +49,7 @@ Only ``dropout=0`` is supported (random masks cannot be matched).
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Optional, Union
 
 import torch
@@ -97,7 +98,8 @@ class DenseReferenceSLeDGe:
         self.optimizer = torch.optim.Adam(list(self.params.values()), lr=model.lr,
                                           weight_decay=model.weight_decay)
         if model.optimizer.state:
-            self.optimizer.load_state_dict(model.optimizer.state_dict())
+            # deep copy: load_state_dict keeps the very same state tensors otherwise
+            self.optimizer.load_state_dict(copy.deepcopy(model.optimizer.state_dict()))
 
         # ---- memory, laid out like the authors' Update_adaptive_EMA ----
         mem = model.memory

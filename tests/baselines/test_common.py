@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import gaussian_stream, states_equal
+from baseline_stream_helpers import gaussian_stream, states_equal
 from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
 
 D, C = 4, 3

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import gaussian_stream, prequential_accuracy
+from baseline_stream_helpers import gaussian_stream, prequential_accuracy
 from torch_geometric_stream.baselines import HDSSL, ReSSL
 from torch_geometric_stream.baselines.hdssl import sync_cluster
 from torch_geometric_stream.baselines.microclusters import MicroClusterStore, radius_from_sums

@@ -238,16 +238,17 @@ class TemporalLabelPropagation(StreamClassifier):
 
     def _refresh_heuristic(self) -> None:
         """Median-heuristic bandwidth and weights while the first window fills."""
-        active = np.flatnonzero(self._arrival >= 0)
-        iu = np.triu_indices(active.size, k=1)
-        dist = np.sqrt(self._dist2[np.ix_(active, active)][iu])
+        # no node has left before the bandwidth freezes, so slots 0..k-1 are the window
+        k = int((self._arrival >= 0).sum())
+        iu = np.triu_indices(k, k=1)
+        dist = np.sqrt(self._dist2[:k, :k][iu])
         dist = dist[dist > 0]
         self._sigma = float(np.median(dist)) if dist.size else 1.0
         c = self.num_classes
-        block = np.where(self._edge, self._gauss(self._dist2), 0.0)
+        block = np.where(self._edge[:k, :k], self._gauss(self._dist2[:k, :k]), 0.0)
         np.fill_diagonal(block, 0.0)
-        self._weights[c:, c:] = block
-        if active.size >= self.memory_size:
+        self._weights[c:c + k, c:c + k] = block
+        if k >= self.memory_size:
             self._frozen = True
             self._dist2 = np.zeros((0, 0))
             self._edge = np.zeros((0, 0), dtype=bool)
@@ -298,8 +299,11 @@ class TemporalLabelPropagation(StreamClassifier):
             degree = row.sum()
             nz = np.flatnonzero(row)
             if degree > 0 and nz.size > 1:
-                # star-mesh (Kron) reduction: W_uw += W_uv W_vw / d_v
-                self._weights[np.ix_(nz, nz)] += np.outer(row[nz], row[nz]) / degree
+                # star-mesh (Kron) reduction: W_uw += W_uv W_vw / d_v (r_u r_w = r_w r_u,
+                # so W stays exactly symmetric; zero rows add exact zeros)
+                update = np.multiply.outer(row, row)
+                update /= degree
+                self._weights += update
                 self._weights[nz, nz] = 0.0
         self._x[slot] = 0.0
         self._label[slot] = -1

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "
 DEFAULT_MODEL = "sledge"
 #: Model and sample limit of the default job (bundled Shopper stream, no ``--dataset``).
 BUNDLED_MODEL = "sledge-light"
-BUNDLED_LIMIT = 3000
+BUNDLED_LIMIT = 2000
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",

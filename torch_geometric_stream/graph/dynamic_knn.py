@@ -1,7 +1,7 @@
 """Learned top-k similarity graphs over a set of rows."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "topk_neighbors",
+__all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "neighbors_to_edge_index"]
 
 
@@ -52,9 +52,15 @@ class EmbeddingMLP(nn.Module):
                 f"num_layers={self.num_layers})")
 
 
+class TopK(NamedTuple):
+    """Scores :math:`(Q, k)` and indices :math:`(Q, k)` of the kept neighbours."""
+    values: Tensor
+    indices: Tensor
+
+
 @torch.no_grad()
 def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Tensor] = None,
-                   block_size: int = 2048) -> Tensor:
+                   block_size: int = 2048) -> TopK:
     r"""Indices of the :math:`k` keys with the largest dot product, per query.
 
     Scores are computed in blocks of ``block_size`` query rows, so the peak
@@ -70,15 +76,17 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         block_size (int): query rows scored at once.
 
     Returns:
-        :math:`(Q, k)` ``int64`` indices into ``keys``.
+        :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`.
     """
-    out = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
+    values = query.new_empty(query.size(0), k)
+    indices = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
     for start in range(0, query.size(0), block_size):
         scores = query[start:start + block_size] @ keys.t()
         if key_mask is not None:
             scores.masked_fill_(~key_mask, float("-inf"))
-        out[start:start + block_size] = scores.topk(k, dim=-1).indices
-    return out
+        torch.topk(scores, k, dim=-1, out=(values[start:start + block_size],
+                                           indices[start:start + block_size]))
+    return TopK(values, indices)
 
 
 def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = None) -> Tensor:
@@ -153,12 +161,21 @@ class DynamicKNNGraph(nn.Module):
         k = min(self.k, available)
         query = emb if query_index is None else emb[query_index]
         return topk_neighbors(query.detach(), emb.detach(), k, key_mask=node_mask,
-                              block_size=self.block_size)
+                              block_size=self.block_size).indices
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
         r"""Cosine similarity of each edge's endpoints, with gradient :math:`(E,)`."""
         return (emb[edge_index[0]] * emb[edge_index[1]]).sum(dim=-1)
+
+    @staticmethod
+    def neighbor_weight(emb: Tensor, neighbors: Tensor,
+                        query_index: Optional[Tensor] = None) -> Tensor:
+        r"""Edge weights, with gradient, in the order of
+        :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the neighbour
+        matrix :math:`(Q, k)` (one gather instead of two)."""
+        query = emb if query_index is None else emb[query_index]
+        return torch.bmm(emb[neighbors], query.unsqueeze(2)).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
@@ -175,9 +192,9 @@ class DynamicKNNGraph(nn.Module):
             ``(edge_index, edge_weight)`` in PyG convention.
         """
         emb = self.embed(x)
-        edge_index = neighbors_to_edge_index(self.neighbors(emb, query_index, node_mask),
-                                             query_index)
-        return edge_index, self.edge_weight(emb, edge_index)
+        neighbors = self.neighbors(emb, query_index, node_mask)
+        return (neighbors_to_edge_index(neighbors, query_index),
+                self.neighbor_weight(emb, neighbors, query_index))
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:

@@ -1,4 +1,7 @@
 """Stream learners composed from the package's modules."""
-from torch_geometric_stream.models.sledge import PROPAGATIONS, SLeDGe
+from torch_geometric_stream.models.online_mlp import OnlineMLP
+from torch_geometric_stream.models.registry import MODELS, SLEDGE_VARIANTS, build_model, model_names
+from torch_geometric_stream.models.sledge import GRAPHS, PROPAGATIONS, SLeDGe
 
-__all__ = ["SLeDGe", "PROPAGATIONS"]
+__all__ = ["SLeDGe", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "MODELS", "SLEDGE_VARIANTS",
+           "build_model", "model_names"]

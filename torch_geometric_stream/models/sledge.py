@@ -11,14 +11,20 @@ from torch import Tensor, nn
 from torch_geometric.utils import k_hop_subgraph
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.graph import DynamicKNNGraph, STRUCTURE_LOSS_FORMS, structure_loss
-from torch_geometric_stream.graph.dynamic_knn import neighbors_to_edge_index, topk_neighbors
+from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
+                                          structure_loss)
+from torch_geometric_stream.graph.dynamic_knn import TopK, neighbors_to_edge_index, topk_neighbors
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
-from torch_geometric_stream.nn import GCNBackbone
+from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["SLeDGe", "PROPAGATIONS"]
+__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS"]
+
+#: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
+#: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
+#: :class:`MLPBackbone` trained on the labeled memory (the "+M" ablation).
+GRAPHS = ("learned", "static", "none")
 
 #: ``"sparse"``: top-k ``edge_index`` message passing restricted to the rows a
 #: prediction or loss depends on; ``"dense"``: the same math with dense
@@ -83,6 +89,9 @@ class SLeDGe(StreamClassifier, nn.Module):
             :class:`~torch_geometric_stream.memory.DualPrototypeMemory`. (default: 1)
         merge_similarity (str, optional): ``"embedding"`` (:math:`f_E`) or
             ``"raw"`` (input cosine, the "+M" ablation). (default: :obj:`"embedding"`)
+        graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
+            ``"none"`` merge by raw cosine and have no regularizer.
+            (default: :obj:`"learned"`)
         dropout (float, optional): dropout in :math:`f_B`. (default: 0)
         block_size (int, optional): rows scored at once by the graph learner.
         seed (int, optional): seed of the parameter initialization.
@@ -103,7 +112,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  weight_decay: float = 0.0, light: bool = False, propagation: str = "sparse",
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
-                 dropout: float = 0.0, block_size: int = 2048, seed: Optional[int] = None,
+                 graph: str = "learned", dropout: float = 0.0, block_size: int = 2048,
+                 seed: Optional[int] = None,
                  device: Union[str, torch.device, None] = None) -> None:
         nn.Module.__init__(self)
         self.in_channels = check_positive_int(in_channels, "in_channels")
@@ -112,22 +122,29 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
         _check_choice(propagation, PROPAGATIONS, "propagation")
         _check_choice(merge_similarity, ("embedding", "raw"), "merge_similarity")
+        _check_choice(graph, GRAPHS, "graph")
+        if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
+            merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
             raise ValueError(f"tau must be positive or None, got {tau}")
         if lam < 0:
             raise ValueError(f"lam must be >= 0, got {lam}")
         self.regularizer, self.lam, self.tau = regularizer, float(lam), tau
         self.light, self.propagation = bool(light), propagation
-        self.merge_similarity = merge_similarity
+        self.merge_similarity, self.graph_kind = merge_similarity, graph
         self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
 
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
                 torch.manual_seed(seed)
-            self.graph = DynamicKNNGraph(in_channels, self.k + 1, hidden_channels,
-                                         embedding_layers, block_size=block_size)
-            self.backbone = GCNBackbone(in_channels, hidden_channels, num_classes, num_layers,
-                                        normalization=normalization, dropout=dropout)
+            self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size)
+            if graph == "none":
+                self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes,
+                                            num_layers, dropout=dropout)
+            else:
+                self.backbone = GCNBackbone(in_channels, hidden_channels, num_classes,
+                                            num_layers, normalization=normalization,
+                                            dropout=dropout)
         self.memory = DualPrototypeMemory(in_channels, num_classes, labeled_size,
                                           unlabeled_size, light=light, alpha=alpha, beta=beta,
                                           count_offset=count_offset)
@@ -137,6 +154,15 @@ class SLeDGe(StreamClassifier, nn.Module):
                                           weight_decay=self.weight_decay)
         self._snapshot: Optional[_Snapshot] = None
 
+    def _build_graph(self, kind: str, hidden_channels: int, embedding_layers: int,
+                     block_size: int) -> Optional[DynamicKNNGraph]:
+        if kind == "learned":
+            return DynamicKNNGraph(self.in_channels, self.k + 1, hidden_channels,
+                                   embedding_layers, block_size=block_size)
+        if kind == "static":
+            return StaticKNNGraph(self.in_channels, self.k + 1, block_size=block_size)
+        return None
+
     # ---------------------------------------------------------------- basics
     @property
     def device(self) -> torch.device:
@@ -144,7 +170,8 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-initialize the learnable modules and the optimizer; keep the memory."""
-        self.graph.reset_parameters()
+        if self.graph is not None:
+            self.graph.reset_parameters()
         self.backbone.reset_parameters()
         self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
                                           weight_decay=self.weight_decay)
@@ -174,42 +201,45 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     # ----------------------------------------------------------- prediction
     def _snapshot_now(self) -> _Snapshot:
-        """Memory embeddings (and, in full mode, its own top-k graph), cached
-        until the memory or the parameters change."""
+        """Memory embeddings (and, in full mode, the memory-only top-k graph),
+        cached until the memory or the parameters change."""
         if self._snapshot is None:
             with torch.no_grad():
                 emb = self.graph.embed(self.memory.nodes())
                 top_value = top_index = None
                 if not self.light and self.memory.num_nodes > 0:
-                    k = min(self.num_neighbors, self.memory.num_nodes)
-                    top_index = topk_neighbors(emb, emb, k, key_mask=self.memory.node_mask,
-                                               block_size=self.graph.block_size)
-                    top_value = (emb.unsqueeze(1) * emb[top_index]).sum(-1)
+                    top_value, top_index = self._memory_topk(emb)
             self._snapshot = _Snapshot(emb, top_value, top_index)
         return self._snapshot
+
+    def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
+        """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
+        ``None``) among the filled slots."""
+        k = min(self.num_neighbors, self.memory.num_nodes)
+        query = emb if rows is None else emb[rows]
+        return topk_neighbors(query, emb, k, key_mask=self.memory.node_mask,
+                              block_size=self.graph.block_size)
 
     def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:
         """Graph over ``[slots; x]`` with ``x`` as node ``P``, as if ``x`` were the
         only test sample. Returns unnormalized ``(edge_index, edge_weight)``."""
         num_slots = snap.emb.size(0)
-        mask = self.memory.node_mask
-        scores = (snap.emb @ x_emb).masked_fill(~mask, float("-inf"))
+        scores = snap.emb @ x_emb
         k = min(self.num_neighbors, self.memory.num_nodes + 1)
-        own = torch.cat([scores, (x_emb @ x_emb).view(1)])
-        x_index = own.topk(k).indices  # x's neighbours among slots and itself
-        sources, targets = [x_index], [torch.full_like(x_index, num_slots)]
+        own = torch.cat([scores.masked_fill(~self.memory.node_mask, float("-inf")),
+                         (x_emb @ x_emb).view(1)]).topk(k)  # x's own neighbours
+        sources, targets, weights = [own.indices], [torch.full_like(own.indices, num_slots)], \
+            [own.values]
         if not self.light and snap.top_index is not None:
             # Memory rows: their memory-only top-k, with x competing for a place.
             cand_value = torch.cat([snap.top_value, scores.unsqueeze(1)], dim=1)
             cand_index = torch.cat([snap.top_index,
                                     torch.full_like(snap.top_index[:, :1], num_slots)], dim=1)
-            pick = cand_value.topk(k, dim=1).indices
-            row_index = cand_index.gather(1, pick)
-            sources.append(row_index.reshape(-1))
+            best = cand_value.topk(k, dim=1)
+            sources.append(cand_index.gather(1, best.indices).view(-1))
             targets.append(torch.arange(num_slots, device=x_emb.device).repeat_interleave(k))
-        edge_index = torch.stack([torch.cat(sources), torch.cat(targets)])
-        all_emb = torch.cat([snap.emb, x_emb.unsqueeze(0)])
-        return edge_index, self.graph.edge_weight(all_emb, edge_index)
+            weights.append(best.values.view(-1))
+        return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
 
     def _predict_proba(self, x: Tensor) -> Tensor:
         x = F.normalize(x, dim=-1)
@@ -217,10 +247,12 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.eval()
         try:
             with torch.no_grad():
-                snap = self._snapshot_now()
-                x_emb = self.graph.embed(x)
-                logits = torch.stack([self._logits_of_query(snap, row, row_emb)
-                                      for row, row_emb in zip(x, x_emb)])
+                if self.graph is None:
+                    logits = self.backbone(x)
+                else:
+                    snap = self._snapshot_now()
+                    logits = torch.stack([self._logits_of_query(snap, row, row_emb)
+                                          for row, row_emb in zip(x, self.graph.embed(x))])
         finally:
             self.train(was_training)
         return logits.softmax(dim=-1)
@@ -233,7 +265,12 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def _propagate(self, nodes: Tensor, edge_index: Tensor, edge_weight: Tensor,
                    targets: Tensor) -> Tensor:
-        """Backbone logits of the rows ``targets`` :math:`(T, c)`."""
+        """Backbone logits of the rows ``targets`` :math:`(T, c)`.
+
+        The graph is normalized over all nodes; sparse propagation then runs
+        only on the ``num_layers``-hop in-neighbourhood of ``targets``, which
+        gives their exact outputs.
+        """
         num_nodes = nodes.size(0)
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes)
         if self.propagation == "dense":
@@ -254,10 +291,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             self._train_step(update)
 
     def _update_memory(self, x: Tensor, label: int) -> Optional[MemoryUpdate]:
-        if self.memory.candidate_slots(label) is None:  # insert: no similarity needed
-            return self.memory.update(x, label)
-        if self.merge_similarity == "raw":
-            return self.memory.update(x, label)
+        if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
+            return self.memory.update(x, label)  # insert, or merge by raw cosine
         with torch.no_grad():
             snap = self._snapshot_now()
             x_emb = self.graph.embed(x.unsqueeze(0))[0]
@@ -265,28 +300,57 @@ class SLeDGe(StreamClassifier, nn.Module):
                                   node_embeddings=snap.emb)
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
-        self._snapshot = None
+        snap, self._snapshot = self._snapshot, None
         memory = self.memory
         if memory.num_labeled == 0:
             return
         self.train()
         nodes = memory.nodes()
-        emb = self.graph.embed(nodes)
         labeled = memory.labeled_index()
-        queries = labeled if self.light else None
-        k = min(self.num_neighbors, memory.num_nodes)
-        neighbors = topk_neighbors(emb.detach() if queries is None else emb.detach()[queries],
-                                   emb.detach(), k, key_mask=memory.node_mask,
-                                   block_size=self.graph.block_size)
-        edge_index = neighbors_to_edge_index(neighbors, queries)
-        edge_weight = self.graph.edge_weight(emb, edge_index)
-        logits = self._propagate(nodes, edge_index, edge_weight, labeled)
+        if self.graph is None:
+            logits = self.backbone(nodes[labeled])
+            emb = None
+        else:
+            emb = self.graph.embed(nodes)
+            queries = labeled if self.light else None
+            if self.light:
+                neighbors = self._memory_topk(emb.detach(), labeled).indices
+            else:
+                neighbors = self._training_neighbors(snap, update, emb.detach())
+            edge_index = neighbors_to_edge_index(neighbors, queries)
+            edge_weight = self.graph.neighbor_weight(emb, neighbors, queries)
+            logits = self._propagate(nodes, edge_index, edge_weight, labeled)
         loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
         if self.lam > 0:
             loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
+
+    def _training_neighbors(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
+                            emb: Tensor) -> Tensor:
+        r"""Memory-only top-k neighbours :math:`(P, K')` of the updated memory.
+
+        After a merge into slot :math:`j` the snapshot's graph (same
+        parameters, memory before the update) is patched instead of rebuilt:
+        rows that had :math:`j` among their neighbours, and row :math:`j`, are
+        re-scored; every other row lets :math:`j` compete with its current
+        top-k. That is :math:`O(P h)` instead of :math:`O(P^2 h)`.
+        """
+        if (snap is None or snap.top_index is None or update is None or not update.merged
+                or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)):
+            return self._memory_topk(emb).indices
+        j = update.node
+        column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
+        cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
+        cand_index = torch.cat([snap.top_index, torch.full_like(snap.top_index[:, :1], j)], dim=1)
+        k = snap.top_index.size(1)
+        neighbors = cand_index.gather(1, cand_value.topk(k, dim=1).indices)
+        stale = (snap.top_index == j).any(dim=1)  # rows whose score of j is outdated
+        stale[j] = True
+        rows = stale.nonzero().view(-1)
+        neighbors[rows] = self._memory_topk(emb, rows).indices
+        return neighbors
 
     def _supervised_loss(self, logits: Tensor, labels: Tensor, ages: Tensor) -> Tensor:
         loss = F.cross_entropy(logits, labels, reduction="none")

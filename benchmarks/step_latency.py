@@ -1,0 +1,378 @@
+"""Steady-state per-sample latency of SLeDGe (ours) vs the dense reference.
+
+One "step" is what every sample of a stream costs once the memory is full:
+``predict(x)`` then ``learn(x, y)`` (1 % of the samples labeled), i.e. the
+prediction, the memory merge and one Adam step. The memory is filled directly
+with synthetic unit rows (no training), then ``--warmup`` steps are run and
+``--steps`` steps timed (or fewer when ``--max-seconds`` runs out); the median
+and p95 are reported.
+
+Models: ``ours-full``, ``ours-light`` (``torch_geometric_stream.SLeDGe``),
+``ref-full``, ``ref-light`` (``benchmarks/reference_sledge.py``, the dense
+authors-structured implementation with the same semantics).
+
+Configurations (h = 256, the paper's width; L = M/10 labeled slots in full
+mode, i.e. 100 of 1000 as in the 1 % runs; light mode L = c):
+
+* ``shuttle``: d = 7,   c = 7,  k = 5, num_layers = 2, embedding_layers = 1
+* ``gsad``:    d = 128, c = 6,  k = 1, num_layers = 3 (authors' gcn_layer = 2), embedding_layers = 1
+* ``mnist``:   d = 784, c = 10, k = 5, num_layers = 4 (authors' gcn_layer = 3), embedding_layers = 1
+
+Every (model, config, M, threads) result goes to its own JSON file in
+``--out-dir`` and is skipped when that file exists (the run is resumable;
+``--force`` re-measures). A table is printed and written as markdown
+(``--markdown``), with the reference/ours ratio and the achieved GFLOP/s: the
+step's *useful* arithmetic (the method's floor, see :func:`step_flops`)
+divided by the measured median time, next to this machine's float32 matrix
+product rate measured at start-up.
+
+Example (GSAD- and MNIST-shaped at M = 1000, 1 thread)::
+
+    OMP_NUM_THREADS=1 python benchmarks/step_latency.py --configs gsad,mnist \\
+        --sizes 1000 --threads 1 --models ours-full,ours-light,ref-full,ref-light
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
+
+from torch_geometric_stream import SLeDGe  # noqa: E402
+
+CONFIGS = {
+    "shuttle": dict(d=7, c=7, k=5, num_layers=2, embedding_layers=1),
+    "gsad": dict(d=128, c=6, k=1, num_layers=3, embedding_layers=1),
+    "mnist": dict(d=784, c=10, k=5, num_layers=4, embedding_layers=1),
+}
+MODELS = ("ours-full", "ours-light", "ref-full", "ref-light")
+SIZES = (250, 500, 1000, 2000, 4000, 8000)
+HIDDEN = 256
+
+
+# --------------------------------------------------------------------- FLOPs
+def step_flops(d: int, c: int, k: int, num_layers: int, embedding_layers: int, M: int,
+               light: bool, h: int = HIDDEN) -> dict:
+    r"""Useful floating-point operations of one steady-state step (the method's
+    arithmetic floor, the same for every implementation of it).
+
+    * ``embedding``: :math:`f_E` over the M memory rows, forward and backward
+      (the backward of the first layer needs no input gradient);
+    * ``similarity``: one :math:`M \times M \times h` similarity product
+      (full: the memory's top-k graph; light: the c query rows and the test row);
+    * ``backbone``: forward and backward of the GCN layers' linear maps over
+      the rows the loss depends on (full: all M; light: the labeled rows'
+      receptive field, at most :math:`c (k+1)^{L}` rows);
+    * ``regularizer``: the cheap Gram form :math:`E^\top E`, :math:`X^\top E`
+      (full) or the :math:`c \times M` block (light), forward and backward.
+    """
+    n_labeled = c if light else max(c, M // 10)
+    emb_fwd = 2 * M * (d * h + (embedding_layers - 1) * h * h)
+    embedding = 3 * emb_fwd - 2 * M * d * h
+    if light:
+        similarity = 2 * (n_labeled + 1) * M * h
+        rows = min(M, n_labeled * (k + 1) ** num_layers)
+    else:
+        similarity = 2 * M * M * h
+        rows = M
+    sizes = [d] + [h] * (num_layers - 1) + [c]
+    bb_fwd = 2 * rows * sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    backbone = 3 * bb_fwd - 2 * rows * d * h
+    if light:
+        regularizer = 3 * 2 * n_labeled * M * h + 2 * n_labeled * M * d
+    else:
+        regularizer = 3 * (2 * M * h * h + 2 * M * d * h)
+    parts = dict(embedding=embedding, similarity=similarity, backbone=backbone,
+                 regularizer=regularizer)
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def gemm_gflops(threads: int, n: int = 1024, repeats: int = 5) -> float:
+    """This machine's float32 matrix-product rate (best of ``repeats``)."""
+    torch.set_num_threads(threads)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e9
+
+
+def cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return platform.processor() or "unknown"
+
+
+# ------------------------------------------------------------------ streams
+def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
+    gen = torch.Generator().manual_seed(seed)
+    centers = torch.randn(c, d, generator=gen)
+    y = torch.randint(0, c, (n,), generator=gen)
+    x = F.normalize(centers[y] + torch.randn(n, d, generator=gen), dim=1)
+    labeled = torch.rand(n, generator=gen) < label_ratio
+    return x, y, labeled
+
+
+def build_model(name: str, cfg: dict, M: int, seed: int = 0):
+    light = name.endswith("light")
+    c = cfg["c"]
+    L = c if light else max(c, M // 10)
+    model = SLeDGe(cfg["d"], c, labeled_size=L, unlabeled_size=M - L, k=cfg["k"],
+                   hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
+                   num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed)
+    # Fill every slot directly with synthetic unit rows (a full memory).
+    mem = model.memory
+    x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)
+    labeled_rows = torch.cat([x[y == j][:mem.slots_per_class] for j in range(c)])
+    state = model.state_dict()
+    state["memory.prototypes"] = torch.cat([labeled_rows, x[:mem.unlabeled_size]])
+    state["memory.counts"] = torch.ones_like(mem.counts)
+    state["memory.node_mask"] = torch.ones_like(mem.node_mask)
+    state["memory.ages"] = torch.zeros_like(mem.ages)
+    model.load_state_dict(state)
+    assert model.memory.is_full
+    if name.startswith("ref"):
+        return DenseReferenceSLeDGe(model)
+    return model
+
+
+def time_steps(model, x, y, labeled, warmup: int, steps: int, max_seconds: float) -> list:
+    times = []
+    budget_start = time.perf_counter()
+    for i in range(warmup + steps):
+        label = int(y[i]) if labeled[i] else -1
+        start = time.perf_counter()
+        model.predict(x[i])
+        model.learn(x[i], label)
+        elapsed = time.perf_counter() - start
+        if i >= warmup:
+            times.append(elapsed * 1e3)
+            if time.perf_counter() - budget_start > max_seconds and len(times) >= 3:
+                break
+    return times
+
+
+def percentile(values: list, q: float) -> float:
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def result_path(out_dir: Path, model: str, config: str, M: int, threads: int) -> Path:
+    return out_dir / f"step_latency_{model}_{config}_d{CONFIGS[config]['d']}_M{M}_t{threads}.json"
+
+
+def measure(model_name: str, config: str, M: int, threads: int, args, gemm: float) -> dict:
+    cfg = CONFIGS[config]
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = build_model(model_name, cfg, M)
+    n = args.warmup + args.steps
+    x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
+    times = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
+    light = model_name.endswith("light")
+    flops = step_flops(cfg["d"], cfg["c"], cfg["k"], cfg["num_layers"],
+                       cfg["embedding_layers"], M, light)
+    median = statistics.median(times)
+    return dict(
+        model=model_name, config=config, M=M, threads=threads, hidden=HIDDEN, **cfg,
+        labeled_size=cfg["c"] if light else max(cfg["c"], M // 10),
+        warmup=args.warmup, steps=len(times), median_ms=median,
+        p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
+        min_ms=min(times), times_ms=times, flops=flops,
+        achieved_gflops=flops["total"] / (median * 1e-3) / 1e9,
+        gemm_gflops=gemm, cpu=cpu_model(), nproc=os.cpu_count(),
+        torch=torch.__version__, python=platform.python_version(),
+        command=" ".join(sys.argv), timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"),
+    )
+
+
+# ------------------------------------------------------------------- output
+def load_results(out_dir: Path) -> list:
+    return [json.loads(p.read_text()) for p in sorted(out_dir.glob("step_latency_*.json"))]
+
+
+def table(results: list) -> str:
+    index = {(r["model"], r["config"], r["M"], r["threads"]): r for r in results}
+    lines = ["| config | d | M | threads | model | median ms | p95 ms | steps | "
+             "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    order = {m: i for i, m in enumerate(MODELS)}
+    for r in sorted(results, key=lambda r: (r["config"], r["M"], r["threads"],
+                                            order.get(r["model"], 9))):
+        ratio = ""
+        if r["model"].startswith("ours"):
+            ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["M"],
+                             r["threads"]))
+            if ref is not None:
+                ratio = f"{ref['median_ms'] / r['median_ms']:.1f}x"
+        lines.append(
+            f"| {r['config']} | {r['d']} | {r['M']} | {r['threads']} | {r['model']} | "
+            f"{r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['steps']} | {ratio} | "
+            f"{r['flops']['total'] / 1e9:.2f} | {r['achieved_gflops']:.1f} | "
+            f"{r['gemm_gflops']:.0f} |")
+    return "\n".join(lines)
+
+
+def slopes(results: list) -> list:
+    """Least-squares slope (ms per 1000 memory rows) per (model, config, threads)."""
+    groups: dict = {}
+    for r in results:
+        groups.setdefault((r["model"], r["config"], r["threads"]), []).append(r)
+    out = []
+    for key, rows in sorted(groups.items()):
+        if len(rows) < 2:
+            continue
+        ms = [r["M"] / 1000 for r in rows]
+        ts = [r["median_ms"] for r in rows]
+        mean_m, mean_t = statistics.fmean(ms), statistics.fmean(ts)
+        slope = (sum((a - mean_m) * (b - mean_t) for a, b in zip(ms, ts))
+                 / sum((a - mean_m) ** 2 for a in ms))
+        out.append(dict(model=key[0], config=key[1], threads=key[2],
+                        M=sorted(r["M"] for r in rows), ms_per_1000_rows=slope))
+    return out
+
+
+def plot(results: list, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = sorted({r["config"] for r in results})
+    fig, axes = plt.subplots(1, len(configs), figsize=(5 * len(configs), 4), squeeze=False)
+    for ax, config in zip(axes[0], configs):
+        groups: dict = {}
+        for r in results:
+            if r["config"] == config:
+                groups.setdefault((r["model"], r["threads"]), []).append(r)
+        for (model, threads), rows in sorted(groups.items()):
+            rows.sort(key=lambda r: r["M"])
+            ax.plot([r["M"] for r in rows], [r["median_ms"] for r in rows], marker="o",
+                    linestyle="--" if model.startswith("ref") else "-",
+                    label=f"{model}, {threads} thr")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("memory size M")
+        ax.set_ylabel("median ms / sample")
+        ax.set_title(f"{config} (d={CONFIGS[config]['d']})")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated subset of {MODELS}")
+    parser.add_argument("--configs", default="gsad,mnist",
+                        help=f"comma-separated subset of {tuple(CONFIGS)}")
+    parser.add_argument("--sizes", default="1000",
+                        help=f"comma-separated memory sizes M (paper grid: {SIZES})")
+    parser.add_argument("--threads", default="1", help="comma-separated thread counts")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--max-seconds", type=float, default=60.0,
+                        help="stop timing a configuration after this long (>= 3 steps)")
+    parser.add_argument("--ref-max-size", type=int, default=4000,
+                        help="skip the dense reference above this M (memory, time)")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
+    parser.add_argument("--markdown", type=Path, default=HERE / "results" / "step_latency.md")
+    parser.add_argument("--summary", type=Path,
+                        default=HERE / "results" / "step_latency_summary.json")
+    parser.add_argument("--force", action="store_true", help="re-measure existing results")
+    parser.add_argument("--plot", action="store_true", help="write step_latency.png")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only print the table / plot of existing results")
+    args = parser.parse_args()
+
+    models = [m for m in args.models.split(",") if m]
+    configs = [c for c in args.configs.split(",") if c]
+    for m in models:
+        if m not in MODELS:
+            parser.error(f"unknown model {m!r}")
+    for c in configs:
+        if c not in CONFIGS:
+            parser.error(f"unknown config {c!r}")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    threads_list = [int(t) for t in args.threads.split(",")]
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+
+    if not args.report_only:
+        gemm = {t: gemm_gflops(t) for t in threads_list}
+        print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
+              f"gemm GFLOP/s: {gemm}", flush=True)
+        for threads in threads_list:
+            for config in configs:
+                for M in sizes:
+                    for model in models:
+                        path = result_path(args.out_dir, model, config, M, threads)
+                        if path.exists() and not args.force:
+                            print(f"skip {path.name} (exists)", flush=True)
+                            continue
+                        if model.startswith("ref") and M > args.ref_max_size:
+                            print(f"skip {model} at M={M} (> --ref-max-size)", flush=True)
+                            continue
+                        result = measure(model, config, M, threads, args, gemm[threads])
+                        path.write_text(json.dumps(result, indent=1))
+                        print(f"{model:10s} {config:7s} M={M:5d} t={threads}: median "
+                              f"{result['median_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms "
+                              f"({result['steps']} steps), "
+                              f"{result['achieved_gflops']:.1f} GFLOP/s", flush=True)
+
+    results = load_results(args.out_dir)
+    if not results:
+        print("no results")
+        return
+    text = table(results)
+    slope_rows = slopes(results)
+    print(text)
+    for s in slope_rows:
+        print(f"slope {s['model']} {s['config']} t={s['threads']} M={s['M']}: "
+              f"{s['ms_per_1000_rows']:.2f} ms per 1000 rows")
+    args.summary.write_text(json.dumps(dict(results=[{k: v for k, v in r.items()
+                                                      if k != "times_ms"} for r in results],
+                                            slopes=slope_rows), indent=1))
+    if args.markdown:
+        cpu = results[0]["cpu"]
+        md = [f"### step_latency (steady state, memory full; CPU: {cpu}, "
+              f"nproc={results[0]['nproc']}, torch {results[0]['torch']})", "",
+              "GFLOP/step = the method's useful arithmetic (benchmarks/step_latency.py:"
+              "step_flops); GFLOP/s = that divided by the median; gemm = this machine's "
+              "float32 1024^3 matrix-product rate at the same thread count.", "", text]
+        if slope_rows:
+            md += ["", "| model | config | threads | M | ms per 1000 rows |", "|---|---|---|---|---|"]
+            md += [f"| {s['model']} | {s['config']} | {s['threads']} | {s['M']} | "
+                   f"{s['ms_per_1000_rows']:.2f} |" for s in slope_rows]
+        args.markdown.write_text("\n".join(md) + "\n")
+    if args.plot:
+        plot(results, args.out_dir.parent / "step_latency.png")
+
+
+if __name__ == "__main__":
+    main()

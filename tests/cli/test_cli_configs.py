@@ -1,0 +1,67 @@
+"""Configuration resolution: paper settings, precedence, memory sizes, validation."""
+from __future__ import annotations
+
+import pytest
+
+from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PAPER_CONFIGS, paper_config,
+                                                parse_tau, resolve_config)
+from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner
+from torch_geometric_stream.datasets import DATASETS
+
+
+def test_every_paper_dataset_has_both_ratios():
+    assert set(PAPER_CONFIGS) == set(DATASETS)
+    assert all(set(rows) == {0.001, 0.01} for rows in PAPER_CONFIGS.values())
+
+
+def test_layer_mapping_and_nearest_ratio():
+    # MNIST 0.1 %: gcn_layer 3, k 5, scorer_layer 2, tau inf
+    assert paper_config("MNIST", 0.002) == {"num_layers": 4, "k": 5, "embedding_layers": 2,
+                                            "tau": None}
+    # OD 1 %: gcn_layer 2 -> 3 layers; OD 0.1 %: gcn_layer 1 -> 1 layer; tau 1
+    assert paper_config("OD", 0.05)["num_layers"] == 3
+    assert paper_config("OD", 0.001) == {"num_layers": 1, "k": 1, "embedding_layers": 1,
+                                         "tau": 1.0}
+    assert paper_config("synthetic-none", 0.01) == {}
+
+
+def test_precedence_defaults_paper_file_flags():
+    config = resolve_config("MNIST", 0.01, "sledge", {"lr": None}, None)
+    assert config["k"] == 5 and config["num_layers"] == 4 and config["lr"] == DEFAULT_CONFIG["lr"]
+    config = resolve_config("MNIST", 0.01, "sledge", {}, {"k": 7, "lr": 0.5})
+    assert (config["k"], config["lr"], config["num_layers"]) == (7, 0.5, 4)
+    config = resolve_config("MNIST", 0.01, "sledge", {"k": 2, "tau": "inf"}, {"k": 7, "tau": 1})
+    assert (config["k"], config["lr"], config["tau"]) == (2, 1e-3, None)
+
+
+def test_memory_sizes_follow_the_paper_rule():
+    full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
+    assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
+    light = resolve_config("MNIST", 0.01, "sledge-light", {}, None, num_classes=10)
+    assert (light["labeled_size"], light["unlabeled_size"]) == (10, 900)
+    given = resolve_config("MNIST", 0.01, "sledge", {"labeled_size": 20}, None, num_classes=10)
+    assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
+
+
+def test_baselines_take_only_memory_and_scaling():
+    assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {"memory_size": 1000,
+                                                              "scaling": "online"}
+    with pytest.raises(UsageError, match="lr"):
+        resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
+
+
+def test_unknown_keys_and_bad_tau_are_usage_errors():
+    with pytest.raises(UsageError, match="bogus"):
+        resolve_config("MNIST", 0.01, "sledge", {}, {"bogus": 1})
+    with pytest.raises(UsageError, match="tau"):
+        parse_tau(-1)
+    assert parse_tau("inf") is None and parse_tau(2) == 2.0
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_every_model_builds(name):
+    config = resolve_config("synthetic", 0.01, name, {"hidden_channels": 8}
+                            if "sledge" in name else {}, None, num_classes=3)
+    learner = build_learner(name, 4, 3, config, seed=0, device="cpu")
+    assert int(learner.predict([0.1, 0.2, 0.3, 0.4])) in range(3)

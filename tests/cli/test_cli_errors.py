@@ -1,0 +1,65 @@
+"""Bad input: exit code 2, one ``error:`` line on stderr, no traceback."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torch_geometric_stream.cli import main
+
+BAD_INPUTS = {
+    "unknown dataset": ["--dataset", "nosuchdata"],
+    "ratio zero": ["--label-ratio", "0"],
+    "ratio above one": ["--label-ratio", "1.5"],
+    "ratio not a number": ["--label-ratio", "abc"],
+    "unknown model": ["--model", "nosuchmodel"],
+    "bad seed": ["--seed", "0,x"],
+    "bad device": ["--device", "nosuchdevice"],
+    "bad tau": ["--tau", "-1"],
+    "bad k": ["--k", "-3"],
+    "missing config file": ["--config", "{tmp}/absent.json"],
+    "bad JSON config": ["--config", "{tmp}/bad.json"],
+    "config not an object": ["--config", "{tmp}/list.json"],
+    "unknown config key": ["--config", "{tmp}/unknown.json"],
+    "missing output folder": ["--output", "{tmp}/absent/out.json"],
+    "baseline with SLeDGe flag": ["--model", "tlp", "--lr", "0.1"],
+    "missing dataset folder": ["--dataset", "mnist", "--root", "{tmp}/empty"],
+    "zero limit": ["--limit", "0"],
+}
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "unknown.json").write_text('{"k": 3, "nosuchkey": 1}')
+    (tmp_path / "empty").mkdir()
+    return tmp_path
+
+
+def _check_one_error_line(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_run_input_exits_2(case, tmp, capsys):
+    argv = ["run", *(arg.format(tmp=tmp) for arg in BAD_INPUTS[case]), "--quiet"]
+    _check_one_error_line(argv, capsys)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cuda_without_cuda_exits_2(capsys):
+    _check_one_error_line(["run", "--device", "cuda"], capsys)
+
+
+def test_missing_subcommand_exits_2(capsys):
+    _check_one_error_line([], capsys)
+
+
+def test_missing_dataset_error_names_folder_and_url(tmp, capsys):
+    assert main(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert "shuttle.trn" in err and "archive.ics.uci.edu" in err

@@ -1,0 +1,85 @@
+"""End-to-end runs of ``python -m torch_geometric_stream run``."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from torch_geometric_stream.cli import main
+
+#: Small memories and width so that a few hundred samples take seconds.
+FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
+
+#: Fields every run record must hold.
+RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labels", "accuracy",
+                 "accuracy_last_20", "accuracy_last_10", "accuracy_last_5", "seconds",
+                 "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
+                 "device", "torch_version", "package_version", "machine", "config"}
+
+
+def _read(path: Path) -> dict:
+    record = json.loads(path.read_text())
+    assert RECORD_FIELDS <= set(record)
+    assert 0.0 <= record["accuracy"] <= 1.0
+    return record
+
+
+def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
+    out, csv = tmp_path / "run.json", tmp_path / "run.csv"
+    assert main(["run", "--limit", "150", *FAST, "--output", str(out), "--csv", str(csv)]) == 0
+    record = _read(out)
+    assert (record["dataset"], record["dataset_source"], record["model"]) == \
+        ("Shopper", "bundled", "sledge-light")
+    assert record["n_samples"] == 150 and record["threads"] == 1 and record["device"] == "cpu"
+    config = record["config"]
+    # Shopper 1 %: gcn_layer 1 -> 1 layer, k 5, scorer_layer 3; light: one labeled slot per class
+    assert (config["num_layers"], config["k"], config["embedding_layers"]) == (1, 5, 3)
+    assert (config["labeled_size"], config["unlabeled_size"], config["hidden_channels"]) == \
+        (2, 50, 32)
+    assert config["scaling"] == "online" and config["tau"] is None
+    assert len(csv.read_text().splitlines()) == 151
+    assert "sledge-light on Shopper" in capsys.readouterr().out
+
+
+def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
+    out, plot = tmp_path / "syn.json", tmp_path / "syn.png"
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "120", "--model", "sledge",
+            "--seed", "0,1", *FAST, "--k", "3", "--output", str(out), "--plot", str(plot)]
+    assert main(argv) == 0
+    records = [_read(tmp_path / f"syn_seed{seed}.json") for seed in (0, 1)]
+    assert [r["seed"] for r in records] == [0, 1]
+    assert all(r["dataset_source"] == "synthetic" and r["n_samples"] == 120 for r in records)
+    assert records[0]["config"]["k"] == 3
+    assert not out.exists() and plot.stat().st_size > 0
+    table = capsys.readouterr().out
+    assert "mean" in table and "std" in table
+
+
+def test_module_entry_point(tmp_path):
+    out = tmp_path / "sub.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-m", "torch_geometric_stream", "run", "--limit",
+                           "200", *FAST, "--output", str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert _read(out)["n_samples"] == 200
+
+
+def test_real_dataset_shuttle(tmp_path, data_root):
+    out = tmp_path / "shuttle.json"
+    assert main(["run", "--root", str(data_root), "--dataset", "SHUTTLE", "--limit", "200",
+                 *FAST, "--output", str(out)]) == 0
+    record = _read(out)
+    assert (record["dataset"], record["model"], record["n_samples"]) == ("Shuttle", "sledge", 200)
+    assert record["config"]["labeled_size"] == 10
+
+
+def test_datasets_command_lists_all_twelve(tmp_path, capsys):
+    (tmp_path / "shuttle").mkdir()
+    assert main(["datasets", "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
+    assert "found" in lines["Shuttle"] and "missing" in lines["MNIST"]
+    assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)

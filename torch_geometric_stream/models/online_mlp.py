@@ -1,0 +1,77 @@
+"""The "Base" ablation: an MLP trained one labeled sample at a time."""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.nn import MLPBackbone
+from torch_geometric_stream.validation import check_positive_int
+
+
+class OnlineMLP(StreamClassifier, nn.Module):
+    r"""MLP backbone (LayerNorm + ReLU) without memory or graph.
+
+    Each labeled sample triggers one Adam step on that sample alone;
+    unlabeled samples are only predicted (the paper's "Base" ablation).
+    Inputs are L2-normalized like SLeDGe's.
+
+    Args:
+        in_channels (int): feature dimension :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        hidden_channels (int, optional): width. (default: 256)
+        num_layers (int, optional): layers. (default: 2)
+        lr (float, optional): Adam learning rate. (default: 1e-3)
+        weight_decay (float, optional): Adam weight decay. (default: 0)
+        seed (int, optional): seed of the initialization.
+        device (str or torch.device, optional): where the parameters live.
+
+    Shapes:
+        - **predict:** :math:`(n, d) \to (n,)`; **learn:** :math:`(n, d)`, :math:`(n,)`
+    """
+
+    def __init__(self, in_channels: int, num_classes: int, *, hidden_channels: int = 256,
+                 num_layers: int = 2, lr: float = 1e-3, weight_decay: float = 0.0,
+                 seed: Optional[int] = None,
+                 device: Union[str, torch.device, None] = None) -> None:
+        nn.Module.__init__(self)
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.num_classes = check_positive_int(num_classes, "num_classes")
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(seed)
+            self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes, num_layers)
+        if device is not None:
+            self.to(device)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=weight_decay)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def get_extra_state(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict()}
+
+    def set_extra_state(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+
+    def _predict_proba(self, x: Tensor) -> Tensor:
+        was_training = self.training
+        self.eval()
+        with torch.no_grad():
+            proba = self.backbone(F.normalize(x, dim=-1)).softmax(dim=-1)
+        self.train(was_training)
+        return proba
+
+    def _learn(self, x: Tensor, y: Tensor) -> None:
+        self.train()
+        for row, label in zip(F.normalize(x, dim=-1), y):
+            if int(label) < 0:
+                continue
+            loss = F.cross_entropy(self.backbone(row.unsqueeze(0)), label.view(1))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
