@@ -17,13 +17,17 @@ modules, not copies:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import inspect
+from typing import Any, Callable, Optional
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.models.online_mlp import OnlineMLP
 from torch_geometric_stream.models.sledge import SLeDGe
 
-__all__ = ["MODELS", "SLEDGE_VARIANTS", "build_model"]
+__all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "build_model", "model_names"]
+
+#: Names of :data:`torch_geometric_stream.baselines.BASELINES` (imported lazily).
+BASELINE_NAMES = ("tlp", "ressl", "hdssl")
 
 #: SLeDGe keyword arguments that define each SLeDGe-based model name.
 SLEDGE_VARIANTS: dict[str, dict[str, Any]] = {
@@ -60,23 +64,27 @@ MODELS: dict[str, Callable[..., StreamClassifier]] = {
 }
 
 
-def build_model(name: str, in_channels: int, num_classes: int, **config: Any) -> StreamClassifier:
+def build_model(name: str, in_channels: int, num_classes: int, *,
+                memory_size: Optional[int] = None, **config: Any) -> StreamClassifier:
     """Build the learner ``name`` (see the module docstring).
 
     ``config`` holds SLeDGe keyword arguments; each model takes the ones it
-    understands (baselines take ``memory_size`` and ``seed``).
+    understands. Baselines take ``memory_size`` (default: ``labeled_size +
+    unlabeled_size``, i.e. 1000) and ``seed`` where their constructor has one.
     """
     if name in MODELS:
         return MODELS[name](in_channels, num_classes, **config)
-    baselines = _baselines()
-    if name not in baselines:
-        raise ValueError(f"unknown model {name!r}; choose one of "
-                         f"{sorted(MODELS) + sorted(baselines)}")
-    memory_size = config.get("labeled_size", 100) + config.get("unlabeled_size", 900)
-    return baselines[name](in_channels, num_classes, memory_size=memory_size,
-                           seed=config.get("seed", 0))
+    if name not in BASELINE_NAMES:
+        raise ValueError(f"unknown model {name!r}; choose one of {model_names()}")
+    cls = _baselines()[name]
+    if memory_size is None:
+        memory_size = config.get("labeled_size", 100) + config.get("unlabeled_size", 900)
+    kwargs: dict[str, Any] = {"memory_size": memory_size}
+    if "seed" in inspect.signature(cls).parameters and config.get("seed") is not None:
+        kwargs["seed"] = config["seed"]
+    return cls(in_channels, num_classes, **kwargs)
 
 
 def model_names() -> list[str]:
-    """All model names, SLeDGe variants and ablations first, then baselines."""
-    return list(MODELS) + sorted(_baselines())
+    """All model names: SLeDGe variants and ablations, then baselines."""
+    return [*MODELS, *BASELINE_NAMES]
