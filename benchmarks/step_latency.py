@@ -135,13 +135,15 @@ def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
     return x, y, labeled
 
 
-def build_model(name: str, cfg: dict, M: int, seed: int = 0):
+def build_model(name: str, cfg: dict, M: int, seed: int = 0,
+                normalization: str = "symmetric"):
     light = name.endswith("light")
     c = cfg["c"]
     L = c if light else max(c, M // 10)
     model = SLeDGe(cfg["d"], c, labeled_size=L, unlabeled_size=M - L, k=cfg["k"],
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
-                   num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed)
+                   num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
+                   normalization=normalization)
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
     x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)
@@ -181,15 +183,18 @@ def percentile(values: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def result_path(out_dir: Path, model: str, config: str, M: int, threads: int) -> Path:
-    return out_dir / f"step_latency_{model}_{config}_d{CONFIGS[config]['d']}_M{M}_t{threads}.json"
+def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
+                normalization: str = "symmetric") -> Path:
+    suffix = "" if normalization == "symmetric" else f"_{normalization}"
+    return out_dir / (f"step_latency_{model}_{config}_d{CONFIGS[config]['d']}_M{M}"
+                      f"_t{threads}{suffix}.json")
 
 
 def measure(model_name: str, config: str, M: int, threads: int, args, gemm: float) -> dict:
     cfg = CONFIGS[config]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = build_model(model_name, cfg, M)
+    model = build_model(model_name, cfg, M, normalization=args.normalization)
     n = args.warmup + args.steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
     times = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
@@ -199,6 +204,7 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     median = statistics.median(times)
     return dict(
         model=model_name, config=config, M=M, threads=threads, hidden=HIDDEN, **cfg,
+        normalization=args.normalization,
         labeled_size=cfg["c"] if light else max(cfg["c"], M // 10),
         warmup=args.warmup, steps=len(times), median_ms=median,
         p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
@@ -216,21 +222,24 @@ def load_results(out_dir: Path) -> list:
 
 
 def table(results: list) -> str:
-    index = {(r["model"], r["config"], r["M"], r["threads"]): r for r in results}
-    lines = ["| config | d | M | threads | model | median ms | p95 ms | steps | "
+    def norm(r):
+        return r.get("normalization", "symmetric")
+
+    index = {(r["model"], r["config"], r["M"], r["threads"], norm(r)): r for r in results}
+    lines = ["| config | norm | d | M | threads | model | median ms | p95 ms | steps | "
              "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     order = {m: i for i, m in enumerate(MODELS)}
-    for r in sorted(results, key=lambda r: (r["config"], r["M"], r["threads"],
+    for r in sorted(results, key=lambda r: (r["config"], norm(r), r["M"], r["threads"],
                                             order.get(r["model"], 9))):
         ratio = ""
         if r["model"].startswith("ours"):
             ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["M"],
-                             r["threads"]))
+                             r["threads"], norm(r)))
             if ref is not None:
                 ratio = f"{ref['median_ms'] / r['median_ms']:.1f}x"
         lines.append(
-            f"| {r['config']} | {r['d']} | {r['M']} | {r['threads']} | {r['model']} | "
+            f"| {r['config']} | {norm(r)} | {r['d']} | {r['M']} | {r['threads']} | {r['model']} | "
             f"{r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['steps']} | {ratio} | "
             f"{r['flops']['total'] / 1e9:.2f} | {r['achieved_gflops']:.1f} | "
             f"{r['gemm_gflops']:.0f} |")
@@ -241,7 +250,8 @@ def slopes(results: list) -> list:
     """Least-squares slope (ms per 1000 memory rows) per (model, config, threads)."""
     groups: dict = {}
     for r in results:
-        groups.setdefault((r["model"], r["config"], r["threads"]), []).append(r)
+        groups.setdefault((r["model"], r["config"], r["threads"],
+                           r.get("normalization", "symmetric")), []).append(r)
     out = []
     for key, rows in sorted(groups.items()):
         if len(rows) < 2:
@@ -251,7 +261,7 @@ def slopes(results: list) -> list:
         mean_m, mean_t = statistics.fmean(ms), statistics.fmean(ts)
         slope = (sum((a - mean_m) * (b - mean_t) for a, b in zip(ms, ts))
                  / sum((a - mean_m) ** 2 for a in ms))
-        out.append(dict(model=key[0], config=key[1], threads=key[2],
+        out.append(dict(model=key[0], config=key[1], threads=key[2], normalization=key[3],
                         M=sorted(r["M"] for r in rows), ms_per_1000_rows=slope))
     return out
 
@@ -267,7 +277,7 @@ def plot(results: list, path: Path) -> None:
     for ax, config in zip(axes[0], configs):
         groups: dict = {}
         for r in results:
-            if r["config"] == config:
+            if r["config"] == config and r.get("normalization", "symmetric") == "symmetric":
                 groups.setdefault((r["model"], r["threads"]), []).append(r)
         for (model, threads), rows in sorted(groups.items()):
             rows.sort(key=lambda r: r["M"])
@@ -295,6 +305,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000",
                         help=f"comma-separated memory sizes M (paper grid: {SIZES})")
     parser.add_argument("--threads", default="1", help="comma-separated thread counts")
+    parser.add_argument("--normalization", default="symmetric", choices=("symmetric", "mean"),
+                        help="graph normalization of both models (mean = authors' 1/(k+1))")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--max-seconds", type=float, default=60.0,
@@ -331,7 +343,8 @@ def main() -> None:
             for config in configs:
                 for M in sizes:
                     for model in models:
-                        path = result_path(args.out_dir, model, config, M, threads)
+                        path = result_path(args.out_dir, model, config, M, threads,
+                                           args.normalization)
                         if path.exists() and not args.force:
                             print(f"skip {path.name} (exists)", flush=True)
                             continue

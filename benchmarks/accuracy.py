@@ -1,0 +1,155 @@
+"""Accuracy table: models x datasets x label ratios x seeds, resumable.
+
+Every run goes through the CLI's runner (``python -m torch_geometric_stream
+run``) and writes one JSON under ``benchmarks/results/accuracy/<tag>/``; a run whose
+JSON exists is skipped, so a long table fills over several invocations.
+``render`` turns the JSONs into Markdown tables (mean and std over seeds, the
+paper's values beside ours, seconds per run and ms per sample) and replaces
+the block between the accuracy markers of ``benchmarks/RESULTS.md``.
+
+    python benchmarks/accuracy.py run --models sledge sledge-light \\
+        --datasets Shopper GSAD --ratios 0.001 0.01 --seeds 0 2000 4000
+    python benchmarks/accuracy.py render
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Optional
+
+from torch_geometric_stream.cli import main as cli_main
+from torch_geometric_stream.datasets import default_data_root
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "accuracy"
+RESULTS_MD = HERE / "RESULTS.md"
+BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
+
+#: The paper's mean accuracy over the whole stream (Table 3 and the baselines'
+#: rows), keyed by (model, dataset, ratio).
+PAPER = {
+    ("sledge", "MNIST", 0.001): 0.7086, ("sledge", "MNIST", 0.01): 0.8695,
+    ("sledge", "Shopper", 0.001): 0.8047, ("sledge", "Shopper", 0.01): 0.8437,
+    ("sledge", "Shuttle", 0.001): 0.6914, ("sledge", "Shuttle", 0.01): 0.9370,
+    ("sledge", "GSAD", 0.001): 0.3237, ("sledge", "GSAD", 0.01): 0.7553,
+    ("sledge-light", "MNIST", 0.001): 0.6752, ("sledge-light", "MNIST", 0.01): 0.8102,
+    ("sledge-light", "Shopper", 0.001): 0.7510, ("sledge-light", "Shopper", 0.01): 0.6768,
+    ("sledge-light", "Shuttle", 0.001): 0.7787, ("sledge-light", "Shuttle", 0.01): 0.8519,
+    ("sledge-light", "GSAD", 0.001): 0.3031, ("sledge-light", "GSAD", 0.01): 0.6954,
+    ("tlp", "MNIST", 0.01): 0.1309, ("tlp", "Shuttle", 0.01): 0.7860,
+    ("tlp", "Shopper", 0.01): 0.8453, ("tlp", "GSAD", 0.01): 0.1933,
+    ("ressl", "MNIST", 0.01): 0.6880, ("ressl", "Shuttle", 0.01): 0.9640,
+    ("ressl", "Shopper", 0.01): 0.7983, ("ressl", "GSAD", 0.01): 0.6267,
+    ("hdssl", "MNIST", 0.01): 0.7842, ("hdssl", "Shuttle", 0.01): 0.9672,
+    ("hdssl", "Shopper", 0.01): 0.8025, ("hdssl", "GSAD", 0.01): 0.6718,
+    ("tlp", "MNIST", 0.001): 0.1773, ("ressl", "MNIST", 0.001): 0.3400,
+    ("hdssl", "MNIST", 0.001): 0.3797, ("tlp", "Shuttle", 0.001): 0.7874,
+    ("ressl", "Shuttle", 0.001): 0.8350, ("hdssl", "Shuttle", 0.001): 0.8662,
+    ("tlp", "Shopper", 0.001): 0.8453, ("ressl", "Shopper", 0.001): 0.6304,
+    ("hdssl", "Shopper", 0.001): 0.7571, ("tlp", "GSAD", 0.001): 0.2097,
+    ("ressl", "GSAD", 0.001): 0.1971, ("hdssl", "GSAD", 0.001): 0.2279,
+}
+
+
+def run_path(model: str, dataset: str, ratio: float, seed: int, limit: Optional[int],
+             tag: str) -> Path:
+    suffix = f"_limit{limit}" if limit else ""
+    return RESULTS / tag / f"{model}_{dataset}_{ratio:g}_seed{seed}{suffix}.json"
+
+
+def run_grid(args: argparse.Namespace) -> None:
+    root = args.root or default_data_root()
+    if root is None:
+        raise SystemExit("error: no data folder: pass --root or set TGS_DATA_ROOT")
+    (RESULTS / args.tag).mkdir(parents=True, exist_ok=True)
+    for dataset in args.datasets:
+        for ratio in args.ratios:
+            for model in args.models:
+                for seed in args.seeds:
+                    path = run_path(model, dataset, ratio, seed, args.limit, args.tag)
+                    if path.exists():
+                        print(f"skip {path.name} (exists)")
+                        continue
+                    argv = ["run", "--dataset", dataset, "--root", str(root), "--model", model,
+                            "--label-ratio", str(ratio), "--seed", str(seed), "--threads",
+                            str(args.threads), "--output", str(path), "--quiet",
+                            *(["--limit", str(args.limit)] if args.limit else []),
+                            *args.extra]
+                    print("run", " ".join(argv), flush=True)
+                    code = cli_main(argv)
+                    if code != 0:
+                        print(f"failed with exit code {code}: {path.name}")
+
+
+def _mean_std(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.4f}"
+    return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
+
+
+def render_tables() -> str:
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for path in sorted(RESULTS.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        tag = path.parent.name
+        groups[(tag, record["dataset"], record["label_ratio"], record["model"],
+                record.get("limit"))].append(record)
+    lines = ["| tag | dataset | ratio | model | samples | seeds | accuracy (mean ± std) | "
+             "paper | last 20 % | s per run | ms/sample (median) | threads |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (tag, dataset, ratio, model, limit), records in sorted(groups.items(),
+                                                               key=lambda item: str(item[0])):
+        paper = PAPER.get((model, dataset, ratio))
+        lines.append(
+            f"| {tag} | {dataset} | {ratio:g} | {model} | {records[0]['n_samples']} | "
+            f"{len(records)} | {_mean_std([r['accuracy'] for r in records])} | "
+            f"{'' if paper is None or limit else f'{paper:.4f}'} | "
+            f"{_mean_std([r['accuracy_last_20'] for r in records])} | "
+            f"{statistics.mean(r['seconds'] for r in records):.0f} | "
+            f"{statistics.mean(r['ms_per_sample_median'] for r in records):.1f} | "
+            f"{records[0].get('threads', '')} |")
+    return "\n".join(lines)
+
+
+def render(_: argparse.Namespace) -> None:
+    table = render_tables()
+    print(table)
+    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
+    block = f"{BEGIN}\n{table}\n{END}"
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text += f"\n## Accuracy (benchmarks/accuracy.py)\n\n{block}\n"
+    RESULTS_MD.write_text(text)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
+    run.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
+    run.add_argument("--datasets", nargs="+", default=["Shopper", "GSAD"])
+    run.add_argument("--ratios", nargs="+", type=float, default=[0.001, 0.01])
+    run.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
+    run.add_argument("--limit", type=int, default=None, help="first N samples only")
+    run.add_argument("--threads", type=int, default=1)
+    run.add_argument("--root", default=None)
+    run.add_argument("--tag", default="default",
+                     help="sub-folder of the JSONs: the name of a configuration variant")
+    run.add_argument("extra", nargs=argparse.REMAINDER,
+                     help="after --, more options for `run` (e.g. -- --lam 0.01)")
+    run.set_defaults(func=run_grid)
+    commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(
+        func=render)
+    args = parser.parse_args(argv)
+    if getattr(args, "extra", None) and args.extra[0] == "--":
+        args.extra = args.extra[1:]
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
