@@ -11,6 +11,7 @@ from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES
+from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
@@ -105,8 +106,9 @@ def build_parser() -> Parser:
     """The parser of ``python -m torch_geometric_stream``."""
     parser = Parser(prog="torch_geometric_stream",
                     description="Semi-supervised learning on data streams (SLeDGe).")
-    commands = parser.add_subparsers(dest="command", metavar="{run,datasets}", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="{run,tune,datasets}", required=True)
     _add_run_parser(commands)
+    add_tune_parser(commands)
     datasets = commands.add_parser("datasets", help="list the paper's datasets and which "
                                                     "are found under --root")
     datasets.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR",

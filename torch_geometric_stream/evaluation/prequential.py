@@ -124,6 +124,34 @@ class PrequentialRecord:
         self.labeled.append(labeled)
         self.n_labels += labeled
 
+    def state_dict(self) -> Dict[str, Any]:
+        """The per-sample arrays so far, for a checkpoint (``initial`` of :func:`prequential`).
+
+        Keys: ``start``; ``predictions``, ``labels`` (``int64``), ``labeled``
+        (``bool``), ``seconds`` (per-sample latency, ``float64``), all
+        :math:`(n,)`; ``elapsed``: wall time so far.
+        """
+        return {"start": self.start,
+                "predictions": np.asarray(self.predictions, dtype=np.int64),
+                "labels": np.asarray(self.labels, dtype=np.int64),
+                "labeled": np.asarray(self.labeled, dtype=bool),
+                "seconds": self.metrics.seconds,
+                "elapsed": time.perf_counter() - self._started}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue from what :meth:`state_dict` returned (only on an empty record)."""
+        if self.metrics.n_samples:
+            raise ValueError("load_state_dict needs an empty record")
+        arrays = [np.asarray(state[key]) for key in ("predictions", "labels", "labeled",
+                                                     "seconds")]
+        if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
+            raise ValueError(f"the per-sample arrays must be 1-D of one length, got shapes "
+                             f"{[array.shape for array in arrays]}")
+        self.start = int(state["start"])
+        for prediction, label, labeled, seconds in zip(*(array.tolist() for array in arrays)):
+            self.update(prediction, label, labeled, seconds)
+        self._started = time.perf_counter() - float(state["elapsed"])
+
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
         metrics = self.metrics.summary()
@@ -143,7 +171,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 progress: bool = True,
                 limit: Optional[int] = None,
                 callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
-                start: int = 0) -> PrequentialResult:
+                start: int = 0,
+                initial: Optional[Mapping[str, Any]] = None) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: ``x = transform(x)``, then
@@ -166,14 +195,20 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             ``record.result()`` every so often).
         start: skip the first ``start`` samples (resuming a run); positions,
             and so the label mask, stay aligned with the full stream.
+        initial: the per-sample arrays of positions :math:`[s, \text{start})`
+            recorded before (:meth:`PrequentialRecord.state_dict`, e.g. from
+            :func:`~torch_geometric_stream.checkpoint.load_checkpoint`): the
+            result then covers the run from :math:`s` as if never interrupted.
 
     Returns:
         A :class:`PrequentialResult` over the positions
-        :math:`[\text{start}, \min(T, \text{limit}))`.
+        :math:`[\text{start}, \min(T, \text{limit}))` (from :math:`s` with
+        ``initial``).
 
     Raises:
         ValueError: if no sample is left to evaluate (``"stream is empty"``),
-            or the label mask is shorter than the stream.
+            the label mask is shorter than the stream, or ``initial`` does not
+            end at ``start``.
     """
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
@@ -182,6 +217,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device)
+    if initial is not None:
+        record.load_state_dict(initial)
+        if record.start + record.metrics.n_samples != start:
+            raise ValueError(f"initial covers positions [{record.start}, "
+                             f"{record.start + record.metrics.n_samples}) but start={start}")
     samples = itertools.islice(stream, start, limit)
     with tqdm(samples, total=_expected_length(stream, start, limit), disable=not progress,
               desc="prequential", unit="sample") as bar:

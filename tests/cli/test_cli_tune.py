@@ -1,0 +1,32 @@
+import json
+
+from torch_geometric_stream.cli import main
+
+SMALL = ["--dataset", "synthetic", "--model", "sledge-light", "--limit", "60", "--seeds", "0"]
+
+
+def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
+    out = tmp_path / "grid"
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=16",
+            "--out-dir", str(out)]
+    assert main(argv) == 0
+    runs = sorted(out.glob("sledge-light_*.json"))
+    assert len(runs) == 2
+    printed = capsys.readouterr().out
+    assert "rank" in printed and "lr=1e-3_hidden_channels=16" in printed
+    best = json.loads(next(out.glob("best_*.json")).read_text())
+    assert best["hidden_channels"] == 16 and best["lr"] in (1e-3, 5e-3)
+    stamps = [path.stat().st_mtime_ns for path in runs]
+    assert main(argv) == 0  # resumed: nothing is run again
+    assert [path.stat().st_mtime_ns for path in runs] == stamps
+    result = tmp_path / "run.json"
+    assert main(["run", "--dataset", "synthetic", "--model", "sledge-light", "--limit", "40",
+                 "--config", str(next(out.glob("best_*.json"))), "--output", str(result),
+                 "--quiet"]) == 0
+    assert json.loads(result.read_text())["config"]["hidden_channels"] == 16
+
+
+def test_tune_rejects_unknown_grid_option(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "colour=red", "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "colour" in err and "Traceback" not in err
