@@ -39,9 +39,14 @@ class StreamClassifier(abc.ABC):
         """Device the learner's state lives on (CPU unless overridden)."""
         return torch.device("cpu")
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """Floating dtype inputs are converted to (float32 unless overridden)."""
+        return torch.float32
+
     def predict_proba(self, x: Any) -> Tensor:
         """Class probabilities of every row of ``x`` against the current state."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device)
+        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype)
         return self._predict_proba(rows)
 
     def predict(self, x: Any) -> Tensor:
@@ -50,7 +55,7 @@ class StreamClassifier(abc.ABC):
 
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device)
+        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=self.device)
         self._learn(rows, labels)
         return self

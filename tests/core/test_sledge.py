@@ -157,3 +157,9 @@ def test_invalid_constructor_arguments():
         small(propagation="csr")
     with pytest.raises(ValueError, match="tau"):
         small(tau=0)
+
+
+def test_double_precision_model_takes_any_float_input():
+    model = small().double()
+    model.learn(np.random.randn(4, D).astype(np.float32), np.array([0, 1, -1, 2]))
+    assert model.predict_proba(torch.randn(2, D)).dtype == torch.float64

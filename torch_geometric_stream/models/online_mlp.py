@@ -52,6 +52,15 @@ class OnlineMLP(StreamClassifier, nn.Module):
     def device(self) -> torch.device:
         return next(self.parameters()).device
 
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.parameters()).dtype
+
+    @property
+    def num_items(self) -> int:
+        """Stored samples: none (the "Base" ablation has no memory)."""
+        return 0
+
     def get_extra_state(self) -> dict:
         return {"optimizer": self.optimizer.state_dict()}
 

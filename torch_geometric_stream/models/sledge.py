@@ -168,6 +168,15 @@ class SLeDGe(StreamClassifier, nn.Module):
     def device(self) -> torch.device:
         return self.memory.prototypes.device
 
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.memory.prototypes.dtype
+
+    @property
+    def num_items(self) -> int:
+        """Number of stored prototypes (at most ``labeled_size + unlabeled_size``)."""
+        return self.memory.num_nodes
+
     def reset_parameters(self) -> None:
         """Re-initialize the learnable modules and the optimizer; keep the memory."""
         if self.graph is not None:

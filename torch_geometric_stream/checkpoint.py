@@ -1,0 +1,397 @@
+r"""Checkpoint and resume of a stream learner together with its evaluation run.
+
+:func:`save_checkpoint` writes one file holding everything a prequential run
+needs to continue exactly where it stopped:
+
+* the learner's state: ``state_dict()`` for :class:`torch.nn.Module` learners
+  (for :class:`~torch_geometric_stream.models.SLeDGe` this includes the
+  parameters, the whole memory with its labeled ages and, through
+  ``get_extra_state``, the optimizer state), the learner's own
+  ``state_dict()`` for other learners that have one (the NumPy baselines),
+  else a pickle of its ``__dict__``;
+* the learner's class and the sizes that fix its shape (``in_channels``,
+  ``num_classes``, memory sizes, widths, layers ...), checked on loading;
+* the input transform's state (e.g. the running min/max of the scaler);
+* the random number generators: torch CPU, NumPy's global one, Python's
+  :mod:`random`, and every CUDA device's when CUDA is available;
+* the stream position and the per-sample arrays recorded so far
+  (:meth:`~torch_geometric_stream.evaluation.PrequentialRecord.state_dict`),
+  which :func:`~torch_geometric_stream.evaluation.prequential` takes back as
+  ``initial`` so that the resumed run reports on the whole stream;
+* ``extra``: anything the caller wants to check on resuming (the command line
+  stores the dataset, model, seed and configuration).
+
+.. code-block:: python
+
+    def every_500(position, record):
+        if (position + 1) % 500 == 0:
+            save_checkpoint("run.ckpt", learner, position=position + 1, record=record,
+                            transform=transform)
+
+    prequential(learner, stream, label_mask=mask, transform=transform, callback=every_500)
+    # ... later, in a new process, with a freshly built learner and transform:
+    state = load_checkpoint("run.ckpt", learner, transform=transform)
+    prequential(learner, stream, label_mask=mask, transform=transform,
+                start=state.position, initial=state.record)
+
+Writing is atomic: the file is written to a temporary file in the same folder,
+flushed and fsync'ed, then renamed onto the target (:func:`os.replace`), so a
+crash while saving leaves the previous checkpoint intact.  Loading validates
+the file, the learner's class and shape, the state's entries and the transform
+*before* changing anything, and rolls every change back if restoring still
+fails: a learner is never left half-loaded.
+
+.. warning::
+    Checkpoints are pickles (:func:`torch.load` with ``weights_only=False``,
+    needed for the optimizer, NumPy and RNG states): loading one can run
+    arbitrary code.  Only load checkpoints from a trusted source.
+
+Determinism
+-----------
+On the CPU, two runs with the same seed (same data, configuration, label mask
+and number of threads) give identical predictions, and a run resumed from a
+checkpoint gives exactly the predictions and metrics of the uninterrupted run.
+Only the timings (``seconds``, ``ms_per_sample_*``) differ.  A different
+number of CPU threads may change floating-point reduction orders and so, in
+rare near-ties, a prediction.
+
+On CUDA this is not guaranteed: the scatter-add of message passing
+(``torch_geometric``'s aggregation, ``index_add_``/``scatter_add_``) uses
+atomic additions whose order varies from run to run, and some other reductions
+are non-deterministic too, so predictions can differ in near-ties between runs
+and after resuming.  Call ``torch.use_deterministic_algorithms(True)`` (and set
+``CUBLAS_WORKSPACE_CONFIG=:4096:8``) for reproducible CUDA runs, at some cost
+in speed; operations without a deterministic implementation then raise.
+Checkpoints map every tensor to the CPU on loading and the learner copies
+them to its own device, so a run can move between CPU and GPU; CUDA RNG states
+are restored only when the checkpoint has as many CUDA devices as this
+machine.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+import torch_geometric_stream
+from torch_geometric_stream.evaluation.prequential import PrequentialRecord
+from torch_geometric_stream.evaluation.transforms import StreamTransform
+
+__all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
+           "FORMAT_VERSION"]
+
+PathLike = Union[str, Path]
+
+#: Version of the file layout; bumped on incompatible changes.
+FORMAT_VERSION = 1
+_FORMAT = "torch_geometric_stream.checkpoint"
+
+#: Sizes that fix a learner's shape: name in the checkpoint -> attribute path.
+#: Only those the learner has are stored and compared.
+_SHAPE_FIELDS = {
+    "in_channels": "in_channels",
+    "num_classes": "num_classes",
+    "memory_size": "memory_size",
+    "labeled_size": "memory.labeled_size",
+    "unlabeled_size": "memory.unlabeled_size",
+    "light": "light",
+    "graph": "graph_kind",
+    "k": "k",
+    "hidden_channels": "backbone.hidden_channels",
+    "num_layers": "backbone.num_layers",
+    "embedding_layers": "graph.embedding.num_layers",
+    "chunk_size": "chunk_size",
+}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit the learner it is loaded into."""
+
+
+@dataclass
+class CheckpointState:
+    """What :func:`load_checkpoint` returns besides the restored learner.
+
+    Attributes:
+        position: stream position to resume at (samples ``< position`` are done).
+        record: the per-sample arrays of the run so far
+            (:meth:`PrequentialRecord.state_dict`), ``None`` if none were saved;
+            pass it as ``initial`` to :func:`prequential`.
+        extra: the ``extra`` dictionary given to :func:`save_checkpoint`.
+        package_version: version of the package that wrote the checkpoint.
+    """
+
+    position: int
+    record: Optional[Dict[str, Any]]
+    extra: Dict[str, Any] = field(default_factory=dict)
+    package_version: str = ""
+
+
+def save_checkpoint(path: PathLike, learner: Any, *, position: int,
+                    record: Union[PrequentialRecord, Mapping[str, Any], None] = None,
+                    transform: Optional[StreamTransform] = None,
+                    extra: Optional[Mapping[str, Any]] = None) -> Path:
+    """Atomically write ``learner`` and the run's state to ``path``.
+
+    Args:
+        path: target file; its folder must exist.
+        learner: the stream learner (see the module docstring for what is stored).
+        position: number of stream samples processed (the resume position).
+        record: the run so far, a :class:`PrequentialRecord` or its
+            :meth:`~PrequentialRecord.state_dict`; it must end at ``position``.
+        transform: the input transform whose state to store.
+        extra: picklable values to store and check on loading (``expect``).
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: ``position`` negative or ``record`` not ending at it.
+    """
+    if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
+        raise ValueError(f"position must be an integer >= 0, got {position!r}")
+    arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
+    if arrays is not None:
+        end = int(arrays["start"]) + len(arrays["predictions"])
+        if end != position:
+            raise ValueError(f"record ends at position {end}, not at position={position}")
+    kind, state = _learner_state(learner)
+    payload = {
+        "format": _FORMAT,
+        "format_version": FORMAT_VERSION,
+        "package_version": torch_geometric_stream.__version__,
+        "torch_version": torch.__version__,
+        "learner": {"class": _class_name(learner), "shape": _shape_info(learner),
+                    "kind": kind, "state": state},
+        "transform": None if transform is None else {"class": _class_name(transform),
+                                                     "state": transform.state_dict()},
+        "rng": _rng_state(),
+        "position": int(position),
+        "record": None if arrays is None else dict(arrays),
+        "extra": dict(extra or {}),
+    }
+    path = Path(path)
+    _atomic_save(payload, path)
+    return path
+
+
+def load_checkpoint(path: PathLike, learner: Any, *,
+                    transform: Optional[StreamTransform] = None,
+                    expect: Optional[Mapping[str, Any]] = None) -> CheckpointState:
+    """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
+
+    Everything is checked before anything changes: the file, ``expect``, the
+    learner's class and sizes, the state's entries (and, for
+    :class:`~torch.nn.Module` learners, their shapes) and the transform.  If
+    restoring still fails, learner, transform and RNG states are rolled back.
+
+    Args:
+        path: a file written by :func:`save_checkpoint` (trusted: it is unpickled).
+        learner: a learner built like the saved one.
+        transform: the transform to restore; required exactly when the
+            checkpoint holds a transform state.
+        expect: entries that the checkpoint's ``extra`` must hold with equal values.
+
+    Returns:
+        A :class:`CheckpointState` (position, per-sample arrays, extra).
+
+    Raises:
+        CheckpointError: unreadable, truncated or foreign file, or any mismatch
+            (the message names it, e.g. ``checkpoint has in_channels=8,
+            learner has 16``).
+    """
+    path = Path(path)
+    payload = _read(path)
+    _check_expected(path, payload["extra"], expect or {})
+    saved = payload["learner"]
+    _check_learner(path, saved, learner)
+    _check_transform(path, payload["transform"], transform)
+    backup = (_learner_state(learner, copy_state=True), _rng_state(),
+              None if transform is None else copy.deepcopy(transform.state_dict()))
+    try:
+        _restore_learner(learner, saved["kind"], saved["state"])
+        if transform is not None:
+            transform.load_state_dict(payload["transform"]["state"])
+        _set_rng_state(payload["rng"])
+    except Exception as error:
+        (kind, state), rng, transform_state = backup
+        _restore_learner(learner, kind, state)
+        _set_rng_state(rng)
+        if transform is not None:
+            transform.load_state_dict(transform_state)
+        raise CheckpointError(f"cannot restore checkpoint {path}: {error}") from error
+    return CheckpointState(position=payload["position"], record=payload["record"],
+                           extra=payload["extra"], package_version=payload["package_version"])
+
+
+# ------------------------------------------------------------------ writing
+def _atomic_save(payload: Dict[str, Any], path: Path) -> None:
+    """``torch.save`` into a temporary file beside ``path``, fsync, rename onto ``path``."""
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".tmp", delete=False)
+    try:
+        with handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable where folders can be fsync'ed (POSIX)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. Windows
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+# --------------------------------------------------------------- the learner
+def _class_name(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _shape_info(learner: Any) -> Dict[str, Any]:
+    """The entries of :data:`_SHAPE_FIELDS` that ``learner`` has."""
+    info = {}
+    for name, attribute_path in _SHAPE_FIELDS.items():
+        value: Any = learner
+        for attribute in attribute_path.split("."):
+            value = getattr(value, attribute, None)
+        if isinstance(value, (bool, int, float, str)):
+            info[name] = value
+    return info
+
+
+def _has_state_dict(learner: Any) -> bool:
+    return callable(getattr(learner, "state_dict", None)) and \
+        callable(getattr(learner, "load_state_dict", None))
+
+
+def _learner_state(learner: Any, copy_state: bool = False) -> tuple[str, Any]:
+    """``("state_dict", learner.state_dict())`` or ``("pickle", learner.__dict__)``;
+    deep-copied with ``copy_state`` (for a rollback)."""
+    kind, state = (("state_dict", learner.state_dict()) if _has_state_dict(learner)
+                   else ("pickle", learner.__dict__))
+    return kind, copy.deepcopy(state) if copy_state else state
+
+
+def _restore_learner(learner: Any, kind: str, state: Any) -> None:
+    if kind == "state_dict":
+        learner.load_state_dict(state)
+    else:
+        learner.__dict__.clear()
+        learner.__dict__.update(state)
+
+
+def _check_learner(path: Path, saved: Mapping[str, Any], learner: Any) -> None:
+    """Class, sizes, storage kind and state entries of the checkpoint vs ``learner``."""
+    if saved["class"] != _class_name(learner):
+        raise CheckpointError(f"checkpoint {path} holds a {saved['class']}, "
+                              f"the learner is a {_class_name(learner)}")
+    ours = _shape_info(learner)
+    mismatches = [f"checkpoint has {name}={saved['shape'].get(name)!r}, "
+                  f"learner has {ours.get(name)!r}"
+                  for name in sorted(set(saved["shape"]) | set(ours))
+                  if saved["shape"].get(name) != ours.get(name)]
+    if mismatches:
+        raise CheckpointError(f"checkpoint {path} does not fit the learner: "
+                              + "; ".join(mismatches))
+    kind, current = _learner_state(learner)
+    if saved["kind"] != kind:
+        raise CheckpointError(f"checkpoint {path} stores the learner as {saved['kind']!r}, "
+                              f"this learner needs {kind!r}")
+    mismatches = _entry_mismatches(saved["state"], current, shapes=isinstance(learner, nn.Module))
+    if mismatches:
+        raise CheckpointError(f"checkpoint {path} does not fit the learner's state: "
+                              + "; ".join(mismatches))
+
+
+def _entry_mismatches(saved: Mapping[str, Any], current: Mapping[str, Any],
+                      shapes: bool) -> List[str]:
+    """Missing and unexpected entries and, with ``shapes``, entries of another shape."""
+    problems = []
+    missing, unexpected = sorted(set(current) - set(saved)), sorted(set(saved) - set(current))
+    if missing:
+        problems.append(f"missing entries {missing}")
+    if unexpected:
+        problems.append(f"unexpected entries {unexpected}")
+    if shapes:
+        for key in sorted(set(saved) & set(current)):
+            old, new = (tuple(value.shape) if hasattr(value, "shape") else None
+                        for value in (saved[key], current[key]))
+            if old != new:
+                problems.append(f"{key} has shape {old} in the checkpoint, {new} in the learner")
+    return problems
+
+
+def _check_transform(path: Path, saved: Optional[Mapping[str, Any]],
+                     transform: Optional[StreamTransform]) -> None:
+    if saved is None and transform is None:
+        return
+    if saved is None or transform is None:
+        have = "holds a transform state" if transform is None else "holds no transform state"
+        raise CheckpointError(f"checkpoint {path} {have}, but transform="
+                              f"{'None' if transform is None else _class_name(transform)}")
+    if saved["class"] != _class_name(transform):
+        raise CheckpointError(f"checkpoint {path} holds a {saved['class']} transform, "
+                              f"got a {_class_name(transform)}")
+
+
+def _check_expected(path: Path, extra: Mapping[str, Any], expect: Mapping[str, Any]) -> None:
+    mismatches = [f"{key}={extra.get(key)!r} in the checkpoint, {value!r} here"
+                  for key, value in expect.items() if extra.get(key) != value]
+    if mismatches:
+        raise CheckpointError(f"checkpoint {path} was made by another run: "
+                              + "; ".join(mismatches))
+
+
+# ------------------------------------------------------------------ reading
+def _read(path: Path) -> Dict[str, Any]:
+    """The payload of ``path``, or :class:`CheckpointError` for anything unreadable."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as error:  # truncated zip, garbage pickle, missing file ...
+        raise CheckpointError(f"cannot read checkpoint {path}: {type(error).__name__}: "
+                              f"{error}") from error
+    if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
+        raise CheckpointError(f"{path} is not a torch_geometric_stream checkpoint")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint {path} has format version "
+                              f"{payload.get('format_version')!r}, this package reads "
+                              f"{FORMAT_VERSION}")
+    return payload
+
+
+# ---------------------------------------------------------------------- RNG
+def _rng_state() -> Dict[str, Any]:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
+            "python": random.getstate(), "cuda": cuda}
+
+
+def _set_rng_state(state: Mapping[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    np.random.set_state(state["numpy"])
+    random.setstate(state["python"])
+    cuda = state["cuda"]
+    if cuda is not None and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda)
