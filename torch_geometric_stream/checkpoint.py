@@ -83,8 +83,7 @@ import torch
 from torch import nn
 
 import torch_geometric_stream
-from torch_geometric_stream.evaluation.prequential import PrequentialRecord
-from torch_geometric_stream.evaluation.transforms import StreamTransform
+from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
 
 __all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
            "FORMAT_VERSION"]

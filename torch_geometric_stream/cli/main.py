@@ -99,6 +99,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--plot", type=Path, metavar="FILE.png",
                         help="running accuracy over the stream, one curve per seed")
     output.add_argument("--quiet", action="store_true", help="no progress bar")
+    checkpoint = run.add_argument_group("checkpoint and resume (single seed)")
+    checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",
+                            help="save learner, transform, RNG states and the run so far to "
+                                 "FILE (atomically) after the last sample and, with "
+                                 "--checkpoint-every, every N samples")
+    checkpoint.add_argument("--checkpoint-every", type=positive_int, metavar="N",
+                            help="checkpoint every N stream positions")
+    checkpoint.add_argument("--resume", type=Path, metavar="FILE",
+                            help="continue the run stored in FILE (same dataset, model, seed "
+                                 "and configuration; trusted files only, they are pickles); "
+                                 "the outputs cover the whole stream")
     run.set_defaults(handler=run_command)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 import torch
 
+from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
 from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.errors import UsageError
@@ -17,11 +18,13 @@ from torch_geometric_stream.cli.report import run_record, seed_path, summary_tab
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
 from torch_geometric_stream.datasets.bundled import load_bundled_dataset
-from torch_geometric_stream.evaluation import (bernoulli_label_mask, make_transform,
+from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
+                                               bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
                                                prequential)
 
-__all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "run_command"]
+__all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
+           "run_command"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -32,6 +35,9 @@ BUNDLED_LIMIT = 2000
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
                  "normalization", "regularizer", "propagation", "scaling")
+#: Run entries a ``--resume`` checkpoint must share with the command (besides
+#: the resolved configuration and the stream length).
+RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 
 
 @contextmanager
@@ -68,6 +74,7 @@ def _label_mask(kind: str, labels: np.ndarray, ratio: float, seed: int) -> np.nd
 def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
+    _check_checkpoint_flags(args, seeds)
     _check_output_folders(args)
     device = check_device(args.device)
     torch.set_num_threads(args.threads)
@@ -89,12 +96,24 @@ def run_command(args: argparse.Namespace) -> int:
             mask = _label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
             transform = make_transform(config["scaling"], data=(
                 dataset.x if config["scaling"] == "global" else None))
-        result = prequential(learner, dataset, label_mask=mask, transform=transform,
-                             progress=not args.quiet)
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "threads": args.threads,
                                "device": device}
+        identity = {**{key: run[key] for key in RESUME_KEYS},
+                    "num_samples": dataset.num_samples,
+                    **{f"config.{key}": value for key, value in config.items()}}
+        start, initial = 0, None
+        if args.resume is not None:
+            with user_input("--resume"):
+                state = load_checkpoint(args.resume, learner, transform=transform,
+                                        expect=identity)
+            start, initial = state.position, state.record
+            run["resumed_from"] = start
+        result = prequential(learner, dataset, label_mask=mask, transform=transform,
+                             progress=not args.quiet, start=start, initial=initial,
+                             callback=_checkpointer(args, learner, transform, identity,
+                                                    dataset.num_samples))
         record = run_record(result, run=run, config=config)
         _write_outputs(args, result, record, seed, several=len(seeds) > 1)
         results[f"seed {seed}"] = result
@@ -110,9 +129,36 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:
+    """``--checkpoint-every`` needs ``--checkpoint``; checkpoints are for one seed."""
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise UsageError("--checkpoint-every needs --checkpoint FILE")
+    if len(seeds) > 1 and (args.checkpoint is not None or args.resume is not None):
+        raise UsageError(f"--checkpoint and --resume take a single seed, got {len(seeds)}")
+
+
+def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTransform,
+                  identity: dict[str, Any], end: int
+                  ) -> Optional[Callable[[int, PrequentialRecord], None]]:
+    """The ``prequential`` callback writing ``--checkpoint`` every
+    ``--checkpoint-every`` stream positions and after the last sample."""
+    if args.checkpoint is None:
+        return None
+    every = args.checkpoint_every or end
+
+    def callback(position: int, record: PrequentialRecord) -> None:
+        done = position + 1
+        if done % every == 0 or done == end:
+            save_checkpoint(args.checkpoint, learner, position=done, record=record,
+                            transform=transform, extra=identity)
+
+    return callback
+
+
 def _check_output_folders(args: argparse.Namespace) -> None:
     """Fail before the run, not after it, when an output folder does not exist."""
-    for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot)):
+    for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
+                         ("--checkpoint", args.checkpoint)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"{option}: folder {path.parent} does not exist")
 

@@ -1,0 +1,300 @@
+"""Save/load of learners: exact continuation, validation, no half-loads, atomic writes."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream.baselines import HDSSL, ReSSL, TemporalLabelPropagation
+from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from torch_geometric_stream.evaluation import make_transform, prequential
+from torch_geometric_stream.models import OnlineMLP, SLeDGe
+
+D, C = 8, 3
+
+
+def small_sledge(seed: int = 0, **kwargs: Any) -> SLeDGe:
+    options = dict(labeled_size=6, unlabeled_size=12, hidden_channels=16, k=3, seed=seed)
+    options.update(kwargs)
+    return SLeDGe(options.pop("in_channels", D), options.pop("num_classes", C), **options)
+
+
+class PlainLearner(StreamClassifier):
+    """A learner without ``state_dict``: checkpointed through its ``__dict__``."""
+
+    def __init__(self, in_channels: int, num_classes: int) -> None:
+        self.in_channels, self.num_classes = in_channels, num_classes
+        self.counts = np.zeros(num_classes)
+
+    def _predict_proba(self, x: torch.Tensor) -> torch.Tensor:
+        proba = torch.as_tensor(self.counts + 1.0, dtype=torch.float32)
+        return (proba / proba.sum()).expand(x.size(0), -1)
+
+    def _learn(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        for label in y.tolist():
+            if label >= 0:
+                self.counts[label] += 1
+
+
+#: name -> factory(seed); a different seed must give a different initial state
+#: where the learner has one, so that loading is what makes the copies equal.
+LEARNERS: dict[str, Callable[[int], Any]] = {
+    "sledge": lambda seed: small_sledge(seed),
+    "sledge-light": lambda seed: small_sledge(seed, light=True),
+    "online-mlp": lambda seed: OnlineMLP(D, C, hidden_channels=16, seed=seed),
+    "ressl": lambda seed: ReSSL(D, C, memory_size=20),
+    "hdssl": lambda seed: HDSSL(D, C, memory_size=20, seed=seed),
+    "tlp": lambda seed: TemporalLabelPropagation(D, C, memory_size=20),
+    "plain": lambda seed: PlainLearner(D, C),
+}
+
+
+def stream(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, n)
+    x = rng.normal(size=(n, D)) + 2.0 * np.eye(C, D)[y]
+    return x.astype(np.float32), y
+
+
+def feed(learner: Any, x: np.ndarray, y: np.ndarray, offset: int = 0) -> list[int]:
+    """Test-then-train; every third position labeled. Returns the predictions."""
+    predictions = []
+    for position, (row, label) in enumerate(zip(x, y), start=offset):
+        predictions.append(int(learner.predict(row)))
+        learner.learn(row, int(label) if position % 3 == 0 else -1)
+    return predictions
+
+
+def state_of(learner: Any) -> Any:
+    """A deep copy of everything a checkpoint stores about ``learner``."""
+    return copy.deepcopy(learner.state_dict() if hasattr(learner, "state_dict")
+                         else learner.__dict__)
+
+
+def assert_identical(a: Any, b: Any) -> None:
+    """Bitwise equality of nested dicts/lists of tensors, arrays and scalars."""
+    if isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            assert_identical(a[key], b[key])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for left, right in zip(a, b):
+            assert_identical(left, right)
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_round_trip_continues_exactly(name, tmp_path):
+    x, y = stream()
+    original = LEARNERS[name](0)
+    feed(original, x[:60], y[:60])
+    path = save_checkpoint(tmp_path / "mid.ckpt", original, position=60, extra={"note": name})
+
+    restored = LEARNERS[name](1)
+    state = load_checkpoint(path, restored)
+    assert (state.position, state.record, state.extra) == (60, None, {"note": name})
+    assert_identical(state_of(restored), state_of(original))
+    # Same predictions and, after more learning, the same state: parameters,
+    # memory and (for the torch learners) the optimizer's moments and steps.
+    assert feed(restored, x[60:], y[60:], 60) == feed(original, x[60:], y[60:], 60)
+    assert_identical(state_of(restored), state_of(original))
+
+
+def test_optimizer_state_matters_for_sledge(tmp_path):
+    """Without the optimizer state the continuation would differ: the test above is sharp."""
+    x, y = stream()
+    original = small_sledge()
+    feed(original, x[:60], y[:60])
+    weights_only = small_sledge(1)
+    weights_only.load_state_dict({key: value for key, value in original.state_dict().items()
+                                  if key != "_extra_state"}, strict=False)
+    feed(original, x[60:], y[60:], 60)
+    feed(weights_only, x[60:], y[60:], 60)
+    assert not torch.equal(original.backbone.convs[0].lin.weight,
+                           weights_only.backbone.convs[0].lin.weight)
+
+
+def test_prequential_resume_gives_the_uninterrupted_result(tmp_path):
+    x, y = stream(90)
+    mask = np.arange(90) % 4 == 0
+    path = tmp_path / "run.ckpt"
+
+    def build() -> tuple[OnlineMLP, Any]:
+        return OnlineMLP(D, C, hidden_channels=16, seed=0), make_transform("online")
+
+    def checkpoint_at_40(position: int, record: Any) -> None:
+        if position + 1 == 40:
+            save_checkpoint(path, learner, position=40, record=record, transform=transform)
+
+    learner, transform = build()
+    full = prequential(learner, list(zip(x, y)), label_mask=mask, transform=transform,
+                       progress=False, callback=checkpoint_at_40)
+    learner, transform = build()
+    state = load_checkpoint(path, learner, transform=transform)
+    resumed = prequential(learner, list(zip(x, y)), label_mask=mask, transform=transform,
+                          progress=False, start=state.position, initial=state.record)
+    assert resumed.start == 0
+    for name in ("correct", "predictions", "labels", "labeled"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(full, name))
+    for key in ("accuracy", "accuracy_last_20", "accuracy_last_5", "n_samples", "n_labels"):
+        assert resumed.metrics[key] == full.metrics[key]
+
+
+def test_initial_must_end_at_start():
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    x, y = stream(10)
+    first = prequential(learner, list(zip(x, y)), progress=False, limit=4)
+    initial = {"start": 0, "predictions": first.predictions, "labels": first.labels,
+               "labeled": first.labeled, "seconds": np.zeros(4), "elapsed": 0.0}
+    with pytest.raises(ValueError, match=r"initial covers positions \[0, 4\) but start=5"):
+        prequential(learner, list(zip(x, y)), progress=False, start=5, initial=initial)
+
+
+def test_rng_states_are_restored(tmp_path):
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    torch.manual_seed(3)
+    np.random.seed(3)
+    path = save_checkpoint(tmp_path / "rng.ckpt", learner, position=0)
+    expected = (torch.rand(3), np.random.rand(3))
+    torch.manual_seed(4)
+    np.random.seed(4)
+    load_checkpoint(path, learner)
+    assert torch.equal(torch.rand(3), expected[0])
+    np.testing.assert_array_equal(np.random.rand(3), expected[1])
+
+
+# ------------------------------------------------------------ bad checkpoints
+@pytest.fixture
+def saved(tmp_path) -> Path:
+    learner = small_sledge()
+    x, y = stream(30)
+    feed(learner, x, y)
+    return save_checkpoint(tmp_path / "good.ckpt", learner, position=30,
+                           extra={"seed": 0}, transform=make_transform("online"))
+
+
+def assert_refused(path: Path, learner: Any, match: str, **kwargs: Any) -> None:
+    """Loading raises CheckpointError matching ``match`` and changes nothing."""
+    before = state_of(learner)
+    transform = kwargs.pop("transform", make_transform("online"))
+    transform_before = copy.deepcopy(transform.state_dict())
+    with pytest.raises(CheckpointError, match=match):
+        load_checkpoint(path, learner, transform=transform, **kwargs)
+    assert_identical(state_of(learner), before)
+    assert_identical(transform.state_dict(), transform_before)
+
+
+def test_truncated_file(saved):
+    saved.write_bytes(saved.read_bytes()[:len(saved.read_bytes()) // 2])
+    assert_refused(saved, small_sledge(), f"cannot read checkpoint {saved}")
+
+
+def test_garbage_file(tmp_path):
+    garbage = tmp_path / "garbage.ckpt"
+    garbage.write_bytes(np.random.default_rng(0).bytes(4096))
+    assert_refused(garbage, small_sledge(), "cannot read checkpoint .*garbage.ckpt")
+
+
+def test_foreign_pickle(tmp_path):
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(2)}, other)
+    assert_refused(other, small_sledge(), "is not a torch_geometric_stream checkpoint")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"in_channels": 16}, "checkpoint has in_channels=8, learner has 16"),
+    ({"num_classes": 2}, "checkpoint has num_classes=3, learner has 2"),
+    ({"labeled_size": 9}, "checkpoint has labeled_size=6, learner has 9"),
+    ({"unlabeled_size": 20}, "checkpoint has unlabeled_size=12, learner has 20"),
+    ({"hidden_channels": 32}, "checkpoint has hidden_channels=16, learner has 32"),
+    ({"light": True}, "checkpoint has light=False, learner has True"),
+])
+def test_shape_mismatch_is_named(saved, kwargs, match):
+    assert_refused(saved, small_sledge(**kwargs), match)
+
+
+def test_wrong_class(saved):
+    assert_refused(saved, OnlineMLP(D, C), "holds a torch_geometric_stream.models.sledge.SLeDGe, "
+                                           "the learner is a .*OnlineMLP")
+
+
+def test_wrong_state_entries(tmp_path):
+    learner = small_sledge()
+    payload_path = save_checkpoint(tmp_path / "entries.ckpt", learner, position=0,
+                                   transform=make_transform("online"))
+    payload = torch.load(payload_path, weights_only=False)
+    payload["learner"]["state"]["backbone.convs.0.lin.weight"] = torch.zeros(5, 5)
+    del payload["learner"]["state"]["memory.ages"]
+    torch.save(payload, payload_path)
+    assert_refused(payload_path, learner, r"missing entries \['memory.ages'\].*"
+                   r"backbone.convs.0.lin.weight has shape \(5, 5\)")
+
+
+def test_expected_extra_and_transform_presence(saved):
+    assert_refused(saved, small_sledge(), "seed=0 in the checkpoint, 1 here", expect={"seed": 1})
+    learner = small_sledge()
+    before = state_of(learner)
+    with pytest.raises(CheckpointError, match="holds a transform state, but transform=None"):
+        load_checkpoint(saved, learner)
+    assert_identical(state_of(learner), before)
+
+
+def test_failed_restore_rolls_back(saved, monkeypatch):
+    """A failure after the learner was loaded (here: the transform) undoes the load."""
+    transform = make_transform("online")
+    calls = []
+    real_load = transform.load_state_dict
+
+    def fails_once(state: Any) -> None:  # the restore fails, the rollback works
+        calls.append(state)
+        if len(calls) == 1:
+            raise RuntimeError("disk on fire")
+        real_load(state)
+
+    monkeypatch.setattr(transform, "load_state_dict", fails_once)
+    learner = small_sledge(5)
+    before = state_of(learner)
+    with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
+        load_checkpoint(saved, learner, transform=transform)
+    assert_identical(state_of(learner), before)
+    assert len(calls) == 2 and transform.state_dict() == {"0": {"min": None, "max": None}, "1": {}}
+
+
+# ------------------------------------------------------------------- atomicity
+def test_crash_while_saving_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    path = save_checkpoint(tmp_path / "run.ckpt", learner, position=10)
+    real_save = torch.save
+
+    def crash(obj: Any, handle: Any, *args: Any, **kwargs: Any) -> None:
+        real_save(obj, handle, *args, **kwargs)
+        handle.truncate(100)  # half-written file ...
+        raise OSError("no space left on device")  # ... and the writer dies
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(OSError, match="no space left"):
+        save_checkpoint(path, learner, position=20)
+    monkeypatch.undo()
+    assert load_checkpoint(path, OnlineMLP(D, C, hidden_channels=16)).position == 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt"]
+
+
+def test_save_checks_position_against_record(tmp_path):
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    record = {"start": 0, "predictions": np.zeros(5, dtype=np.int64)}
+    with pytest.raises(ValueError, match="record ends at position 5, not at position=6"):
+        save_checkpoint(tmp_path / "x.ckpt", learner, position=6, record=record)
+    with pytest.raises(ValueError, match="position must be an integer >= 0"):
+        save_checkpoint(tmp_path / "x.ckpt", learner, position=-1)
+    assert not list(tmp_path.iterdir())

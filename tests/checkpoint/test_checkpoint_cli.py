@@ -1,0 +1,115 @@
+"""``run --checkpoint/--checkpoint-every/--resume``: a killed run resumes exactly."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from torch_geometric_stream.cli import main
+
+N = 400
+
+
+def run_argv(samples: int = N) -> list[str]:
+    """A small, fast SLeDGe run on the synthetic stream."""
+    return ["run", "--dataset", "synthetic", "--synthetic-samples", str(samples), "--model",
+            "sledge", "--labeled-size", "10", "--unlabeled-size", "40", "--hidden-channels",
+            "16", "--quiet"]
+
+
+RUN = run_argv()
+#: Metrics that must be equal between an interrupted and an uninterrupted run
+#: (timings are not).
+EXACT = ("n_samples", "n_labels", "accuracy", "accuracy_last_20", "accuracy_last_10",
+         "accuracy_last_5", "dataset", "model", "seed", "config")
+
+
+def outputs(folder: Path, name: str) -> list[str]:
+    return ["--output", str(folder / f"{name}.json"), "--csv", str(folder / f"{name}.csv")]
+
+
+def assert_same_run(folder: Path, name: str, reference: str = "reference") -> None:
+    assert (folder / f"{name}.csv").read_text() == (folder / f"{reference}.csv").read_text()
+    got, expected = (json.loads((folder / f"{run}.json").read_text())
+                     for run in (name, reference))
+    assert {key: got[key] for key in EXACT} == {key: expected[key] for key in EXACT}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """An uninterrupted run: reference.json and reference.csv."""
+    folder = tmp_path_factory.mktemp("reference")
+    assert main([*RUN, *outputs(folder, "reference")]) == 0
+    return folder
+
+
+def test_same_seed_twice_gives_identical_predictions(reference, tmp_path):
+    assert main([*RUN, *outputs(reference, "again")]) == 0
+    assert_same_run(reference, "again")
+
+
+def test_killed_run_resumes_exactly(reference):
+    folder, checkpoint = reference, reference / "killed.ckpt"
+    command = [sys.executable, "-m", "torch_geometric_stream", *RUN, "--checkpoint",
+               str(checkpoint), "--checkpoint-every", "50", *outputs(folder, "killed")]
+    process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not checkpoint.exists():
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before its first checkpoint: "
+                        f"{process.stderr.read().decode()}")
+        if time.monotonic() > deadline:
+            process.kill()
+            pytest.fail("no checkpoint after 300 s")
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    process.stderr.close()
+    assert process.returncode == -signal.SIGKILL
+    position = torch.load(checkpoint, weights_only=False)["position"]
+    assert 0 < position < N and position % 50 == 0
+    assert not (folder / "killed.csv").exists()  # it really died mid-stream
+
+    resume = [*RUN, "--resume", str(checkpoint), "--checkpoint", str(checkpoint),
+              "--checkpoint-every", "50", *outputs(folder, "resumed")]
+    assert main(resume) == 0
+    assert_same_run(folder, "resumed")
+    assert json.loads((folder / "resumed.json").read_text())["resumed_from"] == position
+    # The final checkpoint sits at the end of the stream: resuming it again
+    # only rewrites the same outputs.
+    assert torch.load(checkpoint, weights_only=False)["position"] == N
+    assert main([*RUN, "--resume", str(checkpoint), *outputs(folder, "finished")]) == 0
+    assert_same_run(folder, "finished")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--checkpoint-every", "10"], "--checkpoint-every needs --checkpoint FILE"),
+    (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
+    (["--checkpoint", "{dir}/missing/c.ckpt"], "--checkpoint: folder .*missing does not exist"),
+    (["--resume", "{dir}/absent.ckpt"], "--resume: cannot read checkpoint .*absent.ckpt"),
+])
+def test_flag_errors(tmp_path, capsys, flags, message):
+    flags = [flag.format(dir=tmp_path) for flag in flags]
+    assert main([*run_argv(20), *flags]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_resume_refuses_another_run(tmp_path, capsys):
+    checkpoint = tmp_path / "short.ckpt"
+    short = [*run_argv(30), "--checkpoint", str(checkpoint)]
+    assert main(short) == 0
+    assert main([*short, "--resume", str(checkpoint), "--seed", "1", "--lr", "0.01"]) == 2
+    error = capsys.readouterr().err
+    assert "seed=0 in the checkpoint, 1 here" in error
+    assert "config.lr=0.001 in the checkpoint, 0.01 here" in error
+    assert main([*short, "--resume", str(checkpoint), "--model", "sledge-light"]) == 2
+    assert "model='sledge' in the checkpoint, 'sledge-light' here" in capsys.readouterr().err

@@ -1,0 +1,48 @@
+"""CapyMOA adapter driven by CapyMOA's own prequential_ssl_evaluation."""
+import numpy as np
+import pytest
+
+pytest.importorskip("capymoa")
+from capymoa.base import ClassifierSSL  # noqa: E402
+from capymoa.evaluation import prequential_ssl_evaluation  # noqa: E402
+from capymoa.stream import NumpyStream  # noqa: E402
+
+from torch_geometric_stream.integrations.capymoa import (CapyMOASLeDGe,  # noqa: E402
+                                                         CapyMOASLeDGeLight)
+
+SMALL = dict(hidden_channels=16, labeled_size=10, unlabeled_size=40)
+
+
+@pytest.fixture(scope="module")
+def stream():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 400)
+    X = rng.normal(size=(3, 5))[y] * 3 + rng.normal(size=(400, 5))
+    return NumpyStream(X, y, dataset_name="blobs")
+
+
+@pytest.mark.parametrize("cls,name", [(CapyMOASLeDGe, "SLeDGe"), (CapyMOASLeDGeLight, "SLeDGe-L")])
+def test_prequential_ssl_evaluation_above_chance(stream, cls, name):
+    learner = cls(stream.get_schema(), **SMALL)
+    assert isinstance(learner, ClassifierSSL) and str(learner) == name
+    results = prequential_ssl_evaluation(stream, learner, label_probability=0.05,
+                                         window_size=100, random_seed=1)
+    assert results.other_metrics()["unlabeled_ratio"] > 0.9
+    assert results.cumulative.accuracy() > 60.0  # chance is 33 %
+
+
+def test_predict_proba_shape_and_seed(stream):
+    schema = stream.get_schema()
+    first = CapyMOASLeDGe(schema, random_seed=3, **SMALL)
+    second = CapyMOASLeDGe(schema, random_seed=3, **SMALL)
+    stream.restart()
+    for instance in [stream.next_instance() for _ in range(20)]:
+        for learner in (first, second):
+            learner.train(instance) if instance.y_index == 0 else learner.train_on_unlabeled(
+                instance)
+    proba = first.predict_proba(instance)
+    assert proba.shape == (3,) and proba.sum() == pytest.approx(1.0)
+    np.testing.assert_array_equal(proba, second.predict_proba(instance))
+    assert first.predict(instance) == int(np.argmax(proba))
+    with pytest.raises(TypeError, match="random_seed"):
+        CapyMOASLeDGe(schema, seed=1)

@@ -1,0 +1,113 @@
+"""River adapter: progressive validation, unlabeled learning, class mapping."""
+import itertools
+
+import numpy as np
+import pytest
+
+river = pytest.importorskip("river")
+from river import datasets, evaluate, metrics  # noqa: E402
+
+from torch_geometric_stream.evaluation.transforms import make_transform  # noqa: E402
+from torch_geometric_stream.integrations.river import (RiverClassifier,  # noqa: E402
+                                                       SemiSupervisedWrapper)
+from torch_geometric_stream.models.registry import build_model  # noqa: E402
+
+SMALL = dict(hidden_channels=16, labeled_size=10, unlabeled_size=40, seed=0)
+
+
+def small_model(num_classes=2, **kwargs):
+    return RiverClassifier.sledge(num_classes=num_classes, transform=make_transform(),
+                                  **SMALL, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def phishing():
+    return list(itertools.islice(datasets.Phishing(), 300))
+
+
+def majority_rate(stream):
+    labels = [y for _, y in stream]
+    return max(labels.count(label) for label in set(labels)) / len(labels)
+
+
+def test_progressive_val_score_beats_majority(phishing):
+    model = small_model()
+    score = evaluate.progressive_val_score(phishing, model, metrics.Accuracy())
+    assert score.get() > majority_rate(phishing) + 0.1
+    assert set(model.classes_) == {True, False}
+
+
+def test_semi_supervised_wrapper_hides_labels(phishing):
+    model = SemiSupervisedWrapper(small_model(), label_probability=0.1, seed=1)
+    score = evaluate.progressive_val_score(phishing, model, metrics.Accuracy())
+    assert model.n_seen == len(phishing)
+    assert 0 < model.n_labeled < 0.2 * len(phishing)
+    assert score.get() > majority_rate(phishing)
+
+
+def test_wrapper_mask_and_skip_for_supervised_models():
+    from river import tree
+
+    mask = [True, False, True, False]
+    wrapper = SemiSupervisedWrapper(tree.HoeffdingTreeClassifier(), mask=mask)
+    assert wrapper._pass is False
+    for i in range(4):
+        wrapper.learn_one({"a": float(i)}, i % 2)
+    assert wrapper.n_labeled == 2
+    with pytest.raises(ValueError, match="mask covers 4"):
+        wrapper.learn_one({"a": 0.0}, 1)
+    with pytest.raises(ValueError, match="exactly one"):
+        SemiSupervisedWrapper(small_model())
+
+
+def test_learn_and_predict_one_with_unlabeled():
+    model = small_model(num_classes=3)
+    assert model.predict_one({"a": 1.0, "b": 0.0}) is None  # no class seen yet
+    assert model.model_ is not None and model.model_.in_channels == 2
+    model.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    model.learn_one({"a": 0.0, "b": 1.0})  # unlabeled
+    model.learn_one({"b": 1.0, "a": 0.1}, "dog")  # key order does not matter
+    model.learn_one({"a": 0.5, "b": 0.5}, None)
+    proba = model.predict_proba_one({"a": 1.0, "b": 0.1})
+    assert set(proba) == {"cat", "dog"}
+    assert sum(proba.values()) == pytest.approx(1.0)
+    assert model.predict_one({"a": 1.0, "b": 0.1}) in ("cat", "dog")
+    assert model.features_ == ["a", "b"]
+
+
+def test_too_many_classes_raise_and_leave_mapping_unchanged():
+    model = small_model(num_classes=2)
+    model.learn_one({"x": 1.0}, "a")
+    model.learn_one({"x": -1.0}, "b")
+    with pytest.raises(ValueError, match="unknown class 'c'"):
+        model.learn_one({"x": 0.0}, "c")
+    assert model.classes_ == ["a", "b"]
+    fixed = RiverClassifier.sledge(num_classes=3, classes=["a", "b"], **SMALL)
+    with pytest.raises(ValueError, match="unknown class"):
+        fixed.learn_one({"x": 0.0}, "z")
+
+
+def test_built_learner_and_bad_arguments():
+    learner = build_model("sledge-light", 2, 2, **SMALL)
+    model = RiverClassifier(learner, feature_names=["u", "v"])
+    model.learn_one({"u": 1.0}, 1)  # missing key "v" counts as 0
+    assert model.model_ is learner
+    with pytest.raises(ValueError, match="3 features"):
+        RiverClassifier(learner, feature_names=["u", "v", "w"])
+    with pytest.raises(TypeError, match="StreamClassifier"):
+        RiverClassifier(42)
+    with pytest.raises(TypeError, match="dict"):
+        model.learn_one([1.0, 2.0], 1)
+
+
+def test_learn_many_and_predict_many(phishing):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame([x for x, _ in phishing[:60]])
+    y = pd.Series([y if i % 3 == 0 else None for i, (_, y) in enumerate(phishing[:60])],
+                  dtype=object)
+    model = small_model()
+    model.learn_many(X, y)
+    proba = model.predict_proba_many(X)
+    assert list(proba.columns) == model.classes_ and proba.shape == (60, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    assert set(model.predict_many(X)) <= {True, False}

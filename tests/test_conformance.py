@@ -1,0 +1,135 @@
+"""One contract for every stream learner of the package (River's check suite, ours).
+
+Every name of :func:`torch_geometric_stream.models.model_names` (SLeDGe,
+SLeDGe-L, the ablations and the baselines) is built through the same
+registry and must pass each check.
+"""
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream.models import build_model, model_names
+
+D, C, BUDGET = 5, 3, 40
+SMALL = dict(labeled_size=9, unlabeled_size=BUDGET - 9, k=3, hidden_channels=16,
+             num_layers=2, lr=5e-3)
+
+
+def make(name, seed=0):
+    return build_model(name, D, C, seed=seed, **SMALL)
+
+
+def stream(n, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(C, D)) * 4
+    y = rng.integers(0, C, n)
+    return (centres[y] + rng.normal(size=(n, D))).astype(np.float32), y
+
+
+def state_of(model):
+    state = model.state_dict()
+    return copy.deepcopy({key: value for key, value in state.items()})
+
+
+def assert_same_state(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        left, right = a[key], b[key]
+        if isinstance(left, torch.Tensor):
+            assert torch.equal(left, right), key
+        elif isinstance(left, np.ndarray):
+            assert np.array_equal(left, right), key
+        elif isinstance(left, dict):
+            assert_same_state(left, right)
+        else:
+            assert repr(left) == repr(right), key
+
+
+NAMES = model_names()
+
+
+def test_every_paper_method_is_registered():
+    assert set(NAMES) == {"base", "memory", "static", "gsl", "sledge", "sledge-light", "tlp",
+                          "ressl", "hdssl"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predict_before_any_label_is_a_valid_class(name):
+    model = make(name)
+    prediction = model.predict(np.ones(D, dtype=np.float32))
+    assert prediction.shape == (1,) and 0 <= int(prediction) < C
+    model.learn(stream(5)[0])  # unlabeled only
+    assert model.predict(stream(3, seed=1)[0]).shape == (3,)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_memory_budget_is_never_exceeded(name):
+    x, y = stream(300)
+    model = make(name)
+    for i in range(len(x)):
+        model.learn(x[i], int(y[i]) if i % 7 == 0 else -1)
+        assert model.num_items <= BUDGET
+
+
+# SLeDGe-L keeps one prototype per class: a labeled sample is merged into it
+# (weight (1 - 1/N) sim), never stored as itself, so no such guarantee holds.
+MOVES_TOWARD_LABEL = [name for name in NAMES if name != "sledge-light"]
+
+
+@pytest.mark.parametrize("name", MOVES_TOWARD_LABEL)
+def test_labeled_sample_moves_its_duplicate_toward_its_label(name):
+    # One label per class so far: the probe gets a free labeled slot.
+    x, y = stream(60)
+    first = np.zeros(60, dtype=bool)
+    first[[int(np.flatnonzero(y == c)[0]) for c in range(C)]] = True
+    model = make(name)
+    model.learn(x, np.where(first, y, -1))
+    probe = np.full(D, 0.5, dtype=np.float32)
+    label = int(model.predict(probe)) - 1
+    label = label % C  # a label the model does not predict now
+    before = float(model.predict_proba(probe)[0, label])
+    model.learn(probe, label)
+    after = float(model.predict_proba(probe)[0, label])
+    assert after > before
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_predictions(name):
+    x, y = stream(120)
+    labels = np.where(np.arange(120) % 5 == 0, y, -1)
+    runs = []
+    for _ in range(2):
+        model = make(name, seed=7)
+        predictions = []
+        for i in range(len(x)):
+            predictions.append(int(model.predict(x[i])))
+            model.learn(x[i], int(labels[i]))
+        runs.append(predictions)
+    assert runs[0] == runs[1]
+
+
+BAD = [
+    ("wrong dimension", lambda: (np.zeros(D + 2, np.float32), 0), ValueError),
+    ("nan", lambda: (np.full(D, np.nan, np.float32), 0), ValueError),
+    ("inf", lambda: (np.full(D, np.inf, np.float32), -1), ValueError),
+    ("label too large", lambda: (np.zeros(D, np.float32), C), ValueError),
+    ("float label", lambda: (np.zeros(D, np.float32), 1.5), TypeError),
+    ("integer features", lambda: (np.zeros(D, np.int64), 0), TypeError),
+    ("empty batch", lambda: (np.zeros((0, D), np.float32), None), ValueError),
+    ("length mismatch", lambda: (np.zeros((3, D), np.float32), np.array([0, 1])), ValueError),
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("case,make_input,error", BAD, ids=[case for case, *_ in BAD])
+def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, error):
+    x, y = stream(40)
+    model = make(name)
+    model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    before = state_of(model)
+    bad_x, bad_y = make_input()
+    with pytest.raises(error):
+        model.learn(bad_x, bad_y)
+    assert_same_state(before, state_of(model))

@@ -1,0 +1,100 @@
+"""SLeDGe and SLeDGe-L as CapyMOA semi-supervised learners.
+
+CapyMOA (optional extra ``capymoa``; bundles MOA and needs a Java runtime)
+evaluates semi-supervised learners that subclass ``capymoa.base.ClassifierSSL``
+with ``capymoa.evaluation.prequential_ssl_evaluation``: every instance is
+predicted, then trained on with :meth:`~CapyMOASLeDGe.train` when the
+evaluator reveals its label (``label_probability``) and with
+:meth:`~CapyMOASLeDGe.train_on_unlabeled` otherwise::
+
+    from capymoa.evaluation import prequential_ssl_evaluation
+    from capymoa.stream import NumpyStream
+    from torch_geometric_stream.integrations.capymoa import CapyMOASLeDGe
+
+    stream = NumpyStream(X, y)
+    learner = CapyMOASLeDGe(stream.get_schema(), hidden_channels=64)
+    results = prequential_ssl_evaluation(stream, learner, label_probability=0.01)
+    results.cumulative.accuracy()
+
+Features are taken as ``instance.x`` (nominal attributes as their value
+index), the class as ``instance.y_index``; sizes come from the schema.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from torch_geometric_stream.evaluation.transforms import StreamTransform
+from torch_geometric_stream.models.registry import build_model
+
+try:
+    from capymoa.base import ClassifierSSL as _ClassifierSSL
+    _CAPYMOA_ERROR: Optional[Exception] = None
+except (ImportError, RuntimeError) as error:  # missing package, or no usable Java runtime
+    _ClassifierSSL, _CAPYMOA_ERROR = object, error
+
+__all__ = ["CapyMOASLeDGe", "CapyMOASLeDGeLight"]
+
+
+class CapyMOASLeDGe(_ClassifierSSL):
+    r"""SLeDGe (``light=True``: SLeDGe-L) behind CapyMOA's ``ClassifierSSL`` interface.
+
+    Args:
+        schema: the stream's ``capymoa.stream.Schema`` (classification).
+        light: build SLeDGe-L.
+        random_seed: seed of SLeDGe's parameter initialization.
+        transform: optional per-row input transform applied to ``instance.x``,
+            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
+            (default: none, the stream is used as given).
+        **config: SLeDGe keyword arguments (``hidden_channels``, ``labeled_size``, ...).
+    """
+
+    def __init__(self, schema: Any, *, light: bool = False, random_seed: int = 1,
+                 transform: Optional[StreamTransform] = None, **config: Any) -> None:
+        if _CAPYMOA_ERROR is not None:
+            raise ImportError(f"{type(self).__name__} needs CapyMOA and a Java runtime: "
+                              f"pip install capymoa ({_CAPYMOA_ERROR})") from _CAPYMOA_ERROR
+        if "seed" in config:
+            raise TypeError("pass the seed as random_seed, CapyMOA's name for it")
+        if not schema.is_classification():
+            raise ValueError("CapyMOASLeDGe needs a classification schema")
+        if transform is not None and not isinstance(transform, StreamTransform):
+            raise TypeError(f"transform must be a StreamTransform, got "
+                            f"{type(transform).__name__}")
+        super().__init__(schema=schema, random_seed=random_seed)
+        self.light = bool(light)
+        self.transform = transform
+        self.config = dict(config)
+        self.model = build_model("sledge-light" if self.light else "sledge",
+                                 schema.get_num_attributes(), schema.get_num_classes(),
+                                 seed=random_seed, **config)
+
+    def __str__(self) -> str:
+        return "SLeDGe-L" if self.light else "SLeDGe"
+
+    def _features(self, instance: Any) -> Any:
+        x = np.asarray(instance.x, dtype=np.float32)
+        return x if self.transform is None else self.transform.transform_one(x)
+
+    def train(self, instance: Any) -> None:
+        """Learn a labelled instance (class ``instance.y_index``)."""
+        self.model.learn(self._features(instance), int(instance.y_index))
+
+    def train_on_unlabeled(self, instance: Any) -> None:
+        """Learn an instance without its label."""
+        self.model.learn(self._features(instance), -1)
+
+    def predict_proba(self, instance: Any) -> np.ndarray:
+        """Class probabilities, shape ``(schema.get_num_classes(),)``."""
+        proba = self.model.predict_proba(self._features(instance))[0]
+        return proba.double().cpu().numpy()
+
+
+class CapyMOASLeDGeLight(CapyMOASLeDGe):
+    """SLeDGe-L: :class:`CapyMOASLeDGe` with ``light=True``."""
+
+    def __init__(self, schema: Any, *, random_seed: int = 1,
+                 transform: Optional[StreamTransform] = None, **config: Any) -> None:
+        super().__init__(schema, light=True, random_seed=random_seed, transform=transform,
+                         **config)

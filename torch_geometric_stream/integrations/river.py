@@ -1,0 +1,308 @@
+"""SLeDGe (or any :class:`~torch_geometric_stream.base.StreamClassifier`) as a River classifier.
+
+River (optional extra ``river``) feeds one ``dict`` of features at a time and
+labels of any hashable type. :class:`RiverClassifier` fixes the feature order
+from the first dict it sees, maps labels to class ids in order of first sight
+and builds the wrapped learner lazily, once the number of features is known::
+
+    from river import datasets, evaluate, metrics
+    from torch_geometric_stream.integrations.river import RiverClassifier
+
+    model = RiverClassifier.sledge(num_classes=2, hidden_channels=64)
+    evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+
+Semi-supervised evaluation with River
+-------------------------------------
+:func:`river.evaluate.progressive_val_score` always hands the true label to
+``learn_one`` (and to the metric). Hiding labels in the *dataset* would also
+hide them from the metric, so the masking happens on the *model* side instead:
+:class:`SemiSupervisedWrapper` receives every true label and passes it on only
+for the positions its mask labels (``None``, i.e. unlabeled, otherwise)::
+
+    ssl_model = SemiSupervisedWrapper(model, label_probability=0.01, seed=1)
+    evaluate.progressive_val_score(datasets.Phishing(), ssl_model, metrics.Accuracy())
+
+The metric still scores every prediction against the true label, exactly as
+CapyMOA's ``prequential_ssl_evaluation`` does.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.evaluation.transforms import StreamTransform
+from torch_geometric_stream.models.registry import build_model
+from torch_geometric_stream.validation import check_unit_interval
+
+try:
+    from river import base as _river_base
+    from river import compose as _river_compose
+except ImportError:  # the optional extra is missing: fail when a class is instantiated
+    _river_base = _river_compose = None
+
+__all__ = ["RiverClassifier", "SemiSupervisedWrapper", "LearnerFactory"]
+
+#: Builds the wrapped learner from the number of features ``in_channels``.
+LearnerFactory = Callable[[int], StreamClassifier]
+
+_MiniBatchBase: type = _river_base.MiniBatchClassifier if _river_base else object
+_ClassifierBase: type = _river_base.Classifier if _river_base else object
+
+
+def _require_river(owner: str) -> None:
+    if _river_base is None:
+        raise ImportError(f"{owner} needs River: pip install river "
+                          f"(or pip install 'torch_geometric_stream[river]')")
+
+
+def _is_missing(label: Any) -> bool:
+    """``None`` and NaN (pandas' missing value) mean "no label"."""
+    return label is None or (isinstance(label, float) and math.isnan(label))
+
+
+class RiverClassifier(_MiniBatchBase):
+    r"""River ``base.Classifier`` interface over a stream learner of this package.
+
+    Args:
+        learner: a built :class:`~torch_geometric_stream.base.StreamClassifier`
+            or a factory ``learner(in_channels) -> StreamClassifier`` called at
+            the first ``learn_one``/``predict_one``, when the number of
+            features becomes known (:meth:`sledge` builds such a factory).
+            Prefer a factory: River's ``clone()`` then yields an untrained model.
+        feature_names: feature order; default: the keys of the first dict seen.
+            Keys missing from a later dict count as ``0.0`` (River's sparse
+            convention), keys not in the order are ignored.
+        classes: class labels in id order; default: ids are given to labels in
+            order of first sight. More classes than the learner's
+            ``num_classes`` raise :class:`ValueError`.
+        transform: optional per-row input transform applied before the learner,
+            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`.
+
+    ``learn_one(x, None)`` learns ``x`` unlabeled. ``predict_proba_one`` gives
+    the probabilities of the classes seen so far (renormalized over them), an
+    empty dict before any label, so ``predict_one`` then returns ``None``.
+    """
+
+    def __init__(self, learner: Union[StreamClassifier, LearnerFactory],
+                 feature_names: Optional[Sequence[str]] = None,
+                 classes: Optional[Sequence[Hashable]] = None,
+                 transform: Optional[StreamTransform] = None) -> None:
+        _require_river("RiverClassifier")
+        if not isinstance(learner, StreamClassifier) and not callable(learner):
+            raise TypeError(f"learner must be a StreamClassifier or a factory "
+                            f"in_channels -> StreamClassifier, got {type(learner).__name__}")
+        if transform is not None and not isinstance(transform, StreamTransform):
+            raise TypeError(f"transform must be a StreamTransform, got "
+                            f"{type(transform).__name__}")
+        self.learner = learner
+        self.feature_names = None if feature_names is None else list(feature_names)
+        self.classes = None if classes is None else list(classes)
+        self.transform = transform
+        if self.classes is not None and len(set(self.classes)) != len(self.classes):
+            raise ValueError(f"classes must be distinct, got {self.classes}")
+        self.model_: Optional[StreamClassifier] = (learner if isinstance(learner, StreamClassifier)
+                                                   else None)
+        self.features_: Optional[list] = self.feature_names
+        self.classes_: list = list(self.classes or [])
+        self._class_ids: dict = {label: i for i, label in enumerate(self.classes_)}
+        if self.model_ is not None:
+            self._check_model(self.model_)
+
+    @classmethod
+    def sledge(cls, num_classes: int, *, light: bool = False,
+               feature_names: Optional[Sequence[str]] = None,
+               classes: Optional[Sequence[Hashable]] = None,
+               transform: Optional[StreamTransform] = None, **config: Any) -> "RiverClassifier":
+        """A lazily built SLeDGe (``light=True``: SLeDGe-L); ``config`` goes to SLeDGe."""
+        factory = functools.partial(build_model, "sledge-light" if light else "sledge",
+                                    num_classes=num_classes, **config)
+        return cls(factory, feature_names=feature_names, classes=classes, transform=transform)
+
+    @property
+    def _multiclass(self) -> bool:
+        return True
+
+    # -- conversion -------------------------------------------------------------------------
+    def _check_model(self, model: StreamClassifier) -> None:
+        if len(self.classes_) > model.num_classes:
+            raise ValueError(f"{len(self.classes_)} classes given, the learner has "
+                             f"{model.num_classes}")
+        if self.features_ is not None and len(self.features_) != model.in_channels:
+            raise ValueError(f"{len(self.features_)} features, the learner expects "
+                             f"{model.in_channels}")
+
+    def _model(self) -> StreamClassifier:
+        if self.model_ is None:
+            model = self.learner(len(self.features_))
+            if not isinstance(model, StreamClassifier):
+                raise TypeError(f"the factory returned {type(model).__name__}, "
+                                f"not a StreamClassifier")
+            self._check_model(model)
+            self.model_ = model
+        return self.model_
+
+    def _fix_features(self, keys: Iterable) -> None:
+        if self.features_ is None:
+            self.features_ = list(keys)
+            if not self.features_:
+                raise ValueError("the first sample has no features")
+
+    def _row(self, x: dict) -> Any:
+        if not isinstance(x, dict):
+            raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
+        self._fix_features(x)
+        row = np.array([float(x.get(name, 0.0)) for name in self.features_], dtype=np.float32)
+        return row if self.transform is None else self.transform.transform_one(row)
+
+    def _rows(self, X: Any) -> Any:
+        self._fix_features(X.columns)
+        rows = X.reindex(columns=self.features_, fill_value=0.0).to_numpy(dtype=np.float32)
+        return rows if self.transform is None else self.transform.transform_many(rows)
+
+    def _label_ids(self, labels: Sequence) -> tuple[list[int], list]:
+        """Class ids of ``labels`` (``-1`` for missing) and the labels new to the mapping."""
+        ids, new = [], []
+        num_classes = self._model().num_classes
+        for label in labels:
+            if _is_missing(label):
+                ids.append(-1)
+            elif label in self._class_ids:
+                ids.append(self._class_ids[label])
+            else:
+                if label not in new:
+                    if self.classes is not None or len(self.classes_) + len(new) >= num_classes:
+                        raise ValueError(f"unknown class {label!r}: the learner has "
+                                         f"{num_classes} classes, already "
+                                         f"{self.classes_ + new}")
+                    new.append(label)
+                ids.append(len(self.classes_) + new.index(label))
+        return ids, new
+
+    def _register(self, new: list) -> None:
+        for label in new:
+            self._class_ids[label] = len(self.classes_)
+            self.classes_.append(label)
+
+    def _known_proba(self, proba: torch.Tensor) -> np.ndarray:
+        """Probabilities :math:`(n, c)` restricted and renormalized to the known classes."""
+        known = proba[:, :len(self.classes_)].double().cpu().numpy()
+        total = known.sum(axis=1, keepdims=True)
+        uniform = np.full_like(known, 1.0 / max(len(self.classes_), 1))
+        return np.where(total > 0, known / np.where(total > 0, total, 1.0), uniform)
+
+    # -- River API ----------------------------------------------------------------------------
+    def learn_one(self, x: dict, y: Optional[Hashable] = None) -> None:
+        """Learn one sample; ``y=None`` (or NaN) learns it unlabeled."""
+        row = self._row(x)
+        ids, new = self._label_ids([y])
+        self._model().learn(row, ids[0])
+        self._register(new)
+
+    def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
+        """``{class: probability}`` over the classes seen so far (empty before any label)."""
+        row = self._row(x)
+        proba = self._model().predict_proba(row)
+        return dict(zip(self.classes_, self._known_proba(proba)[0].tolist()))
+
+    def learn_many(self, X: Any, y: Any = None) -> None:
+        """Learn the rows of a ``pandas.DataFrame`` in order; missing labels = unlabeled."""
+        rows = self._rows(X)
+        labels = [None] * len(X) if y is None else list(y)
+        if len(labels) != len(X):
+            raise ValueError(f"X has {len(X)} rows, y has {len(labels)} labels")
+        ids, new = self._label_ids(labels)
+        self._model().learn(rows, ids)
+        self._register(new)
+
+    def predict_proba_many(self, X: Any) -> Any:
+        """A ``pandas.DataFrame`` of probabilities, one column per known class."""
+        import pandas as pd
+
+        proba = self._model().predict_proba(self._rows(X))
+        return pd.DataFrame(self._known_proba(proba), index=X.index, columns=self.classes_)
+
+
+class SemiSupervisedWrapper(_ClassifierBase):
+    r"""Hide labels from a River classifier so that supervised evaluation loops become SSL.
+
+    Every ``learn_one(x, y)`` call counts as the next stream position; the
+    label is passed on only where the mask labels that position.
+
+    Args:
+        model: the River classifier to train (e.g. a :class:`RiverClassifier`).
+        label_probability: each position is labeled independently with this
+            probability (drawn with ``numpy.random.default_rng(seed)``).
+        mask: alternatively, the labeled positions as booleans (``True`` =
+            labeled), e.g. from
+            :func:`~torch_geometric_stream.evaluation.label_mask.paper_label_mask`.
+        seed: seed of the Bernoulli draws.
+        pass_unlabeled: learn unlabeled positions with ``y=None``; ``None``
+            (default) does so for a :class:`RiverClassifier` (or a pipeline
+            ending in one) and skips them for other, supervised River models,
+            as CapyMOA treats non-SSL learners.
+
+    Attributes:
+        n_seen: positions learned so far; **n_labeled:** of which labeled.
+    """
+
+    def __init__(self, model: Any, label_probability: Optional[float] = None, *,
+                 mask: Optional[Sequence[bool]] = None, seed: int = 0,
+                 pass_unlabeled: Optional[bool] = None) -> None:
+        _require_river("SemiSupervisedWrapper")
+        if (label_probability is None) == (mask is None):
+            raise ValueError("give exactly one of label_probability and mask")
+        self.model = model
+        self.label_probability = (None if label_probability is None
+                                  else check_unit_interval(label_probability,
+                                                           "label_probability"))
+        self.mask = None if mask is None else np.asarray(mask, dtype=bool)
+        self.seed = seed
+        self.pass_unlabeled = pass_unlabeled
+        if self.mask is not None and self.mask.ndim != 1:
+            raise ValueError(f"mask must be 1-D, got shape {self.mask.shape}")
+        self._rng = np.random.default_rng(seed)
+        self._pass = pass_unlabeled if pass_unlabeled is not None else _accepts_unlabeled(model)
+        self.n_seen = 0
+        self.n_labeled = 0
+
+    @property
+    def _multiclass(self) -> bool:
+        return True
+
+    def _next_is_labeled(self) -> bool:
+        if self.mask is None:
+            return bool(self._rng.random() < self.label_probability)
+        if self.n_seen >= len(self.mask):
+            raise ValueError(f"the mask covers {len(self.mask)} positions, the stream is longer")
+        return bool(self.mask[self.n_seen])
+
+    def learn_one(self, x: dict, y: Optional[Hashable] = None) -> None:
+        """Learn ``x`` with ``y`` if this position is labeled, else unlabeled (or skip)."""
+        labeled = self._next_is_labeled() and not _is_missing(y)
+        if labeled:
+            self.model.learn_one(x, y)
+        elif self._pass:
+            self.model.learn_one(x, None)
+        self.n_seen += 1
+        self.n_labeled += int(labeled)
+
+    def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
+        """The wrapped model's probabilities."""
+        return self.model.predict_proba_one(x, **kwargs)
+
+    def predict_one(self, x: dict, **kwargs: Any) -> Any:
+        """The wrapped model's prediction."""
+        return self.model.predict_one(x, **kwargs)
+
+
+def _accepts_unlabeled(model: Any) -> bool:
+    """Whether ``model`` is, or is a River pipeline ending in, a :class:`RiverClassifier`."""
+    if isinstance(model, _river_compose.Pipeline):
+        steps: Iterator = reversed(list(model.steps.values()))
+        return _accepts_unlabeled(next(steps))
+    return isinstance(model, (RiverClassifier, SemiSupervisedWrapper))
