@@ -111,7 +111,7 @@ def test_round_trip_continues_exactly(name, tmp_path):
     assert_identical(state_of(restored), state_of(original))
 
 
-def test_optimizer_state_matters_for_sledge(tmp_path):
+def test_optimizer_state_matters_for_sledge():
     """Without the optimizer state the continuation would differ: the test above is sharp."""
     x, y = stream()
     original = small_sledge()

@@ -175,7 +175,7 @@ class DynamicKNNGraph(nn.Module):
         :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the neighbour
         matrix :math:`(Q, k)` (one gather instead of two)."""
         query = emb if query_index is None else emb[query_index]
-        return torch.bmm(emb[neighbors], query.unsqueeze(2)).view(-1)
+        return (emb[neighbors] * query.unsqueeze(1)).sum(dim=-1).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:

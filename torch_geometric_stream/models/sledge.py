@@ -224,9 +224,10 @@ class SLeDGe(StreamClassifier, nn.Module):
     def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
         """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
         ``None``) among the filled slots."""
-        k = min(self.num_neighbors, self.memory.num_nodes)
+        memory = self.memory
         query = emb if rows is None else emb[rows]
-        return topk_neighbors(query, emb, k, key_mask=self.memory.node_mask,
+        return topk_neighbors(query, emb, min(self.num_neighbors, memory.num_nodes),
+                              key_mask=None if memory.is_full else memory.node_mask,
                               block_size=self.graph.block_size)
 
     def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:

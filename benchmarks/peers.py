@@ -1,0 +1,190 @@
+"""SLeDGe and SLeDGe-L against CapyMOA's learners, all driven by CapyMOA's own evaluator.
+
+Every (learner, dataset, label_probability, seed) run streams the same
+preprocessed NumPy array through ``capymoa.evaluation.prequential_ssl_evaluation``
+(Python loop, ``optimise=False``, so every learner sees the same label mask
+drawn from ``random_seed``), and writes one JSON under
+``benchmarks/results/peers/``; a run whose JSON exists is skipped. Afterwards
+all JSONs are rendered into ``benchmarks/results/peers/peers.md`` and printed.
+
+SSL learners (SLeDGe, SLeDGe-L, SLEADE, OSNN) also learn the unlabeled
+instances; the supervised ones (HoeffdingTree, KNN, StreamingRandomPatches)
+see only the labeled ones, as CapyMOA's evaluator does. CapyMOA's OSNN has a
+single sigmoid output (binary classification only) and is skipped on
+multi-class streams.
+
+    OMP_NUM_THREADS=1 python benchmarks/peers.py --datasets Shopper GSAD --ratios 0.01
+    OMP_NUM_THREADS=1 python benchmarks/peers.py --learners sledge sledge-light --limit 3000
+    python benchmarks/peers.py --render-only
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import torch
+
+from torch_geometric_stream.cli.configs import resolve_config
+from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.evaluation.transforms import make_transform
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "peers"
+DATASETS = ("Shuttle", "Shopper", "GSAD", "MNIST")
+LEARNERS = ("sledge", "sledge-light", "SLEADE", "OSNN", "HoeffdingTree", "KNN",
+            "StreamingRandomPatches")
+LABELS = {"sledge": "SLeDGe", "sledge-light": "SLeDGe-L"}
+#: SLeDGe keys of the CLI configuration that are not SLeDGe constructor arguments.
+_NOT_SLEDGE_ARGS = ("memory_size", "scaling")
+
+
+def sledge_config(model: str, dataset: str, ratio: float, num_classes: int) -> dict[str, Any]:
+    """The package's paper configuration of ``model`` for this run (as the CLI resolves it)."""
+    config = resolve_config(dataset, ratio, model, {}, None, num_classes=num_classes)
+    return {key: value for key, value in config.items() if key not in _NOT_SLEDGE_ARGS}
+
+
+def make_learner(name: str, schema: Any, dataset: str, ratio: float,
+                 seed: int) -> tuple[Any, dict[str, Any]]:
+    """The learner ``name`` for ``schema`` and the configuration recorded with its result."""
+    from capymoa.classifier import KNN, HoeffdingTree, StreamingRandomPatches
+    from capymoa.ssl import OSNN, SLEADE
+
+    from torch_geometric_stream.integrations.capymoa import CapyMOASLeDGe
+
+    num_classes = schema.get_num_classes()
+    if name in ("sledge", "sledge-light"):
+        config = sledge_config(name, dataset, ratio, num_classes)
+        return CapyMOASLeDGe(schema, light=name == "sledge-light", random_seed=seed,
+                             **config), config
+    if name == "OSNN":
+        return OSNN(schema, seed=seed), {}
+    builders: dict[str, Callable[..., Any]] = {
+        "SLEADE": SLEADE, "HoeffdingTree": HoeffdingTree, "KNN": KNN,
+        "StreamingRandomPatches": StreamingRandomPatches}
+    if name not in builders:
+        raise ValueError(f"unknown learner {name!r}; choose from {LEARNERS}")
+    return builders[name](schema, random_seed=seed), {}
+
+
+def result_path(learner: str, dataset: str, ratio: float, seed: int, limit: Optional[int],
+                scaling: str) -> Path:
+    suffix = f"_limit{limit}" if limit else ""
+    return RESULTS / f"{learner}_{dataset}_{ratio:g}_seed{seed}_{scaling}{suffix}.json"
+
+
+def load_stream(dataset: str, root: Path, scaling: str) -> Any:
+    """The dataset as a CapyMOA ``NumpyStream`` after min-max scaling to [-1, 1]."""
+    from capymoa.stream import NumpyStream
+
+    data = load_dataset(dataset, root)
+    transform = make_transform(scaling, l2=False, data=data.x if scaling == "global" else None)
+    x = transform.transform_many(data.x).double().numpy()
+    return NumpyStream(x, data.y, dataset_name=data.name)
+
+
+def run_one(learner_name: str, dataset: str, stream: Any, ratio: float, seed: int,
+            limit: Optional[int], scaling: str) -> dict[str, Any]:
+    """Evaluate one learner prequentially and return the JSON record."""
+    from capymoa.evaluation import prequential_ssl_evaluation
+
+    learner, config = make_learner(learner_name, stream.get_schema(), dataset, ratio, seed)
+    start = time.perf_counter()
+    results = prequential_ssl_evaluation(stream, learner, max_instances=limit,
+                                         label_probability=ratio, random_seed=seed,
+                                         optimise=False, window_size=1000)
+    seconds = time.perf_counter() - start
+    samples = int(results.cumulative.instances_seen)
+    return {
+        "learner": LABELS.get(learner_name, learner_name), "key": learner_name,
+        "dataset": dataset, "label_probability": ratio, "seed": seed, "limit": limit,
+        "samples": samples, "scaling": scaling,
+        "accuracy": float(results.cumulative.accuracy()) / 100.0,
+        "unlabeled_ratio": float(results.other_metrics()["unlabeled_ratio"]),
+        "seconds": seconds, "ms_per_sample": 1000.0 * seconds / samples,
+        "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "config": config, "capymoa": version("capymoa"), "torch": torch.__version__,
+    }
+
+
+def render() -> str:
+    """All JSONs of ``RESULTS`` as a Markdown table (also written to ``peers.md``)."""
+    records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("*.json"))]
+    order = {name: i for i, name in enumerate(LEARNERS)}
+    records.sort(key=lambda r: (r["dataset"], r["label_probability"], r["limit"] or 0,
+                                order.get(r["key"], len(order)), r["seed"]))
+    lines = [
+        "# SLeDGe vs CapyMOA learners (CapyMOA `prequential_ssl_evaluation`)",
+        "",
+        "Generated by `benchmarks/peers.py`. Same stream, same min-max scaling to [-1, 1], "
+        "same label mask (Python evaluation loop, `optimise=False`) for every learner. "
+        "Accuracy = cumulative prequential accuracy over the first `samples` instances "
+        "(a `limit` marks a truncated stream: compare only rows with the same samples). "
+        "ms/sample = wall clock of the whole evaluation (predict + train + loop) per "
+        "instance. SLeDGe uses the package's paper configuration for the dataset and ratio. "
+        "CapyMOA's OSNN is binary-only (one sigmoid output): run on Shopper only.",
+        "",
+        "| dataset | label p | samples | learner | seed | accuracy | ms/sample | threads "
+        "(torch/OMP) | scaling |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        limit = f"{r['samples']} (limit)" if r["limit"] else str(r["samples"])
+        lines.append(f"| {r['dataset']} | {r['label_probability']:g} | {limit} | {r['learner']} "
+                     f"| {r['seed']} | {100 * r['accuracy']:.2f} % | {r['ms_per_sample']:.2f} "
+                     f"| {r['torch_threads']}/{r['omp_num_threads']} | {r['scaling']} |")
+    text = "\n".join(lines) + "\n"
+    (RESULTS / "peers.md").write_text(text)
+    return text
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
+    parser.add_argument("--ratios", nargs="+", type=float, default=[0.01, 0.001])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--limit", type=int, default=None,
+                        help="evaluate only the first LIMIT instances")
+    parser.add_argument("--scaling", choices=("global", "online"), default="global",
+                        help="min-max to [-1, 1] with the whole dataset's range (the issue's "
+                             "orientation numbers) or the running range")
+    parser.add_argument("--root", type=Path, default=None, help="data root")
+    parser.add_argument("--render-only", action="store_true")
+    args = parser.parse_args(argv)
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    if not args.render_only:
+        root = args.root or default_data_root()
+        for dataset in args.datasets:
+            stream = None
+            for ratio in args.ratios:
+                for seed in args.seeds:
+                    for learner in args.learners:
+                        path = result_path(learner, dataset, ratio, seed, args.limit,
+                                           args.scaling)
+                        if path.exists():
+                            print(f"skip {path.name}")
+                            continue
+                        if stream is None:
+                            stream = load_stream(dataset, root, args.scaling)
+                        if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
+                            print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")
+                            continue
+                        record = run_one(learner, dataset, stream, ratio, seed, args.limit,
+                                         args.scaling)
+                        path.write_text(json.dumps(record, indent=1))
+                        print(f"{record['learner']:>24} {dataset:>8} p={ratio:g} seed={seed} "
+                              f"n={record['samples']}: {100 * record['accuracy']:.2f} % "
+                              f"{record['ms_per_sample']:.2f} ms/sample", flush=True)
+    print(render())
+
+
+if __name__ == "__main__":
+    main()
