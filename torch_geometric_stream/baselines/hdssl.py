@@ -7,8 +7,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.microclusters import MicroClusterStore, radius_from_sums
+from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
+                                                            MicroClusterStore, radius_from_sums)
 from torch_geometric_stream.baselines.ressl import _check_nonneg
 from torch_geometric_stream.validation import check_positive_int
 
@@ -97,7 +97,7 @@ def sync_cluster(x: np.ndarray, y: np.ndarray, eps: float, max_iter: int = 20,
     return groups
 
 
-class HDSSL(StreamClassifier):
+class HDSSL(MicroClusterClassifier):
     r"""HDSSL's micro-cluster classifier (the clustering component the SLeDGe paper ran).
 
     S. U. Din, J. Kumar, J. Shao, C. B. Mawuli and W. D. Ndiaye, "Learning
@@ -187,29 +187,12 @@ class HDSSL(StreamClassifier):
         self._buffered = 0
 
     @property
-    def num_items(self) -> int:
-        """Number of micro-clusters held (at most ``memory_size``).
-
-        In chunk mode up to ``chunk_size - 1`` raw samples also wait in the
-        chunk buffer (see :attr:`num_buffered`).
-        """
-        return self._store.num_items
-
-    @property
     def num_buffered(self) -> int:
+        """Raw samples waiting in the chunk buffer (chunk mode, < ``chunk_size``)."""
         return self._buffered
 
-    def memory_usage(self) -> int:
-        return self.num_items
-
-    @property
-    def micro_clusters(self) -> MicroClusterStore:
-        """The micro-cluster store (read it, do not modify it)."""
-        return self._store
-
     def state_dict(self) -> Dict[str, np.ndarray]:
-        state = self._store.state_dict()
-        state["now"] = np.int64(self._now)
+        state = self._store_state()
         state["buffer_x"] = self._buffer_x.copy()
         state["buffer_y"] = self._buffer_y.copy()
         state["buffered"] = np.int64(self._buffered)
@@ -220,8 +203,7 @@ class HDSSL(StreamClassifier):
         if buffer_x.shape != self._buffer_x.shape:
             raise ValueError(f"buffer_x has shape {buffer_x.shape}, "
                              f"expected {self._buffer_x.shape}")
-        self._store.load_state_dict(state)
-        self._now = int(state["now"])
+        self._load_store_state(state)
         self._buffer_x = buffer_x.copy()
         self._buffer_y = np.asarray(state["buffer_y"], dtype=np.int64).copy()
         self._buffered = int(state["buffered"])

@@ -22,7 +22,9 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["MicroClusterStore", "radius_from_sums"]
+from torch_geometric_stream.base import StreamClassifier
+
+__all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
 
 _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "active",
            "dist2")
@@ -289,3 +291,36 @@ class MicroClusterStore:
         gone = np.flatnonzero(low)
         self.remove(gone)
         return gone
+
+
+class MicroClusterClassifier(StreamClassifier):
+    """Accessors and state shared by the micro-cluster baselines (ReSSL, HDSSL).
+
+    Subclasses keep their clusters in ``self._store`` and the stream time in
+    ``self._now``.
+    """
+
+    _store: MicroClusterStore
+    _now: int
+
+    @property
+    def num_items(self) -> int:
+        """Number of micro-clusters held (at most ``memory_size``)."""
+        return self._store.num_items
+
+    def memory_usage(self) -> int:
+        return self.num_items
+
+    @property
+    def micro_clusters(self) -> MicroClusterStore:
+        """The micro-cluster store (read it, do not modify it)."""
+        return self._store
+
+    def _store_state(self) -> Dict[str, np.ndarray]:
+        state = self._store.state_dict()
+        state["now"] = np.int64(self._now)
+        return state
+
+    def _load_store_state(self, state: Dict[str, np.ndarray]) -> None:
+        self._store.load_state_dict(state)
+        self._now = int(state["now"])

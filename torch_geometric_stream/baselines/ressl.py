@@ -8,8 +8,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.microclusters import MicroClusterStore
+from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier, MicroClusterStore
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["ReSSL"]
@@ -24,7 +23,7 @@ def _check_nonneg(value, name: str) -> float:
     return value
 
 
-class ReSSL(StreamClassifier):
+class ReSSL(MicroClusterClassifier):
     r"""Reliable semi-supervised learning with micro-clusters (ReSSL).
 
     S. U. Din, J. Shao, J. Kumar, W. Ali, J. Liu and Y. Ye, "Online reliable
@@ -114,30 +113,15 @@ class ReSSL(StreamClassifier):
         self._now = 0
         self._acc_window: deque = deque(maxlen=self.window)
 
-    @property
-    def num_items(self) -> int:
-        """Number of micro-clusters held (at most ``memory_size``)."""
-        return self._store.num_items
-
-    def memory_usage(self) -> int:
-        return self.num_items
-
-    @property
-    def micro_clusters(self) -> MicroClusterStore:
-        """The micro-cluster store (read it, do not modify it)."""
-        return self._store
-
     def state_dict(self) -> Dict[str, np.ndarray]:
-        state = self._store.state_dict()
-        state["now"] = np.int64(self._now)
+        state = self._store_state()
         window = np.array(list(self._acc_window), dtype=bool).reshape(-1, len(self.ks))
         state["acc_window"] = window
         return state
 
     def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
         window = np.asarray(state["acc_window"], dtype=bool).reshape(-1, len(self.ks))
-        self._store.load_state_dict(state)
-        self._now = int(state["now"])
+        self._load_store_state(state)
         self._acc_window = deque((row.copy() for row in window), maxlen=self.window)
 
     # -------------------------------------------------------------- voters

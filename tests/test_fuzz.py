@@ -1,0 +1,304 @@
+"""Property-based fuzzing of the public stream API (``predict``, ``predict_proba``, ``learn``).
+
+Learners (small, so that every example is cheap): SLeDGe full and SLeDGe-L
+(hidden 8, memory 6 labeled + 12 unlabeled, k = 2), the ReSSL baseline and the
+"Base" :class:`OnlineMLP`.  Each test builds its learner once (fixture), warms
+it up so that the memory is full and merges happen, and then feeds it random
+inputs: 0-3 dimensions, 0-4 rows, right or wrong feature counts, float16/32/64,
+int32/64, bool, complex64 and object dtypes, nested lists, strings, NaN/inf,
+labels out of range or of the wrong type, mismatched x/y lengths, empty batches.
+
+Properties:
+
+* every call either succeeds or raises ``ValueError``/``TypeError`` with a
+  non-empty message (any other exception fails the test);
+* after a *failed* call the learner's state is bit-for-bit unchanged
+  (``state_dict()`` including the memory buffers and, for torch learners, the
+  optimizer state; ``state_dict()`` for the NumPy baseline);
+* ``predict``/``predict_proba`` never change the state, succeed with shape
+  ``(n,)`` / ``(n, c)``, class ids in ``[0, c)``, finite probabilities summing
+  to 1;
+* after a successful ``learn`` every floating-point entry of the state is finite;
+* interleaving invalid calls with valid ones leaves the learner exactly where a
+  clone that saw only the valid calls ends up.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from torch_geometric_stream.models.registry import build_model
+
+D, C = 4, 3
+LEARNERS = ("sledge", "sledge-light", "ressl", "base")
+SMALL = dict(hidden_channels=8, labeled_size=6, unlabeled_size=12, k=2, seed=0)
+
+FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# --------------------------------------------------------------------- learners
+def make_learner(name: str):
+    if name == "ressl":
+        learner = build_model(name, D, C, memory_size=18, seed=0)
+    else:
+        learner = build_model(name, D, C, **SMALL)
+    # Warm up: fill the memory (18 slots) so that merges and training happen.
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(C, D))
+    for t in range(40):
+        label = t % C
+        x = (centres[label] + 0.3 * rng.normal(size=D)).astype(np.float32)
+        learner.learn(x, label if t % 4 == 0 else -1)
+    return learner
+
+
+@pytest.fixture(params=LEARNERS)
+def learner(request):
+    return make_learner(request.param)
+
+
+# ----------------------------------------------------------------- state compare
+def snapshot(learner) -> Any:
+    state = {"state_dict": copy.deepcopy(learner.state_dict())}
+    if hasattr(learner, "optimizer"):
+        state["optimizer"] = copy.deepcopy(learner.optimizer.state_dict())
+    return state
+
+
+def assert_same(a: Any, b: Any, path: str = "state") -> None:
+    """Bit-for-bit equality of nested dicts/lists of tensors, arrays and scalars."""
+    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: dtype/shape changed"
+        a_bytes = a.detach().cpu().contiguous().view(-1).view(torch.uint8) if a.numel() else a
+        b_bytes = b.detach().cpu().contiguous().view(-1).view(torch.uint8) if b.numel() else b
+        assert torch.equal(a_bytes, b_bytes), f"{path}: values changed"
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: dtype/shape changed"
+        assert a.tobytes() == b.tobytes(), f"{path}: values changed"
+    elif isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys changed {list(a)} != {list(b)}"
+        for key in a:
+            assert_same(a[key], b[key], f"{path}[{key!r}]")
+    elif isinstance(a, (list, tuple, deque)):
+        assert len(a) == len(b), f"{path}: length changed"
+        for i, (u, v) in enumerate(zip(a, b)):
+            assert_same(u, v, f"{path}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b), f"{path}: {a!r} != {b!r}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+#: State entries where inf is a documented sentinel (micro-cluster distance cache:
+#: ``inf`` on the diagonal and for empty slots).
+INF_SENTINELS = ("mc_dist2",)
+
+
+def assert_finite(state: Any, path: str = "state") -> None:
+    if any(f"[{key!r}]" in path for key in INF_SENTINELS):
+        return
+    if isinstance(state, torch.Tensor):
+        if state.is_floating_point() or state.is_complex():
+            assert bool(torch.isfinite(state).all()), f"{path} holds NaN/inf"
+    elif isinstance(state, np.ndarray):
+        if state.dtype.kind in "fc":
+            assert np.isfinite(state).all(), f"{path} holds NaN/inf"
+    elif isinstance(state, dict):
+        for key, value in state.items():
+            assert_finite(value, f"{path}[{key!r}]")
+    elif isinstance(state, (list, tuple)):
+        for i, value in enumerate(state):
+            assert_finite(value, f"{path}[{i}]")
+
+
+# -------------------------------------------------------------------- strategies
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e30, -1e30, 3e38, 1e-40, 1e-45, 65504.0]
+FINITE32 = st.one_of(st.floats(-10, 10, width=32),
+                     st.sampled_from([0.0, -0.0, 1e-40, 1e-45, 1e30, -1e30, 3e38, -3e38]))
+ANY_FLOAT = st.one_of(st.floats(-10, 10), st.sampled_from(SPECIAL))
+DTYPES = ("float16", "float32", "float64", "int32", "int64", "bool", "complex64", "object")
+CONTAINERS = ("numpy", "torch", "list", "tuple")
+
+
+def _wrap(array: np.ndarray, container: str) -> Any:
+    if container == "torch" and array.dtype != object:
+        return torch.from_numpy(array.copy())
+    if container in ("list", "tuple", "torch"):
+        value = array.tolist()
+        return tuple(value) if container == "tuple" and isinstance(value, list) else value
+    return array
+
+
+@st.composite
+def valid_x(draw) -> tuple[Any, int]:
+    """Well-formed finite float rows: ``(d,)`` or ``(n, d)`` with n >= 1."""
+    single = draw(st.booleans())
+    n = 1 if single else draw(st.integers(1, 4))
+    values = draw(st.lists(FINITE32, min_size=n * D, max_size=n * D))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    array = np.asarray(values, dtype=dtype).reshape((D,) if single else (n, D))
+    return _wrap(array, draw(st.sampled_from(CONTAINERS))), n
+
+
+@st.composite
+def random_array_x(draw) -> tuple[Any, int]:
+    ndim = draw(st.integers(0, 3))
+    shape = [draw(st.integers(0, 4)) for _ in range(ndim)]
+    if ndim and draw(st.booleans()):
+        shape[-1] = D
+    size = int(np.prod(shape)) if shape else 1
+    values = np.asarray(draw(st.lists(ANY_FLOAT, min_size=size, max_size=size)),
+                        dtype=np.float64).reshape(shape)
+    dtype = draw(st.sampled_from(DTYPES))
+    with np.errstate(all="ignore"):
+        array = values.astype(dtype)
+    n = shape[0] if ndim == 2 else 1
+    return _wrap(array, draw(st.sampled_from(CONTAINERS))), n
+
+
+ODD_X = st.sampled_from([
+    None, "abc", b"\x00\x01", {"a": 1.0}, {1.0, 2.0}, 1.5, 3, True, 1j,
+    ["a", "b", "c", "d"], [[1.0, 2.0], [1.0]], [[1.0, None, 2.0, 3.0]],
+    np.array(["1", "2", "3", "4"]), np.array([b"1", b"2", b"3", b"4"]),
+    np.zeros((1, D), dtype="datetime64[s]"), np.zeros((1, D), dtype=np.uint16),
+    np.ones((1, D), dtype=np.longdouble), torch.zeros(1, D, dtype=torch.complex128),
+    torch.zeros(1, D, dtype=torch.uint8), torch.zeros(0, D), np.zeros((0, D), np.float32),
+    np.zeros((1, 0), np.float32), [], [[]],
+]).map(lambda x: (x, 1))
+
+ANY_X = st.one_of(valid_x(), random_array_x(), ODD_X)
+
+
+def labels(n: int):
+    """Random labels for ``n`` rows: valid and invalid values, types and shapes."""
+    ints = st.integers(-3, C + 2)
+    lengths = st.sampled_from(sorted({0, max(n - 1, 0), n, n + 1}))
+    return st.one_of(
+        st.none(), ints, st.integers(-1, C - 1),
+        st.sampled_from([1.0, 0.0, math.nan, True, False, np.bool_(True), np.float32(1.0),
+                         "1", b"1", 1j, [None], {"y": 1}, np.int64(1), np.int32(C),
+                         np.uint8(1), 2 ** 70, -2 ** 70, [2 ** 70]]),
+        lengths.flatmap(lambda k: st.lists(ints, min_size=k, max_size=k)),
+        lengths.flatmap(lambda k: st.lists(st.integers(-1, C - 1), min_size=k, max_size=k)
+                        .flatmap(lambda v: st.sampled_from([
+                            np.asarray(v, dtype=np.int64), np.asarray(v, dtype=np.int32),
+                            np.asarray(v, dtype=np.float32), np.asarray(v, dtype=bool),
+                            np.asarray(v, dtype=np.int64).reshape(-1, 1),
+                            torch.tensor(v, dtype=torch.long),
+                            torch.tensor(v, dtype=torch.int32).reshape(1, -1),
+                            torch.tensor(v, dtype=torch.float64), [str(u) for u in v],
+                            [float(u) for u in v]]))),
+        st.sampled_from([np.array(1), torch.tensor(1), torch.tensor(C), np.array([[1]]),
+                         np.array(1.0), torch.tensor(True)]),
+    )
+
+
+@st.composite
+def x_and_y(draw):
+    x, n = draw(ANY_X)
+    return x, draw(labels(n))
+
+
+@st.composite
+def valid_x_and_y(draw):
+    x, n = draw(valid_x())
+    y = draw(st.one_of(st.none(), st.lists(st.integers(-1, C - 1), min_size=n, max_size=n)))
+    return x, y
+
+
+@st.composite
+def invalid_learn_call(draw):
+    """Calls that must fail: (method, args)."""
+    x, n = draw(valid_x())
+    bad_x = st.sampled_from([
+        np.full((2, D), np.nan, np.float32), np.full(D, np.inf), np.zeros((2, D + 1)),
+        np.zeros((0, D), np.float32), np.zeros((2, 2, D)), np.zeros((1, D), np.int64),
+        np.zeros((1, D), bool), np.zeros((1, D), np.complex64), "x", None,
+        np.zeros((1, D), dtype=object), [[1.0] * (D - 1)], np.float32(1.0)])
+    bad_y = st.sampled_from([C, -2, 1.0, True, "1", [0] * (n + 1), np.zeros((n, 2), np.int64),
+                             np.zeros(n, np.float32), 2 ** 70, [None] * n])
+    return draw(st.one_of(
+        bad_x.map(lambda b: ("learn", (b, None))),
+        bad_x.map(lambda b: ("predict", (b,))),
+        bad_x.map(lambda b: ("predict_proba", (b,))),
+        bad_y.map(lambda b: ("learn", (x, b)))))
+
+
+def expected_rows(x: Any) -> int:
+    shape = np.shape(x) if not isinstance(x, torch.Tensor) else tuple(x.shape)
+    return 1 if len(shape) == 1 else shape[0]
+
+
+def call(learner, method: str, *args):
+    """Run ``learner.method(*args)``; return ``(ok, result)`` after checking the
+    failure properties (exception type, message, unchanged state)."""
+    before = snapshot(learner)
+    try:
+        out = getattr(learner, method)(*args)
+    except (ValueError, TypeError) as error:
+        event(f"{method}: {type(error).__name__}")
+        assert str(error).strip(), f"{type(error).__name__} with an empty message"
+        assert_same(before, snapshot(learner))
+        return False, error
+    event(f"{method}: ok")
+    if method in ("predict", "predict_proba"):
+        assert_same(before, snapshot(learner))  # prediction never changes the state
+    return True, out
+
+
+# ------------------------------------------------------------------------- tests
+@FUZZ
+@given(case=x_and_y())
+def test_fuzz_learn(learner, case):
+    x, y = case
+    ok, _ = call(learner, "learn", x, y)
+    if ok:
+        assert_finite(snapshot(learner))
+
+
+@FUZZ
+@given(case=ANY_X)
+def test_fuzz_predict(learner, case):
+    x, _ = case
+    ok, out = call(learner, "predict", x)
+    if ok:
+        n = expected_rows(x)
+        assert isinstance(out, torch.Tensor) and out.shape == (n,)
+        assert not out.is_floating_point()
+        assert bool(((out >= 0) & (out < C)).all()), out
+    ok, proba = call(learner, "predict_proba", x)
+    if ok:
+        n = expected_rows(x)
+        assert proba.shape == (n, C) and proba.is_floating_point()
+        assert bool(torch.isfinite(proba).all()) and bool((proba >= 0).all())
+        assert torch.allclose(proba.sum(-1), torch.ones(n, dtype=proba.dtype), atol=1e-4)
+
+
+@settings(FUZZ, max_examples=25)
+@given(ops=st.lists(st.one_of(valid_x_and_y().map(lambda c: ("valid", "learn", c)),
+                              valid_x().map(lambda c: ("valid", "predict", (c[0],))),
+                              invalid_learn_call().map(lambda c: ("invalid", *c))),
+                    min_size=1, max_size=10))
+def test_invalid_calls_do_not_disturb_valid_sequence(learner, ops):
+    noisy, clean = copy.deepcopy(learner), copy.deepcopy(learner)
+    for kind, method, args in ops:
+        if kind == "invalid":
+            ok, _ = call(noisy, method, *args)
+            assert not ok, f"{method}{args!r} was accepted"
+            continue
+        out_noisy = getattr(noisy, method)(*args)
+        out_clean = getattr(clean, method)(*args)
+        if method == "predict":
+            assert torch.equal(out_noisy, out_clean)
+    assert_same(snapshot(clean), snapshot(noisy))
