@@ -1,0 +1,303 @@
+"""Per-sample cost and process memory over a long synthetic stream (flat or growing?).
+
+Streams a :class:`~torch_geometric_stream.datasets.SyntheticStream` (d = 32,
+5 classes, no drift) test-then-train through SLeDGe-L (``light``) or full
+SLeDGe (``full``) at M = 1000 (L = 100, U = 900; SLeDGe-L keeps one labeled
+prototype per class, so its memory is c + U = 905 slots), h = 256, k = 5,
+2 GCN layers, one embedding layer. 1 % of the samples are labeled by a seeded
+Bernoulli mask (each 4096-row block of the stream has its own random stream,
+so the mask does not depend on where a run was resumed).
+
+Every ``--window`` samples one row is recorded: the median / p95 / mean
+per-sample latency (``predict(x)`` + ``learn(x, y)``) over the window, the
+process RSS (VmRSS of ``/proc/self/status``) at the window's end, and the
+window's prequential accuracy. At the end every parameter, memory buffer and
+optimizer-state tensor is checked for NaN/inf.
+
+Resumable: after every window the learner, the RNG states, the stream
+position and the rows so far are written atomically with
+:func:`torch_geometric_stream.checkpoint.save_checkpoint`
+(``<out-dir>/<name>.ckpt``) and the rows to ``<out-dir>/<name>.json``; a
+killed run started again with the same arguments continues at the last
+finished window (rows from the resumed process carry a new ``segment``
+number: RSS restarts from a fresh process there). ``--force`` starts over.
+
+Summary (printed, in the JSON and in ``--markdown``): least-squares slope of
+the median latency (ms per 100k samples) and of the RSS (MiB per 100k samples)
+against the stream position over the windows after ``--warmup-windows``, and
+the last-window / first-window (after warm-up) ratios of both.
+
+Example (the issue's full runs, hours on one core; a shortened run below)::
+
+    OMP_NUM_THREADS=1 python benchmarks/stream_length.py --model light   # 1,000,000 samples
+    OMP_NUM_THREADS=1 python benchmarks/stream_length.py --model full    # 200,000 samples
+    OMP_NUM_THREADS=1 python benchmarks/stream_length.py --model light --window 2000 --samples 20000
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+
+from torch_geometric_stream import SLeDGe  # noqa: E402
+from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
+
+D, C = 32, 5
+DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
+
+
+def rss_mib() -> float:
+    """Resident set size of this process in MiB (VmRSS; psutil as a fallback)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import psutil  # pragma: no cover
+    return psutil.Process().memory_info().rss / 2 ** 20
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def build_learner(model: str, args) -> SLeDGe:
+    return SLeDGe(D, C, labeled_size=args.labeled_size, unlabeled_size=args.unlabeled_size,
+                  k=args.k, hidden_channels=args.hidden, num_layers=args.num_layers,
+                  embedding_layers=1, light=(model == "light"), seed=args.seed)
+
+
+def label_mask(block: int, n: int, seed: int, ratio: float) -> np.ndarray:
+    """Seeded Bernoulli(``ratio``) label mask of the stream block ``block``."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, block)))
+    return rng.random(n) < ratio
+
+
+def non_finite_entries(learner: SLeDGe) -> list:
+    """Names of state entries (parameters, memory buffers, optimizer state) with NaN/inf."""
+    bad = []
+    for name, value in learner.state_dict().items():
+        if torch.is_tensor(value) and value.is_floating_point() and not bool(
+                torch.isfinite(value).all()):
+            bad.append(name)
+    for pid, state in learner.optimizer.state_dict()["state"].items():
+        for key, value in state.items():
+            if torch.is_tensor(value) and value.is_floating_point() and not bool(
+                    torch.isfinite(value).all()):
+                bad.append(f"optimizer.state[{pid}].{key}")
+    return bad
+
+
+def lstsq_slope(xs: list, ys: list) -> float:
+    if len(xs) < 2:
+        return math.nan
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else math.nan
+
+
+def summarize(rows: list, warmup_windows: int) -> dict:
+    steady = rows[warmup_windows:]
+    if len(steady) < 2:
+        return {"windows_after_warmup": len(steady)}
+    pos = [r["end"] / 1e5 for r in steady]  # in units of 100k samples
+    lat = [r["median_ms"] for r in steady]
+    rss = [r["rss_mib"] for r in steady]
+    first, last = steady[0], steady[-1]
+    return {
+        "windows_after_warmup": len(steady),
+        "first_window": [first["start"], first["end"]],
+        "last_window": [last["start"], last["end"]],
+        "latency_slope_ms_per_100k": lstsq_slope(pos, lat),
+        "rss_slope_mib_per_100k": lstsq_slope(pos, rss),
+        "latency_last_over_first": last["median_ms"] / first["median_ms"],
+        "rss_last_over_first": last["rss_mib"] / first["rss_mib"],
+        "latency_first_ms": first["median_ms"], "latency_last_ms": last["median_ms"],
+        "rss_first_mib": first["rss_mib"], "rss_last_mib": last["rss_mib"],
+        "segments": sorted({r["segment"] for r in rows}),
+    }
+
+
+def run(model: str, args) -> dict:
+    torch.set_num_threads(args.threads)
+    samples = args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
+    name = f"stream_length_{model}_N{samples}_w{args.window}_t{args.threads}_seed{args.seed}"
+    ckpt, out = args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
+    config = dict(model=model, samples=samples, window=args.window, threads=args.threads,
+                  seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
+                  unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
+                  num_layers=args.num_layers, label_ratio=args.label_ratio)
+    learner = build_learner(model, args)
+    rows, position = [], 0
+    if args.force:
+        for path in (ckpt, out):
+            path.unlink(missing_ok=True)
+    if ckpt.exists():
+        state = load_checkpoint(ckpt, learner, expect={"config": config})
+        rows, position = list(state.extra["rows"]), state.position
+        print(f"[{model}] resumed from {ckpt.name} at position {position}", flush=True)
+    segment = 1 + max((r["segment"] for r in rows), default=-1)
+
+    def write(final: dict | None = None) -> None:
+        payload = dict(config=config, rows=rows, summary=summarize(rows, args.warmup_windows),
+                       cpu=cpu_model(), nproc=os.cpu_count(), torch=torch.__version__,
+                       python=platform.python_version(), command=" ".join(sys.argv),
+                       timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        if final is not None:
+            payload["final"] = final
+        tmp = out.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(payload, indent=1))
+        os.replace(tmp, out)
+
+    stream = SyntheticStream(samples, D, C, seed=args.seed)
+    times, correct, labeled = [], 0, 0
+    window_start, started = position, time.perf_counter()
+    t = 0
+    for block, (xb, yb) in enumerate(stream.iter_chunks()):
+        n = len(yb)
+        if t + n <= position:  # already done before the resume
+            t += n
+            continue
+        mask = label_mask(block, n, args.seed, args.label_ratio)
+        x_all = torch.from_numpy(xb)
+        for i in range(max(0, position - t), n):
+            x, y = x_all[i], int(yb[i])
+            label = y if mask[i] else -1
+            start = time.perf_counter()
+            pred = learner.predict(x)
+            learner.learn(x, label)
+            times.append((time.perf_counter() - start) * 1e3)
+            correct += int(pred[0]) == y
+            labeled += label >= 0
+            pos = t + i + 1
+            if len(times) == args.window or pos == samples:
+                ordered = sorted(times)
+                row = dict(start=window_start, end=pos, segment=segment,
+                           median_ms=statistics.median(times),
+                           p95_ms=ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+                           mean_ms=statistics.fmean(times), rss_mib=rss_mib(),
+                           accuracy=correct / len(times), labeled=labeled,
+                           memory_items=learner.num_items,
+                           wall_s=time.perf_counter() - started)
+                rows.append(row)
+                save_checkpoint(ckpt, learner, position=pos, extra={"config": config,
+                                                                    "rows": rows})
+                write()
+                print(f"[{model}] {window_start:>8d}-{pos:<8d} median {row['median_ms']:7.2f} ms"
+                      f"  p95 {row['p95_ms']:7.2f} ms  RSS {row['rss_mib']:7.1f} MiB  acc "
+                      f"{row['accuracy']:.3f}  items {row['memory_items']}", flush=True)
+                times, correct, labeled, window_start = [], 0, 0, pos
+                started = time.perf_counter()
+        t += n
+    bad = non_finite_entries(learner)
+    final = dict(position=samples, non_finite=bad, all_finite=not bad)
+    write(final)
+    return json.loads(out.read_text())
+
+
+def table(results: list) -> str:
+    lines = ["| model | samples | window | threads | windows | latency first -> last (ms) | "
+             "latency slope (ms/100k) | last/first | RSS first -> last (MiB) | "
+             "RSS slope (MiB/100k) | last/first | NaN/inf at end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        s, cfg = r["summary"], r["config"]
+        if "latency_slope_ms_per_100k" not in s:
+            continue
+        final = r.get("final")
+        nan = "n/a (unfinished)" if final is None else ("none" if final["all_finite"]
+                                                        else ", ".join(final["non_finite"]))
+        lines.append(
+            f"| {cfg['model']} | {cfg['samples']} | {cfg['window']} | {cfg['threads']} | "
+            f"{s['windows_after_warmup']} | {s['latency_first_ms']:.2f} -> "
+            f"{s['latency_last_ms']:.2f} | {s['latency_slope_ms_per_100k']:+.3f} | "
+            f"{s['latency_last_over_first']:.3f} | {s['rss_first_mib']:.1f} -> "
+            f"{s['rss_last_mib']:.1f} | {s['rss_slope_mib_per_100k']:+.2f} | "
+            f"{s['rss_last_over_first']:.3f} | {nan} |")
+    return "\n".join(lines)
+
+
+def window_table(result: dict) -> str:
+    lines = ["| window | median ms | p95 ms | RSS MiB | accuracy | segment |",
+             "|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['start']}-{r['end']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
+                     f"{r['rss_mib']:.1f} | {r['accuracy']:.3f} | {r['segment']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="light", choices=("light", "full", "both"))
+    parser.add_argument("--samples", type=int, default=None,
+                        help="stream length (default 1,000,000 light / 200,000 full)")
+    parser.add_argument("--window", type=int, default=10_000)
+    parser.add_argument("--warmup-windows", type=int, default=1,
+                        help="windows left out of the slopes and ratios (memory filling)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--label-ratio", type=float, default=0.01)
+    parser.add_argument("--labeled-size", type=int, default=100)
+    parser.add_argument("--unlabeled-size", type=int, default=900)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--num-layers", type=int, default=2)
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
+    parser.add_argument("--markdown", type=Path,
+                        default=HERE / "results" / "stream_length" / "stream_length.md")
+    parser.add_argument("--force", action="store_true", help="start over (drop checkpoint)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only print the tables of existing results")
+    args = parser.parse_args()
+    if args.window < 1:
+        parser.error("--window must be >= 1")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+
+    if not args.report_only:
+        print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
+              f"threads={args.threads}", flush=True)
+        for model in (("light", "full") if args.model == "both" else (args.model,)):
+            run(model, args)
+
+    results = [json.loads(p.read_text()) for p in sorted(args.out_dir.glob("stream_length_*.json"))]
+    if not results:
+        print("no results")
+        return
+    text = table(results)
+    print(text)
+    md = [f"### stream_length (CPU: {results[0]['cpu']}, nproc={results[0]['nproc']}, "
+          f"torch {results[0]['torch']})", "",
+          "Slopes: least squares of the window median latency / RSS against the stream "
+          "position, windows after the first (warm-up) one; last/first: last window over the "
+          "first window after warm-up.", "", text]
+    for r in results:
+        cfg = r["config"]
+        md += ["", f"#### {cfg['model']}, {cfg['samples']} samples, window {cfg['window']}, "
+                   f"{cfg['threads']} thread(s)", "", f"`{r['command']}`", "", window_table(r)]
+    args.markdown.write_text("\n".join(md) + "\n")
+    print(f"markdown: {args.markdown}")
+
+
+if __name__ == "__main__":
+    main()
