@@ -53,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 
-SIZES = (250, 500, 1000, 2000, 5000, 10000, 50000)
+SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
 
 

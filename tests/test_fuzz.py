@@ -47,11 +47,13 @@ FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
 
 
 # --------------------------------------------------------------------- learners
-def make_learner(name: str):
+def make_learner(name: str, warm: bool = True):
     if name == "ressl":
         learner = build_model(name, D, C, memory_size=18, seed=0)
     else:
         learner = build_model(name, D, C, **SMALL)
+    if not warm:
+        return learner
     # Warm up: fill the memory (18 slots) so that merges and training happen.
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(C, D))
@@ -65,6 +67,12 @@ def make_learner(name: str):
 @pytest.fixture(params=LEARNERS)
 def learner(request):
     return make_learner(request.param)
+
+
+@pytest.fixture(params=LEARNERS)
+def fresh_learner(request):
+    """A learner that has seen nothing (empty memory, no optimizer state)."""
+    return make_learner(request.param, warm=False)
 
 
 # ----------------------------------------------------------------- state compare
@@ -283,6 +291,19 @@ def test_fuzz_predict(learner, case):
         assert proba.shape == (n, C) and proba.is_floating_point()
         assert bool(torch.isfinite(proba).all()) and bool((proba >= 0).all())
         assert torch.allclose(proba.sum(-1), torch.ones(n, dtype=proba.dtype), atol=1e-4)
+
+
+@settings(FUZZ, max_examples=15)
+@given(case=x_and_y(), x=ANY_X)
+def test_fuzz_fresh_learner(fresh_learner, case, x):
+    """The empty-memory paths: first calls on a learner that has seen nothing."""
+    ok, out = call(fresh_learner, "predict", x[0])
+    if ok:
+        assert out.shape == (expected_rows(x[0]),)
+        assert bool(((out >= 0) & (out < C)).all())
+    ok, _ = call(fresh_learner, "learn", *case)
+    if ok:
+        assert_finite(snapshot(fresh_learner))
 
 
 @settings(FUZZ, max_examples=25)

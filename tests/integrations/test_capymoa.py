@@ -38,8 +38,10 @@ def test_predict_proba_shape_and_seed(stream):
     stream.restart()
     for instance in [stream.next_instance() for _ in range(20)]:
         for learner in (first, second):
-            learner.train(instance) if instance.y_index == 0 else learner.train_on_unlabeled(
-                instance)
+            if instance.y_index == 0:
+                learner.train(instance)
+            else:
+                learner.train_on_unlabeled(instance)
     proba = first.predict_proba(instance)
     assert proba.shape == (3,) and proba.sum() == pytest.approx(1.0)
     np.testing.assert_array_equal(proba, second.predict_proba(instance))
