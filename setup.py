@@ -24,8 +24,8 @@ setup(
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6"],
         "plot": ["matplotlib>=3.5"],
-        "river": ["river>=0.21"],
-        "capymoa": ["capymoa>=0.9"],
+        "river": ["river>=0.26"],
+        "capymoa": ["capymoa>=0.15"],
         "accel": ["torch-scatter", "torch-sparse"],
     },
     entry_points={"console_scripts": ["torch-geometric-stream=torch_geometric_stream.cli:main"]},
