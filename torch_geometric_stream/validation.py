@@ -20,9 +20,11 @@ def _to_tensor(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.ndarray):
-        if value.dtype == object or value.dtype.kind in "USV":
+        if value.dtype == object or value.dtype.kind in "USVMm":
             raise TypeError(f"{name} must be numeric, got a NumPy array of dtype {value.dtype}")
-        return torch.from_numpy(np.ascontiguousarray(value))
+        if value.dtype.kind == "f" and value.dtype.itemsize > 8:  # long double
+            value = value.astype(np.float64)
+        return _converted(torch.from_numpy, np.ascontiguousarray(value), name)
     if isinstance(value, (list, tuple)):
         try:
             array = np.asarray(value)
@@ -30,10 +32,20 @@ def _to_tensor(value: Any, name: str) -> Tensor:
             raise ValueError(f"{name} is a ragged nested sequence: {error}") from None
         return _to_tensor(array, name)
     if isinstance(value, numbers.Number) and not isinstance(value, bool):
-        return torch.as_tensor(value)
+        return _converted(torch.as_tensor, value, name)
     raise TypeError(
         f"{name} must be a torch.Tensor, a NumPy array or a sequence of numbers, "
         f"got {type(value).__name__}")
+
+
+def _converted(convert: Any, value: Any, name: str) -> Tensor:
+    """``convert(value)``, with torch's conversion errors re-raised naming ``name``."""
+    try:
+        return convert(value)
+    except (OverflowError, RuntimeError, ValueError) as error:
+        raise ValueError(f"{name} holds a value torch cannot represent: {error}") from None
+    except TypeError as error:
+        raise TypeError(f"{name} has a type torch cannot convert: {error}") from None
 
 
 def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",

@@ -163,3 +163,16 @@ def test_double_precision_model_takes_any_float_input():
     model = small().double()
     model.learn(np.random.randn(4, D).astype(np.float32), np.array([0, 1, -1, 2]))
     assert model.predict_proba(torch.randn(2, D)).dtype == torch.float64
+
+
+@pytest.mark.parametrize("label,error,match", [
+    (2 ** 70, ValueError, "y holds a value"),
+    (np.uint64(2 ** 64 - 1), TypeError, "y has a type"),
+])
+def test_unrepresentable_labels_name_the_argument(label, error, match):
+    with pytest.raises(error, match=match):
+        small().learn(np.ones(D, np.float32), label)
+
+
+def test_long_double_features_are_converted():
+    assert small().predict(np.ones((2, D), dtype=np.longdouble)).shape == (2,)
