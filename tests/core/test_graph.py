@@ -134,3 +134,13 @@ def test_structure_loss_gradient_without_constant_is_the_same():
     g2, = torch.autograd.grad(structure_loss(x, emb, include_constant=False), emb)
     expected, = torch.autograd.grad(F.mse_loss(emb @ emb.t(), x @ x.t()), emb)
     assert torch.allclose(g1, expected, atol=1e-6) and torch.allclose(g2, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("query", [None, torch.tensor([0, 2])])
+def test_frobenius_form_is_finite_for_all_zero_inputs(query):
+    # the online scaler maps the first sample of a stream to the zero vector
+    x = torch.zeros(3, 4)
+    emb = F.normalize(torch.randn(3, 5), dim=-1).requires_grad_()
+    loss = structure_loss(x, emb, query_index=query, form="frobenius")
+    grad, = torch.autograd.grad(loss, emb)
+    assert torch.isfinite(loss) and torch.isfinite(grad).all()

@@ -21,6 +21,8 @@ __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 #: ``"frobenius"``: both matrices divided by their Frobenius norm first (the paper's Eq. 14).
 STRUCTURE_LOSS_FORMS = ("plain", "frobenius")
 
+_EPS = 1e-12
+
 
 def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
     r""":math:`\|A^\top B\|_F^2 = \operatorname{tr}(A A^\top B B^\top)` by the cheaper product."""
@@ -54,9 +56,9 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     num_entries = x.size(0) ** 2
     emb_term = _gram_norm_sq(emb, emb)  # ||S||_F^2
     cross = _gram_norm_sq(x, emb)  # tr(K S)
-    if form == "frobenius":
-        k_norm = _gram_norm_sq(x, x).sqrt()
-        return 2.0 * (1.0 - cross / (k_norm * emb_term.sqrt())) / num_entries
+    if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
+        k_norm = _gram_norm_sq(x, x).sqrt().clamp_min(_EPS)
+        return (2.0 - 2.0 * cross / (k_norm * emb_term.sqrt().clamp_min(_EPS))) / num_entries
     loss = emb_term - 2.0 * cross
     if include_constant:
         loss = loss + _gram_norm_sq(x, x)
@@ -68,6 +70,6 @@ def _block_loss(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor, form: str) -> Te
     with torch.no_grad():
         sim_x = x_q @ x.t()
     if form == "frobenius":
-        sim_e = sim_e / sim_e.norm()
-        sim_x = sim_x / sim_x.norm()
+        sim_e = sim_e / sim_e.norm().clamp_min(_EPS)
+        sim_x = sim_x / sim_x.norm().clamp_min(_EPS)
     return (sim_e - sim_x).square().mean()
