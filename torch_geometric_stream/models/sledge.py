@@ -38,6 +38,7 @@ class _Snapshot:
     emb: Tensor  # (P, h) embeddings of every slot, no grad
     top_value: Optional[Tensor]  # (P, K') memory-only top-k scores (full mode)
     top_index: Optional[Tensor]  # (P, K')
+    live_emb: Optional[Tensor]  # ``emb`` with its autograd graph, reused by the training step
 
 
 class SLeDGe(StreamClassifier, nn.Module):
@@ -211,15 +212,34 @@ class SLeDGe(StreamClassifier, nn.Module):
     # ----------------------------------------------------------- prediction
     def _snapshot_now(self) -> _Snapshot:
         """Memory embeddings (and, in full mode, the memory-only top-k graph),
-        cached until the memory or the parameters change."""
+        cached until the memory or the parameters change.
+
+        The embeddings are computed once with their autograd graph: the
+        training step that follows (same parameters, one memory row changed)
+        reuses them instead of embedding the whole memory again.
+        """
         if self._snapshot is None:
-            with torch.no_grad():
-                emb = self.graph.embed(self.memory.nodes())
-                top_value = top_index = None
-                if not self.light and self.memory.num_nodes > 0:
-                    top_value, top_index = self._memory_topk(emb)
-            self._snapshot = _Snapshot(emb, top_value, top_index)
+            with torch.enable_grad():  # on a copy: the memory update writes in place
+                live_emb = self.graph.embed(self.memory.nodes().clone())
+            emb = live_emb.detach()
+            top_value = top_index = None
+            if not self.light and self.memory.num_nodes > 0:
+                top_value, top_index = self._memory_topk(emb)
+            self._snapshot = _Snapshot(emb, top_value, top_index,
+                                       live_emb if live_emb.requires_grad else None)
         return self._snapshot
+
+    def _training_embeddings(self, snap: Optional[_Snapshot],
+                             update: Optional[MemoryUpdate]) -> Tensor:
+        r"""Embeddings :math:`(P, h)` of the updated memory, with gradient:
+        the snapshot's, with the written row embedded anew."""
+        nodes = self.memory.nodes()
+        if snap is None or snap.live_emb is None:
+            return self.graph.embed(nodes)
+        if update is None:
+            return snap.live_emb
+        row = torch.tensor([update.node], device=nodes.device)
+        return snap.live_emb.index_copy(0, row, self.graph.embed(nodes[row]))
 
     def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
         """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
@@ -321,7 +341,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             logits = self.backbone(nodes[labeled])
             emb = None
         else:
-            emb = self.graph.embed(nodes)
+            emb = self._training_embeddings(snap, update)
             queries = labeled if self.light else None
             if self.light:
                 neighbors = self._memory_topk(emb.detach(), labeled).indices
