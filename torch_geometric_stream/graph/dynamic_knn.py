@@ -175,7 +175,8 @@ class DynamicKNNGraph(nn.Module):
         :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the neighbour
         matrix :math:`(Q, k)` (one gather instead of two)."""
         query = emb if query_index is None else emb[query_index]
-        return (emb[neighbors] * query.unsqueeze(1)).sum(dim=-1).view(-1)
+        sources = emb.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
+        return (sources * query.unsqueeze(1)).sum(dim=-1).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
