@@ -15,8 +15,8 @@ def load(name):
 
 
 def test_quickstart_learns_the_synthetic_stream():
-    accuracy = load("quickstart").main(["--samples", "600"])
-    assert 0.0 <= accuracy <= 1.0
+    # measured 0.543 on 600 samples, 6 labels, 4 classes with a sudden drift (chance 0.25)
+    assert load("quickstart").main(["--samples", "600"]) > 0.4
 
 
 def test_custom_gnn_beats_chance():
@@ -24,6 +24,8 @@ def test_custom_gnn_beats_chance():
     assert load("custom_gnn").main(["--samples", "400"]) > 0.5
 
 
-def test_image_encoder_runs():
+def test_image_encoder_runs_end_to_end():
+    # synthetic 784-d noise has no image structure: this only checks that the CNN
+    # encoder plugs into SLeDGe and the stream runs to the end
     accuracy = load("image_encoder").main(["--samples", "120"])
     assert 0.0 <= accuracy <= 1.0
