@@ -39,7 +39,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,6 +51,7 @@ sys.path.insert(0, str(HERE))
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
+from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
 CONFIGS = {
     "shuttle": dict(d=7, c=7, k=5, num_layers=2, embedding_layers=1),
@@ -112,17 +112,6 @@ def gemm_gflops(threads: int, n: int = 1024, repeats: int = 5) -> float:
         a @ b
         best = min(best, time.perf_counter() - start)
     return 2 * n ** 3 / best / 1e9
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 # ------------------------------------------------------------------ streams

@@ -53,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
+from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
@@ -69,17 +70,6 @@ def rss_mib() -> float:
         pass
     import psutil  # pragma: no cover
     return psutil.Process().memory_info().rss / 2 ** 20
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def build_learner(model: str, args) -> SLeDGe:

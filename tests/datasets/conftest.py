@@ -1,4 +1,4 @@
-"""Fixtures of the dataset tests: plain/gzip file writing and the local data folder."""
+"""Fixtures of the dataset tests: plain/gzip file writing."""
 from __future__ import annotations
 
 import gzip
@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
-from torch_geometric_stream.datasets import default_data_root
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "gzip"])
@@ -29,12 +27,3 @@ def write(compressed: bool) -> Callable[[Path, "bytes | str"], Path]:
             path.write_bytes(raw)
         return path
     return _write
-
-
-@pytest.fixture(scope="session")
-def data_root() -> Path:
-    """The shared real-data folder, or skip."""
-    root = default_data_root() or Path(__file__).resolve().parents[3] / "shared" / "data"
-    if not root.is_dir():
-        pytest.skip("no local data folder (set TGS_DATA_ROOT)")
-    return root
