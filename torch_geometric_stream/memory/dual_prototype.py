@@ -215,8 +215,8 @@ class DualPrototypeMemory(nn.Module):
             and the unlabeled capacity is zero.
         """
         label = int(label)
-        if label >= 0:
-            self.ages[self.node_mask[:self.labeled_size]] += 1
+        if label >= 0:  # every filled labeled slot ages by one (no boolean indexing: no sync)
+            self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
         target = self.candidate_slots(label)
         if target is None:
             slot = self._free_slot(label)
