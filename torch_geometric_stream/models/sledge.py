@@ -61,6 +61,18 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     Inputs are L2-normalized inside (the method stores unit rows).
 
+    Where this module and the authors' code (Heechan-Moon/SLeDGe) differ, by
+    design: each layer is a :class:`~torch_geometric.nn.conv.GCNConv`, whose
+    bias is added after propagation (theirs: a biased linear map, then
+    propagation); the symmetric normalization counts only non-negative
+    weights in the degrees, so negative similarities cannot produce NaN; in
+    light mode the labeled memory has exactly one slot per class, as the
+    paper says (their light script keeps the full labeled memory). Their
+    ``gcn_layer`` settings map to ``num_layers`` in
+    :mod:`torch_geometric_stream.cli.configs`. The remaining choices where the
+    paper and their code disagree are options: ``normalization``,
+    ``regularizer``, ``count_offset``.
+
     Args:
         in_channels (int): feature dimension :math:`d`.
         num_classes (int): number of classes :math:`c`.
