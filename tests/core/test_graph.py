@@ -2,8 +2,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, normalize_edge_weight,
-                                          structure_loss, topk_neighbors)
+from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
+                                          normalize_edge_weight, structure_loss, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
 
@@ -144,3 +144,13 @@ def test_frobenius_form_is_finite_for_all_zero_inputs(query):
     loss = structure_loss(x, emb, query_index=query, form="frobenius")
     grad, = torch.autograd.grad(loss, emb)
     assert torch.isfinite(loss) and torch.isfinite(grad).all()
+
+
+def test_edge_weight_of_any_edge_index_matches_neighbor_weights():
+    graph = DynamicKNNGraph(4, k=3, hidden_channels=8)
+    x = torch.randn(9, 4)
+    emb = graph.embed(x)
+    neighbors = graph.neighbors(emb)
+    edge_index = neighbors_to_edge_index(neighbors)
+    assert torch.allclose(DynamicKNNGraph.edge_weight(emb, edge_index),
+                          DynamicKNNGraph.neighbor_weight(emb, neighbors), atol=1e-6)
