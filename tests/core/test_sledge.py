@@ -53,10 +53,12 @@ def test_accuracy_floor_on_separated_gaussians(light):
     assert accuracy > 0.9 > majority
 
 
+@pytest.mark.parametrize("sparse_kind", ["sparse", "message_passing"])
 @pytest.mark.parametrize("light", [False, True])
-def test_sparse_and_dense_propagation_give_the_same_predictions(light):
+def test_sparse_and_dense_propagation_give_the_same_predictions(light, sparse_kind):
     x, y = gaussian_stream(120)
-    sparse, dense = small(light=light), small(light=light, propagation="dense")
+    sparse = small(light=light, propagation=sparse_kind)
+    dense = small(light=light, propagation="dense")
     for i in range(len(x)):
         p_sparse, p_dense = sparse.predict_proba(x[i]), dense.predict_proba(x[i])
         assert torch.allclose(p_sparse, p_dense, atol=1e-5)

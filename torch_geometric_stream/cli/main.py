@@ -15,6 +15,7 @@ from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
+from torch_geometric_stream.models import PROPAGATIONS
 
 __all__ = ["build_parser", "main"]
 
@@ -86,7 +87,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="temporal decay of the loss weights, a number or 'inf'")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
-    hyper.add_argument("--propagation", choices=("sparse", "dense"))
+    hyper.add_argument("--propagation", choices=PROPAGATIONS)
     hyper.add_argument("--config", type=Path, metavar="FILE.json",
                        help="JSON object of configuration entries (keys as the flags, "
                             "with underscores)")

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import check_positive_int
 
@@ -173,7 +174,11 @@ class DynamicKNNGraph(nn.Module):
                         query_index: Optional[Tensor] = None) -> Tensor:
         r"""Edge weights, with gradient, in the order of
         :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the neighbour
-        matrix :math:`(Q, k)` (one gather instead of two)."""
+        matrix :math:`(Q, k)`: sampled products over the CSR form of the graph
+        (float32/float64), else one gather."""
+        if supports_csr(emb):
+            graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index), emb.size(0))
+            return graph.edge_dot(emb, emb)
         query = emb if query_index is None else emb[query_index]
         sources = emb.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
         return (sources * query.unsqueeze(1)).sum(dim=-1).view(-1)

@@ -26,10 +26,12 @@ __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS"]
 #: :class:`MLPBackbone` trained on the labeled memory (the "+M" ablation).
 GRAPHS = ("learned", "static", "none")
 
-#: ``"sparse"``: top-k ``edge_index`` message passing restricted to the rows a
-#: prediction or loss depends on; ``"dense"``: the same math with dense
+#: ``"sparse"``: the top-k ``edge_index`` graph restricted to the rows a
+#: prediction or loss depends on, propagated with CSR sparse-matrix products;
+#: ``"message_passing"``: the same subgraph through ``GCNConv``'s own
+#: gather/scatter ``propagate``; ``"dense"``: the same math with dense
 #: :math:`(N, N)` adjacency products over every row (for checking and benchmarks).
-PROPAGATIONS = ("sparse", "dense")
+PROPAGATIONS = ("sparse", "message_passing", "dense")
 
 
 @dataclass
@@ -155,9 +157,11 @@ class SLeDGe(StreamClassifier, nn.Module):
                 self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes,
                                             num_layers, dropout=dropout)
             else:
-                self.backbone = GCNBackbone(in_channels, hidden_channels, num_classes,
-                                            num_layers, normalization=normalization,
-                                            dropout=dropout)
+                self.backbone = GCNBackbone(
+                    in_channels, hidden_channels, num_classes, num_layers,
+                    normalization=normalization, dropout=dropout,
+                    aggregation="message_passing" if propagation == "message_passing"
+                    else "csr")
         self.memory = DualPrototypeMemory(in_channels, num_classes, labeled_size,
                                           unlabeled_size, light=light, alpha=alpha, beta=beta,
                                           count_offset=count_offset)

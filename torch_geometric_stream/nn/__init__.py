@@ -1,4 +1,5 @@
 """Backbones (graph classifiers :math:`f_B`) built from PyG convolutions."""
-from torch_geometric_stream.nn.backbones import GCNBackbone, GraphBackbone, MLPBackbone
+from torch_geometric_stream.nn.backbones import (AGGREGATIONS, GCNBackbone, GraphBackbone,
+                                                 MLPBackbone)
 
-__all__ = ["GCNBackbone", "GraphBackbone", "MLPBackbone"]
+__all__ = ["AGGREGATIONS", "GCNBackbone", "GraphBackbone", "MLPBackbone"]

@@ -1,0 +1,125 @@
+"""The CSR kernels: exact tiny cases, agreement with gather/scatter, gradients."""
+import pytest
+import torch
+
+from torch_geometric_stream.nn import GCNBackbone
+from torch_geometric_stream.ops import CSRGraph, csr_aggregate, csr_edge_dot
+
+
+def scatter_aggregate(x, w, edge_index):
+    return torch.zeros_like(x).index_add(0, edge_index[1], w.unsqueeze(1) * x[edge_index[0]])
+
+
+def test_aggregate_hand_checked():
+    # edges 0->1 (w=2), 2->1 (w=3), 1->0 (w=-1); node 2 has no incoming edge
+    edge_index = torch.tensor([[0, 2, 1], [1, 1, 0]])
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    out = CSRGraph(edge_index, 3).aggregate(x, torch.tensor([2.0, 3.0, -1.0]))
+    assert torch.equal(out, torch.tensor([[0.0, -1.0], [5.0, 3.0], [0.0, 0.0]]))
+
+
+def test_edge_dot_hand_checked_in_edge_order():
+    edge_index = torch.tensor([[0, 2, 1], [1, 1, 0]])  # deliberately not target-sorted
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    b = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    # a[target] . b[source]: a1.b0 = 3, a1.b2 = 7, a0.b1 = 2
+    assert torch.equal(CSRGraph(edge_index, 3).edge_dot(a, b), torch.tensor([3.0, 7.0, 2.0]))
+
+
+@pytest.mark.parametrize("dtype,atol", [(torch.float64, 1e-12), (torch.float32, 1e-4)])
+def test_match_gather_scatter_values_and_gradients(dtype, atol):
+    gen = torch.Generator().manual_seed(0)
+    n, e, h = 50, 300, 8
+    edge_index = torch.randint(0, n, (2, e), generator=gen)  # duplicates and self-loops too
+    x = torch.randn(n, h, generator=gen, dtype=dtype, requires_grad=True)
+    w = torch.randn(e, generator=gen, dtype=dtype, requires_grad=True)
+    graph = CSRGraph(edge_index, n)
+    grad = torch.randn(n, h, generator=gen, dtype=dtype)
+
+    out, ref = graph.aggregate(x, w), scatter_aggregate(x, w, edge_index)
+    torch.testing.assert_close(out, ref, atol=atol, rtol=0)
+    for mine, theirs in zip(torch.autograd.grad(out, (x, w), grad),
+                            torch.autograd.grad(ref, (x, w), grad)):
+        torch.testing.assert_close(mine, theirs, atol=atol, rtol=0)
+
+    dots = graph.edge_dot(x, x)
+    ref_dots = (x[edge_index[1]] * x[edge_index[0]]).sum(-1)
+    torch.testing.assert_close(dots, ref_dots, atol=atol, rtol=0)
+    edge_grad = torch.randn(e, generator=gen, dtype=dtype)
+    torch.testing.assert_close(torch.autograd.grad(dots, x, edge_grad)[0],
+                               torch.autograd.grad(ref_dots, x, edge_grad)[0], atol=atol, rtol=0)
+
+
+def test_gradcheck_float64():
+    gen = torch.Generator().manual_seed(1)
+    edge_index = torch.randint(0, 6, (2, 15), generator=gen)
+    graph = CSRGraph(edge_index, 6)
+    x = torch.randn(6, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    a = torch.randn(6, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(15, generator=gen, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(graph.aggregate, (x, w))
+    assert torch.autograd.gradcheck(graph.edge_dot, (a, x))
+
+
+def test_results_do_not_depend_on_uninitialized_memory():
+    # regression: sampled products with beta=0 still multiply the pattern's
+    # stored values, so an uninitialized pattern leaked NaN into the weights
+    edge_index = torch.randint(0, 40, (2, 400), generator=torch.Generator().manual_seed(2))
+    graph = CSRGraph(edge_index, 40)
+    for _ in range(20):
+        garbage = torch.full((10_000,), float("nan"))  # leave NaN in the allocator
+        del garbage
+        a = torch.randn(40, 16, requires_grad=True)
+        dots = graph.edge_dot(a, a)
+        assert torch.isfinite(dots).all()
+        dots.sum().backward()
+        assert torch.isfinite(a.grad).all()
+
+
+def test_empty_graph():
+    graph = CSRGraph(torch.empty(2, 0, dtype=torch.long), 3)
+    x = torch.randn(3, 2, requires_grad=True)
+    out = graph.aggregate(x, torch.empty(0))
+    assert torch.equal(out, torch.zeros(3, 2))
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.zeros(3, 2))
+    assert graph.edge_dot(x, x).shape == (0,)
+
+
+def test_bad_input_is_named():
+    graph = CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2)
+    with pytest.raises(TypeError, match="float32/float64"):
+        csr_aggregate(torch.ones(2, 2, dtype=torch.float16), torch.ones(2), graph)
+    with pytest.raises(TypeError, match="edge_weight dtype"):
+        csr_aggregate(torch.ones(2, 2), torch.ones(2, dtype=torch.float64), graph)
+    with pytest.raises(ValueError, match="2 nodes"):
+        csr_aggregate(torch.ones(3, 2), torch.ones(2), graph)
+    with pytest.raises(ValueError, match="2 edges"):
+        csr_aggregate(torch.ones(2, 2), torch.ones(3), graph)
+    with pytest.raises(ValueError, match="must match"):
+        csr_edge_dot(torch.ones(2, 2), torch.ones(2, 3), graph)
+
+
+@pytest.mark.parametrize("normalization", ["symmetric", "mean", "none"])
+def test_backbone_csr_equals_gcnconv_message_passing(normalization):
+    torch.manual_seed(0)
+    csr = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization)
+    passing = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization,
+                          aggregation="message_passing")
+    passing.load_state_dict(csr.state_dict())
+    x = torch.randn(20, 5)
+    edge_index = torch.randint(0, 20, (2, 60))
+    w1 = torch.rand(60, requires_grad=True)
+    w2 = w1.detach().clone().requires_grad_(True)
+    out1, out2 = csr(x, edge_index, w1), passing(x, edge_index, w2)
+    torch.testing.assert_close(out1, out2, atol=1e-5, rtol=0)
+    out1.square().sum().backward()
+    out2.square().sum().backward()
+    torch.testing.assert_close(w1.grad, w2.grad, atol=1e-5, rtol=0)
+    for p, q in zip(csr.parameters(), passing.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, atol=1e-5, rtol=0)
+
+
+def test_backbone_rejects_unknown_aggregation():
+    with pytest.raises(ValueError, match="aggregation"):
+        GCNBackbone(5, 8, 3, num_layers=2, aggregation="scatter")

@@ -1,0 +1,176 @@
+r"""Sparse CSR kernels of the graph layers: weighted neighbourhood sums and
+per-edge dot products, differentiable in node features *and* edge weights.
+
+**Neighbourhood sums** (:func:`csr_aggregate`).
+
+:math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s` is what
+:class:`~torch_geometric.nn.conv.GCNConv` computes by gathering
+:math:`x_s` for every edge and scattering the products (several passes over
+an :math:`(E, F)` buffer, forward and backward). Here it is one sparse-dense
+product :math:`A x` with :math:`A` in CSR form; the backward is
+:math:`A^\top g` for the features and a sampled dense-dense product
+:math:`w'_{st} = g_t^\top x_s` (``torch.sparse.sampled_addmm``) for the edge
+weights. Learned graphs need the second one: their edge weights carry the
+gradient of the graph learner.
+
+**Edge dot products** (:func:`csr_edge_dot`): :math:`w_{st} = a_t^\top b_s`
+for every edge, the learned graph's similarity weights, is a sampled product
+(forward) whose backward is two sparse-dense products
+(:math:`\partial a = G\,b`, :math:`\partial b = G^\top a` with :math:`G` the
+sparse matrix of edge gradients), instead of gathering an :math:`(E, h)`
+buffer and back-propagating through it.
+
+:class:`CSRGraph` holds both orientations of the index structure, built once
+per graph and shared by every call on it.
+"""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+__all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
+
+# torch flags every CSR tensor as beta once per process; the two kernels used
+# here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA.
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state",
+                        category=UserWarning)
+
+#: Floating dtypes the CSR kernels (products and sampled products) handle on every device.
+_CSR_DTYPES = (torch.float32, torch.float64)
+
+
+def supports_csr(x: Tensor) -> bool:
+    """Whether the kernels here handle features like ``x`` (else gather/scatter)."""
+    return x.dtype in _CSR_DTYPES and x.layout == torch.strided
+
+
+class _Orientation:
+    """One CSR index structure: ``perm`` reorders edge-ordered weights into it."""
+
+    def __init__(self, rows: Tensor, cols: Tensor, num_rows: int, num_cols: int) -> None:
+        self.perm = torch.argsort(rows * num_cols + cols)
+        counts = torch.bincount(rows, minlength=num_rows)
+        self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        self.col = cols[self.perm]
+        self.size = (num_rows, num_cols)
+
+    def matrix(self, values: Tensor) -> Tensor:
+        """The sparse :math:`(R, C)` matrix with the edge-ordered ``values`` :math:`(E,)`."""
+        return torch.sparse_csr_tensor(self.crow, self.col, values[self.perm], self.size,
+                                       check_invariants=False)
+
+
+class CSRGraph:
+    r"""The CSR index structures of a directed graph (``edge_index[0]`` the
+    source, ``edge_index[1]`` the target, PyG convention), target-major for
+    aggregation and source-major for its transpose.
+
+    Args:
+        edge_index (Tensor): :math:`(2, E)` ``int64``.
+        num_nodes (int): number of nodes :math:`N`.
+    """
+
+    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
+        source, target = edge_index[0], edge_index[1]
+        self.num_nodes = int(num_nodes)
+        self.num_edges = int(edge_index.size(1))
+        self.by_target = _Orientation(target, source, self.num_nodes, self.num_nodes)
+        self.by_source = _Orientation(source, target, self.num_nodes, self.num_nodes)
+
+    def aggregate(self, x: Tensor, edge_weight: Tensor) -> Tensor:
+        r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`."""
+        return csr_aggregate(x, edge_weight, self)
+
+    def edge_dot(self, a: Tensor, b: Tensor) -> Tensor:
+        r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order."""
+        return csr_edge_dot(a, b, self)
+
+    def sampled_dot(self, a: Tensor, b: Tensor) -> Tensor:
+        r""":math:`a_t^\top b_s` per edge in edge order, without autograd."""
+        # zeros, not empty: beta = 0 still multiplies the stored values (0 * NaN = NaN)
+        pattern = self.by_target.matrix(a.new_zeros(self.num_edges))
+        sampled = torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
+        return torch.empty_like(sampled).index_copy_(0, self.by_target.perm, sampled)
+
+
+class _CSRAggregate(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
+        ctx.graph = graph
+        ctx.save_for_backward(x, edge_weight)
+        return graph.by_target.matrix(edge_weight) @ x
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        x, edge_weight = ctx.saved_tensors
+        graph: CSRGraph = ctx.graph
+        grad = grad.contiguous()
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = graph.by_source.matrix(edge_weight) @ grad
+        if ctx.needs_input_grad[1]:
+            grad_weight = graph.sampled_dot(grad, x)  # g_t . x_s per edge
+        return grad_x, grad_weight, None
+
+
+class _CSREdgeDot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
+        ctx.graph = graph
+        ctx.save_for_backward(a, b)
+        return graph.sampled_dot(a, b)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        a, b = ctx.saved_tensors
+        graph: CSRGraph = ctx.graph
+        grad = grad.contiguous()
+        grad_a = graph.by_target.matrix(grad) @ b if ctx.needs_input_grad[0] else None
+        grad_b = graph.by_source.matrix(grad) @ a if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b, None
+
+
+def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
+    if not supports_csr(x):
+        raise TypeError(f"{what} needs float32/float64 tensors, got {x.dtype}")
+    if x.dim() != 2 or x.size(0) != graph.num_nodes:
+        raise ValueError(f"{what}: graph has {graph.num_nodes} nodes, got features of shape "
+                         f"{tuple(x.shape)}")
+
+
+def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
+    r"""Weighted sum over incoming edges, :math:`(N, F)`, differentiable in ``x``
+    :math:`(N, F)` and ``edge_weight`` :math:`(E,)` (edge order of the
+    ``edge_index`` ``graph`` was built from).
+
+    Raises:
+        ValueError: if the sizes do not match ``graph``.
+        TypeError: for dtypes other than float32 / float64 (see :func:`supports_csr`).
+    """
+    _check_features(x, graph, "csr_aggregate")
+    if edge_weight.dtype != x.dtype:
+        raise TypeError(f"csr_aggregate: edge_weight dtype {edge_weight.dtype} differs from "
+                        f"the features' {x.dtype}")
+    if edge_weight.numel() != graph.num_edges:
+        raise ValueError(f"csr_aggregate: graph has {graph.num_edges} edges, got "
+                         f"edge_weight of shape {tuple(edge_weight.shape)}")
+    return _CSRAggregate.apply(x.contiguous(), edge_weight.reshape(-1), graph)
+
+
+def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
+    r"""Per-edge dot products :math:`a_t^\top b_s` :math:`(E,)` (edge order of
+    the ``edge_index`` ``graph`` was built from), differentiable in ``a`` and
+    ``b`` :math:`(N, h)`; pass the same tensor twice for similarity weights.
+
+    Raises:
+        ValueError: if the sizes do not match ``graph`` or each other.
+        TypeError: for dtypes other than float32 / float64, or mixed dtypes.
+    """
+    _check_features(a, graph, "csr_edge_dot")
+    _check_features(b, graph, "csr_edge_dot")
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise ValueError(f"csr_edge_dot: a and b must match, got {tuple(a.shape)} {a.dtype} "
+                         f"and {tuple(b.shape)} {b.dtype}")
+    return _CSREdgeDot.apply(a.contiguous(), b.contiguous(), graph)
