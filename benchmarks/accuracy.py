@@ -10,6 +10,7 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
     python benchmarks/accuracy.py run --models sledge sledge-light \\
         --datasets Shopper GSAD --ratios 0.001 0.01 --seeds 0 2000 4000
     python benchmarks/accuracy.py render
+    python benchmarks/accuracy.py plot     # running accuracy, sledge vs sledge-light
 """
 from __future__ import annotations
 
@@ -126,10 +127,35 @@ def render(_: argparse.Namespace) -> None:
     RESULTS_MD.write_text(text)
 
 
+def plot(args: argparse.Namespace) -> None:
+    """One PNG per (tag, dataset, ratio): the running-accuracy curves of
+    ``args.models`` for every seed whose record has a curve."""
+    from torch_geometric_stream.evaluation import plot_curves
+
+    groups: dict[tuple, dict[str, Any]] = defaultdict(dict)
+    for path in sorted(RESULTS.glob("*/*.json")):
+        record = json.loads(path.read_text())
+        if record["model"] in args.models and "curve" in record and not record.get("limit"):
+            key = (path.parent.name, record["dataset"], record["label_ratio"])
+            curve = record["curve"]
+            groups[key][f"{record['model']} seed {record['seed']} ({record['accuracy']:.4f})"] = (
+                curve["position"], curve["running_accuracy"])
+    out = RESULTS / "plots"
+    out.mkdir(exist_ok=True)
+    for (tag, dataset, ratio), curves in sorted(groups.items()):
+        path = out / f"{tag}_{dataset}_{ratio:g}.png"
+        plot_curves(dict(sorted(curves.items())), path,
+                    title=f"{dataset}, {ratio:g} labels ({tag})")
+        print(f"wrote {path.relative_to(HERE)}")
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    plotter = commands.add_parser("plot", help="running-accuracy PNGs per dataset and ratio")
+    plotter.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
+    plotter.set_defaults(func=plot)
     run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
     run.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
     run.add_argument("--datasets", nargs="+", default=["Shopper", "GSAD"])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from torch_geometric_stream.cli import main
 
 #: Small memories and width so that a few hundred samples take seconds.
@@ -40,6 +42,10 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
         (2, 50, 32)
     assert config["scaling"] == "online" and config["tau"] is None
     assert len(csv.read_text().splitlines()) == 151
+    # the running-accuracy curve: 150 points (fewer samples than CURVE_POINTS), ends at the total
+    curve = record["curve"]
+    assert curve["position"] == list(range(1, 151))
+    assert curve["running_accuracy"][-1] == pytest.approx(record["accuracy"])
     assert "sledge-light on Shopper" in capsys.readouterr().out
 
 

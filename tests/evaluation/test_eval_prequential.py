@@ -11,6 +11,7 @@ from torch_geometric_stream.evaluation import (
     PrequentialResult,
     make_transform,
     paper_label_mask,
+    plot_curves,
     prequential,
 )
 
@@ -190,4 +191,11 @@ def test_save_csv(result, tmp_path):
 def test_plot(result, tmp_path):
     pytest.importorskip("matplotlib")
     path = result.plot(tmp_path / "run.png", label="previous label")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_curves_from_stored_records(tmp_path):
+    pytest.importorskip("matplotlib")
+    curves = {"a": ([1, 2, 3], [1.0, 0.5, 0.67]), "b": ([1, 2, 3], [0.0, 0.5, 0.33])}
+    path = plot_curves(curves, tmp_path / "curves.png", title="two runs")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

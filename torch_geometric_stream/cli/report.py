@@ -12,9 +12,13 @@ import numpy as np
 import torch
 
 import torch_geometric_stream
-from torch_geometric_stream.evaluation import PrequentialResult
+from torch_geometric_stream.evaluation import PrequentialResult, accuracy_curve
 
-__all__ = ["run_record", "machine_description", "seed_path", "write_json", "summary_table"]
+__all__ = ["CURVE_POINTS", "run_record", "machine_description", "seed_path", "write_json",
+           "summary_table"]
+
+#: Points of the running-accuracy curve stored in every run record.
+CURVE_POINTS = 200
 
 #: Columns of the summary table: (JSON field, header, format).
 _COLUMNS = (("seed", "seed", "{}"), ("n_samples", "samples", "{}"), ("n_labels", "labels", "{}"),
@@ -33,8 +37,12 @@ def machine_description() -> dict[str, Any]:
 def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
                config: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON record of one run: ``run`` (dataset, model, seed, ...), the
-    metrics of ``result``, versions, machine and the resolved ``config``."""
-    return {**run, **result.metrics,
+    metrics of ``result``, its running-accuracy ``curve`` (at most
+    :data:`CURVE_POINTS` points, enough to plot), versions, machine and the
+    resolved ``config``."""
+    counts, accuracy = accuracy_curve(result.correct, CURVE_POINTS)
+    curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
+    return {**run, **result.metrics, "curve": curve,
             "torch_version": torch.__version__,
             "package_version": torch_geometric_stream.__version__,
             "machine": machine_description(),

@@ -18,6 +18,7 @@ from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_cu
 from torch_geometric_stream.evaluation.prequential import (
     PrequentialRecord,
     PrequentialResult,
+    plot_curves,
     plot_running_accuracy,
     prequential,
 )
@@ -46,5 +47,6 @@ __all__ = [
     "prequential",
     "PrequentialResult",
     "PrequentialRecord",
+    "plot_curves",
     "plot_running_accuracy",
 ]

@@ -25,7 +25,8 @@ from tqdm.auto import tqdm
 from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_curve
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy"]
+__all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy",
+           "plot_curves"]
 
 PathLike = Union[str, Path]
 LabelMask = Union[np.ndarray, Callable[[int], bool], None]
@@ -249,6 +250,17 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLike,
                           title: Optional[str] = None, num_points: int = 200) -> Path:
     """Plot the running accuracy of one or more runs (legend = the mapping's keys) to ``path``."""
+    curves = {}
+    for name, result in results.items():
+        counts, accuracy = accuracy_curve(result.correct, num_points)
+        curves[name] = (result.start + counts, accuracy)
+    return plot_curves(curves, path, title=title)
+
+
+def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
+                title: Optional[str] = None) -> Path:
+    """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
+    ``"curve"`` entries of the CLI's JSON records) to the PNG ``path``."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -258,9 +270,8 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
     figure = Figure(figsize=(6.4, 4.0))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for name, result in results.items():
-        counts, accuracy = accuracy_curve(result.correct, num_points)
-        axes.plot(result.start + counts, accuracy, label=name)
+    for name, (positions, accuracy) in curves.items():
+        axes.plot(positions, accuracy, label=name)
     axes.set(xlabel="stream position", ylabel="running accuracy", ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)
     axes.legend()
