@@ -2,7 +2,8 @@
 
 Every run goes through the CLI's runner (``python -m torch_geometric_stream
 run``) and writes one JSON under ``benchmarks/results/accuracy/<tag>/``; a run whose
-JSON exists is skipped, so a long table fills over several invocations.
+JSON exists is skipped, so a long table fills over several invocations; with
+``--checkpoint-every N`` a run interrupted half-way resumes from its checkpoint.
 ``render`` turns the JSONs into Markdown tables (mean and std over seeds, the
 paper's values beside ours, seconds per run and ms per sample) and replaces
 the block between the accuracy markers of ``benchmarks/RESULTS.md``.
@@ -78,11 +79,24 @@ def run_grid(args: argparse.Namespace) -> None:
                             "--label-ratio", str(ratio), "--seed", str(seed), "--threads",
                             str(args.threads), "--output", str(path), "--quiet",
                             *(["--limit", str(args.limit)] if args.limit else []),
+                            *_checkpoint_options(path, args.checkpoint_every),
                             *args.extra]
                     print("run", " ".join(argv), flush=True)
                     code = cli_main(argv)
                     if code != 0:
                         print(f"failed with exit code {code}: {path.name}")
+                    elif args.checkpoint_every:
+                        path.with_suffix(".ckpt").unlink(missing_ok=True)
+
+
+def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:
+    """With ``--checkpoint-every``, a run checkpoints beside its JSON
+    (``<name>.ckpt``, git-ignored) and an interrupted run resumes from it."""
+    if not every:
+        return []
+    checkpoint = path.with_suffix(".ckpt")
+    resume = ["--resume", str(checkpoint)] if checkpoint.exists() else []
+    return ["--checkpoint", str(checkpoint), "--checkpoint-every", str(every), *resume]
 
 
 def _mean_std(values: list[float]) -> str:
@@ -163,6 +177,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     run.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
     run.add_argument("--limit", type=int, default=None, help="first N samples only")
     run.add_argument("--threads", type=int, default=1)
+    run.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                     help="checkpoint each run every N samples and resume interrupted runs")
     run.add_argument("--root", default=None)
     run.add_argument("--tag", default="default",
                      help="sub-folder of the JSONs: the name of a configuration variant")
