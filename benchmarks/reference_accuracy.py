@@ -58,7 +58,7 @@ def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
     if side == "reference":
         learner = DenseReferenceSLeDGe(learner)
     mask = paper_label_mask(dataset.y, ratio, seed)
-    transform = make_transform(config["scaling"])
+    transform = make_transform(config["scaling"], value_range=dataset.value_range)
     result = prequential(learner, dataset, label_mask=mask, transform=transform)
     return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
             "side": side, "threads": threads, "cpu": cpu_model(),
@@ -75,17 +75,19 @@ def render(records: list[dict[str, Any]]) -> str:
         key = (record["dataset"], record["label_ratio"], record["seed"], record["limit"])
         by_key.setdefault(key, {})[record["side"]] = record
     lines = ["| stream (first N) | ratio | seed | ours acc | reference acc | abs. diff "
-             "| same predictions | ours median ms/sample | reference median ms/sample | threads |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| same predictions | first differing sample | ours median ms/sample | reference median ms/sample | threads |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (dataset, ratio, seed, limit), sides in sorted(by_key.items()):
         ours, ref = sides.get("ours"), sides.get("reference")
         cells = [f"{dataset} ({limit})", f"{ratio:g}", str(seed)]
         cells += [f"{r['accuracy']:.4f}" if r else "-" for r in (ours, ref)]
         if ours and ref:
-            same = np.mean(np.asarray(ours["predictions"]) == np.asarray(ref["predictions"]))
-            cells += [f"{abs(ours['accuracy'] - ref['accuracy']):.4f}", f"{same:.4f}"]
+            differ = np.asarray(ours["predictions"]) != np.asarray(ref["predictions"])
+            first = str(int(differ.argmax())) if differ.any() else "none"
+            cells += [f"{abs(ours['accuracy'] - ref['accuracy']):.4f}",
+                      f"{1.0 - differ.mean():.4f}", first]
         else:
-            cells += ["-", "-"]
+            cells += ["-", "-", "-"]
         cells += [f"{r['ms_per_sample']:.1f}" if r else "-" for r in (ours, ref)]
         cells.append(",".join(sorted({str(r["threads"]) for r in (ours, ref) if r})))
         lines.append("| " + " | ".join(cells) + " |")

@@ -46,7 +46,7 @@ def test_memory_sizes_follow_the_paper_rule():
 
 def test_baselines_take_only_memory_and_scaling():
     assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {"memory_size": 1000,
-                                                              "scaling": "online"}
+                                                              "scaling": "auto"}
     with pytest.raises(UsageError, match="lr"):
         resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
 

@@ -41,6 +41,7 @@ def test_idx_datasets_train_then_test(tmp_path, write, name, first_class):
     expected = np.concatenate([splits["train"][0], splits["test"][0]]).reshape(5, 784)
     np.testing.assert_array_equal(ds.x, expected.astype(np.float32))
     assert ds.x.dtype == np.float32 and ds.x.max() == 255.0
+    assert ds.value_range == (0.0, 255.0)  # pixels: the "auto" scaling uses it
     assert ds.y.tolist() == [0, 1, 2, 3, 4]          # original labels 0, 1, 2, 7, 8
     assert ds.class_names[0] == first_class and ds.num_classes == 5
 

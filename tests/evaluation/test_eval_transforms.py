@@ -11,6 +11,7 @@ from torch_geometric_stream.evaluation import (
     L2Normalize,
     OnlineMinMaxScaler,
     make_transform,
+    resolve_scaling,
 )
 
 
@@ -107,6 +108,30 @@ def test_make_transform_options():
         make_transform("online", data=data)
     with pytest.raises(ValueError, match="scaling"):
         make_transform("standard")
+
+
+def test_known_range_scaling_is_the_authors_image_mapping():
+    # pixels p in [0, 255] -> (p / 255 - 0.5) / 0.5, the same for every row and feature
+    pixels = np.array([[0.0, 51.0, 255.0], [255.0, 0.0, 127.5]])
+    scaled = make_transform("range", l2=False, value_range=(0, 255)).transform_many(pixels)
+    expected = torch.tensor(pixels / 255.0 * 2.0 - 1.0, dtype=torch.float32)
+    torch.testing.assert_close(scaled, expected)
+    # stateless: a row is scaled the same whether it comes first or after others
+    transform = make_transform("range", l2=False, value_range=(0, 255))
+    transform(pixels[0])
+    torch.testing.assert_close(transform(pixels[1]), expected[1])
+    with pytest.raises(ValueError, match="value_range"):
+        make_transform("range")
+    with pytest.raises(ValueError, match="value_range must satisfy"):
+        make_transform("range", value_range=(1, 1))
+
+
+def test_auto_scaling_uses_the_known_range_when_declared():
+    assert resolve_scaling("auto", (0, 255)) == "range"
+    assert resolve_scaling("auto", None) == "online"
+    assert resolve_scaling("global", (0, 255)) == "global"
+    assert "FixedRangeScaler" in repr(make_transform("auto", value_range=(0, 255)))
+    assert "OnlineMinMaxScaler" in repr(make_transform("auto"))
 
 
 def test_argument_errors():

@@ -29,7 +29,9 @@ __all__ = ["DEFAULT_CONFIG", "PAPER_CONFIGS", "PAPER_RATIOS", "paper_config", "p
 #: (:func:`~torch_geometric_stream.evaluation.paper_memory_sizes` over
 #: ``memory_size``); ``tau`` ``None`` = infinity (uniform loss weights);
 #: ``scaling`` is the input scaler of
-#: :func:`~torch_geometric_stream.evaluation.make_transform`.
+#: :func:`~torch_geometric_stream.evaluation.make_transform`: ``"auto"`` = the
+#: a-priori value range where the dataset declares one (images), else the
+#: online running range.
 DEFAULT_CONFIG: dict[str, Any] = {
     "memory_size": 1000,
     "labeled_size": None,
@@ -45,7 +47,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "lr": 1e-3,
     "weight_decay": 0.0,
     "propagation": "sparse",
-    "scaling": "online",
+    "scaling": "auto",
 }
 
 #: The two label ratios the paper tuned for.

@@ -15,6 +15,7 @@ from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
+from torch_geometric_stream.evaluation import SCALINGS
 from torch_geometric_stream.models import PROPAGATIONS
 
 __all__ = ["build_parser", "main"]
@@ -47,9 +48,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            f"bundled default)")
     data.add_argument("--strict", action="store_true",
                       help="error instead of a warning when part of a dataset is missing")
-    data.add_argument("--scaling", choices=("online", "global", "none"),
-                      help="min-max scaling to [-1, 1]: running (default), whole-dataset "
-                           "(paper) or none; always followed by L2 normalization")
+    data.add_argument("--scaling", choices=SCALINGS,
+                      help="min-max scaling to [-1, 1]: auto (default: the known value range "
+                           "of image datasets, else running), online (running range), global "
+                           "(whole dataset, as the paper's tabular runs), range (the known "
+                           "value range) or none; always followed by L2 normalization")
     data.add_argument("--synthetic-samples", type=positive_int, default=5000, metavar="N",
                       help="length of the synthetic stream (default: %(default)s)")
     data.add_argument("--synthetic-drift", choices=("none", "sudden", "gradual"),

@@ -21,7 +21,7 @@ from torch_geometric_stream.datasets.bundled import load_bundled_dataset
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
-                                               prequential)
+                                               prequential, resolve_scaling)
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "run_command"]
@@ -88,6 +88,7 @@ def run_command(args: argparse.Namespace) -> int:
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
                                 read_config_file(args.config), num_classes=dataset.num_classes)
+        config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range)
     results, records = {}, []
     for seed in seeds:
         with user_input("configuration"):
@@ -95,7 +96,8 @@ def run_command(args: argparse.Namespace) -> int:
                                     seed, device)
             mask = _label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
             transform = make_transform(config["scaling"], data=(
-                dataset.x if config["scaling"] == "global" else None))
+                dataset.x if config["scaling"] == "global" else None),
+                value_range=dataset.value_range)
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "threads": args.threads,

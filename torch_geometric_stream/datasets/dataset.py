@@ -20,7 +20,10 @@ class StreamDataset:
         - **y:** :math:`(T,)` int64 in :math:`[0, c)`
 
     Iterating yields ``(x_row, y)`` pairs: a float32 array of shape
-    :math:`(d,)` and a Python ``int``.
+    :math:`(d,)` and a Python ``int``. ``value_range`` is the range every
+    feature is known to lie in a priori (pixels: ``(0, 255)``), ``None`` when
+    it is not known (tabular data); the ``"range"`` / ``"auto"`` input scaling
+    uses it.
     """
 
     name: str
@@ -31,6 +34,7 @@ class StreamDataset:
     feature_names: Optional[list[str]] = None
     source: str = ""
     notes: str = ""
+    value_range: Optional[tuple[float, float]] = None
 
     def __post_init__(self) -> None:
         self.x = np.ascontiguousarray(self.x, dtype=np.float32)

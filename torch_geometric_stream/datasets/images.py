@@ -1,6 +1,7 @@
 """Loaders of the image datasets: MNIST, FashionMNIST, KMNIST and CIFAR-10.
 
-Features are the raw pixels as float32 in ``[0, 255]``, flattened in C order
+Features are the raw pixels as float32 in ``[0, 255]`` (declared as the
+dataset's ``value_range``), flattened in C order
 (``28 * 28 = 784`` for the MNIST family, ``3 * 32 * 32 = 3072`` channel-major
 for CIFAR-10).  Stream order: the training split, then the test split.
 """
@@ -27,6 +28,9 @@ CIFAR10_FILES = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
 FASHION_CLASSES = dict(enumerate(["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                   "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]))
 KMNIST_CLASSES = dict(enumerate(["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]))
+#: Every pixel lies in this range a priori (8-bit images).
+PIXEL_RANGE = (0.0, 255.0)
+
 CIFAR10_CLASSES = dict(enumerate(["airplane", "automobile", "bird", "cat", "deer", "dog",
                                   "frog", "horse", "ship", "truck"]))
 
@@ -41,7 +45,8 @@ def _image_stream(name: str, splits: list[tuple[np.ndarray, np.ndarray]],
     x = np.concatenate([images.reshape(len(images), -1) for images, _ in splits])
     y, names = encode_labels(np.concatenate([labels for _, labels in splits]).astype(np.int64),
                              class_names)
-    return StreamDataset(name, x.astype(np.float32), y, len(names), names)
+    return StreamDataset(name, x.astype(np.float32), y, len(names), names,
+                         value_range=PIXEL_RANGE)
 
 
 def _read_idx_split(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:

@@ -23,12 +23,15 @@ from torch_geometric_stream.evaluation.prequential import (
     prequential,
 )
 from torch_geometric_stream.evaluation.transforms import (
+    SCALINGS,
     Compose,
+    FixedRangeScaler,
     GlobalMinMaxScaler,
     L2Normalize,
     OnlineMinMaxScaler,
     StreamTransform,
     make_transform,
+    resolve_scaling,
 )
 
 __all__ = [
@@ -39,8 +42,11 @@ __all__ = [
     "L2Normalize",
     "OnlineMinMaxScaler",
     "GlobalMinMaxScaler",
+    "FixedRangeScaler",
     "Compose",
+    "SCALINGS",
     "make_transform",
+    "resolve_scaling",
     "StreamMetrics",
     "tail_accuracy",
     "accuracy_curve",

@@ -26,7 +26,7 @@ from torch import Tensor
 from torch_geometric_stream.validation import as_feature_matrix
 
 __all__ = ["StreamTransform", "L2Normalize", "OnlineMinMaxScaler", "GlobalMinMaxScaler",
-           "Compose", "make_transform"]
+           "FixedRangeScaler", "Compose", "SCALINGS", "make_transform", "resolve_scaling"]
 
 FeatureRange = Tuple[float, float]
 
@@ -82,10 +82,11 @@ class L2Normalize(StreamTransform):
         return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
 
 
-def _check_feature_range(feature_range: Sequence[float]) -> FeatureRange:
+def _check_feature_range(feature_range: Sequence[float],
+                         name: str = "feature_range") -> FeatureRange:
     low, high = (float(bound) for bound in feature_range)
     if not low < high:
-        raise ValueError(f"feature_range must satisfy low < high, got {tuple(feature_range)}")
+        raise ValueError(f"{name} must satisfy low < high, got {tuple(feature_range)}")
     return low, high
 
 
@@ -174,6 +175,31 @@ class GlobalMinMaxScaler(_MinMaxScaler):
                               self.feature_range)
 
 
+class FixedRangeScaler(StreamTransform):
+    r"""Min-max scaling with a range known a priori, the same for every feature
+    (e.g. pixels in :math:`[0, 255]`): stateless, so honest in a stream and
+    identical for every row. Values outside the range are not clipped.
+
+    Args:
+        value_range: ``(low, high)`` with ``low < high``.
+        feature_range: target interval (default ``(-1, 1)``).
+    """
+
+    def __init__(self, value_range: Sequence[float],
+                 feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
+        self.low, self.high = _check_feature_range(value_range, "value_range")
+        self.feature_range = _check_feature_range(feature_range)
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
+        high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
+        return _min_max_scale(rows, low, high, self.feature_range)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(value_range={(self.low, self.high)}, "
+                f"feature_range={self.feature_range})")
+
+
 class Compose(StreamTransform):
     """Apply ``transforms`` one after the other (an empty list only casts to ``float32``)."""
 
@@ -204,27 +230,51 @@ class Compose(StreamTransform):
         return f"Compose({self.transforms!r})"
 
 
-def make_transform(scaling: str = "online", l2: bool = True,
-                   data: Optional[Any] = None) -> Compose:
+#: Input scalings of :func:`make_transform`.
+SCALINGS = ("auto", "online", "global", "range", "none")
+
+
+def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None) -> str:
+    """``"auto"`` becomes ``"range"`` when the stream declares the range of its
+    values a priori (e.g. pixels in ``[0, 255]``), else ``"online"``; other
+    names are returned unchanged."""
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    if scaling == "auto":
+        return "online" if value_range is None else "range"
+    return scaling
+
+
+def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any] = None,
+                   value_range: Optional[Sequence[float]] = None) -> Compose:
     """Build the input pipeline: min-max scaling to :math:`[-1, 1]`, then L2 normalization.
 
     Args:
-        scaling: ``"online"`` (:class:`OnlineMinMaxScaler`, the default),
+        scaling: one of :data:`SCALINGS`: ``"online"``
+            (:class:`OnlineMinMaxScaler`, the running per-feature range),
             ``"global"`` (:class:`GlobalMinMaxScaler` fitted on ``data``, as in
-            the paper) or ``"none"``.
+            the paper's tabular runs; not possible in a real stream),
+            ``"range"`` (every feature scaled with the a-priori ``value_range``,
+            e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
+            honest in a stream), ``"auto"`` (see :func:`resolve_scaling`) or
+            ``"none"``.
         l2: append :class:`L2Normalize` (default ``True``).
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
+        value_range: ``(low, high)`` of every feature; required by ``"range"``.
     """
-    if scaling not in ("online", "global", "none"):
-        raise ValueError(f"scaling must be 'online', 'global' or 'none', got {scaling!r}")
+    scaling = resolve_scaling(scaling, value_range)
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
+    if scaling == "range" and value_range is None:
+        raise ValueError("scaling='range' needs value_range=(low, high)")
     steps: List[StreamTransform] = []
     if scaling == "online":
         steps.append(OnlineMinMaxScaler())
     elif scaling == "global":
         steps.append(GlobalMinMaxScaler().fit(data))
+    elif scaling == "range":
+        steps.append(FixedRangeScaler(value_range))
     if l2:
         steps.append(L2Normalize())
     return Compose(steps)
