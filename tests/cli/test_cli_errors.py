@@ -24,6 +24,8 @@ BAD_INPUTS = {
     "baseline with SLeDGe flag": ["--model", "tlp", "--lr", "0.1"],
     "missing dataset folder": ["--dataset", "mnist", "--root", "{tmp}/empty"],
     "zero limit": ["--limit", "0"],
+    "alpha above one": ["--alpha", "1.5"],
+    "beta not a number": ["--beta", "often"],
 }
 
 

@@ -63,6 +63,26 @@ def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     assert "mean" in table and "std" in table
 
 
+def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+
+    built = []
+    original = run_module.build_learner
+
+    def spy(*args, **kwargs):
+        built.append(original(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(run_module, "build_learner", spy)
+    out = tmp_path / "fixed.json"
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "60", "--model", "sledge",
+            *FAST, "--alpha", "0.05", "--beta", "adaptive", "--output", str(out)]
+    assert main(argv) == 0
+    config = _read(out)["config"]
+    assert (config["alpha"], config["beta"]) == (0.05, "adaptive")
+    assert (built[0].memory.alpha, built[0].memory.beta) == (0.05, "adaptive")
+
+
 def test_module_entry_point(tmp_path):
     out = tmp_path / "sub.json"
     env = dict(os.environ, OMP_NUM_THREADS="1")

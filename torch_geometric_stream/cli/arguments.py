@@ -55,6 +55,20 @@ def tau_value(text: str) -> str | float:
                                          f"got {text!r}") from None
 
 
+def coefficient_value(text: str) -> str | float:
+    """``adaptive`` or a fixed memory merge coefficient in ``[0, 1]``."""
+    if text.strip().lower() == "adaptive":
+        return "adaptive"
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number in [0, 1], "
+                                         f"got {text!r}")
+    return value
+
+
 def parse_seeds(values: Optional[Sequence[str]]) -> list[int]:
     """Seeds from repeated ``--seed`` options, each an integer or a comma list
     (duplicates dropped, order kept); ``[0]`` when none is given."""

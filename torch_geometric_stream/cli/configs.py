@@ -48,6 +48,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "weight_decay": 0.0,
     "propagation": "sparse",
     "scaling": "auto",
+    "alpha": "adaptive",
+    "beta": "adaptive",
 }
 
 #: The two label ratios the paper tuned for.

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-from torch_geometric_stream.cli.arguments import Parser, label_ratio, positive_int, tau_value
+from torch_geometric_stream.cli.arguments import (Parser, coefficient_value, label_ratio,
+                                                  positive_int, tau_value)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import UsageError, one_line
@@ -88,6 +89,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            help=f"{text} (package default: {default})")
     hyper.add_argument("--tau", type=tau_value, metavar="X",
                        help="temporal decay of the loss weights, a number or 'inf'")
+    for flag, text in (("--alpha", "weight of a new labeled sample in its merge"),
+                       ("--beta", "weight of the old prototype in an unlabeled merge")):
+        hyper.add_argument(flag, type=coefficient_value, metavar="X",
+                           help=f"{text}: 'adaptive' (default, the paper's rule) or a "
+                                f"fixed number in [0, 1]")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)

@@ -34,7 +34,7 @@ BUNDLED_LIMIT = 2000
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
-                 "normalization", "regularizer", "propagation", "scaling")
+                 "normalization", "regularizer", "propagation", "scaling", "alpha", "beta")
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
