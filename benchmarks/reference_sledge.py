@@ -30,7 +30,8 @@ same predictions and parameters up to float rounding:
 * the memory follows ``DualPrototypeMemory``: per-class slot partitions of
   ``floor(L/c)`` slots (light: one), adaptive alpha/beta
   ``(1 - 1/max(count + count_offset, 1)) * max(sim, 0)`` or fixed floats,
-  ages, slot order labeled then unlabeled;
+  ages, slot order labeled then unlabeled; a merge into an all-zero
+  prototype stores the new sample;
 * every query row keeps its top-(k+1) rows (itself included as a candidate);
   light mode: only the test row at prediction and the labeled rows in
   training get edges;
@@ -247,7 +248,8 @@ class DenseReferenceSLeDGe:
             rel = int(torch.argmax(sims))
             slot = start + rel
             alpha = self._weight(self.alpha, sims[rel], self.labeled_counts[slot])
-            updated = (1 - alpha) * self.labeled_bank[slot] + alpha * feat
+            old = self.labeled_bank[slot]
+            updated = (1 - alpha) * old + alpha * feat if old.any() else feat  # zero: replace
             self.labeled_bank[slot] = F.normalize(updated, p=2, dim=0)
             self.labeled_counts[slot] += 1
             self.labeled_age[slot] = 0
@@ -266,7 +268,8 @@ class DenseReferenceSLeDGe:
         sims = (embs @ feat_embs.t()).view(-1)
         slot = int(torch.argmax(sims))
         beta = self._weight(self.beta, sims[slot], self.unlabeled_counts[slot])
-        updated = beta * self.unlabeled_bank[slot] + (1 - beta) * feat
+        old = self.unlabeled_bank[slot]
+        updated = beta * old + (1 - beta) * feat if old.any() else feat  # zero: replace
         self.unlabeled_bank[slot] = F.normalize(updated, p=2, dim=0)
         self.unlabeled_counts[slot] += 1
 

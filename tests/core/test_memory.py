@@ -72,6 +72,27 @@ def test_negative_similarity_is_clipped_to_zero_weight():
     assert torch.allclose(memory.prototypes[0], unit(1.0, 0.0))
 
 
+@pytest.mark.parametrize("label", [0, -1])
+def test_all_zero_prototype_is_replaced_by_the_next_merge(label):
+    # an online scaler maps a stream's first row to zeros; with the adaptive
+    # rule its similarity (0) gives a plastic merge weight 0, so without the
+    # rule the slot would stay zero for ever
+    labeled, unlabeled = (1, 0) if label >= 0 else (1, 1)
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=labeled,
+                                 unlabeled_size=unlabeled)
+    if label < 0:
+        memory.update(unit(1.0, 0.0), 0)
+    memory.update(torch.zeros(2), label)
+    slot = 0 if label >= 0 else 1
+    assert torch.equal(memory.prototypes[slot], torch.zeros(2))
+    memory.update(unit(0.6, 0.8), label, raw)
+    assert torch.allclose(memory.prototypes[slot], unit(0.6, 0.8))
+    # a non-zero prototype still follows the rule (sim < 0 -> kept)
+    memory.update(unit(-1.0, 0.0), label, raw)
+    if label >= 0:
+        assert torch.allclose(memory.prototypes[slot], unit(0.6, 0.8))
+
+
 @pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95)])
 def test_fixed_coefficients(alpha, beta):
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,

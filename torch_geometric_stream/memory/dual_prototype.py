@@ -246,7 +246,7 @@ class DualPrototypeMemory(nn.Module):
             self.ages[slot] = 0
         else:  # stable: the old prototype gets the weight
             merged = weight * old + (1 - weight) * x
-        self.prototypes[slot] = F.normalize(merged, dim=0)
+        self.prototypes[slot] = F.normalize(_replace_if_zero(old, merged, x), dim=0)
         self.counts[slot] += 1
         return MemoryUpdate(True, slot)
 
@@ -271,6 +271,19 @@ class DualPrototypeMemory(nn.Module):
 
 def _normalized(rows: Tensor) -> Tensor:
     return F.normalize(rows, dim=-1)
+
+
+def _replace_if_zero(old: Tensor, merged: Tensor, x: Tensor) -> Tensor:
+    """``merged``, or ``x`` when the old prototype is all zeros.
+
+    An all-zero prototype has no direction (its cosine similarity to every
+    sample is 0), so the adaptive weight of a plastic merge into it is 0 and it
+    would stay zero for ever. Such rows do occur: an online scaler maps the
+    first row of a stream, whose range is still empty, to zeros. A merge into
+    it stores the new sample instead. Without zero rows, as in the paper's
+    setting, nothing changes. (``torch.where``: no host synchronization.)
+    """
+    return torch.where(old.any(), merged, x)
 
 
 def _check_coefficient(value: Coefficient, name: str) -> Coefficient:
