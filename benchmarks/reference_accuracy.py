@@ -12,9 +12,17 @@ when present, so the slow reference side can be run over several sessions, or
 the two sides in parallel processes); ``render`` prints the comparison and
 writes ``results/reference_accuracy.md``.
 
+``lockstep`` runs both sides in one process, sample by sample, and records how
+far their parameters, memories and predictions are apart (in float32 and, with
+``--dtype float64``, in double precision): it separates a difference of
+semantics (memories or predictions differ while parameters still agree) from
+the amplification of rounding by thousands of Adam steps (parameters drift
+apart gradually, memories stay equal).
+
     python benchmarks/reference_accuracy.py run --datasets GSAD MNIST --side ours
     python benchmarks/reference_accuracy.py run --datasets GSAD MNIST --side reference
     python benchmarks/reference_accuracy.py render
+    python benchmarks/reference_accuracy.py lockstep --dataset GSAD --limit 400 --dtype float64
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ from machine import cpu_model  # noqa: E402
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
+LOCKSTEP = OUT / "lockstep"
 SIDES = ("ours", "reference")
 
 
@@ -50,15 +59,9 @@ def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
             root: Path, threads: int) -> dict[str, Any]:
     """Stream the first ``limit`` samples through one side; the run's record."""
     torch.set_num_threads(threads)
-    dataset = load_dataset(dataset_name, root).head(limit)
-    config = resolve_config(dataset_name, ratio, "sledge", {}, None,
-                            num_classes=dataset.num_classes)
-    learner = build_learner("sledge", dataset.num_features, dataset.num_classes, config,
-                            seed, "cpu")
+    dataset, config, learner, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
     if side == "reference":
         learner = DenseReferenceSLeDGe(learner)
-    mask = paper_label_mask(dataset.y, ratio, seed)
-    transform = make_transform(config["scaling"], value_range=dataset.value_range)
     result = prequential(learner, dataset, label_mask=mask, transform=transform)
     return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
             "side": side, "threads": threads, "cpu": cpu_model(),
@@ -67,6 +70,62 @@ def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
             "ms_per_sample": result.metrics["ms_per_sample_median"],
             "seconds": result.metrics["seconds"],
             "predictions": result.predictions.tolist()}
+
+
+def _setup(dataset_name: str, ratio: float, seed: int, limit: int, root: Path):
+    """The stream prefix, its label mask and transform, and a freshly built SLeDGe."""
+    dataset = load_dataset(dataset_name, root).head(limit)
+    config = resolve_config(dataset_name, ratio, "sledge", {}, None,
+                            num_classes=dataset.num_classes)
+    learner = build_learner("sledge", dataset.num_features, dataset.num_classes, config,
+                            seed, "cpu")
+    mask = paper_label_mask(dataset.y, ratio, seed)
+    transform = make_transform(config["scaling"], value_range=dataset.value_range)
+    return dataset, config, learner, mask, transform
+
+
+def lockstep(dataset_name: str, ratio: float, seed: int, limit: int, root: Path,
+             dtype: torch.dtype, every: int = 25) -> dict[str, Any]:
+    """Both sides step by step on one prefix; distances every ``every`` samples."""
+    dataset, config, ours, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
+    ours = ours.to(dtype)
+    reference = DenseReferenceSLeDGe(ours)
+    trace, differing = [], []
+    for position, (x, y) in enumerate(dataset):
+        x = transform(x).to(dtype)
+        p_ours, p_ref = ours.predict_proba(x)[0], reference.predict_proba(x)[0]
+        if int(p_ours.argmax()) != int(p_ref.argmax()):
+            differing.append(position)
+        label = int(y) if mask[position] else -1
+        ours.learn(x, label)
+        reference.learn(x, label)
+        if position % every == 0 or position == limit - 1:
+            params = max(float((p.detach() - reference.params[name].detach()).abs().max())
+                         for name, p in ours.named_parameters())
+            memory = float((ours.memory.prototypes
+                            - reference.memory_state()["prototypes"]).abs().max())
+            trace.append({"position": position, "max_param_diff": params,
+                          "max_memory_diff": memory,
+                          "max_proba_diff": float((p_ours - p_ref).abs().max())})
+    return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
+            "dtype": str(dtype).replace("torch.", ""), "config": config, "trace": trace,
+            "differing_predictions": differing}
+
+
+def render_lockstep(records: list[dict[str, Any]]) -> str:
+    lines = ["| stream (first N) | dtype | first differing prediction | differing predictions "
+             "| max param diff at 100 / 300 / end | max memory diff (any step) |",
+             "|---|---|---|---|---|---|"]
+    for r in records:
+        trace = {t["position"]: t for t in r["trace"]}
+        at = [trace[p]["max_param_diff"] for p in (100, 300) if p in trace]
+        at.append(r["trace"][-1]["max_param_diff"])
+        first = r["differing_predictions"][0] if r["differing_predictions"] else "none"
+        lines.append(f"| {r['dataset']} ({r['limit']}) | {r['dtype']} | {first} | "
+                     f"{len(r['differing_predictions'])} | "
+                     f"{' / '.join(f'{v:.1e}' for v in at)} | "
+                     f"{max(t['max_memory_diff'] for t in r['trace']):.1e} |")
+    return "\n".join(lines) + "\n"
 
 
 def render(records: list[dict[str, Any]]) -> str:
@@ -106,17 +165,35 @@ def main() -> None:
     run.add_argument("--threads", type=int, default=1)
     run.add_argument("--root", type=Path, default=None)
     sub.add_parser("render", help="print and write the comparison table")
+    step = sub.add_parser("lockstep", help="both sides step by step: where they part")
+    step.add_argument("--dataset", default="GSAD")
+    step.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    step.add_argument("--ratio", type=float, default=0.01)
+    step.add_argument("--seed", type=int, default=0)
+    step.add_argument("--limit", type=int, default=400)
+    step.add_argument("--root", type=Path, default=None)
     args = parser.parse_args()
 
     if args.command == "render":
         records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
-        table = render(records)
+        steps = [json.loads(p.read_text()) for p in sorted(LOCKSTEP.glob("*.json"))]
+        table = render(records) + "\n" + render_lockstep(steps)
         (HERE / "results" / "reference_accuracy.md").write_text(table)
         print(table)
         return
     root = args.root or default_data_root()
     if root is None:
         sys.exit("no data folder: pass --root or set TGS_DATA_ROOT")
+    if args.command == "lockstep":
+        torch.set_num_threads(1)
+        record = lockstep(args.dataset, args.ratio, args.seed, args.limit, root,
+                          getattr(torch, args.dtype))
+        LOCKSTEP.mkdir(parents=True, exist_ok=True)
+        path = LOCKSTEP / (f"{args.dataset}_{args.ratio:g}_seed{args.seed}_limit{args.limit}"
+                           f"_{args.dtype}.json")
+        path.write_text(json.dumps(record))
+        print(render_lockstep([record]))
+        return
     sides = SIDES if args.side == "both" else (args.side,)
     OUT.mkdir(parents=True, exist_ok=True)
     for dataset in args.datasets:
