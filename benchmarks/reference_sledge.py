@@ -274,9 +274,9 @@ class DenseReferenceSLeDGe:
         self.unlabeled_counts[slot] += 1
 
     # ---------------------------------------------------------- stream API
-    @staticmethod
-    def _rows(x: Any) -> Tensor:
-        x = torch.as_tensor(x, dtype=torch.float32)
+    def _rows(self, x: Any) -> Tensor:
+        """Rows ``(n, d)`` in the model's dtype (float32, or float64 for checks)."""
+        x = torch.as_tensor(x, dtype=self.labeled_bank.dtype)
         return x.view(1, -1) if x.dim() == 1 else x
 
     @torch.no_grad()
