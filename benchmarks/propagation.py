@@ -8,8 +8,11 @@ itself and from ``k`` random other nodes, with positive random weights
 (cosine-like similarities), symmetrically normalized once with
 ``backbone.normalize`` (outside the timing).
 
-* ``sparse``: ``backbone(x, edge_index, edge_weight, normalized=True)``
-  (PyG ``GCNConv`` gather/scatter message passing);
+* ``sparse``: ``backbone(x, edge_index, edge_weight, normalized=True)``, the
+  default CSR aggregation (one sparse-dense product per layer,
+  :mod:`torch_geometric_stream.ops.csr`);
+* ``scatter``: the same backbone with ``aggregation="message_passing"`` (PyG
+  ``GCNConv`` gather/scatter message passing);
 * ``dense``: ``backbone.forward_dense(x, adj)`` with
   ``adj = dense_adjacency(edge_index, edge_weight, N)``; the time to build
   ``adj`` from the edge list is reported separately (``dense build``).
@@ -88,26 +91,34 @@ def measure(N: int, k: int, threads: int, args) -> dict:
     torch.manual_seed(0)
     h = args.hidden
     model = GCNBackbone(h, h, h, args.num_layers)
+    scatter_model = GCNBackbone(h, h, h, args.num_layers, aggregation="message_passing")
+    scatter_model.load_state_dict(model.state_dict())
     x = torch.randn(N, h, generator=gen)
     edge_index, raw_weight = random_topk_graph(N, k, gen)
     edge_index, edge_weight = model.normalize(edge_index, raw_weight, N)
     result = dict(N=N, k=k, threads=threads, hidden=h, num_layers=args.num_layers,
                   edges=int(edge_index.size(1)))
 
-    def sparse_fwd():
-        with torch.no_grad():
-            model(x, edge_index, edge_weight, normalized=True)
+    def forward(backbone):
+        def run():
+            with torch.no_grad():
+                backbone(x, edge_index, edge_weight, normalized=True)
+        return run
 
-    def sparse_fwd_bwd():
-        w = edge_weight.detach().requires_grad_()
-        model.zero_grad(set_to_none=True)
-        model(x, edge_index, w, normalized=True).sum().backward()
+    def forward_backward(backbone):
+        def run():
+            w = edge_weight.detach().requires_grad_()
+            backbone.zero_grad(set_to_none=True)
+            backbone(x, edge_index, w, normalized=True).sum().backward()
+        return run
 
     reps = args.repeats if N < args.large else args.repeats_large
-    for name, fn in (("sparse_fwd", sparse_fwd), ("sparse_fwd_bwd", sparse_fwd_bwd)):
-        times = timed(fn, reps, args.max_seconds)
-        result[name] = dict(median_ms=statistics.median(times), min_ms=min(times),
-                            runs=len(times), times_ms=times)
+    for prefix, backbone in (("sparse", model), ("scatter", scatter_model)):
+        for suffix, make in (("fwd", forward), ("fwd_bwd", forward_backward)):
+            times = timed(make(backbone), reps, args.max_seconds)
+            result[f"{prefix}_{suffix}"] = dict(median_ms=statistics.median(times),
+                                                min_ms=min(times), runs=len(times),
+                                                times_ms=times)
 
     dense_gb = N * N * 4 / 1e9
     result["dense_gb"] = dense_gb
@@ -164,10 +175,10 @@ def crossover(rows: list, key: str) -> str:
 
 
 def table(results: list) -> tuple:
-    lines = ["| N | k | threads | edges | sparse fwd ms | dense fwd ms | dense/sparse fwd | "
-             "sparse fwd+bwd ms | dense fwd+bwd ms | dense/sparse fwd+bwd | dense build ms | "
-             "max abs diff |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| N | k | threads | edges | sparse fwd ms | scatter fwd ms | dense fwd ms | "
+             "dense/sparse fwd | sparse fwd+bwd ms | scatter fwd+bwd ms | dense fwd+bwd ms | "
+             "scatter/sparse fwd+bwd | dense/sparse fwd+bwd | dense build ms | max abs diff |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: (r["threads"], r["k"], r["N"])):
         def cell(name):
             return f"{r[name]['median_ms']:.2f}" if name in r else "skipped"
@@ -176,10 +187,15 @@ def table(results: list) -> tuple:
             if f"dense_{key}" not in r:
                 return "-"
             return f"{r[f'dense_{key}']['median_ms'] / r[f'sparse_{key}']['median_ms']:.1f}x"
+        scatter_ratio = "-"
+        if "scatter_fwd_bwd" in r:
+            speedup = r["scatter_fwd_bwd"]["median_ms"] / r["sparse_fwd_bwd"]["median_ms"]
+            scatter_ratio = f"{speedup:.1f}x"
         lines.append(
             f"| {r['N']} | {r['k']} | {r['threads']} | {r['edges']} | {cell('sparse_fwd')} | "
-            f"{cell('dense_fwd')} | {ratio('fwd')} | {cell('sparse_fwd_bwd')} | "
-            f"{cell('dense_fwd_bwd')} | {ratio('fwd_bwd')} | {cell('dense_build')} | "
+            f"{cell('scatter_fwd')} | {cell('dense_fwd')} | {ratio('fwd')} | "
+            f"{cell('sparse_fwd_bwd')} | {cell('scatter_fwd_bwd')} | {cell('dense_fwd_bwd')} | "
+            f"{scatter_ratio} | {ratio('fwd_bwd')} | {cell('dense_build')} | "
             f"{r.get('max_abs_diff', float('nan')):.1e} |")
     groups: dict = {}
     for r in results:
