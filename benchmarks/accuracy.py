@@ -149,7 +149,8 @@ def plot(args: argparse.Namespace) -> None:
     groups: dict[tuple, dict[str, Any]] = defaultdict(dict)
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
-        if record["model"] in args.models and "curve" in record and not record.get("limit"):
+        if (record["model"] in args.models and "curve" in record and not record.get("limit")
+                and (not args.tags or path.parent.name in args.tags)):
             key = (path.parent.name, record["dataset"], record["label_ratio"])
             curve = record["curve"]
             groups[key][f"{record['model']} seed {record['seed']} ({record['accuracy']:.4f})"] = (
@@ -169,6 +170,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     plotter = commands.add_parser("plot", help="running-accuracy PNGs per dataset and ratio")
     plotter.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
+    plotter.add_argument("--tags", nargs="+", default=None,
+                         help="only these result folders (default: all)")
     plotter.set_defaults(func=plot)
     run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
     run.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
