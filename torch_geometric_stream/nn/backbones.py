@@ -106,6 +106,10 @@ class GraphBackbone(_LayerStack):
         normalized (e.g. a subgraph cut out of a normalized graph)."""
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
+        return self._propagate_layers(x, edge_index, edge_weight)
+
+    def _propagate_layers(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
+        """All layers over the normalized graph, each conv called as is."""
         return self._run(x, lambda conv, h: conv(h, edge_index, edge_weight))
 
     def _run(self, x: Tensor, layer: Callable[[MessagePassing, Tensor], Tensor]) -> Tensor:
@@ -163,12 +167,9 @@ class GCNBackbone(GraphBackbone):
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
         self.aggregation = aggregation
 
-    def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
-                *, normalized: bool = False) -> Tensor:
+    def _propagate_layers(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
         if self.aggregation == "message_passing" or not supports_csr(x):
-            return super().forward(x, edge_index, edge_weight, normalized=normalized)
-        if not normalized:
-            edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
+            return super()._propagate_layers(x, edge_index, edge_weight)
         graph, edge_weight = CSRGraph(edge_index, x.size(0)), edge_weight.to(x.dtype)
         return self._run(x, lambda conv, h: _gcn_layer(
             conv, h, lambda z: graph.aggregate(z, edge_weight)))
