@@ -51,20 +51,25 @@ LOCKSTEP = OUT / "lockstep"
 SIDES = ("ours", "reference")
 
 
-def result_path(dataset: str, ratio: float, seed: int, limit: int, side: str) -> Path:
-    return OUT / f"{dataset}_{ratio:g}_seed{seed}_limit{limit}_{side}.json"
+def result_path(dataset: str, ratio: float, seed: int, limit: int, side: str,
+                dtype: str = "float32") -> Path:
+    suffix = "" if dtype == "float32" else f"_{dtype}"
+    return OUT / f"{dataset}_{ratio:g}_seed{seed}_limit{limit}_{side}{suffix}.json"
 
 
 def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
-            root: Path, threads: int) -> dict[str, Any]:
-    """Stream the first ``limit`` samples through one side; the run's record."""
+            root: Path, threads: int, dtype: torch.dtype = torch.float32) -> dict[str, Any]:
+    """Stream the first ``limit`` samples through one side in ``dtype``; the run's record."""
     torch.set_num_threads(threads)
     dataset, config, learner, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
+    learner = learner.to(dtype)
     if side == "reference":
         learner = DenseReferenceSLeDGe(learner)
-    result = prequential(learner, dataset, label_mask=mask, transform=transform)
+    result = prequential(learner, dataset, label_mask=mask,
+                         transform=lambda x: transform(x).to(dtype))
     return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
-            "side": side, "threads": threads, "cpu": cpu_model(),
+            "side": side, "dtype": str(dtype).replace("torch.", ""), "threads": threads,
+            "cpu": cpu_model(),
             "torch": torch.__version__, "python": platform.python_version(),
             "config": config, "accuracy": result.metrics["accuracy"],
             "ms_per_sample": result.metrics["ms_per_sample_median"],
@@ -131,14 +136,16 @@ def render_lockstep(records: list[dict[str, Any]]) -> str:
 def render(records: list[dict[str, Any]]) -> str:
     by_key: dict[tuple, dict[str, dict[str, Any]]] = {}
     for record in records:
-        key = (record["dataset"], record["label_ratio"], record["seed"], record["limit"])
+        key = (record["dataset"], record["label_ratio"], record["seed"], record["limit"],
+               record.get("dtype", "float32"))
         by_key.setdefault(key, {})[record["side"]] = record
-    lines = ["| stream (first N) | ratio | seed | ours acc | reference acc | abs. diff "
-             "| same predictions | first differing sample | ours median ms/sample | reference median ms/sample | threads |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (dataset, ratio, seed, limit), sides in sorted(by_key.items()):
+    lines = ["| stream (first N) | ratio | seed | dtype | ours acc | reference acc | abs. diff "
+             "| same predictions | first differing sample | ours median ms/sample "
+             "| reference median ms/sample | threads |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (dataset, ratio, seed, limit, dtype), sides in sorted(by_key.items()):
         ours, ref = sides.get("ours"), sides.get("reference")
-        cells = [f"{dataset} ({limit})", f"{ratio:g}", str(seed)]
+        cells = [f"{dataset} ({limit})", f"{ratio:g}", str(seed), dtype]
         cells += [f"{r['accuracy']:.4f}" if r else "-" for r in (ours, ref)]
         if ours and ref:
             differ = np.asarray(ours["predictions"]) != np.asarray(ref["predictions"])
@@ -163,6 +170,7 @@ def main() -> None:
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--limit", type=int, default=5000)
     run.add_argument("--threads", type=int, default=1)
+    run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     run.add_argument("--root", type=Path, default=None)
     sub.add_parser("render", help="print and write the comparison table")
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
@@ -198,12 +206,12 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for dataset in args.datasets:
         for side in sides:
-            path = result_path(dataset, args.ratio, args.seed, args.limit, side)
+            path = result_path(dataset, args.ratio, args.seed, args.limit, side, args.dtype)
             if path.exists():
                 print(f"skip {path.name} (exists)")
                 continue
             record = run_one(dataset, args.ratio, args.seed, args.limit, side, root,
-                             args.threads)
+                             args.threads, getattr(torch, args.dtype))
             path.write_text(json.dumps(record))
             print(f"{path.name}: accuracy {record['accuracy']:.4f}, "
                   f"{record['ms_per_sample']:.1f} ms/sample")
