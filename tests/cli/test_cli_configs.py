@@ -65,3 +65,12 @@ def test_every_model_builds(name):
                             if "sledge" in name else {}, None, num_classes=3)
     learner = build_learner(name, 4, 3, config, seed=0, device="cpu")
     assert int(learner.predict([0.1, 0.2, 0.3, 0.4])) in range(3)
+
+
+@pytest.mark.parametrize("model", ["sledge", "sledge-light", "memory", "static", "gsl"])
+def test_online_rescale_builds_learners_that_scale_inside(model):
+    config = resolve_config("Shuttle", 0.01, model, {"scaling": "online-rescale"}, None,
+                            num_classes=7)
+    assert build_learner(model, 9, 7, config, 0, "cpu").input_scaler is not None
+    config = resolve_config("Shuttle", 0.01, model, {"scaling": "online"}, None, num_classes=7)
+    assert build_learner(model, 9, 7, config, 0, "cpu").input_scaler is None

@@ -26,6 +26,8 @@ BAD_INPUTS = {
     "zero limit": ["--limit", "0"],
     "alpha above one": ["--alpha", "1.5"],
     "beta not a number": ["--beta", "often"],
+    "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],
+    "MLP scaling inside": ["--model", "base", "--scaling", "online-rescale"],
 }
 
 

@@ -49,6 +49,15 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     assert "sledge-light on Shopper" in capsys.readouterr().out
 
 
+def test_online_rescale_scales_inside_the_learner(tmp_path):
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", "online-rescale",
+            "--output", str(out)]
+    assert main(argv) == 0
+    record = _read(out)
+    assert record["config"]["scaling"] == "online-rescale" and record["n_samples"] == 60
+
+
 def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     out, plot = tmp_path / "syn.json", tmp_path / "syn.png"
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "120", "--model", "sledge",

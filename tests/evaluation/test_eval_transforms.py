@@ -102,6 +102,9 @@ def test_make_transform_options():
                        torch.tensor([[-1.0, 0.0], [1.0, 0.0]]))
     identity = make_transform("none", l2=False)
     assert torch.equal(identity(data[1]), torch.tensor([4.0, 2.0]))
+    # the learner scales (and normalizes) inside: the pipeline only casts
+    assert repr(make_transform("online-rescale")) == "Compose([])"
+    assert torch.equal(make_transform("online-rescale")(data[1]), torch.tensor([4.0, 2.0]))
     with pytest.raises(ValueError, match="data"):
         make_transform("global")
     with pytest.raises(ValueError, match="data"):

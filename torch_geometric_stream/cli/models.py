@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.models import MODELS, build_model, model_names
+from torch_geometric_stream.models import MODELS, SLEDGE_VARIANTS, build_model, model_names
 
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_keys",
            "uses_sledge_config", "build_learner"]
@@ -47,14 +47,26 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
 
     The baselines run on the CPU: ``device`` must then be ``"cpu"``.
 
+    ``scaling="online-rescale"`` builds a SLeDGe-family learner with
+    ``input_scaling="online"``.
+
     Raises:
-        UsageError: unknown model, or a baseline on another device.
+        UsageError: unknown model, a baseline on another device or with
+            ``online-rescale`` scaling.
     """
     config_keys(name)  # raises for unknown names
+    rescale = config.get("scaling") == "online-rescale"
+    if rescale and name not in SLEDGE_VARIANTS:
+        raise UsageError(f"--scaling online-rescale needs a model that scales its own input "
+                         f"({', '.join(SLEDGE_VARIANTS)}); {name!r} does not: use "
+                         f"--scaling online")
     if uses_sledge_config(name):
         kwargs = {key: value for key, value in config.items() if key not in _NOT_MODEL_KWARGS}
+        if rescale:
+            kwargs["input_scaling"] = "online"
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
     if device != "cpu":
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
+
     return build_model(name, in_channels, num_classes, memory_size=config["memory_size"],
                        seed=seed)

@@ -17,18 +17,17 @@ seen so far, the current one included.  Both are followed by
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from torch_geometric_stream.nn.scaling import check_feature_range, min_max_scale
 from torch_geometric_stream.validation import as_feature_matrix
 
 __all__ = ["StreamTransform", "L2Normalize", "OnlineMinMaxScaler", "GlobalMinMaxScaler",
            "FixedRangeScaler", "Compose", "SCALINGS", "make_transform", "resolve_scaling"]
-
-FeatureRange = Tuple[float, float]
 
 
 class StreamTransform:
@@ -82,27 +81,11 @@ class L2Normalize(StreamTransform):
         return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
 
 
-def _check_feature_range(feature_range: Sequence[float],
-                         name: str = "feature_range") -> FeatureRange:
-    low, high = (float(bound) for bound in feature_range)
-    if not low < high:
-        raise ValueError(f"{name} must satisfy low < high, got {tuple(feature_range)}")
-    return low, high
-
-
-def _min_max_scale(rows: Tensor, low: Tensor, high: Tensor, feature_range: FeatureRange) -> Tensor:
-    """Map ``rows`` from ``[low, high]`` to ``feature_range``; constant features to its middle."""
-    span = high - low
-    unit = torch.where(span > 0, (rows - low) / torch.where(span > 0, span, 1.0),
-                       torch.full_like(rows, 0.5))
-    return feature_range[0] + unit * (feature_range[1] - feature_range[0])
-
-
 class _MinMaxScaler(StreamTransform):
     """Shared state of the min-max scalers: per-feature ``min_`` and ``max_`` :math:`(d,)`."""
 
     def __init__(self, feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
-        self.feature_range = _check_feature_range(feature_range)
+        self.feature_range = check_feature_range(feature_range)
         self.min_: Optional[Tensor] = None
         self.max_: Optional[Tensor] = None
 
@@ -146,7 +129,7 @@ class OnlineMinMaxScaler(_MinMaxScaler):
             low = torch.minimum(low, self.min_.to(rows.device))
             high = torch.maximum(high, self.max_.to(rows.device))
         self.min_, self.max_ = low[-1].clone(), high[-1].clone()
-        return _min_max_scale(rows, low, high, self.feature_range)
+        return min_max_scale(rows, low, high, self.feature_range)
 
 
 class GlobalMinMaxScaler(_MinMaxScaler):
@@ -171,7 +154,7 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         if self.min_ is None:
             raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
-        return _min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
+        return min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
                               self.feature_range)
 
 
@@ -187,13 +170,13 @@ class FixedRangeScaler(StreamTransform):
 
     def __init__(self, value_range: Sequence[float],
                  feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
-        self.low, self.high = _check_feature_range(value_range, "value_range")
-        self.feature_range = _check_feature_range(feature_range)
+        self.low, self.high = check_feature_range(value_range, "value_range")
+        self.feature_range = check_feature_range(feature_range)
 
     def _transform(self, rows: Tensor) -> Tensor:
         low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
         high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
-        return _min_max_scale(rows, low, high, self.feature_range)
+        return min_max_scale(rows, low, high, self.feature_range)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(value_range={(self.low, self.high)}, "
@@ -230,8 +213,10 @@ class Compose(StreamTransform):
         return f"Compose({self.transforms!r})"
 
 
-#: Input scalings of :func:`make_transform`.
-SCALINGS = ("auto", "online", "global", "range", "none")
+#: Input scalings of :func:`make_transform`.  ``"online-rescale"`` is done by
+#: the learner itself (``SLeDGe(input_scaling="online")``): the stream
+#: transform then passes rows through unchanged.
+SCALINGS = ("auto", "online", "online-rescale", "global", "range", "none")
 
 
 def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None) -> str:
@@ -256,8 +241,10 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             the paper's tabular runs; not possible in a real stream),
             ``"range"`` (every feature scaled with the a-priori ``value_range``,
             e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
-            honest in a stream), ``"auto"`` (see :func:`resolve_scaling`) or
-            ``"none"``.
+            honest in a stream), ``"auto"`` (see :func:`resolve_scaling`),
+            ``"none"``, or ``"online-rescale"``: scaling and normalization
+            happen inside the learner, so the pipeline is empty (only the cast
+            to ``float32``; ``l2`` is ignored).
         l2: append :class:`L2Normalize` (default ``True``).
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
@@ -269,6 +256,8 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
     steps: List[StreamTransform] = []
+    if scaling == "online-rescale":
+        return Compose(steps)
     if scaling == "online":
         steps.append(OnlineMinMaxScaler())
     elif scaling == "global":

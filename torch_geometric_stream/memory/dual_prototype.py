@@ -68,16 +68,22 @@ class DualPrototypeMemory(nn.Module):
             offset. ``1`` is the authors' code (first merge weighs
             :math:`0.5\,\mathrm{sim}`); ``0`` is the paper's text read
             literally (first merge weighs 0). (default: :obj:`1`)
+        source_channels (int, optional): also keep, per slot, a *source* row
+            of this width (e.g. the unscaled input) that inserts store and
+            merges mix with the same weights, without normalization; then
+            :meth:`refresh` can re-derive the prototypes from their sources
+            (when the input scaling changes). (default: :obj:`None`, no sources)
 
     Shapes:
         - **nodes():** :math:`(L + U, d)`; **node_mask:** :math:`(L + U,)`
         - **update(x):** :math:`x` of shape :math:`(d,)`
+        - **sources:** :math:`(L + U, d_s)` when ``source_channels`` is set
     """
 
     def __init__(self, in_channels: int, num_classes: int, labeled_size: int,
                  unlabeled_size: int, *, light: bool = False,
                  alpha: Coefficient = "adaptive", beta: Coefficient = "adaptive",
-                 count_offset: int = 1) -> None:
+                 count_offset: int = 1, source_channels: Optional[int] = None) -> None:
         super().__init__()
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
@@ -98,6 +104,12 @@ class DualPrototypeMemory(nn.Module):
         self.register_buffer("counts", torch.zeros(size, dtype=torch.long))
         self.register_buffer("ages", torch.zeros(self.labeled_size, dtype=torch.long))
         self.register_buffer("node_mask", torch.zeros(size, dtype=torch.bool))
+        self.sources: Optional[Tensor]
+        if source_channels is None:
+            self.sources = None
+        else:
+            self.register_buffer("sources", torch.zeros(
+                size, check_positive_int(source_channels, "source_channels")))
         self.register_buffer(
             "slot_labels",
             torch.arange(num_classes).repeat_interleave(self.slots_per_class),
@@ -108,6 +120,8 @@ class DualPrototypeMemory(nn.Module):
     def reset_state(self) -> None:
         """Empty the memory."""
         self.prototypes.zero_()
+        if self.sources is not None:
+            self.sources.zero_()
         self.counts.zero_()
         self.ages.zero_()
         self.node_mask.zero_()
@@ -193,9 +207,23 @@ class DualPrototypeMemory(nn.Module):
         return slice(self.labeled_size, self.capacity)
 
     @torch.no_grad()
+    def refresh(self, derive: Callable[[Tensor], Tensor], slot: Optional[int] = None) -> None:
+        r"""Re-derive prototypes from their sources: ``prototypes = derive(sources)``
+        on every filled slot, or on ``slot`` only (``derive`` maps
+        :math:`(n, d_s)` to L2-normalized :math:`(n, d)`); empty slots stay zero."""
+        if self.sources is None:
+            raise RuntimeError("refresh needs a memory built with source_channels")
+        if slot is not None:
+            self.prototypes[slot] = derive(self.sources[slot:slot + 1])[0]
+            return
+        derived = derive(self.sources)
+        self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
+
+    @torch.no_grad()
     def update(self, x: Tensor, label: int, embed: Optional[EmbeddingFn] = None, *,
                x_embedding: Optional[Tensor] = None,
-               node_embeddings: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
+               node_embeddings: Optional[Tensor] = None,
+               source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
         r"""Insert or merge one sample.
 
         Args:
@@ -209,12 +237,17 @@ class DualPrototypeMemory(nn.Module):
                 :math:`(h,)`.
             node_embeddings (Tensor, optional): precomputed embeddings of all
                 slots :math:`(L + U, h)`, e.g. reused from prediction.
+            source (Tensor, optional): the sample's source row :math:`(d_s,)`;
+                required exactly when the memory keeps sources.
 
         Returns:
             A :class:`MemoryUpdate`, or ``None`` when the sample was unlabeled
             and the unlabeled capacity is zero.
         """
         label = int(label)
+        if (source is None) != (self.sources is None):
+            raise ValueError("source is required exactly when the memory keeps sources "
+                             "(source_channels)")
         if label >= 0:  # every filled labeled slot ages by one (no boolean indexing: no sync)
             self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
         target = self.candidate_slots(label)
@@ -223,6 +256,8 @@ class DualPrototypeMemory(nn.Module):
             if slot is None:
                 return None
             self.prototypes[slot] = x
+            if source is not None:
+                self.sources[slot] = source
             self.counts[slot] = 1
             self.node_mask[slot] = True
             if label >= 0:
@@ -240,12 +275,16 @@ class DualPrototypeMemory(nn.Module):
         best = int(torch.argmax(sims))
         slot = target.start + best
         weight = self._weight(self.alpha if label >= 0 else self.beta, sims[best], slot)
-        old = self.prototypes[slot]
         if label >= 0:  # plastic: the new sample gets the weight
-            merged = (1 - weight) * old + weight * x
+            old_share, new_share = 1 - weight, weight
             self.ages[slot] = 0
         else:  # stable: the old prototype gets the weight
-            merged = weight * old + (1 - weight) * x
+            old_share, new_share = weight, 1 - weight
+        old = self.prototypes[slot]
+        if source is not None:
+            self.sources[slot] = _replace_if_zero(
+                old, old_share * self.sources[slot] + new_share * source, source)
+        merged = old_share * old + new_share * x
         self.prototypes[slot] = F.normalize(_replace_if_zero(old, merged, x), dim=0)
         self.counts[slot] += 1
         return MemoryUpdate(True, slot)

@@ -16,7 +16,7 @@ from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph,
 from torch_geometric_stream.graph.dynamic_knn import TopK, neighbors_to_edge_index, topk_neighbors
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
-from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
+from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS"]
@@ -32,6 +32,8 @@ GRAPHS = ("learned", "static", "none")
 #: gather/scatter ``propagate``; ``"dense"``: the same math with dense
 #: :math:`(N, N)` adjacency products over every row (for checking and benchmarks).
 PROPAGATIONS = ("sparse", "message_passing", "dense")
+#: ``input_scaling`` choices: rows as given, or scaled inside with the running range.
+INPUT_SCALINGS = (None, "online")
 
 
 @dataclass
@@ -107,6 +109,16 @@ class SLeDGe(StreamClassifier, nn.Module):
         graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
             ``"none"`` merge by raw cosine and have no regularizer.
             (default: :obj:`"learned"`)
+        input_scaling (str, optional): ``None`` (rows are used as given, e.g.
+            scaled by a stream transform) or ``"online"``: the learner min-max
+            scales raw rows to :math:`[-1, 1]` with the running range of the
+            rows it has learned from (a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`;
+            a predicted row is scaled with the range widened by itself), keeps
+            each prototype's unscaled source in the memory, and re-derives
+            every prototype from its source whenever the range grows, so that
+            rows stored early in the stream, while the range was still narrow,
+            stay comparable with later ones. With a fixed range this is the
+            same as scaling outside. (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`. (default: 0)
         block_size (int, optional): rows scored at once by the graph learner.
         seed (int, optional): seed of the parameter initialization.
@@ -127,7 +139,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  weight_decay: float = 0.0, light: bool = False, propagation: str = "sparse",
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
-                 graph: str = "learned", dropout: float = 0.0, block_size: int = 2048,
+                 graph: str = "learned", input_scaling: Optional[str] = None,
+                 dropout: float = 0.0, block_size: int = 2048,
                  seed: Optional[int] = None,
                  device: Union[str, torch.device, None] = None) -> None:
         nn.Module.__init__(self)
@@ -138,6 +151,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(propagation, PROPAGATIONS, "propagation")
         _check_choice(merge_similarity, ("embedding", "raw"), "merge_similarity")
         _check_choice(graph, GRAPHS, "graph")
+        _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
@@ -162,9 +176,12 @@ class SLeDGe(StreamClassifier, nn.Module):
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr")
-        self.memory = DualPrototypeMemory(in_channels, num_classes, labeled_size,
-                                          unlabeled_size, light=light, alpha=alpha, beta=beta,
-                                          count_offset=count_offset)
+        self.input_scaler = (RunningMinMax(in_channels) if input_scaling == "online"
+                             else None)
+        self.memory = DualPrototypeMemory(
+            in_channels, num_classes, labeled_size, unlabeled_size, light=light, alpha=alpha,
+            beta=beta, count_offset=count_offset,
+            source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
             self.to(device)
         self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
@@ -204,8 +221,10 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._snapshot = None
 
     def reset_state(self) -> None:
-        """Empty the memory (parameters are kept)."""
+        """Empty the memory and forget the input range (parameters are kept)."""
         self.memory.reset_state()
+        if self.input_scaler is not None:
+            self.input_scaler.reset_state()
         self._snapshot = None
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
@@ -288,6 +307,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
 
     def _predict_proba(self, x: Tensor) -> Tensor:
+        if self.input_scaler is not None:
+            x = self.input_scaler.peek(x)
         x = F.normalize(x, dim=-1)
         was_training = self.training
         self.eval()
@@ -331,19 +352,32 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
-        x = F.normalize(x, dim=-1)
-        for row, label in zip(x, y.tolist()):
-            update = self._update_memory(row, label)
+        if self.input_scaler is None:
+            for row, label in zip(F.normalize(x, dim=-1), y.tolist()):
+                self._train_step(self._update_memory(row, label))
+            return
+        for source, label in zip(x, y.tolist()):
+            if self.input_scaler.observe_(source.unsqueeze(0)):
+                self.memory.refresh(self._scaled)
+                self._snapshot = None
+            update = self._update_memory(self._scaled(source.unsqueeze(0))[0], label, source)
+            if update is not None and update.merged:
+                self.memory.refresh(self._scaled, update.node)
             self._train_step(update)
 
-    def _update_memory(self, x: Tensor, label: int) -> Optional[MemoryUpdate]:
+    def _scaled(self, sources: Tensor) -> Tensor:
+        """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
+        return F.normalize(self.input_scaler(sources), dim=-1)
+
+    def _update_memory(self, x: Tensor, label: int,
+                       source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
-            return self.memory.update(x, label)  # insert, or merge by raw cosine
+            return self.memory.update(x, label, source=source)  # insert, or raw-cosine merge
         with torch.no_grad():
             snap = self._snapshot_now()
             x_emb = self.graph.embed(x.unsqueeze(0))[0]
         return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
-                                  node_embeddings=snap.emb)
+                                  node_embeddings=snap.emb, source=source)
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None
@@ -418,7 +452,8 @@ class SLeDGe(StreamClassifier, nn.Module):
     def extra_repr(self) -> str:
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
                 f"light={self.light}, propagation={self.propagation!r}, lam={self.lam}, "
-                f"tau={self.tau}, lr={self.lr}")
+                f"tau={self.tau}, lr={self.lr}, "
+                f"input_scaling={None if self.input_scaler is None else 'online'!r}")
 
 
 def _check_choice(value: Any, choices: tuple, name: str) -> None:

@@ -1,0 +1,150 @@
+"""In-model online scaling: RunningMinMax, memory sources, SLeDGe(input_scaling="online")."""
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from torch_geometric_stream.evaluation import GlobalMinMaxScaler, OnlineMinMaxScaler
+from torch_geometric_stream.memory import DualPrototypeMemory
+from torch_geometric_stream.models import SLeDGe
+from torch_geometric_stream.nn import RunningMinMax
+
+
+def test_running_min_max_hand_checked():
+    scaler = RunningMinMax(2)
+    assert torch.equal(scaler(torch.tensor([[5.0, -3.0]])), torch.zeros(1, 2))  # nothing seen
+    assert scaler.observe_(torch.tensor([[0.0, 10.0]]))
+    assert not scaler.observe_(torch.tensor([[0.0, 10.0]]))  # same row: range unchanged
+    assert scaler.observe_(torch.tensor([[4.0, 10.0]]))
+    assert scaler.low.tolist() == [0.0, 10.0] and scaler.high.tolist() == [4.0, 10.0]
+    # feature 0 spans [0, 4]; feature 1 is constant so far -> middle of [-1, 1]
+    assert torch.allclose(scaler(torch.tensor([[1.0, 7.0]])), torch.tensor([[-0.5, 0.0]]))
+    # peek widens the range with the row itself and leaves the state alone
+    assert torch.allclose(scaler.peek(torch.tensor([[8.0, 12.0]])), torch.tensor([[1.0, 1.0]]))
+    assert scaler.high.tolist() == [4.0, 10.0]
+
+
+def test_running_min_max_matches_online_transform():
+    rows = torch.randn(50, 3, dtype=torch.float64) * 7
+    scaler, online = RunningMinMax(3).double(), OnlineMinMaxScaler()
+    for row in rows:
+        expected = online.transform_one(row).double()
+        assert torch.allclose(scaler.peek(row.unsqueeze(0))[0], expected, atol=1e-6)
+        scaler.observe_(row.unsqueeze(0))
+
+
+def test_memory_sources_follow_merges_and_refresh():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0,
+                                 source_channels=2)
+    with pytest.raises(ValueError, match="source"):
+        memory.update(F.normalize(torch.tensor([1.0, 0.0]), dim=0), 0)
+    memory.update(F.normalize(torch.tensor([1.0, 0.0]), dim=0), 0, source=torch.tensor([2.0, 0.0]))
+    x = F.normalize(torch.tensor([0.6, 0.8]), dim=0)
+    update = memory.update(x, 0, lambda r: F.normalize(r, dim=-1), source=torch.tensor([3.0, 4.0]))
+    assert update.merged
+    weight = 0.5 * 0.6  # (1 - 1/2) * sim, count offset 1
+    expected_source = (1 - weight) * torch.tensor([2.0, 0.0]) + weight * torch.tensor([3.0, 4.0])
+    assert torch.allclose(memory.sources[0], expected_source)
+    memory.refresh(lambda r: F.normalize(r * torch.tensor([1.0, 2.0]), dim=-1))
+    assert torch.allclose(memory.prototypes[0],
+                          F.normalize(expected_source * torch.tensor([1.0, 2.0]), dim=0))
+
+
+def test_refresh_keeps_empty_slots_zero_and_needs_sources():
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=2,
+                                 source_channels=2)
+    memory.update(F.normalize(torch.tensor([1.0, 1.0]), dim=0), 1, source=torch.tensor([1.0, 1.0]))
+    memory.refresh(lambda r: F.normalize(r + 1.0, dim=-1))
+    assert memory.prototypes[[0, 2, 3]].abs().sum() == 0
+    assert torch.allclose(memory.prototypes[1], torch.full((2,), 1 / math.sqrt(2)))
+    with pytest.raises(RuntimeError, match="source_channels"):
+        DualPrototypeMemory(2, 2, 2, 2).refresh(lambda r: r)
+
+
+def small_model(**kwargs):
+    return SLeDGe(2, 2, labeled_size=2, unlabeled_size=6, k=1, hidden_channels=8,
+                  num_layers=2, seed=0, input_scaling="online", **kwargs)
+
+
+def test_first_row_is_rederived_once_the_range_grows():
+    model = small_model()
+    model.learn(torch.tensor([0.0, 0.0]), 0)  # no range yet: scaled to the zero vector
+    assert model.memory.prototypes[0].abs().sum() == 0
+    model.learn(torch.tensor([2.0, 4.0]), 1)
+    s = 1 / math.sqrt(2)
+    assert torch.allclose(model.memory.prototypes[0], torch.tensor([-s, -s]))
+    assert torch.allclose(model.memory.prototypes[1], torch.tensor([s, s]))
+    assert torch.equal(model.memory.sources[:2], torch.tensor([[0.0, 0.0], [2.0, 4.0]]))
+
+
+@pytest.mark.parametrize("variant", [{}, {"light": True}, {"graph": "none"}])
+def test_prototypes_are_always_derived_from_sources(variant):
+    torch.manual_seed(1)
+    model = small_model(**variant)
+    rows = torch.randn(40, 2) * torch.tensor([1.0, 30.0]) + torch.linspace(0, 20, 40)[:, None]
+    for position, row in enumerate(rows):
+        model.predict(row)
+        model.learn(row, position % 2 if position % 3 == 0 else -1)
+        mask = model.memory.node_mask
+        derived = F.normalize(model.input_scaler(model.memory.sources), dim=-1)
+        assert torch.allclose(model.memory.prototypes[mask], derived[mask], atol=1e-6)
+        assert model.memory.prototypes[~mask].abs().sum() == 0
+    assert model.memory.is_full
+
+
+def test_memory_equals_outside_scaling_once_the_range_is_known():
+    """Rows inside the range of the first two: without merges, the memory is
+    exactly the whole-stream-scaled rows (the first two are re-derived)."""
+    torch.manual_seed(2)
+    rows = torch.rand(8, 2) * 10
+    rows[0], rows[1] = torch.tensor([-1.0, -1.0]), torch.tensor([11.0, 11.0])
+    labels = [0, 1, -1, -1, -1, -1, -1, -1]
+    model = small_model()
+    for row, label in zip(rows, labels):
+        model.learn(row, label)
+    scaled = F.normalize(GlobalMinMaxScaler().fit(rows).transform_many(rows), dim=-1)
+    assert torch.allclose(model.memory.prototypes, scaled, atol=1e-6)
+
+
+def test_bad_input_leaves_scaler_and_memory_unchanged():
+    model = small_model()
+    model.learn(torch.tensor([[0.0, 1.0], [3.0, -2.0]]), torch.tensor([0, -1]))
+    before = {key: value.clone() for key, value in model.state_dict().items()
+              if isinstance(value, torch.Tensor)}
+    with pytest.raises(ValueError, match="NaN|finite"):
+        model.learn(torch.tensor([float("nan"), 100.0]), 1)
+    with pytest.raises(ValueError):
+        model.learn(torch.tensor([1.0, 2.0, 3.0]), 1)
+    after = model.state_dict()
+    assert all(torch.equal(value, after[key]) for key, value in before.items())
+
+
+def test_state_dict_round_trip_resumes_identically():
+    torch.manual_seed(3)
+    rows = torch.randn(30, 2) * 5
+    labels = [p % 2 if p % 4 == 0 else -1 for p in range(30)]
+    model, twin = small_model(), small_model()
+    for row, label in zip(rows[:15], labels[:15]):
+        model.learn(row, label)
+    twin.load_state_dict(copy.deepcopy(model.state_dict()))  # no shared optimizer state
+    for row, label in zip(rows[15:], labels[15:]):
+        assert torch.equal(model.predict_proba(row), twin.predict_proba(row))
+        model.learn(row, label)
+        twin.learn(row, label)
+    assert torch.equal(model.input_scaler.low, twin.input_scaler.low)
+
+
+def test_reset_state_forgets_the_range():
+    model = small_model()
+    model.learn(torch.tensor([1.0, 5.0]), 0)
+    model.learn(torch.tensor([2.0, 3.0]), 1)
+    model.reset_state()
+    assert model.memory.num_nodes == 0
+    assert torch.isinf(model.input_scaler.low).all()
+
+
+def test_unknown_input_scaling_is_rejected():
+    with pytest.raises(ValueError, match="input_scaling"):
+        SLeDGe(2, 2, input_scaling="global")
