@@ -23,7 +23,7 @@ class StreamClassifier(abc.ABC):
 
     Subclasses set :attr:`in_channels` and :attr:`num_classes` and implement
     :meth:`_predict_proba` and :meth:`_learn`, which receive already validated
-    tensors on :attr:`device`.
+    rows on :attr:`device` (and labels on the host).
 
     Shapes:
         - **x:** :math:`(d,)` for one sample or :math:`(n, d)` for a batch
@@ -56,7 +56,7 @@ class StreamClassifier(abc.ABC):
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
         rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype)
-        labels = as_label_vector(y, rows.size(0), self.num_classes, device=self.device)
+        labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
         self._learn(rows, labels)
         return self
 
@@ -66,4 +66,5 @@ class StreamClassifier(abc.ABC):
 
     @abc.abstractmethod
     def _learn(self, x: Tensor, y: Tensor) -> None:
-        """Learn validated rows ``x`` :math:`(n, d)` with labels ``y`` :math:`(n,)`."""
+        """Learn validated rows ``x`` :math:`(n, d)` (on :attr:`device`) with labels
+        ``y`` :math:`(n,)` (on the host: reading them costs no device synchronization)."""

@@ -57,7 +57,9 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
         x: one sample :math:`(d,)` or a batch :math:`(n, d)`; any floating dtype.
         num_features: the expected :math:`d` (``None`` accepts any).
         name: how the argument is called in error messages.
-        device: where the result goes (default: where ``x`` is).
+        device: where the result goes (default: where ``x`` is). Values are
+            checked before the move, so host rows going to a GPU cost no
+            host-device synchronization.
         dtype: the floating dtype of the result.
 
     Raises:
@@ -77,10 +79,12 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
         raise ValueError(f"{name} is an empty batch (0 rows)")
     if num_features is not None and tensor.size(1) != num_features:
         raise ValueError(f"{name} has {tensor.size(1)} features, expected {num_features}")
-    tensor = tensor.to(device=device if device is not None else tensor.device, dtype=dtype)
+    # checked where the rows are (host rows: no device synchronization), after
+    # the cast (which can overflow), then moved without waiting for the device
+    tensor = tensor.to(dtype=dtype)
     if not bool(torch.isfinite(tensor).all()):
         raise ValueError(f"{name} contains NaN or inf values")
-    return tensor
+    return tensor.to(device=device if device is not None else tensor.device, non_blocking=True)
 
 
 def as_label_vector(y: Any, num_rows: int, num_classes: int, *,

@@ -20,10 +20,12 @@ class MemoryUpdate(NamedTuple):
         merged: ``False`` when the sample went into a free slot, ``True`` when
             it was merged into an existing prototype.
         node: index of the written row in :meth:`DualPrototypeMemory.nodes`
-            (labeled slots first, then unlabeled slots).
+            (labeled slots first, then unlabeled slots), a 0-d ``long`` tensor
+            on the memory's device: the merge target is found on the device
+            and never read back to the host.
     """
     merged: bool
-    node: int
+    node: Tensor
 
 
 class DualPrototypeMemory(nn.Module):
@@ -207,14 +209,14 @@ class DualPrototypeMemory(nn.Module):
         return slice(self.labeled_size, self.capacity)
 
     @torch.no_grad()
-    def refresh(self, derive: Callable[[Tensor], Tensor], slot: Optional[int] = None) -> None:
+    def refresh(self, derive: Callable[[Tensor], Tensor], slot: Optional[Tensor] = None) -> None:
         r"""Re-derive prototypes from their sources: ``prototypes = derive(sources)``
-        on every filled slot, or on ``slot`` only (``derive`` maps
+        on every filled slot, or on ``slot`` (a 0-d index) only (``derive`` maps
         :math:`(n, d_s)` to L2-normalized :math:`(n, d)`); empty slots stay zero."""
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
         if slot is not None:
-            self.prototypes[slot] = derive(self.sources[slot:slot + 1])[0]
+            self.prototypes[slot] = derive(self.sources[slot].unsqueeze(0))[0]
             return
         derived = derive(self.sources)
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
@@ -265,15 +267,15 @@ class DualPrototypeMemory(nn.Module):
                 self.ages[slot] = 0
             else:
                 self._num_unlabeled += 1
-            return MemoryUpdate(False, slot)
+            return MemoryUpdate(False, torch.full((), slot, device=self.prototypes.device))
 
         embed_rows = embed if embed is not None else _normalized
         query = x_embedding if x_embedding is not None else embed_rows(x.unsqueeze(0))[0]
         keys = (node_embeddings[target] if node_embeddings is not None
                 else embed_rows(self.prototypes[target]))
         sims = keys @ query
-        best = int(torch.argmax(sims))
-        slot = target.start + best
+        best = torch.argmax(sims)
+        slot = best + target.start  # stays on the device: indexing with it needs no sync
         weight = self._weight(self.alpha if label >= 0 else self.beta, sims[best], slot)
         if label >= 0:  # plastic: the new sample gets the weight
             old_share, new_share = 1 - weight, weight
@@ -296,7 +298,7 @@ class DualPrototypeMemory(nn.Module):
             return None
         return self.labeled_size + self._num_unlabeled
 
-    def _weight(self, coefficient: Coefficient, sim: Tensor, slot: int) -> Tensor:
+    def _weight(self, coefficient: Coefficient, sim: Tensor, slot: Tensor) -> Tensor:
         if coefficient != "adaptive":
             return sim.new_tensor(coefficient)
         count = self.counts[slot].to(sim.dtype) + self.count_offset

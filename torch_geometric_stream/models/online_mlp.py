@@ -80,7 +80,8 @@ class OnlineMLP(StreamClassifier, nn.Module):
         for row, label in zip(F.normalize(x, dim=-1), y):
             if int(label) < 0:
                 continue
-            loss = F.cross_entropy(self.backbone(row.unsqueeze(0)), label.view(1))
+            target = label.view(1).to(row.device, non_blocking=True)
+            loss = F.cross_entropy(self.backbone(row.unsqueeze(0)), target)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()

@@ -273,7 +273,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             return self.graph.embed(nodes)
         if update is None:
             return snap.live_emb
-        row = torch.tensor([update.node], device=nodes.device)
+        row = update.node.view(1)
         return snap.live_emb.index_copy(0, row, self.graph.embed(nodes[row]))
 
     def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
@@ -328,21 +328,26 @@ class SLeDGe(StreamClassifier, nn.Module):
         nodes = torch.cat([self.memory.nodes(), x.unsqueeze(0)])
         edge_index, edge_weight = self._inference_graph(snap, x_emb)
         return self._propagate(nodes, edge_index, edge_weight,
-                               torch.tensor([nodes.size(0) - 1], device=x.device))[0]
+                               torch.full((1,), nodes.size(0) - 1, device=x.device))[0]
 
     def _propagate(self, nodes: Tensor, edge_index: Tensor, edge_weight: Tensor,
                    targets: Tensor) -> Tensor:
         """Backbone logits of the rows ``targets`` :math:`(T, c)`.
 
-        The graph is normalized over all nodes; sparse propagation then runs
-        only on the ``num_layers``-hop in-neighbourhood of ``targets``, which
-        gives their exact outputs.
+        The graph is normalized over all nodes. On the CPU, sparse propagation
+        then runs only on the ``num_layers``-hop in-neighbourhood of
+        ``targets``, which gives their exact outputs; on a GPU it runs over
+        every node, since extracting the subgraph (data-dependent sizes) would
+        wait for the device and saves little there.
         """
         num_nodes = nodes.size(0)
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes)
         if self.propagation == "dense":
             adj = dense_adjacency(edge_index, edge_weight, num_nodes)
-            return self.backbone.forward_dense(nodes, adj)[targets]
+            return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
+        if nodes.device.type != "cpu":
+            out = self.backbone(nodes, edge_index, edge_weight, normalized=True)
+            return out.index_select(0, targets)
         subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
             targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
             num_nodes=num_nodes, directed=True)
@@ -415,15 +420,18 @@ class SLeDGe(StreamClassifier, nn.Module):
         parameters, memory before the update) is patched instead of rebuilt:
         rows that had :math:`j` among their neighbours, and row :math:`j`, are
         re-scored; every other row lets :math:`j` compete with its current
-        top-k. That is :math:`O(P h)` instead of :math:`O(P^2 h)`.
+        top-k. That is :math:`O(P h)` instead of :math:`O(P^2 h)`. On a GPU
+        every row is re-scored (the same neighbours), which needs no host
+        synchronization to find the stale rows.
         """
         if (snap is None or snap.top_index is None or update is None or not update.merged
-                or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)):
+                or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
+                or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
             return self._memory_topk(emb).indices
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
         cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
-        cand_index = torch.cat([snap.top_index, torch.full_like(snap.top_index[:, :1], j)], dim=1)
+        cand_index = torch.cat([snap.top_index, j.expand_as(snap.top_index[:, :1])], dim=1)
         k = snap.top_index.size(1)
         neighbors = cand_index.gather(1, cand_value.topk(k, dim=1).indices)
         stale = (snap.top_index == j).any(dim=1)  # rows whose score of j is outdated

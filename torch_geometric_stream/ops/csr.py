@@ -51,8 +51,10 @@ class _Orientation:
 
     def __init__(self, rows: Tensor, cols: Tensor, num_rows: int, num_cols: int) -> None:
         self.perm = torch.argsort(rows * num_cols + cols)
-        counts = torch.bincount(rows, minlength=num_rows)
-        self.crow = torch.cat([counts.new_zeros(1), counts.cumsum(0)])
+        # crow[i] = number of entries in rows < i (a bincount would read its
+        # maximum back from the device)
+        self.crow = torch.searchsorted(rows[self.perm],
+                                       torch.arange(num_rows + 1, device=rows.device))
         self.col = cols[self.perm]
         self.size = (num_rows, num_cols)
 

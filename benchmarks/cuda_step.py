@@ -1,0 +1,163 @@
+"""SLeDGe's per-sample step on a CUDA device: host-device syncs and throughput.
+
+Two measurements per (model, config), on the steady state of
+``step_latency.py`` (memory filled directly, M = 1000, h = 256, 1 % labels),
+with the rows fed from host memory one at a time, as a stream delivers them:
+
+* **syncs**: every synchronizing CUDA call inside ``predict`` and ``learn``,
+  caught with ``torch.cuda.set_sync_debug_mode("warn")`` and attributed to the
+  innermost frame of ``torch_geometric_stream`` on the Python stack (file:line
+  and count per step). Reading the prediction (``int(model.predict(x))``) is
+  the one sync a stream cannot avoid; it is counted separately.
+* **throughput**: samples per second over ``--steps`` test-then-train steps
+  (prediction read back each step, one device synchronize at the end), and
+  the median per-step latency with a synchronize after every step.
+
+Results: one JSON per (model, config) in ``results/cuda/`` and a markdown
+table ``results/cuda/cuda_step.md``.
+
+    python benchmarks/cuda_step.py --configs gsad,mnist --models ours-full,ours-light
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import platform
+import statistics
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from step_latency import CONFIGS, build_model, percentile, synthetic  # noqa: E402
+
+OUT = HERE / "results" / "cuda"
+PACKAGE = "torch_geometric_stream"
+
+
+def sync_sites(model, x, y, labeled, steps: int) -> dict[str, dict[str, float]]:
+    """Synchronizing calls per step inside ``predict`` / ``learn``, by package line."""
+    sites: dict[str, collections.Counter] = {"predict": collections.Counter(),
+                                             "learn": collections.Counter(),
+                                             "read prediction": collections.Counter()}
+    phase = ["predict"]
+
+    def record(message, category, filename, lineno, file=None, line=None):
+        if "synchronizing" not in str(message):
+            return
+        frames = [f for f in traceback.extract_stack()[:-1] if PACKAGE in f.filename]
+        where = (f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})"
+                 if frames else "outside the package")
+        sites[phase[0]][where] += 1
+
+    saved = warnings.showwarning
+    warnings.showwarning = record
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = record
+            torch.cuda.set_sync_debug_mode("warn")
+            for i in range(steps):
+                phase[0] = "predict"
+                prediction = model.predict(x[i])
+                phase[0] = "read prediction"
+                int(prediction[0])
+                phase[0] = "learn"
+                model.learn(x[i], int(y[i]) if labeled[i] else -1)
+            torch.cuda.set_sync_debug_mode("default")
+    finally:
+        warnings.showwarning = saved
+    return {name: {where: count / steps for where, count in counter.most_common()}
+            for name, counter in sites.items()}
+
+
+def throughput(model, x, y, labeled, warmup: int, steps: int) -> dict[str, float]:
+    labels = [int(y[i]) if labeled[i] else -1 for i in range(len(y))]
+    for i in range(warmup):
+        int(model.predict(x[i])[0])
+        model.learn(x[i], labels[i])
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(warmup, warmup + steps):
+        int(model.predict(x[i])[0])  # the stream reads every prediction
+        model.learn(x[i], labels[i])
+    torch.cuda.synchronize()
+    total = time.perf_counter() - start
+    latencies = []
+    for i in range(warmup + steps, warmup + 2 * steps):
+        begin = time.perf_counter()
+        int(model.predict(x[i])[0])
+        model.learn(x[i], labels[i])
+        torch.cuda.synchronize()
+        latencies.append((time.perf_counter() - begin) * 1e3)
+    return {"samples_per_second": steps / total, "median_ms": statistics.median(latencies),
+            "p95_ms": percentile(latencies, 0.95)}
+
+
+def measure(model_name: str, config: str, M: int, args) -> dict:
+    cfg = CONFIGS[config]
+    torch.manual_seed(0)
+    model = build_model(model_name, cfg, M).to("cuda")
+    n = args.warmup + 2 * args.steps + args.sync_steps
+    x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)  # host rows, as a stream reads
+    speed = throughput(model, x, y, labeled, args.warmup, args.steps)
+    offset = args.warmup + 2 * args.steps
+    syncs = sync_sites(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
+    return {"model": model_name, "config": config, "M": M, **cfg, **speed,
+            "syncs_per_step": syncs, "sync_steps": args.sync_steps,
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "python": platform.python_version(), "command": " ".join(sys.argv),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| model | config | M | samples/s | median ms (synced) | p95 ms | syncs/step in "
+             "predict | syncs/step in learn | GPU |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        syncs = r["syncs_per_step"]
+        lines.append(f"| {r['model']} | {r['config']} | {r['M']} | "
+                     f"{r['samples_per_second']:.0f} | {r['median_ms']:.2f} | "
+                     f"{r['p95_ms']:.2f} | {sum(syncs['predict'].values()):.1f} | "
+                     f"{sum(syncs['learn'].values()):.1f} | {r['gpu']} |")
+    lines.append("")
+    for r in results:
+        for phase in ("predict", "learn"):
+            for where, count in r["syncs_per_step"][phase].items():
+                lines.append(f"- {r['model']} {r['config']} {phase}: {where} x{count:g}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", default="gsad,mnist")
+    parser.add_argument("--models", default="ours-full,ours-light")
+    parser.add_argument("--size", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--sync-steps", type=int, default=20)
+    parser.add_argument("--out-dir", type=Path, default=OUT)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for config in args.configs.split(","):
+        for model_name in args.models.split(","):
+            record = measure(model_name, config, args.size, args)
+            path = args.out_dir / f"cuda_step_{model_name}_{config}_M{args.size}.json"
+            path.write_text(json.dumps(record, indent=1))
+            results.append(record)
+            print(table([record]), flush=True)
+    text = table(results)
+    (args.out_dir / "cuda_step.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

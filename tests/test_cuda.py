@@ -1,0 +1,86 @@
+"""The CUDA path gives the CPU path's results (skipped without a CUDA device).
+
+Compared in float64, where the two devices' rounding differences stay far
+below anything that could flip a prediction over a short stream.
+"""
+import pytest
+import torch
+
+from torch_geometric_stream import SLeDGe
+from torch_geometric_stream.ops import CSRGraph
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+C, D = 3, 6
+
+
+def gaussian_stream(n, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    centers = torch.randn(C, D, generator=gen) * 4.0
+    y = torch.randint(0, C, (n,), generator=gen)
+    return (centers[y] + torch.randn(n, D, generator=gen)).double(), y
+
+
+def run(model, x, y):
+    predictions = []
+    for i in range(len(x)):
+        predictions.append(int(model.predict(x[i])))
+        model.learn(x[i], int(y[i]) if i % 10 == 0 else -1)
+    return predictions
+
+
+VARIANTS = {
+    "full": {},
+    "light": {"light": True},
+    "memory": {"graph": "none"},
+    "static": {"graph": "static"},
+    "dense": {"propagation": "dense"},
+    "message_passing": {"propagation": "message_passing"},
+    "online-rescale": {"input_scaling": "online"},
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cuda_stream_equals_cpu_stream(variant):
+    x, y = gaussian_stream(120)
+    kwargs = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
+                  lr=5e-3, seed=0, **VARIANTS[variant])
+    cpu = SLeDGe(D, C, **kwargs).double()
+    gpu = SLeDGe(D, C, **kwargs).double().to("cuda")
+    assert run(cpu, x, y) == run(gpu, x.cuda(), y)
+    for (name, a), b in zip(cpu.state_dict().items(), gpu.state_dict().values()):
+        if isinstance(a, torch.Tensor):
+            assert b.device.type == "cuda", name
+            assert torch.allclose(a, b.cpu(), atol=1e-8), name
+
+
+def test_csr_kernels_on_cuda_equal_cpu():
+    gen = torch.Generator().manual_seed(0)
+    num_nodes, h = 50, 8
+    edge_index = torch.randint(0, num_nodes, (2, 200), generator=gen)
+    x = torch.randn(num_nodes, h, generator=gen, dtype=torch.float64)
+    w = torch.rand(200, generator=gen, dtype=torch.float64)
+    results = []
+    for device in ("cpu", "cuda"):
+        xd = x.detach().to(device).requires_grad_()
+        wd = w.detach().to(device).requires_grad_()
+        graph = CSRGraph(edge_index.to(device), num_nodes)
+        out = graph.aggregate(xd, wd)
+        dots = graph.edge_dot(xd, xd)
+        (out.square().sum() + dots.sum()).backward()
+        results.append([t.detach().cpu() for t in (out, dots, xd.grad, wd.grad)])
+    for a, b in zip(*results):
+        assert torch.allclose(a, b, atol=1e-10)
+
+
+def test_cpu_input_to_a_cuda_model_and_bad_input():
+    model = SLeDGe(D, C, labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16,
+                   seed=0).to("cuda")
+    x, y = gaussian_stream(5)
+    model.learn(x.float(), y)  # host rows are moved to the model's device
+    assert model.predict_proba(x[0].float()).device.type == "cuda"
+    before = {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
+    with pytest.raises(ValueError):
+        model.learn(torch.full((D,), float("nan"), device="cuda"), 0)
+    after = model.state_dict()
+    assert all(torch.equal(v, after[k]) for k, v in before.items())
