@@ -9,6 +9,8 @@ with the rows fed from host memory one at a time, as a stream delivers them:
   innermost frame of ``torch_geometric_stream`` on the Python stack (file:line
   and count per step). Reading the prediction (``int(model.predict(x))``) is
   the one sync a stream cannot avoid; it is counted separately.
+* **kernels**: CUDA kernels launched and GPU busy time per step
+  (``torch.profiler``), which shows how much of a step is launch overhead.
 * **throughput**: samples per second over ``--steps`` test-then-train steps
   (prediction read back each step, one device synchronize at the end), and
   the median per-step latency with a synchronize after every step.
@@ -100,16 +102,32 @@ def throughput(model, x, y, labeled, warmup: int, steps: int) -> dict[str, float
             "p95_ms": percentile(latencies, 0.95)}
 
 
+def kernel_profile(model, x, y, labeled, steps: int) -> dict[str, float]:
+    """CUDA kernels launched and GPU busy time per step (``torch.profiler``)."""
+    from torch.profiler import ProfilerActivity, profile
+    labels = [int(y[i]) if labeled[i] else -1 for i in range(steps)]
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(steps):
+            int(model.predict(x[i])[0])
+            model.learn(x[i], labels[i])
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    busy_us = sum(getattr(e, "device_time", 0.0) for e in kernels)
+    return {"kernels_per_step": len(kernels) / steps, "gpu_busy_ms_per_step": busy_us / steps / 1e3}
+
+
 def measure(model_name: str, config: str, M: int, args) -> dict:
     cfg = CONFIGS[config]
     torch.manual_seed(0)
     model = build_model(model_name, cfg, M).to("cuda")
-    n = args.warmup + 2 * args.steps + args.sync_steps
+    n = args.warmup + 2 * args.steps + 2 * args.sync_steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)  # host rows, as a stream reads
     speed = throughput(model, x, y, labeled, args.warmup, args.steps)
     offset = args.warmup + 2 * args.steps
     syncs = sync_sites(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
-    return {"model": model_name, "config": config, "M": M, **cfg, **speed,
+    offset += args.sync_steps
+    kernels = kernel_profile(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
+    return {"model": model_name, "config": config, "M": M, **cfg, **speed, **kernels,
             "syncs_per_step": syncs, "sync_steps": args.sync_steps,
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "python": platform.python_version(), "command": " ".join(sys.argv),
@@ -118,13 +136,15 @@ def measure(model_name: str, config: str, M: int, args) -> dict:
 
 def table(results: list[dict]) -> str:
     lines = ["| model | config | M | samples/s | median ms (synced) | p95 ms | syncs/step in "
-             "predict | syncs/step in learn | GPU |", "|---|---|---|---|---|---|---|---|---|"]
+             "predict | syncs/step in learn | kernels/step | GPU busy ms/step | GPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         syncs = r["syncs_per_step"]
         lines.append(f"| {r['model']} | {r['config']} | {r['M']} | "
                      f"{r['samples_per_second']:.0f} | {r['median_ms']:.2f} | "
                      f"{r['p95_ms']:.2f} | {sum(syncs['predict'].values()):.1f} | "
-                     f"{sum(syncs['learn'].values()):.1f} | {r['gpu']} |")
+                     f"{sum(syncs['learn'].values()):.1f} | {r['kernels_per_step']:.0f} | "
+                     f"{r['gpu_busy_ms_per_step']:.2f} | {r['gpu']} |")
     lines.append("")
     for r in results:
         for phase in ("predict", "learn"):

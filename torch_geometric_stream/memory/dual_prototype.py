@@ -216,7 +216,8 @@ class DualPrototypeMemory(nn.Module):
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
         if slot is not None:
-            self.prototypes[slot] = derive(self.sources[slot].unsqueeze(0))[0]
+            index = slot.view(1)
+            self.prototypes.index_copy_(0, index, derive(self.sources.index_select(0, index)))
             return
         derived = derive(self.sources)
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
@@ -275,20 +276,25 @@ class DualPrototypeMemory(nn.Module):
                 else embed_rows(self.prototypes[target]))
         sims = keys @ query
         best = torch.argmax(sims)
-        slot = best + target.start  # stays on the device: indexing with it needs no sync
-        weight = self._weight(self.alpha if label >= 0 else self.beta, sims[best], slot)
+        # the slot stays on the device; 1-element index ops read nothing back
+        # (indexing with a 0-d tensor would call .item())
+        slot = best + target.start
+        index = slot.view(1)
+        weight = self._weight(self.alpha if label >= 0 else self.beta,
+                              sims.index_select(0, best.view(1))[0], index)
         if label >= 0:  # plastic: the new sample gets the weight
             old_share, new_share = 1 - weight, weight
-            self.ages[slot] = 0
+            self.ages.index_fill_(0, index, 0)
         else:  # stable: the old prototype gets the weight
             old_share, new_share = weight, 1 - weight
-        old = self.prototypes[slot]
+        old = self.prototypes.index_select(0, index)[0]
         if source is not None:
-            self.sources[slot] = _replace_if_zero(
-                old, old_share * self.sources[slot] + new_share * source, source)
+            mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
+            self.sources.index_copy_(0, index, _replace_if_zero(old, mixed, source).unsqueeze(0))
         merged = old_share * old + new_share * x
-        self.prototypes[slot] = F.normalize(_replace_if_zero(old, merged, x), dim=0)
-        self.counts[slot] += 1
+        self.prototypes.index_copy_(
+            0, index, F.normalize(_replace_if_zero(old, merged, x), dim=0).unsqueeze(0))
+        self.counts.index_add_(0, index, torch.ones_like(index))
         return MemoryUpdate(True, slot)
 
     def _free_slot(self, label: int) -> Optional[int]:
@@ -298,10 +304,10 @@ class DualPrototypeMemory(nn.Module):
             return None
         return self.labeled_size + self._num_unlabeled
 
-    def _weight(self, coefficient: Coefficient, sim: Tensor, slot: Tensor) -> Tensor:
+    def _weight(self, coefficient: Coefficient, sim: Tensor, index: Tensor) -> Tensor:
         if coefficient != "adaptive":
-            return sim.new_tensor(coefficient)
-        count = self.counts[slot].to(sim.dtype) + self.count_offset
+            return torch.full_like(sim, coefficient)  # a fill: no host-to-device copy
+        count = self.counts.index_select(0, index)[0].to(sim.dtype) + self.count_offset
         return (1.0 - 1.0 / count.clamp(min=1.0)) * sim.clamp(min=0.0)
 
     def extra_repr(self) -> str:
