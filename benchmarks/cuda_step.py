@@ -11,6 +11,8 @@ with the rows fed from host memory one at a time, as a stream delivers them:
   the one sync a stream cannot avoid; it is counted separately.
 * **kernels**: CUDA kernels launched and GPU busy time per step
   (``torch.profiler``), which shows how much of a step is launch overhead.
+* **repeatability**: two fresh same-seed models over the same samples:
+  differing predictions and the largest parameter difference at the end.
 * **throughput**: samples per second over ``--steps`` test-then-train steps
   (prediction read back each step, one device synchronize at the end), and
   the median per-step latency with a synchronize after every step.
@@ -116,6 +118,27 @@ def kernel_profile(model, x, y, labeled, steps: int) -> dict[str, float]:
     return {"kernels_per_step": len(kernels) / steps, "gpu_busy_ms_per_step": busy_us / steps / 1e3}
 
 
+def repeatability(model_name: str, config: str, M: int, steps: int) -> dict[str, float]:
+    """Two fresh models with the same seed over the same ``steps`` samples on
+    the GPU: how many predictions differ, and how far their parameters end apart."""
+    cfg = CONFIGS[config]
+    x, y, labeled = synthetic(steps, cfg["d"], cfg["c"], seed=99)
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = build_model(model_name, cfg, M).to("cuda")
+        predictions = []
+        for i in range(steps):
+            predictions.append(int(model.predict(x[i])[0]))
+            model.learn(x[i], int(y[i]) if labeled[i] else -1)
+        runs.append((predictions, [p.detach().clone() for p in model.parameters()]))
+    (first, params_a), (second, params_b) = runs
+    return {"repeat_steps": steps,
+            "repeat_differing_predictions": sum(a != b for a, b in zip(first, second)),
+            "repeat_max_param_diff": max(float((a - b).abs().max())
+                                         for a, b in zip(params_a, params_b))}
+
+
 def measure(model_name: str, config: str, M: int, args) -> dict:
     cfg = CONFIGS[config]
     torch.manual_seed(0)
@@ -127,7 +150,8 @@ def measure(model_name: str, config: str, M: int, args) -> dict:
     syncs = sync_sites(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
     offset += args.sync_steps
     kernels = kernel_profile(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
-    return {"model": model_name, "config": config, "M": M, **cfg, **speed, **kernels,
+    repeat = repeatability(model_name, config, M, args.repeat_steps)
+    return {"model": model_name, "config": config, "M": M, **cfg, **speed, **kernels, **repeat,
             "syncs_per_step": syncs, "sync_steps": args.sync_steps,
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "python": platform.python_version(), "command": " ".join(sys.argv),
@@ -136,15 +160,18 @@ def measure(model_name: str, config: str, M: int, args) -> dict:
 
 def table(results: list[dict]) -> str:
     lines = ["| model | config | M | samples/s | median ms (synced) | p95 ms | syncs/step in "
-             "predict | syncs/step in learn | kernels/step | GPU busy ms/step | GPU |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "predict | syncs/step in learn | kernels/step | GPU busy ms/step "
+             "| same-seed runs: differing predictions / max param diff | GPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         syncs = r["syncs_per_step"]
         lines.append(f"| {r['model']} | {r['config']} | {r['M']} | "
                      f"{r['samples_per_second']:.0f} | {r['median_ms']:.2f} | "
                      f"{r['p95_ms']:.2f} | {sum(syncs['predict'].values()):.1f} | "
                      f"{sum(syncs['learn'].values()):.1f} | {r['kernels_per_step']:.0f} | "
-                     f"{r['gpu_busy_ms_per_step']:.2f} | {r['gpu']} |")
+                     f"{r['gpu_busy_ms_per_step']:.2f} | "
+                     f"{r['repeat_differing_predictions']} of {r['repeat_steps']} / "
+                     f"{r['repeat_max_param_diff']:.1e} | {r['gpu']} |")
     lines.append("")
     for r in results:
         for phase in ("predict", "learn"):
@@ -161,6 +188,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--sync-steps", type=int, default=20)
+    parser.add_argument("--repeat-steps", type=int, default=300,
+                        help="steps of the two same-seed runs compared for repeatability")
     parser.add_argument("--out-dir", type=Path, default=OUT)
     args = parser.parse_args()
     if not torch.cuda.is_available():
