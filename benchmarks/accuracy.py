@@ -110,16 +110,19 @@ def render_tables() -> str:
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
         tag = path.parent.name
+        # runs with different input scalings are never averaged together
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
-                record.get("limit"))].append(record)
-    lines = ["| tag | dataset | ratio | model | samples | seeds | accuracy (mean ± std) | "
-             "paper | last 20 % | s per run | ms/sample (median) | threads |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (tag, dataset, ratio, model, limit), records in sorted(groups.items(),
-                                                               key=lambda item: str(item[0])):
+                record.get("limit"), record["config"].get("scaling", ""))].append(record)
+    lines = ["| tag | dataset | ratio | model | scaling | samples | seeds | "
+             "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
+             "| threads |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (tag, dataset, ratio, model, limit, scaling), records in sorted(
+            groups.items(), key=lambda item: str(item[0])):
         paper = PAPER.get((model, dataset, ratio))
         lines.append(
-            f"| {tag} | {dataset} | {ratio:g} | {model} | {records[0]['n_samples']} | "
+            f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | "
+            f"{records[0]['n_samples']} | "
             f"{len(records)} | {_mean_std([r['accuracy'] for r in records])} | "
             f"{'' if paper is None or limit else f'{paper:.4f}'} | "
             f"{_mean_std([r['accuracy_last_20'] for r in records])} | "
