@@ -15,7 +15,8 @@ def load(name):
 
 
 def test_quickstart_learns_the_synthetic_stream():
-    # measured 0.543 on 600 samples, 6 labels, 4 classes with a sudden drift (chance 0.25)
+    # measured 0.600 on 600 samples, 6 labels, 4 classes with a sudden drift (chance 0.25);
+    # 0.543 with the scaling done outside the model
     assert load("quickstart").main(["--samples", "600"]) > 0.4
 
 

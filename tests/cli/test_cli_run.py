@@ -40,7 +40,8 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     assert (config["num_layers"], config["k"], config["embedding_layers"]) == (1, 5, 3)
     assert (config["labeled_size"], config["unlabeled_size"], config["hidden_channels"]) == \
         (2, 50, 32)
-    assert config["scaling"] == "online" and config["tau"] is None  # auto, tabular
+    # auto, tabular, SLeDGe family: the running range inside the learner
+    assert config["scaling"] == "online-rescale" and config["tau"] is None
     assert len(csv.read_text().splitlines()) == 151
     # the running-accuracy curve: 150 points (fewer samples than CURVE_POINTS), ends at the total
     curve = record["curve"]

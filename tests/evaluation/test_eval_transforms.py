@@ -132,6 +132,8 @@ def test_known_range_scaling_is_the_authors_image_mapping():
 def test_auto_scaling_uses_the_known_range_when_declared():
     assert resolve_scaling("auto", (0, 255)) == "range"
     assert resolve_scaling("auto", None) == "online"
+    assert resolve_scaling("auto", None, learner_scales=True) == "online-rescale"
+    assert resolve_scaling("auto", (0, 255), learner_scales=True) == "range"
     assert resolve_scaling("global", (0, 255)) == "global"
     assert "FixedRangeScaler" in repr(make_transform("auto", value_range=(0, 255)))
     assert "OnlineMinMaxScaler" in repr(make_transform("auto"))

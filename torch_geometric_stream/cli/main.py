@@ -51,7 +51,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                       help="error instead of a warning when part of a dataset is missing")
     data.add_argument("--scaling", choices=SCALINGS,
                       help="min-max scaling to [-1, 1]: auto (default: the known value range "
-                           "of image datasets, else running), online (running range), "
+                           "of image datasets, else online-rescale for the SLeDGe family and "
+                           "online for the others), online (running range), "
                            "online-rescale (running range inside a SLeDGe-family learner, "
                            "which re-scales its memory whenever the range grows), global "
                            "(whole dataset, as the paper's tabular runs), range (the known "

@@ -14,6 +14,7 @@ from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, rea
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import build_learner
+from torch_geometric_stream.models import SLEDGE_VARIANTS
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
@@ -88,7 +89,8 @@ def run_command(args: argparse.Namespace) -> int:
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
                                 read_config_file(args.config), num_classes=dataset.num_classes)
-        config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range)
+        config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range,
+                                            learner_scales=model in SLEDGE_VARIANTS)
     results, records = {}, []
     for seed in seeds:
         with user_input("configuration"):

@@ -219,14 +219,19 @@ class Compose(StreamTransform):
 SCALINGS = ("auto", "online", "online-rescale", "global", "range", "none")
 
 
-def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None) -> str:
+def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
+                    learner_scales: bool = False) -> str:
     """``"auto"`` becomes ``"range"`` when the stream declares the range of its
-    values a priori (e.g. pixels in ``[0, 255]``), else ``"online"``; other
-    names are returned unchanged."""
+    values a priori (e.g. pixels in ``[0, 255]``); otherwise
+    ``"online-rescale"`` when the learner can scale its own input and re-scale
+    its memory (``learner_scales``: the SLeDGe family), else ``"online"``.
+    Other names are returned unchanged."""
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
     if scaling == "auto":
-        return "online" if value_range is None else "range"
+        if value_range is not None:
+            return "range"
+        return "online-rescale" if learner_scales else "online"
     return scaling
 
 
