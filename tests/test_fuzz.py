@@ -1,7 +1,8 @@
 """Property-based fuzzing of the public stream API (``predict``, ``predict_proba``, ``learn``).
 
-Learners (small, so that every example is cheap): SLeDGe full and SLeDGe-L
-(hidden 8, memory 6 labeled + 12 unlabeled, k = 2), the ReSSL baseline and the
+Learners (small, so that every example is cheap): SLeDGe full, SLeDGe with
+in-model online scaling and SLeDGe-L (hidden 8, memory 6 labeled + 12
+unlabeled, k = 2), the ReSSL baseline and the
 "Base" :class:`OnlineMLP`.  Each test builds its learner once (fixture), warms
 it up so that the memory is full and merges happen, and then feeds it random
 inputs: 0-3 dimensions, 0-4 rows, right or wrong feature counts, float16/32/64,
@@ -38,7 +39,7 @@ from hypothesis import strategies as st
 from torch_geometric_stream.models.registry import build_model
 
 D, C = 4, 3
-LEARNERS = ("sledge", "sledge-light", "ressl", "base")
+LEARNERS = ("sledge", "sledge-light", "sledge-rescale", "ressl", "base")
 SMALL = dict(hidden_channels=8, labeled_size=6, unlabeled_size=12, k=2, seed=0)
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
@@ -50,6 +51,8 @@ FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
 def make_learner(name: str, warm: bool = True):
     if name == "ressl":
         learner = build_model(name, D, C, memory_size=18, seed=0)
+    elif name == "sledge-rescale":  # scales raw rows itself; its range is state too
+        learner = build_model("sledge", D, C, input_scaling="online", **SMALL)
     else:
         learner = build_model(name, D, C, **SMALL)
     if not warm:
