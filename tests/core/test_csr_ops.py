@@ -123,3 +123,18 @@ def test_backbone_csr_equals_gcnconv_message_passing(normalization):
 def test_backbone_rejects_unknown_aggregation():
     with pytest.raises(ValueError, match="aggregation"):
         GCNBackbone(5, 8, 3, num_layers=2, aggregation="scatter")
+
+
+def test_more_entries_than_a_dense_pattern():
+    # 2 nodes, 6 edges with duplicates: more entries than 2 x 2, where
+    # sampled_addmm refuses the pattern; the weight gradient must still be right
+    edge_index = torch.tensor([[0, 0, 1, 1, 0, 1], [0, 0, 0, 1, 1, 1]])
+    x = torch.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, 0.0, 2.0, 1.0, -1.0, 0.0], dtype=torch.float64, requires_grad=True)
+    out = CSRGraph(edge_index, 2).aggregate(x, w)
+    ref = scatter_aggregate(x, w, edge_index)
+    torch.testing.assert_close(out, ref)
+    grad = torch.tensor([[1.0, 0.0], [2.0, 1.0]], dtype=torch.float64)
+    for mine, theirs in zip(torch.autograd.grad(out, (x, w), grad),
+                            torch.autograd.grad(ref, (x, w), grad)):
+        torch.testing.assert_close(mine, theirs)

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
                                           normalize_edge_weight, structure_loss, topk_neighbors)
-from torch_geometric_stream.graph.normalization import dense_adjacency
+from torch_geometric_stream.graph.normalization import dense_adjacency, with_self_loops
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
 
 
@@ -154,3 +154,19 @@ def test_edge_weight_of_any_edge_index_matches_neighbor_weights():
     edge_index = neighbors_to_edge_index(neighbors)
     assert torch.allclose(DynamicKNNGraph.edge_weight(emb, edge_index),
                           DynamicKNNGraph.neighbor_weight(emb, neighbors), atol=1e-6)
+
+
+def test_with_self_loops_is_the_graph_of_add_remaining_self_loops():
+    from torch_geometric.utils import add_remaining_self_loops
+    # node 1 has a loop of weight -0.5, nodes 0 and 2 have none
+    edge_index = torch.tensor([[0, 1, 2, 1], [1, 1, 0, 2]])
+    weight = torch.tensor([2.0, -0.5, 3.0, 1.5], dtype=torch.float64, requires_grad=True)
+    mine = dense_adjacency(*with_self_loops(edge_index, weight, 3), 3)
+    theirs = dense_adjacency(*add_remaining_self_loops(edge_index, weight, 1.0, 3), 3)
+    assert torch.equal(mine, theirs)
+    assert torch.equal(mine.diagonal(), torch.tensor([1.0, -0.5, 1.0], dtype=torch.float64))
+    out_grad = torch.arange(9.0, dtype=torch.float64).view(3, 3)
+    assert torch.equal(torch.autograd.grad(mine, weight, out_grad)[0],
+                       torch.autograd.grad(theirs, weight, out_grad)[0])
+    new_index, new_weight = with_self_loops(edge_index, weight, 3)
+    assert new_index.size(1) == 4 + 3 and new_weight[1] == 0  # the old loop stays, weight 0

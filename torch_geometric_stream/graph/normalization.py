@@ -5,9 +5,9 @@ from typing import Optional
 
 import torch
 from torch import Tensor
-from torch_geometric.utils import add_remaining_self_loops, scatter
+from torch_geometric.utils import scatter
 
-__all__ = ["normalize_edge_weight", "NORMALIZATIONS"]
+__all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
 #: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper);
 #: ``"mean"``: every kept entry divided by its target's number of kept entries,
@@ -41,7 +41,7 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
     Returns:
         ``(edge_index, edge_weight)``, with self-loops appended for
-        ``"symmetric"``.
+        ``"symmetric"`` (see :func:`with_self_loops`).
     """
     if normalization == "none":
         return edge_index, edge_weight
@@ -51,11 +51,38 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         return edge_index, edge_weight / count[target]
     if normalization != "symmetric":
         raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
-    edge_index, edge_weight = add_remaining_self_loops(edge_index, edge_weight, 1.0, num_nodes)
+    edge_index, edge_weight = with_self_loops(edge_index, edge_weight, num_nodes)
     deg = scatter(edge_weight.clamp(min=0.0), edge_index[1], 0, dim_size=num_nodes, reduce="sum")
     deg = torch.where(deg > 0, deg, torch.ones_like(deg))
     inv_sqrt = deg.rsqrt()
     return edge_index, inv_sqrt[edge_index[0]] * edge_weight * inv_sqrt[edge_index[1]]
+
+
+def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
+                    fill_value: float = 1.0) -> tuple[Tensor, Tensor]:
+    r"""Give every node exactly one self-loop weight: its existing self-loop's
+    weight, else ``fill_value``.
+
+    The same weighted graph as PyG's
+    :func:`~torch_geometric.utils.add_remaining_self_loops`, but built
+    without data-dependent shapes, which would read sizes back from a GPU:
+    existing self-loop edges stay in place with weight 0 and :math:`N` loops
+    are appended, so the result has :math:`E + N` edges (a node that had a
+    loop now has a zero-weight duplicate of it, which adds nothing to sums or
+    degrees).
+
+    Shapes: ``edge_index`` :math:`(2, E)`, ``edge_weight`` :math:`(E,)` ->
+    :math:`(2, E + N)`, :math:`(E + N,)`.
+    """
+    source, target = edge_index
+    is_loop = source == target
+    # loop weights scattered by node; the other edges write into a discarded slot N
+    slot = torch.where(is_loop, source, num_nodes)
+    loop_weight = edge_weight.new_full((num_nodes + 1,), fill_value).scatter(
+        0, slot, edge_weight)[:num_nodes]
+    loops = torch.arange(num_nodes, device=edge_index.device).expand(2, num_nodes)
+    return (torch.cat([edge_index, loops], dim=1),
+            torch.cat([torch.where(is_loop, 0.0, edge_weight), loop_weight]))
 
 
 def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int) -> Tensor:

@@ -76,6 +76,7 @@ class CSRGraph:
 
     def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
         source, target = edge_index[0], edge_index[1]
+        self.source, self.target = source, target
         self.num_nodes = int(num_nodes)
         self.num_edges = int(edge_index.size(1))
         self.by_target = _Orientation(target, source, self.num_nodes, self.num_nodes)
@@ -91,6 +92,10 @@ class CSRGraph:
 
     def sampled_dot(self, a: Tensor, b: Tensor) -> Tensor:
         r""":math:`a_t^\top b_s` per edge in edge order, without autograd."""
+        if self.num_edges > self.num_nodes ** 2:
+            # more entries than a dense pattern (duplicate edges on a tiny graph):
+            # sampled_addmm refuses those, so gather (sizes known on the host)
+            return (a.index_select(0, self.target) * b.index_select(0, self.source)).sum(-1)
         # zeros, not empty: beta = 0 still multiplies the stored values (0 * NaN = NaN)
         pattern = self.by_target.matrix(a.new_zeros(self.num_edges))
         sampled = torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
