@@ -148,3 +148,16 @@ def test_reset_state_forgets_the_range():
 def test_unknown_input_scaling_is_rejected():
     with pytest.raises(ValueError, match="input_scaling"):
         SLeDGe(2, 2, input_scaling="global")
+
+
+def test_extreme_finite_values_do_not_overflow_the_range():
+    # 3e38 - (-3e38) overflows float32; the scaled rows must stay finite and exact
+    scaler = RunningMinMax(1)
+    scaler.observe_(torch.tensor([[3e38], [-3e38]]))
+    scaled = scaler(torch.tensor([[3e38], [0.0], [-3e38]]))
+    assert torch.equal(scaled, torch.tensor([[1.0], [0.0], [-1.0]]))
+    model = small_model()
+    for row in ([3e38, 1.0], [-3e38, 2.0], [0.0, 0.0], [1.0, -3e38]):
+        model.learn(torch.tensor(row), -1)
+    assert all(bool(torch.isfinite(v).all()) for v in model.state_dict().values()
+               if isinstance(v, torch.Tensor) and v.is_floating_point())

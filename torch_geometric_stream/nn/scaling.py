@@ -32,9 +32,12 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
     r"""Map ``rows`` :math:`(n, d)` from ``[low, high]`` (each :math:`(d,)` or
     :math:`(n, d)`) to ``feature_range``; features with ``high <= low`` (constant
     so far, or never seen) map to the middle of ``feature_range``."""
-    span = high - low
-    known = span > 0
-    unit = torch.where(known, (rows - low) / torch.where(known, span, 1.0),
+    # halves: the difference of two finite values can overflow (3e38 - -3e38 in
+    # float32), the difference of their halves cannot; scaling by 2 is exact,
+    # so ordinary values get the very same result as (rows - low) / (high - low)
+    half_span = high / 2 - low / 2
+    known = half_span > 0
+    unit = torch.where(known, (rows / 2 - low / 2) / torch.where(known, half_span, 1.0),
                        torch.full_like(rows, 0.5))
     return feature_range[0] + unit * (feature_range[1] - feature_range[0])
 
