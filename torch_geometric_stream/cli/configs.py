@@ -33,8 +33,10 @@ __all__ = ["DEFAULT_CONFIG", "PAPER_CONFIGS", "PAPER_RATIOS", "paper_config", "p
 #: a-priori value range where the dataset declares one (images), else the
 #: online running range, kept inside the learner with memory re-scaling for the
 #: SLeDGe family (``"online-rescale"``: on Shuttle it lifts +M from 0.10 to
-#: 0.77 at 0.1 % labels and from 0.73 to 0.91 at 1 %, 3 seeds; neutral on
-#: Shopper and GSAD; see benchmarks/RESULTS.md) and outside it for the others.
+#: 0.77 at 0.1 % labels and from 0.73 to 0.91 at 1 %, on GSAD SLeDGe from 0.69
+#: to 0.76 at 1 %, 3 seeds each; +M is neutral on Shopper, and SLeDGe-L on
+#: Shopper lost 16 points on one seed; see benchmarks/RESULTS.md) and outside
+#: it for the others.
 DEFAULT_CONFIG: dict[str, Any] = {
     "memory_size": 1000,
     "labeled_size": None,
