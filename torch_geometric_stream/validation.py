@@ -80,11 +80,13 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     if num_features is not None and tensor.size(1) != num_features:
         raise ValueError(f"{name} has {tensor.size(1)} features, expected {num_features}")
     # checked where the rows are (host rows: no device synchronization), after
-    # the cast (which can overflow), then moved without waiting for the device
+    # the cast (which can overflow); a host-to-device copy need not wait for the
+    # device (a device-to-host one must, or the host could read it too early)
     tensor = tensor.to(dtype=dtype)
     if not bool(torch.isfinite(tensor).all()):
         raise ValueError(f"{name} contains NaN or inf values")
-    return tensor.to(device=device if device is not None else tensor.device, non_blocking=True)
+    return tensor.to(device=device if device is not None else tensor.device,
+                     non_blocking=tensor.device.type == "cpu")
 
 
 def as_label_vector(y: Any, num_rows: int, num_classes: int, *,

@@ -40,13 +40,17 @@ def test_memory_sources_follow_merges_and_refresh():
                                  source_channels=2)
     with pytest.raises(ValueError, match="source"):
         memory.update(F.normalize(torch.tensor([1.0, 0.0]), dim=0), 0)
-    memory.update(F.normalize(torch.tensor([1.0, 0.0]), dim=0), 0, source=torch.tensor([2.0, 0.0]))
-    x = F.normalize(torch.tensor([0.6, 0.8]), dim=0)
-    update = memory.update(x, 0, lambda r: F.normalize(r, dim=-1), source=torch.tensor([3.0, 4.0]))
+    unit = lambda r: F.normalize(r, dim=-1)  # noqa: E731  (sources -> prototypes)
+    memory.update(unit(torch.tensor([1.0, 0.0])), 0, source=torch.tensor([2.0, 0.0]),
+                  derive=unit)
+    x = unit(torch.tensor([0.6, 0.8]))
+    update = memory.update(x, 0, unit, source=torch.tensor([3.0, 4.0]), derive=unit)
     assert update.merged
     weight = 0.5 * 0.6  # (1 - 1/2) * sim, count offset 1
     expected_source = (1 - weight) * torch.tensor([2.0, 0.0]) + weight * torch.tensor([3.0, 4.0])
     assert torch.allclose(memory.sources[0], expected_source)
+    # the merged prototype is derived from the merged source
+    assert torch.allclose(memory.prototypes[0], unit(expected_source))
     memory.refresh(lambda r: F.normalize(r * torch.tensor([1.0, 2.0]), dim=-1))
     assert torch.allclose(memory.prototypes[0],
                           F.normalize(expected_source * torch.tensor([1.0, 2.0]), dim=0))
@@ -55,7 +59,8 @@ def test_memory_sources_follow_merges_and_refresh():
 def test_refresh_keeps_empty_slots_zero_and_needs_sources():
     memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=2,
                                  source_channels=2)
-    memory.update(F.normalize(torch.tensor([1.0, 1.0]), dim=0), 1, source=torch.tensor([1.0, 1.0]))
+    memory.update(F.normalize(torch.tensor([1.0, 1.0]), dim=0), 1, source=torch.tensor([1.0, 1.0]),
+                  derive=lambda r: F.normalize(r, dim=-1))
     memory.refresh(lambda r: F.normalize(r + 1.0, dim=-1))
     assert memory.prototypes[[0, 2, 3]].abs().sum() == 0
     assert torch.allclose(memory.prototypes[1], torch.full((2,), 1 / math.sqrt(2)))

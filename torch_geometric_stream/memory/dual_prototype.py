@@ -209,16 +209,12 @@ class DualPrototypeMemory(nn.Module):
         return slice(self.labeled_size, self.capacity)
 
     @torch.no_grad()
-    def refresh(self, derive: Callable[[Tensor], Tensor], slot: Optional[Tensor] = None) -> None:
-        r"""Re-derive prototypes from their sources: ``prototypes = derive(sources)``
-        on every filled slot, or on ``slot`` (a 0-d index) only (``derive`` maps
-        :math:`(n, d_s)` to L2-normalized :math:`(n, d)`); empty slots stay zero."""
+    def refresh(self, derive: Callable[[Tensor], Tensor]) -> None:
+        r"""Re-derive every filled prototype from its source: ``prototypes =
+        derive(sources)`` (``derive`` maps :math:`(n, d_s)` to L2-normalized
+        :math:`(n, d)`); empty slots stay zero."""
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
-        if slot is not None:
-            index = slot.view(1)
-            self.prototypes.index_copy_(0, index, derive(self.sources.index_select(0, index)))
-            return
         derived = derive(self.sources)
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
 
@@ -226,7 +222,8 @@ class DualPrototypeMemory(nn.Module):
     def update(self, x: Tensor, label: int, embed: Optional[EmbeddingFn] = None, *,
                x_embedding: Optional[Tensor] = None,
                node_embeddings: Optional[Tensor] = None,
-               source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
+               source: Optional[Tensor] = None,
+               derive: Optional[Callable[[Tensor], Tensor]] = None) -> Optional[MemoryUpdate]:
         r"""Insert or merge one sample.
 
         Args:
@@ -242,15 +239,19 @@ class DualPrototypeMemory(nn.Module):
                 slots :math:`(L + U, h)`, e.g. reused from prediction.
             source (Tensor, optional): the sample's source row :math:`(d_s,)`;
                 required exactly when the memory keeps sources.
+            derive (callable, optional): maps sources :math:`(n, d_s)` to
+                prototypes, as in :meth:`refresh`; with sources, a merged
+                prototype is derived from its merged source (``x`` is
+                ``derive(source)``), so prototypes and sources always agree.
 
         Returns:
             A :class:`MemoryUpdate`, or ``None`` when the sample was unlabeled
             and the unlabeled capacity is zero.
         """
         label = int(label)
-        if (source is None) != (self.sources is None):
-            raise ValueError("source is required exactly when the memory keeps sources "
-                             "(source_channels)")
+        if not (source is None) == (derive is None) == (self.sources is None):
+            raise ValueError("source and derive are required exactly when the memory keeps "
+                             "sources (source_channels)")
         if label >= 0:  # every filled labeled slot ages by one (no boolean indexing: no sync)
             self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
         target = self.candidate_slots(label)
@@ -288,12 +289,14 @@ class DualPrototypeMemory(nn.Module):
         else:  # stable: the old prototype gets the weight
             old_share, new_share = weight, 1 - weight
         old = self.prototypes.index_select(0, index)[0]
-        if source is not None:
+        if source is None:
+            merged = F.normalize(_replace_if_zero(old, old_share * old + new_share * x, x), dim=0)
+        else:
             mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
-            self.sources.index_copy_(0, index, _replace_if_zero(old, mixed, source).unsqueeze(0))
-        merged = old_share * old + new_share * x
-        self.prototypes.index_copy_(
-            0, index, F.normalize(_replace_if_zero(old, merged, x), dim=0).unsqueeze(0))
+            mixed = _replace_if_zero(old, mixed, source)
+            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
+            merged = derive(mixed.unsqueeze(0))[0]
+        self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
         return MemoryUpdate(True, slot)
 

@@ -357,18 +357,19 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
-        if self.input_scaler is None:
-            for row, label in zip(F.normalize(x, dim=-1), y.tolist()):
-                self._train_step(self._update_memory(row, label))
-            return
-        for source, label in zip(x, y.tolist()):
-            if self.input_scaler.observe_(source.unsqueeze(0)):
-                self.memory.refresh(self._scaled)
-                self._snapshot = None
-            update = self._update_memory(self._scaled(source.unsqueeze(0))[0], label, source)
-            if update is not None and update.merged:
-                self.memory.refresh(self._scaled, update.node)
-            self._train_step(update)
+        for row, label in zip(x, y.tolist()):
+            source = None
+            if self.input_scaler is not None:
+                source, row = row, self._observe(row)
+            self._train_step(self._update_memory(F.normalize(row, dim=0), label, source))
+
+    def _observe(self, source: Tensor) -> Tensor:
+        """Widen the input range with a raw row :math:`(d,)` (re-deriving the
+        memory if the range grew); the row scaled with the new range."""
+        if self.input_scaler.observe_(source.unsqueeze(0)):
+            self.memory.refresh(self._scaled)
+            self._snapshot = None
+        return self.input_scaler(source.unsqueeze(0))[0]
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
@@ -376,13 +377,14 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def _update_memory(self, x: Tensor, label: int,
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
+        sources = {} if source is None else {"source": source, "derive": self._scaled}
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
-            return self.memory.update(x, label, source=source)  # insert, or raw-cosine merge
+            return self.memory.update(x, label, **sources)  # insert, or raw-cosine merge
         with torch.no_grad():
             snap = self._snapshot_now()
             x_emb = self.graph.embed(x.unsqueeze(0))[0]
         return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
-                                  node_embeddings=snap.emb, source=source)
+                                  node_embeddings=snap.emb, **sources)
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None
