@@ -67,6 +67,5 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
     if device != "cpu":
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
-
     return build_model(name, in_channels, num_classes, memory_size=config["memory_size"],
                        seed=seed)
