@@ -26,6 +26,10 @@ step's *useful* arithmetic (the method's floor, see :func:`step_flops`)
 divided by the measured median time, next to this machine's float32 matrix
 product rate measured at start-up.
 
+``--reselect-every R`` and ``--search-dtype bfloat16`` time ours with those
+optional approximations of SLeDGe (a separate result file and a ``variant``
+column; the GFLOP/s column still counts the exact method's arithmetic).
+
 Example (GSAD- and MNIST-shaped at M = 1000, 1 thread)::
 
     OMP_NUM_THREADS=1 python benchmarks/step_latency.py --configs gsad,mnist \\
@@ -42,6 +46,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
@@ -125,14 +130,17 @@ def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
 
 
 def build_model(name: str, cfg: dict, M: int, seed: int = 0,
-                normalization: str = "symmetric"):
+                normalization: str = "symmetric", approximations: Optional[dict] = None):
+    """A model with a full memory; ``approximations`` (SLeDGe keyword
+    arguments such as ``reselect_every``) apply to ours only."""
     light = name.endswith("light")
     c = cfg["c"]
     L = c if light else max(c, M // 10)
     model = SLeDGe(cfg["d"], c, labeled_size=L, unlabeled_size=M - L, k=cfg["k"],
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
                    num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
-                   normalization=normalization)
+                   normalization=normalization,
+                   **(approximations if name.startswith("ours") else {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
     x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)
@@ -172,9 +180,27 @@ def percentile(values: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+def approximations(args) -> dict:
+    """The approximation options of the command line that are switched on."""
+    chosen = {}
+    if args.reselect_every > 1:
+        chosen["reselect_every"] = args.reselect_every
+    if args.search_dtype is not None:
+        chosen["search_dtype"] = args.search_dtype
+    return chosen
+
+
+def variant_name(approx: dict) -> str:
+    """``exact``, or the approximations as ``reselect8+bfloat16``."""
+    parts = [f"reselect{approx['reselect_every']}" if "reselect_every" in approx else "",
+             approx.get("search_dtype") or ""]
+    return "+".join(part for part in parts if part) or "exact"
+
+
 def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
-                normalization: str = "symmetric") -> Path:
+                normalization: str = "symmetric", variant: str = "exact") -> Path:
     suffix = "" if normalization == "symmetric" else f"_{normalization}"
+    suffix += "" if variant == "exact" or model.startswith("ref") else f"_{variant}"
     return out_dir / (f"step_latency_{model}_{config}_d{CONFIGS[config]['d']}_M{M}"
                       f"_t{threads}{suffix}.json")
 
@@ -183,7 +209,9 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     cfg = CONFIGS[config]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = build_model(model_name, cfg, M, normalization=args.normalization)
+    approx = approximations(args) if model_name.startswith("ours") else {}
+    model = build_model(model_name, cfg, M, normalization=args.normalization,
+                        approximations=approx)
     n = args.warmup + args.steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
     times = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
@@ -193,7 +221,7 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     median = statistics.median(times)
     return dict(
         model=model_name, config=config, M=M, threads=threads, hidden=HIDDEN, **cfg,
-        normalization=args.normalization,
+        normalization=args.normalization, variant=variant_name(approx),
         labeled_size=cfg["c"] if light else max(cfg["c"], M // 10),
         warmup=args.warmup, steps=len(times), median_ms=median,
         p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
@@ -214,13 +242,17 @@ def table(results: list) -> str:
     def norm(r):
         return r.get("normalization", "symmetric")
 
-    index = {(r["model"], r["config"], r["M"], r["threads"], norm(r)): r for r in results}
-    lines = ["| config | norm | d | M | threads | model | median ms | p95 ms | steps | "
+    def variant(r):
+        return r.get("variant", "exact")
+
+    index = {(r["model"], r["config"], r["M"], r["threads"], norm(r)): r for r in results
+             if variant(r) == "exact"}
+    lines = ["| config | norm | d | M | threads | model | variant | median ms | p95 ms | steps | "
              "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     order = {m: i for i, m in enumerate(MODELS)}
     for r in sorted(results, key=lambda r: (r["config"], norm(r), r["M"], r["threads"],
-                                            order.get(r["model"], 9))):
+                                            order.get(r["model"], 9), variant(r))):
         ratio = ""
         if r["model"].startswith("ours"):
             ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["M"],
@@ -229,6 +261,7 @@ def table(results: list) -> str:
                 ratio = f"{ref['median_ms'] / r['median_ms']:.1f}x"
         lines.append(
             f"| {r['config']} | {norm(r)} | {r['d']} | {r['M']} | {r['threads']} | {r['model']} | "
+            f"{variant(r)} | "
             f"{r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['steps']} | {ratio} | "
             f"{r['flops']['total'] / 1e9:.2f} | {r['achieved_gflops']:.1f} | "
             f"{r['gemm_gflops']:.0f} |")
@@ -239,6 +272,8 @@ def slopes(results: list) -> list:
     """Least-squares slope (ms per 1000 memory rows) per (model, config, threads)."""
     groups: dict = {}
     for r in results:
+        if r.get("variant", "exact") != "exact":
+            continue
         groups.setdefault((r["model"], r["config"], r["threads"],
                            r.get("normalization", "symmetric")), []).append(r)
     out = []
@@ -267,12 +302,14 @@ def plot(results: list, path: Path) -> None:
         groups: dict = {}
         for r in results:
             if r["config"] == config and r.get("normalization", "symmetric") == "symmetric":
-                groups.setdefault((r["model"], r["threads"]), []).append(r)
-        for (model, threads), rows in sorted(groups.items()):
+                groups.setdefault((r["model"], r.get("variant", "exact"), r["threads"]),
+                                  []).append(r)
+        for (model, variant, threads), rows in sorted(groups.items()):
             rows.sort(key=lambda r: r["M"])
             ax.plot([r["M"] for r in rows], [r["median_ms"] for r in rows], marker="o",
                     linestyle="--" if model.startswith("ref") else "-",
-                    label=f"{model}, {threads} thr")
+                    label=f"{model}{'' if variant == 'exact' else ' ' + variant}, "
+                          f"{threads} thr")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("memory size M")
@@ -302,6 +339,11 @@ def main() -> None:
                         help="stop timing a configuration after this long (>= 3 steps)")
     parser.add_argument("--ref-max-size", type=int, default=4000,
                         help="skip the dense reference above this M (memory, time)")
+    parser.add_argument("--reselect-every", type=int, default=1, metavar="R",
+                        help="ours: search the memory's top-k anew every R steps (approximation)")
+    parser.add_argument("--search-dtype", choices=("bfloat16", "float16"),
+                        help="ours: choose neighbours with scores in this precision "
+                             "(approximation)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
     parser.add_argument("--markdown", type=Path, default=HERE / "results" / "step_latency.md")
     parser.add_argument("--summary", type=Path,
@@ -333,7 +375,8 @@ def main() -> None:
                 for M in sizes:
                     for model in models:
                         path = result_path(args.out_dir, model, config, M, threads,
-                                           args.normalization)
+                                           args.normalization,
+                                           variant_name(approximations(args)))
                         if path.exists() and not args.force:
                             print(f"skip {path.name} (exists)", flush=True)
                             continue

@@ -1,11 +1,18 @@
 """Fixtures shared by every test folder."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from torch_geometric_stream.datasets import default_data_root
+
+# Helper modules (``tests/<folder>/*_helpers.py``) importable by name: pytest
+# runs with --import-mode=importlib, which puts no test folder on sys.path.
+for _folder in sorted({str(path.parent) for path in Path(__file__).parent.glob("*/*_helpers.py")}):
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
 
 
 @pytest.fixture(scope="session")

@@ -4,23 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+from sledge_stream_helpers import C, D, gaussian_stream, small
 from torch_geometric_stream import SLeDGe
-
-C, D = 3, 6
-
-
-def gaussian_stream(n, seed=0, separation=4.0):
-    gen = torch.Generator().manual_seed(seed)
-    centers = torch.randn(C, D, generator=gen) * separation
-    y = torch.randint(0, C, (n,), generator=gen)
-    return centers[y] + torch.randn(n, D, generator=gen), y
-
-
-def small(**kw):
-    args = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
-                lr=5e-3, seed=0)
-    args.update(kw)
-    return SLeDGe(D, C, **args)
 
 
 def stream_through(model, x, y, label_every=10):

@@ -36,7 +36,9 @@ __all__ = ["DEFAULT_CONFIG", "PAPER_CONFIGS", "PAPER_RATIOS", "paper_config", "p
 #: 0.77 at 0.1 % labels and from 0.73 to 0.91 at 1 %, on GSAD SLeDGe from 0.69
 #: to 0.76 at 1 %, 3 seeds each; +M is neutral on Shopper, and SLeDGe-L on
 #: Shopper lost 16 points on one seed; see benchmarks/RESULTS.md) and outside
-#: it for the others.
+#: it for the others. ``reselect_every`` and ``search_dtype`` are the optional
+#: approximations of :class:`~torch_geometric_stream.SLeDGe` (1 and ``None``:
+#: off, the exact method).
 DEFAULT_CONFIG: dict[str, Any] = {
     "memory_size": 1000,
     "labeled_size": None,
@@ -55,6 +57,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "scaling": "auto",
     "alpha": "adaptive",
     "beta": "adaptive",
+    "reselect_every": 1,
+    "search_dtype": None,
 }
 
 #: The two label ratios the paper tuned for.

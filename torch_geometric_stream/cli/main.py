@@ -100,6 +100,14 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)
+    approximations = run.add_argument_group(
+        "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)")
+    approximations.add_argument("--reselect-every", type=positive_int, metavar="R",
+                                help="search the memory's top-k neighbours anew every R steps, "
+                                     "re-weighting the kept ones in between (default: 1, exact)")
+    approximations.add_argument("--search-dtype", choices=("bfloat16", "float16"),
+                                help="choose neighbours with similarities in this precision; "
+                                     "edge weights stay exact (default: the model's dtype)")
     hyper.add_argument("--config", type=Path, metavar="FILE.json",
                        help="JSON object of configuration entries (keys as the flags, "
                             "with underscores)")

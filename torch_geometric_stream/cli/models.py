@@ -19,7 +19,8 @@ __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
                       "embedding_layers", "num_layers", "normalization", "regularizer", "lam",
-                      "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta")
+                      "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta",
+                      "reselect_every", "search_dtype")
 #: Configuration entries of the baselines.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling")
 #: Entries that prepare the input stream or size the memory rather than being

@@ -35,10 +35,15 @@ BUNDLED_LIMIT = 2000
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
-                 "normalization", "regularizer", "propagation", "scaling", "alpha", "beta")
+                 "normalization", "regularizer", "propagation", "scaling", "alpha", "beta",
+                 "reselect_every", "search_dtype")
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
+#: Configuration entries added after checkpoints were first written, with the
+#: value every older checkpoint ran with: left out of a run's identity at that
+#: value, so that those checkpoints still resume.
+LATER_ENTRIES = {"reselect_every": 1, "search_dtype": None}
 
 
 @contextmanager
@@ -106,7 +111,8 @@ def run_command(args: argparse.Namespace) -> int:
                                "device": device}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,
-                    **{f"config.{key}": value for key, value in config.items()}}
+                    **{f"config.{key}": value for key, value in config.items()
+                       if key not in LATER_ENTRIES or value != LATER_ENTRIES[key]}}
         start, initial = 0, None
         if args.resume is not None:
             with user_input("--resume"):

@@ -1,7 +1,7 @@
 """Learned top-k similarity graphs over a set of rows."""
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -12,7 +12,7 @@ from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
-           "neighbors_to_edge_index"]
+           "score_neighbors", "neighbors_to_edge_index", "check_search_dtype"]
 
 
 class EmbeddingMLP(nn.Module):
@@ -59,9 +59,36 @@ class TopK(NamedTuple):
     indices: Tensor
 
 
+def check_search_dtype(search_dtype: Union[str, torch.dtype, None]) -> Optional[torch.dtype]:
+    """``search_dtype`` as a floating ``torch.dtype`` (a name like ``"bfloat16"``
+    is accepted), or ``None``; ``TypeError``/``ValueError`` otherwise."""
+    if search_dtype is None:
+        return None
+    if isinstance(search_dtype, str):
+        dtype = getattr(torch, search_dtype, None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"search_dtype {search_dtype!r} is not a torch dtype name")
+        search_dtype = dtype
+    if not isinstance(search_dtype, torch.dtype):
+        raise TypeError(f"search_dtype must be a torch.dtype, a dtype name or None, "
+                        f"got {type(search_dtype).__name__}")
+    if not search_dtype.is_floating_point:
+        raise ValueError(f"search_dtype must be a floating dtype, got {search_dtype}")
+    return search_dtype
+
+
+def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor) -> Tensor:
+    r"""Dot products :math:`(Q, k)` of each query row :math:`(Q, h)` with its
+    neighbours ``keys[neighbors]`` (``neighbors`` :math:`(Q, k)` into ``keys``
+    :math:`(N, h)`), differentiable in both."""
+    sources = keys.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
+    return torch.bmm(sources, query.unsqueeze(-1)).squeeze(-1)
+
+
 @torch.no_grad()
 def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Tensor] = None,
-                   block_size: int = 2048) -> TopK:
+                   block_size: int = 2048,
+                   search_dtype: Union[str, torch.dtype, None] = None) -> TopK:
     r"""Indices of the :math:`k` keys with the largest dot product, per query.
 
     Scores are computed in blocks of ``block_size`` query rows, so the peak
@@ -75,18 +102,32 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         key_mask (Tensor, optional): :math:`(N,)` boolean, ``False`` keys are
             never selected (at least ``k`` keys must be allowed).
         block_size (int): query rows scored at once.
+        search_dtype (torch.dtype or str, optional): an approximate search: the
+            neighbours are *chosen* with scores in this (lower) precision, e.g.
+            ``torch.bfloat16``, and their returned scores recomputed in the
+            inputs' precision. Near-ties may then pick other neighbours than
+            the exact search. ``None``: exact, in the inputs' precision.
 
     Returns:
-        :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`.
+        :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`
+        (sorted by score only for the exact search).
     """
+    search_dtype = check_search_dtype(search_dtype)
+    if search_dtype == keys.dtype:
+        search_dtype = None
     values = query.new_empty(query.size(0), k)
     indices = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
+    search_keys = keys if search_dtype is None else keys.to(search_dtype)
     for start in range(0, query.size(0), block_size):
-        scores = query[start:start + block_size] @ keys.t()
+        block = slice(start, start + block_size)
+        scores = query[block].to(search_keys.dtype) @ search_keys.t()
         if key_mask is not None:
             scores.masked_fill_(~key_mask, float("-inf"))
-        torch.topk(scores, k, dim=-1, out=(values[start:start + block_size],
-                                           indices[start:start + block_size]))
+        if search_dtype is None:
+            torch.topk(scores, k, dim=-1, out=(values[block], indices[block]))
+        else:
+            indices[block] = scores.topk(k, dim=-1).indices
+            values[block] = score_neighbors(query[block], keys, indices[block])
     return TopK(values, indices)
 
 
@@ -126,6 +167,10 @@ class DynamicKNNGraph(nn.Module):
         hidden_channels (int, optional): embedding size :math:`h`. (default: 256)
         num_layers (int, optional): layers of :math:`f_E`. (default: 1)
         block_size (int, optional): query rows scored at once. (default: 2048)
+        search_dtype (torch.dtype or str, optional): choose the neighbours with
+            scores in this lower precision (an approximation, see
+            :func:`topk_neighbors`); the edge weights stay exact.
+            (default: :obj:`None`, exact)
 
     Shapes:
         - **input:** :math:`(N, d)`, optional ``query_index`` :math:`(Q,)`
@@ -133,11 +178,13 @@ class DynamicKNNGraph(nn.Module):
     """
 
     def __init__(self, in_channels: int, k: int, hidden_channels: int = 256,
-                 num_layers: int = 1, block_size: int = 2048) -> None:
+                 num_layers: int = 1, block_size: int = 2048,
+                 search_dtype: Union[str, torch.dtype, None] = None) -> None:
         super().__init__()
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.k = check_positive_int(k, "k")
         self.block_size = check_positive_int(block_size, "block_size")
+        self.search_dtype = check_search_dtype(search_dtype)
         self.embedding = self._build_embedding(in_channels, hidden_channels, num_layers)
 
     def _build_embedding(self, in_channels: int, hidden_channels: int, num_layers: int) -> nn.Module:
@@ -162,7 +209,8 @@ class DynamicKNNGraph(nn.Module):
         k = min(self.k, available)
         query = emb if query_index is None else emb[query_index]
         return topk_neighbors(query.detach(), emb.detach(), k, key_mask=node_mask,
-                              block_size=self.block_size).indices
+                              block_size=self.block_size,
+                              search_dtype=self.search_dtype).indices
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
@@ -180,8 +228,7 @@ class DynamicKNNGraph(nn.Module):
             graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index), emb.size(0))
             return graph.edge_dot(emb, emb)
         query = emb if query_index is None else emb[query_index]
-        sources = emb.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
-        return (sources * query.unsqueeze(1)).sum(dim=-1).view(-1)
+        return score_neighbors(query, emb, neighbors).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
@@ -228,8 +275,9 @@ class StaticKNNGraph(DynamicKNNGraph):
     L2 normalization) as embedding, so it has no parameters.
     """
 
-    def __init__(self, in_channels: int, k: int, block_size: int = 2048) -> None:
-        super().__init__(in_channels, k, block_size=block_size)
+    def __init__(self, in_channels: int, k: int, block_size: int = 2048,
+                 search_dtype: Union[str, torch.dtype, None] = None) -> None:
+        super().__init__(in_channels, k, block_size=block_size, search_dtype=search_dtype)
 
     def _build_embedding(self, in_channels: int, hidden_channels: int, num_layers: int) -> nn.Module:
         return _L2Normalize()

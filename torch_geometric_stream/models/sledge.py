@@ -13,7 +13,9 @@ from torch_geometric.utils import k_hop_subgraph
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
                                           structure_loss)
-from torch_geometric_stream.graph.dynamic_knn import TopK, neighbors_to_edge_index, topk_neighbors
+from torch_geometric_stream.graph.dynamic_knn import (TopK, check_search_dtype,
+                                                      neighbors_to_edge_index, score_neighbors,
+                                                      topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
@@ -121,6 +123,18 @@ class SLeDGe(StreamClassifier, nn.Module):
             same as scaling outside. (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`. (default: 0)
         block_size (int, optional): rows scored at once by the graph learner.
+        reselect_every (int, optional): full mode, memory full: search every
+            memory row's top-k neighbours anew only every ``reselect_every``
+            steps; in between, the neighbour sets of the last search are kept
+            (with the merged row re-searched, as always) and their edge
+            weights recomputed from the current embeddings, which saves the
+            :math:`O(M^2 h)` similarity search. An approximation: ``1`` (the
+            default) is the exact method. No effect in light mode, whose
+            search covers only the class queries.
+        search_dtype (torch.dtype or str, optional): choose neighbours with
+            similarity scores in this lower precision (e.g. ``"bfloat16"``),
+            recomputing the kept edges' weights exactly. An approximation;
+            :obj:`None` (the default) searches in the model's dtype.
         seed (int, optional): seed of the parameter initialization.
         device (str or torch.device, optional): where parameters and memory live.
 
@@ -140,7 +154,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
                  graph: str = "learned", input_scaling: Optional[str] = None,
-                 dropout: float = 0.0, block_size: int = 2048,
+                 dropout: float = 0.0, block_size: int = 2048, reselect_every: int = 1,
+                 search_dtype: Union[str, torch.dtype, None] = None,
                  seed: Optional[int] = None,
                  device: Union[str, torch.device, None] = None) -> None:
         nn.Module.__init__(self)
@@ -162,11 +177,17 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.light, self.propagation = bool(light), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
         self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
+        self.reselect_every = check_positive_int(reselect_every, "reselect_every")
+        # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
+        # last training step (P, K') and the steps since they were last searched.
+        self._kept_neighbors: Optional[Tensor] = None
+        self._steps_since_search = 0
 
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
                 torch.manual_seed(seed)
-            self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size)
+            self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size,
+                                           check_search_dtype(search_dtype))
             if graph == "none":
                 self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes,
                                             num_layers, dropout=dropout)
@@ -189,12 +210,15 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._snapshot: Optional[_Snapshot] = None
 
     def _build_graph(self, kind: str, hidden_channels: int, embedding_layers: int,
-                     block_size: int) -> Optional[DynamicKNNGraph]:
+                     block_size: int, search_dtype: Optional[torch.dtype]
+                     ) -> Optional[DynamicKNNGraph]:
         if kind == "learned":
             return DynamicKNNGraph(self.in_channels, self.k + 1, hidden_channels,
-                                   embedding_layers, block_size=block_size)
+                                   embedding_layers, block_size=block_size,
+                                   search_dtype=search_dtype)
         if kind == "static":
-            return StaticKNNGraph(self.in_channels, self.k + 1, block_size=block_size)
+            return StaticKNNGraph(self.in_channels, self.k + 1, block_size=block_size,
+                                  search_dtype=search_dtype)
         return None
 
     # ---------------------------------------------------------------- basics
@@ -218,26 +242,39 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.backbone.reset_parameters()
         self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
                                           weight_decay=self.weight_decay)
-        self._snapshot = None
+        self._drop_cached_graphs()
 
     def reset_state(self) -> None:
         """Empty the memory and forget the input range (parameters are kept)."""
         self.memory.reset_state()
         if self.input_scaler is not None:
             self.input_scaler.reset_state()
+        self._drop_cached_graphs()
+
+    def _drop_cached_graphs(self) -> None:
         self._snapshot = None
+        self._kept_neighbors, self._steps_since_search = None, 0
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
         self._snapshot = None
-        return super()._apply(fn, *args, **kwargs)
+        module = super()._apply(fn, *args, **kwargs)
+        if self._kept_neighbors is not None:
+            self._kept_neighbors = self._kept_neighbors.to(self.device)
+        return module
 
     def get_extra_state(self) -> dict:
-        """Optimizer state, stored in ``state_dict()`` under ``_extra_state``."""
-        return {"optimizer": self.optimizer.state_dict()}
+        """Optimizer state and the kept neighbour sets (``reselect_every > 1``),
+        stored in ``state_dict()`` under ``_extra_state``."""
+        return {"optimizer": self.optimizer.state_dict(),
+                "kept_neighbors": self._kept_neighbors,
+                "steps_since_search": self._steps_since_search}
 
     def set_extra_state(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+        kept = state.get("kept_neighbors")
         self._snapshot = None
+        self._kept_neighbors = None if kept is None else kept.to(self.device)
+        self._steps_since_search = int(state.get("steps_since_search", 0))
 
     @property
     def num_neighbors(self) -> int:
@@ -259,7 +296,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             emb = live_emb.detach()
             top_value = top_index = None
             if not self.light and self.memory.num_nodes > 0:
-                top_value, top_index = self._memory_topk(emb)
+                top_value, top_index = self._memory_graph(emb)
             self._snapshot = _Snapshot(emb, top_value, top_index,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
@@ -283,7 +320,21 @@ class SLeDGe(StreamClassifier, nn.Module):
         query = emb if rows is None else emb[rows]
         return topk_neighbors(query, emb, min(self.num_neighbors, memory.num_nodes),
                               key_mask=None if memory.is_full else memory.node_mask,
-                              block_size=self.graph.block_size)
+                              block_size=self.graph.block_size,
+                              search_dtype=self.graph.search_dtype)
+
+    def _reuses_kept_neighbors(self) -> bool:
+        return (self._kept_neighbors is not None
+                and self._steps_since_search < self.reselect_every)
+
+    def _memory_graph(self, emb: Tensor) -> TopK:
+        """Full mode: the memory-only top-k graph :math:`(P, K')`, searched over
+        every slot, or the kept neighbour sets re-scored with ``emb`` while
+        ``reselect_every`` allows it."""
+        if self._reuses_kept_neighbors():
+            kept = self._kept_neighbors
+            return TopK(score_neighbors(emb, emb, kept), kept)
+        return self._memory_topk(emb)
 
     def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:
         """Graph over ``[slots; x]`` with ``x`` as node ``P``, as if ``x`` were the
@@ -368,7 +419,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         memory if the range grew); the row scaled with the new range."""
         if self.input_scaler.observe_(source.unsqueeze(0)):
             self.memory.refresh(self._scaled)
-            self._snapshot = None
+            self._drop_cached_graphs()
         return self.input_scaler(source.unsqueeze(0))[0]
 
     def _scaled(self, sources: Tensor) -> Tensor:
@@ -404,6 +455,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                 neighbors = self._memory_topk(emb.detach(), labeled).indices
             else:
                 neighbors = self._training_neighbors(snap, update, emb.detach())
+                self._keep_neighbors(neighbors)
             edge_index = neighbors_to_edge_index(neighbors, queries)
             edge_weight = self.graph.neighbor_weight(emb, neighbors, queries)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
@@ -413,6 +465,16 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
+
+    def _keep_neighbors(self, neighbors: Tensor) -> None:
+        """Remember the training graph's neighbour sets for the next steps
+        (``reselect_every > 1``, memory full) and count the steps since the
+        last full search."""
+        if self.reselect_every == 1:
+            return
+        searched = not self._reuses_kept_neighbors()
+        self._steps_since_search = 1 if searched else self._steps_since_search + 1
+        self._kept_neighbors = neighbors if self.memory.is_full else None
 
     def _training_neighbors(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
                             emb: Tensor) -> Tensor:
@@ -429,7 +491,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         if (snap is None or snap.top_index is None or update is None or not update.merged
                 or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
                 or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
-            return self._memory_topk(emb).indices
+            return self._memory_graph(emb).indices
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
         cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
@@ -463,7 +525,10 @@ class SLeDGe(StreamClassifier, nn.Module):
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
                 f"light={self.light}, propagation={self.propagation!r}, lam={self.lam}, "
                 f"tau={self.tau}, lr={self.lr}, "
-                f"input_scaling={None if self.input_scaler is None else 'online'!r}")
+                f"input_scaling={None if self.input_scaler is None else 'online'!r}"
+                + (f", reselect_every={self.reselect_every}" if self.reselect_every > 1 else "")
+                + ("" if self.graph is None or self.graph.search_dtype is None
+                   else f", search_dtype={self.graph.search_dtype}"))
 
 
 def _check_choice(value: Any, choices: tuple, name: str) -> None:
