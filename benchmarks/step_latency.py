@@ -341,7 +341,7 @@ def main() -> None:
                         help="skip the dense reference above this M (memory, time)")
     parser.add_argument("--reselect-every", type=int, default=1, metavar="R",
                         help="ours: search the memory's top-k anew every R steps (approximation)")
-    parser.add_argument("--search-dtype", choices=("bfloat16", "float16"),
+    parser.add_argument("--search-dtype", choices=("bfloat16",),
                         help="ours: choose neighbours with scores in this precision "
                              "(approximation)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")

@@ -113,3 +113,12 @@ def test_resume_refuses_another_run(tmp_path, capsys):
     assert "config.lr=0.001 in the checkpoint, 0.01 here" in error
     assert main([*short, "--resume", str(checkpoint), "--model", "sledge-light"]) == 2
     assert "model='sledge' in the checkpoint, 'sledge-light' here" in capsys.readouterr().err
+
+
+def test_resume_refuses_other_approximations(tmp_path, capsys):
+    checkpoint = tmp_path / "exact.ckpt"
+    exact = [*run_argv(30), "--checkpoint", str(checkpoint)]
+    assert main(exact) == 0
+    assert main([*exact, "--resume", str(checkpoint), "--reselect-every", "4"]) == 2
+    assert "config.reselect_every=None in the checkpoint, 4 here" in capsys.readouterr().err
+    assert main([*exact, "--resume", str(checkpoint)]) == 0  # the exact run resumes

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PAPER_CONFIGS, paper_config,
                                                 parse_tau, resolve_config)
@@ -74,3 +75,14 @@ def test_online_rescale_builds_learners_that_scale_inside(model):
     assert build_learner(model, 9, 7, config, 0, "cpu").input_scaler is not None
     config = resolve_config("Shuttle", 0.01, model, {"scaling": "online"}, None, num_classes=7)
     assert build_learner(model, 9, 7, config, 0, "cpu").input_scaler is None
+
+
+def test_approximation_options_reach_the_model_and_default_to_exact():
+    exact = build_learner("sledge", 9, 7, resolve_config("Shuttle", 0.01, "sledge", {}, None,
+                                                         num_classes=7), 0, "cpu")
+    assert exact.reselect_every == 1 and exact.graph.search_dtype is None
+    config = resolve_config("Shuttle", 0.01, "sledge",
+                            {"reselect_every": 4, "search_dtype": "bfloat16"}, None,
+                            num_classes=7)
+    approx = build_learner("sledge", 9, 7, config, 0, "cpu")
+    assert approx.reselect_every == 4 and approx.graph.search_dtype is torch.bfloat16

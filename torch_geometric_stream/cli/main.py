@@ -105,7 +105,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     approximations.add_argument("--reselect-every", type=positive_int, metavar="R",
                                 help="search the memory's top-k neighbours anew every R steps, "
                                      "re-weighting the kept ones in between (default: 1, exact)")
-    approximations.add_argument("--search-dtype", choices=("bfloat16", "float16"),
+    approximations.add_argument("--search-dtype", choices=("bfloat16",),
                                 help="choose neighbours with similarities in this precision; "
                                      "edge weights stay exact (default: the model's dtype)")
     hyper.add_argument("--config", type=Path, metavar="FILE.json",
