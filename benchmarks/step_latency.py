@@ -42,6 +42,7 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
 import sys
 import time
@@ -140,7 +141,7 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
                    num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
                    normalization=normalization,
-                   **(approximations if name.startswith("ours") else {}))
+                   **(approximations or {} if name.startswith("ours") else {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
     x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)
@@ -157,20 +158,30 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
     return model
 
 
-def time_steps(model, x, y, labeled, warmup: int, steps: int, max_seconds: float) -> list:
+def time_steps(model, x, y, labeled, warmup: int, steps: int,
+               max_seconds: float) -> tuple[list, float]:
+    """Milliseconds of each timed step, and the minor page faults per timed step."""
     times = []
     budget_start = time.perf_counter()
+    faults = 0
     for i in range(warmup + steps):
         label = int(y[i]) if labeled[i] else -1
+        faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         start = time.perf_counter()
         model.predict(x[i])
         model.learn(x[i], label)
         elapsed = time.perf_counter() - start
         if i >= warmup:
+            faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_before
             times.append(elapsed * 1e3)
             if time.perf_counter() - budget_start > max_seconds and len(times) >= 3:
                 break
-    return times
+    return times, faults / len(times)
+
+
+def faults_text(result: dict) -> str:
+    faults = result.get("minor_faults_per_step")
+    return "" if faults is None else f"{faults:.0f}"
 
 
 def percentile(values: list, q: float) -> float:
@@ -180,9 +191,12 @@ def percentile(values: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def approximations(args) -> dict:
-    """The approximation options of the command line that are switched on."""
+def approximations(args, model: str = "ours-full") -> dict:
+    """The approximation options of the command line that are switched on
+    (for ours; the reference has none)."""
     chosen = {}
+    if model.startswith("ref"):
+        return chosen
     if args.reselect_every > 1:
         chosen["reselect_every"] = args.reselect_every
     if args.search_dtype is not None:
@@ -200,7 +214,7 @@ def variant_name(approx: dict) -> str:
 def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
                 normalization: str = "symmetric", variant: str = "exact") -> Path:
     suffix = "" if normalization == "symmetric" else f"_{normalization}"
-    suffix += "" if variant == "exact" or model.startswith("ref") else f"_{variant}"
+    suffix += "" if variant == "exact" else f"_{variant}"
     return out_dir / (f"step_latency_{model}_{config}_d{CONFIGS[config]['d']}_M{M}"
                       f"_t{threads}{suffix}.json")
 
@@ -209,12 +223,12 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     cfg = CONFIGS[config]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    approx = approximations(args) if model_name.startswith("ours") else {}
+    approx = approximations(args, model_name)
     model = build_model(model_name, cfg, M, normalization=args.normalization,
                         approximations=approx)
     n = args.warmup + args.steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
-    times = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
+    times, faults = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
     light = model_name.endswith("light")
     flops = step_flops(cfg["d"], cfg["c"], cfg["k"], cfg["num_layers"],
                        cfg["embedding_layers"], M, light)
@@ -225,7 +239,7 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
         labeled_size=cfg["c"] if light else max(cfg["c"], M // 10),
         warmup=args.warmup, steps=len(times), median_ms=median,
         p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
-        min_ms=min(times), times_ms=times, flops=flops,
+        min_ms=min(times), times_ms=times, minor_faults_per_step=faults, flops=flops,
         achieved_gflops=flops["total"] / (median * 1e-3) / 1e9,
         gemm_gflops=gemm, cpu=cpu_model(), nproc=os.cpu_count(),
         torch=torch.__version__, python=platform.python_version(),
@@ -248,8 +262,8 @@ def table(results: list) -> str:
     index = {(r["model"], r["config"], r["M"], r["threads"], norm(r)): r for r in results
              if variant(r) == "exact"}
     lines = ["| config | norm | d | M | threads | model | variant | median ms | p95 ms | steps | "
-             "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s | page faults/step |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     order = {m: i for i, m in enumerate(MODELS)}
     for r in sorted(results, key=lambda r: (r["config"], norm(r), r["M"], r["threads"],
                                             order.get(r["model"], 9), variant(r))):
@@ -264,7 +278,7 @@ def table(results: list) -> str:
             f"{variant(r)} | "
             f"{r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['steps']} | {ratio} | "
             f"{r['flops']['total'] / 1e9:.2f} | {r['achieved_gflops']:.1f} | "
-            f"{r['gemm_gflops']:.0f} |")
+            f"{r['gemm_gflops']:.0f} | {faults_text(r)} |")
     return "\n".join(lines)
 
 
@@ -376,7 +390,7 @@ def main() -> None:
                     for model in models:
                         path = result_path(args.out_dir, model, config, M, threads,
                                            args.normalization,
-                                           variant_name(approximations(args)))
+                                           variant_name(approximations(args, model)))
                         if path.exists() and not args.force:
                             print(f"skip {path.name} (exists)", flush=True)
                             continue
@@ -388,7 +402,8 @@ def main() -> None:
                         print(f"{model:10s} {config:7s} M={M:5d} t={threads}: median "
                               f"{result['median_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms "
                               f"({result['steps']} steps), "
-                              f"{result['achieved_gflops']:.1f} GFLOP/s", flush=True)
+                              f"{result['achieved_gflops']:.1f} GFLOP/s, "
+                              f"{faults_text(result)} page faults/step", flush=True)
 
     results = load_results(args.out_dir)
     if not results:
