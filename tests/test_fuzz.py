@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from torch_geometric_stream.models.registry import build_model
 
 D, C = 4, 3
-LEARNERS = ("sledge", "sledge-light", "sledge-rescale", "ressl", "base")
+LEARNERS = ("sledge", "sledge-light", "sledge-rescale", "sledge-options", "ressl", "base")
 SMALL = dict(hidden_channels=8, labeled_size=6, unlabeled_size=12, k=2, seed=0)
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
@@ -53,6 +53,9 @@ def make_learner(name: str, warm: bool = True):
         learner = build_model(name, D, C, memory_size=18, seed=0)
     elif name == "sledge-rescale":  # scales raw rows itself; its range is state too
         learner = build_model("sledge", D, C, input_scaling="online", **SMALL)
+    elif name == "sledge-options":  # label counts and kept neighbour sets are state too
+        learner = build_model("sledge", D, C, class_prior="stream", reselect_every=3,
+                              search_dtype="bfloat16", **SMALL)
     else:
         learner = build_model(name, D, C, **SMALL)
     if not warm:

@@ -86,3 +86,11 @@ def test_approximation_options_reach_the_model_and_default_to_exact():
                             num_classes=7)
     approx = build_learner("sledge", 9, 7, config, 0, "cpu")
     assert approx.reselect_every == 4 and approx.graph.search_dtype is torch.bfloat16
+
+
+def test_class_prior_option_reaches_the_model():
+    default = resolve_config("Shopper", 0.01, "sledge", {}, None, num_classes=2)
+    assert build_learner("sledge", 17, 2, default, 0, "cpu").class_prior == "memory"
+    config = resolve_config("Shopper", 0.01, "sledge", {"class_prior": "stream"}, None,
+                            num_classes=2)
+    assert build_learner("sledge", 17, 2, config, 0, "cpu").class_prior == "stream"

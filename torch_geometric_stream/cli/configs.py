@@ -57,6 +57,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "scaling": "auto",
     "alpha": "adaptive",
     "beta": "adaptive",
+    "class_prior": "memory",
     "reselect_every": 1,
     "search_dtype": None,
 }

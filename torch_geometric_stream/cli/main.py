@@ -17,7 +17,7 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.evaluation import SCALINGS
-from torch_geometric_stream.models import PROPAGATIONS
+from torch_geometric_stream.models import CLASS_PRIORS, PROPAGATIONS
 
 __all__ = ["build_parser", "main"]
 
@@ -100,6 +100,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)
+    hyper.add_argument("--class-prior", choices=CLASS_PRIORS,
+                       help="class prior of the predictions: 'memory' (default, the paper: "
+                            "the balanced labeled memory's) or 'stream' (the labeled "
+                            "stream's class frequencies, by logit adjustment)")
     approximations = run.add_argument_group(
         "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)")
     approximations.add_argument("--reselect-every", type=positive_int, metavar="R",

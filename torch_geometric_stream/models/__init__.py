@@ -1,7 +1,8 @@
 """Stream learners composed from the package's modules."""
 from torch_geometric_stream.models.online_mlp import OnlineMLP
 from torch_geometric_stream.models.registry import MODELS, SLEDGE_VARIANTS, build_model, model_names
-from torch_geometric_stream.models.sledge import GRAPHS, PROPAGATIONS, SLeDGe
+from torch_geometric_stream.models.sledge import CLASS_PRIORS, GRAPHS, PROPAGATIONS, SLeDGe
 
-__all__ = ["SLeDGe", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "MODELS", "SLEDGE_VARIANTS",
+__all__ = ["SLeDGe", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "CLASS_PRIORS", "MODELS",
+           "SLEDGE_VARIANTS",
            "build_model", "model_names"]

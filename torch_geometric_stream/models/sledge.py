@@ -21,7 +21,7 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS"]
+__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
@@ -36,6 +36,10 @@ GRAPHS = ("learned", "static", "none")
 PROPAGATIONS = ("sparse", "message_passing", "dense")
 #: ``input_scaling`` choices: rows as given, or scaled inside with the running range.
 INPUT_SCALINGS = (None, "online")
+#: ``class_prior`` choices: the class prior predictions follow. ``"memory"``:
+#: the labeled memory's (balanced by its per-class slots; the paper);
+#: ``"stream"``: the labeled stream's, by logit adjustment.
+CLASS_PRIORS = ("memory", "stream")
 
 
 @dataclass
@@ -131,6 +135,14 @@ class SLeDGe(StreamClassifier, nn.Module):
             :math:`O(M^2 h)` similarity search. An approximation: ``1`` (the
             default) is the exact method. No effect in light mode, whose
             search covers only the class queries.
+        class_prior (str, optional): ``"memory"`` (the paper): predictions
+            follow the class balance of the labeled memory, which keeps
+            :math:`\lfloor L/c \rfloor` slots per class whatever the stream's
+            class frequencies. ``"stream"``: predictions are corrected to the
+            class frequencies of the labels seen so far, by adding
+            :math:`\log \pi_\text{stream}(y) - \log \pi_\text{memory}(y)` to the
+            logits (logit adjustment for label shift; both estimated with
+            add-one smoothing). Training is unchanged. (default: :obj:`"memory"`)
         search_dtype (torch.dtype or str, optional): choose neighbours with
             similarity scores in this lower precision (e.g. ``"bfloat16"``),
             recomputing the kept edges' weights exactly. An approximation;
@@ -154,7 +166,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
                  graph: str = "learned", input_scaling: Optional[str] = None,
-                 dropout: float = 0.0, block_size: int = 2048, reselect_every: int = 1,
+                 dropout: float = 0.0, class_prior: str = "memory",
+                 block_size: int = 2048, reselect_every: int = 1,
                  search_dtype: Union[str, torch.dtype, None] = None,
                  seed: Optional[int] = None,
                  device: Union[str, torch.device, None] = None) -> None:
@@ -167,6 +180,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(merge_similarity, ("embedding", "raw"), "merge_similarity")
         _check_choice(graph, GRAPHS, "graph")
         _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
+        _check_choice(class_prior, CLASS_PRIORS, "class_prior")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
@@ -199,6 +213,9 @@ class SLeDGe(StreamClassifier, nn.Module):
                     else "csr")
         self.input_scaler = (RunningMinMax(in_channels) if input_scaling == "online"
                              else None)
+        self.class_prior = class_prior
+        if class_prior == "stream":  # labels seen per class
+            self.register_buffer("label_counts", torch.zeros(num_classes))
         self.memory = DualPrototypeMemory(
             in_channels, num_classes, labeled_size, unlabeled_size, light=light, alpha=alpha,
             beta=beta, count_offset=count_offset,
@@ -245,10 +262,13 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._drop_cached_graphs()
 
     def reset_state(self) -> None:
-        """Empty the memory and forget the input range (parameters are kept)."""
+        """Empty the memory, forget the input range and the label counts
+        (parameters are kept)."""
         self.memory.reset_state()
         if self.input_scaler is not None:
             self.input_scaler.reset_state()
+        if self.class_prior == "stream":
+            self.label_counts.zero_()
         self._drop_cached_graphs()
 
     def _drop_cached_graphs(self) -> None:
@@ -373,7 +393,19 @@ class SLeDGe(StreamClassifier, nn.Module):
                                           for row, row_emb in zip(x, self.graph.embed(x))])
         finally:
             self.train(was_training)
+        if self.class_prior == "stream":
+            logits = logits + self._prior_shift()
         return logits.softmax(dim=-1)
+
+    def _prior_shift(self) -> Tensor:
+        r""":math:`\log \pi_\text{stream} - \log \pi_\text{memory}` :math:`(c,)`,
+        add-one smoothed: the labeled stream's class frequencies against the
+        filled labeled slots' (read on the device, no host round trip)."""
+        memory = self.memory
+        filled = memory.node_mask[:memory.labeled_size].view(self.num_classes, -1).sum(dim=1)
+        stream = self.label_counts + 1
+        held = filled.to(stream.dtype) + 1
+        return (stream / stream.sum()).log() - (held / held.sum()).log()
 
     def _logits_of_query(self, snap: _Snapshot, x: Tensor, x_emb: Tensor) -> Tensor:
         nodes = torch.cat([self.memory.nodes(), x.unsqueeze(0)])
@@ -409,6 +441,8 @@ class SLeDGe(StreamClassifier, nn.Module):
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
         for row, label in zip(x, y.tolist()):
+            if label >= 0 and self.class_prior == "stream":
+                self.label_counts[label] += 1
             source = None
             if self.input_scaler is not None:
                 source, row = row, self._observe(row)
@@ -526,6 +560,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                 f"light={self.light}, propagation={self.propagation!r}, lam={self.lam}, "
                 f"tau={self.tau}, lr={self.lr}, "
                 f"input_scaling={None if self.input_scaler is None else 'online'!r}"
+                + (f", class_prior={self.class_prior!r}" if self.class_prior != "memory" else "")
                 + (f", reselect_every={self.reselect_every}" if self.reselect_every > 1 else "")
                 + ("" if self.graph is None or self.graph.search_dtype is None
                    else f", search_dtype={self.graph.search_dtype}"))
