@@ -126,15 +126,6 @@ class SLeDGe(StreamClassifier, nn.Module):
             stay comparable with later ones. With a fixed range this is the
             same as scaling outside. (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`. (default: 0)
-        block_size (int, optional): rows scored at once by the graph learner.
-        reselect_every (int, optional): full mode, memory full: search every
-            memory row's top-k neighbours anew only every ``reselect_every``
-            steps; in between, the neighbour sets of the last search are kept
-            (with the merged row re-searched, as always) and their edge
-            weights recomputed from the current embeddings, which saves the
-            :math:`O(M^2 h)` similarity search. An approximation: ``1`` (the
-            default) is the exact method. No effect in light mode, whose
-            search covers only the class queries.
         class_prior (str, optional): ``"memory"`` (the paper): predictions
             follow the class balance of the labeled memory, which keeps
             :math:`\lfloor L/c \rfloor` slots per class whatever the stream's
@@ -143,6 +134,15 @@ class SLeDGe(StreamClassifier, nn.Module):
             :math:`\log \pi_\text{stream}(y) - \log \pi_\text{memory}(y)` to the
             logits (logit adjustment for label shift; both estimated with
             add-one smoothing). Training is unchanged. (default: :obj:`"memory"`)
+        block_size (int, optional): rows scored at once by the graph learner.
+        reselect_every (int, optional): full mode, memory full: search every
+            memory row's top-k neighbours anew only every ``reselect_every``
+            steps; in between, the neighbour sets of the last training graph
+            are kept (on the CPU with the merged row re-searched, as always)
+            and their edge weights recomputed from the current embeddings,
+            which saves the :math:`O(M^2 h)` similarity search. An
+            approximation: ``1`` (the default) is the exact method. No effect
+            in light mode, whose search covers only the class queries.
         search_dtype (torch.dtype or str, optional): choose neighbours with
             similarity scores in this lower precision (e.g. ``"bfloat16"``),
             recomputing the kept edges' weights exactly. An approximation;
