@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from torch_geometric_stream.cli import main as cli_main
+from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
 
 HERE = Path(__file__).resolve().parent
@@ -105,23 +106,31 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
 
 
+def _options(config: dict[str, Any]) -> str:
+    """The options a run switched away from their neutral value (class prior,
+    approximations), e.g. ``class_prior=stream``; empty for none."""
+    return ", ".join(f"{key}={config[key]}" for key in LATER_ENTRIES
+                     if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key])
+
+
 def render_tables() -> str:
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
         tag = path.parent.name
-        # runs with different input scalings are never averaged together
+        # runs with different input scalings or options are never averaged together
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
-                record.get("limit"), record["config"].get("scaling", ""))].append(record)
-    lines = ["| tag | dataset | ratio | model | scaling | samples | seeds | "
+                record.get("limit"), record["config"].get("scaling", ""),
+                _options(record["config"]))].append(record)
+    lines = ["| tag | dataset | ratio | model | scaling | options | samples | seeds | "
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
              "| threads |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (tag, dataset, ratio, model, limit, scaling), records in sorted(
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (tag, dataset, ratio, model, limit, scaling, options), records in sorted(
             groups.items(), key=lambda item: str(item[0])):
         paper = PAPER.get((model, dataset, ratio))
         lines.append(
-            f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | "
+            f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | {options} | "
             f"{records[0]['n_samples']} | "
             f"{len(records)} | {_mean_std([r['accuracy'] for r in records])} | "
             f"{'' if paper is None or limit else f'{paper:.4f}'} | "
