@@ -79,7 +79,7 @@ def test_reselect_every_is_exact_while_embeddings_are_frozen():
     x, y = gaussian_stream(120)
     exact, kept = small(lr=0.0), small(lr=0.0, reselect_every=7)
     assert torch.allclose(run(exact, x, y), run(kept, x, y), atol=1e-6)
-    assert kept._kept_neighbors is not None  # the memory (26 rows) filled up
+    assert kept._kept_neighbors is not None
 
 
 def test_reselect_every_reuses_and_then_searches_again():
@@ -104,6 +104,21 @@ def test_reselect_every_reuses_and_then_searches_again():
         model.learn(x[i], -1)
     assert counts[:8] == [counts[0], *[(c % 4) + 1 for c in counts[:7]]]
     assert set(counts) == {1, 2, 3, 4}
+
+
+def test_kept_sets_are_reused_before_the_memory_is_full_and_dropped_on_insertion():
+    # scarce labels: the labeled slots never all fill, the unlabeled ones do
+    x, y = gaussian_stream(80)
+    model = small(reselect_every=50, labeled_size=30, unlabeled_size=20)
+    run(model, x[:60], y[:60], label_every=30)
+    assert not model.memory.is_full and model.memory.num_unlabeled == 20
+    steps = model._steps_since_search
+    model.learn(x[60], -1)  # a merge: the kept sets are reused
+    assert model._steps_since_search == steps + 1
+    assert model.memory.candidate_slots(0) is None  # class 0 has free slots
+    model.learn(x[61], 0)  # inserted into a new labeled slot: a full search
+    filled = model.memory.num_nodes
+    assert model._steps_since_search == 1 and model._kept_num_nodes == filled
 
 
 def test_reselect_every_one_is_the_default_method():

@@ -135,10 +135,11 @@ class SLeDGe(StreamClassifier, nn.Module):
             logits (logit adjustment for label shift; both estimated with
             add-one smoothing). Training is unchanged. (default: :obj:`"memory"`)
         block_size (int, optional): rows scored at once by the graph learner.
-        reselect_every (int, optional): full mode, memory full: search every
-            memory row's top-k neighbours anew only every ``reselect_every``
-            steps; in between, the neighbour sets of the last training graph
-            are kept (on the CPU with the merged row re-searched, as always)
+        reselect_every (int, optional): full mode: search every memory row's
+            top-k neighbours anew only every ``reselect_every`` steps, and
+            whenever a slot has been filled since the last search; in
+            between, the neighbour sets of the last training graph are kept
+            (on the CPU with the merged row re-searched, as always)
             and their edge weights recomputed from the current embeddings,
             which saves the :math:`O(M^2 h)` similarity search. An
             approximation: ``1`` (the default) is the exact method. No effect
@@ -193,8 +194,10 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
-        # last training step (P, K') and the steps since they were last searched.
+        # last training step (P, K'), the number of filled slots they were
+        # built over, and the steps since they were last searched.
         self._kept_neighbors: Optional[Tensor] = None
+        self._kept_num_nodes = 0
         self._steps_since_search = 0
 
         with torch.random.fork_rng(devices=[]):
@@ -273,7 +276,7 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def _drop_cached_graphs(self) -> None:
         self._snapshot = None
-        self._kept_neighbors, self._steps_since_search = None, 0
+        self._kept_neighbors, self._kept_num_nodes, self._steps_since_search = None, 0, 0
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
         self._snapshot = None
@@ -287,6 +290,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         stored in ``state_dict()`` under ``_extra_state``."""
         return {"optimizer": self.optimizer.state_dict(),
                 "kept_neighbors": self._kept_neighbors,
+                "kept_num_nodes": self._kept_num_nodes,
                 "steps_since_search": self._steps_since_search}
 
     def set_extra_state(self, state: dict) -> None:
@@ -294,6 +298,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         kept = state.get("kept_neighbors")
         self._snapshot = None
         self._kept_neighbors = None if kept is None else kept.to(self.device)
+        self._kept_num_nodes = int(state.get("kept_num_nodes", 0))
         self._steps_since_search = int(state.get("steps_since_search", 0))
 
     @property
@@ -344,8 +349,11 @@ class SLeDGe(StreamClassifier, nn.Module):
                               search_dtype=self.graph.search_dtype)
 
     def _reuses_kept_neighbors(self) -> bool:
+        """Whether the kept neighbour sets stand in for a search: fewer than
+        ``reselect_every`` steps old, and no slot filled since."""
         return (self._kept_neighbors is not None
-                and self._steps_since_search < self.reselect_every)
+                and self._steps_since_search < self.reselect_every
+                and self._kept_num_nodes == self.memory.num_nodes)
 
     def _memory_graph(self, emb: Tensor) -> TopK:
         """Full mode: the memory-only top-k graph :math:`(P, K')`, searched over
@@ -502,13 +510,12 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def _keep_neighbors(self, neighbors: Tensor) -> None:
         """Remember the training graph's neighbour sets for the next steps
-        (``reselect_every > 1``, memory full) and count the steps since the
-        last full search."""
+        (``reselect_every > 1``) and count the steps since the last full search."""
         if self.reselect_every == 1:
             return
         searched = not self._reuses_kept_neighbors()
         self._steps_since_search = 1 if searched else self._steps_since_search + 1
-        self._kept_neighbors = neighbors if self.memory.is_full else None
+        self._kept_neighbors, self._kept_num_nodes = neighbors, self.memory.num_nodes
 
     def _training_neighbors(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
                             emb: Tensor) -> Tensor:
