@@ -5,7 +5,6 @@ import pytest
 import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
-from torch_geometric_stream import SLeDGe
 
 
 def stream_through(model, x, y, label_every=10):
