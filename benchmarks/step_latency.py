@@ -132,8 +132,8 @@ def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
 
 def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                 normalization: str = "symmetric", approximations: Optional[dict] = None):
-    """A model with a full memory; ``approximations`` (SLeDGe keyword
-    arguments such as ``reselect_every``) apply to ours only."""
+    """A model with a full memory; ``approximations``: SLeDGe keyword
+    arguments such as ``reselect_every`` (see :func:`approximations`)."""
     light = name.endswith("light")
     c = cfg["c"]
     L = c if light else max(c, M // 10)
@@ -141,7 +141,7 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
                    num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
                    normalization=normalization,
-                   **(approximations or {} if name.startswith("ours") else {}))
+                   **(approximations or {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
     x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)

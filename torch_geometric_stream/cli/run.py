@@ -14,7 +14,6 @@ from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, rea
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import build_learner
-from torch_geometric_stream.models import SLEDGE_VARIANTS
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
@@ -23,6 +22,7 @@ from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransfor
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
                                                prequential, resolve_scaling)
+from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "run_command"]
