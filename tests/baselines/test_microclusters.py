@@ -69,6 +69,33 @@ def test_decay_compounds_per_step():
     assert store.weight[0] == pytest.approx(2 ** -0.5 * 2 ** -1.0)
 
 
+def test_decay_with_elapsed_is_plain_exponential():
+    store = MicroClusterStore(2, 1)
+    store.create_point(np.array([0.0]), 0, 0.1, now=0)
+    store.create_point(np.array([1.0]), 1, 0.1, now=0)
+    for now in (1, 2, 3):
+        store.decay_and_prune(now=now, decay=0.5, threshold=0.0, elapsed=1.0)
+    assert store.weight[0] == pytest.approx(2 ** -1.5)  # 2^(-0.5 * 3), not compounded
+
+
+def test_hdssl_idle_cluster_lives_until_its_weight_decays_below_threshold():
+    # an idle cluster weighs 2^(-0.01 n) after n steps: >= 0.5 up to n = 100,
+    # pruned at n = 101 (compounding, 2^(-0.01 n(n+1)/2), would prune it at n = 14)
+    model = HDSSL(1, 2, decay=0.01, prune_threshold=0.5)
+    for x, y in [(0.0, 0), (10.0, 1), (5.0, -1), (-50.0, -1)]:
+        model.learn(np.array([x]), y)
+    store = model.micro_clusters
+
+    def idle_cluster_alive() -> bool:
+        return bool((store.active & (store.centre[:, 0] == -50.0)).any())
+
+    for _ in range(100):
+        model.learn(np.array([5.0]), -1)  # absorbed by the cluster at 5
+    assert idle_cluster_alive() and model.num_items == 4
+    model.learn(np.array([5.0]), -1)
+    assert not idle_cluster_alive() and model.num_items == 3  # the labelled ones stay
+
+
 def test_ressl_voter_window_is_fifo_and_prefers_small_k():
     model = ReSSL(1, 2, window=3, ks=(1, 3))
     assert model._best_voter() == 0

@@ -109,9 +109,8 @@ class HDSSL(MicroClusterClassifier):
     nearest labelled centre (one-hot probabilities; uniform before any label).
     Learning a sample at time ``now`` (one tick per learned sample): if it is
     labelled, the nearest labelled cluster gains weight +1 when its label is
-    right and loses 1 otherwise; all weights decay by
-    ``2 ** (-decay * (now - time))`` and clusters below ``prune_threshold`` are
-    pruned (never the last labelled cluster of a class).  With
+    right and loses 1 otherwise; all weights decay by ``2 ** -decay`` and
+    clusters below ``prune_threshold`` are pruned (never the last labelled cluster of a class).  With
     ``chunk_size == 1`` (the SLeDGe setting) the sample is then absorbed by the
     nearest cluster if it lies within its radius and is unlabelled or has the
     same label, otherwise it becomes a new cluster with the nearest cluster's
@@ -147,9 +146,19 @@ class HDSSL(MicroClusterClassifier):
           official ``updateMC`` absorbs any sample within the radius and lets a
           labelled one label an unlabelled cluster.
         * Pruning works (the official ``LocalM.remove(mcToDel)`` removes
-          nothing) and keeps the last labelled cluster of each class.  Decay
-          compounds per step as in the official ``updateModel``; a reward does
-          not reset the cluster's time (as official), an absorption does.
+          nothing) and keeps the last labelled cluster of each class.
+        * Weights decay exponentially, by ``2 ** -decay`` per step, so a
+          cluster untouched for ``n`` steps has lost the factor
+          ``2 ** (-decay n)``: at the defaults, a cluster of weight 1 left
+          alone is pruned after about 27,000 steps.  The official ``updateModel``
+          multiplies every weight by the factor since the cluster's last
+          update at *every* step, which compounds (``2 ** (-decay n^2 / 2)``
+          after ``n`` idle steps): together with working pruning that
+          removes any cluster within about 230 steps and starves the 1-NN
+          classifier of labelled clusters (1 % labels, seed 0: MNIST first
+          10,000 samples 0.416 compounding vs 0.627 here, Shopper 0.630 vs
+          0.820 with the paper at 0.8025). The official code never showed
+          this because its pruning removes nothing.
         * Chunk mode: samples are buffered until ``chunk_size`` of them have
           arrived (prediction and reward/decay still happen per sample), then
           each synchronization group is added as a new micro-cluster (time =
@@ -266,7 +275,7 @@ class HDSSL(MicroClusterClassifier):
             slot = self._nearest_labelled(x)
             if slot >= 0:
                 store.weight[slot] += 1.0 if store.label[slot] == y else -1.0
-        store.decay_and_prune(now, self.decay, self.prune_threshold)
+        store.decay_and_prune(now, self.decay, self.prune_threshold, elapsed=1.0)
         if self.chunk_size == 1:
             store.absorb_or_create(x, y, now, fallback_radius=lambda: self._centre_epsilon(x))
             return

@@ -267,8 +267,17 @@ class MicroClusterStore:
             self.merge_for_capacity()
         return self.create_point(x, label, radius, now)
 
-    def decay_and_prune(self, now: float, decay: float, threshold: float) -> np.ndarray:
-        """Multiply every weight by ``2 ** (-decay * (now - time))`` and prune.
+    def decay_and_prune(self, now: float, decay: float, threshold: float,
+                        elapsed: Optional[float] = None) -> np.ndarray:
+        """Decay every weight, then prune.
+
+        With ``elapsed=None`` every weight is multiplied by
+        ``2 ** (-decay * (now - time))``, the factor since the cluster's last
+        update, at every call, so the decay compounds over calls (ReSSL's
+        official ``update_Model.m``).  With ``elapsed`` given (the time since
+        the previous call), every weight is multiplied by
+        ``2 ** (-decay * elapsed)``: plain exponential decay, a weight untouched
+        since time ``t`` is ``w(t) 2 ** (-decay * (now - t))``.
 
         Clusters whose weight falls below ``threshold`` are removed, except that
         the last labeled cluster of a class is never pruned (of a class whose
@@ -278,7 +287,10 @@ class MicroClusterStore:
         act = np.flatnonzero(self.active)
         if act.size == 0:
             return act
-        self.weight[act] *= np.exp2(-decay * (now - self.time[act]))
+        if elapsed is None:
+            self.weight[act] *= np.exp2(-decay * (now - self.time[act]))
+        else:
+            self.weight[act] *= np.exp2(-decay * elapsed)
         low = np.zeros(self.capacity, dtype=bool)
         low[act] = self.weight[act] < threshold
         if not low.any():
