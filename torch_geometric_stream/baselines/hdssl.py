@@ -110,10 +110,11 @@ class HDSSL(MicroClusterClassifier):
     Learning a sample at time ``now`` (one tick per learned sample): if it is
     labelled, the nearest labelled cluster gains weight +1 when its label is
     right and loses 1 otherwise; all weights decay by ``2 ** -decay`` and
-    clusters below ``prune_threshold`` are pruned (never the last labelled cluster of a class).  With
-    ``chunk_size == 1`` (the SLeDGe setting) the sample is then absorbed by the
-    nearest cluster if it lies within its radius and is unlabelled or has the
-    same label, otherwise it becomes a new cluster with the nearest cluster's
+    clusters below ``prune_threshold`` are pruned (never the last labelled
+    cluster of a class).  With ``chunk_size == 1`` (the SLeDGe setting) the
+    sample is then absorbed by the nearest cluster if it lies within its
+    radius and is unlabelled or has the same label, otherwise it becomes a
+    new cluster with the nearest cluster's
     radius (ReSSL's step 3), merging first at capacity with ReSSL's rule
     (closest unlabelled/labelled pair, else the two closest clusters of the most
     frequent label).  With ``chunk_size > 1`` samples are buffered and every
