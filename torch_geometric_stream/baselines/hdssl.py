@@ -114,8 +114,8 @@ class HDSSL(MicroClusterClassifier):
     cluster of a class).  With ``chunk_size == 1`` (the SLeDGe setting) the
     sample is then absorbed by the nearest cluster if it lies within its
     radius and is unlabelled or has the same label, otherwise it becomes a
-    new cluster with the nearest cluster's
-    radius (ReSSL's step 3), merging first at capacity with ReSSL's rule
+    new cluster with the nearest cluster's radius (ReSSL's step 3), merging
+    first at capacity with ReSSL's rule
     (closest unlabelled/labelled pair, else the two closest clusters of the most
     frequent label).  With ``chunk_size > 1`` samples are buffered and every
     full chunk is clustered by synchronization (:func:`sync_cluster`, with
