@@ -4,11 +4,11 @@ Two measurements per (model, config), on the steady state of
 ``step_latency.py`` (memory filled directly, M = 1000, h = 256, 1 % labels),
 with the rows fed from host memory one at a time, as a stream delivers them:
 
-* **syncs**: every synchronizing CUDA call inside ``predict`` and ``learn``,
-  caught with ``torch.cuda.set_sync_debug_mode("warn")`` and attributed to the
-  innermost frame of ``torch_geometric_stream`` on the Python stack (file:line
-  and count per step). Reading the prediction (``int(model.predict(x))``) is
-  the one sync a stream cannot avoid; it is counted separately.
+* **syncs**: every synchronizing CUDA call of a step, caught with
+  ``torch.cuda.set_sync_debug_mode("warn")`` and attributed to the innermost
+  frame of ``torch_geometric_stream`` on the Python stack (file:line and
+  count per step). Reading the prediction is the one sync a stream cannot
+  avoid; it shows up as "outside the package".
 * **kernels**: CUDA kernels launched and GPU busy time per step
   (``torch.profiler``), which shows how much of a step is launch overhead.
 * **repeatability**: two fresh same-seed models over the same samples:
@@ -17,10 +17,16 @@ with the rows fed from host memory one at a time, as a stream delivers them:
   (prediction read back each step, one device synchronize at the end), and
   the median per-step latency with a synchronize after every step.
 
+A step is ``predict`` then ``learn``, or with ``--cuda-graph`` one
+:class:`~torch_geometric_stream.models.CUDAGraphStep` ``predict_learn``
+replayed from a CUDA graph (its warm-up meets every kind of label first, so
+that no capture is timed).
+
 Results: one JSON per (model, config) in ``results/cuda/`` and a markdown
-table ``results/cuda/cuda_step.md``.
+table ``results/cuda/cuda_step.md`` (``_graphs`` added with ``--cuda-graph``).
 
     python benchmarks/cuda_step.py --configs gsad,mnist --models ours-full,ours-light
+    python benchmarks/cuda_step.py --configs gsad,mnist --models ours-full,ours-light --cuda-graph
 """
 from __future__ import annotations
 
@@ -41,84 +47,85 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from step_latency import CONFIGS, build_model, percentile, synthetic  # noqa: E402
 
+from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
+
 OUT = HERE / "results" / "cuda"
 PACKAGE = "torch_geometric_stream"
 
 
-def sync_sites(model, x, y, labeled, steps: int) -> dict[str, dict[str, float]]:
-    """Synchronizing calls per step inside ``predict`` / ``learn``, by package line."""
-    sites: dict[str, collections.Counter] = {"predict": collections.Counter(),
-                                             "learn": collections.Counter(),
-                                             "read prediction": collections.Counter()}
-    phase = ["predict"]
+def stepper_of(model, graphed: bool):
+    """``step(row, label) -> int``: the stream's test-then-train step, eager
+    (``predict`` then ``learn``) or replayed from CUDA graphs."""
+    if graphed:
+        fused = CUDAGraphStep(model)
+        return lambda row, label: int(fused.predict_learn(row, label)[0])
+
+    def step(row, label):
+        prediction = int(model.predict(row)[0])  # the stream reads every prediction
+        model.learn(row, label)
+        return prediction
+    return step
+
+
+def sync_sites(step, x, labels, steps: int) -> dict[str, float]:
+    """Synchronizing calls per step (reading the prediction included), by package line."""
+    sites: collections.Counter = collections.Counter()
 
     def record(message, category, filename, lineno, file=None, line=None):
         if "synchronizing" not in str(message):
             return
         frames = [f for f in traceback.extract_stack()[:-1] if PACKAGE in f.filename]
         where = (f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})"
-                 if frames else "outside the package")
-        sites[phase[0]][where] += 1
+                 if frames else "outside the package (reading the prediction)")
+        sites[where] += 1
 
     saved = warnings.showwarning
-    warnings.showwarning = record
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             warnings.showwarning = record
             torch.cuda.set_sync_debug_mode("warn")
             for i in range(steps):
-                phase[0] = "predict"
-                prediction = model.predict(x[i])
-                phase[0] = "read prediction"
-                int(prediction[0])
-                phase[0] = "learn"
-                model.learn(x[i], int(y[i]) if labeled[i] else -1)
+                step(x[i], labels[i])
             torch.cuda.set_sync_debug_mode("default")
     finally:
         warnings.showwarning = saved
-    return {name: {where: count / steps for where, count in counter.most_common()}
-            for name, counter in sites.items()}
+    return {where: count / steps for where, count in sites.most_common()}
 
 
-def throughput(model, x, y, labeled, warmup: int, steps: int) -> dict[str, float]:
-    labels = [int(y[i]) if labeled[i] else -1 for i in range(len(y))]
+def throughput(step, x, labels, warmup: int, steps: int) -> dict[str, float]:
     for i in range(warmup):
-        int(model.predict(x[i])[0])
-        model.learn(x[i], labels[i])
+        step(x[i], labels[i])
     torch.cuda.synchronize()
     start = time.perf_counter()
     for i in range(warmup, warmup + steps):
-        int(model.predict(x[i])[0])  # the stream reads every prediction
-        model.learn(x[i], labels[i])
+        step(x[i], labels[i])
     torch.cuda.synchronize()
     total = time.perf_counter() - start
     latencies = []
     for i in range(warmup + steps, warmup + 2 * steps):
         begin = time.perf_counter()
-        int(model.predict(x[i])[0])
-        model.learn(x[i], labels[i])
+        step(x[i], labels[i])
         torch.cuda.synchronize()
         latencies.append((time.perf_counter() - begin) * 1e3)
     return {"samples_per_second": steps / total, "median_ms": statistics.median(latencies),
             "p95_ms": percentile(latencies, 0.95)}
 
 
-def kernel_profile(model, x, y, labeled, steps: int) -> dict[str, float]:
+def kernel_profile(step, x, labels, steps: int) -> dict[str, float]:
     """CUDA kernels launched and GPU busy time per step (``torch.profiler``)."""
     from torch.profiler import ProfilerActivity, profile
-    labels = [int(y[i]) if labeled[i] else -1 for i in range(steps)]
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i in range(steps):
-            int(model.predict(x[i])[0])
-            model.learn(x[i], labels[i])
+            step(x[i], labels[i])
         torch.cuda.synchronize()
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     busy_us = sum(getattr(e, "device_time", 0.0) for e in kernels)
     return {"kernels_per_step": len(kernels) / steps, "gpu_busy_ms_per_step": busy_us / steps / 1e3}
 
 
-def repeatability(model_name: str, config: str, M: int, steps: int) -> dict[str, float]:
+def repeatability(model_name: str, config: str, M: int, steps: int,
+                  graphed: bool) -> dict[str, float]:
     """Two fresh models with the same seed over the same ``steps`` samples on
     the GPU: how many predictions differ, and how far their parameters end apart."""
     cfg = CONFIGS[config]
@@ -127,10 +134,8 @@ def repeatability(model_name: str, config: str, M: int, steps: int) -> dict[str,
     for _ in range(2):
         torch.manual_seed(0)
         model = build_model(model_name, cfg, M).to("cuda")
-        predictions = []
-        for i in range(steps):
-            predictions.append(int(model.predict(x[i])[0]))
-            model.learn(x[i], int(y[i]) if labeled[i] else -1)
+        step = stepper_of(model, graphed)
+        predictions = [step(x[i], int(y[i]) if labeled[i] else -1) for i in range(steps)]
         runs.append((predictions, [p.detach().clone() for p in model.parameters()]))
     (first, params_a), (second, params_b) = runs
     return {"repeat_steps": steps,
@@ -143,15 +148,22 @@ def measure(model_name: str, config: str, M: int, args) -> dict:
     cfg = CONFIGS[config]
     torch.manual_seed(0)
     model = build_model(model_name, cfg, M).to("cuda")
-    n = args.warmup + 2 * args.steps + 2 * args.sync_steps
+    step = stepper_of(model, args.cuda_graph)
+    # with graphs, the warm-up meets every kind of label, so that no capture is timed
+    warmup = max(args.warmup, 3 * (cfg["c"] + 1)) if args.cuda_graph else args.warmup
+    n = warmup + 2 * args.steps + 2 * args.sync_steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)  # host rows, as a stream reads
-    speed = throughput(model, x, y, labeled, args.warmup, args.steps)
-    offset = args.warmup + 2 * args.steps
-    syncs = sync_sites(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
+    labels = [int(y[i]) if labeled[i] else -1 for i in range(n)]
+    if args.cuda_graph:
+        labels[:warmup] = [i % (cfg["c"] + 1) - 1 for i in range(warmup)]
+    speed = throughput(step, x, labels, warmup, args.steps)
+    offset = warmup + 2 * args.steps
+    syncs = sync_sites(step, x[offset:], labels[offset:], args.sync_steps)
     offset += args.sync_steps
-    kernels = kernel_profile(model, x[offset:], y[offset:], labeled[offset:], args.sync_steps)
-    repeat = repeatability(model_name, config, M, args.repeat_steps)
-    return {"model": model_name, "config": config, "M": M, **cfg, **speed, **kernels, **repeat,
+    kernels = kernel_profile(step, x[offset:], labels[offset:], args.sync_steps)
+    repeat = repeatability(model_name, config, M, args.repeat_steps, args.cuda_graph)
+    return {"model": model_name, "config": config, "M": M, "cuda_graph": args.cuda_graph,
+            **cfg, **speed, **kernels, **repeat,
             "syncs_per_step": syncs, "sync_steps": args.sync_steps,
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             "python": platform.python_version(), "command": " ".join(sys.argv),
@@ -159,24 +171,23 @@ def measure(model_name: str, config: str, M: int, args) -> dict:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| model | config | M | samples/s | median ms (synced) | p95 ms | syncs/step in "
-             "predict | syncs/step in learn | kernels/step | GPU busy ms/step "
+    lines = ["| model | config | CUDA graphs | M | samples/s | median ms (synced) | p95 ms "
+             "| syncs/step (reading the prediction included) | kernels/step | GPU busy ms/step "
              "| same-seed runs: differing predictions / max param diff | GPU |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        syncs = r["syncs_per_step"]
-        lines.append(f"| {r['model']} | {r['config']} | {r['M']} | "
-                     f"{r['samples_per_second']:.0f} | {r['median_ms']:.2f} | "
-                     f"{r['p95_ms']:.2f} | {sum(syncs['predict'].values()):.1f} | "
-                     f"{sum(syncs['learn'].values()):.1f} | {r['kernels_per_step']:.0f} | "
+        lines.append(f"| {r['model']} | {r['config']} | {'yes' if r['cuda_graph'] else 'no'} | "
+                     f"{r['M']} | {r['samples_per_second']:.0f} | {r['median_ms']:.2f} | "
+                     f"{r['p95_ms']:.2f} | {sum(r['syncs_per_step'].values()):.1f} | "
+                     f"{r['kernels_per_step']:.0f} | "
                      f"{r['gpu_busy_ms_per_step']:.2f} | "
                      f"{r['repeat_differing_predictions']} of {r['repeat_steps']} / "
                      f"{r['repeat_max_param_diff']:.1e} | {r['gpu']} |")
     lines.append("")
     for r in results:
-        for phase in ("predict", "learn"):
-            for where, count in r["syncs_per_step"][phase].items():
-                lines.append(f"- {r['model']} {r['config']} {phase}: {where} x{count:g}")
+        for where, count in r["syncs_per_step"].items():
+            lines.append(f"- {r['model']} {r['config']}"
+                         f"{' (CUDA graphs)' if r['cuda_graph'] else ''}: {where} x{count:g}")
     return "\n".join(lines) + "\n"
 
 
@@ -190,6 +201,8 @@ def main() -> None:
     parser.add_argument("--sync-steps", type=int, default=20)
     parser.add_argument("--repeat-steps", type=int, default=300,
                         help="steps of the two same-seed runs compared for repeatability")
+    parser.add_argument("--cuda-graph", action="store_true",
+                        help="step through CUDAGraphStep.predict_learn (graph replay)")
     parser.add_argument("--out-dir", type=Path, default=OUT)
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -199,12 +212,13 @@ def main() -> None:
     for config in args.configs.split(","):
         for model_name in args.models.split(","):
             record = measure(model_name, config, args.size, args)
-            path = args.out_dir / f"cuda_step_{model_name}_{config}_M{args.size}.json"
+            graphs = "_graphs" if args.cuda_graph else ""
+            path = args.out_dir / f"cuda_step_{model_name}_{config}_M{args.size}{graphs}.json"
             path.write_text(json.dumps(record, indent=1))
             results.append(record)
             print(table([record]), flush=True)
     text = table(results)
-    (args.out_dir / "cuda_step.md").write_text(text)
+    (args.out_dir / f"cuda_step{'_graphs' if args.cuda_graph else ''}.md").write_text(text)
     print(text)
 
 

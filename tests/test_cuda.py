@@ -84,3 +84,59 @@ def test_cpu_input_to_a_cuda_model_and_bad_input():
         model.learn(torch.full((D,), float("nan"), device="cuda"), 0)
     after = model.state_dict()
     assert all(torch.equal(v, after[k]) for k, v in before.items())
+
+
+GRAPHED_VARIANTS = {**{name: kwargs for name, kwargs in VARIANTS.items()
+                       if name != "online-rescale"},  # its step reads the range on the host
+                    "class-prior": {"class_prior": "stream"}}
+
+
+def _step_both(eager, stepper, x, y, start, stop):
+    """Predictions of an eager model and of a CUDAGraphStep over ``x[start:stop]``."""
+    by_eager, by_graph = [], []
+    for i in range(start, stop):
+        label = int(y[i]) if i % 10 == 0 else -1
+        by_eager.append(int(eager.predict(x[i])))
+        eager.learn(x[i], label)
+        by_graph.append(int(stepper.predict_learn(x[i], label)))
+    return by_eager, by_graph
+
+
+def _assert_same_state(a, b):
+    for (name, u), v in zip(a.state_dict().items(), b.state_dict().values()):
+        if isinstance(u, torch.Tensor):
+            assert torch.allclose(u, v, atol=1e-8), name
+
+
+@pytest.mark.parametrize("variant", GRAPHED_VARIANTS)
+def test_cuda_graph_replay_equals_eager_steps(variant):
+    from torch_geometric_stream.models import CUDAGraphStep
+    x, y = gaussian_stream(200)
+    x = x.cuda()
+    kwargs = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
+                  lr=5e-3, seed=0, **GRAPHED_VARIANTS[variant])
+    eager = SLeDGe(D, C, **kwargs).double().to("cuda")
+    stepper = CUDAGraphStep(SLeDGe(D, C, **kwargs).double().to("cuda"))
+    by_eager, by_graph = _step_both(eager, stepper, x, y, 0, len(x))
+    assert by_eager == by_graph
+    assert stepper.captures >= 2 and stepper.replays >= 80, (stepper.captures, stepper.replays)
+    _assert_same_state(eager, stepper.model)
+
+
+def test_cuda_graph_recaptures_after_the_optimizer_is_replaced():
+    from torch_geometric_stream.models import CUDAGraphStep
+    x, y = gaussian_stream(260)
+    x = x.cuda()
+    kwargs = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
+                  lr=5e-3, seed=0)
+    eager = SLeDGe(D, C, **kwargs).double().to("cuda")
+    stepper = CUDAGraphStep(SLeDGe(D, C, **kwargs).double().to("cuda"))
+    first = _step_both(eager, stepper, x, y, 0, 150)
+    captures = stepper.captures
+    for model in (eager, stepper.model):
+        torch.manual_seed(1)
+        model.reset_parameters()  # new parameters in place, a new optimizer
+    second = _step_both(eager, stepper, x, y, 150, len(x))
+    assert first[0] == first[1] and second[0] == second[1]
+    assert stepper.captures > captures
+    _assert_same_state(eager, stepper.model)

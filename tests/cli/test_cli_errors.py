@@ -28,6 +28,8 @@ BAD_INPUTS = {
     "beta not a number": ["--beta", "often"],
     "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],
     "MLP scaling inside": ["--model", "base", "--scaling", "online-rescale"],
+    "CUDA graph on the CPU": ["--cuda-graph"],
+    "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
 
 

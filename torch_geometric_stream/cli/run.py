@@ -22,7 +22,7 @@ from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransfor
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
                                                prequential, resolve_scaling)
-from torch_geometric_stream.models import SLEDGE_VARIANTS
+from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "run_command"]
@@ -85,6 +85,9 @@ def run_command(args: argparse.Namespace) -> int:
     device = check_device(args.device)
     torch.set_num_threads(args.threads)
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
+    if args.cuda_graph and (not device.startswith("cuda") or model not in SLEDGE_VARIANTS):
+        raise UsageError(f"--cuda-graph needs a SLeDGe model on --device cuda, got model "
+                         f"{model!r} on --device {device}")
     limit = args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
     with user_input("dataset"):
         dataset, name, source = _load_stream(args)
@@ -108,7 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "threads": args.threads,
-                               "device": device}
+                               "device": device, "cuda_graph": args.cuda_graph}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,
                     **{f"config.{key}": value for key, value in config.items()
@@ -120,7 +123,8 @@ def run_command(args: argparse.Namespace) -> int:
                                         expect=identity)
             start, initial = state.position, state.record
             run["resumed_from"] = start
-        result = prequential(learner, dataset, label_mask=mask, transform=transform,
+        stepper = CUDAGraphStep(learner) if args.cuda_graph else learner
+        result = prequential(stepper, dataset, label_mask=mask, transform=transform,
                              progress=not args.quiet, start=start, initial=initial,
                              callback=_checkpointer(args, learner, transform, identity,
                                                     dataset.num_samples))

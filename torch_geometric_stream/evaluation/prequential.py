@@ -5,6 +5,9 @@ label mask says so (``-1`` otherwise).  The learner is duck-typed: anything
 with ``predict(x)`` returning one class id (a Python int, a 0-d or a
 one-element tensor/array) and ``learn(x, y)`` taking ``y = -1`` for "no label"
 works, e.g. every :class:`~torch_geometric_stream.base.StreamClassifier`.
+A learner with ``predict_learn(x, y)``, which does both in one call and returns
+the prediction (e.g. :class:`~torch_geometric_stream.models.CUDAGraphStep`), is
+stepped through it instead.
 """
 from __future__ import annotations
 
@@ -177,11 +180,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: ``x = transform(x)``, then
-    ``learner.predict(x)``, then ``learner.learn(x, y if mask[t] else -1)``.
-    The latency recorded per sample covers ``predict`` and ``learn`` only.
+    ``learner.predict(x)``, then ``learner.learn(x, y if mask[t] else -1)``
+    (one call ``learner.predict_learn(x, y if mask[t] else -1)`` where the
+    learner has it). The latency recorded per sample covers ``predict`` and ``learn`` only.
 
     Args:
-        learner: any object with ``predict(x)`` and ``learn(x, y)``.
+        learner: any object with ``predict(x)`` and ``learn(x, y)``, or with
+            ``predict_learn(x, y)``.
         stream: iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
             (array or tensor), ``y`` an integer class id.
         label_mask: boolean array :math:`(T,)` indexed by stream position, or
@@ -214,6 +219,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     is_labeled = _mask_function(label_mask)
+    fused_step = getattr(learner, "predict_learn", None)
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
@@ -232,8 +238,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             label = _as_int(y, "y")
             target = label if is_labeled(position) else -1
             tic = time.perf_counter()
-            prediction = _as_int(learner.predict(x), "prediction")
-            learner.learn(x, target)
+            if fused_step is not None:
+                prediction = _as_int(fused_step(x, target), "prediction")
+            else:
+                prediction = _as_int(learner.predict(x), "prediction")
+                learner.learn(x, target)
             if cuda_device is not None:
                 torch.cuda.synchronize(cuda_device)
             record.update(prediction, label, target != -1, time.perf_counter() - tic)

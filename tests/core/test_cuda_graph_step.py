@@ -1,0 +1,77 @@
+"""CUDAGraphStep off the GPU: the fused step is exactly predict-then-learn,
+validates before touching state, and prequential evaluation steps through it.
+(Replay from CUDA graphs is checked in ``tests/test_cuda.py``.)"""
+import pytest
+import torch
+
+from sledge_stream_helpers import C, D, gaussian_stream, small
+from torch_geometric_stream.evaluation import prequential
+from torch_geometric_stream.models import CUDAGraphStep
+
+
+def _labels(y):
+    return [int(label) if i % 4 == 0 else -1 for i, label in enumerate(y)]
+
+
+def test_fused_step_on_cpu_is_predict_then_learn():
+    x, y = gaussian_stream(80)
+    eager, fused = small(), small()
+    stepper = CUDAGraphStep(fused)
+    for row, label in zip(x, _labels(y)):
+        expected = eager.predict(row)
+        eager.learn(row, label)
+        assert torch.equal(stepper.predict_learn(row, label), expected)
+    assert fused.memory.is_full and not stepper.graphable()  # CPU: never graphed
+    assert stepper.captures == stepper.replays == 0
+    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a, b), name
+
+
+def test_fused_step_takes_a_batch_row_by_row():
+    x, y = gaussian_stream(40)
+    labels = _labels(y)
+    one, batch = small(), small()
+    expected = torch.cat([CUDAGraphStep(one).predict_learn(row, label)
+                          for row, label in zip(x, labels)])
+    assert torch.equal(CUDAGraphStep(batch).predict_learn(x, torch.tensor(labels)), expected)
+    assert torch.equal(one.memory.prototypes, batch.memory.prototypes)
+
+
+@pytest.mark.parametrize("row, label, error, match", [
+    (torch.full((D,), float("nan")), 0, ValueError, "NaN"),
+    (torch.zeros(D + 1), 0, ValueError, "feature"),
+    (torch.zeros(D), C, ValueError, "label"),
+])
+def test_bad_input_raises_and_leaves_the_model_unchanged(row, label, error, match):
+    x, y = gaussian_stream(30)
+    model = small()
+    stepper = CUDAGraphStep(model)
+    stepper.predict_learn(x, torch.tensor(_labels(y)))
+    before = {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
+    with pytest.raises(error, match=match):
+        stepper.predict_learn(row, label)
+    for name, value in before.items():
+        assert torch.equal(model.state_dict()[name], value), name
+
+
+def test_constructor_checks_its_arguments():
+    with pytest.raises(TypeError, match="SLeDGe"):
+        CUDAGraphStep(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="warmup"):
+        CUDAGraphStep(small(), warmup=0)
+
+
+def test_prequential_steps_a_fused_learner_through_predict_learn():
+    x, y = gaussian_stream(60)
+    eager, fused = small(), small()
+    stream = list(zip(x, y.tolist()))
+    mask = torch.arange(60).remainder(4).eq(0).numpy()
+    expected = prequential(eager, stream, label_mask=mask, progress=False)
+    stepper = CUDAGraphStep(fused)
+    calls = []
+    original = stepper.predict_learn
+    stepper.predict_learn = lambda *args: calls.append(1) or original(*args)
+    result = prequential(stepper, stream, label_mask=mask, progress=False)
+    assert len(calls) == 60
+    assert (result.predictions == expected.predictions).all()

@@ -1,0 +1,197 @@
+r"""SLeDGe's test-then-train step replayed from CUDA graphs.
+
+A step of :class:`~torch_geometric_stream.models.SLeDGe` on a GPU launches
+hundreds of small kernels for a few milliseconds of GPU work, so Python's
+dispatch and launch costs bound it, not the GPU. Once the memory is full the
+step has static shapes and no host synchronization (the prediction is the
+only value read back), so it can be captured once into a CUDA graph and
+replayed with a single launch.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+from torch import Tensor
+
+from torch_geometric_stream.models.sledge import SLeDGe
+from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
+
+__all__ = ["CUDAGraphStep"]
+
+
+class CUDAGraphStep:
+    r"""Runs a :class:`SLeDGe`'s fused predict-then-learn step from CUDA graphs.
+
+    :meth:`predict_learn` does what ``predict(x)`` followed by
+    ``learn(x, y)`` does. Once the model's memory is full, the step is
+    captured into a CUDA graph the first time each kind of label meets it (one
+    graph per class, one for unlabeled rows: the memory partition a row is
+    merged into depends on its label) and replayed afterwards.
+
+    The step runs eagerly, with the same results, while the memory fills, on
+    the CPU, and with options whose step reads device values on the host
+    (``input_scaling="online"``, ``reselect_every > 1``). :meth:`predict` and
+    :meth:`learn` are the model's own, eager calls.
+
+    The graphs replay the model's tensors as they were at capture: after
+    replacing parameters, buffers, the optimizer or its hyperparameters (e.g.
+    ``reset_parameters()``, ``load_state_dict()`` of the optimizer, a new
+    learning rate), call :meth:`reset`; moving the model or a new optimizer
+    object is detected and re-captures by itself.
+
+    Capturing needs Adam in its ``capturable`` form (step counts on the
+    device); the first capture switches the model's optimizer to it, which
+    changes its updates only at the level of float rounding.
+
+    Args:
+        model (SLeDGe): the learner to step.
+        warmup (int, optional): steady-state steps run eagerly on a side
+            stream before the first capture (at least one): lazy
+            initializations, of CUDA libraries and of the optimizer's state,
+            must not be captured, or every replay would repeat them. (default: 2)
+
+    Attributes:
+        captures (int): graphs captured so far.
+        replays (int): steps replayed from a graph.
+
+    Shapes:
+        - **predict_learn:** :math:`x` :math:`(d,)` or :math:`(n, d)`, :math:`y`
+          scalar or :math:`(n,)` with ``-1`` = unlabeled -> class ids :math:`(n,)`
+    """
+
+    def __init__(self, model: SLeDGe, warmup: int = 2) -> None:
+        if not isinstance(model, SLeDGe):
+            raise TypeError(f"CUDAGraphStep needs a SLeDGe model, got {type(model).__name__}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+            raise ValueError(f"warmup must be a positive int, got {warmup!r}")
+        self.model = model
+        self.warmup = warmup
+        self.captures = 0
+        self.replays = 0
+        self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, Tensor]] = {}
+        self._static_x: Optional[Tensor] = None
+        self._pool: Any = None
+        self._key: Optional[tuple] = None
+        self._warm_steps = 0
+
+    # ------------------------------------------------ the learner's interface
+    @property
+    def in_channels(self) -> int:
+        return self.model.in_channels
+
+    @property
+    def num_classes(self) -> int:
+        return self.model.num_classes
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    def predict_proba(self, x: Any) -> Tensor:
+        """The model's eager :meth:`~SLeDGe.predict_proba`."""
+        return self.model.predict_proba(x)
+
+    def predict(self, x: Any) -> Tensor:
+        """The model's eager :meth:`~SLeDGe.predict`."""
+        return self.model.predict(x)
+
+    def learn(self, x: Any, y: Any = None) -> "CUDAGraphStep":
+        """The model's eager :meth:`~SLeDGe.learn`."""
+        self.model.learn(x, y)
+        return self
+
+    def reset(self) -> None:
+        """Drop the captured graphs; the next steady-state steps capture anew."""
+        self._graphs.clear()
+        self._static_x = self._pool = self._key = None
+        self._warm_steps = 0
+
+    def predict_learn(self, x: Any, y: Any = None) -> Tensor:
+        """Predict each row of ``x``, then learn it with its label (``-1`` or
+        ``None`` = unlabeled), row after row; the predictions :math:`(n,)`.
+
+        Raises:
+            ValueError, TypeError: on invalid rows or labels, before any state changes.
+        """
+        model = self.model
+        rows = as_feature_matrix(x, model.in_channels, device=model.device, dtype=model.dtype)
+        labels = as_label_vector(y, rows.size(0), model.num_classes, device=torch.device("cpu"))
+        return torch.cat([self._step(row, label) for row, label in zip(rows, labels.tolist())])
+
+    # --------------------------------------------------------------- the step
+    def graphable(self) -> bool:
+        """Whether the next step can run from a graph: a CUDA model with a full
+        memory and no host-read state in its step."""
+        model = self.model
+        return (model.device.type == "cuda" and model.memory.is_full
+                and model.input_scaler is None and model.reselect_every == 1)
+
+    def _step(self, row: Tensor, label: int) -> Tensor:
+        """Prediction :math:`(1,)` for ``row`` :math:`(d,)`, then learn it."""
+        if not self.graphable():
+            return _eager_step(self.model, row, label)
+        self._drop_if_stale()
+        if self._warm_steps < self.warmup:
+            self._warm_steps += 1
+            side = torch.cuda.Stream(device=row.device)
+            side.wait_stream(torch.cuda.current_stream(row.device))
+            with torch.cuda.stream(side):
+                prediction = _eager_step(self.model, row, label)
+            torch.cuda.current_stream(row.device).wait_stream(side)
+            return prediction
+        entry = self._graphs.get(label)
+        if entry is None:
+            entry = self._capture(row, label)
+        graph, prediction = entry
+        self._static_x.copy_(row)
+        graph.replay()
+        self.replays += 1
+        self.model._snapshot = None  # an eager predict's snapshot is outdated now
+        return prediction.clone()
+
+    def _capture(self, row: Tensor, label: int) -> tuple[torch.cuda.CUDAGraph, Tensor]:
+        model = self.model
+        if self._static_x is None:
+            _make_adam_capturable(model.optimizer, model.device)
+            self._static_x = torch.empty_like(row)
+            self._pool = torch.cuda.graph_pool_handle()
+            self._key = _state_key(model)
+        self._static_x.copy_(row)
+        model._snapshot = None
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self._pool):
+            prediction = _eager_step(model, self._static_x, label)
+        self._graphs[label] = (graph, prediction)
+        self.captures += 1
+        return graph, prediction
+
+    def _drop_if_stale(self) -> None:
+        if self._key is not None and self._key != _state_key(self.model):
+            self.reset()
+
+
+def _eager_step(model: SLeDGe, row: Tensor, label: int) -> Tensor:
+    """``predict`` then ``learn`` of one validated row :math:`(d,)` on the model's
+    device; the prediction :math:`(1,)`, left on the device."""
+    rows = row.unsqueeze(0)
+    prediction = model._predict_proba(rows).argmax(dim=-1)
+    model._learn(rows, torch.tensor([label]))
+    return prediction
+
+
+def _make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
+    """Switch an Adam optimizer to its capturable form: step counts on ``device``."""
+    for group in optimizer.param_groups:
+        group["capturable"] = True
+    for state in optimizer.state.values():
+        step = state.get("step")
+        if isinstance(step, Tensor) and step.device != device:
+            state["step"] = step.to(device=device, dtype=torch.float32)
+
+
+def _state_key(model: SLeDGe) -> tuple:
+    """Identity of the tensors a captured step reads and writes."""
+    return (id(model.optimizer), id(model.optimizer.state),
+            tuple(t.data_ptr() for t in model.parameters()),
+            tuple(t.data_ptr() for t in model.buffers()))
