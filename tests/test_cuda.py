@@ -88,7 +88,23 @@ def test_cpu_input_to_a_cuda_model_and_bad_input():
 
 GRAPHED_VARIANTS = {**{name: kwargs for name, kwargs in VARIANTS.items()
                        if name != "online-rescale"},  # its step reads the range on the host
-                    "class-prior": {"class_prior": "stream"}}
+                    "class-prior": {"class_prior": "stream"},
+                    # labeled memory never full: graphs at partial fill levels
+                    "partial": {"labeled_size": 30},
+                    "light-partial-frobenius": {"light": True, "labeled_size": 30,
+                                                "regularizer": "frobenius"}}
+SMALL = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
+             lr=5e-3, seed=0)
+
+
+def _twins(**kwargs):
+    """An eager CUDA model with capturable Adam, as CUDAGraphStep makes it, and
+    a CUDAGraphStep over an identical model."""
+    from torch_geometric_stream.models import CUDAGraphStep
+    eager = SLeDGe(D, C, **{**SMALL, **kwargs}).double().to("cuda")
+    for group in eager.optimizer.param_groups:
+        group["capturable"] = True
+    return eager, CUDAGraphStep(SLeDGe(D, C, **{**SMALL, **kwargs}).double().to("cuda"))
 
 
 def _step_both(eager, stepper, x, y, start, stop):
@@ -110,13 +126,9 @@ def _assert_same_state(a, b):
 
 @pytest.mark.parametrize("variant", GRAPHED_VARIANTS)
 def test_cuda_graph_replay_equals_eager_steps(variant):
-    from torch_geometric_stream.models import CUDAGraphStep
     x, y = gaussian_stream(200)
     x = x.cuda()
-    kwargs = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
-                  lr=5e-3, seed=0, **GRAPHED_VARIANTS[variant])
-    eager = SLeDGe(D, C, **kwargs).double().to("cuda")
-    stepper = CUDAGraphStep(SLeDGe(D, C, **kwargs).double().to("cuda"))
+    eager, stepper = _twins(**GRAPHED_VARIANTS[variant])
     by_eager, by_graph = _step_both(eager, stepper, x, y, 0, len(x))
     assert by_eager == by_graph
     assert stepper.captures >= 2 and stepper.replays >= 80, (stepper.captures, stepper.replays)
@@ -124,18 +136,16 @@ def test_cuda_graph_replay_equals_eager_steps(variant):
 
 
 def test_cuda_graph_recaptures_after_the_optimizer_is_replaced():
-    from torch_geometric_stream.models import CUDAGraphStep
     x, y = gaussian_stream(260)
     x = x.cuda()
-    kwargs = dict(labeled_size=6, unlabeled_size=20, k=3, hidden_channels=16, num_layers=2,
-                  lr=5e-3, seed=0)
-    eager = SLeDGe(D, C, **kwargs).double().to("cuda")
-    stepper = CUDAGraphStep(SLeDGe(D, C, **kwargs).double().to("cuda"))
+    eager, stepper = _twins()
     first = _step_both(eager, stepper, x, y, 0, 150)
     captures = stepper.captures
     for model in (eager, stepper.model):
         torch.manual_seed(1)
         model.reset_parameters()  # new parameters in place, a new optimizer
+    for group in eager.optimizer.param_groups:
+        group["capturable"] = True  # the stepper's is switched when it re-captures
     second = _step_both(eager, stepper, x, y, 150, len(x))
     assert first[0] == first[1] and second[0] == second[1]
     assert stepper.captures > captures

@@ -21,7 +21,7 @@ def test_fused_step_on_cpu_is_predict_then_learn():
         expected = eager.predict(row)
         eager.learn(row, label)
         assert torch.equal(stepper.predict_learn(row, label), expected)
-    assert fused.memory.is_full and not stepper.graphable()  # CPU: never graphed
+    assert fused.memory.is_full and not stepper.graphable(-1)  # CPU: never graphed
     assert stepper.captures == stepper.replays == 0
     for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
         if isinstance(a, torch.Tensor):

@@ -127,6 +127,20 @@ def test_structure_loss_cheap_form_equals_dense_mse(form):
                           F.mse_loss(sq, kq), atol=1e-6)
 
 
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+@pytest.mark.parametrize("query", [None, torch.tensor([0, 3, 5])])
+def test_structure_loss_of_zero_padded_rows_equals_the_loss_of_the_real_rows(form, query):
+    x = F.normalize(torch.randn(20, 12, dtype=torch.float64), dim=-1)
+    emb = F.normalize(torch.randn(20, 7, dtype=torch.float64), dim=-1)
+    padded_x, padded_emb = torch.zeros(32, 12).double(), torch.zeros(32, 7).double()
+    padded_x[:20], padded_emb[:20] = x, emb
+    expected = structure_loss(x, emb, query_index=query, form=form)
+    padded = structure_loss(padded_x, padded_emb, query_index=query, form=form, num_rows=20)
+    assert torch.allclose(padded, expected, rtol=1e-12, atol=0)
+    assert not torch.allclose(structure_loss(padded_x, padded_emb, query_index=query, form=form),
+                              expected, rtol=1e-3)  # without num_rows: the mean over 32
+
+
 def test_structure_loss_gradient_without_constant_is_the_same():
     x = F.normalize(torch.randn(20, 50), dim=-1)  # d > N: other product order
     emb = F.normalize(torch.randn(20, 6), dim=-1).requires_grad_()

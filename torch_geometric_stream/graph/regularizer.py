@@ -32,7 +32,8 @@ def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
 
 
 def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = None,
-                   form: str = "plain", include_constant: bool = True) -> Tensor:
+                   form: str = "plain", include_constant: bool = True,
+                   num_rows: Optional[int] = None) -> Tensor:
     r"""Mean squared difference between input and embedding similarities.
 
     Args:
@@ -43,6 +44,11 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
         form (str): ``"plain"`` (authors' code) or ``"frobenius"`` (paper).
         include_constant (bool): add the term that does not depend on ``emb``
             (:math:`\|K\|_F^2`, plain form); gradients are the same without it.
+        num_rows (int, optional): the number of rows :math:`n` the mean runs
+            over, when the other :math:`N - n` rows of ``x`` and ``emb`` are
+            zero padding (their pairs add nothing to any sum, so the result is
+            the loss of the :math:`n` real rows, with shapes fixed at
+            :math:`N`). ``None`` = :math:`N`.
 
     Returns:
         A scalar tensor, equal (up to rounding) to
@@ -51,9 +57,10 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     """
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
+    num_rows = x.size(0) if num_rows is None else num_rows
     if query_index is not None:
-        return _block_loss(x[query_index], x, emb[query_index], emb, form)
-    num_entries = x.size(0) ** 2
+        return _block_loss(x[query_index], x, emb[query_index], emb, form, num_rows)
+    num_entries = num_rows ** 2
     emb_term = _gram_norm_sq(emb, emb)  # ||S||_F^2
     cross = _gram_norm_sq(x, emb)  # tr(K S)
     if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
@@ -65,11 +72,12 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     return loss / num_entries
 
 
-def _block_loss(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor, form: str) -> Tensor:
+def _block_loss(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor, form: str,
+                num_rows: int) -> Tensor:
     sim_e = e_q @ e.t()
     with torch.no_grad():
         sim_x = x_q @ x.t()
     if form == "frobenius":
         sim_e = sim_e / sim_e.norm().clamp_min(_EPS)
         sim_x = sim_x / sim_x.norm().clamp_min(_EPS)
-    return (sim_e - sim_x).square().mean()
+    return (sim_e - sim_x).square().sum() / (x_q.size(0) * num_rows)

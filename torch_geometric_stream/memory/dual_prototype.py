@@ -136,6 +136,7 @@ class DualPrototypeMemory(nn.Module):
         per_class = mask[:self.labeled_size].view(self.num_classes, self.slots_per_class)
         self._class_fill = per_class.sum(dim=1).tolist()
         self._num_unlabeled = int(mask[self.labeled_size:].sum())
+        self._labeled_index: Optional[Tensor] = None
 
     def _load_from_state_dict(self, *args, **kwargs) -> None:  # noqa: D401
         super()._load_from_state_dict(*args, **kwargs)
@@ -171,14 +172,23 @@ class DualPrototypeMemory(nn.Module):
         r"""All slots :math:`(L + U, d)` (a view: empty slots are zero rows)."""
         return self.prototypes
 
+    @property
+    def fill_levels(self) -> tuple[int, ...]:
+        """Filled slots per class, then filled unlabeled slots (host-side; every
+        shape in a SLeDGe step is a function of these)."""
+        return (*self._class_fill, self._num_unlabeled)
+
     def labeled_index(self) -> Tensor:
-        """Slot indices of the filled labeled slots, class by class."""
-        if self.num_labeled == self.labeled_size:
-            return torch.arange(self.labeled_size, device=self.prototypes.device)
-        return torch.cat([
-            torch.arange(j * self.slots_per_class, j * self.slots_per_class + fill)
-            for j, fill in enumerate(self._class_fill)
-        ]).to(self.prototypes.device)
+        """Slot indices of the filled labeled slots, class by class (cached on
+        the device until a labeled slot is filled: do not modify)."""
+        index = self._labeled_index
+        if index is None or index.device != self.prototypes.device:
+            index = torch.cat([
+                torch.arange(j * self.slots_per_class, j * self.slots_per_class + fill)
+                for j, fill in enumerate(self._class_fill)
+            ]).to(self.prototypes.device)
+            self._labeled_index = index
+        return index
 
     def labeled(self) -> tuple[Tensor, Tensor, Tensor]:
         r"""Filled labeled rows :math:`(n_L, d)`, their labels and ages :math:`(n_L,)`.
@@ -266,6 +276,7 @@ class DualPrototypeMemory(nn.Module):
             self.node_mask[slot] = True
             if label >= 0:
                 self._class_fill[label] += 1
+                self._labeled_index = None
                 self.ages[slot] = 0
             else:
                 self._num_unlabeled += 1

@@ -2,10 +2,11 @@ r"""SLeDGe's test-then-train step replayed from CUDA graphs.
 
 A step of :class:`~torch_geometric_stream.models.SLeDGe` on a GPU launches
 hundreds of small kernels for a few milliseconds of GPU work, so Python's
-dispatch and launch costs bound it, not the GPU. Once the memory is full the
-step has static shapes and no host synchronization (the prediction is the
-only value read back), so it can be captured once into a CUDA graph and
-replayed with a single launch.
+dispatch and launch costs bound it, not the GPU. A step that merges its row
+into the memory (rather than filling a free slot) has no host
+synchronization (the prediction is the only value read back) and shapes that
+depend only on the memory's fill levels, so it can be captured once into a
+CUDA graph and replayed with a single launch until the fill levels change.
 """
 from __future__ import annotations
 
@@ -24,12 +25,16 @@ class CUDAGraphStep:
     r"""Runs a :class:`SLeDGe`'s fused predict-then-learn step from CUDA graphs.
 
     :meth:`predict_learn` does what ``predict(x)`` followed by
-    ``learn(x, y)`` does. Once the model's memory is full, the step is
-    captured into a CUDA graph the first time each kind of label meets it (one
-    graph per class, one for unlabeled rows: the memory partition a row is
-    merged into depends on its label) and replayed afterwards.
+    ``learn(x, y)`` does. A step whose row is merged into the memory is
+    captured into a CUDA graph the first time its kind of label meets it (one
+    graph per class, one for unlabeled rows: the partition a row is merged
+    into depends on its label) and replayed afterwards, until a row fills a
+    free slot: the graphs of the old fill levels are then dropped. With the
+    paper's memory (1,000 slots, 100 labeled), unlabeled steps replay once
+    the unlabeled memory is full, and labeled ones once their class's slots
+    are.
 
-    The step runs eagerly, with the same results, while the memory fills, on
+    The step runs eagerly, with the same results, when it fills a slot, on
     the CPU, and with options whose step reads device values on the host
     (``input_scaling="online"``, ``reselect_every > 1``). :meth:`predict` and
     :meth:`learn` are the model's own, eager calls.
@@ -41,7 +46,8 @@ class CUDAGraphStep:
     object is detected and re-captures by itself.
 
     Capturing needs Adam in its ``capturable`` form (step counts on the
-    device); the first capture switches the model's optimizer to it, which
+    device, bias corrections computed there): a CUDA model's optimizer is
+    switched to it on construction (else at the first capture), which
     changes its updates only at the level of float rounding.
 
     Args:
@@ -69,11 +75,15 @@ class CUDAGraphStep:
         self.warmup = warmup
         self.captures = 0
         self.replays = 0
+        # graphs by label, all captured at the fill levels ``self._levels``
         self._graphs: dict[int, tuple[torch.cuda.CUDAGraph, Tensor]] = {}
+        self._levels: Optional[tuple[int, ...]] = None
         self._static_x: Optional[Tensor] = None
         self._pool: Any = None
         self._key: Optional[tuple] = None
         self._warm_steps = 0
+        if model.device.type == "cuda":
+            _make_adam_capturable(model.optimizer, model.device)
 
     # ------------------------------------------------ the learner's interface
     @property
@@ -104,7 +114,7 @@ class CUDAGraphStep:
     def reset(self) -> None:
         """Drop the captured graphs; the next steady-state steps capture anew."""
         self._graphs.clear()
-        self._static_x = self._pool = self._key = None
+        self._static_x = self._pool = self._key = self._levels = None
         self._warm_steps = 0
 
     def predict_learn(self, x: Any, y: Any = None) -> Tensor:
@@ -120,18 +130,24 @@ class CUDAGraphStep:
         return torch.cat([self._step(row, label) for row, label in zip(rows, labels.tolist())])
 
     # --------------------------------------------------------------- the step
-    def graphable(self) -> bool:
-        """Whether the next step can run from a graph: a CUDA model with a full
-        memory and no host-read state in its step."""
+    def graphable(self, label: int) -> bool:
+        """Whether a step with ``label`` (``-1`` = unlabeled) can run from a
+        graph now: a CUDA model, no host-read state in its step, and a merge
+        into the memory (no slot to fill)."""
         model = self.model
-        return (model.device.type == "cuda" and model.memory.is_full
-                and model.input_scaler is None and model.reselect_every == 1)
+        return (model.device.type == "cuda" and model.input_scaler is None
+                and model.reselect_every == 1
+                and model.memory.candidate_slots(label) is not None)
 
     def _step(self, row: Tensor, label: int) -> Tensor:
         """Prediction :math:`(1,)` for ``row`` :math:`(d,)`, then learn it."""
-        if not self.graphable():
-            return _eager_step(self.model, row, label)
         self._drop_if_stale()
+        if not self.graphable(label):
+            return _eager_step(self.model, row, label)
+        levels = self.model.memory.fill_levels
+        if levels != self._levels:  # shapes changed: the old graphs are of no use
+            self._graphs.clear()
+            self._levels = levels
         if self._warm_steps < self.warmup:
             self._warm_steps += 1
             side = torch.cuda.Stream(device=row.device)
@@ -167,8 +183,13 @@ class CUDAGraphStep:
         return graph, prediction
 
     def _drop_if_stale(self) -> None:
-        if self._key is not None and self._key != _state_key(self.model):
+        """After the model's tensors or optimizer were replaced: drop the graphs
+        and make the (new) optimizer capturable."""
+        model = self.model
+        if self._key is not None and self._key != _state_key(model):
             self.reset()
+            if model.device.type == "cuda":
+                _make_adam_capturable(model.optimizer, model.device)
 
 
 def _eager_step(model: SLeDGe, row: Tensor, label: int) -> Tensor:

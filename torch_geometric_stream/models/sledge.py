@@ -552,15 +552,14 @@ class SLeDGe(StreamClassifier, nn.Module):
         return loss.mean()
 
     def _structure_loss(self, nodes: Tensor, emb: Tensor, labeled: Tensor) -> Tensor:
-        active = None if self.memory.is_full else self.memory.node_mask.nonzero().view(-1)
-        if active is not None:
-            nodes, emb = nodes[active], emb[active]
-            position = torch.full((self.memory.capacity,), -1, dtype=torch.long,
-                                  device=nodes.device)
-            position[active] = torch.arange(active.numel(), device=nodes.device)
-            labeled = position[labeled]
+        """The regularizer over the filled slots; empty slots (zero prototypes)
+        enter as zero rows, so that shapes do not depend on the fill level."""
+        memory = self.memory
+        if not memory.is_full:
+            emb = emb * memory.node_mask.unsqueeze(1).to(emb.dtype)
         return structure_loss(nodes, emb, query_index=labeled if self.light else None,
-                              form=self.regularizer, include_constant=False)
+                              form=self.regularizer, include_constant=False,
+                              num_rows=memory.num_nodes)
 
     def extra_repr(self) -> str:
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
