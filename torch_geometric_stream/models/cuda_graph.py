@@ -171,8 +171,10 @@ class CUDAGraphStep:
         if self._static_x is None:
             _make_adam_capturable(model.optimizer, model.device)
             self._static_x = torch.empty_like(row)
-            self._pool = torch.cuda.graph_pool_handle()
             self._key = _state_key(model)
+        if not self._graphs:  # a pool whose graphs were all dropped cannot be captured into
+            self._pool = torch.cuda.graph_pool_handle()
+        model.memory.labeled_index()  # cached before capture: it is built on the host
         self._static_x.copy_(row)
         model._snapshot = None
         graph = torch.cuda.CUDAGraph()
