@@ -86,8 +86,7 @@ def test_cpu_input_to_a_cuda_model_and_bad_input():
     assert all(torch.equal(v, after[k]) for k, v in before.items())
 
 
-GRAPHED_VARIANTS = {**{name: kwargs for name, kwargs in VARIANTS.items()
-                       if name != "online-rescale"},  # its step reads the range on the host
+GRAPHED_VARIANTS = {**VARIANTS,
                     "class-prior": {"class_prior": "stream"},
                     # labeled memory never full: graphs at partial fill levels
                     "partial": {"labeled_size": 30},
@@ -131,7 +130,7 @@ def test_cuda_graph_replay_equals_eager_steps(variant):
     eager, stepper = _twins(**GRAPHED_VARIANTS[variant])
     by_eager, by_graph = _step_both(eager, stepper, x, y, 0, len(x))
     assert by_eager == by_graph
-    assert stepper.captures >= 2 and stepper.replays >= 80, (stepper.captures, stepper.replays)
+    assert stepper.captures >= 2 and stepper.replays >= 50, (stepper.captures, stepper.replays)
     _assert_same_state(eager, stepper.model)
 
 

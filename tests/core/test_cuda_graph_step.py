@@ -13,9 +13,10 @@ def _labels(y):
     return [int(label) if i % 4 == 0 else -1 for i, label in enumerate(y)]
 
 
-def test_fused_step_on_cpu_is_predict_then_learn():
+@pytest.mark.parametrize("kwargs", [{}, {"input_scaling": "online"}])
+def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
     x, y = gaussian_stream(80)
-    eager, fused = small(), small()
+    eager, fused = small(**kwargs), small(**kwargs)
     stepper = CUDAGraphStep(fused)
     for row, label in zip(x, _labels(y)):
         expected = eager.predict(row)
@@ -26,6 +27,34 @@ def test_fused_step_on_cpu_is_predict_then_learn():
     for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
         if isinstance(a, torch.Tensor):
             assert torch.equal(a, b), name
+
+
+def test_host_copy_of_the_input_range_follows_the_model():
+    x, y = gaussian_stream(120)
+    model = small(input_scaling="online")
+    stepper = CUDAGraphStep(model)
+    grew = []
+    for row, label in zip(x, _labels(y)):
+        before = model.input_scaler.low.clone(), model.input_scaler.high.clone()
+        stepper.predict_learn(row, label)
+        grew.append(not (torch.equal(before[0], model.input_scaler.low)
+                         and torch.equal(before[1], model.input_scaler.high)))
+        assert torch.equal(stepper._range[0], model.input_scaler.low)
+        assert torch.equal(stepper._range[1], model.input_scaler.high)
+    assert grew[0] and 5 < sum(grew) < 60  # the range grows early, then rarely
+
+
+def test_learning_a_row_inside_the_range_without_observing_it_is_exact():
+    x, y = gaussian_stream(60)
+    a, b = small(input_scaling="online"), small(input_scaling="online")
+    for model in (a, b):
+        model.learn(x[:50], torch.tensor(_labels(y[:50])))
+    inside = (a.input_scaler.low + a.input_scaler.high) / 2
+    a.learn(inside, 1)
+    b._learn_row(inside, 1, range_grows=False)
+    for (name, u), v in zip(a.state_dict().items(), b.state_dict().values()):
+        if isinstance(u, torch.Tensor):
+            assert torch.equal(u, v), name
 
 
 def test_fused_step_takes_a_batch_row_by_row():

@@ -35,15 +35,19 @@ class CUDAGraphStep:
     are.
 
     The step runs eagerly, with the same results, when it fills a slot, on
-    the CPU, and with options whose step reads device values on the host
-    (``input_scaling="online"``, ``reselect_every > 1``). :meth:`predict` and
-    :meth:`learn` are the model's own, eager calls.
+    the CPU, with ``reselect_every > 1`` (whose step reads device values on
+    the host), and, with ``input_scaling="online"``, when the row lies outside
+    the input range seen so far (the range grows and the memory is
+    re-derived; a host copy of the range decides this without reading the
+    device). :meth:`predict` and :meth:`learn` are the model's own, eager
+    calls.
 
     The graphs replay the model's tensors as they were at capture: after
     replacing parameters, buffers, the optimizer or its hyperparameters (e.g.
-    ``reset_parameters()``, ``load_state_dict()`` of the optimizer, a new
-    learning rate), call :meth:`reset`; moving the model or a new optimizer
-    object is detected and re-captures by itself.
+    ``load_state_dict()`` of the optimizer, a new learning rate), and after
+    ``reset_state()`` or ``learn()`` on the model itself, call :meth:`reset`;
+    moving the model or a new optimizer object (``reset_parameters()``) is
+    detected and re-captures by itself.
 
     Capturing needs Adam in its ``capturable`` form (step counts on the
     device, bias corrections computed there): a CUDA model's optimizer is
@@ -82,6 +86,8 @@ class CUDAGraphStep:
         self._pool: Any = None
         self._key: Optional[tuple] = None
         self._warm_steps = 0
+        # host copy (low, high) of the model's input range (input_scaling="online")
+        self._range: Optional[tuple[Tensor, Tensor]] = None
         if model.device.type == "cuda":
             _make_adam_capturable(model.optimizer, model.device)
 
@@ -114,7 +120,7 @@ class CUDAGraphStep:
     def reset(self) -> None:
         """Drop the captured graphs; the next steady-state steps capture anew."""
         self._graphs.clear()
-        self._static_x = self._pool = self._key = self._levels = None
+        self._static_x = self._pool = self._key = self._levels = self._range = None
         self._warm_steps = 0
 
     def predict_learn(self, x: Any, y: Any = None) -> Tensor:
@@ -125,24 +131,32 @@ class CUDAGraphStep:
             ValueError, TypeError: on invalid rows or labels, before any state changes.
         """
         model = self.model
-        rows = as_feature_matrix(x, model.in_channels, device=model.device, dtype=model.dtype)
-        labels = as_label_vector(y, rows.size(0), model.num_classes, device=torch.device("cpu"))
-        return torch.cat([self._step(row, label) for row, label in zip(rows, labels.tolist())])
+        host = torch.device("cpu")
+        scales = model.input_scaler is not None  # rows are then checked on the host too
+        rows = as_feature_matrix(x, model.in_channels, device=host if scales else model.device,
+                                 dtype=model.dtype)
+        labels = as_label_vector(y, rows.size(0), model.num_classes, device=host)
+        on_device = rows.to(model.device)
+        host_rows = rows if scales else on_device
+        return torch.cat([self._step(row, label, host_row) for row, label, host_row
+                          in zip(on_device, labels.tolist(), host_rows)])
 
     # --------------------------------------------------------------- the step
     def graphable(self, label: int) -> bool:
         """Whether a step with ``label`` (``-1`` = unlabeled) can run from a
-        graph now: a CUDA model, no host-read state in its step, and a merge
-        into the memory (no slot to fill)."""
+        graph now, for a row inside the input range: a CUDA model, no
+        host-read state in its step, and a merge into the memory (no slot to
+        fill)."""
         model = self.model
-        return (model.device.type == "cuda" and model.input_scaler is None
-                and model.reselect_every == 1
+        return (model.device.type == "cuda" and model.reselect_every == 1
                 and model.memory.candidate_slots(label) is not None)
 
-    def _step(self, row: Tensor, label: int) -> Tensor:
-        """Prediction :math:`(1,)` for ``row`` :math:`(d,)`, then learn it."""
+    def _step(self, row: Tensor, label: int, host_row: Tensor) -> Tensor:
+        """Prediction :math:`(1,)` for ``row`` :math:`(d,)` (``host_row``: the
+        same row on the host when the model scales its input), then learn it."""
         self._drop_if_stale()
-        if not self.graphable(label):
+        grows = self._range_grows(host_row)
+        if grows or not self.graphable(label):
             return _eager_step(self.model, row, label)
         levels = self.model.memory.fill_levels
         if levels != self._levels:  # shapes changed: the old graphs are of no use
@@ -179,10 +193,24 @@ class CUDAGraphStep:
         model._snapshot = None
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):
-            prediction = _eager_step(model, self._static_x, label)
+            prediction = _eager_step(model, self._static_x, label, range_grows=False)
         self._graphs[label] = (graph, prediction)
         self.captures += 1
         return graph, prediction
+
+    def _range_grows(self, host_row: Tensor) -> bool:
+        """Whether learning ``host_row`` widens the model's input range (then
+        the host copy is widened too); ``False`` without input scaling."""
+        scaler = self.model.input_scaler
+        if scaler is None:
+            return False
+        if self._range is None:  # one read of the device, at the start
+            self._range = (scaler.low.cpu(), scaler.high.cpu())
+        low, high = self._range
+        if bool((host_row < low).any() or (host_row > high).any()):
+            self._range = (torch.minimum(low, host_row), torch.maximum(high, host_row))
+            return True
+        return False
 
     def _drop_if_stale(self) -> None:
         """After the model's tensors or optimizer were replaced: drop the graphs
@@ -194,12 +222,13 @@ class CUDAGraphStep:
                 _make_adam_capturable(model.optimizer, model.device)
 
 
-def _eager_step(model: SLeDGe, row: Tensor, label: int) -> Tensor:
+def _eager_step(model: SLeDGe, row: Tensor, label: int,
+                range_grows: Optional[bool] = None) -> Tensor:
     """``predict`` then ``learn`` of one validated row :math:`(d,)` on the model's
-    device; the prediction :math:`(1,)`, left on the device."""
-    rows = row.unsqueeze(0)
-    prediction = model._predict_proba(rows).argmax(dim=-1)
-    model._learn(rows, torch.tensor([label]))
+    device; the prediction :math:`(1,)`, left on the device. ``range_grows``:
+    see :meth:`SLeDGe._learn_row`."""
+    prediction = model._predict_proba(row.unsqueeze(0)).argmax(dim=-1)
+    model._learn_row(row, label, range_grows)
     return prediction
 
 

@@ -449,17 +449,24 @@ class SLeDGe(StreamClassifier, nn.Module):
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
         for row, label in zip(x, y.tolist()):
-            if label >= 0 and self.class_prior == "stream":
-                self.label_counts[label] += 1
-            source = None
-            if self.input_scaler is not None:
-                source, row = row, self._observe(row)
-            self._train_step(self._update_memory(F.normalize(row, dim=0), label, source))
+            self._learn_row(row, label)
 
-    def _observe(self, source: Tensor) -> Tensor:
+    def _learn_row(self, row: Tensor, label: int, range_grows: Optional[bool] = None) -> None:
+        """Learn one validated row :math:`(d,)`. ``range_grows=False``: the caller
+        knows that the row lies inside the input range (``input_scaling="online"``),
+        so the range is left as it is without reading the device."""
+        if label >= 0 and self.class_prior == "stream":
+            self.label_counts[label] += 1
+        source = None
+        if self.input_scaler is not None:
+            source, row = row, self._observe(row, range_grows)
+        self._train_step(self._update_memory(F.normalize(row, dim=0), label, source))
+
+    def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
-        memory if the range grew); the row scaled with the new range."""
-        if self.input_scaler.observe_(source.unsqueeze(0)):
+        memory if the range grew, unless ``range_grows`` is ``False``); the row
+        scaled with the new range."""
+        if range_grows is not False and self.input_scaler.observe_(source.unsqueeze(0)):
             self.memory.refresh(self._scaled)
             self._drop_cached_graphs()
         return self.input_scaler(source.unsqueeze(0))[0]
