@@ -36,6 +36,7 @@ import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from torch_geometric_stream.models import CUDAGraphStep
 from torch_geometric_stream.models.registry import build_model
 
 D, C = 4, 3
@@ -73,6 +74,12 @@ def make_learner(name: str, warm: bool = True):
 @pytest.fixture(params=LEARNERS)
 def learner(request):
     return make_learner(request.param)
+
+
+@pytest.fixture(params=[name for name in LEARNERS if name.startswith("sledge")])
+def stepper(request):
+    """A warm SLeDGe behind the fused predict-then-learn step."""
+    return CUDAGraphStep(make_learner(request.param))
 
 
 @pytest.fixture(params=LEARNERS)
@@ -297,6 +304,26 @@ def test_fuzz_predict(learner, case):
         assert proba.shape == (n, C) and proba.is_floating_point()
         assert bool(torch.isfinite(proba).all()) and bool((proba >= 0).all())
         assert torch.allclose(proba.sum(-1), torch.ones(n, dtype=proba.dtype), atol=1e-4)
+
+
+@FUZZ
+@given(case=x_and_y())
+def test_fuzz_fused_step(stepper, case):
+    """``CUDAGraphStep.predict_learn``: a prediction per row, or a clear error
+    with the model untouched."""
+    x, y = case
+    before = snapshot(stepper.model)
+    try:
+        out = stepper.predict_learn(x, y)
+    except (ValueError, TypeError) as error:
+        event(f"predict_learn: {type(error).__name__}")
+        assert str(error).strip(), f"{type(error).__name__} with an empty message"
+        assert_same(before, snapshot(stepper.model))
+        return
+    event("predict_learn: ok")
+    assert out.shape == (expected_rows(x),) and not out.is_floating_point()
+    assert bool(((out >= 0) & (out < C)).all()), out
+    assert_finite(snapshot(stepper.model))
 
 
 @settings(FUZZ, max_examples=15)
