@@ -45,9 +45,9 @@ class CUDAGraphStep:
     The graphs replay the model's tensors as they were at capture: after
     replacing parameters, buffers, the optimizer or its hyperparameters (e.g.
     ``load_state_dict()`` of the optimizer, a new learning rate), and after
-    ``reset_state()`` or ``learn()`` on the model itself, call :meth:`reset`;
-    moving the model or a new optimizer object (``reset_parameters()``) is
-    detected and re-captures by itself.
+    the model's ``reset_state()``, call :meth:`reset`; moving the model or a
+    new optimizer object (``reset_parameters()``) is detected and re-captures
+    by itself. Eager ``learn()`` calls in between are fine.
 
     Capturing needs Adam in its ``capturable`` form (step counts on the
     device, bias corrections computed there): a CUDA model's optimizer is
