@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.arguments import check_device
 
 #: Small memories and width so that a few hundred samples take seconds.
 FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
@@ -34,7 +36,10 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     record = _read(out)
     assert (record["dataset"], record["dataset_source"], record["model"]) == \
         ("Shopper", "bundled", "sledge-light")
-    assert record["n_samples"] == 150 and record["threads"] == 1 and record["device"] == "cpu"
+    assert record["n_samples"] == 150 and record["threads"] == 1
+    # --device auto: the GPU only where there is one
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert (record["device"], record["cuda_graph"]) == (expected, expected == "cuda")
     config = record["config"]
     # Shopper 1 %: gcn_layer 1 -> 1 layer, k 5, scorer_layer 3; light: one labeled slot per class
     assert (config["num_layers"], config["k"], config["embedding_layers"]) == (1, 5, 3)
@@ -48,6 +53,23 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     assert curve["position"] == list(range(1, 151))
     assert curve["running_accuracy"][-1] == pytest.approx(record["accuracy"])
     assert "sledge-light on Shopper" in capsys.readouterr().out
+
+
+def test_auto_device_puts_only_gpu_capable_learners_on_a_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert check_device("auto") == check_device("auto", gpu_capable=False) == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert check_device("auto") == "cuda"
+    assert check_device("auto", gpu_capable=False) == "cpu"  # the baselines
+
+
+def test_baseline_with_auto_device_and_no_cuda_graph_runs_on_the_cpu(tmp_path):
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "40", "--quiet", "--model", "ressl", "--no-cuda-graph",
+            "--output", str(out)]
+    assert main(argv) == 0
+    record = _read(out)
+    assert (record["device"], record["cuda_graph"]) == ("cpu", False)
 
 
 def test_online_rescale_scales_inside_the_learner(tmp_path):

@@ -87,12 +87,16 @@ def parse_seeds(values: Optional[Sequence[str]]) -> list[int]:
     return seeds
 
 
-def check_device(spec: str) -> str:
-    """``spec`` as a canonical device string, if that device exists here."""
+def check_device(spec: str, gpu_capable: bool = True) -> str:
+    """``spec`` as a canonical device string, if that device exists here.
+    ``"auto"``: ``"cuda"`` when CUDA is available and the learner can run
+    there (``gpu_capable``), else ``"cpu"``."""
+    if spec == "auto":
+        return "cuda" if gpu_capable and torch.cuda.is_available() else "cpu"
     try:
         device = torch.device(spec)
     except (RuntimeError, ValueError):
-        raise UsageError(f"invalid --device {spec!r} (e.g. cpu, cuda, cuda:0)") from None
+        raise UsageError(f"invalid --device {spec!r} (e.g. auto, cpu, cuda, cuda:0)") from None
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise UsageError(f"--device {spec}: CUDA is not available on this machine")
@@ -103,7 +107,7 @@ def check_device(spec: str) -> str:
         if not torch.backends.mps.is_available():
             raise UsageError(f"--device {spec}: MPS is not available on this machine")
     elif device.type != "cpu":
-        raise UsageError(f"unsupported --device {spec!r} (use cpu, cuda[:i] or mps)")
+        raise UsageError(f"unsupported --device {spec!r} (use auto, cpu, cuda[:i] or mps)")
     return str(device)
 
 

@@ -82,12 +82,14 @@ def run_command(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
     _check_output_folders(args)
-    device = check_device(args.device)
     torch.set_num_threads(args.threads)
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
-    if args.cuda_graph and (not device.startswith("cuda") or model not in SLEDGE_VARIANTS):
-        raise UsageError(f"--cuda-graph needs a SLeDGe model on --device cuda, got model "
-                         f"{model!r} on --device {device}")
+    device = check_device(args.device, gpu_capable=model in SLEDGE_VARIANTS)
+    graphable = device.startswith("cuda") and model in SLEDGE_VARIANTS
+    if args.cuda_graph and not graphable:
+        raise UsageError(f"--cuda-graph needs a SLeDGe model on CUDA, got model {model!r} on "
+                         f"device {device}")
+    cuda_graph = graphable if args.cuda_graph is None else args.cuda_graph
     limit = args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
     with user_input("dataset"):
         dataset, name, source = _load_stream(args)
@@ -111,7 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "threads": args.threads,
-                               "device": device, "cuda_graph": args.cuda_graph}
+                               "device": device, "cuda_graph": cuda_graph}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,
                     **{f"config.{key}": value for key, value in config.items()
@@ -123,7 +125,7 @@ def run_command(args: argparse.Namespace) -> int:
                                         expect=identity)
             start, initial = state.position, state.record
             run["resumed_from"] = start
-        stepper = CUDAGraphStep(learner) if args.cuda_graph else learner
+        stepper = CUDAGraphStep(learner) if cuda_graph else learner
         result = prequential(stepper, dataset, label_mask=mask, transform=transform,
                              progress=not args.quiet, start=start, initial=initial,
                              callback=_checkpointer(args, learner, transform, identity,
