@@ -118,15 +118,16 @@ def render_tables() -> str:
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
         tag = path.parent.name
-        # runs with different input scalings or options are never averaged together
+        # runs with different input scalings, options or devices are never averaged together
+        device = record.get("device", "cpu") + (" + graphs" if record.get("cuda_graph") else "")
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
                 record.get("limit"), record["config"].get("scaling", ""),
-                _options(record["config"]))].append(record)
+                _options(record["config"]), device)].append(record)
     lines = ["| tag | dataset | ratio | model | scaling | options | samples | seeds | "
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
-             "| threads |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (tag, dataset, ratio, model, limit, scaling, options), records in sorted(
+             "| threads | device |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (tag, dataset, ratio, model, limit, scaling, options, device), records in sorted(
             groups.items(), key=lambda item: str(item[0])):
         paper = PAPER.get((model, dataset, ratio))
         lines.append(
@@ -137,7 +138,7 @@ def render_tables() -> str:
             f"{_mean_std([r['accuracy_last_20'] for r in records])} | "
             f"{statistics.mean(r['seconds'] for r in records):.0f} | "
             f"{statistics.mean(r['ms_per_sample_median'] for r in records):.1f} | "
-            f"{records[0].get('threads', '')} |")
+            f"{records[0].get('threads', '')} | {device} |")
     return "\n".join(lines)
 
 
