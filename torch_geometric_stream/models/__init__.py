@@ -4,6 +4,5 @@ from torch_geometric_stream.models.registry import MODELS, SLEDGE_VARIANTS, buil
 from torch_geometric_stream.models.sledge import CLASS_PRIORS, GRAPHS, PROPAGATIONS, SLeDGe
 from torch_geometric_stream.models.cuda_graph import CUDAGraphStep
 
-__all__ = ["SLeDGe", "CUDAGraphStep", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "CLASS_PRIORS", "MODELS",
-           "SLEDGE_VARIANTS",
-           "build_model", "model_names"]
+__all__ = ["SLeDGe", "CUDAGraphStep", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "CLASS_PRIORS",
+           "MODELS", "SLEDGE_VARIANTS", "build_model", "model_names"]
