@@ -1,12 +1,16 @@
 """SLeDGe on a drifting stream, test-then-train, printing the running accuracy.
+On a GPU the step is replayed from CUDA graphs (``CUDAGraphStep``).
 
     python examples/quickstart.py --samples 3000
 """
 import argparse
 
+import torch
+
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.datasets import SyntheticStream
 from torch_geometric_stream.evaluation import paper_label_mask, prequential
+from torch_geometric_stream.models import CUDAGraphStep
 
 
 def main(argv=None) -> float:
@@ -15,6 +19,7 @@ def main(argv=None) -> float:
     parser.add_argument("--label-ratio", type=float, default=0.01)
     parser.add_argument("--light", action="store_true", help="SLeDGe-L")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args(argv)
 
     stream = SyntheticStream(args.samples, num_features=16, num_classes=4, drift="sudden",
@@ -23,9 +28,10 @@ def main(argv=None) -> float:
     # re-scales its memory when the range grows (input_scaling="online")
     model = SLeDGe(stream.num_features, stream.num_classes, labeled_size=40,
                    unlabeled_size=200, k=5, hidden_channels=64, lr=5e-3, light=args.light,
-                   input_scaling="online", seed=args.seed)
+                   input_scaling="online", seed=args.seed, device=args.device)
+    learner = CUDAGraphStep(model) if model.device.type == "cuda" else model
     mask = paper_label_mask(stream.y, args.label_ratio, seed=args.seed)
-    result = prequential(model, stream, label_mask=mask)
+    result = prequential(learner, stream, label_mask=mask)
     for position in range(len(result.correct) // 5, len(result.correct) + 1,
                           len(result.correct) // 5):
         print(f"after {position:6d} samples: running accuracy "
