@@ -41,6 +41,9 @@ def test_memory_sizes_follow_the_paper_rule():
     assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
     light = resolve_config("MNIST", 0.01, "sledge-light", {}, None, num_classes=10)
     assert (light["labeled_size"], light["unlabeled_size"]) == (10, 900)
+    authors = resolve_config("MNIST", 0.01, "sledge-light", {"light_memory": "full"}, None,
+                             num_classes=10)
+    assert (authors["labeled_size"], authors["unlabeled_size"]) == (100, 900)
     given = resolve_config("MNIST", 0.01, "sledge", {"labeled_size": 20}, None, num_classes=10)
     assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
 

@@ -19,11 +19,15 @@ def snapshot(model):
     return {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
 
 
-@pytest.mark.parametrize("light", [False, True])
-def test_accuracy_floor_on_separated_gaussians(light):
+LIGHT_VARIANTS = {"full": {}, "light": {"light": True},
+                  "light-full-memory": {"light": True, "light_memory": "full"}}
+
+
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_accuracy_floor_on_separated_gaussians(variant):
     # 1 % labels (first occurrence of each class + every 100th sample)
     x, y = gaussian_stream(1500)
-    model = small(light=light, labeled_size=30, unlabeled_size=100)
+    model = small(labeled_size=30, unlabeled_size=100, **LIGHT_VARIANTS[variant])
     seen, correct = set(), 0
     for i in range(len(x)):
         correct += int(model.predict(x[i])) == int(y[i])
@@ -33,16 +37,17 @@ def test_accuracy_floor_on_separated_gaussians(light):
         model.learn(x[i], label if labeled else -1)
     accuracy = correct / len(x)
     majority = np.bincount(y.numpy()).max() / len(y)
-    # measured 0.998 (full) / 0.998 (light) with seed 0; majority class is 0.353
+    # measured 0.998 (full) / 0.998 (light) / 0.998 (light, full memory) with seed 0;
+    # majority class is 0.353
     assert accuracy > 0.9 > majority
 
 
 @pytest.mark.parametrize("sparse_kind", ["sparse", "message_passing"])
-@pytest.mark.parametrize("light", [False, True])
-def test_sparse_and_dense_propagation_give_the_same_predictions(light, sparse_kind):
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_sparse_and_dense_propagation_give_the_same_predictions(variant, sparse_kind):
     x, y = gaussian_stream(120)
-    sparse = small(light=light, propagation=sparse_kind)
-    dense = small(light=light, propagation="dense")
+    sparse = small(propagation=sparse_kind, **LIGHT_VARIANTS[variant])
+    dense = small(propagation="dense", **LIGHT_VARIANTS[variant])
     for i in range(len(x)):
         p_sparse, p_dense = sparse.predict_proba(x[i]), dense.predict_proba(x[i])
         assert torch.allclose(p_sparse, p_dense, atol=1e-5)
@@ -143,6 +148,14 @@ def test_invalid_constructor_arguments():
         small(propagation="csr")
     with pytest.raises(ValueError, match="tau"):
         small(tau=0)
+    with pytest.raises(ValueError, match="light_memory"):
+        small(light=True, light_memory="all")
+
+
+def test_light_memory_sizes_the_labeled_memory():
+    assert small(light=True).memory.labeled_size == C  # the paper: one slot per class
+    assert small(light=True, light_memory="full").memory.labeled_size == 6  # authors' script
+    assert small(light_memory="full").memory.labeled_size == 6  # no effect in full mode
 
 
 def test_double_precision_model_takes_any_float_input():

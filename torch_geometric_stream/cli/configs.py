@@ -58,6 +58,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "alpha": "adaptive",
     "beta": "adaptive",
     "class_prior": "memory",
+    "light_memory": "per-class",
     "reselect_every": 1,
     "search_dtype": None,
 }
@@ -170,11 +171,12 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
 def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: float,
                        light: bool) -> None:
     """Fill unset sizes: ``labeled_size`` by the paper's rule, ``unlabeled_size =
-    memory_size - labeled_size``; light mode then keeps one labeled slot per class."""
+    memory_size - labeled_size``; light mode with its per-class labeled memory
+    (the default) then keeps one labeled slot per class."""
     if config["labeled_size"] is None:
         config["labeled_size"] = paper_memory_sizes(num_classes, label_ratio,
                                                     config["memory_size"])[0]
     if config["unlabeled_size"] is None:
         config["unlabeled_size"] = config["memory_size"] - config["labeled_size"]
-    if light:
+    if light and config.get("light_memory", "per-class") == "per-class":
         config["labeled_size"] = num_classes

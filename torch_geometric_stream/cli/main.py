@@ -17,7 +17,7 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.evaluation import SCALINGS
-from torch_geometric_stream.models import CLASS_PRIORS, PROPAGATIONS
+from torch_geometric_stream.models import CLASS_PRIORS, LIGHT_MEMORIES, PROPAGATIONS
 
 __all__ = ["build_parser", "main"]
 
@@ -109,6 +109,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="class prior of the predictions: 'memory' (default, the paper: "
                             "the balanced labeled memory's) or 'stream' (the labeled "
                             "stream's class frequencies, by logit adjustment)")
+    hyper.add_argument("--light-memory", choices=LIGHT_MEMORIES,
+                       help="sledge-light's labeled memory: 'per-class' (default, the paper: "
+                            "one slot per class) or 'full' (the authors' light script: the "
+                            "labeled memory of the full model, every slot a class query)")
     approximations = run.add_argument_group(
         "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)")
     approximations.add_argument("--reselect-every", type=positive_int, metavar="R",

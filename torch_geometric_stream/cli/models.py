@@ -20,7 +20,7 @@ __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
                       "embedding_layers", "num_layers", "normalization", "regularizer", "lam",
                       "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta",
-                      "class_prior", "reselect_every", "search_dtype")
+                      "class_prior", "light_memory", "reselect_every", "search_dtype")
 #: Configuration entries of the baselines.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling")
 #: Entries that prepare the input stream or size the memory rather than being

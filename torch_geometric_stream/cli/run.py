@@ -36,14 +36,15 @@ BUNDLED_LIMIT = 2000
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
                  "normalization", "regularizer", "propagation", "scaling", "alpha", "beta",
-                 "class_prior", "reselect_every", "search_dtype")
+                 "class_prior", "light_memory", "reselect_every", "search_dtype")
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with: left out of a run's identity at that
 #: value, so that those checkpoints still resume.
-LATER_ENTRIES = {"class_prior": "memory", "reselect_every": 1, "search_dtype": None}
+LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
+                 "search_dtype": None}
 
 
 @contextmanager

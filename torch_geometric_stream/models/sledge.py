@@ -21,7 +21,8 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS"]
+__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
+           "LIGHT_MEMORIES"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
@@ -36,6 +37,10 @@ GRAPHS = ("learned", "static", "none")
 PROPAGATIONS = ("sparse", "message_passing", "dense")
 #: ``input_scaling`` choices: rows as given, or scaled inside with the running range.
 INPUT_SCALINGS = (None, "online")
+#: ``light_memory`` choices of SLeDGe-L: ``"per-class"``: one labeled slot per
+#: class (the paper); ``"full"``: the whole labeled memory of ``labeled_size``
+#: slots, every filled one a class query (the authors' light script).
+LIGHT_MEMORIES = ("per-class", "full")
 #: ``class_prior`` choices: the class prior predictions follow. ``"memory"``:
 #: the labeled memory's (balanced by its per-class slots; the paper);
 #: ``"stream"``: the labeled stream's, by logit adjustment.
@@ -77,7 +82,8 @@ class SLeDGe(StreamClassifier, nn.Module):
     propagation); the symmetric normalization counts only non-negative
     weights in the degrees, so negative similarities cannot produce NaN; in
     light mode the labeled memory has exactly one slot per class, as the
-    paper says (their light script keeps the full labeled memory). Their
+    paper says (their light script keeps the full labeled memory:
+    ``light_memory="full"``). Their
     ``gcn_layer`` settings map to ``num_layers`` in
     :mod:`torch_geometric_stream.cli.configs`. The remaining choices where the
     paper and their code disagree are options: ``normalization``,
@@ -105,6 +111,11 @@ class SLeDGe(StreamClassifier, nn.Module):
         lr (float, optional): Adam learning rate. (default: 1e-3)
         weight_decay (float, optional): Adam weight decay. (default: 0)
         light (bool, optional): SLeDGe-L. (default: :obj:`False`)
+        light_memory (str, optional): SLeDGe-L's labeled memory, one of
+            :data:`LIGHT_MEMORIES`: ``"per-class"`` (the paper: one slot per
+            class) or ``"full"`` (the authors' light script: ``labeled_size``
+            slots, every filled labeled slot a query of the training graph).
+            No effect in full mode. (default: :obj:`"per-class"`)
         propagation (str, optional): one of :data:`PROPAGATIONS`. (default: :obj:`"sparse"`)
         alpha, beta (str or float, optional): memory merge coefficients,
             ``"adaptive"`` or fixed. (default: :obj:`"adaptive"`)
@@ -163,7 +174,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  embedding_layers: int = 1, num_layers: int = 2,
                  normalization: str = "symmetric", regularizer: str = "plain",
                  lam: float = 0.1, tau: Optional[float] = None, lr: float = 1e-3,
-                 weight_decay: float = 0.0, light: bool = False, propagation: str = "sparse",
+                 weight_decay: float = 0.0, light: bool = False,
+                 light_memory: str = "per-class", propagation: str = "sparse",
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
                  graph: str = "learned", input_scaling: Optional[str] = None,
@@ -182,6 +194,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(graph, GRAPHS, "graph")
         _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         _check_choice(class_prior, CLASS_PRIORS, "class_prior")
+        _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
@@ -220,7 +233,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))
         self.memory = DualPrototypeMemory(
-            in_channels, num_classes, labeled_size, unlabeled_size, light=light, alpha=alpha,
+            in_channels, num_classes, labeled_size, unlabeled_size,
+            light=light and light_memory == "per-class", alpha=alpha,
             beta=beta, count_offset=count_offset,
             source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
