@@ -39,11 +39,13 @@ def test_precedence_defaults_paper_file_flags():
 def test_memory_sizes_follow_the_paper_rule():
     full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
     assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
+    # sledge-light: the full labeled memory by default (the authors' light script) ...
     light = resolve_config("MNIST", 0.01, "sledge-light", {}, None, num_classes=10)
-    assert (light["labeled_size"], light["unlabeled_size"]) == (10, 900)
-    authors = resolve_config("MNIST", 0.01, "sledge-light", {"light_memory": "full"}, None,
-                             num_classes=10)
-    assert (authors["labeled_size"], authors["unlabeled_size"]) == (100, 900)
+    assert (light["labeled_size"], light["unlabeled_size"]) == (100, 900)
+    # ... or one slot per class (the paper)
+    paper = resolve_config("MNIST", 0.01, "sledge-light", {"light_memory": "per-class"}, None,
+                           num_classes=10)
+    assert (paper["labeled_size"], paper["unlabeled_size"]) == (10, 900)
     given = resolve_config("MNIST", 0.01, "sledge", {"labeled_size": 20}, None, num_classes=10)
     assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
 

@@ -41,10 +41,11 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert (record["device"], record["cuda_graph"]) == (expected, expected == "cuda")
     config = record["config"]
-    # Shopper 1 %: gcn_layer 1 -> 1 layer, k 5, scorer_layer 3; light: one labeled slot per class
+    # Shopper 1 %: gcn_layer 1 -> 1 layer, k 5, scorer_layer 3; light with the full labeled
+    # memory (the default light_memory)
     assert (config["num_layers"], config["k"], config["embedding_layers"]) == (1, 5, 3)
     assert (config["labeled_size"], config["unlabeled_size"], config["hidden_channels"]) == \
-        (2, 50, 32)
+        (10, 50, 32) and config["light_memory"] == "full"
     # auto, tabular, SLeDGe family: the running range inside the learner
     assert config["scaling"] == "online-rescale" and config["tau"] is None
     assert len(csv.read_text().splitlines()) == 151

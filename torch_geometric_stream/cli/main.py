@@ -89,7 +89,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
             ("--embedding-layers", int, "layers of the embedding MLP f_E"),
             ("--num-layers", int, "GCN layers of the classifier f_B"),
             ("--hidden-channels", int, "hidden width"),
-            ("--labeled-size", int, "labeled memory L (sledge-light: one per class)"),
+            ("--labeled-size", int,
+             "labeled memory L (sledge-light --light-memory per-class: one per class)"),
             ("--unlabeled-size", int, "unlabeled memory U (default: memory size - L)"),
             ("--memory-size", int, "total memory M (also the baselines' memory)")):
         default = DEFAULT_CONFIG[flag[2:].replace("-", "_")]
@@ -110,9 +111,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "the balanced labeled memory's) or 'stream' (the labeled "
                             "stream's class frequencies, by logit adjustment)")
     hyper.add_argument("--light-memory", choices=LIGHT_MEMORIES,
-                       help="sledge-light's labeled memory: 'per-class' (default, the paper: "
-                            "one slot per class) or 'full' (the authors' light script: the "
-                            "labeled memory of the full model, every slot a class query)")
+                       help="sledge-light's labeled memory: 'full' (default; the authors' "
+                            "light script: the labeled memory of the full model, every slot a "
+                            "class query) or 'per-class' (the paper: one slot per class)")
     approximations = run.add_argument_group(
         "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)")
     approximations.add_argument("--reselect-every", type=positive_int, metavar="R",
