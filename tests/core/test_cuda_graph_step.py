@@ -13,6 +13,12 @@ def _labels(y):
     return [int(label) if i % 4 == 0 else -1 for i, label in enumerate(y)]
 
 
+def _assert_same_state(a, b):
+    for (name, u), v in zip(a.state_dict().items(), b.state_dict().values()):
+        if isinstance(u, torch.Tensor):
+            assert torch.equal(u, v), name
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"input_scaling": "online"}])
 def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
     x, y = gaussian_stream(80)
@@ -24,9 +30,7 @@ def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
         assert torch.equal(stepper.predict_learn(row, label), expected)
     assert fused.memory.is_full and not stepper.graphable(-1)  # CPU: never graphed
     assert stepper.captures == stepper.replays == 0
-    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
-        if isinstance(a, torch.Tensor):
-            assert torch.equal(a, b), name
+    _assert_same_state(eager, fused)
 
 
 def test_host_copy_of_the_input_range_follows_the_model():
@@ -52,9 +56,7 @@ def test_learning_a_row_inside_the_range_without_observing_it_is_exact():
     inside = (a.input_scaler.low + a.input_scaler.high) / 2
     a.learn(inside, 1)
     b._learn_row(inside, 1, range_grows=False)
-    for (name, u), v in zip(a.state_dict().items(), b.state_dict().values()):
-        if isinstance(u, torch.Tensor):
-            assert torch.equal(u, v), name
+    _assert_same_state(a, b)
 
 
 def test_fused_step_takes_a_batch_row_by_row():

@@ -85,6 +85,7 @@ class CUDAGraphStep:
         self._static_x: Optional[Tensor] = None
         self._pool: Any = None
         self._key: Optional[tuple] = None
+        self._params: list[Tensor] = []
         self._warm_steps = 0
         # host copy (low, high) of the model's input range (input_scaling="online")
         self._range: Optional[tuple[Tensor, Tensor]] = None
@@ -185,7 +186,8 @@ class CUDAGraphStep:
         if self._static_x is None:
             _make_adam_capturable(model.optimizer, model.device)
             self._static_x = torch.empty_like(row)
-            self._key = _state_key(model)
+            self._params = list(model.parameters())
+            self._key = _state_key(model, self._params)
         if not self._graphs:  # a pool whose graphs were all dropped cannot be captured into
             self._pool = torch.cuda.graph_pool_handle()
         model.memory.labeled_index()  # cached before capture: it is built on the host
@@ -216,7 +218,7 @@ class CUDAGraphStep:
         """After the model's tensors or optimizer were replaced: drop the graphs
         and make the (new) optimizer capturable."""
         model = self.model
-        if self._key is not None and self._key != _state_key(model):
+        if self._key is not None and self._key != _state_key(model, self._params):
             self.reset()
             if model.device.type == "cuda":
                 _make_adam_capturable(model.optimizer, model.device)
@@ -242,8 +244,10 @@ def _make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device
             state["step"] = step.to(device=device, dtype=torch.float32)
 
 
-def _state_key(model: SLeDGe) -> tuple:
-    """Identity of the tensors a captured step reads and writes."""
+def _state_key(model: SLeDGe, params: list[Tensor]) -> tuple:
+    """Identity of the tensors a captured step reads and writes: the optimizer
+    and its state, and the storage of ``params`` (the model's parameters, listed
+    once: walking the modules every step would cost more than the check). A
+    move (``.to()``) re-allocates every parameter, buffers included."""
     return (id(model.optimizer), id(model.optimizer.state),
-            tuple(t.data_ptr() for t in model.parameters()),
-            tuple(t.data_ptr() for t in model.buffers()))
+            tuple(p.data_ptr() for p in params))
