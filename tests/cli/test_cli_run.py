@@ -142,3 +142,21 @@ def test_datasets_command_lists_all_twelve(tmp_path, capsys):
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
     assert "found" in lines["Shuttle"] and "missing" in lines["MNIST"]
     assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)
+
+
+def test_synthetic_name_with_its_drift_round_trips(tmp_path):
+    """The name a synthetic run reports is accepted as --dataset and names the drift."""
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    base = ["--synthetic-samples", "40", "--model", "sledge", *FAST]
+    assert main(["run", "--dataset", "synthetic", "--synthetic-drift", "gradual", *base,
+                 "--output", str(first)]) == 0
+    reported = _read(first)["dataset"]
+    assert reported == "synthetic-gradual"
+    assert main(["run", "--dataset", reported.upper(), *base, "--output", str(second)]) == 0
+    again = _read(second)
+    assert again["dataset"] == reported and again["curve"] == _read(first)["curve"]
+
+
+def test_unknown_synthetic_drift_is_a_usage_error(capsys):
+    assert main(["run", "--dataset", "synthetic-bogus", "--limit", "5"]) == 2
+    assert "unknown synthetic drift 'bogus'" in capsys.readouterr().err

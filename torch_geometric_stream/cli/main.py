@@ -16,6 +16,7 @@ from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
+from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import SCALINGS
 from torch_geometric_stream.models import CLASS_PRIORS, LIGHT_MEMORIES, PROPAGATIONS
 
@@ -39,7 +40,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     data = run.add_argument_group("data")
     data.add_argument("--dataset", metavar="NAME",
-                      help=f"one of {', '.join(DATASETS)} (case-insensitive) or 'synthetic' "
+                      help=f"one of {', '.join(DATASETS)} (case-insensitive), 'synthetic' "
+                           f"(drift from --synthetic-drift) or 'synthetic-<drift>' "
                            f"(default: the bundled Shopper stream)")
     data.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR",
                       help="folder with one sub-folder per dataset "
@@ -59,7 +61,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "value range) or none; always followed by L2 normalization")
     data.add_argument("--synthetic-samples", type=positive_int, default=5000, metavar="N",
                       help="length of the synthetic stream (default: %(default)s)")
-    data.add_argument("--synthetic-drift", choices=("none", "sudden", "gradual"),
+    data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
                       default="sudden", help="drift of the synthetic stream "
                                              "(default: %(default)s)")
     protocol = run.add_argument_group("protocol")

@@ -18,6 +18,7 @@ from torch_geometric_stream.cli.report import run_record, seed_path, summary_tab
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
 from torch_geometric_stream.datasets.bundled import load_bundled_dataset
+from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
@@ -63,13 +64,30 @@ def _load_stream(args: argparse.Namespace) -> tuple[StreamDataset, str, str]:
     """``(dataset, canonical name, source)`` for ``--dataset`` (bundled default without)."""
     if args.dataset is None:
         return load_bundled_dataset(), "Shopper", "bundled"
-    if args.dataset.strip().lower() == "synthetic":
-        dataset = make_synthetic_dataset(args.synthetic_samples, drift=args.synthetic_drift)
+    drift = _synthetic_drift(args.dataset, args.synthetic_drift)
+    if drift is not None:
+        dataset = make_synthetic_dataset(args.synthetic_samples, drift=drift)
         return dataset, dataset.name, "synthetic"
     name = resolve_dataset_name(args.dataset)
     if args.root is None:
         raise UsageError("no data folder found: pass --root DIR or set TGS_DATA_ROOT")
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
+
+
+def _synthetic_drift(name: str, flag_drift: str) -> Optional[str]:
+    """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
+    ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
+    so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
+    name = name.strip().lower()
+    if name == "synthetic":
+        return flag_drift
+    prefix, _, drift = name.partition("-")
+    if prefix != "synthetic":
+        return None
+    if drift not in SYNTHETIC_DRIFTS:
+        raise UsageError(f"--dataset {name!r}: unknown synthetic drift {drift!r}; choose from "
+                         f"{', '.join('synthetic-' + d for d in SYNTHETIC_DRIFTS)}")
+    return drift
 
 
 def _label_mask(kind: str, labels: np.ndarray, ratio: float, seed: int) -> np.ndarray:

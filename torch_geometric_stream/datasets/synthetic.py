@@ -28,7 +28,7 @@ from torch_geometric_stream.datasets.dataset import StreamDataset
 
 __all__ = ["SyntheticStream", "make_synthetic_dataset"]
 
-_DRIFTS = ("none", "sudden", "gradual")
+DRIFTS = ("none", "sudden", "gradual")
 
 
 class SyntheticStream:
@@ -63,8 +63,8 @@ class SyntheticStream:
                            ("num_classes", num_classes)):
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-        if drift not in _DRIFTS:
-            raise ValueError(f"drift must be one of {_DRIFTS}, got {drift!r}")
+        if drift not in DRIFTS:
+            raise ValueError(f"drift must be one of {DRIFTS}, got {drift!r}")
         if separation < 0 or noise < 0:
             raise ValueError("separation and noise must be non-negative")
         self.num_samples, self.num_features = int(num_samples), int(num_features)
