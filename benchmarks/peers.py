@@ -39,6 +39,8 @@ DATASETS = ("Shuttle", "Shopper", "GSAD", "MNIST")
 LEARNERS = ("sledge", "sledge-light", "SLEADE", "OSNN", "HoeffdingTree", "KNN",
             "StreamingRandomPatches")
 LABELS = {"sledge": "SLeDGe", "sledge-light": "SLeDGe-L"}
+_COLUMN_ORDER = ["SLeDGe", "SLeDGe-L", "SLeDGe-L (per-class)",
+                 *[name for name in LEARNERS if name not in LABELS]]
 #: SLeDGe keys of the CLI configuration that are not SLeDGe constructor arguments.
 _NOT_SLEDGE_ARGS = ("memory_size", "scaling")
 
@@ -113,11 +115,44 @@ def run_one(learner_name: str, dataset: str, stream: Any, ratio: float, seed: in
     }
 
 
+def display_name(record: dict[str, Any]) -> str:
+    """The learner's name in tables; SLeDGe-L runs made with one labeled slot per class
+    (the paper's memory, and the only one before ``light_memory`` existed) say so."""
+    if record["key"] == "sledge-light" and \
+            record["config"].get("light_memory", "per-class") == "per-class":
+        return "SLeDGe-L (per-class)"
+    return record["learner"]
+
+
+def summary_table(records: list[dict[str, Any]]) -> list[str]:
+    """One row per (dataset, label p, samples, scaling), one column per learner:
+    accuracy (mean over seeds), the best of the row in bold."""
+    columns = sorted({display_name(r) for r in records},
+                     key=lambda name: (_COLUMN_ORDER.index(name) if name in _COLUMN_ORDER
+                                       else len(_COLUMN_ORDER), name))
+    cells: dict[tuple, dict[str, list[float]]] = {}
+    for r in records:
+        name = display_name(r)
+        row = (r["dataset"], r["label_probability"], r["samples"], r["scaling"])
+        cells.setdefault(row, {}).setdefault(name, []).append(r["accuracy"])
+    lines = ["| dataset | label p | samples | scaling | " + " | ".join(columns) + " |",
+             "|---" * (4 + len(columns)) + "|"]
+    for (dataset, ratio, samples, scaling), by_learner in cells.items():
+        means = {name: sum(values) / len(values) for name, values in by_learner.items()}
+        best = max(means.values())
+        shown = [("**{:.2f} %**" if means[name] == best else "{:.2f} %").format(100 * means[name])
+                 if name in means else "-" for name in columns]
+        lines.append(f"| {dataset} | {ratio:g} | {samples} | {scaling} | " + " | ".join(shown)
+                     + " |")
+    return lines
+
+
 def render() -> str:
-    """All JSONs of ``RESULTS`` as a Markdown table (also written to ``peers.md``)."""
+    """All JSONs of ``RESULTS`` as Markdown tables, a summary and every run (also
+    written to ``peers.md``)."""
     records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("*.json"))]
     order = {name: i for i, name in enumerate(LEARNERS)}
-    records.sort(key=lambda r: (r["dataset"], r["label_probability"], r["limit"] or 0,
+    records.sort(key=lambda r: (r["dataset"], r["label_probability"], r["limit"] is not None,
                                 order.get(r["key"], len(order)), r["seed"]))
     lines = [
         "# SLeDGe vs CapyMOA learners (CapyMOA `prequential_ssl_evaluation`)",
@@ -130,13 +165,20 @@ def render() -> str:
         "instance. SLeDGe uses the package's paper configuration for the dataset and ratio. "
         "CapyMOA's OSNN is binary-only (one sigmoid output): run on Shopper only.",
         "",
+        "Summary (accuracy; mean over seeds where there are several; best of a row in bold; "
+        "SLeDGe-L (per-class) = runs with one labeled slot per class):",
+        "",
+        *summary_table(records),
+        "",
+        "Every run:",
+        "",
         "| dataset | label p | samples | learner | seed | accuracy | ms/sample | threads "
         "(torch/OMP) | scaling |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         limit = f"{r['samples']} (limit)" if r["limit"] else str(r["samples"])
-        lines.append(f"| {r['dataset']} | {r['label_probability']:g} | {limit} | {r['learner']} "
+        lines.append(f"| {r['dataset']} | {r['label_probability']:g} | {limit} | {display_name(r)} "
                      f"| {r['seed']} | {100 * r['accuracy']:.2f} % | {r['ms_per_sample']:.2f} "
                      f"| {r['torch_threads']}/{r['omp_num_threads']} | {r['scaling']} |")
     text = "\n".join(lines) + "\n"
