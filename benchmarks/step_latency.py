@@ -7,12 +7,15 @@ with synthetic unit rows (no training), then ``--warmup`` steps are run and
 ``--steps`` steps timed (or fewer when ``--max-seconds`` runs out); the median
 and p95 are reported.
 
-Models: ``ours-full``, ``ours-light`` (``torch_geometric_stream.SLeDGe``),
-``ref-full``, ``ref-light`` (``benchmarks/reference_sledge.py``, the dense
-authors-structured implementation with the same semantics).
+Models: ``ours-full``, ``ours-light`` (``torch_geometric_stream.SLeDGe``; light with
+the paper's one labeled slot per class), ``ours-light-full`` (SLeDGe-L with the
+authors' full labeled memory, ``light_memory="full"``: L = M/10 labeled slots, all
+of them class queries; the command line's default SLeDGe-L), ``ref-full``,
+``ref-light`` (``benchmarks/reference_sledge.py``, the dense authors-structured
+implementation with the same semantics).
 
 Configurations (h = 256, the paper's width; L = M/10 labeled slots in full
-mode, i.e. 100 of 1000 as in the 1 % runs; light mode L = c):
+mode and ``ours-light-full``, i.e. 100 of 1000 as in the 1 % runs; ``ours-light`` L = c):
 
 * ``shuttle``: d = 7,   c = 7,  k = 5, num_layers = 2, embedding_layers = 1
 * ``gsad``:    d = 128, c = 6,  k = 1, num_layers = 3 (authors' gcn_layer = 2), embedding_layers = 1
@@ -64,14 +67,20 @@ CONFIGS = {
     "gsad": dict(d=128, c=6, k=1, num_layers=3, embedding_layers=1),
     "mnist": dict(d=784, c=10, k=5, num_layers=4, embedding_layers=1),
 }
-MODELS = ("ours-full", "ours-light", "ref-full", "ref-light")
+MODELS = ("ours-full", "ours-light", "ours-light-full", "ref-full", "ref-light")
+
+
+def labeled_slots(model: str, c: int, M: int) -> int:
+    """Labeled slots L of ``model`` at memory size M: one per class for the paper's
+    SLeDGe-L (``ours-light``, ``ref-light``), else M/10 (at least one per class)."""
+    return c if model.endswith("-light") else max(c, M // 10)
 SIZES = (250, 500, 1000, 2000, 4000, 8000)
 HIDDEN = 256
 
 
 # --------------------------------------------------------------------- FLOPs
 def step_flops(d: int, c: int, k: int, num_layers: int, embedding_layers: int, M: int,
-               light: bool, h: int = HIDDEN) -> dict:
+               light: bool, n_labeled: int, h: int = HIDDEN) -> dict:
     r"""Useful floating-point operations of one steady-state step (the method's
     arithmetic floor, the same for every implementation of it).
 
@@ -80,12 +89,12 @@ def step_flops(d: int, c: int, k: int, num_layers: int, embedding_layers: int, M
     * ``similarity``: one :math:`M \times M \times h` similarity product
       (full: the memory's top-k graph; light: the c query rows and the test row);
     * ``backbone``: forward and backward of the GCN layers' linear maps over
-      the rows the loss depends on (full: all M; light: the labeled rows'
-      receptive field, at most :math:`c (k+1)^{L}` rows);
+      the rows the loss depends on (full: all M; light: the ``n_labeled`` labeled
+      rows' receptive field, at most :math:`n_\text{labeled} (k+1)^{L}` rows);
     * ``regularizer``: the cheap Gram form :math:`E^\top E`, :math:`X^\top E`
-      (full) or the :math:`c \times M` block (light), forward and backward.
+      (full) or the :math:`n_\text{labeled} \times M` block (light), forward and
+      backward.
     """
-    n_labeled = c if light else max(c, M // 10)
     emb_fwd = 2 * M * (d * h + (embedding_layers - 1) * h * h)
     embedding = 3 * emb_fwd - 2 * M * d * h
     if light:
@@ -134,13 +143,14 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                 normalization: str = "symmetric", approximations: Optional[dict] = None):
     """A model with a full memory; ``approximations``: SLeDGe keyword
     arguments such as ``reselect_every`` (see :func:`approximations`)."""
-    light = name.endswith("light")
+    light = "light" in name
     c = cfg["c"]
-    L = c if light else max(c, M // 10)
+    L = labeled_slots(name, c, M)
+    light_memory = {"light_memory": "full"} if name.endswith("light-full") else {}
     model = SLeDGe(cfg["d"], c, labeled_size=L, unlabeled_size=M - L, k=cfg["k"],
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
                    num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
-                   normalization=normalization,
+                   normalization=normalization, **light_memory,
                    **(approximations or {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
@@ -229,14 +239,14 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     n = args.warmup + args.steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
     times, faults = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
-    light = model_name.endswith("light")
+    n_labeled = labeled_slots(model_name, cfg["c"], M)
     flops = step_flops(cfg["d"], cfg["c"], cfg["k"], cfg["num_layers"],
-                       cfg["embedding_layers"], M, light)
+                       cfg["embedding_layers"], M, "light" in model_name, n_labeled)
     median = statistics.median(times)
     return dict(
         model=model_name, config=config, M=M, threads=threads, hidden=HIDDEN, **cfg,
         normalization=args.normalization, variant=variant_name(approx),
-        labeled_size=cfg["c"] if light else max(cfg["c"], M // 10),
+        labeled_size=n_labeled,
         warmup=args.warmup, steps=len(times), median_ms=median,
         p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
         min_ms=min(times), times_ms=times, minor_faults_per_step=faults, flops=flops,
