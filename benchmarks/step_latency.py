@@ -92,8 +92,8 @@ def step_flops(d: int, c: int, k: int, num_layers: int, embedding_layers: int, M
       the rows the loss depends on (full: all M; light: the ``n_labeled`` labeled
       rows' receptive field, at most :math:`n_\text{labeled} (k+1)^{L}` rows);
     * ``regularizer``: the cheap Gram form :math:`E^\top E`, :math:`X^\top E`
-      (full) or the :math:`n_\text{labeled} \times M` block (light), forward and
-      backward.
+      (full) or, in light mode, the cheaper of the :math:`n_\text{labeled} \times M`
+      block and the Gram form, forward and backward.
     """
     emb_fwd = 2 * M * (d * h + (embedding_layers - 1) * h * h)
     embedding = 3 * emb_fwd - 2 * M * d * h
@@ -106,8 +106,9 @@ def step_flops(d: int, c: int, k: int, num_layers: int, embedding_layers: int, M
     sizes = [d] + [h] * (num_layers - 1) + [c]
     bb_fwd = 2 * rows * sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
     backbone = 3 * bb_fwd - 2 * rows * d * h
-    if light:
-        regularizer = 3 * 2 * n_labeled * M * h + 2 * n_labeled * M * d
+    if light:  # the cheaper of the two exact forms, as structure_loss picks
+        regularizer = min(3 * 2 * n_labeled * M * h + 2 * n_labeled * M * d,
+                          3 * 2 * (M + n_labeled) * (h * h + h * d))
     else:
         regularizer = 3 * (2 * M * h * h + 2 * M * d * h)
     parts = dict(embedding=embedding, similarity=similarity, backbone=backbone,

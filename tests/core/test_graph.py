@@ -128,7 +128,38 @@ def test_structure_loss_cheap_form_equals_dense_mse(form):
 
 
 @pytest.mark.parametrize("form", ["plain", "frobenius"])
-@pytest.mark.parametrize("query", [None, torch.tensor([0, 3, 5])])
+@pytest.mark.parametrize("include_constant", [True, False])
+def test_structure_loss_many_queries_uses_gram_products_with_the_same_value_and_gradient(
+        form, include_constant):
+    from torch_geometric_stream.graph.regularizer import _block_is_cheaper
+
+    x = F.normalize(torch.randn(40, 4, dtype=torch.float64), dim=-1)
+    emb = F.normalize(torch.randn(40, 3, dtype=torch.float64), dim=-1).requires_grad_()
+    query = torch.arange(5, 35)  # 30 queries of 40 rows, h = 3, d = 4: Gram products
+    assert not _block_is_cheaper(30, 40, 4, 3, constant=True)
+    assert _block_is_cheaper(3, 40, 4, 3, constant=True)
+    kq, sq = x[query] @ x.t(), emb[query] @ emb.t()
+    if form == "frobenius":
+        kq, sq = kq / kq.norm(), sq / sq.norm()
+    expected = F.mse_loss(sq, kq)
+    loss = structure_loss(x, emb, query_index=query, form=form,
+                          include_constant=include_constant)
+    if include_constant or form == "frobenius":
+        assert torch.allclose(loss, expected, rtol=1e-12, atol=1e-15)
+    else:  # the constant ||X_q X^T||^2 / (q N) is left out
+        assert torch.allclose(loss + (x[query] @ x.t()).square().mean(), expected, rtol=1e-12)
+    grad, = torch.autograd.grad(loss, emb, retain_graph=True)
+    expected_grad, = torch.autograd.grad(expected, emb)
+    assert torch.allclose(grad, expected_grad, rtol=1e-10, atol=1e-14)
+    padded_x, padded_emb = torch.zeros(56, 4).double(), torch.zeros(56, 3).double()
+    padded_x[:40], padded_emb[:40] = x, emb.detach()
+    padded = structure_loss(padded_x, padded_emb, query_index=query, form=form,
+                            include_constant=include_constant, num_rows=40)
+    assert torch.allclose(padded, loss, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+@pytest.mark.parametrize("query", [None, torch.tensor([0, 3, 5]), torch.arange(18)])
 def test_structure_loss_of_zero_padded_rows_equals_the_loss_of_the_real_rows(form, query):
     x = F.normalize(torch.randn(20, 12, dtype=torch.float64), dim=-1)
     emb = F.normalize(torch.randn(20, 7, dtype=torch.float64), dim=-1)

@@ -7,6 +7,11 @@ With row-normalized inputs :math:`X` :math:`(N, d)` and embeddings :math:`E`
     \|S - K\|_F^2 = \|E^\top E\|_F^2 - 2\,\|X^\top E\|_F^2 + \|X^\top X\|_F^2,
 
 which costs :math:`O(N h^2 + N d h + N d^2)` instead of :math:`O(N^2 (h + d))`.
+The block of :math:`q` query rows against all rows (SLeDGe-L) follows the same
+way, with :math:`\|E_q E^\top\|_F^2 = \langle E^\top E, E_q^\top E_q\rangle_F` and
+:math:`\langle E_q E^\top, X_q X^\top\rangle_F = \langle E^\top X, E_q^\top X_q\rangle_F`;
+it is used instead of the :math:`q \times N` matrices when it is cheaper (many
+queries: SLeDGe-L with a large labeled memory).
 """
 from __future__ import annotations
 
@@ -58,26 +63,57 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
     num_rows = x.size(0) if num_rows is None else num_rows
-    if query_index is not None:
-        return _block_loss(x[query_index], x, emb[query_index], emb, form, num_rows)
-    num_entries = num_rows ** 2
-    emb_term = _gram_norm_sq(emb, emb)  # ||S||_F^2
-    cross = _gram_norm_sq(x, emb)  # tr(K S)
+    constant = include_constant or form == "frobenius"
+    if query_index is None:
+        terms = _gram_terms(x, emb, x, emb, constant)
+        num_entries = num_rows ** 2
+    else:
+        x_q, e_q = x[query_index], emb[query_index]
+        num_entries = x_q.size(0) * num_rows
+        if _block_is_cheaper(x_q.size(0), x.size(0), x.size(1), emb.size(1), constant):
+            terms = _block_terms(x_q, x, e_q, emb, constant)
+        else:
+            terms = _gram_terms(x_q, e_q, x, emb, constant)
+    emb_term, cross, k_term = terms  # ||S||^2, <S, K>, ||K||^2 (None: not needed)
     if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
-        k_norm = _gram_norm_sq(x, x).sqrt().clamp_min(_EPS)
-        return (2.0 - 2.0 * cross / (k_norm * emb_term.sqrt().clamp_min(_EPS))) / num_entries
+        norms = k_term.sqrt().clamp_min(_EPS) * emb_term.sqrt().clamp_min(_EPS)
+        return (2.0 - 2.0 * cross / norms) / num_entries
     loss = emb_term - 2.0 * cross
     if include_constant:
-        loss = loss + _gram_norm_sq(x, x)
+        loss = loss + k_term
     return loss / num_entries
 
 
-def _block_loss(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor, form: str,
-                num_rows: int) -> Tensor:
+def _gram_terms(x_q: Tensor, e_q: Tensor, x: Tensor, e: Tensor,
+                constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    r""":math:`\|E_q E^\top\|_F^2`, :math:`\langle E_q E^\top, X_q X^\top\rangle_F` and
+    (``constant``) :math:`\|X_q X^\top\|_F^2` from :math:`h \times h`,
+    :math:`h \times d` and :math:`d \times d` products (``x_q is x``: all pairs)."""
+    if x_q is x:
+        emb_term, cross = _gram_norm_sq(e, e), _gram_norm_sq(x, e)
+        k_term = _gram_norm_sq(x, x) if constant else None
+        return emb_term, cross, k_term
+    emb_term = ((e.t() @ e) * (e_q.t() @ e_q)).sum()
+    cross = ((e.t() @ x) * (e_q.t() @ x_q)).sum()
+    k_term = None
+    if constant:
+        with torch.no_grad():
+            k_term = ((x.t() @ x) * (x_q.t() @ x_q)).sum()
+    return emb_term, cross, k_term
+
+
+def _block_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
+                 constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    """The same three terms from the :math:`q \times N` similarity matrices."""
     sim_e = e_q @ e.t()
     with torch.no_grad():
         sim_x = x_q @ x.t()
-    if form == "frobenius":
-        sim_e = sim_e / sim_e.norm().clamp_min(_EPS)
-        sim_x = sim_x / sim_x.norm().clamp_min(_EPS)
-    return (sim_e - sim_x).square().sum() / (x_q.size(0) * num_rows)
+    k_term = sim_x.square().sum() if constant else None
+    return sim_e.square().sum(), (sim_e * sim_x).sum(), k_term
+
+
+def _block_is_cheaper(q: int, n: int, d: int, h: int, constant: bool) -> bool:
+    """Whether the :math:`q \times N` matrices cost fewer multiply-adds than the
+    Gram products (few queries, as SLeDGe-L with one labeled slot per class)."""
+    gram = (n + q) * (h * h + h * d + (d * d if constant else 0))
+    return q * n * (h + d) <= gram
