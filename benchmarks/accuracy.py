@@ -12,6 +12,16 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
         --datasets Shopper GSAD --ratios 0.001 0.01 --seeds 0 2000 4000
     python benchmarks/accuracy.py render
     python benchmarks/accuracy.py plot     # running accuracy, sledge vs sledge-light
+
+``choices`` decides open choices by measurement: the package defaults and each
+``--choice NAME=VALUE`` (one option of ``run`` changed at a time) on the same grid,
+each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` appended
+with ``--device cuda``), then a table with one column per choice and its difference
+from the defaults (``results/accuracy/choices.md``)::
+
+    python benchmarks/accuracy.py choices --choice normalization=mean \
+        --choice regularizer=frobenius --choice scaling=online \
+        --datasets GSAD Shopper --ratios 0.01 --seeds 0 2000 4000
 """
 from __future__ import annotations
 
@@ -177,6 +187,70 @@ def plot(args: argparse.Namespace) -> None:
         print(f"wrote {path.relative_to(HERE)}")
 
 
+def _choice_tags(choices: list[str], device: Optional[str]) -> dict[str, list[str]]:
+    """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``)."""
+    suffix = f"-{device}" if device and device != "cpu" else ""
+    device_options = ["--device", device] if device else []
+    tags = {f"choice-default{suffix}": device_options}
+    for choice in choices:
+        name, sep, value = choice.partition("=")
+        if not sep or not name or not value:
+            raise SystemExit(f"error: --choice {choice!r}: expected NAME=VALUE")
+        tags[f"choice-{name}={value}{suffix}"] = [f"--{name}", value, *device_options]
+    return tags
+
+
+def choices(args: argparse.Namespace) -> None:
+    """Run the defaults and every choice on the grid (unless ``--render-only``), then
+    print and write the comparison table."""
+    tags = _choice_tags(args.choice, args.device)
+    if not args.render_only:
+        for tag, extra in tags.items():
+            run_grid(argparse.Namespace(**{**vars(args), "tag": tag, "extra": extra}))
+    table = choices_table(list(tags), args.models, args.datasets, args.ratios, args.seeds,
+                          args.limit)
+    (RESULTS / "choices.md").write_text(table + "\n")
+    print(table)
+
+
+def choices_table(tags: list[str], models: list[str], datasets: list[str],
+                  ratios: list[float], seeds: list[int], limit: Optional[int]) -> str:
+    """Mean ± std over the seeds that every tag has finished, per (dataset, ratio,
+    model) and tag, with the difference of the means from the first tag (the defaults)."""
+    lines = ["| dataset | ratio | model | seeds | " + " | ".join(tags) + " |",
+             "|---" * (4 + len(tags)) + "|"]
+    for dataset in datasets:
+        for ratio in ratios:
+            for model in models:
+                paths = {tag: {seed: run_path(model, dataset, ratio, seed, limit, tag)
+                               for seed in seeds} for tag in tags}
+                done = [seed for seed in seeds
+                        if all(paths[tag][seed].exists() for tag in tags)]
+                if not done:
+                    continue
+                accuracy = {tag: [json.loads(paths[tag][seed].read_text())["accuracy"]
+                                  for seed in done] for tag in tags}
+                base = statistics.mean(accuracy[tags[0]])
+                cells = [_mean_std(accuracy[tags[0]])] + [
+                    f"{_mean_std(accuracy[tag])} ({statistics.mean(accuracy[tag]) - base:+.4f})"
+                    for tag in tags[1:]]
+                lines.append(f"| {dataset} | {ratio:g} | {model} | "
+                             f"{','.join(map(str, done))} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:
+    parser.add_argument("--models", nargs="+", default=models)
+    parser.add_argument("--datasets", nargs="+", default=["Shopper", "GSAD"])
+    parser.add_argument("--ratios", nargs="+", type=float, default=[0.001, 0.01])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
+    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help="checkpoint each run every N samples and resume interrupted runs")
+    parser.add_argument("--root", default=None)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -187,20 +261,21 @@ def main(argv: Optional[list[str]] = None) -> None:
                          help="only these result folders (default: all)")
     plotter.set_defaults(func=plot)
     run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
-    run.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
-    run.add_argument("--datasets", nargs="+", default=["Shopper", "GSAD"])
-    run.add_argument("--ratios", nargs="+", type=float, default=[0.001, 0.01])
-    run.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
-    run.add_argument("--limit", type=int, default=None, help="first N samples only")
-    run.add_argument("--threads", type=int, default=1)
-    run.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
-                     help="checkpoint each run every N samples and resume interrupted runs")
-    run.add_argument("--root", default=None)
+    _add_grid_arguments(run, ["sledge", "sledge-light"])
     run.add_argument("--tag", default="default",
                      help="sub-folder of the JSONs: the name of a configuration variant")
     run.add_argument("extra", nargs=argparse.REMAINDER,
                      help="after --, more options for `run` (e.g. -- --lam 0.01)")
     run.set_defaults(func=run_grid)
+    study = commands.add_parser("choices", help="the defaults against one changed option "
+                                                "at a time, on the same grid")
+    _add_grid_arguments(study, ["sledge"])
+    study.add_argument("--choice", action="append", default=[], metavar="NAME=VALUE",
+                       help="a `run` option and its value, e.g. normalization=mean (repeatable)")
+    study.add_argument("--device", default=None,
+                       help="`run --device` for every run (its tags get the suffix -DEVICE)")
+    study.add_argument("--render-only", action="store_true", help="only print the table")
+    study.set_defaults(func=choices)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(
         func=render)
     args = parser.parse_args(argv)
