@@ -50,9 +50,9 @@ def test_memory_sizes_follow_the_paper_rule():
     assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
 
 
-def test_baselines_take_only_memory_and_scaling():
-    assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {"memory_size": 1000,
-                                                              "scaling": "auto"}
+def test_baselines_take_only_memory_and_input_preparation():
+    assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {
+        "memory_size": 1000, "scaling": "auto", "feature_transform": "none"}
     with pytest.raises(UsageError, match="lr"):
         resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
 

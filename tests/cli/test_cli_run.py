@@ -160,3 +160,15 @@ def test_synthetic_name_with_its_drift_round_trips(tmp_path):
 def test_unknown_synthetic_drift_is_a_usage_error(capsys):
     assert main(["run", "--dataset", "synthetic-bogus", "--limit", "5"]) == 2
     assert "unknown synthetic drift 'bogus'" in capsys.readouterr().err
+
+
+def test_feature_transform_reaches_the_stream_and_the_record(tmp_path):
+    plain, logged = tmp_path / "plain.json", tmp_path / "log.json"
+    base = ["run", "--dataset", "synthetic", "--synthetic-samples", "60", "--model", "memory",
+            "--quiet"]
+    assert main([*base, "--output", str(plain)]) == 0
+    assert main([*base, "--feature-transform", "signed-log1p", "--output", str(logged)]) == 0
+    assert _read(plain)["config"]["feature_transform"] == "none"
+    record = _read(logged)
+    assert record["config"]["feature_transform"] == "signed-log1p"
+    assert record["curve"] != _read(plain)["curve"]

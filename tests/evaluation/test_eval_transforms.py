@@ -10,6 +10,7 @@ from torch_geometric_stream.evaluation import (
     GlobalMinMaxScaler,
     L2Normalize,
     OnlineMinMaxScaler,
+    SignedLog1p,
     make_transform,
     resolve_scaling,
 )
@@ -111,6 +112,35 @@ def test_make_transform_options():
         make_transform("online", data=data)
     with pytest.raises(ValueError, match="scaling"):
         make_transform("standard")
+
+
+def test_signed_log1p_by_hand_and_before_every_scaling():
+    e = np.e
+    rows = np.array([[0.0, e - 1.0, -(e ** 2 - 1.0)], [3.0, 0.0, e - 1.0]])
+    torch.testing.assert_close(SignedLog1p().transform_many(rows),
+                               torch.tensor([[0.0, 1.0, -2.0], [np.log(4.0), 0.0, 1.0]],
+                                            dtype=torch.float32))
+    assert SignedLog1p.value(-(e - 1.0)) == pytest.approx(-1.0)
+    # online-rescale: the learner scales, the pipeline only compresses
+    assert repr(make_transform("online-rescale", feature_transform="signed-log1p")) == \
+        "Compose([SignedLog1p()])"
+    # global: fitted on the compressed data, so its extremes map to -1 / 1
+    scaled = make_transform("global", l2=False, data=rows,
+                            feature_transform="signed-log1p").transform_many(rows)
+    assert torch.equal(scaled.min(dim=0).values, torch.tensor([-1.0, -1.0, -1.0]))
+    assert torch.equal(scaled.max(dim=0).values, torch.tensor([1.0, 1.0, 1.0]))
+    torch.testing.assert_close(scaled[1, 0], torch.tensor(1.0))
+    # online: the running range of the compressed rows (second row: [0, log 4])
+    online = make_transform("online", l2=False, feature_transform="signed-log1p")
+    torch.testing.assert_close(online.transform_many(rows)[1],
+                               torch.tensor([1.0, -1.0, 1.0]))
+    # an a-priori range is mapped through the transform: 0 -> -1, 255 -> 1
+    ranged = make_transform("range", l2=False, value_range=(0, 255),
+                            feature_transform="signed-log1p")
+    torch.testing.assert_close(ranged.transform_many(np.array([[0.0, 255.0]])),
+                               torch.tensor([[-1.0, 1.0]]))
+    with pytest.raises(ValueError, match="feature_transform"):
+        make_transform(feature_transform="log")
 
 
 def test_known_range_scaling_is_the_authors_image_mapping():

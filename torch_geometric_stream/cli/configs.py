@@ -66,6 +66,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "light_memory": "full",
     "reselect_every": 1,
     "search_dtype": None,
+    "feature_transform": "none",
 }
 
 #: The two label ratios the paper tuned for.

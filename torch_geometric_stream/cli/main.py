@@ -17,7 +17,7 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import SCALINGS
+from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, SCALINGS
 from torch_geometric_stream.models import CLASS_PRIORS, LIGHT_MEMORIES, PROPAGATIONS
 
 __all__ = ["build_parser", "main"]
@@ -59,6 +59,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "which re-scales its memory whenever the range grows), global "
                            "(whole dataset, as the paper's tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
+    data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
+                      help="applied to every feature before the scaling: none (default) or "
+                           "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "
+                           "as counts, durations, amounts)")
     data.add_argument("--synthetic-samples", type=positive_int, default=5000, metavar="N",
                       help="length of the synthetic stream (default: %(default)s)")
     data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,

@@ -20,12 +20,13 @@ __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
                       "embedding_layers", "num_layers", "normalization", "regularizer", "lam",
                       "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta",
-                      "class_prior", "light_memory", "reselect_every", "search_dtype")
+                      "class_prior", "light_memory", "reselect_every", "search_dtype",
+                      "feature_transform")
 #: Configuration entries of the baselines.
-BASELINE_CONFIG_KEYS = ("memory_size", "scaling")
+BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
 #: Entries that prepare the input stream or size the memory rather than being
 #: model keyword arguments.
-_NOT_MODEL_KWARGS = ("memory_size", "scaling")
+_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform")
 
 MODEL_NAMES: tuple[str, ...] = tuple(model_names())
 

@@ -37,7 +37,8 @@ BUNDLED_LIMIT = 2000
 OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
                  "normalization", "regularizer", "propagation", "scaling", "alpha", "beta",
-                 "class_prior", "light_memory", "reselect_every", "search_dtype")
+                 "class_prior", "light_memory", "reselect_every", "search_dtype",
+                 "feature_transform")
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
@@ -45,7 +46,7 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 #: value every older checkpoint ran with: left out of a run's identity at that
 #: value, so that those checkpoints still resume.
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
-                 "search_dtype": None}
+                 "search_dtype": None, "feature_transform": "none"}
 
 
 @contextmanager
@@ -128,7 +129,8 @@ def run_command(args: argparse.Namespace) -> int:
             mask = _label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
             transform = make_transform(config["scaling"], data=(
                 dataset.x if config["scaling"] == "global" else None),
-                value_range=dataset.value_range)
+                value_range=dataset.value_range,
+                feature_transform=config["feature_transform"])
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "threads": args.threads,

@@ -13,10 +13,13 @@ maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
 only: a real stream cannot see its future).  The default of this package,
 :class:`OnlineMinMaxScaler`, uses the running minimum and maximum of the rows
 seen so far, the current one included.  Both are followed by
-:class:`L2Normalize`.
+:class:`L2Normalize`.  Heavy-tailed features (counts, durations, amounts) can be
+compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
+"signed-log1p")``), before any scaling.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
@@ -26,8 +29,9 @@ from torch import Tensor
 from torch_geometric_stream.nn.scaling import check_feature_range, min_max_scale
 from torch_geometric_stream.validation import as_feature_matrix
 
-__all__ = ["StreamTransform", "L2Normalize", "OnlineMinMaxScaler", "GlobalMinMaxScaler",
-           "FixedRangeScaler", "Compose", "SCALINGS", "make_transform", "resolve_scaling"]
+__all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
+           "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS",
+           "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling"]
 
 
 class StreamTransform:
@@ -79,6 +83,25 @@ class L2Normalize(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
+
+
+class SignedLog1p(StreamTransform):
+    r"""Compress every feature with :math:`\operatorname{sign}(x)\,\log(1 + |x|)`.
+
+    Stateless and monotonic (the order of values within a feature is kept), so
+    it is honest in a stream. Meant for heavy-tailed features such as counts,
+    durations or amounts, whose few extreme values would otherwise squeeze the
+    typical ones into a sliver of a min-max scaled range: apply it *before* the
+    scaling.
+    """
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        return rows.sign() * rows.abs().log1p()
+
+    @staticmethod
+    def value(v: float) -> float:
+        """The transform of one number (e.g. the ends of an a-priori range)."""
+        return math.copysign(math.log1p(abs(v)), v)
 
 
 class _MinMaxScaler(StreamTransform):
@@ -217,6 +240,8 @@ class Compose(StreamTransform):
 #: the learner itself (``SLeDGe(input_scaling="online")``): the stream
 #: transform then passes rows through unchanged.
 SCALINGS = ("auto", "online", "online-rescale", "global", "range", "none")
+#: Feature transforms of :func:`make_transform`, applied before the scaling.
+FEATURE_TRANSFORMS = ("none", "signed-log1p")
 
 
 def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
@@ -236,8 +261,10 @@ def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
 
 
 def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any] = None,
-                   value_range: Optional[Sequence[float]] = None) -> Compose:
-    """Build the input pipeline: min-max scaling to :math:`[-1, 1]`, then L2 normalization.
+                   value_range: Optional[Sequence[float]] = None,
+                   feature_transform: str = "none") -> Compose:
+    """Build the input pipeline: a feature transform, min-max scaling to
+    :math:`[-1, 1]`, then L2 normalization.
 
     Args:
         scaling: one of :data:`SCALINGS`: ``"online"``
@@ -254,13 +281,25 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
         value_range: ``(low, high)`` of every feature; required by ``"range"``.
+        feature_transform: one of :data:`FEATURE_TRANSFORMS`: ``"none"`` or
+            ``"signed-log1p"`` (:class:`SignedLog1p` first; the global range is
+            then fitted, and an a-priori range mapped, through it).
     """
     scaling = resolve_scaling(scaling, value_range)
+    if feature_transform not in FEATURE_TRANSFORMS:
+        raise ValueError(f"feature_transform must be one of {FEATURE_TRANSFORMS}, "
+                         f"got {feature_transform!r}")
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
     steps: List[StreamTransform] = []
+    if feature_transform == "signed-log1p":
+        steps.append(SignedLog1p())
+        if data is not None:
+            data = steps[0].transform_many(data)
+        if value_range is not None:
+            value_range = tuple(SignedLog1p.value(float(v)) for v in value_range)
     if scaling == "online-rescale":
         return Compose(steps)
     if scaling == "online":
