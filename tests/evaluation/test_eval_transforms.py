@@ -12,6 +12,7 @@ from torch_geometric_stream.evaluation import (
     OnlineMinMaxScaler,
     SignedLog1p,
     make_transform,
+    resolve_feature_transform,
     resolve_scaling,
 )
 
@@ -141,6 +142,18 @@ def test_signed_log1p_by_hand_and_before_every_scaling():
                                torch.tensor([[-1.0, 1.0]]))
     with pytest.raises(ValueError, match="feature_transform"):
         make_transform(feature_transform="log")
+
+
+def test_auto_feature_transform_compresses_tabular_streams_only():
+    assert resolve_feature_transform("auto") == "signed-log1p"
+    assert resolve_feature_transform("auto", (0, 255)) == "none"  # images keep their scale
+    assert resolve_feature_transform("none") == "none"
+    assert repr(make_transform("online-rescale", feature_transform="auto")) == \
+        "Compose([SignedLog1p()])"
+    assert "SignedLog1p" not in repr(make_transform("auto", value_range=(0, 255),
+                                                    feature_transform="auto"))
+    with pytest.raises(ValueError, match="feature_transform"):
+        resolve_feature_transform("log")
 
 
 def test_known_range_scaling_is_the_authors_image_mapping():

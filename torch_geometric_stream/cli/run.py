@@ -22,7 +22,8 @@ from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
-                                               prequential, resolve_scaling)
+                                               prequential, resolve_feature_transform,
+                                               resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
@@ -121,6 +122,8 @@ def run_command(args: argparse.Namespace) -> int:
                                 read_config_file(args.config), num_classes=dataset.num_classes)
         config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range,
                                             learner_scales=model in SLEDGE_VARIANTS)
+        config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
+                                                                dataset.value_range)
     results, records = {}, []
     for seed in seeds:
         with user_input("configuration"):

@@ -33,6 +33,7 @@ from torch_geometric_stream.evaluation.transforms import (
     SignedLog1p,
     StreamTransform,
     make_transform,
+    resolve_feature_transform,
     resolve_scaling,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "FEATURE_TRANSFORMS",
     "make_transform",
     "resolve_scaling",
+    "resolve_feature_transform",
     "StreamMetrics",
     "tail_accuracy",
     "accuracy_curve",

@@ -31,7 +31,8 @@ from torch_geometric_stream.validation import as_feature_matrix
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS",
-           "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling"]
+           "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
+           "resolve_feature_transform"]
 
 
 class StreamTransform:
@@ -240,8 +241,9 @@ class Compose(StreamTransform):
 #: the learner itself (``SLeDGe(input_scaling="online")``): the stream
 #: transform then passes rows through unchanged.
 SCALINGS = ("auto", "online", "online-rescale", "global", "range", "none")
-#: Feature transforms of :func:`make_transform`, applied before the scaling.
-FEATURE_TRANSFORMS = ("none", "signed-log1p")
+#: Feature transforms of :func:`make_transform`, applied before the scaling
+#: (``"auto"``: see :func:`resolve_feature_transform`).
+FEATURE_TRANSFORMS = ("auto", "none", "signed-log1p")
 
 
 def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
@@ -258,6 +260,20 @@ def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
             return "range"
         return "online-rescale" if learner_scales else "online"
     return scaling
+
+
+def resolve_feature_transform(feature_transform: str,
+                              value_range: Optional[Sequence[float]] = None) -> str:
+    """``"auto"`` becomes ``"none"`` when the stream declares the range of its values a
+    priori (images: the pixel range is the scale), else ``"signed-log1p"`` (tabular
+    streams, whose features are often heavy-tailed). Other names are returned
+    unchanged."""
+    if feature_transform not in FEATURE_TRANSFORMS:
+        raise ValueError(f"feature_transform must be one of {FEATURE_TRANSFORMS}, "
+                         f"got {feature_transform!r}")
+    if feature_transform == "auto":
+        return "none" if value_range is not None else "signed-log1p"
+    return feature_transform
 
 
 def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any] = None,
@@ -281,14 +297,13 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
         value_range: ``(low, high)`` of every feature; required by ``"range"``.
-        feature_transform: one of :data:`FEATURE_TRANSFORMS`: ``"none"`` or
+        feature_transform: one of :data:`FEATURE_TRANSFORMS`: ``"none"``,
             ``"signed-log1p"`` (:class:`SignedLog1p` first; the global range is
-            then fitted, and an a-priori range mapped, through it).
+            then fitted, and an a-priori range mapped, through it) or ``"auto"``
+            (see :func:`resolve_feature_transform`).
     """
     scaling = resolve_scaling(scaling, value_range)
-    if feature_transform not in FEATURE_TRANSFORMS:
-        raise ValueError(f"feature_transform must be one of {FEATURE_TRANSFORMS}, "
-                         f"got {feature_transform!r}")
+    feature_transform = resolve_feature_transform(feature_transform, value_range)
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
     if scaling == "range" and value_range is None:
