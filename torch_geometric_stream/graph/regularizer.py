@@ -104,7 +104,7 @@ def _gram_terms(x_q: Tensor, e_q: Tensor, x: Tensor, e: Tensor,
 
 def _block_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
                  constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    """The same three terms from the :math:`q \times N` similarity matrices."""
+    r"""The same three terms from the :math:`q \times N` similarity matrices."""
     sim_e = e_q @ e.t()
     with torch.no_grad():
         sim_x = x_q @ x.t()
@@ -113,7 +113,7 @@ def _block_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
 
 
 def _block_is_cheaper(q: int, n: int, d: int, h: int, constant: bool) -> bool:
-    """Whether the :math:`q \times N` matrices cost fewer multiply-adds than the
+    r"""Whether the :math:`q \times N` matrices cost fewer multiply-adds than the
     Gram products (few queries, as SLeDGe-L with one labeled slot per class)."""
     gram = (n + q) * (h * h + h * d + (d * d if constant else 0))
     return q * n * (h + d) <= gram
