@@ -19,7 +19,6 @@ compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
@@ -98,11 +97,6 @@ class SignedLog1p(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         return rows.sign() * rows.abs().log1p()
-
-    @staticmethod
-    def value(v: float) -> float:
-        """The transform of one number (e.g. the ends of an a-priori range)."""
-        return math.copysign(math.log1p(abs(v)), v)
 
 
 class _MinMaxScaler(StreamTransform):
@@ -309,12 +303,14 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
     steps: List[StreamTransform] = []
-    if feature_transform == "signed-log1p":
+    if feature_transform == "signed-log1p":  # fit / map the ranges through it, in float64
         steps.append(SignedLog1p())
         if data is not None:
-            data = steps[0].transform_many(data)
+            data = steps[0]._transform(as_feature_matrix(data, None, name="data",
+                                                         dtype=torch.float64))
         if value_range is not None:
-            value_range = tuple(SignedLog1p.value(float(v)) for v in value_range)
+            value_range = steps[0]._transform(
+                torch.tensor(value_range, dtype=torch.float64)).tolist()
     if scaling == "online-rescale":
         return Compose(steps)
     if scaling == "online":

@@ -65,7 +65,8 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     num_rows = x.size(0) if num_rows is None else num_rows
     constant = include_constant or form == "frobenius"
     if query_index is None:
-        terms = _gram_terms(x, emb, x, emb, constant)
+        terms = (_gram_norm_sq(emb, emb), _gram_norm_sq(x, emb),
+                 _gram_norm_sq(x, x) if constant else None)
         num_entries = num_rows ** 2
     else:
         x_q, e_q = x[query_index], emb[query_index]
@@ -73,7 +74,7 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
         if _block_is_cheaper(x_q.size(0), x.size(0), x.size(1), emb.size(1), constant):
             terms = _block_terms(x_q, x, e_q, emb, constant)
         else:
-            terms = _gram_terms(x_q, e_q, x, emb, constant)
+            terms = _query_gram_terms(x_q, x, e_q, emb, constant)
     emb_term, cross, k_term = terms  # ||S||^2, <S, K>, ||K||^2 (None: not needed)
     if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
         norms = k_term.sqrt().clamp_min(_EPS) * emb_term.sqrt().clamp_min(_EPS)
@@ -84,22 +85,21 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     return loss / num_entries
 
 
-def _gram_terms(x_q: Tensor, e_q: Tensor, x: Tensor, e: Tensor,
-                constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+def _gram_inner(a: Tensor, b: Tensor, a_q: Tensor, b_q: Tensor) -> Tensor:
+    r""":math:`\langle A_q B_q^\top, A B^\top\rangle_F = \langle A^\top B, A_q^\top B_q\rangle_F`."""
+    return ((a.t() @ b) * (a_q.t() @ b_q)).sum()
+
+
+def _query_gram_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
+                      constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
     r""":math:`\|E_q E^\top\|_F^2`, :math:`\langle E_q E^\top, X_q X^\top\rangle_F` and
     (``constant``) :math:`\|X_q X^\top\|_F^2` from :math:`h \times h`,
-    :math:`h \times d` and :math:`d \times d` products (``x_q is x``: all pairs)."""
-    if x_q is x:
-        emb_term, cross = _gram_norm_sq(e, e), _gram_norm_sq(x, e)
-        k_term = _gram_norm_sq(x, x) if constant else None
-        return emb_term, cross, k_term
-    emb_term = ((e.t() @ e) * (e_q.t() @ e_q)).sum()
-    cross = ((e.t() @ x) * (e_q.t() @ x_q)).sum()
+    :math:`h \times d` and :math:`d \times d` products."""
     k_term = None
     if constant:
         with torch.no_grad():
-            k_term = ((x.t() @ x) * (x_q.t() @ x_q)).sum()
-    return emb_term, cross, k_term
+            k_term = _gram_inner(x, x, x_q, x_q)
+    return _gram_inner(e, e, e_q, e_q), _gram_inner(e, x, e_q, x_q), k_term
 
 
 def _block_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
