@@ -10,6 +10,7 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
 
     python benchmarks/accuracy.py run --models sledge sledge-light \\
         --datasets Shopper GSAD --ratios 0.001 0.01 --seeds 0 2000 4000
+    python benchmarks/accuracy.py run ... --jobs 4   # 4 runs at once, in subprocesses
     python benchmarks/accuracy.py render
     python benchmarks/accuracy.py plot     # running accuracy, sledge vs sledge-light
 
@@ -27,11 +28,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
+import torch_geometric_stream
 from torch_geometric_stream.cli import main as cli_main
 from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
@@ -73,11 +79,10 @@ def run_path(model: str, dataset: str, ratio: float, seed: int, limit: Optional[
     return RESULTS / tag / f"{model}_{dataset}_{ratio:g}_seed{seed}{suffix}.json"
 
 
-def run_grid(args: argparse.Namespace) -> None:
-    root = args.root or default_data_root()
-    if root is None:
-        raise SystemExit("error: no data folder: pass --root or set TGS_DATA_ROOT")
-    (RESULTS / args.tag).mkdir(parents=True, exist_ok=True)
+def pending_runs(args: argparse.Namespace, root: str) -> list[tuple[Path, list[str]]]:
+    """The grid's cells whose JSON does not exist yet, each as (JSON path, ``run``
+    arguments), in the order dataset, ratio, model, seed."""
+    pending = []
     for dataset in args.datasets:
         for ratio in args.ratios:
             for model in args.models:
@@ -86,18 +91,72 @@ def run_grid(args: argparse.Namespace) -> None:
                     if path.exists():
                         print(f"skip {path.name} (exists)")
                         continue
-                    argv = ["run", "--dataset", dataset, "--root", str(root), "--model", model,
-                            "--label-ratio", str(ratio), "--seed", str(seed), "--threads",
-                            str(args.threads), "--output", str(path), "--quiet",
-                            *(["--limit", str(args.limit)] if args.limit else []),
-                            *_checkpoint_options(path, args.checkpoint_every),
-                            *args.extra]
-                    print("run", " ".join(argv), flush=True)
-                    code = cli_main(argv)
-                    if code != 0:
-                        print(f"failed with exit code {code}: {path.name}")
-                    elif args.checkpoint_every:
-                        path.with_suffix(".ckpt").unlink(missing_ok=True)
+                    pending.append((path, [
+                        "run", "--dataset", dataset, "--root", str(root), "--model", model,
+                        "--label-ratio", str(ratio), "--seed", str(seed), "--threads",
+                        str(args.threads), "--output", str(path), "--quiet",
+                        *(["--limit", str(args.limit)] if args.limit else []),
+                        *_checkpoint_options(path, args.checkpoint_every), *args.extra]))
+    return pending
+
+
+def run_grid(args: argparse.Namespace) -> None:
+    run_cells(pending_runs(args, _data_root(args)), args.jobs, args.threads,
+              args.checkpoint_every)
+
+
+def _data_root(args: argparse.Namespace) -> str:
+    root = args.root or default_data_root()
+    if root is None:
+        raise SystemExit("error: no data folder: pass --root or set TGS_DATA_ROOT")
+    return str(root)
+
+
+def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
+              checkpoint_every: Optional[int]) -> None:
+    """Run ``(JSON path, run arguments)`` cells: in this process one after the
+    other (``jobs == 1``), or in ``jobs`` worker processes at once, each with
+    ``OMP_NUM_THREADS=threads`` and its output in ``<name>.log`` beside the JSON
+    (removed when the run succeeds)."""
+    if jobs < 1:
+        raise SystemExit(f"error: --jobs must be at least 1, got {jobs}")
+    for path, _ in cells:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    if jobs == 1:
+        for path, argv in cells:
+            print("run", " ".join(argv), flush=True)
+            _finish(path, cli_main(argv), checkpoint_every)
+        return
+    package_parent = str(Path(torch_geometric_stream.__file__).resolve().parents[1])
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+           "PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
+                                                       os.environ.get("PYTHONPATH")]))}
+
+    def run_in_subprocess(cell: tuple[Path, list[str]]) -> None:
+        path, argv = cell
+        print("start", path.relative_to(RESULTS), flush=True)
+        log = path.with_suffix(".log")
+        with log.open("w") as out:
+            code = subprocess.run([sys.executable, "-m", "torch_geometric_stream", *argv],
+                                  stdout=out, stderr=subprocess.STDOUT, env=env).returncode
+        _finish(path, code, checkpoint_every, log)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(run_in_subprocess, cells))
+
+
+def _finish(path: Path, code: int, checkpoint_every: Optional[int],
+            log: Optional[Path] = None) -> None:
+    """Report a finished run; on success drop its checkpoint and log."""
+    if code != 0:
+        print(f"failed with exit code {code}: {path.name}"
+              + (f" (output in {log})" if log else ""), flush=True)
+        return
+    print(f"done {path.relative_to(RESULTS)}", flush=True)
+    if checkpoint_every:
+        path.with_suffix(".ckpt").unlink(missing_ok=True)
+    if log:
+        log.unlink(missing_ok=True)
 
 
 def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:
@@ -201,12 +260,15 @@ def _choice_tags(choices: list[str], device: Optional[str]) -> dict[str, list[st
 
 
 def choices(args: argparse.Namespace) -> None:
-    """Run the defaults and every choice on the grid (unless ``--render-only``), then
-    print and write the comparison table."""
+    """Run the defaults and every choice on the grid (unless ``--render-only``; with
+    ``--jobs N`` the cells of every tag share the N workers), then print and write
+    the comparison table."""
     tags = _choice_tags(args.choice, args.device)
     if not args.render_only:
-        for tag, extra in tags.items():
-            run_grid(argparse.Namespace(**{**vars(args), "tag": tag, "extra": extra}))
+        root = _data_root(args)
+        cells = [cell for tag, extra in tags.items() for cell in pending_runs(
+            argparse.Namespace(**{**vars(args), "tag": tag, "extra": extra}), root)]
+        run_cells(cells, args.jobs, args.threads, args.checkpoint_every)
     table = choices_table(list(tags), args.models, args.datasets, args.ratios, args.seeds,
                           args.limit)
     (RESULTS / "choices.md").write_text(table + "\n")
@@ -246,6 +308,9 @@ def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> N
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="run N cells at once, each in its own process (default 1: "
+                             "one after the other in this process)")
     parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
                         help="checkpoint each run every N samples and resume interrupted runs")
     parser.add_argument("--root", default=None)
