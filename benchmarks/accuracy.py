@@ -28,17 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-import torch_geometric_stream
-from torch_geometric_stream.cli import main as cli_main
+from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
 
@@ -114,49 +109,19 @@ def _data_root(args: argparse.Namespace) -> str:
 
 def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
               checkpoint_every: Optional[int]) -> None:
-    """Run ``(JSON path, run arguments)`` cells: in this process one after the
-    other (``jobs == 1``), or in ``jobs`` worker processes at once, each with
-    ``OMP_NUM_THREADS=threads`` and its output in ``<name>.log`` beside the JSON
-    (removed when the run succeeds)."""
+    """Run ``(JSON path, run arguments)`` cells, ``jobs`` at a time (see
+    :func:`~torch_geometric_stream.cli.parallel.run_commands`); a finished run's
+    checkpoint is deleted."""
     if jobs < 1:
         raise SystemExit(f"error: --jobs must be at least 1, got {jobs}")
     for path, _ in cells:
         path.parent.mkdir(parents=True, exist_ok=True)
-    if jobs == 1:
-        for path, argv in cells:
-            print("run", " ".join(argv), flush=True)
-            _finish(path, cli_main(argv), checkpoint_every)
-        return
-    package_parent = str(Path(torch_geometric_stream.__file__).resolve().parents[1])
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
-           "PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
-                                                       os.environ.get("PYTHONPATH")]))}
-
-    def run_in_subprocess(cell: tuple[Path, list[str]]) -> None:
-        path, argv = cell
-        print("start", path.relative_to(RESULTS), flush=True)
-        log = path.with_suffix(".log")
-        with log.open("w") as out:
-            code = subprocess.run([sys.executable, "-m", "torch_geometric_stream", *argv],
-                                  stdout=out, stderr=subprocess.STDOUT, env=env).returncode
-        _finish(path, code, checkpoint_every, log)
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(run_in_subprocess, cells))
-
-
-def _finish(path: Path, code: int, checkpoint_every: Optional[int],
-            log: Optional[Path] = None) -> None:
-    """Report a finished run; on success drop its checkpoint and log."""
-    if code != 0:
-        print(f"failed with exit code {code}: {path.name}"
-              + (f" (output in {log})" if log else ""), flush=True)
-        return
-    print(f"done {path.relative_to(RESULTS)}", flush=True)
-    if checkpoint_every:
-        path.with_suffix(".ckpt").unlink(missing_ok=True)
-    if log:
-        log.unlink(missing_ok=True)
+    codes = run_commands([(argv, path) for path, argv in cells], jobs, threads)
+    for (path, _), code in zip(cells, codes):
+        if code:
+            print(f"failed with exit code {code}: {path.relative_to(RESULTS)}")
+        elif checkpoint_every:
+            path.with_suffix(".ckpt").unlink(missing_ok=True)
 
 
 def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:

@@ -30,3 +30,28 @@ def test_tune_rejects_unknown_grid_option(tmp_path, capsys):
     assert main(["tune", *SMALL, "--grid", "colour=red", "--out-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "colour" in err and "Traceback" not in err
+
+
+def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, capsys):
+    grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=16"]
+    assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path / "serial")]) == 0
+    assert main(["tune", *SMALL, *grid, "--jobs", "2", "--out-dir", str(tmp_path / "jobs")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("done sledge-light_synthetic") == 2  # progress of the workers
+    serial = sorted((tmp_path / "serial").glob("sledge-light_*.json"))
+    assert len(serial) == 2
+    for path in serial:
+        one, two = (json.loads(path.read_text()),
+                    json.loads((tmp_path / "jobs" / path.name).read_text()))
+        assert one["accuracy"] == two["accuracy"] and one["curve"] == two["curve"]
+    assert not list((tmp_path / "jobs").glob("*.log"))  # logs of successful runs removed
+    assert ((tmp_path / "serial" / "best_sledge-light_synthetic_0.01.json").read_text()
+            == (tmp_path / "jobs" / "best_sledge-light_synthetic_0.01.json").read_text())
+
+
+def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "hidden-channels=0,16", "--out-dir", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "hidden_channels=0_seed0.json" in captured.err and "Traceback" not in captured.err
+    assert "hidden_channels=16" not in captured.out  # not started
+    assert not list(tmp_path.glob("*.json"))

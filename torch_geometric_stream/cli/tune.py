@@ -6,7 +6,10 @@ continued. The ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts.
 
     python -m torch_geometric_stream tune --dataset GSAD --label-ratio 0.01 \\
-        --grid lr=1e-4,1e-3,5e-3 --grid lam=0.01,0.1 --seeds 0,2000 --limit 2000
+        --grid lr=1e-4,1e-3,5e-3 --grid lam=0.01,0.1 --seeds 0,2000 --limit 2000 --jobs 4
+
+``--jobs N`` runs N grid runs at once, each in its own process (see
+:mod:`~torch_geometric_stream.cli.parallel`).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from pathlib import Path
 from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
+from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import DEFAULT_MODEL, OVERRIDE_KEYS
 from torch_geometric_stream.datasets import default_data_root
 
@@ -46,8 +50,9 @@ def _point_name(point: dict[str, str]) -> str:
     return "_".join(f"{key}={value}" for key, value in point.items()) or "defaults"
 
 
-def _run_point(args: argparse.Namespace, point: dict[str, str], seed: int, path: Path) -> None:
-    from torch_geometric_stream.cli.main import main  # the parser lives there
+def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
+              path: Path) -> list[str]:
+    """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
             "--output", str(path), "--quiet"]
@@ -57,8 +62,7 @@ def _run_point(args: argparse.Namespace, point: dict[str, str], seed: int, path:
         argv += ["--limit", str(args.limit)]
     for key, value in point.items():
         argv += [f"--{key.replace('_', '-')}", value]
-    if main(argv) != 0:
-        raise UsageError(f"grid point {_point_name(point)} failed (see the error above)")
+    return argv
 
 
 def tune_command(args: argparse.Namespace) -> int:
@@ -67,15 +71,18 @@ def tune_command(args: argparse.Namespace) -> int:
     out_dir: Path = args.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    paths = {(_point_name(point), seed): out_dir / (
+        f"{args.model}_{args.dataset}_{args.label_ratio:g}_{_point_name(point)}_seed{seed}.json")
+        for point in points for seed in seeds}
+    missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
+               if not (path := paths[_point_name(point), seed]).exists()]
+    codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
+    failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
+    if failed:
+        raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
     rows = []
     for point in points:
-        records = []
-        for seed in seeds:
-            path = out_dir / (f"{args.model}_{args.dataset}_{args.label_ratio:g}_"
-                              f"{_point_name(point)}_seed{seed}.json")
-            if not path.exists():
-                _run_point(args, point, seed, path)
-            records.append(json.loads(path.read_text()))
+        records = [json.loads(paths[_point_name(point), seed].read_text()) for seed in seeds]
         accuracies = [record["accuracy"] for record in records]
         rows.append((statistics.mean(accuracies),
                      statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
@@ -106,7 +113,11 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="an option and its values (repeatable); any run option with a value")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
     tune.add_argument("--limit", type=positive_int, metavar="N", help="first N samples only")
-    tune.add_argument("--threads", type=positive_int, default=1, metavar="N")
+    tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
+                      help="threads of each run (default: %(default)s)")
+    tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                      help="runs at once, each in its own process (default: %(default)s, "
+                           "one after the other in this process); results do not depend on it")
     tune.add_argument("--out-dir", type=Path, default=Path("tune_results"), metavar="DIR",
                       help="one JSON per grid point and seed (default: %(default)s)")
     tune.add_argument("--best", type=Path, metavar="FILE.json",
