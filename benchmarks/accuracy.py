@@ -13,6 +13,7 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
     python benchmarks/accuracy.py run ... --jobs 4   # 4 runs at once, in subprocesses
     python benchmarks/accuracy.py render
     python benchmarks/accuracy.py plot     # running accuracy, sledge vs sledge-light
+    python benchmarks/accuracy.py plot --combine --tags scaling-online-rescale light-full-memory
 
 ``choices`` decides open choices by measurement: the package defaults and each
 ``--choice NAME=VALUE`` (one option of ``run`` changed at a time) on the same grid,
@@ -190,24 +191,31 @@ def render(_: argparse.Namespace) -> None:
 
 def plot(args: argparse.Namespace) -> None:
     """One PNG per (tag, dataset, ratio): the running-accuracy curves of
-    ``args.models`` for every seed whose record has a curve."""
+    ``args.models`` for every seed whose record has a curve. With ``--combine``,
+    one PNG per (dataset, ratio) over all ``--tags`` (e.g. SLeDGe's and SLeDGe-L's
+    current defaults, which live under different tags), each curve named with its tag."""
     from torch_geometric_stream.evaluation import plot_curves
 
+    if args.combine and not args.tags:
+        raise SystemExit("error: --combine needs --tags")
     groups: dict[tuple, dict[str, Any]] = defaultdict(dict)
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
+        tag = path.parent.name
         if (record["model"] in args.models and "curve" in record and not record.get("limit")
-                and (not args.tags or path.parent.name in args.tags)):
-            key = (path.parent.name, record["dataset"], record["label_ratio"])
+                and (not args.tags or tag in args.tags)):
+            group = "+".join(args.tags) if args.combine else tag
+            name = f"{record['model']}{f' ({tag})' if args.combine else ''} seed {record['seed']}"
             curve = record["curve"]
-            groups[key][f"{record['model']} seed {record['seed']} ({record['accuracy']:.4f})"] = (
-                curve["position"], curve["running_accuracy"])
+            groups[group, record["dataset"], record["label_ratio"]][
+                f"{name} ({record['accuracy']:.4f})"] = (curve["position"],
+                                                          curve["running_accuracy"])
     out = RESULTS / "plots"
     out.mkdir(exist_ok=True)
-    for (tag, dataset, ratio), curves in sorted(groups.items()):
-        path = out / f"{tag}_{dataset}_{ratio:g}.png"
+    for (group, dataset, ratio), curves in sorted(groups.items()):
+        path = out / f"{group}_{dataset}_{ratio:g}.png"
         plot_curves(dict(sorted(curves.items())), path,
-                    title=f"{dataset}, {ratio:g} labels ({tag})")
+                    title=f"{dataset}, {ratio:g} labels ({group})")
         print(f"wrote {path.relative_to(HERE)}")
 
 
@@ -289,6 +297,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     plotter.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
     plotter.add_argument("--tags", nargs="+", default=None,
                          help="only these result folders (default: all)")
+    plotter.add_argument("--combine", action="store_true",
+                         help="one plot per dataset and ratio over all --tags")
     plotter.set_defaults(func=plot)
     run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
     _add_grid_arguments(run, ["sledge", "sledge-light"])
