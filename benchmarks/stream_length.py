@@ -9,7 +9,10 @@ Bernoulli mask (each 4096-row block of the stream has its own random stream,
 so the mask does not depend on where a run was resumed).
 
 Every ``--window`` samples one row is recorded: the median / p95 / mean
-per-sample latency (``predict(x)`` + ``learn(x, y)``) over the window, the
+per-sample latency (``predict(x)`` + ``learn(x, y)``) over the window, the median
+per-sample CPU time of the process (``time.process_time``: with one thread it is
+the work of the step, and unlike the wall clock it does not grow when other
+processes share the cores; rows written before it was recorded lack it), the
 process RSS (VmRSS of ``/proc/self/status``) at the window's end, and the
 window's prequential accuracy. At the end every parameter, memory buffer and
 optimizer-state tensor is checked for NaN/inf.
@@ -25,7 +28,10 @@ number: RSS restarts from a fresh process there). ``--force`` starts over.
 Summary (printed, in the JSON and in ``--markdown``): least-squares slope of
 the median latency (ms per 100k samples) and of the RSS (MiB per 100k samples)
 against the stream position over the windows after ``--warmup-windows``, and
-the last-window / first-window (after warm-up) ratios of both.
+the last-window / first-window (after warm-up) ratios of both; the same for the
+CPU time (over the windows that have it), and the wall-clock ratio within the
+last segment (one process, so one load level as long as the machine's load did
+not change).
 
 Example (the issue's full runs, hours on one core; a shortened run below)::
 
@@ -107,26 +113,38 @@ def lstsq_slope(xs: list, ys: list) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else math.nan
 
 
+def _trend(rows: list, key: str) -> dict:
+    """Slope of ``key`` per 100k samples and its first / last values and ratio."""
+    first, last = rows[0], rows[-1]
+    return {"slope_per_100k": lstsq_slope([r["end"] / 1e5 for r in rows], [r[key] for r in rows]),
+            "first": first[key], "last": last[key], "last_over_first": last[key] / first[key],
+            "first_window": [first["start"], first["end"]],
+            "last_window": [last["start"], last["end"]]}
+
+
 def summarize(rows: list, warmup_windows: int) -> dict:
     steady = rows[warmup_windows:]
     if len(steady) < 2:
         return {"windows_after_warmup": len(steady)}
-    pos = [r["end"] / 1e5 for r in steady]  # in units of 100k samples
-    lat = [r["median_ms"] for r in steady]
-    rss = [r["rss_mib"] for r in steady]
-    first, last = steady[0], steady[-1]
-    return {
+    latency, rss = _trend(steady, "median_ms"), _trend(steady, "rss_mib")
+    summary = {
         "windows_after_warmup": len(steady),
-        "first_window": [first["start"], first["end"]],
-        "last_window": [last["start"], last["end"]],
-        "latency_slope_ms_per_100k": lstsq_slope(pos, lat),
-        "rss_slope_mib_per_100k": lstsq_slope(pos, rss),
-        "latency_last_over_first": last["median_ms"] / first["median_ms"],
-        "rss_last_over_first": last["rss_mib"] / first["rss_mib"],
-        "latency_first_ms": first["median_ms"], "latency_last_ms": last["median_ms"],
-        "rss_first_mib": first["rss_mib"], "rss_last_mib": last["rss_mib"],
+        "first_window": latency["first_window"], "last_window": latency["last_window"],
+        "latency_slope_ms_per_100k": latency["slope_per_100k"],
+        "rss_slope_mib_per_100k": rss["slope_per_100k"],
+        "latency_last_over_first": latency["last_over_first"],
+        "rss_last_over_first": rss["last_over_first"],
+        "latency_first_ms": latency["first"], "latency_last_ms": latency["last"],
+        "rss_first_mib": rss["first"], "rss_last_mib": rss["last"],
         "segments": sorted({r["segment"] for r in rows}),
     }
+    with_cpu = [r for r in steady if "median_cpu_ms" in r]
+    if len(with_cpu) >= 2:
+        summary["cpu"] = _trend(with_cpu, "median_cpu_ms")
+    last_segment = [r for r in steady if r["segment"] == steady[-1]["segment"]]
+    if len(last_segment) >= 2:
+        summary["last_segment_latency"] = _trend(last_segment, "median_ms")
+    return summary
 
 
 def run(model: str, args) -> dict:
@@ -161,7 +179,7 @@ def run(model: str, args) -> dict:
         os.replace(tmp, out)
 
     stream = SyntheticStream(samples, D, C, seed=args.seed)
-    times, correct, labeled = [], 0, 0
+    times, cpu_times, correct, labeled = [], [], 0, 0
     window_start, started = position, time.perf_counter()
     t = 0
     for block, (xb, yb) in enumerate(stream.iter_chunks()):
@@ -174,10 +192,11 @@ def run(model: str, args) -> dict:
         for i in range(max(0, position - t), n):
             x, y = x_all[i], int(yb[i])
             label = y if mask[i] else -1
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             pred = learner.predict(x)
             learner.learn(x, label)
             times.append((time.perf_counter() - start) * 1e3)
+            cpu_times.append((time.process_time() - cpu_start) * 1e3)
             correct += int(pred[0]) == y
             labeled += label >= 0
             pos = t + i + 1
@@ -186,7 +205,8 @@ def run(model: str, args) -> dict:
                 row = dict(start=window_start, end=pos, segment=segment,
                            median_ms=statistics.median(times),
                            p95_ms=ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
-                           mean_ms=statistics.fmean(times), rss_mib=rss_mib(),
+                           mean_ms=statistics.fmean(times),
+                           median_cpu_ms=statistics.median(cpu_times), rss_mib=rss_mib(),
                            accuracy=correct / len(times), labeled=labeled,
                            memory_items=learner.num_items,
                            wall_s=time.perf_counter() - started)
@@ -195,9 +215,9 @@ def run(model: str, args) -> dict:
                                                                     "rows": rows})
                 write()
                 print(f"[{model}] {window_start:>8d}-{pos:<8d} median {row['median_ms']:7.2f} ms"
-                      f"  p95 {row['p95_ms']:7.2f} ms  RSS {row['rss_mib']:7.1f} MiB  acc "
+                      f"  p95 {row['p95_ms']:7.2f} ms  CPU {row['median_cpu_ms']:7.2f} ms  RSS {row['rss_mib']:7.1f} MiB  acc "
                       f"{row['accuracy']:.3f}  items {row['memory_items']}", flush=True)
-                times, correct, labeled, window_start = [], 0, 0, pos
+                times, cpu_times, correct, labeled, window_start = [], [], 0, 0, pos
                 started = time.perf_counter()
         t += n
     bad = non_finite_entries(learner)
@@ -209,8 +229,9 @@ def run(model: str, args) -> dict:
 def table(results: list) -> str:
     lines = ["| model | samples | window | threads | windows | latency first -> last (ms) | "
              "latency slope (ms/100k) | last/first | RSS first -> last (MiB) | "
-             "RSS slope (MiB/100k) | last/first | NaN/inf at end |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "RSS slope (MiB/100k) | last/first | CPU ms first -> last (slope/100k) | "
+             "latency last/first, last segment | NaN/inf at end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s, cfg = r["summary"], r["config"]
         if "latency_slope_ms_per_100k" not in s:
@@ -224,16 +245,32 @@ def table(results: list) -> str:
             f"{s['latency_last_ms']:.2f} | {s['latency_slope_ms_per_100k']:+.3f} | "
             f"{s['latency_last_over_first']:.3f} | {s['rss_first_mib']:.1f} -> "
             f"{s['rss_last_mib']:.1f} | {s['rss_slope_mib_per_100k']:+.2f} | "
-            f"{s['rss_last_over_first']:.3f} | {nan} |")
+            f"{s['rss_last_over_first']:.3f} | {_trend_cell(s.get('cpu'))} | "
+            f"{_ratio_cell(s.get('last_segment_latency'))} | {nan} |")
     return "\n".join(lines)
 
 
+def _trend_cell(trend: dict | None) -> str:
+    if trend is None:
+        return "-"
+    return (f"{trend['first']:.2f} -> {trend['last']:.2f} "
+            f"({trend['slope_per_100k']:+.3f}, last/first {trend['last_over_first']:.3f})")
+
+
+def _ratio_cell(trend: dict | None) -> str:
+    if trend is None:
+        return "-"
+    return (f"{trend['last_over_first']:.3f} ({trend['first_window'][0]}-"
+            f"{trend['last_window'][1]})")
+
+
 def window_table(result: dict) -> str:
-    lines = ["| window | median ms | p95 ms | RSS MiB | accuracy | segment |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| window | median ms | p95 ms | CPU ms | RSS MiB | accuracy | segment |",
+             "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
+        cpu = f"{r['median_cpu_ms']:.2f}" if "median_cpu_ms" in r else "-"
         lines.append(f"| {r['start']}-{r['end']} | {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
-                     f"{r['rss_mib']:.1f} | {r['accuracy']:.3f} | {r['segment']} |")
+                     f"{cpu} | {r['rss_mib']:.1f} | {r['accuracy']:.3f} | {r['segment']} |")
     return "\n".join(lines)
 
 
@@ -274,6 +311,8 @@ def main() -> None:
     if not results:
         print("no results")
         return
+    for result in results:  # summaries by the current rules, also for older files
+        result["summary"] = summarize(result["rows"], args.warmup_windows)
     text = table(results)
     print(text)
     md = [f"### stream_length (CPU: {results[0]['cpu']}, nproc={results[0]['nproc']}, "
