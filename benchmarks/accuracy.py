@@ -34,6 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
+from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
@@ -113,8 +114,6 @@ def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
     """Run ``(JSON path, run arguments)`` cells, ``jobs`` at a time (see
     :func:`~torch_geometric_stream.cli.parallel.run_commands`); a finished run's
     checkpoint is deleted."""
-    if jobs < 1:
-        raise SystemExit(f"error: --jobs must be at least 1, got {jobs}")
     for path, _ in cells:
         path.parent.mkdir(parents=True, exist_ok=True)
     codes = run_commands([(argv, path) for path, argv in cells], jobs, threads)
@@ -281,7 +280,7 @@ def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> N
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="run N cells at once, each in its own process (default 1: "
                              "one after the other in this process)")
     parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
