@@ -112,15 +112,13 @@ def _data_root(args: argparse.Namespace) -> str:
 def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
               checkpoint_every: Optional[int]) -> None:
     """Run ``(JSON path, run arguments)`` cells, ``jobs`` at a time (see
-    :func:`~torch_geometric_stream.cli.parallel.run_commands`); a finished run's
-    checkpoint is deleted."""
+    :func:`~torch_geometric_stream.cli.parallel.run_commands`, which reports each
+    run's start and end); a finished run's checkpoint is deleted."""
     for path, _ in cells:
         path.parent.mkdir(parents=True, exist_ok=True)
     codes = run_commands([(argv, path) for path, argv in cells], jobs, threads)
     for (path, _), code in zip(cells, codes):
-        if code:
-            print(f"failed with exit code {code}: {path.relative_to(RESULTS)}")
-        elif checkpoint_every:
+        if code == 0 and checkpoint_every:
             path.with_suffix(".ckpt").unlink(missing_ok=True)
 
 

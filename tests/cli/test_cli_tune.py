@@ -35,9 +35,11 @@ def test_tune_rejects_unknown_grid_option(tmp_path, capsys):
 def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, capsys):
     grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=16"]
     assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path / "serial")]) == 0
+    capsys.readouterr()
     assert main(["tune", *SMALL, *grid, "--jobs", "2", "--out-dir", str(tmp_path / "jobs")]) == 0
     printed = capsys.readouterr().out
     assert printed.count("done sledge-light_synthetic") == 2  # progress of the workers
+    assert "seed  samples" not in printed  # the workers' own output went to their logs
     serial = sorted((tmp_path / "serial").glob("sledge-light_*.json"))
     assert len(serial) == 2
     for path in serial:

@@ -45,10 +45,16 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
     def run(command: tuple[list[str], Path]) -> Optional[int]:
         if stop_on_failure and failed.is_set():
             return None
-        print(f"start {command[1].name}", flush=True)
-        code = run_one(*command, threads)
-        if code != 0:
+        argv, output = command
+        print(f"start {output.name}", flush=True)
+        code = run_one(argv, output, threads)
+        if code == 0:
+            print(f"done {output.name}", flush=True)
+        else:
             failed.set()
+            print(f"failed with exit code {code}: {output.name}"
+                  + (f" (output in {output.with_suffix('.log')})" if jobs > 1 else ""),
+                  flush=True)
         return code
 
     if jobs == 1:
@@ -73,7 +79,4 @@ def _run_in_worker(argv: list[str], output: Path, threads: int) -> int:
                               stdout=out, stderr=subprocess.STDOUT, env=env).returncode
     if code == 0:
         log.unlink()
-        print(f"done {output.name}", flush=True)
-    else:
-        print(f"failed with exit code {code}: {output.name} (output in {log})", flush=True)
     return code
