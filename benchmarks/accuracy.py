@@ -19,7 +19,7 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
 ``--choice NAME=VALUE`` (one option of ``run`` changed at a time) on the same grid,
 each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` appended
 with ``--device cuda``), then a table with one column per choice and its difference
-from the defaults (``results/accuracy/choices.md``)::
+from the defaults on the seeds both finished (``results/accuracy/choices.md``)::
 
     python benchmarks/accuracy.py choices --choice normalization=mean \
         --choice regularizer=frobenius --choice scaling=online \
@@ -138,11 +138,13 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
 
 
-def _options(config: dict[str, Any]) -> str:
+def _options(config: dict[str, Any], model: str) -> str:
     """The options a run switched away from their neutral value (class prior,
-    approximations), e.g. ``class_prior=stream``; empty for none."""
+    approximations), e.g. ``class_prior=stream``; empty for none. ``light_memory``
+    counts for ``sledge-light`` only (the other models record it but ignore it)."""
     return ", ".join(f"{key}={config[key]}" for key in LATER_ENTRIES
-                     if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key])
+                     if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
+                     and (key != "light_memory" or model == "sledge-light"))
 
 
 def render_tables() -> str:
@@ -154,7 +156,7 @@ def render_tables() -> str:
         device = record.get("device", "cpu") + (" + graphs" if record.get("cuda_graph") else "")
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
                 record.get("limit"), record["config"].get("scaling", ""),
-                _options(record["config"]), device)].append(record)
+                _options(record["config"], record["model"]), device)].append(record)
     lines = ["| tag | dataset | ratio | model | scaling | options | samples | seeds | "
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
              "| threads | device |",
@@ -247,27 +249,32 @@ def choices(args: argparse.Namespace) -> None:
 
 def choices_table(tags: list[str], models: list[str], datasets: list[str],
                   ratios: list[float], seeds: list[int], limit: Optional[int]) -> str:
-    """Mean ± std over the seeds that every tag has finished, per (dataset, ratio,
-    model) and tag, with the difference of the means from the first tag (the defaults)."""
-    lines = ["| dataset | ratio | model | seeds | " + " | ".join(tags) + " |",
+    """Per (dataset, ratio, model): the defaults (the first tag) over the seeds they
+    finished, and every other tag over the seeds that it and the defaults both
+    finished, with the difference of the means on those paired seeds and their count."""
+    lines = ["| dataset | ratio | model | seeds (defaults) | " + " | ".join(tags) + " |",
              "|---" * (4 + len(tags)) + "|"]
     for dataset in datasets:
         for ratio in ratios:
             for model in models:
-                paths = {tag: {seed: run_path(model, dataset, ratio, seed, limit, tag)
-                               for seed in seeds} for tag in tags}
-                done = [seed for seed in seeds
-                        if all(paths[tag][seed].exists() for tag in tags)]
-                if not done:
+                accuracy = {tag: {seed: json.loads(path.read_text())["accuracy"]
+                                  for seed in seeds
+                                  if (path := run_path(model, dataset, ratio, seed, limit,
+                                                       tag)).exists()} for tag in tags}
+                base = accuracy[tags[0]]
+                if not base:
                     continue
-                accuracy = {tag: [json.loads(paths[tag][seed].read_text())["accuracy"]
-                                  for seed in done] for tag in tags}
-                base = statistics.mean(accuracy[tags[0]])
-                cells = [_mean_std(accuracy[tags[0]])] + [
-                    f"{_mean_std(accuracy[tag])} ({statistics.mean(accuracy[tag]) - base:+.4f})"
-                    for tag in tags[1:]]
+                cells = [_mean_std(list(base.values()))]
+                for tag in tags[1:]:
+                    paired = [seed for seed in accuracy[tag] if seed in base]
+                    if not paired:
+                        cells.append("-")
+                        continue
+                    values = [accuracy[tag][seed] for seed in paired]
+                    diff = statistics.mean(values) - statistics.mean(base[s] for s in paired)
+                    cells.append(f"{_mean_std(values)} ({diff:+.4f}, n={len(paired)})")
                 lines.append(f"| {dataset} | {ratio:g} | {model} | "
-                             f"{','.join(map(str, done))} | " + " | ".join(cells) + " |")
+                             f"{','.join(map(str, base))} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
