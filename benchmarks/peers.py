@@ -30,6 +30,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from torch_geometric_stream.cli.configs import resolve_config
+from torch_geometric_stream.cli.models import model_kwargs
 from torch_geometric_stream.datasets import default_data_root, load_dataset
 from torch_geometric_stream.evaluation.transforms import make_transform
 
@@ -41,14 +42,12 @@ LEARNERS = ("sledge", "sledge-light", "SLEADE", "OSNN", "HoeffdingTree", "KNN",
 LABELS = {"sledge": "SLeDGe", "sledge-light": "SLeDGe-L"}
 _COLUMN_ORDER = ["SLeDGe", "SLeDGe-L", "SLeDGe-L (per-class)",
                  *[name for name in LEARNERS if name not in LABELS]]
-#: SLeDGe keys of the CLI configuration that are not SLeDGe constructor arguments.
-_NOT_SLEDGE_ARGS = ("memory_size", "scaling")
 
 
 def sledge_config(model: str, dataset: str, ratio: float, num_classes: int) -> dict[str, Any]:
     """The package's paper configuration of ``model`` for this run (as the CLI resolves it)."""
-    config = resolve_config(dataset, ratio, model, {}, None, num_classes=num_classes)
-    return {key: value for key, value in config.items() if key not in _NOT_SLEDGE_ARGS}
+    return model_kwargs(resolve_config(dataset, ratio, model, {}, None,
+                                       num_classes=num_classes))
 
 
 def make_learner(name: str, schema: Any, dataset: str, ratio: float,

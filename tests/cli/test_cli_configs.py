@@ -7,8 +7,9 @@ import torch
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PAPER_CONFIGS, paper_config,
                                                 parse_tau, resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner
+from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
+from torch_geometric_stream.models import SLEDGE_VARIANTS, build_model
 
 
 def test_every_paper_dataset_has_both_ratios():
@@ -99,3 +100,14 @@ def test_class_prior_option_reaches_the_model():
     config = resolve_config("Shopper", 0.01, "sledge", {"class_prior": "stream"}, None,
                             num_classes=2)
     assert build_learner("sledge", 17, 2, config, 0, "cpu").class_prior == "stream"
+
+
+@pytest.mark.parametrize("model", sorted(SLEDGE_VARIANTS))
+@pytest.mark.parametrize("dataset", ["Shopper", "MNIST"])
+def test_model_kwargs_of_every_resolved_config_build_the_model(model, dataset):
+    # what benchmarks/peers.py hands to the CapyMOA adapter: every entry a model argument
+    config = resolve_config(dataset, 0.001, model, {}, None, num_classes=2)
+    kwargs = model_kwargs(config)
+    assert not {"memory_size", "scaling", "feature_transform"} & set(kwargs)
+    learner = build_model(model, 4, 2, seed=0, **kwargs)
+    assert learner.memory.capacity == config["memory_size"]

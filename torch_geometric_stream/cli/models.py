@@ -14,7 +14,7 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.models import MODELS, SLEDGE_VARIANTS, build_model, model_names
 
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_keys",
-           "uses_sledge_config", "build_learner"]
+           "model_kwargs", "uses_sledge_config", "build_learner"]
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
@@ -43,6 +43,12 @@ def config_keys(name: str) -> tuple[str, ...]:
     return SLEDGE_CONFIG_KEYS if uses_sledge_config(name) else BASELINE_CONFIG_KEYS
 
 
+def model_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of a resolved SLeDGe-family configuration that are keyword
+    arguments of the model (without the stream's preparation and the memory size)."""
+    return {key: value for key, value in config.items() if key not in _NOT_MODEL_KWARGS}
+
+
 def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping[str, Any],
                   seed: int, device: str) -> Any:
     """Instantiate model ``name`` from a configuration resolved by ``cli.configs``.
@@ -63,7 +69,7 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
                          f"({', '.join(SLEDGE_VARIANTS)}); {name!r} does not: use "
                          f"--scaling online")
     if uses_sledge_config(name):
-        kwargs = {key: value for key, value in config.items() if key not in _NOT_MODEL_KWARGS}
+        kwargs = model_kwargs(config)
         if rescale:
             kwargs["input_scaling"] = "online"
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
