@@ -172,3 +172,24 @@ def test_feature_transform_reaches_the_stream_and_the_record(tmp_path):
     record = _read(logged)
     assert record["config"]["feature_transform"] == "signed-log1p"
     assert record["curve"] != _read(plain)["curve"]
+
+
+def test_count_offset_reaches_the_memory_and_the_record(tmp_path, monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+
+    built = []
+    build = run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    outputs = {offset: tmp_path / f"offset{offset}.json" for offset in ("0", "1")}
+    for offset, output in outputs.items():
+        assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
+                     "memory", "--count-offset", offset, "--quiet", "--output",
+                     str(output)]) == 0
+    assert [learner.memory.count_offset for learner in built] == [0, 1]
+    assert [_read(path)["config"]["count_offset"] for path in outputs.values()] == [0, 1]
+
+
+def test_count_offset_takes_0_or_1(capsys):
+    assert main(["run", "--dataset", "synthetic", "--count-offset", "2"]) == 2
+    assert "--count-offset" in capsys.readouterr().err

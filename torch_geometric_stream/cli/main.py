@@ -110,6 +110,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         hyper.add_argument(flag, type=coefficient_value, metavar="X",
                            help=f"{text}: 'adaptive' (default, the paper's rule) or a "
                                 f"fixed number in [0, 1]")
+    hyper.add_argument("--count-offset", type=int, choices=(0, 1),
+                       help="weight of the first merge into a memory slot: 1 (default, the "
+                            "authors' code: 0.5 sim) or 0 (the paper's text: 0)")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)

@@ -39,7 +39,7 @@ OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "n
                  "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
                  "normalization", "regularizer", "propagation", "scaling", "alpha", "beta",
                  "class_prior", "light_memory", "reselect_every", "search_dtype",
-                 "feature_transform")
+                 "feature_transform", "count_offset")
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
@@ -47,7 +47,7 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 #: value every older checkpoint ran with: left out of a run's identity at that
 #: value, so that those checkpoints still resume.
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
-                 "search_dtype": None, "feature_transform": "none"}
+                 "search_dtype": None, "feature_transform": "none", "count_offset": 1}
 
 
 @contextmanager
