@@ -111,3 +111,10 @@ def test_model_kwargs_of_every_resolved_config_build_the_model(model, dataset):
     assert not {"memory_size", "scaling", "feature_transform"} & set(kwargs)
     learner = build_model(model, 4, 2, seed=0, **kwargs)
     assert learner.memory.capacity == config["memory_size"]
+
+
+def test_every_default_entry_is_a_sledge_entry_and_a_flag():
+    # one list of entries: the defaults, what SLeDGe models read, and what `run` overrides
+    from torch_geometric_stream.cli.models import SLEDGE_CONFIG_KEYS
+    from torch_geometric_stream.cli.run import OVERRIDE_KEYS
+    assert tuple(DEFAULT_CONFIG) == SLEDGE_CONFIG_KEYS == OVERRIDE_KEYS

@@ -13,7 +13,7 @@ from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
 from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import build_learner
+from torch_geometric_stream.cli.models import SLEDGE_CONFIG_KEYS, build_learner
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
@@ -35,11 +35,7 @@ DEFAULT_MODEL = "sledge"
 BUNDLED_MODEL = "sledge-light"
 BUNDLED_LIMIT = 2000
 #: Flags that override configuration entries (argparse destination = entry name).
-OVERRIDE_KEYS = ("k", "lr", "weight_decay", "lam", "tau", "embedding_layers", "num_layers",
-                 "hidden_channels", "labeled_size", "unlabeled_size", "memory_size",
-                 "normalization", "regularizer", "propagation", "scaling", "alpha", "beta",
-                 "class_prior", "light_memory", "reselect_every", "search_dtype",
-                 "feature_transform", "count_offset")
+OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
