@@ -138,13 +138,17 @@ def _mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
 
 
-def _options(config: dict[str, Any], model: str) -> str:
-    """The options a run switched away from their neutral value (class prior,
-    approximations), e.g. ``class_prior=stream``; empty for none. ``light_memory``
-    counts for ``sledge-light`` only (the other models record it but ignore it)."""
-    return ", ".join(f"{key}={config[key]}" for key in LATER_ENTRIES
-                     if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
-                     and (key != "light_memory" or model == "sledge-light"))
+def _options(record: dict[str, Any]) -> str:
+    """The options a run switched away from their neutral value (preset, class
+    prior, approximations), e.g. ``class_prior=stream``; empty for none.
+    ``light_memory`` counts for ``sledge-light`` only (the other models record it
+    but ignore it)."""
+    config, model = record["config"], record["model"]
+    preset = record.get("preset", "paper")
+    return ", ".join([f"preset={preset}"] * (preset != "paper") + [
+        f"{key}={config[key]}" for key in LATER_ENTRIES
+        if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
+        and (key != "light_memory" or model == "sledge-light")])
 
 
 def render_tables() -> str:
@@ -156,7 +160,7 @@ def render_tables() -> str:
         device = record.get("device", "cpu") + (" + graphs" if record.get("cuda_graph") else "")
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
                 record.get("limit"), record["config"].get("scaling", ""),
-                _options(record["config"], record["model"]), device)].append(record)
+                _options(record), device)].append(record)
     lines = ["| tag | dataset | ratio | model | scaling | options | samples | seeds | "
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
              "| threads | device |",

@@ -37,6 +37,24 @@ def test_precedence_defaults_paper_file_flags():
     assert (config["k"], config["lr"], config["tau"]) == (2, 1e-3, None)
 
 
+def test_package_preset_ignores_the_paper_settings():
+    paper = resolve_config("Shuttle", 0.01, "sledge", {}, None, num_classes=7)
+    package = resolve_config("Shuttle", 0.01, "sledge", {}, None, num_classes=7,
+                             preset="package")
+    assert paper["num_layers"] == 1  # Shuttle's gcn_layer = 1
+    assert package == resolve_config("synthetic", 0.01, "sledge", {}, None, num_classes=7)
+    assert {key: package[key] for key in ("num_layers", "k", "embedding_layers", "tau")} == {
+        key: DEFAULT_CONFIG[key] for key in ("num_layers", "k", "embedding_layers", "tau")}
+    # a file and flags still override the preset
+    given = resolve_config("Shuttle", 0.01, "sledge", {"k": 3}, {"num_layers": 1},
+                           preset="package")
+    assert (given["k"], given["num_layers"]) == (3, 1)
+    assert resolve_config("Shuttle", 0.01, "tlp", {}, None, preset="package") == resolve_config(
+        "Shuttle", 0.01, "tlp", {}, None)
+    with pytest.raises(UsageError, match="preset 'tuned'"):
+        resolve_config("Shuttle", 0.01, "sledge", {}, None, preset="tuned")
+
+
 def test_memory_sizes_follow_the_paper_rule():
     full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
     assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)

@@ -12,6 +12,7 @@ import torch
 
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli.arguments import check_device
+from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 
 #: Small memories and width so that a few hundred samples take seconds.
 FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
@@ -188,6 +189,22 @@ def test_count_offset_reaches_the_memory_and_the_record(tmp_path, monkeypatch):
                      str(output)]) == 0
     assert [learner.memory.count_offset for learner in built] == [0, 1]
     assert [_read(path)["config"]["count_offset"] for path in outputs.values()] == [0, 1]
+
+
+def test_preset_package_leaves_out_the_paper_settings_and_is_recorded(tmp_path):
+    # the bundled stream is Shopper, a paper dataset: 1 % -> gcn_layer 1, scorer_layer 3
+    records = {}
+    for preset in ("paper", "package"):
+        output = tmp_path / f"{preset}.json"
+        assert main(["run", "--model", "sledge", "--limit", "30", "--hidden-channels", "8",
+                     "--preset", preset, "--quiet", "--output", str(output)]) == 0
+        records[preset] = _read(output)
+    assert records["paper"]["preset"] == "paper" and records["package"]["preset"] == "package"
+    assert (records["paper"]["config"]["num_layers"],
+            records["paper"]["config"]["embedding_layers"]) == (1, 3)
+    assert (records["package"]["config"]["num_layers"],
+            records["package"]["config"]["embedding_layers"]) == (
+        DEFAULT_CONFIG["num_layers"], DEFAULT_CONFIG["embedding_layers"])
 
 
 def test_count_offset_takes_0_or_1(capsys):

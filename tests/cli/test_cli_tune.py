@@ -57,3 +57,10 @@ def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys):
     assert "hidden_channels=0_seed0.json" in captured.err and "Traceback" not in captured.err
     assert "hidden_channels=16" not in captured.out  # not started
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_tune_passes_the_preset_to_every_run(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "hidden-channels=8", "--preset", "package",
+                 "--out-dir", str(tmp_path)]) == 0
+    (run,) = tmp_path.glob("sledge-light_*.json")
+    assert json.loads(run.read_text())["preset"] == "package"

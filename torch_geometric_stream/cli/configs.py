@@ -2,7 +2,9 @@
 structural settings, and their resolution against a ``--config`` file and flags.
 
 Precedence, lowest first: :data:`DEFAULT_CONFIG` < :data:`PAPER_CONFIGS` (SLeDGe
-models on a paper dataset) < the ``--config`` JSON file < explicit flags.
+models on a paper dataset, preset ``"paper"``) < the ``--config`` JSON file <
+explicit flags. Preset ``"package"`` leaves the paper's settings out: one
+configuration for every stream, the untuned setting a user with a new stream has.
 
 Mapping of the authors' settings to :class:`~torch_geometric_stream.SLeDGe`
 keyword arguments: ``embedding_layers = scorer_layer`` and
@@ -21,8 +23,8 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import config_keys, uses_sledge_config
 from torch_geometric_stream.evaluation import paper_memory_sizes
 
-__all__ = ["DEFAULT_CONFIG", "PAPER_CONFIGS", "PAPER_RATIOS", "paper_config", "parse_tau",
-           "resolve_config"]
+__all__ = ["DEFAULT_CONFIG", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
+           "parse_tau", "resolve_config"]
 
 #: Package-wide defaults of every configuration entry (placeholders, to be tuned).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -71,6 +73,11 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "feature_transform": "none",
     "count_offset": 1,
 }
+
+#: Where the structural settings of a run come from: ``"paper"``, the paper's
+#: per-dataset settings on its datasets (package defaults elsewhere);
+#: ``"package"``, the package defaults on every stream.
+PRESETS = ("paper", "package")
 
 #: The two label ratios the paper tuned for.
 PAPER_RATIOS = (0.001, 0.01)
@@ -146,7 +153,7 @@ def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
 
 def resolve_config(dataset: str, label_ratio: float, model: str,
                    overrides: Mapping[str, Any], config_file: Optional[Mapping[str, Any]],
-                   num_classes: Optional[int] = None) -> dict[str, Any]:
+                   num_classes: Optional[int] = None, preset: str = "paper") -> dict[str, Any]:
     """The full configuration of one run.
 
     Args:
@@ -159,13 +166,17 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         num_classes: if given, memory sizes left at ``None`` are filled with the
             paper's rule, and ``sledge-light`` with ``light_memory="per-class"``
             gets ``labeled_size = num_classes``.
+        preset: one of :data:`PRESETS`; ``"package"`` skips the paper settings.
 
     Raises:
-        UsageError: unknown keys (for this model) or an invalid ``tau``.
+        UsageError: unknown keys (for this model), an unknown preset or an
+            invalid ``tau``.
     """
+    if preset not in PRESETS:
+        raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     allowed = config_keys(model)
     config = {key: DEFAULT_CONFIG[key] for key in allowed}
-    if uses_sledge_config(model):
+    if preset == "paper" and uses_sledge_config(model):
         config.update(paper_config(dataset, label_ratio))
     if config_file is not None:
         config.update(_checked(config_file, allowed, model, "--config file"))

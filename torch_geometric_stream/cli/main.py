@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 from torch_geometric_stream.cli.arguments import (Parser, coefficient_value, label_ratio,
                                                   positive_int, tau_value)
-from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, PRESETS
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES
@@ -31,7 +31,8 @@ label ratio 0.01, seed 0, 1 thread: about 25 ms per sample, under a minute on on
 core (measured: 26 ms/sample CPU time on the 1,000 first rows).
 
 Configuration precedence (lowest first): package defaults < the paper's per-dataset
-structural settings (SLeDGe models on a paper dataset) < --config FILE.json < flags."""
+structural settings (SLeDGe models on a paper dataset; not with --preset package) <
+--config FILE.json < flags."""
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
@@ -89,6 +90,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     protocol.add_argument("--threads", type=positive_int, default=1, metavar="N",
                           help="torch CPU threads (default: %(default)s)")
     hyper = run.add_argument_group("hyperparameters (override --config and the paper settings)")
+    hyper.add_argument("--preset", choices=PRESETS, default="paper",
+                       help="paper (default): the paper's per-dataset structural settings "
+                            "(layers, k, tau) on its datasets; package: the package defaults "
+                            "on every stream, no per-dataset settings")
     for flag, kind, text in (
             ("--k", int, "neighbours per node"), ("--lr", float, "Adam learning rate"),
             ("--weight-decay", float, "Adam weight decay"),

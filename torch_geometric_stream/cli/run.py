@@ -115,7 +115,8 @@ def run_command(args: argparse.Namespace) -> int:
     overrides = {key: getattr(args, key) for key in OVERRIDE_KEYS}
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
-                                read_config_file(args.config), num_classes=dataset.num_classes)
+                                read_config_file(args.config), num_classes=dataset.num_classes,
+                                preset=args.preset)
         config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range,
                                             learner_scales=model in SLEDGE_VARIANTS)
         config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
@@ -132,7 +133,8 @@ def run_command(args: argparse.Namespace) -> int:
                 feature_transform=config["feature_transform"])
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
-                               "seed": seed, "limit": limit, "threads": args.threads,
+                               "seed": seed, "limit": limit, "preset": args.preset,
+                               "threads": args.threads,
                                "device": device, "cuda_graph": cuda_graph}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,

@@ -20,6 +20,7 @@ import statistics
 from pathlib import Path
 
 from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
+from torch_geometric_stream.cli.configs import PRESETS
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
@@ -55,7 +56,7 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--output", str(path), "--quiet"]
+            "--preset", args.preset, "--output", str(path), "--quiet"]
     if args.root is not None:
         argv += ["--root", str(args.root)]
     if args.limit is not None:
@@ -109,6 +110,9 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR")
     tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL)
     tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R")
+    tune.add_argument("--preset", choices=PRESETS, default="paper",
+                      help="the grid's base: the paper's per-dataset settings (default) or "
+                           "the package defaults (see run --help)")
     tune.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
                       help="an option and its values (repeatable); any run option with a value")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
