@@ -59,6 +59,14 @@ def test_gradcheck_float64():
     w = torch.randn(15, generator=gen, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(graph.aggregate, (x, w))
     assert torch.autograd.gradcheck(graph.edge_dot, (a, x))
+    # similarity weights (one tensor in both places, self-loops and repeats among
+    # the 15 random edges): the gradient through W + W^T
+    assert (edge_index[0] == edge_index[1]).any()
+    assert torch.autograd.gradcheck(lambda e: graph.edge_dot(e, e), (a,))
+    grad, = torch.autograd.grad(graph.edge_dot(a, a).square().sum(), a)
+    gathered = (a[edge_index[1]] * a[edge_index[0]]).sum(-1)
+    expected, = torch.autograd.grad(gathered.square().sum(), a)
+    assert torch.allclose(grad, expected, rtol=1e-12, atol=1e-14)
 
 
 def test_results_do_not_depend_on_uninitialized_memory():
@@ -140,3 +148,4 @@ def test_more_entries_than_a_dense_pattern():
     for mine, theirs in zip(torch.autograd.grad(out, (x, w), grad),
                             torch.autograd.grad(ref, (x, w), grad)):
         torch.testing.assert_close(mine, theirs)
+

@@ -128,6 +128,20 @@ def test_structure_loss_cheap_form_equals_dense_mse(form):
 
 
 @pytest.mark.parametrize("form", ["plain", "frobenius"])
+def test_structure_loss_all_pairs_gradient_equals_the_dense_mse_gradient(form):
+    # the all-pairs form takes ||E^T E||^2 through one product backward (4 E E^T E)
+    x = F.normalize(torch.randn(40, 5, dtype=torch.float64), dim=-1)
+    emb = F.normalize(torch.randn(40, 6, dtype=torch.float64), dim=-1).requires_grad_()
+    k, s = x @ x.t(), emb @ emb.t()
+    if form == "frobenius":
+        k, s = k / k.norm(), s / s.norm()
+    grad, = torch.autograd.grad(structure_loss(x, emb, form=form), emb)
+    expected, = torch.autograd.grad(F.mse_loss(s, k), emb)
+    assert torch.allclose(grad, expected, rtol=1e-10, atol=1e-14)
+    assert torch.autograd.gradcheck(lambda e: structure_loss(x, e, form=form), (emb,))
+
+
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
 @pytest.mark.parametrize("include_constant", [True, False])
 def test_structure_loss_many_queries_uses_gram_products_with_the_same_value_and_gradient(
         form, include_constant):

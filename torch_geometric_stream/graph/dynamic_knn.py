@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from torch_geometric_stream.ops import CSRGraph, supports_csr
+from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import check_positive_int
 
@@ -46,7 +46,7 @@ class EmbeddingMLP(nn.Module):
             x = lin(x)
             if i < self.num_layers - 1:
                 x = F.relu(x)
-        return F.normalize(x, dim=-1)
+        return l2_normalize(x)
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
@@ -262,7 +262,7 @@ class DynamicKNNGraph(nn.Module):
 
 class _L2Normalize(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
-        return F.normalize(x, dim=-1)
+        return l2_normalize(x)
 
     def __repr__(self) -> str:
         return "L2Normalize()"

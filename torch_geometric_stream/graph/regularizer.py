@@ -19,6 +19,7 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
@@ -29,10 +30,28 @@ STRUCTURE_LOSS_FORMS = ("plain", "frobenius")
 _EPS = 1e-12
 
 
+class _SelfGramNormSq(torch.autograd.Function):
+    r""":math:`\|E^\top E\|_F^2` with the gradient :math:`4\,E\,(E^\top E)`: one
+    :math:`N \times h \times h` product backward, where autograd takes one per
+    operand of :math:`E^\top E` and adds them."""
+
+    @staticmethod
+    def forward(ctx, emb: Tensor) -> Tensor:
+        gram = emb.t() @ emb
+        ctx.save_for_backward(emb, gram)
+        return gram.square().sum()
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor) -> Tensor:
+        emb, gram = ctx.saved_tensors
+        return emb @ (gram * (4.0 * grad))
+
+
 def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
     r""":math:`\|A^\top B\|_F^2 = \operatorname{tr}(A A^\top B B^\top)` by the cheaper product."""
     if a.size(1) * b.size(1) <= a.size(0) * (a.size(1) + b.size(1)):
-        return (a.t() @ b).square().sum()
+        return _SelfGramNormSq.apply(a) if a is b else (a.t() @ b).square().sum()
     return ((a @ a.t()) * (b @ b.t())).sum()
 
 

@@ -18,7 +18,8 @@ for every edge, the learned graph's similarity weights, is a sampled product
 (forward) whose backward is two sparse-dense products
 (:math:`\partial a = G\,b`, :math:`\partial b = G^\top a` with :math:`G` the
 sparse matrix of edge gradients), instead of gathering an :math:`(E, h)`
-buffer and back-propagating through it.
+buffer and back-propagating through it. For similarity weights (``a`` is
+``b``) the two are one product, :math:`(G + G^\top)\,a`.
 
 :class:`CSRGraph` holds both orientations of the index structure, built once
 per graph and shared by every call on it.
@@ -26,6 +27,7 @@ per graph and shared by every call on it.
 from __future__ import annotations
 
 import warnings
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -81,6 +83,16 @@ class CSRGraph:
         self.num_edges = int(edge_index.size(1))
         self.by_target = _Orientation(target, source, self.num_nodes, self.num_nodes)
         self.by_source = _Orientation(source, target, self.num_nodes, self.num_nodes)
+        self._symmetric: Optional[_Orientation] = None
+
+    def symmetric_matrix(self, values: Tensor) -> Tensor:
+        r"""The sparse :math:`(N, N)` matrix :math:`W + W^\top` of the edge-ordered
+        ``values`` :math:`(E,)` (index structure built on first use)."""
+        if self._symmetric is None:
+            self._symmetric = _Orientation(torch.cat([self.target, self.source]),
+                                           torch.cat([self.source, self.target]),
+                                           self.num_nodes, self.num_nodes)
+        return self._symmetric.matrix(torch.cat([values, values]))
 
     def aggregate(self, x: Tensor, edge_weight: Tensor) -> Tensor:
         r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`."""
@@ -126,6 +138,7 @@ class _CSREdgeDot(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
         ctx.graph = graph
+        ctx.same = a is b
         ctx.save_for_backward(a, b)
         return graph.sampled_dot(a, b)
 
@@ -134,6 +147,9 @@ class _CSREdgeDot(torch.autograd.Function):
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
         grad = grad.contiguous()
+        if ctx.same and all(ctx.needs_input_grad[:2]):
+            # one tensor in both places: its whole gradient through one operand
+            return graph.symmetric_matrix(grad) @ a, None, None
         grad_a = graph.by_target.matrix(grad) @ b if ctx.needs_input_grad[0] else None
         grad_b = graph.by_source.matrix(grad) @ a if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None
