@@ -433,9 +433,12 @@ def main() -> None:
         cpu = results[0]["cpu"]
         md = [f"### step_latency (steady state, memory full; CPU: {cpu}, "
               f"nproc={results[0]['nproc']}, torch {results[0]['torch']})", "",
-              "GFLOP/step = the method's useful arithmetic (benchmarks/step_latency.py:"
-              "step_flops); GFLOP/s = that divided by the median; gemm = this machine's "
-              "float32 1024^3 matrix-product rate at the same thread count.", "", text]
+              "GFLOP/step = the method's arithmetic with the top-k searched for every "
+              "row (benchmarks/step_latency.py:step_flops); GFLOP/s = that divided by the "
+              "median, a nominal rate: full SLeDGe on the CPU searches only the rows a "
+              "prediction or the loss reads (graph.receptive_topk) and can exceed the "
+              "matrix-product rate; gemm = this machine's float32 1024^3 matrix-product "
+              "rate at the same thread count.", "", text]
         if slope_rows:
             md += ["", "| model | config | threads | M | ms per 1000 rows |", "|---|---|---|---|---|"]
             md += [f"| {s['model']} | {s['config']} | {s['threads']} | {s['M']} | "

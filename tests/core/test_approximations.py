@@ -89,7 +89,7 @@ def test_reselect_every_reuses_and_then_searches_again():
     assert model.memory.is_full
     counts = []
     for i in range(60, 80):
-        snap = model._snapshot_now()
+        snap = model._snapshot_graph(model._snapshot_now())
         reused = model._steps_since_search < 4
         emb = snap.emb
         if reused:  # the kept sets, re-scored with the current embeddings

@@ -229,3 +229,27 @@ def test_with_self_loops_is_the_graph_of_add_remaining_self_loops():
                        torch.autograd.grad(theirs, weight, out_grad)[0])
     new_index, new_weight = with_self_loops(edge_index, weight, 3)
     assert new_index.size(1) == 4 + 3 and new_weight[1] == 0  # the old loop stays, weight 0
+
+
+def test_receptive_topk_gives_the_rows_within_the_hops_their_full_search_neighbours():
+    from torch_geometric_stream.graph import receptive_topk
+
+    emb = F.normalize(torch.randn(60, 5), dim=-1)
+    full = topk_neighbors(emb, emb, 2)
+    targets = torch.tensor([7, 3, 7])
+    found = receptive_topk(emb, targets, 2, num_hops=2)
+    # rows within 2 in-hops of the targets, by breadth-first search over the full graph
+    within, frontier = {3, 7}, {3, 7}
+    for _ in range(2):
+        frontier = {int(j) for i in frontier for j in full.indices[i]} - within
+        within |= frontier
+    assert sorted(found.rows.tolist()) == sorted(within)
+    assert torch.equal(found.top.indices, full.indices[found.rows])
+    # scores from a smaller product: equal up to rounding
+    assert torch.allclose(found.top.values, full.values[found.rows], atol=1e-6)
+    assert receptive_topk(emb, targets, 2, num_hops=2, max_rows=len(within) - 1) is None
+    # a masked row is never picked
+    mask = torch.ones(60, dtype=torch.bool)
+    mask[full.indices[7, 1]] = False
+    masked = receptive_topk(emb, targets, 2, num_hops=2, key_mask=mask)
+    assert not (masked.top.indices == full.indices[7, 1]).any()

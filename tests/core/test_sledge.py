@@ -175,3 +175,31 @@ def test_unrepresentable_labels_name_the_argument(label, error, match):
 
 def test_long_double_features_are_converted():
     assert small().predict(np.ones((2, D), dtype=np.longdouble)).shape == (2,)
+
+
+def test_full_mode_searching_only_the_rows_read_matches_dense_propagation(monkeypatch):
+    # a memory large against the receptive fields (k = 1, 2 layers), so the CPU
+    # path searches only the rows a prediction or the loss reads
+    from torch_geometric_stream.models import sledge as sledge_module
+
+    outcomes = []
+    search = sledge_module.receptive_topk
+
+    def counted(*args, **kwargs):
+        found = search(*args, **kwargs)
+        outcomes.append(found is not None and found.rows.numel() < args[0].size(0))
+        return found
+
+    monkeypatch.setattr(sledge_module, "receptive_topk", counted)
+    x, y = gaussian_stream(300)
+    kwargs = dict(labeled_size=6, unlabeled_size=200, k=1)
+    sparse, dense = small(**kwargs), small(propagation="dense", **kwargs)
+    for i in range(len(x)):
+        assert torch.allclose(sparse.predict_proba(x[i]), dense.predict_proba(x[i]), atol=1e-5)
+        label = int(y[i]) if i % 5 == 0 else -1
+        sparse.learn(x[i], label)
+        dense.learn(x[i], label)
+    assert sparse.memory.is_full
+    assert len(outcomes) > len(x) and all(outcomes[-100:])  # searched part of the rows
+    for (name, a), b in zip(sparse.named_parameters(), dense.parameters()):
+        assert torch.allclose(a, b, atol=1e-4), name

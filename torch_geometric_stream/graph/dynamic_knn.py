@@ -12,7 +12,8 @@ from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
-           "score_neighbors", "neighbors_to_edge_index", "check_search_dtype"]
+           "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
+           "check_search_dtype"]
 
 
 class EmbeddingMLP(nn.Module):
@@ -129,6 +130,62 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             indices[block] = scores.topk(k, dim=-1).indices
             values[block] = score_neighbors(query[block], keys, indices[block])
     return TopK(values, indices)
+
+
+class ReceptiveTopK(NamedTuple):
+    """The rows :math:`(R,)` :func:`receptive_topk` searched and their :class:`TopK`
+    :math:`(R, k)`."""
+    rows: Tensor
+    top: TopK
+
+
+def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *,
+                   key_mask: Optional[Tensor] = None, max_rows: Optional[int] = None,
+                   block_size: int = 2048,
+                   search_dtype: Union[str, torch.dtype, None] = None
+                   ) -> Optional[ReceptiveTopK]:
+    r"""The top-k neighbours of only the rows that ``num_hops`` rounds of message
+    passing into ``targets`` read, in a top-k graph over the rows of ``query_keys``.
+
+    In the graph where row :math:`i` receives edges from its :math:`k` best
+    rows (:func:`topk_neighbors` of ``query_keys`` against itself), an
+    :math:`L`-layer GNN's output at the targets depends on the rows within
+    :math:`L` in-hops, and a degree normalization on their in-edges. This
+    searches the targets, then the rows they picked, hop by hop, :math:`L + 1`
+    rounds: every row within :math:`L` hops gets exactly the neighbours the
+    search over all rows would give it, at the cost of those rows only.
+
+    Args:
+        query_keys (Tensor): :math:`(N, h)`, queries and keys at once.
+        targets (Tensor): :math:`(T,)` rows whose outputs are needed.
+        k (int): neighbours per row.
+        num_hops (int): message-passing rounds :math:`L \geq 0`.
+        key_mask (Tensor, optional): :math:`(N,)`, rows that may be picked.
+        max_rows (int, optional): give up (return ``None``) when more rows than
+            this would be searched: the whole search is then cheaper.
+        block_size, search_dtype: as in :func:`topk_neighbors`.
+
+    Returns:
+        :class:`ReceptiveTopK` (rows in search order, each once), or ``None``.
+    """
+    seen = torch.zeros(query_keys.size(0), dtype=torch.bool, device=query_keys.device)
+    frontier = targets.unique()
+    rows, values, indices = [], [], []
+    searched = 0
+    for hop in range(num_hops + 1):
+        searched += frontier.numel()
+        if max_rows is not None and searched > max_rows:
+            return None
+        seen[frontier] = True
+        top = topk_neighbors(query_keys[frontier], query_keys, k, key_mask=key_mask,
+                             block_size=block_size, search_dtype=search_dtype)
+        rows.append(frontier), values.append(top.values), indices.append(top.indices)
+        if hop < num_hops:
+            picked = top.indices.unique()
+            frontier = picked[~seen[picked]]
+            if frontier.numel() == 0:
+                break
+    return ReceptiveTopK(torch.cat(rows), TopK(torch.cat(values), torch.cat(indices)))
 
 
 def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = None) -> Tensor:

@@ -13,9 +13,9 @@ from torch_geometric.utils import k_hop_subgraph
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
                                           structure_loss)
-from torch_geometric_stream.graph.dynamic_knn import (TopK, check_search_dtype,
-                                                      neighbors_to_edge_index, score_neighbors,
-                                                      topk_neighbors)
+from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check_search_dtype,
+                                                      neighbors_to_edge_index, receptive_topk,
+                                                      score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
@@ -45,15 +45,20 @@ LIGHT_MEMORIES = ("per-class", "full")
 #: the labeled memory's (balanced by its per-class slots; the paper);
 #: ``"stream"``: the labeled stream's, by logit adjustment.
 CLASS_PRIORS = ("memory", "stream")
+#: Full mode on the CPU searches only the rows a prediction or loss reads
+#: (:func:`~torch_geometric_stream.graph.receptive_topk`) while they are few;
+#: after a search that had to give up, the next steps search every row.
+_FULL_SEARCH_STEPS_AFTER_GIVING_UP = 100
 
 
 @dataclass
 class _Snapshot:
     """Embeddings and memory-only top-k graph at the current parameters and memory."""
     emb: Tensor  # (P, h) embeddings of every slot, no grad
-    top_value: Optional[Tensor]  # (P, K') memory-only top-k scores (full mode)
+    top_value: Optional[Tensor]  # (P, K') memory-only top-k scores (full mode, once searched)
     top_index: Optional[Tensor]  # (P, K')
     live_emb: Optional[Tensor]  # ``emb`` with its autograd graph, reused by the training step
+    gave_up: bool = False  # a prediction's search of only the rows read gave up
 
 
 class SLeDGe(StreamClassifier, nn.Module):
@@ -212,6 +217,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._kept_neighbors: Optional[Tensor] = None
         self._kept_num_nodes = 0
         self._steps_since_search = 0
+        # Training steps left in which full mode searches every row (see
+        # _FULL_SEARCH_STEPS_AFTER_GIVING_UP); 0: only the rows read.
+        self._full_search_steps = 0
 
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
@@ -300,12 +308,13 @@ class SLeDGe(StreamClassifier, nn.Module):
         return module
 
     def get_extra_state(self) -> dict:
-        """Optimizer state and the kept neighbour sets (``reselect_every > 1``),
-        stored in ``state_dict()`` under ``_extra_state``."""
+        """Optimizer state, the kept neighbour sets (``reselect_every > 1``) and
+        the search mode's countdown, stored in ``state_dict()`` under ``_extra_state``."""
         return {"optimizer": self.optimizer.state_dict(),
                 "kept_neighbors": self._kept_neighbors,
                 "kept_num_nodes": self._kept_num_nodes,
-                "steps_since_search": self._steps_since_search}
+                "steps_since_search": self._steps_since_search,
+                "full_search_steps": self._full_search_steps}
 
     def set_extra_state(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
@@ -314,6 +323,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._kept_neighbors = None if kept is None else kept.to(self.device)
         self._kept_num_nodes = int(state.get("kept_num_nodes", 0))
         self._steps_since_search = int(state.get("steps_since_search", 0))
+        self._full_search_steps = int(state.get("full_search_steps", 0))
 
     @property
     def num_neighbors(self) -> int:
@@ -322,8 +332,9 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     # ----------------------------------------------------------- prediction
     def _snapshot_now(self) -> _Snapshot:
-        """Memory embeddings (and, in full mode, the memory-only top-k graph),
-        cached until the memory or the parameters change.
+        """Memory embeddings, cached until the memory or the parameters change;
+        in full mode with the memory-only top-k graph, once :meth:`_snapshot_graph`
+        searched it.
 
         The embeddings are computed once with their autograd graph: the
         training step that follows (same parameters, one memory row changed)
@@ -332,13 +343,30 @@ class SLeDGe(StreamClassifier, nn.Module):
         if self._snapshot is None:
             with torch.enable_grad():  # on a copy: the memory update writes in place
                 live_emb = self.graph.embed(self.memory.nodes().clone())
-            emb = live_emb.detach()
-            top_value = top_index = None
-            if not self.light and self.memory.num_nodes > 0:
-                top_value, top_index = self._memory_graph(emb)
-            self._snapshot = _Snapshot(emb, top_value, top_index,
+            self._snapshot = _Snapshot(live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
+
+    def _snapshot_graph(self, snap: _Snapshot) -> _Snapshot:
+        """``snap`` with its memory-only top-k graph (full mode), searched over
+        every row on first use."""
+        if snap.top_index is None and not self.light and self.memory.num_nodes > 0:
+            snap.top_value, snap.top_index = self._memory_graph(snap.emb)
+        return snap
+
+    def _searches_receptive_field(self) -> bool:
+        """Whether full mode searches only the rows read (CPU subgraph propagation,
+        exact search every step, not backing off after giving up)."""
+        return (self.graph is not None and not self.light and self.reselect_every == 1
+                and self.propagation != "dense" and self.device.type == "cpu"
+                and self._full_search_steps == 0)
+
+    def _receptive_topk(self, keys: Tensor, targets: Tensor, k: int,
+                        key_mask: Optional[Tensor], max_rows: int) -> Optional[ReceptiveTopK]:
+        """:func:`receptive_topk` over the backbone's hops (``None``: gave up)."""
+        return receptive_topk(keys, targets, k, self.backbone.num_layers, key_mask=key_mask,
+                              max_rows=max_rows, block_size=self.graph.block_size,
+                              search_dtype=self.graph.search_dtype)
 
     def _training_embeddings(self, snap: Optional[_Snapshot],
                              update: Optional[MemoryUpdate]) -> Tensor:
@@ -380,10 +408,25 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:
         """Graph over ``[slots; x]`` with ``x`` as node ``P``, as if ``x`` were the
-        only test sample. Returns unnormalized ``(edge_index, edge_weight)``."""
+        only test sample. Returns unnormalized ``(edge_index, edge_weight)``.
+
+        Full mode without the snapshot's graph searches only the rows the
+        prediction reads, while they are at most a quarter of the memory."""
         num_slots = snap.emb.size(0)
-        scores = snap.emb @ x_emb
         k = min(self.num_neighbors, self.memory.num_nodes + 1)
+        if not self.light and snap.top_index is None and self.memory.num_nodes > 0:
+            memory = self.memory
+            key_mask = (None if memory.is_full else
+                        torch.cat([memory.node_mask, memory.node_mask.new_ones(1)]))
+            found = self._receptive_topk(torch.cat([snap.emb, x_emb.unsqueeze(0)]),
+                                         torch.full((1,), num_slots, device=x_emb.device), k,
+                                         key_mask, max_rows=(memory.num_nodes + 1) // 4)
+            if found is not None:
+                return (neighbors_to_edge_index(found.top.indices, found.rows),
+                        found.top.values.view(-1))
+            snap.gave_up = True  # the training step backs off (predictions change no state)
+            self._snapshot_graph(snap)
+        scores = snap.emb @ x_emb
         own = torch.cat([scores.masked_fill(~self.memory.node_mask, float("-inf")),
                          (x_emb @ x_emb).view(1)]).topk(k)  # x's own neighbours
         sources, targets, weights = [own.indices], [torch.full_like(own.indices, num_slots)], \
@@ -411,6 +454,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                     logits = self.backbone(x)
                 else:
                     snap = self._snapshot_now()
+                    if x.size(0) > 1 or not self._searches_receptive_field():
+                        self._snapshot_graph(snap)  # one search serves every row
                     logits = torch.stack([self._logits_of_query(snap, row, row_emb)
                                           for row, row_emb in zip(x, self.graph.embed(x))])
         finally:
@@ -505,6 +550,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         memory = self.memory
         if memory.num_labeled == 0:
             return
+        self._full_search_steps = (_FULL_SEARCH_STEPS_AFTER_GIVING_UP
+                                   if snap is not None and snap.gave_up
+                                   else max(self._full_search_steps - 1, 0))
         self.train()
         nodes = memory.nodes()
         labeled = memory.labeled_index()
@@ -513,12 +561,10 @@ class SLeDGe(StreamClassifier, nn.Module):
             emb = None
         else:
             emb = self._training_embeddings(snap, update)
-            queries = labeled if self.light else None
             if self.light:
-                neighbors = self._memory_topk(emb.detach(), labeled).indices
+                queries, neighbors = labeled, self._memory_topk(emb.detach(), labeled).indices
             else:
-                neighbors = self._training_neighbors(snap, update, emb.detach())
-                self._keep_neighbors(neighbors)
+                queries, neighbors = self._training_graph(snap, update, emb.detach(), labeled)
             edge_index = neighbors_to_edge_index(neighbors, queries)
             edge_weight = self.graph.neighbor_weight(emb, neighbors, queries)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
@@ -528,6 +574,24 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
+
+    def _training_graph(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
+                        emb: Tensor, labeled: Tensor) -> tuple[Optional[Tensor], Tensor]:
+        r"""Full mode: the query rows (``None``: every row) and their top-k
+        neighbours :math:`(Q, K')` in the updated memory. Without the snapshot's
+        graph, only the rows the loss reads are searched, while they are at most
+        half of the memory; otherwise the snapshot's graph is patched."""
+        memory = self.memory
+        if (snap is None or snap.top_index is None) and self._searches_receptive_field():
+            found = self._receptive_topk(emb, labeled, min(self.num_neighbors, memory.num_nodes),
+                                         None if memory.is_full else memory.node_mask,
+                                         max_rows=memory.num_nodes // 2)
+            if found is not None:
+                return found.rows, found.top.indices
+            self._full_search_steps = _FULL_SEARCH_STEPS_AFTER_GIVING_UP
+        neighbors = self._training_neighbors(snap, update, emb)
+        self._keep_neighbors(neighbors)
+        return None, neighbors
 
     def _keep_neighbors(self, neighbors: Tensor) -> None:
         """Remember the training graph's neighbour sets for the next steps
