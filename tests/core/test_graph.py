@@ -253,3 +253,17 @@ def test_receptive_topk_gives_the_rows_within_the_hops_their_full_search_neighbo
     mask[full.indices[7, 1]] = False
     masked = receptive_topk(emb, targets, 2, num_hops=2, key_mask=mask)
     assert not (masked.top.indices == full.indices[7, 1]).any()
+
+
+def test_receptive_topk_names_bad_input():
+    from torch_geometric_stream.graph import receptive_topk
+
+    emb = F.normalize(torch.randn(6, 3), dim=-1)
+    with pytest.raises(ValueError, match="num_hops"):
+        receptive_topk(emb, torch.tensor([0]), 2, num_hops=-1)
+    with pytest.raises(ValueError, match="k must lie"):
+        receptive_topk(emb, torch.tensor([0]), 7, num_hops=1)
+    with pytest.raises(TypeError, match="integer"):
+        receptive_topk(emb, torch.tensor([0.0]), 2, num_hops=1)
+    with pytest.raises(ValueError, match=r"\[0, 6\)"):
+        receptive_topk(emb, torch.tensor([6]), 2, num_hops=1)

@@ -167,8 +167,23 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
 
     Returns:
         :class:`ReceptiveTopK` (rows in search order, each once), or ``None``.
+
+    Raises:
+        ValueError: ``num_hops < 0``, ``k`` outside :math:`[1, N]`, or targets
+            that are not row indices of ``query_keys``.
+        TypeError: targets that are not an integer tensor.
     """
-    seen = torch.zeros(query_keys.size(0), dtype=torch.bool, device=query_keys.device)
+    num_rows = query_keys.size(0)
+    if num_hops < 0:
+        raise ValueError(f"num_hops must be >= 0, got {num_hops}")
+    if not 1 <= k <= num_rows:
+        raise ValueError(f"k must lie in [1, {num_rows}] (the number of rows), got {k}")
+    if targets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"targets must be an integer tensor of row indices, got {targets.dtype}")
+    if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < num_rows:
+        raise ValueError(f"targets must be row indices in [0, {num_rows}), got values in "
+                         f"[{int(targets.min())}, {int(targets.max())}]")
+    seen = torch.zeros(num_rows, dtype=torch.bool, device=query_keys.device)
     frontier = targets.unique()
     rows, values, indices = [], [], []
     searched = 0
@@ -179,7 +194,9 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
         seen[frontier] = True
         top = topk_neighbors(query_keys[frontier], query_keys, k, key_mask=key_mask,
                              block_size=block_size, search_dtype=search_dtype)
-        rows.append(frontier), values.append(top.values), indices.append(top.indices)
+        rows.append(frontier)
+        values.append(top.values)
+        indices.append(top.indices)
         if hop < num_hops:
             picked = top.indices.unique()
             frontier = picked[~seen[picked]]
