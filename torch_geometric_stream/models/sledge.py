@@ -81,6 +81,11 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     Inputs are L2-normalized inside (the method stores unit rows).
 
+    On the CPU, full mode computes the top-k only for the rows a prediction or
+    the loss reads (those within ``num_layers`` hops of the test sample or of the
+    labeled rows, :func:`~torch_geometric_stream.graph.receptive_topk`) while
+    they are few, and over every row otherwise; both give the same graph.
+
     Where this module and the authors' code (Heechan-Moon/SLeDGe) differ, by
     design: each layer is a :class:`~torch_geometric.nn.conv.GCNConv`, whose
     bias is added after propagation (theirs: a biased linear map, then
