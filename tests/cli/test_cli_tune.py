@@ -59,8 +59,13 @@ def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys):
     assert not list(tmp_path.glob("*.json"))
 
 
-def test_tune_passes_the_preset_to_every_run(tmp_path, capsys):
-    assert main(["tune", *SMALL, "--grid", "hidden-channels=8", "--preset", "package",
-                 "--out-dir", str(tmp_path)]) == 0
-    (run,) = tmp_path.glob("sledge-light_*.json")
-    assert json.loads(run.read_text())["preset"] == "package"
+def test_tune_passes_the_preset_to_every_run_and_keeps_presets_apart(tmp_path, capsys):
+    grid = ["--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    assert main(["tune", *SMALL, *grid, "--preset", "package"]) == 0  # not skipped
+    runs = {json.loads(path.read_text())["preset"]: path.name
+            for path in tmp_path.glob("sledge-light_*.json")}
+    assert runs == {"paper": "sledge-light_synthetic_0.01_hidden_channels=8_seed0.json",
+                    "package": ("sledge-light_synthetic_0.01_preset=package_"
+                                "hidden_channels=8_seed0.json")}
+    assert (tmp_path / "best_sledge-light_synthetic_0.01_preset=package.json").exists()

@@ -51,6 +51,13 @@ def _point_name(point: dict[str, str]) -> str:
     return "_".join(f"{key}={value}" for key, value in point.items()) or "defaults"
 
 
+def _search_name(args: argparse.Namespace) -> str:
+    """``<model>_<dataset>_<ratio>``, with ``_preset=<name>`` unless the preset is
+    ``paper``: runs of different presets never share (or skip on) a file."""
+    preset = "" if args.preset == "paper" else f"_preset={args.preset}"
+    return f"{args.model}_{args.dataset}_{args.label_ratio:g}{preset}"
+
+
 def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
               path: Path) -> list[str]:
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
@@ -73,7 +80,7 @@ def tune_command(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     paths = {(_point_name(point), seed): out_dir / (
-        f"{args.model}_{args.dataset}_{args.label_ratio:g}_{_point_name(point)}_seed{seed}.json")
+        f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json")
         for point in points for seed in seeds}
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
@@ -96,7 +103,7 @@ def tune_command(args: argparse.Namespace) -> int:
     for rank, (mean, std, ms, point, _) in enumerate(rows, 1):
         print(f"{rank:>4}  {mean:8.4f}  {std:6.4f}  {ms:9.2f}  {_point_name(point)}")
     best = {key: value for key, value in rows[0][4].items() if key in config_keys(args.model)}
-    best_path = args.best or out_dir / f"best_{args.model}_{args.dataset}_{args.label_ratio:g}.json"
+    best_path = args.best or out_dir / f"best_{_search_name(args)}.json"
     best_path.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"best configuration written to {best_path} (use: run --config {best_path})")
     return 0
