@@ -385,13 +385,16 @@ class SLeDGe(StreamClassifier, nn.Module):
         row = update.node.view(1)
         return snap.live_emb.index_copy(0, row, self.graph.embed(nodes[row]))
 
+    def _filled_slots_mask(self) -> Optional[Tensor]:
+        """The slots a search may pick :math:`(P,)`; ``None`` once every slot is filled."""
+        return None if self.memory.is_full else self.memory.node_mask
+
     def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
         """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
         ``None``) among the filled slots."""
-        memory = self.memory
         query = emb if rows is None else emb[rows]
-        return topk_neighbors(query, emb, min(self.num_neighbors, memory.num_nodes),
-                              key_mask=None if memory.is_full else memory.node_mask,
+        return topk_neighbors(query, emb, min(self.num_neighbors, self.memory.num_nodes),
+                              key_mask=self._filled_slots_mask(),
                               block_size=self.graph.block_size,
                               search_dtype=self.graph.search_dtype)
 
@@ -420,12 +423,11 @@ class SLeDGe(StreamClassifier, nn.Module):
         num_slots = snap.emb.size(0)
         k = min(self.num_neighbors, self.memory.num_nodes + 1)
         if not self.light and snap.top_index is None and self.memory.num_nodes > 0:
-            memory = self.memory
-            key_mask = (None if memory.is_full else
-                        torch.cat([memory.node_mask, memory.node_mask.new_ones(1)]))
+            filled = self._filled_slots_mask()
+            key_mask = None if filled is None else torch.cat([filled, filled.new_ones(1)])
             found = self._receptive_topk(torch.cat([snap.emb, x_emb.unsqueeze(0)]),
                                          torch.full((1,), num_slots, device=x_emb.device), k,
-                                         key_mask, max_rows=(memory.num_nodes + 1) // 4)
+                                         key_mask, max_rows=(self.memory.num_nodes + 1) // 4)
             if found is not None:
                 return (neighbors_to_edge_index(found.top.indices, found.rows),
                         found.top.values.view(-1))
@@ -589,7 +591,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         memory = self.memory
         if (snap is None or snap.top_index is None) and self._searches_receptive_field():
             found = self._receptive_topk(emb, labeled, min(self.num_neighbors, memory.num_nodes),
-                                         None if memory.is_full else memory.node_mask,
+                                         self._filled_slots_mask(),
                                          max_rows=memory.num_nodes // 2)
             if found is not None:
                 return found.rows, found.top.indices
