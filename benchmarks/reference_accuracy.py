@@ -12,6 +12,13 @@ when present, so the slow reference side can be run over several sessions, or
 the two sides in parallel processes); ``render`` prints the comparison and
 writes ``results/reference_accuracy.md``.
 
+``run --perturb EPS --perturb-seeds S...`` measures the noise floor of that
+target: our side again, its initial parameters multiplied by ``1 + EPS * z``
+(``z`` standard normal, drawn from seed ``S``; ``EPS`` about float32's rounding
+unit), so each run differs from the unperturbed one by a rounding-sized change
+only. How far those runs' accuracies spread is how far any two implementations
+that round differently can be expected to land apart on this stream.
+
 ``lockstep`` runs both sides in one process, sample by sample, and records how
 far their parameters, memories and predictions are apart (in float32 and, with
 ``--dtype float64``, in double precision): it separates a difference of
@@ -21,17 +28,19 @@ apart gradually, memories stay equal).
 
     python benchmarks/reference_accuracy.py run --datasets GSAD MNIST --side ours
     python benchmarks/reference_accuracy.py run --datasets GSAD MNIST --side reference
+    python benchmarks/reference_accuracy.py run --datasets GSAD --side ours --perturb 1e-7 --perturb-seeds 1 2 3 4 5
     python benchmarks/reference_accuracy.py render
     python benchmarks/reference_accuracy.py lockstep --dataset GSAD --limit 400 --dtype float64
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -52,17 +61,32 @@ SIDES = ("ours", "reference")
 
 
 def result_path(dataset: str, ratio: float, seed: int, limit: int, side: str,
-                dtype: str = "float32") -> Path:
+                dtype: str = "float32", perturb: Optional[tuple[float, int]] = None) -> Path:
     suffix = "" if dtype == "float32" else f"_{dtype}"
+    if perturb is not None:
+        suffix += f"_perturb{perturb[0]:g}_p{perturb[1]}"
     return OUT / f"{dataset}_{ratio:g}_seed{seed}_limit{limit}_{side}{suffix}.json"
 
 
+def perturb_parameters(module: torch.nn.Module, eps: float, seed: int) -> None:
+    """Multiply every parameter by ``1 + eps * z``, ``z`` standard normal from ``seed``."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for param in module.parameters():
+            noise = torch.randn(param.shape, generator=generator, dtype=torch.float64)
+            param.mul_((1.0 + eps * noise).to(param.dtype))
+
+
 def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
-            root: Path, threads: int, dtype: torch.dtype = torch.float32) -> dict[str, Any]:
-    """Stream the first ``limit`` samples through one side in ``dtype``; the run's record."""
+            root: Path, threads: int, dtype: torch.dtype = torch.float32,
+            perturb: Optional[tuple[float, int]] = None) -> dict[str, Any]:
+    """Stream the first ``limit`` samples through one side in ``dtype``; the run's
+    record. ``perturb = (eps, seed)``: see :func:`perturb_parameters` (our side only)."""
     torch.set_num_threads(threads)
     dataset, config, learner, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
     learner = learner.to(dtype)
+    if perturb is not None:
+        perturb_parameters(learner, *perturb)
     if side == "reference":
         learner = DenseReferenceSLeDGe(learner)
     result = prequential(learner, dataset, label_mask=mask,
@@ -72,6 +96,7 @@ def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
             "cpu": cpu_model(),
             "torch": torch.__version__, "python": platform.python_version(),
             "config": config, "accuracy": result.metrics["accuracy"],
+            "perturb": None if perturb is None else {"eps": perturb[0], "seed": perturb[1]},
             "ms_per_sample": result.metrics["ms_per_sample_median"],
             "seconds": result.metrics["seconds"],
             "predictions": result.predictions.tolist()}
@@ -133,12 +158,46 @@ def render_lockstep(records: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(records: list[dict[str, Any]]) -> str:
+def _run_key(record: dict[str, Any]) -> tuple:
+    return (record["dataset"], record["label_ratio"], record["seed"], record["limit"],
+            record.get("dtype", "float32"))
+
+
+def _sides_by_key(records: list[dict[str, Any]]) -> dict[tuple, dict[str, dict[str, Any]]]:
+    """Unperturbed records by run key, then side."""
     by_key: dict[tuple, dict[str, dict[str, Any]]] = {}
     for record in records:
-        key = (record["dataset"], record["label_ratio"], record["seed"], record["limit"],
-               record.get("dtype", "float32"))
-        by_key.setdefault(key, {})[record["side"]] = record
+        if record.get("perturb") is None:
+            by_key.setdefault(_run_key(record), {})[record["side"]] = record
+    return by_key
+
+
+def render_noise(records: list[dict[str, Any]]) -> str:
+    """Perturbed runs of our side against the unperturbed ones and the reference."""
+    sides = _sides_by_key(records)
+    groups: dict[tuple, list[float]] = {}
+    for record in records:
+        if record.get("perturb") is not None:
+            key = (*_run_key(record), record["perturb"]["eps"])
+            groups.setdefault(key, []).append(record["accuracy"])
+    lines = ["| stream (first N) | ratio | seed | dtype | eps | perturbed runs "
+             "| accuracy mean +- std | min - max | max abs(perturbed - ours) "
+             "| abs(ours - reference) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (dataset, ratio, seed, limit, dtype, eps), accs in sorted(groups.items()):
+        base = sides.get((dataset, ratio, seed, limit, dtype), {})
+        ours, ref = base.get("ours"), base.get("reference")
+        values = np.asarray(accs)
+        spread = f"{np.abs(values - ours['accuracy']).max():.4f}" if ours else "-"
+        gap = f"{abs(ours['accuracy'] - ref['accuracy']):.4f}" if ours and ref else "-"
+        std = values.std(ddof=1) if len(values) > 1 else 0.0
+        lines.append(f"| {dataset} ({limit}) | {ratio:g} | {seed} | {dtype} | {eps:g} | "
+                     f"{len(values)} | {values.mean():.4f} +- {std:.4f} | "
+                     f"{values.min():.4f} - {values.max():.4f} | {spread} | {gap} |")
+    return "\n".join(lines) + "\n"
+
+
+def render(records: list[dict[str, Any]]) -> str:
+    by_key = _sides_by_key(records)
     lines = ["| stream (first N) | ratio | seed | dtype | ours acc | reference acc | abs. diff "
              "| same predictions | first differing sample | ours median ms/sample "
              "| reference median ms/sample | threads |",
@@ -171,6 +230,10 @@ def main() -> None:
     run.add_argument("--limit", type=int, default=5000)
     run.add_argument("--threads", type=int, default=1)
     run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    run.add_argument("--perturb", type=float, default=None, metavar="EPS",
+                     help="our side with its initial parameters scaled by 1 + EPS * z "
+                          "(the noise floor of the comparison)")
+    run.add_argument("--perturb-seeds", type=int, nargs="+", default=[1], metavar="S")
     run.add_argument("--root", type=Path, default=None)
     sub.add_parser("render", help="print and write the comparison table")
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
@@ -185,7 +248,7 @@ def main() -> None:
     if args.command == "render":
         records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
         steps = [json.loads(p.read_text()) for p in sorted(LOCKSTEP.glob("*.json"))]
-        table = render(records) + "\n" + render_lockstep(steps)
+        table = render(records) + "\n" + render_noise(records) + "\n" + render_lockstep(steps)
         (HERE / "results" / "reference_accuracy.md").write_text(table)
         print(table)
         return
@@ -202,19 +265,23 @@ def main() -> None:
         path.write_text(json.dumps(record))
         print(render_lockstep([record]))
         return
+    if args.perturb is not None and args.side != "ours":
+        sys.exit("--perturb perturbs our side only: add --side ours")
     sides = SIDES if args.side == "both" else (args.side,)
+    perturbs = ([None] if args.perturb is None
+                else [(args.perturb, seed) for seed in args.perturb_seeds])
     OUT.mkdir(parents=True, exist_ok=True)
-    for dataset in args.datasets:
-        for side in sides:
-            path = result_path(dataset, args.ratio, args.seed, args.limit, side, args.dtype)
-            if path.exists():
-                print(f"skip {path.name} (exists)")
-                continue
-            record = run_one(dataset, args.ratio, args.seed, args.limit, side, root,
-                             args.threads, getattr(torch, args.dtype))
-            path.write_text(json.dumps(record))
-            print(f"{path.name}: accuracy {record['accuracy']:.4f}, "
-                  f"{record['ms_per_sample']:.1f} ms/sample")
+    for dataset, side, perturb in itertools.product(args.datasets, sides, perturbs):
+        path = result_path(dataset, args.ratio, args.seed, args.limit, side, args.dtype,
+                           perturb)
+        if path.exists():
+            print(f"skip {path.name} (exists)")
+            continue
+        record = run_one(dataset, args.ratio, args.seed, args.limit, side, root,
+                         args.threads, getattr(torch, args.dtype), perturb)
+        path.write_text(json.dumps(record))
+        print(f"{path.name}: accuracy {record['accuracy']:.4f}, "
+              f"{record['ms_per_sample']:.1f} ms/sample")
 
 
 if __name__ == "__main__":
