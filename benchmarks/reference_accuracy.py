@@ -216,6 +216,26 @@ def render(records: list[dict[str, Any]]) -> str:
         cells += [f"{r['ms_per_sample']:.1f}" if r else "-" for r in (ours, ref)]
         cells.append(",".join(sorted({str(r["threads"]) for r in (ours, ref) if r})))
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n" + render_seed_means(by_key)
+
+
+def render_seed_means(by_key: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+    """Mean accuracy of each side over the seeds where both sides ran, per
+    (stream, ratio, first N, dtype): the quantity the 0.005 target is about."""
+    paired: dict[tuple, list[tuple[float, float]]] = {}
+    for (dataset, ratio, _, limit, dtype), sides in by_key.items():
+        if "ours" in sides and "reference" in sides:
+            paired.setdefault((dataset, ratio, limit, dtype), []).append(
+                (sides["ours"]["accuracy"], sides["reference"]["accuracy"]))
+    lines = ["", "| stream (first N) | ratio | dtype | seeds | ours mean | reference mean "
+             "| abs. diff of means | per-seed diff (ours - reference) std |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (dataset, ratio, limit, dtype), pairs in sorted(paired.items()):
+        ours, ref = np.asarray(pairs).T
+        std = f"{(ours - ref).std(ddof=1):.4f}" if len(pairs) > 1 else "-"
+        lines.append(f"| {dataset} ({limit}) | {ratio:g} | {dtype} | {len(pairs)} | "
+                     f"{ours.mean():.4f} | {ref.mean():.4f} | {abs(ours.mean() - ref.mean()):.4f} "
+                     f"| {std} |")
     return "\n".join(lines) + "\n"
 
 
