@@ -69,3 +69,24 @@ def test_tune_passes_the_preset_to_every_run_and_keeps_presets_apart(tmp_path, c
                     "package": ("sledge-light_synthetic_0.01_preset=package_"
                                 "hidden_channels=8_seed0.json")}
     assert (tmp_path / "best_sledge-light_synthetic_0.01_preset=package.json").exists()
+
+
+def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys):
+    grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    stale = tmp_path / "sledge-light_synthetic_0.01_lr=5e-3_hidden_channels=8_seed0.json"
+    record = json.loads(stale.read_text())
+    record["config"]["k"] = record["config"]["k"] + 1  # as if the defaults had changed since
+    stale.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert main(["tune", *SMALL, *grid]) == 2
+    err = capsys.readouterr().err
+    assert stale.name in err and "k:" in err and "Traceback" not in err
+
+
+def test_tune_grids_the_memory_size_and_its_derived_sizes(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "memory-size=40,60", "--grid", "hidden-channels=8",
+                 "--out-dir", str(tmp_path)]) == 0
+    configs = [json.loads(path.read_text())["config"]
+               for path in tmp_path.glob("sledge-light_*.json")]
+    assert len({(c["labeled_size"], c["unlabeled_size"]) for c in configs}) == 2

@@ -2,7 +2,10 @@
 
 Each grid point and seed is one ``run`` writing one JSON into ``--out-dir``;
 a point whose JSON exists is not run again, so a search can be stopped and
-continued. The ranked table is printed and the best configuration is written
+continued. Runs are ranked only if they agree on every setting outside the
+grid: a reused JSON made under other settings (older defaults, another
+``--config``) is an error naming the setting, never silently mixed in. The
+ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts.
 
     python -m torch_geometric_stream tune --dataset GSAD --label-ratio 0.01 \\
@@ -88,9 +91,11 @@ def tune_command(args: argparse.Namespace) -> int:
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
         raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
+    records_of = {key: json.loads(path.read_text()) for key, path in paths.items()}
+    _check_same_settings(records_of, paths, grid)
     rows = []
     for point in points:
-        records = [json.loads(paths[_point_name(point), seed].read_text()) for seed in seeds]
+        records = [records_of[_point_name(point), seed] for seed in seeds]
         accuracies = [record["accuracy"] for record in records]
         rows.append((statistics.mean(accuracies),
                      statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
@@ -107,6 +112,29 @@ def tune_command(args: argparse.Namespace) -> int:
     best_path.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"best configuration written to {best_path} (use: run --config {best_path})")
     return 0
+
+
+#: Entries resolved from others (the memory sizes): they may differ when these are gridded.
+_DERIVED = {"labeled_size": ("memory_size", "light_memory", "unlabeled_size"),
+            "unlabeled_size": ("memory_size", "light_memory", "labeled_size")}
+
+
+def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
+                         grid: dict[str, list[str]]) -> None:
+    """Raise if two runs of the search differ in a configuration entry outside the grid."""
+    free = set(grid) | {entry for entry, sources in _DERIVED.items() if set(sources) & set(grid)}
+    (first_key, first), *others = records.items()
+    for key, record in others:
+        differing = sorted(entry for entry in set(first["config"]) | set(record["config"])
+                           if entry not in free
+                           and first["config"].get(entry) != record["config"].get(entry))
+        if differing:
+            entry = differing[0]
+            raise UsageError(
+                f"{paths[key].name} and {paths[first_key].name} were run with different "
+                f"settings outside the grid ({entry}: {record['config'].get(entry)!r} vs "
+                f"{first['config'].get(entry)!r}); delete the stale JSON(s) or use another "
+                f"--out-dir")
 
 
 def add_tune_parser(commands: argparse._SubParsersAction) -> None:
