@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PAPER_CONFIGS, paper_config,
-                                                parse_tau, resolve_config)
+from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, MEASURED_CONFIGS,
+                                                PAPER_CONFIGS, paper_config, parse_tau,
+                                                resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
@@ -53,6 +54,23 @@ def test_package_preset_ignores_the_paper_settings():
         "Shuttle", 0.01, "tlp", {}, None)
     with pytest.raises(UsageError, match="preset 'tuned'"):
         resolve_config("Shuttle", 0.01, "sledge", {}, None, preset="tuned")
+
+
+def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
+    assert set(MEASURED_CONFIGS) <= set(DATASETS)
+    for ratio in (0.001, 0.01):
+        for model in ("sledge", "sledge-light", "memory"):
+            assert resolve_config("Shuttle", ratio, model, {}, None)["feature_transform"] == \
+                "signed-log1p"
+        assert resolve_config("Shopper", ratio, "sledge", {}, None)["feature_transform"] == \
+            "signed-log1p"
+        assert resolve_config("GSAD", ratio, "sledge", {}, None)["feature_transform"] == "none"
+    # not for the baselines, not with the package preset, and a flag still wins
+    assert resolve_config("Shuttle", 0.01, "tlp", {}, None)["feature_transform"] == "none"
+    assert resolve_config("Shuttle", 0.01, "sledge", {}, None,
+                          preset="package")["feature_transform"] == "none"
+    assert resolve_config("Shuttle", 0.01, "sledge", {"feature_transform": "none"},
+                          None)["feature_transform"] == "none"
 
 
 def test_memory_sizes_follow_the_paper_rule():
