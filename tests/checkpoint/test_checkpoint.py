@@ -125,6 +125,28 @@ def test_optimizer_state_matters_for_sledge():
                            weights_only.backbone.convs[0].lin.weight)
 
 
+def test_checkpoint_of_a_cuda_graph_run_resumes_on_the_cpu(tmp_path):
+    """A run stepped from CUDA graphs saves Adam in its capturable form (step
+    counts as float tensors), which torch cannot step on the CPU: resumed there,
+    it continues as plain Adam, with the same updates as a twin that never was."""
+    x, y = stream()
+    original = small_sledge()
+    feed(original, x[:60], y[:60])
+    twin = copy.deepcopy(original)
+    for group in original.optimizer.param_groups:  # as CUDAGraphStep leaves it
+        group["capturable"] = True
+    for state in original.optimizer.state.values():
+        state["step"] = torch.as_tensor(float(state["step"]), dtype=torch.float32)
+    path = save_checkpoint(tmp_path / "graphed.ckpt", original, position=60)
+
+    restored = small_sledge(1)
+    load_checkpoint(path, restored)
+    assert not any(group["capturable"] for group in restored.optimizer.param_groups)
+    assert feed(restored, x[60:], y[60:], 60) == feed(twin, x[60:], y[60:], 60)
+    for a, b in zip(restored.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
 def test_prequential_resume_gives_the_uninterrupted_result(tmp_path):
     x, y = stream(90)
     mask = np.arange(90) % 4 == 0

@@ -323,6 +323,12 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def set_extra_state(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+        if self.device.type != "cuda":
+            # A state saved while stepping from CUDA graphs has Adam in its
+            # capturable form, which only a GPU can step: resumed elsewhere, it
+            # steps as plain Adam (the same update, the step counts on the host).
+            for group in self.optimizer.param_groups:
+                group["capturable"] = False
         kept = state.get("kept_neighbors")
         self._snapshot = None
         self._kept_neighbors = None if kept is None else kept.to(self.device)
