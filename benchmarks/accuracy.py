@@ -19,7 +19,8 @@ the block between the accuracy markers of ``benchmarks/RESULTS.md``.
 ``--choice NAME=VALUE`` (one option of ``run`` changed at a time) on the same grid,
 each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` appended
 with ``--device cuda``), then a table with one column per choice and its difference
-from the defaults on the seeds both finished (``results/accuracy/choices.md``)::
+from the defaults on the seeds both finished (``results/accuracy/choices.md``;
+``choices-DEVICE.md`` with ``--device``)::
 
     python benchmarks/accuracy.py choices --choice normalization=mean \
         --choice regularizer=frobenius --choice scaling=online \
@@ -222,10 +223,13 @@ def plot(args: argparse.Namespace) -> None:
         print(f"wrote {path.relative_to(HERE)}")
 
 
-def _choice_tags(choices: list[str], device: Optional[str]) -> dict[str, list[str]]:
-    """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``)."""
+def _choice_tags(choices: list[str], device: Optional[str],
+                 cuda_graph: bool = False) -> dict[str, list[str]]:
+    """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``);
+    ``cuda_graph``: every run steps through CUDA graphs (the same results, faster)."""
     suffix = f"-{device}" if device and device != "cpu" else ""
-    device_options = ["--device", device] if device else []
+    device_options = (["--device", device] if device else []) + (
+        ["--cuda-graph"] if cuda_graph else [])
     tags = {f"choice-default{suffix}": device_options}
     for choice in choices:
         name, sep, value = choice.partition("=")
@@ -239,7 +243,7 @@ def choices(args: argparse.Namespace) -> None:
     """Run the defaults and every choice on the grid (unless ``--render-only``; with
     ``--jobs N`` the cells of every tag share the N workers), then print and write
     the comparison table."""
-    tags = _choice_tags(args.choice, args.device)
+    tags = _choice_tags(args.choice, args.device, args.cuda_graph)
     if not args.render_only:
         root = _data_root(args)
         cells = [cell for tag, extra in tags.items() for cell in pending_runs(
@@ -247,7 +251,8 @@ def choices(args: argparse.Namespace) -> None:
         run_cells(cells, args.jobs, args.threads, args.checkpoint_every)
     table = choices_table(list(tags), args.models, args.datasets, args.ratios, args.seeds,
                           args.limit)
-    (RESULTS / "choices.md").write_text(table + "\n")
+    device = args.device if args.device and args.device != "cpu" else None
+    (RESULTS / (f"choices-{device}.md" if device else "choices.md")).write_text(table + "\n")
     print(table)
 
 
@@ -322,6 +327,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                        help="a `run` option and its value, e.g. normalization=mean (repeatable)")
     study.add_argument("--device", default=None,
                        help="`run --device` for every run (its tags get the suffix -DEVICE)")
+    study.add_argument("--cuda-graph", action="store_true",
+                       help="with --device cuda: step through CUDA graphs (same tags)")
     study.add_argument("--render-only", action="store_true", help="only print the table")
     study.set_defaults(func=choices)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(

@@ -10,7 +10,9 @@ with the rows fed from host memory one at a time, as a stream delivers them:
   count per step). Reading the prediction is the one sync a stream cannot
   avoid; it shows up as "outside the package".
 * **kernels**: CUDA kernels launched and GPU busy time per step
-  (``torch.profiler``), which shows how much of a step is launch overhead.
+  (``torch.profiler``), which shows how much of a step is launch overhead,
+  and the 40 most launched kernels by name and aten ops called (in the JSON,
+  ``top_kernels`` and ``top_ops``).
 * **repeatability**: two fresh same-seed models over the same samples:
   differing predictions and the largest parameter difference at the end.
 * **throughput**: samples per second over ``--steps`` test-then-train steps
@@ -121,7 +123,19 @@ def kernel_profile(step, x, labels, steps: int) -> dict[str, float]:
         torch.cuda.synchronize()
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     busy_us = sum(getattr(e, "device_time", 0.0) for e in kernels)
-    return {"kernels_per_step": len(kernels) / steps, "gpu_busy_ms_per_step": busy_us / steps / 1e3}
+    by_name: collections.Counter = collections.Counter()
+    time_by_name: collections.Counter = collections.Counter()
+    for e in kernels:
+        by_name[e.name] += 1
+        time_by_name[e.name] += getattr(e, "device_time", 0.0)
+    top = [{"kernel": name[:160], "per_step": count / steps,
+            "us_per_step": time_by_name[name] / steps}
+           for name, count in by_name.most_common(40)]
+    ops = [{"op": a.key, "per_step": a.count / steps}
+           for a in sorted(prof.key_averages(), key=lambda a: -a.count)
+           if a.key.startswith("aten::")][:40]  # empty when replayed from a graph
+    return {"kernels_per_step": len(kernels) / steps,
+            "gpu_busy_ms_per_step": busy_us / steps / 1e3, "top_kernels": top, "top_ops": ops}
 
 
 def repeatability(model_name: str, config: str, M: int, steps: int,

@@ -1,0 +1,28 @@
+"""``benchmarks/accuracy.py choices``: the tags and ``run`` options of each choice."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from accuracy import _choice_tags  # noqa: E402
+
+
+def test_cpu_tags_have_no_device_options():
+    assert _choice_tags(["normalization=mean"], None) == {
+        "choice-default": [], "choice-normalization=mean": ["--normalization", "mean"]}
+
+
+def test_cuda_graph_runs_keep_the_cuda_tags():
+    tags = _choice_tags(["count-offset=0"], "cuda", cuda_graph=True)
+    assert tags == {
+        "choice-default-cuda": ["--device", "cuda", "--cuda-graph"],
+        "choice-count-offset=0-cuda": ["--count-offset", "0", "--device", "cuda",
+                                       "--cuda-graph"]}
+
+
+def test_a_choice_without_value_is_refused():
+    with pytest.raises(SystemExit, match="expected NAME=VALUE"):
+        _choice_tags(["normalization"], None)
