@@ -149,3 +149,20 @@ def test_cuda_graph_recaptures_after_the_optimizer_is_replaced():
     assert first[0] == first[1] and second[0] == second[1]
     assert stepper.captures > captures
     _assert_same_state(eager, stepper.model)
+
+
+def test_a_graph_stepped_model_moved_to_the_cpu_keeps_learning():
+    """CUDAGraphStep leaves Adam capturable with its state on the GPU; after
+    ``.to("cpu")`` the model steps as plain Adam, like a twin moved before any capture."""
+    from torch_geometric_stream.models import CUDAGraphStep
+    x, y = gaussian_stream(200)
+    stepper = CUDAGraphStep(SLeDGe(D, C, **SMALL).double().to("cuda"))
+    for i in range(150):
+        stepper.predict_learn(x[i].cuda(), int(y[i]) if i % 10 == 0 else -1)
+    assert stepper.replays > 0
+    model = stepper.model.to("cpu")
+    assert not any(group["capturable"] for group in model.optimizer.param_groups)
+    assert all(t.device.type == "cpu" for state in model.optimizer.state.values()
+               for t in state.values())
+    run(model, x[150:], y[150:])
+    assert all(torch.isfinite(p).all() for p in model.parameters())

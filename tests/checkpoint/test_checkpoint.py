@@ -147,6 +147,19 @@ def test_checkpoint_of_a_cuda_graph_run_resumes_on_the_cpu(tmp_path):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
 
 
+def test_sledge_keeps_learning_after_a_dtype_change():
+    """``Module.to`` converts parameters, not Adam's moments: SLeDGe converts them
+    too, so that learning goes on (torch's Adam refused mixed dtypes)."""
+    x, y = stream()
+    model = small_sledge()
+    feed(model, x[:60], y[:60])
+    model.double()
+    feed(model, x[60:].astype(np.float64), y[60:], 60)
+    states = list(model.optimizer.state.values())
+    assert states and all(state["exp_avg"].dtype == torch.float64 for state in states)
+    assert all(int(state["step"]) == 120 for state in states)
+
+
 def test_prequential_resume_gives_the_uninterrupted_result(tmp_path):
     x, y = stream(90)
     mask = np.arange(90) % 4 == 0
