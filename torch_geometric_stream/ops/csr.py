@@ -38,6 +38,11 @@ __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 # here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA.
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state",
                         category=UserWarning)
+# Some torch builds (2.11 with CUDA) also warn once that invariant checks are
+# off, although every CSR tensor here passes check_invariants=False on purpose:
+# its index structure is built by _Orientation and valid by construction.
+warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled",
+                        category=UserWarning)
 
 #: Floating dtypes the CSR kernels (products and sampled products) handle on every device.
 _CSR_DTYPES = (torch.float32, torch.float64)
