@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, MEASURED_CONFIGS,
-                                                PAPER_CONFIGS, paper_config, parse_tau,
-                                                resolve_config)
+                                                MEASURED_EXCEPTIONS, PAPER_CONFIGS,
+                                                paper_config, parse_tau, resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
@@ -60,8 +60,10 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert set(MEASURED_CONFIGS) <= set(DATASETS)
     for ratio in (0.001, 0.01):
         for model in ("sledge", "sledge-light", "memory"):
+            expected = ("none" if (model, ratio) == ("sledge-light", 0.001)  # the exception
+                        else "signed-log1p")
             assert resolve_config("Shuttle", ratio, model, {}, None)["feature_transform"] == \
-                "signed-log1p"
+                expected
         assert resolve_config("Shopper", ratio, "sledge", {}, None)["feature_transform"] == \
             "signed-log1p"
         assert resolve_config("GSAD", ratio, "sledge", {}, None)["feature_transform"] == "none"
@@ -71,6 +73,11 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
                           preset="package")["feature_transform"] == "none"
     assert resolve_config("Shuttle", 0.01, "sledge", {"feature_transform": "none"},
                           None)["feature_transform"] == "none"
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {"feature_transform": "signed-log1p"},
+                          None)["feature_transform"] == "signed-log1p"
+    # exceptions name known datasets and models, at the paper's ratios
+    for dataset, model, ratio in MEASURED_EXCEPTIONS:
+        assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
 
 
 def test_memory_sizes_follow_the_paper_rule():

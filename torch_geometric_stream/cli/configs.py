@@ -2,7 +2,8 @@
 structural settings, and their resolution against a ``--config`` file and flags.
 
 Precedence, lowest first: :data:`DEFAULT_CONFIG` < :data:`PAPER_CONFIGS` and
-:data:`MEASURED_CONFIGS` (SLeDGe models on a paper dataset, preset ``"paper"``)
+:data:`MEASURED_CONFIGS` with :data:`MEASURED_EXCEPTIONS` (SLeDGe models on a paper
+dataset, preset ``"paper"``)
 < the ``--config`` JSON file < explicit flags. Preset ``"package"`` leaves the
 per-dataset settings out: one configuration for every stream, the untuned
 setting a user with a new stream has.
@@ -24,7 +25,7 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import config_keys, uses_sledge_config
 from torch_geometric_stream.evaluation import paper_memory_sizes
 
-__all__ = ["DEFAULT_CONFIG", "MEASURED_CONFIGS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS",
+__all__ = ["DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS",
            "paper_config", "parse_tau", "resolve_config"]
 
 #: Package-wide defaults of every configuration entry (placeholders, to be tuned).
@@ -132,6 +133,17 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
     "Shopper": {"feature_transform": "signed-log1p"},
 }
 
+#: Where one model at one paper ratio measured against its dataset's entry of
+#: :data:`MEASURED_CONFIGS`: ``(dataset, model, paper ratio) -> settings``
+#: applied on top of it. Provenance: benchmarks/RESULTS.md, session 11.
+#: SLeDGe-L (full labeled memory) on Shuttle at 0.1 % scores 0.746 +- 0.002
+#: without ``signed-log1p`` (tag ``light-full-memory``, 3 seeds, CPU) and 0.706
+#: +- 0.005 with it (tag ``signed-log1p``, 3 seeds, H100; seed 0 on the CPU
+#: 0.685, tag ``signed-log1p-cpu``), so it keeps the raw features there.
+MEASURED_EXCEPTIONS: dict[tuple[str, str, float], dict[str, Any]] = {
+    ("Shuttle", "sledge-light", 0.001): {"feature_transform": "none"},
+}
+
 
 def _paper_ratio(label_ratio: float) -> float:
     """The paper ratio nearest ``label_ratio``: 0.001 below 0.5 %, else 0.01 (the
@@ -185,7 +197,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             paper's rule, and ``sledge-light`` with ``light_memory="per-class"``
             gets ``labeled_size = num_classes``.
         preset: one of :data:`PRESETS`; ``"package"`` skips the per-dataset
-            settings (the paper's and :data:`MEASURED_CONFIGS`).
+            settings (the paper's, :data:`MEASURED_CONFIGS` and
+            :data:`MEASURED_EXCEPTIONS`).
 
     Raises:
         UsageError: unknown keys (for this model), an unknown preset or an
@@ -198,6 +211,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if preset == "paper" and uses_sledge_config(model):
         config.update(paper_config(dataset, label_ratio))
         config.update(MEASURED_CONFIGS.get(dataset, {}))
+        config.update(MEASURED_EXCEPTIONS.get((dataset, model, _paper_ratio(label_ratio)), {}))
     if config_file is not None:
         config.update(_checked(config_file, allowed, model, "--config file"))
     given = {key: value for key, value in overrides.items() if value is not None}
