@@ -25,8 +25,8 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import config_keys, uses_sledge_config
 from torch_geometric_stream.evaluation import paper_memory_sizes
 
-__all__ = ["DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS",
-           "paper_config", "parse_tau", "resolve_config"]
+__all__ = ["DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS", "PAPER_CONFIGS",
+           "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config"]
 
 #: Package-wide defaults of every configuration entry (placeholders, to be tuned).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.models.sledge import SLeDGe
+from torch_geometric_stream.nn import make_adam_capturable
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
 __all__ = ["CUDAGraphStep"]
@@ -90,7 +91,7 @@ class CUDAGraphStep:
         # host copy (low, high) of the model's input range (input_scaling="online")
         self._range: Optional[tuple[Tensor, Tensor]] = None
         if model.device.type == "cuda":
-            _make_adam_capturable(model.optimizer, model.device)
+            make_adam_capturable(model.optimizer, model.device)
 
     # ------------------------------------------------ the learner's interface
     @property
@@ -184,7 +185,7 @@ class CUDAGraphStep:
     def _capture(self, row: Tensor, label: int) -> tuple[torch.cuda.CUDAGraph, Tensor]:
         model = self.model
         if self._static_x is None:
-            _make_adam_capturable(model.optimizer, model.device)
+            make_adam_capturable(model.optimizer, model.device)
             self._static_x = torch.empty_like(row)
             self._params = list(model.parameters())
             self._key = _state_key(model, self._params)
@@ -221,7 +222,7 @@ class CUDAGraphStep:
         if self._key is not None and self._key != _state_key(model, self._params):
             self.reset()
             if model.device.type == "cuda":
-                _make_adam_capturable(model.optimizer, model.device)
+                make_adam_capturable(model.optimizer, model.device)
 
 
 def _eager_step(model: SLeDGe, row: Tensor, label: int,
@@ -232,16 +233,6 @@ def _eager_step(model: SLeDGe, row: Tensor, label: int,
     prediction = model._predict_proba(row.unsqueeze(0)).argmax(dim=-1)
     model._learn_row(row, label, range_grows)
     return prediction
-
-
-def _make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
-    """Switch an Adam optimizer to its capturable form: step counts on ``device``."""
-    for group in optimizer.param_groups:
-        group["capturable"] = True
-    for state in optimizer.state.values():
-        step = state.get("step")
-        if isinstance(step, Tensor) and step.device != device:
-            state["step"] = step.to(device=device, dtype=torch.float32)
 
 
 def _state_key(model: SLeDGe, params: list[Tensor]) -> tuple:

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.nn import MLPBackbone
+from torch_geometric_stream.nn import MLPBackbone, fit_optimizer_state
 from torch_geometric_stream.validation import check_positive_int
 
 
@@ -66,6 +66,13 @@ class OnlineMLP(StreamClassifier, nn.Module):
 
     def set_extra_state(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+        fit_optimizer_state(self.optimizer)
+
+    def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows
+        module = super()._apply(fn, *args, **kwargs)
+        if hasattr(self, "optimizer"):  # not yet while __init__ moves the modules
+            fit_optimizer_state(self.optimizer)
+        return module
 
     def _predict_proba(self, x: Tensor) -> Tensor:
         was_training = self.training

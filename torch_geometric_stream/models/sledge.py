@@ -18,7 +18,8 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
-from torch_geometric_stream.nn import GCNBackbone, MLPBackbone, RunningMinMax
+from torch_geometric_stream.nn import (GCNBackbone, MLPBackbone, RunningMinMax,
+                                      fit_optimizer_state)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
@@ -310,30 +311,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         module = super()._apply(fn, *args, **kwargs)
         if self._kept_neighbors is not None:
             self._kept_neighbors = self._kept_neighbors.to(self.device)
-        self._fit_optimizer_state()
+        if hasattr(self, "optimizer"):  # not yet while __init__ moves the modules
+            fit_optimizer_state(self.optimizer)
         return module
-
-    def _fit_optimizer_state(self) -> None:
-        """Adam's state where its parameters are, after ``.to()``, ``.double()`` or
-        a load (``Module.to`` moves parameters, not the optimizer's moments): the
-        moments in each parameter's device and dtype, the step counts on the host,
-        except for Adam in its capturable form on a GPU (see
-        :class:`~torch_geometric_stream.models.CUDAGraphStep`), which only a GPU
-        can step: elsewhere it becomes plain Adam (the same update)."""
-        optimizer = getattr(self, "optimizer", None)  # None while __init__ moves the modules
-        if optimizer is None:
-            return
-        on_gpu = self.device.type == "cuda"
-        for group in optimizer.param_groups:
-            group["capturable"] = bool(group.get("capturable")) and on_gpu
-            for param in group["params"]:
-                state = optimizer.state.get(param, {})
-                for key, value in state.items():
-                    if not isinstance(value, Tensor):
-                        continue
-                    state[key] = (value.to(param.device if group["capturable"] else "cpu")
-                                  if key == "step"
-                                  else value.to(device=param.device, dtype=param.dtype))
 
     def get_extra_state(self) -> dict:
         """Optimizer state, the kept neighbour sets (``reselect_every > 1``) and
@@ -346,7 +326,7 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     def set_extra_state(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
-        self._fit_optimizer_state()  # e.g. saved from CUDA graphs, resumed on the CPU
+        fit_optimizer_state(self.optimizer)  # e.g. saved from CUDA graphs, resumed on the CPU
         kept = state.get("kept_neighbors")
         self._snapshot = None
         self._kept_neighbors = None if kept is None else kept.to(self.device)

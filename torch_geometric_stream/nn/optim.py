@@ -1,0 +1,45 @@
+"""Keeping an optimizer's state where its parameters are.
+
+``Module.to()`` / ``.double()`` convert a module's parameters in place but not
+the optimizer's state (Adam's moments and step counts), and torch's Adam then
+fails on mixed devices or dtypes. CUDA-graph capture needs Adam in its
+``capturable`` form (step counts on the GPU), which only a GPU can step. The
+learners call :func:`fit_optimizer_state` after every conversion and load;
+:class:`~torch_geometric_stream.models.CUDAGraphStep` calls
+:func:`make_adam_capturable` before capturing.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["fit_optimizer_state", "make_adam_capturable"]
+
+
+def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
+    """Move each parameter's state to the parameter: moments in its device and
+    dtype, step counts on the host, or on the parameter's GPU for a group in
+    ``capturable`` form. A capturable group whose parameters are not all on a
+    GPU becomes plain (the same update, step counts on the host)."""
+    for group in optimizer.param_groups:
+        group["capturable"] = bool(group.get("capturable")) and all(
+            param.device.type == "cuda" for param in group["params"])
+        for param in group["params"]:
+            state = optimizer.state.get(param, {})
+            for key, value in state.items():
+                if not isinstance(value, Tensor):
+                    continue
+                state[key] = (value.to(param.device if group["capturable"] else "cpu")
+                              if key == "step"
+                              else value.to(device=param.device, dtype=param.dtype))
+
+
+def make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
+    """Switch an Adam optimizer to its capturable form: step counts on ``device``
+    as float32, updates computed there without reading the host."""
+    for group in optimizer.param_groups:
+        group["capturable"] = True
+    for state in optimizer.state.values():
+        step = state.get("step")
+        if isinstance(step, Tensor) and step.device != device:
+            state["step"] = step.to(device=device, dtype=torch.float32)
