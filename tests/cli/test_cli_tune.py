@@ -1,3 +1,4 @@
+import csv
 import json
 
 from torch_geometric_stream.cli import main
@@ -90,3 +91,39 @@ def test_tune_grids_the_memory_size_and_its_derived_sizes(tmp_path, capsys):
     configs = [json.loads(path.read_text())["config"]
                for path in tmp_path.glob("sledge-light_*.json")]
     assert len({(c["labeled_size"], c["unlabeled_size"]) for c in configs}) == 2
+
+
+def test_tune_confirms_the_top_points_on_more_seeds_and_writes_the_ranking(tmp_path, capsys):
+    argv = ["tune", *SMALL, "--grid", "lr=1e-4,1e-3,5e-3", "--grid", "hidden-channels=8",
+            "--confirm-top", "2", "--confirm-seeds", "0,7", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    runs = {path.name for path in tmp_path.glob("sledge-light_*.json")}
+    assert len(runs) == 5  # 3 points on seed 0, the best 2 again on seed 7 (0 not repeated)
+    with (tmp_path / "ranking_sledge-light_synthetic_0.01.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["seeds"] for row in rows] == ["0 7", "0 7", "0"]
+    single = {row["lr"]: float(row["accuracy"]) for row in rows}
+    stage_one = {lr: json.loads((tmp_path / f"sledge-light_synthetic_0.01_lr={lr}_"
+                                 "hidden_channels=8_seed0.json").read_text())["accuracy"]
+                 for lr in ("1e-4", "1e-3", "5e-3")}
+    assert rows[2]["lr"] == min(stage_one, key=stage_one.get)  # the one left out of stage 2
+    assert single[rows[2]["lr"]] == round(stage_one[rows[2]["lr"]], 6)
+    for row in rows[:2]:
+        seven = json.loads((tmp_path / f"sledge-light_synthetic_0.01_lr={row['lr']}_"
+                            "hidden_channels=8_seed7.json").read_text())["accuracy"]
+        assert float(row["accuracy"]) == round((stage_one[row["lr"]] + seven) / 2, 6)
+    assert float(rows[0]["accuracy"]) >= float(rows[1]["accuracy"])
+    best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
+    assert best["lr"] == float(rows[0]["lr"])
+    assert "top 2 also 7" in printed
+
+
+def test_tune_confirm_options_come_together(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--confirm-top", "1",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert "--confirm-seeds" in capsys.readouterr().err
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--confirm-seeds", "7",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert "--confirm-top" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.json"))

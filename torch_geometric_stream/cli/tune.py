@@ -6,7 +6,13 @@ continued. Runs are ranked only if they agree on every setting outside the
 grid: a reused JSON made under other settings (older defaults, another
 ``--config``) is an error naming the setting, never silently mixed in. The
 ranked table is printed and the best configuration is written
-as a JSON that ``run --config`` accepts.
+as a JSON that ``run --config`` accepts; the ranking is also written as
+``ranking_<model>_<dataset>_<ratio>.csv``.
+
+A search on one seed can be confirmed on more: ``--confirm-top 3
+--confirm-seeds 2000,4000`` runs the three best points of the first stage on
+the extra seeds and ranks them over all their seeds, above the points that
+ran on the first stage's seeds only (the ``seeds`` column says how many).
 
     python -m torch_geometric_stream tune --dataset GSAD --label-ratio 0.01 \\
         --grid lr=1e-4,1e-3,5e-3 --grid lam=0.01,0.1 --seeds 0,2000 --limit 2000 --jobs 4
@@ -17,9 +23,11 @@ as a JSON that ``run --config`` accepts.
 from __future__ import annotations
 
 import argparse
+import csv
 import itertools
 import json
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
@@ -76,40 +84,94 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     return argv
 
 
-def tune_command(args: argparse.Namespace) -> int:
-    grid = parse_grid(args.grid)
-    seeds = parse_seeds(args.seeds)
-    out_dir: Path = args.out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
-    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-    paths = {(_point_name(point), seed): out_dir / (
-        f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json")
-        for point in points for seed in seeds}
+@dataclass
+class _Ranked:
+    """One grid point's score over the seeds it was run with."""
+    point: dict[str, str]
+    seeds: list[int]
+    accuracy: float
+    std: float
+    ms_per_sample: float
+    config: dict
+
+
+def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: list[int],
+                 paths: dict[tuple[str, int], Path]) -> None:
+    """Run every ``(point, seed)`` whose JSON is not in ``paths`` yet (and record its path)."""
+    for point in points:
+        for seed in seeds:
+            paths[_point_name(point), seed] = args.out_dir / (
+                f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json")
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
         raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
-    records_of = {key: json.loads(path.read_text()) for key, path in paths.items()}
-    _check_same_settings(records_of, paths, grid)
+
+
+def _rank(points: list[dict[str, str]], seeds: list[int],
+          records: dict[tuple[str, int], dict]) -> list[_Ranked]:
+    """The points ordered by mean accuracy over ``seeds``, best first."""
     rows = []
     for point in points:
-        records = [records_of[_point_name(point), seed] for seed in seeds]
-        accuracies = [record["accuracy"] for record in records]
-        rows.append((statistics.mean(accuracies),
-                     statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
-                     statistics.mean(record["ms_per_sample_median"] for record in records),
-                     point, records[0]["config"]))
-    rows.sort(key=lambda row: -row[0])
+        runs = [records[_point_name(point), seed] for seed in seeds]
+        accuracies = [run["accuracy"] for run in runs]
+        rows.append(_Ranked(point, seeds, statistics.mean(accuracies),
+                            statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
+                            statistics.mean(run["ms_per_sample_median"] for run in runs),
+                            runs[0]["config"]))
+    return sorted(rows, key=lambda row: -row.accuracy)
+
+
+def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], path: Path) -> None:
+    """The ranked table as CSV: rank, one column per gridded option, seeds, scores."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["rank", *grid, "seeds", "accuracy", "std", "ms_per_sample"])
+        for rank, row in enumerate(rows, 1):
+            writer.writerow([rank, *(row.point[key] for key in grid),
+                             " ".join(map(str, row.seeds)), f"{row.accuracy:.6f}",
+                             f"{row.std:.6f}", f"{row.ms_per_sample:.3f}"])
+
+
+def tune_command(args: argparse.Namespace) -> int:
+    grid = parse_grid(args.grid)
+    seeds = parse_seeds(args.seeds)
+    confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds) if seed not in seeds]
+                     if args.confirm_seeds else [])
+    if args.confirm_top is not None and not confirm_seeds:
+        raise UsageError("--confirm-top needs --confirm-seeds with seeds not in --seeds")
+    if confirm_seeds and args.confirm_top is None:
+        raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    paths: dict[tuple[str, int], Path] = {}
+    _run_missing(args, points, seeds, paths)
+    records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+    _check_same_settings(records, paths, grid)
+    rows = _rank(points, seeds, records)
+    if confirm_seeds:
+        finalists = [row.point for row in rows[:args.confirm_top]]
+        _run_missing(args, finalists, confirm_seeds, paths)
+        records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+        _check_same_settings(records, paths, grid)
+        rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
-          f"seeds {','.join(map(str, seeds))}" + (f", first {args.limit}" if args.limit else ""))
-    print(f"{'rank':>4}  {'accuracy':>8}  {'std':>6}  {'ms/sample':>9}  point")
-    for rank, (mean, std, ms, point, _) in enumerate(rows, 1):
-        print(f"{rank:>4}  {mean:8.4f}  {std:6.4f}  {ms:9.2f}  {_point_name(point)}")
-    best = {key: value for key, value in rows[0][4].items() if key in config_keys(args.model)}
-    best_path = args.best or out_dir / f"best_{_search_name(args)}.json"
+          f"seeds {','.join(map(str, seeds))}"
+          + (f" (top {args.confirm_top} also {','.join(map(str, confirm_seeds))})"
+             if confirm_seeds else "")
+          + (f", first {args.limit}" if args.limit else ""))
+    print(f"{'rank':>4}  {'accuracy':>8}  {'std':>6}  {'seeds':>5}  {'ms/sample':>9}  point")
+    for rank, row in enumerate(rows, 1):
+        print(f"{rank:>4}  {row.accuracy:8.4f}  {row.std:6.4f}  {len(row.seeds):>5}  "
+              f"{row.ms_per_sample:9.2f}  {_point_name(row.point)}")
+    ranking_path = args.out_dir / f"ranking_{_search_name(args)}.csv"
+    _write_ranking(rows, grid, ranking_path)
+    best = {key: value for key, value in rows[0].config.items() if key in config_keys(args.model)}
+    best_path = args.best or args.out_dir / f"best_{_search_name(args)}.json"
     best_path.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
+    print(f"ranking written to {ranking_path}")
     print(f"best configuration written to {best_path} (use: run --config {best_path})")
     return 0
 
@@ -151,6 +213,12 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
                       help="an option and its values (repeatable); any run option with a value")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
+    tune.add_argument("--confirm-top", type=positive_int, metavar="N",
+                      help="a second stage: run the N best points of --seeds again on "
+                           "--confirm-seeds and rank those N over all their seeds (the "
+                           "best configuration is the best of them)")
+    tune.add_argument("--confirm-seeds", action="append", metavar="S",
+                      help="the second stage's extra seeds, e.g. 2000,4000")
     tune.add_argument("--limit", type=positive_int, metavar="N", help="first N samples only")
     tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
                       help="threads of each run (default: %(default)s)")
