@@ -35,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
+from accuracy_summary import mean_std, summary_tables
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES
@@ -44,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
 RESULTS_MD = HERE / "RESULTS.md"
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
+SUMMARY_BEGIN, SUMMARY_END = "<!-- summary-tables:begin -->", "<!-- summary-tables:end -->"
 
 #: The paper's mean accuracy over the whole stream (Table 3 and the baselines'
 #: rows), keyed by (model, dataset, ratio).
@@ -68,7 +70,34 @@ PAPER = {
     ("tlp", "Shopper", 0.001): 0.8453, ("ressl", "Shopper", 0.001): 0.6304,
     ("hdssl", "Shopper", 0.001): 0.7571, ("tlp", "GSAD", 0.001): 0.2097,
     ("ressl", "GSAD", 0.001): 0.1971, ("hdssl", "GSAD", 0.001): 0.2279,
+    # the ablation table (section 5.2)
+    **{(model, dataset, ratio): value
+       for (dataset, ratio), values in {
+           ("Shopper", 0.001): (0.7762, 0.6839, 0.6799, 0.8036),
+           ("MNIST", 0.001): (0.1837, 0.5664, 0.7140, 0.5793),
+           ("Shuttle", 0.001): (0.7007, 0.6958, 0.7211, 0.6969),
+           ("GSAD", 0.001): (0.1984, 0.2902, 0.2836, 0.2966),
+           ("Shopper", 0.01): (0.8405, 0.8355, 0.8124, 0.8435),
+           ("MNIST", 0.01): (0.5863, 0.7740, 0.8529, 0.7988),
+           ("Shuttle", 0.01): (0.7781, 0.9326, 0.9384, 0.9375),
+           ("GSAD", 0.01): (0.2064, 0.7788, 0.7387, 0.7457)}.items()
+       for model, value in zip(("base", "memory", "static", "gsl"), values)},
 }
+
+#: The paper's average running time in seconds per run (its Table "Average running
+#: time of the methods"), keyed like :data:`PAPER`.
+PAPER_SECONDS = {
+    (model, dataset, ratio): value
+    for (dataset, ratio), values in {
+        ("Shopper", 0.001): (105.1, 34.2, 23.2, 148.9, 184.5),
+        ("MNIST", 0.001): (655.8, 907.7, 1203.8, 759.7, 1055.8),
+        ("Shuttle", 0.001): (520.9, 153.9, 129.7, 416.6, 595.8),
+        ("GSAD", 0.001): (126.3, 67.5, 31.0, 121.3, 165.2),
+        ("Shopper", 0.01): (106.7, 35.2, 34.5, 119.9, 163.3),
+        ("MNIST", 0.01): (685.6, 1017.8, 13899.1, 669.6, 879.8),
+        ("Shuttle", 0.01): (538.1, 156.7, 217.4, 415.2, 554.0),
+        ("GSAD", 0.01): (127.5, 67.6, 139.6, 117.4, 161.6)}.items()
+    for model, value in zip(("tlp", "ressl", "hdssl", "sledge", "sledge-light"), values)}
 
 
 def run_path(model: str, dataset: str, ratio: float, seed: int, limit: Optional[int],
@@ -133,12 +162,6 @@ def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:
     return ["--checkpoint", str(checkpoint), "--checkpoint-every", str(every), *resume]
 
 
-def _mean_std(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.4f}"
-    return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
-
-
 def _options(record: dict[str, Any]) -> str:
     """The options a run switched away from their neutral value (preset, class
     prior, approximations), e.g. ``class_prior=stream``; empty for none.
@@ -152,11 +175,16 @@ def _options(record: dict[str, Any]) -> str:
         and (key != "light_memory" or model == "sledge-light")])
 
 
-def render_tables() -> str:
+def load_records() -> list[tuple[str, dict[str, Any]]]:
+    """Every run's ``(tag, record)``, in path order."""
+    return [(path.parent.name, json.loads(path.read_text()))
+            for path in sorted(RESULTS.glob("*/*.json"))]
+
+
+def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
+    """One row per (tag, dataset, ratio, model, scaling, options, device)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for path in sorted(RESULTS.glob("*/*.json")):
-        record = json.loads(path.read_text())
-        tag = path.parent.name
+    for tag, record in records:
         # runs with different input scalings, options or devices are never averaged together
         device = record.get("device", "cpu") + (" + graphs" if record.get("cuda_graph") else "")
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
@@ -172,9 +200,9 @@ def render_tables() -> str:
         lines.append(
             f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | {options} | "
             f"{records[0]['n_samples']} | "
-            f"{len(records)} | {_mean_std([r['accuracy'] for r in records])} | "
+            f"{len(records)} | {mean_std([r['accuracy'] for r in records])} | "
             f"{'' if paper is None or limit else f'{paper:.4f}'} | "
-            f"{_mean_std([r['accuracy_last_20'] for r in records])} | "
+            f"{mean_std([r['accuracy_last_20'] for r in records])} | "
             f"{statistics.mean(r['seconds'] for r in records):.0f} | "
             f"{statistics.mean(r['ms_per_sample_median'] for r in records):.1f} | "
             f"{records[0].get('threads', '')} | {device} |")
@@ -182,14 +210,21 @@ def render_tables() -> str:
 
 
 def render(_: argparse.Namespace) -> None:
-    table = render_tables()
-    print(table)
+    """Write the summary tables (the paper's layout at today's configuration) and the
+    table of every run between their markers in RESULTS.md (appended if absent)."""
+    records = load_records()
+    summary = summary_tables(records, PAPER, PAPER_SECONDS)
+    table = render_tables(records)
+    print(summary)
     text = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
-    block = f"{BEGIN}\n{table}\n{END}"
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text += f"\n## Accuracy (benchmarks/accuracy.py)\n\n{block}\n"
+    for begin, end, body, heading in (
+            (SUMMARY_BEGIN, SUMMARY_END, summary, "Summary at today's configuration"),
+            (BEGIN, END, table, "Every run (benchmarks/accuracy.py)")):
+        block = f"{begin}\n{body}\n{end}"
+        if begin in text and end in text:
+            text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+        else:
+            text += f"\n## {heading}\n\n{block}\n"
     RESULTS_MD.write_text(text)
 
 
@@ -273,7 +308,7 @@ def choices_table(tags: list[str], models: list[str], datasets: list[str],
                 base = accuracy[tags[0]]
                 if not base:
                     continue
-                cells = [_mean_std(list(base.values()))]
+                cells = [mean_std(list(base.values()))]
                 for tag in tags[1:]:
                     paired = [seed for seed in accuracy[tag] if seed in base]
                     if not paired:
@@ -281,7 +316,7 @@ def choices_table(tags: list[str], models: list[str], datasets: list[str],
                         continue
                     values = [accuracy[tag][seed] for seed in paired]
                     diff = statistics.mean(values) - statistics.mean(base[s] for s in paired)
-                    cells.append(f"{_mean_std(values)} ({diff:+.4f}, n={len(paired)})")
+                    cells.append(f"{mean_std(values)} ({diff:+.4f}, n={len(paired)})")
                 lines.append(f"| {dataset} | {ratio:g} | {model} | "
                              f"{','.join(map(str, base))} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

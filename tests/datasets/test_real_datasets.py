@@ -28,6 +28,7 @@ def test_mnist_matches_paper(mnist):
     assert mnist.y[60000] == 7                          # first test label
     assert mnist.x.min() == 0.0 and mnist.x.max() == 255.0
     assert np.bincount(mnist.y).tolist()[:2] == [6903, 7877]
+    assert mnist.value_range == info.value_range == (0.0, 255.0)  # registry metadata agrees
 
 
 def test_shopper_matches_paper(data_root):
@@ -36,6 +37,7 @@ def test_shopper_matches_paper(data_root):
     first = np.float32([0, 0, 0, 0, 1, 0, 0.2, 0.2, 0, 0, 1, 1, 1, 1, 0])
     np.testing.assert_array_equal(ds.x[0], first)
     assert np.bincount(ds.y).tolist() == [10422, 1908]
+    assert ds.value_range is DATASETS["Shopper"].value_range is None  # only the data tell
 
 
 def test_shuttle_has_nine_features_where_the_paper_reports_seven(data_root):

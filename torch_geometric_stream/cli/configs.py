@@ -19,14 +19,17 @@ single layer with 256 outputs (not c); here that is one layer with c outputs
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import config_keys, uses_sledge_config
-from torch_geometric_stream.evaluation import paper_memory_sizes
+from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_feature_transform,
+                                               resolve_scaling)
+from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS", "PAPER_CONFIGS",
-           "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config"]
+           "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config",
+           "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (placeholders, to be tuned).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -220,6 +223,19 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         config["tau"] = parse_tau(config["tau"])
     if num_classes is not None and "labeled_size" in config:
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light")
+    return config
+
+
+def resolve_stream_entries(config: dict[str, Any], model: str,
+                           value_range: Optional[Sequence[float]]) -> dict[str, Any]:
+    """Settle, in place, the ``"auto"`` entries that depend on the stream:
+    ``scaling`` and ``feature_transform`` by whether the stream declares its
+    ``value_range`` a priori (and whether ``model`` scales its own input);
+    returns ``config``. A run records its configuration after this step."""
+    config["scaling"] = resolve_scaling(config["scaling"], value_range,
+                                        learner_scales=model in SLEDGE_VARIANTS)
+    config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
+                                                            value_range)
     return config
 
 

@@ -11,7 +11,7 @@ import torch
 
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
 from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
-from torch_geometric_stream.cli.configs import resolve_config
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import SLEDGE_CONFIG_KEYS, build_learner
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
@@ -22,8 +22,7 @@ from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
                                                bernoulli_label_mask, make_transform,
                                                paper_label_mask, plot_running_accuracy,
-                                               prequential, resolve_feature_transform,
-                                               resolve_scaling)
+                                               prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
@@ -117,10 +116,7 @@ def run_command(args: argparse.Namespace) -> int:
         config = resolve_config(name, args.label_ratio, model, overrides,
                                 read_config_file(args.config), num_classes=dataset.num_classes,
                                 preset=args.preset)
-        config["scaling"] = resolve_scaling(config["scaling"], dataset.value_range,
-                                            learner_scales=model in SLEDGE_VARIANTS)
-        config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
-                                                                dataset.value_range)
+        resolve_stream_entries(config, model, dataset.value_range)
     results, records = {}, []
     for seed in seeds:
         with user_input("configuration"):

@@ -36,6 +36,9 @@ class DatasetInfo:
     paper_classes: int
     loader: Loader
     citation: str = ""
+    #: The range every feature lies in a priori (the loaded stream's
+    #: ``value_range``; images: pixels), ``None`` where only the data tell.
+    value_range: Optional[tuple[float, float]] = None
 
 
 _UCI = "https://archive.ics.uci.edu/dataset/"
@@ -60,22 +63,26 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in [
                 "AAAI 1998 (CMU WebKB 4 Universities data)"),
     DatasetInfo("MNIST", "MNIST", list(_IDX), "http://yann.lecun.com/exdb/mnist/", 70000, 784, 10,
                 images.load_mnist,
-                "Y. LeCun, C. Cortes, C. J. C. Burges, The MNIST database of handwritten digits"),
+                "Y. LeCun, C. Cortes, C. J. C. Burges, The MNIST database of handwritten digits",
+                value_range=images.PIXEL_RANGE),
     DatasetInfo("FashionMNIST", "FashionMNIST", list(_IDX),
                 "https://github.com/zalandoresearch/fashion-mnist", 70000, 784, 10,
                 images.load_fashion_mnist,
-                "H. Xiao, K. Rasul, R. Vollgraf, Fashion-MNIST, arXiv:1708.07747, 2017"),
+                "H. Xiao, K. Rasul, R. Vollgraf, Fashion-MNIST, arXiv:1708.07747, 2017",
+                value_range=images.PIXEL_RANGE),
     DatasetInfo("KMNIST", "KMNIST",
                 _IDX + ["or " + ", ".join(f for pair in images.KMNIST_NPZ_FILES.values()
                                           for f in pair) + " (key arr_0)"],
                 "https://github.com/rois-codh/kmnist", 70000, 784, 10, images.load_kmnist,
                 "T. Clanuwat et al., Deep Learning for Classical Japanese Literature, "
-                "arXiv:1812.01718, 2018"),
+                "arXiv:1812.01718, 2018",
+                value_range=images.PIXEL_RANGE),
     DatasetInfo("CIFAR-10", "CIFAR-10",
                 [f"cifar-10-batches-py/{f} (or directly in the folder)"
                  for f in images.CIFAR10_FILES],
                 "https://www.cs.toronto.edu/~kriz/cifar.html", 60000, 3072, 10, images.load_cifar10,
-                "A. Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009"),
+                "A. Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009",
+                value_range=images.PIXEL_RANGE),
     DatasetInfo("Shuttle", "Shuttle", ["shuttle.trn", "shuttle.tst"],
                 _UCI + "148/statlog+shuttle", 58000, 7, 7,
                 tabular.load_shuttle, "Statlog (Shuttle), UCI Machine Learning Repository (NASA)"),

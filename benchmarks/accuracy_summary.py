@@ -1,0 +1,179 @@
+"""The accuracy runs in the paper's layout, at the configuration the command line
+resolves today.
+
+``benchmarks/accuracy.py render`` keeps every run in one long table (one row per
+tag, i.e. per variant that was tried). This module answers the reader's question
+instead: *what does each method score now?* For every (model, dataset, label
+ratio) the configuration that ``python -m torch_geometric_stream run`` would use
+today is resolved (:func:`current_config`: the paper preset, the measured
+per-dataset settings, the stream-dependent ``"auto"`` entries). A run counts for
+that cell only if
+
+- it was made with exactly that configuration (entries recorded before an option
+  existed count with the value every older run had, :data:`OLDER_RUNS`;
+  ``light_memory`` counts for ``sledge-light`` only, the other models ignore it),
+- on the whole stream, with the paper's label mask and preset,
+- in a folder not listed in :data:`SUPERSEDED` (runs made before a fix that changed
+  results without changing any configuration entry).
+
+Of the tags holding such runs the cell takes the one with the most seeds (then the
+most seeds on the CPU, then the tag name); seeds of one tag on the CPU and on a GPU
+are averaged together and marked. Cells without any such run are listed with the
+command that fills them.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any, Iterable, Optional
+
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.run import LATER_ENTRIES
+from torch_geometric_stream.datasets import DATASETS
+
+__all__ = ["OLDER_RUNS", "SUPERSEDED", "current_config", "matches_current", "select_cells",
+           "summary_tables", "mean_std"]
+
+#: Result folders whose runs no longer stand for their configuration, and why.
+SUPERSEDED = {
+    "hdssl-compounding": "HDSSL before its decay fix (session 5)",
+    "hdssl-compounding-scaling-global": "HDSSL before its decay fix (session 5)",
+    "session2": "SLeDGe before the zero-prototype rule (session 2); re-run since",
+}
+
+#: Configuration entries that older records lack, with the value those runs had:
+#: the checkpoint-era ones of ``cli.run.LATER_ENTRIES`` and the memory
+#: coefficients (adaptive was the only rule before ``alpha`` / ``beta`` became options).
+OLDER_RUNS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
+
+#: Columns of the paper's accuracy table and of its ablation table.
+METHODS = ("tlp", "ressl", "hdssl", "sledge", "sledge-light")
+ABLATIONS = ("base", "memory", "static", "gsl", "sledge")
+NAMES = {"tlp": "TLP", "ressl": "ReSSL", "hdssl": "HDSSL", "sledge": "SLeDGe",
+         "sledge-light": "SLeDGe-L", "base": "Base", "memory": "+M", "static": "+Static",
+         "gsl": "+GSL"}
+DATASETS_SHOWN = ("MNIST", "Shopper", "Shuttle", "GSAD")
+RATIOS = (0.001, 0.01)
+
+
+def mean_std(values: list[float]) -> str:
+    """``mean ± std`` to four places (the value alone for one run)."""
+    if len(values) == 1:
+        return f"{values[0]:.4f}"
+    return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
+
+
+def current_config(model: str, dataset: str, ratio: float) -> dict[str, Any]:
+    """The configuration ``run --model MODEL --dataset DATASET --label-ratio RATIO``
+    resolves today, as a run records it (from the registry's metadata: no data read)."""
+    info = DATASETS[dataset]
+    config = resolve_config(dataset, ratio, model, {}, None, num_classes=info.paper_classes)
+    return resolve_stream_entries(config, model, info.value_range)
+
+
+def matches_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
+    """Whether a run's record was made with ``config`` on the whole stream, with the
+    paper's label mask and preset (see the module doc for entries older runs lack)."""
+    if (record.get("limit") or record.get("preset", "paper") != "paper"
+            or record.get("label_mask", "paper") != "paper"):
+        return False
+    recorded = record["config"]
+    missing = object()
+    for key, value in config.items():
+        if key == "light_memory" and record["model"] != "sledge-light":
+            continue
+        if recorded.get(key, OLDER_RUNS.get(key, missing)) != value:
+            return False
+    return True
+
+
+def select_cells(records: Iterable[tuple[str, dict[str, Any]]]
+                 ) -> dict[tuple[str, str, float], list[dict[str, Any]]]:
+    """``(tag, record)`` pairs -> the chosen runs of each (model, dataset, ratio)
+    cell at today's configuration (one per seed; see the module doc)."""
+    configs: dict[tuple[str, str, float], Optional[dict[str, Any]]] = {}
+    by_tag: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = defaultdict(
+        lambda: defaultdict(dict))
+    for tag, record in records:
+        cell = (record["model"], record["dataset"], record["label_ratio"])
+        if tag in SUPERSEDED or cell[1] not in DATASETS:
+            continue
+        if cell not in configs:
+            configs[cell] = current_config(*cell)
+        if matches_current(record, configs[cell]):
+            seeds = by_tag[cell][tag]
+            # one seed twice in a tag (CPU and GPU): the CPU run
+            if record["seed"] not in seeds or record.get("device", "cpu") == "cpu":
+                seeds[record["seed"]] = record
+
+    def rank(item: tuple[str, dict[int, dict[str, Any]]]) -> tuple:
+        tag, seeds = item
+        on_cpu = sum(r.get("device", "cpu") == "cpu" for r in seeds.values())
+        return (-len(seeds), -on_cpu, tag)
+
+    return {cell: [seeds[s] for s in sorted(seeds)]
+            for cell, tags in by_tag.items()
+            for _, seeds in [min(tags.items(), key=rank)]}
+
+
+def _accuracy_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
+    if not runs:
+        return "–"
+    marks = (f" n={len(runs)}" if len(runs) < 3 else "") + (
+        " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else "")
+    ours = mean_std([r["accuracy"] for r in runs])
+    return ours + marks + ("" if paper is None else f" ({paper:.4f})")
+
+
+def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
+    if not runs:
+        return "–"
+    device = " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else ""
+    return (f"{statistics.mean(r['seconds'] for r in runs):.0f} s / "
+            f"{statistics.median(r['ms_per_sample_median'] for r in runs):.1f} ms{device}"
+            + ("" if paper is None else f" ({paper:g} s)"))
+
+
+def _table(cells: dict, models: tuple[str, ...], cell_text, header: str) -> list[str]:
+    lines = [f"| {header} | " + " | ".join(NAMES[m] for m in models) + " |",
+             "|---" * (len(models) + 1) + "|"]
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(
+                cell_text(cells.get((m, dataset, ratio), []), m, dataset, ratio)
+                for m in models) + " |")
+    return lines
+
+
+def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
+                   paper: dict[tuple[str, str, float], float],
+                   paper_seconds: dict[tuple[str, str, float], float]) -> str:
+    """Markdown: the methods table and the ablation table (the paper's accuracy in
+    brackets), the running-time table (the paper's seconds per run in brackets) and
+    the cells not yet run at today's configuration."""
+    cells = select_cells(records)
+
+    def accuracy(runs, model, dataset, ratio):
+        return _accuracy_cell(runs, paper.get((model, dataset, ratio)))
+
+    def seconds(runs, model, dataset, ratio):
+        return _time_cell(runs, paper_seconds.get((model, dataset, ratio)))
+
+    lines = ["Mean accuracy over the whole stream (± std over seeds; n = seeds where "
+             "fewer than 3; † = some seeds ran on a GPU; the paper's value in brackets). "
+             "Methods:", ""]
+    lines += _table(cells, METHODS, accuracy, "stream, labels")
+    lines += ["", "Ablations:", ""]
+    lines += _table(cells, ABLATIONS, accuracy, "stream, labels")
+    lines += ["", "Seconds per run / median ms per sample, 1 thread (CPU runs on the "
+              "shared 2-core VM, † GPU runs with several runs sharing the GPU: compare "
+              "within a device only; the paper's seconds per run, on its GPU machine, in "
+              "brackets):", ""]
+    lines += _table(cells, METHODS, seconds, "stream, labels")
+    missing = [(m, d, r) for d in DATASETS_SHOWN for r in RATIOS
+               for m in METHODS + ABLATIONS[:-1] if (m, d, r) not in cells]
+    if missing:
+        lines += ["", "Not run at today's configuration (fill with `python benchmarks/"
+                  "accuracy.py run --models M --datasets D --ratios R --tag current`):", ""]
+        lines += [f"- {NAMES[m]} on {d} at {100 * r:g} %" for m, d, r in missing]
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""``benchmarks/accuracy_summary.py``: which runs stand for a cell at today's
+configuration, and the paper-layout tables made of them."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from accuracy_summary import (  # noqa: E402
+    SUPERSEDED,
+    current_config,
+    matches_current,
+    select_cells,
+    summary_tables,
+)
+
+
+def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
+           device="cpu", **config_changes):
+    config = {**current_config(model, dataset, ratio), **config_changes}
+    return {"model": model, "dataset": dataset, "label_ratio": ratio, "seed": seed,
+            "accuracy": accuracy, "device": device, "limit": None, "preset": "paper",
+            "label_mask": "paper", "seconds": 100.0, "ms_per_sample_median": 2.0,
+            "config": config}
+
+
+def test_current_config_is_what_run_resolves_for_the_stream():
+    shuttle = current_config("sledge", "Shuttle", 0.01)
+    assert shuttle["scaling"] == "online-rescale"          # tabular, SLeDGe scales itself
+    assert shuttle["feature_transform"] == "signed-log1p"  # measured per-dataset setting
+    assert shuttle["labeled_size"] == 100 and shuttle["k"] == 5
+    assert current_config("sledge", "MNIST", 0.01)["scaling"] == "range"  # pixel range
+    assert current_config("ressl", "Shuttle", 0.01) == {
+        "memory_size": 1000, "scaling": "online", "feature_transform": "none"}
+    light = current_config("sledge-light", "Shuttle", 0.001)
+    assert light["feature_transform"] == "none"            # the measured exception
+
+
+def test_a_run_matches_only_with_the_whole_stream_and_the_same_configuration():
+    config = current_config("sledge", "Shuttle", 0.01)
+    assert matches_current(record(), config)
+    assert not matches_current({**record(), "limit": 3000}, config)
+    assert not matches_current({**record(), "preset": "package"}, config)
+    assert not matches_current(record(feature_transform="none"), config)
+    assert not matches_current(record(lr=5e-3), config)
+
+
+def test_entries_older_runs_lack_count_with_the_value_they_had():
+    config = current_config("sledge", "Shuttle", 0.01)
+    old = record()
+    for key in ("count_offset", "alpha", "beta", "class_prior", "reselect_every"):
+        del old["config"][key]
+    assert matches_current(old, config)
+    del old["config"]["feature_transform"]   # older runs had none; today's Shuttle has it
+    assert not matches_current(old, config)
+
+
+def test_light_memory_counts_for_sledge_light_only():
+    assert matches_current(record(light_memory="per-class"),
+                           current_config("sledge", "Shuttle", 0.01))
+    light = current_config("sledge-light", "Shuttle", 0.01)
+    assert matches_current(record("sledge-light", light_memory="full"), light)
+    assert not matches_current(record("sledge-light", light_memory="per-class"), light)
+
+
+def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():
+    superseded = next(iter(SUPERSEDED))
+    runs = [("a", record(seed=0, accuracy=0.1)),
+            ("b", record(seed=0, accuracy=0.5, device="cuda")),
+            ("b", record(seed=0, accuracy=0.6)),
+            ("b", record(seed=2000, accuracy=0.7, device="cuda")),
+            ("old", record(seed=0, accuracy=0.2, lr=5e-3)),
+            (superseded, record(seed=0, accuracy=0.3)),
+            (superseded, record(seed=2000, accuracy=0.3)),
+            (superseded, record(seed=4000, accuracy=0.3))]
+    cells = select_cells(runs)
+    assert [(r["seed"], r["accuracy"]) for r in cells["sledge", "Shuttle", 0.01]] == [
+        (0, 0.6), (2000, 0.7)]
+
+
+def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
+    runs = [("t", record(seed=0, accuracy=0.8)),
+            ("t", record(seed=2000, accuracy=0.9, device="cuda"))]
+    text = summary_tables(runs, {("sledge", "Shuttle", 0.01): 0.937},
+                          {("sledge", "Shuttle", 0.01): 415.2})
+    assert "| Shuttle 1 % | – | – | – | 0.8500 ± 0.0707 n=2 † (0.9370) | – |" in text
+    assert "| Shuttle 1 % | – | – | – | 100 s / 2.0 ms † (415.2 s) | – |" in text
+    assert "- SLeDGe on Shuttle at 0.1 %" in text
+    assert "- SLeDGe on Shuttle at 1 %" not in text
+
+
+@pytest.mark.parametrize("model", ["sledge", "sledge-light", "memory", "base", "tlp"])
+def test_every_cell_resolves_without_data(model):
+    for dataset in ("MNIST", "Shopper", "Shuttle", "GSAD"):
+        assert current_config(model, dataset, 0.001)["memory_size"] == 1000
