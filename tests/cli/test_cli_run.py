@@ -21,13 +21,19 @@ FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "
 RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labels", "accuracy",
                  "accuracy_last_20", "accuracy_last_10", "accuracy_last_5", "seconds",
                  "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
-                 "device", "torch_version", "package_version", "machine", "config"}
+                 "device", "torch_version", "package_version", "machine", "config",
+                 "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "confusion_matrix",
+                 "recall_per_class"}
 
 
 def _read(path: Path) -> dict:
     record = json.loads(path.read_text())
     assert RECORD_FIELDS <= set(record)
     assert 0.0 <= record["accuracy"] <= 1.0
+    confusion = record["confusion_matrix"]
+    assert sum(map(sum, confusion)) == record["n_samples"]
+    assert sum(confusion[c][c] for c in range(len(confusion))) == \
+        round(record["accuracy"] * record["n_samples"])
     return record
 
 

@@ -3,7 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from torch_geometric_stream.evaluation import StreamMetrics, accuracy_curve, tail_accuracy
+from torch_geometric_stream.evaluation import (StreamMetrics, accuracy_curve, class_metrics,
+                                               tail_accuracy)
+from torch_geometric_stream.evaluation.metrics import _prequential_majority
 
 # 20 samples: 10 right, 5 wrong, then 0 1 1 1 0.
 CORRECT = [True] * 10 + [False] * 5 + [False, True, True, True, False]
@@ -53,3 +55,54 @@ def test_accuracy_curve():
     assert counts.tolist() == [1, 4] and accuracy == pytest.approx([1.0, 0.75])
     counts, _ = accuracy_curve(np.ones(10_000, dtype=bool), num_points=200)
     assert counts.size == 200 and counts[-1] == 10_000
+
+
+# class_metrics by hand: 6 samples, classes 0, 1, 2.
+LABELS = [0, 0, 1, 1, 1, 2]
+PREDICTIONS = [0, 1, 1, 1, 0, 2]
+
+
+def test_class_metrics_by_hand():
+    metrics = class_metrics(LABELS, PREDICTIONS)
+    assert metrics["confusion_matrix"] == [[1, 1, 0], [1, 2, 0], [0, 0, 1]]
+    assert metrics["recall_per_class"] == pytest.approx([0.5, 2 / 3, 1.0])
+    assert metrics["balanced_accuracy"] == pytest.approx(13 / 18)
+    # observed 4/6; chance (2*2 + 3*3 + 1*1) / 36 = 14/36
+    assert metrics["kappa"] == pytest.approx(5 / 11)
+    # majority before each sample: 0 0 0 0 0(tie 0/1 -> 0) 1 -> right twice
+    assert metrics["kappa_m"] == pytest.approx((4 / 6 - 2 / 6) / (4 / 6))
+    # no-change: 0 0 0 1 1 1 -> right 4 times, like the learner
+    assert metrics["kappa_t"] == pytest.approx(0.0)
+
+
+def test_class_metrics_undefined_and_absent_classes():
+    metrics = class_metrics([0, 0, 0], [0, 0, 0])
+    assert metrics["kappa"] is None and metrics["kappa_m"] is None
+    assert metrics["balanced_accuracy"] == 1.0
+    # class 1 is only predicted, never true: its recall is None, not 0
+    metrics = class_metrics(np.array([0, 0]), np.array([1, 0]))
+    assert metrics["recall_per_class"] == [0.5, None]
+    assert metrics["balanced_accuracy"] == 0.5
+    assert metrics["confusion_matrix"] == [[1, 1], [0, 0]]
+
+
+def test_prequential_majority_chunks_match_a_plain_loop():
+    labels = np.random.default_rng(0).integers(0, 4, size=1000)
+    counts, expected = np.zeros(4, dtype=int), []
+    for label in labels:
+        expected.append(int(counts.argmax()))
+        counts[label] += 1
+    for chunk_size in (1, 7, 8192):
+        assert _prequential_majority(labels, 4, chunk_size).tolist() == expected
+
+
+@pytest.mark.parametrize("labels, predictions, error, match", [
+    ([], [], ValueError, "non-empty"),
+    ([0, 1], [0], ValueError, "one length"),
+    ([0, -1], [0, 0], ValueError, ">= 0"),
+    ([0.5, 1.0], [0, 1], TypeError, "integer class ids"),
+    ([[0, 1]], [[0, 1]], TypeError, "1-D"),
+])
+def test_class_metrics_rejects_bad_input(labels, predictions, error, match):
+    with pytest.raises(error, match=match):
+        class_metrics(labels, predictions)

@@ -170,7 +170,7 @@ def test_save_json(result, tmp_path):
     path = result.save_json(tmp_path / "run.json", extra={"dataset": "toy", "seed": 0})
     payload = json.loads(path.read_text())
     assert payload["dataset"] == "toy" and payload["start"] == 0
-    assert payload["metrics"] == pytest.approx(result.metrics)
+    assert payload["metrics"] == result.metrics  # JSON keeps floats exactly
     assert "correct" not in payload
     payload = json.loads(result.save_json(tmp_path / "full.json", arrays=True).read_text())
     assert payload["predictions"] == result.predictions.tolist()

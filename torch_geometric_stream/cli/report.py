@@ -24,6 +24,7 @@ CURVE_POINTS = 200
 _COLUMNS = (("seed", "seed", "{}"), ("n_samples", "samples", "{}"), ("n_labels", "labels", "{}"),
             ("accuracy", "acc", "{:.4f}"), ("accuracy_last_20", "last20%", "{:.4f}"),
             ("accuracy_last_10", "last10%", "{:.4f}"), ("accuracy_last_5", "last5%", "{:.4f}"),
+            ("balanced_accuracy", "bal.acc", "{:.4f}"), ("kappa_m", "kappa_m", "{:.4f}"),
             ("seconds", "seconds", "{:.1f}"), ("ms_per_sample_median", "ms/sample", "{:.2f}"))
 
 
@@ -62,13 +63,23 @@ def write_json(record: Mapping[str, Any], path: Path) -> Path:
     return path
 
 
+def _cell(value: Any, fmt: str) -> str:
+    """``value`` formatted, ``-`` where undefined (``None``, e.g. a kappa with no
+    disagreement possible, or a record written before the field existed)."""
+    return "-" if value is None else fmt.format(value)
+
+
 def summary_table(records: Sequence[Mapping[str, Any]]) -> str:
-    """One row per run, plus mean and std (ddof 1) rows when there are several."""
-    rows = [[fmt.format(record[key]) for key, _, fmt in _COLUMNS] for record in records]
+    """One row per run, plus mean and std (ddof 1, over the runs where the
+    value is defined) rows when there are several."""
+    rows = [[_cell(record.get(key), fmt) for key, _, fmt in _COLUMNS] for record in records]
     if len(records) > 1:
         for name, reduce in (("mean", np.mean), ("std", lambda v: np.std(v, ddof=1))):
-            rows.append([name] + [fmt.format(reduce([r[key] for r in records]))
-                                  if "f}" in fmt else "" for key, _, fmt in _COLUMNS[1:]])
+            row = [name]
+            for key, _, fmt in _COLUMNS[1:]:
+                values = [r[key] for r in records if r.get(key) is not None]
+                row.append(_cell(reduce(values), fmt) if "f}" in fmt and len(values) > 1 else "")
+            rows.append(row)
     headers = [header for _, header, _ in _COLUMNS]
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
     lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths))

@@ -14,7 +14,12 @@ from torch_geometric_stream.evaluation.label_mask import (
     paper_label_mask,
     paper_memory_sizes,
 )
-from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_curve, tail_accuracy
+from torch_geometric_stream.evaluation.metrics import (
+    StreamMetrics,
+    accuracy_curve,
+    class_metrics,
+    tail_accuracy,
+)
 from torch_geometric_stream.evaluation.prequential import (
     PrequentialRecord,
     PrequentialResult,
@@ -56,6 +61,7 @@ __all__ = [
     "StreamMetrics",
     "tail_accuracy",
     "accuracy_curve",
+    "class_metrics",
     "prequential",
     "PrequentialResult",
     "PrequentialRecord",

@@ -25,7 +25,8 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from torch_geometric_stream.evaluation.metrics import StreamMetrics, accuracy_curve
+from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
+                                                       class_metrics)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy",
@@ -46,8 +47,9 @@ class PrequentialResult:
         predictions: predicted class ids, ``int64`` :math:`(n,)`.
         labels: true class ids, ``int64`` :math:`(n,)`.
         labeled: whether the learner got the label, ``bool`` :math:`(n,)`.
-        metrics: :meth:`StreamMetrics.summary` plus ``seconds`` (wall time),
-            ``peak_memory_mb`` and ``n_labels``.
+        metrics: :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
+            matrix, balanced accuracy, kappa, kappa_m, kappa_t) plus ``seconds``
+            (wall time), ``peak_memory_mb`` and ``n_labels``.
         start: stream position of the first entry.
     """
 
@@ -158,13 +160,15 @@ class PrequentialRecord:
 
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
+        predictions = np.asarray(self.predictions, dtype=np.int64)
+        labels = np.asarray(self.labels, dtype=np.int64)
         metrics = self.metrics.summary()
+        metrics.update(class_metrics(labels, predictions))
         metrics["seconds"] = time.perf_counter() - self._started
         metrics.update(_peak_memory_mb(self.cuda_device))
         metrics["n_labels"] = self.n_labels
         return PrequentialResult(correct=self.metrics.correct,
-                                 predictions=np.asarray(self.predictions, dtype=np.int64),
-                                 labels=np.asarray(self.labels, dtype=np.int64),
+                                 predictions=predictions, labels=labels,
                                  labeled=np.asarray(self.labeled, dtype=bool),
                                  metrics=metrics, start=self.start)
 
