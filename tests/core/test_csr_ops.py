@@ -149,3 +149,23 @@ def test_more_entries_than_a_dense_pattern():
                             torch.autograd.grad(ref, (x, w), grad)):
         torch.testing.assert_close(mine, theirs)
 
+
+
+def test_index_structures_are_built_only_when_needed():
+    edge_index = torch.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
+    x = torch.randn(3, 4, requires_grad=True)
+    weight = torch.randn(4, requires_grad=True)
+    graph = CSRGraph(edge_index, 3)
+    with torch.no_grad():
+        graph.aggregate(x, weight)
+    assert "by_target" in vars(graph) and "by_source" not in vars(graph)  # no transpose
+    graph.aggregate(x, weight).sum().backward()
+    assert "by_source" in vars(graph)
+    emb = torch.randn(3, 4, requires_grad=True)
+    graph = CSRGraph(edge_index, 3)
+    graph.edge_dot(emb, emb).sum().backward()  # similarity weights: the symmetric pattern
+    assert "_symmetric" in vars(graph) and "by_source" not in vars(graph)
+    # d/de of sum over edges of e_t . e_s: every edge adds e_s to row t and e_t to row s
+    source, target, e = edge_index[0], edge_index[1], emb.detach()
+    expected = torch.zeros(3, 4).index_add_(0, target, e[source]).index_add_(0, source, e[target])
+    assert torch.allclose(emb.grad, expected)

@@ -21,13 +21,14 @@ sparse matrix of edge gradients), instead of gathering an :math:`(E, h)`
 buffer and back-propagating through it. For similarity weights (``a`` is
 ``b``) the two are one product, :math:`(G + G^\top)\,a`.
 
-:class:`CSRGraph` holds both orientations of the index structure, built once
-per graph and shared by every call on it.
+:class:`CSRGraph` holds the orientations of the index structure (target-major,
+source-major, symmetric), each built on first use and shared by every call on
+the graph.
 """
 from __future__ import annotations
 
 import warnings
-from typing import Optional
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -86,17 +87,29 @@ class CSRGraph:
         self.source, self.target = source, target
         self.num_nodes = int(num_nodes)
         self.num_edges = int(edge_index.size(1))
-        self.by_target = _Orientation(target, source, self.num_nodes, self.num_nodes)
-        self.by_source = _Orientation(source, target, self.num_nodes, self.num_nodes)
-        self._symmetric: Optional[_Orientation] = None
+
+    # Each structure costs a sort of the edges and is built on first use: a
+    # forward without gradient never needs the transpose, similarity weights
+    # (``a`` is ``b``) need the symmetric pattern instead.
+    @cached_property
+    def by_target(self) -> _Orientation:
+        """Target-major structure: :math:`A` with ``A[target, source]``."""
+        return _Orientation(self.target, self.source, self.num_nodes, self.num_nodes)
+
+    @cached_property
+    def by_source(self) -> _Orientation:
+        r"""Source-major structure: :math:`A^\top`."""
+        return _Orientation(self.source, self.target, self.num_nodes, self.num_nodes)
+
+    @cached_property
+    def _symmetric(self) -> _Orientation:
+        return _Orientation(torch.cat([self.target, self.source]),
+                            torch.cat([self.source, self.target]),
+                            self.num_nodes, self.num_nodes)
 
     def symmetric_matrix(self, values: Tensor) -> Tensor:
         r"""The sparse :math:`(N, N)` matrix :math:`W + W^\top` of the edge-ordered
-        ``values`` :math:`(E,)` (index structure built on first use)."""
-        if self._symmetric is None:
-            self._symmetric = _Orientation(torch.cat([self.target, self.source]),
-                                           torch.cat([self.source, self.target]),
-                                           self.num_nodes, self.num_nodes)
+        ``values`` :math:`(E,)`."""
         return self._symmetric.matrix(torch.cat([values, values]))
 
     def aggregate(self, x: Tensor, edge_weight: Tensor) -> Tensor:
