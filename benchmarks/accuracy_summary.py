@@ -145,12 +145,41 @@ def _table(cells: dict, models: tuple[str, ...], cell_text, header: str) -> list
     return lines
 
 
+def _class_metrics_table(records: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Balanced accuracy / kappa_m of the cells with runs that recorded them (the
+    runs of each cell chosen as in :func:`select_cells`, among those runs only);
+    only the streams and ratios with such a cell get a row."""
+    cells = select_cells((tag, r) for tag, r in records if r.get("balanced_accuracy") is not None)
+    models = METHODS + ABLATIONS[:-1]
+    lines = [f"| stream, labels | " + " | ".join(NAMES[m] for m in models) + " |",
+             "|---" * (len(models) + 1) + "|"]
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            row = [cells.get((m, dataset, ratio), []) for m in models]
+            if not any(row):
+                continue
+            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(
+                _balanced_cell(runs) for runs in row) + " |")
+    return lines if len(lines) > 2 else []
+
+
+def _balanced_cell(runs: list[dict[str, Any]]) -> str:
+    if not runs:
+        return "–"
+    kappas = [r["kappa_m"] for r in runs if r.get("kappa_m") is not None]
+    kappa = f"{statistics.mean(kappas):+.3f}" if kappas else "–"
+    seeds = f" n={len(runs)}" if len(runs) < 3 else ""
+    return f"{statistics.mean(r['balanced_accuracy'] for r in runs):.3f} / {kappa}{seeds}"
+
+
 def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
                    paper: dict[tuple[str, str, float], float],
                    paper_seconds: dict[tuple[str, str, float], float]) -> str:
     """Markdown: the methods table and the ablation table (the paper's accuracy in
-    brackets), the running-time table (the paper's seconds per run in brackets) and
-    the cells not yet run at today's configuration."""
+    brackets), the running-time table (the paper's seconds per run in brackets), the
+    balanced accuracy / kappa_m table where runs recorded them, and the cells not
+    yet run at today's configuration."""
+    records = list(records)
     cells = select_cells(records)
 
     def accuracy(runs, model, dataset, ratio):
@@ -170,6 +199,13 @@ def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
               "within a device only; the paper's seconds per run, on its GPU machine, in "
               "brackets):", ""]
     lines += _table(cells, METHODS, seconds, "stream, labels")
+    balanced = _class_metrics_table(records)
+    if balanced:
+        lines += ["", "Balanced accuracy (mean recall over classes) / kappa_m (against the "
+                  "prequential majority class: below 0 is worse than predicting the most "
+                  "frequent class so far), mean over seeds, for the runs that recorded them "
+                  "(n = seeds where fewer than 3):", ""]
+        lines += balanced
     missing = [(m, d, r) for d in DATASETS_SHOWN for r in RATIOS
                for m in METHODS + ABLATIONS[:-1] if (m, d, r) not in cells]
     if missing:

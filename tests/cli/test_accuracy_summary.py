@@ -91,6 +91,18 @@ def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
     assert "- SLeDGe on Shuttle at 1 %" not in text
 
 
+def test_class_metrics_table_only_for_runs_that_recorded_them():
+    runs = [("t", record(seed=0)),
+            ("cm", {**record(seed=0), "balanced_accuracy": 0.6, "kappa_m": -0.25}),
+            ("cm", {**record(seed=2000), "balanced_accuracy": 0.8, "kappa_m": None})]
+    text = summary_tables(runs, {}, {})
+    # SLeDGe is the 4th of the 8 columns; kappa_m averages the defined values only
+    assert "| Shuttle 1 % | – | – | – | 0.700 / -0.250 n=2 | – | – | – | – | – |" in text
+    assert "| Shuttle 0.1 % | – | – | – | – | – | – | – | – | – |" not in text.split(
+        "Balanced accuracy")[1]
+    assert "Balanced accuracy" not in summary_tables(runs[:1], {}, {})
+
+
 @pytest.mark.parametrize("model", ["sledge", "sledge-light", "memory", "base", "tlp"])
 def test_every_cell_resolves_without_data(model):
     for dataset in ("MNIST", "Shopper", "Shuttle", "GSAD"):
