@@ -69,8 +69,8 @@ def test_class_metrics_by_hand():
     assert metrics["balanced_accuracy"] == pytest.approx(13 / 18)
     # observed 4/6; chance (2*2 + 3*3 + 1*1) / 36 = 14/36
     assert metrics["kappa"] == pytest.approx(5 / 11)
-    # majority before each sample: 0 0 0 0 0(tie 0/1 -> 0) 1 -> right twice
-    assert metrics["kappa_m"] == pytest.approx((4 / 6 - 2 / 6) / (4 / 6))
+    # majority with each sample counted (MOA): 0 0 0 0(tie -> 0) 1 1 -> right 3 times
+    assert metrics["kappa_m"] == pytest.approx((4 / 6 - 3 / 6) / (3 / 6))
     # no-change: 0 0 0 1 1 1 -> right 4 times, like the learner
     assert metrics["kappa_t"] == pytest.approx(0.0)
 
@@ -90,8 +90,8 @@ def test_prequential_majority_chunks_match_a_plain_loop():
     labels = np.random.default_rng(0).integers(0, 4, size=1000)
     counts, expected = np.zeros(4, dtype=int), []
     for label in labels:
-        expected.append(int(counts.argmax()))
         counts[label] += 1
+        expected.append(int(counts.argmax()))
     for chunk_size in (1, 7, 8192):
         assert _prequential_majority(labels, 4, chunk_size).tolist() == expected
 

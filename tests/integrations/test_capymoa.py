@@ -48,3 +48,23 @@ def test_predict_proba_shape_and_seed(stream):
     assert first.predict(instance) == int(np.argmax(proba))
     with pytest.raises(TypeError, match="random_seed"):
         CapyMOASLeDGe(schema, seed=1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_class_metrics_kappas_equal_capymoa_evaluator(stream, seed):
+    from capymoa.evaluation import ClassificationEvaluator
+
+    from torch_geometric_stream.evaluation import class_metrics
+
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(3, size=400, p=[0.6, 0.3, 0.1])
+    if seed == 2:
+        labels = np.sort(labels)  # long runs of one class: the no-change reference is strong
+    predictions = np.where(rng.random(400) < 0.6, labels, rng.integers(0, 3, 400))
+    evaluator = ClassificationEvaluator(schema=stream.get_schema())
+    for label, prediction in zip(labels.tolist(), predictions.tolist()):
+        evaluator.update(label, prediction)
+    ours = class_metrics(labels, predictions)
+    assert 100 * ours["kappa"] == pytest.approx(evaluator.kappa())
+    assert 100 * ours["kappa_m"] == pytest.approx(evaluator.kappa_m())
+    assert 100 * ours["kappa_t"] == pytest.approx(evaluator.kappa_t())

@@ -77,16 +77,17 @@ def _kappa(observed: float, chance: float) -> Optional[float]:
 
 def _prequential_majority(labels: np.ndarray, num_classes: int,
                           chunk_size: int = 8192) -> np.ndarray:
-    r"""For every position, the most frequent label before it (smallest id on
-    ties, class 0 at the start) :math:`(T,)`, in chunks of ``chunk_size``
-    rows so memory stays :math:`O(\text{chunk} \cdot c)`."""
+    r"""For every position, the most frequent true label up to and including
+    it (smallest id on ties) :math:`(T,)`: the reference of MOA's
+    :math:`\kappa_m`, which counts the current label before asking for the
+    majority. In chunks of ``chunk_size`` rows, so memory stays
+    :math:`O(\text{chunk} \cdot c)`."""
     majority = np.empty_like(labels)
     seen = np.zeros(num_classes, dtype=np.int64)
     eye = np.eye(num_classes, dtype=np.int64)
     for begin in range(0, labels.size, chunk_size):
         chunk = labels[begin:begin + chunk_size]
-        before = seen + np.cumsum(eye[chunk], axis=0) - eye[chunk]  # counts before each row
-        majority[begin:begin + chunk.size] = before.argmax(axis=1)
+        majority[begin:begin + chunk.size] = (seen + np.cumsum(eye[chunk], axis=0)).argmax(axis=1)
         seen += np.bincount(chunk, minlength=num_classes)
     return majority
 
@@ -105,10 +106,11 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         classes absent from ``labels``; ``balanced_accuracy``: mean recall
         over the classes present; ``kappa``: Cohen's :math:`\kappa` against
         chance agreement of the two marginals; ``kappa_m``: against the
-        accuracy of the prequential majority-class classifier (predicts the
-        most frequent true label seen so far, class 0 at the start);
-        ``kappa_t``: against the no-change classifier (predicts the previous
-        true label, class 0 at the start), as MOA's evaluators define them.
+        accuracy of the prequential majority-class classifier (the most
+        frequent true label so far, the current one counted); ``kappa_t``:
+        against the no-change classifier (predicts the previous true label,
+        class 0 at the start). The three kappas follow MOA and equal
+        CapyMOA's ``ClassificationEvaluator`` on the same predictions.
         A :math:`\kappa` whose reference classifier is always right is ``None``.
 
     Raises:
