@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, MEASURED_CONFIGS,
+from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG, MEASURED_CONFIGS,
                                                 MEASURED_EXCEPTIONS, PAPER_CONFIGS,
                                                 paper_config, parse_tau, resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
@@ -78,6 +78,15 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
+
+
+def test_base_keeps_a_hidden_layer_under_the_paper_preset():
+    # Shuttle: gcn_layer 1 -> one layer for SLeDGe, but Base stays an MLP with LayerNorm
+    assert resolve_config("Shuttle", 0.01, "sledge", {}, None)["num_layers"] == 1
+    assert resolve_config("Shuttle", 0.01, "base", {}, None)["num_layers"] == BASE_MIN_LAYERS
+    # deeper paper settings are kept, an explicit choice wins
+    assert resolve_config("MNIST", 0.01, "base", {}, None)["num_layers"] == 4
+    assert resolve_config("Shuttle", 0.01, "base", {"num_layers": 1}, None)["num_layers"] == 1
 
 
 def test_memory_sizes_follow_the_paper_rule():
