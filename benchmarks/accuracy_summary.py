@@ -116,13 +116,28 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]]
             for _, seeds in [min(tags.items(), key=rank)]}
 
 
-def _accuracy_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
+def differs(runs: list[dict[str, Any]], paper: Optional[float],
+            paper_std: Optional[float]) -> bool:
+    """Whether our mean, at the four places shown, is further from the paper's mean
+    than the paper's std."""
+    if not runs or paper is None or paper_std is None:
+        return False
+    ours = round(statistics.mean(r["accuracy"] for r in runs), 4)
+    return abs(ours - paper) > paper_std + 1e-9
+
+
+def _accuracy_cell(runs: list[dict[str, Any]], paper: Optional[float],
+                   paper_std: Optional[float] = None) -> str:
     if not runs:
         return "–"
     marks = (f" n={len(runs)}" if len(runs) < 3 else "") + (
         " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else "")
     ours = mean_std([r["accuracy"] for r in runs])
-    return ours + marks + ("" if paper is None else f" ({paper:.4f})")
+    if paper is None:
+        return ours + marks
+    reference = f"{paper:.4f}" if paper_std is None else f"{paper:.4f} ± {paper_std:.4f}"
+    star = " *" if differs(runs, paper, paper_std) else ""
+    return f"{ours}{marks} ({reference}){star}"
 
 
 def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
@@ -174,24 +189,34 @@ def _balanced_cell(runs: list[dict[str, Any]]) -> str:
 
 def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
                    paper: dict[tuple[str, str, float], float],
-                   paper_seconds: dict[tuple[str, str, float], float]) -> str:
-    """Markdown: the methods table and the ablation table (the paper's accuracy in
-    brackets), the running-time table (the paper's seconds per run in brackets), the
-    balanced accuracy / kappa_m table where runs recorded them, and the cells not
-    yet run at today's configuration."""
+                   paper_seconds: dict[tuple[str, str, float], float],
+                   paper_std: Optional[dict[tuple[str, str, float], float]] = None) -> str:
+    """Markdown: the methods table and the ablation table (the paper's accuracy, and
+    its std where ``paper_std`` has it, in brackets; ``*`` where our mean is further
+    from the paper's than that std), the running-time table (the paper's seconds per
+    run in brackets), the balanced accuracy / kappa_m table where runs recorded them,
+    and the cells not yet run at today's configuration."""
     records = list(records)
     cells = select_cells(records)
+    paper_std = paper_std or {}
 
     def accuracy(runs, model, dataset, ratio):
-        return _accuracy_cell(runs, paper.get((model, dataset, ratio)))
+        key = (model, dataset, ratio)
+        return _accuracy_cell(runs, paper.get(key), paper_std.get(key))
 
     def seconds(runs, model, dataset, ratio):
         return _time_cell(runs, paper_seconds.get((model, dataset, ratio)))
 
     lines = ["Mean accuracy over the whole stream (± std over seeds; n = seeds where "
-             "fewer than 3; † = some seeds ran on a GPU; the paper's value in brackets). "
-             "Methods:", ""]
+             "fewer than 3; † = some seeds ran on a GPU; the paper's value in brackets, "
+             "with its std over 5 runs for the methods; * = our mean differs from the "
+             "paper's by more than that std). Methods:", ""]
     lines += _table(cells, METHODS, accuracy, "stream, labels")
+    compared = [(key, runs) for key, runs in cells.items() if key in paper_std]
+    if compared:
+        far = sum(differs(runs, paper.get(key), paper_std[key]) for key, runs in compared)
+        lines += ["", f"{far} of the {len(compared)} method cells run so far differ from "
+                  "the paper by more than the paper's std."]
     lines += ["", "Ablations:", ""]
     lines += _table(cells, ABLATIONS, accuracy, "stream, labels")
     lines += ["", "Seconds per run / median ms per sample, 1 thread (CPU runs on the "

@@ -91,6 +91,18 @@ def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
     assert "- SLeDGe on Shuttle at 1 %" not in text
 
 
+def test_paper_std_beside_the_paper_value_and_cells_further_than_it_starred():
+    runs = [("t", record(seed=0, accuracy=0.90)), ("t", record(seed=2000, accuracy=0.92)),
+            ("t", record("tlp", seed=0, accuracy=0.786004))]  # equal at four places
+    paper = {("sledge", "Shuttle", 0.01): 0.937, ("tlp", "Shuttle", 0.01): 0.786}
+    std = {("sledge", "Shuttle", 0.01): 0.0132, ("tlp", "Shuttle", 0.01): 0.0001}
+    text = summary_tables(runs, paper, {}, std)
+    # sledge: 0.91 is 0.027 from 0.937 > 0.0132; tlp: equal to the paper
+    assert ("| Shuttle 1 % | 0.7860 n=1 (0.7860 ± 0.0001) | – | – | "
+            "0.9100 ± 0.0141 n=2 (0.9370 ± 0.0132) * | – |") in text
+    assert "1 of the 2 method cells run so far differ" in text
+
+
 def test_class_metrics_table_only_for_runs_that_recorded_them():
     runs = [("t", record(seed=0)),
             ("cm", {**record(seed=0), "balanced_accuracy": 0.6, "kappa_m": -0.25}),
