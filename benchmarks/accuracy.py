@@ -47,6 +47,19 @@ RESULTS_MD = HERE / "RESULTS.md"
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
 SUMMARY_BEGIN, SUMMARY_END = "<!-- summary-tables:begin -->", "<!-- summary-tables:end -->"
 
+#: The columns of the paper's methods tables, in its order.
+PAPER_METHODS = ("tlp", "ressl", "hdssl", "sledge", "sledge-light")
+
+
+def by_model(rows: dict[tuple[str, float], tuple[float, ...]],
+             models: tuple[str, ...] = PAPER_METHODS) -> dict[tuple[str, str, float], float]:
+    """A paper table given row by row, ``(dataset, ratio) -> one value per model``,
+    keyed by ``(model, dataset, ratio)``."""
+    return {(model, dataset, ratio): value
+            for (dataset, ratio), values in rows.items()
+            for model, value in zip(models, values, strict=True)}
+
+
 #: The paper's mean accuracy over the whole stream (Table 3 and the baselines'
 #: rows), keyed by (model, dataset, ratio).
 PAPER = {
@@ -71,48 +84,40 @@ PAPER = {
     ("hdssl", "Shopper", 0.001): 0.7571, ("tlp", "GSAD", 0.001): 0.2097,
     ("ressl", "GSAD", 0.001): 0.1971, ("hdssl", "GSAD", 0.001): 0.2279,
     # the ablation table (section 5.2)
-    **{(model, dataset, ratio): value
-       for (dataset, ratio), values in {
-           ("Shopper", 0.001): (0.7762, 0.6839, 0.6799, 0.8036),
-           ("MNIST", 0.001): (0.1837, 0.5664, 0.7140, 0.5793),
-           ("Shuttle", 0.001): (0.7007, 0.6958, 0.7211, 0.6969),
-           ("GSAD", 0.001): (0.1984, 0.2902, 0.2836, 0.2966),
-           ("Shopper", 0.01): (0.8405, 0.8355, 0.8124, 0.8435),
-           ("MNIST", 0.01): (0.5863, 0.7740, 0.8529, 0.7988),
-           ("Shuttle", 0.01): (0.7781, 0.9326, 0.9384, 0.9375),
-           ("GSAD", 0.01): (0.2064, 0.7788, 0.7387, 0.7457)}.items()
-       for model, value in zip(("base", "memory", "static", "gsl"), values)},
+    **by_model({
+        ("Shopper", 0.001): (0.7762, 0.6839, 0.6799, 0.8036),
+        ("MNIST", 0.001): (0.1837, 0.5664, 0.7140, 0.5793),
+        ("Shuttle", 0.001): (0.7007, 0.6958, 0.7211, 0.6969),
+        ("GSAD", 0.001): (0.1984, 0.2902, 0.2836, 0.2966),
+        ("Shopper", 0.01): (0.8405, 0.8355, 0.8124, 0.8435),
+        ("MNIST", 0.01): (0.5863, 0.7740, 0.8529, 0.7988),
+        ("Shuttle", 0.01): (0.7781, 0.9326, 0.9384, 0.9375),
+        ("GSAD", 0.01): (0.2064, 0.7788, 0.7387, 0.7457)}, ("base", "memory", "static", "gsl")),
 }
 
 #: The paper's standard deviation over its 5 runs (its appendix table of mean and
 #: std, the methods only: the ablation table gives none), keyed like :data:`PAPER`.
-PAPER_STD = {
-    (model, dataset, ratio): value
-    for (dataset, ratio), values in {
-        ("Shopper", 0.001): (0.0000, 0.1475, 0.0554, 0.0242, 0.0791),
-        ("MNIST", 0.001): (0.0076, 0.0585, 0.0765, 0.0109, 0.0042),
-        ("Shuttle", 0.001): (0.0013, 0.0492, 0.0140, 0.0209, 0.0272),
-        ("GSAD", 0.001): (0.0192, 0.0431, 0.0215, 0.0502, 0.0534),
-        ("Shopper", 0.01): (0.0000, 0.0317, 0.0138, 0.0025, 0.0232),
-        ("MNIST", 0.01): (0.0015, 0.0538, 0.0080, 0.0049, 0.0094),
-        ("Shuttle", 0.01): (0.0001, 0.0030, 0.0047, 0.0132, 0.0360),
-        ("GSAD", 0.01): (0.0208, 0.0306, 0.0267, 0.0121, 0.0230)}.items()
-    for model, value in zip(("tlp", "ressl", "hdssl", "sledge", "sledge-light"), values)}
+PAPER_STD = by_model({
+    ("Shopper", 0.001): (0.0000, 0.1475, 0.0554, 0.0242, 0.0791),
+    ("MNIST", 0.001): (0.0076, 0.0585, 0.0765, 0.0109, 0.0042),
+    ("Shuttle", 0.001): (0.0013, 0.0492, 0.0140, 0.0209, 0.0272),
+    ("GSAD", 0.001): (0.0192, 0.0431, 0.0215, 0.0502, 0.0534),
+    ("Shopper", 0.01): (0.0000, 0.0317, 0.0138, 0.0025, 0.0232),
+    ("MNIST", 0.01): (0.0015, 0.0538, 0.0080, 0.0049, 0.0094),
+    ("Shuttle", 0.01): (0.0001, 0.0030, 0.0047, 0.0132, 0.0360),
+    ("GSAD", 0.01): (0.0208, 0.0306, 0.0267, 0.0121, 0.0230)})
 
 #: The paper's average running time in seconds per run (its Table "Average running
 #: time of the methods"), keyed like :data:`PAPER`.
-PAPER_SECONDS = {
-    (model, dataset, ratio): value
-    for (dataset, ratio), values in {
-        ("Shopper", 0.001): (105.1, 34.2, 23.2, 148.9, 184.5),
-        ("MNIST", 0.001): (655.8, 907.7, 1203.8, 759.7, 1055.8),
-        ("Shuttle", 0.001): (520.9, 153.9, 129.7, 416.6, 595.8),
-        ("GSAD", 0.001): (126.3, 67.5, 31.0, 121.3, 165.2),
-        ("Shopper", 0.01): (106.7, 35.2, 34.5, 119.9, 163.3),
-        ("MNIST", 0.01): (685.6, 1017.8, 13899.1, 669.6, 879.8),
-        ("Shuttle", 0.01): (538.1, 156.7, 217.4, 415.2, 554.0),
-        ("GSAD", 0.01): (127.5, 67.6, 139.6, 117.4, 161.6)}.items()
-    for model, value in zip(("tlp", "ressl", "hdssl", "sledge", "sledge-light"), values)}
+PAPER_SECONDS = by_model({
+    ("Shopper", 0.001): (105.1, 34.2, 23.2, 148.9, 184.5),
+    ("MNIST", 0.001): (655.8, 907.7, 1203.8, 759.7, 1055.8),
+    ("Shuttle", 0.001): (520.9, 153.9, 129.7, 416.6, 595.8),
+    ("GSAD", 0.001): (126.3, 67.5, 31.0, 121.3, 165.2),
+    ("Shopper", 0.01): (106.7, 35.2, 34.5, 119.9, 163.3),
+    ("MNIST", 0.01): (685.6, 1017.8, 13899.1, 669.6, 879.8),
+    ("Shuttle", 0.01): (538.1, 156.7, 217.4, 415.2, 554.0),
+    ("GSAD", 0.01): (127.5, 67.6, 139.6, 117.4, 161.6)})
 
 
 def run_path(model: str, dataset: str, ratio: float, seed: int, limit: Optional[int],
