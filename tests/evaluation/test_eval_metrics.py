@@ -5,7 +5,7 @@ import pytest
 
 from torch_geometric_stream.evaluation import (StreamMetrics, accuracy_curve, class_metrics,
                                                tail_accuracy)
-from torch_geometric_stream.evaluation.metrics import _prequential_majority
+from torch_geometric_stream.evaluation.metrics import MAX_CONFUSION_CLASSES, _prequential_majority
 
 # 20 samples: 10 right, 5 wrong, then 0 1 1 1 0.
 CORRECT = [True] * 10 + [False] * 5 + [False, True, True, True, False]
@@ -86,14 +86,23 @@ def test_class_metrics_undefined_and_absent_classes():
     assert metrics["confusion_matrix"] == [[1, 1], [0, 0]]
 
 
-def test_prequential_majority_chunks_match_a_plain_loop():
-    labels = np.random.default_rng(0).integers(0, 4, size=1000)
-    counts, expected = np.zeros(4, dtype=int), []
-    for label in labels:
-        counts[label] += 1
-        expected.append(int(counts.argmax()))
-    for chunk_size in (1, 7, 8192):
-        assert _prequential_majority(labels, 4, chunk_size).tolist() == expected
+def test_class_metrics_leave_out_the_confusion_matrix_of_many_classes():
+    labels = np.arange(MAX_CONFUSION_CLASSES + 1)
+    metrics = class_metrics(labels, labels)
+    assert metrics["confusion_matrix"] is None and metrics["balanced_accuracy"] == 1.0
+    assert len(metrics["recall_per_class"]) == MAX_CONFUSION_CLASSES + 1
+    assert len(class_metrics(labels[:-1], labels[:-1])["confusion_matrix"]) == \
+        MAX_CONFUSION_CLASSES
+
+
+def test_prequential_majority_is_the_argmax_of_the_running_counts():
+    for num_classes in (2, 4, 50):
+        labels = np.random.default_rng(num_classes).integers(0, num_classes, size=1000)
+        counts, expected = np.zeros(num_classes, dtype=int), []
+        for label in labels:
+            counts[label] += 1
+            expected.append(int(counts.argmax()))  # argmax: the smallest id on ties
+        assert _prequential_majority(labels, num_classes).tolist() == expected
 
 
 @pytest.mark.parametrize("labels, predictions, error, match", [

@@ -21,6 +21,9 @@ from torch_geometric_stream.validation import check_positive_int, check_unit_int
 
 __all__ = ["StreamMetrics", "tail_accuracy", "accuracy_curve", "class_metrics"]
 
+#: Most classes for which :func:`class_metrics` returns the confusion matrix.
+MAX_CONFUSION_CLASSES = 100
+
 TAIL_FRACTIONS = {"accuracy_last_20": 0.20, "accuracy_last_10": 0.10, "accuracy_last_5": 0.05}
 
 
@@ -75,21 +78,21 @@ def _kappa(observed: float, chance: float) -> Optional[float]:
     return None if chance >= 1.0 else (observed - chance) / (1.0 - chance)
 
 
-def _prequential_majority(labels: np.ndarray, num_classes: int,
-                          chunk_size: int = 8192) -> np.ndarray:
+def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
     r"""For every position, the most frequent true label up to and including
     it (smallest id on ties) :math:`(T,)`: the reference of MOA's
     :math:`\kappa_m`, which counts the current label before asking for the
-    majority. In chunks of ``chunk_size`` rows, so memory stays
-    :math:`O(\text{chunk} \cdot c)`."""
-    majority = np.empty_like(labels)
-    seen = np.zeros(num_classes, dtype=np.int64)
-    eye = np.eye(num_classes, dtype=np.int64)
-    for begin in range(0, labels.size, chunk_size):
-        chunk = labels[begin:begin + chunk_size]
-        majority[begin:begin + chunk.size] = (seen + np.cumsum(eye[chunk], axis=0)).argmax(axis=1)
-        seen += np.bincount(chunk, minlength=num_classes)
-    return majority
+    majority. :math:`O(T + c)`: a count only grows for the label just seen, so
+    only that label can take the majority over."""
+    counts = [0] * num_classes
+    majority, current = [], 0
+    for label in labels.tolist():
+        counts[label] += 1
+        if counts[label] > counts[current] or (counts[label] == counts[current]
+                                               and label < current):
+            current = label
+        majority.append(current)
+    return np.asarray(majority, dtype=np.int64)
 
 
 def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
@@ -102,7 +105,8 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
     Returns:
         ``confusion_matrix``: :math:`(c, c)` nested lists, entry ``[i][j]`` the
         samples of class ``i`` predicted as ``j`` (:math:`c` = 1 + the largest
-        id in either); ``recall_per_class``: :math:`(c,)`, ``None`` for
+        id in either), ``None`` above :data:`MAX_CONFUSION_CLASSES` classes
+        (a run record would hold :math:`c^2` numbers); ``recall_per_class``: :math:`(c,)`, ``None`` for
         classes absent from ``labels``; ``balanced_accuracy``: mean recall
         over the classes present; ``kappa``: Cohen's :math:`\kappa` against
         chance agreement of the two marginals; ``kappa_m``: against the
@@ -134,7 +138,8 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
     majority = _prequential_majority(labels, num_classes)
     no_change = np.concatenate([[0], labels[:-1]])
     return {
-        "confusion_matrix": confusion.tolist(),
+        "confusion_matrix": (confusion.tolist() if num_classes <= MAX_CONFUSION_CLASSES
+                             else None),
         "recall_per_class": recall,
         "balanced_accuracy": float(np.mean([r for r in recall if r is not None])),
         "kappa": _kappa(observed, chance),
