@@ -149,11 +149,14 @@ def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
             + ("" if paper is None else f" ({paper:g} s)"))
 
 
-def _table(cells: dict, models: tuple[str, ...], cell_text, header: str) -> list[str]:
+def _table(cells: dict, models: tuple[str, ...], cell_text, header: str,
+           skip_empty_rows: bool = False) -> list[str]:
     lines = [f"| {header} | " + " | ".join(NAMES[m] for m in models) + " |",
              "|---" * (len(models) + 1) + "|"]
     for dataset in DATASETS_SHOWN:
         for ratio in RATIOS:
+            if skip_empty_rows and not any((m, dataset, ratio) in cells for m in models):
+                continue
             lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(
                 cell_text(cells.get((m, dataset, ratio), []), m, dataset, ratio)
                 for m in models) + " |")
@@ -165,20 +168,13 @@ def _class_metrics_table(records: list[tuple[str, dict[str, Any]]]) -> list[str]
     runs of each cell chosen as in :func:`select_cells`, among those runs only);
     only the streams and ratios with such a cell get a row."""
     cells = select_cells((tag, r) for tag, r in records if r.get("balanced_accuracy") is not None)
-    models = METHODS + ABLATIONS[:-1]
-    lines = [f"| stream, labels | " + " | ".join(NAMES[m] for m in models) + " |",
-             "|---" * (len(models) + 1) + "|"]
-    for dataset in DATASETS_SHOWN:
-        for ratio in RATIOS:
-            row = [cells.get((m, dataset, ratio), []) for m in models]
-            if not any(row):
-                continue
-            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(
-                _balanced_cell(runs) for runs in row) + " |")
-    return lines if len(lines) > 2 else []
+    if not cells:
+        return []
+    return _table(cells, METHODS + ABLATIONS[:-1], _balanced_cell, "stream, labels",
+                  skip_empty_rows=True)
 
 
-def _balanced_cell(runs: list[dict[str, Any]]) -> str:
+def _balanced_cell(runs: list[dict[str, Any]], *_cell: Any) -> str:
     if not runs:
         return "–"
     kappas = [r["kappa_m"] for r in runs if r.get("kappa_m") is not None]
