@@ -106,8 +106,8 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         ``confusion_matrix``: :math:`(c, c)` nested lists, entry ``[i][j]`` the
         samples of class ``i`` predicted as ``j`` (:math:`c` = 1 + the largest
         id in either), ``None`` above :data:`MAX_CONFUSION_CLASSES` classes
-        (a run record would hold :math:`c^2` numbers); ``recall_per_class``: :math:`(c,)`, ``None`` for
-        classes absent from ``labels``; ``balanced_accuracy``: mean recall
+        (a run record would hold :math:`c^2` numbers); ``recall_per_class``:
+        :math:`(c,)`, ``None`` for classes absent from ``labels``; ``balanced_accuracy``: mean recall
         over the classes present; ``kappa``: Cohen's :math:`\kappa` against
         chance agreement of the two marginals; ``kappa_m``: against the
         accuracy of the prequential majority-class classifier (the most
@@ -127,19 +127,21 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         raise ValueError(f"labels and predictions must be non-empty and of one length, got "
                          f"{labels.size} and {predictions.size}")
     num_classes = int(max(labels.max(), predictions.max())) + 1
-    confusion = np.bincount(labels * num_classes + predictions,
-                            minlength=num_classes ** 2).reshape(num_classes, num_classes)
     total = labels.size
-    observed = float(np.trace(confusion)) / total
-    support = confusion.sum(axis=1)
-    recall = [float(confusion[c, c] / support[c]) if support[c] else None
-              for c in range(num_classes)]
-    chance = float(support @ confusion.sum(axis=0)) / total ** 2
+    right = labels == predictions
+    support = np.bincount(labels, minlength=num_classes)
+    hits = np.bincount(labels[right], minlength=num_classes)
+    recall = [float(h / n) if n else None for h, n in zip(hits.tolist(), support.tolist())]
+    observed = float(right.mean())
+    chance = float(support @ np.bincount(predictions, minlength=num_classes)) / total ** 2
     majority = _prequential_majority(labels, num_classes)
     no_change = np.concatenate([[0], labels[:-1]])
+    confusion = None
+    if num_classes <= MAX_CONFUSION_CLASSES:
+        confusion = np.bincount(labels * num_classes + predictions, minlength=num_classes ** 2
+                                ).reshape(num_classes, num_classes).tolist()
     return {
-        "confusion_matrix": (confusion.tolist() if num_classes <= MAX_CONFUSION_CLASSES
-                             else None),
+        "confusion_matrix": confusion,
         "recall_per_class": recall,
         "balanced_accuracy": float(np.mean([r for r in recall if r is not None])),
         "kappa": _kappa(observed, chance),
