@@ -197,6 +197,24 @@ def test_count_offset_reaches_the_memory_and_the_record(tmp_path, monkeypatch):
     assert [_read(path)["config"]["count_offset"] for path in outputs.values()] == [0, 1]
 
 
+def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+
+    built = []
+    build = run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    outputs = {kind: tmp_path / f"{kind}.json" for kind in ("raw", "embedding")}
+    for kind, output in outputs.items():
+        assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
+                     "sledge", "--hidden-channels", "8", "--merge-similarity", kind, "--quiet",
+                     "--output", str(output)]) == 0
+    assert [learner.merge_similarity for learner in built] == ["raw", "embedding"]
+    records = {kind: _read(path) for kind, path in outputs.items()}
+    assert [records[kind]["config"]["merge_similarity"] for kind in outputs] == [
+        "raw", "embedding"]
+
+
 def test_preset_package_leaves_out_the_paper_settings_and_is_recorded(tmp_path):
     # the bundled stream is Shopper, a paper dataset: 1 % -> gcn_layer 1, scorer_layer 3
     records = {}

@@ -77,6 +77,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "search_dtype": None,
     "feature_transform": "none",
     "count_offset": 1,
+    "merge_similarity": "embedding",
 }
 
 #: Where the structural settings of a run come from: ``"paper"``, the paper's

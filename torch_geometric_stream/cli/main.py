@@ -18,7 +18,8 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, SCALINGS
-from torch_geometric_stream.models import CLASS_PRIORS, LIGHT_MEMORIES, PROPAGATIONS
+from torch_geometric_stream.models import (CLASS_PRIORS, LIGHT_MEMORIES, MERGE_SIMILARITIES,
+                                           PROPAGATIONS)
 
 __all__ = ["build_parser", "main"]
 
@@ -118,6 +119,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     hyper.add_argument("--count-offset", type=int, choices=(0, 1),
                        help="weight of the first merge into a memory slot: 1 (default, the "
                             "authors' code: 0.5 sim) or 0 (the paper's text: 0)")
+    hyper.add_argument("--merge-similarity", choices=MERGE_SIMILARITIES,
+                       help="what the memory's merge search compares: 'embedding' (default, "
+                            "the paper: cosine of the learned embeddings f_E) or 'raw' (cosine "
+                            "of the input features, as the +M and +Static ablations do)")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)

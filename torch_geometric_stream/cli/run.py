@@ -42,7 +42,8 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 #: value every older checkpoint ran with: left out of a run's identity at that
 #: value, so that those checkpoints still resume.
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
-                 "search_dtype": None, "feature_transform": "none", "count_offset": 1}
+                 "search_dtype": None, "feature_transform": "none", "count_offset": 1,
+                 "merge_similarity": "embedding"}
 
 
 @contextmanager

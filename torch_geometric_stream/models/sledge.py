@@ -46,6 +46,10 @@ LIGHT_MEMORIES = ("per-class", "full")
 #: the labeled memory's (balanced by its per-class slots; the paper);
 #: ``"stream"``: the labeled stream's, by logit adjustment.
 CLASS_PRIORS = ("memory", "stream")
+#: ``merge_similarity`` choices: what the memory's merge search compares.
+#: ``"embedding"``: cosine of the learned embeddings ``f_E`` (the paper);
+#: ``"raw"``: cosine of the input features (the +M and +Static ablations).
+MERGE_SIMILARITIES = ("embedding", "raw")
 #: Full mode on the CPU searches only the rows a prediction or loss reads
 #: (:func:`~torch_geometric_stream.graph.receptive_topk`) while they are few;
 #: after a search that had to give up, the next steps search every row.
@@ -201,7 +205,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.k = check_positive_int(k, "k", minimum=0)
         _check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
         _check_choice(propagation, PROPAGATIONS, "propagation")
-        _check_choice(merge_similarity, ("embedding", "raw"), "merge_similarity")
+        _check_choice(merge_similarity, MERGE_SIMILARITIES, "merge_similarity")
         _check_choice(graph, GRAPHS, "graph")
         _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         _check_choice(class_prior, CLASS_PRIORS, "class_prior")
