@@ -1,0 +1,201 @@
+"""What a SLeDGe learner's graph looks like over a stream, and where its predictions drift.
+
+Runs one learner test-then-train over a stream exactly as ``python -m
+torch_geometric_stream run`` configures it (paper preset, paper label mask) and
+records:
+
+- every ``--every`` samples, over the filled memory slots: the mean pairwise cosine
+  of the graph's embeddings and of the raw rows (near 1: the embedding collapsed),
+  and for the labeled slots' top-k neighbours in the learned graph and in a
+  raw-cosine graph, the share of neighbours that are labeled, the share of
+  labeled-to-labeled edges whose classes agree (homophily), and the largest
+  in-degree (hubs);
+- per window of ``--window`` samples: accuracy and each class's share of the
+  predictions and of the labels (a learner whose predicted share runs away from
+  the true one is drifting in its class prior).
+
+    OMP_NUM_THREADS=1 python benchmarks/graph_diagnostics.py --dataset Shopper --ratio 0.01 --seed 0
+
+Writes ``benchmarks/results/graph_diagnostics/<model>_<dataset>_<ratio>_seed<seed>.json``
+(skipped when present, unless ``--force``) and prints both tables.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.nn.functional import normalize
+
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.models import build_learner
+from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
+from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
+
+RESULTS = Path(__file__).resolve().parent / "results" / "graph_diagnostics"
+
+
+def mean_cosine(rows: Tensor) -> float:
+    """Mean cosine similarity over the distinct pairs of ``rows`` :math:`(N, d)`."""
+    unit = normalize(rows, dim=-1)
+    n = unit.size(0)
+    if n < 2:
+        return float("nan")
+    total = unit.sum(dim=0).square().sum() - unit.square().sum()
+    return float(total / (n * (n - 1)))
+
+
+def neighbour_stats(emb: Tensor, labels: Tensor, k: int) -> dict[str, float]:
+    """Top-k graph statistics of the labeled rows.
+
+    Args:
+        emb: row vectors :math:`(N, h)`, compared by dot product (pass unit rows
+            for cosine).
+        labels: class of each row :math:`(N,)`, ``-1`` for unlabeled rows.
+        k: neighbours per row, the row itself excluded.
+
+    Returns:
+        ``labeled_neighbours`` (share of the labeled rows' neighbours that are
+        labeled), ``homophily`` (share of labeled-to-labeled edges within one
+        class; NaN without such edges) and ``max_in_degree`` (over every row's
+        top-k, the most times one row is chosen).
+    """
+    n = emb.size(0)
+    k = min(k, n - 1)
+    scores = emb @ emb.T
+    scores.fill_diagonal_(float("-inf"))
+    neighbours = scores.topk(k, dim=1).indices  # (N, k)
+    labeled = labels >= 0
+    own = labels[labeled].unsqueeze(1)  # (L, 1)
+    theirs = labels[neighbours[labeled]]  # (L, k)
+    both = theirs >= 0
+    edges = int(both.sum())
+    return {
+        "labeled_neighbours": float(both.float().mean()) if own.numel() else float("nan"),
+        "homophily": float((theirs == own)[both].float().mean()) if edges else float("nan"),
+        "max_in_degree": int(torch.bincount(neighbours.reshape(-1), minlength=n).max()),
+    }
+
+
+def memory_snapshot(learner: Any) -> dict[str, Any]:
+    """Graph statistics of ``learner``'s filled memory slots (see the module docstring)."""
+    memory = learner.memory
+    filled = memory.node_mask
+    rows = memory.nodes()[filled]
+    labels = torch.full((memory.capacity,), -1, dtype=torch.long, device=rows.device)
+    labels[:memory.labeled_size] = memory.slot_labels
+    labels = labels[filled]
+    k = learner.num_neighbors
+    raw = neighbour_stats(normalize(rows, dim=-1), labels, k)
+    snapshot: dict[str, Any] = {"fill_levels": list(memory.fill_levels),
+                                "cosine_raw": mean_cosine(rows),
+                                **{f"{key}_raw": value for key, value in raw.items()}}
+    if learner.graph is not None:
+        with torch.no_grad():
+            emb = learner.graph.embed(rows)
+        snapshot["cosine_graph"] = mean_cosine(emb)
+        snapshot.update({f"{key}_graph": value
+                         for key, value in neighbour_stats(emb, labels, k).items()})
+    return snapshot
+
+
+def window_shares(predictions: np.ndarray, labels: np.ndarray, num_classes: int,
+                  window: int) -> list[dict[str, Any]]:
+    """Accuracy and per-class predicted / true shares of consecutive windows."""
+    rows = []
+    for start in range(0, labels.size, window):
+        pred, true = predictions[start:start + window], labels[start:start + window]
+        rows.append({"start": start, "accuracy": float((pred == true).mean()),
+                     "predicted_share": (np.bincount(pred, minlength=num_classes)
+                                         / pred.size).tolist(),
+                     "true_share": (np.bincount(true, minlength=num_classes)
+                                    / true.size).tolist()})
+    return rows
+
+
+def diagnose(dataset: Any, name: str, model: str, ratio: float, seed: int, every: int,
+             window: int, overrides: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """Run ``model`` over ``dataset`` and collect the snapshots and window shares."""
+    config = resolve_config(name, ratio, model, overrides or {}, None,
+                            num_classes=dataset.num_classes)
+    resolve_stream_entries(config, model, dataset.value_range)
+    learner = build_learner(model, dataset.num_features, dataset.num_classes, config, seed,
+                            "cpu")
+    transform = make_transform(config["scaling"], value_range=dataset.value_range,
+                               feature_transform=config["feature_transform"])
+    snapshots = []
+
+    def callback(position: int, record: Any) -> None:
+        if (position + 1) % every == 0 and learner.memory.num_nodes > 1:
+            snapshots.append({"position": position + 1, **memory_snapshot(learner)})
+
+    result = prequential(learner, dataset, label_mask=paper_label_mask(dataset.y, ratio, seed),
+                         transform=transform, progress=False, callback=callback)
+    predictions, labels = np.asarray(result.predictions), np.asarray(result.labels)
+    return {"dataset": name, "model": model, "label_ratio": ratio, "seed": seed,
+            "config": config, "accuracy": float((predictions == labels).mean()),
+            "snapshots": snapshots,
+            "windows": window_shares(predictions, labels, dataset.num_classes, window)}
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return "/".join(_format(item) for item in value)
+    return str(value)
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    """The snapshots and the windows as plain-text tables."""
+    print(f"{report['model']} on {report['dataset']}, {report['label_ratio']}, "
+          f"seed {report['seed']}: accuracy {report['accuracy']:.4f}")
+    for rows in (report["snapshots"], report["windows"]):
+        if rows:
+            keys = list(rows[0])
+            print(" | ".join(keys))
+            for row in rows:
+                print(" | ".join(_format(row.get(key)) for key in keys))
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="Shopper",
+                        help="a paper dataset under --root, or 'synthetic'")
+    parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
+    parser.add_argument("--model", default="sledge")
+    parser.add_argument("--ratio", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, help="first N samples only")
+    parser.add_argument("--every", type=int, default=1000, help="samples between snapshots")
+    parser.add_argument("--window", type=int, default=1000, help="samples per window")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    if args.dataset == "synthetic":
+        dataset = make_synthetic_dataset(args.limit or 2000)
+    else:
+        dataset = load_dataset(args.dataset, args.root or default_data_root())
+    if args.limit:
+        dataset = dataset.head(args.limit)
+    name = dataset.name
+    limit = f"_limit{args.limit}" if args.limit else ""
+    path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
+    if path.exists() and not args.force:
+        report = json.loads(path.read_text())
+    else:
+        report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
+                          args.window)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=1))
+    print_tables(report)
+
+
+if __name__ == "__main__":
+    main()
