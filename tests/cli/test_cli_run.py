@@ -215,6 +215,23 @@ def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, monkeypatch
         "raw", "embedding"]
 
 
+def test_no_supervise_graph_reaches_the_model_and_the_record(tmp_path, monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+
+    built = []
+    build = run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    outputs = {flag: tmp_path / f"{flag.strip('-')}.json"
+               for flag in ("--no-supervise-graph", "--supervise-graph")}
+    for flag, output in outputs.items():
+        assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40",
+                     "--hidden-channels", "8", flag, "--quiet", "--output", str(output)]) == 0
+    assert [learner.supervise_graph for learner in built] == [False, True]
+    assert [_read(path)["config"]["supervise_graph"] for path in outputs.values()] == [
+        False, True]
+
+
 def test_preset_package_leaves_out_the_paper_settings_and_is_recorded(tmp_path):
     # the bundled stream is Shopper, a paper dataset: 1 % -> gcn_layer 1, scorer_layer 3
     records = {}

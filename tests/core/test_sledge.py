@@ -152,6 +152,27 @@ def test_invalid_constructor_arguments():
         small(light=True, light_memory="all")
 
 
+@pytest.mark.parametrize("light", [False, True])
+def test_an_unsupervised_graph_learns_from_the_regularizer_alone(light):
+    x, y = gaussian_stream(40)
+
+    def embedding_change(**kw):
+        model = small(light=light, **kw)
+        before = [p.detach().clone() for p in model.graph.parameters()]
+        stream_through(model, x, y, label_every=2)
+        backbone_moved = any(not torch.equal(a, b) for a, b in zip(
+            small(light=light).backbone.parameters(), model.backbone.parameters()))
+        assert backbone_moved  # the labels still train the classifier
+        return max(float((p.detach() - b).abs().max())
+                   for p, b in zip(model.graph.parameters(), before))
+
+    assert embedding_change(lam=0.0, supervise_graph=False) == 0.0  # no gradient reaches f_E
+    assert embedding_change(lam=0.0) > 0.0  # the paper: the loss trains f_E via edge weights
+    assert embedding_change(lam=0.1, supervise_graph=False) > 0.0  # the regularizer does
+    with pytest.raises(ValueError, match="supervise_graph"):
+        small(supervise_graph="no")
+
+
 def test_light_memory_sizes_the_labeled_memory():
     assert small(light=True).memory.labeled_size == C  # the paper: one slot per class
     assert small(light=True, light_memory="full").memory.labeled_size == 6  # authors' script

@@ -78,6 +78,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "feature_transform": "none",
     "count_offset": 1,
     "merge_similarity": "embedding",
+    "supervise_graph": True,
 }
 
 #: Where the structural settings of a run come from: ``"paper"``, the paper's

@@ -123,6 +123,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="what the memory's merge search compares: 'embedding' (default, "
                             "the paper: cosine of the learned embeddings f_E) or 'raw' (cosine "
                             "of the input features, as the +M and +Static ablations do)")
+    hyper.add_argument("--supervise-graph", action=argparse.BooleanOptionalAction,
+                       help="whether the classification loss trains the graph learner f_E "
+                            "through the edge weights (default: yes, the paper); with "
+                            "--no-supervise-graph only the structure regularizer trains it")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)

@@ -21,7 +21,8 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "embedding_layers", "num_layers", "normalization", "regularizer", "lam",
                       "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta",
                       "class_prior", "light_memory", "reselect_every", "search_dtype",
-                      "feature_transform", "count_offset", "merge_similarity")
+                      "feature_transform", "count_offset", "merge_similarity",
+                      "supervise_graph")
 #: Configuration entries of the baselines.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
 #: Entries that prepare the input stream or size the memory rather than being

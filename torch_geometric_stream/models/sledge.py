@@ -138,6 +138,13 @@ class SLeDGe(StreamClassifier, nn.Module):
             :class:`~torch_geometric_stream.memory.DualPrototypeMemory`. (default: 1)
         merge_similarity (str, optional): ``"embedding"`` (:math:`f_E`) or
             ``"raw"`` (input cosine, the "+M" ablation). (default: :obj:`"embedding"`)
+        supervise_graph (bool, optional): whether the classification loss
+            trains the graph learner :math:`f_E` through the edge weights (the
+            paper, :obj:`True`). With :obj:`False` the edge weights enter the
+            loss as constants, so :math:`f_E` learns from the structure
+            regularizer alone and the backbone alone fits the labels; the
+            graph then cannot be bent around the labeled memory, where the loss
+            is. (default: :obj:`True`)
         graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
             ``"none"`` merge by raw cosine and have no regularizer.
             (default: :obj:`"learned"`)
@@ -193,7 +200,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                  light_memory: str = "per-class", propagation: str = "sparse",
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
-                 graph: str = "learned", input_scaling: Optional[str] = None,
+                 supervise_graph: bool = True, graph: str = "learned", input_scaling: Optional[str] = None,
                  dropout: float = 0.0, class_prior: str = "memory",
                  block_size: int = 2048, reselect_every: int = 1,
                  search_dtype: Union[str, torch.dtype, None] = None,
@@ -219,6 +226,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.regularizer, self.lam, self.tau = regularizer, float(lam), tau
         self.light, self.propagation = bool(light), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
+        _check_choice(supervise_graph, (True, False), "supervise_graph")
+        self.supervise_graph = bool(supervise_graph)
         self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
@@ -581,7 +590,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             else:
                 queries, neighbors = self._training_graph(snap, update, emb.detach(), labeled)
             edge_index = neighbors_to_edge_index(neighbors, queries)
-            edge_weight = self.graph.neighbor_weight(emb, neighbors, queries)
+            edge_weight = self.graph.neighbor_weight(emb if self.supervise_graph else emb.detach(),
+                                                     neighbors, queries)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
         loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
         if self.lam > 0:
@@ -668,6 +678,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                 f"input_scaling={None if self.input_scaler is None else 'online'!r}"
                 + (f", class_prior={self.class_prior!r}" if self.class_prior != "memory" else "")
                 + (f", reselect_every={self.reselect_every}" if self.reselect_every > 1 else "")
+                + ("" if self.supervise_graph else ", supervise_graph=False")
                 + ("" if self.graph is None or self.graph.search_dtype is None
                    else f", search_dtype={self.graph.search_dtype}"))
 
