@@ -35,6 +35,8 @@ same predictions and parameters up to float rounding:
 * every query row keeps its top-(k+1) rows (itself included as a candidate);
   light mode: only the test row at prediction and the labeled rows in
   training get edges;
+* ``supervise_graph=False``: the similarity matrix enters the training
+  loss detached, so only the regularizer trains the embedding;
 * ``"symmetric"`` normalization = PyG ``gcn_norm`` with
   ``add_remaining_self_loops`` (an existing self-loop keeps its weight, others
   get 1) and degrees from non-negative weights only (a non-positive degree
@@ -81,6 +83,7 @@ class DenseReferenceSLeDGe:
         self.lam = model.lam
         self.tau = model.tau
         self.merge_similarity = model.merge_similarity
+        self.supervise_graph = model.supervise_graph
         self.num_layers = model.backbone.num_layers
         self.embedding_layers = model.graph.embedding.num_layers
 
@@ -163,6 +166,8 @@ class DenseReferenceSLeDGe:
             sim = emb @ emb.t()  # (N, N)
         else:
             sim = emb[target_index] @ emb.t()  # (Q, N)
+        if not self.supervise_graph:  # edge weights as constants in the loss
+            sim = sim.detach()
         valid_k = min(self.k + 1, n)
         indices = sim.detach().topk(valid_k, dim=-1).indices
         mask = torch.zeros_like(sim)

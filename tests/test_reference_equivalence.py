@@ -128,6 +128,13 @@ def test_matches_dense_reference_with_fixed_coefficients_and_raw_merge(light):
     assert_same_state(model, ref)
 
 
+@pytest.mark.parametrize("light", [False, True])
+def test_matches_dense_reference_without_graph_supervision(light):
+    model, ref = build(light, "symmetric", "plain", "sparse", 3, supervise_graph=False)
+    run_side_by_side(model, ref)
+    assert_same_state(model, ref)
+
+
 def test_reference_continues_a_trained_model():
     """The reference built from a mid-stream model (memory, optimizer state) stays equal."""
     model, _ = build(False, "symmetric", "plain", "sparse", 3)
