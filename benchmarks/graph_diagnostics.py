@@ -36,6 +36,7 @@ from torch_geometric_stream.cli.models import build_learner
 from torch_geometric_stream.datasets import default_data_root, load_dataset
 from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
 from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
+from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "graph_diagnostics"
 
@@ -168,7 +169,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--dataset", default="Shopper",
                         help="a paper dataset under --root, or 'synthetic'")
     parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
-    parser.add_argument("--model", default="sledge")
+    parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
+                        help="a model with a memory (default: %(default)s)")
     parser.add_argument("--ratio", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, help="first N samples only")
