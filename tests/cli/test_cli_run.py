@@ -181,13 +181,20 @@ def test_feature_transform_reaches_the_stream_and_the_record(tmp_path):
     assert record["curve"] != _read(plain)["curve"]
 
 
-def test_count_offset_reaches_the_memory_and_the_record(tmp_path, monkeypatch):
+@pytest.fixture
+def built(monkeypatch):
+    """The learners ``run`` builds, in order."""
     from torch_geometric_stream.cli import run as run_module
 
-    built = []
+    learners = []
     build = run_module.build_learner
     monkeypatch.setattr(run_module, "build_learner",
-                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+                        lambda *args, **kwargs: learners.append(build(*args, **kwargs))
+                        or learners[-1])
+    return learners
+
+
+def test_count_offset_reaches_the_memory_and_the_record(tmp_path, built):
     outputs = {offset: tmp_path / f"offset{offset}.json" for offset in ("0", "1")}
     for offset, output in outputs.items():
         assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
@@ -197,13 +204,7 @@ def test_count_offset_reaches_the_memory_and_the_record(tmp_path, monkeypatch):
     assert [_read(path)["config"]["count_offset"] for path in outputs.values()] == [0, 1]
 
 
-def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, monkeypatch):
-    from torch_geometric_stream.cli import run as run_module
-
-    built = []
-    build = run_module.build_learner
-    monkeypatch.setattr(run_module, "build_learner",
-                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, built):
     outputs = {kind: tmp_path / f"{kind}.json" for kind in ("raw", "embedding")}
     for kind, output in outputs.items():
         assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
@@ -215,13 +216,7 @@ def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, monkeypatch
         "raw", "embedding"]
 
 
-def test_no_supervise_graph_reaches_the_model_and_the_record(tmp_path, monkeypatch):
-    from torch_geometric_stream.cli import run as run_module
-
-    built = []
-    build = run_module.build_learner
-    monkeypatch.setattr(run_module, "build_learner",
-                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+def test_no_supervise_graph_reaches_the_model_and_the_record(tmp_path, built):
     outputs = {flag: tmp_path / f"{flag.strip('-')}.json"
                for flag in ("--no-supervise-graph", "--supervise-graph")}
     for flag, output in outputs.items():
