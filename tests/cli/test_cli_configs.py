@@ -75,6 +75,12 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
                           None)["feature_transform"] == "none"
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"feature_transform": "signed-log1p"},
                           None)["feature_transform"] == "signed-log1p"
+    # SLeDGe on Shopper at 1 % trains f_E by the structure regularizer only
+    assert resolve_config("Shopper", 0.01, "sledge", {}, None)["supervise_graph"] is False
+    for model, ratio in (("sledge", 0.001), ("sledge-light", 0.01)):
+        assert resolve_config("Shopper", ratio, model, {}, None)["supervise_graph"] is True
+    assert resolve_config("Shopper", 0.01, "sledge", {}, None,
+                          preset="package")["supervise_graph"] is True
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
