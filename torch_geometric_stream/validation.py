@@ -6,6 +6,7 @@ their input.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Optional
 
@@ -13,7 +14,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["as_feature_matrix", "as_label_vector", "check_positive_int", "check_unit_interval"]
+__all__ = ["as_feature_matrix", "as_label_vector", "check_nonnegative", "check_positive_int",
+           "check_unit_interval"]
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -127,6 +129,15 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a finite number ``>= 0``, else raise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not math.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return float(value)
 
 
 def check_unit_interval(value: Any, name: str) -> float:

@@ -8,8 +8,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
-                                                            MicroClusterStore, radius_from_sums)
-from torch_geometric_stream.baselines.ressl import _check_nonneg
+                                                            radius_from_sums)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -175,22 +174,15 @@ class HDSSL(MicroClusterClassifier):
     def __init__(self, in_channels: int, num_classes: int, memory_size: int = 1000,
                  k: int = 5, decay: float = 1e-4, prune_threshold: float = 0.15,
                  chunk_size: int = 1, seed: int = 0) -> None:
-        self.in_channels = check_positive_int(in_channels, "in_channels")
-        self.num_classes = check_positive_int(num_classes, "num_classes")
-        self.memory_size = check_positive_int(memory_size, "memory_size", minimum=2)
+        super().__init__(in_channels, num_classes, memory_size, decay, prune_threshold, seed)
         self.k = check_positive_int(k, "k")
-        self.decay = _check_nonneg(decay, "decay")
-        self.prune_threshold = _check_nonneg(prune_threshold, "prune_threshold")
         self.chunk_size = check_positive_int(chunk_size, "chunk_size")
-        self.seed = int(seed)
-        self._store = MicroClusterStore(self.memory_size, self.in_channels)
         self.reset()
 
     # ----------------------------------------------------------------- state
     def reset(self) -> None:
         """Forget everything (empty model, empty chunk buffer, time 0)."""
-        self._store.reset()
-        self._now = 0
+        super().reset()
         self._buffer_x = np.zeros((self.chunk_size if self.chunk_size > 1 else 0,
                                    self.in_channels))
         self._buffer_y = np.full(self._buffer_x.shape[0], -1, dtype=np.int64)

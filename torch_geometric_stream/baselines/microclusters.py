@@ -23,6 +23,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
 
@@ -312,8 +313,24 @@ class MicroClusterClassifier(StreamClassifier):
     ``self._now``.
     """
 
-    _store: MicroClusterStore
-    _now: int
+    def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
+                 prune_threshold: float, seed: int) -> None:
+        """Check and keep the settings every micro-cluster baseline has and make its
+        (empty) store; the subclass checks its own settings, then calls ``reset()``."""
+        self.in_channels = check_positive_int(in_channels, "in_channels")
+        self.num_classes = check_positive_int(num_classes, "num_classes")
+        self.memory_size = check_positive_int(memory_size, "memory_size", minimum=2)
+        self.decay = check_nonnegative(decay, "decay")
+        self.prune_threshold = check_nonnegative(prune_threshold, "prune_threshold")
+        self.seed = int(seed)
+        self._store = MicroClusterStore(self.memory_size, self.in_channels)
+        self._now = 0
+
+    def reset(self) -> None:
+        """Forget every micro-cluster and set the stream time to 0 (subclasses also
+        clear their own buffers)."""
+        self._store.reset()
+        self._now = 0
 
     @property
     def num_items(self) -> int:

@@ -8,19 +8,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier, MicroClusterStore
+from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["ReSSL"]
-
-
-def _check_nonneg(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-    return value
 
 
 class ReSSL(MicroClusterClassifier):
@@ -92,25 +83,18 @@ class ReSSL(MicroClusterClassifier):
     def __init__(self, in_channels: int, num_classes: int, memory_size: int = 1000,
                  decay: float = 2e-6, prune_threshold: float = 0.06, window: int = 100,
                  ks: Sequence[int] = (1, 3, 5, 7), seed: int = 0) -> None:
-        self.in_channels = check_positive_int(in_channels, "in_channels")
-        self.num_classes = check_positive_int(num_classes, "num_classes")
-        self.memory_size = check_positive_int(memory_size, "memory_size", minimum=2)
-        self.decay = _check_nonneg(decay, "decay")
-        self.prune_threshold = _check_nonneg(prune_threshold, "prune_threshold")
+        super().__init__(in_channels, num_classes, memory_size, decay, prune_threshold, seed)
         self.window = check_positive_int(window, "window")
         ks = tuple(check_positive_int(k, "ks entry") for k in ks)
         if not ks:
             raise ValueError("ks must name at least one neighbour count")
         self.ks = ks
-        self.seed = int(seed)
-        self._store = MicroClusterStore(self.memory_size, self.in_channels)
         self.reset()
 
     # ----------------------------------------------------------------- state
     def reset(self) -> None:
         """Forget everything (empty model, empty accuracy window, time 0)."""
-        self._store.reset()
-        self._now = 0
+        super().reset()
         self._acc_window: deque = deque(maxlen=self.window)
 
     def state_dict(self) -> Dict[str, np.ndarray]:
