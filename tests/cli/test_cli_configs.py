@@ -67,10 +67,14 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert resolve_config("Shopper", ratio, "sledge", {}, None)["feature_transform"] == \
             "signed-log1p"
         assert resolve_config("GSAD", ratio, "sledge", {}, None)["feature_transform"] == "none"
-    # not for the baselines, not with the package preset, and a flag still wins
+    # not for the baselines (they keep their input), the package preset has the
+    # package default ("auto": signed-log1p on tabular streams), and a flag still wins
     assert resolve_config("Shuttle", 0.01, "tlp", {}, None)["feature_transform"] == "none"
     assert resolve_config("Shuttle", 0.01, "sledge", {}, None,
-                          preset="package")["feature_transform"] == "none"
+                          preset="package")["feature_transform"] == "auto"
+    assert resolve_config("GSAD", 0.01, "sledge", {}, None,
+                          preset="package")["feature_transform"] == "auto"
+    assert resolve_config("NewStream", 0.01, "sledge", {}, None)["feature_transform"] == "auto"
     assert resolve_config("Shuttle", 0.01, "sledge", {"feature_transform": "none"},
                           None)["feature_transform"] == "none"
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"feature_transform": "signed-log1p"},

@@ -170,15 +170,19 @@ def test_unknown_synthetic_drift_is_a_usage_error(capsys):
 
 
 def test_feature_transform_reaches_the_stream_and_the_record(tmp_path):
-    plain, logged = tmp_path / "plain.json", tmp_path / "log.json"
+    plain, logged, default = (tmp_path / f"{name}.json" for name in ("plain", "log", "default"))
     base = ["run", "--dataset", "synthetic", "--synthetic-samples", "60", "--model", "memory",
             "--quiet"]
-    assert main([*base, "--output", str(plain)]) == 0
+    assert main([*base, "--feature-transform", "none", "--output", str(plain)]) == 0
     assert main([*base, "--feature-transform", "signed-log1p", "--output", str(logged)]) == 0
+    assert main([*base, "--output", str(default)]) == 0
     assert _read(plain)["config"]["feature_transform"] == "none"
     record = _read(logged)
     assert record["config"]["feature_transform"] == "signed-log1p"
     assert record["curve"] != _read(plain)["curve"]
+    # the default, "auto", takes the log on a stream without a declared value range
+    assert _read(default)["config"]["feature_transform"] == "signed-log1p"
+    assert _read(default)["curve"] == record["curve"]
 
 
 @pytest.fixture

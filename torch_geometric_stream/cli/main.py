@@ -62,10 +62,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "(whole dataset, as the paper's tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
     data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
-                      help="applied to every feature before the scaling: none (default), "
+                      help="applied to every feature before the scaling: none, "
                            "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "
                            "as counts, durations, amounts) or auto (none for streams with a "
-                           "known value range, i.e. images, else signed-log1p)")
+                           "known value range, i.e. images, else signed-log1p; the default of "
+                           "the SLeDGe family, the baselines default to none)")
     data.add_argument("--synthetic-samples", type=positive_int, default=5000, metavar="N",
                       help="length of the synthetic stream (default: %(default)s)")
     data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
