@@ -57,8 +57,8 @@ __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_
 #: ``"auto"``: ``signed-log1p`` on streams without a declared value range, none on
 #: images. Under these defaults (``--preset package``) it lifted SLeDGe on Shopper
 #: at 1 % from 0.770 to 0.858, on GSAD at 1 % from 0.710 to 0.727 and on Shuttle at
-#: 0.1 % from 0.607 to 0.664 (3 seeds each), on Shuttle at 1 % from 0.906 to 0.943
-#: (seed 0; benchmarks/RESULTS.md, sessions 14 and 15); the baselines keep their
+#: 0.1 % from 0.607 to 0.664 and on Shuttle at 1 % from 0.919 to 0.946 (3 seeds
+#: each; benchmarks/RESULTS.md, sessions 14 and 15); the baselines keep their
 #: input as published (:data:`BASELINE_DEFAULTS`).
 DEFAULT_CONFIG: dict[str, Any] = {
     "memory_size": 1000,
