@@ -28,8 +28,8 @@ from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_featu
                                                resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
-__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS", "PAPER_CONFIGS",
-           "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config",
+__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "MEASURED_CONFIGS", "MEASURED_EXCEPTIONS",
+           "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config",
            "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
@@ -249,7 +249,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     config = {key: DEFAULT_CONFIG[key] for key in allowed}
     if not uses_sledge_config(model):
         config.update(BASELINE_DEFAULTS)
-    if preset == "paper" and uses_sledge_config(model):
+    elif preset == "paper":
         config.update(paper_config(dataset, label_ratio))
         config.update(MEASURED_CONFIGS.get(dataset, {}))
         config.update(MEASURED_EXCEPTIONS.get((dataset, model, _paper_ratio(label_ratio)), {}))

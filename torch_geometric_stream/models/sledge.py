@@ -200,7 +200,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                  light_memory: str = "per-class", propagation: str = "sparse",
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
-                 supervise_graph: bool = True, graph: str = "learned", input_scaling: Optional[str] = None,
+                 supervise_graph: bool = True, graph: str = "learned",
+                 input_scaling: Optional[str] = None,
                  dropout: float = 0.0, class_prior: str = "memory",
                  block_size: int = 2048, reselect_every: int = 1,
                  search_dtype: Union[str, torch.dtype, None] = None,
@@ -590,8 +591,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             else:
                 queries, neighbors = self._training_graph(snap, update, emb.detach(), labeled)
             edge_index = neighbors_to_edge_index(neighbors, queries)
-            edge_weight = self.graph.neighbor_weight(emb if self.supervise_graph else emb.detach(),
-                                                     neighbors, queries)
+            weighted = emb if self.supervise_graph else emb.detach()
+            edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
         loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
         if self.lam > 0:
