@@ -2,11 +2,15 @@ import math
 
 import numpy as np
 import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torch_geometric_stream.evaluation import (
+    authors_label_mask,
     bernoulli_label_mask,
+    make_label_mask,
     paper_label_mask,
     paper_memory_sizes,
 )
@@ -40,6 +44,53 @@ def test_paper_label_mask_properties(labels, ratio, seed):
     _, first = np.unique(labels, return_index=True)
     assert mask[first].all()
     assert mask.sum() == max(first.size, math.floor(ratio * labels.size + 1e-9))
+
+
+def _authors_draw(labels: np.ndarray, ratio: float, seed: int) -> np.ndarray:
+    """The authors' label selection as their script runs it: global seed, a data
+    loader walked until every class was seen, then ``torch.randperm``."""
+    torch.manual_seed(seed)
+    loader = DataLoader(TensorDataset(torch.as_tensor(labels)), batch_size=1, shuffle=False)
+    first = {}
+    for index, (label,) in enumerate(loader):
+        first.setdefault(int(label), index)
+        if len(first) == np.unique(labels).size:
+            break
+    chosen = torch.zeros(labels.size, dtype=torch.bool)
+    chosen[list(first.values())] = True
+    remaining = max(len(first), int(ratio * labels.size)) - len(first)
+    candidates = torch.where(~chosen)[0]
+    chosen[candidates[torch.randperm(len(candidates))[:remaining]]] = True
+    return chosen.numpy()
+
+
+@pytest.mark.parametrize("seed", [0, 2000, 4000])
+def test_authors_label_mask_matches_the_authors_draw(seed):
+    labels = np.random.default_rng(1).integers(0, 3, size=500)
+    labels[:4] = [2, 2, 0, 2]
+    mask = authors_label_mask(labels, 0.05, seed)
+    assert mask.sum() == 25 and mask[[0, 2]].all()
+    assert np.array_equal(mask, _authors_draw(labels, 0.05, seed))
+    assert not np.array_equal(mask, paper_label_mask(labels, 0.05, seed))
+
+
+def test_authors_label_mask_floors_without_tolerance():
+    # 0.29 * 100 == 28.999999999999996: the authors' int() gives 28
+    assert authors_label_mask(np.zeros(100, dtype=int), 0.29, seed=1).sum() == 28
+    with pytest.raises(ValueError, match="labels is empty"):
+        authors_label_mask(np.zeros(0, dtype=int), 0.1, seed=0)
+
+
+def test_make_label_mask_dispatches_by_name():
+    labels = np.repeat([1, 0], [500, 500])
+    assert np.array_equal(make_label_mask("paper", labels, 0.01, seed=3),
+                          paper_label_mask(labels, 0.01, seed=3))
+    assert np.array_equal(make_label_mask("authors", labels, 0.01, seed=3),
+                          authors_label_mask(labels, 0.01, seed=3))
+    assert np.array_equal(make_label_mask("bernoulli", labels, 0.01, seed=3),
+                          bernoulli_label_mask(1000, 0.01, seed=3))
+    with pytest.raises(ValueError, match="unknown label mask 'random'"):
+        make_label_mask("random", labels, 0.01, seed=3)
 
 
 def test_paper_label_mask_seeds():

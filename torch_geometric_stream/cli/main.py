@@ -17,7 +17,7 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, SCALINGS
+from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (CLASS_PRIORS, LIGHT_MEMORIES, MERGE_SIMILARITIES,
                                            PROPAGATIONS)
 
@@ -77,9 +77,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                           help=f"default: {DEFAULT_MODEL} ({BUNDLED_MODEL} for the default job)")
     protocol.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
                           help="fraction of labeled samples in (0, 1] (default: %(default)s)")
-    protocol.add_argument("--label-mask", choices=("paper", "bernoulli"), default="paper",
+    protocol.add_argument("--label-mask", choices=LABEL_MASKS, default="paper",
                           help="paper: first sample of each class + random positions up to "
-                               "max(c, R*T) labels; bernoulli: each sample with probability R")
+                               "max(c, R*T) labels; authors: the same rule with the positions "
+                               "the authors' code draws for a seed; bernoulli: each sample "
+                               "with probability R")
     protocol.add_argument("--seed", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0)")
     protocol.add_argument("--device", default="auto",

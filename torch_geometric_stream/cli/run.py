@@ -6,7 +6,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-import numpy as np
 import torch
 
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
@@ -20,9 +19,8 @@ from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_d
 from torch_geometric_stream.datasets.bundled import load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
-                                               bernoulli_label_mask, make_transform,
-                                               paper_label_mask, plot_running_accuracy,
-                                               prequential)
+                                               make_label_mask, make_transform,
+                                               plot_running_accuracy, prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
@@ -88,12 +86,6 @@ def _synthetic_drift(name: str, flag_drift: str) -> Optional[str]:
     return drift
 
 
-def _label_mask(kind: str, labels: np.ndarray, ratio: float, seed: int) -> np.ndarray:
-    if kind == "paper":
-        return paper_label_mask(labels, ratio, seed)
-    return bernoulli_label_mask(labels.size, ratio, seed)
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
@@ -123,7 +115,7 @@ def run_command(args: argparse.Namespace) -> int:
         with user_input("configuration"):
             learner = build_learner(model, dataset.num_features, dataset.num_classes, config,
                                     seed, device)
-            mask = _label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
+            mask = make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
             transform = make_transform(config["scaling"], data=(
                 dataset.x if config["scaling"] == "global" else None),
                 value_range=dataset.value_range,

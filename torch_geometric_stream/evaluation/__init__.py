@@ -10,7 +10,10 @@ r"""Prequential evaluation of stream learners: label masks, input transforms, me
     result.metrics["accuracy"]
 """
 from torch_geometric_stream.evaluation.label_mask import (
+    LABEL_MASKS,
+    authors_label_mask,
     bernoulli_label_mask,
+    make_label_mask,
     paper_label_mask,
     paper_memory_sizes,
 )
@@ -43,7 +46,10 @@ from torch_geometric_stream.evaluation.transforms import (
 )
 
 __all__ = [
+    "LABEL_MASKS",
+    "make_label_mask",
     "paper_label_mask",
+    "authors_label_mask",
     "bernoulli_label_mask",
     "paper_memory_sizes",
     "StreamTransform",

@@ -2,6 +2,8 @@
 
 The paper labels the first occurrence of every class, then random other
 positions, until a fixed label budget is reached (:func:`paper_label_mask`).
+:func:`authors_label_mask` draws those random positions exactly as the
+authors' code does, so a seed gives the positions of the paper's runs.
 :func:`bernoulli_label_mask` is the usual alternative of the stream literature
 (every sample independently labeled with probability :math:`p`).
 """
@@ -11,10 +13,15 @@ import math
 from typing import Any, Tuple
 
 import numpy as np
+import torch
 
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
-__all__ = ["paper_label_mask", "bernoulli_label_mask", "paper_memory_sizes"]
+__all__ = ["LABEL_MASKS", "make_label_mask", "paper_label_mask", "authors_label_mask",
+           "bernoulli_label_mask", "paper_memory_sizes"]
+
+#: Names of the label masks :func:`make_label_mask` builds.
+LABEL_MASKS = ("paper", "authors", "bernoulli")
 
 _FLOOR_TOLERANCE = 1e-9
 
@@ -38,6 +45,47 @@ def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
     Raises:
         ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
     """
+    mask, others, extra = _first_occurrences(labels, label_ratio, _FLOOR_TOLERANCE)
+    rng = np.random.default_rng(seed)
+    mask[rng.choice(others, size=extra, replace=False)] = True
+    return mask
+
+
+def authors_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
+    r"""The paper's label mask with the random positions the authors' code draws.
+
+    Same rule as :func:`paper_label_mask` (first occurrence of every class,
+    then random positions up to :math:`\max(c, \lfloor r \cdot T \rfloor)`
+    labels), but the positions come from :func:`torch.randperm` over the
+    unlabeled positions, with a generator seeded with ``seed`` that has made
+    one 64-bit draw before (in the authors' script, creating the data loader's
+    iterator). So ``seed`` gives the positions of the authors' run with that
+    seed, as far as :func:`torch.randperm` draws the same permutation in this
+    torch version as in theirs. :math:`\lfloor r \cdot T \rfloor` is taken
+    without tolerance, as their code does.
+
+    Args:
+        labels: the class of every stream position, shape :math:`(T,)`.
+        label_ratio: :math:`r \in (0, 1]`.
+        seed: the authors' run seed (0, 2000, 4000, 6000 or 8000 in the paper).
+
+    Returns:
+        Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
+
+    Raises:
+        ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
+    """
+    mask, others, extra = _first_occurrences(labels, label_ratio, 0.0)
+    generator = torch.Generator().manual_seed(seed)
+    torch.empty((), dtype=torch.int64).random_(generator=generator)  # the loader's draw
+    mask[others[torch.randperm(others.size, generator=generator)[:extra].numpy()]] = True
+    return mask
+
+
+def _first_occurrences(labels: Any, label_ratio: float,
+                       tolerance: float) -> Tuple[np.ndarray, np.ndarray, int]:
+    """The mask with every class's first occurrence labeled :math:`(T,)`, the
+    other positions, and how many of them the label budget still draws."""
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"labels must be 1-D (T,), got shape {labels.shape}")
@@ -45,14 +93,10 @@ def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
         raise ValueError("labels is empty")
     ratio = check_unit_interval(label_ratio, "label_ratio")
     _, first_positions = np.unique(labels, return_index=True)
-    budget = max(first_positions.size, math.floor(ratio * labels.size + _FLOOR_TOLERANCE))
-
+    budget = max(first_positions.size, math.floor(ratio * labels.size + tolerance))
     mask = np.zeros(labels.size, dtype=bool)
     mask[first_positions] = True
-    others = np.flatnonzero(~mask)
-    rng = np.random.default_rng(seed)
-    mask[rng.choice(others, size=budget - first_positions.size, replace=False)] = True
-    return mask
+    return mask, np.flatnonzero(~mask), budget - first_positions.size
 
 
 def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) -> np.ndarray:
@@ -69,6 +113,32 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
     return np.random.default_rng(seed).random(num_samples) < probability
+
+
+def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np.ndarray:
+    r"""The label mask named ``kind`` for a stream with classes ``labels``.
+
+    Args:
+        kind: ``"paper"`` (:func:`paper_label_mask`), ``"authors"``
+            (:func:`authors_label_mask`) or ``"bernoulli"``
+            (:func:`bernoulli_label_mask` with probability ``label_ratio``).
+        labels: the class of every stream position, shape :math:`(T,)`.
+        label_ratio: :math:`r \in (0, 1]`.
+        seed: seed of the draw.
+
+    Returns:
+        Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
+
+    Raises:
+        ValueError: for an unknown ``kind``, or what the named mask raises.
+    """
+    if kind == "paper":
+        return paper_label_mask(labels, label_ratio, seed)
+    if kind == "authors":
+        return authors_label_mask(labels, label_ratio, seed)
+    if kind == "bernoulli":
+        return bernoulli_label_mask(np.asarray(labels).size, label_ratio, seed)
+    raise ValueError(f"unknown label mask {kind!r}; choose from {', '.join(LABEL_MASKS)}")
 
 
 def paper_memory_sizes(num_classes: int, label_ratio: float,

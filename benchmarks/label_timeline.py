@@ -1,0 +1,147 @@
+"""When the labels of a run arrive, and how accurate the learner was meanwhile.
+
+With 0.1 % labels a stream of 12,330 samples reveals 12 labels, and which classes
+the first few of them carry decides much of the run. For the run JSONs of one
+tag of ``benchmarks/accuracy.py`` (one per seed), this script redraws each run's
+label mask (same dataset, label mask, ratio and seed, so the same positions) and
+prints, per window of ``--window`` samples, the labels revealed so far by class
+and the accuracy within the window. The window accuracy is read off the run's
+stored running-accuracy curve (200 points), interpolated linearly at the window
+edges.
+
+    python benchmarks/label_timeline.py --tag preset-package-auto --model sledge \\
+        --dataset Shopper --ratio 0.001 --seeds 0 2000 4000
+
+Prints the label arrivals and the table, and writes the table to
+``benchmarks/results/label_timeline/<model>_<dataset>_<ratio>_<tag>.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.evaluation import make_label_mask
+
+ACCURACY_RESULTS = Path(__file__).resolve().parent / "results" / "accuracy"
+RESULTS = Path(__file__).resolve().parent / "results" / "label_timeline"
+
+
+def window_accuracy(position: Sequence[int], running_accuracy: Sequence[float],
+                    edges: Sequence[int]) -> np.ndarray:
+    r"""Accuracy between consecutive ``edges`` from a running-accuracy curve.
+
+    Args:
+        position: stream positions of the curve, shape :math:`(P,)`, increasing;
+            the first is 1 sample after the curve's start.
+        running_accuracy: accuracy over the samples from the start up to each
+            position, shape :math:`(P,)`.
+        edges: window edges :math:`(W + 1,)`, as stream positions.
+
+    Returns:
+        Accuracy within each window, shape :math:`(W,)`; ``nan`` where a window
+        lies outside the curve. The number correct between stored positions is
+        interpolated linearly.
+    """
+    position = np.asarray(position, dtype=np.float64)
+    start = position[0] - 1
+    correct = (position - start) * np.asarray(running_accuracy, dtype=np.float64)
+    position, correct = np.concatenate([[start], position]), np.concatenate([[0.0], correct])
+    edges = np.asarray(edges, dtype=np.float64)
+    at_edges = np.interp(edges, position, correct)
+    accuracy = np.diff(at_edges) / np.diff(edges)
+    outside = (edges[:-1] < start) | (edges[1:] > position[-1])
+    return np.where(outside, np.nan, accuracy)
+
+
+def labels_seen(labels: np.ndarray, mask: np.ndarray, num_classes: int,
+                edges: Sequence[int]) -> np.ndarray:
+    r"""Labels revealed before each window's end, per class :math:`(W, c)`."""
+    counts = np.cumsum(np.eye(num_classes, dtype=np.int64)[labels] * mask[:, None], axis=0)
+    ends = np.minimum(np.asarray(edges[1:]), labels.size) - 1
+    return counts[ends]
+
+
+def timeline(record: dict[str, Any], labels: np.ndarray, num_classes: int,
+             window: int) -> dict[str, Any]:
+    """Label arrivals and per-window label counts and accuracy of one run record."""
+    labels = labels[:record["n_samples"]]
+    mask = make_label_mask(record["label_mask"], labels, record["label_ratio"], record["seed"])
+    edges = list(range(0, labels.size, window)) + [labels.size]
+    curve = record["curve"]
+    arrivals = np.flatnonzero(mask)
+    return {"seed": record["seed"], "accuracy": record["accuracy"],
+            "arrivals": list(zip(arrivals.tolist(), labels[arrivals].tolist())),
+            "edges": edges,
+            "seen": labels_seen(labels, mask, num_classes, edges).tolist(),
+            "window_accuracy": window_accuracy(curve["position"], curve["running_accuracy"],
+                                               edges).tolist()}
+
+
+def markdown_table(timelines: list[dict[str, Any]], class_share: np.ndarray) -> str:
+    """One row per window: the classes' true shares, then per seed the labels
+    seen so far (``a/b`` = class 0 / class 1 ...) and the window's accuracy."""
+    head = ["window start", "true class shares"]
+    for run in timelines:
+        head += [f"seed {run['seed']}: labels so far", "accuracy"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for w, start in enumerate(timelines[0]["edges"][:-1]):
+        cells = [f"{start:,}", " / ".join(f"{share:.2f}" for share in class_share[w])]
+        for run in timelines:
+            accuracy = run["window_accuracy"][w]
+            cells += ["/".join(map(str, run["seen"][w])),
+                      "–" if np.isnan(accuracy) else f"{accuracy:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tag", required=True, help="sub-folder of benchmarks/results/accuracy")
+    parser.add_argument("--model", default="sledge")
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--ratio", type=float, required=True)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 2000, 4000])
+    parser.add_argument("--window", type=int, default=1000)
+    parser.add_argument("--root", default=default_data_root(),
+                        help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
+    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
+    args = parser.parse_args(argv)
+    if args.window < 1:
+        parser.error(f"--window must be positive, got {args.window}")
+    if args.root is None:
+        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+
+    folder = args.results / args.tag
+    paths = [folder / f"{args.model}_{args.dataset}_{args.ratio:g}_seed{seed}.json"
+             for seed in args.seeds]
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        parser.error("no run record " + ", ".join(missing))
+    dataset = load_dataset(args.dataset, args.root)
+    labels = np.asarray(dataset.y, dtype=np.int64)
+    timelines = [timeline(json.loads(path.read_text()), labels, dataset.num_classes, args.window)
+                 for path in paths]
+    edges = timelines[0]["edges"]
+    onehot = np.eye(dataset.num_classes)[labels[:edges[-1]]]
+    class_share = np.stack([onehot[a:b].mean(axis=0) for a, b in zip(edges[:-1], edges[1:])])
+
+    for run in timelines:
+        arrivals = ", ".join(f"{pos:,}: {cls}" for pos, cls in run["arrivals"])
+        print(f"seed {run['seed']} (accuracy {run['accuracy']:.4f}), labels at (position: class): "
+              f"{arrivals}")
+    table = markdown_table(timelines, class_share)
+    print(table)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
+    out.write_text(table + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
