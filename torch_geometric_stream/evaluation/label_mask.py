@@ -59,9 +59,10 @@ def authors_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray
     labels), but the positions come from :func:`torch.randperm` over the
     unlabeled positions, with a generator seeded with ``seed`` that has made
     one 64-bit draw before (in the authors' script, creating the data loader's
-    iterator). So ``seed`` gives the positions of the authors' run with that
-    seed, as far as :func:`torch.randperm` draws the same permutation in this
-    torch version as in theirs. :math:`\lfloor r \cdot T \rfloor` is taken
+    iterator). So on the same stream (same samples, same order) ``seed`` gives
+    the positions of the authors' run with that seed, as far as
+    :func:`torch.randperm` draws the same permutation in this torch version as
+    in theirs. :math:`\lfloor r \cdot T \rfloor` is taken
     without tolerance, as their code does.
 
     Args:
