@@ -183,13 +183,15 @@ def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:
 
 
 def _options(record: dict[str, Any]) -> str:
-    """The options a run switched away from their neutral value (preset, class
-    prior, approximations), e.g. ``class_prior=stream``; empty for none.
-    ``light_memory`` counts for ``sledge-light`` only (the other models record it
-    but ignore it)."""
+    """The options a run switched away from their neutral value (preset, label
+    mask, class prior, approximations), e.g. ``class_prior=stream``; empty for
+    none. ``light_memory`` counts for ``sledge-light`` only (the other models
+    record it but ignore it)."""
     config, model = record["config"], record["model"]
     preset = record.get("preset", "paper")
-    return ", ".join([f"preset={preset}"] * (preset != "paper") + [
+    mask = record.get("label_mask", "paper")
+    return ", ".join([f"preset={preset}"] * (preset != "paper")
+                     + [f"label_mask={mask}"] * (mask != "paper") + [
         f"{key}={config[key]}" for key in LATER_ENTRIES
         if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
         and (key != "light_memory" or model == "sledge-light")])

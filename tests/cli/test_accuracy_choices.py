@@ -1,4 +1,5 @@
-"""``benchmarks/accuracy.py choices``: the tags and ``run`` options of each choice."""
+"""``benchmarks/accuracy.py``: the tags and ``run`` options of each choice, and the
+options column of the table of every run."""
 from __future__ import annotations
 
 import sys
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from accuracy import _choice_tags  # noqa: E402
+from accuracy import _choice_tags, _options  # noqa: E402
 
 
 def test_cpu_tags_have_no_device_options():
@@ -26,3 +27,11 @@ def test_cuda_graph_runs_keep_the_cuda_tags():
 def test_a_choice_without_value_is_refused():
     with pytest.raises(SystemExit, match="expected NAME=VALUE"):
         _choice_tags(["normalization"], None)
+
+
+def test_options_name_what_a_run_switched_away_from_the_paper():
+    record = {"model": "sledge", "config": {"class_prior": "memory", "light_memory": "full"}}
+    assert _options(record) == ""  # light_memory counts for sledge-light only
+    record.update(preset="package", label_mask="authors")
+    record["config"]["class_prior"] = "stream"
+    assert _options(record) == "preset=package, label_mask=authors, class_prior=stream"
