@@ -58,10 +58,15 @@ def window_accuracy(position: Sequence[int], running_accuracy: Sequence[float],
     return np.where(outside, np.nan, accuracy)
 
 
+def _one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
+    """Rows :math:`(T, c)` with a 1 in each label's column."""
+    return np.eye(num_classes, dtype=np.int64)[labels]
+
+
 def labels_seen(labels: np.ndarray, mask: np.ndarray, num_classes: int,
                 edges: Sequence[int]) -> np.ndarray:
     r"""Labels revealed before each window's end, per class :math:`(W, c)`."""
-    counts = np.cumsum(np.eye(num_classes, dtype=np.int64)[labels] * mask[:, None], axis=0)
+    counts = np.cumsum(_one_hot(labels, num_classes) * mask[:, None], axis=0)
     ends = np.minimum(np.asarray(edges[1:]), labels.size) - 1
     return counts[ends]
 
@@ -70,7 +75,9 @@ def timeline(record: dict[str, Any], labels: np.ndarray, num_classes: int,
              window: int) -> dict[str, Any]:
     """Label arrivals and per-window label counts and accuracy of one run record."""
     labels = labels[:record["n_samples"]]
-    mask = make_label_mask(record["label_mask"], labels, record["label_ratio"], record["seed"])
+    # records from before the mask was recorded used the paper's
+    mask = make_label_mask(record.get("label_mask", "paper"), labels, record["label_ratio"],
+                           record["seed"])
     edges = list(range(0, labels.size, window)) + [labels.size]
     curve = record["curve"]
     arrivals = np.flatnonzero(mask)
@@ -122,12 +129,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         parser.error("no run record " + ", ".join(missing))
+    records = [json.loads(path.read_text()) for path in paths]
+    no_curve = [str(path) for path, record in zip(paths, records) if "curve" not in record]
+    if no_curve:
+        parser.error("no running-accuracy curve in " + ", ".join(no_curve)
+                     + " (recorded by runs since the curve was added)")
     dataset = load_dataset(args.dataset, args.root)
     labels = np.asarray(dataset.y, dtype=np.int64)
-    timelines = [timeline(json.loads(path.read_text()), labels, dataset.num_classes, args.window)
-                 for path in paths]
+    timelines = [timeline(record, labels, dataset.num_classes, args.window)
+                 for record in records]
     edges = timelines[0]["edges"]
-    onehot = np.eye(dataset.num_classes)[labels[:edges[-1]]]
+    onehot = _one_hot(labels[:edges[-1]], dataset.num_classes)
     class_share = np.stack([onehot[a:b].mean(axis=0) for a, b in zip(edges[:-1], edges[1:])])
 
     for run in timelines:

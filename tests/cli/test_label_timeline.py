@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from label_timeline import labels_seen, timeline, window_accuracy  # noqa: E402
+from label_timeline import labels_seen, main, timeline, window_accuracy  # noqa: E402
 
 
 def test_window_accuracy_from_a_running_curve():
@@ -47,3 +47,15 @@ def test_timeline_redraws_the_record_s_mask():
     assert (50, 1) in run["arrivals"]  # first occurrence of class 1
     assert run["edges"] == [0, 50, 100]
     assert sum(run["seen"][-1]) == 5
+
+
+def test_a_record_without_a_curve_is_named(tmp_path, capsys):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "sledge_Shopper_0.001_seed0.json").write_text(
+        '{"n_samples": 10, "label_ratio": 0.001, "seed": 0, "accuracy": 0.5}')
+    with pytest.raises(SystemExit):
+        main(["--tag", "old", "--dataset", "Shopper", "--ratio", "0.001", "--seeds", "0",
+              "--results", str(tmp_path), "--root", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "no running-accuracy curve in" in err and "sledge_Shopper_0.001_seed0.json" in err
