@@ -152,6 +152,37 @@ def test_invalid_constructor_arguments():
         small(light=True, light_memory="all")
 
 
+@pytest.mark.parametrize("kw", [{}, {"light": True}, {"graph": "static"},
+                                {"lam": 0.0, "supervise_graph": False},
+                                {"lam": 0.0, "supervise_graph": False, "light": True}])
+def test_the_training_step_may_reuse_the_prediction_embeddings(kw):
+    """Reusing the prediction's memory embeddings (one row embedded anew) in the
+    training step gives the model that embedding the whole memory anew gives."""
+    x, y = gaussian_stream(60)
+    reused, fresh = small(**kw).double(), small(**kw).double()
+    for i in range(len(x)):
+        row, label = x[i].double(), int(y[i]) if i % 3 == 0 else -1
+        assert torch.allclose(reused.predict_proba(row), fresh.predict_proba(row), atol=1e-12)
+        fresh._drop_cached_graphs()  # its step embeds the memory from scratch
+        reused.learn(row, label)
+        fresh.learn(row, label)
+    for (name, a), b in zip(reused.state_dict().items(), fresh.state_dict().values()):
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            assert torch.allclose(a, b, atol=1e-10), name
+
+
+def test_a_graph_without_gradient_keeps_no_autograd_graph():
+    """With ``supervise_graph=False`` and ``lam=0`` nothing trains f_E, so the
+    prediction's embeddings carry no autograd graph into the step."""
+    x, _ = gaussian_stream(5)
+    for kw, keeps in (({}, True), ({"supervise_graph": False}, True),
+                      ({"lam": 0.0, "supervise_graph": False}, False)):
+        model = small(**kw)
+        model.learn(x[:4], torch.tensor([0, 1, 2, -1]))
+        model.predict(x[4])
+        assert (model._snapshot.live_emb is not None) is keeps, kw
+
+
 @pytest.mark.parametrize("light", [False, True])
 def test_an_unsupervised_graph_learns_from_the_regularizer_alone(light):
     x, y = gaussian_stream(40)

@@ -364,7 +364,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         reuses them instead of embedding the whole memory again.
         """
         if self._snapshot is None:
-            with torch.enable_grad():  # on a copy: the memory update writes in place
+            # on a copy: the memory update writes in place
+            with torch.set_grad_enabled(self._trains_graph):
                 live_emb = self.graph.embed(self.memory.nodes().clone())
             self._snapshot = _Snapshot(live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
@@ -391,17 +392,26 @@ class SLeDGe(StreamClassifier, nn.Module):
                               max_rows=max_rows, block_size=self.graph.block_size,
                               search_dtype=self.graph.search_dtype)
 
+    @property
+    def _trains_graph(self) -> bool:
+        """Whether a training step sends a gradient into the graph learner
+        :math:`f_E`: through the edge weights, or through the regularizer."""
+        return self.graph is not None and (self.supervise_graph or self.lam > 0)
+
     def _training_embeddings(self, snap: Optional[_Snapshot],
                              update: Optional[MemoryUpdate]) -> Tensor:
-        r"""Embeddings :math:`(P, h)` of the updated memory, with gradient:
-        the snapshot's, with the written row embedded anew."""
-        nodes = self.memory.nodes()
-        if snap is None or snap.live_emb is None:
-            return self.graph.embed(nodes)
-        if update is None:
-            return snap.live_emb
-        row = update.node.view(1)
-        return snap.live_emb.index_copy(0, row, self.graph.embed(nodes[row]))
+        r"""Embeddings :math:`(P, h)` of the updated memory, with gradient when
+        :math:`f_E` trains: the snapshot's, with the written row embedded anew."""
+        with torch.set_grad_enabled(self._trains_graph):
+            nodes = self.memory.nodes()
+            reused = None if snap is None else (
+                snap.emb if snap.live_emb is None else snap.live_emb)
+            if reused is None:
+                return self.graph.embed(nodes)
+            if update is None:
+                return reused
+            row = update.node.view(1)
+            return reused.index_copy(0, row, self.graph.embed(nodes[row]))
 
     def _filled_slots_mask(self) -> Optional[Tensor]:
         """The slots a search may pick :math:`(P,)`; ``None`` once every slot is filled."""
