@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from torch_geometric_stream.evaluation import (
     authors_label_mask,
     bernoulli_label_mask,
+    capymoa_label_mask,
     make_label_mask,
     paper_label_mask,
     paper_memory_sizes,
@@ -89,6 +90,8 @@ def test_make_label_mask_dispatches_by_name():
                           authors_label_mask(labels, 0.01, seed=3))
     assert np.array_equal(make_label_mask("bernoulli", labels, 0.01, seed=3),
                           bernoulli_label_mask(1000, 0.01, seed=3))
+    assert np.array_equal(make_label_mask("capymoa", labels, 0.01, seed=3),
+                          capymoa_label_mask(1000, 0.01, seed=3))
     with pytest.raises(ValueError, match="unknown label mask 'random'"):
         make_label_mask("random", labels, 0.01, seed=3)
 
@@ -147,3 +150,25 @@ def test_paper_memory_sizes_errors():
         paper_memory_sizes(10, 0.0)
     with pytest.raises(ValueError, match="num_classes"):
         paper_memory_sizes(0, 0.01)
+
+
+def test_capymoa_label_mask_draws_the_legacy_seeded_mersenne_twister():
+    # numpy's legacy stream for seed 1 starts 0.417022, 0.720324, 0.000114, 0.302333, 0.146756
+    assert capymoa_label_mask(5, 0.2, seed=1).tolist() == [False, False, True, False, True]
+    assert capymoa_label_mask(5, 0.72, seed=1).tolist() == [True, False, True, True, True]
+    mask = capymoa_label_mask(20_000, 0.01, seed=0)
+    assert mask.dtype == bool and 150 < mask.sum() < 250
+    assert not mask[:10].all()  # no first-occurrence rule
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"num_samples": 0}, ValueError, "num_samples"),
+    ({"label_probability": 0.0}, ValueError, "label_probability"),
+    ({"seed": -1}, ValueError, "seed"),
+    ({"seed": 2 ** 32}, ValueError, "seed must be < 2\\*\\*32"),
+    ({"seed": 1.5}, TypeError, "seed"),
+])
+def test_capymoa_label_mask_bad_arguments(kwargs, error, match):
+    arguments = {"num_samples": 10, "label_probability": 0.5, "seed": 1, **kwargs}
+    with pytest.raises(error, match=match):
+        capymoa_label_mask(**arguments)

@@ -68,3 +68,35 @@ def test_class_metrics_kappas_equal_capymoa_evaluator(stream, seed):
     assert 100 * ours["kappa"] == pytest.approx(evaluator.kappa())
     assert 100 * ours["kappa_m"] == pytest.approx(evaluator.kappa_m())
     assert 100 * ours["kappa_t"] == pytest.approx(evaluator.kappa_t())
+
+
+class _RecordingLearner(ClassifierSSL):
+    """Predicts class 0 and records which instances CapyMOA's evaluator labels."""
+
+    def __init__(self, schema):
+        super().__init__(schema=schema, random_seed=1)
+        self.labeled = []
+
+    def __str__(self):
+        return "recording"
+
+    def train(self, instance):
+        self.labeled.append(True)
+
+    def train_on_unlabeled(self, instance):
+        self.labeled.append(False)
+
+    def predict_proba(self, instance):
+        return np.eye(self.schema.get_num_classes())[0]
+
+
+@pytest.mark.parametrize("probability, seed", [(0.05, 1), (0.3, 7), (0.01, 2000)])
+def test_capymoa_label_mask_labels_what_capymoa_s_evaluator_labels(stream, probability, seed):
+    from torch_geometric_stream.evaluation import capymoa_label_mask
+
+    learner = _RecordingLearner(stream.get_schema())
+    prequential_ssl_evaluation(stream, learner, label_probability=probability,
+                               random_seed=seed, optimise=False, window_size=100)
+    expected = capymoa_label_mask(400, probability, seed)
+    assert expected.any()
+    np.testing.assert_array_equal(np.array(learner.labeled), expected)

@@ -81,7 +81,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                           help="paper: first sample of each class + random positions up to "
                                "max(c, R*T) labels; authors: the same rule with the positions "
                                "the authors' code draws for a seed; bernoulli: each sample "
-                               "with probability R")
+                               "with probability R; capymoa: likewise, with the draws of "
+                               "CapyMOA's prequential_ssl_evaluation for random_seed=S")
     protocol.add_argument("--seed", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0)")
     protocol.add_argument("--device", default="auto",

@@ -5,7 +5,10 @@ positions, until a fixed label budget is reached (:func:`paper_label_mask`).
 :func:`authors_label_mask` draws those random positions exactly as the
 authors' code does, so a seed gives the positions of the paper's runs.
 :func:`bernoulli_label_mask` is the usual alternative of the stream literature
-(every sample independently labeled with probability :math:`p`).
+(every sample independently labeled with probability :math:`p`), and
+:func:`capymoa_label_mask` draws it exactly as CapyMOA's
+``prequential_ssl_evaluation`` does, so a seed gives the positions CapyMOA's
+evaluator labels with that ``random_seed``.
 """
 from __future__ import annotations
 
@@ -18,10 +21,10 @@ import torch
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
 __all__ = ["LABEL_MASKS", "make_label_mask", "paper_label_mask", "authors_label_mask",
-           "bernoulli_label_mask", "paper_memory_sizes"]
+           "bernoulli_label_mask", "capymoa_label_mask", "paper_memory_sizes"]
 
 #: Names of the label masks :func:`make_label_mask` builds.
-LABEL_MASKS = ("paper", "authors", "bernoulli")
+LABEL_MASKS = ("paper", "authors", "bernoulli", "capymoa")
 
 _FLOOR_TOLERANCE = 1e-9
 
@@ -116,13 +119,43 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     return np.random.default_rng(seed).random(num_samples) < probability
 
 
+def capymoa_label_mask(num_samples: int, label_probability: float, seed: int) -> np.ndarray:
+    r"""The label mask of CapyMOA's ``prequential_ssl_evaluation`` (``optimise=False``).
+
+    CapyMOA seeds a Mersenne Twister with ``random_seed`` the legacy way (as
+    :class:`numpy.random.RandomState` does), draws one float64 per instance
+    and reveals the label when it is below :math:`p`; it does not label the
+    first occurrence of each class. This draws the same numbers, so the
+    package's runner labels the same positions as CapyMOA's evaluator.
+
+    Args:
+        num_samples: :math:`T`.
+        label_probability: :math:`p \in (0, 1]`.
+        seed: CapyMOA's ``random_seed``, :math:`0 \leq` seed :math:`< 2^{32}`.
+
+    Returns:
+        Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
+
+    Raises:
+        ValueError: for a non-positive ``num_samples``, a probability outside
+            :math:`(0, 1]` or a seed outside :math:`[0, 2^{32})`.
+    """
+    num_samples = check_positive_int(num_samples, "num_samples")
+    probability = check_unit_interval(label_probability, "label_probability")
+    seed = check_positive_int(seed, "seed", minimum=0)
+    if seed >= 2 ** 32:
+        raise ValueError(f"seed must be < 2**32 for CapyMOA's generator, got {seed}")
+    return np.random.RandomState(seed).random_sample(num_samples) < probability
+
+
 def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np.ndarray:
     r"""The label mask named ``kind`` for a stream with classes ``labels``.
 
     Args:
         kind: ``"paper"`` (:func:`paper_label_mask`), ``"authors"``
-            (:func:`authors_label_mask`) or ``"bernoulli"``
-            (:func:`bernoulli_label_mask` with probability ``label_ratio``).
+            (:func:`authors_label_mask`), ``"bernoulli"``
+            (:func:`bernoulli_label_mask` with probability ``label_ratio``) or
+            ``"capymoa"`` (:func:`capymoa_label_mask`, likewise).
         labels: the class of every stream position, shape :math:`(T,)`.
         label_ratio: :math:`r \in (0, 1]`.
         seed: seed of the draw.
@@ -139,6 +172,8 @@ def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np
         return authors_label_mask(labels, label_ratio, seed)
     if kind == "bernoulli":
         return bernoulli_label_mask(np.asarray(labels).size, label_ratio, seed)
+    if kind == "capymoa":
+        return capymoa_label_mask(np.asarray(labels).size, label_ratio, seed)
     raise ValueError(f"unknown label mask {kind!r}; choose from {', '.join(LABEL_MASKS)}")
 
 
