@@ -7,6 +7,15 @@ drawn from ``random_seed``), and writes one JSON under
 ``benchmarks/results/peers/``; a run whose JSON exists is skipped. Afterwards
 all JSONs are rendered into ``benchmarks/results/peers/peers.md`` and printed.
 
+SLeDGe and SLeDGe-L runs longer than a session (the whole MNIST stream on a
+CPU) take ``--checkpoint-every N``: they then run through the package's
+resumable runner (:func:`~torch_geometric_stream.evaluation.prequential`) with
+the draws of CapyMOA's evaluator
+(:func:`~torch_geometric_stream.evaluation.capymoa_label_mask`), the same
+predict-then-train order and the same float32 rows, which gives the
+predictions CapyMOA's evaluator gives (``tests/cli/test_peers.py`` asserts it),
+checkpoint beside their JSON every N instances and resume from there.
+
 SSL learners (SLeDGe, SLeDGe-L, SLEADE, OSNN) also learn the unlabeled
 instances; the supervised ones (HoeffdingTree, KNN, StreamingRandomPatches)
 see only the labeled ones, as CapyMOA's evaluator does. CapyMOA's OSNN has a
@@ -15,6 +24,8 @@ multi-class streams.
 
     OMP_NUM_THREADS=1 python benchmarks/peers.py --datasets Shopper GSAD --ratios 0.01
     OMP_NUM_THREADS=1 python benchmarks/peers.py --learners sledge sledge-light --limit 3000
+    OMP_NUM_THREADS=1 python benchmarks/peers.py --datasets MNIST --learners sledge \
+        --checkpoint-every 2000
     python benchmarks/peers.py --render-only
 """
 from __future__ import annotations
@@ -27,11 +38,15 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import numpy as np
 import torch
 
+from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
 from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
+                                               capymoa_label_mask, prequential)
 from torch_geometric_stream.evaluation.transforms import make_transform
 
 HERE = Path(__file__).resolve().parent
@@ -79,14 +94,19 @@ def result_path(learner: str, dataset: str, ratio: float, seed: int, limit: Opti
     return RESULTS / f"{learner}_{dataset}_{ratio:g}_seed{seed}_{scaling}{suffix}.json"
 
 
-def load_stream(dataset: str, root: Path, scaling: str) -> Any:
-    """The dataset as a CapyMOA ``NumpyStream`` after min-max scaling to [-1, 1]."""
-    from capymoa.stream import NumpyStream
-
+def load_arrays(dataset: str, root: Path, scaling: str) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset's features after min-max scaling to [-1, 1], float64 :math:`(T, d)`,
+    and its classes :math:`(T,)`."""
     data = load_dataset(dataset, root)
     transform = make_transform(scaling, l2=False, data=data.x if scaling == "global" else None)
-    x = transform.transform_many(data.x).double().numpy()
-    return NumpyStream(x, data.y, dataset_name=data.name)
+    return transform.transform_many(data.x).double().numpy(), np.asarray(data.y)
+
+
+def numpy_stream(x: np.ndarray, y: np.ndarray, name: str) -> Any:
+    """``x`` and ``y`` as a CapyMOA ``NumpyStream``."""
+    from capymoa.stream import NumpyStream
+
+    return NumpyStream(x, y, dataset_name=name)
 
 
 def run_one(learner_name: str, dataset: str, stream: Any, ratio: float, seed: int,
@@ -112,6 +132,68 @@ def run_one(learner_name: str, dataset: str, stream: Any, ratio: float, seed: in
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "config": config, "capymoa": version("capymoa"), "torch": torch.__version__,
     }
+
+
+def evaluate_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.ndarray,
+                       ratio: float, seed: int, limit: Optional[int], checkpoint: Path,
+                       every: int) -> tuple[PrequentialResult, dict[str, Any]]:
+    """SLeDGe or SLeDGe-L evaluated as CapyMOA's evaluator evaluates it, resumably.
+
+    Every instance is predicted, then learned with its label where
+    :func:`capymoa_label_mask` (CapyMOA's draw for ``random_seed=seed``) reveals
+    it and without otherwise, from the float32 row the adapter would read.
+    ``checkpoint`` is written every ``every`` instances and after the last; if
+    it exists when the run starts, the run resumes from it.
+
+    Returns:
+        The result over the evaluated positions, and the learner's configuration.
+    """
+    learner, config = make_learner(learner_name, numpy_stream(x, y, dataset).get_schema(),
+                                   dataset, ratio, seed)
+    model = learner.model
+    end = len(y) if limit is None else min(limit, len(y))
+    identity = {"learner": learner_name, "dataset": dataset, "label_probability": ratio,
+                "seed": seed, "limit": limit, "num_samples": len(y)}
+    start, initial = 0, None
+    if checkpoint.exists():
+        state = load_checkpoint(checkpoint, model, expect=identity)
+        start, initial = state.position, state.record
+
+    def save(position: int, record: PrequentialRecord) -> None:
+        done = position + 1
+        if done % every == 0 or done == end:
+            save_checkpoint(checkpoint, model, position=done, record=record, extra=identity)
+
+    result = prequential(model, zip(x.astype(np.float32), y),
+                         label_mask=capymoa_label_mask(len(y), ratio, seed), limit=limit,
+                         start=start, initial=initial, callback=save)
+    return result, config
+
+
+def run_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.ndarray,
+                  ratio: float, seed: int, limit: Optional[int], scaling: str, path: Path,
+                  every: int) -> dict[str, Any]:
+    """:func:`evaluate_resumable` with its checkpoint beside ``path`` (deleted at
+    the end), as the JSON record :func:`run_one` writes."""
+    checkpoint = path.with_suffix(".ckpt")
+    resumed = checkpoint.exists()
+    result, config = evaluate_resumable(learner_name, dataset, x, y, ratio, seed, limit,
+                                        checkpoint, every)
+    samples = int(result.correct.size)
+    seconds = float(result.metrics["seconds"])
+    record = {
+        "learner": LABELS[learner_name], "key": learner_name, "dataset": dataset,
+        "label_probability": ratio, "seed": seed, "limit": limit, "samples": samples,
+        "scaling": scaling, "accuracy": float(result.correct.mean()),
+        "unlabeled_ratio": float(1.0 - result.labeled.mean()),
+        "seconds": seconds, "ms_per_sample": 1000.0 * seconds / samples,
+        "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "config": config, "capymoa": version("capymoa"), "torch": torch.__version__,
+        "driver": "resumable", "resumed": resumed,
+    }
+    checkpoint.unlink(missing_ok=True)
+    return record
 
 
 def display_name(record: dict[str, Any]) -> str:
@@ -197,14 +279,19 @@ def main(argv: Optional[list[str]] = None) -> None:
                         help="min-max to [-1, 1] with the whole dataset's range (the issue's "
                              "orientation numbers) or the running range")
     parser.add_argument("--root", type=Path, default=None, help="data root")
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help="SLeDGe and SLeDGe-L: run resumably (same predictions as "
+                             "CapyMOA's evaluator), checkpointing every N instances")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        parser.error(f"--checkpoint-every must be >= 1, got {args.checkpoint_every}")
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
         root = args.root or default_data_root()
         for dataset in args.datasets:
-            stream = None
+            arrays = stream = None
             for ratio in args.ratios:
                 for seed in args.seeds:
                     for learner in args.learners:
@@ -213,13 +300,19 @@ def main(argv: Optional[list[str]] = None) -> None:
                         if path.exists():
                             print(f"skip {path.name}")
                             continue
-                        if stream is None:
-                            stream = load_stream(dataset, root, args.scaling)
+                        if arrays is None:
+                            arrays = load_arrays(dataset, root, args.scaling)
+                            stream = numpy_stream(*arrays, dataset)
                         if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
                             print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")
                             continue
-                        record = run_one(learner, dataset, stream, ratio, seed, args.limit,
-                                         args.scaling)
+                        if learner in LABELS and args.checkpoint_every:
+                            record = run_resumable(learner, dataset, *arrays, ratio, seed,
+                                                   args.limit, args.scaling, path,
+                                                   args.checkpoint_every)
+                        else:
+                            record = run_one(learner, dataset, stream, ratio, seed,
+                                             args.limit, args.scaling)
                         path.write_text(json.dumps(record, indent=1))
                         print(f"{record['learner']:>24} {dataset:>8} p={ratio:g} seed={seed} "
                               f"n={record['samples']}: {100 * record['accuracy']:.2f} % "
