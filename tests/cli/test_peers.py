@@ -85,4 +85,5 @@ def test_run_resumable_writes_the_record_and_deletes_its_checkpoint(blobs, tmp_p
     assert record["samples"] == N and record["driver"] == "resumable"
     assert record["unlabeled_ratio"] == pytest.approx(1 - LABELED / N)
     assert 0.0 <= record["accuracy"] <= 1.0 and record["resumed"] is False
+    assert record["ms_per_sample"] > 0.0 and record["ms_per_sample_basis"].startswith("median")
     assert not path.with_suffix(".ckpt").exists()
