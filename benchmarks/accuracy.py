@@ -37,6 +37,7 @@ from typing import Any, Optional
 
 from accuracy_summary import mean_std, summary_tables
 from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
@@ -182,16 +183,27 @@ def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:
     return ["--checkpoint", str(checkpoint), "--checkpoint-every", str(every), *resume]
 
 
+#: Entries of the package preset that no stream resolves: a package-preset run
+#: whose value differs from :data:`DEFAULT_CONFIG` overrode it (e.g. ``--num-layers 1``).
+_PACKAGE_STRUCTURE = ("memory_size", "k", "hidden_channels", "embedding_layers", "num_layers",
+                      "normalization", "regularizer", "lam", "tau", "lr", "weight_decay")
+
+
 def _options(record: dict[str, Any]) -> str:
     """The options a run switched away from their neutral value (preset, label
-    mask, class prior, approximations), e.g. ``class_prior=stream``; empty for
-    none. ``light_memory`` counts for ``sledge-light`` only (the other models
-    record it but ignore it)."""
+    mask, class prior, approximations; under the package preset also structure
+    and training settings), e.g. ``class_prior=stream``; empty for none.
+    ``light_memory`` counts for ``sledge-light`` only (the other models record it
+    but ignore it)."""
     config, model = record["config"], record["model"]
     preset = record.get("preset", "paper")
     mask = record.get("label_mask", "paper")
+    overridden = [key for key in _PACKAGE_STRUCTURE
+                  if preset == "package" and key in config
+                  and config[key] != DEFAULT_CONFIG[key]]
     return ", ".join([f"preset={preset}"] * (preset != "paper")
-                     + [f"label_mask={mask}"] * (mask != "paper") + [
+                     + [f"label_mask={mask}"] * (mask != "paper")
+                     + [f"{key}={config[key]}" for key in overridden] + [
         f"{key}={config[key]}" for key in LATER_ENTRIES
         if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
         and (key != "light_memory" or model == "sledge-light")])

@@ -35,3 +35,11 @@ def test_options_name_what_a_run_switched_away_from_the_paper():
     record.update(preset="package", label_mask="authors")
     record["config"]["class_prior"] = "stream"
     assert _options(record) == "preset=package, label_mask=authors, class_prior=stream"
+
+
+def test_options_name_a_structural_override_of_the_package_preset():
+    record = {"model": "sledge-light", "preset": "package",
+              "config": {"num_layers": 1, "k": 5, "lr": 1e-3, "light_memory": "full"}}
+    assert _options(record) == "preset=package, num_layers=1, light_memory=full"
+    record["preset"] = "paper"  # the paper preset's structure is per dataset: not listed
+    assert _options(record) == "light_memory=full"
