@@ -41,12 +41,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
+from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
 from torch_geometric_stream.datasets import default_data_root, load_dataset
-from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
-                                               capymoa_label_mask, prequential)
+from torch_geometric_stream.evaluation import (PrequentialResult, capymoa_label_mask,
+                                               prequential)
 from torch_geometric_stream.evaluation.transforms import make_transform
 
 HERE = Path(__file__).resolve().parent
@@ -158,15 +158,11 @@ def evaluate_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.nda
     if checkpoint.exists():
         state = load_checkpoint(checkpoint, model, expect=identity)
         start, initial = state.position, state.record
-
-    def save(position: int, record: PrequentialRecord) -> None:
-        done = position + 1
-        if done % every == 0 or done == end:
-            save_checkpoint(checkpoint, model, position=done, record=record, extra=identity)
-
     result = prequential(model, zip(x.astype(np.float32), y),
                          label_mask=capymoa_label_mask(len(y), ratio, seed), limit=limit,
-                         start=start, initial=initial, callback=save)
+                         start=start, initial=initial,
+                         callback=checkpoint_callback(checkpoint, model, every=every, end=end,
+                                                      extra=identity))
     return result, config
 
 

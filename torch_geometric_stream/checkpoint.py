@@ -76,7 +76,7 @@ import random
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 import numpy as np
 import torch
@@ -86,7 +86,7 @@ import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
 
 __all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
-           "FORMAT_VERSION"]
+           "checkpoint_callback", "FORMAT_VERSION"]
 
 PathLike = Union[str, Path]
 
@@ -181,6 +181,29 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     path = Path(path)
     _atomic_save(payload, path)
     return path
+
+
+def checkpoint_callback(path: PathLike, learner: Any, *, every: int, end: int,
+                        transform: Optional[StreamTransform] = None,
+                        extra: Optional[Mapping[str, Any]] = None
+                        ) -> Callable[[int, PrequentialRecord], None]:
+    r"""A :func:`~torch_geometric_stream.evaluation.prequential` callback that
+    saves a checkpoint to ``path`` every ``every`` stream positions and after
+    position ``end - 1`` (the run's last sample).
+
+    Args:
+        path, learner, transform, extra: as for :func:`save_checkpoint`.
+        every: checkpoint interval in samples (:math:`\geq 1`).
+        end: stream position after the run's last sample.
+    """
+
+    def callback(position: int, record: PrequentialRecord) -> None:
+        done = position + 1
+        if done % every == 0 or done == end:
+            save_checkpoint(path, learner, position=done, record=record, transform=transform,
+                            extra=extra)
+
+    return callback
 
 
 def load_checkpoint(path: PathLike, learner: Any, *,

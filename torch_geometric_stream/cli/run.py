@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint
+from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
 from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError
@@ -171,15 +171,8 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
     ``--checkpoint-every`` stream positions and after the last sample."""
     if args.checkpoint is None:
         return None
-    every = args.checkpoint_every or end
-
-    def callback(position: int, record: PrequentialRecord) -> None:
-        done = position + 1
-        if done % every == 0 or done == end:
-            save_checkpoint(args.checkpoint, learner, position=done, record=record,
-                            transform=transform, extra=identity)
-
-    return callback
+    return checkpoint_callback(args.checkpoint, learner, every=args.checkpoint_every or end,
+                               end=end, transform=transform, extra=identity)
 
 
 def _check_output_folders(args: argparse.Namespace) -> None:
