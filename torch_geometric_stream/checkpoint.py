@@ -1,7 +1,9 @@
 r"""Checkpoint and resume of a stream learner together with its evaluation run.
 
 :func:`save_checkpoint` writes one file holding everything a prequential run
-needs to continue exactly where it stopped:
+needs to continue exactly where it stopped (:func:`checkpoint_callback` makes a
+:func:`~torch_geometric_stream.evaluation.prequential` callback that calls it
+every ``N`` samples):
 
 * the learner's state: ``state_dict()`` for :class:`torch.nn.Module` learners
   (for :class:`~torch_geometric_stream.models.SLeDGe` this includes the
@@ -23,11 +25,9 @@ needs to continue exactly where it stopped:
 
 .. code-block:: python
 
-    def every_500(position, record):
-        if (position + 1) % 500 == 0:
-            save_checkpoint("run.ckpt", learner, position=position + 1, record=record,
-                            transform=transform)
-
+    # save every 500 samples and after the last one
+    every_500 = checkpoint_callback("run.ckpt", learner, every=500, end=len(mask),
+                                    transform=transform)
     prequential(learner, stream, label_mask=mask, transform=transform, callback=every_500)
     # ... later, in a new process, with a freshly built learner and transform:
     state = load_checkpoint("run.ckpt", learner, transform=transform)
