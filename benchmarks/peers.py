@@ -15,6 +15,9 @@ the draws of CapyMOA's evaluator
 predict-then-train order and the same float32 rows, which gives the
 predictions CapyMOA's evaluator gives (``tests/cli/test_peers.py`` asserts it),
 checkpoint beside their JSON every N instances and resume from there.
+CapyMOA's own learners always run in one process: SLEADE and
+StreamingRandomPatches hold a MOA class that Java cannot serialize, so
+CapyMOA's ``save_model`` cannot checkpoint them.
 
 SSL learners (SLeDGe, SLeDGe-L, SLEADE, OSNN) also learn the unlabeled
 instances; the supervised ones (HoeffdingTree, KNN, StreamingRandomPatches)
