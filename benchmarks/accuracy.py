@@ -164,13 +164,15 @@ def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
               checkpoint_every: Optional[int]) -> None:
     """Run ``(JSON path, run arguments)`` cells, ``jobs`` at a time (see
     :func:`~torch_geometric_stream.cli.parallel.run_commands`, which reports each
-    run's start and end); a finished run's checkpoint is deleted."""
+    run's start and end); a run's checkpoint is deleted as soon as the run finishes."""
     for path, _ in cells:
         path.parent.mkdir(parents=True, exist_ok=True)
-    codes = run_commands([(argv, path) for path, argv in cells], jobs, threads)
-    for (path, _), code in zip(cells, codes):
-        if code == 0 and checkpoint_every:
-            path.with_suffix(".ckpt").unlink(missing_ok=True)
+    run_commands([(argv, path) for path, argv in cells], jobs, threads,
+                 on_success=_delete_checkpoint if checkpoint_every else None)
+
+
+def _delete_checkpoint(path: Path) -> None:
+    path.with_suffix(".ckpt").unlink(missing_ok=True)
 
 
 def _checkpoint_options(path: Path, every: Optional[int]) -> list[str]:

@@ -31,3 +31,15 @@ def test_stop_on_failure_starts_nothing_after_a_failure(tmp_path):
 def test_jobs_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
         run_commands([_run(tmp_path, "x")], jobs=0)
+
+
+def test_on_success_runs_after_each_successful_command_before_the_next(tmp_path):
+    first, bad, last = (_run(tmp_path, "first"), _run(tmp_path, "bad", "--label-ratio", "2"),
+                        _run(tmp_path, "last"))
+    calls = []
+
+    def on_success(output):
+        calls.append((output.name, last[1].exists()))
+
+    assert run_commands([first, bad, last], on_success=on_success) == [0, 2, 0]
+    assert calls == [("first.json", False), ("last.json", True)]

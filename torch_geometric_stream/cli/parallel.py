@@ -13,7 +13,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch_geometric_stream
 
@@ -21,7 +21,8 @@ __all__ = ["run_commands"]
 
 
 def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, threads: int = 1,
-                 stop_on_failure: bool = False) -> list[Optional[int]]:
+                 stop_on_failure: bool = False,
+                 on_success: Optional[Callable[[Path], None]] = None) -> list[Optional[int]]:
     """Run ``(argv, output)`` pairs of ``python -m torch_geometric_stream``
     arguments and return their exit codes, in order.
 
@@ -36,6 +37,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
         threads (int): threads of each worker process.
         stop_on_failure (bool): after a failure, start no further command (those
             already running finish); the ones never started get ``None``.
+        on_success (callable, optional): called with a command's output path as
+            soon as that command succeeds (e.g. to delete its checkpoint), so
+            that an interrupted batch has tidied up after every finished run.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -50,6 +54,8 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
         code = run_one(argv, output, threads)
         if code == 0:
             print(f"done {output.name}", flush=True)
+            if on_success is not None:
+                on_success(output)
         else:
             failed.set()
             print(f"failed with exit code {code}: {output.name}"
