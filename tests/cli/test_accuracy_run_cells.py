@@ -4,18 +4,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from accuracy import run_cells  # noqa: E402
 
 
-def _cell(tmp_path: Path, name: str, *options: str) -> tuple[Path, list[str]]:
-    path = tmp_path / "tag" / f"{name}.json"
-    return path, ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
-                  "--output", str(path), "--quiet", *options]
+@pytest.fixture
+def cell(tmp_path, quick_run):
+    """``cell(name, *options)``: a quick run's JSON path under a tag folder and its arguments."""
+
+    def make(name: str, *options: str) -> tuple[Path, list[str]]:
+        path = tmp_path / "tag" / f"{name}.json"
+        return path, quick_run(path, *options)
+
+    return make
 
 
-def test_only_finished_runs_lose_their_checkpoint(tmp_path):
-    good, bad = _cell(tmp_path, "good"), _cell(tmp_path, "bad", "--label-ratio", "2")
+def test_only_finished_runs_lose_their_checkpoint(cell):
+    good, bad = cell("good"), cell("bad", "--label-ratio", "2")
     run_cells([good, bad], jobs=1, threads=1, checkpoint_every=None)  # creates the folder
     for path, _ in (good, bad):
         path.with_suffix(".ckpt").write_bytes(b"left over")
@@ -25,8 +32,8 @@ def test_only_finished_runs_lose_their_checkpoint(tmp_path):
     assert not bad[0].exists() and bad[0].with_suffix(".ckpt").exists()
 
 
-def test_without_checkpoints_nothing_is_deleted(tmp_path):
-    good = _cell(tmp_path, "good")
+def test_without_checkpoints_nothing_is_deleted(cell):
+    good = cell("good")
     good[0].parent.mkdir()
     good[0].with_suffix(".ckpt").write_bytes(b"someone else's")
     run_cells([good], jobs=1, threads=1, checkpoint_every=None)

@@ -6,14 +6,15 @@ import pytest
 from torch_geometric_stream.cli.parallel import run_commands
 
 
-def _run(tmp_path, name, *options):
-    output = tmp_path / f"{name}.json"
-    return ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
-            "--output", str(output), "--quiet", *options], output
+@pytest.fixture
+def command(tmp_path, quick_run):
+    """``command(name, *options)``: a quick ``run`` and the JSON it writes."""
+    return lambda name, *options: (quick_run(tmp_path / f"{name}.json", *options),
+                                   tmp_path / f"{name}.json")
 
 
-def test_workers_return_codes_in_order_and_keep_only_failed_logs(tmp_path):
-    good, bad = _run(tmp_path, "good"), _run(tmp_path, "bad", "--label-ratio", "2")
+def test_workers_return_codes_in_order_and_keep_only_failed_logs(command):
+    good, bad = command("good"), command("bad", "--label-ratio", "2")
     assert run_commands([bad, good], jobs=2) == [2, 0]
     assert json.loads(good[1].read_text())["n_samples"] == 30
     assert not good[1].with_suffix(".log").exists()
@@ -21,21 +22,21 @@ def test_workers_return_codes_in_order_and_keep_only_failed_logs(tmp_path):
     assert "label-ratio" in log and not bad[1].exists()
 
 
-def test_stop_on_failure_starts_nothing_after_a_failure(tmp_path):
-    bad, good = _run(tmp_path, "bad", "--label-ratio", "2"), _run(tmp_path, "good")
+def test_stop_on_failure_starts_nothing_after_a_failure(command):
+    bad, good = command("bad", "--label-ratio", "2"), command("good")
     assert run_commands([bad, good], stop_on_failure=True) == [2, None]
     assert not good[1].exists()
     assert run_commands([bad, good]) == [2, 0]
 
 
-def test_jobs_must_be_positive(tmp_path):
+def test_jobs_must_be_positive(command):
     with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
-        run_commands([_run(tmp_path, "x")], jobs=0)
+        run_commands([command("x")], jobs=0)
 
 
-def test_on_success_runs_after_each_successful_command_before_the_next(tmp_path):
-    first, bad, last = (_run(tmp_path, "first"), _run(tmp_path, "bad", "--label-ratio", "2"),
-                        _run(tmp_path, "last"))
+def test_on_success_runs_after_each_successful_command_before_the_next(command):
+    first, bad, last = (command("first"), command("bad", "--label-ratio", "2"),
+                        command("last"))
     calls = []
 
     def on_success(output):

@@ -1,0 +1,19 @@
+"""Fixtures shared by the command-line tests."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+
+@pytest.fixture
+def quick_run() -> Callable[..., list[str]]:
+    """``quick_run(output, *options)``: the arguments of a ``run`` command that
+    takes a second (30 synthetic samples, the memory-only model) and writes ``output``."""
+
+    def arguments(output: Path, *options: str) -> list[str]:
+        return ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
+                "--output", str(output), "--quiet", *options]
+
+    return arguments
