@@ -42,7 +42,8 @@ same predictions and parameters up to float rounding:
   get 1) and degrees from non-negative weights only (a non-positive degree
   becomes 1); ``"mean"`` = every kept entry divided by its row's number of
   kept entries (the authors' ``1/(k+1)``), no extra self-loop;
-* GCNConv layers ``h = A_hat @ (h W^T) + b`` with LayerNorm + ReLU between;
+* GCNConv layers ``h = A_hat @ (h W^T) + b`` (``bias_position="before"``:
+  ``A_hat @ (h W^T + b)``, the authors' layers) with LayerNorm + ReLU between;
 * loss: temporally weighted cross-entropy averaged over the labeled rows, plus
   ``lam`` times the regularizer (``"plain"``: MSE of the similarity matrices,
   ``"frobenius"``: each divided by its Frobenius norm first); the gradient of
@@ -79,6 +80,7 @@ class DenseReferenceSLeDGe:
         self.k = model.k
         self.light = model.light
         self.normalization = model.backbone.normalization
+        self.bias_position = model.backbone.bias_position
         self.regularizer = model.regularizer
         self.lam = model.lam
         self.tau = model.tau
@@ -151,7 +153,10 @@ class DenseReferenceSLeDGe:
     def gcn(self, features: Tensor, adj: Tensor) -> Tensor:
         h = features
         for i in range(self.num_layers):
-            h = torch.mm(adj, F.linear(h, self.conv_w[i])) + self.conv_b[i]
+            if self.bias_position == "before":  # nn.Linear, then A_hat (the authors')
+                h = torch.mm(adj, F.linear(h, self.conv_w[i], self.conv_b[i]))
+            else:
+                h = torch.mm(adj, F.linear(h, self.conv_w[i])) + self.conv_b[i]
             if i < self.num_layers - 1:
                 h = F.layer_norm(h, (h.size(1),), self.ln_w[i], self.ln_b[i])
                 h = F.relu(h)

@@ -129,6 +129,17 @@ def test_matches_dense_reference_with_fixed_coefficients_and_raw_merge(light):
 
 
 @pytest.mark.parametrize("light", [False, True])
+@pytest.mark.parametrize("normalization", ["symmetric", "mean"])
+@pytest.mark.parametrize("propagation", ["sparse", "message_passing"])
+def test_matches_dense_reference_with_bias_before_propagation(light, normalization,
+                                                               propagation):
+    model, ref = build(light, normalization, "plain", propagation, 3,
+                       bias_position="before")
+    run_side_by_side(model, ref)
+    assert_same_state(model, ref)
+
+
+@pytest.mark.parametrize("light", [False, True])
 def test_matches_dense_reference_without_graph_supervision(light):
     model, ref = build(light, "symmetric", "plain", "sparse", 3, supervise_graph=False)
     run_side_by_side(model, ref)

@@ -198,37 +198,35 @@ def built(monkeypatch):
     return learners
 
 
-def test_count_offset_reaches_the_memory_and_the_record(tmp_path, built):
-    outputs = {offset: tmp_path / f"offset{offset}.json" for offset in ("0", "1")}
-    for offset, output in outputs.items():
+OPTIONS_REACHING_THE_MODEL = {
+    # config entry: (model, [(flags, recorded value)], what the built learner holds)
+    "count_offset": ("memory", [(["--count-offset", "0"], 0), (["--count-offset", "1"], 1)],
+                     lambda learner: learner.memory.count_offset),
+    "merge_similarity": ("sledge", [(["--merge-similarity", "raw"], "raw"),
+                                    (["--merge-similarity", "embedding"], "embedding")],
+                         lambda learner: learner.merge_similarity),
+    "supervise_graph": ("sledge", [(["--no-supervise-graph"], False),
+                                   (["--supervise-graph"], True)],
+                        lambda learner: learner.supervise_graph),
+    "bias_position": ("sledge-light", [(["--bias-position", "before"], "before"),
+                                       (["--bias-position", "after"], "after")],
+                      lambda learner: learner.backbone.bias_position),
+}
+
+
+@pytest.mark.parametrize("key", OPTIONS_REACHING_THE_MODEL)
+def test_option_reaches_the_model_and_the_record(tmp_path, built, key):
+    model, settings, held = OPTIONS_REACHING_THE_MODEL[key]
+    recorded = []
+    for i, (flags, _) in enumerate(settings):
+        output = tmp_path / f"run{i}.json"
         assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
-                     "memory", "--count-offset", offset, "--quiet", "--output",
+                     model, "--hidden-channels", "8", *flags, "--quiet", "--output",
                      str(output)]) == 0
-    assert [learner.memory.count_offset for learner in built] == [0, 1]
-    assert [_read(path)["config"]["count_offset"] for path in outputs.values()] == [0, 1]
-
-
-def test_merge_similarity_reaches_the_model_and_the_record(tmp_path, built):
-    outputs = {kind: tmp_path / f"{kind}.json" for kind in ("raw", "embedding")}
-    for kind, output in outputs.items():
-        assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40", "--model",
-                     "sledge", "--hidden-channels", "8", "--merge-similarity", kind, "--quiet",
-                     "--output", str(output)]) == 0
-    assert [learner.merge_similarity for learner in built] == ["raw", "embedding"]
-    records = {kind: _read(path) for kind, path in outputs.items()}
-    assert [records[kind]["config"]["merge_similarity"] for kind in outputs] == [
-        "raw", "embedding"]
-
-
-def test_no_supervise_graph_reaches_the_model_and_the_record(tmp_path, built):
-    outputs = {flag: tmp_path / f"{flag.strip('-')}.json"
-               for flag in ("--no-supervise-graph", "--supervise-graph")}
-    for flag, output in outputs.items():
-        assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "40",
-                     "--hidden-channels", "8", flag, "--quiet", "--output", str(output)]) == 0
-    assert [learner.supervise_graph for learner in built] == [False, True]
-    assert [_read(path)["config"]["supervise_graph"] for path in outputs.values()] == [
-        False, True]
+        recorded.append(_read(output)["config"][key])
+    expected = [value for _, value in settings]
+    assert [held(learner) for learner in built] == expected
+    assert recorded == expected
 
 
 def test_preset_package_leaves_out_the_paper_settings_and_is_recorded(tmp_path):

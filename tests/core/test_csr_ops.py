@@ -108,12 +108,14 @@ def test_bad_input_is_named():
         csr_edge_dot(torch.ones(2, 2), torch.ones(2, 3), graph)
 
 
+@pytest.mark.parametrize("bias_position", ["after", "before"])
 @pytest.mark.parametrize("normalization", ["symmetric", "mean", "none"])
-def test_backbone_csr_equals_gcnconv_message_passing(normalization):
+def test_backbone_csr_equals_gcnconv_message_passing(normalization, bias_position):
     torch.manual_seed(0)
-    csr = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization)
+    csr = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization,
+                      bias_position=bias_position)
     passing = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization,
-                          aggregation="message_passing")
+                          aggregation="message_passing", bias_position=bias_position)
     passing.load_state_dict(csr.state_dict())
     x = torch.randn(20, 5)
     edge_index = torch.randint(0, 20, (2, 60))

@@ -90,9 +90,11 @@ def test_mean_normalization_is_authors_constant():
     assert torch.allclose(w, weight / 3)
 
 
+@pytest.mark.parametrize("bias_position", ["after", "before"])
 @pytest.mark.parametrize("normalization", ["symmetric", "mean"])
-def test_sparse_and_dense_propagation_agree(normalization):
-    backbone = GCNBackbone(5, 16, 3, num_layers=3, normalization=normalization)
+def test_sparse_and_dense_propagation_agree(normalization, bias_position):
+    backbone = GCNBackbone(5, 16, 3, num_layers=3, normalization=normalization,
+                           bias_position=bias_position)
     x = torch.randn(40, 5)
     edge_index = torch.stack([torch.randint(0, 40, (160,)), torch.arange(40).repeat(4)])
     weight = torch.randn(160)  # negative similarities included
@@ -100,6 +102,30 @@ def test_sparse_and_dense_propagation_agree(normalization):
     ei, w = backbone.normalize(edge_index, weight, 40)
     dense = backbone.forward_dense(x, dense_adjacency(ei, w, 40))
     assert torch.allclose(sparse, dense, atol=1e-5)
+
+
+@pytest.mark.parametrize("aggregation", ["csr", "message_passing"])
+def test_bias_position_on_rows_without_in_edges(aggregation):
+    # one layer, raw weights: edges 0 -> 1 (weight 2) and 1 -> 1 (weight 1); rows 0
+    # and 2 have no in-edges. W = 1 (one channel), b = 0.5.
+    x = torch.tensor([[1.0], [3.0], [7.0]])
+    edge_index, weight = torch.tensor([[0, 1], [1, 1]]), torch.tensor([2.0, 1.0])
+    out = {}
+    for position in ("after", "before"):
+        backbone = GCNBackbone(1, 4, 1, num_layers=1, normalization="none",
+                               aggregation=aggregation, bias_position=position)
+        with torch.no_grad():
+            backbone.convs[0].lin.weight.fill_(1.0)
+            backbone.convs[0].bias.fill_(0.5)
+        out[position] = backbone(x, edge_index, weight).flatten().tolist()
+    # after: A x + b; before: A (x + b), so row 1 takes 2 * 0.5 + 1 * 0.5 of bias
+    assert out["after"] == [0.5, 5.5, 0.5]
+    assert out["before"] == [0.0, 6.5, 0.0]
+
+
+def test_backbone_rejects_unknown_bias_position():
+    with pytest.raises(ValueError, match="bias_position"):
+        GCNBackbone(5, 16, 3, num_layers=2, bias_position="middle")
 
 
 def test_backbone_repr_and_reset():

@@ -69,6 +69,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "embedding_layers": 1,
     "num_layers": 2,
     "normalization": "symmetric",
+    "bias_position": "after",
     "regularizer": "plain",
     "lam": 0.1,
     "tau": None,

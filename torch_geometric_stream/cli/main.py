@@ -20,6 +20,7 @@ from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (CLASS_PRIORS, LIGHT_MEMORIES, MERGE_SIMILARITIES,
                                            PROPAGATIONS)
+from torch_geometric_stream.nn import BIAS_POSITIONS
 
 __all__ = ["build_parser", "main"]
 
@@ -132,6 +133,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "through the edge weights (default: yes, the paper); with "
                             "--no-supervise-graph only the structure regularizer trains it")
     hyper.add_argument("--normalization", choices=("symmetric", "mean"))
+    hyper.add_argument("--bias-position", choices=BIAS_POSITIONS,
+                       help="where each GCN layer adds its bias: 'after' propagation "
+                            "(default, PyG's GCNConv) or 'before' it (the paper's text and "
+                            "the authors' code: a biased linear map, then A_hat)")
     hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
     hyper.add_argument("--propagation", choices=PROPAGATIONS)
     hyper.add_argument("--class-prior", choices=CLASS_PRIORS,

@@ -18,11 +18,11 @@ __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
-                      "embedding_layers", "num_layers", "normalization", "regularizer", "lam",
-                      "tau", "lr", "weight_decay", "propagation", "scaling", "alpha", "beta",
-                      "class_prior", "light_memory", "reselect_every", "search_dtype",
-                      "feature_transform", "count_offset", "merge_similarity",
-                      "supervise_graph")
+                      "embedding_layers", "num_layers", "normalization", "bias_position",
+                      "regularizer", "lam", "tau", "lr", "weight_decay", "propagation",
+                      "scaling", "alpha", "beta", "class_prior", "light_memory",
+                      "reselect_every", "search_dtype", "feature_transform", "count_offset",
+                      "merge_similarity", "supervise_graph")
 #: Configuration entries of the baselines.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
 #: Entries that prepare the input stream or size the memory rather than being

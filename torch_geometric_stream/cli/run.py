@@ -41,7 +41,8 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 #: value, so that those checkpoints still resume.
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
-                 "merge_similarity": "embedding", "supervise_graph": True}
+                 "merge_similarity": "embedding", "supervise_graph": True,
+                 "bias_position": "after"}
 
 
 @contextmanager

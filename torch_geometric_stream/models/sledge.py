@@ -18,8 +18,8 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
-from torch_geometric_stream.nn import (GCNBackbone, MLPBackbone, RunningMinMax,
-                                      fit_optimizer_state)
+from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
+                                      RunningMinMax, fit_optimizer_state)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
@@ -92,9 +92,7 @@ class SLeDGe(StreamClassifier, nn.Module):
     they are few, and over every row otherwise; both give the same graph.
 
     Where this module and the authors' code (Heechan-Moon/SLeDGe) differ, by
-    design: each layer is a :class:`~torch_geometric.nn.conv.GCNConv`, whose
-    bias is added after propagation (theirs: a biased linear map, then
-    propagation); the symmetric normalization counts only non-negative
+    design: the symmetric normalization counts only non-negative
     weights in the degrees, so negative similarities cannot produce NaN; in
     light mode the labeled memory has exactly one slot per class, as the
     paper says (their light script keeps the full labeled memory:
@@ -102,7 +100,8 @@ class SLeDGe(StreamClassifier, nn.Module):
     ``gcn_layer`` settings map to ``num_layers`` in
     :mod:`torch_geometric_stream.cli.configs`. The remaining choices where the
     paper and their code disagree are options: ``normalization``,
-    ``regularizer``, ``count_offset``.
+    ``regularizer``, ``count_offset``; and where both depart from PyG's
+    :class:`~torch_geometric.nn.conv.GCNConv`, ``bias_position``.
 
     Args:
         in_channels (int): feature dimension :math:`d`.
@@ -118,6 +117,14 @@ class SLeDGe(StreamClassifier, nn.Module):
             (default: 2)
         normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
             (authors' :math:`1/(k+1)`). (default: :obj:`"symmetric"`)
+        bias_position (str, optional): where each GCN layer adds its bias, one
+            of :data:`~torch_geometric_stream.nn.BIAS_POSITIONS`: ``"after"``
+            propagation (PyG's :class:`~torch_geometric.nn.conv.GCNConv`) or
+            ``"before"`` it (the paper's "fully connected layer, then
+            :math:`\hat A`" and the authors' code). They differ most in light
+            mode, whose rows other than the queries have no in-edges: with
+            ``"before"`` and ``normalization="mean"`` those rows are zero
+            instead of the bias. (default: :obj:`"after"`)
         regularizer (str, optional): ``"plain"`` (authors' code) or
             ``"frobenius"`` (paper). (default: :obj:`"plain"`)
         lam (float, optional): regularizer weight :math:`\lambda`. (default: 0.1)
@@ -194,7 +201,8 @@ class SLeDGe(StreamClassifier, nn.Module):
     def __init__(self, in_channels: int, num_classes: int, *, labeled_size: int = 100,
                  unlabeled_size: int = 900, k: int = 5, hidden_channels: int = 256,
                  embedding_layers: int = 1, num_layers: int = 2,
-                 normalization: str = "symmetric", regularizer: str = "plain",
+                 normalization: str = "symmetric", bias_position: str = "after",
+                 regularizer: str = "plain",
                  lam: float = 0.1, tau: Optional[float] = None, lr: float = 1e-3,
                  weight_decay: float = 0.0, light: bool = False,
                  light_memory: str = "per-class", propagation: str = "sparse",
@@ -218,6 +226,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         _check_choice(class_prior, CLASS_PRIORS, "class_prior")
         _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
+        _check_choice(bias_position, BIAS_POSITIONS, "bias_position")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
@@ -254,7 +263,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                     in_channels, hidden_channels, num_classes, num_layers,
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
-                    else "csr")
+                    else "csr", bias_position=bias_position)
         self.input_scaler = (RunningMinMax(in_channels) if input_scaling == "online"
                              else None)
         self.class_prior = class_prior

@@ -12,11 +12,15 @@ from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS"]
+__all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
 ConvFactory = Callable[[int, int], MessagePassing]
 #: How :class:`GCNBackbone` sums over neighbourhoods.
 AGGREGATIONS = ("csr", "message_passing")
+#: Where a :class:`GCNBackbone` layer adds its bias: ``"after"`` propagation
+#: (PyG's :class:`~torch_geometric.nn.conv.GCNConv`) or ``"before"`` it (the
+#: paper's "fully connected layer, then :math:`\hat A`" and the authors' code).
+BIAS_POSITIONS = ("after", "before")
 
 
 def _layer_sizes(in_channels: int, hidden_channels: int, out_channels: int,
@@ -125,24 +129,24 @@ def _gcn_conv(in_channels: int, out_channels: int) -> GCNConv:
     return GCNConv(in_channels, out_channels, normalize=False, add_self_loops=False)
 
 
-def _gcn_layer(conv: GCNConv, h: Tensor, aggregate: Callable[[Tensor], Tensor]) -> Tensor:
-    """``GCNConv`` with its propagation replaced by ``aggregate``: linear map,
-    neighbourhood sum, bias."""
-    out = aggregate(conv.lin(h))
-    return out if conv.bias is None else out + conv.bias
-
-
 class GCNBackbone(GraphBackbone):
     r"""SLeDGe's graph classifier: :class:`~torch_geometric.nn.conv.GCNConv`
     layers (linear map, then propagation, bias) with LayerNorm + ReLU between.
+
+    With ``bias_position="before"`` each layer adds its bias before
+    propagating, :math:`\hat A (H W + \mathbf{1} b^\top)`, as the paper's
+    "fully connected layer, then :math:`\hat A`" and the authors' code do. The
+    two differ where rows have no in-edges (SLeDGe-L's graph without
+    self-loops: every row but the queries): such a row carries the bias after
+    propagation, the same vector for every row, but zero before it.
 
     The sparse ``edge_index`` graph is propagated in one of two ways, the
     same math: ``aggregation="csr"`` (default) turns it into CSR matrices once
     per forward and every layer does one sparse-dense product (see
     :mod:`~torch_geometric_stream.ops.csr`; several times faster
     than gather/scatter at SLeDGe's sizes, and still differentiable in the
-    edge weights); ``"message_passing"`` calls each ``GCNConv`` as is (its
-    gather/scatter ``propagate``). Dtypes other than float32/float64 always
+    edge weights); ``"message_passing"`` uses each ``GCNConv``'s
+    gather/scatter ``propagate``. Dtypes other than float32/float64 always
     use message passing. A dense normalized adjacency :math:`(N, N)`
     (``adj[target, source]``) goes through :meth:`forward_dense`.
 
@@ -156,27 +160,43 @@ class GCNBackbone(GraphBackbone):
         dropout (float, optional): dropout between layers. (default: 0)
         aggregation (str, optional): one of :data:`AGGREGATIONS`.
             (default: :obj:`"csr"`)
+        bias_position (str, optional): one of :data:`BIAS_POSITIONS`.
+            (default: :obj:`"after"`)
     """
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
                  num_layers: int, normalization: str = "symmetric", dropout: float = 0.0,
-                 aggregation: str = "csr") -> None:
+                 aggregation: str = "csr", bias_position: str = "after") -> None:
         super().__init__(in_channels, hidden_channels, out_channels, num_layers,
                          conv=_gcn_conv, normalization=normalization, dropout=dropout)
         if aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
-        self.aggregation = aggregation
+        if bias_position not in BIAS_POSITIONS:
+            raise ValueError(f"bias_position must be one of {BIAS_POSITIONS}, "
+                             f"got {bias_position!r}")
+        self.aggregation, self.bias_position = aggregation, bias_position
 
     def _propagate_layers(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
         if self.aggregation == "message_passing" or not supports_csr(x):
-            return super()._propagate_layers(x, edge_index, edge_weight)
+            return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
+                edge_index, x=z, edge_weight=edge_weight)))
         graph, edge_weight = CSRGraph(edge_index, x.size(0)), edge_weight.to(x.dtype)
-        return self._run(x, lambda conv, h: _gcn_layer(
+        return self._run(x, lambda conv, h: self._layer(
             conv, h, lambda z: graph.aggregate(z, edge_weight)))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
         r"""Same layers with a dense normalized adjacency :math:`(N, N)`."""
-        return self._run(x, lambda conv, h: _gcn_layer(conv, h, lambda z: adj @ z))
+        return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: adj @ z))
+
+    def _layer(self, conv: GCNConv, h: Tensor, aggregate: Callable[[Tensor], Tensor]) -> Tensor:
+        """``conv`` with its propagation replaced by ``aggregate``: linear map,
+        then the neighbourhood sum, with the bias added after or before it."""
+        z = conv.lin(h)
+        if conv.bias is None:
+            return aggregate(z)
+        if self.bias_position == "before":
+            return aggregate(z + conv.bias)
+        return aggregate(z) + conv.bias
 
 
 class MLPBackbone(_LayerStack):
