@@ -85,6 +85,22 @@ def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys):
     assert stale.name in err and "k:" in err and "Traceback" not in err
 
 
+def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(tmp_path, capsys):
+    # a JSON written before an entry existed ran with that entry's older value
+    grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    older = tmp_path / "sledge-light_synthetic_0.01_lr=5e-3_hidden_channels=8_seed0.json"
+    record = json.loads(older.read_text())
+    assert record["config"].pop("bias_position") == "after"
+    older.write_text(json.dumps(record))
+    assert main(["tune", *SMALL, *grid]) == 0
+    record["config"]["supervise_graph"] = False  # but a real difference is still refused
+    older.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert main(["tune", *SMALL, *grid]) == 2
+    assert "supervise_graph:" in capsys.readouterr().err
+
+
 def test_tune_grids_the_memory_size_and_its_derived_sizes(tmp_path, capsys):
     assert main(["tune", *SMALL, "--grid", "memory-size=40,60", "--grid", "hidden-channels=8",
                  "--out-dir", str(tmp_path)]) == 0
