@@ -189,7 +189,7 @@ def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
     free = set(grid) | {entry for entry, sources in _DERIVED.items() if set(sources) & set(grid)}
     (first_key, first), *others = records.items()
 
-    def entry_of(record: dict, entry: str):
+    def entry_of(record: dict, entry: str) -> object:
         return record["config"].get(entry, LATER_ENTRIES.get(entry))
 
     for key, record in others:
