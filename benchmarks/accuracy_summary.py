@@ -10,8 +10,9 @@ per-dataset settings, the stream-dependent ``"auto"`` entries). A run counts for
 that cell only if
 
 - it was made with exactly that configuration (entries recorded before an option
-  existed count with the value every older run had, :data:`OLDER_RUNS`;
-  ``light_memory`` counts for ``sledge-light`` only, the other models ignore it),
+  existed count with the value every older run had,
+  :data:`torch_geometric_stream.cli.run.OLDER_RECORDS`; ``light_memory`` counts for
+  ``sledge-light`` only, the other models ignore it),
 - on the whole stream, with the paper's label mask and preset,
 - in a folder not listed in :data:`SUPERSEDED` (runs made before a fix that changed
   results without changing any configuration entry).
@@ -28,10 +29,10 @@ from collections import defaultdict
 from typing import Any, Iterable, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
-from torch_geometric_stream.cli.run import LATER_ENTRIES
+from torch_geometric_stream.cli.run import OLDER_RECORDS
 from torch_geometric_stream.datasets import DATASETS
 
-__all__ = ["OLDER_RUNS", "SUPERSEDED", "current_config", "matches_current", "select_cells",
+__all__ = ["SUPERSEDED", "current_config", "matches_current", "select_cells",
            "summary_tables", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
@@ -40,11 +41,6 @@ SUPERSEDED = {
     "hdssl-compounding-scaling-global": "HDSSL before its decay fix (session 5)",
     "session2": "SLeDGe before the zero-prototype rule (session 2); re-run since",
 }
-
-#: Configuration entries that older records lack, with the value those runs had:
-#: the checkpoint-era ones of ``cli.run.LATER_ENTRIES`` and the memory
-#: coefficients (adaptive was the only rule before ``alpha`` / ``beta`` became options).
-OLDER_RUNS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
 
 #: Columns of the paper's accuracy table and of its ablation table.
 METHODS = ("tlp", "ressl", "hdssl", "sledge", "sledge-light")
@@ -82,7 +78,7 @@ def matches_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
     for key, value in config.items():
         if key == "light_memory" and record["model"] != "sledge-light":
             continue
-        if recorded.get(key, OLDER_RUNS.get(key, missing)) != value:
+        if recorded.get(key, OLDER_RECORDS.get(key, missing)) != value:
             return False
     return True
 

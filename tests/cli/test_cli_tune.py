@@ -1,6 +1,8 @@
 import csv
 import json
 
+import pytest
+
 from torch_geometric_stream.cli import main
 
 SMALL = ["--dataset", "synthetic", "--model", "sledge-light", "--limit", "60", "--seeds", "0"]
@@ -85,13 +87,16 @@ def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys):
     assert stale.name in err and "k:" in err and "Traceback" not in err
 
 
-def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(tmp_path, capsys):
+@pytest.mark.parametrize("entry, older_value", [("bias_position", "after"),
+                                                 ("alpha", "adaptive")])
+def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(
+        tmp_path, capsys, entry, older_value):
     # a JSON written before an entry existed ran with that entry's older value
     grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
     assert main(["tune", *SMALL, *grid]) == 0
     older = tmp_path / "sledge-light_synthetic_0.01_lr=5e-3_hidden_channels=8_seed0.json"
     record = json.loads(older.read_text())
-    assert record["config"].pop("bias_position") == "after"
+    assert record["config"].pop(entry) == older_value
     older.write_text(json.dumps(record))
     assert main(["tune", *SMALL, *grid]) == 0
     record["config"]["supervise_graph"] = False  # but a real difference is still refused

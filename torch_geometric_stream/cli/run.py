@@ -43,6 +43,11 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
                  "merge_similarity": "embedding", "supervise_graph": True,
                  "bias_position": "after"}
+#: Configuration entries that older run records (JSON results) lack, with the
+#: value those runs had: :data:`LATER_ENTRIES` and the memory coefficients
+#: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which
+#: predates checkpoints, so they stay part of a checkpoint's identity).
+OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
 
 
 @contextmanager

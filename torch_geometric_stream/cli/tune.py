@@ -35,7 +35,7 @@ from torch_geometric_stream.cli.configs import PRESETS
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import DEFAULT_MODEL, LATER_ENTRIES, OVERRIDE_KEYS
+from torch_geometric_stream.cli.run import DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS
 from torch_geometric_stream.datasets import default_data_root
 
 __all__ = ["add_tune_parser", "parse_grid", "tune_command"]
@@ -185,12 +185,12 @@ def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
                          grid: dict[str, list[str]]) -> None:
     """Raise if two runs of the search differ in a configuration entry outside the
     grid. An entry that an older run lacks counts with the value such runs had
-    (:data:`~torch_geometric_stream.cli.run.LATER_ENTRIES`)."""
+    (:data:`~torch_geometric_stream.cli.run.OLDER_RECORDS`)."""
     free = set(grid) | {entry for entry, sources in _DERIVED.items() if set(sources) & set(grid)}
     (first_key, first), *others = records.items()
 
     def entry_of(record: dict, entry: str) -> object:
-        return record["config"].get(entry, LATER_ENTRIES.get(entry))
+        return record["config"].get(entry, OLDER_RECORDS.get(entry))
 
     for key, record in others:
         differing = sorted(entry for entry in set(first["config"]) | set(record["config"])
