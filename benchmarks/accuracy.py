@@ -6,7 +6,10 @@ JSON exists is skipped, so a long table fills over several invocations; with
 ``--checkpoint-every N`` a run interrupted half-way resumes from its checkpoint.
 ``render`` turns the JSONs into Markdown tables (mean and std over seeds, the
 paper's values beside ours, seconds per run and ms per sample) and replaces
-the block between the accuracy markers of ``benchmarks/RESULTS.md``.
+the block between the accuracy markers of ``benchmarks/RESULTS.md``; with
+matplotlib installed it also plots the running accuracy of SLeDGe and SLeDGe-L
+at today's configuration, one PNG per stream and ratio
+(``results/accuracy/plots/current_<dataset>_<ratio>.png``), linked from the summary.
 
     python benchmarks/accuracy.py run --models sledge sledge-light \\
         --datasets Shopper GSAD --ratios 0.001 0.01 --seeds 0 2000 4000
@@ -35,7 +38,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
-from accuracy_summary import mean_std, summary_tables
+from accuracy_summary import DATASETS_SHOWN, NAMES, RATIOS, mean_std, select_cells, summary_tables
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.parallel import run_commands
@@ -245,11 +248,57 @@ def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def current_plots(records: list[tuple[str, dict[str, Any]]],
+                  out: Path) -> dict[tuple[str, float], Path]:
+    """One PNG per (dataset, ratio) under ``out``: the running accuracy of every seed
+    of the SLeDGe and SLeDGe-L runs that stand for their cell at today's configuration
+    (the runs the summary tables count). Returns ``(dataset, ratio) -> PNG``, in
+    table order."""
+    from torch_geometric_stream.evaluation import plot_curves
+
+    cells = select_cells(records)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            curves = {f"{NAMES[model]} seed {run['seed']}"
+                      f"{'' if run.get('device', 'cpu') == 'cpu' else ' †'}"
+                      f" ({run['accuracy']:.4f})": _curve(run)
+                      for model in ("sledge", "sledge-light")
+                      for run in cells.get((model, dataset, ratio), []) if "curve" in run}
+            if curves:
+                paths[dataset, ratio] = plot_curves(
+                    curves, out / f"current_{dataset}_{ratio:g}.png",
+                    title=f"{dataset}, {100 * ratio:g} % labels, today's configuration")
+    return paths
+
+
+def _curve(record: dict[str, Any]) -> tuple[list[int], list[float]]:
+    """A record's running-accuracy curve as ``(stream positions, accuracy)``."""
+    return record["curve"]["position"], record["curve"]["running_accuracy"]
+
+
+def _plot_links(records: list[tuple[str, dict[str, Any]]]) -> str:
+    """The summary's line of links to :func:`current_plots` (re-drawn now), or a
+    note on how to get them where matplotlib is missing."""
+    try:
+        paths = current_plots(records, RESULTS / "plots")
+    except ImportError:
+        return ("Running-accuracy plots at today's configuration: not drawn "
+                "(`pip install matplotlib`, then render again).")
+    links = ", ".join(f"[{dataset} {100 * ratio:g} %]({path.relative_to(HERE).as_posix()})"
+                      for (dataset, ratio), path in paths.items())
+    return ("Running accuracy over the stream at today's configuration, SLeDGe and "
+            f"SLeDGe-L, every seed of the runs above (accuracy in brackets): {links}.")
+
+
 def render(_: argparse.Namespace) -> None:
-    """Write the summary tables (the paper's layout at today's configuration) and the
-    table of every run between their markers in RESULTS.md (appended if absent)."""
+    """Write the summary tables (the paper's layout at today's configuration, with
+    links to :func:`current_plots`) and the table of every run between their markers
+    in RESULTS.md (appended if absent)."""
     records = load_records()
-    summary = summary_tables(records, PAPER, PAPER_SECONDS, PAPER_STD)
+    summary = (summary_tables(records, PAPER, PAPER_SECONDS, PAPER_STD) + "\n\n"
+               + _plot_links(records))
     table = render_tables(records)
     print(summary)
     text = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
@@ -281,10 +330,8 @@ def plot(args: argparse.Namespace) -> None:
                 and (not args.tags or tag in args.tags)):
             group = "+".join(args.tags) if args.combine else tag
             name = f"{record['model']}{f' ({tag})' if args.combine else ''} seed {record['seed']}"
-            curve = record["curve"]
             groups[group, record["dataset"], record["label_ratio"]][
-                f"{name} ({record['accuracy']:.4f})"] = (curve["position"],
-                                                          curve["running_accuracy"])
+                f"{name} ({record['accuracy']:.4f})"] = _curve(record)
     out = RESULTS / "plots"
     out.mkdir(exist_ok=True)
     for (group, dataset, ratio), curves in sorted(groups.items()):

@@ -18,12 +18,12 @@ from accuracy_summary import (  # noqa: E402
 
 
 def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
-           device="cpu", **config_changes):
+           device="cpu", curve=None, **config_changes):
     config = {**current_config(model, dataset, ratio), **config_changes}
     return {"model": model, "dataset": dataset, "label_ratio": ratio, "seed": seed,
             "accuracy": accuracy, "device": device, "limit": None, "preset": "paper",
             "label_mask": "paper", "seconds": 100.0, "ms_per_sample_median": 2.0,
-            "config": config}
+            "config": config, **({} if curve is None else {"curve": curve})}
 
 
 def test_current_config_is_what_run_resolves_for_the_stream():
@@ -119,3 +119,23 @@ def test_class_metrics_table_only_for_runs_that_recorded_them():
 def test_every_cell_resolves_without_data(model):
     for dataset in ("MNIST", "Shopper", "Shuttle", "GSAD"):
         assert current_config(model, dataset, 0.001)["memory_size"] == 1000
+
+
+def test_current_plots_draw_the_counted_sledge_runs_per_stream_and_ratio(tmp_path, monkeypatch):
+    import torch_geometric_stream.evaluation as evaluation
+    from accuracy import current_plots
+
+    drawn = {}
+    monkeypatch.setattr(evaluation, "plot_curves",
+                        lambda curves, path, title: drawn.setdefault(path, curves) and path)
+    # a real PNG per plot is plot_curves' own test; here: which runs, named how
+    curve = {"position": [1, 2], "running_accuracy": [0.5, 0.75]}
+    runs = [record(seed=0, curve=curve), record(seed=2000, accuracy=0.91, curve=curve),
+            record(model="sledge-light", accuracy=0.8, device="cuda", curve=curve),
+            record(seed=4000, lam=0.5, curve=curve),   # another configuration: not counted
+            record(model="tlp", curve=curve),           # not a SLeDGe model
+            record(dataset="GSAD", ratio=0.001)]        # counted, but no curve recorded
+    paths = current_plots([("tag", run) for run in runs], tmp_path)
+    assert paths == {("Shuttle", 0.01): tmp_path / "current_Shuttle_0.01.png"}
+    assert set(drawn[paths["Shuttle", 0.01]]) == {
+        "SLeDGe seed 0 (0.9000)", "SLeDGe seed 2000 (0.9100)", "SLeDGe-L seed 0 † (0.8000)"}
