@@ -13,7 +13,9 @@ that cell only if
   existed count with the value every older run had,
   :data:`torch_geometric_stream.cli.run.OLDER_RECORDS`; ``light_memory`` counts for
   ``sledge-light`` only, the other models ignore it),
-- on the whole stream, with the paper's label mask and preset,
+- on the whole stream, with the paper's label mask and the preset asked for (the
+  paper's for the paper-layout tables; :func:`targets_table` also counts
+  ``--preset package``),
 - in a folder not listed in :data:`SUPERSEDED` (runs made before a fix that changed
   results without changing any configuration entry).
 
@@ -32,8 +34,8 @@ from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_en
 from torch_geometric_stream.cli.run import OLDER_RECORDS
 from torch_geometric_stream.datasets import DATASETS
 
-__all__ = ["SUPERSEDED", "current_config", "matches_current", "select_cells",
-           "summary_tables", "mean_std"]
+__all__ = ["SUPERSEDED", "PACKAGE_MARGIN", "current_config", "matches_current",
+           "select_cells", "summary_tables", "targets_table", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
 SUPERSEDED = {
@@ -41,6 +43,10 @@ SUPERSEDED = {
     "hdssl-compounding-scaling-global": "HDSSL before its decay fix (session 5)",
     "session2": "SLeDGe before the zero-prototype rule (session 2); re-run since",
 }
+
+#: How far below a target the package-wide defaults (``--preset package``, no
+#: per-dataset settings) may stay (issue 6: "the targets minus 0.03").
+PACKAGE_MARGIN = 0.03
 
 #: Columns of the paper's accuracy table and of its ablation table.
 METHODS = ("tlp", "ressl", "hdssl", "sledge", "sledge-light")
@@ -59,18 +65,22 @@ def mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
 
 
-def current_config(model: str, dataset: str, ratio: float) -> dict[str, Any]:
-    """The configuration ``run --model MODEL --dataset DATASET --label-ratio RATIO``
-    resolves today, as a run records it (from the registry's metadata: no data read)."""
+def current_config(model: str, dataset: str, ratio: float,
+                   preset: str = "paper") -> dict[str, Any]:
+    """The configuration ``run --model MODEL --dataset DATASET --label-ratio RATIO
+    --preset PRESET`` resolves today, as a run records it (from the registry's
+    metadata: no data read)."""
     info = DATASETS[dataset]
-    config = resolve_config(dataset, ratio, model, {}, None, num_classes=info.paper_classes)
+    config = resolve_config(dataset, ratio, model, {}, None, num_classes=info.paper_classes,
+                            preset=preset)
     return resolve_stream_entries(config, model, info.value_range)
 
 
-def matches_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
+def matches_current(record: dict[str, Any], config: dict[str, Any],
+                    preset: str = "paper") -> bool:
     """Whether a run's record was made with ``config`` on the whole stream, with the
-    paper's label mask and preset (see the module doc for entries older runs lack)."""
-    if (record.get("limit") or record.get("preset", "paper") != "paper"
+    paper's label mask and ``preset`` (see the module doc for entries older runs lack)."""
+    if (record.get("limit") or record.get("preset", "paper") != preset
             or record.get("label_mask", "paper") != "paper"):
         return False
     recorded = record["config"]
@@ -83,10 +93,10 @@ def matches_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
     return True
 
 
-def select_cells(records: Iterable[tuple[str, dict[str, Any]]]
+def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper"
                  ) -> dict[tuple[str, str, float], list[dict[str, Any]]]:
     """``(tag, record)`` pairs -> the chosen runs of each (model, dataset, ratio)
-    cell at today's configuration (one per seed; see the module doc)."""
+    cell at today's configuration of ``preset`` (one per seed; see the module doc)."""
     configs: dict[tuple[str, str, float], Optional[dict[str, Any]]] = {}
     by_tag: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(dict))
@@ -95,8 +105,8 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]]
         if tag in SUPERSEDED or cell[1] not in DATASETS:
             continue
         if cell not in configs:
-            configs[cell] = current_config(*cell)
-        if matches_current(record, configs[cell]):
+            configs[cell] = current_config(*cell, preset=preset)
+        if matches_current(record, configs[cell], preset):
             seeds = by_tag[cell][tag]
             # one seed twice in a tag (CPU and GPU): the CPU run
             if record["seed"] not in seeds or record.get("device", "cpu") == "cpu":
@@ -126,14 +136,19 @@ def _accuracy_cell(runs: list[dict[str, Any]], paper: Optional[float],
                    paper_std: Optional[float] = None) -> str:
     if not runs:
         return "–"
-    marks = (f" n={len(runs)}" if len(runs) < 3 else "") + (
-        " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else "")
+    marks = _marks(runs)
     ours = mean_std([r["accuracy"] for r in runs])
     if paper is None:
         return ours + marks
     reference = f"{paper:.4f}" if paper_std is None else f"{paper:.4f} ± {paper_std:.4f}"
     star = " *" if differs(runs, paper, paper_std) else ""
     return f"{ours}{marks} ({reference}){star}"
+
+
+def _marks(runs: list[dict[str, Any]]) -> str:
+    """`` n=SEEDS`` where fewer than 3 seeds ran, `` †`` where some ran on a GPU."""
+    return (f" n={len(runs)}" if len(runs) < 3 else "") + (
+        " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else "")
 
 
 def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
@@ -230,3 +245,49 @@ def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
                   "accuracy.py run --models M --datasets D --ratios R --tag current`):", ""]
         lines += [f"- {NAMES[m]} on {d} at {100 * r:g} %" for m, d, r in missing]
     return "\n".join(lines)
+
+
+def targets_table(records: Iterable[tuple[str, dict[str, Any]]],
+                  targets: dict[tuple[str, str, float], float]) -> str:
+    """Markdown: SLeDGe and SLeDGe-L against their targets, with the paper preset
+    (``targets``) and with the package-wide defaults (``--preset package``, the
+    targets minus :data:`PACKAGE_MARGIN`), at today's configuration of each preset;
+    a cell without a target only reports the mean. Then the cells not yet run."""
+    records = list(records)
+    cells = {preset: select_cells(records, preset) for preset in ("paper", "package")}
+    models = ("sledge", "sledge-light")
+    margin = {"paper": 0.0, "package": PACKAGE_MARGIN}
+    lines = ["| stream, labels | " + " | ".join(
+        f"{NAMES[m]}, {preset} preset" for m in models for preset in cells) + " |",
+        "|---" * (2 * len(models) + 1) + "|"]
+    missing = []
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            row = []
+            for model in models:
+                key = (model, dataset, ratio)
+                for preset, chosen in cells.items():
+                    target = targets.get(key)
+                    row.append(_target_cell(chosen.get(key, []), None if target is None
+                                            else round(target - margin[preset], 4)))
+                    if key not in chosen:
+                        missing.append((model, dataset, ratio, preset))
+            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(row) + " |")
+    if missing:
+        lines += ["", "Not run at today's configuration of that preset (fill with `python "
+                  "benchmarks/accuracy.py run --models M --datasets D --ratios R --tag TAG "
+                  "-- --preset P`):", ""]
+        lines += [f"- {NAMES[m]} on {d} at {100 * r:g} %, {p} preset"
+                  for m, d, r, p in missing]
+    return "\n".join(lines)
+
+
+def _target_cell(runs: list[dict[str, Any]], target: Optional[float]) -> str:
+    """``mean`` (n, †), then ``>= target: met`` / ``missed`` where there is a target."""
+    if not runs:
+        return "–"
+    mean = round(statistics.mean(r["accuracy"] for r in runs), 4)
+    marks = _marks(runs)
+    if target is None:
+        return f"{mean:.4f}{marks}"
+    return f"{mean:.4f}{marks} (>= {target:.4f}: {'met' if mean >= target else 'missed'})"

@@ -14,14 +14,15 @@ from accuracy_summary import (  # noqa: E402
     matches_current,
     select_cells,
     summary_tables,
+    targets_table,
 )
 
 
 def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
-           device="cpu", curve=None, **config_changes):
-    config = {**current_config(model, dataset, ratio), **config_changes}
+           device="cpu", curve=None, preset="paper", **config_changes):
+    config = {**current_config(model, dataset, ratio, preset), **config_changes}
     return {"model": model, "dataset": dataset, "label_ratio": ratio, "seed": seed,
-            "accuracy": accuracy, "device": device, "limit": None, "preset": "paper",
+            "accuracy": accuracy, "device": device, "limit": None, "preset": preset,
             "label_mask": "paper", "seconds": 100.0, "ms_per_sample_median": 2.0,
             "config": config, **({} if curve is None else {"curve": curve})}
 
@@ -139,3 +140,18 @@ def test_current_plots_draw_the_counted_sledge_runs_per_stream_and_ratio(tmp_pat
     assert paths == {("Shuttle", 0.01): tmp_path / "current_Shuttle_0.01.png"}
     assert set(drawn[paths["Shuttle", 0.01]]) == {
         "SLeDGe seed 0 (0.9000)", "SLeDGe seed 2000 (0.9100)", "SLeDGe-L seed 0 † (0.8000)"}
+
+
+def test_targets_table_counts_each_preset_against_its_own_target():
+    runs = [record(seed=seed, accuracy=0.94) for seed in (0, 2000, 4000)]
+    runs += [record(preset="package", accuracy=0.91),                 # met: 0.93 - 0.03
+             record(model="sledge-light", preset="package", accuracy=0.81),  # missed
+             record(dataset="GSAD", accuracy=0.7, device="cuda")]         # no target
+    text = targets_table([("tag", run) for run in runs],
+                         {("sledge", "Shuttle", 0.01): 0.93,
+                          ("sledge-light", "Shuttle", 0.01): 0.85})
+    assert ("| Shuttle 1 % | 0.9400 (>= 0.9300: met) | 0.9100 n=1 (>= 0.9000: met) | – "
+            "| 0.8100 n=1 (>= 0.8200: missed) |") in text
+    assert "| GSAD 1 % | 0.7000 n=1 † | – | – | – |" in text
+    assert "- SLeDGe-L on Shuttle at 1 %, paper preset" in text
+    assert "- SLeDGe on Shuttle at 1 %, package preset" not in text
