@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
+from torch_geometric_stream.models import OnlineMLP
 
 
 def stream_through(model, x, y, label_every=10):
@@ -69,6 +70,25 @@ def test_state_dict_mid_stream_reproduces_the_rest_of_the_stream():
     buffer.seek(0)
     clone.load_state_dict(torch.load(buffer, weights_only=False))
     assert stream_through(clone, x[100:], y[100:]) == expected
+
+
+@pytest.mark.parametrize("make", [small, lambda: small(light=True),
+                                  lambda: OnlineMLP(D, C, hidden_channels=16, lr=5e-3, seed=0)],
+                         ids=["sledge", "sledge-light", "online-mlp"])
+def test_a_learner_loaded_from_a_live_state_dict_shares_no_optimizer_state(make):
+    x, y = gaussian_stream(60)
+    reference, model = make(), make()
+    stream_through(reference, x[:30], y[:30], label_every=2)
+    stream_through(model, x[:30], y[:30], label_every=2)
+    twin = make()
+    twin.load_state_dict(model.state_dict())  # in memory, not through a file
+    for learner in (reference, model, twin):
+        stream_through(learner, x[30:], y[30:], label_every=2)
+    for learner in (model, twin):  # neither one's steps moved the other's Adam moments
+        for key, value in reference.state_dict().items():
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(learner.state_dict()[key], value), key
+        assert torch.equal(learner.predict_proba(x[:5]), reference.predict_proba(x[:5]))
 
 
 def test_batch_predict_equals_one_by_one():

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.nn import MLPBackbone, fit_optimizer_state
+from torch_geometric_stream.nn import MLPBackbone, fit_optimizer_state, load_optimizer_state
 from torch_geometric_stream.validation import check_positive_int
 
 
@@ -65,8 +65,7 @@ class OnlineMLP(StreamClassifier, nn.Module):
         return {"optimizer": self.optimizer.state_dict()}
 
     def set_extra_state(self, state: dict) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        fit_optimizer_state(self.optimizer)
+        load_optimizer_state(self.optimizer, state["optimizer"])
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows
         module = super()._apply(fn, *args, **kwargs)

@@ -19,7 +19,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
-                                      RunningMinMax, fit_optimizer_state)
+                                      RunningMinMax, fit_optimizer_state, load_optimizer_state)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
@@ -348,11 +348,12 @@ class SLeDGe(StreamClassifier, nn.Module):
                 "full_search_steps": self._full_search_steps}
 
     def set_extra_state(self, state: dict) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        fit_optimizer_state(self.optimizer)  # e.g. saved from CUDA graphs, resumed on the CPU
+        # a copy (never another learner's live moments), fitted to this learner's
+        # device: e.g. saved from CUDA graphs, resumed on the CPU
+        load_optimizer_state(self.optimizer, state["optimizer"])
         kept = state.get("kept_neighbors")
         self._snapshot = None
-        self._kept_neighbors = None if kept is None else kept.to(self.device)
+        self._kept_neighbors = None if kept is None else kept.to(self.device, copy=True)
         self._kept_num_nodes = int(state.get("kept_num_nodes", 0))
         self._steps_since_search = int(state.get("steps_since_search", 0))
         self._full_search_steps = int(state.get("full_search_steps", 0))

@@ -4,16 +4,20 @@
 the optimizer's state (Adam's moments and step counts), and torch's Adam then
 fails on mixed devices or dtypes. CUDA-graph capture needs Adam in its
 ``capturable`` form (step counts on the GPU), which only a GPU can step. The
-learners call :func:`fit_optimizer_state` after every conversion and load;
+learners call :func:`fit_optimizer_state` after every conversion and
+:func:`load_optimizer_state` to load;
 :class:`~torch_geometric_stream.models.CUDAGraphStep` calls
 :func:`make_adam_capturable` before capturing.
 """
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import torch
 from torch import Tensor
 
-__all__ = ["fit_optimizer_state", "make_adam_capturable"]
+__all__ = ["fit_optimizer_state", "load_optimizer_state", "make_adam_capturable"]
 
 
 def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
@@ -32,6 +36,16 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
                 state[key] = (value.to(param.device if group["capturable"] else "cpu")
                               if key == "step"
                               else value.to(device=param.device, dtype=param.dtype))
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Load an optimizer's ``state_dict()`` as a copy of its own, then
+    :func:`fit_optimizer_state`. torch's ``Optimizer.load_state_dict`` keeps the
+    given moment tensors where their device and dtype already fit, so a learner
+    loaded from another one's live ``state_dict()`` would share its moments and
+    each one's steps would move the other."""
+    optimizer.load_state_dict(copy.deepcopy(state))
+    fit_optimizer_state(optimizer)
 
 
 def make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
