@@ -3,6 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 
 river = pytest.importorskip("river")
 from river import datasets, evaluate, metrics  # noqa: E402
@@ -85,6 +86,28 @@ def test_too_many_classes_raise_and_leave_mapping_unchanged():
     fixed = RiverClassifier.sledge(num_classes=3, classes=["a", "b"], **SMALL)
     with pytest.raises(ValueError, match="unknown class"):
         fixed.learn_one({"x": 0.0}, "z")
+
+
+def test_a_failing_call_changes_nothing_not_even_the_first_one():
+    fresh = RiverClassifier.sledge(num_classes=2, classes=["x", "y"], **SMALL)
+    with pytest.raises(ValueError, match="unknown class 'q'"):
+        fresh.learn_one({"p": 1.0}, "q")  # the first call: nothing fixed or built
+    assert fresh.features_ is None and fresh.model_ is None
+    fresh.learn_one({"a": 1.0, "b": 2.0, "c": 3.0}, "x")
+    assert fresh.features_ == ["a", "b", "c"] and fresh.model_.in_channels == 3
+
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+        learner.learn_one({"a": 0.0, "b": 1.0}, "dog")
+    with pytest.raises(ValueError, match="unknown class 'z'"):
+        model.learn_one({"a": 100.0, "b": -100.0}, "z")  # would widen the scaler's range
+    with pytest.raises(ValueError, match="NaN"):
+        model.learn_one({"a": float("nan"), "b": 0.0}, "cat")
+    torch.testing.assert_close(model.transform.state_dict(), twin.transform.state_dict(),
+                               rtol=0, atol=0)
+    for row in ({"a": 0.3, "b": 0.6}, {"a": 0.9, "b": 0.1}):
+        assert model.predict_proba_one(row) == twin.predict_proba_one(row)
 
 
 def test_built_learner_and_bad_arguments():

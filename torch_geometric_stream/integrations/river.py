@@ -27,8 +27,10 @@ CapyMOA's ``prequential_ssl_evaluation`` does.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
+from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -195,35 +197,57 @@ class RiverClassifier(_MiniBatchBase):
         uniform = np.full_like(known, 1.0 / max(len(self.classes_), 1))
         return np.where(total > 0, known / np.where(total > 0, total, 1.0), uniform)
 
+    @contextmanager
+    def _unchanged_on_error(self) -> Iterator[None]:
+        """Undo what a failing call fixed or updated before it failed: the feature
+        order, the lazily built learner and the transform's state (the learner
+        itself leaves its state unchanged on bad input)."""
+        features, model = self.features_, self.model_
+        transform = None if self.transform is None else copy.deepcopy(
+            self.transform.state_dict())
+        try:
+            yield
+        except Exception:
+            self.features_, self.model_ = features, model
+            if transform is not None:
+                self.transform.load_state_dict(transform)
+            raise
+
     # -- River API ----------------------------------------------------------------------------
     def learn_one(self, x: dict, y: Optional[Hashable] = None) -> None:
-        """Learn one sample; ``y=None`` (or NaN) learns it unlabeled."""
-        row = self._row(x)
-        ids, new = self._label_ids([y])
-        self._model().learn(row, ids[0])
+        """Learn one sample; ``y=None`` (or NaN) learns it unlabeled. A call that
+        raises changes nothing."""
+        with self._unchanged_on_error():
+            row = self._row(x)
+            ids, new = self._label_ids([y])
+            self._model().learn(row, ids[0])
         self._register(new)
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
         """``{class: probability}`` over the classes seen so far (empty before any label)."""
-        row = self._row(x)
-        proba = self._model().predict_proba(row)
+        with self._unchanged_on_error():
+            row = self._row(x)
+            proba = self._model().predict_proba(row)
         return dict(zip(self.classes_, self._known_proba(proba)[0].tolist()))
 
     def learn_many(self, X: Any, y: Any = None) -> None:
-        """Learn the rows of a ``pandas.DataFrame`` in order; missing labels = unlabeled."""
-        rows = self._rows(X)
+        """Learn the rows of a ``pandas.DataFrame`` in order; missing labels = unlabeled.
+        A call that raises changes nothing."""
         labels = [None] * len(X) if y is None else list(y)
         if len(labels) != len(X):
             raise ValueError(f"X has {len(X)} rows, y has {len(labels)} labels")
-        ids, new = self._label_ids(labels)
-        self._model().learn(rows, ids)
+        with self._unchanged_on_error():
+            rows = self._rows(X)
+            ids, new = self._label_ids(labels)
+            self._model().learn(rows, ids)
         self._register(new)
 
     def predict_proba_many(self, X: Any) -> Any:
         """A ``pandas.DataFrame`` of probabilities, one column per known class."""
         import pandas as pd
 
-        proba = self._model().predict_proba(self._rows(X))
+        with self._unchanged_on_error():
+            proba = self._model().predict_proba(self._rows(X))
         return pd.DataFrame(self._known_proba(proba), index=X.index, columns=self.classes_)
 
 
