@@ -1,3 +1,4 @@
+import copy
 import io
 
 import numpy as np
@@ -89,6 +90,20 @@ def test_a_learner_loaded_from_a_live_state_dict_shares_no_optimizer_state(make)
             if isinstance(value, torch.Tensor):
                 assert torch.equal(learner.state_dict()[key], value), key
         assert torch.equal(learner.predict_proba(x[:5]), reference.predict_proba(x[:5]))
+
+
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_a_deep_copy_between_predict_and_learn_continues_exactly(variant):
+    # the prediction's cached embeddings carry an autograd graph: the copy drops them
+    x, y = gaussian_stream(60)
+    model = small(**LIGHT_VARIANTS[variant])
+    stream_through(model, x[:40], y[:40], label_every=3)
+    model.predict(x[40])
+    twin = copy.deepcopy(model)
+    for i in range(40, 60):
+        assert torch.equal(model.predict_proba(x[i]), twin.predict_proba(x[i]))
+        for learner in (model, twin):
+            learner.learn(x[i], int(y[i]) if i % 3 == 0 else -1)
 
 
 def test_batch_predict_equals_one_by_one():

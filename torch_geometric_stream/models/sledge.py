@@ -329,6 +329,12 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._snapshot = None
         self._kept_neighbors, self._kept_num_nodes, self._steps_since_search = None, 0, 0
 
+    def __getstate__(self) -> dict:
+        """For ``copy.deepcopy`` and pickling: without the prediction's snapshot, a
+        cache whose embeddings carry an autograd graph (which cannot be copied);
+        the copy's next step computes them anew, to the same values."""
+        return {**super().__getstate__(), "_snapshot": None}
+
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
         self._snapshot = None
         module = super()._apply(fn, *args, **kwargs)
