@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["as_feature_matrix", "as_label_vector", "check_nonnegative", "check_positive_int",
-           "check_unit_interval"]
+__all__ = ["as_feature_matrix", "as_label_vector", "check_dropout", "check_nonnegative",
+           "check_positive", "check_positive_int", "check_unit_interval"]
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -131,19 +131,40 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_nonnegative(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it is a finite number ``>= 0``, else raise."""
+def _as_real(value: Any, name: str) -> float:
+    """``value`` as ``float`` if it is a real number (not a bool), else ``TypeError``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not math.isfinite(float(value)) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
     return float(value)
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a finite number ``>= 0``, else raise."""
+    number = _as_real(value, name)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return number
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a finite number ``> 0``, else raise."""
+    number = _as_real(value, name)
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return number
 
 
 def check_unit_interval(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`, else raise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not 0.0 < float(value) <= 1.0:
+    number = _as_real(value, name)
+    if not 0.0 < number <= 1.0:
         raise ValueError(f"{name} must be in (0, 1], got {value}")
-    return float(value)
+    return number
+
+
+def check_dropout(value: Any, name: str = "dropout") -> float:
+    """Return ``value`` as ``float`` if it is a drop probability in :math:`[0, 1)`, else raise."""
+    number = _as_real(value, name)
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return number

@@ -187,6 +187,29 @@ def test_invalid_constructor_arguments():
         small(light=True, light_memory="all")
 
 
+@pytest.mark.parametrize("kw, message", [
+    ({"lr": float("inf")}, "lr must be a finite number > 0"),
+    ({"lr": 0.0}, "lr must be a finite number > 0"),
+    ({"weight_decay": float("inf")}, "weight_decay must be a finite number >= 0"),
+    ({"lam": float("nan")}, "lam must be a finite number >= 0"),  # nan > 0 is False
+    ({"lam": float("inf")}, "lam must be a finite number >= 0"),
+    ({"lam": -1.0, "graph": "none"}, "lam must be"),  # checked before the ablation drops it
+    ({"dropout": 1.5}, r"dropout must be in \[0, 1\)"),
+    ({"dropout": -0.1, "graph": "none"}, "dropout must be"),
+    ({"embedding_layers": 0}, "embedding_layers must be >= 1"),
+])
+def test_settings_that_would_turn_the_model_into_nan_are_refused(kw, message):
+    with pytest.raises(ValueError, match=message):
+        small(**kw)
+
+
+@pytest.mark.parametrize("kw", [{"lr": float("inf")}, {"lr": -1e-3},
+                                {"weight_decay": float("nan")}])
+def test_online_mlp_refuses_a_step_size_that_is_not_finite_and_positive(kw):
+    with pytest.raises(ValueError, match=f"{next(iter(kw))} must be a finite number"):
+        OnlineMLP(D, C, **kw)
+
+
 @pytest.mark.parametrize("kw", [{}, {"light": True}, {"graph": "static"},
                                 {"lam": 0.0, "supervise_graph": False},
                                 {"lam": 0.0, "supervise_graph": False, "light": True}])

@@ -20,7 +20,7 @@ from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, fit_optimizer_state, load_optimizer_state)
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_nonnegative, check_positive, check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
            "LIGHT_MEMORIES"]
@@ -227,18 +227,20 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(class_prior, CLASS_PRIORS, "class_prior")
         _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
         _check_choice(bias_position, BIAS_POSITIONS, "bias_position")
+        lam = check_nonnegative(lam, "lam")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
         if tau is not None and not tau > 0:
             raise ValueError(f"tau must be positive or None, got {tau}")
-        if lam < 0:
-            raise ValueError(f"lam must be >= 0, got {lam}")
-        self.regularizer, self.lam, self.tau = regularizer, float(lam), tau
+        self.regularizer, self.lam, self.tau = regularizer, lam, tau
         self.light, self.propagation = bool(light), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
         _check_choice(supervise_graph, (True, False), "supervise_graph")
         self.supervise_graph = bool(supervise_graph)
-        self.lr, self.weight_decay, self.seed = float(lr), float(weight_decay), seed
+        self.lr, self.weight_decay = check_positive(lr, "lr"), check_nonnegative(
+            weight_decay, "weight_decay")
+        self.seed = seed
+        check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
         # last training step (P, K'), the number of filled slots they were

@@ -10,7 +10,7 @@ from torch_geometric.nn import GCNConv, MessagePassing
 
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.ops import CSRGraph, supports_csr
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_dropout, check_positive_int
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -39,7 +39,7 @@ class _LayerStack(nn.Module):
         self.hidden_channels = check_positive_int(hidden_channels, "hidden_channels")
         self.out_channels = check_positive_int(out_channels, "out_channels")
         self.num_layers = check_positive_int(num_layers, "num_layers")
-        self.dropout = float(dropout)
+        self.dropout = check_dropout(dropout)
         self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) for _ in range(num_layers - 1))
 
     def _between_layers(self, h: Tensor, i: int) -> Tensor:
