@@ -156,8 +156,27 @@ def test_errors():
         prequential(PreviousLabel(), stream(), label_mask=np.ones(6, dtype=int), progress=False)
     with pytest.raises(ValueError, match="start"):
         prequential(PreviousLabel(), stream(), start=-1, progress=False)
-    with pytest.raises(ValueError, match="y must be one integer"):
+    with pytest.raises(ValueError, match="y at stream position 0 must be one integer"):
         prequential(PreviousLabel(), [(np.zeros(1), 0.5)], progress=False)
+
+
+@pytest.mark.parametrize("bad", [-1, 7])
+def test_a_bad_stream_label_stops_the_run_at_its_sample(bad):
+    # at an unlabeled position too: every sample is scored against its label
+    learner, seen = NearestClassMean(1, 2), []
+    labels = [0, 1, 0, bad, 1]
+    mask = np.array([True, True, False, False, False])
+    with pytest.raises(ValueError, match=f"y at stream position 3 must be a class id >= 0 "
+                                         f"and < num_classes=2, got {bad}"):
+        prequential(learner, stream(labels, X[:5]), label_mask=mask, progress=False,
+                    callback=lambda position, record: seen.append(position))
+    assert seen == [0, 1, 2]  # the learner never saw position 3
+    assert learner.counts.tolist() == [1.0, 1.0]
+
+
+def test_a_learner_without_num_classes_gets_any_label_from_zero():
+    result = prequential(PreviousLabel(), stream([0, 5, 5]), progress=False)
+    assert result.labels.tolist() == [0, 5, 5] and result.correct.tolist() == [True, False, True]
 
 
 @pytest.fixture

@@ -217,12 +217,14 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 
     Raises:
         ValueError: if no sample is left to evaluate (``"stream is empty"``),
-            the label mask is shorter than the stream, or ``initial`` does not
-            end at ``start``.
+            the label mask is shorter than the stream, ``initial`` does not
+            end at ``start``, or a ``y`` is not a class id of the learner (raised
+            at that sample, before the learner sees it).
     """
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     is_labeled = _mask_function(label_mask)
+    num_classes = getattr(learner, "num_classes", None)
     fused_step = getattr(learner, "predict_learn", None)
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
@@ -239,7 +241,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         for position, (x, y) in enumerate(bar, start=start):
             if transform is not None:
                 x = transform(x)
-            label = _as_int(y, "y")
+            label = _stream_label(y, position, num_classes)
             target = label if is_labeled(position) else -1
             tic = time.perf_counter()
             if fused_step is not None:
@@ -322,6 +324,18 @@ def _as_int(value: Any, name: str) -> int:
     if array.size != 1 or array.dtype.kind not in "iu":
         raise ValueError(f"{name} must be one integer class id, got {value!r}")
     return int(array.item())
+
+
+def _stream_label(y: Any, position: int, num_classes: Optional[int]) -> int:
+    """The class id ``y`` of the sample at ``position``, checked before the learner
+    sees the sample: at least 0 and, where the learner says, below its ``num_classes``
+    (every sample is scored against its label, labeled for the learner or not)."""
+    label = _as_int(y, f"y at stream position {position}")
+    if label < 0 or (num_classes is not None and label >= num_classes):
+        bound = "" if num_classes is None else f" and < num_classes={num_classes}"
+        raise ValueError(f"y at stream position {position} must be a class id >= 0{bound}, "
+                         f"got {label}")
+    return label
 
 
 def _cuda_device(learner: Any) -> Optional[torch.device]:
