@@ -148,3 +148,33 @@ def test_state_dict_round_trip_restores_host_counters():
     clone.update(unit(1.0, 1.0), -1)
     assert clone.num_unlabeled == 2 and math.isclose(float(clone.prototypes[5].norm()), 1.0,
                                                      rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("x, label, error, message", [
+    (unit(1.0, 0.0), 3, ValueError, r"label must be in \[-1, 3\)"),
+    (unit(1.0, 0.0), -2, ValueError, r"label must be in \[-1, 3\)"),
+    (unit(1.0, 0.0), 1.5, TypeError, "label must be an integer class id"),
+    (unit(1.0, 0.0), True, TypeError, "label must be an integer class id"),
+    (unit(1.0, 0.0, 0.0), 0, ValueError, r"x must have shape \(2,\)"),
+    (unit(1.0, 0.0).unsqueeze(0), 0, ValueError, r"x must have shape \(2,\)"),
+    (unit(1.0, 0.0).double(), 0, TypeError, "x must be torch.float32"),
+    ([1.0, 0.0], 0, TypeError, "x must be a tensor"),
+])
+def test_a_bad_update_raises_and_leaves_the_memory_unchanged(x, label, error, message):
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
+    memory.update(unit(1.0, 0.0), 0)  # class 0's only slot is full: a class-0 sample merges
+    memory.update(unit(0.0, 1.0), 1)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(error, match=message):
+        memory.update(x, label, raw)
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.fill_levels == (1, 1, 0, 0)
+    assert memory.update(unit(0.6, 0.8), torch.tensor(0), raw).merged  # a 0-d tensor label
+
+
+def test_a_source_of_the_wrong_width_is_refused():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+                                 source_channels=3)
+    with pytest.raises(ValueError, match=r"source must have shape \(3,\)"):
+        memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
+    assert memory.num_nodes == 0

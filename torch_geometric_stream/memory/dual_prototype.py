@@ -1,7 +1,8 @@
 """Fixed-capacity labeled and unlabeled prototype memory of SLeDGe."""
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Union
+import numbers
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -229,6 +230,31 @@ class DualPrototypeMemory(nn.Module):
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
 
     @torch.no_grad()
+    def _checked_label(self, label: Any) -> int:
+        """``label`` as ``int`` if it is an integer (or a one-element integer
+        tensor) in :math:`[-1, c)`."""
+        if isinstance(label, Tensor) and label.numel() == 1 and not label.is_floating_point():
+            label = label.item()
+        if isinstance(label, bool) or not isinstance(label, numbers.Integral):
+            raise TypeError(f"label must be an integer class id (-1: unlabeled), got "
+                            f"{type(label).__name__} {label!r}")
+        if not -1 <= label < self.num_classes:
+            raise ValueError(f"label must be in [-1, {self.num_classes}) (-1: unlabeled), "
+                             f"got {label}")
+        return int(label)
+
+    @staticmethod
+    def _check_row(row: Any, like: Tensor, name: str) -> None:
+        """Raise unless ``row`` is one row :math:`(d,)` of ``like`` :math:`(P, d)`:
+        a tensor of its width, dtype and device."""
+        if not isinstance(row, Tensor):
+            raise TypeError(f"{name} must be a tensor, got {type(row).__name__}")
+        if row.shape != like.shape[1:]:
+            raise ValueError(f"{name} must have shape ({like.size(1)},), got {tuple(row.shape)}")
+        if row.dtype != like.dtype or row.device != like.device:
+            raise TypeError(f"{name} must be {like.dtype} on {like.device} like the memory, "
+                            f"got {row.dtype} on {row.device}")
+
     def update(self, x: Tensor, label: int, embed: Optional[EmbeddingFn] = None, *,
                x_embedding: Optional[Tensor] = None,
                node_embeddings: Optional[Tensor] = None,
@@ -257,11 +283,22 @@ class DualPrototypeMemory(nn.Module):
         Returns:
             A :class:`MemoryUpdate`, or ``None`` when the sample was unlabeled
             and the unlabeled capacity is zero.
+
+        Raises:
+            TypeError / ValueError: for a label that is not an integer in
+                :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
+                memory's width, dtype and device, or ``source`` / ``derive``
+                given without sources kept (or missing with them); the memory
+                is then unchanged. The values are not read (no device sync):
+                finite, normalized rows are the caller's part.
         """
-        label = int(label)
+        label = self._checked_label(label)
+        self._check_row(x, self.prototypes, "x")
         if not (source is None) == (derive is None) == (self.sources is None):
             raise ValueError("source and derive are required exactly when the memory keeps "
                              "sources (source_channels)")
+        if source is not None:
+            self._check_row(source, self.sources, "source")
         if label >= 0:  # every filled labeled slot ages by one (no boolean indexing: no sync)
             self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
         target = self.candidate_slots(label)
