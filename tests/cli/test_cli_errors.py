@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.errors import one_line
 
 BAD_INPUTS = {
     "unknown dataset": ["--dataset", "nosuchdata"],
@@ -69,3 +70,10 @@ def test_missing_dataset_error_names_folder_and_url(tmp, capsys):
     assert main(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")]) == 2
     err = capsys.readouterr().err
     assert "shuttle.trn" in err and "archive.ics.uci.edu" in err
+
+
+def test_a_multi_line_message_reads_as_one_line():
+    message = "Folder x does not exist\nExpected files:\n  - a.csv\n  - b.csv\nSee http://u"
+    assert one_line(ValueError(message)) == (
+        "Folder x does not exist; Expected files: a.csv, b.csv; See http://u")
+    assert one_line(ValueError("")) == "ValueError"

@@ -9,6 +9,13 @@ class UsageError(ValueError):
 
 
 def one_line(error: BaseException) -> str:
-    """The message of ``error`` on one line (multi-line dataset errors are joined)."""
-    lines = (line.strip() for line in str(error).splitlines())
-    return " ".join(line for line in lines if line) or type(error).__name__
+    """The message of ``error`` on one line: the lines of a multi-line message (a
+    dataset error's) joined with ``"; "``, the items of a ``"- item"`` list after
+    their heading with ``", "``."""
+    parts: list[str] = []
+    for line in (line.strip() for line in str(error).splitlines()):
+        if line.startswith("- ") and parts:
+            parts[-1] += (" " if parts[-1].endswith(":") else ", ") + line[2:]
+        elif line:
+            parts.append(line)
+    return "; ".join(parts) or type(error).__name__
