@@ -14,18 +14,28 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["as_feature_matrix", "as_label_vector", "check_dropout", "check_nonnegative",
-           "check_positive", "check_positive_int", "check_unit_interval"]
+__all__ = ["as_feature_matrix", "as_label_vector", "check_dropout", "check_graph_input",
+           "check_node_features", "check_nonnegative", "check_positive_int",
+           "check_unit_interval"]
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor):
+        if value.layout != torch.strided:
+            raise TypeError(f"{name} must be a dense tensor, got layout {value.layout}")
         return value
+    if isinstance(value, np.generic):  # NumPy scalars, e.g. np.uint64(1)
+        value = np.asarray(value)
     if isinstance(value, np.ndarray):
         if value.dtype == object or value.dtype.kind in "USVMm":
             raise TypeError(f"{name} must be numeric, got a NumPy array of dtype {value.dtype}")
         if value.dtype.kind == "f" and value.dtype.itemsize > 8:  # long double
             value = value.astype(np.float64)
+        if value.dtype == np.uint64:  # torch would wrap values >= 2**63 to negative ones
+            if value.size and value.max() > np.iinfo(np.int64).max:
+                raise ValueError(f"{name} holds a value torch cannot represent: "
+                                 f"{value.max()} > 2**63 - 1")
+            value = value.astype(np.int64)
         return _converted(torch.from_numpy, np.ascontiguousarray(value), name)
     if isinstance(value, (list, tuple)):
         try:
@@ -122,6 +132,44 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
     return tensor
 
 
+def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
+                        name: str = "x") -> None:
+    """Raise unless ``x`` is a tensor :math:`(N, F_{in})` with ``in_channels`` columns
+    in ``dtype`` (the module's parameters'; ``None``: any floating dtype). Shape and
+    dtype only: no value is read, so no device sync."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+    if x.dim() != 2 or x.size(1) != in_channels:
+        raise ValueError(f"{name} must have shape (N, {in_channels}), got {tuple(x.shape)}")
+    if dtype is None and not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{name} must be {dtype} like the module's parameters, got {x.dtype}")
+
+
+def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
+                      dtype: torch.dtype) -> None:
+    r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer)
+    and ``edge_weight`` (``None`` or floating :math:`(E,)`) fit together (shapes and
+    dtypes only: the indices are not read, so they must lie in :math:`[0, N)`, as
+    for PyG's convolutions)."""
+    check_node_features(x, in_channels, dtype)
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+    if edge_index.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
+    if edge_weight is None:
+        return
+    if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():
+        raise TypeError(f"edge_weight must be a floating-point tensor or None, got "
+                        f"{getattr(edge_weight, 'dtype', type(edge_weight).__name__)}")
+    if edge_weight.shape != (edge_index.size(1),):
+        raise ValueError(f"edge_weight must have shape ({edge_index.size(1)},) like "
+                         f"edge_index's edges, got {tuple(edge_weight.shape)}")
+
+
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """Return ``value`` as ``int`` if it is an integer ``>= minimum``, else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -143,14 +191,6 @@ def check_nonnegative(value: Any, name: str) -> float:
     number = _as_real(value, name)
     if not math.isfinite(number) or number < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-    return number
-
-
-def check_positive(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it is a finite number ``> 0``, else raise."""
-    number = _as_real(value, name)
-    if not math.isfinite(number) or number <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return number
 
 

@@ -128,6 +128,38 @@ def test_backbone_rejects_unknown_bias_position():
         GCNBackbone(5, 16, 3, num_layers=2, bias_position="middle")
 
 
+X10 = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
+EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda g: g(X10, query_index=torch.tensor([-1])), ValueError,
+     r"query_index must hold row indices in \[0, 10\)"),
+    (lambda g: g(X10, query_index=torch.tensor([0.5])), TypeError, "query_index must be a 1-D"),
+    (lambda g: g(X10[0]), ValueError, r"x must have shape \(N, 4\), got \(4,\)"),
+    (lambda g: g(X10.double()), TypeError, "x must be torch.float32"),
+    (lambda g: g(X10, node_mask=torch.ones(9, dtype=torch.bool)), ValueError,
+     r"node_mask must have shape \(10,\)"),
+    (lambda g: g(X10, node_mask=torch.zeros(10, dtype=torch.bool)), ValueError, "no row"),
+])
+def test_graph_learner_names_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call(DynamicKNNGraph(4, k=2, hidden_channels=8))
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((X10, EDGES.float()), TypeError, "edge_index must be an int64"),
+    ((X10, EDGES[:1]), ValueError, r"edge_index must have shape \(2, E\)"),
+    ((X10, EDGES, torch.ones(2)), ValueError, r"edge_weight must have shape \(3,\)"),
+    ((X10, EDGES, torch.ones(3, dtype=torch.long)), TypeError, "edge_weight must be a floating"),
+    ((torch.randn(10, 5), EDGES), ValueError, r"x must have shape \(N, 4\)"),
+    ((X10.long(), EDGES), TypeError, "x must be torch.float32"),
+])
+def test_backbone_names_bad_input(args, error, message):
+    with pytest.raises(error, match=message):
+        GCNBackbone(4, 8, 3, 2)(*args)
+
+
 def test_backbone_repr_and_reset():
     backbone = GCNBackbone(5, 16, 3, num_layers=2)
     assert repr(backbone) == "GCNBackbone(5, 3, num_layers=2)"

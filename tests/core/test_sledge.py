@@ -127,6 +127,13 @@ def test_batch_learn_equals_sequential_learn():
             assert torch.allclose(value.float(), sequential.state_dict()[key].float(), atol=1e-6), key
 
 
+def test_numpy_unsigned_labels_are_class_ids():
+    model = small()
+    model.learn(torch.randn(D), np.uint64(1))
+    model.learn(torch.randn(2, D), np.array([0, 2], dtype=np.uint64))
+    assert model.memory.slot_labels[model.memory.labeled_index()].tolist() == [0, 1, 2]
+
+
 def test_predict_before_any_label_returns_valid_class():
     model = small()
     assert 0 <= int(model.predict(torch.randn(D))) < C
@@ -146,6 +153,9 @@ BAD_INPUTS = [
     (lambda: (torch.randint(0, 3, (D,)), 0), TypeError, "floating"),
     (lambda: (torch.randn(2, D), torch.tensor([0, 1, 2])), ValueError, "row"),
     (lambda: ("abc", 0), TypeError, "Tensor"),
+    (lambda: (torch.randn(D).to_sparse(), 0), TypeError, "dense tensor"),
+    (lambda: (torch.randn(1, D), np.array([2 ** 64 - 1], dtype=np.uint64)), ValueError,
+     "cannot represent"),  # would wrap to -1: learned as unlabeled
 ]
 
 
@@ -188,8 +198,8 @@ def test_invalid_constructor_arguments():
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"lr": float("inf")}, "lr must be a finite number > 0"),
-    ({"lr": 0.0}, "lr must be a finite number > 0"),
+    ({"lr": float("inf")}, "lr must be a finite number >= 0"),
+    ({"lr": -1e-3}, "lr must be a finite number >= 0"),
     ({"weight_decay": float("inf")}, "weight_decay must be a finite number >= 0"),
     ({"lam": float("nan")}, "lam must be a finite number >= 0"),  # nan > 0 is False
     ({"lam": float("inf")}, "lam must be a finite number >= 0"),
@@ -205,7 +215,7 @@ def test_settings_that_would_turn_the_model_into_nan_are_refused(kw, message):
 
 @pytest.mark.parametrize("kw", [{"lr": float("inf")}, {"lr": -1e-3},
                                 {"weight_decay": float("nan")}])
-def test_online_mlp_refuses_a_step_size_that_is_not_finite_and_positive(kw):
+def test_online_mlp_refuses_a_step_size_that_is_not_finite_and_nonnegative(kw):
     with pytest.raises(ValueError, match=f"{next(iter(kw))} must be a finite number"):
         OnlineMLP(D, C, **kw)
 

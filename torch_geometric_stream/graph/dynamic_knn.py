@@ -9,7 +9,7 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_node_features, check_positive_int
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -317,11 +317,43 @@ class DynamicKNNGraph(nn.Module):
 
         Returns:
             ``(edge_index, edge_weight)`` in PyG convention.
+
+        Raises:
+            TypeError / ValueError: an ``x`` that is not floating :math:`(N, d)`,
+                a ``query_index`` that is not a 1-D integer tensor of row
+                indices, or a ``node_mask`` that is not boolean :math:`(N,)`
+                with at least one ``True``.
         """
+        self._check_input(x, query_index, node_mask)
         emb = self.embed(x)
         neighbors = self.neighbors(emb, query_index, node_mask)
         return (neighbors_to_edge_index(neighbors, query_index),
                 self.neighbor_weight(emb, neighbors, query_index))
+
+    def _check_input(self, x: Tensor, query_index: Optional[Tensor],
+                     node_mask: Optional[Tensor]) -> None:
+        weight = next(self.embedding.parameters(), None)  # none: the static graph
+        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
+        num_rows = x.size(0)
+        if query_index is not None:
+            if (not isinstance(query_index, Tensor) or query_index.dim() != 1
+                    or query_index.dtype not in (torch.int64, torch.int32)):
+                raise TypeError("query_index must be a 1-D int64 (or int32) tensor of row "
+                                f"indices, got {getattr(query_index, 'dtype', query_index)!r}")
+            if query_index.numel() and not (0 <= int(query_index.min())
+                                            and int(query_index.max()) < num_rows):
+                raise ValueError(f"query_index must hold row indices in [0, {num_rows}), got "
+                                 f"values in [{int(query_index.min())}, "
+                                 f"{int(query_index.max())}]")
+        if node_mask is not None:
+            if not isinstance(node_mask, Tensor) or node_mask.dtype != torch.bool:
+                raise TypeError("node_mask must be a boolean tensor, got "
+                                f"{getattr(node_mask, 'dtype', type(node_mask).__name__)}")
+            if node_mask.shape != (num_rows,):
+                raise ValueError(f"node_mask must have shape ({num_rows},), got "
+                                 f"{tuple(node_mask.shape)}")
+            if not bool(node_mask.any()):
+                raise ValueError("node_mask allows no row as a neighbour")
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:

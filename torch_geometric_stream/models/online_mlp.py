@@ -9,7 +9,7 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.nn import MLPBackbone, fit_optimizer_state, load_optimizer_state
-from torch_geometric_stream.validation import check_nonnegative, check_positive, check_positive_int
+from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 
 class OnlineMLP(StreamClassifier, nn.Module):
@@ -46,7 +46,7 @@ class OnlineMLP(StreamClassifier, nn.Module):
             self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes, num_layers)
         if device is not None:
             self.to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=check_positive(lr, "lr"),
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=check_nonnegative(lr, "lr"),
                                           weight_decay=check_nonnegative(weight_decay,
                                                                          "weight_decay"))
 

@@ -20,7 +20,7 @@ from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, fit_optimizer_state, load_optimizer_state)
-from torch_geometric_stream.validation import check_nonnegative, check_positive, check_positive_int
+from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
            "LIGHT_MEMORIES"]
@@ -237,8 +237,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.merge_similarity, self.graph_kind = merge_similarity, graph
         _check_choice(supervise_graph, (True, False), "supervise_graph")
         self.supervise_graph = bool(supervise_graph)
-        self.lr, self.weight_decay = check_positive(lr, "lr"), check_nonnegative(
-            weight_decay, "weight_decay")
+        self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
+        self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
         self.seed = seed
         check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")

@@ -10,7 +10,8 @@ from torch_geometric.nn import GCNConv, MessagePassing
 
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.ops import CSRGraph, supports_csr
-from torch_geometric_stream.validation import check_dropout, check_positive_int
+from torch_geometric_stream.validation import (check_dropout, check_graph_input,
+                                               check_positive_int)
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -107,7 +108,14 @@ class GraphBackbone(_LayerStack):
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 *, normalized: bool = False) -> Tensor:
         """Run all layers; ``normalized=True`` means the weights are already
-        normalized (e.g. a subgraph cut out of a normalized graph)."""
+        normalized (e.g. a subgraph cut out of a normalized graph).
+
+        Raises:
+            TypeError / ValueError: inputs whose shapes or dtypes do not fit
+                (see :func:`~torch_geometric_stream.validation.check_graph_input`).
+        """
+        check_graph_input(x, edge_index, edge_weight, self.in_channels,
+                          self.convs[0].lin.weight.dtype)
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
         return self._propagate_layers(x, edge_index, edge_weight)
