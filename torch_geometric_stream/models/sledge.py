@@ -165,7 +165,9 @@ class SLeDGe(StreamClassifier, nn.Module):
             rows stored early in the stream, while the range was still narrow,
             stay comparable with later ones. With a fixed range this is the
             same as scaling outside. (default: :obj:`None`)
-        dropout (float, optional): dropout in :math:`f_B`. (default: 0)
+        dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
+            Its masks come from torch's global RNG, not from ``seed``: seed
+            that too (``torch.manual_seed``) for repeatable runs. (default: 0)
         class_prior (str, optional): ``"memory"`` (the paper): predictions
             follow the class balance of the labeled memory, which keeps
             :math:`\lfloor L/c \rfloor` slots per class whatever the stream's
