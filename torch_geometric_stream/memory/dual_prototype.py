@@ -233,11 +233,12 @@ class DualPrototypeMemory(nn.Module):
     def _checked_label(self, label: Any) -> int:
         """``label`` as ``int`` if it is an integer (or a one-element integer
         tensor) in :math:`[-1, c)`."""
-        if isinstance(label, Tensor) and label.numel() == 1 and not label.is_floating_point():
-            label = label.item()
-        if isinstance(label, bool) or not isinstance(label, numbers.Integral):
-            raise TypeError(f"label must be an integer class id (-1: unlabeled), got "
-                            f"{type(label).__name__} {label!r}")
+        if type(label) is not int:  # SLeDGe's per-sample path passes an int: no ABC check
+            if isinstance(label, Tensor) and label.numel() == 1 and not label.is_floating_point():
+                label = label.item()
+            if isinstance(label, bool) or not isinstance(label, numbers.Integral):
+                raise TypeError(f"label must be an integer class id (-1: unlabeled), got "
+                                f"{type(label).__name__} {label!r}")
         if not -1 <= label < self.num_classes:
             raise ValueError(f"label must be in [-1, {self.num_classes}) (-1: unlabeled), "
                              f"got {label}")
