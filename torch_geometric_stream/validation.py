@@ -14,9 +14,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["as_feature_matrix", "as_label_vector", "check_dropout", "check_graph_input",
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout", "check_graph_input",
            "check_node_features", "check_nonnegative", "check_positive_int",
            "check_unit_interval"]
+
+
+#: Dtypes accepted for row indices (``edge_index``, query rows, targets).
+INDEX_DTYPES = (torch.int64, torch.int32)
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -158,7 +162,7 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
         raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if edge_index.dtype not in (torch.int64, torch.int32):
+    if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
     if edge_weight is None:
         return

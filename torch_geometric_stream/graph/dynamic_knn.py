@@ -9,7 +9,8 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
-from torch_geometric_stream.validation import check_node_features, check_positive_int
+from torch_geometric_stream.validation import (INDEX_DTYPES, check_node_features,
+                                               check_positive_int)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -178,7 +179,7 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
         raise ValueError(f"num_hops must be >= 0, got {num_hops}")
     if not 1 <= k <= num_rows:
         raise ValueError(f"k must lie in [1, {num_rows}] (the number of rows), got {k}")
-    if targets.dtype not in (torch.int32, torch.int64):
+    if targets.dtype not in INDEX_DTYPES:
         raise TypeError(f"targets must be an integer tensor of row indices, got {targets.dtype}")
     if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < num_rows:
         raise ValueError(f"targets must be row indices in [0, {num_rows}), got values in "
@@ -337,7 +338,7 @@ class DynamicKNNGraph(nn.Module):
         num_rows = x.size(0)
         if query_index is not None:
             if (not isinstance(query_index, Tensor) or query_index.dim() != 1
-                    or query_index.dtype not in (torch.int64, torch.int32)):
+                    or query_index.dtype not in INDEX_DTYPES):
                 raise TypeError("query_index must be a 1-D int64 (or int32) tensor of row "
                                 f"indices, got {getattr(query_index, 'dtype', query_index)!r}")
             if query_index.numel() and not (0 <= int(query_index.min())
