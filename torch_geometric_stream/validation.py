@@ -152,7 +152,7 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
 
 
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
-                      dtype: torch.dtype) -> None:
+                      dtype: Optional[torch.dtype]) -> None:
     r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer)
     and ``edge_weight`` (``None`` or floating :math:`(E,)`) fit together (shapes and
     dtypes only: the indices are not read, so they must lie in :math:`[0, N)`, as

@@ -178,3 +178,13 @@ def test_a_source_of_the_wrong_width_is_refused():
     with pytest.raises(ValueError, match=r"source must have shape \(3,\)"):
         memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
     assert memory.num_nodes == 0
+
+
+def test_update_builds_no_autograd_graph_even_with_a_trainable_embedding():
+    # a merge weighed with a trainable f_E must not tie the memory to f_E's graph
+    embed = torch.nn.Linear(2, 2)
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1)
+    for x, label in ((unit(1.0, 0.0), 0), (unit(0.6, 0.8), 0), (unit(0.0, 1.0), -1),
+                     (unit(0.8, 0.6), -1)):
+        memory.update(x, label, lambda rows: F.normalize(embed(rows), dim=-1))
+    assert memory.prototypes.grad_fn is None and not memory.prototypes.requires_grad

@@ -229,7 +229,6 @@ class DualPrototypeMemory(nn.Module):
         derived = derive(self.sources)
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
 
-    @torch.no_grad()
     def _checked_label(self, label: Any) -> int:
         """``label`` as ``int`` if it is an integer (or a one-element integer
         tensor) in :math:`[-1, c)`."""
@@ -256,6 +255,7 @@ class DualPrototypeMemory(nn.Module):
             raise TypeError(f"{name} must be {like.dtype} on {like.device} like the memory, "
                             f"got {row.dtype} on {row.device}")
 
+    @torch.no_grad()
     def update(self, x: Tensor, label: int, embed: Optional[EmbeddingFn] = None, *,
                x_embedding: Optional[Tensor] = None,
                node_embeddings: Optional[Tensor] = None,

@@ -114,8 +114,9 @@ class GraphBackbone(_LayerStack):
             TypeError / ValueError: inputs whose shapes or dtypes do not fit
                 (see :func:`~torch_geometric_stream.validation.check_graph_input`).
         """
+        weight = next(self.parameters(), None)  # any conv: its parameters' dtype, if any
         check_graph_input(x, edge_index, edge_weight, self.in_channels,
-                          self.convs[0].lin.weight.dtype)
+                          None if weight is None else weight.dtype)
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
         return self._propagate_layers(x, edge_index, edge_weight)
