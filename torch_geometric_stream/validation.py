@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout", "check_graph_input",
-           "check_node_features", "check_nonnegative", "check_positive_int",
-           "check_unit_interval"]
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
+           "check_graph_input", "check_node_features", "check_nonnegative",
+           "check_positive_int", "check_unit_interval"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).

@@ -1,7 +1,6 @@
 """SLeDGe: semi-supervised learning on data streams with graph structure learning."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -551,13 +550,13 @@ class SLeDGe(StreamClassifier, nn.Module):
             adj = dense_adjacency(edge_index, edge_weight, num_nodes)
             return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
         if nodes.device.type != "cpu":
-            out = self.backbone(nodes, edge_index, edge_weight, normalized=True)
+            out = self.backbone.forward_normalized(nodes, edge_index, edge_weight)
             return out.index_select(0, targets)
         subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
             targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
             num_nodes=num_nodes, directed=True)
-        out = self.backbone(nodes[subset], sub_edge_index, edge_weight[edge_mask],
-                            normalized=True)
+        out = self.backbone.forward_normalized(nodes[subset], sub_edge_index,
+                                               edge_weight[edge_mask])
         return out[mapping]
 
     # -------------------------------------------------------------- learning

@@ -119,10 +119,12 @@ class GraphBackbone(_LayerStack):
                           None if weight is None else weight.dtype)
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
-        return self._propagate_layers(x, edge_index, edge_weight)
+        return self.forward_normalized(x, edge_index, edge_weight)
 
-    def _propagate_layers(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
-        """All layers over the normalized graph, each conv called as is."""
+    def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
+        """All layers over an already normalized graph, each conv called as is;
+        without :meth:`forward`'s input checks, for callers that built the graph
+        themselves (SLeDGe's per-sample step)."""
         return self._run(x, lambda conv, h: conv(h, edge_index, edge_weight))
 
     def _run(self, x: Tensor, layer: Callable[[MessagePassing, Tensor], Tensor]) -> Tensor:
@@ -185,7 +187,7 @@ class GCNBackbone(GraphBackbone):
                              f"got {bias_position!r}")
         self.aggregation, self.bias_position = aggregation, bias_position
 
-    def _propagate_layers(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
+    def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
         if self.aggregation == "message_passing" or not supports_csr(x):
             return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
                 edge_index, x=z, edge_weight=edge_weight)))
