@@ -14,6 +14,7 @@ from torch_geometric_stream.evaluation import (
     make_transform,
     resolve_feature_transform,
     resolve_scaling,
+    unchanged_on_error,
 )
 
 
@@ -73,6 +74,25 @@ def test_online_scaler_rejects_other_width():
     scaler(np.zeros(3))
     with pytest.raises(ValueError, match="features"):
         scaler(np.zeros(4))
+
+
+@pytest.mark.parametrize("build", [OnlineMinMaxScaler, make_transform, L2Normalize])
+def test_unchanged_on_error_restores_the_state_a_failing_block_changed(build):
+    data = np.random.default_rng(2).normal(size=(6, 3))
+    transform, twin = build(), build()
+    transform.transform_many(data[:3])
+    twin.transform_many(data[:3])
+    with pytest.raises(RuntimeError, match="rejected"):
+        with unchanged_on_error(transform):
+            transform(data[3] * 100.0)  # widens the running range, then the block fails
+            raise RuntimeError("rejected by the learner")
+    assert torch.equal(transform.transform_many(data[3:]), twin.transform_many(data[3:]))
+    with unchanged_on_error(transform):  # no error: the update stays
+        transform(data[0] * 100.0)
+    if build is not L2Normalize:
+        assert not torch.equal(transform(data[5]), twin(data[5]))
+    with pytest.raises(RuntimeError), unchanged_on_error(None):
+        raise RuntimeError("no transform: nothing to restore")
 
 
 def test_global_scaler_exact():

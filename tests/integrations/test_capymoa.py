@@ -1,4 +1,6 @@
 """CapyMOA adapter driven by CapyMOA's own prequential_ssl_evaluation."""
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ from capymoa.base import ClassifierSSL  # noqa: E402
 from capymoa.evaluation import prequential_ssl_evaluation  # noqa: E402
 from capymoa.stream import NumpyStream  # noqa: E402
 
+from torch_geometric_stream.evaluation import OnlineMinMaxScaler  # noqa: E402
 from torch_geometric_stream.integrations.capymoa import (CapyMOASLeDGe,  # noqa: E402
                                                          CapyMOASLeDGeLight)
 
@@ -48,6 +51,30 @@ def test_predict_proba_shape_and_seed(stream):
     assert first.predict(instance) == int(np.argmax(proba))
     with pytest.raises(TypeError, match="random_seed"):
         CapyMOASLeDGe(schema, seed=1)
+
+
+def test_a_rejected_instance_changes_nothing_the_transform_included(stream):
+    schema = stream.get_schema()
+    learners = [CapyMOASLeDGe(schema, random_seed=3, transform=OnlineMinMaxScaler(), **SMALL)
+                for _ in range(2)]
+    stream.restart()
+    instances = [stream.next_instance() for _ in range(30)]
+    for learner in learners:
+        learner.train(instances[0])
+    wide = np.asarray(instances[1].x) * 100.0  # would widen the scaler's running range
+    bad = [(learners[0].train, SimpleNamespace(x=wide, y_index=7), ValueError, "label 7"),
+           (learners[0].train_on_unlabeled, SimpleNamespace(x=np.append(wide, 1.0), y_index=0),
+            ValueError, "features"),
+           (learners[0].predict_proba, SimpleNamespace(x=wide[:3], y_index=0), ValueError,
+            "features")]
+    for call, instance, error, match in bad:
+        with pytest.raises(error, match=match):
+            call(instance)
+    for instance in instances[1:]:
+        probas = [learner.predict_proba(instance) for learner in learners]
+        np.testing.assert_array_equal(probas[0], probas[1])
+        for learner in learners:
+            learner.train_on_unlabeled(instance)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -44,6 +44,7 @@ from torch_geometric_stream.evaluation.transforms import (
     make_transform,
     resolve_feature_transform,
     resolve_scaling,
+    unchanged_on_error,
 )
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "make_transform",
     "resolve_scaling",
     "resolve_feature_transform",
+    "unchanged_on_error",
     "StreamMetrics",
     "tail_accuracy",
     "accuracy_curve",

@@ -19,7 +19,8 @@ compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +32,7 @@ from torch_geometric_stream.validation import as_feature_matrix
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
-           "resolve_feature_transform"]
+           "resolve_feature_transform", "unchanged_on_error"]
 
 
 class StreamTransform:
@@ -229,6 +230,26 @@ class Compose(StreamTransform):
 
     def __repr__(self) -> str:
         return f"Compose({self.transforms!r})"
+
+
+@contextmanager
+def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
+    """Restore ``transform``'s state if the block raises (nothing to do for ``None``):
+    a row the transform updated on but the learner then rejected (a wrong label, a
+    wrong width) leaves no trace.
+
+    Example::
+
+        with unchanged_on_error(transform):
+            learner.learn(transform.transform_one(x), y)
+    """
+    state = None if transform is None else transform.state_dict()
+    try:
+        yield
+    except BaseException:
+        if transform is not None:
+            transform.load_state_dict(state)
+        raise
 
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` is done by

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from torch_geometric_stream.evaluation.transforms import StreamTransform
+from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
 
 try:
@@ -78,16 +78,21 @@ class CapyMOASLeDGe(_ClassifierSSL):
         return x if self.transform is None else self.transform.transform_one(x)
 
     def train(self, instance: Any) -> None:
-        """Learn a labelled instance (class ``instance.y_index``)."""
-        self.model.learn(self._features(instance), int(instance.y_index))
+        """Learn a labelled instance (class ``instance.y_index``). A call that raises
+        changes nothing, the transform's state included."""
+        with unchanged_on_error(self.transform):
+            self.model.learn(self._features(instance), int(instance.y_index))
 
     def train_on_unlabeled(self, instance: Any) -> None:
-        """Learn an instance without its label."""
-        self.model.learn(self._features(instance), -1)
+        """Learn an instance without its label. A call that raises changes nothing."""
+        with unchanged_on_error(self.transform):
+            self.model.learn(self._features(instance), -1)
 
     def predict_proba(self, instance: Any) -> np.ndarray:
-        """Class probabilities, shape ``(schema.get_num_classes(),)``."""
-        proba = self.model.predict_proba(self._features(instance))[0]
+        """Class probabilities, shape ``(schema.get_num_classes(),)``. A call that
+        raises changes nothing."""
+        with unchanged_on_error(self.transform):
+            proba = self.model.predict_proba(self._features(instance))[0]
         return proba.double().cpu().numpy()
 
 

@@ -27,7 +27,6 @@ CapyMOA's ``prequential_ssl_evaluation`` does.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import math
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ import numpy as np
 import torch
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.evaluation.transforms import StreamTransform
+from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
 from torch_geometric_stream.validation import check_unit_interval
 
@@ -203,14 +202,11 @@ class RiverClassifier(_MiniBatchBase):
         order, the lazily built learner and the transform's state (the learner
         itself leaves its state unchanged on bad input)."""
         features, model = self.features_, self.model_
-        transform = None if self.transform is None else copy.deepcopy(
-            self.transform.state_dict())
         try:
-            yield
-        except Exception:
+            with unchanged_on_error(self.transform):
+                yield
+        except BaseException:
             self.features_, self.model_ = features, model
-            if transform is not None:
-                self.transform.load_state_dict(transform)
             raise
 
     # -- River API ----------------------------------------------------------------------------
