@@ -85,6 +85,13 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert resolve_config("Shopper", ratio, model, {}, None)["supervise_graph"] is True
     assert resolve_config("Shopper", 0.01, "sledge", {}, None,
                           preset="package")["supervise_graph"] is True
+    # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E
+    light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
+    assert (light["num_layers"], light["embedding_layers"]) == (4, 1)
+    assert resolve_config("MNIST", 0.001, "sledge", {}, None)["embedding_layers"] == 2
+    assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["embedding_layers"] == 1
+    assert resolve_config("MNIST", 0.001, "sledge-light", {"embedding_layers": 2},
+                          None)["embedding_layers"] == 2
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
