@@ -246,7 +246,7 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
     state = None if transform is None else transform.state_dict()
     try:
         yield
-    except BaseException:
+    except Exception:
         if transform is not None:
             transform.load_state_dict(state)
         raise

@@ -205,7 +205,7 @@ class RiverClassifier(_MiniBatchBase):
         try:
             with unchanged_on_error(self.transform):
                 yield
-        except BaseException:
+        except Exception:
             self.features_, self.model_ = features, model
             raise
 
