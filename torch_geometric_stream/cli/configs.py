@@ -171,11 +171,11 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
 #:   edge weights bends the learned graph around the labeled memory there
 #:   (``benchmarks/graph_diagnostics.py``). On GSAD at 1 % the option cost 1.3
 #:   points (0.737 against 0.750), so it is not a package default.
-#: - SLeDGe-L on MNIST at 0.1 % (session 21) scores 0.614 and 0.619 (seeds 0 and
-#:   2000, tag ``light-embedding-1``) with a 1-layer ``f_E`` instead of the authors'
-#:   2-layer one, against 0.532 and 0.542 with the authors' structure (seed 0 on this
-#:   CPU, tag ``paper-preset-cpu``, and on the H100, tag ``cuda``: 0.533): +8 points on
-#:   each seed, where the authors' structure's own seed spread is 1.2. Two GCN
+#: - SLeDGe-L on MNIST at 0.1 % (session 21) scores 0.609 +- 0.013 (0.614, 0.619,
+#:   0.594; tag ``light-embedding-1``) with a 1-layer ``f_E`` instead of the authors'
+#:   2-layer one, against 0.544 +- 0.012 (0.533, 0.542, 0.556; H100, tag ``cuda``;
+#:   seed 0 on this CPU 0.532, tag ``paper-preset-cpu``) with the authors' structure:
+#:   +8.1, +7.7 and +3.8 points on the same seeds. Two GCN
 #:   layers instead of four (and the 2-layer ``f_E``) score 0.606 and 0.579 (tag
 #:   ``light-layers-2``), both reductions 0.611 on seed 0 (the package preset): the
 #:   4-layer backbone with the 2-layer ``f_E`` is what loses, fed by 10 labeled rows.
