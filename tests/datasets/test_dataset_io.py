@@ -63,6 +63,14 @@ def test_read_numeric_table_checks_columns(tmp_path):
         read_numeric_table(tmp_path / "u.txt", 3)
 
 
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf"])
+def test_read_numeric_table_rejects_non_finite_values(tmp_path, text):
+    (tmp_path / "t.txt").write_text(f"1 2 3\n4 {text} 6\n7 8 {text}\n")
+    with pytest.raises(DatasetFormatError,
+                       match=f"t.txt data row 2, column 2: non-finite value {text} \\(2 such"):
+        read_numeric_table(tmp_path / "t.txt", 3)
+
+
 def test_read_csv_records_drops_leading_row_id(tmp_path):
     (tmp_path / "c.csv").write_text('"a","b"\n"1",2,3\n4,5\n')
     records = read_csv_records(tmp_path / "c.csv", ["a"])
@@ -104,6 +112,9 @@ def test_stream_dataset_api():
     (dict(class_names=["a"]), "class names"),
     (dict(y=np.array([0, 2, 0])), "labels must lie"),
     (dict(feature_names=["f0"]), "feature names"),
+    (dict(x=np.array([[0.0, 0.0], [0.0, np.nan], [np.inf, 0.0]])),
+     "2 non-finite values .*the first at row 1, column 1"),
+    (dict(x=np.array([[0.0, 0.0], [0.0, 1e39], [0.0, 0.0]])), "non-finite values \\(as float32\\)"),
 ])
 def test_stream_dataset_validates(kwargs, match):
     base = dict(name="toy", x=np.zeros((3, 2)), y=np.array([0, 1, 0]), num_classes=2,

@@ -73,7 +73,8 @@ def test_gsad_missing_batches_warn_and_strict_raises(tmp_path, write):
 @pytest.mark.filterwarnings("ignore:GSAD batches missing")
 @pytest.mark.parametrize("line, match", [("1 1:2.0 129:3.0", "feature index 129 outside 1..128"),
                                          ("x 1:2.0", "expected '<class>"),
-                                         ("1 1:abc", "expected '<class>")])
+                                         ("1 1:abc", "expected '<class>"),
+                                         ("1 1:2.0 2:nan", "feature 2 holds the non-finite value 'nan'")])
 def test_gsad_malformed(tmp_path, line, match):
     (tmp_path / "GSAD").mkdir()
     (tmp_path / "GSAD" / "batch1.dat").write_text(line + "\n")
@@ -160,4 +161,14 @@ def test_shopper_non_numeric_value(tmp_path):
         SHOPPER_HEADER + "0,0,0,0,1,0,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,MAYBE,FALSE\n")
     with pytest.raises(DatasetFormatError,
                        match="column 'Weekend' holds the non-numeric value 'MAYBE'"):
+        load_dataset("shopper", tmp_path)
+
+
+def test_shopper_non_finite_value(tmp_path):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + "0,0,0,0,1,0,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,FALSE,FALSE\n"
+        "0,0,0,0,1,inf,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,FALSE,FALSE\n")
+    with pytest.raises(DatasetFormatError, match="data row 2: column 'ProductRelated_Duration' "
+                                                 "holds the non-finite value 'inf'"):
         load_dataset("shopper", tmp_path)

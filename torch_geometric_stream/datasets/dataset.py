@@ -45,6 +45,11 @@ class StreamDataset:
             raise ValueError(f"{len(self.class_names)} class names for {self.num_classes} classes")
         if len(self.y) and (self.y.min() < 0 or self.y.max() >= self.num_classes):
             raise ValueError(f"labels must lie in [0, {self.num_classes})")
+        non_finite = np.argwhere(~np.isfinite(self.x))
+        if len(non_finite):
+            row, column = non_finite[0]
+            raise ValueError(f"x holds {len(non_finite)} non-finite values (as float32), the "
+                             f"first at row {row}, column {column}")
         if self.feature_names is not None and len(self.feature_names) != self.x.shape[1]:
             raise ValueError(f"{len(self.feature_names)} feature names for "
                              f"{self.x.shape[1]} features")

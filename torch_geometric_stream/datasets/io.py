@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import math
 import sys
 from pathlib import Path
 from typing import BinaryIO, Iterable, Optional, TextIO
@@ -106,6 +107,11 @@ def read_numeric_table(path: Path | str, num_columns: int,
         raise DatasetFormatError(f"{name}: the file has no rows")
     if table.shape[1] != num_columns:
         raise DatasetFormatError(f"{name}: expected {num_columns} columns, found {table.shape[1]}")
+    non_finite = np.argwhere(~np.isfinite(table))
+    if len(non_finite):
+        row, column = non_finite[0]
+        raise DatasetFormatError(f"{name} data row {row + 1}, column {column + 1}: non-finite value "
+                                 f"{table[row, column]} ({len(non_finite)} such values in the file)")
     return table
 
 
@@ -152,8 +158,8 @@ def records_to_matrix(records: list[dict[str, str]], columns: Iterable[str],
                       file_name: str) -> np.ndarray:
     """Numeric columns of CSV records as a float64 matrix ``(rows, len(columns))``.
 
-    ``TRUE``/``FALSE`` (any case) become 1/0; anything else non-numeric is a
-    format error.
+    ``TRUE``/``FALSE`` (any case) become 1/0; anything else non-numeric or
+    non-finite (``nan``, ``inf``) is a format error.
     """
     columns = list(columns)
     booleans = {"true": 1.0, "false": 0.0}
@@ -166,4 +172,7 @@ def records_to_matrix(records: list[dict[str, str]], columns: Iterable[str],
             except ValueError:
                 raise DatasetFormatError(f"{file_name} data row {i + 1}: column {column!r} "
                                          f"holds the non-numeric value {text!r}") from None
+            if not math.isfinite(out[i, j]):
+                raise DatasetFormatError(f"{file_name} data row {i + 1}: column {column!r} "
+                                         f"holds the non-finite value {text!r}")
     return out

@@ -8,6 +8,7 @@ and, on failure, the expected files and download URL to the error.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -93,6 +94,9 @@ def _parse_gsad_line(line: str, file_name: str, line_number: int) -> tuple[int, 
                 raise DatasetFormatError(f"{where}: feature index {index} outside "
                                          f"1..{GSAD_NUM_FEATURES}")
             row[position] = float(value)
+            if not math.isfinite(row[position]):
+                raise DatasetFormatError(f"{where}: feature {index} holds the non-finite "
+                                         f"value {value!r}")
     except ValueError as error:
         if isinstance(error, DatasetFormatError):
             raise
