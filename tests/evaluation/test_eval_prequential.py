@@ -174,6 +174,18 @@ def test_a_bad_stream_label_stops_the_run_at_its_sample(bad):
     assert learner.counts.tolist() == [1.0, 1.0]
 
 
+def test_a_bad_stream_label_leaves_the_transform_as_it_was():
+    transform = make_transform("online")
+    prequential(NearestClassMean(1, 2), stream([0, 1], X[:2]), transform=transform, progress=False)
+    before = {key: value.clone() for key, value in transform.state_dict()["0"].items()}
+    with pytest.raises(ValueError, match="y at stream position 0 must be a class id"):
+        prequential(NearestClassMean(1, 2), [(X[0] + 100.0, 7)], transform=transform,
+                    progress=False)
+    after = transform.state_dict()["0"]
+    assert after.keys() == before.keys()
+    assert all(torch.equal(after[key], value) for key, value in before.items())
+
+
 def test_a_learner_without_num_classes_gets_any_label_from_zero():
     result = prequential(PreviousLabel(), stream([0, 5, 5]), progress=False)
     assert result.labels.tolist() == [0, 5, 5] and result.correct.tolist() == [True, False, True]

@@ -183,7 +183,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 initial: Optional[Mapping[str, Any]] = None) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
-    For the sample at position :math:`t`: ``x = transform(x)``, then
+    For the sample at position :math:`t`: its label is checked, ``x = transform(x)``, then
     ``learner.predict(x)``, then ``learner.learn(x, y if mask[t] else -1)``
     (one call ``learner.predict_learn(x, y if mask[t] else -1)`` where the
     learner has it). The latency recorded per sample covers ``predict`` and ``learn`` only.
@@ -239,9 +239,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     with tqdm(samples, total=_expected_length(stream, start, limit), disable=not progress,
               desc="prequential", unit="sample") as bar:
         for position, (x, y) in enumerate(bar, start=start):
+            # the label first: a sample rejected for its label leaves the transform as it was
+            label = _stream_label(y, position, num_classes)
             if transform is not None:
                 x = transform(x)
-            label = _stream_label(y, position, num_classes)
             target = label if is_labeled(position) else -1
             tic = time.perf_counter()
             if fused_step is not None:
