@@ -172,6 +172,37 @@ def test_a_bad_update_raises_and_leaves_the_memory_unchanged(x, label, error, me
     assert memory.update(unit(0.6, 0.8), torch.tensor(0), raw).merged  # a 0-d tensor label
 
 
+def _failing(rows):
+    raise RuntimeError("embedding failed")
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    (dict(x_embedding=torch.ones(3)), ValueError, r"embedding \(3,\) and the slots' \(1, 2\)"),
+    (dict(node_embeddings=torch.ones(3, 2)), ValueError, r"node_embeddings must be \(5, h\)"),
+    (dict(node_embeddings=torch.ones(5)), ValueError, r"node_embeddings must be \(5, h\)"),
+    (dict(embed=_failing), RuntimeError, "embedding failed"),
+])
+def test_a_failing_merge_search_leaves_the_memory_unchanged(arguments, error, message):
+    # labeled merges age every labeled slot: nothing may age before the search succeeds
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
+    memory.update(unit(1.0, 0.0), 0)
+    memory.update(unit(0.0, 1.0), 1)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(error, match=message):
+        memory.update(unit(0.6, 0.8), 0, **{"embed": raw, **arguments})
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+
+
+def test_a_failing_derive_leaves_the_sources_unchanged():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+                                 source_channels=2, alpha=0.5)
+    memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(RuntimeError, match="embedding failed"):
+        memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=_failing)
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+
+
 def test_a_source_of_the_wrong_width_is_refused():
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
                                  source_channels=3)

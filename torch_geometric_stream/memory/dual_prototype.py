@@ -289,8 +289,9 @@ class DualPrototypeMemory(nn.Module):
             TypeError / ValueError: for a label that is not an integer in
                 :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
                 memory's width, dtype and device, or ``source`` / ``derive``
-                given without sources kept (or missing with them); the memory
-                is then unchanged. The values are not read (no device sync):
+                given without sources kept (or missing with them), or embeddings
+                of mismatched shapes; the memory is then unchanged, also when
+                ``embed`` or ``derive`` raises. The values are not read (no device sync):
                 finite, normalized rows are the caller's part.
         """
         label = self._checked_label(label)
@@ -300,13 +301,12 @@ class DualPrototypeMemory(nn.Module):
                              "sources (source_channels)")
         if source is not None:
             self._check_row(source, self.sources, "source")
-        if label >= 0:  # every filled labeled slot ages by one (no boolean indexing: no sync)
-            self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
         target = self.candidate_slots(label)
         if target is None:
             slot = self._free_slot(label)
             if slot is None:
                 return None
+            self._age_labeled_slots(label)
             self.prototypes[slot] = x
             if source is not None:
                 self.sources[slot] = source
@@ -320,11 +320,20 @@ class DualPrototypeMemory(nn.Module):
                 self._num_unlabeled += 1
             return MemoryUpdate(False, torch.full((), slot, device=self.prototypes.device))
 
+        # everything that can fail (the embeddings, their shapes) before any state changes
+        if node_embeddings is not None and (node_embeddings.dim() != 2
+                                            or node_embeddings.size(0) != self.capacity):
+            raise ValueError(f"node_embeddings must be ({self.capacity}, h), one row per "
+                             f"slot, got {tuple(node_embeddings.shape)}")
         embed_rows = embed if embed is not None else _normalized
         query = x_embedding if x_embedding is not None else embed_rows(x.unsqueeze(0))[0]
         keys = (node_embeddings[target] if node_embeddings is not None
                 else embed_rows(self.prototypes[target]))
+        if query.dim() != 1 or keys.size(-1) != query.size(0):
+            raise ValueError(f"the sample's embedding {tuple(query.shape)} and the slots' "
+                             f"{tuple(keys.shape)} must be (h,) and (n, h)")
         sims = keys @ query
+        self._age_labeled_slots(label)
         best = torch.argmax(sims)
         # the slot stays on the device; 1-element index ops read nothing back
         # (indexing with a 0-d tensor would call .item())
@@ -343,11 +352,16 @@ class DualPrototypeMemory(nn.Module):
         else:
             mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
             mixed = _replace_if_zero(old, mixed, source)
-            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
             merged = derive(mixed.unsqueeze(0))[0]
+            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
         return MemoryUpdate(True, slot)
+
+    def _age_labeled_slots(self, label: int) -> None:
+        """A labeled sample ages every filled labeled slot by one (no boolean indexing: no sync)."""
+        if label >= 0:
+            self.ages.add_(self.node_mask[:self.labeled_size].to(self.ages.dtype))
 
     def _free_slot(self, label: int) -> Optional[int]:
         if label >= 0:
