@@ -46,6 +46,21 @@ def test_semi_supervised_wrapper_hides_labels(phishing):
     assert score.get() > majority_rate(phishing)
 
 
+def test_a_rejected_call_leaves_the_label_draws_as_they_were():
+    rng = np.random.default_rng(0)
+    rows = [({"a": float(rng.normal()), "b": float(rng.normal())}, i % 2) for i in range(30)]
+    clean = SemiSupervisedWrapper(small_model(), label_probability=0.5, seed=1)
+    other = SemiSupervisedWrapper(small_model(), label_probability=0.5, seed=1)
+    for i, (x, y) in enumerate(rows):
+        if i == 5:
+            with pytest.raises(ValueError, match="NaN"):
+                other.learn_one({"a": float("nan"), "b": 0.0}, 1)
+        clean.learn_one(x, y)
+        other.learn_one(x, y)
+    assert (other.n_seen, other.n_labeled) == (clean.n_seen, clean.n_labeled)
+    assert [other.predict_one(x) for x, _ in rows] == [clean.predict_one(x) for x, _ in rows]
+
+
 def test_wrapper_mask_and_skip_for_supervised_models():
     from river import tree
 

@@ -302,12 +302,21 @@ class SemiSupervisedWrapper(_ClassifierBase):
         return bool(self.mask[self.n_seen])
 
     def learn_one(self, x: dict, y: Optional[Hashable] = None) -> None:
-        """Learn ``x`` with ``y`` if this position is labeled, else unlabeled (or skip)."""
+        """Learn ``x`` with ``y`` if this position is labeled, else unlabeled (or skip).
+
+        A call the wrapped model rejects does not count as a position: the next
+        call gets the same draw of the label mask.
+        """
+        draws = self._rng.bit_generator.state
         labeled = self._next_is_labeled() and not _is_missing(y)
-        if labeled:
-            self.model.learn_one(x, y)
-        elif self._pass:
-            self.model.learn_one(x, None)
+        try:
+            if labeled:
+                self.model.learn_one(x, y)
+            elif self._pass:
+                self.model.learn_one(x, None)
+        except Exception:
+            self._rng.bit_generator.state = draws
+            raise
         self.n_seen += 1
         self.n_labeled += int(labeled)
 
