@@ -32,6 +32,20 @@ def test_online_scaler_by_hand():
     assert torch.equal(scaled, torch.tensor([[0.5, 0.5], [1.0, 0.5], [0.5, 0.5], [1.0, 0.5]]))
 
 
+def test_transform_without_update_scales_as_if_the_row_arrived_and_keeps_the_state():
+    data = np.array([[0.0, 5.0], [2.0, 5.0], [4.0, 1.0]])
+    scaler, twin = OnlineMinMaxScaler(), OnlineMinMaxScaler()
+    scaler.transform_many(data[:2])
+    twin.transform_many(data[:2])
+    peeked = scaler.transform_one(data[2], update=False)
+    assert torch.equal(peeked, torch.tensor([1.0, -1.0]))  # range [0, 4] and [1, 5]
+    assert torch.equal(scaler.transform_many(data[:2], update=False),
+                       twin.transform_many(data[:2], update=False))
+    assert scaler.max_.tolist() == [2.0, 5.0] and scaler.min_.tolist() == [0.0, 5.0]
+    assert torch.equal(scaler.transform_one(data[2]), peeked)  # now it arrives
+    assert scaler.max_.tolist() == [4.0, 5.0] and scaler.min_.tolist() == [0.0, 1.0]
+
+
 def test_online_scaler_never_sees_future_rows():
     data = np.random.default_rng(0).normal(size=(50, 4))
     spiked = data.copy()

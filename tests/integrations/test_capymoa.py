@@ -53,7 +53,7 @@ def test_predict_proba_shape_and_seed(stream):
         CapyMOASLeDGe(schema, seed=1)
 
 
-def test_a_rejected_instance_changes_nothing_the_transform_included(stream):
+def test_a_rejected_instance_or_a_prediction_changes_nothing_the_transform_included(stream):
     schema = stream.get_schema()
     learners = [CapyMOASLeDGe(schema, random_seed=3, transform=OnlineMinMaxScaler(), **SMALL)
                 for _ in range(2)]
@@ -66,10 +66,13 @@ def test_a_rejected_instance_changes_nothing_the_transform_included(stream):
            (learners[0].train_on_unlabeled, SimpleNamespace(x=np.append(wide, 1.0), y_index=0),
             ValueError, "features"),
            (learners[0].predict_proba, SimpleNamespace(x=wide[:3], y_index=0), ValueError,
-            "features")]
+            "features"),
+           (learners[0].train, SimpleNamespace(x=wide, y_index=-1), ValueError,
+            "train needs a labelled instance, got y_index=-1")]
     for call, instance, error, match in bad:
         with pytest.raises(error, match=match):
             call(instance)
+    learners[0].predict_proba(SimpleNamespace(x=wide, y_index=0))  # predicting changes nothing
     for instance in instances[1:]:
         probas = [learner.predict_proba(instance) for learner in learners]
         np.testing.assert_array_equal(probas[0], probas[1])

@@ -119,6 +119,7 @@ def test_a_failing_call_changes_nothing_not_even_the_first_one():
         model.learn_one({"a": 100.0, "b": -100.0}, "z")  # would widen the scaler's range
     with pytest.raises(ValueError, match="NaN"):
         model.learn_one({"a": float("nan"), "b": 0.0}, "cat")
+    model.predict_one({"a": 50.0, "b": -50.0})  # a prediction is read-only too
     torch.testing.assert_close(model.transform.state_dict(), twin.transform.state_dict(),
                                rtol=0, atol=0)
     for row in ({"a": 0.3, "b": 0.6}, {"a": 0.9, "b": 0.1}):

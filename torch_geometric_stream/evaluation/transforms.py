@@ -41,17 +41,30 @@ class StreamTransform:
     def __call__(self, x: Any) -> Tensor:
         return self.transform_one(x)
 
-    def transform_one(self, x: Any) -> Tensor:
-        """Update the state with one row ``x`` :math:`(d,)`; return it transformed, :math:`(d,)`."""
+    def transform_one(self, x: Any, update: bool = True) -> Tensor:
+        """Update the state with one row ``x`` :math:`(d,)`; return it transformed, :math:`(d,)`.
+
+        With ``update=False`` the row is transformed as if it had arrived, and the
+        state stays as it was (a prediction that must not change the transform).
+        """
         rows = as_feature_matrix(x, None, dtype=torch.float64)
         if rows.size(0) != 1:
             raise ValueError(f"transform_one expects one sample (d,), got {rows.size(0)} rows")
-        return self._transform(rows)[0].to(torch.float32)
+        return self._transform_rows(rows, update)[0].to(torch.float32)
 
-    def transform_many(self, x: Any) -> Tensor:
+    def transform_many(self, x: Any, update: bool = True) -> Tensor:
         """Transform the rows of ``x`` :math:`(n, d)` in order, as :meth:`transform_one` would."""
         rows = as_feature_matrix(x, None, dtype=torch.float64)
-        return self._transform(rows).to(torch.float32)
+        return self._transform_rows(rows, update).to(torch.float32)
+
+    def _transform_rows(self, rows: Tensor, update: bool) -> Tensor:
+        if update:
+            return self._transform(rows)
+        state = self.state_dict()
+        try:
+            return self._transform(rows)
+        finally:
+            self.load_state_dict(state)
 
     def state_dict(self) -> Dict[str, Any]:
         """The learned state (empty for stateless transforms)."""

@@ -73,15 +73,19 @@ class CapyMOASLeDGe(_ClassifierSSL):
     def __str__(self) -> str:
         return "SLeDGe-L" if self.light else "SLeDGe"
 
-    def _features(self, instance: Any) -> Any:
+    def _features(self, instance: Any, update: bool = True) -> Any:
         x = np.asarray(instance.x, dtype=np.float32)
-        return x if self.transform is None else self.transform.transform_one(x)
+        return x if self.transform is None else self.transform.transform_one(x, update)
 
     def train(self, instance: Any) -> None:
         """Learn a labelled instance (class ``instance.y_index``). A call that raises
         changes nothing, the transform's state included."""
+        label = int(instance.y_index)
+        if label < 0:
+            raise ValueError(f"train needs a labelled instance, got y_index={label}: "
+                             f"learn it with train_on_unlabeled")
         with unchanged_on_error(self.transform):
-            self.model.learn(self._features(instance), int(instance.y_index))
+            self.model.learn(self._features(instance), label)
 
     def train_on_unlabeled(self, instance: Any) -> None:
         """Learn an instance without its label. A call that raises changes nothing."""
@@ -89,10 +93,9 @@ class CapyMOASLeDGe(_ClassifierSSL):
             self.model.learn(self._features(instance), -1)
 
     def predict_proba(self, instance: Any) -> np.ndarray:
-        """Class probabilities, shape ``(schema.get_num_classes(),)``. A call that
-        raises changes nothing."""
-        with unchanged_on_error(self.transform):
-            proba = self.model.predict_proba(self._features(instance))[0]
+        """Class probabilities, shape ``(schema.get_num_classes(),)``. Changes nothing,
+        the transform's state included (the row is scaled as if it had arrived)."""
+        proba = self.model.predict_proba(self._features(instance, update=False))[0]
         return proba.double().cpu().numpy()
 
 

@@ -153,17 +153,17 @@ class RiverClassifier(_MiniBatchBase):
             if not self.features_:
                 raise ValueError("the first sample has no features")
 
-    def _row(self, x: dict) -> Any:
+    def _row(self, x: dict, update: bool = True) -> Any:
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
         row = np.array([float(x.get(name, 0.0)) for name in self.features_], dtype=np.float32)
-        return row if self.transform is None else self.transform.transform_one(row)
+        return row if self.transform is None else self.transform.transform_one(row, update)
 
-    def _rows(self, X: Any) -> Any:
+    def _rows(self, X: Any, update: bool = True) -> Any:
         self._fix_features(X.columns)
         rows = X.reindex(columns=self.features_, fill_value=0.0).to_numpy(dtype=np.float32)
-        return rows if self.transform is None else self.transform.transform_many(rows)
+        return rows if self.transform is None else self.transform.transform_many(rows, update)
 
     def _label_ids(self, labels: Sequence) -> tuple[list[int], list]:
         """Class ids of ``labels`` (``-1`` for missing) and the labels new to the mapping."""
@@ -220,9 +220,10 @@ class RiverClassifier(_MiniBatchBase):
         self._register(new)
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
-        """``{class: probability}`` over the classes seen so far (empty before any label)."""
+        """``{class: probability}`` over the classes seen so far (empty before any label).
+        The transform's state does not change (the row is scaled as if it had arrived)."""
         with self._unchanged_on_error():
-            row = self._row(x)
+            row = self._row(x, update=False)
             proba = self._model().predict_proba(row)
         return dict(zip(self.classes_, self._known_proba(proba)[0].tolist()))
 
@@ -243,7 +244,7 @@ class RiverClassifier(_MiniBatchBase):
         import pandas as pd
 
         with self._unchanged_on_error():
-            proba = self._model().predict_proba(self._rows(X))
+            proba = self._model().predict_proba(self._rows(X, update=False))
         return pd.DataFrame(self._known_proba(proba), index=X.index, columns=self.classes_)
 
 
