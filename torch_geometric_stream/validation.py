@@ -16,7 +16,7 @@ from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
            "check_graph_input", "check_node_features", "check_nonnegative",
-           "check_positive_int", "check_unit_interval"]
+           "check_positive", "check_positive_int", "check_unit_interval"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -195,6 +195,14 @@ def check_nonnegative(value: Any, name: str) -> float:
     number = _as_real(value, name)
     if not math.isfinite(number) or number < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return number
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a number ``> 0`` (``inf`` included), else raise."""
+    number = _as_real(value, name)
+    if not number > 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
     return number
 
 

@@ -197,6 +197,27 @@ def test_invalid_constructor_arguments():
         small(light=True, light_memory="all")
 
 
+@pytest.mark.parametrize("kw, error, message", [
+    ({"tau": float("nan")}, ValueError, "tau must be > 0, got nan"),
+    ({"tau": "0.5"}, TypeError, "tau must be a number, got str"),
+    ({"tau": True}, TypeError, "tau must be a number, got bool"),
+    ({"light": "no"}, ValueError, r"light must be one of \(True, False\), got 'no'"),
+    ({"seed": 1.5}, TypeError, "seed must be an integer, got float"),
+    ({"seed": "abc"}, TypeError, "seed must be an integer, got str"),
+    ({"seed": -1}, ValueError, "seed must be >= 0"),
+])
+def test_mistyped_constructor_arguments_name_the_argument(kw, error, message):
+    with pytest.raises(error, match=message):
+        small(**kw)
+
+
+def test_numpy_scalars_are_accepted_where_python_numbers_are():
+    model = small(alpha=np.float32(0.5), beta=np.float64(0.25), tau=np.float32(2.0),
+                  seed=np.int64(3), light=np.bool_(True))
+    assert (model.memory.alpha, model.memory.beta, model.tau, model.seed) == (0.5, 0.25, 2.0, 3)
+    assert model.light is True and type(model.seed) is int
+
+
 @pytest.mark.parametrize("kw, message", [
     ({"lr": float("inf")}, "lr must be a finite number >= 0"),
     ({"lr": -1e-3}, "lr must be a finite number >= 0"),

@@ -19,7 +19,8 @@ from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, fit_optimizer_state, load_optimizer_state)
-from torch_geometric_stream.validation import check_nonnegative, check_positive_int
+from torch_geometric_stream.validation import (check_nonnegative, check_positive,
+                                               check_positive_int)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
            "LIGHT_MEMORIES"]
@@ -231,8 +232,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         lam = check_nonnegative(lam, "lam")
         if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
             merge_similarity, lam = "raw", 0.0
-        if tau is not None and not tau > 0:
-            raise ValueError(f"tau must be positive or None, got {tau}")
+        tau = None if tau is None else check_positive(tau, "tau")
+        _check_choice(light, (True, False), "light")
         self.regularizer, self.lam, self.tau = regularizer, lam, tau
         self.light, self.propagation = bool(light), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
@@ -240,7 +241,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.supervise_graph = bool(supervise_graph)
         self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
         self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
-        self.seed = seed
+        self.seed = None if seed is None else check_positive_int(seed, "seed", minimum=0)
         check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
