@@ -46,7 +46,8 @@ class StreamClassifier(abc.ABC):
 
     def predict_proba(self, x: Any) -> Tensor:
         """Class probabilities of every row of ``x`` against the current state."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype)
+        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
+                                 finite_norms=True)
         return self._predict_proba(rows)
 
     def predict(self, x: Any) -> Tensor:
@@ -55,7 +56,8 @@ class StreamClassifier(abc.ABC):
 
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype)
+        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
+                                 finite_norms=True)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
         self._learn(rows, labels)
         return self

@@ -66,7 +66,7 @@ def _converted(convert: Any, value: Any, name: str) -> Tensor:
 
 def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
                       device: Optional[torch.device] = None,
-                      dtype: torch.dtype = torch.float32) -> Tensor:
+                      dtype: torch.dtype = torch.float32, finite_norms: bool = False) -> Tensor:
     r"""Validate feature rows and return them as a :math:`(n, d)` float tensor.
 
     Args:
@@ -77,11 +77,14 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
             checked before the move, so host rows going to a GPU cost no
             host-device synchronization.
         dtype: the floating dtype of the result.
+        finite_norms: also refuse rows whose L2 norm overflows ``dtype``
+            (float32: entries beyond about 1.8e19), which normalization would
+            turn into zero rows and distances into inf.
 
     Raises:
         TypeError: for integer, boolean, complex or non-numeric input.
         ValueError: for a wrong number of dimensions or features, an empty
-            batch, or NaN/inf values.
+            batch, NaN/inf values, or (``finite_norms``) an overflowing norm.
     """
     tensor = _to_tensor(x, name)
     if tensor.dtype.is_complex or not tensor.dtype.is_floating_point:
@@ -99,8 +102,15 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     # the cast (which can overflow); a host-to-device copy need not wait for the
     # device (a device-to-host one must, or the host could read it too early)
     tensor = tensor.to(dtype=dtype)
-    if not bool(torch.isfinite(tensor).all()):
-        raise ValueError(f"{name} contains NaN or inf values")
+    # one read of the values: a row's norm is finite only if its entries are
+    checked = torch.linalg.vector_norm(tensor, dim=-1) if finite_norms else tensor
+    if not bool(torch.isfinite(checked).all()):
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{name} contains NaN or inf values")
+        row = int(torch.isfinite(checked).logical_not().nonzero()[0, 0])
+        raise ValueError(f"{name} row {row} is too large: its L2 norm overflows {dtype} "
+                         f"(entries up to about {math.sqrt(torch.finfo(dtype).max):.1e}); "
+                         f"scale the features first")
     return tensor.to(device=device if device is not None else tensor.device,
                      non_blocking=tensor.device.type == "cpu")
 

@@ -145,6 +145,9 @@ BAD_INPUTS = [
     (lambda: (torch.randn(D + 1), 0), ValueError, "features"),
     (lambda: (torch.tensor([float("nan")] * D), 0), ValueError, "NaN"),
     (lambda: (torch.full((D,), float("inf")), 0), ValueError, "NaN or inf"),
+    # finite, but normalization would make it a zero row
+    (lambda: (torch.stack([torch.ones(D), torch.full((D,), 2e19)]), torch.tensor([0, 1])),
+     ValueError, "x row 1 is too large: its L2 norm overflows torch.float32"),
     (lambda: (torch.randn(D), C), ValueError, "outside"),
     (lambda: (torch.randn(D), -2), ValueError, "outside"),
     (lambda: (torch.randn(D), torch.tensor(1.0)), TypeError, "integer"),
