@@ -262,6 +262,15 @@ def test_shape_mismatch_is_named(saved, kwargs, match):
     assert_refused(saved, small_sledge(**kwargs), match)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"lr": 0.5}, r"saved optimizer has lr=0.001 \(this learner: 0.5\)"),
+    ({"weight_decay": 0.1}, r"saved optimizer has weight_decay=0.0 \(this learner: 0.1\)"),
+])
+def test_optimizer_settings_mismatch_is_named(saved, kwargs, match):
+    # loading would silently give the learner the saved optimizer's settings
+    assert_refused(saved, small_sledge(**kwargs), match)
+
+
 def test_wrong_class(saved):
     assert_refused(saved, OnlineMLP(D, C), "holds a torch_geometric_stream.models.sledge.SLeDGe, "
                                            "the learner is a .*OnlineMLP")

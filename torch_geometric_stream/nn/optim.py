@@ -38,12 +38,29 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
                               else value.to(device=param.device, dtype=param.dtype))
 
 
+#: Hyperparameters a learner sets from its own arguments (``lr=``, ``weight_decay=``).
+_CONFIGURED = ("lr", "weight_decay", "betas", "eps")
+
+
 def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
     """Load an optimizer's ``state_dict()`` as a copy of its own, then
     :func:`fit_optimizer_state`. torch's ``Optimizer.load_state_dict`` keeps the
     given moment tensors where their device and dtype already fit, so a learner
     loaded from another one's live ``state_dict()`` would share its moments and
-    each one's steps would move the other."""
+    each one's steps would move the other.
+
+    Raises:
+        ValueError: the saved hyperparameters (learning rate, weight decay, betas,
+            eps) differ from ``optimizer``'s, which its learner was built with:
+            loading would silently replace them.
+    """
+    for saved, group in zip(state.get("param_groups", []), optimizer.param_groups):
+        differing = [f"{key}={saved[key]!r} (this learner: {group[key]!r})"
+                     for key in _CONFIGURED
+                     if key in saved and key in group and saved[key] != group[key]]
+        if differing:
+            raise ValueError(f"the saved optimizer has {', '.join(differing)}: build the "
+                             f"learner with the saved settings")
     optimizer.load_state_dict(copy.deepcopy(state))
     fit_optimizer_state(optimizer)
 
