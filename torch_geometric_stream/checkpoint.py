@@ -93,6 +93,9 @@ PathLike = Union[str, Path]
 #: Version of the file layout; bumped on incompatible changes.
 FORMAT_VERSION = 1
 _FORMAT = "torch_geometric_stream.checkpoint"
+#: Entries every checkpoint holds beside its format tags.
+_PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
+                           "position", "record", "extra"})
 
 #: Sizes that fix a learner's shape: name in the checkpoint -> attribute path.
 #: Only those the learner has are stored and compared.
@@ -400,6 +403,9 @@ def _read(path: Path) -> Dict[str, Any]:
         raise CheckpointError(f"checkpoint {path} has format version "
                               f"{payload.get('format_version')!r}, this package reads "
                               f"{FORMAT_VERSION}")
+    missing = sorted(_PAYLOAD_KEYS - set(payload))
+    if missing:
+        raise CheckpointError(f"checkpoint {path} lacks the entries {missing}")
     return payload
 
 

@@ -244,6 +244,13 @@ def test_garbage_file(tmp_path):
     assert_refused(garbage, small_sledge(), "cannot read checkpoint .*garbage.ckpt")
 
 
+def test_a_checkpoint_without_its_entries_is_named(saved):
+    payload = torch.load(saved, weights_only=False)
+    del payload["extra"], payload["rng"]
+    torch.save(payload, saved)
+    assert_refused(saved, small_sledge(), r"lacks the entries \['extra', 'rng'\]")
+
+
 def test_foreign_pickle(tmp_path):
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(2)}, other)

@@ -141,6 +141,8 @@ EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
     (lambda g: g(X10, node_mask=torch.ones(9, dtype=torch.bool)), ValueError,
      r"node_mask must have shape \(10,\)"),
     (lambda g: g(X10, node_mask=torch.zeros(10, dtype=torch.bool)), ValueError, "no row"),
+    (lambda g: g.structure_loss(torch.randn(10, 5)), ValueError, r"x must have shape \(N, 4\)"),
+    (lambda g: g.structure_loss(X10.long()), TypeError, "x must be torch.float32"),
 ])
 def test_graph_learner_names_bad_input(call, error, message):
     with pytest.raises(error, match=message):
@@ -158,6 +160,16 @@ def test_graph_learner_names_bad_input(call, error, message):
 def test_backbone_names_bad_input(args, error, message):
     with pytest.raises(error, match=message):
         GCNBackbone(4, 8, 3, 2)(*args)
+    if message.startswith("x must"):  # the graph-free backbone checks its features alike
+        with pytest.raises(error, match=message):
+            MLPBackbone(4, 8, 3, 2)(*args)
+
+
+def test_topk_neighbors_names_a_k_beyond_the_keys():
+    from torch_geometric_stream.graph import topk_neighbors
+
+    with pytest.raises(ValueError, match=r"k must lie in \[0, 2\] \(the number of keys\), got 5"):
+        topk_neighbors(torch.randn(3, 4), torch.randn(2, 4), 5)
 
 
 def test_backbone_repr_and_reset():
@@ -323,5 +335,7 @@ def test_receptive_topk_names_bad_input():
         receptive_topk(emb, torch.tensor([0]), 7, num_hops=1)
     with pytest.raises(TypeError, match="integer"):
         receptive_topk(emb, torch.tensor([0.0]), 2, num_hops=1)
+    with pytest.raises(TypeError, match="integer tensor of row indices, got list"):
+        receptive_topk(emb, [0], 2, num_hops=1)
     with pytest.raises(ValueError, match=r"\[0, 6\)"):
         receptive_topk(emb, torch.tensor([6]), 2, num_hops=1)

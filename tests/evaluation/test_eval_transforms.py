@@ -227,3 +227,7 @@ def test_argument_errors():
         Compose([abs])
     with pytest.raises(ValueError, match="entries"):
         Compose([L2Normalize()]).load_state_dict({})
+    with pytest.raises(ValueError, match="keys 'min' and 'max', got \\['min'\\]"):
+        Compose([OnlineMinMaxScaler()]).load_state_dict({"0": {"min": 1}})
+    with pytest.raises(TypeError, match=r"state\['max'\] must be a tensor or None, got int"):
+        OnlineMinMaxScaler().load_state_dict({"min": None, "max": 1})

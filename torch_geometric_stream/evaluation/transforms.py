@@ -125,6 +125,13 @@ class _MinMaxScaler(StreamTransform):
         return {"min": _clone(self.min_), "max": _clone(self.max_)}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        if not isinstance(state, dict) or set(state) != {"min", "max"}:
+            raise ValueError(f"{type(self).__name__} state must have the keys 'min' and "
+                             f"'max', got {sorted(state) if isinstance(state, dict) else state!r}")
+        for key, value in state.items():
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"{type(self).__name__} state[{key!r}] must be a tensor or "
+                                f"None, got {type(value).__name__}")
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
 
     def _check_width(self, rows: Tensor) -> None:

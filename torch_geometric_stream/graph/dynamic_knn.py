@@ -100,7 +100,7 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
     Args:
         query (Tensor): :math:`(Q, h)`.
         keys (Tensor): :math:`(N, h)`.
-        k (int): neighbours per query, :math:`1 \leq k \leq N`.
+        k (int): neighbours per query, :math:`0 \leq k \leq N`.
         key_mask (Tensor, optional): :math:`(N,)` boolean, ``False`` keys are
             never selected (at least ``k`` keys must be allowed).
         block_size (int): query rows scored at once.
@@ -114,6 +114,8 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`
         (sorted by score only for the exact search).
     """
+    if not 0 <= k <= keys.size(0):
+        raise ValueError(f"k must lie in [0, {keys.size(0)}] (the number of keys), got {k}")
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
         search_dtype = None
@@ -179,8 +181,9 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
         raise ValueError(f"num_hops must be >= 0, got {num_hops}")
     if not 1 <= k <= num_rows:
         raise ValueError(f"k must lie in [1, {num_rows}] (the number of rows), got {k}")
-    if targets.dtype not in INDEX_DTYPES:
-        raise TypeError(f"targets must be an integer tensor of row indices, got {targets.dtype}")
+    if not isinstance(targets, Tensor) or targets.dtype not in INDEX_DTYPES:
+        raise TypeError(f"targets must be an integer tensor of row indices, got "
+                        f"{getattr(targets, 'dtype', type(targets).__name__)}")
     if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < num_rows:
         raise ValueError(f"targets must be row indices in [0, {num_rows}), got values in "
                          f"[{int(targets.min())}, {int(targets.max())}]")
@@ -359,6 +362,8 @@ class DynamicKNNGraph(nn.Module):
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:
         """The structure regularizer; see :func:`~torch_geometric_stream.graph.structure_loss`."""
+        weight = next(self.embedding.parameters(), None)
+        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
         if emb is None:
             emb = self.embed(x)
         return structure_loss(x, emb, query_index=query_index, form=form)

@@ -11,7 +11,7 @@ from torch_geometric.nn import GCNConv, MessagePassing
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
-                                               check_positive_int)
+                                               check_node_features, check_positive_int)
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -228,6 +228,7 @@ class MLPBackbone(_LayerStack):
 
     def forward(self, x: Tensor, edge_index: Optional[Tensor] = None,
                 edge_weight: Optional[Tensor] = None) -> Tensor:
+        check_node_features(x, self.in_channels, self.lins[0].weight.dtype)
         for i, lin in enumerate(self.lins):
             x = lin(x)
             if i < self.num_layers - 1:
