@@ -35,6 +35,10 @@ def _to_tensor(value: Any, name: str) -> Tensor:
             raise TypeError(f"{name} must be numeric, got a NumPy array of dtype {value.dtype}")
         if value.dtype.kind == "f" and value.dtype.itemsize > 8:  # long double
             value = value.astype(np.float64)
+        if not value.dtype.isnative:  # e.g. big-endian '>f8' from a file: torch refuses it
+            value = value.astype(value.dtype.newbyteorder("="))
+        if not value.flags.writeable:  # torch would warn, and share memory it may not write
+            value = value.copy()
         if value.dtype == np.uint64:  # torch would wrap values >= 2**63 to negative ones
             if value.size and value.max() > np.iinfo(np.int64).max:
                 raise ValueError(f"{name} holds a value torch cannot represent: "

@@ -321,6 +321,17 @@ def test_long_double_features_are_converted():
     assert small().predict(np.ones((2, D), dtype=np.longdouble)).shape == (2,)
 
 
+def test_big_endian_and_read_only_features_are_read_like_native_ones(recwarn):
+    rows = np.random.default_rng(0).normal(size=(3, D))
+    read_only = rows.copy()
+    read_only.flags.writeable = False
+    model = small()
+    expected = model.predict_proba(rows)
+    for variant in (rows.astype(">f8"), read_only):
+        assert torch.equal(model.predict_proba(variant), expected)
+    assert not [w for w in recwarn if "not writable" in str(w.message)]
+
+
 def test_full_mode_searching_only_the_rows_read_matches_dense_propagation(monkeypatch):
     # a memory large against the receptive fields (k = 1, 2 layers), so the CPU
     # path searches only the rows a prediction or the loss reads

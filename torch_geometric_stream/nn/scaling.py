@@ -8,6 +8,7 @@ learner can re-scale rows it stored earlier whenever the range grows (see
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence, Tuple
 
 import torch
@@ -20,10 +21,11 @@ FeatureRange = Tuple[float, float]
 
 def check_feature_range(feature_range: Sequence[float],
                         name: str = "feature_range") -> FeatureRange:
-    """``feature_range`` as a float pair ``(low, high)``; ``ValueError`` unless low < high."""
+    """``feature_range`` as a float pair ``(low, high)``; ``ValueError`` unless both are
+    finite and low < high."""
     low, high = (float(bound) for bound in feature_range)
-    if not low < high:
-        raise ValueError(f"{name} must satisfy low < high, got {tuple(feature_range)}")
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"{name} must be finite with low < high, got {tuple(feature_range)}")
     return low, high
 
 
