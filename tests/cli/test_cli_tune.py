@@ -29,10 +29,13 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     assert json.loads(result.read_text())["config"]["hidden_channels"] == 16
 
 
-def test_tune_rejects_unknown_grid_option(tmp_path, capsys):
-    assert main(["tune", *SMALL, "--grid", "colour=red", "--out-dir", str(tmp_path)]) == 2
+@pytest.mark.parametrize("grid, message", [("colour=red", "colour"),
+                                           ("k=1,2,1", "'k=1,2,1': 1 given twice")])
+def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message):
+    assert main(["tune", *SMALL, "--grid", grid, "--out-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error:") and "colour" in err and "Traceback" not in err
+    assert err.startswith("error:") and message in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())
 
 
 def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, capsys):

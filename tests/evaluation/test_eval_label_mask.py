@@ -96,6 +96,17 @@ def test_make_label_mask_dispatches_by_name():
         make_label_mask("random", labels, 0.01, seed=3)
 
 
+@pytest.mark.parametrize("kind", ["paper", "authors", "bernoulli", "capymoa"])
+def test_every_label_mask_names_a_bad_seed_and_two_dimensional_labels(kind):
+    labels = np.repeat([1, 0], [50, 50])
+    with pytest.raises(ValueError, match="seed must be >= 0, got -1"):
+        make_label_mask(kind, labels, 0.1, seed=-1)
+    with pytest.raises(TypeError, match="seed must be an integer, got float"):
+        make_label_mask(kind, labels, 0.1, seed=1.5)
+    with pytest.raises(ValueError, match=r"labels must be 1-D \(T,\), got shape \(2, 50\)"):
+        make_label_mask(kind, labels.reshape(2, 50), 0.1, seed=0)
+
+
 def test_paper_label_mask_seeds():
     labels = np.arange(5000) % 4
     first = paper_label_mask(labels, 0.01, seed=0)

@@ -55,6 +55,9 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
         if key in grid:
             raise UsageError(f"--grid {key} given twice")
         grid[key] = [value.strip() for value in values.split(",") if value.strip()]
+        repeated = sorted({value for value in grid[key] if grid[key].count(value) > 1})
+        if repeated:
+            raise UsageError(f"--grid {spec!r}: {', '.join(repeated)} given twice")
     return grid
 
 

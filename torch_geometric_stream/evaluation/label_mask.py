@@ -48,6 +48,7 @@ def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
     Raises:
         ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
     """
+    seed = check_positive_int(seed, "seed", minimum=0)
     mask, others, extra = _first_occurrences(labels, label_ratio, _FLOOR_TOLERANCE)
     rng = np.random.default_rng(seed)
     mask[rng.choice(others, size=extra, replace=False)] = True
@@ -80,7 +81,7 @@ def authors_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray
         ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
     """
     mask, others, extra = _first_occurrences(labels, label_ratio, 0.0)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_positive_int(seed, "seed", minimum=0))
     torch.empty((), dtype=torch.int64).random_(generator=generator)  # the loader's draw
     mask[others[torch.randperm(others.size, generator=generator)[:extra].numpy()]] = True
     return mask
@@ -116,6 +117,7 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     """
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
+    seed = check_positive_int(seed, "seed", minimum=0)
     return np.random.default_rng(seed).random(num_samples) < probability
 
 
@@ -171,10 +173,18 @@ def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np
     if kind == "authors":
         return authors_label_mask(labels, label_ratio, seed)
     if kind == "bernoulli":
-        return bernoulli_label_mask(np.asarray(labels).size, label_ratio, seed)
+        return bernoulli_label_mask(_num_positions(labels), label_ratio, seed)
     if kind == "capymoa":
-        return capymoa_label_mask(np.asarray(labels).size, label_ratio, seed)
+        return capymoa_label_mask(_num_positions(labels), label_ratio, seed)
     raise ValueError(f"unknown label mask {kind!r}; choose from {', '.join(LABEL_MASKS)}")
+
+
+def _num_positions(labels: Any) -> int:
+    """Stream length :math:`T` of ``labels`` :math:`(T,)`, the same check as the other masks."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D (T,), got shape {labels.shape}")
+    return labels.size
 
 
 def paper_memory_sizes(num_classes: int, label_ratio: float,
