@@ -74,7 +74,8 @@ def test_gsad_missing_batches_warn_and_strict_raises(tmp_path, write):
 @pytest.mark.parametrize("line, match", [("1 1:2.0 129:3.0", "feature index 129 outside 1..128"),
                                          ("x 1:2.0", "expected '<class>"),
                                          ("1 1:abc", "expected '<class>"),
-                                         ("1 1:2.0 2:nan", "feature 2 holds the non-finite value 'nan'")])
+                                         ("1 1:2.0 2:nan",
+                                          "feature 2 holds the non-finite value 'nan'")])
 def test_gsad_malformed(tmp_path, line, match):
     (tmp_path / "GSAD").mkdir()
     (tmp_path / "GSAD" / "batch1.dat").write_text(line + "\n")

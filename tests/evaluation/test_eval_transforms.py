@@ -219,7 +219,8 @@ def test_auto_scaling_uses_the_known_range_when_declared():
 def test_argument_errors():
     with pytest.raises(ValueError, match="feature_range"):
         OnlineMinMaxScaler(feature_range=(1, -1))
-    with pytest.raises(ValueError, match=r"value_range must be finite with low < high, got \(0, inf\)"):
+    with pytest.raises(ValueError,
+                       match=r"value_range must be finite with low < high, got \(0, inf\)"):
         make_transform("range", value_range=(0, float("inf")))
     with pytest.raises(ValueError, match="one sample"):
         L2Normalize().transform_one(np.zeros((2, 3)))

@@ -110,8 +110,9 @@ def read_numeric_table(path: Path | str, num_columns: int,
     non_finite = np.argwhere(~np.isfinite(table))
     if len(non_finite):
         row, column = non_finite[0]
-        raise DatasetFormatError(f"{name} data row {row + 1}, column {column + 1}: non-finite value "
-                                 f"{table[row, column]} ({len(non_finite)} such values in the file)")
+        raise DatasetFormatError(f"{name} data row {row + 1}, column {column + 1}: non-finite "
+                                 f"value {table[row, column]} ({len(non_finite)} such values "
+                                 f"in the file)")
     return table
 
 
