@@ -44,10 +44,16 @@ class StreamClassifier(abc.ABC):
         """Floating dtype inputs are converted to (float32 unless overridden)."""
         return torch.float32
 
+    @property
+    def normalizes_raw_rows(self) -> bool:
+        """Whether input rows are L2-normalized as they come: rows whose norm overflows
+        :attr:`dtype` are then refused (normalization would make them zero rows)."""
+        return False
+
     def predict_proba(self, x: Any) -> Tensor:
         """Class probabilities of every row of ``x`` against the current state."""
         rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
-                                 finite_norms=True)
+                                 finite_norms=self.normalizes_raw_rows)
         return self._predict_proba(rows)
 
     def predict(self, x: Any) -> Tensor:
@@ -57,7 +63,7 @@ class StreamClassifier(abc.ABC):
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
         rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
-                                 finite_norms=True)
+                                 finite_norms=self.normalizes_raw_rows)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
         self._learn(rows, labels)
         return self

@@ -136,7 +136,7 @@ class CUDAGraphStep:
         host = torch.device("cpu")
         scales = model.input_scaler is not None  # rows are then checked on the host too
         rows = as_feature_matrix(x, model.in_channels, device=host if scales else model.device,
-                                 dtype=model.dtype, finite_norms=True)
+                                 dtype=model.dtype, finite_norms=model.normalizes_raw_rows)
         labels = as_label_vector(y, rows.size(0), model.num_classes, device=host)
         on_device = rows.to(model.device)
         host_rows = rows if scales else on_device

@@ -306,6 +306,11 @@ class SLeDGe(StreamClassifier, nn.Module):
         return self.memory.prototypes.dtype
 
     @property
+    def normalizes_raw_rows(self) -> bool:
+        """Without ``input_scaling`` rows are L2-normalized as they come."""
+        return self.input_scaler is None
+
+    @property
     def num_items(self) -> int:
         """Number of stored prototypes (at most ``labeled_size + unlabeled_size``)."""
         return self.memory.num_nodes
