@@ -79,6 +79,11 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
                           None)["feature_transform"] == "none"
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"feature_transform": "signed-log1p"},
                           None)["feature_transform"] == "signed-log1p"
+    # SLeDGe-L on Shuttle at 0.1 %: the best point of the paper's lambda grid
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {}, None)["lam"] == 0.01
+    assert resolve_config("Shuttle", 0.01, "sledge-light", {}, None)["lam"] == 0.1
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {"lam": 1.0}, None)["lam"] == 1.0
     # SLeDGe on Shopper at 1 % trains f_E by the structure regularizer only
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["supervise_graph"] is False
     for model, ratio in (("sledge", 0.001), ("sledge-light", 0.01)):
