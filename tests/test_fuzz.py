@@ -261,6 +261,15 @@ def expected_rows(x: Any) -> int:
     return 1 if len(shape) == 1 else shape[0]
 
 
+def refuses_as_too_large(learner, x: Any) -> bool:
+    """Whether ``learner`` normalizes raw rows and a row of ``x`` has a float32 norm
+    that overflows (entries such as 1e30): then it refuses ``x`` by design."""
+    rows = torch.as_tensor(np.asarray(x.numpy() if isinstance(x, torch.Tensor) else x,
+                                      dtype=np.float32))
+    return (getattr(learner, "normalizes_raw_rows", False)
+            and not bool(torch.isfinite(torch.linalg.vector_norm(rows, dim=-1)).all()))
+
+
 def call(learner, method: str, *args):
     """Run ``learner.method(*args)``; return ``(ok, result)`` after checking the
     failure properties (exception type, message, unchanged state)."""
@@ -347,7 +356,7 @@ def test_fuzz_fresh_learner(fresh_learner, case, x):
 def test_invalid_calls_do_not_disturb_valid_sequence(learner, ops):
     noisy, clean = copy.deepcopy(learner), copy.deepcopy(learner)
     for kind, method, args in ops:
-        if kind == "invalid":
+        if kind == "invalid" or refuses_as_too_large(noisy, args[0]):
             ok, _ = call(noisy, method, *args)
             assert not ok, f"{method}{args!r} was accepted"
             continue

@@ -21,8 +21,9 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
         max_samples: stop after this many rows.
 
     Returns:
-        Features in the order of the first row's keys (a missing key in a later
-        row becomes NaN), labels remapped to ``0..c-1`` in sorted order.
+        Features in the order of the first row's keys (a key missing from a later
+        row counts as 0, as in :class:`~torch_geometric_stream.integrations.river.RiverClassifier`;
+        the learners refuse NaN), labels remapped to ``0..c-1`` in sorted order.
 
     Raises:
         ImportError: ``river`` is not installed.
@@ -39,7 +40,7 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
         if max_samples is not None and i >= max_samples:
             break
         keys = keys if keys is not None else list(features)
-        rows.append([float(features.get(k, np.nan)) for k in keys])
+        rows.append([float(features.get(k, 0.0)) for k in keys])
         labels.append(label)
     if not rows:
         raise ValueError("the River dataset yielded no rows")
