@@ -37,7 +37,8 @@ class StreamDataset:
     value_range: Optional[tuple[float, float]] = None
 
     def __post_init__(self) -> None:
-        self.x = np.ascontiguousarray(self.x, dtype=np.float32)
+        with np.errstate(over="ignore"):  # values beyond float32 become inf, refused below
+            self.x = np.ascontiguousarray(self.x, dtype=np.float32)
         self.y = np.ascontiguousarray(self.y, dtype=np.int64)
         if self.x.ndim != 2 or self.y.ndim != 1 or len(self.x) != len(self.y):
             raise ValueError(f"x must be (T, d) and y (T,), got {self.x.shape} and {self.y.shape}")
