@@ -82,8 +82,8 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
             host-device synchronization.
         dtype: the floating dtype of the result.
         finite_norms: also refuse rows whose L2 norm overflows ``dtype``
-            (float32: entries beyond about 1.8e19), which normalization would
-            turn into zero rows and distances into inf.
+            (float32: entries beyond about 1.8e19), which L2 normalization
+            would turn into zero rows (for learners that normalize raw rows).
 
     Raises:
         TypeError: for integer, boolean, complex or non-numeric input.

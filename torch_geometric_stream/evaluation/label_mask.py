@@ -91,9 +91,7 @@ def _first_occurrences(labels: Any, label_ratio: float,
                        tolerance: float) -> Tuple[np.ndarray, np.ndarray, int]:
     """The mask with every class's first occurrence labeled :math:`(T,)`, the
     other positions, and how many of them the label budget still draws."""
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be 1-D (T,), got shape {labels.shape}")
+    labels = _stream_labels(labels)
     if labels.size == 0:
         raise ValueError("labels is empty")
     ratio = check_unit_interval(label_ratio, "label_ratio")
@@ -173,18 +171,18 @@ def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np
     if kind == "authors":
         return authors_label_mask(labels, label_ratio, seed)
     if kind == "bernoulli":
-        return bernoulli_label_mask(_num_positions(labels), label_ratio, seed)
+        return bernoulli_label_mask(_stream_labels(labels).size, label_ratio, seed)
     if kind == "capymoa":
-        return capymoa_label_mask(_num_positions(labels), label_ratio, seed)
+        return capymoa_label_mask(_stream_labels(labels).size, label_ratio, seed)
     raise ValueError(f"unknown label mask {kind!r}; choose from {', '.join(LABEL_MASKS)}")
 
 
-def _num_positions(labels: Any) -> int:
-    """Stream length :math:`T` of ``labels`` :math:`(T,)`, the same check as the other masks."""
+def _stream_labels(labels: Any) -> np.ndarray:
+    """``labels`` as an array :math:`(T,)`, one class per stream position."""
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"labels must be 1-D (T,), got shape {labels.shape}")
-    return labels.size
+    return labels
 
 
 def paper_memory_sizes(num_classes: int, label_ratio: float,
