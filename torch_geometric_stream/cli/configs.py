@@ -167,7 +167,7 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
 #:   on a stream whose largest class is about 79 %. The paper's lambda grid on it
 #:   (session 22, ``tune --grid lam=0.01,0.1,1``, results/tune/Shuttle_0.001_light/):
 #:   lambda 0.01 scores 0.800 +- 0.009 (0.793, 0.798, 0.810; +3.4, -1.2, +5.1 points
-#:   against 0.1), lambda 1 0.760 on seed 0; the best point, as the paper chose its own.
+#:   against 0.1), lambda 1 0.748 +- 0.025; the best point, as the paper chose its own.
 #: - SLeDGe on Shopper at 1 % (session 14) scores 0.848 +- 0.007 with
 #:   ``supervise_graph=False`` (tag ``structure-only-graph``) and 0.799 +- 0.009
 #:   with the paper's training (tag ``signed-log1p``): the cross-entropy through the
