@@ -6,7 +6,16 @@ from typing import Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["StreamDataset", "encode_labels"]
+__all__ = ["StreamDataset", "encode_labels", "first_non_finite"]
+
+
+def first_non_finite(table: np.ndarray) -> Optional[tuple[tuple[int, int], int]]:
+    """``((row, column), count)`` of the first NaN/inf entry of ``table`` :math:`(T, d)`
+    and how many there are, or ``None`` when every entry is finite."""
+    non_finite = np.argwhere(~np.isfinite(table))
+    if not len(non_finite):
+        return None
+    return (int(non_finite[0][0]), int(non_finite[0][1])), len(non_finite)
 
 
 @dataclass
@@ -46,10 +55,10 @@ class StreamDataset:
             raise ValueError(f"{len(self.class_names)} class names for {self.num_classes} classes")
         if len(self.y) and (self.y.min() < 0 or self.y.max() >= self.num_classes):
             raise ValueError(f"labels must lie in [0, {self.num_classes})")
-        non_finite = np.argwhere(~np.isfinite(self.x))
-        if len(non_finite):
-            row, column = non_finite[0]
-            raise ValueError(f"x holds {len(non_finite)} non-finite values (as float32), the "
+        found = first_non_finite(self.x)
+        if found is not None:
+            (row, column), count = found
+            raise ValueError(f"x holds {count} non-finite values (as float32), the "
                              f"first at row {row}, column {column}")
         if self.feature_names is not None and len(self.feature_names) != self.x.shape[1]:
             raise ValueError(f"{len(self.feature_names)} feature names for "

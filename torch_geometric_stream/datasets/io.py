@@ -16,6 +16,7 @@ from typing import BinaryIO, Iterable, Optional, TextIO
 
 import numpy as np
 
+from torch_geometric_stream.datasets.dataset import first_non_finite
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 
 __all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx",
@@ -107,12 +108,11 @@ def read_numeric_table(path: Path | str, num_columns: int,
         raise DatasetFormatError(f"{name}: the file has no rows")
     if table.shape[1] != num_columns:
         raise DatasetFormatError(f"{name}: expected {num_columns} columns, found {table.shape[1]}")
-    non_finite = np.argwhere(~np.isfinite(table))
-    if len(non_finite):
-        row, column = non_finite[0]
+    found = first_non_finite(table)
+    if found is not None:
+        (row, column), count = found
         raise DatasetFormatError(f"{name} data row {row + 1}, column {column + 1}: non-finite "
-                                 f"value {table[row, column]} ({len(non_finite)} such values "
-                                 f"in the file)")
+                                 f"value {table[row, column]} ({count} such values in the file)")
     return table
 
 
