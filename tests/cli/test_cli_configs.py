@@ -84,9 +84,10 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("Shuttle", 0.01, "sledge-light", {}, None)["lam"] == 0.1
     assert resolve_config("Shuttle", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"lam": 1.0}, None)["lam"] == 1.0
-    # ... and on Shopper at 0.1 % (the best point of the lr x lambda grid), not for SLeDGe
+    # ... and, for SLeDGe and SLeDGe-L, on Shopper at 0.1 % (the best point of each grid)
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["lam"] == 0.01
-    assert resolve_config("Shopper", 0.001, "sledge", {}, None)["lam"] == 0.1
+    assert resolve_config("Shopper", 0.001, "sledge", {}, None)["lam"] == 0.01
+    assert resolve_config("Shopper", 0.01, "sledge", {}, None)["lam"] == 0.1
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
     # SLeDGe on Shopper at 1 % trains f_E by the structure regularizer only
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["supervise_graph"] is False
