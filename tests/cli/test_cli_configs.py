@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG, MEASURED_CONFIGS,
+from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG,
+                                                FEW_LABEL_LIGHT_DEFAULTS, MEASURED_CONFIGS,
                                                 MEASURED_EXCEPTIONS, PAPER_CONFIGS,
                                                 paper_config, parse_tau, resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
@@ -54,6 +55,27 @@ def test_package_preset_ignores_the_paper_settings():
         "Shuttle", 0.01, "tlp", {}, None)
     with pytest.raises(UsageError, match="preset 'tuned'"):
         resolve_config("Shuttle", 0.01, "sledge", {}, None, preset="tuned")
+
+
+def test_sledge_light_takes_its_few_label_defaults_where_no_dataset_setting_applies():
+    few_label = {key: DEFAULT_CONFIG[key] for key in DEFAULT_CONFIG} | FEW_LABEL_LIGHT_DEFAULTS
+    for dataset, preset in (("Shuttle", "package"), ("synthetic", "paper"),
+                            ("synthetic", "package")):
+        light = resolve_config(dataset, 0.001, "sledge-light", {}, None, preset=preset)
+        assert light == few_label
+        # the rule follows the paper's ratio boundary (0.5 %), and the 1 % regime keeps
+        # the package defaults, as every other model does
+        assert resolve_config(dataset, 0.0049, "sledge-light", {}, None, preset=preset) == light
+        assert resolve_config(dataset, 0.005, "sledge-light", {}, None,
+                              preset=preset) == DEFAULT_CONFIG
+        assert resolve_config(dataset, 0.001, "sledge", {}, None,
+                              preset=preset) == DEFAULT_CONFIG
+    # the paper preset on a paper dataset keeps the authors' structure and the paper's prior
+    paper = resolve_config("Shopper", 0.001, "sledge-light", {}, None)
+    assert (paper["num_layers"], paper["class_prior"]) == (4, "memory")
+    # flags still win
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {"num_layers": 2}, None,
+                          preset="package")["num_layers"] == 2
 
 
 def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
