@@ -58,7 +58,7 @@ def test_package_preset_ignores_the_paper_settings():
 
 
 def test_sledge_light_takes_its_few_label_defaults_where_no_dataset_setting_applies():
-    few_label = {key: DEFAULT_CONFIG[key] for key in DEFAULT_CONFIG} | FEW_LABEL_LIGHT_DEFAULTS
+    few_label = DEFAULT_CONFIG | FEW_LABEL_LIGHT_DEFAULTS
     for dataset, preset in (("Shuttle", "package"), ("synthetic", "paper"),
                             ("synthetic", "package")):
         light = resolve_config(dataset, 0.001, "sledge-light", {}, None, preset=preset)

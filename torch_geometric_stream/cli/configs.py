@@ -30,9 +30,8 @@ from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_featu
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
-           "MEASURED_EXCEPTIONS",
-           "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config", "parse_tau", "resolve_config",
-           "resolve_stream_entries"]
+           "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
+           "parse_tau", "resolve_config", "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
