@@ -32,9 +32,10 @@ Online Shoppers Purchasing Intention stream bundled with the package (UCI, CC BY
 label ratio 0.01, seed 0, 1 thread: about 25 ms per sample, under a minute on one CPU
 core (measured: 26 ms/sample CPU time on the 1,000 first rows).
 
-Configuration precedence (lowest first): package defaults < the paper's per-dataset
-structural settings (SLeDGe models on a paper dataset; not with --preset package) <
---config FILE.json < flags."""
+Configuration precedence (lowest first): package defaults (for sledge-light below 0.5 %
+labels without per-dataset settings: 1 GCN layer and the stream's class prior) < the
+paper's per-dataset structural settings (SLeDGe models on a paper dataset; not with
+--preset package) < --config FILE.json < flags."""
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
@@ -99,7 +100,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     hyper.add_argument("--preset", choices=PRESETS, default="paper",
                        help="paper (default): the paper's per-dataset structural settings "
                             "(layers, k, tau) on its datasets; package: the package defaults "
-                            "on every stream, no per-dataset settings")
+                            "on every stream, no per-dataset settings (sledge-light below "
+                            "0.5 %% labels: 1 GCN layer, stream class prior)")
     for flag, kind, text in (
             ("--k", int, "neighbours per node"), ("--lr", float, "Adam learning rate"),
             ("--weight-decay", float, "Adam weight decay"),
