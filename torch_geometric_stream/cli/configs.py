@@ -108,8 +108,8 @@ BASELINE_DEFAULTS: dict[str, Any] = {"feature_transform": "none"}
 #: 0.193 on GSAD (the prior is a no-op there: one label per class) and 0.607 against
 #: 0.609 on MNIST (-1.7, +0.2, +0.9 points; seed 4000 in session 25). One layer alone
 #: (session 17) gave 0.706 on Shuttle; lambda 0.01 on top scored less on Shuttle
-#: (0.757) and Shopper (0.691). At 1 % one layer costs GSAD 7.6 points and Shopper 1.1 (session
-#: 17), so that regime keeps 2 layers.
+#: (0.757) and Shopper (0.691). At 1 % one layer costs GSAD 7.6 points and Shopper
+#: 1.1 (session 17), so that regime keeps 2 layers.
 FEW_LABEL_LIGHT_DEFAULTS: dict[str, Any] = {"num_layers": 1, "class_prior": "stream"}
 
 #: Where the structural settings of a run come from: ``"paper"``, the paper's
