@@ -1,5 +1,9 @@
-"""The summary table ``run`` prints."""
-from torch_geometric_stream.cli.report import summary_table
+"""The summary table ``run`` prints and the machine its records describe."""
+import os
+
+import torch
+
+from torch_geometric_stream.cli.report import machine_description, summary_table
 
 
 def _record(seed, accuracy, kappa_m):
@@ -27,3 +31,15 @@ def test_summary_table_reads_records_without_the_class_metrics():
     record = _record(0, 0.5, 0.1)
     del record["kappa_m"], record["balanced_accuracy"]
     assert summary_table([record]).splitlines()[1].split()[7:9] == ["-", "-"]
+
+
+def test_machine_description_names_the_accelerator_of_a_cuda_run(monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_name",
+                        lambda device: asked.append(device) or "Fake GPU 80GB")
+    assert machine_description("cuda:1")["accelerator"] == "Fake GPU 80GB"
+    assert asked == [torch.device("cuda:1")]
+    for device in (None, "cpu"):
+        description = machine_description(device)
+        assert "accelerator" not in description
+        assert description["cpu_count"] == os.cpu_count()

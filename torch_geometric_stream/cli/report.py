@@ -28,11 +28,15 @@ _COLUMNS = (("seed", "seed", "{}"), ("n_samples", "samples", "{}"), ("n_labels",
             ("seconds", "seconds", "{:.1f}"), ("ms_per_sample_median", "ms/sample", "{:.2f}"))
 
 
-def machine_description() -> dict[str, Any]:
-    """The machine without its host name: OS, processor, CPU count, Python."""
-    return {"platform": platform.platform(), "processor": platform.processor(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(),
-            "python": platform.python_version()}
+def machine_description(device: Optional[str] = None) -> dict[str, Any]:
+    """The machine without its host name: OS, processor, CPU count, Python, and
+    for a CUDA ``device`` (``"cuda"``, ``"cuda:1"``) the accelerator's name."""
+    description = {"platform": platform.platform(), "processor": platform.processor(),
+                   "machine": platform.machine(), "cpu_count": os.cpu_count(),
+                   "python": platform.python_version()}
+    if device is not None and torch.device(device).type == "cuda":
+        description["accelerator"] = torch.cuda.get_device_name(torch.device(device))
+    return description
 
 
 def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
@@ -46,7 +50,7 @@ def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
     return {**run, **result.metrics, "curve": curve,
             "torch_version": torch.__version__,
             "package_version": torch_geometric_stream.__version__,
-            "machine": machine_description(),
+            "machine": machine_description(run.get("device")),
             "config": dict(config)}
 
 
