@@ -35,7 +35,7 @@ def machine_description(device: Optional[str] = None) -> dict[str, Any]:
                    "machine": platform.machine(), "cpu_count": os.cpu_count(),
                    "python": platform.python_version()}
     if device is not None and torch.device(device).type == "cuda":
-        description["accelerator"] = torch.cuda.get_device_name(torch.device(device))
+        description["accelerator"] = torch.cuda.get_device_name(device)
     return description
 
 
