@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.run import OLDER_RECORDS
 from torch_geometric_stream.datasets import DATASETS
 
-__all__ = ["SUPERSEDED", "PACKAGE_MARGIN", "current_config", "matches_current",
-           "select_cells", "summary_tables", "targets_table", "mean_std"]
+__all__ = ["SUPERSEDED", "PACKAGE_MARGIN", "MEMORY_SIZES", "COEFFICIENTS", "current_config",
+           "matches_current", "select_cells", "summary_tables", "targets_table",
+           "memory_study_tables", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
 SUPERSEDED = {
@@ -56,6 +57,16 @@ NAMES = {"tlp": "TLP", "ressl": "ReSSL", "hdssl": "HDSSL", "sledge": "SLeDGe",
          "gsl": "+GSL"}
 DATASETS_SHOWN = ("MNIST", "Shopper", "Shuttle", "GSAD")
 RATIOS = (0.001, 0.01)
+
+#: The paper's memory-size study (its Table B.3: SLeDGe at 1 % labels, one memory cut
+#: to a fifth of L = 100, U = 900 at a time) and its memory-coefficient ablation (Table
+#: B.2, also at 1 %): column -> the entries changed from today's configuration.
+STUDY_RATIO = 0.01
+MEMORY_SIZES: dict[str, dict[str, Any]] = {
+    "L = 20": {"labeled_size": 20}, "L = 100, U = 900": {}, "U = 180": {"unlabeled_size": 180}}
+COEFFICIENTS: dict[str, dict[str, Any]] = {
+    "alpha = beta = 0.05": {"alpha": 0.05, "beta": 0.05},
+    "alpha = beta = 0.95": {"alpha": 0.95, "beta": 0.95}, "adaptive": {}}
 
 
 def mean_std(values: list[float]) -> str:
@@ -93,10 +104,12 @@ def matches_current(record: dict[str, Any], config: dict[str, Any],
     return True
 
 
-def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper"
+def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",
+                 variant: Optional[Mapping[str, Any]] = None
                  ) -> dict[tuple[str, str, float], list[dict[str, Any]]]:
     """``(tag, record)`` pairs -> the chosen runs of each (model, dataset, ratio)
-    cell at today's configuration of ``preset`` (one per seed; see the module doc)."""
+    cell at today's configuration of ``preset``, with the entries of ``variant``
+    changed (one run per seed; see the module doc)."""
     configs: dict[tuple[str, str, float], Optional[dict[str, Any]]] = {}
     by_tag: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = defaultdict(
         lambda: defaultdict(dict))
@@ -105,7 +118,7 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "p
         if tag in SUPERSEDED or cell[1] not in DATASETS:
             continue
         if cell not in configs:
-            configs[cell] = current_config(*cell, preset=preset)
+            configs[cell] = {**current_config(*cell, preset=preset), **(variant or {})}
         if matches_current(record, configs[cell], preset):
             seeds = by_tag[cell][tag]
             # one seed twice in a tag (CPU and GPU): the CPU run
@@ -291,3 +304,77 @@ def _target_cell(runs: list[dict[str, Any]], target: Optional[float]) -> str:
     if target is None:
         return f"{mean:.4f}{marks}"
     return f"{mean:.4f}{marks} (>= {target:.4f}: {'met' if mean >= target else 'missed'})"
+
+
+def memory_study_tables(records: Iterable[tuple[str, dict[str, Any]]],
+                        paper_sizes: dict[str, tuple[float, float, float]],
+                        paper_coefficients: dict[str, tuple[float, float, float]]) -> str:
+    """Markdown: SLeDGe's memory-size study and memory-coefficient ablation at 1 %
+    labels, at today's configuration otherwise, the paper's values in brackets
+    (``paper_sizes[dataset]`` in the order of :data:`MEMORY_SIZES`,
+    ``paper_coefficients[dataset]`` in that of :data:`COEFFICIENTS`); the relative
+    gain of each larger memory, as the paper gives it (ours on the seeds both sizes
+    ran); then the cells not yet run."""
+    records = list(records)
+    missing: list[str] = []
+
+    def columns(variants: dict[str, dict[str, Any]], paper: dict[str, tuple[float, ...]]
+                ) -> dict[str, list[tuple[list[dict[str, Any]], Optional[float]]]]:
+        by_dataset: dict[str, list[tuple[list[dict[str, Any]], Optional[float]]]] = {}
+        for index, (name, variant) in enumerate(variants.items()):
+            cells = select_cells(records, variant=variant)
+            for dataset in DATASETS_SHOWN:
+                runs = cells.get(("sledge", dataset, STUDY_RATIO), [])
+                value = paper.get(dataset)
+                by_dataset.setdefault(dataset, []).append(
+                    (runs, None if value is None else value[index]))
+                if not runs:
+                    options = " ".join(f"--{key.replace('_', '-')} {setting}"
+                                       for key, setting in variant.items())
+                    missing.append(f"- {name} on {dataset}" + (f": `-- {options}`"
+                                                               if options else ""))
+        return by_dataset
+
+    sizes = columns(MEMORY_SIZES, paper_sizes)
+    lines = ["| stream | " + " | ".join(MEMORY_SIZES) + " | larger L | larger U |",
+             "|---" * (len(MEMORY_SIZES) + 3) + "|"]
+    for dataset, row in sizes.items():
+        small_l, default, small_u = row
+        cells = [_accuracy_cell(runs, paper) for runs, paper in row]
+        gains = [_gain_cell(small, default) for small in (small_l, small_u)]
+        lines.append(f"| {dataset} | " + " | ".join(cells + gains) + " |")
+    coefficients = columns(COEFFICIENTS, paper_coefficients)
+    lines += ["", "| stream | " + " | ".join(COEFFICIENTS) + " |",
+              "|---" * (len(COEFFICIENTS) + 1) + "|"]
+    lines += [f"| {dataset} | " + " | ".join(_accuracy_cell(runs, paper)
+                                             for runs, paper in row) + " |"
+              for dataset, row in coefficients.items()]
+    if missing:
+        lines += ["", "Not run at today's configuration (fill with `python benchmarks/"
+                  "accuracy.py run --models sledge --datasets D --ratios 0.01 --tag TAG -- "
+                  "OPTIONS`):", ""] + missing
+    return "\n".join(lines)
+
+
+def _gain_cell(small: tuple[list[dict[str, Any]], Optional[float]],
+               large: tuple[list[dict[str, Any]], Optional[float]]) -> str:
+    """The relative gain of the larger memory over the smaller, in % of the smaller's
+    accuracy (the paper's "Gain"): ours over the seeds both ran (n = those seeds where
+    fewer than 3), then the paper's in brackets. Each argument: (runs, the paper's
+    accuracy)."""
+    (small_runs, paper_small), (large_runs, paper_large) = small, large
+    small_by_seed = {r["seed"]: r["accuracy"] for r in small_runs}
+    large_by_seed = {r["seed"]: r["accuracy"] for r in large_runs}
+    seeds = sorted(small_by_seed.keys() & large_by_seed.keys())
+    if not seeds:
+        return "–"
+    ours = _relative_gain(statistics.mean(small_by_seed[s] for s in seeds),
+                          statistics.mean(large_by_seed[s] for s in seeds))
+    text = f"{ours:+.2f} %" + (f" n={len(seeds)}" if len(seeds) < 3 else "")
+    if paper_small is None or paper_large is None:
+        return text
+    return f"{text} ({_relative_gain(paper_small, paper_large):+.2f} %)"
+
+
+def _relative_gain(small: float, large: float) -> float:
+    return 100 * (large - small) / small

@@ -12,6 +12,7 @@ from accuracy_summary import (  # noqa: E402
     SUPERSEDED,
     current_config,
     matches_current,
+    memory_study_tables,
     select_cells,
     summary_tables,
     targets_table,
@@ -155,3 +156,26 @@ def test_targets_table_counts_each_preset_against_its_own_target():
     assert "| GSAD 1 % | 0.7000 n=1 † | – | – | – |" in text
     assert "- SLeDGe-L on Shuttle at 1 %, paper preset" in text
     assert "- SLeDGe on Shuttle at 1 %, package preset" not in text
+
+
+def test_memory_study_counts_each_run_under_the_one_entry_it_changed():
+    runs = [record(seed=0, accuracy=0.90), record(seed=2000, accuracy=0.94),
+            record(seed=4000, accuracy=0.98),
+            record(seed=0, accuracy=0.80, labeled_size=20),
+            record(seed=2000, accuracy=0.70, labeled_size=20),   # L = 20 at U = 900
+            record(seed=0, accuracy=0.50, labeled_size=20, unlabeled_size=180),  # both cut
+            record(seed=0, accuracy=0.93, alpha=0.95, beta=0.95),
+            record(seed=0, accuracy=0.10, alpha=0.95, beta=0.05)]  # neither column
+    text = memory_study_tables([("tag", run) for run in runs],
+                               {"Shuttle": (0.7707, 0.9370, 0.9439)},
+                               {"Shuttle": (0.9415, 0.9372, 0.9403)})
+    # larger L on seeds 0 and 2000 only: (0.92 - 0.75) / 0.75 = +22.67 %; the paper's
+    # (0.9370 - 0.7707) / 0.7707 = +21.58 %
+    assert ("| Shuttle | 0.7500 ± 0.0707 n=2 (0.7707) | 0.9400 ± 0.0400 (0.9370) | – "
+            "| +22.67 % n=2 (+21.58 %) | – |") in text
+    assert "| Shuttle | – | 0.9300 n=1 (0.9372) | 0.9400 ± 0.0400 (0.9403) |" in text
+    assert "| GSAD | – | – | – | – | – |" in text
+    assert "- U = 180 on Shuttle: `-- --unlabeled-size 180`" in text
+    assert "- alpha = beta = 0.05 on Shuttle: `-- --alpha 0.05 --beta 0.05`" in text
+    assert "- L = 20 on Shuttle" not in text
+    assert "- adaptive on GSAD" in text
