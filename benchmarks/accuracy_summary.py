@@ -314,7 +314,7 @@ def memory_study_tables(records: Iterable[tuple[str, dict[str, Any]]],
     (``paper_sizes[dataset]`` in the order of :data:`MEMORY_SIZES`,
     ``paper_coefficients[dataset]`` in that of :data:`COEFFICIENTS`); the relative
     gain of each larger memory, as the paper gives it (ours on the seeds both sizes
-    ran); then the cells not yet run."""
+    ran); then the changed cells not yet run."""
     records = list(records)
     missing: list[str] = []
 
@@ -328,11 +328,10 @@ def memory_study_tables(records: Iterable[tuple[str, dict[str, Any]]],
                 value = paper.get(dataset)
                 by_dataset.setdefault(dataset, []).append(
                     (runs, None if value is None else value[index]))
-                if not runs:
+                if not runs and variant:  # today's cell itself: the summary lists it
                     options = " ".join(f"--{key.replace('_', '-')} {setting}"
                                        for key, setting in variant.items())
-                    missing.append(f"- {name} on {dataset}" + (f": `-- {options}`"
-                                                               if options else ""))
+                    missing.append(f"- {name} on {dataset}: `-- {options}`")
         return by_dataset
 
     sizes = columns(MEMORY_SIZES, paper_sizes)

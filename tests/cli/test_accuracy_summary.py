@@ -178,4 +178,5 @@ def test_memory_study_counts_each_run_under_the_one_entry_it_changed():
     assert "- U = 180 on Shuttle: `-- --unlabeled-size 180`" in text
     assert "- alpha = beta = 0.05 on Shuttle: `-- --alpha 0.05 --beta 0.05`" in text
     assert "- L = 20 on Shuttle" not in text
-    assert "- adaptive on GSAD" in text
+    assert "- alpha = beta = 0.95 on GSAD: `-- --alpha 0.95 --beta 0.95`" in text
+    assert "adaptive on GSAD" not in text   # today's cell: the summary's own list has it
