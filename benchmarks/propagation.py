@@ -8,7 +8,8 @@ itself and from ``k`` random other nodes, with positive random weights
 (cosine-like similarities), symmetrically normalized once with
 ``backbone.normalize`` (outside the timing).
 
-* ``sparse``: ``backbone(x, edge_index, edge_weight, normalized=True)``, the
+* ``sparse``: ``backbone.forward_normalized(x, edge_index, edge_weight)`` (the
+  call of SLeDGe's step, without the public ``forward``'s input checks), the
   default CSR aggregation (one sparse-dense product per layer,
   :mod:`torch_geometric_stream.ops.csr`);
 * ``scatter``: the same backbone with ``aggregation="message_passing"`` (PyG
@@ -102,14 +103,14 @@ def measure(N: int, k: int, threads: int, args) -> dict:
     def forward(backbone):
         def run():
             with torch.no_grad():
-                backbone(x, edge_index, edge_weight, normalized=True)
+                backbone.forward_normalized(x, edge_index, edge_weight)
         return run
 
     def forward_backward(backbone):
         def run():
             w = edge_weight.detach().requires_grad_()
             backbone.zero_grad(set_to_none=True)
-            backbone(x, edge_index, w, normalized=True).sum().backward()
+            backbone.forward_normalized(x, edge_index, w).sum().backward()
         return run
 
     reps = args.repeats if N < args.large else args.repeats_large
@@ -234,11 +235,12 @@ def main() -> None:
                         help="per timed function: stop after this long (>= 2 runs)")
     parser.add_argument("--dense-max-gb", type=float, default=4.0)
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation")
-    parser.add_argument("--markdown", type=Path,
-                        default=HERE / "results" / "propagation" / "propagation.md")
+    parser.add_argument("--markdown", type=Path, default=None,
+                        help="table file (default: OUT_DIR/propagation.md)")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
+    args.markdown = args.markdown or args.out_dir / "propagation.md"
     sizes = [int(s) for s in args.sizes.split(",") if s]
     ks = [int(s) for s in args.ks.split(",") if s]
     threads_list = [int(s) for s in args.threads.split(",") if s]

@@ -370,14 +370,17 @@ def main() -> None:
                         help="ours: choose neighbours with scores in this precision "
                              "(approximation)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
-    parser.add_argument("--markdown", type=Path, default=HERE / "results" / "step_latency.md")
-    parser.add_argument("--summary", type=Path,
-                        default=HERE / "results" / "step_latency_summary.json")
+    parser.add_argument("--markdown", type=Path, default=None,
+                        help="table file (default: OUT_DIR.md, beside OUT_DIR)")
+    parser.add_argument("--summary", type=Path, default=None,
+                        help="JSON summary (default: OUT_DIR_summary.json, beside OUT_DIR)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
     parser.add_argument("--plot", action="store_true", help="write step_latency.png")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table / plot of existing results")
     args = parser.parse_args()
+    args.markdown = args.markdown or args.out_dir.with_suffix(".md")
+    args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
 
     models = [m for m in args.models.split(",") if m]
     configs = [c for c in args.configs.split(",") if c]

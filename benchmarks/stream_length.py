@@ -291,12 +291,13 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--num-layers", type=int, default=2)
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
-    parser.add_argument("--markdown", type=Path,
-                        default=HERE / "results" / "stream_length" / "stream_length.md")
+    parser.add_argument("--markdown", type=Path, default=None,
+                        help="table file (default: OUT_DIR/stream_length.md)")
     parser.add_argument("--force", action="store_true", help="start over (drop checkpoint)")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the tables of existing results")
     args = parser.parse_args()
+    args.markdown = args.markdown or args.out_dir / "stream_length.md"
     if args.window < 1:
         parser.error("--window must be >= 1")
     args.out_dir.mkdir(parents=True, exist_ok=True)

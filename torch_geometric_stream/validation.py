@@ -167,10 +167,11 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
 
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
                       dtype: Optional[torch.dtype]) -> None:
-    r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer)
-    and ``edge_weight`` (``None`` or floating :math:`(E,)`) fit together (shapes and
-    dtypes only: the indices are not read, so they must lie in :math:`[0, N)`, as
-    for PyG's convolutions)."""
+    r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer,
+    every index in :math:`[0, N)`) and ``edge_weight`` (``None`` or floating
+    :math:`(E,)`) fit together. Reading the indices' range costs one host sync
+    on a GPU: this is for public entry points, not for a per-sample step that
+    built its graph itself."""
     check_node_features(x, in_channels, dtype)
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
@@ -178,6 +179,11 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
+    if edge_index.numel():
+        low, high = int(edge_index.min()), int(edge_index.max())
+        if low < 0 or high >= x.size(0):
+            raise ValueError(f"edge_index must hold node indices in [0, {x.size(0)}) (x has "
+                             f"{x.size(0)} rows), got values in [{low}, {high}]")
     if edge_weight is None:
         return
     if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():

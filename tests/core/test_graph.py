@@ -154,6 +154,9 @@ def test_graph_learner_names_bad_input(call, error, message):
     ((X10, EDGES[:1]), ValueError, r"edge_index must have shape \(2, E\)"),
     ((X10, EDGES, torch.ones(2)), ValueError, r"edge_weight must have shape \(3,\)"),
     ((X10, EDGES, torch.ones(3, dtype=torch.long)), TypeError, "edge_weight must be a floating"),
+    ((X10, torch.tensor([[0, 10], [1, 0]])), ValueError,
+     r"edge_index must hold node indices in \[0, 10\) \(x has 10 rows\), got values in \[0, 10\]"),
+    ((X10, torch.tensor([[0, -1], [1, 0]])), ValueError, r"got values in \[-1, 1\]"),
     ((torch.randn(10, 5), EDGES), ValueError, r"x must have shape \(N, 4\)"),
     ((X10.long(), EDGES), TypeError, "x must be torch.float32"),
 ])
