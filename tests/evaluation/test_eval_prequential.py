@@ -150,8 +150,9 @@ def test_errors():
         prequential(PreviousLabel(), [], progress=False)
     with pytest.raises(ValueError, match="stream is empty"):
         prequential(PreviousLabel(), stream(), start=6, progress=False)
-    with pytest.raises(ValueError, match="label_mask has 3 entries"):
-        prequential(PreviousLabel(), stream(), label_mask=np.ones(3, dtype=bool), progress=False)
+    with pytest.raises(ValueError, match="label_mask has 3 entries but the stream is longer"):
+        prequential(PreviousLabel(), iter(stream()), label_mask=np.ones(3, dtype=bool),
+                    progress=False)
     with pytest.raises(TypeError, match="boolean"):
         prequential(PreviousLabel(), stream(), label_mask=np.ones(6, dtype=int), progress=False)
     with pytest.raises(ValueError, match="start"):
@@ -184,6 +185,17 @@ def test_a_bad_stream_label_leaves_the_transform_as_it_was():
     after = transform.state_dict()["0"]
     assert after.keys() == before.keys()
     assert all(torch.equal(after[key], value) for key, value in before.items())
+
+
+def test_a_mask_shorter_than_a_stream_with_a_length_stops_before_the_first_sample():
+    learner, short = PreviousLabel(), np.ones(3, dtype=bool)
+    with pytest.raises(ValueError, match="label_mask has 3 entries but the stream has 6 samples$"):
+        prequential(learner, stream(), label_mask=short, progress=False)
+    with pytest.raises(ValueError, match=r"the stream has 4 samples \(limit=4\)"):
+        prequential(learner, stream(), label_mask=short, limit=4, progress=False)
+    assert learner.seen_x == [] and learner.learned == []
+    result = prequential(learner, stream(), label_mask=short, limit=3, progress=False)
+    assert result.metrics["n_samples"] == 3
 
 
 def test_a_learner_without_num_classes_gets_any_label_from_zero():

@@ -217,13 +217,19 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 
     Raises:
         ValueError: if no sample is left to evaluate (``"stream is empty"``),
-            the label mask is shorter than the stream, ``initial`` does not
+            the label mask is shorter than the stream (before the first sample
+            when the stream has a ``len``, else at the first position the mask
+            lacks), ``initial`` does not
             end at ``start``, or a ``y`` is not a class id of the learner (raised
             at that sample, before the learner sees it).
     """
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
-    is_labeled = _mask_function(label_mask)
+    is_labeled, mask_size = _mask_function(label_mask)
+    end = _stream_end(stream, limit)
+    if mask_size is not None and end is not None and mask_size < end:
+        raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
+                         f"samples{'' if limit is None else f' (limit={limit})'}")
     num_classes = getattr(learner, "num_classes", None)
     fused_step = getattr(learner, "predict_learn", None)
     cuda_device = _cuda_device(learner)
@@ -236,7 +242,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             raise ValueError(f"initial covers positions [{record.start}, "
                              f"{record.start + record.metrics.n_samples}) but start={start}")
     samples = itertools.islice(stream, start, limit)
-    with tqdm(samples, total=_expected_length(stream, start, limit), disable=not progress,
+    with tqdm(samples, total=None if end is None else max(0, end - start), disable=not progress,
               desc="prequential", unit="sample") as bar:
         for position, (x, y) in enumerate(bar, start=start):
             # the label first: a sample rejected for its label leaves the transform as it was
@@ -296,12 +302,13 @@ def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
     return path
 
 
-def _mask_function(label_mask: LabelMask) -> Callable[[int], bool]:
-    """Turn ``label_mask`` into ``position -> bool``."""
+def _mask_function(label_mask: LabelMask) -> Tuple[Callable[[int], bool], Optional[int]]:
+    """Turn ``label_mask`` into ``position -> bool``, with the array mask's length
+    (``None`` for no mask or a function)."""
     if label_mask is None:
-        return lambda position: True
+        return (lambda position: True), None
     if callable(label_mask):
-        return lambda position: bool(label_mask(position))
+        return (lambda position: bool(label_mask(position))), None
     mask = np.asarray(label_mask)
     if mask.dtype != bool or mask.ndim != 1:
         raise TypeError(f"label_mask must be a 1-D boolean array, got dtype {mask.dtype} "
@@ -312,7 +319,7 @@ def _mask_function(label_mask: LabelMask) -> Callable[[int], bool]:
             raise ValueError(f"label_mask has {mask.size} entries but the stream is longer")
         return bool(mask[position])
 
-    return is_labeled
+    return is_labeled, mask.size
 
 
 def _as_int(value: Any, name: str) -> int:
@@ -347,12 +354,12 @@ def _cuda_device(learner: Any) -> Optional[torch.device]:
     return None
 
 
-def _expected_length(stream: Iterable[Any], start: int, limit: Optional[int]) -> Optional[int]:
-    """How many samples the run will see, if it can be told without consuming the stream."""
-    end = limit
-    if hasattr(stream, "__len__"):
-        end = len(stream) if limit is None else min(len(stream), limit)
-    return None if end is None else max(0, end - start)
+def _stream_end(stream: Iterable[Any], limit: Optional[int]) -> Optional[int]:
+    """The position after the run's last sample, if it can be told without
+    consuming the stream."""
+    if not hasattr(stream, "__len__"):
+        return limit
+    return len(stream) if limit is None else min(len(stream), limit)
 
 
 def _peak_memory_mb(cuda_device: Optional[torch.device]) -> Dict[str, Optional[float]]:
