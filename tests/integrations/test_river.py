@@ -137,6 +137,21 @@ def test_built_learner_and_bad_arguments():
         RiverClassifier(42)
     with pytest.raises(TypeError, match="dict"):
         model.learn_one([1.0, 2.0], 1)
+    with pytest.raises(ValueError, match="feature 'v' must be a number, got 'high'"):
+        model.learn_one({"u": 1.0, "v": "high"}, 1)
+
+
+def test_a_non_numeric_column_is_named_and_changes_nothing():
+    pd = pytest.importorskip("pandas")
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    frame = pd.DataFrame({"a": [0.5, 100.0], "b": [0.1, "n/a"]})
+    with pytest.raises(ValueError, match="feature 'b' must be a number, got 'n/a'"):
+        model.learn_many(frame, ["dog", "cat"])
+    torch.testing.assert_close(model.transform.state_dict(), twin.transform.state_dict(),
+                               rtol=0, atol=0)
+    assert model.classes_ == twin.classes_ == ["cat"]
 
 
 def test_learn_many_and_predict_many(phishing):

@@ -66,6 +66,14 @@ def _is_missing(label: Any) -> bool:
     return label is None or (isinstance(label, float) and math.isnan(label))
 
 
+def _number(feature: Hashable, value: Any) -> float:
+    """``value`` as ``float``, or a ``ValueError`` naming ``feature``."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
+
+
 class RiverClassifier(_MiniBatchBase):
     r"""River ``base.Classifier`` interface over a stream learner of this package.
 
@@ -157,12 +165,20 @@ class RiverClassifier(_MiniBatchBase):
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
-        row = np.array([float(x.get(name, 0.0)) for name in self.features_], dtype=np.float32)
+        row = np.array([_number(name, x.get(name, 0.0)) for name in self.features_],
+                       dtype=np.float32)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
         self._fix_features(X.columns)
-        rows = X.reindex(columns=self.features_, fill_value=0.0).to_numpy(dtype=np.float32)
+        frame = X.reindex(columns=self.features_, fill_value=0.0)
+        try:
+            rows = frame.to_numpy(dtype=np.float32)
+        except (TypeError, ValueError):
+            for name in self.features_:  # name the first column that is not numeric
+                for value in frame[name]:
+                    _number(name, value)
+            raise
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
     def _label_ids(self, labels: Sequence) -> tuple[list[int], list]:
