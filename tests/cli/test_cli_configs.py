@@ -117,9 +117,9 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert resolve_config("Shopper", ratio, model, {}, None)["supervise_graph"] is True
     assert resolve_config("Shopper", 0.01, "sledge", {}, None,
                           preset="package")["supervise_graph"] is True
-    # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E, lr 5e-4
+    # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E, lr 1e-4
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
-    assert (light["num_layers"], light["embedding_layers"], light["lr"]) == (4, 1, 5e-4)
+    assert (light["num_layers"], light["embedding_layers"], light["lr"]) == (4, 1, 1e-4)
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4) and lr 5e-4
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
     assert (full["num_layers"], full["embedding_layers"], full["lr"]) == (2, 2, 5e-4)
