@@ -180,7 +180,7 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
     if edge_index.numel():
-        low, high = int(edge_index.min()), int(edge_index.max())
+        low, high = torch.stack(torch.aminmax(edge_index)).tolist()  # one host sync
         if low < 0 or high >= x.size(0):
             raise ValueError(f"edge_index must hold node indices in [0, {x.size(0)}) (x has "
                              f"{x.size(0)} rows), got values in [{low}, {high}]")

@@ -196,6 +196,10 @@ def test_a_mask_shorter_than_a_stream_with_a_length_stops_before_the_first_sampl
     assert learner.seen_x == [] and learner.learned == []
     result = prequential(learner, stream(), label_mask=short, limit=3, progress=False)
     assert result.metrics["n_samples"] == 3
+    # without a length, a limit beyond the stream's end is no claim about its length
+    result = prequential(PreviousLabel(), iter(stream()), label_mask=np.ones(6, dtype=bool),
+                         limit=10, progress=False)
+    assert result.metrics["n_samples"] == 6
 
 
 def test_a_learner_without_num_classes_gets_any_label_from_zero():

@@ -227,7 +227,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     limit = None if limit is None else check_positive_int(limit, "limit")
     is_labeled, mask_size = _mask_function(label_mask)
     end = _stream_end(stream, limit)
-    if mask_size is not None and end is not None and mask_size < end:
+    if mask_size is not None and hasattr(stream, "__len__") and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
     num_classes = getattr(learner, "num_classes", None)
