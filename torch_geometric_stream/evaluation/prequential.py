@@ -226,8 +226,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     is_labeled, mask_size = _mask_function(label_mask)
-    end = _stream_end(stream, limit)
-    if mask_size is not None and hasattr(stream, "__len__") and mask_size < end:
+    length = len(stream) if hasattr(stream, "__len__") else None  # None: e.g. a generator
+    ends = [n for n in (length, limit) if n is not None]
+    end = min(ends) if ends else None  # the position after the run's last sample, if known
+    if mask_size is not None and length is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
     num_classes = getattr(learner, "num_classes", None)
@@ -352,14 +354,6 @@ def _cuda_device(learner: Any) -> Optional[torch.device]:
     if isinstance(device, (str, torch.device)) and torch.device(device).type == "cuda":
         return torch.device(device)
     return None
-
-
-def _stream_end(stream: Iterable[Any], limit: Optional[int]) -> Optional[int]:
-    """The position after the run's last sample, if it can be told without
-    consuming the stream."""
-    if not hasattr(stream, "__len__"):
-        return limit
-    return len(stream) if limit is None else min(len(stream), limit)
 
 
 def _peak_memory_mb(cuda_device: Optional[torch.device]) -> Dict[str, Optional[float]]:
