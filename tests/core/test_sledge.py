@@ -358,3 +358,40 @@ def test_full_mode_searching_only_the_rows_read_matches_dense_propagation(monkey
     assert len(outcomes) > len(x) and all(outcomes[-100:])  # searched part of the rows
     for (name, a), b in zip(sparse.named_parameters(), dense.parameters()):
         assert torch.allclose(a, b, atol=1e-4), name
+
+
+@pytest.mark.parametrize("propagation", ["sparse", "dense"])
+def test_the_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatch, propagation):
+    """``graph="static"`` keeps its memory-only top-k graph from step to step and
+    patches it after each write (a free slot or a merge): it stays the graph
+    that searching the whole memory finds, and, once the memory holds ``k + 1``
+    rows, no step searches every row again."""
+    from torch_geometric_stream.graph.dynamic_knn import topk_neighbors
+    from torch_geometric_stream.models import sledge as sledge_module
+
+    searched_rows = []
+
+    def counted(query, keys, *args, **kwargs):
+        searched_rows.append(query.size(0))
+        return topk_neighbors(query, keys, *args, **kwargs)
+
+    monkeypatch.setattr(sledge_module, "topk_neighbors", counted)
+    x, y = gaussian_stream(150)
+    model = small(graph="static", propagation=propagation).double()
+    checked = 0
+    for i in range(len(x)):
+        model.predict(x[i].double())
+        searched_rows.clear()
+        model.learn(x[i].double(), int(y[i]) if i % 3 == 0 else -1)
+        memory, snap = model.memory, model._snapshot
+        if memory.num_nodes <= model.num_neighbors:
+            continue
+        assert max(searched_rows) < memory.capacity  # patched, never searched whole
+        emb = model.graph.embed(memory.nodes())
+        whole = topk_neighbors(emb, emb, model.num_neighbors, key_mask=memory.node_mask)
+        filled = memory.node_mask
+        assert torch.allclose(snap.top_value[filled], whole.values[filled], atol=1e-12)
+        assert torch.equal(snap.top_index[filled].sort(dim=1).values,
+                           whole.indices[filled].sort(dim=1).values)
+        checked += 1
+    assert memory.is_full and checked > 100

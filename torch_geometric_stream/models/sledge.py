@@ -386,7 +386,9 @@ class SLeDGe(StreamClassifier, nn.Module):
 
         The embeddings are computed once with their autograd graph: the
         training step that follows (same parameters, one memory row changed)
-        reuses them instead of embedding the whole memory again.
+        reuses them instead of embedding the whole memory again. With the
+        fixed graph (:attr:`_keeps_memory_graph`) the training step leaves the
+        snapshot of the updated memory, its graph patched.
         """
         if self._snapshot is None:
             # on a copy: the memory update writes in place
@@ -403,10 +405,20 @@ class SLeDGe(StreamClassifier, nn.Module):
             snap.top_value, snap.top_index = self._memory_graph(snap.emb)
         return snap
 
+    @property
+    def _keeps_memory_graph(self) -> bool:
+        """Whether the snapshot outlives a training step: the fixed raw-cosine
+        graph (``graph="static"``) depends on the memory alone, so its
+        memory-only top-k graph is patched after each memory write instead of
+        searched anew."""
+        return self.graph_kind == "static"
+
     def _searches_receptive_field(self) -> bool:
         """Whether full mode searches only the rows read (CPU subgraph propagation,
-        exact search every step, not backing off after giving up)."""
+        exact search every step, not backing off after giving up; not with a
+        kept memory graph, which every step patches)."""
         return (self.graph is not None and not self.light and self.reselect_every == 1
+                and not self._keeps_memory_graph
                 and self.propagation != "dense" and self.device.type == "cpu"
                 and self._full_search_steps == 0)
 
@@ -624,7 +636,10 @@ class SLeDGe(StreamClassifier, nn.Module):
             if self.light:
                 queries, neighbors = labeled, self._memory_topk(emb.detach(), labeled).indices
             else:
-                queries, neighbors = self._training_graph(snap, update, emb.detach(), labeled)
+                queries, top = self._training_graph(snap, update, emb.detach(), labeled)
+                neighbors = top.indices
+                if self._keeps_memory_graph:
+                    self._snapshot = _Snapshot(emb.detach(), top.values, top.indices, None)
             edge_index = neighbors_to_edge_index(neighbors, queries)
             weighted = emb if self.supervise_graph else emb.detach()
             edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries)
@@ -637,9 +652,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.optimizer.step()
 
     def _training_graph(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
-                        emb: Tensor, labeled: Tensor) -> tuple[Optional[Tensor], Tensor]:
+                        emb: Tensor, labeled: Tensor) -> tuple[Optional[Tensor], TopK]:
         r"""Full mode: the query rows (``None``: every row) and their top-k
-        neighbours :math:`(Q, K')` in the updated memory. Without the snapshot's
+        scores and neighbours :math:`(Q, K')` in the updated memory. Without the snapshot's
         graph, only the rows the loss reads are searched, while they are at most
         half of the memory; otherwise the snapshot's graph is patched."""
         memory = self.memory
@@ -648,11 +663,11 @@ class SLeDGe(StreamClassifier, nn.Module):
                                          self._filled_slots_mask(),
                                          max_rows=memory.num_nodes // 2)
             if found is not None:
-                return found.rows, found.top.indices
+                return found.rows, found.top
             self._full_search_steps = _FULL_SEARCH_STEPS_AFTER_GIVING_UP
-        neighbors = self._training_neighbors(snap, update, emb)
-        self._keep_neighbors(neighbors)
-        return None, neighbors
+        top = self._training_neighbors(snap, update, emb)
+        self._keep_neighbors(top.indices)
+        return None, top
 
     def _keep_neighbors(self, neighbors: Tensor) -> None:
         """Remember the training graph's neighbour sets for the next steps
@@ -664,32 +679,33 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._kept_neighbors, self._kept_num_nodes = neighbors, self.memory.num_nodes
 
     def _training_neighbors(self, snap: Optional[_Snapshot], update: Optional[MemoryUpdate],
-                            emb: Tensor) -> Tensor:
-        r"""Memory-only top-k neighbours :math:`(P, K')` of the updated memory.
+                            emb: Tensor) -> TopK:
+        r"""Memory-only top-k scores and neighbours :math:`(P, K')` of the updated memory.
 
-        After a merge into slot :math:`j` the snapshot's graph (same
-        parameters, memory before the update) is patched instead of rebuilt:
+        After a write into slot :math:`j` (a merge, or a sample in a free slot
+        once :math:`K'` slots were filled) the snapshot's graph (same
+        embeddings, memory before the update) is patched instead of rebuilt:
         rows that had :math:`j` among their neighbours, and row :math:`j`, are
-        re-scored; every other row lets :math:`j` compete with its current
+        searched anew; every other row lets :math:`j` compete with its current
         top-k. That is :math:`O(P h)` instead of :math:`O(P^2 h)`. On a GPU
         every row is re-scored (the same neighbours), which needs no host
         synchronization to find the stale rows.
         """
-        if (snap is None or snap.top_index is None or update is None or not update.merged
+        if (snap is None or snap.top_index is None or update is None
                 or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
                 or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
-            return self._memory_graph(emb).indices
+            return self._memory_graph(emb)
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
         cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
         cand_index = torch.cat([snap.top_index, j.expand_as(snap.top_index[:, :1])], dim=1)
-        k = snap.top_index.size(1)
-        neighbors = cand_index.gather(1, cand_value.topk(k, dim=1).indices)
+        best = cand_value.topk(snap.top_index.size(1), dim=1)
+        values, neighbors = best.values, cand_index.gather(1, best.indices)
         stale = (snap.top_index == j).any(dim=1)  # rows whose score of j is outdated
         stale[j] = True
         rows = stale.nonzero().view(-1)
-        neighbors[rows] = self._memory_topk(emb, rows).indices
-        return neighbors
+        values[rows], neighbors[rows] = self._memory_topk(emb, rows)
+        return TopK(values, neighbors)
 
     def _supervised_loss(self, logits: Tensor, labels: Tensor, ages: Tensor) -> Tensor:
         loss = F.cross_entropy(logits, labels, reduction="none")
