@@ -361,11 +361,14 @@ def test_full_mode_searching_only_the_rows_read_matches_dense_propagation(monkey
 
 
 @pytest.mark.parametrize("propagation", ["sparse", "dense"])
-def test_the_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatch, propagation):
-    """``graph="static"`` keeps its memory-only top-k graph from step to step and
-    patches it after each write (a free slot or a merge): it stays the graph
-    that searching the whole memory finds, and, once the memory holds ``k + 1``
-    rows, no step searches every row again."""
+@pytest.mark.parametrize("fixed", [{"graph": "static"}, {"lam": 0.0, "supervise_graph": False}])
+def test_a_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatch, propagation,
+                                                                     fixed):
+    """A graph that no step trains (``graph="static"``, or f_E without gradient)
+    keeps its memory-only top-k graph from step to step and patches it after
+    each write (a free slot or a merge): it stays the graph that searching the
+    whole memory finds, and, once the memory holds ``k + 1`` rows, no step
+    searches every row again."""
     from torch_geometric_stream.graph.dynamic_knn import topk_neighbors
     from torch_geometric_stream.models import sledge as sledge_module
 
@@ -377,7 +380,7 @@ def test_the_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatc
 
     monkeypatch.setattr(sledge_module, "topk_neighbors", counted)
     x, y = gaussian_stream(150)
-    model = small(graph="static", propagation=propagation).double()
+    model = small(propagation=propagation, **fixed).double()
     checked = 0
     for i in range(len(x)):
         model.predict(x[i].double())

@@ -386,9 +386,9 @@ class SLeDGe(StreamClassifier, nn.Module):
 
         The embeddings are computed once with their autograd graph: the
         training step that follows (same parameters, one memory row changed)
-        reuses them instead of embedding the whole memory again. With the
-        fixed graph (:attr:`_keeps_memory_graph`) the training step leaves the
-        snapshot of the updated memory, its graph patched.
+        reuses them instead of embedding the whole memory again. When
+        :math:`f_E` does not train (:attr:`_keeps_memory_graph`) the training
+        step leaves the snapshot of the updated memory, its graph patched.
         """
         if self._snapshot is None:
             # on a copy: the memory update writes in place
@@ -407,11 +407,14 @@ class SLeDGe(StreamClassifier, nn.Module):
 
     @property
     def _keeps_memory_graph(self) -> bool:
-        """Whether the snapshot outlives a training step: the fixed raw-cosine
-        graph (``graph="static"``) depends on the memory alone, so its
-        memory-only top-k graph is patched after each memory write instead of
-        searched anew."""
-        return self.graph_kind == "static"
+        """Whether the snapshot outlives a training step: when no step changes
+        :math:`f_E` (``graph="static"`` has no parameters; a learned graph gets
+        no gradient with ``lam=0`` and ``supervise_graph=False``), the memory's
+        embeddings and top-k graph change only where the memory is written, so
+        the graph is patched there instead of searched anew."""
+        graph = self.graph
+        return graph is not None and not (
+            self._trains_graph and any(p.requires_grad for p in graph.parameters()))
 
     def _searches_receptive_field(self) -> bool:
         """Whether full mode searches only the rows read (CPU subgraph propagation,
