@@ -193,14 +193,41 @@ def test_a_failing_merge_search_leaves_the_memory_unchanged(arguments, error, me
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
 
 
-def test_a_failing_derive_leaves_the_sources_unchanged():
-    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+def test_a_failing_derive_leaves_the_memory_unchanged():
+    # two labeled slots: a merge into one must not age the other before derive succeeds
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=2, unlabeled_size=1,
                                  source_channels=2, alpha=0.5)
     memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
+    memory.update(unit(0.0, 1.0), 0, source=torch.ones(2), derive=raw)
     before = {key: value.clone() for key, value in memory.state_dict().items()}
+    version = memory.version
     with pytest.raises(RuntimeError, match="embedding failed"):
         memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=_failing)
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.version == version
+
+
+def test_the_version_counts_every_write_and_nothing_else():
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=1,
+                                 source_channels=2)
+    versions = [memory.version]
+
+    def write(step):
+        step()
+        versions.append(memory.version)
+
+    write(lambda: memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw))  # insert
+    write(lambda: memory.update(unit(0.6, 0.8), 0, raw, source=torch.ones(2),
+                                derive=raw))  # merge
+    write(lambda: memory.refresh(raw))
+    write(lambda: memory.load_state_dict(memory.state_dict()))
+    write(memory.reset_state)
+    assert versions == sorted(set(versions))  # each write bumps it
+    for read in (memory.nodes, memory.labeled, memory.labeled_index, lambda: memory.num_nodes):
+        read()
+    with pytest.raises(ValueError):
+        memory.update(unit(1.0, 0.0), 2, source=torch.ones(2), derive=raw)
+    assert memory.version == versions[-1]  # reads and refused writes do not
 
 
 def test_a_source_of_the_wrong_width_is_refused():

@@ -398,3 +398,58 @@ def test_a_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatch,
                            whole.indices[filled].sort(dim=1).values)
         checked += 1
     assert memory.is_full and checked > 100
+
+
+@pytest.mark.parametrize("kw", [{"graph": "static"}, {"lam": 0.0, "supervise_graph": False},
+                                {}, {"light": True}], ids=["static", "no-grad", "learned", "light"])
+@pytest.mark.parametrize("predict_first", [False, True])
+def test_a_memory_written_directly_is_never_read_through_a_stale_graph(kw, predict_first):
+    """Cached embeddings and graphs (a prediction's, or one kept between steps)
+    follow the memory's writes: after a direct ``memory.update`` the learner
+    predicts and learns exactly as a copy that never cached anything."""
+    x, y = gaussian_stream(80)
+    x, y = x.double(), y
+    model = small(**kw).double()
+    stream_through(model, x[:60], y[:60], label_every=3)
+    if predict_first:
+        model.predict(x[60])  # leaves the prediction's snapshot
+    written = torch.nn.functional.normalize(x[61], dim=0)
+    model.memory.update(written, int(y[61]))
+    fresh = copy.deepcopy(model)  # a deep copy drops every cached graph
+    assert fresh._snapshot is None
+    for i in range(62, 80):
+        assert torch.equal(model.predict_proba(x[i]), fresh.predict_proba(x[i]))
+        model.learn(x[i], int(y[i]))
+        fresh.learn(x[i], int(y[i]))
+    for (name, a), b in zip(model.named_parameters(), fresh.parameters()):
+        assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize("kw", [{"graph": "static"}, {}], ids=["static", "learned"])
+def test_an_unlabeled_sample_without_unlabeled_slots_searches_nothing(monkeypatch, kw):
+    """With ``unlabeled_size=0`` an unlabeled sample writes nothing, so its
+    training step reuses the prediction's graph instead of searching the memory."""
+    from torch_geometric_stream.graph.dynamic_knn import topk_neighbors
+    from torch_geometric_stream.models import sledge as sledge_module
+
+    x, y = gaussian_stream(40)
+    model = small(unlabeled_size=0, **kw).double()
+    twin = copy.deepcopy(model)
+    stream_through(model, x[:30].double(), y[:30], label_every=1)
+    stream_through(twin, x[:30].double(), y[:30], label_every=1)
+    searched_rows = []
+
+    def counted(query, keys, *args, **kwargs):
+        searched_rows.append(query.size(0))
+        return topk_neighbors(query, keys, *args, **kwargs)
+
+    monkeypatch.setattr(sledge_module, "topk_neighbors", counted)
+    model.predict(x[30].double())
+    searched_rows.clear()
+    model.learn(x[30].double(), -1)
+    assert searched_rows == []
+    monkeypatch.setattr(sledge_module, "topk_neighbors", topk_neighbors)
+    twin._drop_cached_graphs()
+    twin.learn(x[30].double(), -1)  # no snapshot: searches the whole memory
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        assert torch.allclose(a, b, atol=1e-12), name

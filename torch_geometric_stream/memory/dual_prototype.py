@@ -117,6 +117,9 @@ class DualPrototypeMemory(nn.Module):
             "slot_labels",
             torch.arange(num_classes).repeat_interleave(self.slots_per_class),
             persistent=False)
+        #: Writes so far (``update``, ``refresh``, ``reset_state``, a loaded
+        #: state): caches of what the memory holds compare it to stay current.
+        self.version = 0
         self.reset_state()
 
     # ------------------------------------------------------------------ state
@@ -131,8 +134,9 @@ class DualPrototypeMemory(nn.Module):
         self._sync_host_counts()
 
     def _sync_host_counts(self) -> None:
-        # Host-side fill levels drive the insert-or-merge decision without
-        # reading device memory in the per-sample path.
+        # After a wholesale change (reset, load). Host-side fill levels drive the
+        # insert-or-merge decision without reading device memory in the per-sample path.
+        self.version += 1
         mask = self.node_mask.cpu()
         per_class = mask[:self.labeled_size].view(self.num_classes, self.slots_per_class)
         self._class_fill = per_class.sum(dim=1).tolist()
@@ -227,6 +231,7 @@ class DualPrototypeMemory(nn.Module):
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
         derived = derive(self.sources)
+        self.version += 1
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
 
     def _checked_label(self, label: Any) -> int:
@@ -306,6 +311,7 @@ class DualPrototypeMemory(nn.Module):
             slot = self._free_slot(label)
             if slot is None:
                 return None
+            self.version += 1
             self._age_labeled_slots(label)
             self.prototypes[slot] = x
             if source is not None:
@@ -333,7 +339,6 @@ class DualPrototypeMemory(nn.Module):
             raise ValueError(f"the sample's embedding {tuple(query.shape)} and the slots' "
                              f"{tuple(keys.shape)} must be (h,) and (n, h)")
         sims = keys @ query
-        self._age_labeled_slots(label)
         best = torch.argmax(sims)
         # the slot stays on the device; 1-element index ops read nothing back
         # (indexing with a 0-d tensor would call .item())
@@ -343,7 +348,6 @@ class DualPrototypeMemory(nn.Module):
                               sims.index_select(0, best.view(1))[0], index)
         if label >= 0:  # plastic: the new sample gets the weight
             old_share, new_share = 1 - weight, weight
-            self.ages.index_fill_(0, index, 0)
         else:  # stable: the old prototype gets the weight
             old_share, new_share = weight, 1 - weight
         old = self.prototypes.index_select(0, index)[0]
@@ -353,6 +357,12 @@ class DualPrototypeMemory(nn.Module):
             mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
             mixed = _replace_if_zero(old, mixed, source)
             merged = derive(mixed.unsqueeze(0))[0]
+        # every write after every step that can fail
+        self.version += 1
+        self._age_labeled_slots(label)
+        if label >= 0:
+            self.ages.index_fill_(0, index, 0)
+        if source is not None:
             self.sources.index_copy_(0, index, mixed.unsqueeze(0))
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))

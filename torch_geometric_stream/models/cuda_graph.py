@@ -179,6 +179,7 @@ class CUDAGraphStep:
         self._static_x.copy_(row)
         graph.replay()
         self.replays += 1
+        self.model.memory.version += 1  # the replay merged a row (no Python ran)
         self.model._snapshot = None  # an eager predict's snapshot is outdated now
         return prediction.clone()
 

@@ -59,6 +59,7 @@ _FULL_SEARCH_STEPS_AFTER_GIVING_UP = 100
 @dataclass
 class _Snapshot:
     """Embeddings and memory-only top-k graph at the current parameters and memory."""
+    memory_version: int  # DualPrototypeMemory.version they were computed at
     emb: Tensor  # (P, h) embeddings of every slot, no grad
     top_value: Optional[Tensor]  # (P, K') memory-only top-k scores (full mode, once searched)
     top_index: Optional[Tensor]  # (P, K')
@@ -390,11 +391,11 @@ class SLeDGe(StreamClassifier, nn.Module):
         :math:`f_E` does not train (:attr:`_keeps_memory_graph`) the training
         step leaves the snapshot of the updated memory, its graph patched.
         """
-        if self._snapshot is None:
+        if self._snapshot is None or self._snapshot.memory_version != self.memory.version:
             # on a copy: the memory update writes in place
             with torch.set_grad_enabled(self._trains_graph):
                 live_emb = self.graph.embed(self.memory.nodes().clone())
-            self._snapshot = _Snapshot(live_emb.detach(), None, None,
+            self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
 
@@ -628,6 +629,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         self._full_search_steps = (_FULL_SEARCH_STEPS_AFTER_GIVING_UP
                                    if snap is not None and snap.gave_up
                                    else max(self._full_search_steps - 1, 0))
+        if snap is not None and snap.memory_version != memory.version - (update is not None):
+            snap = None  # the memory was written outside this step (e.g. memory.update)
         self.train()
         nodes = memory.nodes()
         labeled = memory.labeled_index()
@@ -642,7 +645,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                 queries, top = self._training_graph(snap, update, emb.detach(), labeled)
                 neighbors = top.indices
                 if self._keeps_memory_graph:
-                    self._snapshot = _Snapshot(emb.detach(), top.values, top.indices, None)
+                    self._snapshot = _Snapshot(memory.version, emb.detach(), top.values,
+                                               top.indices, None)
             edge_index = neighbors_to_edge_index(neighbors, queries)
             weighted = emb if self.supervise_graph else emb.detach()
             edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries)
@@ -692,8 +696,11 @@ class SLeDGe(StreamClassifier, nn.Module):
         searched anew; every other row lets :math:`j` compete with its current
         top-k. That is :math:`O(P h)` instead of :math:`O(P^2 h)`. On a GPU
         every row is re-scored (the same neighbours), which needs no host
-        synchronization to find the stale rows.
+        synchronization to find the stale rows. Without a write (an unlabeled
+        sample and no unlabeled slots) the snapshot's graph is the graph.
         """
+        if snap is not None and snap.top_index is not None and update is None:
+            return TopK(snap.top_value, snap.top_index)
         if (snap is None or snap.top_index is None or update is None
                 or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
                 or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
