@@ -140,9 +140,11 @@ def test_base_keeps_a_hidden_layer_under_the_paper_preset():
     assert resolve_config("Shuttle", 0.01, "base", {}, None)["num_layers"] == BASE_MIN_LAYERS
     # deeper paper settings are kept, an explicit choice wins
     assert resolve_config("Shopper", 0.001, "base", {}, None)["num_layers"] == 4
-    # ... except on MNIST, where Base measured best with 2 layers at both ratios
+    # ... except on MNIST, where Base (and +M, Base with the memory) measured best
+    # with 2 layers at both ratios
     for ratio in (0.001, 0.01):
         assert resolve_config("MNIST", ratio, "base", {}, None)["num_layers"] == 2
+        assert resolve_config("MNIST", ratio, "memory", {}, None)["num_layers"] == 2
         assert resolve_config("MNIST", ratio, "sledge-light", {}, None)["num_layers"] == 4
     assert resolve_config("MNIST", 0.01, "base", {"num_layers": 4}, None)["num_layers"] == 4
     assert resolve_config("Shuttle", 0.01, "base", {"num_layers": 1}, None)["num_layers"] == 1
