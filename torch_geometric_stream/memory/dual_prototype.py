@@ -131,12 +131,12 @@ class DualPrototypeMemory(nn.Module):
         self.counts.zero_()
         self.ages.zero_()
         self.node_mask.zero_()
+        self.version += 1
         self._sync_host_counts()
 
     def _sync_host_counts(self) -> None:
-        # After a wholesale change (reset, load). Host-side fill levels drive the
-        # insert-or-merge decision without reading device memory in the per-sample path.
-        self.version += 1
+        # Host-side fill levels drive the insert-or-merge decision without
+        # reading device memory in the per-sample path.
         mask = self.node_mask.cpu()
         per_class = mask[:self.labeled_size].view(self.num_classes, self.slots_per_class)
         self._class_fill = per_class.sum(dim=1).tolist()
@@ -145,6 +145,7 @@ class DualPrototypeMemory(nn.Module):
 
     def _load_from_state_dict(self, *args, **kwargs) -> None:  # noqa: D401
         super()._load_from_state_dict(*args, **kwargs)
+        self.version += 1
         self._sync_host_counts()
 
     # -------------------------------------------------------------- accessors
