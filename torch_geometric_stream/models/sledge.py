@@ -701,7 +701,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         """
         if snap is not None and snap.top_index is not None and update is None:
             return TopK(snap.top_value, snap.top_index)
-        if (snap is None or snap.top_index is None or update is None
+        if (snap is None or snap.top_index is None
                 or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
                 or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
             return self._memory_graph(emb)
