@@ -32,6 +32,8 @@ product rate measured at start-up.
 ``--reselect-every R`` and ``--search-dtype bfloat16`` time ours with those
 optional approximations of SLeDGe (a separate result file and a ``variant``
 column; the GFLOP/s column still counts the exact method's arithmetic).
+``--adam plain`` times ours with torch's default Adam instead of the
+package's fused one (variant ``adam-plain``).
 
 Example (GSAD- and MNIST-shaped at M = 1000, 1 thread)::
 
@@ -215,11 +217,18 @@ def approximations(args, model: str = "ours-full") -> dict:
     return chosen
 
 
-def variant_name(approx: dict) -> str:
-    """``exact``, or the approximations as ``reselect8+bfloat16``."""
+def variant_name(approx: dict, adam: str = "fused") -> str:
+    """``exact``, or the approximations (and ``--adam plain``) as
+    ``reselect8+bfloat16+adam-plain``."""
     parts = [f"reselect{approx['reselect_every']}" if "reselect_every" in approx else "",
-             approx.get("search_dtype") or ""]
+             approx.get("search_dtype") or "", "adam-plain" if adam == "plain" else ""]
     return "+".join(part for part in parts if part) or "exact"
+
+
+def variant_of(args, model: str) -> str:
+    """The variant name of ``model`` under the command line's options."""
+    return variant_name(approximations(args, model),
+                        "fused" if model.startswith("ref") else args.adam)
 
 
 def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
@@ -237,6 +246,10 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     approx = approximations(args, model_name)
     model = build_model(model_name, cfg, M, normalization=args.normalization,
                         approximations=approx)
+    if args.adam == "plain" and not model_name.startswith("ref"):
+        # torch's default Adam (a Python loop over the parameters), as before make_adam
+        model.optimizer = torch.optim.Adam(model.parameters(), lr=model.lr,
+                                           weight_decay=model.weight_decay)
     n = args.warmup + args.steps
     x, y, labeled = synthetic(n, cfg["d"], cfg["c"], seed=1234)
     times, faults = time_steps(model, x, y, labeled, args.warmup, args.steps, args.max_seconds)
@@ -246,7 +259,7 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
     median = statistics.median(times)
     return dict(
         model=model_name, config=config, M=M, threads=threads, hidden=HIDDEN, **cfg,
-        normalization=args.normalization, variant=variant_name(approx),
+        normalization=args.normalization, variant=variant_of(args, model_name),
         labeled_size=n_labeled,
         warmup=args.warmup, steps=len(times), median_ms=median,
         p95_ms=percentile(times, 0.95), mean_ms=statistics.fmean(times),
@@ -369,6 +382,9 @@ def main() -> None:
     parser.add_argument("--search-dtype", choices=("bfloat16",),
                         help="ours: choose neighbours with scores in this precision "
                              "(approximation)")
+    parser.add_argument("--adam", choices=("fused", "plain"), default="fused",
+                        help="ours: the package's fused Adam, or torch's default one "
+                             "(what the fused kernel saves)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR.md, beside OUT_DIR)")
@@ -404,7 +420,7 @@ def main() -> None:
                     for model in models:
                         path = result_path(args.out_dir, model, config, M, threads,
                                            args.normalization,
-                                           variant_name(approximations(args, model)))
+                                           variant_of(args, model))
                         if path.exists() and not args.force:
                             print(f"skip {path.name} (exists)", flush=True)
                             continue

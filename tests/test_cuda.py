@@ -166,3 +166,20 @@ def test_a_graph_stepped_model_moved_to_the_cpu_keeps_learning():
                for t in state.values())
     run(model, x[150:], y[150:])
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+@pytest.mark.skipif(torch.__version__ < "2.4", reason="torch < 2.4 has no fused CPU Adam")
+def test_adam_is_fused_on_the_cpu_only():
+    """The learners' Adam runs fused on the CPU; on a GPU it is torch's default
+    (which CUDAGraphStep makes capturable), and fused again back on the CPU."""
+    x, y = gaussian_stream(40)
+    model = SLeDGe(D, C, **SMALL).double()
+    run(model, x[:20], y[:20])
+    assert all(group["fused"] for group in model.optimizer.param_groups)
+    model.to("cuda")
+    assert not any(group["fused"] for group in model.optimizer.param_groups)
+    run(model, x[20:30].cuda(), y[20:30])
+    model.to("cpu")
+    assert all(group["fused"] for group in model.optimizer.param_groups)
+    run(model, x[30:], y[30:])
+    assert all(torch.isfinite(p).all() for p in model.parameters())

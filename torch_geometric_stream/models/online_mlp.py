@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.nn import MLPBackbone, fit_optimizer_state, load_optimizer_state
+from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
+                                       make_adam)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 
@@ -46,9 +47,8 @@ class OnlineMLP(StreamClassifier, nn.Module):
             self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes, num_layers)
         if device is not None:
             self.to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=check_nonnegative(lr, "lr"),
-                                          weight_decay=check_nonnegative(weight_decay,
-                                                                         "weight_decay"))
+        self.optimizer = make_adam(self.parameters(), check_nonnegative(lr, "lr"),
+                                   check_nonnegative(weight_decay, "weight_decay"))
 
     @property
     def device(self) -> torch.device:

@@ -18,7 +18,8 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
-                                      RunningMinMax, fit_optimizer_state, load_optimizer_state)
+                                      RunningMinMax, fit_optimizer_state, load_optimizer_state,
+                                      make_adam)
 from torch_geometric_stream.validation import (check_nonnegative, check_positive,
                                                check_positive_int)
 
@@ -281,8 +282,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
             self.to(device)
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
-                                          weight_decay=self.weight_decay)
+        self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._snapshot: Optional[_Snapshot] = None
 
     def _build_graph(self, kind: str, hidden_channels: int, embedding_layers: int,
@@ -321,8 +321,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         if self.graph is not None:
             self.graph.reset_parameters()
         self.backbone.reset_parameters()
-        self.optimizer = torch.optim.Adam(self.parameters(), lr=self.lr,
-                                          weight_decay=self.weight_decay)
+        self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._drop_cached_graphs()
 
     def reset_state(self) -> None:

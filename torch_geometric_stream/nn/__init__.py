@@ -3,9 +3,9 @@ in-model input scaler, and the optimizer-state helpers of the torch learners."""
 from torch_geometric_stream.nn.backbones import (AGGREGATIONS, BIAS_POSITIONS, GCNBackbone,
                                                  GraphBackbone, MLPBackbone)
 from torch_geometric_stream.nn.optim import (fit_optimizer_state, load_optimizer_state,
-                                             make_adam_capturable)
+                                             make_adam, make_adam_capturable)
 from torch_geometric_stream.nn.scaling import RunningMinMax, min_max_scale
 
 __all__ = ["AGGREGATIONS", "BIAS_POSITIONS", "GCNBackbone", "GraphBackbone", "MLPBackbone",
            "RunningMinMax", "fit_optimizer_state", "load_optimizer_state",
-           "make_adam_capturable", "min_max_scale"]
+           "make_adam", "make_adam_capturable", "min_max_scale"]

@@ -1,0 +1,96 @@
+"""The learners' Adam: fused on the CPU, the same updates as torch's default
+Adam up to rounding, and a fused group that follows its parameters."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from torch_geometric_stream import SLeDGe
+from torch_geometric_stream.models import OnlineMLP
+from torch_geometric_stream.nn import fit_optimizer_state, load_optimizer_state, make_adam
+
+pytestmark = pytest.mark.skipif(torch.__version__ < "2.4",
+                                reason="torch < 2.4 has no fused CPU Adam")
+
+
+def _steps(optimizer: torch.optim.Optimizer, params: list, steps: int = 30) -> None:
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        for param in params:
+            param.grad = torch.randn(param.shape, generator=gen, dtype=param.dtype)
+        optimizer.step()
+
+
+@pytest.mark.parametrize("dtype, atol", [(torch.float64, 1e-13), (torch.float32, 1e-6)])
+@pytest.mark.parametrize("weight_decay", [0.0, 5e-4])
+def test_fused_adam_updates_as_torch_default_adam(dtype, atol, weight_decay):
+    torch.manual_seed(0)
+    start = [torch.randn(7, 5, dtype=dtype), torch.randn(5, dtype=dtype)]
+    fused = [p.clone().requires_grad_() for p in start]
+    plain = [p.clone().requires_grad_() for p in start]
+    optimizer = make_adam(fused, lr=1e-2, weight_decay=weight_decay)
+    assert optimizer.param_groups[0]["fused"] is True
+    _steps(optimizer, fused)
+    _steps(torch.optim.Adam(plain, lr=1e-2, weight_decay=weight_decay), plain)
+    for a, b, s in zip(fused, plain, start):
+        assert not torch.equal(a, s)  # 30 steps of lr 1e-2 moved them
+        torch.testing.assert_close(a, b, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("build", [lambda: SLeDGe(4, 2, seed=0),
+                                   lambda: SLeDGe(4, 2, light=True, seed=0),
+                                   lambda: OnlineMLP(4, 2, seed=0)])
+def test_the_learners_step_with_fused_adam_on_the_cpu(build):
+    learner = build()
+    assert all(group["fused"] for group in learner.optimizer.param_groups)
+    learner.learn(torch.randn(6, 4), torch.tensor([0, 1, 0, 1, 0, 1]))
+    steps = [state["step"] for state in learner.optimizer.state.values()]
+    assert steps and all(s.dtype == torch.float32 and s.device.type == "cpu" for s in steps)
+
+
+def test_reset_parameters_builds_a_fused_adam_again():
+    learner = SLeDGe(4, 2, seed=0)
+    learner.reset_parameters()
+    assert all(group["fused"] for group in learner.optimizer.param_groups)
+
+
+def test_a_plain_state_loads_fused_and_steps_as_its_plain_twin():
+    """A checkpoint written before the fused optimizer (group ``fused=None``,
+    step counts as plain Adam keeps them) loads fused and goes on with the
+    updates of torch's default Adam, within rounding."""
+    params = [torch.randn(6, 3, requires_grad=True)]
+    old = torch.optim.Adam(params, lr=1e-2)
+    _steps(old, params, steps=5)
+    saved = copy.deepcopy(old.state_dict())
+    assert saved["param_groups"][0]["fused"] is None
+
+    resumed_params = [params[0].detach().clone().requires_grad_()]
+    resumed = make_adam(resumed_params, lr=1e-2, weight_decay=0.0)
+    load_optimizer_state(resumed, saved)
+    assert resumed.param_groups[0]["fused"] is True
+    assert resumed.state[resumed_params[0]]["step"].dtype == torch.float32
+    _steps(resumed, resumed_params)
+    _steps(old, params)
+    torch.testing.assert_close(resumed_params[0], params[0], rtol=0, atol=1e-6)
+
+
+def test_a_foreach_group_is_not_fused():
+    """torch refuses ``fused`` and ``foreach`` together: a group that asked for
+    ``foreach`` keeps it."""
+    params = [torch.randn(3, requires_grad=True)]
+    optimizer = torch.optim.Adam(params, foreach=True)
+    fit_optimizer_state(optimizer)
+    assert not optimizer.param_groups[0]["fused"]
+    _steps(optimizer, params, steps=2)
+
+
+def test_a_learner_converted_to_float64_stays_fused():
+    learner = SLeDGe(4, 2, seed=0)
+    learner.learn(torch.randn(4, 4), torch.tensor([0, 1, 0, 1]))
+    learner.double()
+    assert all(group["fused"] for group in learner.optimizer.param_groups)
+    before = [p.detach().clone() for p in learner.parameters()]
+    learner.learn(torch.randn(4, 4, dtype=torch.float64), torch.tensor([0, 1, 0, 1]))
+    assert any(not torch.equal(a, p) for a, p in zip(before, learner.parameters()))
