@@ -94,3 +94,12 @@ def test_a_learner_converted_to_float64_stays_fused():
     before = [p.detach().clone() for p in learner.parameters()]
     learner.learn(torch.randn(4, 4, dtype=torch.float64), torch.tensor([0, 1, 0, 1]))
     assert any(not torch.equal(a, p) for a, p in zip(before, learner.parameters()))
+
+
+def test_other_optimizers_are_moved_but_not_made_fused():
+    params = [torch.randn(3, requires_grad=True)]
+    optimizer = torch.optim.RMSprop(params)
+    _steps(optimizer, params, steps=2)
+    fit_optimizer_state(optimizer)
+    assert "fused" not in optimizer.param_groups[0]
+    _steps(optimizer, params, steps=2)

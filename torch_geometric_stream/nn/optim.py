@@ -46,13 +46,15 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
     """Move each parameter's state to the parameter: moments in its device and
     dtype, step counts on the host, or on the parameter's GPU for a group in
     ``capturable`` form. A capturable group whose parameters are not all on a
-    GPU becomes plain (the same update, step counts on the host). A group
-    runs fused while :func:`_fuses` allows it (parameters moved to a GPU
+    GPU becomes plain (the same update, step counts on the host). An Adam
+    group runs fused while :func:`_fuses` allows it (parameters moved to a GPU
     turn it off, moved back to the CPU on), unless it asked for ``foreach``."""
+    adam = isinstance(optimizer, torch.optim.Adam)
     for group in optimizer.param_groups:
         group["capturable"] = bool(group.get("capturable")) and all(
             param.device.type == "cuda" for param in group["params"])
-        group["fused"] = not group.get("foreach") and _fuses(group["params"])
+        if adam:
+            group["fused"] = not group.get("foreach") and _fuses(group["params"])
         for param in group["params"]:
             state = optimizer.state.get(param, {})
             for key, value in state.items():
@@ -60,7 +62,7 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
                     continue
                 if key != "step":
                     state[key] = value.to(device=param.device, dtype=param.dtype)
-                elif group["fused"]:  # the fused kernel counts in float32
+                elif group.get("fused"):  # the fused kernel counts in float32
                     state[key] = value.to(device=param.device, dtype=torch.float32)
                 else:
                     state[key] = value.to(param.device if group["capturable"] else "cpu")
