@@ -2,7 +2,7 @@
 
 :func:`make_adam` builds the per-sample step's optimizer: fused (one kernel
 updates every parameter) on the CPU, where torch's default Adam loops over
-the parameters in Python, several times slower at SLeDGe's sizes.
+the parameters in Python, up to three times slower at SLeDGe's sizes.
 
 ``Module.to()`` / ``.double()`` convert a module's parameters in place but not
 the optimizer's state (Adam's moments and step counts), and torch's Adam then
@@ -36,8 +36,9 @@ def _fuses(params: Iterable[Tensor]) -> bool:
 
 def make_adam(params: Iterable[Tensor], lr: float, weight_decay: float) -> torch.optim.Adam:
     """Adam over ``params``, fused where :func:`_fuses` allows: the same
-    update as torch's default Adam up to rounding (an ulp or so per step),
-    several times faster on the CPU (``benchmarks/step_latency.py --adam``)."""
+    update as torch's default Adam up to rounding (an ulp or so per step), in
+    a third to three quarters of its time on the CPU (``benchmarks/step_latency.py``,
+    its "Adam ms" column with ``--adam plain`` and without)."""
     params = list(params)
     return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=_fuses(params))
 
