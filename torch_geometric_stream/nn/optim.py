@@ -30,7 +30,7 @@ _FUSED_ON_CPU = torch.__version__ >= "2.4"
 def _fuses(params: Iterable[Tensor]) -> bool:
     """Whether Adam runs fused over ``params``: all of them on the CPU, where
     this torch has the fused kernel. Elsewhere torch's default is kept (on a
-    GPU the step runs from CUDA graphs, with Adam in its capturable form)."""
+    GPU, :class:`~torch_geometric_stream.models.CUDAGraphStep` makes it capturable)."""
     return _FUSED_ON_CPU and all(param.device.type == "cpu" for param in params)
 
 
