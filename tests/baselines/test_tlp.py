@@ -73,3 +73,26 @@ def test_unreachable_query_is_uniform():
     assert model.predict(far).item() == 0
     near = np.array([0.0, 0.001], dtype=np.float32)
     assert model.predict(near).item() == 2
+
+
+@pytest.mark.parametrize("sigma", [None, 0.8])
+def test_predictions_leave_learning_unchanged(sigma):
+    """Predicting (the same point, or another) between learning steps changes no state,
+    and a prediction right after learning sees the point just learned."""
+    rng = np.random.default_rng(4)
+    n, tau, c, d = 25, 6, 2, 3
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    x[5], x[12] = x[4], x[11]       # a repeated point meets its own earlier copy
+    other = rng.normal(size=(n, d)).astype(np.float32)
+    y = np.where(rng.random(n) < 0.4, rng.integers(c, size=n), -1)
+    plain = TemporalLabelPropagation(d, c, memory_size=tau, sigma=sigma)
+    queried = TemporalLabelPropagation(d, c, memory_size=tau, sigma=sigma)
+    for t in range(n):
+        fresh = TemporalLabelPropagation(d, c, memory_size=tau, sigma=sigma)
+        fresh.load_state_dict(queried.state_dict())
+        np.testing.assert_array_equal(queried.predict_proba_float64(x[t]),
+                                      fresh.predict_proba_float64(x[t]))
+        queried.predict_proba_float64(other[t])
+        plain.learn(x[t], int(y[t]))
+        queried.learn(x[t], int(y[t]))
+        assert np.array_equal(plain.weight_matrix, queried.weight_matrix)

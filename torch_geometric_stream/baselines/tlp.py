@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -58,7 +58,7 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
     if unl.size and labelled.any():
         boundary = w[np.ix_(unl, np.flatnonzero(labelled))] @ values[labelled]
         adjacency = w[np.ix_(unl, unl)]
-        reach = _reachable(adjacency, boundary.sum(1) > 0)
+        reach = _reachable(adjacency > 0, boundary.sum(1) > 0)
         idx = np.flatnonzero(reach)
         if idx.size:
             sub = unl[idx]
@@ -67,23 +67,34 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
     return values if query is None else values[query]
 
 
-def _spd_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Solve a symmetric positive definite system (Cholesky in float64, LU fallback)."""
-    a = torch.from_numpy(matrix)
-    factor, info = torch.linalg.cholesky_ex(a)
+def _spd_solve_last(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Last row of the solution of a symmetric positive definite system.
+
+    Cholesky ``matrix = R R^T`` in float64 (LU fallback): the last unknown is
+    ``(R^{-1} rhs)_{n} / R_{nn}``, so one forward substitution suffices.
+
+    Args:
+        matrix: :math:`(n, n)` SPD matrix.
+        rhs: :math:`(n, c)` right-hand sides.
+
+    Returns:
+        :math:`(c,)` last row of ``matrix^{-1} rhs``.
+    """
+    factor, info = torch.linalg.cholesky_ex(torch.from_numpy(matrix))
     if int(info) != 0:
-        return np.linalg.solve(matrix, rhs)
-    return torch.cholesky_solve(torch.from_numpy(np.ascontiguousarray(rhs)), factor).numpy()
+        return np.linalg.solve(matrix, rhs)[-1]
+    forward = torch.linalg.solve_triangular(factor, torch.from_numpy(np.ascontiguousarray(rhs)),
+                                            upper=False)
+    return (forward[-1] / factor[-1, -1]).numpy()
 
 
-def _reachable(adjacency: np.ndarray, seed: np.ndarray) -> np.ndarray:
-    """Nodes connected (through positive weights) to a node of ``seed``."""
+def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """Nodes connected through ``edges`` (a boolean :math:`(n, n)` matrix) to a node of ``seed``."""
     reach = seed.copy()
     if reach.all() or not reach.any():
         return reach
-    positive = adjacency > 0
     while True:
-        grown = reach | positive[:, reach].any(axis=1)
+        grown = reach | edges[:, reach].any(axis=1)
         if grown.sum() == reach.sum():
             return grown
         reach = grown
@@ -166,6 +177,7 @@ class TemporalLabelPropagation(StreamClassifier):
         self._label = np.full(slots, -1, dtype=np.int64)
         self._arrival = np.full(slots, -1, dtype=np.int64)    # -1 = free slot
         self._time = 0
+        self._last_query: Optional[Tuple[np.ndarray, np.ndarray]] = None
         if self.sigma is None:
             self._sigma = 1.0
             self._frozen = False
@@ -203,6 +215,7 @@ class TemporalLabelPropagation(StreamClassifier):
         self._time = int(state["time"])
         self._sigma = float(state["sigma"])
         self._frozen = frozen
+        self._last_query = None
 
     @property
     def num_items(self) -> int:
@@ -224,10 +237,17 @@ class TemporalLabelPropagation(StreamClassifier):
 
     # --------------------------------------------------------------- graph
     def _neighbours(self, x: np.ndarray):
-        """Window slots ``x`` joins and their squared distances."""
+        """Window slots ``x`` joins and their squared distances.
+
+        The distances to every slot are kept until the window changes, so
+        learning the point just predicted (test-then-train) measures nothing
+        again.
+        """
         slots = np.flatnonzero(self._arrival >= 0)
-        diff = self._x[slots] - x
-        dist2 = np.einsum("ij,ij->i", diff, diff)
+        if self._last_query is None or not np.array_equal(self._last_query[0], x):
+            diff = self._x - x
+            self._last_query = (x.copy(), np.einsum("ij,ij->i", diff, diff))
+        dist2 = self._last_query[1][slots]
         if self.knn is not None and slots.size > self.knn:
             keep = np.sort(np.argsort(dist2, kind="stable")[:self.knn])
             return slots, dist2, slots[keep], dist2[keep]
@@ -257,6 +277,7 @@ class TemporalLabelPropagation(StreamClassifier):
         c = self.num_classes
         all_slots, all_d2, nb, nb_d2 = self._neighbours(x)
         slot = int(np.flatnonzero(self._arrival < 0)[0])
+        self._last_query = None
         self._x[slot] = x
         self._label[slot] = y
         self._arrival[slot] = self._time
@@ -326,22 +347,22 @@ class TemporalLabelPropagation(StreamClassifier):
         g_u = W[unl_nodes, :c] + W[np.ix_(unl_nodes, c + lab_slots)] @ onehot
         g_x = w_x[lab_slots] @ onehot
         m = unl_slots.size
-        adjacency = np.empty((m + 1, m + 1))
-        adjacency[:m, :m] = W[np.ix_(unl_nodes, unl_nodes)]
-        adjacency[:m, m] = w_x[unl_slots]
-        adjacency[m, :m] = w_x[unl_slots]
-        adjacency[m, m] = 0.0
-        degree = np.empty(m + 1)
-        degree[:m] = W[unl_nodes].sum(1) + w_x[unl_slots]
-        degree[m] = w_x.sum()
+        # Laplacian of the unlabelled nodes and the query (last row)
+        lap = np.empty((m + 1, m + 1))
+        np.negative(W[np.ix_(unl_nodes, unl_nodes)], out=lap[:m, :m])
+        lap[:m, m] = -w_x[unl_slots]
+        lap[m, :m] = -w_x[unl_slots]
+        np.fill_diagonal(lap, np.append(W[unl_nodes].sum(1) + w_x[unl_slots], w_x.sum()))
         rhs = np.vstack([g_u, g_x[None, :]])
-        reach = _reachable(adjacency, rhs.sum(1) > 0)
-        if not reach[m]:
-            return uniform
-        idx = np.flatnonzero(reach)
-        lap = np.diag(degree[idx]) - adjacency[np.ix_(idx, idx)]
-        solution = _spd_solve(lap, rhs[idx])
-        f_x = np.clip(solution[-1], 0.0, None)
+        reach = rhs.sum(1) > 0
+        if not reach.all():
+            # the off-diagonal of a Laplacian is negative exactly where an edge is
+            reach = _reachable(lap < 0, reach)
+            if not reach[m]:
+                return uniform
+            idx = np.flatnonzero(reach)
+            lap, rhs = lap[np.ix_(idx, idx)], rhs[idx]
+        f_x = np.clip(_spd_solve_last(lap, rhs), 0.0, None)
         total = f_x.sum()
         return f_x / total if total > 0 else uniform
 
