@@ -352,7 +352,7 @@ class TemporalLabelPropagation(StreamClassifier):
         np.negative(W[np.ix_(unl_nodes, unl_nodes)], out=lap[:m, :m])
         lap[:m, m] = -w_x[unl_slots]
         lap[m, :m] = -w_x[unl_slots]
-        np.fill_diagonal(lap, np.append(W[unl_nodes].sum(1) + w_x[unl_slots], w_x.sum()))
+        np.fill_diagonal(lap, np.append(W.sum(1)[unl_nodes] + w_x[unl_slots], w_x.sum()))
         rhs = np.vstack([g_u, g_x[None, :]])
         reach = rhs.sum(1) > 0
         if not reach.all():
