@@ -35,7 +35,8 @@ def test_current_config_is_what_run_resolves_for_the_stream():
     assert shuttle["labeled_size"] == 100 and shuttle["k"] == 5
     assert current_config("sledge", "MNIST", 0.01)["scaling"] == "range"  # pixel range
     assert current_config("ressl", "Shuttle", 0.01) == {
-        "memory_size": 1000, "scaling": "online", "feature_transform": "none"}
+        "memory_size": 1000, "scaling": "online", "feature_transform": "none",
+        "decay": None, "prune_threshold": None}
     light = current_config("sledge-light", "Shuttle", 0.001)
     assert light["feature_transform"] == "none"            # the measured exception
 
@@ -57,6 +58,11 @@ def test_entries_older_runs_lack_count_with_the_value_they_had():
     assert matches_current(old, config)
     del old["config"]["feature_transform"]   # older runs had none; today's Shuttle has it
     assert not matches_current(old, config)
+    tlp = current_config("tlp", "Shuttle", 0.01)
+    old_tlp = record("tlp", knn=None)
+    del old_tlp["config"]["sigma"], old_tlp["config"]["knn"]   # before they were options
+    assert matches_current(old_tlp, tlp)
+    assert not matches_current(record("tlp", knn=10), tlp)
 
 
 def test_light_memory_counts_for_sledge_light_only():

@@ -164,11 +164,34 @@ def test_memory_sizes_follow_the_paper_rule():
     assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
 
 
-def test_baselines_take_only_memory_and_input_preparation():
+def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters():
     assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {
-        "memory_size": 1000, "scaling": "auto", "feature_transform": "none"}
+        "memory_size": 1000, "scaling": "auto", "feature_transform": "none",
+        "sigma": None, "knn": None}
+    assert set(resolve_config("MNIST", 0.01, "hdssl", {}, None)) == {
+        "memory_size", "scaling", "feature_transform", "decay", "prune_threshold"}
     with pytest.raises(UsageError, match="lr"):
         resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
+    with pytest.raises(UsageError, match="'tlp': decay"):
+        resolve_config("MNIST", 0.01, "tlp", {"decay": 0.1}, None)
+    with pytest.raises(UsageError, match="'sledge': knn"):
+        resolve_config("MNIST", 0.01, "sledge", {"knn": 5}, None)
+
+
+@pytest.mark.parametrize("name, given", [
+    ("tlp", {"sigma": 0.5, "knn": 3}),
+    ("ressl", {"decay": 1e-3, "prune_threshold": 0.2}),
+    ("hdssl", {"decay": 1e-3, "prune_threshold": 0.2}),
+])
+def test_baseline_hyperparameters_reach_the_baseline_and_default_to_its_own(name, given):
+    default = build_learner(name, 4, 3, resolve_config("synthetic", 0.01, name, {}, None),
+                            seed=0, device="cpu")
+    published = type(default)(4, 3)
+    assert all(getattr(default, key) == getattr(published, key) for key in given)
+    set_ = build_learner(name, 4, 3, resolve_config("synthetic", 0.01, name, given, None),
+                         seed=0, device="cpu")
+    assert {key: getattr(set_, key) for key in given} == given
+    assert all(getattr(published, key) != value for key, value in given.items())
 
 
 def test_unknown_keys_and_bad_tau_are_usage_errors():
@@ -227,7 +250,10 @@ def test_model_kwargs_of_every_resolved_config_build_the_model(model, dataset):
 
 
 def test_every_default_entry_is_a_sledge_entry_and_a_flag():
-    # one list of entries: the defaults, what SLeDGe models read, and what `run` overrides
-    from torch_geometric_stream.cli.models import SLEDGE_CONFIG_KEYS
+    # one list of entries: the defaults, what SLeDGe models read, and what `run`
+    # overrides besides the baselines' own hyperparameters
+    from torch_geometric_stream.cli.models import BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS
     from torch_geometric_stream.cli.run import OVERRIDE_KEYS
-    assert tuple(DEFAULT_CONFIG) == SLEDGE_CONFIG_KEYS == OVERRIDE_KEYS
+    assert BASELINE_HYPERPARAMETER_KEYS == ("sigma", "knn", "decay", "prune_threshold")
+    assert tuple(DEFAULT_CONFIG) == SLEDGE_CONFIG_KEYS
+    assert OVERRIDE_KEYS == SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS

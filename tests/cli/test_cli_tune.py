@@ -109,6 +109,15 @@ def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(
     assert "supervise_graph:" in capsys.readouterr().err
 
 
+def test_tune_grids_a_baseline_hyperparameter_into_the_baseline(tmp_path, capsys):
+    assert main(["tune", "--dataset", "synthetic", "--model", "tlp", "--limit", "60",
+                 "--grid", "knn=2,4", "--out-dir", str(tmp_path)]) == 0
+    knns = {json.loads(path.read_text())["config"]["knn"]
+            for path in tmp_path.glob("tlp_*.json")}
+    assert knns == {2, 4}
+    assert json.loads(next(tmp_path.glob("best_*.json")).read_text())["knn"] in (2, 4)
+
+
 def test_tune_grids_the_memory_size_and_its_derived_sizes(tmp_path, capsys):
     assert main(["tune", *SMALL, "--grid", "memory-size=40,60", "--grid", "hidden-channels=8",
                  "--out-dir", str(tmp_path)]) == 0

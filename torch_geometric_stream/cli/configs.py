@@ -322,7 +322,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if preset not in PRESETS:
         raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     allowed = config_keys(model)
-    config = {key: DEFAULT_CONFIG[key] for key in allowed}
+    # a baseline's own hyperparameters default to None: its published setting
+    config = {key: DEFAULT_CONFIG.get(key) for key in allowed}
     if not uses_sledge_config(model):
         config.update(BASELINE_DEFAULTS)
     elif preset == "paper" and dataset in PAPER_CONFIGS:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, coefficient_value, label_ratio,
                                                   positive_int, tau_value)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, PRESETS
@@ -18,11 +20,18 @@ from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAUL
 from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
-from torch_geometric_stream.models import (CLASS_PRIORS, LIGHT_MEMORIES, MERGE_SIMILARITIES,
-                                           PROPAGATIONS)
+from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
+                                           MERGE_SIMILARITIES, PROPAGATIONS)
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
 __all__ = ["build_parser", "main"]
+
+def _published(key: str) -> str:
+    """Each baseline's constructor default of hyperparameter ``key``, e.g.
+    ``"2e-06 for ressl, 0.0001 for hdssl"``."""
+    return ", ".join(f"{inspect.signature(BASELINES[name]).parameters[key].default:g} for {name}"
+                     for name, keys in BASELINE_HYPERPARAMETERS.items() if key in keys)
+
 
 _RUN_DESCRIPTION = f"""\
 Prequential (test-then-train) evaluation of a stream learner.
@@ -157,6 +166,20 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     approximations.add_argument("--search-dtype", choices=("bfloat16",),
                                 help="choose neighbours with similarities in this precision; "
                                      "edge weights stay exact (default: the model's dtype)")
+    baselines = run.add_argument_group(
+        "baseline hyperparameters (default: each baseline's published setting)")
+    baselines.add_argument("--sigma", type=float, metavar="X",
+                           help="tlp: Gaussian bandwidth of the edge weights (default: the "
+                                "median pairwise distance of the first window)")
+    baselines.add_argument("--knn", type=positive_int, metavar="N",
+                           help="tlp: each arriving point joins only its N nearest window "
+                                "points (default: all of them)")
+    baselines.add_argument("--decay", type=float, metavar="X",
+                           help=f"ressl, hdssl: decay rate of the micro-cluster weights "
+                                f"(default: {_published('decay')})")
+    baselines.add_argument("--prune-threshold", type=float, metavar="X",
+                           help=f"ressl, hdssl: weight below which a micro-cluster is pruned "
+                                f"(default: {_published('prune_threshold')})")
     hyper.add_argument("--config", type=Path, metavar="FILE.json",
                        help="JSON object of configuration entries (keys as the flags, "
                             "with underscores)")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.models import MODELS, SLEDGE_VARIANTS, build_model, model_names
+from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
+                                           build_model, model_names)
 
-__all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS", "config_keys",
-           "model_kwargs", "uses_sledge_config", "build_learner"]
+__all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
+           "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "model_kwargs", "uses_sledge_config",
+           "build_learner"]
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
@@ -23,8 +25,13 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "scaling", "alpha", "beta", "class_prior", "light_memory",
                       "reselect_every", "search_dtype", "feature_transform", "count_offset",
                       "merge_similarity", "supervise_graph")
-#: Configuration entries of the baselines.
+#: Configuration entries of every baseline.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
+#: The baselines' own hyperparameters, each read by some of them
+#: (:data:`~torch_geometric_stream.models.BASELINE_HYPERPARAMETERS`); ``None``,
+#: their default, leaves the baseline's published setting.
+BASELINE_HYPERPARAMETER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
+    key for keys in BASELINE_HYPERPARAMETERS.values() for key in keys))
 #: Entries that prepare the input stream or size the memory rather than being
 #: model keyword arguments.
 _NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform")
@@ -41,7 +48,9 @@ def config_keys(name: str) -> tuple[str, ...]:
     """The configuration entries model ``name`` accepts."""
     if name not in MODEL_NAMES:
         raise UsageError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
-    return SLEDGE_CONFIG_KEYS if uses_sledge_config(name) else BASELINE_CONFIG_KEYS
+    if uses_sledge_config(name):
+        return SLEDGE_CONFIG_KEYS
+    return BASELINE_CONFIG_KEYS + BASELINE_HYPERPARAMETERS[name]
 
 
 def model_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,4 +86,4 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     if device != "cpu":
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
     return build_model(name, in_channels, num_classes, memory_size=config["memory_size"],
-                       seed=seed)
+                       seed=seed, **{key: config[key] for key in BASELINE_HYPERPARAMETERS[name]})

@@ -12,7 +12,8 @@ from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoi
 from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import SLEDGE_CONFIG_KEYS, build_learner
+from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
+                                               build_learner)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
@@ -32,7 +33,7 @@ DEFAULT_MODEL = "sledge"
 BUNDLED_MODEL = "sledge-light"
 BUNDLED_LIMIT = 2000
 #: Flags that override configuration entries (argparse destination = entry name).
-OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS
+OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
@@ -42,7 +43,8 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
                  "merge_similarity": "embedding", "supervise_graph": True,
-                 "bias_position": "after"}
+                 "bias_position": "after",
+                 **{key: None for key in BASELINE_HYPERPARAMETER_KEYS}}
 #: Configuration entries that older run records (JSON results) lack, with the
 #: value those runs had: :data:`LATER_ENTRIES` and the memory coefficients
 #: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which

@@ -24,10 +24,19 @@ from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.models.online_mlp import OnlineMLP
 from torch_geometric_stream.models.sledge import SLeDGe
 
-__all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "build_model", "model_names"]
+__all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "BASELINE_HYPERPARAMETERS",
+           "build_model", "model_names"]
 
 #: Names of :data:`torch_geometric_stream.baselines.BASELINES` (imported lazily).
 BASELINE_NAMES = ("tlp", "ressl", "hdssl")
+
+#: Constructor arguments of each baseline that :func:`build_model` passes on
+#: (the command line's ``--sigma``, ``--knn``, ``--decay``, ``--prune-threshold``).
+BASELINE_HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
+    "tlp": ("sigma", "knn"),
+    "ressl": ("decay", "prune_threshold"),
+    "hdssl": ("decay", "prune_threshold"),
+}
 
 #: SLeDGe keyword arguments that define each SLeDGe-based model name.
 SLEDGE_VARIANTS: dict[str, dict[str, Any]] = {
@@ -70,7 +79,9 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
 
     ``config`` holds SLeDGe keyword arguments; each model takes the ones it
     understands. Baselines take ``memory_size`` (default: ``labeled_size +
-    unlabeled_size``, i.e. 1000) and ``seed`` where their constructor has one.
+    unlabeled_size``, i.e. 1000), ``seed`` where their constructor has one and
+    their entries of :data:`BASELINE_HYPERPARAMETERS` (``None``: the
+    constructor's default).
     """
     if name in MODELS:
         return MODELS[name](in_channels, num_classes, **config)
@@ -82,6 +93,8 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
     kwargs: dict[str, Any] = {"memory_size": memory_size}
     if "seed" in inspect.signature(cls).parameters and config.get("seed") is not None:
         kwargs["seed"] = config["seed"]
+    kwargs.update({key: config[key] for key in BASELINE_HYPERPARAMETERS[name]
+                   if config.get(key) is not None})
     return cls(in_channels, num_classes, **kwargs)
 
 
