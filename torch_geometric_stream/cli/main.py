@@ -26,6 +26,7 @@ from torch_geometric_stream.nn import BIAS_POSITIONS
 
 __all__ = ["build_parser", "main"]
 
+
 def _published(key: str) -> str:
     """Each baseline's constructor default of hyperparameter ``key``, e.g.
     ``"2e-06 for ressl, 0.0001 for hdssl"``."""
