@@ -169,7 +169,10 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
         "memory_size": 1000, "scaling": "auto", "feature_transform": "none",
         "sigma": None, "knn": None}
     assert set(resolve_config("MNIST", 0.01, "hdssl", {}, None)) == {
-        "memory_size", "scaling", "feature_transform", "decay", "prune_threshold"}
+        "memory_size", "scaling", "feature_transform", "decay", "prune_threshold",
+        "radius_k", "chunk_size"}
+    with pytest.raises(UsageError, match="'ressl': radius_k"):
+        resolve_config("MNIST", 0.01, "ressl", {"radius_k": 3}, None)
     with pytest.raises(UsageError, match="lr"):
         resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
     with pytest.raises(UsageError, match="'tlp': decay"):
@@ -178,20 +181,24 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
         resolve_config("MNIST", 0.01, "sledge", {"knn": 5}, None)
 
 
-@pytest.mark.parametrize("name, given", [
-    ("tlp", {"sigma": 0.5, "knn": 3}),
-    ("ressl", {"decay": 1e-3, "prune_threshold": 0.2}),
-    ("hdssl", {"decay": 1e-3, "prune_threshold": 0.2}),
+@pytest.mark.parametrize("name, given, attributes", [
+    ("tlp", {"sigma": 0.5, "knn": 3}, ("sigma", "knn")),
+    ("ressl", {"decay": 1e-3, "prune_threshold": 0.2, "window": 7},
+     ("decay", "prune_threshold", "window")),
+    ("hdssl", {"decay": 1e-3, "prune_threshold": 0.2, "radius_k": 2, "chunk_size": 9},
+     ("decay", "prune_threshold", "k", "chunk_size")),
 ])
-def test_baseline_hyperparameters_reach_the_baseline_and_default_to_its_own(name, given):
+def test_baseline_hyperparameters_reach_the_baseline_and_default_to_its_own(name, given,
+                                                                            attributes):
     default = build_learner(name, 4, 3, resolve_config("synthetic", 0.01, name, {}, None),
                             seed=0, device="cpu")
     published = type(default)(4, 3)
-    assert all(getattr(default, key) == getattr(published, key) for key in given)
+    assert all(getattr(default, key) == getattr(published, key) for key in attributes)
     set_ = build_learner(name, 4, 3, resolve_config("synthetic", 0.01, name, given, None),
                          seed=0, device="cpu")
-    assert {key: getattr(set_, key) for key in given} == given
-    assert all(getattr(published, key) != value for key, value in given.items())
+    assert [getattr(set_, key) for key in attributes] == list(given.values())
+    assert all(getattr(published, key) != value
+               for key, value in zip(attributes, given.values()))
 
 
 def test_unknown_keys_and_bad_tau_are_usage_errors():
@@ -254,6 +261,7 @@ def test_every_default_entry_is_a_sledge_entry_and_a_flag():
     # overrides besides the baselines' own hyperparameters
     from torch_geometric_stream.cli.models import BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS
     from torch_geometric_stream.cli.run import OVERRIDE_KEYS
-    assert BASELINE_HYPERPARAMETER_KEYS == ("sigma", "knn", "decay", "prune_threshold")
+    assert BASELINE_HYPERPARAMETER_KEYS == ("sigma", "knn", "decay", "prune_threshold",
+                                            "window", "radius_k", "chunk_size")
     assert tuple(DEFAULT_CONFIG) == SLEDGE_CONFIG_KEYS
     assert OVERRIDE_KEYS == SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS

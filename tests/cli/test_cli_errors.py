@@ -27,6 +27,8 @@ BAD_INPUTS = {
     "baseline with another's flag": ["--model", "tlp", "--decay", "0.1"],
     "bad bandwidth": ["--model", "tlp", "--sigma", "-1"],
     "bad prune threshold": ["--model", "hdssl", "--prune-threshold", "nan"],
+    "zero window": ["--model", "ressl", "--window", "0"],
+    "HDSSL's radius k to ReSSL": ["--model", "ressl", "--radius-k", "3"],
     "missing dataset folder": ["--dataset", "mnist", "--root", "{tmp}/empty"],
     "zero limit": ["--limit", "0"],
     "alpha above one": ["--alpha", "1.5"],

@@ -109,13 +109,17 @@ def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(
     assert "supervise_graph:" in capsys.readouterr().err
 
 
-def test_tune_grids_a_baseline_hyperparameter_into_the_baseline(tmp_path, capsys):
-    assert main(["tune", "--dataset", "synthetic", "--model", "tlp", "--limit", "60",
-                 "--grid", "knn=2,4", "--out-dir", str(tmp_path)]) == 0
-    knns = {json.loads(path.read_text())["config"]["knn"]
-            for path in tmp_path.glob("tlp_*.json")}
-    assert knns == {2, 4}
-    assert json.loads(next(tmp_path.glob("best_*.json")).read_text())["knn"] in (2, 4)
+@pytest.mark.parametrize("model, entry, values", [
+    ("tlp", "knn", (2, 4)), ("ressl", "window", (5, 50)), ("hdssl", "chunk_size", (1, 25)),
+])
+def test_tune_grids_a_baseline_hyperparameter_into_the_baseline(tmp_path, model, entry, values):
+    grid = f"{entry}={','.join(map(str, values))}"
+    assert main(["tune", "--dataset", "synthetic", "--model", model, "--limit", "60",
+                 "--grid", grid, "--out-dir", str(tmp_path)]) == 0
+    tried = {json.loads(path.read_text())["config"][entry]
+             for path in tmp_path.glob(f"{model}_*.json")}
+    assert tried == set(values)
+    assert json.loads(next(tmp_path.glob("best_*.json")).read_text())[entry] in values
 
 
 def test_tune_grids_the_memory_size_and_its_derived_sizes(tmp_path, capsys):

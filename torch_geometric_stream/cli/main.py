@@ -28,10 +28,11 @@ __all__ = ["build_parser", "main"]
 
 
 def _published(key: str) -> str:
-    """Each baseline's constructor default of hyperparameter ``key``, e.g.
+    """Each baseline's constructor default of hyperparameter entry ``key``, e.g.
     ``"2e-06 for ressl, 0.0001 for hdssl"``."""
-    return ", ".join(f"{inspect.signature(BASELINES[name]).parameters[key].default:g} for {name}"
-                     for name, keys in BASELINE_HYPERPARAMETERS.items() if key in keys)
+    return ", ".join(
+        f"{inspect.signature(BASELINES[name]).parameters[arguments[key]].default:g} for {name}"
+        for name, arguments in BASELINE_HYPERPARAMETERS.items() if key in arguments)
 
 
 _RUN_DESCRIPTION = f"""\
@@ -175,12 +176,16 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     baselines.add_argument("--knn", type=positive_int, metavar="N",
                            help="tlp: each arriving point joins only its N nearest window "
                                 "points (default: all of them)")
-    baselines.add_argument("--decay", type=float, metavar="X",
-                           help=f"ressl, hdssl: decay rate of the micro-cluster weights "
-                                f"(default: {_published('decay')})")
-    baselines.add_argument("--prune-threshold", type=float, metavar="X",
-                           help=f"ressl, hdssl: weight below which a micro-cluster is pruned "
-                                f"(default: {_published('prune_threshold')})")
+    for flag, kind, text in (
+            ("--decay", float, "ressl, hdssl: decay rate of the micro-cluster weights"),
+            ("--prune-threshold", float,
+             "ressl, hdssl: weight below which a micro-cluster is pruned"),
+            ("--window", positive_int, "ressl: labelled samples in the voters' accuracy window"),
+            ("--radius-k", positive_int, "hdssl: neighbour count of the radius estimate"),
+            ("--chunk-size", positive_int,
+             "hdssl: 1 learns per sample; N > 1 clusters every N samples by synchronization")):
+        baselines.add_argument(flag, type=kind, metavar="X" if kind is float else "N",
+                               help=f"{text} (default: {_published(flag[2:].replace('-', '_'))})")
     hyper.add_argument("--config", type=Path, metavar="FILE.json",
                        help="JSON object of configuration entries (keys as the flags, "
                             "with underscores)")

@@ -50,7 +50,7 @@ def config_keys(name: str) -> tuple[str, ...]:
         raise UsageError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
     if uses_sledge_config(name):
         return SLEDGE_CONFIG_KEYS
-    return BASELINE_CONFIG_KEYS + BASELINE_HYPERPARAMETERS[name]
+    return BASELINE_CONFIG_KEYS + tuple(BASELINE_HYPERPARAMETERS[name])
 
 
 def model_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,12 +30,15 @@ __all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "BASELINE_HYPERPARAMET
 #: Names of :data:`torch_geometric_stream.baselines.BASELINES` (imported lazily).
 BASELINE_NAMES = ("tlp", "ressl", "hdssl")
 
-#: Constructor arguments of each baseline that :func:`build_model` passes on
-#: (the command line's ``--sigma``, ``--knn``, ``--decay``, ``--prune-threshold``).
-BASELINE_HYPERPARAMETERS: dict[str, tuple[str, ...]] = {
-    "tlp": ("sigma", "knn"),
-    "ressl": ("decay", "prune_threshold"),
-    "hdssl": ("decay", "prune_threshold"),
+#: Hyperparameters of each baseline that :func:`build_model` passes on, as
+#: configuration entry (the command line's ``--sigma``, ``--knn``, ...) ->
+#: constructor argument.  HDSSL's ``k`` is the entry ``radius_k``: ``k`` is
+#: SLeDGe's top-k.
+BASELINE_HYPERPARAMETERS: dict[str, dict[str, str]] = {
+    "tlp": {"sigma": "sigma", "knn": "knn"},
+    "ressl": {"decay": "decay", "prune_threshold": "prune_threshold", "window": "window"},
+    "hdssl": {"decay": "decay", "prune_threshold": "prune_threshold", "radius_k": "k",
+              "chunk_size": "chunk_size"},
 }
 
 #: SLeDGe keyword arguments that define each SLeDGe-based model name.
@@ -93,7 +96,8 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
     kwargs: dict[str, Any] = {"memory_size": memory_size}
     if "seed" in inspect.signature(cls).parameters and config.get("seed") is not None:
         kwargs["seed"] = config["seed"]
-    kwargs.update({key: config[key] for key in BASELINE_HYPERPARAMETERS[name]
+    kwargs.update({argument: config[key]
+                   for key, argument in BASELINE_HYPERPARAMETERS[name].items()
                    if config.get(key) is not None})
     return cls(in_channels, num_classes, **kwargs)
 
