@@ -43,3 +43,13 @@ def test_machine_description_names_the_accelerator_of_a_cuda_run(monkeypatch):
         description = machine_description(device)
         assert "accelerator" not in description
         assert description["cpu_count"] == os.cpu_count()
+
+
+def test_machine_description_records_what_picks_the_cpu_kernels(monkeypatch):
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    description = machine_description()
+    assert description["mkl_cbwr"] is None
+    assert description["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert all(flag.startswith(("avx", "amx")) for flag in description["simd"].split())
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    assert machine_description()["mkl_cbwr"] == "COMPATIBLE"

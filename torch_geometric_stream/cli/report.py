@@ -14,8 +14,8 @@ import torch
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialResult, accuracy_curve
 
-__all__ = ["CURVE_POINTS", "run_record", "machine_description", "seed_path", "write_json",
-           "summary_table"]
+__all__ = ["CURVE_POINTS", "run_record", "cpu_model", "machine_description", "seed_path",
+           "write_json", "summary_table"]
 
 #: Points of the running-accuracy curve stored in every run record.
 CURVE_POINTS = 200
@@ -28,12 +28,40 @@ _COLUMNS = (("seed", "seed", "{}"), ("n_samples", "samples", "{}"), ("n_labels",
             ("seconds", "seconds", "{:.1f}"), ("ms_per_sample_median", "ms/sample", "{:.2f}"))
 
 
+def _cpuinfo_line(key: str) -> Optional[str]:
+    """The value of the first ``key`` line of ``/proc/cpuinfo`` (None off Linux)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.split(":", 1)[0].strip() == key:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or what ``platform`` knows."""
+    return _cpuinfo_line("model name") or platform.processor() or "unknown"
+
+
 def machine_description(device: Optional[str] = None) -> dict[str, Any]:
-    """The machine without its host name: OS, processor, CPU count, Python, and
-    for a CUDA ``device`` (``"cuda"``, ``"cuda:1"``) the accelerator's name."""
-    description = {"platform": platform.platform(), "processor": platform.processor(),
+    """The machine without its host name: OS, processor, CPU count, Python, the
+    vector instructions that decide which MKL / ATen kernels run (``simd``:
+    the CPU's AVX and AMX flags; ``cpu_capability``: ATen's choice;
+    ``mkl_cbwr``: the ``MKL_CBWR`` setting, None when unset) and for a CUDA
+    ``device`` (``"cuda"``, ``"cuda:1"``) the accelerator's name.
+
+    The learned-graph models are bit-reproducible on one machine, but MKL picks
+    its kernels by instruction set, so the same run can round differently on
+    another CPU (see README, "Reproducibility")."""
+    flags = (_cpuinfo_line("flags") or "").split()
+    description = {"platform": platform.platform(), "processor": cpu_model(),
                    "machine": platform.machine(), "cpu_count": os.cpu_count(),
-                   "python": platform.python_version()}
+                   "python": platform.python_version(),
+                   "simd": " ".join(sorted(f for f in flags if f.startswith(("avx", "amx")))),
+                   "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                   "mkl_cbwr": os.environ.get("MKL_CBWR")}
     if device is not None and torch.device(device).type == "cuda":
         description["accelerator"] = torch.cuda.get_device_name(device)
     return description
