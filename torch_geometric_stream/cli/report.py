@@ -54,7 +54,7 @@ def machine_description(device: Optional[str] = None) -> dict[str, Any]:
 
     The learned-graph models are bit-reproducible on one machine, but MKL picks
     its kernels by instruction set, so the same run can round differently on
-    another CPU (see README, "Reproducibility")."""
+    another CPU (see README, "Reproducibility on the CPU")."""
     flags = (_cpuinfo_line("flags") or "").split()
     description = {"platform": platform.platform(), "processor": cpu_model(),
                    "machine": platform.machine(), "cpu_count": os.cpu_count(),
