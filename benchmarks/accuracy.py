@@ -42,6 +42,7 @@ from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, mean_std, memory_st
                               select_cells, summary_tables, targets_table)
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.models import fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES
 from torch_geometric_stream.datasets import default_data_root
@@ -226,8 +227,9 @@ def _options(record: dict[str, Any]) -> str:
     mask, class prior, approximations; under the package preset also structure
     and training settings), e.g. ``class_prior=stream``; empty for none.
     ``light_memory`` counts for ``sledge-light`` only (the other models record it
-    but ignore it)."""
-    config, model = record["config"], record["model"]
+    but ignore it), and no entry counts that the model fixes (e.g. +GSL's ``lam``)."""
+    model, fixed = record["model"], fixed_config_entries(record["model"])
+    config = {key: value for key, value in record["config"].items() if key not in fixed}
     preset = record.get("preset", "paper")
     mask = record.get("label_mask", "paper")
     overridden = [key for key in _PACKAGE_STRUCTURE

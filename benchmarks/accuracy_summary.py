@@ -31,6 +31,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.models import fixed_config_entries
 from torch_geometric_stream.cli.run import OLDER_RECORDS
 from torch_geometric_stream.datasets import DATASETS
 
@@ -94,7 +95,9 @@ def matches_current(record: dict[str, Any], config: dict[str, Any],
     if (record.get("limit") or record.get("preset", "paper") != preset
             or record.get("label_mask", "paper") != "paper"):
         return False
-    recorded = record["config"]
+    # records made before the CLI recorded the entries a model fixes hold the
+    # value it was given; the run had the fixed one
+    recorded = {**record["config"], **fixed_config_entries(record["model"])}
     missing = object()
     for key, value in config.items():
         if key == "light_memory" and record["model"] != "sledge-light":

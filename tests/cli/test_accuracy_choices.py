@@ -43,3 +43,12 @@ def test_options_name_a_structural_override_of_the_package_preset():
     assert _options(record) == "preset=package, num_layers=1, light_memory=full"
     record["preset"] = "paper"  # the paper preset's structure is per dataset: not listed
     assert _options(record) == "light_memory=full"
+
+
+def test_options_leave_out_the_entries_the_model_fixes():
+    # +GSL records lam = 0 and +Static raw merges: the model, not an option
+    assert _options({"model": "gsl", "preset": "package", "config": {"lam": 0.0}}) == (
+        "preset=package")
+    assert _options({"model": "static", "config": {"merge_similarity": "raw"}}) == ""
+    assert _options({"model": "sledge", "config": {"merge_similarity": "raw"}}) == (
+        "merge_similarity=raw")

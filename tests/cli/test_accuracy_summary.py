@@ -65,6 +65,15 @@ def test_entries_older_runs_lack_count_with_the_value_they_had():
     assert not matches_current(record("tlp", knn=10), tlp)
 
 
+def test_an_older_record_of_a_fixed_entry_counts_with_the_value_the_model_ran_with():
+    # before runs recorded +GSL's lam = 0 and +Static's raw merges, they held the value given
+    for model in ("gsl", "static"):
+        config = current_config(model, "Shuttle", 0.01)
+        assert config["lam"] == 0.0
+        assert matches_current(record(model, lam=0.1, merge_similarity="embedding"), config)
+    assert not matches_current(record(lam=0.01), current_config("sledge", "Shuttle", 0.01))
+
+
 def test_light_memory_counts_for_sledge_light_only():
     assert matches_current(record(light_memory="per-class"),
                            current_config("sledge", "Shuttle", 0.01))

@@ -265,3 +265,35 @@ def test_every_default_entry_is_a_sledge_entry_and_a_flag():
                                             "window", "radius_k", "chunk_size")
     assert tuple(DEFAULT_CONFIG) == SLEDGE_CONFIG_KEYS
     assert OVERRIDE_KEYS == SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
+
+
+@pytest.mark.parametrize("model, fixed", [
+    ("gsl", {"lam": 0.0}),
+    ("static", {"lam": 0.0, "merge_similarity": "raw"}),
+    ("memory", {"lam": 0.0, "merge_similarity": "raw"}),
+])
+def test_a_run_records_the_entries_its_model_fixes(model, fixed):
+    # the paper preset's lam and the default merge similarity give way to the model's own
+    config = resolve_config("MNIST", 0.001, model, {}, None, num_classes=10)
+    assert {key: config[key] for key in fixed} == fixed
+    learner = build_learner(model, 4, 10, config, 0, "cpu")
+    assert (learner.lam, learner.merge_similarity) == (config["lam"], config["merge_similarity"])
+    # giving the fixed value itself is no conflict
+    assert resolve_config("MNIST", 0.001, model, fixed, dict(fixed))["lam"] == 0.0
+
+
+@pytest.mark.parametrize("source, overrides, config_file", [
+    ("options", {"lam": 0.5}, None),
+    ("--config file", {}, {"lam": 0.01, "k": 3}),
+])
+def test_an_entry_the_model_fixes_is_refused_not_ignored(source, overrides, config_file):
+    with pytest.raises(UsageError, match=rf"^{source}: model 'gsl' always runs with lam = 0.0; "
+                                         r"drop lam, or use model 'sledge' to set it$"):
+        resolve_config("MNIST", 0.001, "gsl", overrides, config_file)
+    with pytest.raises(UsageError, match="lam = 0.0, merge_similarity = 'raw'; drop lam, "
+                                         "merge_similarity, or use model 'sledge' to set them"):
+        resolve_config("MNIST", 0.001, "static", {"lam": 0.5, "merge_similarity": "embedding"},
+                       None)
+    # SLeDGe itself and its light mode fix neither
+    assert resolve_config("MNIST", 0.001, "sledge", overrides, config_file)["lam"] in (0.5, 0.01)
+    assert resolve_config("MNIST", 0.001, "sledge-light", {"lam": 0.5}, None)["lam"] == 0.5

@@ -164,3 +164,12 @@ def test_tune_confirm_options_come_together(tmp_path, capsys):
                  "--out-dir", str(tmp_path)]) == 2
     assert "--confirm-top" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_tune_refuses_to_grid_an_entry_the_model_fixes(tmp_path, capsys):
+    argv = ["tune", "--dataset", "synthetic", "--model", "gsl", "--limit", "60", "--seeds", "0",
+            "--grid", "lam=0.01,0.1", "--out-dir", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--grid: model 'gsl' always runs with lam = 0.0" in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())

@@ -24,14 +24,15 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import config_keys, uses_sledge_config
+from torch_geometric_stream.cli.models import (config_keys, fixed_config_entries,
+                                               uses_sledge_config)
 from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_feature_transform,
                                                resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
-           "parse_tau", "resolve_config", "resolve_stream_entries"]
+           "check_not_fixed", "parse_tau", "resolve_config", "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -292,7 +293,27 @@ def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
     if unknown:
         raise UsageError(f"{source}: unknown configuration keys for model {model!r}: "
                          f"{', '.join(unknown)} (valid: {', '.join(allowed)})")
+    check_not_fixed(model, entries, source)
     return dict(entries)
+
+
+def check_not_fixed(model: str, entries: Mapping[str, Any], source: str) -> None:
+    """Refuse entries that model ``model`` sets itself
+    (:func:`~torch_geometric_stream.cli.models.fixed_config_entries`) unless they
+    give the value it sets: such a setting would be silently ignored.
+
+    Raises:
+        UsageError: naming each such entry, the value the model runs with and
+            the model that takes the entry.
+    """
+    fixed = fixed_config_entries(model)
+    conflicting = sorted(key for key in entries if key in fixed and entries[key] != fixed[key])
+    if conflicting:
+        raise UsageError(
+            f"{source}: model {model!r} always runs with "
+            + ", ".join(f"{key} = {fixed[key]!r}" for key in conflicting)
+            + f"; drop {', '.join(conflicting)}, or use model 'sledge' to set "
+            + ("them" if len(conflicting) > 1 else "it"))
 
 
 def resolve_config(dataset: str, label_ratio: float, model: str,
@@ -334,6 +355,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             config["num_layers"] = max(BASE_MIN_LAYERS, config["num_layers"])
     elif model == "sledge-light" and _paper_ratio(label_ratio) == PAPER_RATIOS[0]:
         config.update(FEW_LABEL_LIGHT_DEFAULTS)
+    config.update(fixed_config_entries(model))
     if config_file is not None:
         config.update(_checked(config_file, allowed, model, "--config file"))
     given = {key: value for key, value in overrides.items() if value is not None}

@@ -12,11 +12,11 @@ from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
-                                           build_model, model_names)
+                                           build_model, fixed_entries, model_names)
 
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
-           "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "model_kwargs", "uses_sledge_config",
-           "build_learner"]
+           "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
+           "uses_sledge_config", "build_learner"]
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
@@ -51,6 +51,16 @@ def config_keys(name: str) -> tuple[str, ...]:
     if uses_sledge_config(name):
         return SLEDGE_CONFIG_KEYS
     return BASELINE_CONFIG_KEYS + tuple(BASELINE_HYPERPARAMETERS[name])
+
+
+def fixed_config_entries(name: str) -> dict[str, Any]:
+    """The configuration entries model ``name`` sets itself, whatever it is given
+    (:func:`~torch_geometric_stream.models.fixed_entries`), e.g. ``{"lam": 0.0}``
+    for ``gsl``; empty for the models that have none."""
+    if name not in SLEDGE_VARIANTS:
+        return {}
+    return {key: value for key, value in fixed_entries(name).items()
+            if key in SLEDGE_CONFIG_KEYS}
 
 
 def model_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """Stream learners composed from the package's modules."""
 from torch_geometric_stream.models.online_mlp import OnlineMLP
 from torch_geometric_stream.models.registry import (BASELINE_HYPERPARAMETERS, MODELS,
-                                                    SLEDGE_VARIANTS, build_model, model_names)
+                                                    SLEDGE_VARIANTS, build_model, fixed_entries,
+                                                    model_names)
 from torch_geometric_stream.models.sledge import (CLASS_PRIORS, GRAPHS, LIGHT_MEMORIES,
                                                   MERGE_SIMILARITIES, PROPAGATIONS, SLeDGe)
 from torch_geometric_stream.models.cuda_graph import CUDAGraphStep
 
 __all__ = ["SLeDGe", "CUDAGraphStep", "OnlineMLP", "PROPAGATIONS", "GRAPHS", "CLASS_PRIORS",
            "LIGHT_MEMORIES", "MERGE_SIMILARITIES",
-           "MODELS", "SLEDGE_VARIANTS", "BASELINE_HYPERPARAMETERS", "build_model", "model_names"]
+           "MODELS", "SLEDGE_VARIANTS", "BASELINE_HYPERPARAMETERS", "build_model", "fixed_entries",
+           "model_names"]

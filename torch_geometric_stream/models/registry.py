@@ -22,10 +22,10 @@ from typing import Any, Callable, Optional
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.models.online_mlp import OnlineMLP
-from torch_geometric_stream.models.sledge import SLeDGe
+from torch_geometric_stream.models.sledge import UNLEARNED_GRAPH_ENTRIES, SLeDGe
 
 __all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "BASELINE_HYPERPARAMETERS",
-           "build_model", "model_names"]
+           "build_model", "fixed_entries", "model_names"]
 
 #: Names of :data:`torch_geometric_stream.baselines.BASELINES` (imported lazily).
 BASELINE_NAMES = ("tlp", "ressl", "hdssl")
@@ -49,6 +49,20 @@ SLEDGE_VARIANTS: dict[str, dict[str, Any]] = {
     "static": {"graph": "static"},
     "memory": {"graph": "none"},
 }
+
+
+def fixed_entries(name: str) -> dict[str, Any]:
+    """The SLeDGe keyword arguments the SLeDGe-based model ``name`` sets itself,
+    whatever :func:`build_model` is given: its entries of :data:`SLEDGE_VARIANTS`
+    and, for the ablations without a learned graph, SLeDGe's
+    :data:`~torch_geometric_stream.models.sledge.UNLEARNED_GRAPH_ENTRIES`.
+    E.g. ``fixed_entries("gsl") == {"lam": 0.0}``: +GSL is SLeDGe without the
+    structure regularizer."""
+    variant = SLEDGE_VARIANTS[name]
+    if variant.get("graph", "learned") == "learned":
+        return dict(variant)
+    return {**variant, **UNLEARNED_GRAPH_ENTRIES}
+
 
 #: Keyword arguments of SLeDGe that the "base" MLP understands.
 _MLP_KEYS = ("hidden_channels", "num_layers", "lr", "weight_decay", "seed", "device")
@@ -81,7 +95,7 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
     """Build the learner ``name`` (see the module docstring).
 
     ``config`` holds SLeDGe keyword arguments; each model takes the ones it
-    understands. Baselines take ``memory_size`` (default: ``labeled_size +
+    understands, and a SLeDGe-based model overrides its :func:`fixed_entries`. Baselines take ``memory_size`` (default: ``labeled_size +
     unlabeled_size``, i.e. 1000), ``seed`` where their constructor has one and
     their entries of :data:`BASELINE_HYPERPARAMETERS` (``None``: the
     constructor's default).

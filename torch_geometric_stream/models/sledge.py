@@ -23,13 +23,18 @@ from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
 from torch_geometric_stream.validation import (check_nonnegative, check_positive,
                                                check_positive_int)
 
-__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "INPUT_SCALINGS", "CLASS_PRIORS",
-           "LIGHT_MEMORIES"]
+__all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
+           "CLASS_PRIORS", "LIGHT_MEMORIES"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
 #: :class:`MLPBackbone` trained on the labeled memory (the "+M" ablation).
 GRAPHS = ("learned", "static", "none")
+
+#: The arguments SLeDGe sets itself when ``graph`` is not ``"learned"`` (the
+#: paper's +M and +Static ablations), whatever it is given: merges by raw-feature
+#: cosine, and no structure regularizer (there is no learned graph to regularize).
+UNLEARNED_GRAPH_ENTRIES: dict[str, Any] = {"merge_similarity": "raw", "lam": 0.0}
 
 #: ``"sparse"``: the top-k ``edge_index`` graph restricted to the rows a
 #: prediction or loss depends on, propagated with CSR sparse-matrix products;
@@ -155,7 +160,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             graph then cannot be bent around the labeled memory, where the loss
             is. (default: :obj:`True`)
         graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
-            ``"none"`` merge by raw cosine and have no regularizer.
+            ``"none"`` override ``merge_similarity`` and ``lam`` with
+            :data:`UNLEARNED_GRAPH_ENTRIES` (raw-cosine merges, no regularizer).
             (default: :obj:`"learned"`)
         input_scaling (str, optional): ``None`` (rows are used as given, e.g.
             scaled by a stream transform) or ``"online"``: the learner min-max
@@ -232,8 +238,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
         _check_choice(bias_position, BIAS_POSITIONS, "bias_position")
         lam = check_nonnegative(lam, "lam")
-        if graph != "learned":  # the ablations: raw-feature merges, nothing to regularize
-            merge_similarity, lam = "raw", 0.0
+        if graph != "learned":
+            merge_similarity = UNLEARNED_GRAPH_ENTRIES["merge_similarity"]
+            lam = UNLEARNED_GRAPH_ENTRIES["lam"]
         tau = None if tau is None else check_positive(tau, "tau")
         _check_choice(light, (True, False), "light")
         self.regularizer, self.lam, self.tau = regularizer, lam, tau
