@@ -61,10 +61,13 @@ RATIOS = (0.001, 0.01)
 
 #: The paper's memory-size study (its Table B.3: SLeDGe at 1 % labels, one memory cut
 #: to a fifth of L = 100, U = 900 at a time) and its memory-coefficient ablation (Table
-#: B.2, also at 1 %): column -> the entries changed from today's configuration.
+#: B.2, also at 1 %): column -> the entries changed from today's configuration, as
+#: ``run`` options that give it (``L = 20`` names U: alone it would take the rest of
+#: the 1,000 slots).
 STUDY_RATIO = 0.01
 MEMORY_SIZES: dict[str, dict[str, Any]] = {
-    "L = 20": {"labeled_size": 20}, "L = 100, U = 900": {}, "U = 180": {"unlabeled_size": 180}}
+    "L = 20": {"labeled_size": 20, "unlabeled_size": 900}, "L = 100, U = 900": {},
+    "U = 180": {"unlabeled_size": 180}}
 COEFFICIENTS: dict[str, dict[str, Any]] = {
     "alpha = beta = 0.05": {"alpha": 0.05, "beta": 0.05},
     "alpha = beta = 0.95": {"alpha": 0.95, "beta": 0.95}, "adaptive": {}}

@@ -9,6 +9,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from accuracy_summary import (  # noqa: E402
+    COEFFICIENTS,
+    DATASETS_SHOWN,
+    MEMORY_SIZES,
+    STUDY_RATIO,
     SUPERSEDED,
     current_config,
     matches_current,
@@ -17,6 +21,9 @@ from accuracy_summary import (  # noqa: E402
     summary_tables,
     targets_table,
 )
+
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries  # noqa: E402
+from torch_geometric_stream.datasets import DATASETS  # noqa: E402
 
 
 def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
@@ -193,5 +200,19 @@ def test_memory_study_counts_each_run_under_the_one_entry_it_changed():
     assert "- U = 180 on Shuttle: `-- --unlabeled-size 180`" in text
     assert "- alpha = beta = 0.05 on Shuttle: `-- --alpha 0.05 --beta 0.05`" in text
     assert "- L = 20 on Shuttle" not in text
+    assert "- L = 20 on GSAD: `-- --labeled-size 20 --unlabeled-size 900`" in text
     assert "- alpha = beta = 0.95 on GSAD: `-- --alpha 0.95 --beta 0.95`" in text
     assert "adaptive on GSAD" not in text   # today's cell: the summary's own list has it
+
+
+@pytest.mark.parametrize("dataset", DATASETS_SHOWN)
+def test_a_run_with_the_listed_options_counts_in_its_memory_study_column(dataset):
+    # `--labeled-size 20` alone would leave U = 1000 - 20 = 980: not the paper's L = 20
+    info = DATASETS[dataset]
+    for variant in (*MEMORY_SIZES.values(), *COEFFICIENTS.values()):
+        config = resolve_config(dataset, STUDY_RATIO, "sledge", variant, None,
+                                num_classes=info.paper_classes)
+        run = {**record(dataset=dataset, ratio=STUDY_RATIO),
+               "config": resolve_stream_entries(config, "sledge", info.value_range)}
+        assert matches_current(run, {**current_config("sledge", dataset, STUDY_RATIO),
+                                     **variant})
