@@ -282,6 +282,26 @@ def test_a_run_records_the_entries_its_model_fixes(model, fixed):
     assert resolve_config("MNIST", 0.001, model, fixed, dict(fixed))["lam"] == 0.0
 
 
+@pytest.mark.parametrize("model, overrides, unread", [
+    ("memory", {"k": 3, "lr": 1e-2, "normalization": "mean"}, "k, normalization"),
+    ("sledge", {"light_memory": "full"}, "light_memory"),
+    ("sledge-light", {"reselect_every": 4}, "reselect_every"),
+    ("gsl", {"regularizer": "frobenius"}, "regularizer"),
+    ("base", {"memory_size": 500, "tau": 100}, "memory_size, tau"),
+])
+def test_an_option_the_model_never_reads_is_refused(model, overrides, unread):
+    them = "them" if "," in unread else "it"
+    with pytest.raises(UsageError, match=rf"^options: model '{model}' does not read {unread} "
+                                         rf"\(setting {them} changes nothing\); drop {them}$"):
+        resolve_config("MNIST", 0.01, model, overrides, None)
+    # a --config file may hold them (tune writes every entry into its best configuration)
+    config = resolve_config("MNIST", 0.01, model, {}, dict(overrides))
+    assert all(config[key] == value for key, value in overrides.items())
+    # the models that read them take them as options
+    reader = "sledge-light" if model == "sledge" else "sledge"
+    assert resolve_config("MNIST", 0.01, reader, overrides, None)["lr"] == overrides.get("lr", 1e-3)
+
+
 @pytest.mark.parametrize("source, overrides, config_file", [
     ("options", {"lam": 0.5}, None),
     ("--config file", {}, {"lam": 0.01, "k": 3}),

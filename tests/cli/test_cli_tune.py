@@ -173,3 +173,13 @@ def test_tune_refuses_to_grid_an_entry_the_model_fixes(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--grid: model 'gsl' always runs with lam = 0.0" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_tune_refuses_to_grid_an_entry_the_model_never_reads(tmp_path, capsys):
+    argv = ["tune", "--dataset", "synthetic", "--model", "memory", "--limit", "60", "--seeds",
+            "0", "--grid", "k=3,5", "--grid", "lr=1e-3,1e-2", "--out-dir", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert ("--grid: model 'memory' does not read k (setting it changes nothing); drop it"
+            in err and "Traceback" not in err)
+    assert not list(tmp_path.iterdir())

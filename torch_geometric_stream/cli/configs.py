@@ -25,14 +25,14 @@ from typing import Any, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import (config_keys, fixed_config_entries,
-                                               uses_sledge_config)
+                                               unread_config_entries, uses_sledge_config)
 from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_feature_transform,
                                                resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
-           "check_not_fixed", "parse_tau", "resolve_config", "resolve_stream_entries"]
+           "check_not_fixed", "check_read", "parse_tau", "resolve_config", "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -316,6 +316,23 @@ def check_not_fixed(model: str, entries: Mapping[str, Any], source: str) -> None
             + ("them" if len(conflicting) > 1 else "it"))
 
 
+def check_read(model: str, entries: Mapping[str, Any], source: str) -> None:
+    """Refuse entries that model ``model`` accepts but never reads
+    (:func:`~torch_geometric_stream.cli.models.unread_config_entries`), e.g.
+    ``k`` for ``memory``, which has no graph: setting one would change nothing.
+    For what a user sets on purpose (options, ``--grid``); a ``--config`` file
+    may hold them, as ``tune``'s best configurations hold every entry.
+
+    Raises:
+        UsageError: naming each such entry.
+    """
+    unread = [key for key in unread_config_entries(model) if key in entries]
+    if unread:
+        them = "them" if len(unread) > 1 else "it"
+        raise UsageError(f"{source}: model {model!r} does not read {', '.join(unread)} "
+                         f"(setting {them} changes nothing); drop {them}")
+
+
 def resolve_config(dataset: str, label_ratio: float, model: str,
                    overrides: Mapping[str, Any], config_file: Optional[Mapping[str, Any]],
                    num_classes: Optional[int] = None, preset: str = "paper") -> dict[str, Any]:
@@ -360,6 +377,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         config.update(_checked(config_file, allowed, model, "--config file"))
     given = {key: value for key, value in overrides.items() if value is not None}
     config.update(_checked(given, allowed, model, "options"))
+    check_read(model, given, "options")
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     if num_classes is not None and "labeled_size" in config:

@@ -12,10 +12,12 @@ from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
-                                           build_model, fixed_entries, model_names)
+                                           build_model, fixed_entries, model_names,
+                                           unread_entries)
 
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
            "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
+           "unread_config_entries",
            "uses_sledge_config", "build_learner"]
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
@@ -61,6 +63,19 @@ def fixed_config_entries(name: str) -> dict[str, Any]:
         return {}
     return {key: value for key, value in fixed_entries(name).items()
             if key in SLEDGE_CONFIG_KEYS}
+
+
+def unread_config_entries(name: str) -> tuple[str, ...]:
+    """The configuration entries model ``name`` accepts but never reads
+    (:func:`~torch_geometric_stream.models.unread_entries`), e.g. ``k`` for
+    ``memory``; for ``base``, an MLP without a memory, ``memory_size`` too.
+    Empty for the baselines, which accept only what they read."""
+    if not uses_sledge_config(name):
+        return ()
+    unread = unread_entries(name)
+    if name == "base":
+        unread = unread | {"memory_size"}
+    return tuple(key for key in SLEDGE_CONFIG_KEYS if key in unread)
 
 
 def model_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
-from torch_geometric_stream.cli.configs import PRESETS, check_not_fixed
+from torch_geometric_stream.cli.configs import PRESETS, check_not_fixed, check_read
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
@@ -141,6 +141,7 @@ def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], path: Path) 
 def tune_command(args: argparse.Namespace) -> int:
     grid = parse_grid(args.grid)
     check_not_fixed(args.model, grid, "--grid")  # a list of values is never the fixed one
+    check_read(args.model, grid, "--grid")
     seeds = parse_seeds(args.seeds)
     confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds) if seed not in seeds]
                      if args.confirm_seeds else [])

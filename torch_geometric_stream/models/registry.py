@@ -22,10 +22,10 @@ from typing import Any, Callable, Optional
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.models.online_mlp import OnlineMLP
-from torch_geometric_stream.models.sledge import UNLEARNED_GRAPH_ENTRIES, SLeDGe
+from torch_geometric_stream.models.sledge import UNLEARNED_GRAPH_ENTRIES, SLeDGe, unread_arguments
 
 __all__ = ["MODELS", "SLEDGE_VARIANTS", "BASELINE_NAMES", "BASELINE_HYPERPARAMETERS",
-           "build_model", "fixed_entries", "model_names"]
+           "build_model", "fixed_entries", "model_names", "unread_entries"]
 
 #: Names of :data:`torch_geometric_stream.baselines.BASELINES` (imported lazily).
 BASELINE_NAMES = ("tlp", "ressl", "hdssl")
@@ -71,6 +71,21 @@ _MLP_KEYS = ("hidden_channels", "num_layers", "lr", "weight_decay", "seed", "dev
 def _baselines() -> dict[str, type]:
     from torch_geometric_stream.baselines import BASELINES
     return BASELINES
+
+
+def unread_entries(name: str) -> frozenset[str]:
+    """The SLeDGe keyword arguments that the model ``name`` of :data:`MODELS`
+    never reads: for a SLeDGe-based one the
+    :func:`~torch_geometric_stream.models.sledge.unread_arguments` of its
+    :data:`SLEDGE_VARIANTS` entries (e.g. ``k`` for ``"memory"``, which has no
+    graph, or ``light_memory`` for all but ``"sledge-light"``); for ``"base"``
+    every argument but the MLP's."""
+    if name == "base":
+        arguments = inspect.signature(SLeDGe.__init__).parameters
+        return frozenset(arguments) - {"self", "in_channels", "num_classes", *_MLP_KEYS}
+    variant = SLEDGE_VARIANTS[name]
+    return unread_arguments(graph=variant.get("graph", "learned"),
+                            light=variant.get("light", False), lam=variant.get("lam"))
 
 
 def _build_base(in_channels: int, num_classes: int, **config: Any) -> StreamClassifier:

@@ -24,7 +24,7 @@ from torch_geometric_stream.validation import (check_nonnegative, check_positive
                                                check_positive_int)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
-           "CLASS_PRIORS", "LIGHT_MEMORIES"]
+           "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
@@ -35,6 +35,34 @@ GRAPHS = ("learned", "static", "none")
 #: paper's +M and +Static ablations), whatever it is given: merges by raw-feature
 #: cosine, and no structure regularizer (there is no learned graph to regularize).
 UNLEARNED_GRAPH_ENTRIES: dict[str, Any] = {"merge_similarity": "raw", "lam": 0.0}
+
+#: Arguments that only shape the learned graph learner f_E.
+_GRAPH_LEARNER_ARGUMENTS = frozenset({"embedding_layers", "supervise_graph", "regularizer"})
+#: Arguments that only shape a graph or its propagation (none without a graph).
+_GRAPH_ARGUMENTS = frozenset({"k", "normalization", "bias_position", "propagation",
+                              "reselect_every", "search_dtype", "block_size"})
+
+
+def unread_arguments(*, graph: str = "learned", light: bool = False,
+                     lam: Optional[float] = None) -> frozenset[str]:
+    """The keyword arguments of :class:`SLeDGe` that have no effect on a model
+    built with these ``graph``, ``light`` and ``lam`` (``None``: some value
+    above zero): whatever they are given, the model computes the same.
+
+    E.g. ``graph="none"`` (an MLP on the labeled memory) reads neither ``k`` nor
+    ``normalization``; full mode never reads ``light_memory`` and light mode
+    never reads ``reselect_every``; ``lam=0`` never reads ``regularizer``. The
+    entries of :data:`UNLEARNED_GRAPH_ENTRIES` are not listed: those the model
+    sets itself.
+    """
+    unread = {"reselect_every"} if light else {"light_memory"}
+    if lam == 0:
+        unread.add("regularizer")
+    if graph != "learned":
+        unread |= _GRAPH_LEARNER_ARGUMENTS
+    if graph == "none":
+        unread |= _GRAPH_ARGUMENTS
+    return frozenset(unread)
 
 #: ``"sparse"``: the top-k ``edge_index`` graph restricted to the rows a
 #: prediction or loss depends on, propagated with CSR sparse-matrix products;
