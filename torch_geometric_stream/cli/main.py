@@ -107,7 +107,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                "on when the run is on CUDA)")
     protocol.add_argument("--threads", type=positive_int, default=1, metavar="N",
                           help="torch CPU threads (default: %(default)s)")
-    hyper = run.add_argument_group("hyperparameters (override --config and the paper settings)")
+    hyper = run.add_argument_group(
+        "hyperparameters (override --config and the paper settings; an option the model never "
+        "reads, such as --k for memory, is an error)")
     hyper.add_argument("--preset", choices=PRESETS, default="paper",
                        help="paper (default): the paper's per-dataset structural settings "
                             "(layers, k, tau) on its datasets; package: the package defaults "
