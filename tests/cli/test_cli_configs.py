@@ -120,9 +120,13 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E, lr 1e-4
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
     assert (light["num_layers"], light["embedding_layers"], light["lr"]) == (4, 1, 1e-4)
-    # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4) and lr 1e-4
+    # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
+    # trained by the structure regularizer only
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
-    assert (full["num_layers"], full["embedding_layers"], full["lr"]) == (2, 2, 1e-4)
+    assert (full["num_layers"], full["embedding_layers"], full["lr"],
+            full["supervise_graph"]) == (2, 2, 1e-4, False)
+    assert resolve_config("MNIST", 0.01, "sledge", {}, None)["supervise_graph"] is True
+    assert resolve_config("MNIST", 0.001, "sledge-light", {}, None)["supervise_graph"] is True
     assert resolve_config("MNIST", 0.01, "sledge", {}, None)["num_layers"] == 4
     assert resolve_config("MNIST", 0.001, "sledge", {}, None, preset="package")["lr"] == 1e-3
     assert resolve_config("MNIST", 0.001, "sledge", {"lr": 1e-3}, None)["lr"] == 1e-3
