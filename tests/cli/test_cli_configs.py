@@ -63,6 +63,8 @@ def test_sledge_light_takes_its_few_label_defaults_where_no_dataset_setting_appl
                             ("synthetic", "package")):
         light = resolve_config(dataset, 0.001, "sledge-light", {}, None, preset=preset)
         assert light == few_label
+        assert (light["num_layers"], light["class_prior"], light["supervise_graph"]) == (
+            1, "stream", False)
         # the rule follows the paper's ratio boundary (0.5 %), and the 1 % regime keeps
         # the package defaults, as every other model does
         assert resolve_config(dataset, 0.0049, "sledge-light", {}, None, preset=preset) == light
