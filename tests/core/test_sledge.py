@@ -296,6 +296,35 @@ def test_an_unsupervised_graph_learns_from_the_regularizer_alone(light):
         small(supervise_graph="no")
 
 
+@pytest.mark.parametrize("light", [False, True])
+def test_without_graph_supervision_lambda_only_scales_the_graph_gradient(light):
+    """With ``supervise_graph=False``, f_E's gradient is ``lam`` times the
+    regularizer's, so Adam (whose step ignores a gradient's scale) takes the
+    same steps for every ``lam > 0``; with supervision the loss's share differs."""
+    x, y = gaussian_stream(41)
+
+    def graph_gradient(model):
+        recorded = []
+        adam_step = model.optimizer.step
+
+        def recording_step(*args, **kwargs):
+            recorded.extend(p.grad.clone() for p in model.graph.parameters())
+            return adam_step(*args, **kwargs)
+
+        model.optimizer.step = recording_step
+        model.learn(x[40], int(y[40]))
+        return torch.cat([g.flatten() for g in recorded])
+
+    for supervise_graph in (False, True):
+        model = small(light=light, supervise_graph=supervise_graph, lam=0.1)
+        stream_through(model, x[:40], y[:40], label_every=2)
+        tenfold = copy.deepcopy(model)
+        tenfold.lam = 1.0
+        gradient, tenfold_gradient = graph_gradient(model), graph_gradient(tenfold)
+        proportional = torch.allclose(tenfold_gradient, 10 * gradient, rtol=1e-4, atol=1e-6)
+        assert proportional is not supervise_graph
+
+
 def test_light_memory_sizes_the_labeled_memory():
     assert small(light=True).memory.labeled_size == C  # the paper: one slot per class
     assert small(light=True, light_memory="full").memory.labeled_size == 6  # authors' script

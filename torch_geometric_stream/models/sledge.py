@@ -186,7 +186,11 @@ class SLeDGe(StreamClassifier, nn.Module):
             loss as constants, so :math:`f_E` learns from the structure
             regularizer alone and the backbone alone fits the labels; the
             graph then cannot be bent around the labeled memory, where the loss
-            is. (default: :obj:`True`)
+            is. Then, with ``weight_decay=0``, every ``lam > 0`` trains the same
+            model: :math:`f_E`'s only gradient is ``lam`` times the regularizer's,
+            and Adam's step does not depend on a gradient's scale (beyond its
+            ``eps``); only ``lam=0`` (:math:`f_E` left untrained) differs.
+            (default: :obj:`True`)
         graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
             ``"none"`` override ``merge_similarity`` and ``lam`` with
             :data:`UNLEARNED_GRAPH_ENTRIES` (raw-cosine merges, no regularizer).
