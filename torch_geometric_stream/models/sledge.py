@@ -187,9 +187,10 @@ class SLeDGe(StreamClassifier, nn.Module):
             regularizer alone and the backbone alone fits the labels; the
             graph then cannot be bent around the labeled memory, where the loss
             is. Then, with ``weight_decay=0``, every ``lam > 0`` trains the same
-            model up to rounding: :math:`f_E`'s only gradient is ``lam`` times the regularizer's,
-            and Adam's step does not depend on a gradient's scale (beyond its
-            ``eps``); only ``lam=0`` (:math:`f_E` left untrained) differs.
+            model up to rounding: :math:`f_E`'s only gradient is ``lam`` times
+            the regularizer's, and Adam's step does not depend on a gradient's
+            scale (beyond its ``eps``); only ``lam=0`` (:math:`f_E` left
+            untrained) differs.
             (default: :obj:`True`)
         graph (str, optional): one of :data:`GRAPHS`; ``"static"`` and
             ``"none"`` override ``merge_similarity`` and ``lam`` with
