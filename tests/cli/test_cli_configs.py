@@ -120,8 +120,10 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("Shopper", 0.01, "sledge", {}, None,
                           preset="package")["supervise_graph"] is True
     # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E, lr 1e-4
+    # and lambda 0.01
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
-    assert (light["num_layers"], light["embedding_layers"], light["lr"]) == (4, 1, 1e-4)
+    assert (light["num_layers"], light["embedding_layers"], light["lr"], light["lam"]) == (
+        4, 1, 1e-4, 0.01)
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
     # trained by the structure regularizer only
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
