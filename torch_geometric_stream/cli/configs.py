@@ -232,9 +232,9 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
 #:   Lambda 0.01 at lr 1e-4 (session 39, host ``fc-v657``, tag
 #:   ``light-lr-1e-4-lam-0.01``) scores 0.667 +- 0.009 (0.660, 0.666, 0.677) against
 #:   0.656 +- 0.010 (0.646, 0.657, 0.667) for lambda 0.1 rerun on the same host (tag
-#:   ``light-lr-1e-4-rerun``; 0.667 on host ``fc-v782``): +1.3, +0.9 and +1.0 points,
-#:   the paper grid's lambda point SLeDGe-L also takes on Shuttle and Shopper at 0.1 %
-#:   (last fifth 0.723 against 0.731). Two GCN layers at lr 1e-4 instead (tag
+#:   ``light-lr-1e-4-rerun``; 0.667 on host ``fc-v782``): +1.3, +0.9 and +1.0 points
+#:   (last fifth 0.723 against 0.731). It is also SLeDGe-L's lambda on Shuttle and
+#:   Shopper at 0.1 %. Two GCN layers at lr 1e-4 instead (tag
 #:   ``light-layers-2-lr-1e-4``) score 0.665 +- 0.019 (+0.2, +2.9, -0.5 points).
 #: - SLeDGe on MNIST at 0.1 % (session 26, H200, tags ``sledge-layers-*-cuda``) scores
 #:   0.685 +- 0.009 (0.678, 0.695, 0.681) with 2 GCN layers and lr 5e-4, against
