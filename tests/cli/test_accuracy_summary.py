@@ -104,6 +104,17 @@ def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():
         (0, 0.6), (2000, 0.7)]
 
 
+def test_only_the_paper_seeds_count_for_a_cell():
+    # a study of the label draw's spread runs more seeds at today's configuration:
+    # its tag holds the most seeds but the cell keeps the paper's three
+    runs = [("paper", record(seed=seed, accuracy=0.5)) for seed in (0, 2000, 4000)]
+    runs += [("spread", record(seed=seed, accuracy=0.9)) for seed in (1000, 3000, 5000, 6000)]
+    cells = select_cells(runs)
+    assert [(r["seed"], r["accuracy"]) for r in cells["sledge", "Shuttle", 0.01]] == [
+        (0, 0.5), (2000, 0.5), (4000, 0.5)]
+    assert select_cells(runs[3:]) == {}
+
+
 def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
     runs = [("t", record(seed=0, accuracy=0.8)),
             ("t", record(seed=2000, accuracy=0.9, device="cuda"))]
