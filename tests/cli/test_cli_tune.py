@@ -1,9 +1,11 @@
 import csv
+import itertools
 import json
 
 import pytest
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.tune import lambda_warning
 
 SMALL = ["--dataset", "synthetic", "--model", "sledge-light", "--limit", "60", "--seeds", "0"]
 
@@ -183,3 +185,50 @@ def test_tune_refuses_to_grid_an_entry_the_model_never_reads(tmp_path, capsys):
     assert ("--grid: model 'memory' does not read k (setting it changes nothing); drop it"
             in err and "Traceback" not in err)
     assert not list(tmp_path.iterdir())
+
+
+def test_tune_grids_an_on_off_option_as_its_two_flags(tmp_path, capsys):
+    grid = ["--grid", "supervise-graph=yes,false", "--grid", "hidden-channels=8"]
+    assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path)]) == 0
+    runs = {path.name: json.loads(path.read_text())["config"]
+            for path in tmp_path.glob("sledge-light_*.json")}
+    assert {name: config["supervise_graph"] for name, config in runs.items()} == {
+        "sledge-light_synthetic_0.01_supervise_graph=true_hidden_channels=8_seed0.json": True,
+        "sledge-light_synthetic_0.01_supervise_graph=false_hidden_channels=8_seed0.json": False}
+
+
+def test_tune_refuses_an_on_off_option_given_another_value(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "supervise-graph=true,maybe",
+                 "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "supervise_graph is on or off; give true or false, got 'maybe'" in err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("dataset, ratio, model, preset, grid, warned", [
+    # the paper preset trains f_E by the regularizer only for SLeDGe on MNIST at 0.1 %
+    ("MNIST", 0.001, "sledge", "paper", {"lam": ["0.01", "0.1"]}, "0.01, 0.1"),
+    ("mnist", 0.001, "sledge", "paper", {"lam": ["0.01", "0.1"], "weight_decay": ["5e-4"]},
+     None),
+    ("Shuttle", 0.01, "sledge", "paper", {"lam": ["0.01", "0.1"]}, None),
+    ("Shuttle", 0.01, "sledge", "paper",
+     {"lam": ["0.01", "0.1", "1"], "supervise_graph": ["true", "false"]}, "0.01, 0.1, 1"),
+    # the package's few-label defaults of SLeDGe-L include supervise_graph off
+    ("synthetic", 0.001, "sledge-light", "package", {"lam": ["0", "0.1", "1"]}, "0.1, 1"),
+    ("synthetic", 0.001, "sledge-light", "package", {"lam": ["0", "0.1"]}, None),
+    ("synthetic", 0.01, "sledge-light", "package", {"lam": ["0.1", "1"]}, None),
+])
+def test_tune_warns_of_lambdas_that_train_the_same_model(dataset, ratio, model, preset, grid,
+                                                         warned):
+    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    warning = lambda_warning(dataset, ratio, model, preset, points)
+    if warned is None:
+        assert warning is None
+    else:
+        assert warning.startswith(f"warning: lam {warned} train the same model")
+
+
+def test_tune_prints_the_lambda_warning_before_running(tmp_path, capsys):
+    grid = ["--grid", "supervise-graph=false", "--grid", "lam=0.1,1"]
+    assert main(["tune", *SMALL, "--limit", "30", *grid, "--out-dir", str(tmp_path)]) == 0
+    assert "warning: lam 0.1, 1 train the same model" in capsys.readouterr().err

@@ -17,6 +17,13 @@ ran on the first stage's seeds only (the ``seeds`` column says how many).
     python -m torch_geometric_stream tune --dataset GSAD --label-ratio 0.01 \\
         --grid lr=1e-4,1e-3,5e-3 --grid lam=0.01,0.1 --seeds 0,2000 --limit 2000 --jobs 4
 
+An on/off option is gridded by ``true`` / ``false``: ``--grid
+supervise-graph=true,false`` runs ``--supervise-graph`` and
+``--no-supervise-graph``. A grid of several positive lambdas where
+``supervise_graph`` is off and the weight decay 0 is run, with a warning: there
+lambda only scales ``f_E``'s gradient, which Adam's step normalizes, so those
+points train the same model up to rounding.
+
 ``--jobs N`` runs N grid runs at once, each in its own process (see
 :mod:`~torch_geometric_stream.cli.parallel`).
 """
@@ -27,18 +34,37 @@ import csv
 import itertools
 import json
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
-from torch_geometric_stream.cli.configs import PRESETS, check_not_fixed, check_read
+from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_not_fixed,
+                                                check_read, resolve_config)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS
-from torch_geometric_stream.datasets import default_data_root
+from torch_geometric_stream.datasets import default_data_root, resolve_dataset_name
 
-__all__ = ["add_tune_parser", "parse_grid", "tune_command"]
+__all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
+
+#: Entries set by an on/off flag (``--NAME`` / ``--no-NAME``): those whose default is a bool.
+_SWITCHES = tuple(key for key, value in DEFAULT_CONFIG.items() if isinstance(value, bool))
+_SWITCH_VALUES = {"true": "true", "yes": "true", "on": "true", "1": "true",
+                  "false": "false", "no": "false", "off": "false", "0": "false"}
+
+
+def _grid_value(key: str, value: str, spec: str) -> str:
+    """``value`` as the grid keeps it: an on/off entry's as ``true`` or ``false``."""
+    if key not in _SWITCHES:
+        return value
+    switch = _SWITCH_VALUES.get(value.lower())
+    if switch is None:
+        raise UsageError(f"--grid {spec!r}: {key} is on or off; give true or false, "
+                         f"got {value!r}")
+    return switch
 
 
 def parse_grid(specs: list[str]) -> dict[str, list[str]]:
@@ -54,7 +80,8 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
                              f"{', '.join(OVERRIDE_KEYS)}")
         if key in grid:
             raise UsageError(f"--grid {key} given twice")
-        grid[key] = [value.strip() for value in values.split(",") if value.strip()]
+        grid[key] = [_grid_value(key, value.strip(), spec)
+                     for value in values.split(",") if value.strip()]
         repeated = sorted({value for value in grid[key] if grid[key].count(value) > 1})
         if repeated:
             raise UsageError(f"--grid {spec!r}: {', '.join(repeated)} given twice")
@@ -83,8 +110,43 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     if args.limit is not None:
         argv += ["--limit", str(args.limit)]
     for key, value in point.items():
-        argv += [f"--{key.replace('_', '-')}", value]
+        flag = key.replace("_", "-")
+        if key in _SWITCHES:
+            argv.append(f"--{flag}" if value == "true" else f"--no-{flag}")
+        else:
+            argv += [f"--{flag}", value]
     return argv
+
+
+def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
+                   points: list[dict[str, str]]) -> Optional[str]:
+    """The warning for grid points that differ in a positive lambda only and run with
+    ``supervise_graph`` off and no weight decay, or ``None``: ``f_E``'s only gradient
+    is then lambda times the regularizer's, Adam's step does not depend on a
+    gradient's scale, and such points train the same model up to rounding (see
+    :class:`~torch_geometric_stream.SLeDGe`'s ``supervise_graph``)."""
+    if not points or "lam" not in points[0] or "supervise_graph" not in config_keys(model):
+        return None
+    try:
+        name = resolve_dataset_name(dataset)
+    except ValueError:
+        name = dataset  # outside the registry (a synthetic stream): the package defaults
+    base = resolve_config(name, label_ratio, model, {}, None, preset=preset)
+    same: dict[tuple, list[str]] = {}
+    for point in points:
+        supervised = point.get("supervise_graph", str(base["supervise_graph"]).lower())
+        decay = float(point.get("weight_decay", base["weight_decay"]))
+        if supervised == "false" and decay == 0 and float(point["lam"]) > 0:
+            rest = tuple(sorted((key, value) for key, value in point.items() if key != "lam"))
+            same.setdefault(rest, []).append(point["lam"])
+    repeated = sorted({lam for lams in same.values() if len(set(lams)) > 1 for lam in lams},
+                      key=float)
+    if not repeated:
+        return None
+    return (f"warning: lam {', '.join(repeated)} train the same model up to rounding where "
+            f"supervise_graph is off and weight_decay is 0 ({model} on {dataset}, preset "
+            f"{preset}): lambda then only scales f_E's gradient, which Adam's step "
+            f"normalizes")
 
 
 @dataclass
@@ -151,6 +213,9 @@ def tune_command(args: argparse.Namespace) -> int:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points)
+    if warning:
+        print(warning, file=sys.stderr)
     paths: dict[tuple[str, int], Path] = {}
     _run_missing(args, points, seeds, paths)
     records = {key: json.loads(path.read_text()) for key, path in paths.items()}
