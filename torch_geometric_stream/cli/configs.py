@@ -124,7 +124,12 @@ BASELINE_DEFAULTS: dict[str, Any] = {"feature_transform": "none"}
 #: (+0.6, -2.7, -6.4; balanced accuracy gains on every seed: 0.572 -> 0.633, 0.657 ->
 #: 0.663, 0.565 -> 0.587) and 0.173 against 0.167 on GSAD. Under the paper preset's 4
 #: GCN layers on MNIST it scored 0.669 against 0.656 rerun on the same host (session 39)
-#: with a lower last fifth on every seed, so no paper-preset cell takes it.
+#: with a lower last fifth on every seed, so no paper-preset cell takes it. The full
+#: SLeDGe does not take these defaults (sessions 39-40, tag ``pkg-sledge-few-label``,
+#: against ``preset-package-auto`` / ``preset-package``): 0.791 against 0.664 on Shuttle,
+#: 0.691 against 0.663 on Shopper, 0.149 against 0.192 on GSAD and, on MNIST, 0.647 and
+#: 0.666 against 0.671 and 0.704 on seeds 0 and 2000 (-2.3 and -3.8 points; host
+#: ``fc-v669`` against a GPU), below the package target there (0.67).
 FEW_LABEL_LIGHT_DEFAULTS: dict[str, Any] = {"num_layers": 1, "class_prior": "stream",
                                             "supervise_graph": False}
 
