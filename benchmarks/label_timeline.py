@@ -71,13 +71,19 @@ def labels_seen(labels: np.ndarray, mask: np.ndarray, num_classes: int,
     return counts[ends]
 
 
+def run_mask(record: dict[str, Any], labels: np.ndarray) -> np.ndarray:
+    """The label mask :math:`(T,)` a run record was made with, redrawn (same mask
+    kind, ratio and seed) over the stream's first ``record["n_samples"]`` ``labels``."""
+    # records from before the mask was recorded used the paper's
+    return make_label_mask(record.get("label_mask", "paper"), labels[:record["n_samples"]],
+                           record["label_ratio"], record["seed"])
+
+
 def timeline(record: dict[str, Any], labels: np.ndarray, num_classes: int,
              window: int) -> dict[str, Any]:
     """Label arrivals and per-window label counts and accuracy of one run record."""
     labels = labels[:record["n_samples"]]
-    # records from before the mask was recorded used the paper's
-    mask = make_label_mask(record.get("label_mask", "paper"), labels, record["label_ratio"],
-                           record["seed"])
+    mask = run_mask(record, labels)
     edges = list(range(0, labels.size, window)) + [labels.size]
     curve = record["curve"]
     arrivals = np.flatnonzero(mask)

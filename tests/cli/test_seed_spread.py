@@ -1,0 +1,64 @@
+"""``benchmarks/seed_spread.py``: which runs stand for each seed, the labels each
+draw revealed, and the table's means on hand-checkable cases."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from seed_spread import labels_per_class, main, seed_records, spread_table  # noqa: E402
+
+
+def write_run(folder: Path, seed: int, accuracy: float, limit=None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = f"_limit{limit}" if limit else ""
+    (folder / f"sledge_toy_0.02_seed{seed}{suffix}.json").write_text(json.dumps(
+        {"seed": seed, "accuracy": accuracy, "limit": limit, "n_samples": 100,
+         "label_ratio": 0.02, "label_mask": "paper", "balanced_accuracy": None}))
+
+
+def test_the_first_tag_holding_a_seed_wins_and_prefixes_do_not_count(tmp_path):
+    write_run(tmp_path / "rerun", 0, 0.5)
+    write_run(tmp_path / "more", 0, 0.9)
+    write_run(tmp_path / "more", 1000, 0.7)
+    write_run(tmp_path / "more", 3000, 0.1, limit=50)
+    chosen = seed_records(tmp_path, ["rerun", "more"], "sledge", "toy", 0.02)
+    assert [(tag, r["seed"], r["accuracy"]) for tag, r in chosen] == [
+        ("rerun", 0, 0.5), ("more", 1000, 0.7)]
+
+
+def test_labels_per_class_redraws_the_mask():
+    labels = np.repeat([0, 1, 2], [60, 30, 10])
+    record = {"n_samples": 100, "label_ratio": 0.02, "seed": 7, "label_mask": "paper"}
+    # max(c, 2) = 3 labels: the first occurrence of every class, nothing drawn
+    assert labels_per_class(record, labels, 3) == [1, 1, 1]
+    more = labels_per_class({**record, "label_ratio": 0.1}, labels, 3)
+    assert sum(more) == 10 and min(more) >= 1
+
+
+def test_the_table_gives_each_group_s_mean_and_the_mean_per_rarest_count():
+    rows = [{"seed": 0, "tag": "a", "accuracy": 0.6, "balanced": 0.5, "labels": [7, 5]},
+            {"seed": 2000, "tag": "a", "accuracy": 0.8, "balanced": None, "labels": [9, 3]},
+            {"seed": 1000, "tag": "b", "accuracy": 0.9, "balanced": 0.7, "labels": [11, 1]},
+            {"seed": 3000, "tag": "b", "accuracy": 0.7, "balanced": 0.6, "labels": [11, 1]}]
+    table = spread_table(rows, rarest=1)
+    assert "| 0 | 7 / 5 | 0.6000 | 0.500 | a |" in table
+    assert "| 2000 | 9 / 3 | 0.8000 | – | a |" in table
+    assert "| the paper's seeds | 2 | 0.7000 ± 0.1414 | 4.00 |" in table
+    assert "| the other seeds | 2 | 0.8000 ± 0.1414 | 1.00 |" in table
+    assert "| all seeds | 4 | 0.7500 ± 0.1291 | 2.50 |" in table
+    assert "| 1 | 1000, 3000 | 0.8000 ± 0.1414 |" in table
+    assert "| 5 | 0 | 0.6000 |" in table
+
+
+def test_no_run_in_the_tags_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--dataset", "toy", "--ratio", "0.02", "--tags", "none", "--results",
+              str(tmp_path), "--root", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert "no whole-stream run of sledge on toy at 0.02 in none" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
