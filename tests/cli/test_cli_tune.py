@@ -217,6 +217,9 @@ def test_tune_refuses_an_on_off_option_given_another_value(tmp_path, capsys):
     ("synthetic", 0.001, "sledge-light", "package", {"lam": ["0", "0.1", "1"]}, "0.1, 1"),
     ("synthetic", 0.001, "sledge-light", "package", {"lam": ["0", "0.1"]}, None),
     ("synthetic", 0.01, "sledge-light", "package", {"lam": ["0.1", "1"]}, None),
+    # not numbers: no warning (and no crash), the runs name the error
+    ("synthetic", 0.001, "sledge-light", "package", {"lam": ["abc", "0.1"]}, None),
+    ("MNIST", 0.001, "sledge", "paper", {"lam": ["0.1", "1"], "weight_decay": ["x"]}, None),
 ])
 def test_tune_warns_of_lambdas_that_train_the_same_model(dataset, ratio, model, preset, grid,
                                                          warned):

@@ -118,6 +118,14 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     return argv
 
 
+def _number(value: object) -> Optional[float]:
+    """``value`` as a float, or ``None`` where it is none (the run names that error)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
                    points: list[dict[str, str]]) -> Optional[str]:
     """The warning for grid points that differ in a positive lambda only and run with
@@ -135,8 +143,9 @@ def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
     same: dict[tuple, list[str]] = {}
     for point in points:
         supervised = point.get("supervise_graph", str(base["supervise_graph"]).lower())
-        decay = float(point.get("weight_decay", base["weight_decay"]))
-        if supervised == "false" and decay == 0 and float(point["lam"]) > 0:
+        decay = _number(point.get("weight_decay", base["weight_decay"]))
+        lam = _number(point["lam"])
+        if supervised == "false" and decay == 0 and lam is not None and lam > 0:
             rest = tuple(sorted((key, value) for key, value in point.items() if key != "lam"))
             same.setdefault(rest, []).append(point["lam"])
     repeated = sorted({lam for lams in same.values() if len(set(lams)) > 1 for lam in lams},
