@@ -13,7 +13,8 @@ accuracy per number of labels of the rarest class.
     python benchmarks/seed_spread.py --model sledge-light --dataset Shopper \\
         --ratio 0.001 --tags spread-rerun more-seeds
 
-Writes the table to ``benchmarks/results/seed_spread/<model>_<dataset>_<ratio>.md``.
+Writes the table to
+``benchmarks/results/seed_spread/<model>_<dataset>_<ratio>_<first tag>.md``.
 """
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     table = spread_table(rows, rarest)
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"{args.model}_{args.dataset}_{args.ratio:g}.md"
+    out = args.out / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tags[0]}.md"
     out.write_text(f"Tags: {', '.join(args.tags)}.\n\n{table}\n")
     print(f"wrote {out}")
     return 0
