@@ -111,6 +111,11 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # ... and, for SLeDGe and SLeDGe-L, on Shopper at 0.1 % (the best point of each grid)
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["lam"] == 0.01
     assert resolve_config("Shopper", 0.001, "sledge", {}, None)["lam"] == 0.01
+    # SLeDGe on Shopper at 0.1 % runs 2 GCN layers (the authors' file: gcn_layer 3, four);
+    # SLeDGe-L and the 1 % setting keep the authors' depth
+    assert resolve_config("Shopper", 0.001, "sledge", {}, None)["num_layers"] == 2
+    assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["num_layers"] == 4
+    assert resolve_config("Shopper", 0.01, "sledge", {}, None)["num_layers"] == 1
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["lam"] == 0.1
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
     # SLeDGe on Shopper at 1 % trains f_E by the structure regularizer only
