@@ -73,8 +73,8 @@ def test_sledge_light_takes_its_few_label_defaults_where_no_dataset_setting_appl
         assert resolve_config(dataset, 0.001, "sledge", {}, None,
                               preset=preset) == DEFAULT_CONFIG
     # the paper preset on a paper dataset keeps the authors' structure and the paper's prior
-    paper = resolve_config("Shopper", 0.001, "sledge-light", {}, None)
-    assert (paper["num_layers"], paper["class_prior"]) == (4, "memory")
+    paper = resolve_config("GSAD", 0.001, "sledge-light", {}, None)
+    assert (paper["num_layers"], paper["class_prior"]) == (3, "memory")
     # flags still win
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"num_layers": 2}, None,
                           preset="package")["num_layers"] == 2
@@ -111,10 +111,12 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # ... and, for SLeDGe and SLeDGe-L, on Shopper at 0.1 % (the best point of each grid)
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["lam"] == 0.01
     assert resolve_config("Shopper", 0.001, "sledge", {}, None)["lam"] == 0.01
-    # SLeDGe on Shopper at 0.1 % runs 2 GCN layers (the authors' file: gcn_layer 3, four);
-    # SLeDGe-L and the 1 % setting keep the authors' depth
+    # SLeDGe and SLeDGe-L on Shopper at 0.1 % run 2 GCN layers (the authors' file:
+    # gcn_layer 3, four); the 1 % setting and the package preset keep their depth
     assert resolve_config("Shopper", 0.001, "sledge", {}, None)["num_layers"] == 2
-    assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["num_layers"] == 4
+    assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["num_layers"] == 2
+    assert resolve_config("Shopper", 0.001, "sledge-light", {}, None,
+                          preset="package")["num_layers"] == 1
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["num_layers"] == 1
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["lam"] == 0.1
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
