@@ -1,6 +1,5 @@
 """``SLeDGe(class_prior="stream")``: logit adjustment from the balanced labeled
 memory's class prior to the labeled stream's."""
-import copy
 import io
 import math
 
@@ -90,83 +89,3 @@ def test_memory_prior_keeps_no_counts_and_unknown_prior_is_rejected():
     assert "label_counts" not in small().state_dict()
     with pytest.raises(ValueError, match="class_prior"):
         SLeDGe(D, C, class_prior="uniform")
-
-
-# ``class_prior="estimated"``: the whole stream's class shares, by online EM
-
-
-def _learned_estimate(x, y, n):
-    model = small(class_prior="estimated")
-    for row, label in zip(x[:n], y[:n]):
-        model.learn(row, int(label))
-    return model
-
-
-def test_estimated_prior_hand_checked():
-    model = small(class_prior="estimated")  # 26 slots: a window of 26 rows
-    model.learn(torch.randn(D), 1)
-    # the uniform start counts as one row: the labeled row moves it half-way to its class
-    assert torch.allclose(model.prior_estimate, torch.tensor([1 / 6, 2 / 3, 1 / 6]))
-    assert int(model.prior_rows) == 1
-    stream = torch.tensor([1 / 3, 4 / 3, 1 / 3]) + 1  # estimate x 2 rows, + 1
-    held = torch.tensor([1.0, 2.0, 1.0])  # filled labeled slots + 1
-    expected = (stream / stream.sum()).log() - (held / held.sum()).log()
-    assert torch.allclose(model._prior_shift(), expected)
-
-
-def test_an_unlabeled_row_adds_its_corrected_prediction():
-    x, y = gaussian_stream(30)
-    model = _learned_estimate(x, y, 20)
-    before = model.prior_estimate.clone()
-    proba = model.predict_proba(x[20])[0]
-    model.learn(x[20], -1)
-    assert torch.allclose(model.prior_estimate, before + (proba - before) / 22)
-    assert model.prior_estimate.sum().item() == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("predicted_first", [None, 21], ids=["no-prediction", "other-row"])
-def test_a_row_learned_without_its_prediction_is_predicted_first(predicted_first):
-    x, y = gaussian_stream(30)
-    model = _learned_estimate(x, y, 20)
-    before = model.prior_estimate.clone()
-    proba = copy.deepcopy(model).predict_proba(x[20])[0]
-    if predicted_first is not None:  # a prediction of another row is not reused
-        model.predict(x[predicted_first])
-    model.learn(x[20], -1)
-    assert torch.allclose(model.prior_estimate, before + (proba - before) / 22, atol=1e-6)
-
-
-def test_the_estimate_averages_over_the_memory_size():
-    x, y = gaussian_stream(60)
-    model = small(class_prior="estimated")
-    for i, (row, label) in enumerate(zip(x, y)):
-        model.predict(row)
-        model.learn(row, int(label) if i % 4 == 0 else -1)
-    assert int(model.prior_rows) == 60
-    assert model._prior_weight() == 26  # the window: the memory's 26 slots
-    assert model.prior_estimate.sum().item() == pytest.approx(1.0)
-    assert (model.prior_estimate > 0).all()
-
-
-def test_estimated_prior_round_trip_reset_and_bad_input():
-    x, y = gaussian_stream(40)
-    model = small(class_prior="estimated")
-    for row, label in zip(x, y):
-        model.learn(row, int(label) if int(label) == 0 else -1)
-    estimate, rows = model.prior_estimate.clone(), int(model.prior_rows)
-    with pytest.raises(ValueError):
-        model.learn(torch.randn(2, D), torch.tensor([-1, C]))
-    with pytest.raises(ValueError):
-        model.learn(torch.full((D,), float("nan")))
-    assert torch.equal(model.prior_estimate, estimate) and int(model.prior_rows) == rows
-    buffer = io.BytesIO()
-    torch.save(model.state_dict(), buffer)
-    buffer.seek(0)
-    clone = small(class_prior="estimated", seed=3)
-    clone.load_state_dict(torch.load(buffer, weights_only=False))
-    assert torch.equal(clone.prior_estimate, estimate)
-    assert torch.equal(clone.predict_proba(x[:4]), model.predict_proba(x[:4]))
-    model.reset_state()
-    assert torch.equal(model.prior_estimate, torch.full((C,), 1 / C))
-    assert int(model.prior_rows) == 0
-    assert "label_counts" not in model.state_dict()

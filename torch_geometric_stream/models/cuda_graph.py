@@ -147,12 +147,10 @@ class CUDAGraphStep:
     def graphable(self, label: int) -> bool:
         """Whether a step with ``label`` (``-1`` = unlabeled) can run from a
         graph now, for a row inside the input range: a CUDA model, no
-        host-read state in its step (``class_prior="estimated"`` compares the
-        row with the last prediction's), and a merge into the memory (no slot
-        to fill)."""
+        host-read state in its step, and a merge into the memory (no slot to
+        fill)."""
         model = self.model
         return (model.device.type == "cuda" and model.reselect_every == 1
-                and model.class_prior != "estimated"
                 and model.memory.candidate_slots(label) is not None)
 
     def _step(self, row: Tensor, label: int, host_row: Tensor) -> Tensor:

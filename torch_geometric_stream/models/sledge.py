@@ -78,9 +78,8 @@ INPUT_SCALINGS = (None, "online")
 LIGHT_MEMORIES = ("per-class", "full")
 #: ``class_prior`` choices: the class prior predictions follow. ``"memory"``:
 #: the labeled memory's (balanced by its per-class slots; the paper);
-#: ``"stream"``: the labeled stream's, by logit adjustment; ``"estimated"``: the
-#: whole stream's, labeled and unlabeled rows, estimated online by EM.
-CLASS_PRIORS = ("memory", "stream", "estimated")
+#: ``"stream"``: the labeled stream's, by logit adjustment.
+CLASS_PRIORS = ("memory", "stream")
 #: ``merge_similarity`` choices: what the memory's merge search compares.
 #: ``"embedding"``: cosine of the learned embeddings ``f_E`` (the paper);
 #: ``"raw"``: cosine of the input features (the +M and +Static ablations).
@@ -217,19 +216,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             class frequencies of the labels seen so far, by adding
             :math:`\log \pi_\text{stream}(y) - \log \pi_\text{memory}(y)` to the
             logits (logit adjustment for label shift; both estimated with
-            add-one smoothing). ``"estimated"``: the same correction towards
-            the class frequencies of the whole stream, unlabeled rows included,
-            estimated online by expectation-maximization (Saerens et al., 2002):
-            each labeled row adds its class, each unlabeled row its corrected
-            predicted probabilities, to a running mean over about as many rows
-            as the memory holds (add-one smoothed over that window). Where few
-            labels over-represent a class, the labeled stream repeats the skew
-            and the whole stream does not; the estimate relies on the model's
-            probabilities, so a confidently wrong model pulls it the wrong way.
-            The probabilities of the last single-row prediction are kept for
-            the :meth:`learn` of the same row that follows (test-then-train);
-            a row learned without one is predicted first. Training is
-            unchanged. (default: :obj:`"memory"`)
+            add-one smoothing). Training is unchanged. (default: :obj:`"memory"`)
         block_size (int, optional): rows scored at once by the graph learner.
         reselect_every (int, optional): full mode: search every memory row's
             top-k neighbours anew only every ``reselect_every`` steps, and
@@ -328,11 +315,6 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))
-        elif class_prior == "estimated":  # running class shares, rows averaged so far
-            self.register_buffer("prior_estimate", torch.full((num_classes,), 1 / num_classes))
-            self.register_buffer("prior_rows", torch.zeros((), dtype=torch.long))
-        # (memory version, row, probabilities) of the last single-row prediction
-        self._last_prediction: Optional[tuple[int, Tensor, Tensor]] = None
         self.memory = DualPrototypeMemory(
             in_channels, num_classes, labeled_size, unlabeled_size,
             light=light and light_memory == "per-class", alpha=alpha,
@@ -390,22 +372,17 @@ class SLeDGe(StreamClassifier, nn.Module):
             self.input_scaler.reset_state()
         if self.class_prior == "stream":
             self.label_counts.zero_()
-        elif self.class_prior == "estimated":
-            self.prior_estimate.fill_(1 / self.num_classes)
-            self.prior_rows.zero_()
         self._drop_cached_graphs()
 
     def _drop_cached_graphs(self) -> None:
-        """Forget every cache of the current parameters and memory."""
         self._snapshot = None
-        self._last_prediction = None
         self._kept_neighbors, self._kept_num_nodes, self._steps_since_search = None, 0, 0
 
     def __getstate__(self) -> dict:
         """For ``copy.deepcopy`` and pickling: without the prediction's snapshot, a
         cache whose embeddings carry an autograd graph (which cannot be copied);
         the copy's next step computes them anew, to the same values."""
-        return {**super().__getstate__(), "_snapshot": None, "_last_prediction": None}
+        return {**super().__getstate__(), "_snapshot": None}
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
         self._snapshot = None
@@ -581,14 +558,6 @@ class SLeDGe(StreamClassifier, nn.Module):
         return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
 
     def _predict_proba(self, x: Tensor) -> Tensor:
-        proba = self._corrected_proba(x)
-        if self.class_prior == "estimated" and x.size(0) == 1:
-            self._last_prediction = (self.memory.version, x[0], proba[0])
-        return proba
-
-    def _corrected_proba(self, x: Tensor) -> Tensor:
-        """Probabilities :math:`(n, c)` of validated rows, with the class prior's
-        correction."""
         if self.input_scaler is not None:
             x = self.input_scaler.peek(x)
         x = F.normalize(x, dim=-1)
@@ -606,21 +575,17 @@ class SLeDGe(StreamClassifier, nn.Module):
                                           for row, row_emb in zip(x, self.graph.embed(x))])
         finally:
             self.train(was_training)
-        if self.class_prior != "memory":
+        if self.class_prior == "stream":
             logits = logits + self._prior_shift()
         return logits.softmax(dim=-1)
 
     def _prior_shift(self) -> Tensor:
         r""":math:`\log \pi_\text{stream} - \log \pi_\text{memory}` :math:`(c,)`,
-        add-one smoothed: the class frequencies of the labeled stream (or the
-        running estimate over the whole stream) against the filled labeled
-        slots' (read on the device, no host round trip)."""
+        add-one smoothed: the labeled stream's class frequencies against the
+        filled labeled slots' (read on the device, no host round trip)."""
         memory = self.memory
         filled = memory.node_mask[:memory.labeled_size].view(self.num_classes, -1).sum(dim=1)
-        if self.class_prior == "stream":
-            stream = self.label_counts + 1
-        else:
-            stream = self.prior_estimate * self._prior_weight() + 1
+        stream = self.label_counts + 1
         held = filled.to(stream.dtype) + 1
         return (stream / stream.sum()).log() - (held / held.sum()).log()
 
@@ -666,39 +631,10 @@ class SLeDGe(StreamClassifier, nn.Module):
         so the range is left as it is without reading the device."""
         if label >= 0 and self.class_prior == "stream":
             self.label_counts[label] += 1
-        elif self.class_prior == "estimated":
-            self._update_prior_estimate(row, label)
         source = None
         if self.input_scaler is not None:
             source, row = row, self._observe(row, range_grows)
         self._train_step(self._update_memory(F.normalize(row, dim=0), label, source))
-
-    @property
-    def _prior_window(self) -> int:
-        """Rows the running class-share estimate averages over: the memory's size."""
-        return self.memory.capacity
-
-    def _update_prior_estimate(self, row: Tensor, label: int) -> None:
-        """One EM step of the whole stream's class shares with the validated row
-        :math:`(d,)`: its class if labeled, else its corrected probabilities (those
-        of the prediction just made for it, when there is one)."""
-        if label >= 0:
-            share = F.one_hot(torch.tensor(label, device=row.device), self.num_classes)
-        else:
-            cached = self._last_prediction
-            if (cached is not None and cached[0] == self.memory.version
-                    and torch.equal(cached[1], row)):
-                share = cached[2]
-            else:
-                share = self._corrected_proba(row.unsqueeze(0))[0]
-        self._last_prediction = None
-        self.prior_rows += 1
-        self.prior_estimate.lerp_(share.to(self.prior_estimate.dtype), 1 / self._prior_weight())
-
-    def _prior_weight(self) -> Tensor:
-        """Rows the estimate stands for (the uniform start counts as one), at most
-        :attr:`_prior_window`."""
-        return torch.clamp(self.prior_rows + 1, max=self._prior_window)
 
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
