@@ -126,18 +126,18 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert resolve_config("Shopper", ratio, model, {}, None)["supervise_graph"] is True
     assert resolve_config("Shopper", 0.01, "sledge", {}, None,
                           preset="package")["supervise_graph"] is True
-    # SLeDGe-L on MNIST at 0.1 % keeps the authors' 4 GCN layers but a 1-layer f_E, lr 1e-4
-    # and lambda 0.01
+    # SLeDGe-L on MNIST at 0.1 %: 2 GCN layers, a 1-layer f_E trained by the structure
+    # regularizer only, lr 1e-4 and lambda 0.01
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
-    assert (light["num_layers"], light["embedding_layers"], light["lr"], light["lam"]) == (
-        4, 1, 1e-4, 0.01)
+    assert (light["num_layers"], light["embedding_layers"], light["lr"], light["lam"],
+            light["supervise_graph"]) == (2, 1, 1e-4, 0.01, False)
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
     # trained by the structure regularizer only
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
     assert (full["num_layers"], full["embedding_layers"], full["lr"],
             full["supervise_graph"]) == (2, 2, 1e-4, False)
     assert resolve_config("MNIST", 0.01, "sledge", {}, None)["supervise_graph"] is True
-    assert resolve_config("MNIST", 0.001, "sledge-light", {}, None)["supervise_graph"] is True
+    assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["supervise_graph"] is True
     assert resolve_config("MNIST", 0.01, "sledge", {}, None)["num_layers"] == 4
     assert resolve_config("MNIST", 0.001, "sledge", {}, None, preset="package")["lr"] == 1e-3
     assert resolve_config("MNIST", 0.001, "sledge", {"lr": 1e-3}, None)["lr"] == 1e-3
@@ -160,7 +160,7 @@ def test_base_keeps_a_hidden_layer_under_the_paper_preset():
     for ratio in (0.001, 0.01):
         assert resolve_config("MNIST", ratio, "base", {}, None)["num_layers"] == 2
         assert resolve_config("MNIST", ratio, "memory", {}, None)["num_layers"] == 2
-        assert resolve_config("MNIST", ratio, "sledge-light", {}, None)["num_layers"] == 4
+    assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["num_layers"] == 4
     assert resolve_config("MNIST", 0.01, "base", {"num_layers": 4}, None)["num_layers"] == 4
     assert resolve_config("Shuttle", 0.01, "base", {"num_layers": 1}, None)["num_layers"] == 1
 
