@@ -263,8 +263,8 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
 #:   ``light-lam-0.01-rerun``): +4.0, +4.1 and +0.1 points, last fifth 0.735 against
 #:   0.709, balanced accuracy 0.677 against 0.649, at 1305-1374 s against 1485-1612 s
 #:   per run; above the paper's 0.675. Either change alone does not gain: two layers
-#:   with supervision (tag ``light-layers-2-lam-0.01``) score 0.623 and 0.665 on seeds
-#:   0 and 2000, the structure-only graph with 4 layers 0.669 (session 39).
+#:   with supervision (tag ``light-layers-2-lam-0.01``) score 0.651 +- 0.024 (0.623,
+#:   0.665, 0.664), the structure-only graph with 4 layers 0.669 (session 39).
 #: - SLeDGe on MNIST at 0.1 % (session 26, H200, tags ``sledge-layers-*-cuda``) scores
 #:   0.685 +- 0.009 (0.678, 0.695, 0.681) with 2 GCN layers and lr 5e-4, against
 #:   0.663 +- 0.023 (0.656, 0.689, 0.645; H100, tag ``cuda``) with the authors' 4
