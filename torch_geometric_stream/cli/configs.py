@@ -217,7 +217,8 @@ MEASURED_CONFIGS: dict[str, dict[str, Any]] = {
 #:   0.685, 0.638) against 0.686 +- 0.123 for four rerun on the same host (tag
 #:   ``spread-rerun``), and 0.772 against 0.752 over 10 seeds (0, 1000, ..., 9000),
 #:   higher on 6 of them; balanced accuracy 0.603 against 0.588 and the last fifth
-#:   0.768 against 0.761, at 216 s against 248 s per run: as for SLeDGe on this cell.
+#:   0.768 against 0.761, at 216 s against 248 s per run: SLeDGe's change on this cell,
+#:   without its loss of balanced accuracy.
 #: - SLeDGe on Shopper at 0.1 % (session 23, tags ``lam-0.01`` and ``lam-1``): lambda 0.01
 #:   scores 0.700 +- 0.118 (0.797, 0.736, 0.569; +1.4, +4.5, -0.3 points against lambda
 #:   0.1, 0.682), lambda 1 0.649 +- 0.114; the best point of the paper's lambda grid.
