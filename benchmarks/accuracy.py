@@ -23,7 +23,7 @@ at today's configuration, one PNG per stream and ratio
 each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` appended
 with ``--device cuda``), then a table with one column per choice and its difference
 from the defaults on the seeds both finished (``results/accuracy/choices.md``;
-``choices-DEVICE.md`` with ``--device``)::
+``choices-DEVICE.md`` with ``--device``, ``choices-SUFFIX.md`` with ``--suffix``)::
 
     python benchmarks/accuracy.py choices --choice normalization=mean \
         --choice regularizer=frobenius --choice scaling=online \
@@ -381,11 +381,18 @@ def plot(args: argparse.Namespace) -> None:
         print(f"wrote {path.relative_to(HERE)}")
 
 
+def _choice_suffix(device: Optional[str], suffix: Optional[str]) -> str:
+    """The end of every tag of one study: ``-DEVICE`` off the CPU, then ``-SUFFIX``."""
+    parts = [part for part in (device if device != "cpu" else None, suffix) if part]
+    return "".join(f"-{part}" for part in parts)
+
+
 def _choice_tags(choices: list[str], device: Optional[str],
-                 cuda_graph: bool = False) -> dict[str, list[str]]:
+                 cuda_graph: bool = False, suffix: Optional[str] = None) -> dict[str, list[str]]:
     """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``);
-    ``cuda_graph``: every run steps through CUDA graphs (the same results, faster)."""
-    suffix = f"-{device}" if device and device != "cpu" else ""
+    ``cuda_graph``: every run steps through CUDA graphs (the same results, faster);
+    ``suffix``: names a repeat of a study (e.g. at a later configuration) apart."""
+    suffix = _choice_suffix(device, suffix)
     device_options = (["--device", device] if device else []) + (
         ["--cuda-graph"] if cuda_graph else [])
     tags = {f"choice-default{suffix}": device_options}
@@ -401,7 +408,7 @@ def choices(args: argparse.Namespace) -> None:
     """Run the defaults and every choice on the grid (unless ``--render-only``; with
     ``--jobs N`` the cells of every tag share the N workers), then print and write
     the comparison table."""
-    tags = _choice_tags(args.choice, args.device, args.cuda_graph)
+    tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix)
     if not args.render_only:
         root = _data_root(args)
         cells = [cell for tag, extra in tags.items() for cell in pending_runs(
@@ -409,8 +416,7 @@ def choices(args: argparse.Namespace) -> None:
         run_cells(cells, args.jobs, args.threads, args.checkpoint_every)
     table = choices_table(list(tags), args.models, args.datasets, args.ratios, args.seeds,
                           args.limit)
-    device = args.device if args.device and args.device != "cpu" else None
-    (RESULTS / (f"choices-{device}.md" if device else "choices.md")).write_text(table + "\n")
+    (RESULTS / f"choices{_choice_suffix(args.device, args.suffix)}.md").write_text(table + "\n")
     print(table)
 
 
@@ -487,6 +493,9 @@ def main(argv: Optional[list[str]] = None) -> None:
                        help="`run --device` for every run (its tags get the suffix -DEVICE)")
     study.add_argument("--cuda-graph", action="store_true",
                        help="with --device cuda: step through CUDA graphs (same tags)")
+    study.add_argument("--suffix", default=None,
+                       help="appended to every tag and to the table's file name, to keep a "
+                            "repeat of the study (e.g. at a later configuration) apart")
     study.add_argument("--render-only", action="store_true", help="only print the table")
     study.set_defaults(func=choices)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(

@@ -24,6 +24,12 @@ def test_cuda_graph_runs_keep_the_cuda_tags():
                                        "--cuda-graph"]}
 
 
+def test_a_suffix_keeps_a_repeat_of_the_study_apart():
+    assert _choice_tags(["scaling=online"], None, suffix="s43") == {
+        "choice-default-s43": [], "choice-scaling=online-s43": ["--scaling", "online"]}
+    assert list(_choice_tags([], "cuda", suffix="s43")) == ["choice-default-cuda-s43"]
+
+
 def test_a_choice_without_value_is_refused():
     with pytest.raises(SystemExit, match="expected NAME=VALUE"):
         _choice_tags(["normalization"], None)
