@@ -392,15 +392,15 @@ def _choice_tags(choices: list[str], device: Optional[str],
     """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``);
     ``cuda_graph``: every run steps through CUDA graphs (the same results, faster);
     ``suffix``: names a repeat of a study (e.g. at a later configuration) apart."""
-    suffix = _choice_suffix(device, suffix)
+    end = _choice_suffix(device, suffix)
     device_options = (["--device", device] if device else []) + (
         ["--cuda-graph"] if cuda_graph else [])
-    tags = {f"choice-default{suffix}": device_options}
+    tags = {f"choice-default{end}": device_options}
     for choice in choices:
         name, sep, value = choice.partition("=")
         if not sep or not name or not value:
             raise SystemExit(f"error: --choice {choice!r}: expected NAME=VALUE")
-        tags[f"choice-{name}={value}{suffix}"] = [f"--{name}", value, *device_options]
+        tags[f"choice-{name}={value}{end}"] = [f"--{name}", value, *device_options]
     return tags
 
 
