@@ -23,14 +23,17 @@ that cell only if
   results without changing any configuration entry).
 
 Of the tags holding such runs the cell takes the one with the most seeds (then the
-most seeds on the CPU, then the tag name); seeds of one tag on the CPU and on a GPU
-are averaged together and marked. Cells without any such run are listed with the
+most seeds on the CPU, then the latest ``finished_at`` of its runs, then the tag
+name; records written before runs recorded when they finished come after every
+dated one); seeds of one tag on the CPU and on a GPU are averaged together and
+marked. Cells without any such run are listed with the
 command that fills them.
 """
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
@@ -140,11 +143,17 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "p
     def rank(item: tuple[str, dict[int, dict[str, Any]]]) -> tuple:
         tag, seeds = item
         on_cpu = sum(r.get("device", "cpu") == "cpu" for r in seeds.values())
-        return (-len(seeds), -on_cpu, tag)
+        return (-len(seeds), -on_cpu, -_finished(seeds.values()), tag)
 
     return {cell: [seeds[s] for s in sorted(seeds)]
             for cell, tags in by_tag.items()
             for _, seeds in [min(tags.items(), key=rank)]}
+
+
+def _finished(runs: Iterable[dict[str, Any]]) -> float:
+    """The latest ``finished_at`` of ``runs`` as a POSIX time; 0 when none recorded it."""
+    return max((datetime.fromisoformat(r["finished_at"]).timestamp()
+                for r in runs if r.get("finished_at")), default=0.0)
 
 
 def differs(runs: list[dict[str, Any]], paper: Optional[float],

@@ -104,6 +104,21 @@ def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():
         (0, 0.6), (2000, 0.7)]
 
 
+def test_among_tags_with_as_many_seeds_the_latest_finished_run_wins():
+    def dated(tag, accuracy, finished=None):
+        extra = {} if finished is None else {"finished_at": finished}
+        return [(tag, {**record(seed=seed, accuracy=accuracy), **extra})
+                for seed in (0, 2000, 4000)]
+    # without dates the tag name decides; a dated tag comes before every undated one
+    runs = dated("a-undated", 0.1) + dated("b-older", 0.2, "2026-11-28T10:00:00+00:00")
+    runs += dated("c-newer", 0.3, "2026-11-29T09:30:00+00:00")
+    assert select_cells(runs)["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.3
+    assert select_cells(runs[:6])["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.2
+    assert select_cells(runs[:3])["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.1
+    # the number of seeds still comes first
+    assert select_cells(runs[:5])["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.1
+
+
 def test_only_the_paper_seeds_count_for_a_cell():
     # a study of the label draw's spread runs more seeds at today's configuration:
     # its tag holds the most seeds but the cell keeps the paper's three

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,13 @@ RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labe
                  "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
                  "device", "torch_version", "package_version", "machine", "config",
                  "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "confusion_matrix",
-                 "recall_per_class"}
+                 "recall_per_class", "finished_at"}
 
 
 def _read(path: Path) -> dict:
     record = json.loads(path.read_text())
     assert RECORD_FIELDS <= set(record)
+    assert datetime.fromisoformat(record["finished_at"]).utcoffset() == timedelta(0)
     assert 0.0 <= record["accuracy"] <= 1.0
     confusion = record["confusion_matrix"]
     assert sum(map(sum, confusion)) == record["n_samples"]

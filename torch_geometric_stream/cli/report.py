@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -71,11 +72,13 @@ def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
                config: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON record of one run: ``run`` (dataset, model, seed, ...), the
     metrics of ``result``, its running-accuracy ``curve`` (at most
-    :data:`CURVE_POINTS` points, enough to plot), versions, machine and the
-    resolved ``config``."""
+    :data:`CURVE_POINTS` points, enough to plot), when it finished
+    (``finished_at``, UTC, ISO 8601), versions, machine and the resolved
+    ``config``."""
     counts, accuracy = accuracy_curve(result.correct, CURVE_POINTS)
     curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
     return {**run, **result.metrics, "curve": curve,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "torch_version": torch.__version__,
             "package_version": torch_geometric_stream.__version__,
             "machine": machine_description(run.get("device")),
