@@ -24,10 +24,9 @@ that cell only if
 
 Of the tags holding such runs the cell takes the one with the most seeds (then the
 most seeds on the CPU, then the latest ``finished_at`` of its runs, then the tag
-name; records written before runs recorded when they finished come after every
-dated one); seeds of one tag on the CPU and on a GPU are averaged together and
-marked. Cells without any such run are listed with the
-command that fills them.
+name; records older than ``finished_at`` come after every dated one); seeds of one
+tag on the CPU and on a GPU are averaged together and marked. Cells without any
+such run are listed with the command that fills them.
 """
 from __future__ import annotations
 
