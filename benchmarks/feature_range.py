@@ -1,0 +1,103 @@
+"""How long a stream's per-feature value range keeps growing, and how much of it
+its typical values use.
+
+Online scaling maps each feature by the running minimum and maximum of the samples
+seen so far; whole-dataset scaling (``--scaling global``) by the stream's final ones.
+The two differ most where a feature's range keeps growing long into the stream
+(early rows are spread over [-1, 1], later ones squeezed as outliers arrive) and
+where outliers make the final range much wider than the bulk of the values. For
+each feature this script prints the final range, the number of samples after which
+the running range first reaches 50 %, 90 % and 100 % of it, and the interquartile
+range as a share of the final range (the share of [-1, 1] the middle half of the
+samples spans under whole-dataset scaling).
+
+    python benchmarks/feature_range.py --datasets Shuttle Shopper
+
+Prints one table per dataset and writes it to
+``benchmarks/results/feature_range/<dataset>.md``.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+
+from torch_geometric_stream.datasets import default_data_root, load_dataset
+
+RESULTS = Path(__file__).resolve().parent / "results" / "feature_range"
+FRACTIONS = (0.5, 0.9, 1.0)
+
+
+def range_growth(x: np.ndarray, fractions: Sequence[float] = FRACTIONS) -> np.ndarray:
+    r"""Samples until each feature's running range first reaches ``fractions`` of
+    its final range.
+
+    Args:
+        x: the stream's features in arrival order, shape :math:`(T, F)`, finite.
+        fractions: shares of the final range, each in :math:`(0, 1]`.
+
+    Returns:
+        Sample counts, shape :math:`(F, R)` with :math:`R` = ``len(fractions)``, each
+        in :math:`[1, T]`; 1 for a feature that is constant over the stream.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    running = np.maximum.accumulate(x, axis=0) - np.minimum.accumulate(x, axis=0)
+    final = running[-1]
+    reached = running[:, :, None] >= np.asarray(fractions) * final[:, None]  # (T, F, R)
+    return reached.argmax(axis=0) + 1
+
+
+def middle_share(x: np.ndarray) -> np.ndarray:
+    r"""Interquartile range over final range per feature, shape :math:`(F,)`;
+    ``nan`` for a constant feature."""
+    x = np.asarray(x, dtype=np.float64)
+    spread = x.max(axis=0) - x.min(axis=0)
+    q1, q3 = np.percentile(x, [25, 75], axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(spread > 0, (q3 - q1) / spread, np.nan)
+
+
+def markdown_table(x: np.ndarray, names: Sequence[str]) -> str:
+    """One row per feature: final range, samples until 50/90/100 % of it, and the
+    interquartile range's share of it."""
+    growth, share = range_growth(x), middle_share(x)
+    head = ["feature", "min", "max", *(f"samples to {f:.0%} of range" for f in FRACTIONS),
+            "IQR / range"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f, name in enumerate(names):
+        cells = [name, f"{x[:, f].min():g}", f"{x[:, f].max():g}",
+                 *(f"{count:,}" for count in growth[f]),
+                 "–" if np.isnan(share[f]) else f"{share[f]:.3g}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", required=True)
+    parser.add_argument("--root", default=default_data_root(),
+                        help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
+    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    args = parser.parse_args(argv)
+    if args.root is None:
+        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    if args.limit is not None and args.limit < 1:
+        parser.error(f"--limit must be positive, got {args.limit}")
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in args.datasets:
+        dataset = load_dataset(name, args.root)
+        x = np.asarray(dataset.x, dtype=np.float64)[:args.limit]
+        names = dataset.feature_names or [str(f) for f in range(x.shape[1])]
+        table = markdown_table(x, names)
+        print(f"{dataset.name}: {x.shape[0]:,} samples, {x.shape[1]} features\n{table}\n")
+        out = RESULTS / f"{dataset.name}.md"
+        out.write_text(table + "\n")
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

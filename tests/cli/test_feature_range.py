@@ -1,0 +1,39 @@
+"""``benchmarks/feature_range.py``: range growth and spread on hand-checkable streams."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from feature_range import markdown_table, middle_share, range_growth  # noqa: E402
+
+
+def test_range_growth_counts_samples_until_each_share_of_the_final_range():
+    # feature 0: running range 0, 1, 1, 4, 10 (final 10)
+    # feature 1: constant, reached at the first sample
+    # feature 2: running range 0, 6, 8, 8, 8 (final 8)
+    x = np.array([[0.0, 3.0, 0.0],
+                  [1.0, 3.0, 6.0],
+                  [0.5, 3.0, -2.0],
+                  [-3.0, 3.0, 1.0],
+                  [7.0, 3.0, 2.0]])
+    growth = range_growth(x, fractions=(0.5, 0.9, 1.0))
+    assert growth.tolist() == [[5, 5, 5], [1, 1, 1], [2, 3, 3]]
+
+
+def test_middle_share_is_the_interquartile_range_over_the_range():
+    # 0..8 then one outlier at 100: quartiles 2 and 6 (numpy's linear rule on 10
+    # values: 2.25 and 6.75), range 100
+    x = np.concatenate([np.arange(9.0), [100.0]])[:, None]
+    assert middle_share(x)[0] == (6.75 - 2.25) / 100
+    assert np.isnan(middle_share(np.ones((4, 1))))[0]
+
+
+def test_markdown_table_has_one_row_per_feature():
+    x = np.array([[0.0, 1.0], [2.0, 1.0]])
+    lines = markdown_table(x, ["a", "b"]).splitlines()
+    assert len(lines) == 4
+    assert lines[2] == "| a | 0 | 2 | 2 | 2 | 2 | 0.5 |"
+    assert lines[3] == "| b | 1 | 1 | 1 | 1 | 1 | – |"
