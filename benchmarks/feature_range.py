@@ -44,9 +44,9 @@ def range_growth(x: np.ndarray, fractions: Sequence[float] = FRACTIONS) -> np.nd
     """
     x = np.asarray(x, dtype=np.float64)
     running = np.maximum.accumulate(x, axis=0) - np.minimum.accumulate(x, axis=0)
-    final = running[-1]
-    reached = running[:, :, None] >= np.asarray(fractions) * final[:, None]  # (T, F, R)
-    return reached.argmax(axis=0) + 1
+    # each column never decreases, so a binary search finds the first sample at or above
+    return np.array([np.searchsorted(column, np.asarray(fractions) * column[-1]) + 1
+                     for column in running.T])
 
 
 def middle_share(x: np.ndarray) -> np.ndarray:

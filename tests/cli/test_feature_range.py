@@ -24,8 +24,8 @@ def test_range_growth_counts_samples_until_each_share_of_the_final_range():
 
 
 def test_middle_share_is_the_interquartile_range_over_the_range():
-    # 0..8 then one outlier at 100: quartiles 2 and 6 (numpy's linear rule on 10
-    # values: 2.25 and 6.75), range 100
+    # 0..8 then one outlier at 100: numpy's linear interpolation puts the quartiles
+    # of these 10 values at 2.25 and 6.75; the range is 100
     x = np.concatenate([np.arange(9.0), [100.0]])[:, None]
     assert middle_share(x)[0] == (6.75 - 2.25) / 100
     assert np.isnan(middle_share(np.ones((4, 1))))[0]
