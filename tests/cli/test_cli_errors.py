@@ -35,6 +35,7 @@ BAD_INPUTS = {
     "beta not a number": ["--beta", "often"],
     "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],
     "MLP scaling inside": ["--model", "base", "--scaling", "online-rescale"],
+    "baseline robust scaling inside": ["--model", "tlp", "--scaling", "robust-rescale"],
     "CUDA graph on the CPU": ["--cuda-graph"],
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }

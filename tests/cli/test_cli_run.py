@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 
@@ -82,13 +83,19 @@ def test_baseline_with_auto_device_and_no_cuda_graph_runs_on_the_cpu(tmp_path):
     assert (record["device"], record["cuda_graph"]) == ("cpu", False)
 
 
-def test_online_rescale_scales_inside_the_learner(tmp_path):
+@pytest.mark.parametrize("scaling, scaler", [("online-rescale", "RunningMinMax"),
+                                             ("robust-rescale", "RunningQuantileRange")])
+def test_learner_scalings_scale_inside_the_learner(tmp_path, monkeypatch, scaling, scaler):
+    built, build = [], run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
     out = tmp_path / "run.json"
-    argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", "online-rescale",
+    argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", scaling,
             "--output", str(out)]
     assert main(argv) == 0
     record = _read(out)
-    assert record["config"]["scaling"] == "online-rescale" and record["n_samples"] == 60
+    assert record["config"]["scaling"] == scaling and record["n_samples"] == 60
+    assert type(built[0].input_scaler).__name__ == scaler
 
 
 def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):

@@ -19,7 +19,8 @@ def _assert_same_state(a, b):
             assert torch.equal(u, v), name
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"input_scaling": "online"}])
+@pytest.mark.parametrize("kwargs", [{}, {"input_scaling": "online"},
+                                    {"input_scaling": "robust"}])
 def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
     x, y = gaussian_stream(80)
     eager, fused = small(**kwargs), small(**kwargs)
@@ -46,6 +47,15 @@ def test_host_copy_of_the_input_range_follows_the_model():
         assert torch.equal(stepper._range[0], model.input_scaler.low)
         assert torch.equal(stepper._range[1], model.input_scaler.high)
     assert grew[0] and 5 < sum(grew) < 60  # the range grows early, then rarely
+
+
+def test_a_quantile_range_always_steps_eagerly():
+    # every row moves the P^2 markers: no host copy of the range can skip them
+    model = small(input_scaling="robust")
+    stepper = CUDAGraphStep(model)
+    x, _ = gaussian_stream(10)
+    model.learn(x, torch.full((10,), -1))
+    assert stepper._range_grows(x[3]) and stepper._range is None
 
 
 def test_learning_a_row_inside_the_range_without_observing_it_is_exact():

@@ -1,4 +1,5 @@
-"""In-model online scaling: RunningMinMax, memory sources, SLeDGe(input_scaling="online")."""
+"""In-model online scaling: RunningMinMax, memory sources, SLeDGe(input_scaling="online"),
+and the same learner invariants with input_scaling="robust"."""
 import math
 
 import pytest
@@ -67,9 +68,18 @@ def test_refresh_keeps_empty_slots_zero_and_needs_sources():
         DualPrototypeMemory(2, 2, 2, 2).refresh(lambda r: r)
 
 
-def small_model(**kwargs):
+def small_model(input_scaling="online", **kwargs):
     return SLeDGe(2, 2, labeled_size=2, unlabeled_size=6, k=1, hidden_channels=8,
-                  num_layers=2, seed=0, input_scaling="online", **kwargs)
+                  num_layers=2, seed=0, input_scaling=input_scaling, **kwargs)
+
+
+SCALINGS = pytest.mark.parametrize("input_scaling", ["online", "robust"])
+
+
+def _extra_tensors(model):
+    """The robust scaler's P^2 markers (``state_dict()`` holds them as extra state)."""
+    state = model.input_scaler.get_extra_state() if model.input_scaling == "robust" else {}
+    return {key: value for key, value in state.items() if isinstance(value, torch.Tensor)}
 
 
 def test_first_row_is_rederived_once_the_range_grows():
@@ -83,11 +93,13 @@ def test_first_row_is_rederived_once_the_range_grows():
     assert torch.equal(model.memory.sources[:2], torch.tensor([[0.0, 0.0], [2.0, 4.0]]))
 
 
+@SCALINGS
 @pytest.mark.parametrize("variant", [{}, {"light": True}, {"graph": "none"}])
-def test_prototypes_are_always_derived_from_sources(variant):
+def test_prototypes_are_always_derived_from_sources(variant, input_scaling):
     torch.manual_seed(1)
-    model = small_model(**variant)
+    model = small_model(input_scaling, **variant)
     rows = torch.randn(40, 2) * torch.tensor([1.0, 30.0]) + torch.linspace(0, 20, 40)[:, None]
+    rows[25] = torch.tensor([1e5, -1e5])  # an outlier: the robust range clips it
     for position, row in enumerate(rows):
         model.predict(row)
         model.learn(row, position % 2 if position % 3 == 0 else -1)
@@ -112,24 +124,29 @@ def test_memory_equals_outside_scaling_once_the_range_is_known():
     assert torch.allclose(model.memory.prototypes, scaled, atol=1e-6)
 
 
-def test_bad_input_leaves_scaler_and_memory_unchanged():
-    model = small_model()
-    model.learn(torch.tensor([[0.0, 1.0], [3.0, -2.0]]), torch.tensor([0, -1]))
+@SCALINGS
+def test_bad_input_leaves_scaler_and_memory_unchanged(input_scaling):
+    model = small_model(input_scaling)
+    model.learn(torch.tensor([[0.0, 1.0], [3.0, -2.0], [1.0, 1.0], [2.0, 0.0], [5.0, 4.0],
+                              [-1.0, 2.0]]), torch.tensor([0, -1, -1, 1, -1, -1]))
     before = {key: value.clone() for key, value in model.state_dict().items()
               if isinstance(value, torch.Tensor)}
+    extra = _extra_tensors(model)
     with pytest.raises(ValueError, match="NaN|finite"):
         model.learn(torch.tensor([float("nan"), 100.0]), 1)
     with pytest.raises(ValueError):
         model.learn(torch.tensor([1.0, 2.0, 3.0]), 1)
     after = model.state_dict()
     assert all(torch.equal(value, after[key]) for key, value in before.items())
+    assert all(torch.equal(value, _extra_tensors(model)[key]) for key, value in extra.items())
 
 
-def test_state_dict_round_trip_resumes_identically():
+@SCALINGS
+def test_state_dict_round_trip_resumes_identically(input_scaling):
     torch.manual_seed(3)
     rows = torch.randn(30, 2) * 5
     labels = [p % 2 if p % 4 == 0 else -1 for p in range(30)]
-    model, twin = small_model(), small_model()
+    model, twin = small_model(input_scaling), small_model(input_scaling)
     for row, label in zip(rows[:15], labels[:15]):
         model.learn(row, label)
     twin.load_state_dict(model.state_dict())
@@ -140,8 +157,9 @@ def test_state_dict_round_trip_resumes_identically():
     assert torch.equal(model.input_scaler.low, twin.input_scaler.low)
 
 
-def test_reset_state_forgets_the_range():
-    model = small_model()
+@SCALINGS
+def test_reset_state_forgets_the_range(input_scaling):
+    model = small_model(input_scaling)
     model.learn(torch.tensor([1.0, 5.0]), 0)
     model.learn(torch.tensor([2.0, 3.0]), 1)
     model.reset_state()

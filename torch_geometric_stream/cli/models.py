@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.evaluation import LEARNER_SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
                                            build_model, fixed_entries, model_names,
                                            unread_entries)
@@ -90,23 +91,25 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
 
     The baselines run on the CPU: ``device`` must then be ``"cpu"``.
 
-    ``scaling="online-rescale"`` builds a SLeDGe-family learner with
-    ``input_scaling="online"``.
+    A scaling of :data:`LEARNER_SCALINGS` (``scaling="online-rescale"``,
+    ``"robust-rescale"``) builds a SLeDGe-family learner with the matching
+    ``input_scaling`` (``"online"``, ``"robust"``).
 
     Raises:
-        UsageError: unknown model, a baseline on another device or with
-            ``online-rescale`` scaling.
+        UsageError: unknown model, a baseline on another device or with a
+            scaling the learner does itself.
     """
     config_keys(name)  # raises for unknown names
-    rescale = config.get("scaling") == "online-rescale"
-    if rescale and name not in SLEDGE_VARIANTS:
-        raise UsageError(f"--scaling online-rescale needs a model that scales its own input "
+    scaling = config.get("scaling")
+    input_scaling = LEARNER_SCALINGS.get(scaling) if isinstance(scaling, str) else None
+    if input_scaling is not None and name not in SLEDGE_VARIANTS:
+        raise UsageError(f"--scaling {scaling} needs a model that scales its own input "
                          f"({', '.join(SLEDGE_VARIANTS)}); {name!r} does not: use "
                          f"--scaling online")
     if uses_sledge_config(name):
         kwargs = model_kwargs(config)
-        if rescale:
-            kwargs["input_scaling"] = "online"
+        if input_scaling is not None:
+            kwargs["input_scaling"] = input_scaling
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
     if device != "cpu":
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")

@@ -33,6 +33,7 @@ from torch_geometric_stream.evaluation.prequential import (
 )
 from torch_geometric_stream.evaluation.transforms import (
     FEATURE_TRANSFORMS,
+    LEARNER_SCALINGS,
     SCALINGS,
     Compose,
     FixedRangeScaler,
@@ -63,6 +64,7 @@ __all__ = [
     "FixedRangeScaler",
     "Compose",
     "SCALINGS",
+    "LEARNER_SCALINGS",
     "FEATURE_TRANSFORMS",
     "make_transform",
     "resolve_scaling",

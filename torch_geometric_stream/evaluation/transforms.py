@@ -30,7 +30,7 @@ from torch_geometric_stream.nn.scaling import check_feature_range, min_max_scale
 from torch_geometric_stream.validation import as_feature_matrix
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
-           "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS",
+           "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS", "LEARNER_SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
            "resolve_feature_transform", "unchanged_on_error"]
 
@@ -272,10 +272,13 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
         raise
 
 
-#: Input scalings of :func:`make_transform`.  ``"online-rescale"`` is done by
-#: the learner itself (``SLeDGe(input_scaling="online")``): the stream
-#: transform then passes rows through unchanged.
-SCALINGS = ("auto", "online", "online-rescale", "global", "range", "none")
+#: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and
+#: ``"robust-rescale"`` are done by the learner itself (see
+#: :data:`LEARNER_SCALINGS`): the stream transform then passes rows through
+#: unchanged.
+SCALINGS = ("auto", "online", "online-rescale", "robust-rescale", "global", "range", "none")
+#: The scalings a SLeDGe-family learner does itself -> its ``input_scaling``.
+LEARNER_SCALINGS = {"online-rescale": "online", "robust-rescale": "robust"}
 #: Feature transforms of :func:`make_transform`, applied before the scaling
 #: (``"auto"``: see :func:`resolve_feature_transform`).
 FEATURE_TRANSFORMS = ("auto", "none", "signed-log1p")
@@ -325,9 +328,10 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             ``"range"`` (every feature scaled with the a-priori ``value_range``,
             e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
             honest in a stream), ``"auto"`` (see :func:`resolve_scaling`),
-            ``"none"``, or ``"online-rescale"``: scaling and normalization
-            happen inside the learner, so the pipeline is empty (only the cast
-            to ``float32``; ``l2`` is ignored).
+            ``"none"``, or one of :data:`LEARNER_SCALINGS` (``"online-rescale"``,
+            ``"robust-rescale"``): scaling and normalization happen inside the
+            learner, so the pipeline is empty (only the cast to ``float32``;
+            ``l2`` is ignored).
         l2: append :class:`L2Normalize` (default ``True``).
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
@@ -352,7 +356,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         if value_range is not None:
             value_range = steps[0]._transform(
                 torch.tensor(value_range, dtype=torch.float64)).tolist()
-    if scaling == "online-rescale":
+    if scaling in LEARNER_SCALINGS:
         return Compose(steps)
     if scaling == "online":
         steps.append(OnlineMinMaxScaler())

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.models.sledge import SLeDGe
-from torch_geometric_stream.nn import make_adam_capturable
+from torch_geometric_stream.nn import RunningMinMax, make_adam_capturable
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
 __all__ = ["CUDAGraphStep"]
@@ -40,7 +40,8 @@ class CUDAGraphStep:
     the host), and, with ``input_scaling="online"``, when the row lies outside
     the input range seen so far (the range grows and the memory is
     re-derived; a host copy of the range decides this without reading the
-    device). :meth:`predict` and :meth:`learn` are the model's own, eager
+    device); with ``input_scaling="robust"`` every step runs eagerly (every
+    row moves the quantile estimates). :meth:`predict` and :meth:`learn` are the model's own, eager
     calls.
 
     The graphs replay the model's tensors as they were at capture: after
@@ -204,10 +205,13 @@ class CUDAGraphStep:
 
     def _range_grows(self, host_row: Tensor) -> bool:
         """Whether learning ``host_row`` widens the model's input range (then
-        the host copy is widened too); ``False`` without input scaling."""
+        the host copy is widened too); ``False`` without input scaling, ``True``
+        with a quantile range (its step always runs eagerly)."""
         scaler = self.model.input_scaler
         if scaler is None:
             return False
+        if not isinstance(scaler, RunningMinMax):
+            return True
         if self._range is None:  # one read of the device, at the start
             self._range = (scaler.low.cpu(), scaler.high.cpu())
         low, high = self._range

@@ -18,8 +18,8 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
-                                      RunningMinMax, fit_optimizer_state, load_optimizer_state,
-                                      make_adam)
+                                      RunningMinMax, RunningQuantileRange, fit_optimizer_state,
+                                      load_optimizer_state, make_adam)
 from torch_geometric_stream.validation import (check_nonnegative, check_positive,
                                                check_positive_int)
 
@@ -70,8 +70,10 @@ def unread_arguments(*, graph: str = "learned", light: bool = False,
 #: gather/scatter ``propagate``; ``"dense"``: the same math with dense
 #: :math:`(N, N)` adjacency products over every row (for checking and benchmarks).
 PROPAGATIONS = ("sparse", "message_passing", "dense")
-#: ``input_scaling`` choices: rows as given, or scaled inside with the running range.
-INPUT_SCALINGS = (None, "online")
+#: ``input_scaling`` choices: rows as given, or scaled inside with the running
+#: range (``"online"``) or the running quantile range (``"robust"``).
+INPUT_SCALINGS = (None, "online", "robust")
+_INPUT_SCALERS = {"online": RunningMinMax, "robust": RunningQuantileRange}
 #: ``light_memory`` choices of SLeDGe-L: ``"per-class"``: one labeled slot per
 #: class (the paper); ``"full"``: the whole labeled memory of ``labeled_size``
 #: slots, every filled one a class query (the authors' light script).
@@ -205,7 +207,13 @@ class SLeDGe(StreamClassifier, nn.Module):
             every prototype from its source whenever the range grows, so that
             rows stored early in the stream, while the range was still narrow,
             stay comparable with later ones. With a fixed range this is the
-            same as scaling outside. (default: :obj:`None`)
+            same as scaling outside. ``"robust"``: the same with the range
+            between the running 1 % and 99 % quantiles of each feature (a
+            :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`),
+            values outside it clipped, so that an outlier neither stretches
+            the range nor squeezes the rows inside it; the memory is
+            re-derived only when a quantile drifts by 5 % of its range.
+            (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
             Its masks come from torch's global RNG, not from ``seed``: seed
             that too (``torch.manual_seed``) for repeatable runs. (default: 0)
@@ -310,8 +318,9 @@ class SLeDGe(StreamClassifier, nn.Module):
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr", bias_position=bias_position)
-        self.input_scaler = (RunningMinMax(in_channels) if input_scaling == "online"
-                             else None)
+        self.input_scaling = input_scaling
+        self.input_scaler = (None if input_scaling is None
+                             else _INPUT_SCALERS[input_scaling](in_channels))
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))
@@ -776,7 +785,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
                 f"light={self.light}, propagation={self.propagation!r}, lam={self.lam}, "
                 f"tau={self.tau}, lr={self.lr}, "
-                f"input_scaling={None if self.input_scaler is None else 'online'!r}"
+                f"input_scaling={self.input_scaling!r}"
                 + (f", class_prior={self.class_prior!r}" if self.class_prior != "memory" else "")
                 + (f", reselect_every={self.reselect_every}" if self.reselect_every > 1 else "")
                 + ("" if self.supervise_graph else ", supervise_graph=False")

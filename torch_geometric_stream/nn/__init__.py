@@ -4,8 +4,8 @@ from torch_geometric_stream.nn.backbones import (AGGREGATIONS, BIAS_POSITIONS, G
                                                  GraphBackbone, MLPBackbone)
 from torch_geometric_stream.nn.optim import (fit_optimizer_state, load_optimizer_state,
                                              make_adam, make_adam_capturable)
-from torch_geometric_stream.nn.scaling import RunningMinMax, min_max_scale
+from torch_geometric_stream.nn.scaling import RunningMinMax, RunningQuantileRange, min_max_scale
 
 __all__ = ["AGGREGATIONS", "BIAS_POSITIONS", "GCNBackbone", "GraphBackbone", "MLPBackbone",
-           "RunningMinMax", "fit_optimizer_state", "load_optimizer_state",
+           "RunningMinMax", "RunningQuantileRange", "fit_optimizer_state", "load_optimizer_state",
            "make_adam", "make_adam_capturable", "min_max_scale"]
