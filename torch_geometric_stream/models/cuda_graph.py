@@ -40,8 +40,8 @@ class CUDAGraphStep:
     the host), and, with ``input_scaling="online"``, when the row lies outside
     the input range seen so far (the range grows and the memory is
     re-derived; a host copy of the range decides this without reading the
-    device); with ``input_scaling="robust"`` every step runs eagerly (every
-    row moves the quantile estimates). :meth:`predict` and :meth:`learn` are the model's own, eager
+    device); with ``input_scaling="robust"`` every step runs eagerly (a row
+    may enter the quantiles' reservoir, drawn on the host). :meth:`predict` and :meth:`learn` are the model's own, eager
     calls.
 
     The graphs replay the model's tensors as they were at capture: after
@@ -206,7 +206,8 @@ class CUDAGraphStep:
     def _range_grows(self, host_row: Tensor) -> bool:
         """Whether learning ``host_row`` widens the model's input range (then
         the host copy is widened too); ``False`` without input scaling, ``True``
-        with a quantile range (its step always runs eagerly)."""
+        with a quantile range (its step always runs eagerly: a row may enter
+        its reservoir)."""
         scaler = self.model.input_scaler
         if scaler is None:
             return False

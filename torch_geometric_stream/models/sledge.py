@@ -73,7 +73,6 @@ PROPAGATIONS = ("sparse", "message_passing", "dense")
 #: ``input_scaling`` choices: rows as given, or scaled inside with the running
 #: range (``"online"``) or the running quantile range (``"robust"``).
 INPUT_SCALINGS = (None, "online", "robust")
-_INPUT_SCALERS = {"online": RunningMinMax, "robust": RunningQuantileRange}
 #: ``light_memory`` choices of SLeDGe-L: ``"per-class"``: one labeled slot per
 #: class (the paper); ``"full"``: the whole labeled memory of ``labeled_size``
 #: slots, every filled one a class query (the authors' light script).
@@ -209,7 +208,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             stay comparable with later ones. With a fixed range this is the
             same as scaling outside. ``"robust"``: the same with the range
             between the running 1 % and 99 % quantiles of each feature (a
-            :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`),
+            :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`:
+            exact quantiles of a 1,000-row reservoir drawn with ``seed``),
             values outside it clipped, so that an outlier neither stretches
             the range nor squeezes the rows inside it; the memory is
             re-derived only when a quantile drifts by 5 % of its range.
@@ -239,7 +239,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             similarity scores in this lower precision (e.g. ``"bfloat16"``),
             recomputing the kept edges' weights exactly. An approximation;
             :obj:`None` (the default) searches in the model's dtype.
-        seed (int, optional): seed of the parameter initialization.
+        seed (int, optional): seed of the parameter initialization (and of the
+            robust input scaling's reservoir; 0 when not given).
         device (str or torch.device, optional): where parameters and memory live.
 
     Shapes:
@@ -320,7 +321,8 @@ class SLeDGe(StreamClassifier, nn.Module):
                     else "csr", bias_position=bias_position)
         self.input_scaling = input_scaling
         self.input_scaler = (None if input_scaling is None
-                             else _INPUT_SCALERS[input_scaling](in_channels))
+                             else RunningMinMax(in_channels) if input_scaling == "online"
+                             else RunningQuantileRange(in_channels, seed=seed or 0))
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))

@@ -104,20 +104,22 @@ class RunningQuantileRange(nn.Module):
     r"""Per-feature running quantile range, and min-max scaling with it,
     clipped: a range one outlier cannot stretch.
 
-    The two quantiles :math:`q` and :math:`1 - q` of every feature are tracked
-    with the P\ :sup:`2` algorithm (Jain and Chlamtac, 1985: five markers per
-    quantile and feature, :math:`O(d)` memory and work per row, no stored
-    rows), in float64 NumPy on the host whatever the module's device (the
-    markers are the module's extra state in ``state_dict()``). One change
-    bounds an outlier's influence: a value farther beyond the extreme markers
-    than their span is clipped to that distance before the update (plain P\
-    :sup:`2` moves the markers next to the extremes toward the new extreme by
-    interpolation, so a single huge value could drag a quantile away). The quantiles
-    are the markers' heights interpolated at their positions among the rows
-    seen (the minimum and maximum while fewer than five are seen). Rows are
-    scaled with the *effective* range, buffers ``low`` and ``high``
-    :math:`(d,)`, and clipped to ``feature_range``. The effective range
-    follows the quantiles only when one of them has drifted by more than
+    The quantiles :math:`q` and :math:`1 - q` of every feature are the exact
+    (linearly interpolated, as :func:`numpy.quantile`) quantiles of a uniform
+    sample of the rows seen: all of them while at most ``reservoir_size`` are
+    seen, then a reservoir of that many rows (Vitter's algorithm R: row
+    :math:`t` replaces a random slot with probability
+    ``reservoir_size / t``), drawn with its own NumPy generator seeded by
+    ``seed``. Exact quantiles of a sample stay right on features with many tied
+    values (streaming estimators with a few markers, such as P\ :sup:`2`, can
+    collapse there). The reservoir lives in float64 on the host whatever the
+    module's device, and goes with the generator's state into ``state_dict()``
+    as the module's extra state; the quantiles are recomputed only when a row
+    enters it (every row at first, a ``reservoir_size / t`` share later).
+
+    Rows are scaled with the *effective* range, buffers ``low`` and ``high``
+    :math:`(d,)`, and clipped to ``feature_range``. The effective range follows
+    the quantiles only when one of them has drifted by more than
     ``tolerance`` times the feature's effective span (or the span is still
     zero), so a learner that re-derives its stored rows whenever
     :meth:`observe_` reports a change does so rarely once they have settled.
@@ -129,6 +131,9 @@ class RunningQuantileRange(nn.Module):
         tolerance (float, optional): the drift, as a share of the effective
             span, that moves the effective range; ``0`` follows every
             change. (default: ``0.05``)
+        reservoir_size (int, optional): rows kept for the quantiles.
+            (default: ``1000``)
+        seed (int, optional): seed of the reservoir's generator. (default: ``0``)
         feature_range (tuple, optional): target interval. (default: ``(-1, 1)``)
 
     Shapes:
@@ -137,30 +142,30 @@ class RunningQuantileRange(nn.Module):
     """
 
     def __init__(self, channels: int, quantile: float = 0.01, tolerance: float = 0.05,
+                 reservoir_size: int = 1000, seed: int = 0,
                  feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
         super().__init__()
         if not 0.0 < quantile < 0.5:
             raise ValueError(f"quantile must lie in (0, 0.5), got {quantile}")
         if not (math.isfinite(tolerance) and tolerance >= 0.0):
             raise ValueError(f"tolerance must be finite and >= 0, got {tolerance}")
+        if isinstance(reservoir_size, bool) or not isinstance(reservoir_size, int) \
+                or reservoir_size < 1:
+            raise ValueError(f"reservoir_size must be a positive integer, got {reservoir_size!r}")
         self.quantile, self.tolerance = float(quantile), float(tolerance)
+        self.reservoir_size, self.seed = reservoir_size, int(seed)
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
         self.register_buffer("high", torch.full((channels,), float("-inf")))
-        # how fast each marker's desired position moves (P^2's dn'), (2, 5, 1):
-        # row 0 tracks q, row 1 tracks 1 - q
-        self._increments = np.array([[0.0, p / 2, p, (1 + p) / 2, 1.0]
-                                     for p in (quantile, 1 - quantile)])[:, :, None]
         self.reset_state()
 
     def reset_state(self) -> None:
-        """Forget every row seen."""
+        """Forget every row seen (and restart the generator from ``seed``)."""
         self.low.fill_(float("inf"))
         self.high.fill_(float("-inf"))
-        channels = self.low.numel()
-        self._heights = np.zeros((2, 5, channels))  # marker heights
-        self._positions = np.tile(np.arange(1.0, 6.0)[None, :, None], (2, 1, channels))
-        self._count = 0  # rows seen
+        self._reservoir = np.empty((self.reservoir_size, self.low.numel()))
+        self._seen = 0  # rows seen; min(seen, reservoir_size) slots are filled
+        self._rng = np.random.default_rng(self.seed)
 
     def forward(self, rows: Tensor) -> Tensor:
         return min_max_scale(rows, self.low, self.high, self.feature_range).clamp(
@@ -170,35 +175,26 @@ class RunningQuantileRange(nn.Module):
         """The same as :meth:`forward`: one row does not move a quantile range."""
         return self(rows)
 
-    def quantiles(self) -> Tuple[np.ndarray, np.ndarray]:
-        """The current estimates of the two quantiles, float64 :math:`(d,)` each
-        (infinite before any row)."""
-        seen = self._count
-        if seen == 0:
-            channels = self.low.numel()
-            return np.full(channels, np.inf), np.full(channels, -np.inf)
-        if seen < 5:
-            rows = self._heights[0, :seen]
-            return rows.min(axis=0), rows.max(axis=0)
-        target = 1 + (seen - 1) * self._increments[:, 2:3]  # the quantiles' positions
-        segment = (self._positions[:, 1:4] <= target).sum(axis=1, keepdims=True)
-        n_left = np.take_along_axis(self._positions, segment, 1)
-        n_right = np.take_along_axis(self._positions, segment + 1, 1)
-        share = np.clip((target - n_left) / (n_right - n_left), 0.0, 1.0)
-        estimate = (np.take_along_axis(self._heights, segment, 1) * (1 - share)
-                    + np.take_along_axis(self._heights, segment + 1, 1) * share)
-        return estimate[0, 0], estimate[1, 0]
+    def quantiles(self) -> np.ndarray:
+        """The quantiles :math:`q` and :math:`1 - q` of the reservoir, float64
+        :math:`(2, d)` (infinite before any row)."""
+        filled = self._reservoir[:min(self._seen, self.reservoir_size)]
+        if len(filled) == 0:
+            return np.stack([np.full(self.low.numel(), np.inf),
+                             np.full(self.low.numel(), -np.inf)])
+        return np.quantile(filled, [self.quantile, 1 - self.quantile], axis=0)
 
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
-        """Update the quantiles with ``rows``, row after row; whether the
+        """Offer ``rows`` to the reservoir, row after row; whether the
         effective range changed."""
         effective = np.stack([self.low.cpu().double().numpy(),
                               self.high.cpu().double().numpy()])
         changed = False
         for row in rows.detach().cpu().double().numpy():
-            self._observe_row(row)
-            estimates = np.stack(self.quantiles())
+            if not self._offer(row):
+                continue
+            estimates = self.quantiles()
             # halves, as in min_max_scale; not (drift <= ...): the first
             # estimates (inf - inf = nan) move the range
             half_span = effective[1] / 2 - effective[0] / 2
@@ -212,53 +208,32 @@ class RunningQuantileRange(nn.Module):
             self.high.copy_(torch.from_numpy(effective[1]))
         return changed
 
-    def _observe_row(self, x: np.ndarray) -> None:
-        """One P^2 step of both quantiles with a float64 row :math:`(d,)`."""
-        seen, h, n = self._count, self._heights, self._positions
-        self._count += 1
-        if seen < 5:  # the first five rows are the markers
-            h[:, seen] = x
-            if seen == 4:
-                h.sort(axis=1)
-            return
-        # bounded influence (our change to P^2): a value beyond the extreme
-        # markers by more than their span counts at that bound, so that one
-        # outlier cannot drag the markers next to the extremes (which move by
-        # interpolating toward them) far from the bulk
-        span = h[:, 4] - h[:, 0]
-        x = np.clip(x, h[:, 0] - span, h[:, 4] + span)
-        np.minimum(h[:, 0], x, out=h[:, 0])
-        np.maximum(h[:, 4], x, out=h[:, 4])
-        cell = (h[:, 1:4] <= x[:, None]).sum(axis=1, keepdims=True)  # (2, 1, d): 0..3
-        n += np.arange(5)[None, :, None] > cell
-        desired = 1 + seen * self._increments  # seen + 1 rows now
-        for i in (1, 2, 3):
-            below, here, above = h[:, i - 1], h[:, i], h[:, i + 1]
-            n_below, n_here, n_above = n[:, i - 1], n[:, i], n[:, i + 1]
-            gap = desired[:, i] - n_here
-            step = (((gap >= 1) & (n_above - n_here > 1)).astype(float)
-                    - ((gap <= -1) & (n_below - n_here < -1)))
-            if not step.any():
-                continue
-            parabolic = here + step / (n_above - n_below) * (
-                (n_here - n_below + step) * (above - here) / (n_above - n_here)
-                + (n_above - n_here - step) * (here - below) / (n_here - n_below))
-            up = step > 0
-            linear = here + step * (np.where(up, above, below) - here) / np.where(
-                step != 0, np.where(up, n_above, n_below) - n_here, 1.0)
-            inside = (below < parabolic) & (parabolic < above)
-            h[:, i] = np.where(step == 0, here, np.where(inside, parabolic, linear))
-            n[:, i] = n_here + step
+    def _offer(self, row: np.ndarray) -> bool:
+        """Algorithm R's step for one row :math:`(d,)`; whether it entered."""
+        self._seen += 1
+        if self._seen <= self.reservoir_size:
+            slot = self._seen - 1
+        else:
+            slot = int(self._rng.integers(self._seen))
+            if slot >= self.reservoir_size:
+                return False
+        self._reservoir[slot] = row
+        return True
 
     def get_extra_state(self) -> dict:
-        return {"heights": torch.from_numpy(self._heights.copy()),
-                "positions": torch.from_numpy(self._positions.copy()), "count": self._count}
+        filled = self._reservoir[:min(self._seen, self.reservoir_size)]
+        return {"reservoir": torch.from_numpy(filled.copy()), "seen": self._seen,
+                "rng": self._rng.bit_generator.state}
 
     def set_extra_state(self, state: dict) -> None:
-        self._heights = state["heights"].double().numpy().copy()
-        self._positions = state["positions"].double().numpy().copy()
-        self._count = int(state["count"])
+        filled = state["reservoir"].double().numpy()
+        self._reservoir = np.empty((self.reservoir_size, self.low.numel()))
+        self._reservoir[:len(filled)] = filled
+        self._seen = int(state["seen"])
+        self._rng = np.random.default_rng()
+        self._rng.bit_generator.state = state["rng"]
 
     def extra_repr(self) -> str:
         return (f"channels={self.low.numel()}, quantile={self.quantile}, "
-                f"tolerance={self.tolerance}, feature_range={self.feature_range}")
+                f"tolerance={self.tolerance}, reservoir_size={self.reservoir_size}, "
+                f"feature_range={self.feature_range}")
