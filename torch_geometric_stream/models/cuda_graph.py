@@ -41,8 +41,8 @@ class CUDAGraphStep:
     the input range seen so far (the range grows and the memory is
     re-derived; a host copy of the range decides this without reading the
     device); with ``input_scaling="robust"`` every step runs eagerly (a row
-    may enter the quantiles' reservoir, drawn on the host). :meth:`predict` and :meth:`learn` are the model's own, eager
-    calls.
+    may enter the quantiles' reservoir, drawn on the host). :meth:`predict`
+    and :meth:`learn` are the model's own, eager calls.
 
     The graphs replay the model's tensors as they were at capture: after
     replacing parameters, buffers, the optimizer or its hyperparameters (e.g.

@@ -11,7 +11,7 @@ cannot stretch (``SLeDGe(input_scaling="robust")``).
 from __future__ import annotations
 
 import math
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -188,12 +188,14 @@ class RunningQuantileRange(nn.Module):
     def observe_(self, rows: Tensor) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
         effective range changed."""
-        effective = np.stack([self.low.cpu().double().numpy(),
-                              self.high.cpu().double().numpy()])
+        effective: Optional[np.ndarray] = None  # read once a row has entered
         changed = False
         for row in rows.detach().cpu().double().numpy():
             if not self._offer(row):
                 continue
+            if effective is None:
+                effective = np.stack([self.low.cpu().double().numpy(),
+                                      self.high.cpu().double().numpy()])
             estimates = self.quantiles()
             # halves, as in min_max_scale; not (drift <= ...): the first
             # estimates (inf - inf = nan) move the range
