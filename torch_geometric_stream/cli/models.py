@@ -101,7 +101,7 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     """
     config_keys(name)  # raises for unknown names
     scaling = config.get("scaling")
-    input_scaling = LEARNER_SCALINGS.get(scaling) if isinstance(scaling, str) else None
+    input_scaling = LEARNER_SCALINGS.get(scaling)
     if input_scaling is not None and name not in SLEDGE_VARIANTS:
         raise UsageError(f"--scaling {scaling} needs a model that scales its own input "
                          f"({', '.join(SLEDGE_VARIANTS)}); {name!r} does not: use "
