@@ -36,6 +36,12 @@ BAD_INPUTS = {
     "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],
     "MLP scaling inside": ["--model", "base", "--scaling", "online-rescale"],
     "baseline robust scaling inside": ["--model", "tlp", "--scaling", "robust-rescale"],
+    "robust quantile without robust scaling": ["--robust-quantile", "0.05"],
+    "robust tolerance without robust scaling": ["--scaling", "online",
+                                                "--robust-tolerance", "0"],
+    "robust quantile of one half": ["--scaling", "robust-rescale", "--robust-quantile", "0.5"],
+    "negative robust tolerance": ["--scaling", "robust-rescale", "--robust-tolerance", "-1"],
+    "empty robust reservoir": ["--scaling", "robust-rescale", "--robust-reservoir", "0"],
     "CUDA graph on the CPU": ["--cuda-graph"],
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
@@ -84,3 +90,10 @@ def test_a_multi_line_message_reads_as_one_line():
     assert one_line(ValueError(message)) == (
         "Folder x does not exist; Expected files: a.csv, b.csv; See http://u")
     assert one_line(ValueError("")) == "ValueError"
+
+
+def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsys):
+    assert main(["run", "--robust-quantile", "0.05", "--robust-reservoir", "10"]) == 2
+    err = capsys.readouterr().err
+    assert ("--robust-quantile, --robust-reservoir only apply to --scaling robust-rescale; "
+            "this run's scaling is online-rescale") in err

@@ -98,6 +98,23 @@ def test_learner_scalings_scale_inside_the_learner(tmp_path, monkeypatch, scalin
     assert type(built[0].input_scaler).__name__ == scaler
 
 
+def test_robust_scaling_options_reach_the_scaler_and_the_record(tmp_path, monkeypatch):
+    built, build = [], run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", "robust-rescale",
+            "--robust-quantile", "0.2", "--robust-tolerance", "0", "--robust-reservoir", "30",
+            "--seed", "7", "--output", str(out)]
+    assert main(argv) == 0
+    scaler = built[0].input_scaler
+    assert (scaler.quantile, scaler.tolerance, scaler.reservoir_size, scaler.seed) == (
+        0.2, 0.0, 30, 7)
+    config = _read(out)["config"]
+    assert (config["robust_quantile"], config["robust_tolerance"],
+            config["robust_reservoir"]) == (0.2, 0.0, 30)
+
+
 def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     out, plot = tmp_path / "syn.json", tmp_path / "syn.png"
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "120", "--model", "sledge",

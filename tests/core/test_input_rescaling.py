@@ -2,6 +2,7 @@
 and the same learner invariants with input_scaling="robust"."""
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,7 +10,7 @@ import torch.nn.functional as F
 from torch_geometric_stream.evaluation import GlobalMinMaxScaler, OnlineMinMaxScaler
 from torch_geometric_stream.memory import DualPrototypeMemory
 from torch_geometric_stream.models import SLeDGe
-from torch_geometric_stream.nn import RunningMinMax
+from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange
 
 
 def test_running_min_max_hand_checked():
@@ -77,7 +78,7 @@ SCALINGS = pytest.mark.parametrize("input_scaling", ["online", "robust"])
 
 
 def _extra_tensors(model):
-    """The robust scaler's P^2 markers (``state_dict()`` holds them as extra state)."""
+    """The robust scaler's reservoir (``state_dict()`` holds it as extra state)."""
     state = model.input_scaler.get_extra_state() if model.input_scaling == "robust" else {}
     return {key: value for key, value in state.items() if isinstance(value, torch.Tensor)}
 
@@ -170,6 +171,56 @@ def test_reset_state_forgets_the_range(input_scaling):
 def test_unknown_input_scaling_is_rejected():
     with pytest.raises(ValueError, match="input_scaling"):
         SLeDGe(2, 2, input_scaling="global")
+    with pytest.raises(ValueError, match="input_scaling must be one of"):
+        SLeDGe(2, 2, input_scaling=torch.nn.Identity())
+
+
+def _learn_stream(model, rows):
+    predictions = []
+    for position, row in enumerate(rows):
+        predictions.append(model.predict(row).item())
+        model.learn(row, position % 2 if position % 4 == 0 else -1)
+    return predictions
+
+
+@pytest.mark.parametrize("name, scaler", [("online", lambda: RunningMinMax(2)),
+                                          ("robust", lambda: RunningQuantileRange(2, seed=0))])
+def test_a_scaler_module_equals_its_name(name, scaler):
+    """``input_scaling=<module>`` with the settings the name builds runs the very
+    same stream: same predictions, memory and range."""
+    torch.manual_seed(3)
+    rows = torch.randn(30, 2) * torch.tensor([1.0, 20.0])
+    by_name, by_module = small_model(name), small_model(scaler())
+    assert by_module.input_scaling == name
+    assert _learn_stream(by_name, rows) == _learn_stream(by_module, rows)
+    assert torch.equal(by_name.memory.prototypes, by_module.memory.prototypes)
+    assert torch.equal(by_name.input_scaler.high, by_module.input_scaler.high)
+
+
+def test_a_scaler_module_brings_its_own_quantile():
+    """q = 0.25, tolerance 0: the range is NumPy's 25-75 % quantiles of every row
+    learned (fewer than the reservoir), and the memory is derived with it."""
+    torch.manual_seed(4)
+    rows = torch.randn(20, 2) * torch.tensor([3.0, 0.5])
+    model = small_model(RunningQuantileRange(2, quantile=0.25, tolerance=0.0))
+    _learn_stream(model, rows)
+    expected = np.quantile(rows.double().numpy(), [0.25, 0.75], axis=0)
+    assert torch.allclose(model.input_scaler.low.double(), torch.from_numpy(expected[0]))
+    assert torch.allclose(model.input_scaler.high.double(), torch.from_numpy(expected[1]))
+    mask = model.memory.node_mask
+    derived = F.normalize(model.input_scaler(model.memory.sources), dim=-1)
+    assert torch.allclose(model.memory.prototypes[mask], derived[mask], atol=1e-6)
+
+
+def test_a_scaler_module_must_fit_and_be_new():
+    with pytest.raises(ValueError, match="scales 3 features, in_channels is 2"):
+        small_model(RunningQuantileRange(3))
+    used = RunningMinMax(2)
+    used.observe_(torch.tensor([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match="has seen rows already"):
+        small_model(used)
+    used.reset_state()
+    assert small_model(used).input_scaler is used
 
 
 def test_extreme_finite_values_do_not_overflow_the_range():

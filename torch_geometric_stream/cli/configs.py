@@ -30,7 +30,7 @@ from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_featu
                                                resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
-__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
+__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "ROBUST_SCALING_KEYS", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
            "check_not_fixed", "check_read", "parse_tau", "resolve_config", "resolve_stream_entries"]
 
@@ -89,7 +89,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "count_offset": 1,
     "merge_similarity": "embedding",
     "supervise_graph": True,
+    "robust_quantile": 0.01,
+    "robust_tolerance": 0.05,
+    "robust_reservoir": 1000,
 }
+
+#: The entries that set ``scaling="robust-rescale"``'s
+#: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` (its
+#: ``quantile``, ``tolerance`` and ``reservoir_size``); any other scaling reads none.
+ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir")
 
 #: Entries in which the baselines (TLP, ReSSL, HDSSL) depart from
 #: :data:`DEFAULT_CONFIG`: they read the features as their papers do; the
@@ -453,9 +461,21 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
     """Settle, in place, the ``"auto"`` entries that depend on the stream:
     ``scaling`` and ``feature_transform`` by whether the stream declares its
     ``value_range`` a priori (and whether ``model`` scales its own input);
-    returns ``config``. A run records its configuration after this step."""
+    returns ``config``. A run records its configuration after this step.
+
+    Raises:
+        UsageError: an entry of :data:`ROBUST_SCALING_KEYS` away from its
+            default with another scaling than ``"robust-rescale"`` (it would
+            change nothing).
+    """
     config["scaling"] = resolve_scaling(config["scaling"], value_range,
                                         learner_scales=model in SLEDGE_VARIANTS)
+    unread = [key for key in ROBUST_SCALING_KEYS
+              if key in config and config[key] != DEFAULT_CONFIG[key]]
+    if unread and config["scaling"] != "robust-rescale":
+        flags = ", ".join("--" + key.replace("_", "-") for key in unread)
+        raise UsageError(f"{flags} only apply to --scaling robust-rescale; this run's "
+                         f"scaling is {config['scaling']}")
     config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
                                                             value_range)
     return config

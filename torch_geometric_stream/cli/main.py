@@ -5,7 +5,7 @@ import argparse
 import inspect
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, coefficient_value, label_ratio,
@@ -76,6 +76,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "range, values outside clipped: outliers do not stretch it), global "
                            "(whole dataset, as the paper's tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
+    _add_config_flags(data, (
+        ("--robust-quantile", float, "lower quantile q of robust-rescale's range (q to 1 - q), "
+                                     "in (0, 0.5)"),
+        ("--robust-tolerance", float, "drift of a quantile, as a share of the range, that "
+                                      "moves robust-rescale's range"),
+        ("--robust-reservoir", positive_int, "rows robust-rescale keeps (a uniform sample) "
+                                             "for its quantiles")))
     data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
                       help="applied to every feature before the scaling: none, "
                            "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "
@@ -117,20 +124,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "(layers, k, tau) on its datasets; package: the package defaults "
                             "on every stream, no per-dataset settings (sledge-light below "
                             "0.5 %% labels: 1 GCN layer, stream class prior)")
-    for flag, kind, text in (
-            ("--k", int, "neighbours per node"), ("--lr", float, "Adam learning rate"),
-            ("--weight-decay", float, "Adam weight decay"),
-            ("--lam", float, "structure regularizer weight"),
-            ("--embedding-layers", int, "layers of the embedding MLP f_E"),
-            ("--num-layers", int, "GCN layers of the classifier f_B"),
-            ("--hidden-channels", int, "hidden width"),
-            ("--labeled-size", int,
-             "labeled memory L (sledge-light --light-memory per-class: one per class)"),
-            ("--unlabeled-size", int, "unlabeled memory U (default: memory size - L)"),
-            ("--memory-size", int, "total memory M (also the baselines' memory)")):
-        default = DEFAULT_CONFIG[flag[2:].replace("-", "_")]
-        hyper.add_argument(flag, type=kind, metavar="N" if kind is int else "X",
-                           help=f"{text} (package default: {default})")
+    _add_config_flags(hyper, (
+        ("--k", int, "neighbours per node"), ("--lr", float, "Adam learning rate"),
+        ("--weight-decay", float, "Adam weight decay"),
+        ("--lam", float, "structure regularizer weight"),
+        ("--embedding-layers", int, "layers of the embedding MLP f_E"),
+        ("--num-layers", int, "GCN layers of the classifier f_B"),
+        ("--hidden-channels", int, "hidden width"),
+        ("--labeled-size", int,
+         "labeled memory L (sledge-light --light-memory per-class: one per class)"),
+        ("--unlabeled-size", int, "unlabeled memory U (default: memory size - L)"),
+        ("--memory-size", int, "total memory M (also the baselines' memory)")))
     hyper.add_argument("--tau", type=tau_value, metavar="X",
                        help="temporal decay of the loss weights, a number or 'inf'")
     for flag, text in (("--alpha", "weight of a new labeled sample in its merge"),
@@ -214,6 +218,16 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                  "and configuration; trusted files only, they are pickles); "
                                  "the outputs cover the whole stream")
     run.set_defaults(handler=run_command)
+
+
+def _add_config_flags(group: argparse._ArgumentGroup,
+                      flags: Sequence[tuple[str, Callable[[str], Any], str]]) -> None:
+    """One option per ``(flag, type, help)`` that sets the configuration entry
+    of its name (``--k`` -> ``k``), its help ending with the package default."""
+    for flag, kind, text in flags:
+        default = DEFAULT_CONFIG[flag[2:].replace("-", "_")]
+        group.add_argument(flag, type=kind, metavar="X" if kind is float else "N",
+                           help=f"{text} (package default: {default})")
 
 
 def build_parser() -> Parser:

@@ -15,6 +15,7 @@ from torch_geometric_stream.evaluation import LEARNER_SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
                                            build_model, fixed_entries, model_names,
                                            unread_entries)
+from torch_geometric_stream.nn.scaling import RunningQuantileRange
 
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
            "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
@@ -27,7 +28,8 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "regularizer", "lam", "tau", "lr", "weight_decay", "propagation",
                       "scaling", "alpha", "beta", "class_prior", "light_memory",
                       "reselect_every", "search_dtype", "feature_transform", "count_offset",
-                      "merge_similarity", "supervise_graph")
+                      "merge_similarity", "supervise_graph", "robust_quantile",
+                      "robust_tolerance", "robust_reservoir")
 #: Configuration entries of every baseline.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
 #: The baselines' own hyperparameters, each read by some of them
@@ -37,7 +39,8 @@ BASELINE_HYPERPARAMETER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
     key for keys in BASELINE_HYPERPARAMETERS.values() for key in keys))
 #: Entries that prepare the input stream or size the memory rather than being
 #: model keyword arguments.
-_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform")
+_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform", "robust_quantile",
+                     "robust_tolerance", "robust_reservoir")
 
 MODEL_NAMES: tuple[str, ...] = tuple(model_names())
 
@@ -93,11 +96,14 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
 
     A scaling of :data:`LEARNER_SCALINGS` (``scaling="online-rescale"``,
     ``"robust-rescale"``) builds a SLeDGe-family learner with the matching
-    ``input_scaling`` (``"online"``, ``"robust"``).
+    ``input_scaling``: a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`,
+    or a :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` set by
+    the entries ``robust_quantile``, ``robust_tolerance`` and ``robust_reservoir``
+    and seeded by ``seed``.
 
     Raises:
         UsageError: unknown model, a baseline on another device or with a
-            scaling the learner does itself.
+            scaling the learner does itself, an invalid quantile range setting.
     """
     config_keys(name)  # raises for unknown names
     scaling = config.get("scaling")
@@ -108,7 +114,15 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
                          f"--scaling online")
     if uses_sledge_config(name):
         kwargs = model_kwargs(config)
-        if input_scaling is not None:
+        if input_scaling == "robust":
+            try:
+                kwargs["input_scaling"] = RunningQuantileRange(
+                    in_channels, quantile=config["robust_quantile"],
+                    tolerance=config["robust_tolerance"],
+                    reservoir_size=config["robust_reservoir"], seed=seed)
+            except ValueError as error:
+                raise UsageError(f"--scaling robust-rescale: {error}") from None
+        elif input_scaling is not None:
             kwargs["input_scaling"] = input_scaling
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
     if device != "cpu":

@@ -73,6 +73,8 @@ PROPAGATIONS = ("sparse", "message_passing", "dense")
 #: ``input_scaling`` choices: rows as given, or scaled inside with the running
 #: range (``"online"``) or the running quantile range (``"robust"``).
 INPUT_SCALINGS = (None, "online", "robust")
+#: The scaler modules ``input_scaling`` also takes.
+InputScaler = Union[RunningMinMax, RunningQuantileRange]
 #: ``light_memory`` choices of SLeDGe-L: ``"per-class"``: one labeled slot per
 #: class (the paper); ``"full"``: the whole labeled memory of ``labeled_size``
 #: slots, every filled one a class query (the authors' light script).
@@ -197,7 +199,7 @@ class SLeDGe(StreamClassifier, nn.Module):
             ``"none"`` override ``merge_similarity`` and ``lam`` with
             :data:`UNLEARNED_GRAPH_ENTRIES` (raw-cosine merges, no regularizer).
             (default: :obj:`"learned"`)
-        input_scaling (str, optional): ``None`` (rows are used as given, e.g.
+        input_scaling (str or torch.nn.Module, optional): ``None`` (rows are used as given, e.g.
             scaled by a stream transform) or ``"online"``: the learner min-max
             scales raw rows to :math:`[-1, 1]` with the running range of the
             rows it has learned from (a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`;
@@ -213,7 +215,10 @@ class SLeDGe(StreamClassifier, nn.Module):
             values outside it clipped, so that an outlier neither stretches
             the range nor squeezes the rows inside it; the memory is
             re-derived only when a quantile drifts by 5 % of its range.
-            (default: :obj:`None`)
+            A :class:`~torch_geometric_stream.nn.scaling.RunningMinMax` or
+            :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
+            of ``in_channels`` features, unused so far, does the same with
+            its own settings (e.g. another quantile). (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
             Its masks come from torch's global RNG, not from ``seed``: seed
             that too (``torch.manual_seed``) for repeatable runs. (default: 0)
@@ -261,7 +266,7 @@ class SLeDGe(StreamClassifier, nn.Module):
                  alpha: Union[str, float] = "adaptive", beta: Union[str, float] = "adaptive",
                  count_offset: int = 1, merge_similarity: str = "embedding",
                  supervise_graph: bool = True, graph: str = "learned",
-                 input_scaling: Optional[str] = None,
+                 input_scaling: Union[str, InputScaler, None] = None,
                  dropout: float = 0.0, class_prior: str = "memory",
                  block_size: int = 2048, reselect_every: int = 1,
                  search_dtype: Union[str, torch.dtype, None] = None,
@@ -275,7 +280,6 @@ class SLeDGe(StreamClassifier, nn.Module):
         _check_choice(propagation, PROPAGATIONS, "propagation")
         _check_choice(merge_similarity, MERGE_SIMILARITIES, "merge_similarity")
         _check_choice(graph, GRAPHS, "graph")
-        _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         _check_choice(class_prior, CLASS_PRIORS, "class_prior")
         _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
         _check_choice(bias_position, BIAS_POSITIONS, "bias_position")
@@ -293,6 +297,7 @@ class SLeDGe(StreamClassifier, nn.Module):
         self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
         self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
         self.seed = None if seed is None else check_positive_int(seed, "seed", minimum=0)
+        input_scaler = _input_scaler(input_scaling, self.in_channels, self.seed)
         check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
@@ -319,10 +324,9 @@ class SLeDGe(StreamClassifier, nn.Module):
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr", bias_position=bias_position)
-        self.input_scaling = input_scaling
-        self.input_scaler = (None if input_scaling is None
-                             else RunningMinMax(in_channels) if input_scaling == "online"
-                             else RunningQuantileRange(in_channels, seed=seed or 0))
+        self.input_scaler = input_scaler
+        self.input_scaling = (None if input_scaler is None else "online"
+                              if isinstance(input_scaler, RunningMinMax) else "robust")
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))
@@ -793,6 +797,23 @@ class SLeDGe(StreamClassifier, nn.Module):
                 + ("" if self.supervise_graph else ", supervise_graph=False")
                 + ("" if self.graph is None or self.graph.search_dtype is None
                    else f", search_dtype={self.graph.search_dtype}"))
+
+
+def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int,
+                  seed: Optional[int]) -> Optional[InputScaler]:
+    """The scaler module of ``SLeDGe(input_scaling=...)``: a new one for a
+    name of :data:`INPUT_SCALINGS`, the given one if it fits and is unused."""
+    if not isinstance(input_scaling, (RunningMinMax, RunningQuantileRange)):
+        _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
+        return (None if input_scaling is None else RunningMinMax(in_channels)
+                if input_scaling == "online" else RunningQuantileRange(in_channels, seed=seed or 0))
+    if input_scaling.low.numel() != in_channels:
+        raise ValueError(f"input_scaling scales {input_scaling.low.numel()} features, "
+                         f"in_channels is {in_channels}")
+    if bool(torch.isfinite(input_scaling.low).any()):
+        raise ValueError("input_scaling has seen rows already: pass a new scaler "
+                         "(or call its reset_state())")
+    return input_scaling
 
 
 def _check_choice(value: Any, choices: tuple, name: str) -> None:
