@@ -32,10 +32,10 @@ from torch import Tensor
 from torch.nn.functional import normalize
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
-from torch_geometric_stream.cli.models import build_learner
+from torch_geometric_stream.cli.models import build_learner, build_transform
 from torch_geometric_stream.datasets import default_data_root, load_dataset
 from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
-from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
+from torch_geometric_stream.evaluation import paper_label_mask, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "graph_diagnostics"
@@ -127,8 +127,7 @@ def diagnose(dataset: Any, name: str, model: str, ratio: float, seed: int, every
     resolve_stream_entries(config, model, dataset.value_range)
     learner = build_learner(model, dataset.num_features, dataset.num_classes, config, seed,
                             "cpu")
-    transform = make_transform(config["scaling"], value_range=dataset.value_range,
-                               feature_transform=config["feature_transform"])
+    transform = build_transform(config, dataset, seed)
     snapshots = []
 
     def callback(position: int, record: Any) -> None:

@@ -163,13 +163,17 @@ def test_torch_learners_keep_learning_after_a_dtype_change(name):
     assert len(before) == len(after) == 1 and after.pop() > before.pop()  # counting on
 
 
-def test_prequential_resume_gives_the_uninterrupted_result(tmp_path):
+@pytest.mark.parametrize("scaling, options", [("online", None),
+                                             ("robust", {"reservoir_size": 20, "seed": 1})])
+def test_prequential_resume_gives_the_uninterrupted_result(tmp_path, scaling, options):
+    """With ``robust`` the reservoir (20 rows of 90) and its generator resume too."""
     x, y = stream(90)
     mask = np.arange(90) % 4 == 0
     path = tmp_path / "run.ckpt"
 
     def build() -> tuple[OnlineMLP, Any]:
-        return OnlineMLP(D, C, hidden_channels=16, seed=0), make_transform("online")
+        return (OnlineMLP(D, C, hidden_channels=16, seed=0),
+                make_transform(scaling, robust_options=options))
 
     def checkpoint_at_40(position: int, record: Any) -> None:
         if position + 1 == 40:

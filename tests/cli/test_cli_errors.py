@@ -42,6 +42,8 @@ BAD_INPUTS = {
     "robust quantile of one half": ["--scaling", "robust-rescale", "--robust-quantile", "0.5"],
     "negative robust tolerance": ["--scaling", "robust-rescale", "--robust-tolerance", "-1"],
     "empty robust reservoir": ["--scaling", "robust-rescale", "--robust-reservoir", "0"],
+    "baseline robust quantile of one half": ["--model", "tlp", "--scaling", "robust",
+                                             "--robust-quantile", "0.5"],
     "CUDA graph on the CPU": ["--cuda-graph"],
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
@@ -95,5 +97,5 @@ def test_a_multi_line_message_reads_as_one_line():
 def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsys):
     assert main(["run", "--robust-quantile", "0.05", "--robust-reservoir", "10"]) == 2
     err = capsys.readouterr().err
-    assert ("--robust-quantile, --robust-reservoir only apply to --scaling robust-rescale; "
-            "this run's scaling is online-rescale") in err
+    assert ("--robust-quantile, --robust-reservoir only apply to --scaling robust or "
+            "robust-rescale; this run's scaling is online-rescale") in err

@@ -115,6 +115,21 @@ def test_robust_scaling_options_reach_the_scaler_and_the_record(tmp_path, monkey
             config["robust_reservoir"]) == (0.2, 0.0, 30)
 
 
+def test_robust_scaling_of_a_baseline_is_the_stream_transform(tmp_path, monkeypatch):
+    built, build = [], run_module.build_transform
+    monkeypatch.setattr(run_module, "build_transform",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "60", "--quiet", "--model", "ressl", "--scaling", "robust",
+            "--robust-quantile", "0.1", "--seed", "3", "--output", str(out)]
+    assert main(argv) == 0
+    assert repr(built[0]).startswith("Compose([OnlineQuantileRangeScaler(quantile=0.1, "
+                                     "tolerance=0.05, reservoir_size=1000, seed=3")
+    record = _read(out)
+    assert record["config"]["scaling"] == "robust" and record["n_samples"] == 60
+    assert record["config"]["robust_quantile"] == 0.1
+
+
 def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     out, plot = tmp_path / "syn.json", tmp_path / "syn.png"
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "120", "--model", "sledge",

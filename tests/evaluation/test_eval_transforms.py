@@ -10,6 +10,7 @@ from torch_geometric_stream.evaluation import (
     GlobalMinMaxScaler,
     L2Normalize,
     OnlineMinMaxScaler,
+    OnlineQuantileRangeScaler,
     SignedLog1p,
     make_transform,
     resolve_feature_transform,
@@ -90,7 +91,8 @@ def test_online_scaler_rejects_other_width():
         scaler(np.zeros(4))
 
 
-@pytest.mark.parametrize("build", [OnlineMinMaxScaler, make_transform, L2Normalize])
+@pytest.mark.parametrize("build", [OnlineMinMaxScaler, make_transform, L2Normalize,
+                                   OnlineQuantileRangeScaler])
 def test_unchanged_on_error_restores_the_state_a_failing_block_changed(build):
     data = np.random.default_rng(2).normal(size=(6, 3))
     transform, twin = build(), build()
@@ -107,6 +109,62 @@ def test_unchanged_on_error_restores_the_state_a_failing_block_changed(build):
         assert not torch.equal(transform(data[5]), twin(data[5]))
     with pytest.raises(RuntimeError), unchanged_on_error(None):
         raise RuntimeError("no transform: nothing to restore")
+
+
+def test_quantile_range_scaler_by_hand():
+    """Rows 5, 1, 4, 2, 3, 6 with q = 0.25 and tolerance 0: row t is scaled with
+    NumPy's 25-75 % quantiles of rows 1..t, clipped: [5, 5] (zero span: the
+    middle), [2, 4], [2.5, 4.5], [1.75, 4.25], [2, 4], [2.25, 4.75]."""
+    data = np.array([[5.0], [1.0], [4.0], [2.0], [3.0], [6.0]])
+    expected = torch.tensor([[0.0], [-1.0], [0.5], [-0.8], [0.0], [1.0]])
+    scaler = OnlineQuantileRangeScaler(quantile=0.25, tolerance=0.0)
+    assert torch.allclose(scaler.transform_many(data), expected)
+    assert torch.allclose(row_by_row(OnlineQuantileRangeScaler(quantile=0.25, tolerance=0.0),
+                                     data), expected)
+    assert (scaler.range_.low.item(), scaler.range_.high.item()) == (2.25, 4.75)
+
+
+def test_quantile_range_scaler_clips_an_outlier_that_stretches_the_min_max_range():
+    data = np.random.default_rng(3).normal(size=(1000, 2))
+    spiked = data.copy()
+    spiked[500] = [1e6, -1e6]
+    clean = OnlineQuantileRangeScaler().transform_many(data)
+    dirty = OnlineQuantileRangeScaler().transform_many(spiked)
+    assert dirty[500].tolist() == [1.0, -1.0]
+    assert (dirty[501:] - clean[501:]).abs().max() < 0.05  # the bulk barely moves
+    squeezed = OnlineMinMaxScaler().transform_many(spiked)[501:]
+    spread = squeezed.max(dim=0).values - squeezed.min(dim=0).values
+    assert (spread < 1e-4).all()  # while min-max squeezes it into a sliver
+
+
+def test_quantile_range_scaler_state_resumes_and_peeking_keeps_it():
+    data = np.random.default_rng(4).exponential(size=(1500, 3))
+    full = OnlineQuantileRangeScaler(reservoir_size=100, seed=5).transform_many(data)
+    first = OnlineQuantileRangeScaler(reservoir_size=100, seed=5)
+    first.transform_many(data[:700])
+    peeked = first.transform_many(data[700:900], update=False)
+    assert torch.equal(peeked, full[700:900])
+    resumed = OnlineQuantileRangeScaler(reservoir_size=100, seed=5)
+    resumed.load_state_dict(first.state_dict())
+    assert torch.equal(resumed.transform_many(data[700:]), full[700:])
+    assert torch.equal(first.transform_many(data[700:]), full[700:])
+    with pytest.raises(ValueError, match="features"):
+        first(np.zeros(4))
+    assert torch.equal(first(data[0]), resumed(data[0]))  # the failed row left no trace
+
+
+def test_robust_scaling_builds_the_quantile_range_scaler():
+    pipeline = make_transform("robust", robust_options={"quantile": 0.1, "seed": 3})
+    assert repr(pipeline).startswith("Compose([OnlineQuantileRangeScaler(quantile=0.1, "
+                                     "tolerance=0.05, reservoir_size=1000, seed=3")
+    assert repr(pipeline).endswith("L2Normalize()])")
+    assert repr(make_transform("robust-rescale")) == "Compose([])"  # done by the learner
+    with pytest.raises(ValueError, match="robust_options set scaling='robust'"):
+        make_transform("online", robust_options={"quantile": 0.1})
+    with pytest.raises(ValueError, match="quantile must lie in"):
+        OnlineQuantileRangeScaler(quantile=0.5)
+    with pytest.raises(ValueError, match="key 'range'"):
+        OnlineQuantileRangeScaler().load_state_dict({"min": None})
 
 
 def test_global_scaler_exact():

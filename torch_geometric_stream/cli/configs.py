@@ -94,9 +94,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "robust_reservoir": 1000,
 }
 
-#: The entries that set ``scaling="robust-rescale"``'s
-#: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` (its
-#: ``quantile``, ``tolerance`` and ``reservoir_size``); any other scaling reads none.
+#: The entries that set the :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
+#: of scalings ``"robust"`` and ``"robust-rescale"`` (its ``quantile``,
+#: ``tolerance`` and ``reservoir_size``); the other scalings read none.
 ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir")
 
 #: Entries in which the baselines (TLP, ReSSL, HDSSL) depart from
@@ -465,17 +465,17 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
 
     Raises:
         UsageError: an entry of :data:`ROBUST_SCALING_KEYS` away from its
-            default with another scaling than ``"robust-rescale"`` (it would
-            change nothing).
+            default with a scaling other than ``"robust"`` and
+            ``"robust-rescale"`` (it would change nothing).
     """
     config["scaling"] = resolve_scaling(config["scaling"], value_range,
                                         learner_scales=model in SLEDGE_VARIANTS)
     unread = [key for key in ROBUST_SCALING_KEYS
               if key in config and config[key] != DEFAULT_CONFIG[key]]
-    if unread and config["scaling"] != "robust-rescale":
+    if unread and config["scaling"] not in ("robust", "robust-rescale"):
         flags = ", ".join("--" + key.replace("_", "-") for key in unread)
-        raise UsageError(f"{flags} only apply to --scaling robust-rescale; this run's "
-                         f"scaling is {config['scaling']}")
+        raise UsageError(f"{flags} only apply to --scaling robust or robust-rescale; this "
+                         f"run's scaling is {config['scaling']}")
     config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
                                                             value_range)
     return config

@@ -71,9 +71,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "of image datasets, else online-rescale for the SLeDGe family and "
                            "online for the others), online (running range), "
                            "online-rescale (running range inside a SLeDGe-family learner, "
-                           "which re-scales its memory whenever the range grows), "
-                           "robust-rescale (the same with the running 1-99 %% quantile "
-                           "range, values outside clipped: outliers do not stretch it), global "
+                           "which re-scales its memory whenever the range grows), robust "
+                           "(the running 1-99 %% quantile range, values outside clipped: "
+                           "outliers do not stretch it), robust-rescale (that range inside "
+                           "a SLeDGe-family learner, as online-rescale), global "
                            "(whole dataset, as the paper's tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
     _add_config_flags(data, (

@@ -8,10 +8,12 @@ CLI's resolved configuration onto it.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.evaluation import LEARNER_SCALINGS
+from torch_geometric_stream.datasets import StreamDataset
+from torch_geometric_stream.evaluation import LEARNER_SCALINGS, StreamTransform, make_transform
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
                                            build_model, fixed_entries, model_names,
                                            unread_entries)
@@ -20,7 +22,8 @@ from torch_geometric_stream.nn.scaling import RunningQuantileRange
 __all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
            "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
            "unread_config_entries",
-           "uses_sledge_config", "build_learner"]
+           "uses_sledge_config", "build_learner", "build_transform",
+           "quantile_range_options"]
 
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
@@ -31,7 +34,8 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "merge_similarity", "supervise_graph", "robust_quantile",
                       "robust_tolerance", "robust_reservoir")
 #: Configuration entries of every baseline.
-BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform")
+BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform", "robust_quantile",
+                        "robust_tolerance", "robust_reservoir")
 #: The baselines' own hyperparameters, each read by some of them
 #: (:data:`~torch_geometric_stream.models.BASELINE_HYPERPARAMETERS`); ``None``,
 #: their default, leaves the baseline's published setting.
@@ -111,17 +115,13 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     if input_scaling is not None and name not in SLEDGE_VARIANTS:
         raise UsageError(f"--scaling {scaling} needs a model that scales its own input "
                          f"({', '.join(SLEDGE_VARIANTS)}); {name!r} does not: use "
-                         f"--scaling online")
+                         f"--scaling {scaling.removesuffix('-rescale')}")
     if uses_sledge_config(name):
         kwargs = model_kwargs(config)
         if input_scaling == "robust":
-            try:
+            with _robust_scaling_input(scaling):
                 kwargs["input_scaling"] = RunningQuantileRange(
-                    in_channels, quantile=config["robust_quantile"],
-                    tolerance=config["robust_tolerance"],
-                    reservoir_size=config["robust_reservoir"], seed=seed)
-            except ValueError as error:
-                raise UsageError(f"--scaling robust-rescale: {error}") from None
+                    in_channels, **quantile_range_options(config, seed))
         elif input_scaling is not None:
             kwargs["input_scaling"] = input_scaling
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
@@ -129,3 +129,39 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
     return build_model(name, in_channels, num_classes, memory_size=config["memory_size"],
                        seed=seed, **{key: config[key] for key in BASELINE_HYPERPARAMETERS[name]})
+
+
+def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The settings of a resolved configuration's quantile range (scalings
+    ``"robust"`` and ``"robust-rescale"``), as keyword arguments of
+    :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`, its
+    reservoir seeded by the run's ``seed``."""
+    return {"quantile": config["robust_quantile"], "tolerance": config["robust_tolerance"],
+            "reservoir_size": config["robust_reservoir"], "seed": seed}
+
+
+def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
+                    seed: int) -> StreamTransform:
+    """The input pipeline of one run of a resolved configuration (its ``scaling``
+    and ``feature_transform``, settled by ``cli.configs.resolve_stream_entries``)
+    over ``dataset``.
+
+    Raises:
+        UsageError: an invalid quantile range setting.
+    """
+    scaling = config["scaling"]
+    with _robust_scaling_input(scaling):
+        return make_transform(
+            scaling, data=dataset.x if scaling == "global" else None,
+            value_range=dataset.value_range, feature_transform=config["feature_transform"],
+            robust_options=quantile_range_options(config, seed) if scaling == "robust" else None)
+
+
+@contextmanager
+def _robust_scaling_input(scaling: str) -> Iterator[None]:
+    """Report a ``ValueError`` of the quantile range's settings as a
+    :class:`UsageError` naming ``--scaling``."""
+    try:
+        yield
+    except ValueError as error:
+        raise UsageError(f"--scaling {scaling}: {error}") from None

@@ -13,14 +13,14 @@ from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, rea
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
-                                               build_learner)
+                                               build_learner, build_transform)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
 from torch_geometric_stream.datasets.bundled import load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
-                                               make_label_mask, make_transform,
+                                               make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 
@@ -125,10 +125,7 @@ def run_command(args: argparse.Namespace) -> int:
             learner = build_learner(model, dataset.num_features, dataset.num_classes, config,
                                     seed, device)
             mask = make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
-            transform = make_transform(config["scaling"], data=(
-                dataset.x if config["scaling"] == "global" else None),
-                value_range=dataset.value_range,
-                feature_transform=config["feature_transform"])
+            transform = build_transform(config, dataset, seed)
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "preset": args.preset,

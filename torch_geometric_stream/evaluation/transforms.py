@@ -20,16 +20,18 @@ compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from torch_geometric_stream.nn.scaling import check_feature_range, min_max_scale
+from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
+                                               min_max_scale)
 from torch_geometric_stream.validation import as_feature_matrix
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
+           "OnlineQuantileRangeScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS", "LEARNER_SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
            "resolve_feature_transform", "unchanged_on_error"]
@@ -171,6 +173,71 @@ class OnlineMinMaxScaler(_MinMaxScaler):
         return min_max_scale(rows, low, high, self.feature_range)
 
 
+class OnlineQuantileRangeScaler(StreamTransform):
+    r"""Min-max scaling with the running per-feature quantile range, values
+    outside it clipped: :class:`OnlineMinMaxScaler` with a range that one
+    outlier cannot stretch.
+
+    The row at position :math:`t` is offered to a
+    :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` (the
+    quantiles :math:`q` and :math:`1 - q` of a seeded reservoir of the rows
+    seen, moved only past ``tolerance``), then scaled with its range: the
+    current row counts, future rows never do. Rows stored earlier by a
+    learner keep the range they were scaled with; a SLeDGe-family learner
+    can re-derive them instead (``SLeDGe(input_scaling="robust")``).
+
+    Args:
+        quantile, tolerance, reservoir_size, seed: see
+            :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`.
+        feature_range: target interval (default ``(-1, 1)``).
+    """
+
+    def __init__(self, quantile: float = 0.01, tolerance: float = 0.05,
+                 reservoir_size: int = 1000, seed: int = 0,
+                 feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
+        self._settings = {"quantile": quantile, "tolerance": tolerance,
+                          "reservoir_size": reservoir_size, "seed": seed,
+                          "feature_range": feature_range}
+        RunningQuantileRange(1, **self._settings)  # check the settings now
+        self.range_: Optional[RunningQuantileRange] = None  # built by the first row
+
+    def _scaler(self, channels: int) -> RunningQuantileRange:
+        if self.range_ is None:
+            self.range_ = RunningQuantileRange(channels, **self._settings)
+        elif channels != self.range_.low.numel():
+            raise ValueError(f"x has {channels} features, the scaler has seen "
+                             f"{self.range_.low.numel()}")
+        return self.range_
+
+    def _transform(self, rows: Tensor) -> Tensor:
+        scaler = self._scaler(rows.size(1))
+        scaled = torch.empty_like(rows)
+        for index, row in enumerate(rows.unsqueeze(1)):
+            scaler.observe_(row)
+            scaled[index] = scaler(row)[0]
+        return scaled
+
+    def state_dict(self) -> Dict[str, Any]:
+        if self.range_ is None:
+            return {"range": None}
+        return {"range": {key: value.clone() if isinstance(value, Tensor) else value
+                          for key, value in self.range_.state_dict().items()}}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        if not isinstance(state, dict) or set(state) != {"range"}:
+            raise ValueError(f"{type(self).__name__} state must have the key 'range', got "
+                             f"{sorted(state) if isinstance(state, dict) else state!r}")
+        if state["range"] is None:
+            self.range_ = None
+            return
+        scaler = RunningQuantileRange(state["range"]["low"].numel(), **self._settings)
+        scaler.load_state_dict(state["range"])
+        self.range_ = scaler
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._settings.items())})"
+
+
 class GlobalMinMaxScaler(_MinMaxScaler):
     r"""The paper's min-max scaling with the minimum and maximum of the whole dataset.
 
@@ -276,7 +343,8 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
 #: ``"robust-rescale"`` are done by the learner itself (see
 #: :data:`LEARNER_SCALINGS`): the stream transform then passes rows through
 #: unchanged.
-SCALINGS = ("auto", "online", "online-rescale", "robust-rescale", "global", "range", "none")
+SCALINGS = ("auto", "online", "online-rescale", "robust", "robust-rescale", "global", "range",
+            "none")
 #: The scalings a SLeDGe-family learner does itself -> its ``input_scaling``.
 LEARNER_SCALINGS = {"online-rescale": "online", "robust-rescale": "robust"}
 #: Feature transforms of :func:`make_transform`, applied before the scaling
@@ -316,13 +384,16 @@ def resolve_feature_transform(feature_transform: str,
 
 def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any] = None,
                    value_range: Optional[Sequence[float]] = None,
-                   feature_transform: str = "none") -> Compose:
+                   feature_transform: str = "none",
+                   robust_options: Optional[Mapping[str, Any]] = None) -> Compose:
     """Build the input pipeline: a feature transform, min-max scaling to
     :math:`[-1, 1]`, then L2 normalization.
 
     Args:
         scaling: one of :data:`SCALINGS`: ``"online"``
             (:class:`OnlineMinMaxScaler`, the running per-feature range),
+            ``"robust"`` (:class:`OnlineQuantileRangeScaler`, the running
+            per-feature quantile range, values outside it clipped),
             ``"global"`` (:class:`GlobalMinMaxScaler` fitted on ``data``, as in
             the paper's tabular runs; not possible in a real stream),
             ``"range"`` (every feature scaled with the a-priori ``value_range``,
@@ -340,11 +411,16 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             ``"signed-log1p"`` (:class:`SignedLog1p` first; the global range is
             then fitted, and an a-priori range mapped, through it) or ``"auto"``
             (see :func:`resolve_feature_transform`).
+        robust_options: keyword arguments of :class:`OnlineQuantileRangeScaler`
+            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``); only
+            allowed with ``scaling="robust"``.
     """
     scaling = resolve_scaling(scaling, value_range)
     feature_transform = resolve_feature_transform(feature_transform, value_range)
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
+    if robust_options and scaling != "robust":
+        raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
     steps: List[StreamTransform] = []
@@ -360,6 +436,8 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         return Compose(steps)
     if scaling == "online":
         steps.append(OnlineMinMaxScaler())
+    elif scaling == "robust":
+        steps.append(OnlineQuantileRangeScaler(**(robust_options or {})))
     elif scaling == "global":
         steps.append(GlobalMinMaxScaler().fit(data))
     elif scaling == "range":
