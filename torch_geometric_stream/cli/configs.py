@@ -24,13 +24,14 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import (config_keys, fixed_config_entries,
+from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, config_keys,
+                                               fixed_config_entries,
                                                unread_config_entries, uses_sledge_config)
 from torch_geometric_stream.evaluation import (paper_memory_sizes, resolve_feature_transform,
                                                resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
-__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "ROBUST_SCALING_KEYS", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
+__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
            "check_not_fixed", "check_read", "parse_tau", "resolve_config", "resolve_stream_entries"]
 
@@ -93,11 +94,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "robust_tolerance": 0.05,
     "robust_reservoir": 1000,
 }
-
-#: The entries that set the :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
-#: of scalings ``"robust"`` and ``"robust-rescale"`` (its ``quantile``,
-#: ``tolerance`` and ``reservoir_size``); the other scalings read none.
-ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir")
 
 #: Entries in which the baselines (TLP, ReSSL, HDSSL) depart from
 #: :data:`DEFAULT_CONFIG`: they read the features as their papers do; the
@@ -464,8 +460,9 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
     returns ``config``. A run records its configuration after this step.
 
     Raises:
-        UsageError: an entry of :data:`ROBUST_SCALING_KEYS` away from its
-            default with a scaling other than ``"robust"`` and
+        UsageError: an entry of
+            :data:`~torch_geometric_stream.cli.models.ROBUST_SCALING_KEYS` away
+            from its default with a scaling other than ``"robust"`` and
             ``"robust-rescale"`` (it would change nothing).
     """
     config["scaling"] = resolve_scaling(config["scaling"], value_range,

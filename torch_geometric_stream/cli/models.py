@@ -19,23 +19,26 @@ from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLE
                                            unread_entries)
 from torch_geometric_stream.nn.scaling import RunningQuantileRange
 
-__all__ = ["MODEL_NAMES", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
+__all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
            "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
            "unread_config_entries",
            "uses_sledge_config", "build_learner", "build_transform",
            "quantile_range_options"]
 
+#: The configuration entries that set the
+#: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` of scalings
+#: ``"robust"`` and ``"robust-rescale"`` (its ``quantile``, ``tolerance`` and
+#: ``reservoir_size``; see :func:`quantile_range_options`); the other scalings read none.
+ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir")
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
                       "embedding_layers", "num_layers", "normalization", "bias_position",
                       "regularizer", "lam", "tau", "lr", "weight_decay", "propagation",
                       "scaling", "alpha", "beta", "class_prior", "light_memory",
                       "reselect_every", "search_dtype", "feature_transform", "count_offset",
-                      "merge_similarity", "supervise_graph", "robust_quantile",
-                      "robust_tolerance", "robust_reservoir")
+                      "merge_similarity", "supervise_graph") + ROBUST_SCALING_KEYS
 #: Configuration entries of every baseline.
-BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform", "robust_quantile",
-                        "robust_tolerance", "robust_reservoir")
+BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform") + ROBUST_SCALING_KEYS
 #: The baselines' own hyperparameters, each read by some of them
 #: (:data:`~torch_geometric_stream.models.BASELINE_HYPERPARAMETERS`); ``None``,
 #: their default, leaves the baseline's published setting.
@@ -43,8 +46,7 @@ BASELINE_HYPERPARAMETER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
     key for keys in BASELINE_HYPERPARAMETERS.values() for key in keys))
 #: Entries that prepare the input stream or size the memory rather than being
 #: model keyword arguments.
-_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform", "robust_quantile",
-                     "robust_tolerance", "robust_reservoir")
+_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform") + ROBUST_SCALING_KEYS
 
 MODEL_NAMES: tuple[str, ...] = tuple(model_names())
 

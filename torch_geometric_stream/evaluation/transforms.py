@@ -12,8 +12,9 @@ The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and
 maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
 only: a real stream cannot see its future).  The default of this package,
 :class:`OnlineMinMaxScaler`, uses the running minimum and maximum of the rows
-seen so far, the current one included.  Both are followed by
-:class:`L2Normalize`.  Heavy-tailed features (counts, durations, amounts) can be
+seen so far, the current one included; :class:`OnlineQuantileRangeScaler`
+the running range between two quantiles, which one outlier cannot stretch.
+Each is followed by :class:`L2Normalize`.  Heavy-tailed features (counts, durations, amounts) can be
 compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 "signed-log1p")``), before any scaling.
 """
@@ -235,7 +236,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
         self.range_ = scaler
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._settings.items())})"
+        settings = ", ".join(f"{key}={value!r}" for key, value in self._settings.items())
+        return f"{type(self).__name__}({settings})"
 
 
 class GlobalMinMaxScaler(_MinMaxScaler):
