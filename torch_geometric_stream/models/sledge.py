@@ -199,8 +199,8 @@ class SLeDGe(StreamClassifier, nn.Module):
             ``"none"`` override ``merge_similarity`` and ``lam`` with
             :data:`UNLEARNED_GRAPH_ENTRIES` (raw-cosine merges, no regularizer).
             (default: :obj:`"learned"`)
-        input_scaling (str or torch.nn.Module, optional): ``None`` (rows are used as given, e.g.
-            scaled by a stream transform) or ``"online"``: the learner min-max
+        input_scaling (str or torch.nn.Module, optional): ``None`` (rows are
+            used as given, e.g. scaled by a stream transform) or ``"online"``: the learner min-max
             scales raw rows to :math:`[-1, 1]` with the running range of the
             rows it has learned from (a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`;
             a predicted row is scaled with the range widened by itself), keeps
@@ -325,8 +325,6 @@ class SLeDGe(StreamClassifier, nn.Module):
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr", bias_position=bias_position)
         self.input_scaler = input_scaler
-        self.input_scaling = (None if input_scaler is None else "online"
-                              if isinstance(input_scaler, RunningMinMax) else "robust")
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
             self.register_buffer("label_counts", torch.zeros(num_classes))
@@ -360,6 +358,14 @@ class SLeDGe(StreamClassifier, nn.Module):
     @property
     def dtype(self) -> torch.dtype:
         return self.memory.prototypes.dtype
+
+    @property
+    def input_scaling(self) -> Optional[str]:
+        """The name of the input scaling (:data:`INPUT_SCALINGS`), also when a
+        scaler module was given."""
+        if self.input_scaler is None:
+            return None
+        return "online" if isinstance(self.input_scaler, RunningMinMax) else "robust"
 
     @property
     def normalizes_raw_rows(self) -> bool:
