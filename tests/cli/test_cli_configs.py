@@ -1,13 +1,16 @@
 """Configuration resolution: paper settings, precedence, memory sizes, validation."""
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
 from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG,
                                                 FEW_LABEL_LIGHT_DEFAULTS, MEASURED_CONFIGS,
                                                 MEASURED_EXCEPTIONS, PAPER_CONFIGS,
-                                                paper_config, parse_tau, resolve_config)
+                                                paper_config, parse_tau, resolve_config,
+                                                resolve_stream_entries)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
@@ -147,6 +150,30 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
+
+
+def test_paper_preset_takes_the_robust_range_on_shopper_and_gsad():
+    for dataset, ratio in itertools.product(("Shopper", "GSAD"), (0.001, 0.01)):
+        for model in ("sledge", "sledge-light", "memory", "static", "gsl"):
+            config = resolve_config(dataset, ratio, model, {}, None)
+            assert config["scaling"] == "robust-rescale"
+            assert config["robust_quantile"] == 0.01
+        # Base has no memory to re-scale: the same range scales its stream
+        assert resolve_config(dataset, ratio, "base", {}, None)["scaling"] == "robust"
+        # the baselines and the package preset keep the running min-max range
+        assert resolve_config(dataset, ratio, "ressl", {}, None)["scaling"] == "auto"
+        package = resolve_config(dataset, ratio, "sledge", {}, None, preset="package")
+        assert resolve_stream_entries(package, "sledge", None)["scaling"] == "online-rescale"
+    # Shuttle (where it lost) and MNIST (a declared pixel range) keep "auto"
+    for dataset, model in itertools.product(("Shuttle", "MNIST"), ("sledge", "base")):
+        assert resolve_config(dataset, 0.01, model, {}, None)["scaling"] == "auto"
+    # a flag still wins, and a learner scaling asked of Base is still refused
+    assert resolve_config("GSAD", 0.01, "sledge", {"scaling": "online-rescale"},
+                          None)["scaling"] == "online-rescale"
+    assert resolve_config("GSAD", 0.01, "base", {"scaling": "online"}, None)["scaling"] == "online"
+    config = resolve_config("GSAD", 0.01, "base", {"scaling": "robust-rescale"}, None)
+    with pytest.raises(UsageError, match="needs a model that scales its own input"):
+        build_learner("base", 3, 2, config, seed=0, device="cpu")
 
 
 def test_base_keeps_a_hidden_layer_under_the_paper_preset():

@@ -36,7 +36,8 @@ BAD_INPUTS = {
     "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],
     "MLP scaling inside": ["--model", "base", "--scaling", "online-rescale"],
     "baseline robust scaling inside": ["--model", "tlp", "--scaling", "robust-rescale"],
-    "robust quantile without robust scaling": ["--robust-quantile", "0.05"],
+    "robust quantile without robust scaling": ["--preset", "package", "--robust-quantile",
+                                               "0.05"],
     "robust tolerance without robust scaling": ["--scaling", "online",
                                                 "--robust-tolerance", "0"],
     "robust quantile of one half": ["--scaling", "robust-rescale", "--robust-quantile", "0.5"],
@@ -95,7 +96,8 @@ def test_a_multi_line_message_reads_as_one_line():
 
 
 def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsys):
-    assert main(["run", "--robust-quantile", "0.05", "--robust-reservoir", "10"]) == 2
+    assert main(["run", "--preset", "package", "--robust-quantile", "0.05",
+                 "--robust-reservoir", "10"]) == 2
     err = capsys.readouterr().err
     assert ("--robust-quantile, --robust-reservoir only apply to --scaling robust or "
             "robust-rescale; this run's scaling is online-rescale") in err

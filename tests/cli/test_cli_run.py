@@ -56,8 +56,8 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     assert (config["num_layers"], config["k"], config["embedding_layers"]) == (1, 5, 3)
     assert (config["labeled_size"], config["unlabeled_size"], config["hidden_channels"]) == \
         (10, 50, 32) and config["light_memory"] == "full"
-    # auto, tabular, SLeDGe family: the running range inside the learner
-    assert config["scaling"] == "online-rescale" and config["tau"] is None
+    # Shopper's measured setting: the running quantile range inside the learner
+    assert config["scaling"] == "robust-rescale" and config["tau"] is None
     assert len(csv.read_text().splitlines()) == 151
     # the running-accuracy curve: 150 points (fewer samples than CURVE_POINTS), ends at the total
     curve = record["curve"]
