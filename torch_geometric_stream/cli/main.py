@@ -67,9 +67,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     data.add_argument("--strict", action="store_true",
                       help="error instead of a warning when part of a dataset is missing")
     data.add_argument("--scaling", choices=SCALINGS,
-                      help="min-max scaling to [-1, 1]: auto (default: the known value range "
-                           "of image datasets, else online-rescale for the SLeDGe family and "
-                           "online for the others), online (running range), "
+                      help="min-max scaling to [-1, 1]: auto (the known value range of "
+                           "image datasets, else online-rescale for the SLeDGe family and "
+                           "online for the others; the default, except under the paper "
+                           "preset on GSAD and Shopper, which takes robust-rescale, robust "
+                           "for base), online (running range), "
                            "online-rescale (running range inside a SLeDGe-family learner, "
                            "which re-scales its memory whenever the range grows), robust "
                            "(the running 1-99 %% quantile range, values outside clipped: "
