@@ -8,9 +8,9 @@ import torch
 
 from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG,
                                                 FEW_LABEL_LIGHT_DEFAULTS, MEASURED_CONFIGS,
-                                                MEASURED_EXCEPTIONS, PAPER_CONFIGS,
-                                                paper_config, parse_tau, resolve_config,
-                                                resolve_stream_entries)
+                                                MEASURED_EXCEPTIONS, MEASURED_RATIO_CONFIGS,
+                                                PAPER_CONFIGS, paper_config, parse_tau,
+                                                resolve_config, resolve_stream_entries)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
@@ -157,7 +157,6 @@ def test_paper_preset_takes_the_robust_range_on_shopper_and_gsad():
         for model in ("sledge", "sledge-light", "memory", "static", "gsl"):
             config = resolve_config(dataset, ratio, model, {}, None)
             assert config["scaling"] == "robust-rescale"
-            assert config["robust_quantile"] == 0.01
         # Base has no memory to re-scale: the same range scales its stream
         assert resolve_config(dataset, ratio, "base", {}, None)["scaling"] == "robust"
         # the baselines and the package preset keep the running min-max range
@@ -174,6 +173,32 @@ def test_paper_preset_takes_the_robust_range_on_shopper_and_gsad():
     config = resolve_config("GSAD", 0.01, "base", {"scaling": "robust-rescale"}, None)
     with pytest.raises(UsageError, match="needs a model that scales its own input"):
         build_learner("base", 3, 2, config, seed=0, device="cpu")
+
+
+def test_gsad_few_label_preset_takes_the_wider_quantile_only_with_its_scaling():
+    assert set(MEASURED_RATIO_CONFIGS) <= set(itertools.product(DATASETS, (0.001, 0.01)))
+    for model in ("sledge", "sledge-light", "memory", "static", "gsl", "base"):
+        assert resolve_config("GSAD", 0.001, model, {}, None)["robust_quantile"] == 0.05
+        assert resolve_config("GSAD", 0.01, model, {}, None)["robust_quantile"] == 0.01
+    assert resolve_config("GSAD", 0.001, "sledge", {}, None,
+                          preset="package")["robust_quantile"] == 0.01
+    # another scaling chosen by flag or file leaves the preset's quantile out
+    # (instead of an error for a setting nobody gave) ...
+    for overrides, config_file in (({"scaling": "online-rescale"}, None),
+                                   ({}, {"scaling": "online-rescale"})):
+        config = resolve_config("GSAD", 0.001, "sledge", overrides, config_file)
+        assert config["robust_quantile"] == 0.01
+        assert resolve_stream_entries(config, "sledge", None)["scaling"] == "online-rescale"
+    # ... a robust scaling chosen keeps it, and an explicit quantile still wins
+    assert resolve_config("GSAD", 0.001, "sledge", {"scaling": "robust-rescale"},
+                          None)["robust_quantile"] == 0.05
+    assert resolve_config("GSAD", 0.001, "sledge", {"robust_quantile": 0.2},
+                          None)["robust_quantile"] == 0.2
+    # an explicit quantile with another scaling is still refused
+    config = resolve_config("GSAD", 0.001, "sledge", {"scaling": "online-rescale",
+                                                      "robust_quantile": 0.05}, None)
+    with pytest.raises(UsageError, match="only apply to --scaling robust"):
+        resolve_stream_entries(config, "sledge", None)
 
 
 def test_base_keeps_a_hidden_layer_under_the_paper_preset():
