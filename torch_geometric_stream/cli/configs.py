@@ -481,7 +481,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     config.update(_checked(given, allowed, model, "options"))
     check_read(model, given, "options")
     chosen = {**(config_file or {}), **given}
-    if chosen.get("scaling", ROBUST_SCALINGS[0]) not in ROBUST_SCALINGS:
+    if "scaling" in chosen and chosen["scaling"] not in ROBUST_SCALINGS:
         # a preset's quantile range settings go with its scaling, not with one chosen instead
         config.update({key: DEFAULT_CONFIG[key] for key in ROBUST_SCALING_KEYS
                        if key in config and key not in chosen})
