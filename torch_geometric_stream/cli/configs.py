@@ -4,8 +4,8 @@ structural settings, and their resolution against a ``--config`` file and flags.
 Precedence, lowest first: :data:`DEFAULT_CONFIG` (with :data:`BASELINE_DEFAULTS`
 for the baselines) < :data:`PAPER_CONFIGS` and
 :data:`MEASURED_CONFIGS` with :data:`MEASURED_RATIO_CONFIGS` and
-:data:`MEASURED_EXCEPTIONS` (SLeDGe models on a paper dataset, preset ``"paper"``; elsewhere :data:`FEW_LABEL_LIGHT_DEFAULTS` for SLeDGe-L
-below 0.5 % labels)
+:data:`MEASURED_EXCEPTIONS` (SLeDGe models on a paper dataset, preset ``"paper"``;
+elsewhere :data:`FEW_LABEL_LIGHT_DEFAULTS` for SLeDGe-L below 0.5 % labels)
 < the ``--config`` JSON file < explicit flags. Preset ``"package"`` leaves the
 per-dataset settings out: one configuration for every stream (at a given label
 ratio), the untuned setting a user with a new stream has.
@@ -32,8 +32,9 @@ from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_si
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
-           "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS", "PAPER_RATIOS", "PRESETS", "paper_config",
-           "check_not_fixed", "check_read", "parse_tau", "resolve_config", "resolve_stream_entries"]
+           "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS", "PAPER_RATIOS",
+           "PRESETS", "ROBUST_SCALINGS", "paper_config", "check_not_fixed", "check_read",
+           "parse_tau", "resolve_config", "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -448,9 +449,10 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             gets ``labeled_size = num_classes``.
         preset: one of :data:`PRESETS`; ``"package"`` skips the per-dataset
             settings (the paper's, :data:`MEASURED_CONFIGS`,
-            :data:`MEASURED_RATIO_CONFIGS` and :data:`MEASURED_EXCEPTIONS`;
-            their quantile range settings apply only with their scaling) and takes :data:`FEW_LABEL_LIGHT_DEFAULTS`
-            for ``sledge-light`` below 0.5 % labels instead.
+            :data:`MEASURED_RATIO_CONFIGS` and :data:`MEASURED_EXCEPTIONS`) and
+            takes :data:`FEW_LABEL_LIGHT_DEFAULTS` for ``sledge-light`` below 0.5 %
+            labels instead. The quantile range settings of a preset apply only
+            with its scaling: a ``scaling`` given by flag or file drops them.
 
     Raises:
         UsageError: unknown keys (for this model), an unknown preset or an
