@@ -24,8 +24,8 @@ import math
 from typing import Any, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, config_keys,
-                                               fixed_config_entries,
+from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALINGS,
+                                               config_keys, fixed_config_entries,
                                                unread_config_entries, uses_sledge_config)
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_sizes,
                                                resolve_feature_transform, resolve_scaling)
@@ -33,7 +33,7 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS", "PAPER_RATIOS",
-           "PRESETS", "ROBUST_SCALINGS", "paper_config", "check_not_fixed", "check_read",
+           "PRESETS", "paper_config", "check_not_fixed", "check_read",
            "parse_tau", "resolve_config", "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
@@ -143,10 +143,6 @@ FEW_LABEL_LIGHT_DEFAULTS: dict[str, Any] = {"num_layers": 1, "class_prior": "str
 #: per-dataset settings (and :data:`MEASURED_CONFIGS`) on its datasets, package
 #: defaults elsewhere; ``"package"``, the package defaults on every stream.
 PRESETS = ("paper", "package")
-
-#: The scalings that read the entries of
-#: :data:`~torch_geometric_stream.cli.models.ROBUST_SCALING_KEYS`.
-ROBUST_SCALINGS = ("robust", "robust-rescale")
 
 #: The two label ratios the paper tuned for.
 PAPER_RATIOS = (0.001, 0.01)

@@ -19,17 +19,18 @@ from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLE
                                            unread_entries)
 from torch_geometric_stream.nn.scaling import RunningQuantileRange
 
-__all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "SLEDGE_CONFIG_KEYS", "BASELINE_CONFIG_KEYS",
-           "BASELINE_HYPERPARAMETER_KEYS", "config_keys", "fixed_config_entries", "model_kwargs",
-           "unread_config_entries",
-           "uses_sledge_config", "build_learner", "build_transform",
-           "quantile_range_options"]
+__all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "ROBUST_SCALINGS", "SLEDGE_CONFIG_KEYS",
+           "BASELINE_CONFIG_KEYS", "BASELINE_HYPERPARAMETER_KEYS", "config_keys",
+           "fixed_config_entries", "model_kwargs", "unread_config_entries", "uses_sledge_config",
+           "build_learner", "build_transform", "quantile_range_options"]
 
 #: The configuration entries that set the
 #: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` of scalings
 #: ``"robust"`` and ``"robust-rescale"`` (its ``quantile``, ``tolerance`` and
 #: ``reservoir_size``; see :func:`quantile_range_options`); the other scalings read none.
 ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir")
+#: The scalings that read :data:`ROBUST_SCALING_KEYS`.
+ROBUST_SCALINGS = ("robust", "robust-rescale")
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
 SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hidden_channels",
                       "embedding_layers", "num_layers", "normalization", "bias_position",
