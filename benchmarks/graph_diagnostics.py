@@ -8,7 +8,10 @@ records:
   of the graph's embeddings and of the raw rows (near 1: the embedding collapsed),
   and for the labeled slots' top-k neighbours in the learned graph and in a
   raw-cosine graph, the share of neighbours that are labeled, the share of
-  labeled-to-labeled edges whose classes agree (homophily), and the largest
+  labeled-to-labeled edges whose classes agree (homophily), the share of all
+  their neighbours whose class agrees (estimated homophily: an unlabeled slot's
+  class is the true class of the stream row seen so far that lies nearest to
+  it, every row scaled with the input range of the snapshot), and the largest
   in-degree (hubs);
 - per window of ``--window`` samples: accuracy and each class's share of the
   predictions and of the labels (a learner whose predicted share runs away from
@@ -51,7 +54,24 @@ def mean_cosine(rows: Tensor) -> float:
     return float(total / (n * (n - 1)))
 
 
-def neighbour_stats(emb: Tensor, labels: Tensor, k: int) -> dict[str, float]:
+def nearest_classes(rows: Tensor, seen: Tensor, seen_labels: Tensor,
+                    block_size: int = 8192) -> Tensor:
+    """The class of the row of ``seen`` :math:`(n, d)` with the largest dot
+    product with each of ``rows`` :math:`(N, d)`: ``seen_labels[argmax]``
+    :math:`(N,)`, searched ``block_size`` rows of ``seen`` at a time (ties: the
+    earliest row)."""
+    best_value = rows.new_full((rows.size(0),), float("-inf"))
+    best_index = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
+    for start in range(0, seen.size(0), block_size):
+        value, index = (rows @ seen[start:start + block_size].T).max(dim=1)
+        better = value > best_value
+        best_value = torch.where(better, value, best_value)
+        best_index = torch.where(better, index + start, best_index)
+    return seen_labels[best_index]
+
+
+def neighbour_stats(emb: Tensor, labels: Tensor, k: int,
+                    classes: Optional[Tensor] = None) -> dict[str, float]:
     """Top-k graph statistics of the labeled rows.
 
     Args:
@@ -59,12 +79,16 @@ def neighbour_stats(emb: Tensor, labels: Tensor, k: int) -> dict[str, float]:
             for cosine).
         labels: class of each row :math:`(N,)`, ``-1`` for unlabeled rows.
         k: neighbours per row, the row itself excluded.
+        classes: a class for every row :math:`(N,)`, labeled or not (e.g. an
+            estimate for the unlabeled ones); adds ``estimated_homophily``.
 
     Returns:
         ``labeled_neighbours`` (share of the labeled rows' neighbours that are
         labeled), ``homophily`` (share of labeled-to-labeled edges within one
-        class; NaN without such edges) and ``max_in_degree`` (over every row's
-        top-k, the most times one row is chosen).
+        class; NaN without such edges), ``estimated_homophily`` with ``classes``
+        (share of all the labeled rows' neighbours whose class in ``classes``
+        is the row's label; NaN without labeled rows) and ``max_in_degree``
+        (over every row's top-k, the most times one row is chosen).
     """
     n = emb.size(0)
     k = min(k, n - 1)
@@ -76,23 +100,34 @@ def neighbour_stats(emb: Tensor, labels: Tensor, k: int) -> dict[str, float]:
     theirs = labels[neighbours[labeled]]  # (L, k)
     both = theirs >= 0
     edges = int(both.sum())
-    return {
+    stats = {
         "labeled_neighbours": float(both.float().mean()) if own.numel() else float("nan"),
         "homophily": float((theirs == own)[both].float().mean()) if edges else float("nan"),
-        "max_in_degree": int(torch.bincount(neighbours.reshape(-1), minlength=n).max()),
     }
+    if classes is not None:
+        stats["estimated_homophily"] = (float((classes[neighbours[labeled]] == own).float().mean())
+                                        if own.numel() else float("nan"))
+    stats["max_in_degree"] = int(torch.bincount(neighbours.reshape(-1), minlength=n).max())
+    return stats
 
 
-def memory_snapshot(learner: Any) -> dict[str, Any]:
-    """Graph statistics of ``learner``'s filled memory slots (see the module docstring)."""
+def memory_snapshot(learner: Any, seen: Optional[Tensor] = None,
+                    seen_labels: Optional[Tensor] = None) -> dict[str, Any]:
+    """Graph statistics of ``learner``'s filled memory slots (see the module
+    docstring); with the stream rows seen so far in the memory's space ``seen``
+    :math:`(n, d)` and their true classes ``seen_labels`` :math:`(n,)`, also the
+    estimated homophily."""
     memory = learner.memory
     filled = memory.node_mask
     rows = memory.nodes()[filled]
     labels = torch.full((memory.capacity,), -1, dtype=torch.long, device=rows.device)
     labels[:memory.labeled_size] = memory.slot_labels
     labels = labels[filled]
-    k = learner.num_neighbors
-    raw = neighbour_stats(normalize(rows, dim=-1), labels, k)
+    unit = normalize(rows, dim=-1)
+    classes = None if seen is None else torch.where(
+        labels >= 0, labels, nearest_classes(unit, seen, seen_labels))
+    k = learner.k  # the neighbours each row keeps besides itself
+    raw = neighbour_stats(unit, labels, k, classes)
     snapshot: dict[str, Any] = {"fill_levels": list(memory.fill_levels),
                                 "cosine_raw": mean_cosine(rows),
                                 **{f"{key}_raw": value for key, value in raw.items()}}
@@ -101,8 +136,18 @@ def memory_snapshot(learner: Any) -> dict[str, Any]:
             emb = learner.graph.embed(rows)
         snapshot["cosine_graph"] = mean_cosine(emb)
         snapshot.update({f"{key}_graph": value
-                         for key, value in neighbour_stats(emb, labels, k).items()})
+                         for key, value in neighbour_stats(emb, labels, k, classes).items()})
     return snapshot
+
+
+def memory_space(learner: Any, transform: Any, x: Any) -> Tensor:
+    """Stream rows ``x`` :math:`(n, d_{in})` as the memory stores them
+    :math:`(n, d)`: through the stream's transform and the learner's input
+    scaler as they stand now (neither updated), L2-normalized."""
+    rows = torch.as_tensor(transform.transform_many(x, update=False))
+    if learner.input_scaler is not None:
+        rows = learner.input_scaler.peek(rows.to(learner.dtype))
+    return normalize(rows.to(learner.dtype), dim=-1)
 
 
 def window_shares(predictions: np.ndarray, labels: np.ndarray, num_classes: int,
@@ -130,9 +175,13 @@ def diagnose(dataset: Any, name: str, model: str, ratio: float, seed: int, every
     transform = build_transform(config, dataset, seed)
     snapshots = []
 
+    true_labels = torch.as_tensor(np.asarray(dataset.y), dtype=torch.long)
+
     def callback(position: int, record: Any) -> None:
         if (position + 1) % every == 0 and learner.memory.num_nodes > 1:
-            snapshots.append({"position": position + 1, **memory_snapshot(learner)})
+            seen = memory_space(learner, transform, dataset.x[:position + 1])
+            snapshots.append({"position": position + 1,
+                              **memory_snapshot(learner, seen, true_labels[:position + 1])})
 
     result = prequential(learner, dataset, label_mask=paper_label_mask(dataset.y, ratio, seed),
                          transform=transform, progress=False, callback=callback)

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from graph_diagnostics import main, mean_cosine, neighbour_stats, window_shares  # noqa: E402
+from graph_diagnostics import (main, mean_cosine, nearest_classes, neighbour_stats,  # noqa: E402
+                               window_shares)
 
 
 def test_mean_cosine_over_distinct_pairs():
@@ -32,6 +33,26 @@ def test_neighbour_stats_on_a_line():
     # labeled-to-labeled edges 0->1 (0 vs 1) and 1->0: none agree
     assert stats["homophily"] == 0.0
     assert stats["max_in_degree"] == 1
+
+
+def test_nearest_classes_across_blocks():
+    seen = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [0.8, 0.6]])
+    seen_labels = torch.tensor([3, 4, 5, 6])
+    rows = torch.tensor([[0.0, 1.0], [0.7, 0.7], [1.0, 0.1]])
+    # dot products: row 0 -> seen 1 (1.0); row 1 -> seen 2 and 3 tie (0.98): the earlier;
+    # row 2 -> seen 0 (1.0) against seen 3 (0.86)
+    for block_size in (1, 2, 8192):
+        assert nearest_classes(rows, seen, seen_labels, block_size).tolist() == [4, 5, 3]
+
+
+def test_estimated_homophily_counts_unlabeled_neighbours():
+    emb = torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    labels = torch.tensor([0, 1, 1, -1])
+    # neighbours (k = 1): 0 -> 1, 1 -> 0, 2 -> 3; row 3's estimated class is 1
+    stats = neighbour_stats(emb, labels, k=1, classes=torch.tensor([0, 1, 1, 1]))
+    # agree: 2 -> 3 (1 = 1) only; 0 -> 1 and 1 -> 0 differ
+    assert stats["estimated_homophily"] == pytest.approx(1 / 3)
+    assert "estimated_homophily" not in neighbour_stats(emb, labels, k=1)
 
 
 def test_neighbour_stats_without_labeled_edges_is_nan():
@@ -58,6 +79,8 @@ def test_a_run_writes_snapshots_and_windows(tmp_path, capsys):
     report = json.loads(path.read_text())
     assert [row["position"] for row in report["snapshots"]] == [60, 120]
     assert len(report["windows"]) == 2
-    assert {"cosine_graph", "homophily_raw", "max_in_degree_graph"} <= set(
-        report["snapshots"][0])
+    snapshot = report["snapshots"][0]
+    assert {"cosine_graph", "homophily_raw", "max_in_degree_graph"} <= set(snapshot)
+    for key in ("estimated_homophily_raw", "estimated_homophily_graph"):
+        assert 0.0 <= snapshot[key] <= 1.0
     assert "accuracy" in capsys.readouterr().out
