@@ -252,6 +252,7 @@ OPTIONS_REACHING_THE_MODEL = {
     "bias_position": ("sledge-light", [(["--bias-position", "before"], "before"),
                                        (["--bias-position", "after"], "after")],
                       lambda learner: learner.backbone.bias_position),
+    "k": ("static", [(["--k", "0"], 0), (["--k", "2"], 2)], lambda learner: learner.k),
 }
 
 

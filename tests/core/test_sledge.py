@@ -325,6 +325,24 @@ def test_without_graph_supervision_lambda_only_scales_the_graph_gradient(light):
         assert proportional is not supervise_graph
 
 
+@pytest.mark.parametrize("kw", [{"graph": "static"}, {}, {"light": True}],
+                         ids=["static", "learned", "light"])
+def test_k_zero_passes_no_messages_between_rows(kw):
+    """``k=0``: every row keeps only itself, so each GCN layer is the row's own
+    linear map, and the backbone an MLP (LayerNorm + ReLU between layers)."""
+    x, y = gaussian_stream(60)
+    model = small(k=0, **kw)
+    stream_through(model, x[:50], y[:50])
+    backbone = model.backbone
+    with torch.no_grad():
+        h = torch.nn.functional.normalize(x[50:], dim=-1)
+        for i, conv in enumerate(backbone.convs):
+            h = conv.lin(h) + conv.bias
+            if i < backbone.num_layers - 1:
+                h = torch.relu(backbone.norms[i](h))
+    torch.testing.assert_close(model.predict_proba(x[50:]), h.softmax(dim=-1))
+
+
 def test_light_memory_sizes_the_labeled_memory():
     assert small(light=True).memory.labeled_size == C  # the paper: one slot per class
     assert small(light=True, light_memory="full").memory.labeled_size == 6  # authors' script

@@ -128,7 +128,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "on every stream, no per-dataset settings (sledge-light below "
                             "0.5 %% labels: 1 GCN layer, stream class prior)")
     _add_config_flags(hyper, (
-        ("--k", int, "neighbours per node"), ("--lr", float, "Adam learning rate"),
+        ("--k", int, "neighbours per node besides itself (0: none; the GCN acts as an MLP)"),
+        ("--lr", float, "Adam learning rate"),
         ("--weight-decay", float, "Adam weight decay"),
         ("--lam", float, "structure regularizer weight"),
         ("--embedding-layers", int, "layers of the embedding MLP f_E"),

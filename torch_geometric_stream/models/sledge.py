@@ -146,7 +146,9 @@ class SLeDGe(StreamClassifier, nn.Module):
         num_classes (int): number of classes :math:`c`.
         labeled_size (int, optional): labeled memory :math:`L`. (default: 100)
         unlabeled_size (int, optional): unlabeled memory :math:`U`. (default: 900)
-        k (int, optional): neighbours per query row besides itself. (default: 5)
+        k (int, optional): neighbours per query row besides itself; ``0``: every
+            row keeps only itself, no message passes between rows and the GCN
+            layers act as an MLP on each row. (default: 5)
         hidden_channels (int, optional): width :math:`h` of :math:`f_E` and
             :math:`f_B`. (default: 256)
         embedding_layers (int, optional): layers of :math:`f_E` (:math:`\alpha_1`).
