@@ -253,6 +253,9 @@ OPTIONS_REACHING_THE_MODEL = {
                                        (["--bias-position", "after"], "after")],
                       lambda learner: learner.backbone.bias_position),
     "k": ("static", [(["--k", "0"], 0), (["--k", "2"], 2)], lambda learner: learner.k),
+    "normalization": ("sledge", [(["--normalization", "symmetric-add"], "symmetric-add"),
+                                 (["--normalization", "mean"], "mean")],
+                      lambda learner: learner.backbone.normalization),
 }
 
 

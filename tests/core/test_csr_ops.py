@@ -109,7 +109,7 @@ def test_bad_input_is_named():
 
 
 @pytest.mark.parametrize("bias_position", ["after", "before"])
-@pytest.mark.parametrize("normalization", ["symmetric", "mean", "none"])
+@pytest.mark.parametrize("normalization", ["symmetric", "symmetric-add", "mean", "none"])
 def test_backbone_csr_equals_gcnconv_message_passing(normalization, bias_position):
     torch.manual_seed(0)
     csr = GCNBackbone(5, 8, 3, num_layers=3, normalization=normalization,

@@ -75,10 +75,24 @@ def test_symmetric_normalization_hand_checked():
     assert torch.allclose(dense, expected)
 
 
+def test_symmetric_add_puts_the_identity_on_top_of_a_kept_self_loop():
+    # node 0 kept its own similarity 0.8 and an edge 1 -> 0 of weight 0.5; node 1 kept none
+    edge_index = torch.tensor([[0, 1], [0, 0]])
+    weight = torch.tensor([0.8, 0.5])
+    ei, w = normalize_edge_weight(edge_index, weight, 2, "symmetric-add")
+    dense = dense_adjacency(ei, w, 2)
+    deg = torch.tensor([1.8 + 0.5, 1.0])  # self weights 0.8 + 1 and 0 + 1
+    expected = torch.tensor([[1.8 / deg[0], 0.5 / (deg[0] * deg[1]).sqrt()], [0.0, 1.0]])
+    assert torch.allclose(dense, expected)
+    # "symmetric" keeps the kept loop's weight instead: 0.8, not 1.8
+    ei, w = normalize_edge_weight(edge_index, weight, 2, "symmetric")
+    assert torch.allclose(dense_adjacency(ei, w, 2)[0, 0], torch.tensor(0.8 / 1.3))
+
+
 def test_negative_weights_never_give_nan_or_inf():
     edge_index = torch.tensor([[0, 1, 2, 0], [1, 1, 1, 2]])
     weight = torch.tensor([-0.9, -1.0, -0.8, -0.3])
-    for mode in ("symmetric", "mean"):
+    for mode in ("symmetric", "symmetric-add", "mean"):
         _, w = normalize_edge_weight(edge_index, weight, 3, mode)
         assert torch.isfinite(w).all()
 
@@ -91,7 +105,7 @@ def test_mean_normalization_is_authors_constant():
 
 
 @pytest.mark.parametrize("bias_position", ["after", "before"])
-@pytest.mark.parametrize("normalization", ["symmetric", "mean"])
+@pytest.mark.parametrize("normalization", ["symmetric", "symmetric-add", "mean"])
 def test_sparse_and_dense_propagation_agree(normalization, bias_position):
     backbone = GCNBackbone(5, 16, 3, num_layers=3, normalization=normalization,
                            bias_position=bias_position)
@@ -302,6 +316,9 @@ def test_with_self_loops_is_the_graph_of_add_remaining_self_loops():
                        torch.autograd.grad(theirs, weight, out_grad)[0])
     new_index, new_weight = with_self_loops(edge_index, weight, 3)
     assert new_index.size(1) == 4 + 3 and new_weight[1] == 0  # the old loop stays, weight 0
+    added = dense_adjacency(*with_self_loops(edge_index, weight, 3, add=True), 3)
+    assert torch.equal(added - mine, torch.diag(torch.tensor([0.0, 1.0, 0.0],
+                                                             dtype=torch.float64)))
 
 
 def test_receptive_topk_gives_the_rows_within_the_hops_their_full_search_neighbours():

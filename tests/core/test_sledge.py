@@ -44,12 +44,15 @@ def test_accuracy_floor_on_separated_gaussians(variant):
     assert accuracy > 0.9 > majority
 
 
+@pytest.mark.parametrize("normalization", ["symmetric", "symmetric-add"])
 @pytest.mark.parametrize("sparse_kind", ["sparse", "message_passing"])
 @pytest.mark.parametrize("variant", LIGHT_VARIANTS)
-def test_sparse_and_dense_propagation_give_the_same_predictions(variant, sparse_kind):
+def test_sparse_and_dense_propagation_give_the_same_predictions(variant, sparse_kind,
+                                                                normalization):
     x, y = gaussian_stream(120)
-    sparse = small(propagation=sparse_kind, **LIGHT_VARIANTS[variant])
-    dense = small(propagation="dense", **LIGHT_VARIANTS[variant])
+    kw = {**LIGHT_VARIANTS[variant], "normalization": normalization}
+    sparse = small(propagation=sparse_kind, **kw)
+    dense = small(propagation="dense", **kw)
     for i in range(len(x)):
         p_sparse, p_dense = sparse.predict_proba(x[i]), dense.predict_proba(x[i])
         assert torch.allclose(p_sparse, p_dense, atol=1e-5)

@@ -157,7 +157,12 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="whether the classification loss trains the graph learner f_E "
                             "through the edge weights (default: yes, the paper); with "
                             "--no-supervise-graph only the structure regularizer trains it")
-    hyper.add_argument("--normalization", choices=("symmetric", "mean"))
+    hyper.add_argument("--normalization", choices=("symmetric", "symmetric-add", "mean"),
+                       help="the learned graph's normalization: 'symmetric' (default, the "
+                            "paper's D^-1/2 (A + I) D^-1/2 with a kept self-similarity as "
+                            "the self-loop, as in PyG), 'symmetric-add' (I added to the kept "
+                            "self-similarity: self weight 2) or 'mean' (the authors' code: "
+                            "every kept entry over k + 1)")
     hyper.add_argument("--bias-position", choices=BIAS_POSITIONS,
                        help="where each GCN layer adds its bias: 'after' propagation "
                             "(default, PyG's GCNConv) or 'before' it (the paper's text and "

@@ -9,11 +9,16 @@ from torch_geometric.utils import scatter
 
 __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
-#: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper);
+#: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper), where
+#: :math:`I` only fills the self-loops :math:`A` lacks, as PyG's
+#: :func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm` does, so a row that kept its
+#: own similarity :math:`s_{ii}` (the top-:math:`(k+1)` does) has self weight
+#: :math:`s_{ii}`; ``"symmetric-add"``: the same with :math:`I` added to every
+#: diagonal entry as the formula reads, self weight :math:`s_{ii} + 1`;
 #: ``"mean"``: every kept entry divided by its target's number of kept entries,
 #: i.e. the authors' constant :math:`1/(k+1)` (no extra self-loop);
 #: ``"none"``: the raw similarities.
-NORMALIZATIONS = ("symmetric", "mean", "none")
+NORMALIZATIONS = ("symmetric", "symmetric-add", "mean", "none")
 
 
 def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
@@ -22,7 +27,8 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
     For ``"symmetric"`` a self-loop of weight 1 is added to every node that
     has none (an existing self-loop keeps its weight, as in PyG's
-    :func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`), and
+    :func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm`); ``"symmetric-add"``
+    adds 1 to every node's self-loop weight, existing or not; and
 
     .. math::
         \hat w_{j \to i} = \frac{w_{j \to i}}{\sqrt{\tilde d_i \tilde d_j}},
@@ -41,7 +47,7 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
     Returns:
         ``(edge_index, edge_weight)``, with self-loops appended for
-        ``"symmetric"`` (see :func:`with_self_loops`).
+        ``"symmetric"`` and ``"symmetric-add"`` (see :func:`with_self_loops`).
     """
     if normalization == "none":
         return edge_index, edge_weight
@@ -49,9 +55,10 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         target = edge_index[1]
         count = scatter(torch.ones_like(edge_weight), target, 0, dim_size=num_nodes, reduce="sum")
         return edge_index, edge_weight / count[target]
-    if normalization != "symmetric":
+    if normalization not in ("symmetric", "symmetric-add"):
         raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
-    edge_index, edge_weight = with_self_loops(edge_index, edge_weight, num_nodes)
+    edge_index, edge_weight = with_self_loops(edge_index, edge_weight, num_nodes,
+                                              add=normalization == "symmetric-add")
     deg = scatter(edge_weight.clamp(min=0.0), edge_index[1], 0, dim_size=num_nodes, reduce="sum")
     deg = torch.where(deg > 0, deg, torch.ones_like(deg))
     inv_sqrt = deg.rsqrt()
@@ -59,9 +66,10 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
 
 def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
-                    fill_value: float = 1.0) -> tuple[Tensor, Tensor]:
+                    fill_value: float = 1.0, add: bool = False) -> tuple[Tensor, Tensor]:
     r"""Give every node exactly one self-loop weight: its existing self-loop's
-    weight, else ``fill_value``.
+    weight, else ``fill_value``; with ``add=True``, ``fill_value`` plus its
+    existing self-loops' weights (:math:`A + \text{fill} \cdot I`).
 
     The same weighted graph as PyG's
     :func:`~torch_geometric.utils.add_remaining_self_loops`, but built
@@ -78,8 +86,9 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
     is_loop = source == target
     # loop weights scattered by node; the other edges write into a discarded slot N
     slot = torch.where(is_loop, source, num_nodes)
-    loop_weight = edge_weight.new_full((num_nodes + 1,), fill_value).scatter(
-        0, slot, edge_weight)[:num_nodes]
+    fill = edge_weight.new_full((num_nodes + 1,), fill_value)
+    loop_weight = (fill.scatter_add(0, slot, edge_weight) if add
+                   else fill.scatter(0, slot, edge_weight))[:num_nodes]
     loops = torch.arange(num_nodes, device=edge_index.device).expand(2, num_nodes)
     return (torch.cat([edge_index, loops], dim=1),
             torch.cat([torch.where(is_loop, 0.0, edge_weight), loop_weight]))

@@ -155,8 +155,12 @@ class SLeDGe(StreamClassifier, nn.Module):
             (default: 1)
         num_layers (int, optional): GCN layers of :math:`f_B` (:math:`\alpha_2`).
             (default: 2)
-        normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
-            (authors' :math:`1/(k+1)`). (default: :obj:`"symmetric"`)
+        normalization (str, optional): ``"symmetric"`` (paper; a kept
+            self-similarity is the self-loop, as in PyG), ``"symmetric-add"``
+            (the paper's :math:`A + I` with :math:`I` added to the kept
+            self-similarity) or ``"mean"`` (authors' :math:`1/(k+1)`); see
+            :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
+            (default: :obj:`"symmetric"`)
         bias_position (str, optional): where each GCN layer adds its bias, one
             of :data:`~torch_geometric_stream.nn.BIAS_POSITIONS`: ``"after"``
             propagation (PyG's :class:`~torch_geometric.nn.conv.GCNConv`) or
