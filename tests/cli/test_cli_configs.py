@@ -130,10 +130,15 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("Shopper", 0.01, "sledge", {}, None,
                           preset="package")["supervise_graph"] is True
     # SLeDGe-L on MNIST at 0.1 %: 2 GCN layers, a 1-layer f_E trained by the structure
-    # regularizer only, lr 1e-4 and lambda 0.01
+    # regularizer only, lr 1e-4, lambda 0.01 and the authors' mean normalization
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None)
     assert (light["num_layers"], light["embedding_layers"], light["lr"], light["lam"],
-            light["supervise_graph"]) == (2, 1, 1e-4, 0.01, False)
+            light["supervise_graph"], light["normalization"]) == (2, 1, 1e-4, 0.01, False,
+                                                                  "mean")
+    assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["normalization"] == "symmetric"
+    assert resolve_config("MNIST", 0.001, "sledge", {}, None)["normalization"] == "symmetric"
+    assert resolve_config("MNIST", 0.001, "sledge-light", {"normalization": "symmetric"},
+                          None)["normalization"] == "symmetric"
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
     # trained by the structure regularizer only
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
