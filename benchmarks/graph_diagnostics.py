@@ -144,10 +144,10 @@ def memory_space(learner: Any, transform: Any, x: Any) -> Tensor:
     """Stream rows ``x`` :math:`(n, d_{in})` as the memory stores them
     :math:`(n, d)`: through the stream's transform and the learner's input
     scaler as they stand now (neither updated), L2-normalized."""
-    rows = torch.as_tensor(transform.transform_many(x, update=False))
+    rows = torch.as_tensor(transform.transform_many(x, update=False)).to(learner.dtype)
     if learner.input_scaler is not None:
-        rows = learner.input_scaler.peek(rows.to(learner.dtype))
-    return normalize(rows.to(learner.dtype), dim=-1)
+        rows = learner.input_scaler.peek(rows)
+    return normalize(rows, dim=-1)
 
 
 def window_shares(predictions: np.ndarray, labels: np.ndarray, num_classes: int,
