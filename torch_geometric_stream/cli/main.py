@@ -22,6 +22,7 @@ from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS)
+from torch_geometric_stream.graph import NORMALIZATIONS
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
 __all__ = ["build_parser", "main"]
@@ -157,7 +158,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="whether the classification loss trains the graph learner f_E "
                             "through the edge weights (default: yes, the paper); with "
                             "--no-supervise-graph only the structure regularizer trains it")
-    hyper.add_argument("--normalization", choices=("symmetric", "symmetric-add", "mean"),
+    # every graph normalization but "none" (raw similarities: no GCN normalization at all)
+    hyper.add_argument("--normalization",
+                       choices=tuple(name for name in NORMALIZATIONS if name != "none"),
                        help="the learned graph's normalization: 'symmetric' (default, the "
                             "paper's D^-1/2 (A + I) D^-1/2 with a kept self-similarity as "
                             "the self-loop, as in PyG), 'symmetric-add' (I added to the kept "
