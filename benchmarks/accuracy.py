@@ -23,7 +23,9 @@ at today's configuration, one PNG per stream and ratio
 each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` appended
 with ``--device cuda``), then a table with one column per choice and its difference
 from the defaults on the seeds both finished (``results/accuracy/choices.md``;
-``choices-DEVICE.md`` with ``--device``, ``choices-SUFFIX.md`` with ``--suffix``)::
+``choices-DEVICE.md`` with ``--device``, ``choices-SUFFIX.md`` with ``--suffix``).
+``--defaults-tag TAG`` takes the defaults from an existing tag (e.g. the runs of a
+choice since adopted) after checking they were made at today's configuration::
 
     python benchmarks/accuracy.py choices --choice normalization=mean \
         --choice regularizer=frobenius --choice scaling=online \
@@ -38,8 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
-from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, mean_std, memory_study_tables,
-                              select_cells, summary_tables, targets_table)
+from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
+                              mean_std, memory_study_tables, select_cells, summary_tables,
+                              targets_table)
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.models import fixed_config_entries
@@ -388,14 +391,16 @@ def _choice_suffix(device: Optional[str], suffix: Optional[str]) -> str:
 
 
 def _choice_tags(choices: list[str], device: Optional[str],
-                 cuda_graph: bool = False, suffix: Optional[str] = None) -> dict[str, list[str]]:
+                 cuda_graph: bool = False, suffix: Optional[str] = None,
+                 defaults_tag: Optional[str] = None) -> dict[str, list[str]]:
     """Tag -> extra ``run`` options, the defaults first (``NAME=VALUE`` -> ``--NAME VALUE``);
     ``cuda_graph``: every run steps through CUDA graphs (the same results, faster);
-    ``suffix``: names a repeat of a study (e.g. at a later configuration) apart."""
+    ``suffix``: names a repeat of a study (e.g. at a later configuration) apart;
+    ``defaults_tag``: the defaults' runs are that tag's (``choice-default...`` otherwise)."""
     end = _choice_suffix(device, suffix)
     device_options = (["--device", device] if device else []) + (
         ["--cuda-graph"] if cuda_graph else [])
-    tags = {f"choice-default{end}": device_options}
+    tags = {defaults_tag or f"choice-default{end}": device_options}
     for choice in choices:
         name, sep, value = choice.partition("=")
         if not sep or not name or not value:
@@ -408,7 +413,11 @@ def choices(args: argparse.Namespace) -> None:
     """Run the defaults and every choice on the grid (unless ``--render-only``; with
     ``--jobs N`` the cells of every tag share the N workers), then print and write
     the comparison table."""
-    tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix)
+    tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix,
+                        args.defaults_tag)
+    if args.defaults_tag:
+        _check_defaults_tag(args.defaults_tag, args.models, args.datasets, args.ratios,
+                            args.seeds, args.limit)
     if not args.render_only:
         root = _data_root(args)
         cells = [cell for tag, extra in tags.items() for cell in pending_runs(
@@ -418,6 +427,25 @@ def choices(args: argparse.Namespace) -> None:
                           args.limit)
     (RESULTS / f"choices{_choice_suffix(args.device, args.suffix)}.md").write_text(table + "\n")
     print(table)
+
+
+def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
+                        ratios: list[float], seeds: list[int], limit: Optional[int]) -> None:
+    """Refuse ``--defaults-tag TAG`` when a run of TAG on the grid was not made with the
+    configuration ``run`` resolves today (its missing seeds would be run at today's)."""
+    for dataset in datasets:
+        for ratio in ratios:
+            for model in models:
+                config = current_config(model, dataset, ratio)
+                for seed in seeds:
+                    path = run_path(model, dataset, ratio, seed, limit, tag)
+                    # a prefix study (--limit) compares the configuration alone
+                    if path.exists() and not matches_current(
+                            {**json.loads(path.read_text()), "limit": None}, config):
+                        raise SystemExit(
+                            f"error: --defaults-tag {tag}: {tag}/{path.name} was not "
+                            f"made at today's configuration of {model} on {dataset} at "
+                            f"{ratio:g}; leave --defaults-tag out to run the defaults")
 
 
 def choices_table(tags: list[str], models: list[str], datasets: list[str],
@@ -496,6 +524,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     study.add_argument("--suffix", default=None,
                        help="appended to every tag and to the table's file name, to keep a "
                             "repeat of the study (e.g. at a later configuration) apart")
+    study.add_argument("--defaults-tag", default=None, metavar="TAG",
+                       help="the defaults are the runs of TAG (made at today's configuration, "
+                            "e.g. by an adopted choice), not choice-default-SUFFIX")
     study.add_argument("--render-only", action="store_true", help="only print the table")
     study.set_defaults(func=choices)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(

@@ -2,13 +2,16 @@
 options column of the table of every run."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from accuracy import _choice_tags, _options  # noqa: E402
+import accuracy  # noqa: E402
+from accuracy import _check_defaults_tag, _choice_tags, _options  # noqa: E402
+from accuracy_summary import current_config  # noqa: E402
 
 
 def test_cpu_tags_have_no_device_options():
@@ -28,6 +31,33 @@ def test_a_suffix_keeps_a_repeat_of_the_study_apart():
     assert _choice_tags(["scaling=online"], None, suffix="s43") == {
         "choice-default-s43": [], "choice-scaling=online-s43": ["--scaling", "online"]}
     assert list(_choice_tags([], "cuda", suffix="s43")) == ["choice-default-cuda-s43"]
+
+
+def test_a_defaults_tag_replaces_the_default_column():
+    tags = _choice_tags(["bias-position=before"], None, suffix="s50",
+                        defaults_tag="choice-normalization=mean-s43")
+    assert tags == {"choice-normalization=mean-s43": [],
+                    "choice-bias-position=before-s50": ["--bias-position", "before"]}
+
+
+def _write_run(tag_dir: Path, config: dict, seed: int) -> Path:
+    tag_dir.mkdir(parents=True, exist_ok=True)
+    path = tag_dir / f"sledge-light_MNIST_0.001_seed{seed}.json"
+    path.write_text(json.dumps({"model": "sledge-light", "dataset": "MNIST",
+                                "label_ratio": 0.001, "seed": seed, "limit": None,
+                                "preset": "paper", "label_mask": "paper", "config": config}))
+    return path
+
+
+def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    today = current_config("sledge-light", "MNIST", 0.001)
+    grid = (["sledge-light"], ["MNIST"], [0.001], [0, 2000], None)
+    _write_run(tmp_path / "adopted", today, 0)
+    _check_defaults_tag("adopted", *grid)  # seed 2000 missing: it would run at today's
+    _write_run(tmp_path / "adopted", {**today, "lam": today["lam"] * 10}, 2000)
+    with pytest.raises(SystemExit, match="seed2000.json was not made at today's config"):
+        _check_defaults_tag("adopted", *grid)
 
 
 def test_a_choice_without_value_is_refused():
