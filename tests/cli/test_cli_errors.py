@@ -95,9 +95,20 @@ def test_a_multi_line_message_reads_as_one_line():
     assert one_line(ValueError("")) == "ValueError"
 
 
+def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_path, capsys):
+    config = tmp_path / "robust.json"
+    config.write_text('{"robust_quantile": 0.05}')
+    assert main(["run", "--preset", "package", "--config", str(config),
+                 "--scaling", "online-rescale"]) == 2
+    err = capsys.readouterr().err
+    assert "(config entries robust_quantile) only apply to --scaling robust" in err
+    assert "Traceback" not in err
+
+
 def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsys):
     assert main(["run", "--preset", "package", "--robust-quantile", "0.05",
                  "--robust-reservoir", "10"]) == 2
     err = capsys.readouterr().err
-    assert ("--robust-quantile, --robust-reservoir only apply to --scaling robust or "
-            "robust-rescale; this run's scaling is online-rescale") in err
+    assert ("--robust-quantile, --robust-reservoir (config entries robust_quantile, "
+            "robust_reservoir) only apply to --scaling robust or robust-rescale; this run's "
+            "scaling is online-rescale") in err

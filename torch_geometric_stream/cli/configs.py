@@ -515,9 +515,11 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
     unread = [key for key in ROBUST_SCALING_KEYS
               if key in config and config[key] != DEFAULT_CONFIG[key]]
     if unread and config["scaling"] not in ROBUST_SCALINGS:
+        # the value came from a flag or from a --config file's entry: name both
         flags = ", ".join("--" + key.replace("_", "-") for key in unread)
-        raise UsageError(f"{flags} only apply to --scaling robust or robust-rescale; this "
-                         f"run's scaling is {config['scaling']}")
+        raise UsageError(f"{flags} (config entries {', '.join(unread)}) only apply to "
+                         f"--scaling robust or robust-rescale; this run's scaling is "
+                         f"{config['scaling']}")
     config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
                                                             value_range)
     return config
