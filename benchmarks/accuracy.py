@@ -34,6 +34,7 @@ choice since adopted) after checking they were made at today's configuration::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 from collections import defaultdict
@@ -433,19 +434,16 @@ def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
                         ratios: list[float], seeds: list[int], limit: Optional[int]) -> None:
     """Refuse ``--defaults-tag TAG`` when a run of TAG on the grid was not made with the
     configuration ``run`` resolves today (its missing seeds would be run at today's)."""
-    for dataset in datasets:
-        for ratio in ratios:
-            for model in models:
-                config = current_config(model, dataset, ratio)
-                for seed in seeds:
-                    path = run_path(model, dataset, ratio, seed, limit, tag)
-                    # a prefix study (--limit) compares the configuration alone
-                    if path.exists() and not matches_current(
-                            {**json.loads(path.read_text()), "limit": None}, config):
-                        raise SystemExit(
-                            f"error: --defaults-tag {tag}: {tag}/{path.name} was not "
-                            f"made at today's configuration of {model} on {dataset} at "
-                            f"{ratio:g}; leave --defaults-tag out to run the defaults")
+    for dataset, ratio, model in itertools.product(datasets, ratios, models):
+        config = current_config(model, dataset, ratio)
+        paths = [run_path(model, dataset, ratio, seed, limit, tag) for seed in seeds]
+        # a prefix study (--limit) compares the configuration alone
+        stale = [path for path in paths if path.exists() and not matches_current(
+            {**json.loads(path.read_text()), "limit": None}, config)]
+        if stale:
+            raise SystemExit(f"error: --defaults-tag {tag}: {tag}/{stale[0].name} was not "
+                             f"made at today's configuration of {model} on {dataset} at "
+                             f"{ratio:g}; leave --defaults-tag out to run the defaults")
 
 
 def choices_table(tags: list[str], models: list[str], datasets: list[str],
