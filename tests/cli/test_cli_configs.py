@@ -139,13 +139,16 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("MNIST", 0.001, "sledge", {}, None)["normalization"] == "symmetric"
     assert resolve_config("MNIST", 0.001, "sledge-light", {"normalization": "symmetric"},
                           None)["normalization"] == "symmetric"
-    # SLeDGe-L on GSAD at 0.1 %: the paper's A + I read literally; SLeDGe keeps PyG's
-    assert resolve_config("GSAD", 0.001, "sledge-light", {}, None)["normalization"] == (
-        "symmetric-add")
-    for model, ratio in (("sledge", 0.001), ("sledge-light", 0.01)):
+    # on GSAD, SLeDGe-L at 0.1 % and SLeDGe at 1 %: the paper's A + I read literally;
+    # the other two cells, the ablations and the package preset keep PyG's
+    for model, ratio in (("sledge-light", 0.001), ("sledge", 0.01)):
+        assert resolve_config("GSAD", ratio, model, {}, None)["normalization"] == (
+            "symmetric-add")
+        assert resolve_config("GSAD", ratio, model, {}, None,
+                              preset="package")["normalization"] == "symmetric"
+    for model, ratio in (("sledge", 0.001), ("sledge-light", 0.01), ("static", 0.01),
+                         ("gsl", 0.01)):
         assert resolve_config("GSAD", ratio, model, {}, None)["normalization"] == "symmetric"
-    assert resolve_config("GSAD", 0.001, "sledge-light", {}, None,
-                          preset="package")["normalization"] == "symmetric"
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
     # trained by the structure regularizer only
     full = resolve_config("MNIST", 0.001, "sledge", {}, None)
