@@ -40,8 +40,10 @@ same predictions and parameters up to float rounding:
 * ``"symmetric"`` normalization = PyG ``gcn_norm`` with
   ``add_remaining_self_loops`` (an existing self-loop keeps its weight, others
   get 1) and degrees from non-negative weights only (a non-positive degree
-  becomes 1); ``"mean"`` = every kept entry divided by its row's number of
-  kept entries (the authors' ``1/(k+1)``), no extra self-loop;
+  becomes 1); ``"symmetric-add"`` the same with ``I`` added to every diagonal
+  entry (``A + I`` as the paper writes it); ``"mean"`` = every kept entry
+  divided by its row's number of kept entries (the authors' ``1/(k+1)``), no
+  extra self-loop;
 * GCNConv layers ``h = A_hat @ (h W^T) + b`` (``bias_position="before"``:
   ``A_hat @ (h W^T + b)``, the authors' layers) with LayerNorm + ReLU between;
 * loss: temporally weighted cross-entropy averaged over the labeled rows, plus
@@ -185,9 +187,12 @@ class DenseReferenceSLeDGe:
                 0, target_index, adj_rows)
             kept = torch.zeros(n, n, dtype=sim.dtype, device=sim.device).index_copy(
                 0, target_index, mask)
-        if self.normalization == "symmetric":
-            # add_remaining_self_loops: a kept self-loop keeps its weight, others get 1
-            adj = adj + torch.diag(1.0 - kept.diagonal())
+        if self.normalization in ("symmetric", "symmetric-add"):
+            # symmetric: add_remaining_self_loops (a kept self-loop keeps its weight,
+            # others get 1); symmetric-add: A + I as the paper writes it
+            adj = adj + torch.diag(torch.ones(n, dtype=adj.dtype, device=adj.device)
+                                   if self.normalization == "symmetric-add"
+                                   else 1.0 - kept.diagonal())
             degree = adj.clamp(min=0.0).sum(dim=1)
             degree = torch.where(degree > 0, degree, torch.ones_like(degree))
             d_inv_sqrt = torch.diag(degree.pow(-0.5))

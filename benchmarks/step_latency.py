@@ -63,6 +63,7 @@ sys.path.insert(0, str(HERE))
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
+from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
 from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
 CONFIGS = {
@@ -396,8 +397,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000",
                         help=f"comma-separated memory sizes M (paper grid: {SIZES})")
     parser.add_argument("--threads", default="1", help="comma-separated thread counts")
-    parser.add_argument("--normalization", default="symmetric", choices=("symmetric", "mean"),
-                        help="graph normalization of both models (mean = authors' 1/(k+1))")
+    parser.add_argument("--normalization", default="symmetric", choices=NORMALIZATIONS,
+                        help="graph normalization of both models (symmetric-add = A + I "
+                             "literally, mean = authors' 1/(k+1))")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--max-seconds", type=float, default=60.0,

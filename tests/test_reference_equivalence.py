@@ -121,6 +121,16 @@ def test_matches_dense_reference(light, normalization, regularizer, propagation,
 
 
 @pytest.mark.parametrize("light", [False, True])
+@pytest.mark.parametrize("propagation", ["sparse", "dense", "message_passing"])
+def test_matches_dense_reference_with_identity_added(light, propagation):
+    """``normalization="symmetric-add"`` (the presets of two GSAD cells) against the
+    reference's literal ``A + I``, kept self-similarities included."""
+    model, ref = build(light, "symmetric-add", "plain", propagation, 3, tau=2.0)
+    run_side_by_side(model, ref)
+    assert_same_state(model, ref)
+
+
+@pytest.mark.parametrize("light", [False, True])
 def test_matches_dense_reference_with_fixed_coefficients_and_raw_merge(light):
     model, ref = build(light, "symmetric", "plain", "sparse", 3, alpha=0.3, beta=0.9,
                        merge_similarity="raw", weight_decay=5e-4)
