@@ -190,9 +190,9 @@ class DenseReferenceSLeDGe:
         if self.normalization in ("symmetric", "symmetric-add"):
             # symmetric: add_remaining_self_loops (a kept self-loop keeps its weight,
             # others get 1); symmetric-add: A + I as the paper writes it
-            adj = adj + torch.diag(torch.ones(n, dtype=adj.dtype, device=adj.device)
-                                   if self.normalization == "symmetric-add"
-                                   else 1.0 - kept.diagonal())
+            loops = (torch.ones_like(kept.diagonal()) if self.normalization == "symmetric-add"
+                     else 1.0 - kept.diagonal())
+            adj = adj + torch.diag(loops)
             degree = adj.clamp(min=0.0).sum(dim=1)
             degree = torch.where(degree > 0, degree, torch.ones_like(degree))
             d_inv_sqrt = torch.diag(degree.pow(-0.5))
