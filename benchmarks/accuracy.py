@@ -30,6 +30,14 @@ choice since adopted) after checking they were made at today's configuration::
     python benchmarks/accuracy.py choices --choice normalization=mean \
         --choice regularizer=frobenius --choice scaling=online \
         --datasets GSAD Shopper --ratios 0.01 --seeds 0 2000 4000
+
+``compare BASE OTHER`` pairs two tags seed by seed on every cell both ran: each
+tag's mean over the paired seeds with its per-seed values, the per-seed
+differences in points, on how many seeds OTHER is higher, and the mean balanced
+accuracy and last-fifth accuracy of both (``results/accuracy/compare-OTHER-vs-BASE.md``)::
+
+    python benchmarks/accuracy.py compare host-check-v857 normalization-symmetric-add \
+        --models sledge --datasets Shopper --ratios 0.001 --seeds 0 1000 2000 3000
 """
 from __future__ import annotations
 
@@ -446,6 +454,14 @@ def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
                              f"{ratio:g}; leave --defaults-tag out to run the defaults")
 
 
+def cell_runs(tag: str, model: str, dataset: str, ratio: float, seeds: list[int],
+              limit: Optional[int]) -> dict[int, dict[str, Any]]:
+    """Seed -> run record of one (model, dataset, ratio) cell under ``tag``, for the
+    seeds among ``seeds`` whose run finished."""
+    return {seed: json.loads(path.read_text()) for seed in seeds
+            if (path := run_path(model, dataset, ratio, seed, limit, tag)).exists()}
+
+
 def choices_table(tags: list[str], models: list[str], datasets: list[str],
                   ratios: list[float], seeds: list[int], limit: Optional[int]) -> str:
     """Per (dataset, ratio, model): the defaults (the first tag) over the seeds they
@@ -456,10 +472,8 @@ def choices_table(tags: list[str], models: list[str], datasets: list[str],
     for dataset in datasets:
         for ratio in ratios:
             for model in models:
-                accuracy = {tag: {seed: json.loads(path.read_text())["accuracy"]
-                                  for seed in seeds
-                                  if (path := run_path(model, dataset, ratio, seed, limit,
-                                                       tag)).exists()} for tag in tags}
+                accuracy = {tag: {seed: run["accuracy"] for seed, run in cell_runs(
+                    tag, model, dataset, ratio, seeds, limit).items()} for tag in tags}
                 base = accuracy[tags[0]]
                 if not base:
                     continue
@@ -475,6 +489,79 @@ def choices_table(tags: list[str], models: list[str], datasets: list[str],
                 lines.append(f"| {dataset} | {ratio:g} | {model} | "
                              f"{','.join(map(str, base))} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _mean_of(runs: list[dict[str, Any]], key: str) -> str:
+    """The mean of ``key`` over ``runs`` to three places; ``-`` when a run lacks it
+    (records older than the metric)."""
+    values = [run.get(key) for run in runs]
+    return "-" if None in values else f"{statistics.mean(values):.3f}"
+
+
+#: What a run record says decided its result besides the seed: its configuration
+#: entries, these top-level fields, and the ``machine`` fields below.
+RUN_SETTINGS = ("preset", "label_mask", "threads", "device", "cuda_graph", "package_version")
+MACHINE_SETTINGS = ("platform", "cpu_capability", "mkl_cbwr")
+
+
+def _settings(record: dict[str, Any]) -> dict[str, Any]:
+    machine = record.get("machine", {})
+    return {**record.get("config", {}), **{key: record.get(key) for key in RUN_SETTINGS},
+            **{key: machine.get(key) for key in MACHINE_SETTINGS}}
+
+
+def setting_changes(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[str]:
+    """``KEY: BASE -> OTHER`` for every setting (:func:`_settings`) that differs
+    within a pair of runs, each change once, in the order first seen."""
+    changes: dict[str, None] = {}
+    for base, other in pairs:
+        old, new = _settings(base), _settings(other)
+        for key in dict.fromkeys([*old, *new]):
+            if old.get(key) != new.get(key):
+                changes[f"{key}: {old.get(key)} -> {new.get(key)}"] = None
+    return list(changes)
+
+
+def compare_table(base: str, other: str, models: list[str], datasets: list[str],
+                  ratios: list[float], seeds: list[int], limit: Optional[int]) -> str:
+    """Per (dataset, ratio, model) that both tags ran on a common seed, on those paired
+    seeds: each tag's mean ± std (per seed), OTHER's difference per seed in points, on
+    how many seeds OTHER is higher, both tags' mean balanced accuracy and mean
+    accuracy over the last fifth of the stream (``BASE -> OTHER``), and what differs
+    between the paired runs' settings (:func:`setting_changes`)."""
+    lines = [f"| dataset | ratio | model | seeds | {base} (per seed) | {other} (per seed) | "
+             "difference per seed (points) | higher | balanced accuracy | last fifth | "
+             "settings that differ |", "|---" * 11 + "|"]
+    for dataset, ratio, model in itertools.product(datasets, ratios, models):
+        base_runs, other_runs = (cell_runs(tag, model, dataset, ratio, seeds, limit)
+                                 for tag in (base, other))
+        paired = [seed for seed in base_runs if seed in other_runs]
+        if not paired:
+            continue
+        pairs = [(base_runs[seed], other_runs[seed]) for seed in paired]
+        columns = []
+        for side in (0, 1):
+            values = [pair[side]["accuracy"] for pair in pairs]
+            columns.append(f"{mean_std(values)} ({', '.join(f'{v:.4f}' for v in values)})")
+        diffs = [100 * (new["accuracy"] - old["accuracy"]) for old, new in pairs]
+        trends = [" -> ".join(_mean_of([pair[side] for pair in pairs], key) for side in (0, 1))
+                  for key in ("balanced_accuracy", "accuracy_last_20")]
+        lines.append(f"| {dataset} | {ratio:g} | {model} | {','.join(map(str, paired))} | "
+                     f"{columns[0]} | {columns[1]} | {', '.join(f'{d:+.1f}' for d in diffs)} | "
+                     f"{sum(d > 0 for d in diffs)} of {len(diffs)} | {trends[0]} | "
+                     f"{trends[1]} | {'; '.join(setting_changes(pairs)) or '-'} |")
+    return "\n".join(lines)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Print and write the paired table of two tags."""
+    table = compare_table(args.base, args.other, args.models, args.datasets, args.ratios,
+                          args.seeds, args.limit)
+    if table.count("\n") < 2:
+        raise SystemExit(f"error: {args.base} and {args.other} share no finished run on "
+                         "the grid (see --models, --datasets, --ratios, --seeds, --limit)")
+    (RESULTS / f"compare-{args.other}-vs-{args.base}.md").write_text(table + "\n")
+    print(table)
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:
@@ -527,6 +614,16 @@ def main(argv: Optional[list[str]] = None) -> None:
                             "e.g. by an adopted choice), not choice-default-SUFFIX")
     study.add_argument("--render-only", action="store_true", help="only print the table")
     study.set_defaults(func=choices)
+    pair = commands.add_parser("compare", help="two tags seed by seed on the cells both ran")
+    pair.add_argument("base", help="the tag compared against (e.g. today's preset)")
+    pair.add_argument("other", help="the tag whose differences are shown")
+    pair.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
+    pair.add_argument("--datasets", nargs="+", default=list(DATASETS_SHOWN))
+    pair.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS))
+    pair.add_argument("--seeds", nargs="+", type=int, default=list(range(0, 10000, 1000)),
+                      help="the seeds to pair (default: 0, 1000, ..., 9000)")
+    pair.add_argument("--limit", type=int, default=None, help="runs over the first N samples")
+    pair.set_defaults(func=compare)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(
         func=render)
     args = parser.parse_args(argv)
