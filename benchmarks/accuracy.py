@@ -31,13 +31,15 @@ choice since adopted) after checking they were made at today's configuration::
         --choice regularizer=frobenius --choice scaling=online \
         --datasets GSAD Shopper --ratios 0.01 --seeds 0 2000 4000
 
-``compare BASE OTHER`` pairs two tags seed by seed on every cell both ran: each
-tag's mean over the paired seeds with its per-seed values, the per-seed
-differences in points, on how many seeds OTHER is higher, and the mean balanced
-accuracy and last-fifth accuracy of both (``results/accuracy/compare-OTHER-vs-BASE.md``)::
+``compare BASE OTHER`` pairs two tags (each may join several: ``TAG,TAG``) seed by
+seed on every cell both ran: each tag's mean over the paired seeds with its
+per-seed values, the per-seed differences in points, on how many seeds OTHER is
+higher, the mean balanced accuracy and last-fifth accuracy of both, and every
+setting that differs between the paired runs
+(``results/accuracy/compare-OTHER-vs-BASE.md``)::
 
-    python benchmarks/accuracy.py compare host-check-v857 normalization-symmetric-add \
-        --models sledge --datasets Shopper --ratios 0.001 --seeds 0 1000 2000 3000
+    python benchmarks/accuracy.py compare host-check-v857,more-seeds-v857 \
+        normalization-symmetric-add --models sledge --datasets Shopper --ratios 0.001
 """
 from __future__ import annotations
 
@@ -462,6 +464,16 @@ def cell_runs(tag: str, model: str, dataset: str, ratio: float, seeds: list[int]
             if (path := run_path(model, dataset, ratio, seed, limit, tag)).exists()}
 
 
+def union_runs(tags: str, model: str, dataset: str, ratio: float, seeds: list[int],
+               limit: Optional[int]) -> dict[int, dict[str, Any]]:
+    """:func:`cell_runs` of comma-separated ``tags`` (e.g. the paper's seeds under one
+    tag, more seeds under another), a seed in several from the first that holds it."""
+    runs: dict[int, dict[str, Any]] = {}
+    for tag in reversed(tags.split(",")):
+        runs.update(cell_runs(tag, model, dataset, ratio, seeds, limit))
+    return runs
+
+
 def choices_table(tags: list[str], models: list[str], datasets: list[str],
                   ratios: list[float], seeds: list[int], limit: Optional[int]) -> str:
     """Per (dataset, ratio, model): the defaults (the first tag) over the seeds they
@@ -533,8 +545,8 @@ def compare_table(base: str, other: str, models: list[str], datasets: list[str],
              "difference per seed (points) | higher | balanced accuracy | last fifth | "
              "settings that differ |", "|---" * 11 + "|"]
     for dataset, ratio, model in itertools.product(datasets, ratios, models):
-        base_runs, other_runs = (cell_runs(tag, model, dataset, ratio, seeds, limit)
-                                 for tag in (base, other))
+        base_runs, other_runs = (union_runs(tags, model, dataset, ratio, seeds, limit)
+                                 for tags in (base, other))
         paired = [seed for seed in base_runs if seed in other_runs]
         if not paired:
             continue
@@ -560,7 +572,8 @@ def compare(args: argparse.Namespace) -> None:
     if table.count("\n") < 2:
         raise SystemExit(f"error: {args.base} and {args.other} share no finished run on "
                          "the grid (see --models, --datasets, --ratios, --seeds, --limit)")
-    (RESULTS / f"compare-{args.other}-vs-{args.base}.md").write_text(table + "\n")
+    name = f"compare-{args.other}-vs-{args.base}.md".replace(",", "+")
+    (RESULTS / name).write_text(table + "\n")
     print(table)
 
 
@@ -615,8 +628,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     study.add_argument("--render-only", action="store_true", help="only print the table")
     study.set_defaults(func=choices)
     pair = commands.add_parser("compare", help="two tags seed by seed on the cells both ran")
-    pair.add_argument("base", help="the tag compared against (e.g. today's preset)")
-    pair.add_argument("other", help="the tag whose differences are shown")
+    pair.add_argument("base", help="the tag compared against (e.g. today's preset); "
+                                   "TAG,TAG,... joins tags, a seed from the first holding it")
+    pair.add_argument("other", help="the tag whose differences are shown (TAG,TAG,... too)")
     pair.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
     pair.add_argument("--datasets", nargs="+", default=list(DATASETS_SHOWN))
     pair.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS))

@@ -88,3 +88,16 @@ def test_compare_writes_the_table_it_prints(tmp_path, monkeypatch, capsys):
     written = (tmp_path / "compare-other-vs-base.md").read_text()
     assert written == capsys.readouterr().out
     assert "| +10.0 | 1 of 1 |" in written
+
+
+def test_joined_tags_take_a_seed_from_the_first_that_holds_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    _write(tmp_path, "paper-seeds", 0, _run(0.50))
+    _write(tmp_path, "more-seeds", 0, _run(0.10))  # seed 0 again: the first tag's wins
+    _write(tmp_path, "more-seeds", 1000, _run(0.70))
+    for seed in (0, 1000):
+        _write(tmp_path, "variant", seed, _run(0.60))
+    accuracy.main(["compare", "paper-seeds,more-seeds", "variant", "--datasets", "Shopper"])
+    row = (tmp_path / "compare-variant-vs-paper-seeds+more-seeds.md").read_text()
+    assert "| 0,1000 | 0.6000 ± 0.1414 (0.5000, 0.7000) |" in row
+    assert "| +10.0, -10.0 | 1 of 2 |" in row
