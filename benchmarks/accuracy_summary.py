@@ -20,7 +20,10 @@ that cell only if
   over them; runs of other seeds, e.g. a study of the label draw's spread, stay in
   the table of every run),
 - in a folder not listed in :data:`SUPERSEDED` (runs made before a fix that changed
-  results without changing any configuration entry).
+  results without changing any configuration entry),
+- on MKL's own code path for the CPU (``machine.mkl_cbwr`` unset: a run with the
+  kernels pinned by ``MKL_CBWR`` answers a reproducibility question, not what a run
+  scores on that machine).
 
 Of the tags holding such runs the cell takes the one with the most seeds (then the
 most seeds on the CPU, then the latest ``finished_at`` of its runs, then the tag
@@ -129,7 +132,8 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "p
         lambda: defaultdict(dict))
     for tag, record in records:
         cell = (record["model"], record["dataset"], record["label_ratio"])
-        if tag in SUPERSEDED or cell[1] not in DATASETS or record["seed"] not in PAPER_SEEDS:
+        if (tag in SUPERSEDED or cell[1] not in DATASETS or record["seed"] not in PAPER_SEEDS
+                or record.get("machine", {}).get("mkl_cbwr")):
             continue
         if cell not in configs:
             configs[cell] = {**current_config(*cell, preset=preset), **(variant or {})}

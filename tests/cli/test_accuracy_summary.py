@@ -105,6 +105,16 @@ def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():
         (0, 0.6), (2000, 0.7)]
 
 
+def test_runs_with_mkl_kernels_pinned_do_not_count_for_a_cell():
+    runs = [("default", {**record(seed=seed, accuracy=0.4),
+                         "machine": {"mkl_cbwr": None}, "finished_at": "2026-12-01T10:00:00"})
+            for seed in (0, 2000, 4000)]
+    runs += [("pinned", {**record(seed=seed, accuracy=0.5), "machine": {"mkl_cbwr": "AVX2"},
+                         "finished_at": "2026-12-02T10:00:00"}) for seed in (0, 2000, 4000)]
+    assert {r["accuracy"] for r in select_cells(runs)["sledge", "Shuttle", 0.01]} == {0.4}
+    assert ("sledge", "Shuttle", 0.01) not in select_cells(runs[3:])
+
+
 def test_among_tags_with_as_many_seeds_the_latest_finished_run_wins():
     def dated(tag, accuracy, finished=None):
         extra = {} if finished is None else {"finished_at": finished}
