@@ -547,7 +547,7 @@ def compare_table(base: str, other: str, models: list[str], datasets: list[str],
     for dataset, ratio, model in itertools.product(datasets, ratios, models):
         base_runs, other_runs = (union_runs(tags, model, dataset, ratio, seeds, limit)
                                  for tags in (base, other))
-        paired = [seed for seed in base_runs if seed in other_runs]
+        paired = sorted(set(base_runs) & set(other_runs))
         if not paired:
             continue
         pairs = [(base_runs[seed], other_runs[seed]) for seed in paired]
