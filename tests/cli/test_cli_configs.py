@@ -140,12 +140,13 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("MNIST", 0.001, "sledge-light", {"normalization": "symmetric"},
                           None)["normalization"] == "symmetric"
     # on GSAD, SLeDGe-L at 0.1 % and SLeDGe at 1 %, on Shopper both at 0.1 %, on Shuttle
-    # SLeDGe at 0.1 %: the paper's A + I read literally; the other cells, the ablations
-    # and the package preset keep PyG's
+    # SLeDGe at 0.1 % and SLeDGe-L at 1 %: the paper's A + I read literally; the other
+    # cells, the ablations and the package preset keep PyG's
     for dataset, model, ratio in (("GSAD", "sledge-light", 0.001), ("GSAD", "sledge", 0.01),
                                   ("Shopper", "sledge", 0.001),
                                   ("Shopper", "sledge-light", 0.001),
-                                  ("Shuttle", "sledge", 0.001)):
+                                  ("Shuttle", "sledge", 0.001),
+                                  ("Shuttle", "sledge-light", 0.01)):
         assert resolve_config(dataset, ratio, model, {}, None)["normalization"] == (
             "symmetric-add")
         assert resolve_config(dataset, ratio, model, {}, None,
@@ -156,7 +157,8 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
                                   ("Shopper", "sledge-light", 0.01),
                                   ("Shopper", "static", 0.001), ("Shopper", "gsl", 0.001),
                                   ("Shuttle", "sledge-light", 0.001),
-                                  ("Shuttle", "sledge", 0.01), ("Shuttle", "gsl", 0.001)):
+                                  ("Shuttle", "sledge", 0.01), ("Shuttle", "gsl", 0.001),
+                                  ("Shuttle", "static", 0.01)):
         assert resolve_config(dataset, ratio, model, {}, None)["normalization"] == (
             "symmetric")
     # SLeDGe on MNIST at 0.1 %: 2 GCN layers (not the authors' 4), lr 1e-4 and f_E
