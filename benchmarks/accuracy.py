@@ -512,7 +512,8 @@ def _mean_of(runs: list[dict[str, Any]], key: str) -> str:
 
 #: What a run record says decided its result besides the seed: its configuration
 #: entries, these top-level fields, and the ``machine`` fields below.
-RUN_SETTINGS = ("preset", "label_mask", "threads", "device", "cuda_graph", "package_version")
+RUN_SETTINGS = ("preset", "label_mask", "threads", "flush_denormal", "device", "cuda_graph",
+                "package_version")
 MACHINE_SETTINGS = ("platform", "cpu_capability", "mkl_cbwr")
 
 

@@ -23,6 +23,7 @@ FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "
 RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labels", "accuracy",
                  "accuracy_last_20", "accuracy_last_10", "accuracy_last_5", "seconds",
                  "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
+                 "flush_denormal",
                  "device", "torch_version", "package_version", "machine", "config",
                  "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "confusion_matrix",
                  "recall_per_class", "finished_at"}
@@ -46,7 +47,7 @@ def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     record = _read(out)
     assert (record["dataset"], record["dataset_source"], record["model"]) == \
         ("Shopper", "bundled", "sledge-light")
-    assert record["n_samples"] == 150 and record["threads"] == 1
+    assert record["n_samples"] == 150 and record["threads"] == 1 and record["flush_denormal"]
     # --device auto: the GPU only where there is one
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert (record["device"], record["cuda_graph"]) == (expected, expected == "cuda")
@@ -81,6 +82,16 @@ def test_baseline_with_auto_device_and_no_cuda_graph_runs_on_the_cpu(tmp_path):
     assert main(argv) == 0
     record = _read(out)
     assert (record["device"], record["cuda_graph"]) == ("cpu", False)
+
+
+def test_no_flush_denormal_reaches_the_evaluation_and_the_record(tmp_path, monkeypatch):
+    asked, evaluate = [], run_module.prequential
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: asked.append(
+        kwargs["flush_denormal"]) or evaluate(*args, **kwargs))
+    out = tmp_path / "run.json"
+    assert main(["run", "--limit", "40", "--quiet", "--model", "ressl", "--no-flush-denormal",
+                 "--output", str(out)]) == 0
+    assert asked == [False] and _read(out)["flush_denormal"] is False
 
 
 @pytest.mark.parametrize("scaling, scaler", [("online-rescale", "RunningMinMax"),

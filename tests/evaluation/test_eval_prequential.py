@@ -14,6 +14,7 @@ from torch_geometric_stream.evaluation import (
     plot_curves,
     prequential,
 )
+from torch_geometric_stream.ops import flushes_denormal
 
 
 class NearestClassMean(StreamClassifier):
@@ -143,6 +144,21 @@ def test_callback_every_sample():
 
     prequential(PreviousLabel(), stream(), callback=callback, start=1, progress=False)
     assert calls == [(1, 1, 1), (2, 2, 2), (3, 3, 3), (4, 4, 4), (5, 5, 5)]
+
+
+@pytest.mark.skipif(not torch.set_flush_denormal(False), reason="this CPU cannot flush denormals")
+@pytest.mark.parametrize("flush", [True, False])
+def test_the_learner_steps_with_denormals_flushed_unless_asked_not_to(flush):
+    class Probe(PreviousLabel):
+        def learn(self, x, y=None):
+            flushing.append(flushes_denormal())
+            super().learn(x, y)
+
+    flushing = []
+    torch.set_flush_denormal(False)
+    prequential(Probe(), stream(), progress=False, flush_denormal=flush)
+    assert flushing == [flush] * len(LABELS)
+    assert not flushes_denormal()  # the process's setting is back
 
 
 def test_errors():

@@ -129,7 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
         run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
                                "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                                "seed": seed, "limit": limit, "preset": args.preset,
-                               "threads": args.threads,
+                               "threads": args.threads, "flush_denormal": args.flush_denormal,
                                "device": device, "cuda_graph": cuda_graph}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,
@@ -145,6 +145,7 @@ def run_command(args: argparse.Namespace) -> int:
         stepper = CUDAGraphStep(learner) if cuda_graph else learner
         result = prequential(stepper, dataset, label_mask=mask, transform=transform,
                              progress=not args.quiet, start=start, initial=initial,
+                             flush_denormal=args.flush_denormal,
                              callback=_checkpointer(args, learner, transform, identity,
                                                     dataset.num_samples))
         record = run_record(result, run=run, config=config)
