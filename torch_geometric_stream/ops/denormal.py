@@ -1,12 +1,13 @@
 """Flushing denormal floats to zero on the CPU for a block of work.
 
-Adam with ``weight_decay > 0`` drives some of its moments into the denormal
-range (magnitudes under about ``1e-38`` in float32), where x86 CPUs compute
-tens of times slower. SLeDGe-L on Shopper at 0.1 % labels with
-``weight_decay=1e-5`` took 190 ms per sample on its first 3,000 samples, and 12 ms
-with denormals flushed, with the same accuracy (``benchmarks/RESULTS.md``,
-session 55). Without weight decay, flushing changed no prediction in the runs
-checked.
+Adam with ``weight_decay > 0`` drives some of its first moments (and a few
+weights) into the denormal range (magnitudes under about ``1e-38`` in float32),
+where x86 CPUs compute tens of times slower: after 1,500 samples of SLeDGe-L on
+Shopper at 0.1 % labels with ``weight_decay=1e-5``, 11,644 moment entries and 93
+weights of ``f_E`` were denormal. Over that whole stream it took 171-235 ms per
+sample (median, 3 seeds), and 14-15 ms with denormals flushed
+(``benchmarks/RESULTS.md``, session 55). Without weight decay, flushing changed no
+prediction in the runs checked.
 
 :func:`flush_denormal` turns flushing on (:func:`torch.set_flush_denormal`) and
 puts the process's previous setting back on exit.
