@@ -1,13 +1,13 @@
 """Flushing denormal floats to zero on the CPU for a block of work.
 
-Adam with ``weight_decay > 0`` drives some of its first moments (and a few
-weights) into the denormal range (magnitudes under about ``1e-38`` in float32),
-where x86 CPUs compute tens of times slower: after 1,500 samples of SLeDGe-L on
-Shopper at 0.1 % labels with ``weight_decay=1e-5``, 11,644 moment entries and 93
-weights of ``f_E`` were denormal. Over that whole stream it took 171-235 ms per
-sample (median, 3 seeds), and 14-15 ms with denormals flushed
-(``benchmarks/RESULTS.md``, session 55). Without weight decay, flushing changed no
-prediction in the runs checked.
+With ``weight_decay > 0``, some weights shrink into the denormal range
+(magnitudes under about ``1e-38`` in float32), where x86 CPUs compute tens of
+times slower: after 1,500 samples of SLeDGe-L on Shopper at 0.1 % labels with
+``weight_decay=1e-5``, 93 weights of ``f_E`` were denormal (none without weight
+decay; Adam's moments held thousands of denormals either way, at no measurable
+cost). Over that whole stream the step took 171-235 ms per sample (median, 3 seeds),
+and 14-15 ms with denormals flushed (``benchmarks/RESULTS.md``, session 55).
+Without weight decay, flushing changed no prediction in the runs checked.
 
 :func:`flush_denormal` turns flushing on (:func:`torch.set_flush_denormal`) and
 puts the process's previous setting back on exit.
