@@ -166,11 +166,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     # every graph normalization but "none" (raw similarities: no GCN normalization at all)
     hyper.add_argument("--normalization",
                        choices=tuple(name for name in NORMALIZATIONS if name != "none"),
-                       help="the learned graph's normalization: 'symmetric' (default, the "
-                            "paper's D^-1/2 (A + I) D^-1/2 with a kept self-similarity as "
-                            "the self-loop, as in PyG), 'symmetric-add' (I added to the kept "
-                            "self-similarity: self weight 2) or 'mean' (the authors' code: "
-                            "every kept entry over k + 1)")
+                       help="the learned graph's normalization: 'symmetric' (the paper's "
+                            "D^-1/2 (A + I) D^-1/2 with a kept self-similarity as the "
+                            "self-loop, as in PyG; the paper preset's default), "
+                            "'symmetric-add' (I added to the kept self-similarity: self "
+                            "weight 2; the package preset's and outside the paper's "
+                            "datasets) or 'mean' (the authors' code: every kept entry over "
+                            "k + 1)")
     hyper.add_argument("--bias-position", choices=BIAS_POSITIONS,
                        help="where each GCN layer adds its bias: 'after' propagation "
                             "(default, PyG's GCNConv) or 'before' it (the paper's text and "
