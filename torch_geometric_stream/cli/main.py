@@ -123,8 +123,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     protocol.add_argument("--flush-denormal", action=argparse.BooleanOptionalAction,
                           default=True,
                           help="read denormal floats as zero on the CPU during the run: with "
-                               "--weight-decay > 0, Adam's denormal moments otherwise slow "
-                               "the step about 15-fold (default: on)")
+                               "--weight-decay > 0, weights decayed into the denormal range "
+                               "otherwise slow the step about 15-fold (default: on)")
     hyper = run.add_argument_group(
         "hyperparameters (override --config and the paper settings; an option the model never "
         "reads, such as --k for memory, is an error)")

@@ -215,7 +215,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         flush_denormal: run inside
             :func:`~torch_geometric_stream.ops.flush_denormal` (denormal floats
             read as zero on the CPU, the process's setting restored after):
-            Adam with weight decay otherwise slows the CPU step 15-fold.
+            with weight decay, weights decayed into the denormal range otherwise
+            slow the CPU step 15-fold.
             ``False`` leaves the setting as it is.
 
     Returns:
