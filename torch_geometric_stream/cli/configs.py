@@ -76,10 +76,12 @@ __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "M
 #: ``fc-v782``); Shopper at 0.1 % 0.672 against 0.663 and 0.684 against 0.679, at 1 %
 #: 0.857 against 0.859 and 0.852 against 0.846; GSAD at 1 % 0.739 against 0.721 and
 #: 0.728 against 0.707, level at 0.1 %; MNIST at 0.1 % 0.675 against 0.681 (-1.5, -2.9,
-#: +2.4 points; target 0.67 still met) and 0.660 against 0.661, at 1 % (seed 0) 0.865
-#: against 0.871 and 0.861 against 0.856. Gains on 10 of these 16 cells, losses of 0.1 to
-#: 0.7 points on 4 (SLeDGe on MNIST at both ratios and on Shopper at 1 %, SLeDGe-L on
-#: MNIST at 0.1 %), level on GSAD at 0.1 %; every package target still met.
+#: +2.4 points; target 0.67 still met) and 0.660 against 0.661, at 1 % 0.865 against
+#: 0.869 and 0.858 against 0.858 (base on a GPU, tags ``preset-package``,
+#: ``preset-package-auto``). Gains on 9 of these 16 cells, losses of 0.1 to 0.7 points
+#: on 4 (SLeDGe on MNIST at both ratios and on Shopper at 1 %, SLeDGe-L on MNIST at
+#: 0.1 %), level on GSAD at 0.1 % and SLeDGe-L on MNIST at 1 %; every package target
+#: still met.
 DEFAULT_CONFIG: dict[str, Any] = {
     "memory_size": 1000,
     "labeled_size": None,
