@@ -211,7 +211,8 @@ def checkpoint_callback(path: PathLike, learner: Any, *, every: int, end: int,
 
 def load_checkpoint(path: PathLike, learner: Any, *,
                     transform: Optional[StreamTransform] = None,
-                    expect: Optional[Mapping[str, Any]] = None) -> CheckpointState:
+                    expect: Optional[Mapping[str, Any]] = None,
+                    assume: Optional[Mapping[str, Any]] = None) -> CheckpointState:
     """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
 
     Everything is checked before anything changes: the file, ``expect``, the
@@ -225,6 +226,9 @@ def load_checkpoint(path: PathLike, learner: Any, *,
         transform: the transform to restore; required exactly when the
             checkpoint holds a transform state.
         expect: entries that the checkpoint's ``extra`` must hold with equal values.
+        assume: the value of an ``expect`` entry in checkpoints that lack it
+            (written before the entry existed, or leaving it out at that
+            value); without one, a lacking entry reads ``None``.
 
     Returns:
         A :class:`CheckpointState` (position, per-sample arrays, extra).
@@ -236,7 +240,7 @@ def load_checkpoint(path: PathLike, learner: Any, *,
     """
     path = Path(path)
     payload = _read(path)
-    _check_expected(path, payload["extra"], expect or {})
+    _check_expected(path, payload["extra"], expect or {}, assume or {})
     saved = payload["learner"]
     _check_learner(path, saved, learner)
     _check_transform(path, payload["transform"], transform)
@@ -381,9 +385,11 @@ def _check_transform(path: Path, saved: Optional[Mapping[str, Any]],
                               f"got a {_class_name(transform)}")
 
 
-def _check_expected(path: Path, extra: Mapping[str, Any], expect: Mapping[str, Any]) -> None:
-    mismatches = [f"{key}={extra.get(key)!r} in the checkpoint, {value!r} here"
-                  for key, value in expect.items() if extra.get(key) != value]
+def _check_expected(path: Path, extra: Mapping[str, Any], expect: Mapping[str, Any],
+                    assume: Mapping[str, Any]) -> None:
+    saved = {key: extra[key] if key in extra else assume.get(key) for key in expect}
+    mismatches = [f"{key}={saved[key]!r} in the checkpoint, {value!r} here"
+                  for key, value in expect.items() if saved[key] != value]
     if mismatches:
         raise CheckpointError(f"checkpoint {path} was made by another run: "
                               + "; ".join(mismatches))

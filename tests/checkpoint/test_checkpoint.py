@@ -308,6 +308,20 @@ def test_expected_extra_and_transform_presence(saved):
     assert_identical(state_of(learner), before)
 
 
+def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
+    """``saved`` holds ``seed`` only: ``assume`` gives the value of the rest."""
+    assert_refused(saved, small_sledge(), "flush=False in the checkpoint, True here",
+                   expect={"seed": 0, "flush": True}, assume={"flush": False})
+    assert_refused(saved, small_sledge(), "flush=None in the checkpoint, True here",
+                   expect={"flush": True})
+    # an entry the checkpoint holds is compared as saved, whatever is assumed
+    assert_refused(saved, small_sledge(), "seed=0 in the checkpoint, 1 here",
+                   expect={"seed": 1}, assume={"seed": 1})
+    state = load_checkpoint(saved, small_sledge(), transform=make_transform("online"),
+                            expect={"seed": 0, "flush": False}, assume={"flush": False})
+    assert state.position == 30
+
+
 def test_failed_restore_rolls_back(saved, monkeypatch):
     """A failure after the learner was loaded (here: the transform) undoes the load."""
     transform = make_transform("online")

@@ -120,5 +120,36 @@ def test_resume_refuses_other_approximations(tmp_path, capsys):
     exact = [*run_argv(30), "--checkpoint", str(checkpoint)]
     assert main(exact) == 0
     assert main([*exact, "--resume", str(checkpoint), "--reselect-every", "4"]) == 2
-    assert "config.reselect_every=None in the checkpoint, 4 here" in capsys.readouterr().err
+    assert "config.reselect_every=1 in the checkpoint, 4 here" in capsys.readouterr().err
     assert main([*exact, "--resume", str(checkpoint)]) == 0  # the exact run resumes
+    # and the other way round: an approximate run's checkpoint does not resume exactly
+    approximate = [*run_argv(30), "--checkpoint", str(checkpoint), "--reselect-every", "4"]
+    assert main(approximate) == 0
+    assert main([*exact, "--resume", str(checkpoint)]) == 2
+    assert "config.reselect_every=4 in the checkpoint, 1 here" in capsys.readouterr().err
+
+
+def test_resume_refuses_another_denormal_setting(tmp_path, capsys):
+    checkpoint = tmp_path / "flushed.ckpt"
+    flushed = [*run_argv(30), "--checkpoint", str(checkpoint)]
+    assert main(flushed) == 0  # flushing is the default
+    assert main([*flushed, "--resume", str(checkpoint), "--no-flush-denormal"]) == 2
+    assert "flush_denormal=True in the checkpoint, False here" in capsys.readouterr().err
+
+
+def test_checkpoints_older_than_an_entry_resume_at_its_old_value(tmp_path, capsys):
+    """Checkpoints from before flushing denormals (and before an option, or
+    leaving it out at its old value) lack the entry: they ran with the old value."""
+    checkpoint = tmp_path / "old.ckpt"
+    old = [*run_argv(30), "--checkpoint", str(checkpoint), "--no-flush-denormal"]
+    assert main(old) == 0
+    payload = torch.load(checkpoint, weights_only=False)
+    assert payload["extra"]["flush_denormal"] is False
+    del payload["extra"]["flush_denormal"], payload["extra"]["config.count_offset"]
+    torch.save(payload, checkpoint)
+    assert main([*old, "--resume", str(checkpoint)]) == 0
+    capsys.readouterr()
+    assert main([*run_argv(30), "--resume", str(checkpoint)]) == 2
+    assert "flush_denormal=False in the checkpoint, True here" in capsys.readouterr().err
+    assert main([*old, "--resume", str(checkpoint), "--count-offset", "0"]) == 2
+    assert "config.count_offset=1 in the checkpoint, 0 here" in capsys.readouterr().err

@@ -36,10 +36,11 @@ BUNDLED_LIMIT = 2000
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream length).
-RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit")
+RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
+               "flush_denormal")
 #: Configuration entries added after checkpoints were first written, with the
-#: value every older checkpoint ran with: left out of a run's identity at that
-#: value, so that those checkpoints still resume.
+#: value every older checkpoint ran with (older checkpoints lack them, and until
+#: session 56 checkpoints left them out at that value).
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
                  "merge_similarity": "embedding", "supervise_graph": True,
@@ -51,6 +52,10 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
 #: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which
 #: predates checkpoints, so they stay part of a checkpoint's identity).
 OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
+#: A ``--resume`` checkpoint's identity entries that older checkpoints lack, with
+#: the value those runs had (checkpoints predate flushing denormals).
+OLDER_CHECKPOINTS = {"flush_denormal": False,
+                     **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
 
 
 @contextmanager
@@ -133,13 +138,12 @@ def run_command(args: argparse.Namespace) -> int:
                                "device": device, "cuda_graph": cuda_graph}
         identity = {**{key: run[key] for key in RESUME_KEYS},
                     "num_samples": dataset.num_samples,
-                    **{f"config.{key}": value for key, value in config.items()
-                       if key not in LATER_ENTRIES or value != LATER_ENTRIES[key]}}
+                    **{f"config.{key}": value for key, value in config.items()}}
         start, initial = 0, None
         if args.resume is not None:
             with user_input("--resume"):
                 state = load_checkpoint(args.resume, learner, transform=transform,
-                                        expect=identity)
+                                        expect=identity, assume=OLDER_CHECKPOINTS)
             start, initial = state.position, state.record
             run["resumed_from"] = start
         stepper = CUDAGraphStep(learner) if cuda_graph else learner
