@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -304,3 +305,36 @@ def test_preset_package_leaves_out_the_paper_settings_and_is_recorded(tmp_path):
 def test_count_offset_takes_0_or_1(capsys):
     assert main(["run", "--dataset", "synthetic", "--count-offset", "2"]) == 2
     assert "--count-offset" in capsys.readouterr().err
+
+
+def _can_flush_denormal() -> bool:
+    supported = torch.set_flush_denormal(True)
+    torch.set_flush_denormal(False)
+    return supported
+
+
+@pytest.mark.skipif(not _can_flush_denormal(), reason="this CPU cannot flush denormals")
+def test_worker_threads_a_large_stream_starts_flush_denormals_too():
+    """Loading a large stream starts torch's worker threads before the evaluation;
+    ``run`` flushes from its start, so they take the setting."""
+    script = textwrap.dedent("""
+        import warnings, torch
+        import torch_geometric_stream.cli.run as run_module
+        from torch_geometric_stream.cli import main
+        from torch_geometric_stream.ops import flushes_denormal
+        asked, evaluate, load = [], run_module.prequential, run_module._load_stream
+        def spy(*args, **kwargs):
+            asked.append(flushes_denormal(all_threads=True))
+            return evaluate(*args, **kwargs)
+        def loading_a_large_stream(args):
+            torch.ones(1_000_000).mul(2.0)  # multi-threaded: starts the worker thread
+            return load(args)
+        run_module.prequential, run_module._load_stream = spy, loading_a_large_stream
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["run", "--limit", "20", "--quiet", "--model", "ressl", "--threads", "2"]) == 0
+        print(asked)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[True]"

@@ -2,6 +2,11 @@
 process's previous setting back after it."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
@@ -59,3 +64,41 @@ def test_the_setting_is_restored_when_the_block_raises():
         with flush_denormal():
             raise RuntimeError("inside")
     assert not flushes_denormal()
+
+
+def _in_fresh_process(code: str) -> str:
+    """Run ``code`` in a new interpreter (torch's worker threads not yet started)
+    and return its stdout."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_worker_threads_started_before_the_block_are_named_in_a_warning():
+    out = _in_fresh_process("""
+        import warnings, torch
+        from torch_geometric_stream.ops import flush_denormal, flushes_denormal
+        torch.set_num_threads(2)
+        torch.ones(1_000_000).mul(2.0)  # starts the intra-op worker thread
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with flush_denormal():
+                print(flushes_denormal(), flushes_denormal(all_threads=True))
+        print(len(caught), caught[0].category.__name__ if caught else "")
+        print("1 intra-op worker thread(s), started before" in str(caught[0].message))
+    """)
+    assert out.split("\n") == ["True False", "1 RuntimeWarning", "True"]
+
+
+def test_worker_threads_started_inside_the_block_flush_too():
+    out = _in_fresh_process("""
+        import warnings, torch
+        from torch_geometric_stream.ops import flush_denormal, flushes_denormal
+        torch.set_num_threads(2)
+        warnings.simplefilter("error")
+        with flush_denormal():
+            torch.ones(1_000_000).mul(2.0)
+            print(flushes_denormal(all_threads=True))
+    """)
+    assert out == "True"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
@@ -23,6 +23,7 @@ from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransfor
                                                make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
+from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "run_command"]
@@ -106,6 +107,14 @@ def run_command(args: argparse.Namespace) -> int:
     _check_checkpoint_flags(args, seeds)
     _check_output_folders(args)
     torch.set_num_threads(args.threads)
+    # Flush from the start, so that torch's worker threads (which loading a
+    # large stream starts) flush too: a thread takes the setting it starts with.
+    with flush_denormal() if args.flush_denormal else nullcontext():
+        return _run_seeds(args, seeds)
+
+
+def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
+    """:func:`run_command` after its checks: load, build, evaluate and report."""
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
     device = check_device(args.device, gpu_capable=model in SLEDGE_VARIANTS)
     graphable = device.startswith("cuda") and model in SLEDGE_VARIANTS

@@ -15,6 +15,7 @@ puts the process's previous setting back on exit.
 """
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -24,12 +25,23 @@ __all__ = ["flush_denormal", "flushes_denormal"]
 
 #: A float64 denormal: read as zero when the CPU flushes denormals.
 _DENORMAL = 1e-310
+#: Elements per thread of the all-threads probe: twice torch's grain size for
+#: element-wise work, so that every intra-op thread gets a share.
+_PER_THREAD = 2 ** 16
 
 
-def flushes_denormal() -> bool:
-    """Whether CPU arithmetic in this thread treats denormals as zero now
-    (torch has no getter for :func:`torch.set_flush_denormal`'s setting)."""
-    return torch.tensor(_DENORMAL, dtype=torch.float64).mul(1.0).item() == 0.0
+def flushes_denormal(all_threads: bool = False) -> bool:
+    """Whether CPU arithmetic treats denormals as zero now (torch has no getter
+    for :func:`torch.set_flush_denormal`'s setting).
+
+    Args:
+        all_threads: ask torch's intra-op worker threads too, by an operation
+            large enough to be split over all :func:`torch.get_num_threads`
+            threads; otherwise only the calling thread is asked.
+    """
+    size = _PER_THREAD * torch.get_num_threads() if all_threads else 1
+    product = torch.full((size,), _DENORMAL, dtype=torch.float64).mul(1.0)
+    return not bool(product.any())
 
 
 @contextmanager
@@ -39,6 +51,10 @@ def flush_denormal() -> Iterator[bool]:
 
     The setting is the calling thread's (and that of threads it starts
     afterwards): with ``torch.set_num_threads(1)`` every CPU kernel follows it.
+    With more threads, torch's intra-op worker threads follow it only if they
+    start inside the block (the first multi-threaded operation starts them):
+    when they started before, a :class:`RuntimeWarning` says so, and
+    ``torch.set_flush_denormal(True)`` before any torch work flushes in them too.
 
     Yields:
         bool: whether this CPU flushes (``False`` where torch cannot set it,
@@ -52,6 +68,13 @@ def flush_denormal() -> Iterator[bool]:
     """
     before = flushes_denormal()
     supported = torch.set_flush_denormal(True)
+    if supported and torch.get_num_threads() > 1 and not flushes_denormal(all_threads=True):
+        warnings.warn("denormal floats are flushed in this thread but not in torch's "
+                      f"{torch.get_num_threads() - 1} intra-op worker thread(s), started "
+                      "before: where weights decay into denormals those threads compute "
+                      "much slower. Call torch.set_flush_denormal(True) before any "
+                      "multi-threaded torch work, or run with torch.set_num_threads(1)",
+                      RuntimeWarning, stacklevel=3)
     try:
         yield supported
     finally:
