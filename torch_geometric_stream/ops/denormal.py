@@ -55,6 +55,8 @@ def flush_denormal() -> Iterator[bool]:
     start inside the block (the first multi-threaded operation starts them):
     when they started before, a :class:`RuntimeWarning` says so, and
     ``torch.set_flush_denormal(True)`` before any torch work flushes in them too.
+    Restoring on exit reaches the calling thread only: workers started inside
+    the block keep flushing after it.
 
     Yields:
         bool: whether this CPU flushes (``False`` where torch cannot set it,
