@@ -58,7 +58,7 @@ from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.models import fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import LATER_ENTRIES
+from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS
 from torch_geometric_stream.datasets import default_data_root
 
 HERE = Path(__file__).resolve().parent
@@ -515,11 +515,17 @@ def _mean_of(runs: list[dict[str, Any]], key: str) -> str:
 RUN_SETTINGS = ("preset", "label_mask", "threads", "flush_denormal", "device", "cuda_graph",
                 "package_version")
 MACHINE_SETTINGS = ("platform", "cpu_capability", "mkl_cbwr")
+#: Run settings that records older than them lack, with the value those runs had
+#: (denormals were not flushed before session 55).
+OLDER_RUN_SETTINGS = {"flush_denormal": False}
 
 
 def _settings(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's settings; entries it predates read as the value such runs had
+    (``OLDER_RECORDS``, :data:`OLDER_RUN_SETTINGS`)."""
     machine = record.get("machine", {})
-    return {**record.get("config", {}), **{key: record.get(key) for key in RUN_SETTINGS},
+    return {**OLDER_RECORDS, **record.get("config", {}),
+            **{key: record.get(key, OLDER_RUN_SETTINGS.get(key)) for key in RUN_SETTINGS},
             **{key: machine.get(key) for key in MACHINE_SETTINGS}}
 
 

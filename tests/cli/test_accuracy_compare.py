@@ -69,6 +69,16 @@ def test_setting_changes_name_each_change_once_in_order():
     assert setting_changes([(_run(0.5), _run(0.7))]) == []  # the result is no setting
 
 
+def test_settings_a_record_predates_read_as_the_value_its_run_had():
+    old, new = _run(0.5), _run(0.5)
+    new["flush_denormal"] = True
+    new["config"].update(robust_quantile=0.01, count_offset=1)  # the values old runs had
+    assert setting_changes([(old, new)]) == ["flush_denormal: False -> True"]
+    new["config"]["count_offset"] = 0
+    assert setting_changes([(old, new)]) == ["count_offset: 1 -> 0",
+                                             "flush_denormal: False -> True"]
+
+
 def test_compare_refuses_tags_without_a_shared_run(tmp_path, monkeypatch):
     monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
     _write(tmp_path, "base", 0, _run(0.5))
