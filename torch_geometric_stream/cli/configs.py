@@ -347,6 +347,10 @@ MEASURED_RATIO_CONFIGS: dict[tuple[str, float], dict[str, Any]] = {
 #:   last fifth 0.805 against 0.786, so the cell trains ``f_E`` by the regularizer
 #:   only, as SLeDGe on Shopper at 1 % does; lambda 1 instead of 0.1
 #:   (seed 0, tag ``sledge-layers-2-lr-1e-4-lam-1``) scored 0.708 against 0.712.
+#:   ``normalization="symmetric-add"`` (session 56, host ``fc-v1045``, which gives the
+#:   record's seed 0 to four digits; tag ``s56-symmetric-add``) scores 0.716 +- 0.008
+#:   (0.710, 0.712, 0.725): -1.2, -0.9 and -1.5 points, so the cell keeps PyG's
+#:   symmetric one.
 #: - SLeDGe-L on GSAD at 0.1 % (session 49, host ``fc-v857``, tags
 #:   ``normalization-symmetric-add`` against ``host-check-v857``, today's preset rerun
 #:   on that host) scores 0.306 +- 0.030 (0.272, 0.318, 0.328) with the paper's
