@@ -214,7 +214,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             result then covers the run from :math:`s` as if never interrupted.
         flush_denormal: run inside
             :func:`~torch_geometric_stream.ops.flush_denormal` (denormal floats
-            read as zero on the CPU, the process's setting restored after):
+            read as zero on the CPU, the calling thread's setting restored after):
             with weight decay, weights decayed into the denormal range otherwise
             slow the CPU step 15-fold.
             ``False`` leaves the setting as it is.

@@ -10,7 +10,7 @@ and 14-15 ms with denormals flushed (``benchmarks/RESULTS.md``, session 55).
 Without weight decay, flushing changed no prediction in the runs checked.
 
 :func:`flush_denormal` turns flushing on (:func:`torch.set_flush_denormal`) and
-puts the process's previous setting back on exit.
+puts the calling thread's previous setting back on exit.
 :func:`~torch_geometric_stream.evaluation.prequential` runs inside it by default.
 """
 from __future__ import annotations
