@@ -173,8 +173,52 @@ def test_errors():
         prequential(PreviousLabel(), stream(), label_mask=np.ones(6, dtype=int), progress=False)
     with pytest.raises(ValueError, match="start"):
         prequential(PreviousLabel(), stream(), start=-1, progress=False)
-    with pytest.raises(ValueError, match="y at stream position 0 must be one integer"):
+    with pytest.raises(TypeError, match="y at stream position 0 must be one integer"):
         prequential(PreviousLabel(), [(np.zeros(1), 0.5)], progress=False)
+
+
+@pytest.mark.parametrize("label, dtype", [(torch.tensor(1.7), "torch.float32"),
+                                          (torch.tensor(True), "torch.bool"),
+                                          (torch.tensor([1.0], dtype=torch.float64),
+                                           "torch.float64")])
+def test_a_float_or_bool_tensor_label_is_refused_not_truncated(label, dtype):
+    learner = NearestClassMean(1, 2)
+    with pytest.raises(TypeError, match=f"y at stream position 1 must be an integer class "
+                                        f"id, got a {dtype} tensor"):
+        prequential(learner, [(X[0], 0), (X[1], label)], progress=False)
+    assert learner.counts.tolist() == [1.0, 0.0]  # the sample before it, and no more
+    result = prequential(NearestClassMean(1, 2), [(X[0], torch.tensor(1, dtype=torch.int32))],
+                         progress=False)
+    assert result.labels.tolist() == [1]
+
+
+class ConstantPrediction(PreviousLabel):
+    """Duck-typed learner with 3 classes that always predicts ``value``."""
+
+    num_classes = 3
+
+    def __init__(self, value) -> None:
+        super().__init__()
+        self.value = value
+
+    def predict(self, x):
+        super().predict(x)
+        return self.value
+
+
+@pytest.mark.parametrize("value", [3, -1, 10 ** 12])
+def test_a_prediction_outside_the_classes_stops_the_run_at_its_sample(value):
+    learner = ConstantPrediction(value)
+    with pytest.raises(ValueError, match=f"the prediction at stream position 0 must be a "
+                                         f"class id >= 0 and < num_classes=3, got {value}"):
+        prequential(learner, stream(), progress=False)
+    assert learner.learned == []  # refused before the learner learned the sample
+
+
+def test_a_float_prediction_is_refused():
+    with pytest.raises(TypeError, match="the prediction at stream position 0 must be an "
+                                        "integer class id, got a torch.float32 tensor"):
+        prequential(ConstantPrediction(torch.tensor(1.0)), stream(), progress=False)
 
 
 @pytest.mark.parametrize("bad", [-1, 7])

@@ -91,6 +91,29 @@ def test_learn_and_predict_one_with_unlabeled():
     assert model.features_ == ["a", "b"]
 
 
+def missing_labels():
+    labels = [float("nan"), np.float32("nan"), np.float64("nan")]
+    try:
+        import pandas
+        labels.append(pandas.NA)
+    except ImportError:  # pandas is River's dependency, but not ours
+        pass
+    return labels
+
+
+@pytest.mark.parametrize("missing", missing_labels(), ids=repr)
+def test_every_kind_of_missing_label_learns_unlabeled(missing):
+    model, twin = small_model(num_classes=3), small_model(num_classes=3)
+    for learner, label in ((model, missing), (twin, None)):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+        learner.learn_one({"a": 0.0, "b": 1.0}, "dog")
+        learner.learn_one({"a": 0.2, "b": 0.7}, label)
+        learner.learn_one({"a": 0.3, "b": 0.6}, label)
+    assert model.classes_ == ["cat", "dog"]  # no NaN class, and no labeled slot for one
+    for row in ({"a": 0.3, "b": 0.6}, {"a": 0.9, "b": 0.1}):
+        assert model.predict_proba_one(row) == twin.predict_proba_one(row)
+
+
 def test_too_many_classes_raise_and_leave_mapping_unchanged():
     model = small_model(num_classes=2)
     model.learn_one({"x": 1.0}, "a")

@@ -229,8 +229,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the label mask is shorter than the stream (before the first sample
             when the stream has a ``len``, else at the first position the mask
             lacks), ``initial`` does not
-            end at ``start``, or a ``y`` is not a class id of the learner (raised
-            at that sample, before the learner sees it).
+            end at ``start``, a ``y`` is not a class id of the learner (raised
+            at that sample, before the learner sees it), or the learner predicts
+            a class outside ``[0, learner.num_classes)`` (raised at that sample).
+        TypeError: if a ``y`` or a prediction is not an integer (a float or
+            bool label is refused, not truncated).
     """
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
@@ -264,9 +267,9 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             target = label if is_labeled(position) else -1
             tic = time.perf_counter()
             if fused_step is not None:
-                prediction = _as_int(fused_step(x, target), "prediction")
+                prediction = _prediction(fused_step(x, target), position, num_classes)
             else:
-                prediction = _as_int(learner.predict(x), "prediction")
+                prediction = _prediction(learner.predict(x), position, num_classes)
                 learner.learn(x, target)
             if cuda_device is not None:
                 torch.cuda.synchronize(cuda_device)
@@ -335,27 +338,44 @@ def _mask_function(label_mask: LabelMask) -> Tuple[Callable[[int], bool], Option
 
 
 def _as_int(value: Any, name: str) -> int:
-    """A single class id from an int, a NumPy scalar/array or a tensor with one element."""
+    """A single class id from an int, a NumPy scalar/array or a tensor with one element
+    of an integer dtype (a float or bool is refused, not truncated)."""
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"{name} must hold one class id, got shape {tuple(value.shape)}")
+        if value.dtype == torch.bool or value.dtype.is_floating_point or value.dtype.is_complex:
+            raise TypeError(f"{name} must be an integer class id, got a {value.dtype} tensor")
         return int(value.item())
     array = np.asarray(value)
-    if array.size != 1 or array.dtype.kind not in "iu":
+    if array.size != 1:
         raise ValueError(f"{name} must be one integer class id, got {value!r}")
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be one integer class id, got {value!r}")
     return int(array.item())
+
+
+def _class_id(value: Any, name: str, num_classes: Optional[int]) -> int:
+    """``value`` as a class id, at least 0 and, where the learner says, below its
+    ``num_classes``."""
+    class_id = _as_int(value, name)
+    if class_id < 0 or (num_classes is not None and class_id >= num_classes):
+        bound = "" if num_classes is None else f" and < num_classes={num_classes}"
+        raise ValueError(f"{name} must be a class id >= 0{bound}, got {class_id}")
+    return class_id
 
 
 def _stream_label(y: Any, position: int, num_classes: Optional[int]) -> int:
     """The class id ``y`` of the sample at ``position``, checked before the learner
-    sees the sample: at least 0 and, where the learner says, below its ``num_classes``
-    (every sample is scored against its label, labeled for the learner or not)."""
-    label = _as_int(y, f"y at stream position {position}")
-    if label < 0 or (num_classes is not None and label >= num_classes):
-        bound = "" if num_classes is None else f" and < num_classes={num_classes}"
-        raise ValueError(f"y at stream position {position} must be a class id >= 0{bound}, "
-                         f"got {label}")
-    return label
+    sees the sample (every sample is scored against its label, labeled for the
+    learner or not)."""
+    return _class_id(y, f"y at stream position {position}", num_classes)
+
+
+def _prediction(value: Any, position: int, num_classes: Optional[int]) -> int:
+    """The learner's prediction for the sample at ``position`` as a class id: a
+    learner that predicts outside its classes stops the run there, not in the
+    metrics at its end."""
+    return _class_id(value, f"the prediction at stream position {position}", num_classes)
 
 
 def _cuda_device(learner: Any) -> Optional[torch.device]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -62,8 +63,12 @@ def _require_river(owner: str) -> None:
 
 
 def _is_missing(label: Any) -> bool:
-    """``None`` and NaN (pandas' missing value) mean "no label"."""
-    return label is None or (isinstance(label, float) and math.isnan(label))
+    """``None``, a NaN (Python or NumPy float, e.g. from a float32 label column) and
+    ``pandas.NA`` mean "no label"."""
+    if label is None or (isinstance(label, (float, np.floating)) and math.isnan(label)):
+        return True
+    pandas = sys.modules.get("pandas")  # only a label pandas made can be pandas.NA
+    return pandas is not None and label is getattr(pandas, "NA", None)
 
 
 def _number(feature: Hashable, value: Any) -> float:
