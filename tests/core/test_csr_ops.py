@@ -171,3 +171,29 @@ def test_index_structures_are_built_only_when_needed():
     source, target, e = edge_index[0], edge_index[1], emb.detach()
     expected = torch.zeros(3, 4).index_add_(0, target, e[source]).index_add_(0, source, e[target])
     assert torch.allclose(emb.grad, expected)
+
+
+@pytest.mark.parametrize("edge_index, num_nodes, error, message", [
+    (torch.tensor([[0, -1, 2], [1, 2, 0]]), 3, ValueError,
+     r"node indices in \[0, 3\), got values in \[-1, 2\]"),
+    (torch.tensor([[0, 1, 2], [1, 2, 0]]), 2, ValueError,
+     r"node indices in \[0, 2\), got values in \[0, 2\]"),
+    (torch.tensor([[0.0, 1.0], [1.0, 0.0]]), 2, TypeError,
+     "int64 .or int32. tensor, got torch.float32"),
+    (torch.tensor([0, 1]), 2, ValueError, r"shape \(2, E\), got \(2,\)"),
+    ([[0, 1], [1, 0]], 2, TypeError, "edge_index must be a tensor, got list"),
+    (torch.tensor([[0], [0]]), -1, ValueError, "num_nodes"),
+])
+def test_a_bad_edge_index_is_refused_before_any_kernel_reads_it(edge_index, num_nodes, error,
+                                                                 message):
+    with pytest.raises(error, match=message):
+        CSRGraph(edge_index, num_nodes)
+
+
+def test_int32_indices_match_int64_and_a_trusted_graph_skips_the_range_check():
+    edge_index = torch.tensor([[0, 2, 1], [1, 1, 0]])
+    x, w = torch.randn(3, 2), torch.tensor([2.0, 3.0, -1.0])
+    expected = CSRGraph(edge_index, 3).aggregate(x, w)
+    assert torch.equal(CSRGraph(edge_index.int(), 3).aggregate(x, w), expected)
+    # the layers that build their own graph skip the range check (no host sync)
+    assert CSRGraph(torch.tensor([[0, 5], [1, 0]]), 3, check_indices=False).num_edges == 2

@@ -303,7 +303,8 @@ class DynamicKNNGraph(nn.Module):
         matrix :math:`(Q, k)`: sampled products over the CSR form of the graph
         (float32/float64), else one gather."""
         if supports_csr(emb):
-            graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index), emb.size(0))
+            graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index), emb.size(0),
+                             check_indices=False)
             return graph.edge_dot(emb, emb)
         query = emb if query_index is None else emb[query_index]
         return score_neighbors(query, emb, neighbors).view(-1)

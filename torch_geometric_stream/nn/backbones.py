@@ -191,7 +191,9 @@ class GCNBackbone(GraphBackbone):
         if self.aggregation == "message_passing" or not supports_csr(x):
             return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
                 edge_index, x=z, edge_weight=edge_weight)))
-        graph, edge_weight = CSRGraph(edge_index, x.size(0)), edge_weight.to(x.dtype)
+        # forward checked the indices (check_graph_input); no second host sync here
+        graph = CSRGraph(edge_index, x.size(0), check_indices=False)
+        edge_weight = edge_weight.to(x.dtype)
         return self._run(x, lambda conv, h: self._layer(
             conv, h, lambda z: graph.aggregate(z, edge_weight)))
 

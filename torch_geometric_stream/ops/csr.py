@@ -33,6 +33,8 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from torch_geometric_stream.validation import INDEX_DTYPES, check_positive_int
+
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
 # torch flags every CSR tensor as beta once per process; the two kernels used
@@ -78,14 +80,38 @@ class CSRGraph:
     aggregation and source-major for its transpose.
 
     Args:
-        edge_index (Tensor): :math:`(2, E)` ``int64``.
+        edge_index (Tensor): :math:`(2, E)` ``int64`` (or ``int32``), every index
+            in :math:`[0, N)`.
         num_nodes (int): number of nodes :math:`N`.
+        check_indices (bool): read the indices' range (one host sync on a GPU).
+            Layers that built ``edge_index`` themselves pass ``False``; shape
+            and dtype are checked either way. (default: ``True``)
+
+    Raises:
+        TypeError: if ``edge_index`` is not an integer tensor.
+        ValueError: for a shape other than :math:`(2, E)`, a negative
+            ``num_nodes`` or, with ``check_indices``, an index outside
+            :math:`[0, N)` (the sparse kernels would read past the features).
     """
 
-    def __init__(self, edge_index: Tensor, num_nodes: int) -> None:
-        source, target = edge_index[0], edge_index[1]
-        self.source, self.target = source, target
-        self.num_nodes = int(num_nodes)
+    def __init__(self, edge_index: Tensor, num_nodes: int, *,
+                 check_indices: bool = True) -> None:
+        num_nodes = check_positive_int(num_nodes, "num_nodes", minimum=0)
+        if not isinstance(edge_index, Tensor):
+            raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+        if edge_index.dtype not in INDEX_DTYPES:
+            raise TypeError(f"edge_index must be an int64 (or int32) tensor, got "
+                            f"{edge_index.dtype}")
+        if check_indices and edge_index.numel():
+            low, high = torch.stack(torch.aminmax(edge_index)).tolist()
+            if low < 0 or high >= num_nodes:
+                raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}), "
+                                 f"got values in [{low}, {high}]")
+        edge_index = edge_index.long()  # the CSR structures index in int64
+        self.source, self.target = edge_index[0], edge_index[1]
+        self.num_nodes = num_nodes
         self.num_edges = int(edge_index.size(1))
 
     # Each structure costs a sort of the edges and is built on first use: a
