@@ -1,5 +1,6 @@
 """RunningQuantileRange: exact quantiles of the rows seen (all of them, then a
 seeded reservoir), hand-checked scaling, clipping, the tolerance, the state."""
+import copy
 import math
 
 import numpy as np
@@ -127,3 +128,51 @@ def test_extreme_finite_values_stay_finite():
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RunningQuantileRange(2, **kwargs)
+
+
+def scaler_state(scaler):
+    """The state as comparable values: the range's buffers and, for the quantile
+    range, the reservoir, the rows seen and the generator's state."""
+    return copy.deepcopy(scaler.state_dict())
+
+
+def same_state(left, right):
+    assert left.keys() == right.keys()
+    for key in left:
+        if isinstance(left[key], torch.Tensor):
+            assert torch.equal(left[key], right[key]), key
+        else:  # the quantile range's extra state
+            assert torch.equal(left[key]["reservoir"], right[key]["reservoir"])
+            assert left[key]["seen"] == right[key]["seen"]
+            assert left[key]["rng"] == right[key]["rng"]
+
+
+@pytest.mark.parametrize("make", [lambda: RunningMinMax(3),
+                                  lambda: RunningQuantileRange(3, reservoir_size=5)],
+                         ids=["min-max", "quantile"])
+@pytest.mark.parametrize("rows, error, message", [
+    (torch.ones(1, 4), ValueError, r"shape \(n, 3\), got \(1, 4\)"),
+    (torch.ones(3), ValueError, r"shape \(n, 3\), got \(3,\)"),
+    (torch.tensor([[1.0, float("nan"), 0.0]]), ValueError, "NaN or inf"),
+    (torch.tensor([[0.0, 0.0, 0.0], [1.0, float("inf"), 0.0]]), ValueError, "NaN or inf"),
+    (torch.ones(1, 3, dtype=torch.long), TypeError, "floating-point tensor, got torch.int64"),
+    (np.ones((1, 3)), TypeError, "must be a tensor, got ndarray"),
+])
+def test_bad_rows_are_refused_and_leave_the_range_as_it_was(make, rows, error, message):
+    scaler, twin = make(), make()
+    for module in (scaler, twin):
+        module.observe_(torch.tensor([[1.0, 2.0, 3.0]]))
+    before = scaler_state(scaler)
+    with pytest.raises(error, match=message):
+        scaler.observe_(rows)
+    same_state(scaler_state(scaler), before)
+    # and the next good row is treated exactly as without the bad call
+    row = torch.tensor([[1.5, 2.5, 3.5]])
+    assert scaler.observe_(row) == twin.observe_(row)
+    same_state(scaler_state(scaler), scaler_state(twin))
+
+
+def test_no_rows_change_nothing():
+    for scaler in (RunningMinMax(2), RunningQuantileRange(2)):
+        assert scaler.observe_(torch.empty(0, 2)) is False
+        assert torch.isinf(scaler.low).all() and torch.isinf(scaler.high).all()

@@ -47,6 +47,20 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
     return feature_range[0] + unit * (feature_range[1] - feature_range[0])
 
 
+def _check_rows(rows: Tensor, channels: int) -> None:
+    """Raise unless ``rows`` is a floating tensor :math:`(n, d)` with ``channels``
+    columns (shape and dtype only: no value is read)."""
+    if not isinstance(rows, Tensor):
+        raise TypeError(f"rows must be a tensor, got {type(rows).__name__}")
+    if not rows.is_floating_point():
+        raise TypeError(f"rows must be a floating-point tensor, got {rows.dtype}")
+    if rows.dim() != 2 or rows.size(1) != channels:
+        raise ValueError(f"rows must have shape (n, {channels}), got {tuple(rows.shape)}")
+
+
+_NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
+
+
 class RunningMinMax(nn.Module):
     r"""Per-feature running minimum and maximum, and min-max scaling with them.
 
@@ -87,11 +101,22 @@ class RunningMinMax(nn.Module):
 
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
-        """Widen the range with ``rows``; whether it changed (reads one flag from
-        the device)."""
+        """Widen the range with ``rows``; whether it changed (reads two flags from
+        the device in one transfer).
+
+        Raises:
+            TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
+                or hold NaN or inf (the range is left as it was).
+        """
+        _check_rows(rows, self.low.numel())
+        if rows.size(0) == 0:
+            return False
         low = torch.minimum(self.low, rows.min(dim=0).values)
         high = torch.maximum(self.high, rows.max(dim=0).values)
-        changed = bool(torch.logical_or(low != self.low, high != self.high).any())
+        changed, finite = torch.stack([torch.logical_or(low != self.low, high != self.high).any(),
+                                       torch.isfinite(rows).all()]).tolist()
+        if not finite:
+            raise ValueError(_NOT_FINITE)
         self.low.copy_(low)
         self.high.copy_(high)
         return changed
@@ -187,10 +212,19 @@ class RunningQuantileRange(nn.Module):
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
-        effective range changed."""
+        effective range changed.
+
+        Raises:
+            TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
+                or hold NaN or inf (nothing is offered).
+        """
+        _check_rows(rows, self.low.numel())
+        host_rows = rows.detach().cpu().double().numpy()
+        if not np.isfinite(host_rows).all():
+            raise ValueError(_NOT_FINITE)
         effective: Optional[np.ndarray] = None  # read once a row has entered
         changed = False
-        for row in rows.detach().cpu().double().numpy():
+        for row in host_rows:
             if not self._offer(row):
                 continue
             if effective is None:
