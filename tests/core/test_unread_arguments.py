@@ -74,3 +74,23 @@ def test_the_unread_arguments_of_each_setting():
         "block_size"}
     assert unread_entries("memory") == unread_arguments(graph="none")
     assert "lr" not in unread_entries("base") and "k" in unread_entries("base")
+
+
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("sledge", {"memory_size": 50}, "memory_size applies to the baselines"),
+    ("sledge-light", {"memory_size": 50}, "takes labeled_size and unlabeled_size"),
+    ("base", {"bogus_option": 1}, r"unknown keyword\(s\) \['bogus_option'\]"),
+    ("sledge", {"lamda": 0.1}, r"unknown keyword\(s\) \['lamda'\]"),
+    ("tlp", {"sigmaa": 2.0}, r"\['sigmaa'\]: it takes SLeDGe's arguments or its "
+                             r"hyperparameters \['knn', 'sigma'\]"),
+    ("ressl", {"sigma": 1.0}, r"\['sigma'\]"),  # TLP's, not ReSSL's
+])
+def test_a_keyword_no_model_reads_is_refused_not_dropped(name, kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        build_model(name, D, C, **kwargs)
+
+
+def test_the_keywords_a_model_reads_still_build_it():
+    assert build_model("tlp", D, C, sigma=2.0, lr=5.0, memory_size=12).memory_size == 12
+    assert build_model("base", D, C, k=3, lam=0.5).num_classes == C  # SLeDGe's, unread
+    assert build_model("sledge", D, C, labeled_size=6, unlabeled_size=6).memory.capacity == 12

@@ -110,15 +110,23 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
     """Build the learner ``name`` (see the module docstring).
 
     ``config`` holds SLeDGe keyword arguments; each model takes the ones it
-    understands, and a SLeDGe-based model overrides its :func:`fixed_entries`. Baselines take ``memory_size`` (default: ``labeled_size +
-    unlabeled_size``, i.e. 1000), ``seed`` where their constructor has one and
-    their entries of :data:`BASELINE_HYPERPARAMETERS` (``None``: the
-    constructor's default).
+    understands, and a SLeDGe-based model overrides its :func:`fixed_entries`.
+    Baselines take ``memory_size`` (default: ``labeled_size + unlabeled_size``,
+    i.e. 1000), ``seed`` where their constructor has one and their entries of
+    :data:`BASELINE_HYPERPARAMETERS` (``None``: the constructor's default).
+
+    Raises:
+        ValueError: for an unknown ``name``.
+        TypeError: for a keyword that is neither a SLeDGe argument nor one of
+            the baseline's hyperparameters (e.g. a misspelled ``sigmaa``), and for
+            ``memory_size`` with a model other than a baseline (SLeDGe's memory
+            is ``labeled_size + unlabeled_size``).
     """
+    if name not in MODELS and name not in BASELINE_NAMES:
+        raise ValueError(f"unknown model {name!r}; choose one of {model_names()}")
+    _check_keywords(name, config, memory_size)
     if name in MODELS:
         return MODELS[name](in_channels, num_classes, **config)
-    if name not in BASELINE_NAMES:
-        raise ValueError(f"unknown model {name!r}; choose one of {model_names()}")
     cls = _baselines()[name]
     if memory_size is None:
         memory_size = config.get("labeled_size", 100) + config.get("unlabeled_size", 900)
@@ -129,6 +137,23 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
                    for key, argument in BASELINE_HYPERPARAMETERS[name].items()
                    if config.get(key) is not None})
     return cls(in_channels, num_classes, **kwargs)
+
+
+def _check_keywords(name: str, config: dict[str, Any], memory_size: Optional[int]) -> None:
+    """Raise a ``TypeError`` for a keyword :func:`build_model` would drop unread."""
+    if memory_size is not None and name in MODELS:
+        raise TypeError(f"memory_size applies to the baselines {BASELINE_NAMES}; model "
+                        f"{name!r} takes labeled_size and unlabeled_size (its memory is "
+                        f"their sum)")
+    known = set(inspect.signature(SLeDGe.__init__).parameters) - {"self", "in_channels",
+                                                                  "num_classes"}
+    known |= set(BASELINE_HYPERPARAMETERS.get(name, {}))
+    unknown = sorted(set(config) - known)
+    if unknown:
+        hyperparameters = BASELINE_HYPERPARAMETERS.get(name)
+        extra = f" or its hyperparameters {sorted(hyperparameters)}" if hyperparameters else ""
+        raise TypeError(f"build_model({name!r}) got unknown keyword(s) {unknown}: it takes "
+                        f"SLeDGe's arguments{extra}")
 
 
 def model_names() -> list[str]:
