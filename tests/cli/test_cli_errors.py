@@ -22,6 +22,7 @@ BAD_INPUTS = {
     "config not an object": ["--config", "{tmp}/list.json"],
     "unknown config key": ["--config", "{tmp}/unknown.json"],
     "missing output folder": ["--output", "{tmp}/absent/out.json"],
+    "plot format matplotlib does not write": ["--plot", "{tmp}/curve.txt"],
     "baseline with SLeDGe flag": ["--model", "tlp", "--lr", "0.1"],
     "SLeDGe with a baseline flag": ["--knn", "5"],
     "baseline with another's flag": ["--model", "tlp", "--decay", "0.1"],
@@ -80,6 +81,19 @@ def test_cuda_without_cuda_exits_2(capsys):
 
 def test_missing_subcommand_exits_2(capsys):
     _check_one_error_line([], capsys)
+
+
+def test_a_plot_path_matplotlib_cannot_write_stops_the_run_before_it_starts(tmp, capsys,
+                                                                           monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the run started")
+    monkeypatch.setattr(run_module, "prequential", no_run)
+    assert main(["run", "--limit", "20", "--plot", str(tmp / "curve.txt"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--plot: cannot plot to" in err and "matplotlib writes" in err and "'txt'" in err
+    assert "png" in err and "svg" in err
 
 
 def test_missing_dataset_error_names_folder_and_url(tmp, capsys):

@@ -9,6 +9,7 @@ from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation import (
     L2Normalize,
     PrequentialResult,
+    check_plot_path,
     make_transform,
     paper_label_mask,
     plot_curves,
@@ -306,3 +307,14 @@ def test_plot_curves_from_stored_records(tmp_path):
     curves = {"a": ([1, 2, 3], [1.0, 0.5, 0.67]), "b": ([1, 2, 3], [0.0, 0.5, 0.33])}
     path = plot_curves(curves, tmp_path / "curves.png", title="two runs")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_format_follows_the_suffix_and_an_unknown_one_is_refused(tmp_path):
+    pytest.importorskip("matplotlib")
+    curves = {"a": ([1, 2, 3], [1.0, 0.5, 0.67])}
+    assert plot_curves(curves, tmp_path / "curves.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match=r"cannot plot to .*curves\.txt: matplotlib writes .*"
+                                         r"png.* not 'txt'"):
+        plot_curves(curves, tmp_path / "curves.txt")
+    assert not (tmp_path / "curves.txt").exists()
+    assert check_plot_path(tmp_path / "CURVES.PDF") == tmp_path / "CURVES.PDF"

@@ -223,7 +223,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--csv", type=Path, metavar="FILE.csv",
                         help="one row per sample (several seeds: FILE_seed<S>.csv each)")
     output.add_argument("--plot", type=Path, metavar="FILE.png",
-                        help="running accuracy over the stream, one curve per seed")
+                        help="running accuracy over the stream, one curve per seed, in the "
+                             "format the suffix names (png, pdf, svg, ...; needs matplotlib)")
     output.add_argument("--quiet", action="store_true", help="no progress bar")
     checkpoint = run.add_argument_group("checkpoint and resume (single seed)")
     checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",

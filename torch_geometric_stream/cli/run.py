@@ -20,7 +20,7 @@ from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_d
 from torch_geometric_stream.datasets.bundled import load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
-                                               make_label_mask,
+                                               check_plot_path, make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
@@ -166,10 +166,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
         results[f"seed {seed}"] = result
         records.append(record)
     if args.plot is not None:
-        try:
-            plot_running_accuracy(results, args.plot, title=f"{model} on {name}")
-        except ImportError as error:
-            raise UsageError(f"--plot: {error}") from error
+        plot_running_accuracy(results, args.plot, title=f"{model} on {name}")
     print(f"{model} on {name} ({source}), label ratio {args.label_ratio}, "
           f"{dataset.num_samples} samples")
     print(summary_table(records))
@@ -196,11 +193,17 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
 
 
 def _check_output_folders(args: argparse.Namespace) -> None:
-    """Fail before the run, not after it, when an output folder does not exist."""
+    """Fail before the run, not after it, when an output folder does not exist or
+    the plot cannot be written (no matplotlib, a format it does not write)."""
     for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
                          ("--checkpoint", args.checkpoint)):
         if path is not None and not path.parent.is_dir():
             raise UsageError(f"{option}: folder {path.parent} does not exist")
+    if args.plot is not None:
+        try:
+            check_plot_path(args.plot)
+        except (ImportError, ValueError) as error:
+            raise UsageError(f"--plot: {error}") from error
 
 
 def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any], seed: int,

@@ -27,6 +27,7 @@ from torch_geometric_stream.evaluation.metrics import (
 from torch_geometric_stream.evaluation.prequential import (
     PrequentialRecord,
     PrequentialResult,
+    check_plot_path,
     plot_curves,
     plot_running_accuracy,
     prequential,
@@ -79,6 +80,7 @@ __all__ = [
     "prequential",
     "PrequentialResult",
     "PrequentialRecord",
+    "check_plot_path",
     "plot_curves",
     "plot_running_accuracy",
 ]

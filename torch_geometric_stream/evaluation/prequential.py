@@ -32,7 +32,7 @@ from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denor
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy",
-           "plot_curves"]
+           "plot_curves", "check_plot_path"]
 
 PathLike = Union[str, Path]
 LabelMask = Union[np.ndarray, Callable[[int], bool], None]
@@ -297,13 +297,11 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
 def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
                 title: Optional[str] = None) -> Path:
     """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
-    ``"curve"`` entries of the CLI's JSON records) to the PNG ``path``."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise ImportError("plotting needs matplotlib: pip install matplotlib "
-                          "(or torch_geometric_stream[plot])") from error
+    ``"curve"`` entries of the CLI's JSON records) to ``path``, in the format its
+    suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`)."""
+    path = check_plot_path(path)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     figure = Figure(figsize=(6.4, 4.0))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
@@ -312,8 +310,31 @@ def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
     axes.set(xlabel="stream position", ylabel="running accuracy", ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)
     axes.legend()
-    path = Path(path)
     figure.savefig(path, dpi=120, bbox_inches="tight")
+    return path
+
+
+def check_plot_path(path: PathLike) -> Path:
+    """``path`` as a :class:`~pathlib.Path` once matplotlib is importable and can
+    write the format its suffix names (no suffix: PNG), so that a run can refuse a
+    bad plot path before it starts rather than after.
+
+    Raises:
+        ImportError: without matplotlib.
+        ValueError: for a suffix matplotlib cannot write (the message lists those
+            it can).
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError as error:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib "
+                          "(or torch_geometric_stream[plot])") from error
+    path = Path(path)
+    formats = FigureCanvasAgg.get_supported_filetypes()
+    suffix = path.suffix.lower().removeprefix(".")
+    if suffix and suffix not in formats:
+        raise ValueError(f"cannot plot to {path}: matplotlib writes {', '.join(sorted(formats))} "
+                         f"files, not {suffix!r}")
     return path
 
 
