@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,9 +17,12 @@ from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.datasets import DATASETS
 
 #: Small memories and width so that a few hundred samples take seconds.
 FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
+
+DATASET_NAMES = set(DATASETS)
 
 #: Fields every run record must hold.
 RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labels", "accuracy",
@@ -197,10 +201,24 @@ def test_real_dataset_shuttle(tmp_path, data_root):
 
 def test_datasets_command_lists_all_twelve(tmp_path, capsys):
     (tmp_path / "shuttle").mkdir()
+    (tmp_path / "shuttle" / "shuttle.trn").touch()
+    (tmp_path / "shuttle" / "shuttle.tst.gz").touch()
+    for name in ("GSAD", "OD", "HAR"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "GSAD" / "batch3.dat").touch()
+    (tmp_path / "HAR" / "SOURCE.md").touch()
+    (tmp_path / "mnist" / "raw").mkdir(parents=True)
+    (tmp_path / "mnist" / "raw" / "train-images-idx3-ubyte").touch()
     assert main(["datasets", "--root", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
-    assert "found" in lines["Shuttle"] and "missing" in lines["MNIST"]
+    status = {name: re.search(r"  (found|empty|missing|partial \(\d+ of \d+ files\))  ",
+                              line).group(1)
+              for name, line in lines.items() if name in DATASET_NAMES}
+    assert status["Shuttle"] == "found" and status["MNIST"] == "found"  # any data file
+    assert status["GSAD"] == "partial (1 of 10 files)"
+    assert status["OD"] == "empty" and status["HAR"] == "empty"  # notes are no data
+    assert status["SDD"] == "missing" and status["KMNIST"] == "missing"
     assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)
 
 

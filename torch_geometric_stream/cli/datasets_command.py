@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from torch_geometric_stream.datasets import DATASETS
+from torch_geometric_stream.datasets.registry import DatasetInfo
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, bundled_data_folder
 # The registry's own (case-insensitive) folder lookup, so "found" means what
 # load_dataset would find.
@@ -21,10 +22,25 @@ NOTES = {
 }
 
 
-def _status(root: Optional[Path], folder: str) -> str:
+def _status(root: Optional[Path], info: DatasetInfo) -> str:
+    """``missing`` (no folder), ``empty`` (no data file in it), ``partial (k of n
+    files)`` or ``found``. Datasets whose expected files are plain names (e.g.
+    GSAD's batches) are checked file by file, each also as ``<name>.gz``; the
+    others, whose files come in several layouts, by whether the folder holds
+    any file besides notes (``*.md``)."""
     if root is None:
         return "no --root"
-    return "found" if _dataset_folder(root, folder).is_dir() else "missing"
+    folder = _dataset_folder(root, info.folder)
+    if not folder.is_dir():
+        return "missing"
+    if any(" " in entry for entry in info.expected_files):  # several layouts
+        data = (path for path in folder.rglob("*") if path.is_file() and path.suffix != ".md")
+        return "found" if next(data, None) is not None else "empty"
+    present = sum((folder / name).is_file() or (folder / f"{name}.gz").is_file()
+                  for name in info.expected_files)
+    if present == len(info.expected_files):
+        return "found"
+    return f"partial ({present} of {len(info.expected_files)} files)" if present else "empty"
 
 
 def datasets_command(args: argparse.Namespace) -> int:
@@ -32,7 +48,7 @@ def datasets_command(args: argparse.Namespace) -> int:
     root = None if args.root is None else Path(args.root)
     header = ("name", "rows", "features", "classes", "status", "url")
     rows = [(info.name, str(info.paper_rows), str(info.paper_features), str(info.paper_classes),
-             _status(root, info.folder), info.url) for info in DATASETS.values()]
+             _status(root, info), info.url) for info in DATASETS.values()]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     print(f"data folder: {root if root is not None else '(none: pass --root DIR)'}")
     print("  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip())
