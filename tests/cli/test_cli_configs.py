@@ -263,6 +263,15 @@ def test_memory_sizes_follow_the_paper_rule():
     assert (paper["labeled_size"], paper["unlabeled_size"]) == (10, 900)
     given = resolve_config("MNIST", 0.01, "sledge", {"labeled_size": 20}, None, num_classes=10)
     assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
+    # all three as options: only if they agree (the memory is the sum of its parts)
+    agreeing = resolve_config("MNIST", 0.01, "sledge", {"memory_size": 60, "labeled_size": 10,
+                                                        "unlabeled_size": 50}, None,
+                              num_classes=10)
+    assert (agreeing["memory_size"], agreeing["labeled_size"]) == (60, 10)
+    with pytest.raises(UsageError, match="--memory-size 100 contradicts --labeled-size 5 and "
+                                         r"--unlabeled-size 5 \(the memory is their sum, 10\)"):
+        resolve_config("MNIST", 0.01, "sledge", {"memory_size": 100, "labeled_size": 5,
+                                                 "unlabeled_size": 5}, None, num_classes=10)
 
 
 def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters():

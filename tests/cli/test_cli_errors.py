@@ -32,6 +32,8 @@ BAD_INPUTS = {
     "HDSSL's radius k to ReSSL": ["--model", "ressl", "--radius-k", "3"],
     "missing dataset folder": ["--dataset", "mnist", "--root", "{tmp}/empty"],
     "zero limit": ["--limit", "0"],
+    "memory size beside both of its parts": ["--memory-size", "100", "--labeled-size", "5",
+                                             "--unlabeled-size", "5"],
     "alpha above one": ["--alpha", "1.5"],
     "beta not a number": ["--beta", "often"],
     "baseline scaling inside": ["--model", "ressl", "--scaling", "online-rescale"],

@@ -533,8 +533,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             with its scaling: a ``scaling`` given by flag or file drops them.
 
     Raises:
-        UsageError: unknown keys (for this model), an unknown preset or an
-            invalid ``tau``.
+        UsageError: unknown keys (for this model), an unknown preset, an
+            invalid ``tau`` or memory size options that contradict each other.
     """
     if preset not in PRESETS:
         raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
@@ -562,6 +562,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     given = {key: value for key, value in overrides.items() if value is not None}
     config.update(_checked(given, allowed, model, "options"))
     check_read(model, given, "options")
+    _check_memory_options(given)
     chosen = {**(config_file or {}), **given}
     if "scaling" in chosen and chosen["scaling"] not in ROBUST_SCALINGS:
         # a preset's quantile range settings go with its scaling, not with one chosen instead
@@ -600,6 +601,17 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
     config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
                                                             value_range)
     return config
+
+
+def _check_memory_options(given: Mapping[str, Any]) -> None:
+    """Refuse ``--memory-size`` beside ``--labeled-size`` and ``--unlabeled-size``
+    when it is not their sum: the memory is their sum, and the record would name
+    a size the run never had."""
+    sizes = [given.get(key) for key in ("memory_size", "labeled_size", "unlabeled_size")]
+    if None not in sizes and sizes[0] != sizes[1] + sizes[2]:
+        raise UsageError(f"--memory-size {sizes[0]} contradicts --labeled-size {sizes[1]} and "
+                         f"--unlabeled-size {sizes[2]} (the memory is their sum, "
+                         f"{sizes[1] + sizes[2]}); drop --memory-size")
 
 
 def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: float,
