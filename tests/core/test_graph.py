@@ -157,6 +157,13 @@ EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
     (lambda g: g(X10, node_mask=torch.zeros(10, dtype=torch.bool)), ValueError, "no row"),
     (lambda g: g.structure_loss(torch.randn(10, 5)), ValueError, r"x must have shape \(N, 4\)"),
     (lambda g: g.structure_loss(X10.long()), TypeError, "x must be torch.float32"),
+    (lambda g: g.structure_loss(X10, query_index=torch.tensor([0, 10])), ValueError,
+     r"query_index must hold row indices in \[0, 10\)"),
+    (lambda g: g.structure_loss(X10, emb=torch.randn(3, 8)), ValueError,
+     r"emb must have shape \(N, h\) with x's N = 10 rows, got \(3, 8\)"),
+    (lambda g: g.structure_loss(X10, emb=torch.randn(10, 8).double()), TypeError,
+     "emb must be a torch.float32 tensor like x, got torch.float64"),
+    (lambda g: g.structure_loss(torch.randn(0, 4)), ValueError, "x has no rows"),
 ])
 def test_graph_learner_names_bad_input(call, error, message):
     with pytest.raises(error, match=message):
@@ -195,6 +202,20 @@ def test_backbone_repr_and_reset():
     assert len(backbone.convs) == 2 and len(backbone.norms) == 1
     mlp = MLPBackbone(5, 16, 3, num_layers=1)
     assert mlp(torch.randn(2, 5)).shape == (2, 3)
+
+
+def test_the_learner_structure_loss_compares_cosine_similarities_of_raw_rows():
+    # the rows are L2-normalized first, so their scale does not matter, and the
+    # value is the mean squared difference of the two cosine-similarity matrices
+    torch.manual_seed(0)
+    graph = DynamicKNNGraph(4, k=2, hidden_channels=8)
+    x = torch.randn(6, 4)
+    unit = x / x.norm(dim=1, keepdim=True)
+    emb = graph.embed(unit)
+    expected = F.mse_loss(emb @ emb.T, unit @ unit.T)
+    torch.testing.assert_close(graph.structure_loss(x), expected)
+    torch.testing.assert_close(graph.structure_loss(10.0 * x), expected)
+    torch.testing.assert_close(graph.structure_loss(x, emb=emb), expected)
 
 
 @pytest.mark.parametrize("form", ["plain", "frobenius"])

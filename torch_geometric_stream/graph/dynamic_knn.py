@@ -362,9 +362,30 @@ class DynamicKNNGraph(nn.Module):
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:
-        """The structure regularizer; see :func:`~torch_geometric_stream.graph.structure_loss`."""
-        weight = next(self.embedding.parameters(), None)
-        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
+        r"""The structure regularizer of rows ``x`` :math:`(N, d)`, :math:`N \geq 1`:
+        how far the embeddings' cosine similarities are from the inputs'; see
+        :func:`~torch_geometric_stream.graph.structure_loss`.
+
+        The rows are L2-normalized here (SLeDGe stores them so: the regularizer
+        compares cosine similarities), then embedded unless ``emb``
+        :math:`(N, h)`, L2-normalized rows, is given. ``query_index`` as in
+        :meth:`forward`.
+
+        Raises:
+            TypeError / ValueError: for ``x``, ``emb`` or ``query_index`` of the
+                wrong type or shape, or an ``x`` without rows.
+        """
+        self._check_input(x, query_index, None)
+        if x.size(0) == 0:
+            raise ValueError("x has no rows: the structure loss is a mean over row pairs")
+        if emb is not None:
+            if not isinstance(emb, Tensor) or emb.dtype != x.dtype:
+                raise TypeError(f"emb must be a {x.dtype} tensor like x, got "
+                                f"{getattr(emb, 'dtype', type(emb).__name__)}")
+            if emb.dim() != 2 or emb.size(0) != x.size(0):
+                raise ValueError(f"emb must have shape (N, h) with x's N = {x.size(0)} rows, "
+                                 f"got {tuple(emb.shape)}")
+        x = l2_normalize(x)
         if emb is None:
             emb = self.embed(x)
         return structure_loss(x, emb, query_index=query_index, form=form)
