@@ -165,6 +165,27 @@ def test_shopper_non_numeric_value(tmp_path):
         load_dataset("shopper", tmp_path)
 
 
+SHOPPER_ROW = "0,0,0,0,1,0,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,FALSE,{revenue}\n"
+
+
+@pytest.mark.parametrize("revenue", ["maybe", "1", ""])
+def test_shopper_revenue_other_than_true_or_false_is_no_class(tmp_path, revenue):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + SHOPPER_ROW.format(revenue="FALSE") + SHOPPER_ROW.format(revenue=revenue))
+    with pytest.raises(DatasetFormatError, match=f"data row 2: column 'Revenue' must be TRUE or "
+                                                 f"FALSE, got '{revenue}'"):
+        load_dataset("shopper", tmp_path)
+
+
+def test_shopper_has_both_classes_whatever_a_file_holds(tmp_path):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + SHOPPER_ROW.format(revenue="true"))
+    ds = load_dataset("shopper", tmp_path)
+    assert ds.y.tolist() == [1] and ds.num_classes == 2 and ds.class_names == ["FALSE", "TRUE"]
+
+
 def test_shopper_non_finite_value(tmp_path):
     (tmp_path / "Shopper").mkdir()
     (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(

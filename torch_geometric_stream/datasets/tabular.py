@@ -27,6 +27,8 @@ SHOPPER_FEATURES = ["Administrative", "Administrative_Duration", "Informational"
                     "Informational_Duration", "ProductRelated", "ProductRelated_Duration",
                     "BounceRates", "ExitRates", "PageValues", "SpecialDay", "OperatingSystems",
                     "Browser", "Region", "TrafficType", "Weekend"]
+#: Shopper's classes, by class id: the values of its ``Revenue`` column.
+SHOPPER_CLASSES = ("FALSE", "TRUE")
 SHUTTLE_CLASSES = {1: "Rad Flow", 2: "Fpv Close", 3: "Fpv Open", 4: "High", 5: "Bypass",
                    6: "Bpv Close", 7: "Bpv Open"}
 GSAD_CLASSES = {1: "Ethanol", 2: "Ethylene", 3: "Ammonia", 4: "Acetaldehyde", 5: "Acetone",
@@ -58,10 +60,24 @@ def load_shopper(folder: Path, strict: bool = False) -> StreamDataset:
     name = "online_shoppers_intention.csv"
     records = read_csv_records(folder / name, SHOPPER_FEATURES + ["Revenue"])
     x = records_to_matrix(records, SHOPPER_FEATURES, name)
-    y, class_names = encode_labels([r["Revenue"].strip().upper() for r in records])
-    return StreamDataset("Shopper", x, y, len(class_names), class_names,
+    y = _shopper_revenue(records, name)
+    return StreamDataset("Shopper", x, y, len(SHOPPER_CLASSES), list(SHOPPER_CLASSES),
                          feature_names=list(SHOPPER_FEATURES),
                          notes="Month and VisitorType dropped (string columns), as in the paper.")
+
+
+def _shopper_revenue(records: list[dict[str, str]], file_name: str) -> np.ndarray:
+    """The ``Revenue`` column as class ids ``FALSE -> 0``, ``TRUE -> 1`` (any case);
+    any other value is a format error, not a third class."""
+    ids = {label: index for index, label in enumerate(SHOPPER_CLASSES)}
+    y = np.empty(len(records), dtype=np.int64)
+    for row, record in enumerate(records):
+        text = record["Revenue"].strip().upper()
+        if text not in ids:
+            raise DatasetFormatError(f"{file_name} data row {row + 1}: column 'Revenue' must be "
+                                     f"TRUE or FALSE, got {record['Revenue']!r}")
+        y[row] = ids[text]
+    return y
 
 
 def load_shuttle(folder: Path, strict: bool = False) -> StreamDataset:
