@@ -115,6 +115,29 @@ _SHAPE_FIELDS = {
 }
 
 
+#: Settings that change what a learner computes: name in the checkpoint ->
+#: attribute path. Stored for the learners that have them (``None`` included)
+#: and compared where the checkpoint holds them (older checkpoints hold none).
+#: ``lr`` and ``weight_decay`` are the optimizer state's, compared with it.
+_SETTING_FIELDS = {
+    "lam": "lam",
+    "tau": "tau",
+    "regularizer": "regularizer",
+    "propagation": "propagation",
+    "merge_similarity": "merge_similarity",
+    "supervise_graph": "supervise_graph",
+    "reselect_every": "reselect_every",
+    "class_prior": "class_prior",
+    "normalization": "backbone.normalization",
+    "bias_position": "backbone.bias_position",
+    "dropout": "backbone.dropout",
+    "alpha": "memory.alpha",
+    "beta": "memory.beta",
+    "count_offset": "memory.count_offset",
+    "input_scaler": "input_scaler",
+}
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be read or does not fit the learner it is loaded into."""
 
@@ -173,7 +196,7 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         "package_version": torch_geometric_stream.__version__,
         "torch_version": torch.__version__,
         "learner": {"class": _class_name(learner), "shape": _shape_info(learner),
-                    "kind": kind, "state": state},
+                    "settings": _setting_info(learner), "kind": kind, "state": state},
         "transform": None if transform is None else {"class": _class_name(transform),
                                                      "state": transform.state_dict()},
         "rng": _rng_state(),
@@ -216,7 +239,8 @@ def load_checkpoint(path: PathLike, learner: Any, *,
     """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
 
     Everything is checked before anything changes: the file, ``expect``, the
-    learner's class and sizes, the state's entries (and, for
+    learner's class, sizes and settings (``lam``, ``lr``, ``normalization``, ...,
+    where the checkpoint records them), the state's entries (and, for
     :class:`~torch.nn.Module` learners, their shapes) and the transform.  If
     restoring still fails, learner, transform and RNG states are rolled back.
 
@@ -310,6 +334,24 @@ def _shape_info(learner: Any) -> Dict[str, Any]:
     return info
 
 
+def _setting_info(learner: Any) -> Dict[str, Any]:
+    """The entries of :data:`_SETTING_FIELDS` that ``learner`` has: plain values,
+    and a module (the input scaler) by its class name."""
+    info = {}
+    for name, attribute_path in _SETTING_FIELDS.items():
+        value: Any = learner
+        for attribute in attribute_path.split("."):
+            if not hasattr(value, attribute):
+                break
+            value = getattr(value, attribute)
+        else:
+            if value is None or isinstance(value, (bool, int, float, str)):
+                info[name] = value
+            elif isinstance(value, nn.Module):
+                info[name] = type(value).__name__
+    return info
+
+
 def _has_state_dict(learner: Any) -> bool:
     return callable(getattr(learner, "state_dict", None)) and \
         callable(getattr(learner, "load_state_dict", None))
@@ -343,6 +385,13 @@ def _check_learner(path: Path, saved: Mapping[str, Any], learner: Any) -> None:
                   if saved["shape"].get(name) != ours.get(name)]
     if mismatches:
         raise CheckpointError(f"checkpoint {path} does not fit the learner: "
+                              + "; ".join(mismatches))
+    ours = _setting_info(learner)
+    mismatches = [f"checkpoint has {name}={value!r}, learner has {ours.get(name)!r}"
+                  for name, value in sorted(saved.get("settings", {}).items())
+                  if ours.get(name, value) != value]
+    if mismatches:
+        raise CheckpointError(f"checkpoint {path} was saved with other settings: "
                               + "; ".join(mismatches))
     kind, current = _learner_state(learner)
     if saved["kind"] != kind:

@@ -282,6 +282,33 @@ def test_optimizer_settings_mismatch_is_named(saved, kwargs, match):
     assert_refused(saved, small_sledge(**kwargs), match)
 
 
+@pytest.mark.parametrize("kwargs, match", [
+    ({"lam": 0.0}, "checkpoint has lam=0.1, learner has 0.0"),
+    ({"normalization": "mean"}, "checkpoint has normalization='symmetric', learner has 'mean'"),
+    ({"tau": 5.0}, "checkpoint has tau=None, learner has 5.0"),
+    ({"count_offset": 0}, "checkpoint has count_offset=1, learner has 0"),
+    ({"input_scaling": "online"}, "checkpoint has input_scaler=None, learner has "
+                                  "'RunningMinMax'"),
+    ({"lam": 0.0, "regularizer": "frobenius"},
+     "checkpoint has lam=0.1, learner has 0.0; checkpoint has regularizer='plain', learner "
+     "has 'frobenius'"),
+])
+def test_other_settings_are_named(saved, kwargs, match):
+    # same shapes, so the state would load: the learner would go on computing
+    # something else than the run it resumes
+    assert_refused(saved, small_sledge(**kwargs), "saved with other settings: " + match)
+
+
+def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):
+    # checkpoints written before the settings were recorded
+    payload = torch.load(saved, weights_only=False)
+    del payload["learner"]["settings"]
+    torch.save(payload, tmp_path / "older.ckpt")
+    learner = small_sledge(lam=0.0)
+    assert load_checkpoint(tmp_path / "older.ckpt", learner,
+                           transform=make_transform("online")).position == 30
+
+
 def test_wrong_class(saved):
     assert_refused(saved, OnlineMLP(D, C), "holds a torch_geometric_stream.models.sledge.SLeDGe, "
                                            "the learner is a .*OnlineMLP")
