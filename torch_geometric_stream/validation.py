@@ -105,11 +105,14 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     # checked where the rows are (host rows: no device synchronization), after
     # the cast (which can overflow); a host-to-device copy need not wait for the
     # device (a device-to-host one must, or the host could read it too early)
-    tensor = tensor.to(dtype=dtype)
+    given, tensor = tensor, tensor.to(dtype=dtype)
     # one read of the values: a row's norm is finite only if its entries are
     checked = torch.linalg.vector_norm(tensor, dim=-1) if finite_norms else tensor
     if not bool(torch.isfinite(checked).all()):
         if not bool(torch.isfinite(tensor).all()):
+            if bool(torch.isfinite(given).all()):
+                raise ValueError(f"{name} holds values beyond {dtype}'s range (about "
+                                 f"±{torch.finfo(dtype).max:.1e}); scale the features first")
             raise ValueError(f"{name} contains NaN or inf values")
         row = int(torch.isfinite(checked).logical_not().nonzero()[0, 0])
         raise ValueError(f"{name} row {row} is too large: its L2 norm overflows {dtype} "

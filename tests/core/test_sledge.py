@@ -148,6 +148,9 @@ BAD_INPUTS = [
     (lambda: (torch.randn(D + 1), 0), ValueError, "features"),
     (lambda: (torch.tensor([float("nan")] * D), 0), ValueError, "NaN"),
     (lambda: (torch.full((D,), float("inf")), 0), ValueError, "NaN or inf"),
+    # finite in float64, but beyond float32's range
+    (lambda: (torch.full((D,), 1e300, dtype=torch.float64), 0), ValueError,
+     "x holds values beyond torch.float32's range"),
     # finite, but normalization would make it a zero row
     (lambda: (torch.stack([torch.ones(D), torch.full((D,), 2e19)]), torch.tensor([0, 1])),
      ValueError, "x row 1 is too large: its L2 norm overflows torch.float32"),

@@ -296,7 +296,8 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="the grid's base: the paper's per-dataset settings (default) or "
                            "the package defaults (see run --help)")
     tune.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
-                      help="an option and its values (repeatable); any run option with a value")
+                      help="an option and its values (repeatable); any run option with a "
+                           "value but --seed and --limit (use --seeds and --limit)")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
     tune.add_argument("--confirm-top", type=positive_int, metavar="N",
                       help="a second stage: run the N best points of --seeds again on "
