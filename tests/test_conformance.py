@@ -133,3 +133,36 @@ def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, err
     with pytest.raises(error):
         model.learn(bad_x, bad_y)
     assert_same_state(before, state_of(model))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_river_style_one_sample_calls_match_the_tensor_api(name):
+    x, y = stream(60)
+    labels = np.where(np.arange(60) % 4 == 0, y, -1)
+    river_style, tensor_api = make(name, seed=3), make(name, seed=3)
+    for i in range(len(x)):
+        label = None if labels[i] == -1 else int(labels[i])
+        prediction = river_style.predict_one(x[i])
+        assert type(prediction) is int and prediction == int(tensor_api.predict(x[i])[0])
+        proba = river_style.predict_proba_one(x[i][None])  # (1, d) is one sample too
+        assert sorted(proba) == list(range(C)) and sum(proba.values()) == pytest.approx(1.0)
+        assert list(proba.values()) == tensor_api.predict_proba(x[i])[0].tolist()
+        assert river_style.learn_one(x[i], label) is river_style
+        tensor_api.learn(x[i], int(labels[i]))
+    assert_same_state(state_of(river_style), state_of(tensor_api))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
+    x, y = stream(40)
+    model = make(name)
+    model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    before = state_of(model)
+    for call, args in (("predict_one", (x[:2],)), ("predict_proba_one", (x[:2],)),
+                       ("learn_one", (x[:2], None))):
+        with pytest.raises(ValueError, match=f"{call} takes one sample \\({D},\\), got a batch "
+                                             f"of 2 rows: use {call.removesuffix('_one')}"):
+            getattr(model, call)(*args)
+    with pytest.raises(ValueError, match="outside"):
+        model.learn_one(x[0], C)
+    assert_same_state(before, state_of(model))

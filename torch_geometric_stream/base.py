@@ -6,11 +6,19 @@ A stream classifier is test-then-train: :meth:`StreamClassifier.predict` (or
 (scikit-learn's convention for semi-supervised targets).  Inputs are validated
 *before* any state changes, so a call that raises leaves the learner exactly as
 it was.
+
+For one sample at a time, River's names work too: ``predict_one`` (a Python
+``int``), ``predict_proba_one`` (``{class id: probability}``) and
+``learn_one(x, y=None)``, each refusing a batch::
+
+    for x, y in stream:
+        y_pred = model.predict_one(x)
+        model.learn_one(x, y if labeled else None)
 """
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
@@ -52,9 +60,7 @@ class StreamClassifier(abc.ABC):
 
     def predict_proba(self, x: Any) -> Tensor:
         """Class probabilities of every row of ``x`` against the current state."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
-                                 finite_norms=self.normalizes_raw_rows)
-        return self._predict_proba(rows)
+        return self._predict_proba(self._rows(x))
 
     def predict(self, x: Any) -> Tensor:
         """Predicted class id of every row of ``x``, shape :math:`(n,)`."""
@@ -62,11 +68,39 @@ class StreamClassifier(abc.ABC):
 
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
-        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
-                                 finite_norms=self.normalizes_raw_rows)
+        rows = self._rows(x)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
         self._learn(rows, labels)
         return self
+
+    def predict_proba_one(self, x: Any) -> dict[int, float]:
+        """River's ``predict_proba_one``: ``{class id: probability}`` for one sample
+        :math:`(d,)` (or :math:`(1, d)`)."""
+        probabilities = self._predict_proba(self._rows(x, "predict_proba_one"))[0]
+        return dict(enumerate(probabilities.tolist()))
+
+    def predict_one(self, x: Any) -> int:
+        """River's ``predict_one``: the predicted class id of one sample :math:`(d,)`
+        (or :math:`(1, d)`) as a Python ``int``."""
+        return int(self._predict_proba(self._rows(x, "predict_one"))[0].argmax())
+
+    def learn_one(self, x: Any, y: Any = None) -> "StreamClassifier":
+        """River's ``learn_one``: learn one sample :math:`(d,)` (or :math:`(1, d)`);
+        ``y=None`` (or ``-1``) learns it unlabeled."""
+        rows = self._rows(x, "learn_one")
+        self._learn(rows, as_label_vector(y, 1, self.num_classes, device=torch.device("cpu")))
+        return self
+
+    def _rows(self, x: Any, one_sample: Optional[str] = None) -> Tensor:
+        """``x`` validated as rows :math:`(n, d)` on :attr:`device`; with
+        ``one_sample`` (the calling method's name), exactly one row."""
+        rows = as_feature_matrix(x, self.in_channels, device=self.device, dtype=self.dtype,
+                                 finite_norms=self.normalizes_raw_rows)
+        if one_sample is not None and rows.size(0) != 1:
+            raise ValueError(f"{one_sample} takes one sample ({self.in_channels},), got a "
+                             f"batch of {rows.size(0)} rows: use "
+                             f"{one_sample.removesuffix('_one')} for batches")
+        return rows
 
     @abc.abstractmethod
     def _predict_proba(self, x: Tensor) -> Tensor:
