@@ -19,6 +19,14 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     assert len(runs) == 2
     printed = capsys.readouterr().out
     assert "rank" in printed and "lr=1e-3_hidden_channels=16" in printed
+    # the command printed to repeat the best point names the stream, model and ratio:
+    # the configuration file holds configuration entries only
+    command = printed.split("(use: python -m torch_geometric_stream ")[1].split(")\n")[0]
+    assert ("--dataset synthetic --model sledge-light --label-ratio 0.01 --preset paper"
+            in command and command.endswith("--limit 60"))
+    repeated = tmp_path / "repeated.json"
+    assert main([*command.split(), "--seed", "0", "--output", str(repeated), "--quiet"]) == 0
+    assert json.loads(repeated.read_text())["model"] == "sledge-light"
     best = json.loads(next(out.glob("best_*.json")).read_text())
     assert best["hidden_channels"] == 16 and best["lr"] in (1e-3, 5e-3)
     stamps = [path.stat().st_mtime_ns for path in runs]
@@ -90,6 +98,17 @@ def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys):
     assert main(["tune", *SMALL, *grid]) == 2
     err = capsys.readouterr().err
     assert stale.name in err and "k:" in err and "Traceback" not in err
+
+
+def test_tune_refuses_to_rank_runs_of_another_limit(tmp_path, capsys):
+    grid = ["--grid", "lr=1e-3,5e-3", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    capsys.readouterr()
+    longer = [arg if arg != "60" else "80" for arg in SMALL]
+    assert main(["tune", *longer, "--grid", "lr=1e-3,5e-3,1e-2", "--out-dir",
+                 str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "ran --limit 60, this search asks for --limit 80" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("entry, older_value", [("bias_position", "after"),

@@ -118,6 +118,20 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     return argv
 
 
+def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
+    """The ``run`` command that repeats the search's best point: its configuration
+    file holds configuration entries only, so the stream, model, label ratio and
+    preset go on the command line."""
+    argv = ["python", "-m", "torch_geometric_stream", "run", "--config", str(best_path),
+            "--dataset", args.dataset, "--model", args.model, "--label-ratio",
+            f"{args.label_ratio:g}", "--preset", args.preset]
+    if args.root is not None:
+        argv += ["--root", str(args.root)]
+    if args.limit is not None:
+        argv += ["--limit", str(args.limit)]
+    return argv
+
+
 def _number(value: object) -> Optional[float]:
     """``value`` as a float, or ``None`` where it is none (the run names that error)."""
     try:
@@ -228,13 +242,13 @@ def tune_command(args: argparse.Namespace) -> int:
     paths: dict[tuple[str, int], Path] = {}
     _run_missing(args, points, seeds, paths)
     records = {key: json.loads(path.read_text()) for key, path in paths.items()}
-    _check_same_settings(records, paths, grid)
+    _check_same_settings(records, paths, grid, args.limit)
     rows = _rank(points, seeds, records)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths)
         records = {key: json.loads(path.read_text()) for key, path in paths.items()}
-        _check_same_settings(records, paths, grid)
+        _check_same_settings(records, paths, grid, args.limit)
         rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
           f"seeds {','.join(map(str, seeds))}"
@@ -251,7 +265,8 @@ def tune_command(args: argparse.Namespace) -> int:
     best_path = args.best or args.out_dir / f"best_{_search_name(args)}.json"
     best_path.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"ranking written to {ranking_path}")
-    print(f"best configuration written to {best_path} (use: run --config {best_path})")
+    print(f"best configuration written to {best_path} (use: "
+          f"{' '.join(_best_run_argv(args, best_path))})")
     return 0
 
 
@@ -261,10 +276,18 @@ _DERIVED = {"labeled_size": ("memory_size", "light_memory", "unlabeled_size"),
 
 
 def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
-                         grid: dict[str, list[str]]) -> None:
-    """Raise if two runs of the search differ in a configuration entry outside the
-    grid. An entry that an older run lacks counts with the value such runs had
+                         grid: dict[str, list[str]], limit: Optional[int]) -> None:
+    """Raise if a run of the search covers another part of the stream than
+    ``limit`` asks (a JSON reused from a search with another ``--limit``), or if two
+    runs differ in a configuration entry outside the grid. An entry that an older
+    run lacks counts with the value such runs had
     (:data:`~torch_geometric_stream.cli.run.OLDER_RECORDS`)."""
+    for key, record in records.items():
+        if "limit" in record and record["limit"] != limit:
+            ran, asked = (f"--limit {value}" if value else "the whole stream"
+                          for value in (record["limit"], limit))
+            raise UsageError(f"{paths[key].name} ran {ran}, this search asks for {asked}; "
+                             f"delete the stale JSON(s) or use another --out-dir")
     free = set(grid) | {entry for entry, sources in _DERIVED.items() if set(sources) & set(grid)}
     (first_key, first), *others = records.items()
 
