@@ -189,6 +189,27 @@ def test_backbone_names_bad_input(args, error, message):
             MLPBackbone(4, 8, 3, 2)(*args)
 
 
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((torch.randn(3, 4)[0], torch.randn(5, 4), 2), {}, ValueError,
+     r"must be 2-D with one width h, got \(4,\) and \(5, 4\)"),
+    ((torch.randn(3, 4), torch.randn(5, 3), 2), {}, ValueError, "one width h"),
+    ((torch.randn(3, 4), torch.randn(5, 4).double(), 2), {}, TypeError,
+     "one dtype, got torch.float32 and torch.float64"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 3), {"key_mask": torch.arange(5) < 2}, ValueError,
+     r"k=3 but key_mask allows only 2 key\(s\)"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2), {"key_mask": torch.ones(5)}, TypeError,
+     "key_mask must be a boolean tensor, got torch.float32"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2), {"key_mask": torch.ones(4, dtype=torch.bool)},
+     ValueError, r"key_mask must have shape \(5,\)"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2), {"block_size": 0}, ValueError, "block_size"),
+])
+def test_topk_neighbors_names_bad_input(args, kwargs, error, message):
+    from torch_geometric_stream.graph import topk_neighbors
+
+    with pytest.raises(error, match=message):
+        topk_neighbors(*args, **kwargs)
+
+
 def test_topk_neighbors_names_a_k_beyond_the_keys():
     from torch_geometric_stream.graph import topk_neighbors
 

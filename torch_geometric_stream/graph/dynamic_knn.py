@@ -90,7 +90,8 @@ def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor) -> Tensor:
 @torch.no_grad()
 def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Tensor] = None,
                    block_size: int = 2048,
-                   search_dtype: Union[str, torch.dtype, None] = None) -> TopK:
+                   search_dtype: Union[str, torch.dtype, None] = None,
+                   check_key_mask: bool = True) -> TopK:
     r"""Indices of the :math:`k` keys with the largest dot product, per query.
 
     Scores are computed in blocks of ``block_size`` query rows, so the peak
@@ -109,13 +110,26 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             ``torch.bfloat16``, and their returned scores recomputed in the
             inputs' precision. Near-ties may then pick other neighbours than
             the exact search. ``None``: exact, in the inputs' precision.
+        check_key_mask (bool): count the keys ``key_mask`` allows (one host
+            sync on a GPU); callers that chose ``k`` by that count pass
+            ``False``. Shapes and dtypes are checked either way.
 
     Returns:
         :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`
         (sorted by score only for the exact search).
+
+    Raises:
+        TypeError: ``query`` and ``keys`` of different dtypes, or a ``key_mask``
+            that is not boolean.
+        ValueError: ``query`` or ``keys`` not 2-D with one width, a ``key_mask``
+            of another length than ``keys``, ``k`` outside :math:`[0, N]` or
+            above the allowed keys, or ``block_size < 1``.
     """
+    _check_topk_input(query, keys, key_mask, block_size)
     if not 0 <= k <= keys.size(0):
         raise ValueError(f"k must lie in [0, {keys.size(0)}] (the number of keys), got {k}")
+    if check_key_mask and key_mask is not None and k > (allowed := int(key_mask.sum())):
+        raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
         search_dtype = None
@@ -133,6 +147,29 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             indices[block] = scores.topk(k, dim=-1).indices
             values[block] = score_neighbors(query[block], keys, indices[block])
     return TopK(values, indices)
+
+
+def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
+                      block_size: int) -> None:
+    """Shapes and dtypes of :func:`topk_neighbors`' inputs (no value is read)."""
+    if not isinstance(query, Tensor) or not isinstance(keys, Tensor):
+        raise TypeError(f"query and keys must be tensors, got {type(query).__name__} and "
+                        f"{type(keys).__name__}")
+    if query.dim() != 2 or keys.dim() != 2 or query.size(1) != keys.size(1):
+        raise ValueError(f"query (Q, h) and keys (N, h) must be 2-D with one width h, got "
+                         f"{tuple(query.shape)} and {tuple(keys.shape)}")
+    if query.dtype != keys.dtype:
+        raise TypeError(f"query and keys must have one dtype, got {query.dtype} and "
+                        f"{keys.dtype}")
+    if key_mask is not None:
+        if not isinstance(key_mask, Tensor) or key_mask.dtype != torch.bool:
+            raise TypeError(f"key_mask must be a boolean tensor, got "
+                            f"{getattr(key_mask, 'dtype', type(key_mask).__name__)}")
+        if key_mask.shape != (keys.size(0),):
+            raise ValueError(f"key_mask must have shape ({keys.size(0)},) like the keys, got "
+                             f"{tuple(key_mask.shape)}")
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
 
 
 class ReceptiveTopK(NamedTuple):
@@ -197,7 +234,8 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
             return None
         seen[frontier] = True
         top = topk_neighbors(query_keys[frontier], query_keys, k, key_mask=key_mask,
-                             block_size=block_size, search_dtype=search_dtype)
+                             block_size=block_size, search_dtype=search_dtype,
+                             check_key_mask=False)
         rows.append(frontier)
         values.append(top.values)
         indices.append(top.indices)
@@ -287,8 +325,8 @@ class DynamicKNNGraph(nn.Module):
         k = min(self.k, available)
         query = emb if query_index is None else emb[query_index]
         return topk_neighbors(query.detach(), emb.detach(), k, key_mask=node_mask,
-                              block_size=self.block_size,
-                              search_dtype=self.search_dtype).indices
+                              block_size=self.block_size, search_dtype=self.search_dtype,
+                              check_key_mask=False).indices  # k is at most the count
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:

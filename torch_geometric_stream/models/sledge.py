@@ -533,7 +533,8 @@ class SLeDGe(StreamClassifier, nn.Module):
         return topk_neighbors(query, emb, min(self.num_neighbors, self.memory.num_nodes),
                               key_mask=self._filled_slots_mask(),
                               block_size=self.graph.block_size,
-                              search_dtype=self.graph.search_dtype)
+                              search_dtype=self.graph.search_dtype,
+                              check_key_mask=False)  # the mask allows num_nodes slots
 
     def _reuses_kept_neighbors(self) -> bool:
         """Whether the kept neighbour sets stand in for a search: fewer than
