@@ -217,6 +217,21 @@ def test_topk_neighbors_names_a_k_beyond_the_keys():
         topk_neighbors(torch.randn(3, 4), torch.randn(2, 4), 5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_unweighted_graph_is_weighed_in_the_features_dtype(dtype):
+    torch.manual_seed(0)
+    backbone = GCNBackbone(4, 8, 3, num_layers=2).to(dtype)
+    x = torch.randn(10, 4, dtype=dtype)
+    ones = torch.ones(EDGES.size(1), dtype=dtype)
+    assert torch.equal(backbone(x, EDGES), backbone(x, EDGES, ones))  # no float32 detour
+    assert dense_adjacency(EDGES, None, 10, dtype=dtype).dtype == dtype
+
+
+def test_normalized_graph_without_weights_is_named():
+    with pytest.raises(ValueError, match="normalized=True needs the normalized edge_weight"):
+        GCNBackbone(4, 8, 3, num_layers=2)(X10, EDGES, normalized=True)
+
+
 def test_backbone_repr_and_reset():
     backbone = GCNBackbone(5, 16, 3, num_layers=2)
     assert repr(backbone) == "GCNBackbone(5, 3, num_layers=2)"

@@ -94,9 +94,11 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
             torch.cat([torch.where(is_loop, 0.0, edge_weight), loop_weight]))
 
 
-def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int) -> Tensor:
-    r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates summed)."""
+def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
+                    dtype: torch.dtype = torch.float32) -> Tensor:
+    r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates
+    summed); ``edge_weight=None`` weighs every edge 1 in ``dtype``."""
     if edge_weight is None:
-        edge_weight = torch.ones(edge_index.size(1), device=edge_index.device)
+        edge_weight = torch.ones(edge_index.size(1), dtype=dtype, device=edge_index.device)
     adj = edge_weight.new_zeros(num_nodes, num_nodes)
     return adj.index_put((edge_index[1], edge_index[0]), edge_weight, accumulate=True)

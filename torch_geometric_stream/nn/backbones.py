@@ -98,11 +98,12 @@ class GraphBackbone(_LayerStack):
             conv(a, b) for a, b in _layer_sizes(in_channels, hidden_channels, out_channels,
                                                 num_layers))
 
-    def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor],
-                  num_nodes: int) -> tuple[Tensor, Tensor]:
-        """Apply this backbone's normalization (once per graph)."""
+    def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
+                  dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+        """Apply this backbone's normalization (once per graph); ``edge_weight=None``
+        weighs every edge 1 in ``dtype`` (the features')."""
         if edge_weight is None:
-            edge_weight = torch.ones(edge_index.size(1), device=edge_index.device)
+            edge_weight = torch.ones(edge_index.size(1), dtype=dtype, device=edge_index.device)
         return normalize_edge_weight(edge_index, edge_weight, num_nodes, self.normalization)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
@@ -112,13 +113,18 @@ class GraphBackbone(_LayerStack):
 
         Raises:
             TypeError / ValueError: inputs whose shapes or dtypes do not fit
-                (see :func:`~torch_geometric_stream.validation.check_graph_input`).
+                (see :func:`~torch_geometric_stream.validation.check_graph_input`),
+                or ``normalized=True`` without ``edge_weight``.
         """
         weight = next(self.parameters(), None)  # any conv: its parameters' dtype, if any
         check_graph_input(x, edge_index, edge_weight, self.in_channels,
                           None if weight is None else weight.dtype)
+        if normalized and edge_weight is None:
+            raise ValueError("normalized=True needs the normalized edge_weight (E,); without "
+                             "weights, leave normalized=False to normalize the graph here")
         if not normalized:
-            edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0))
+            edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
+                                                     x.dtype)
         return self.forward_normalized(x, edge_index, edge_weight)
 
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
