@@ -193,7 +193,13 @@ def test_a_failing_merge_search_leaves_the_memory_unchanged(arguments, error, me
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
 
 
-def test_a_failing_derive_leaves_the_memory_unchanged():
+@pytest.mark.parametrize("derive, error, message", [
+    (_failing, RuntimeError, "embedding failed"),
+    (lambda rows: torch.cat([rows, rows], dim=1), ValueError,
+     r"derive's prototype must have shape \(2,\), got \(4,\)"),
+    (lambda rows: rows.double(), TypeError, "derive's prototype must be torch.float32"),
+])
+def test_a_failing_derive_leaves_the_memory_unchanged(derive, error, message):
     # two labeled slots: a merge into one must not age the other before derive succeeds
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=2, unlabeled_size=1,
                                  source_channels=2, alpha=0.5)
@@ -201,8 +207,8 @@ def test_a_failing_derive_leaves_the_memory_unchanged():
     memory.update(unit(0.0, 1.0), 0, source=torch.ones(2), derive=raw)
     before = {key: value.clone() for key, value in memory.state_dict().items()}
     version = memory.version
-    with pytest.raises(RuntimeError, match="embedding failed"):
-        memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=_failing)
+    with pytest.raises(error, match=message):
+        memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=derive)
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
     assert memory.version == version
 
@@ -246,3 +252,10 @@ def test_update_builds_no_autograd_graph_even_with_a_trainable_embedding():
                      (unit(0.8, 0.6), -1)):
         memory.update(x, label, lambda rows: F.normalize(embed(rows), dim=-1))
     assert memory.prototypes.grad_fn is None and not memory.prototypes.requires_grad
+
+
+@pytest.mark.parametrize("label, error", [(3, ValueError), (-3, ValueError), (1.0, TypeError)])
+def test_candidate_slots_names_a_label_outside_the_classes(label, error):
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
+    with pytest.raises(error, match="label must be"):
+        memory.candidate_slots(label)

@@ -214,7 +214,13 @@ class DualPrototypeMemory(nn.Module):
     # ---------------------------------------------------------------- updates
     def candidate_slots(self, label: int) -> Optional[slice]:
         """Slots a sample with ``label`` (``-1`` = unlabeled) is merged into,
-        or ``None`` when it will be inserted into a free slot."""
+        or ``None`` when it will be inserted into a free slot.
+
+        Raises:
+            TypeError / ValueError: for a label that is not a class id in
+                :math:`[-1, c)`.
+        """
+        label = self._checked_label(label)
         if label >= 0:
             if self._class_fill[label] < self.slots_per_class:
                 return None
@@ -358,6 +364,7 @@ class DualPrototypeMemory(nn.Module):
             mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
             mixed = _replace_if_zero(old, mixed, source)
             merged = derive(mixed.unsqueeze(0))[0]
+            self._check_row(merged, self.prototypes, "derive's prototype")
         # every write after every step that can fail
         self.version += 1
         self._age_labeled_slots(label)
