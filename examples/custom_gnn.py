@@ -1,8 +1,9 @@
 """Compose the package's modules by hand into your own streaming GNN.
 
 A ``DynamicKNNGraph`` learns the graph, a ``DualPrototypeMemory`` keeps the
-stream's prototypes, and a ``GraphBackbone`` of PyG ``SAGEConv`` layers (any
-conv that takes the graph works) classifies. The loop is the paper's order:
+stream's prototypes, and a ``GraphBackbone`` of PyG ``GraphConv`` layers (any
+conv called as ``conv(x, edge_index, edge_weight)`` works, e.g. ``GCNConv`` or
+``LEConv``; ``SAGEConv`` takes no edge weights) classifies. The loop is the paper's order:
 predict, update memory, train on the memory.
 
     python examples/custom_gnn.py --samples 2000

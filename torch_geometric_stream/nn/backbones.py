@@ -75,7 +75,10 @@ class GraphBackbone(_LayerStack):
         hidden_channels (int): hidden size.
         out_channels (int): output size (number of classes for logits).
         num_layers (int): number of conv layers :math:`\alpha_2`.
-        conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer.
+        conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer
+            called as ``layer(x, edge_index, edge_weight)`` (e.g. ``GCNConv``,
+            ``GraphConv``, ``LEConv``; not ``SAGEConv``, whose third argument
+            is ``size``).
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`)
