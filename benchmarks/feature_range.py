@@ -14,7 +14,9 @@ samples spans under whole-dataset scaling).
     python benchmarks/feature_range.py --datasets Shuttle Shopper
 
 Prints one table per dataset and writes it to
-``benchmarks/results/feature_range/<dataset>.md``.
+``benchmarks/results/feature_range/<dataset>.md`` (``--out-dir`` elsewhere; with
+``--limit N``, ``<dataset>_first<N>.md``, so a prefix never replaces the whole
+stream's table).
 """
 from __future__ import annotations
 
@@ -80,20 +82,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--root", default=default_data_root(),
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="where the tables go (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.root is None:
         parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be positive, got {args.limit}")
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         dataset = load_dataset(name, args.root)
         x = np.asarray(dataset.x, dtype=np.float64)[:args.limit]
         names = dataset.feature_names or [str(f) for f in range(x.shape[1])]
         table = markdown_table(x, names)
         print(f"{dataset.name}: {x.shape[0]:,} samples, {x.shape[1]} features\n{table}\n")
-        out = RESULTS / f"{dataset.name}.md"
+        prefix = "" if args.limit is None else f"_first{args.limit}"
+        out = args.out_dir / f"{dataset.name}{prefix}.md"
         out.write_text(table + "\n")
         print(f"wrote {out}")
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from feature_range import markdown_table, middle_share, range_growth  # noqa: E402
+from feature_range import main, markdown_table, middle_share, range_growth  # noqa: E402
 
 
 def test_range_growth_counts_samples_until_each_share_of_the_final_range():
@@ -37,3 +37,16 @@ def test_markdown_table_has_one_row_per_feature():
     assert len(lines) == 4
     assert lines[2] == "| a | 0 | 2 | 2 | 2 | 2 | 0.5 |"
     assert lines[3] == "| b | 1 | 1 | 1 | 1 | 1 | – |"
+
+
+def test_a_prefix_table_goes_beside_the_whole_stream_table_not_over_it(tmp_path):
+    folder = tmp_path / "data" / "Shuttle"
+    folder.mkdir(parents=True)
+    rows = "\n".join(" ".join(str(i + j) for j in range(9)) + " 1" for i in range(6))
+    (folder / "shuttle.trn").write_text(rows + "\n")
+    (folder / "shuttle.tst").write_text(rows + "\n")
+    out = tmp_path / "tables"
+    argv = ["--datasets", "Shuttle", "--root", str(tmp_path / "data"), "--out-dir", str(out)]
+    assert main(argv) == 0 and main([*argv, "--limit", "4"]) == 0
+    assert sorted(path.name for path in out.iterdir()) == ["Shuttle.md", "Shuttle_first4.md"]
+    assert out.joinpath("Shuttle.md").read_text() != out.joinpath("Shuttle_first4.md").read_text()
