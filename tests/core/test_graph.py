@@ -227,6 +227,16 @@ def test_unweighted_graph_is_weighed_in_the_features_dtype(dtype):
     assert dense_adjacency(EDGES, None, 10, dtype=dtype).dtype == dtype
 
 
+@pytest.mark.parametrize("adj, error, message", [
+    (torch.eye(9), ValueError, r"adj must have shape \(10, 10\) for x's rows, got \(9, 9\)"),
+    (torch.eye(10).double(), TypeError, "adj must be a torch.float32 tensor like x"),
+    ("eye", TypeError, "got str"),
+])
+def test_dense_forward_names_a_bad_adjacency(adj, error, message):
+    with pytest.raises(error, match=message):
+        GCNBackbone(4, 8, 3, num_layers=2).forward_dense(X10, adj)
+
+
 def test_normalized_graph_without_weights_is_named():
     with pytest.raises(ValueError, match="normalized=True needs the normalized edge_weight"):
         GCNBackbone(4, 8, 3, num_layers=2)(X10, EDGES, normalized=True)

@@ -207,7 +207,20 @@ class GCNBackbone(GraphBackbone):
             conv, h, lambda z: graph.aggregate(z, edge_weight)))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
-        r"""Same layers with a dense normalized adjacency :math:`(N, N)`."""
+        r"""Same layers with a dense normalized adjacency :math:`(N, N)`
+        (``adj[target, source]``), for rows ``x`` :math:`(N, F_{in})`.
+
+        Raises:
+            TypeError / ValueError: for ``x`` or ``adj`` of another shape or dtype
+                (shapes and dtypes only: no value is read).
+        """
+        check_node_features(x, self.in_channels, self.convs[0].lin.weight.dtype)
+        if not isinstance(adj, Tensor) or adj.dtype != x.dtype:
+            raise TypeError(f"adj must be a {x.dtype} tensor like x, got "
+                            f"{getattr(adj, 'dtype', type(adj).__name__)}")
+        if adj.shape != (x.size(0), x.size(0)):
+            raise ValueError(f"adj must have shape ({x.size(0)}, {x.size(0)}) for x's rows, "
+                             f"got {tuple(adj.shape)}")
         return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: adj @ z))
 
     def _layer(self, conv: GCNConv, h: Tensor, aggregate: Callable[[Tensor], Tensor]) -> Tensor:
