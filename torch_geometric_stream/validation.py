@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
-           "check_graph_input", "check_node_features", "check_nonnegative",
+           "check_edge_index", "check_graph_input", "check_node_features", "check_nonnegative",
            "check_positive", "check_positive_int", "check_unit_interval"]
 
 
@@ -176,17 +176,7 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     on a GPU: this is for public entry points, not for a per-sample step that
     built its graph itself."""
     check_node_features(x, in_channels, dtype)
-    if not isinstance(edge_index, Tensor):
-        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
-    if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if edge_index.dtype not in INDEX_DTYPES:
-        raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
-    if edge_index.numel():
-        low, high = torch.stack(torch.aminmax(edge_index)).tolist()  # one host sync
-        if low < 0 or high >= x.size(0):
-            raise ValueError(f"edge_index must hold node indices in [0, {x.size(0)}) (x has "
-                             f"{x.size(0)} rows), got values in [{low}, {high}]")
+    check_edge_index(edge_index, x.size(0), what=f" (x has {x.size(0)} rows)")
     if edge_weight is None:
         return
     if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():
@@ -195,6 +185,25 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     if edge_weight.shape != (edge_index.size(1),):
         raise ValueError(f"edge_weight must have shape ({edge_index.size(1)},) like "
                          f"edge_index's edges, got {tuple(edge_weight.shape)}")
+
+
+def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True,
+                     what: str = "") -> None:
+    r"""Raise unless ``edge_index`` is an ``int64`` (or ``int32``) tensor
+    :math:`(2, E)` and, with ``check_indices``, every index lies in
+    :math:`[0, N)` (reading their range costs one host sync on a GPU). ``what``
+    follows the range in the message, e.g. ``" (x has 5 rows)"``."""
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+    if edge_index.dtype not in INDEX_DTYPES:
+        raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
+    if check_indices and edge_index.numel():
+        low, high = torch.stack(torch.aminmax(edge_index)).tolist()  # one host sync
+        if low < 0 or high >= num_nodes:
+            raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}){what}, "
+                             f"got values in [{low}, {high}]")
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:

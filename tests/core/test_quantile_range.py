@@ -151,8 +151,8 @@ def same_state(left, right):
                                   lambda: RunningQuantileRange(3, reservoir_size=5)],
                          ids=["min-max", "quantile"])
 @pytest.mark.parametrize("rows, error, message", [
-    (torch.ones(1, 4), ValueError, r"shape \(n, 3\), got \(1, 4\)"),
-    (torch.ones(3), ValueError, r"shape \(n, 3\), got \(3,\)"),
+    (torch.ones(1, 4), ValueError, r"shape \(N, 3\), got \(1, 4\)"),
+    (torch.ones(3), ValueError, r"shape \(N, 3\), got \(3,\)"),
     (torch.tensor([[1.0, float("nan"), 0.0]]), ValueError, "NaN or inf"),
     (torch.tensor([[0.0, 0.0, 0.0], [1.0, float("inf"), 0.0]]), ValueError, "NaN or inf"),
     (torch.ones(1, 3, dtype=torch.long), TypeError, "floating-point tensor, got torch.int64"),

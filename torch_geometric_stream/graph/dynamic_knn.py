@@ -162,14 +162,18 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
         raise TypeError(f"query and keys must have one dtype, got {query.dtype} and "
                         f"{keys.dtype}")
     if key_mask is not None:
-        if not isinstance(key_mask, Tensor) or key_mask.dtype != torch.bool:
-            raise TypeError(f"key_mask must be a boolean tensor, got "
-                            f"{getattr(key_mask, 'dtype', type(key_mask).__name__)}")
-        if key_mask.shape != (keys.size(0),):
-            raise ValueError(f"key_mask must have shape ({keys.size(0)},) like the keys, got "
-                             f"{tuple(key_mask.shape)}")
+        _check_row_mask(key_mask, keys.size(0), "key_mask")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+
+
+def _check_row_mask(mask: Tensor, num_rows: int, name: str) -> None:
+    """Raise unless ``mask`` is a boolean tensor :math:`(N,)` over ``num_rows`` rows."""
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean tensor, got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask.shape != (num_rows,):
+        raise ValueError(f"{name} must have shape ({num_rows},), got {tuple(mask.shape)}")
 
 
 class ReceptiveTopK(NamedTuple):
@@ -389,12 +393,7 @@ class DynamicKNNGraph(nn.Module):
                                  f"values in [{int(query_index.min())}, "
                                  f"{int(query_index.max())}]")
         if node_mask is not None:
-            if not isinstance(node_mask, Tensor) or node_mask.dtype != torch.bool:
-                raise TypeError("node_mask must be a boolean tensor, got "
-                                f"{getattr(node_mask, 'dtype', type(node_mask).__name__)}")
-            if node_mask.shape != (num_rows,):
-                raise ValueError(f"node_mask must have shape ({num_rows},), got "
-                                 f"{tuple(node_mask.shape)}")
+            _check_row_mask(node_mask, num_rows, "node_mask")
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")
 

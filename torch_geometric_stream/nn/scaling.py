@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from torch_geometric_stream.validation import check_node_features
+
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
 
 FeatureRange = Tuple[float, float]
@@ -45,17 +47,6 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
     unit = torch.where(known, (rows / 2 - low / 2) / torch.where(known, half_span, 1.0),
                        torch.full_like(rows, 0.5))
     return feature_range[0] + unit * (feature_range[1] - feature_range[0])
-
-
-def _check_rows(rows: Tensor, channels: int) -> None:
-    """Raise unless ``rows`` is a floating tensor :math:`(n, d)` with ``channels``
-    columns (shape and dtype only: no value is read)."""
-    if not isinstance(rows, Tensor):
-        raise TypeError(f"rows must be a tensor, got {type(rows).__name__}")
-    if not rows.is_floating_point():
-        raise TypeError(f"rows must be a floating-point tensor, got {rows.dtype}")
-    if rows.dim() != 2 or rows.size(1) != channels:
-        raise ValueError(f"rows must have shape (n, {channels}), got {tuple(rows.shape)}")
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
@@ -108,7 +99,7 @@ class RunningMinMax(nn.Module):
             TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
                 or hold NaN or inf (the range is left as it was).
         """
-        _check_rows(rows, self.low.numel())
+        check_node_features(rows, self.low.numel(), None, "rows")
         if rows.size(0) == 0:
             return False
         low = torch.minimum(self.low, rows.min(dim=0).values)
@@ -218,7 +209,7 @@ class RunningQuantileRange(nn.Module):
             TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
                 or hold NaN or inf (nothing is offered).
         """
-        _check_rows(rows, self.low.numel())
+        check_node_features(rows, self.low.numel(), None, "rows")
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)

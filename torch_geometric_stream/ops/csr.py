@@ -33,7 +33,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.validation import INDEX_DTYPES, check_positive_int
+from torch_geometric_stream.validation import check_edge_index, check_positive_int
 
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
@@ -97,18 +97,7 @@ class CSRGraph:
     def __init__(self, edge_index: Tensor, num_nodes: int, *,
                  check_indices: bool = True) -> None:
         num_nodes = check_positive_int(num_nodes, "num_nodes", minimum=0)
-        if not isinstance(edge_index, Tensor):
-            raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
-        if edge_index.dim() != 2 or edge_index.size(0) != 2:
-            raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-        if edge_index.dtype not in INDEX_DTYPES:
-            raise TypeError(f"edge_index must be an int64 (or int32) tensor, got "
-                            f"{edge_index.dtype}")
-        if check_indices and edge_index.numel():
-            low, high = torch.stack(torch.aminmax(edge_index)).tolist()
-            if low < 0 or high >= num_nodes:
-                raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}), "
-                                 f"got values in [{low}, {high}]")
+        check_edge_index(edge_index, num_nodes, check_indices)
         edge_index = edge_index.long()  # the CSR structures index in int64
         self.source, self.target = edge_index[0], edge_index[1]
         self.num_nodes = num_nodes
