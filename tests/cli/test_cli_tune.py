@@ -109,6 +109,7 @@ def test_tune_refuses_to_rank_runs_of_another_limit(tmp_path, capsys):
                  str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "ran --limit 60, this search asks for --limit 80" in err and "Traceback" not in err
+    assert len(list(tmp_path.glob("*lr=1e-2*.json"))) == 0  # refused before any run
 
 
 @pytest.mark.parametrize("entry, older_value", [("bias_position", "after"),

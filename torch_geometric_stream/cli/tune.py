@@ -190,6 +190,9 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
         for seed in seeds:
             paths[_point_name(point), seed] = args.out_dir / (
                 f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json")
+    present = {key: path for key, path in paths.items() if path.exists()}
+    _check_limits({key: json.loads(path.read_text()) for key, path in present.items()},
+                  present, args.limit)  # before any run: stale JSONs cost no run
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
@@ -242,13 +245,13 @@ def tune_command(args: argparse.Namespace) -> int:
     paths: dict[tuple[str, int], Path] = {}
     _run_missing(args, points, seeds, paths)
     records = {key: json.loads(path.read_text()) for key, path in paths.items()}
-    _check_same_settings(records, paths, grid, args.limit)
+    _check_same_settings(records, paths, grid)
     rows = _rank(points, seeds, records)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths)
         records = {key: json.loads(path.read_text()) for key, path in paths.items()}
-        _check_same_settings(records, paths, grid, args.limit)
+        _check_same_settings(records, paths, grid)
         rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
           f"seeds {','.join(map(str, seeds))}"
@@ -275,19 +278,23 @@ _DERIVED = {"labeled_size": ("memory_size", "light_memory", "unlabeled_size"),
             "unlabeled_size": ("memory_size", "light_memory", "labeled_size")}
 
 
-def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
-                         grid: dict[str, list[str]], limit: Optional[int]) -> None:
-    """Raise if a run of the search covers another part of the stream than
-    ``limit`` asks (a JSON reused from a search with another ``--limit``), or if two
-    runs differ in a configuration entry outside the grid. An entry that an older
-    run lacks counts with the value such runs had
-    (:data:`~torch_geometric_stream.cli.run.OLDER_RECORDS`)."""
+def _check_limits(records: dict[tuple, dict], paths: dict[tuple, Path],
+                  limit: Optional[int]) -> None:
+    """Raise if a run covers another part of the stream than ``limit`` asks (a JSON
+    reused from a search with another ``--limit``)."""
     for key, record in records.items():
         if "limit" in record and record["limit"] != limit:
             ran, asked = (f"--limit {value}" if value else "the whole stream"
                           for value in (record["limit"], limit))
             raise UsageError(f"{paths[key].name} ran {ran}, this search asks for {asked}; "
                              f"delete the stale JSON(s) or use another --out-dir")
+
+
+def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
+                         grid: dict[str, list[str]]) -> None:
+    """Raise if two runs of the search differ in a configuration entry outside the
+    grid. An entry that an older run lacks counts with the value such runs had
+    (:data:`~torch_geometric_stream.cli.run.OLDER_RECORDS`)."""
     free = set(grid) | {entry for entry, sources in _DERIVED.items() if set(sources) & set(grid)}
     (first_key, first), *others = records.items()
 
