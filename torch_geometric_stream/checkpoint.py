@@ -322,33 +322,34 @@ def _class_name(obj: Any) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
+_ABSENT = object()
+
+
+def _attribute(obj: Any, attribute_path: str) -> Any:
+    """``obj.a.b`` for the path ``"a.b"``, or :data:`_ABSENT` where a link is missing."""
+    for attribute in attribute_path.split("."):
+        obj = getattr(obj, attribute, _ABSENT)
+        if obj is _ABSENT:
+            break
+    return obj
+
+
 def _shape_info(learner: Any) -> Dict[str, Any]:
     """The entries of :data:`_SHAPE_FIELDS` that ``learner`` has."""
-    info = {}
-    for name, attribute_path in _SHAPE_FIELDS.items():
-        value: Any = learner
-        for attribute in attribute_path.split("."):
-            value = getattr(value, attribute, None)
-        if isinstance(value, (bool, int, float, str)):
-            info[name] = value
-    return info
+    return {name: value for name, path in _SHAPE_FIELDS.items()
+            if isinstance(value := _attribute(learner, path), (bool, int, float, str))}
 
 
 def _setting_info(learner: Any) -> Dict[str, Any]:
-    """The entries of :data:`_SETTING_FIELDS` that ``learner`` has: plain values,
-    and a module (the input scaler) by its class name."""
+    """The entries of :data:`_SETTING_FIELDS` that ``learner`` has: plain values
+    (``None`` included), and a module (the input scaler) by its class name."""
     info = {}
-    for name, attribute_path in _SETTING_FIELDS.items():
-        value: Any = learner
-        for attribute in attribute_path.split("."):
-            if not hasattr(value, attribute):
-                break
-            value = getattr(value, attribute)
-        else:
-            if value is None or isinstance(value, (bool, int, float, str)):
-                info[name] = value
-            elif isinstance(value, nn.Module):
-                info[name] = type(value).__name__
+    for name, path in _SETTING_FIELDS.items():
+        value = _attribute(learner, path)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            info[name] = value
+        elif isinstance(value, nn.Module):
+            info[name] = type(value).__name__
     return info
 
 
