@@ -13,7 +13,8 @@ edges.
         --dataset Shopper --ratio 0.001 --seeds 0 2000 4000
 
 Prints the label arrivals and the table, and writes the table to
-``benchmarks/results/label_timeline/<model>_<dataset>_<ratio>_<tag>.md``.
+``benchmarks/results/label_timeline/<model>_<dataset>_<ratio>_<tag>.md``
+(``--out-dir`` elsewhere).
 """
 from __future__ import annotations
 
@@ -123,6 +124,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--root", default=default_data_root(),
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.window < 1:
         parser.error(f"--window must be positive, got {args.window}")
@@ -154,8 +157,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"{arrivals}")
     table = markdown_table(timelines, class_share)
     print(table)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    out = args.out_dir / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
     out.write_text(table + "\n")
     print(f"wrote {out}")
     return 0

@@ -259,3 +259,16 @@ def test_candidate_slots_names_a_label_outside_the_classes(label, error):
     memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
     with pytest.raises(error, match="label must be"):
         memory.candidate_slots(label)
+
+
+@pytest.mark.parametrize("slot, name", [(1, "class 0"), (3, "class 1"), (5, "the unlabeled part")])
+def test_a_loaded_mask_with_a_gap_is_refused_and_changes_nothing(slot, name):
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    state = memory.state_dict()
+    state["node_mask"] = torch.zeros(7, dtype=torch.bool)
+    state["node_mask"][slot] = True  # second slot of its block, first one empty
+    state["prototypes"] = torch.ones(7, 2)
+    with pytest.raises(ValueError, match=f"node_mask must fill the slots of {name}"):
+        memory.load_state_dict(state)
+    assert memory.num_nodes == 0 and not memory.node_mask.any()
+    assert not memory.prototypes.any()

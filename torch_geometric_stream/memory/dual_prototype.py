@@ -143,10 +143,26 @@ class DualPrototypeMemory(nn.Module):
         self._num_unlabeled = int(mask[self.labeled_size:].sum())
         self._labeled_index: Optional[Tensor] = None
 
-    def _load_from_state_dict(self, *args, **kwargs) -> None:  # noqa: D401
-        super()._load_from_state_dict(*args, **kwargs)
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        mask = state_dict.get(prefix + "node_mask")
+        if isinstance(mask, Tensor) and mask.shape == self.node_mask.shape:
+            self._check_filled_prefixes(mask)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self.version += 1
         self._sync_host_counts()
+
+    def _check_filled_prefixes(self, mask: Tensor) -> None:
+        # Slots fill in order within each class and within the unlabeled part;
+        # the host-side fill levels assume it, so a loaded mask must too.
+        mask = mask.detach().cpu().bool()
+        blocks = [*mask[:self.labeled_size].view(self.num_classes, self.slots_per_class),
+                  mask[self.labeled_size:]]
+        names = [f"class {j}" for j in range(self.num_classes)] + ["the unlabeled part"]
+        for name, block in zip(names, blocks):
+            filled = int(block.sum())
+            if not bool(block[:filled].all()):
+                raise ValueError(f"node_mask must fill the slots of {name} from its first "
+                                 f"slot on, got {block.int().tolist()}")
 
     # -------------------------------------------------------------- accessors
     @property
