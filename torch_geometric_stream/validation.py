@@ -16,7 +16,7 @@ from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
            "check_edge_index", "check_graph_input", "check_node_features", "check_nonnegative",
-           "check_positive", "check_positive_int", "check_unit_interval"]
+           "check_positive", "check_positive_int", "check_unit_interval", "check_weighted_graph"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -176,7 +176,16 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     on a GPU: this is for public entry points, not for a per-sample step that
     built its graph itself."""
     check_node_features(x, in_channels, dtype)
-    check_edge_index(edge_index, x.size(0), what=f" (x has {x.size(0)} rows)")
+    check_weighted_graph(edge_index, edge_weight, x.size(0), what=f" (x has {x.size(0)} rows)")
+
+
+def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
+                         what: str = "") -> None:
+    r"""Raise unless ``edge_index`` :math:`(2, E)` holds integer indices in
+    :math:`[0, N)` and ``edge_weight`` is ``None`` or floating :math:`(E,)`
+    (one host sync on a GPU; ``what`` as for :func:`check_edge_index`)."""
+    check_positive_int(num_nodes, "num_nodes", minimum=0)
+    check_edge_index(edge_index, num_nodes, what=what)
     if edge_weight is None:
         return
     if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():

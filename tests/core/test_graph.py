@@ -242,6 +242,49 @@ def test_normalized_graph_without_weights_is_named():
         GCNBackbone(4, 8, 3, num_layers=2)(X10, EDGES, normalized=True)
 
 
+_TWO_EDGES = torch.tensor([[0, 1], [1, 0]])
+_BAD_GRAPHS = [
+    (torch.tensor([[0, 3], [1, 0]]), torch.ones(2), ValueError,
+     r"edge_index must hold node indices in \[0, 3\), got values in \[0, 3\]"),
+    (torch.tensor([[0, -1], [1, 0]]), torch.ones(2), ValueError, r"got values in \[-1, 1\]"),
+    (_TWO_EDGES.float(), torch.ones(2), TypeError, "edge_index must be an int64"),
+    (_TWO_EDGES[0], torch.ones(2), ValueError, r"edge_index must have shape \(2, E\)"),
+    (_TWO_EDGES, torch.ones(3), ValueError, r"edge_weight must have shape \(2,\)"),
+    (_TWO_EDGES, torch.ones(2, dtype=torch.long), TypeError, "edge_weight must be a floating"),
+]
+
+
+@pytest.mark.parametrize("edge_index, weight, error, message", _BAD_GRAPHS)
+@pytest.mark.parametrize("call", [
+    lambda ei, w: normalize_edge_weight(ei, w, 3),
+    lambda ei, w: normalize_edge_weight(ei, w, 3, "mean"),
+    lambda ei, w: dense_adjacency(ei, w, 3),
+    lambda ei, w: GCNBackbone(4, 8, 3, num_layers=2).normalize(ei, w, 3),
+], ids=["symmetric", "mean", "dense_adjacency", "backbone.normalize"])
+def test_graph_helpers_name_a_graph_that_does_not_fit(call, edge_index, weight, error, message):
+    with pytest.raises(error, match=message):
+        call(edge_index, weight)
+
+
+def test_normalize_edge_weight_names_missing_weights_and_unknown_modes():
+    with pytest.raises(TypeError, match="edge_weight must be a floating-point tensor"):
+        normalize_edge_weight(_TWO_EDGES, None, 3)
+    with pytest.raises(ValueError, match="normalization must be one of"):
+        normalize_edge_weight(_TWO_EDGES, torch.ones(2), 3, "Symmetric")
+    with pytest.raises(TypeError, match="num_nodes must be an integer"):
+        dense_adjacency(_TWO_EDGES, None, 3.0)
+
+
+def test_unchecked_graph_helpers_give_the_checked_result():
+    weight = torch.tensor([0.5, 0.25])
+    for mode in ("symmetric", "symmetric-add", "mean", "none"):
+        checked = normalize_edge_weight(_TWO_EDGES, weight, 3, mode)
+        unchecked = normalize_edge_weight(_TWO_EDGES, weight, 3, mode, check=False)
+        assert all(torch.equal(a, b) for a, b in zip(checked, unchecked))
+    assert torch.equal(dense_adjacency(_TWO_EDGES, weight, 3),
+                       dense_adjacency(_TWO_EDGES, weight, 3, check=False))
+
+
 def test_backbone_repr_and_reset():
     backbone = GCNBackbone(5, 16, 3, num_layers=2)
     assert repr(backbone) == "GCNBackbone(5, 3, num_layers=2)"

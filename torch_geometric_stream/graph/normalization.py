@@ -7,6 +7,8 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import scatter
 
+from torch_geometric_stream.validation import check_weighted_graph
+
 __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
 #: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper), where
@@ -22,7 +24,8 @@ NORMALIZATIONS = ("symmetric", "symmetric-add", "mean", "none")
 
 
 def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
-                          normalization: str = "symmetric") -> tuple[Tensor, Tensor]:
+                          normalization: str = "symmetric", *,
+                          check: bool = True) -> tuple[Tensor, Tensor]:
     r"""Normalize a learned graph's edge weights.
 
     For ``"symmetric"`` a self-loop of weight 1 is added to every node that
@@ -44,19 +47,32 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         edge_weight (Tensor): :math:`(E,)`.
         num_nodes (int): number of nodes.
         normalization (str): one of :data:`NORMALIZATIONS`.
+        check (bool): check the graph first (indices in :math:`[0, N)`, weight
+            shape); reading the index range costs one host sync on a GPU, so a
+            per-sample step that built its graph itself passes ``False``.
 
     Returns:
         ``(edge_index, edge_weight)``, with self-loops appended for
         ``"symmetric"`` and ``"symmetric-add"`` (see :func:`with_self_loops`).
+
+    Raises:
+        TypeError / ValueError: with ``check``, a graph that does not fit
+            ``num_nodes`` (see
+            :func:`~torch_geometric_stream.validation.check_weighted_graph`),
+            or ``edge_weight=None``; an unknown ``normalization``.
     """
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
+    if check:
+        if edge_weight is None:
+            raise TypeError("edge_weight must be a floating-point tensor (E,), got None")
+        check_weighted_graph(edge_index, edge_weight, num_nodes)
     if normalization == "none":
         return edge_index, edge_weight
     if normalization == "mean":
         target = edge_index[1]
         count = scatter(torch.ones_like(edge_weight), target, 0, dim_size=num_nodes, reduce="sum")
         return edge_index, edge_weight / count[target]
-    if normalization not in ("symmetric", "symmetric-add"):
-        raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
     edge_index, edge_weight = with_self_loops(edge_index, edge_weight, num_nodes,
                                               add=normalization == "symmetric-add")
     deg = scatter(edge_weight.clamp(min=0.0), edge_index[1], 0, dim_size=num_nodes, reduce="sum")
@@ -95,9 +111,12 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
 
 
 def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
-                    dtype: torch.dtype = torch.float32) -> Tensor:
+                    dtype: torch.dtype = torch.float32, *, check: bool = True) -> Tensor:
     r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates
-    summed); ``edge_weight=None`` weighs every edge 1 in ``dtype``."""
+    summed); ``edge_weight=None`` weighs every edge 1 in ``dtype``. ``check``
+    as for :func:`normalize_edge_weight`."""
+    if check:
+        check_weighted_graph(edge_index, edge_weight, num_nodes)
     if edge_weight is None:
         edge_weight = torch.ones(edge_index.size(1), dtype=dtype, device=edge_index.device)
     adj = edge_weight.new_zeros(num_nodes, num_nodes)

@@ -636,9 +636,10 @@ class SLeDGe(StreamClassifier, nn.Module):
         wait for the device and saves little there.
         """
         num_nodes = nodes.size(0)
-        edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes)
+        edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
+                                                          check=False)
         if self.propagation == "dense":
-            adj = dense_adjacency(edge_index, edge_weight, num_nodes)
+            adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
             return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
         if nodes.device.type != "cpu":
             out = self.backbone.forward_normalized(nodes, edge_index, edge_weight)

@@ -11,7 +11,8 @@ from torch_geometric.nn import GCNConv, MessagePassing
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
-                                               check_node_features, check_positive_int)
+                                               check_node_features, check_positive_int,
+                                               check_weighted_graph)
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -102,12 +103,17 @@ class GraphBackbone(_LayerStack):
                                                 num_layers))
 
     def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
-                  dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+                  dtype: torch.dtype = torch.float32, *,
+                  check: bool = True) -> tuple[Tensor, Tensor]:
         """Apply this backbone's normalization (once per graph); ``edge_weight=None``
-        weighs every edge 1 in ``dtype`` (the features')."""
+        weighs every edge 1 in ``dtype`` (the features'). ``check`` as for
+        :func:`~torch_geometric_stream.graph.normalize_edge_weight`."""
+        if check:
+            check_weighted_graph(edge_index, edge_weight, num_nodes)
         if edge_weight is None:
             edge_weight = torch.ones(edge_index.size(1), dtype=dtype, device=edge_index.device)
-        return normalize_edge_weight(edge_index, edge_weight, num_nodes, self.normalization)
+        return normalize_edge_weight(edge_index, edge_weight, num_nodes, self.normalization,
+                                     check=False)
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 *, normalized: bool = False) -> Tensor:
@@ -127,7 +133,7 @@ class GraphBackbone(_LayerStack):
                              "weights, leave normalized=False to normalize the graph here")
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
-                                                     x.dtype)
+                                                     x.dtype, check=False)
         return self.forward_normalized(x, edge_index, edge_weight)
 
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
