@@ -137,32 +137,30 @@ class DualPrototypeMemory(nn.Module):
     def _sync_host_counts(self) -> None:
         # Host-side fill levels drive the insert-or-merge decision without
         # reading device memory in the per-sample path.
-        mask = self.node_mask.cpu()
-        per_class = mask[:self.labeled_size].view(self.num_classes, self.slots_per_class)
-        self._class_fill = per_class.sum(dim=1).tolist()
-        self._num_unlabeled = int(mask[self.labeled_size:].sum())
+        *self._class_fill, self._num_unlabeled = self._fill_levels(self.node_mask)
         self._labeled_index: Optional[Tensor] = None
+
+    def _fill_levels(self, mask: Tensor) -> list[int]:
+        """Filled slots per class, then unlabeled, of ``mask`` :math:`(L + U,)`;
+        slots fill in order within each block, so a mask with a gap is refused."""
+        mask = mask.detach().cpu().bool()
+        blocks = [*mask[:self.labeled_size].view(self.num_classes, self.slots_per_class),
+                  mask[self.labeled_size:]]
+        levels = [int(block.sum()) for block in blocks]
+        for j, (block, filled) in enumerate(zip(blocks, levels)):
+            if not bool(block[:filled].all()):
+                name = f"class {j}" if j < self.num_classes else "the unlabeled part"
+                raise ValueError(f"node_mask must fill the slots of {name} from its first "
+                                 f"slot on, got {block.int().tolist()}")
+        return levels
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         mask = state_dict.get(prefix + "node_mask")
         if isinstance(mask, Tensor) and mask.shape == self.node_mask.shape:
-            self._check_filled_prefixes(mask)
+            self._fill_levels(mask)  # refuse a mask with a gap before any buffer is copied
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self.version += 1
         self._sync_host_counts()
-
-    def _check_filled_prefixes(self, mask: Tensor) -> None:
-        # Slots fill in order within each class and within the unlabeled part;
-        # the host-side fill levels assume it, so a loaded mask must too.
-        mask = mask.detach().cpu().bool()
-        blocks = [*mask[:self.labeled_size].view(self.num_classes, self.slots_per_class),
-                  mask[self.labeled_size:]]
-        names = [f"class {j}" for j in range(self.num_classes)] + ["the unlabeled part"]
-        for name, block in zip(names, blocks):
-            filled = int(block.sum())
-            if not bool(block[:filled].all()):
-                raise ValueError(f"node_mask must fill the slots of {name} from its first "
-                                 f"slot on, got {block.int().tolist()}")
 
     # -------------------------------------------------------------- accessors
     @property
