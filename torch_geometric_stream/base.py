@@ -18,7 +18,8 @@ For one sample at a time, River's names work too: ``predict_one`` (a Python
 from __future__ import annotations
 
 import abc
-from typing import Any, Optional
+import copy
+from typing import Any, Mapping, Optional
 
 import torch
 from torch import Tensor
@@ -110,3 +111,24 @@ class StreamClassifier(abc.ABC):
     def _learn(self, x: Tensor, y: Tensor) -> None:
         """Learn validated rows ``x`` :math:`(n, d)` (on :attr:`device`) with labels
         ``y`` :math:`(n,)` (on the host: reading them costs no device synchronization)."""
+
+
+class RollbackOnFailedLoad:
+    """Mixin for :class:`torch.nn.Module` learners: a ``load_state_dict`` that
+    fails (a missing or unexpected key under ``strict``, a wrong shape, a
+    submodule refusing its entries) leaves the learner exactly as it was.
+
+    :meth:`torch.nn.Module.load_state_dict` copies entry by entry and reports
+    most errors only at the end, so without this a failed load leaves the
+    submodules met before the error loaded and the others not.  List the mixin
+    before :class:`torch.nn.Module` among the bases.
+    """
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> Any:
+        backup = copy.deepcopy(self.state_dict())
+        try:
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
+        except Exception:
+            super().load_state_dict(backup)
+            raise

@@ -7,13 +7,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
                                        make_adam)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 
-class OnlineMLP(StreamClassifier, nn.Module):
+class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     r"""MLP backbone (LayerNorm + ReLU) without memory or graph.
 
     Each labeled sample triggers one Adam step on that sample alone;

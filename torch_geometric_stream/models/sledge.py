@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.utils import k_hop_subgraph
 
-from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
                                           structure_loss)
 from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check_search_dtype,
@@ -104,7 +104,7 @@ class _Snapshot:
     gave_up: bool = False  # a prediction's search of only the rows read gave up
 
 
-class SLeDGe(StreamClassifier, nn.Module):
+class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     r"""SLeDGe and SLeDGe-L (Moon et al.) as one PyG module with a stream API.
 
     Every sample is handled in the paper's order: **predict** with a graph
