@@ -114,21 +114,29 @@ class StreamClassifier(abc.ABC):
 
 
 class RollbackOnFailedLoad:
-    """Mixin for :class:`torch.nn.Module` learners: a ``load_state_dict`` that
-    fails (a missing or unexpected key under ``strict``, a wrong shape, a
-    submodule refusing its entries) leaves the learner exactly as it was.
+    """Mixin for :class:`torch.nn.Module` learners that own an optimizer: a
+    ``load_state_dict`` that fails (a missing or unexpected key under
+    ``strict``, a wrong shape, a submodule refusing its entries) leaves the
+    learner exactly as it was, and ``assign=True`` is refused.
 
     :meth:`torch.nn.Module.load_state_dict` copies entry by entry and reports
     most errors only at the end, so without this a failed load leaves the
-    submodules met before the error loaded and the others not.  List the mixin
-    before :class:`torch.nn.Module` among the bases.
+    submodules met before the error loaded and the others not.  ``assign=True``
+    would replace the parameters by the given tensors, which the learner's
+    optimizer does not hold: learning would silently stop (and the learner
+    would share its tensors with the state's owner).  List the mixin before
+    :class:`torch.nn.Module` among the bases.
     """
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> Any:
+        if assign:
+            raise ValueError(f"{type(self).__name__}.load_state_dict copies into its own "
+                             "parameters, which its optimizer updates: assign=True would "
+                             "replace them and stop learning; call it with assign=False")
         backup = copy.deepcopy(self.state_dict())
         try:
-            return super().load_state_dict(state_dict, strict=strict, assign=assign)
+            return super().load_state_dict(state_dict, strict=strict)
         except Exception:
             super().load_state_dict(backup)
             raise
