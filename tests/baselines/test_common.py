@@ -137,3 +137,28 @@ def test_state_dict_roundtrip_and_reset(name):
     model.reset()
     assert model.num_items == 0
     assert states_equal(model.state_dict(), FACTORIES[name](m=30).state_dict())
+
+
+def _spoiled_states(state):
+    """Per entry: the state without it, and with it one element longer."""
+    for key, value in state.items():
+        yield f"{key} missing", {k: v for k, v in state.items() if k != key}
+        flat = np.asarray(value).reshape(-1)
+        yield f"{key} reshaped", {**state, key: np.concatenate([flat, flat[:1]])
+                                  if flat.size else np.zeros(3)}
+    yield "an unexpected entry", {**state, "extra": np.zeros(1)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_failed_load_state_dict_changes_nothing(name):
+    x, _, observed = gaussian_stream(n=150, dim=D, spread=1.5, seed=5)
+    model, other = FACTORIES[name](m=30), FACTORIES[name](m=30)
+    model.learn(x[:100], torch.from_numpy(observed[:100]))
+    other.learn(x[50:], torch.from_numpy(observed[50:]))  # differs in every entry
+    before = model.state_dict()
+    for what, state in _spoiled_states(other.state_dict()):
+        with pytest.raises(ValueError):
+            model.load_state_dict(state)
+        assert states_equal(before, model.state_dict()), what
+    with pytest.raises(TypeError, match="mapping"):
+        model.load_state_dict([1, 2])

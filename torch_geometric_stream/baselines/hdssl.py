@@ -1,7 +1,7 @@
 """HDSSL: the micro-cluster (clustering) component of SyncSemiMC / HDSSL."""
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Mapping
 
 import numpy as np
 import torch
@@ -200,14 +200,17 @@ class HDSSL(MicroClusterClassifier):
         state["buffered"] = np.int64(self._buffered)
         return state
 
-    def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
+    def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         buffer_x = np.asarray(state["buffer_x"], dtype=np.float64)
-        if buffer_x.shape != self._buffer_x.shape:
-            raise ValueError(f"buffer_x has shape {buffer_x.shape}, "
-                             f"expected {self._buffer_x.shape}")
+        buffer_y = np.asarray(state["buffer_y"], dtype=np.int64)
+        for name, value, current in (("buffer_x", buffer_x, self._buffer_x),
+                                     ("buffer_y", buffer_y, self._buffer_y)):
+            if value.shape != current.shape:
+                raise ValueError(f"state {name} has shape {value.shape}, "
+                                 f"expected {current.shape}")
         self._load_store_state(state)
         self._buffer_x = buffer_x.copy()
-        self._buffer_y = np.asarray(state["buffer_y"], dtype=np.int64).copy()
+        self._buffer_y = buffer_y.copy()
         self._buffered = int(state["buffered"])
 
     # ------------------------------------------------------------ predicting

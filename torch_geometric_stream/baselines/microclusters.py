@@ -18,11 +18,12 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.baselines.state import CheckedStateLoad
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
@@ -71,14 +72,16 @@ class MicroClusterStore:
     def state_dict(self, prefix: str = "mc_") -> Dict[str, np.ndarray]:
         return {prefix + name: getattr(self, name).copy() for name in _ARRAYS}
 
-    def load_state_dict(self, state: Dict[str, np.ndarray], prefix: str = "mc_") -> None:
-        for name in _ARRAYS:
-            value = np.asarray(state[prefix + name])
-            current = getattr(self, name)
-            if value.shape != current.shape:
+    def load_state_dict(self, state: Mapping[str, np.ndarray], prefix: str = "mc_") -> None:
+        """Restore :meth:`state_dict`'s arrays, every shape checked before any is set."""
+        values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
+        for name, value in values.items():
+            expected = getattr(self, name).shape
+            if value.shape != expected:
                 raise ValueError(f"state {prefix + name} has shape {value.shape}, "
-                                 f"expected {current.shape}")
-            setattr(self, name, value.astype(current.dtype, copy=True))
+                                 f"expected {expected}")
+        for name, value in values.items():
+            setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
     @property
     def num_items(self) -> int:
@@ -306,7 +309,7 @@ class MicroClusterStore:
         return gone
 
 
-class MicroClusterClassifier(StreamClassifier):
+class MicroClusterClassifier(CheckedStateLoad, StreamClassifier):
     """Accessors and state shared by the micro-cluster baselines (ReSSL, HDSSL).
 
     Subclasses keep their clusters in ``self._store`` and the stream time in
@@ -350,6 +353,6 @@ class MicroClusterClassifier(StreamClassifier):
         state["now"] = np.int64(self._now)
         return state
 
-    def _load_store_state(self, state: Dict[str, np.ndarray]) -> None:
+    def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
         self._store.load_state_dict(state)
         self._now = int(state["now"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -103,8 +103,11 @@ class ReSSL(MicroClusterClassifier):
         state["acc_window"] = window
         return state
 
-    def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
-        window = np.asarray(state["acc_window"], dtype=bool).reshape(-1, len(self.ks))
+    def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
+        window = np.asarray(state["acc_window"], dtype=bool)
+        if window.ndim != 2 or window.shape[1] != len(self.ks) or len(window) > self.window:
+            raise ValueError(f"state acc_window has shape {window.shape}, expected (n, "
+                             f"{len(self.ks)}) with n <= {self.window}")
         self._load_store_state(state)
         self._acc_window = deque((row.copy() for row in window), maxlen=self.window)
 

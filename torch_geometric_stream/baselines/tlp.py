@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Dict, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
+from torch_geometric_stream.baselines.state import CheckedStateLoad
 from torch_geometric_stream.validation import as_feature_matrix, check_positive_int
 
 __all__ = ["TemporalLabelPropagation", "harmonic_solution"]
@@ -100,7 +101,7 @@ def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
         reach = grown
 
 
-class TemporalLabelPropagation(StreamClassifier):
+class TemporalLabelPropagation(CheckedStateLoad, StreamClassifier):
     r"""Temporal label propagation (TLP) on a sliding window.
 
     T. Wagner, S. Guha, S. P. Kasiviswanathan and N. Mishra, "Semi-supervised
@@ -198,7 +199,7 @@ class TemporalLabelPropagation(StreamClassifier):
         state["frozen"] = np.bool_(self._frozen)
         return state
 
-    def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
+    def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         frozen = bool(state["frozen"])
         slots = self.memory_size + 1
         for name in self._STATE:

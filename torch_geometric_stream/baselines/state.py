@@ -1,0 +1,55 @@
+"""All-or-nothing state loading for the NumPy baselines."""
+from __future__ import annotations
+
+import abc
+from typing import Any, Dict, Mapping
+
+import numpy as np
+
+
+class CheckedStateLoad(abc.ABC):
+    """Mixin giving a ``load_state_dict`` that changes nothing when it fails.
+
+    The state must hold exactly the entries of the learner's own
+    ``state_dict()`` (a scalar entry as a scalar); anything else is refused with
+    a :class:`ValueError` naming the entries. The subclass's
+    :meth:`_load_state` then loads it, checking shapes as it goes; if it
+    raises, the learner's earlier state is put back.
+    """
+
+    @abc.abstractmethod
+    def state_dict(self) -> Dict[str, np.ndarray]:
+        """The learner's state as NumPy arrays (copies)."""
+
+    @abc.abstractmethod
+    def _load_state(self, state: Mapping[str, Any]) -> None:
+        """Load ``state``, whose entry names are already checked."""
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore a state from :meth:`state_dict`, entirely or not at all.
+
+        Raises:
+            TypeError: if ``state`` is not a mapping.
+            ValueError: for missing or unexpected entries, an array where a
+                scalar belongs, or an entry of the wrong shape; the learner is
+                then unchanged.
+        """
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a mapping of entry names to arrays, got "
+                            f"{type(state).__name__}")
+        own = self.state_dict()
+        missing = [name for name in own if name not in state]
+        unexpected = [name for name in state if name not in own]
+        if missing or unexpected:
+            raise ValueError(f"{type(self).__name__} state does not fit: missing entries "
+                             f"{missing}, unexpected entries {unexpected}")
+        not_scalar = [name for name, value in own.items()
+                      if np.ndim(value) == 0 and np.size(state[name]) != 1]
+        if not_scalar:
+            raise ValueError(f"{type(self).__name__} state entries {not_scalar} must be "
+                             f"scalars")
+        try:
+            self._load_state(state)
+        except Exception:
+            self._load_state(own)
+            raise
