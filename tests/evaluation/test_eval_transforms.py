@@ -165,6 +165,25 @@ def test_robust_scaling_builds_the_quantile_range_scaler():
         OnlineQuantileRangeScaler(quantile=0.5)
     with pytest.raises(ValueError, match="key 'range'"):
         OnlineQuantileRangeScaler().load_state_dict({"min": None})
+    with pytest.raises(ValueError, match="'low' tensor"):
+        OnlineQuantileRangeScaler().load_state_dict({"range": {"high": torch.zeros(2)}})
+
+
+def test_a_compose_state_one_transform_refuses_loads_none():
+    data = np.random.default_rng(1).normal(size=(20, 3))
+    pipeline = Compose([OnlineMinMaxScaler(), OnlineQuantileRangeScaler(reservoir_size=10)])
+    pipeline.transform_many(data[:10])
+    other = Compose([OnlineMinMaxScaler(), OnlineQuantileRangeScaler(reservoir_size=10)])
+    other.transform_many(data[10:])
+    before = pipeline.state_dict()
+    state = {**other.state_dict(), "1": {"range": {"high": torch.zeros(3)}}}
+    with pytest.raises(ValueError, match="'low' tensor"):
+        pipeline.load_state_dict(state)  # the scaler "0" loaded first, then was put back
+    assert torch.equal(pipeline.state_dict()["0"]["min"], before["0"]["min"])
+    assert torch.equal(pipeline.state_dict()["0"]["max"], before["0"]["max"])
+    assert torch.equal(pipeline.transform_many(data[10:]),
+                       Compose([OnlineMinMaxScaler(), OnlineQuantileRangeScaler(
+                           reservoir_size=10)]).transform_many(data)[10:])
 
 
 def test_global_scaler_exact():
@@ -286,7 +305,7 @@ def test_argument_errors():
         L2Normalize()(np.array([np.nan, 1.0]))
     with pytest.raises(TypeError, match="StreamTransform"):
         Compose([abs])
-    with pytest.raises(ValueError, match="entries"):
+    with pytest.raises(ValueError, match=r"one entry per transform, the keys \['0'\], got \[\]"):
         Compose([L2Normalize()]).load_state_dict({})
     with pytest.raises(ValueError, match="keys 'min' and 'max', got \\['min'\\]"):
         Compose([OnlineMinMaxScaler()]).load_state_dict({"0": {"min": 1}})

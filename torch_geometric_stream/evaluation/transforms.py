@@ -231,7 +231,11 @@ class OnlineQuantileRangeScaler(StreamTransform):
         if state["range"] is None:
             self.range_ = None
             return
-        scaler = RunningQuantileRange(state["range"]["low"].numel(), **self._settings)
+        low = state["range"].get("low") if isinstance(state["range"], dict) else None
+        if not isinstance(low, Tensor):
+            raise ValueError(f"{type(self).__name__} state['range'] must be None or a "
+                             f"RunningQuantileRange state (with a 'low' tensor)")
+        scaler = RunningQuantileRange(low.numel(), **self._settings)
         scaler.load_state_dict(state["range"])
         self.range_ = scaler
 
@@ -311,11 +315,21 @@ class Compose(StreamTransform):
                 for index, transform in enumerate(self.transforms)}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        if len(state) != len(self.transforms):
-            raise ValueError(f"state has {len(state)} entries, Compose has "
-                             f"{len(self.transforms)} transforms")
-        for index, transform in enumerate(self.transforms):
-            transform.load_state_dict(state[str(index)])
+        """Restore every transform's state, or none: if one refuses its state,
+        those loaded before it are put back."""
+        keys = [str(index) for index in range(len(self.transforms))]
+        if not isinstance(state, dict) or sorted(state) != sorted(keys):
+            raise ValueError(f"Compose state must have one entry per transform, the "
+                             f"keys {keys}, got "
+                             f"{sorted(state) if isinstance(state, dict) else state!r}")
+        backup = self.state_dict()
+        try:
+            for key, transform in zip(keys, self.transforms):
+                transform.load_state_dict(state[key])
+        except Exception:
+            for key, transform in zip(keys, self.transforms):
+                transform.load_state_dict(backup[key])
+            raise
 
     def __repr__(self) -> str:
         return f"Compose({self.transforms!r})"
