@@ -8,6 +8,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation import (
     L2Normalize,
+    PrequentialRecord,
     PrequentialResult,
     check_plot_path,
     make_transform,
@@ -318,3 +319,17 @@ def test_plot_format_follows_the_suffix_and_an_unknown_one_is_refused(tmp_path):
         plot_curves(curves, tmp_path / "curves.txt")
     assert not (tmp_path / "curves.txt").exists()
     assert check_plot_path(tmp_path / "CURVES.PDF") == tmp_path / "CURVES.PDF"
+
+
+@pytest.mark.parametrize("drop", ["start", "elapsed", "labels"])
+def test_a_record_state_lacking_an_entry_is_refused_before_anything_loads(drop):
+    record = PrequentialRecord()
+    for prediction, label in ((0, 0), (1, 0), (1, 1)):
+        record.update(prediction, label, True, 0.01)
+    state = {key: value for key, value in record.state_dict().items() if key != drop}
+    fresh = PrequentialRecord()
+    with pytest.raises(ValueError, match=f"lacks the entries \\['{drop}'\\]"):
+        fresh.load_state_dict(state)
+    assert fresh.metrics.n_samples == 0 and fresh.predictions == []
+    fresh.load_state_dict(record.state_dict())  # still empty, so a whole state loads
+    assert fresh.predictions == [0, 1, 1] and fresh.metrics.n_samples == 3

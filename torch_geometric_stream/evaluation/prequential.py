@@ -102,6 +102,10 @@ class PrequentialResult:
         return plot_running_accuracy({label: self}, path)
 
 
+#: Entries of :meth:`PrequentialRecord.state_dict`.
+_RECORD_KEYS = ("start", "predictions", "labels", "labeled", "seconds", "elapsed")
+
+
 class PrequentialRecord:
     """What :func:`prequential` has seen so far; handed to its ``callback``.
 
@@ -150,15 +154,19 @@ class PrequentialRecord:
         """Continue from what :meth:`state_dict` returned (only on an empty record)."""
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
+        missing = [key for key in _RECORD_KEYS if key not in state]
+        if missing:
+            raise ValueError(f"record state lacks the entries {missing}")
         arrays = [np.asarray(state[key]) for key in ("predictions", "labels", "labeled",
                                                      "seconds")]
         if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
             raise ValueError(f"the per-sample arrays must be 1-D of one length, got shapes "
                              f"{[array.shape for array in arrays]}")
-        self.start = int(state["start"])
+        start, elapsed = int(state["start"]), float(state["elapsed"])
+        self.start = start
         for prediction, label, labeled, seconds in zip(*(array.tolist() for array in arrays)):
             self.update(prediction, label, labeled, seconds)
-        self._started = time.perf_counter() - float(state["elapsed"])
+        self._started = time.perf_counter() - elapsed
 
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
