@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import abc
 import copy
-from typing import Any, Mapping, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
+
+State = TypeVar("State")
 
 
 class StreamClassifier(abc.ABC):
@@ -113,6 +116,17 @@ class StreamClassifier(abc.ABC):
         ``y`` :math:`(n,)` (on the host: reading them costs no device synchronization)."""
 
 
+@contextmanager
+def restored_on_error(saved: State, restore: Callable[[State], Any]) -> Iterator[None]:
+    """Call ``restore(saved)`` if the block raises, then re-raise: the block's
+    partial changes are undone (``saved`` must be a copy, not a live view)."""
+    try:
+        yield
+    except Exception:
+        restore(saved)
+        raise
+
+
 class RollbackOnFailedLoad:
     """Mixin for :class:`torch.nn.Module` learners that own an optimizer: a
     ``load_state_dict`` that fails (a missing or unexpected key under
@@ -134,9 +148,6 @@ class RollbackOnFailedLoad:
             raise ValueError(f"{type(self).__name__}.load_state_dict copies into its own "
                              "parameters, which its optimizer updates: assign=True would "
                              "replace them and stop learning; call it with assign=False")
-        backup = copy.deepcopy(self.state_dict())
-        try:
-            return super().load_state_dict(state_dict, strict=strict)
-        except Exception:
-            super().load_state_dict(backup)
-            raise
+        load = super().load_state_dict
+        with restored_on_error(copy.deepcopy(self.state_dict()), load):
+            return load(state_dict, strict=strict)

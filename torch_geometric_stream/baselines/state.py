@@ -6,6 +6,8 @@ from typing import Any, Dict, Mapping
 
 import numpy as np
 
+from torch_geometric_stream.base import restored_on_error
+
 
 class CheckedStateLoad(abc.ABC):
     """Mixin giving a ``load_state_dict`` that changes nothing when it fails.
@@ -48,8 +50,5 @@ class CheckedStateLoad(abc.ABC):
         if not_scalar:
             raise ValueError(f"{type(self).__name__} state entries {not_scalar} must be "
                              f"scalars")
-        try:
+        with restored_on_error(own, self._load_state):
             self._load_state(state)
-        except Exception:
-            self._load_state(own)
-            raise

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
                                                min_max_scale)
 from torch_geometric_stream.validation import as_feature_matrix
@@ -322,14 +323,12 @@ class Compose(StreamTransform):
             raise ValueError(f"Compose state must have one entry per transform, the "
                              f"keys {keys}, got "
                              f"{sorted(state) if isinstance(state, dict) else state!r}")
-        backup = self.state_dict()
-        try:
-            for key, transform in zip(keys, self.transforms):
-                transform.load_state_dict(state[key])
-        except Exception:
-            for key, transform in zip(keys, self.transforms):
-                transform.load_state_dict(backup[key])
-            raise
+        with restored_on_error(self.state_dict(), self._load_each):
+            self._load_each(state)
+
+    def _load_each(self, state: Dict[str, Any]) -> None:
+        for index, transform in enumerate(self.transforms):
+            transform.load_state_dict(state[str(index)])
 
     def __repr__(self) -> str:
         return f"Compose({self.transforms!r})"
@@ -346,13 +345,11 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
         with unchanged_on_error(transform):
             learner.learn(transform.transform_one(x), y)
     """
-    state = None if transform is None else transform.state_dict()
-    try:
+    if transform is None:
         yield
-    except Exception:
-        if transform is not None:
-            transform.load_state_dict(state)
-        raise
+        return
+    with restored_on_error(transform.state_dict(), transform.load_state_dict):
+        yield
 
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and
