@@ -162,8 +162,8 @@ class PrequentialRecord:
         if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
             raise ValueError(f"the per-sample arrays must be 1-D of one length, got shapes "
                              f"{[array.shape for array in arrays]}")
-        start, elapsed = int(state["start"]), float(state["elapsed"])
-        self.start = start
+        elapsed = float(state["elapsed"])  # read before anything changes
+        self.start = int(state["start"])
         for prediction, label, labeled, seconds in zip(*(array.tolist() for array in arrays)):
             self.update(prediction, label, labeled, seconds)
         self._started = time.perf_counter() - elapsed
