@@ -111,6 +111,21 @@ def test_state_dict_round_trip_resumes_the_reservoir_and_reset_forgets():
     assert scaler.quantiles()[0].tolist() == [math.inf] * 3
 
 
+@pytest.mark.parametrize("spoil", [
+    lambda extra: {**extra, "reservoir": extra["reservoir"][:, :2]},  # 2 features, not 3
+    lambda extra: {**extra, "seen": 10},  # 10 rows seen, 40 in the reservoir
+], ids=["features", "seen"])
+def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoil):
+    torch.manual_seed(4)
+    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(3)
+    observe_all(scaler, torch.randn(20, 3))
+    observe_all(other, torch.randn(40, 3))
+    reservoir, seen = scaler._reservoir.copy(), scaler._seen
+    with pytest.raises(ValueError, match="reservoir state has shape"):
+        scaler.set_extra_state(spoil(other.get_extra_state()))
+    assert np.array_equal(scaler._reservoir, reservoir) and scaler._seen == seen
+
+
 def test_extreme_finite_values_stay_finite():
     scaler = RunningQuantileRange(1, tolerance=0.0)
     observe_all(scaler, torch.tensor([[3e38], [-3e38], [0.0], [1.0], [-1.0], [3e38], [2.0]]))

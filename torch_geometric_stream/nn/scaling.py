@@ -253,12 +253,18 @@ class RunningQuantileRange(nn.Module):
                 "rng": self._rng.bit_generator.state}
 
     def set_extra_state(self, state: dict) -> None:
+        # everything is checked and built before any attribute changes
         filled = state["reservoir"].double().numpy()
-        self._reservoir = np.empty((self.reservoir_size, self.low.numel()))
-        self._reservoir[:len(filled)] = filled
-        self._seen = int(state["seen"])
-        self._rng = np.random.default_rng()
-        self._rng.bit_generator.state = state["rng"]
+        seen, channels = int(state["seen"]), self.low.numel()
+        expected = (min(seen, self.reservoir_size), channels)
+        if filled.shape != expected:
+            raise ValueError(f"reservoir state has shape {filled.shape}, expected {expected} "
+                             f"(min(seen, reservoir_size) rows of {channels} features)")
+        reservoir = np.empty((self.reservoir_size, channels))
+        reservoir[:len(filled)] = filled
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state["rng"]
+        self._reservoir, self._seen, self._rng = reservoir, seen, rng
 
     def extra_repr(self) -> str:
         return (f"channels={self.low.numel()}, quantile={self.quantile}, "
