@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from torch_geometric_stream.datasets import default_data_root
+from torch_geometric_stream.datasets import DATASETS, default_data_root
 
 # Helper modules (``tests/<folder>/*_helpers.py``) importable by name: pytest
 # runs with --import-mode=importlib, which puts no test folder on sys.path.
@@ -23,3 +23,14 @@ def data_root() -> Path:
     if not root.is_dir():
         pytest.skip("no local data folder (set TGS_DATA_ROOT)")
     return root
+
+
+@pytest.fixture(scope="session")
+def dataset_root(data_root):
+    """``dataset_root(NAME)``: the data folder, or skip when it lacks dataset NAME (a
+    machine may hold some of the paper's streams and not others)."""
+    def holding(name: str) -> Path:
+        if not (data_root / DATASETS[name].folder).is_dir():
+            pytest.skip(f"{name} not in {data_root}")
+        return data_root
+    return holding

@@ -48,7 +48,7 @@ BAD_INPUTS = {
     "empty robust reservoir": ["--scaling", "robust-rescale", "--robust-reservoir", "0"],
     "baseline robust quantile of one half": ["--model", "tlp", "--scaling", "robust",
                                              "--robust-quantile", "0.5"],
-    "CUDA graph on the CPU": ["--cuda-graph"],
+    "CUDA graph on the CPU": ["--device", "cpu", "--cuda-graph"],
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
 

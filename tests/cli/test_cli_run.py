@@ -190,9 +190,9 @@ def test_module_entry_point(tmp_path):
     assert _read(out)["n_samples"] == 200
 
 
-def test_real_dataset_shuttle(tmp_path, data_root):
+def test_real_dataset_shuttle(tmp_path, dataset_root):
     out = tmp_path / "shuttle.json"
-    assert main(["run", "--root", str(data_root), "--dataset", "SHUTTLE", "--limit", "200",
+    assert main(["run", "--root", str(dataset_root("Shuttle")), "--dataset", "SHUTTLE", "--limit", "200",
                  *FAST, "--output", str(out)]) == 0
     record = _read(out)
     assert (record["dataset"], record["model"], record["n_samples"]) == ("Shuttle", "sledge", 200)

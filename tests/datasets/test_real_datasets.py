@@ -7,17 +7,16 @@ import pytest
 from torch_geometric_stream.datasets import DATASETS, load_dataset
 
 
-def load_real(data_root, name):
-    if not (data_root / DATASETS[name].folder).is_dir():
-        pytest.skip(f"{name} not in {data_root}")
+def load_real(dataset_root, name):
+    root = dataset_root(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return load_dataset(name, data_root)
+        return load_dataset(name, root)
 
 
 @pytest.fixture(scope="module")
-def mnist(data_root):
-    return load_real(data_root, "MNIST")
+def mnist(dataset_root):
+    return load_real(dataset_root, "MNIST")
 
 
 def test_mnist_matches_paper(mnist):
@@ -31,8 +30,8 @@ def test_mnist_matches_paper(mnist):
     assert mnist.value_range == info.value_range == (0.0, 255.0)  # registry metadata agrees
 
 
-def test_shopper_matches_paper(data_root):
-    ds = load_real(data_root, "Shopper")
+def test_shopper_matches_paper(dataset_root):
+    ds = load_real(dataset_root, "Shopper")
     assert (ds.num_samples, ds.num_features, ds.num_classes) == (12330, 15, 2)
     first = np.float32([0, 0, 0, 0, 1, 0, 0.2, 0.2, 0, 0, 1, 1, 1, 1, 0])
     np.testing.assert_array_equal(ds.x[0], first)
@@ -40,21 +39,20 @@ def test_shopper_matches_paper(data_root):
     assert ds.value_range is DATASETS["Shopper"].value_range is None  # only the data tell
 
 
-def test_shuttle_has_nine_features_where_the_paper_reports_seven(data_root):
-    ds = load_real(data_root, "Shuttle")
+def test_shuttle_has_nine_features_where_the_paper_reports_seven(dataset_root):
+    ds = load_real(dataset_root, "Shuttle")
     assert (ds.num_samples, ds.num_classes) == (58000, 7)
     assert ds.num_features == 9 and DATASETS["Shuttle"].paper_features == 7
-    first = (data_root / "Shuttle" / "shuttle.trn").read_text().split("\n", 1)[0].split()
+    first = (dataset_root("Shuttle") / "Shuttle" / "shuttle.trn").read_text().split("\n", 1)[0].split()
     np.testing.assert_array_equal(ds.x[0], [float(v) for v in first[:-1]])
     assert ds.class_names[ds.y[0]] == ds.class_names[int(first[-1]) - 1]
     assert np.bincount(ds.y).tolist() == [45586, 50, 171, 8903, 3267, 10, 13]
 
 
-def test_gsad_present_batches(data_root):
-    if not (data_root / "GSAD").is_dir():
-        pytest.skip("GSAD absent")
+def test_gsad_present_batches(dataset_root):
+    root = dataset_root("GSAD")
     with pytest.warns(UserWarning, match="batch7.dat, batch10.dat"):
-        ds = load_dataset("GSAD", data_root)
+        ds = load_dataset("GSAD", root)
     assert (ds.num_samples, ds.num_features, ds.num_classes) == (6697, 128, 6)
     assert DATASETS["GSAD"].paper_rows == 13910
     assert ds.x[0, 0] == pytest.approx(15596.1621)
