@@ -121,6 +121,13 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None,
                           preset="package")["num_layers"] == 1
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["num_layers"] == 1
+    # SLeDGe-L on Shopper at 0.1 % merges by the input rows (session 60); SLeDGe there,
+    # SLeDGe-L at 1 % and the package preset merge by the learned embeddings
+    assert resolve_config("Shopper", 0.001, "sledge-light", {}, None)["merge_similarity"] == "raw"
+    for ratio, model, preset in ((0.001, "sledge", "paper"), (0.01, "sledge-light", "paper"),
+                                 (0.001, "sledge-light", "package")):
+        assert resolve_config("Shopper", ratio, model, {}, None,
+                              preset=preset)["merge_similarity"] == "embedding"
     assert resolve_config("Shopper", 0.01, "sledge", {}, None)["lam"] == 0.1
     assert resolve_config("Shopper", 0.001, "sledge-light", {}, None, preset="package")["lam"] == 0.1
     # SLeDGe on Shopper at 1 % trains f_E by the structure regularizer only
