@@ -192,8 +192,8 @@ def test_module_entry_point(tmp_path):
 
 def test_real_dataset_shuttle(tmp_path, dataset_root):
     out = tmp_path / "shuttle.json"
-    assert main(["run", "--root", str(dataset_root("Shuttle")), "--dataset", "SHUTTLE", "--limit", "200",
-                 *FAST, "--output", str(out)]) == 0
+    assert main(["run", "--root", str(dataset_root("Shuttle")), "--dataset", "SHUTTLE",
+                 "--limit", "200", *FAST, "--output", str(out)]) == 0
     record = _read(out)
     assert (record["dataset"], record["model"], record["n_samples"]) == ("Shuttle", "sledge", 200)
     assert record["config"]["labeled_size"] == 10

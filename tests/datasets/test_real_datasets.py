@@ -43,7 +43,8 @@ def test_shuttle_has_nine_features_where_the_paper_reports_seven(dataset_root):
     ds = load_real(dataset_root, "Shuttle")
     assert (ds.num_samples, ds.num_classes) == (58000, 7)
     assert ds.num_features == 9 and DATASETS["Shuttle"].paper_features == 7
-    first = (dataset_root("Shuttle") / "Shuttle" / "shuttle.trn").read_text().split("\n", 1)[0].split()
+    rows = (dataset_root("Shuttle") / "Shuttle" / "shuttle.trn").read_text()
+    first = rows.split("\n", 1)[0].split()
     np.testing.assert_array_equal(ds.x[0], [float(v) for v in first[:-1]])
     assert ds.class_names[ds.y[0]] == ds.class_names[int(first[-1]) - 1]
     assert np.bincount(ds.y).tolist() == [45586, 50, 171, 8903, 3267, 10, 13]
