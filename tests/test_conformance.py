@@ -119,6 +119,9 @@ BAD = [
     ("integer features", lambda: (np.zeros(D, np.int64), 0), TypeError),
     ("empty batch", lambda: (np.zeros((0, D), np.float32), None), ValueError),
     ("length mismatch", lambda: (np.zeros((3, D), np.float32), np.array([0, 1])), ValueError),
+    ("meta features", lambda: (torch.zeros(D, device="meta"), 0), TypeError),
+    ("meta label", lambda: (np.zeros(D, np.float32), torch.zeros((), dtype=torch.long,
+                                                                device="meta")), TypeError),
 ]
 
 

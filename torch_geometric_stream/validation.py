@@ -27,6 +27,7 @@ def _to_tensor(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor):
         if value.layout != torch.strided:
             raise TypeError(f"{name} must be a dense tensor, got layout {value.layout}")
+        _check_has_values(value, name)
         return value
     if isinstance(value, np.generic):  # NumPy scalars, e.g. np.uint64(1)
         value = np.asarray(value)
@@ -56,6 +57,14 @@ def _to_tensor(value: Any, name: str) -> Tensor:
     raise TypeError(
         f"{name} must be a torch.Tensor, a NumPy array or a sequence of numbers, "
         f"got {type(value).__name__}")
+
+
+def _check_has_values(tensor: Tensor, name: str) -> None:
+    """Raise unless ``tensor``'s values can be read: a tensor on the ``meta``
+    device has a shape and a dtype but no values to check or learn from."""
+    if tensor.is_meta:
+        raise TypeError(f"{name} is on the 'meta' device, which holds no values: "
+                        f"pass a tensor with data (e.g. on the CPU)")
 
 
 def _converted(convert: Any, value: Any, name: str) -> Tensor:
@@ -208,6 +217,7 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
+    _check_has_values(edge_index, "edge_index")
     if check_indices and edge_index.numel():
         low, high = torch.stack(torch.aminmax(edge_index)).tolist()  # one host sync
         if low < 0 or high >= num_nodes:

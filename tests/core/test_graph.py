@@ -251,6 +251,8 @@ _BAD_GRAPHS = [
     (_TWO_EDGES[0], torch.ones(2), ValueError, r"edge_index must have shape \(2, E\)"),
     (_TWO_EDGES, torch.ones(3), ValueError, r"edge_weight must have shape \(2,\)"),
     (_TWO_EDGES, torch.ones(2, dtype=torch.long), TypeError, "edge_weight must be a floating"),
+    (_TWO_EDGES.to("meta"), torch.ones(2), TypeError,
+     "edge_index is on the 'meta' device, which holds no values"),
 ]
 
 
