@@ -16,7 +16,8 @@ from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
            "check_edge_index", "check_graph_input", "check_node_features", "check_nonnegative",
-           "check_positive", "check_positive_int", "check_unit_interval", "check_weighted_graph"]
+           "check_positive", "check_positive_int", "check_row_index", "check_unit_interval",
+           "check_weighted_graph"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -223,6 +224,21 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
         if low < 0 or high >= num_nodes:
             raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}){what}, "
                              f"got values in [{low}, {high}]")
+
+
+def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:
+    r"""Raise unless ``index`` is a 1-D ``int64`` (or ``int32``) tensor of row
+    indices in :math:`[0, N)` (reading their range costs one host sync on a GPU)."""
+    if (not isinstance(index, Tensor) or index.dim() != 1
+            or index.dtype not in INDEX_DTYPES):
+        raise TypeError(f"{name} must be a 1-D int64 (or int32) tensor of row "
+                        f"indices, got {getattr(index, 'dtype', index)!r}")
+    _check_has_values(index, name)
+    if index.numel():
+        low, high = torch.stack(torch.aminmax(index)).tolist()  # one host sync
+        if low < 0 or high >= num_rows:
+            raise ValueError(f"{name} must hold row indices in [0, {num_rows}), got "
+                             f"values in [{low}, {high}]")
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:

@@ -326,6 +326,38 @@ def test_structure_loss_cheap_form_equals_dense_mse(form):
                           F.mse_loss(sq, kq), atol=1e-6)
 
 
+_EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((X10, _EMB10[:9]), {}, ValueError,
+     r"x \(N, d\) and emb \(N, h\) must be 2-D with one number of rows N, got \(10, 4\) "
+     r"and \(9, 3\)"),
+    ((X10[0], _EMB10[0]), {}, ValueError, r"must be 2-D with one number of rows N, got \(4,\)"),
+    ((X10, _EMB10.double()), {}, TypeError,
+     "x and emb must have one floating-point dtype, got torch.float32 and torch.float64"),
+    ((X10.long(), _EMB10.long()), {}, TypeError, "one floating-point dtype, got torch.int64"),
+    ((X10.tolist(), _EMB10), {}, TypeError, "x and emb must be tensors, got list and Tensor"),
+    ((X10[:0], _EMB10[:0]), {}, ValueError, "x has no rows"),
+    ((X10, _EMB10), {"query_index": torch.tensor([0, 10])}, ValueError,
+     r"query_index must hold row indices in \[0, 10\), got values in \[0, 10\]"),
+    ((X10, _EMB10), {"query_index": torch.tensor([1.0])}, TypeError,
+     "query_index must be a 1-D int64"),
+    ((X10, _EMB10), {"num_rows": 11}, ValueError, "num_rows must be at most x's 10 rows, got 11"),
+    ((X10, _EMB10), {"num_rows": 0}, ValueError, "num_rows must be >= 1, got 0"),
+])
+def test_structure_loss_names_bad_input(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        structure_loss(*args, **kwargs)
+
+
+def test_unchecked_structure_loss_gives_the_checked_result():
+    query = torch.tensor([0, 3, 5])
+    for kwargs in ({}, {"query_index": query}, {"num_rows": 7, "form": "frobenius"}):
+        assert torch.equal(structure_loss(X10, _EMB10, **kwargs),
+                           structure_loss(X10, _EMB10, check=False, **kwargs))
+
+
 @pytest.mark.parametrize("form", ["plain", "frobenius"])
 def test_structure_loss_all_pairs_gradient_equals_the_dense_mse_gradient(form):
     # the all-pairs form takes ||E^T E||^2 through one product backward (4 E E^T E)

@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_node_features,
-                                               check_positive_int)
+                                               check_positive_int, check_row_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -383,15 +383,7 @@ class DynamicKNNGraph(nn.Module):
         check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
         num_rows = x.size(0)
         if query_index is not None:
-            if (not isinstance(query_index, Tensor) or query_index.dim() != 1
-                    or query_index.dtype not in INDEX_DTYPES):
-                raise TypeError("query_index must be a 1-D int64 (or int32) tensor of row "
-                                f"indices, got {getattr(query_index, 'dtype', query_index)!r}")
-            if query_index.numel() and not (0 <= int(query_index.min())
-                                            and int(query_index.max()) < num_rows):
-                raise ValueError(f"query_index must hold row indices in [0, {num_rows}), got "
-                                 f"values in [{int(query_index.min())}, "
-                                 f"{int(query_index.max())}]")
+            check_row_index(query_index, num_rows)
         if node_mask is not None:
             _check_row_mask(node_mask, num_rows, "node_mask")
             if not bool(node_mask.any()):
@@ -425,7 +417,7 @@ class DynamicKNNGraph(nn.Module):
         x = l2_normalize(x)
         if emb is None:
             emb = self.embed(x)
-        return structure_loss(x, emb, query_index=query_index, form=form)
+        return structure_loss(x, emb, query_index=query_index, form=form, check=False)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, k={self.k}, embedding={self.embedding})"

@@ -21,6 +21,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from torch_geometric_stream.validation import check_positive_int, check_row_index
+
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
 #: ``"plain"``: MSE of the cosine-similarity matrices (the authors' code);
@@ -57,7 +59,7 @@ def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
 
 def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = None,
                    form: str = "plain", include_constant: bool = True,
-                   num_rows: Optional[int] = None) -> Tensor:
+                   num_rows: Optional[int] = None, check: bool = True) -> Tensor:
     r"""Mean squared difference between input and embedding similarities.
 
     Args:
@@ -73,14 +75,26 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
             zero padding (their pairs add nothing to any sum, so the result is
             the loss of the :math:`n` real rows, with shapes fixed at
             :math:`N`). ``None`` = :math:`N`.
+        check (bool): check the inputs first (reading ``query_index``'s range
+            costs one host sync on a GPU, so a per-sample step that built
+            them itself passes ``False``).
 
     Returns:
         A scalar tensor, equal (up to rounding) to
         ``F.mse_loss(E_q @ E.T, X_q @ X.T)`` (each matrix divided by its
         Frobenius norm for ``"frobenius"``).
+
+    Raises:
+        TypeError / ValueError: an unknown ``form``; with ``check``, ``x`` and
+            ``emb`` that are not floating tensors :math:`(N, d)` and
+            :math:`(N, h)` of one dtype with :math:`N \geq 1`, a ``query_index``
+            that is not a 1-D integer tensor of row indices, or ``num_rows``
+            outside :math:`[1, N]`.
     """
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
+    if check:
+        _check_input(x, emb, query_index, num_rows)
     num_rows = x.size(0) if num_rows is None else num_rows
     constant = include_constant or form == "frobenius"
     if query_index is None:
@@ -102,6 +116,26 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     if include_constant:
         loss = loss + k_term
     return loss / num_entries
+
+
+def _check_input(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
+                 num_rows: Optional[int]) -> None:
+    """Raise unless :func:`structure_loss`'s inputs fit together."""
+    if not isinstance(x, Tensor) or not isinstance(emb, Tensor):
+        raise TypeError(f"x and emb must be tensors, got {type(x).__name__} and "
+                        f"{type(emb).__name__}")
+    if not x.is_floating_point() or emb.dtype != x.dtype:
+        raise TypeError(f"x and emb must have one floating-point dtype, got {x.dtype} and "
+                        f"{emb.dtype}")
+    if x.dim() != 2 or emb.dim() != 2 or emb.size(0) != x.size(0):
+        raise ValueError(f"x (N, d) and emb (N, h) must be 2-D with one number of rows N, "
+                         f"got {tuple(x.shape)} and {tuple(emb.shape)}")
+    if x.size(0) == 0:
+        raise ValueError("x has no rows: the structure loss is a mean over row pairs")
+    if num_rows is not None and check_positive_int(num_rows, "num_rows") > x.size(0):
+        raise ValueError(f"num_rows must be at most x's {x.size(0)} rows, got {num_rows}")
+    if query_index is not None:
+        check_row_index(query_index, x.size(0))
 
 
 def _gram_inner(a: Tensor, b: Tensor, a_q: Tensor, b_q: Tensor) -> Tensor:

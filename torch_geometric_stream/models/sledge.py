@@ -801,7 +801,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             emb = emb * memory.node_mask.unsqueeze(1).to(emb.dtype)
         return structure_loss(nodes, emb, query_index=labeled if self.light else None,
                               form=self.regularizer, include_constant=False,
-                              num_rows=memory.num_nodes)
+                              num_rows=memory.num_nodes, check=False)
 
     def extra_repr(self) -> str:
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
