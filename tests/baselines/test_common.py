@@ -147,6 +147,9 @@ def _spoiled_states(state):
         yield f"{key} reshaped", {**state, key: np.concatenate([flat, flat[:1]])
                                   if flat.size else np.zeros(3)}
     yield "an unexpected entry", {**state, "extra": np.zeros(1)}
+    for key in ("label", "mc_label", "buffer_y"):  # class ids of a learner with more classes
+        if np.size(state.get(key, ())):
+            yield f"{key} of more classes", {**state, key: np.full_like(state[key], C)}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -157,7 +160,9 @@ def test_a_failed_load_state_dict_changes_nothing(name):
     other.learn(x[50:], torch.from_numpy(observed[50:]))  # differs in every entry
     before = model.state_dict()
     for what, state in _spoiled_states(other.state_dict()):
-        with pytest.raises(ValueError):
+        entry = what.removesuffix(" of more classes")
+        with pytest.raises(ValueError, match=None if entry == what else
+                           f"state entry {entry}: label {C} is outside \\[0, {C}\\)"):
             model.load_state_dict(state)
         assert states_equal(before, model.state_dict()), what
     with pytest.raises(TypeError, match="mapping"):

@@ -171,6 +171,8 @@ class HDSSL(MicroClusterClassifier):
           official grouping can put a point into several groups).
     """
 
+    _LABEL_ENTRIES = ("mc_label", "buffer_y")
+
     def __init__(self, in_channels: int, num_classes: int, memory_size: int = 1000,
                  k: int = 5, decay: float = 1e-4, prune_threshold: float = 0.15,
                  chunk_size: int = 1, seed: int = 0) -> None:

@@ -316,6 +316,8 @@ class MicroClusterClassifier(CheckedStateLoad, StreamClassifier):
     ``self._now``.
     """
 
+    _LABEL_ENTRIES = ("mc_label",)
+
     def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
                  prune_threshold: float, seed: int) -> None:
         """Check and keep the settings every micro-cluster baseline has and make its

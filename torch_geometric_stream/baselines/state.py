@@ -7,6 +7,7 @@ from typing import Any, Dict, Mapping
 import numpy as np
 
 from torch_geometric_stream.base import restored_on_error
+from torch_geometric_stream.validation import as_label_vector
 
 
 class CheckedStateLoad(abc.ABC):
@@ -16,8 +17,15 @@ class CheckedStateLoad(abc.ABC):
     ``state_dict()`` (a scalar entry as a scalar); anything else is refused with
     a :class:`ValueError` naming the entries. The subclass's
     :meth:`_load_state` then loads it, checking shapes as it goes; if it
-    raises, the learner's earlier state is put back.
+    raises, the learner's earlier state is put back. The entries named in
+    :attr:`_LABEL_ENTRIES` must hold class ids in :math:`[-1, c)` of this
+    learner's :math:`c` classes (a state of a learner with more classes is
+    refused, not left for a later prediction to index with).
     """
+
+    num_classes: int
+    #: State entries that hold class ids (``-1``: none).
+    _LABEL_ENTRIES: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def state_dict(self) -> Dict[str, np.ndarray]:
@@ -33,8 +41,8 @@ class CheckedStateLoad(abc.ABC):
         Raises:
             TypeError: if ``state`` is not a mapping.
             ValueError: for missing or unexpected entries, an array where a
-                scalar belongs, or an entry of the wrong shape; the learner is
-                then unchanged.
+                scalar belongs, an entry of the wrong shape, or a class id
+                outside :math:`[-1, c)`; the learner is then unchanged.
         """
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a mapping of entry names to arrays, got "
@@ -50,5 +58,11 @@ class CheckedStateLoad(abc.ABC):
         if not_scalar:
             raise ValueError(f"{type(self).__name__} state entries {not_scalar} must be "
                              f"scalars")
+        for name in self._LABEL_ENTRIES:
+            labels = np.asarray(state[name], dtype=np.int64).reshape(-1)
+            try:
+                as_label_vector(labels, labels.size, self.num_classes)
+            except ValueError as error:
+                raise ValueError(f"{type(self).__name__} state entry {name}: {error}") from None
         with restored_on_error(own, self._load_state):
             self._load_state(state)

@@ -191,6 +191,7 @@ class TemporalLabelPropagation(CheckedStateLoad, StreamClassifier):
             self._edge = np.zeros((0, 0), dtype=bool)
 
     _STATE = ("_weights", "_x", "_label", "_arrival", "_dist2", "_edge")
+    _LABEL_ENTRIES = ("label",)
 
     def state_dict(self) -> Dict[str, np.ndarray]:
         state = {name.lstrip("_"): getattr(self, name).copy() for name in self._STATE}
