@@ -180,6 +180,12 @@ def _failing(rows):
     (dict(x_embedding=torch.ones(3)), ValueError, r"embedding \(3,\) and the slots' \(1, 2\)"),
     (dict(node_embeddings=torch.ones(3, 2)), ValueError, r"node_embeddings must be \(5, h\)"),
     (dict(node_embeddings=torch.ones(5)), ValueError, r"node_embeddings must be \(5, h\)"),
+    (dict(node_embeddings=[[1.0, 0.0]] * 5), TypeError,
+     "node_embeddings must be a tensor or None, got list"),
+    (dict(x_embedding=(1.0, 0.0)), TypeError, "x_embedding must be a tensor or None, got tuple"),
+    (dict(x_embedding=torch.ones(2, dtype=torch.float64)), TypeError,
+     r"the sample's embedding \(torch.float64 on cpu\) and the slots' \(torch.float32 on cpu\) "
+     "must have one dtype and device"),
     (dict(embed=_failing), RuntimeError, "embedding failed"),
 ])
 def test_a_failing_merge_search_leaves_the_memory_unchanged(arguments, error, message):
@@ -209,6 +215,23 @@ def test_a_failing_derive_leaves_the_memory_unchanged(derive, error, message):
     version = memory.version
     with pytest.raises(error, match=message):
         memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=derive)
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.version == version
+
+
+@pytest.mark.parametrize("derive, message", [
+    (lambda rows: torch.cat([rows, rows], dim=1),
+     r"derive must map the sources \(3, 2\) to prototypes \(3, 2\), got \(3, 4\)"),
+    (lambda rows: rows.tolist(), r"prototypes \(3, 2\), got list"),
+])
+def test_a_refresh_whose_derive_does_not_fit_leaves_the_memory_unchanged(derive, message):
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=1,
+                                 source_channels=2)
+    memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    version = memory.version
+    with pytest.raises(ValueError, match=message):
+        memory.refresh(derive)
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
     assert memory.version == version
 

@@ -252,8 +252,12 @@ class DualPrototypeMemory(nn.Module):
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
         derived = derive(self.sources)
-        self.version += 1
+        if not isinstance(derived, Tensor) or derived.shape != self.prototypes.shape:
+            raise ValueError(f"derive must map the sources {tuple(self.sources.shape)} to "
+                             f"prototypes {tuple(self.prototypes.shape)}, got "
+                             f"{tuple(getattr(derived, 'shape', ())) or type(derived).__name__}")
         self.prototypes.copy_(torch.where(self.node_mask.unsqueeze(1), derived, 0.0))
+        self.version += 1
 
     def _checked_label(self, label: Any) -> int:
         """``label`` as ``int`` if it is an integer (or a one-element integer
@@ -316,7 +320,7 @@ class DualPrototypeMemory(nn.Module):
                 :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
                 memory's width, dtype and device, or ``source`` / ``derive``
                 given without sources kept (or missing with them), or embeddings
-                of mismatched shapes; the memory is then unchanged, also when
+                that are not tensors or of mismatched shapes, dtypes or devices; the memory is then unchanged, also when
                 ``embed`` or ``derive`` raises. The values are not read (no device sync):
                 finite, normalized rows are the caller's part.
         """
@@ -348,6 +352,9 @@ class DualPrototypeMemory(nn.Module):
             return MemoryUpdate(False, torch.full((), slot, device=self.prototypes.device))
 
         # everything that can fail (the embeddings, their shapes) before any state changes
+        for name, given in (("x_embedding", x_embedding), ("node_embeddings", node_embeddings)):
+            if given is not None and not isinstance(given, Tensor):
+                raise TypeError(f"{name} must be a tensor or None, got {type(given).__name__}")
         if node_embeddings is not None and (node_embeddings.dim() != 2
                                             or node_embeddings.size(0) != self.capacity):
             raise ValueError(f"node_embeddings must be ({self.capacity}, h), one row per "
@@ -359,6 +366,10 @@ class DualPrototypeMemory(nn.Module):
         if query.dim() != 1 or keys.size(-1) != query.size(0):
             raise ValueError(f"the sample's embedding {tuple(query.shape)} and the slots' "
                              f"{tuple(keys.shape)} must be (h,) and (n, h)")
+        if query.dtype != keys.dtype or query.device != keys.device:
+            raise TypeError(f"the sample's embedding ({query.dtype} on {query.device}) and the "
+                            f"slots' ({keys.dtype} on {keys.device}) must have one dtype and "
+                            f"device")
         sims = keys @ query
         best = torch.argmax(sims)
         # the slot stays on the device; 1-element index ops read nothing back
