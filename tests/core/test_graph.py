@@ -202,12 +202,28 @@ def test_backbone_names_bad_input(args, error, message):
     ((torch.randn(3, 4), torch.randn(5, 4), 2), {"key_mask": torch.ones(4, dtype=torch.bool)},
      ValueError, r"key_mask must have shape \(5,\)"),
     ((torch.randn(3, 4), torch.randn(5, 4), 2), {"block_size": 0}, ValueError, "block_size"),
+    ((torch.ones(3, 4, dtype=torch.bool), torch.ones(5, 4, dtype=torch.bool), 2), {}, TypeError,
+     "query and keys must be real numbers, got torch.bool"),
+    ((torch.randn(3, 4).cfloat(), torch.randn(5, 4).cfloat(), 2), {}, TypeError,
+     "query and keys must be real numbers, got torch.complex64"),
 ])
 def test_topk_neighbors_names_bad_input(args, kwargs, error, message):
     from torch_geometric_stream.graph import topk_neighbors
 
     with pytest.raises(error, match=message):
         topk_neighbors(*args, **kwargs)
+
+
+@pytest.mark.parametrize("query_keys, error, message", [
+    ([[1.0, 0.0], [0.0, 1.0]], TypeError, "query and keys must be tensors, got list"),
+    (torch.randn(4), ValueError, r"must be 2-D with one width h, got \(4,\) and \(4,\)"),
+    (torch.ones(4, 2, dtype=torch.bool), TypeError, "real numbers, got torch.bool"),
+])
+def test_receptive_topk_names_bad_query_keys(query_keys, error, message):
+    from torch_geometric_stream.graph import receptive_topk
+
+    with pytest.raises(error, match=message):
+        receptive_topk(query_keys, torch.tensor([0]), 1, 1)
 
 
 def test_topk_neighbors_names_a_k_beyond_the_keys():

@@ -119,8 +119,8 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         (sorted by score only for the exact search).
 
     Raises:
-        TypeError: ``query`` and ``keys`` of different dtypes, or a ``key_mask``
-            that is not boolean.
+        TypeError: ``query`` and ``keys`` of different dtypes, boolean or
+            complex, or a ``key_mask`` that is not boolean.
         ValueError: ``query`` or ``keys`` not 2-D with one width, a ``key_mask``
             of another length than ``keys``, ``k`` outside :math:`[0, N]` or
             above the allowed keys, or ``block_size < 1``.
@@ -161,6 +161,8 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
     if query.dtype != keys.dtype:
         raise TypeError(f"query and keys must have one dtype, got {query.dtype} and "
                         f"{keys.dtype}")
+    if query.dtype == torch.bool or query.dtype.is_complex:
+        raise TypeError(f"query and keys must be real numbers, got {query.dtype}")
     if key_mask is not None:
         _check_row_mask(key_mask, keys.size(0), "key_mask")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
@@ -214,9 +216,12 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
 
     Raises:
         ValueError: ``num_hops < 0``, ``k`` outside :math:`[1, N]`, or targets
-            that are not row indices of ``query_keys``.
-        TypeError: targets that are not an integer tensor.
+            that are not row indices of ``query_keys``; as :func:`topk_neighbors`
+            for ``query_keys``, ``key_mask`` and ``block_size``.
+        TypeError: targets that are not an integer tensor; as
+            :func:`topk_neighbors` for ``query_keys`` and ``key_mask``.
     """
+    _check_topk_input(query_keys, query_keys, key_mask, block_size)
     num_rows = query_keys.size(0)
     if num_hops < 0:
         raise ValueError(f"num_hops must be >= 0, got {num_hops}")
