@@ -128,17 +128,19 @@ def restored_on_error(saved: State, restore: Callable[[State], Any]) -> Iterator
 
 
 class RollbackOnFailedLoad:
-    """Mixin for :class:`torch.nn.Module` learners that own an optimizer: a
+    """Mixin for :class:`torch.nn.Module` s that update their own tensors as they
+    learn (learners with an optimizer, the prototype memory): a
     ``load_state_dict`` that fails (a missing or unexpected key under
     ``strict``, a wrong shape, a submodule refusing its entries) leaves the
-    learner exactly as it was, and ``assign=True`` is refused.
+    module exactly as it was, and ``assign=True`` is refused.
 
     :meth:`torch.nn.Module.load_state_dict` copies entry by entry and reports
     most errors only at the end, so without this a failed load leaves the
-    submodules met before the error loaded and the others not.  ``assign=True``
-    would replace the parameters by the given tensors, which the learner's
-    optimizer does not hold: learning would silently stop (and the learner
-    would share its tensors with the state's owner).  List the mixin before
+    entries met before the error loaded and the others not.  ``assign=True``
+    would replace the module's tensors by the given ones: the module would then
+    share them with the state's owner (each writing into the other's), and a
+    learner's optimizer would keep updating the replaced parameters, so
+    learning would silently stop.  List the mixin before
     :class:`torch.nn.Module` among the bases.
     """
 
@@ -146,8 +148,9 @@ class RollbackOnFailedLoad:
                         assign: bool = False) -> Any:
         if assign:
             raise ValueError(f"{type(self).__name__}.load_state_dict copies into its own "
-                             "parameters, which its optimizer updates: assign=True would "
-                             "replace them and stop learning; call it with assign=False")
+                             "tensors, which it updates as it learns: assign=True would "
+                             "replace them by the given ones (shared with their owner, and "
+                             "not those an optimizer updates); call it with assign=False")
         load = super().load_state_dict
         with restored_on_error(copy.deepcopy(self.state_dict()), load):
             return load(state_dict, strict=strict)

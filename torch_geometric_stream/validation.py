@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_dropout",
-           "check_edge_index", "check_graph_input", "check_node_features", "check_nonnegative",
-           "check_positive", "check_positive_int", "check_row_index", "check_unit_interval",
-           "check_weighted_graph"]
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_choice",
+           "check_device", "check_dropout", "check_edge_index", "check_graph_input",
+           "check_node_features", "check_nonnegative", "check_positive", "check_positive_int",
+           "check_row_index", "check_seed", "check_unit_interval", "check_weighted_graph"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -248,6 +248,46 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_choice(value: Any, choices: tuple, name: str) -> None:
+    """Raise a :class:`ValueError` naming ``name`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+#: Seeds reach :func:`torch.manual_seed`, which takes 64-bit unsigned integers.
+_SEED_LIMIT = 2 ** 64
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """Return ``value`` as ``int`` if it is an integer in :math:`[0, 2^{64})`
+    (what :func:`torch.manual_seed` and NumPy's generators take), else raise."""
+    seed = check_positive_int(value, name, minimum=0)
+    if seed >= _SEED_LIMIT:
+        raise ValueError(f"{name} must be below 2**64, got {seed}")
+    return seed
+
+
+def check_device(device: Any, name: str = "device") -> torch.device:
+    """``device`` as a :class:`torch.device` if it names a CPU, or a CUDA or MPS
+    device that this machine has; otherwise a :class:`ValueError` saying why."""
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"invalid {name} {device!r} (e.g. cpu, cuda, cuda:0, mps)") from None
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"{name} {device!r}: CUDA is not available on this machine")
+        if resolved.index is not None and resolved.index >= torch.cuda.device_count():
+            raise ValueError(f"{name} {device!r}: only {torch.cuda.device_count()} CUDA "
+                             f"device(s) available")
+    elif resolved.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"{name} {device!r}: MPS is not available on this machine")
+    elif resolved.type != "cpu":
+        raise ValueError(f"unsupported {name} {device!r} (use cpu, cuda[:i] or mps)")
+    return resolved
 
 
 def _as_real(value: Any, name: str) -> float:

@@ -295,3 +295,33 @@ def test_a_loaded_mask_with_a_gap_is_refused_and_changes_nothing(slot, name):
         memory.load_state_dict(state)
     assert memory.num_nodes == 0 and not memory.node_mask.any()
     assert not memory.prototypes.any()
+
+
+def test_a_state_of_another_slot_split_is_refused_and_changes_nothing():
+    # 7 slots of width 2 in both, split otherwise: torch copies the buffers that fit
+    # (prototypes, counts) before it reports the one that does not (ages, one per
+    # labeled slot); the memory must roll those copies back
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    memory.update(unit(1.0, 0.0), 1)
+    other = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=4)
+    for label in range(3):
+        other.update(unit(0.6, 0.8), label)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        memory.load_state_dict(other.state_dict())
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.fill_levels == (0, 1, 0) and memory.num_nodes == 1
+
+
+def test_loading_a_state_by_assignment_is_refused():
+    # assign=True would make two memories write into one set of tensors
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    other = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    with pytest.raises(ValueError, match="assign=True"):
+        memory.load_state_dict(other.state_dict(), assign=True)
+
+
+@pytest.mark.parametrize("light", ["no", 2, None])
+def test_light_must_be_a_boolean(light):
+    with pytest.raises(ValueError, match=r"light must be one of \(True, False\)"):
+        DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3, light=light)

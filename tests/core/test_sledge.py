@@ -585,3 +585,25 @@ def test_an_unlabeled_sample_without_unlabeled_slots_searches_nothing(monkeypatc
     twin.learn(x[30].double(), -1)  # no snapshot: searches the whole memory
     for (name, a), b in zip(model.named_parameters(), twin.parameters()):
         assert torch.allclose(a, b, atol=1e-12), name
+
+
+def _missing_cuda_device() -> tuple[str, str]:
+    """A CUDA device this machine lacks, and the start of the message naming it."""
+    if torch.cuda.is_available():
+        return f"cuda:{torch.cuda.device_count()}", "only"
+    return "cuda", "CUDA is not available"
+
+
+@pytest.mark.parametrize("cls", [lambda **kw: small(**kw), lambda **kw: OnlineMLP(D, C, **kw)],
+                         ids=["SLeDGe", "OnlineMLP"])
+@pytest.mark.parametrize("kw, message", [
+    ({"device": "nosuchdevice"}, "invalid device 'nosuchdevice'"),
+    ({"device": "meta"}, "unsupported device 'meta'"),
+    ({"device": _missing_cuda_device()[0]}, _missing_cuda_device()[1]),
+    ({"seed": 2 ** 64}, r"seed must be below 2\*\*64"),
+    ({"seed": -1}, "seed must be >= 0"),
+])
+def test_a_device_or_seed_the_learner_cannot_use_is_named(cls, kw, message):
+    # these were torch's AssertionError / RuntimeError / "Overflow when unpacking long long"
+    with pytest.raises(ValueError, match=message):
+        cls(**kw)

@@ -24,7 +24,7 @@ import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import CheckedStateLoad
-from torch_geometric_stream.validation import check_nonnegative, check_positive_int
+from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
 
@@ -327,7 +327,7 @@ class MicroClusterClassifier(CheckedStateLoad, StreamClassifier):
         self.memory_size = check_positive_int(memory_size, "memory_size", minimum=2)
         self.decay = check_nonnegative(decay, "decay")
         self.prune_threshold = check_nonnegative(prune_threshold, "prune_threshold")
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self._store = MicroClusterStore(self.memory_size, self.in_channels)
         self._now = 0
 

@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.validation import check_device as check_device_exists
 
 __all__ = ["Parser", "positive_int", "label_ratio", "tau_value", "parse_seeds", "check_device",
            "read_config_file"]
@@ -94,21 +95,9 @@ def check_device(spec: str, gpu_capable: bool = True) -> str:
     if spec == "auto":
         return "cuda" if gpu_capable and torch.cuda.is_available() else "cpu"
     try:
-        device = torch.device(spec)
-    except (RuntimeError, ValueError):
-        raise UsageError(f"invalid --device {spec!r} (e.g. auto, cpu, cuda, cuda:0)") from None
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise UsageError(f"--device {spec}: CUDA is not available on this machine")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise UsageError(f"--device {spec}: only {torch.cuda.device_count()} CUDA "
-                             f"device(s) available")
-    elif device.type == "mps":
-        if not torch.backends.mps.is_available():
-            raise UsageError(f"--device {spec}: MPS is not available on this machine")
-    elif device.type != "cpu":
-        raise UsageError(f"unsupported --device {spec!r} (use auto, cpu, cuda[:i] or mps)")
-    return str(device)
+        return str(check_device_exists(spec, "--device"))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def read_config_file(path: Optional[Path]) -> Optional[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import Any, Tuple
 import numpy as np
 import torch
 
-from torch_geometric_stream.validation import check_positive_int, check_unit_interval
+from torch_geometric_stream.validation import check_positive_int, check_seed, check_unit_interval
 
 __all__ = ["LABEL_MASKS", "make_label_mask", "paper_label_mask", "authors_label_mask",
            "bernoulli_label_mask", "capymoa_label_mask", "paper_memory_sizes"]
@@ -48,7 +48,7 @@ def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
     Raises:
         ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
     """
-    seed = check_positive_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     mask, others, extra = _first_occurrences(labels, label_ratio, _FLOOR_TOLERANCE)
     rng = np.random.default_rng(seed)
     mask[rng.choice(others, size=extra, replace=False)] = True
@@ -81,7 +81,7 @@ def authors_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray
         ValueError: for empty or non-1-D ``labels`` or a ratio outside :math:`(0, 1]`.
     """
     mask, others, extra = _first_occurrences(labels, label_ratio, 0.0)
-    generator = torch.Generator().manual_seed(check_positive_int(seed, "seed", minimum=0))
+    generator = torch.Generator().manual_seed(check_seed(seed))
     torch.empty((), dtype=torch.int64).random_(generator=generator)  # the loader's draw
     mask[others[torch.randperm(others.size, generator=generator)[:extra].numpy()]] = True
     return mask
@@ -115,7 +115,7 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     """
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
-    seed = check_positive_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     return np.random.default_rng(seed).random(num_samples) < probability
 
 
@@ -142,7 +142,7 @@ def capymoa_label_mask(num_samples: int, label_probability: float, seed: int) ->
     """
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
-    seed = check_positive_int(seed, "seed", minimum=0)
+    seed = check_seed(seed)
     if seed >= 2 ** 32:
         raise ValueError(f"seed must be < 2**32 for CapyMOA's generator, got {seed}")
     return np.random.RandomState(seed).random_sample(num_samples) < probability

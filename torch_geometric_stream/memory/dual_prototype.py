@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.base import RollbackOnFailedLoad
+from torch_geometric_stream.validation import check_choice, check_positive_int
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
@@ -29,7 +30,7 @@ class MemoryUpdate(NamedTuple):
     node: Tensor
 
 
-class DualPrototypeMemory(nn.Module):
+class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     r"""The dual prototype memory of SLeDGe (Sec. 3.1 of the paper).
 
     A labeled memory of :math:`L` slots, :math:`\lfloor L/c \rfloor` per class,
@@ -90,6 +91,7 @@ class DualPrototypeMemory(nn.Module):
         super().__init__()
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
+        check_choice(light, (True, False), "light")
         labeled_size = num_classes if light else check_positive_int(labeled_size, "labeled_size")
         if labeled_size < num_classes:
             raise ValueError(f"labeled_size ({labeled_size}) must be >= num_classes "
@@ -320,9 +322,10 @@ class DualPrototypeMemory(nn.Module):
                 :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
                 memory's width, dtype and device, or ``source`` / ``derive``
                 given without sources kept (or missing with them), or embeddings
-                that are not tensors or of mismatched shapes, dtypes or devices; the memory is then unchanged, also when
-                ``embed`` or ``derive`` raises. The values are not read (no device sync):
-                finite, normalized rows are the caller's part.
+                that are not tensors or of mismatched shapes, dtypes or devices;
+                the memory is then unchanged, also when ``embed`` or ``derive``
+                raises. The values are not read (no device sync): finite,
+                normalized rows are the caller's part.
         """
         label = self._checked_label(label)
         self._check_row(x, self.prototypes, "x")

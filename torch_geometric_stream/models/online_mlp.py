@@ -10,7 +10,8 @@ from torch import Tensor, nn
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
                                        make_adam)
-from torch_geometric_stream.validation import check_nonnegative, check_positive_int
+from torch_geometric_stream.validation import (check_device, check_nonnegative,
+                                               check_positive_int, check_seed)
 
 
 class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -41,6 +42,8 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         nn.Module.__init__(self)
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
+        seed = None if seed is None else check_seed(seed)
+        device = None if device is None else check_device(device)
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
                 torch.manual_seed(seed)

@@ -20,8 +20,9 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, fit_optimizer_state,
                                       load_optimizer_state, make_adam)
-from torch_geometric_stream.validation import (check_nonnegative, check_positive,
-                                               check_positive_int)
+from torch_geometric_stream.validation import (check_choice, check_device,
+                                               check_nonnegative, check_positive,
+                                               check_positive_int, check_seed)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -283,28 +284,29 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         nn.Module.__init__(self)
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
+        device = None if device is None else check_device(device)
         self.k = check_positive_int(k, "k", minimum=0)
-        _check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
-        _check_choice(propagation, PROPAGATIONS, "propagation")
-        _check_choice(merge_similarity, MERGE_SIMILARITIES, "merge_similarity")
-        _check_choice(graph, GRAPHS, "graph")
-        _check_choice(class_prior, CLASS_PRIORS, "class_prior")
-        _check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
-        _check_choice(bias_position, BIAS_POSITIONS, "bias_position")
+        check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
+        check_choice(propagation, PROPAGATIONS, "propagation")
+        check_choice(merge_similarity, MERGE_SIMILARITIES, "merge_similarity")
+        check_choice(graph, GRAPHS, "graph")
+        check_choice(class_prior, CLASS_PRIORS, "class_prior")
+        check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
+        check_choice(bias_position, BIAS_POSITIONS, "bias_position")
         lam = check_nonnegative(lam, "lam")
         if graph != "learned":
             merge_similarity = UNLEARNED_GRAPH_ENTRIES["merge_similarity"]
             lam = UNLEARNED_GRAPH_ENTRIES["lam"]
         tau = None if tau is None else check_positive(tau, "tau")
-        _check_choice(light, (True, False), "light")
+        check_choice(light, (True, False), "light")
         self.regularizer, self.lam, self.tau = regularizer, lam, tau
         self.light, self.propagation = bool(light), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
-        _check_choice(supervise_graph, (True, False), "supervise_graph")
+        check_choice(supervise_graph, (True, False), "supervise_graph")
         self.supervise_graph = bool(supervise_graph)
         self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
         self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
-        self.seed = None if seed is None else check_positive_int(seed, "seed", minimum=0)
+        self.seed = None if seed is None else check_seed(seed)
         input_scaler = _input_scaler(input_scaling, self.in_channels, self.seed)
         check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
@@ -820,7 +822,7 @@ def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int
     """The scaler module of ``SLeDGe(input_scaling=...)``: a new one for a
     name of :data:`INPUT_SCALINGS`, the given one if it fits and is unused."""
     if not isinstance(input_scaling, (RunningMinMax, RunningQuantileRange)):
-        _check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
+        check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         return (None if input_scaling is None else RunningMinMax(in_channels)
                 if input_scaling == "online" else RunningQuantileRange(in_channels, seed=seed or 0))
     if input_scaling.low.numel() != in_channels:
@@ -832,6 +834,3 @@ def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int
     return input_scaling
 
 
-def _check_choice(value: Any, choices: tuple, name: str) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import check_node_features
+from torch_geometric_stream.validation import check_node_features, check_seed
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
 
@@ -169,7 +169,7 @@ class RunningQuantileRange(nn.Module):
                 or reservoir_size < 1:
             raise ValueError(f"reservoir_size must be a positive integer, got {reservoir_size!r}")
         self.quantile, self.tolerance = float(quantile), float(tolerance)
-        self.reservoir_size, self.seed = reservoir_size, int(seed)
+        self.reservoir_size, self.seed = reservoir_size, check_seed(seed)
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
         self.register_buffer("high", torch.full((channels,), float("-inf")))
