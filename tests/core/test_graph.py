@@ -233,6 +233,18 @@ def test_topk_neighbors_names_a_k_beyond_the_keys():
         topk_neighbors(torch.randn(3, 4), torch.randn(2, 4), 5)
 
 
+@pytest.mark.parametrize("k", [1.0, True, "2"])
+def test_the_searches_name_a_k_that_is_not_an_integer(k):
+    # a float k was torch's "topk(): argument 'k' must be int", a str a comparison error
+    from torch_geometric_stream.graph import receptive_topk, topk_neighbors
+
+    keys = torch.randn(3, 4)
+    with pytest.raises(TypeError, match=f"k must be an integer, got {type(k).__name__}"):
+        topk_neighbors(keys, keys, k)
+    with pytest.raises(TypeError, match=f"k must be an integer, got {type(k).__name__}"):
+        receptive_topk(keys, torch.tensor([0]), k, 1)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
 def test_unweighted_graph_is_weighed_in_the_features_dtype(dtype):
     torch.manual_seed(0)

@@ -1,6 +1,7 @@
 """Learned top-k similarity graphs over a set of rows."""
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple, Optional, Union
 
 import torch
@@ -126,8 +127,7 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             above the allowed keys, or ``block_size < 1``.
     """
     _check_topk_input(query, keys, key_mask, block_size)
-    if not 0 <= k <= keys.size(0):
-        raise ValueError(f"k must lie in [0, {keys.size(0)}] (the number of keys), got {k}")
+    _check_k(k, 0, keys.size(0), "keys")
     if check_key_mask and key_mask is not None and k > (allowed := int(key_mask.sum())):
         raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
     search_dtype = check_search_dtype(search_dtype)
@@ -167,6 +167,15 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
         _check_row_mask(key_mask, keys.size(0), "key_mask")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+
+
+def _check_k(k: int, low: int, high: int, what: str) -> None:
+    """Raise unless ``k`` is an integer in :math:`[low, high]` (``high``: the number of
+    ``what``)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    if not low <= k <= high:
+        raise ValueError(f"k must lie in [{low}, {high}] (the number of {what}), got {k}")
 
 
 def _check_row_mask(mask: Tensor, num_rows: int, name: str) -> None:
@@ -225,8 +234,7 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
     num_rows = query_keys.size(0)
     if num_hops < 0:
         raise ValueError(f"num_hops must be >= 0, got {num_hops}")
-    if not 1 <= k <= num_rows:
-        raise ValueError(f"k must lie in [1, {num_rows}] (the number of rows), got {k}")
+    _check_k(k, 1, num_rows, "rows")
     if not isinstance(targets, Tensor) or targets.dtype not in INDEX_DTYPES:
         raise TypeError(f"targets must be an integer tensor of row indices, got "
                         f"{getattr(targets, 'dtype', type(targets).__name__)}")
