@@ -219,26 +219,31 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
     if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
     _check_has_values(edge_index, "edge_index")
-    if check_indices and edge_index.numel():
-        low, high = torch.stack(torch.aminmax(edge_index)).tolist()  # one host sync
-        if low < 0 or high >= num_nodes:
-            raise ValueError(f"edge_index must hold node indices in [0, {num_nodes}){what}, "
-                             f"got values in [{low}, {high}]")
+    if check_indices:
+        _check_index_range(edge_index, num_nodes, "edge_index", "node indices", what)
 
 
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:
     r"""Raise unless ``index`` is a 1-D ``int64`` (or ``int32``) tensor of row
     indices in :math:`[0, N)` (reading their range costs one host sync on a GPU)."""
-    if (not isinstance(index, Tensor) or index.dim() != 1
-            or index.dtype not in INDEX_DTYPES):
-        raise TypeError(f"{name} must be a 1-D int64 (or int32) tensor of row "
-                        f"indices, got {getattr(index, 'dtype', index)!r}")
+    if not isinstance(index, Tensor) or index.dim() != 1 or index.dtype not in INDEX_DTYPES:
+        got = (f"shape {tuple(index.shape)}, dtype {index.dtype}" if isinstance(index, Tensor)
+               else type(index).__name__)
+        raise TypeError(f"{name} must be a 1-D int64 (or int32) integer tensor of row "
+                        f"indices, got {got}")
     _check_has_values(index, name)
+    _check_index_range(index, num_rows, name, "row indices")
+
+
+def _check_index_range(index: Tensor, size: int, name: str, kind: str,
+                       what: str = "") -> None:
+    """Raise unless every entry of ``index`` lies in :math:`[0, size)` (one host
+    sync: both ends are read together); ``what`` follows the range in the message."""
     if index.numel():
-        low, high = torch.stack(torch.aminmax(index)).tolist()  # one host sync
-        if low < 0 or high >= num_rows:
-            raise ValueError(f"{name} must hold row indices in [0, {num_rows}), got "
-                             f"values in [{low}, {high}]")
+        low, high = torch.stack(torch.aminmax(index)).tolist()
+        if low < 0 or high >= size:
+            raise ValueError(f"{name} must hold {kind} in [0, {size}){what}, got values in "
+                             f"[{low}, {high}]")
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:

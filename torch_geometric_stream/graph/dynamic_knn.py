@@ -10,8 +10,8 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
-from torch_geometric_stream.validation import (INDEX_DTYPES, check_node_features,
-                                               check_positive_int, check_row_index)
+from torch_geometric_stream.validation import (check_node_features, check_positive_int,
+                                               check_row_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -235,12 +235,7 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
     if num_hops < 0:
         raise ValueError(f"num_hops must be >= 0, got {num_hops}")
     _check_k(k, 1, num_rows, "rows")
-    if not isinstance(targets, Tensor) or targets.dtype not in INDEX_DTYPES:
-        raise TypeError(f"targets must be an integer tensor of row indices, got "
-                        f"{getattr(targets, 'dtype', type(targets).__name__)}")
-    if targets.numel() and not 0 <= int(targets.min()) <= int(targets.max()) < num_rows:
-        raise ValueError(f"targets must be row indices in [0, {num_rows}), got values in "
-                         f"[{int(targets.min())}, {int(targets.max())}]")
+    check_row_index(targets, num_rows, "targets")
     seen = torch.zeros(num_rows, dtype=torch.bool, device=query_keys.device)
     frontier = targets.unique()
     rows, values, indices = [], [], []

@@ -832,5 +832,3 @@ def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int
         raise ValueError("input_scaling has seen rows already: pass a new scaler "
                          "(or call its reset_state())")
     return input_scaling
-
-
