@@ -53,7 +53,7 @@ def test_reservoir_keeps_a_seeded_uniform_sample():
     rows = torch.arange(3000.0).unsqueeze(1)  # value = arrival position
     scaler = RunningQuantileRange(1, reservoir_size=200, seed=5)
     observe_all(scaler, rows)
-    kept = scaler._reservoir[:, 0]
+    kept = scaler._reservoir[0]  # feature-major: feature 0's sample
     assert len(np.unique(kept)) == 200  # 200 distinct rows seen
     # uniform over the stream: about a third from each third (binomial sd ~6.7)
     counts = np.histogram(kept, bins=[0, 1000, 2000, 3000])[0]
@@ -191,3 +191,16 @@ def test_no_rows_change_nothing():
     for scaler in (RunningMinMax(2), RunningQuantileRange(2)):
         assert scaler.observe_(torch.empty(0, 2)) is False
         assert torch.isinf(scaler.low).all() and torch.isinf(scaler.high).all()
+
+
+def test_quantiles_stay_those_of_the_kept_rows_after_the_reservoir_fills():
+    """Past the reservoir's size rows replace random slots; the quantiles are
+    still NumPy's of exactly the rows kept (as the state lists them)."""
+    torch.manual_seed(2)
+    rows = torch.randn(600, 5, dtype=torch.float64).mul(2).round()  # many ties
+    scaler = RunningQuantileRange(5, quantile=0.05, reservoir_size=50, seed=3)
+    for start in range(0, 600, 150):
+        observe_all(scaler, rows[start:start + 150])
+        kept = scaler.get_extra_state()["reservoir"].numpy()
+        assert kept.shape == (50, 5)
+        assert np.array_equal(scaler.quantiles(), np.quantile(kept, [0.05, 0.95], axis=0))

@@ -1,0 +1,98 @@
+"""What the robust input range costs per row: :class:`RunningQuantileRange.observe_`
+over a stream's first rows.
+
+``--scaling robust`` / ``robust-rescale`` offer every row to a reservoir of
+``--reservoir`` rows and recompute the quantiles of every feature whenever a row
+enters it (every row at first, a ``reservoir / t`` share later), and a learner
+re-derives its memory whenever the effective range moves. For each dataset this
+script times ``observe_`` row by row and prints the rows that entered the
+reservoir, the moves of the effective range, the total time and the time per row
+and per entering row::
+
+    OMP_NUM_THREADS=1 python benchmarks/quantile_range.py --datasets MNIST GSAD --rows 4000
+
+The table is printed, and each dataset's row written to
+``benchmarks/results/quantile_range/<dataset>_first<rows>.json`` (replaced on a
+rerun) with the CPU, the thread count and the torch and NumPy versions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.nn import RunningQuantileRange
+
+RESULTS = Path(__file__).resolve().parent / "results" / "quantile_range"
+COLUMNS = ("dataset", "features", "rows", "entered", "moves", "seconds", "ms/row",
+           "ms/entering row")
+
+
+def time_observe(x: torch.Tensor, reservoir: int, seed: int = 0) -> dict:
+    """Offer the rows :math:`(T, d)` one by one to a fresh range; counts and seconds."""
+    scaler = RunningQuantileRange(x.size(1), reservoir_size=reservoir, seed=seed)
+    moves = 0
+    start = time.perf_counter()
+    for row in x:
+        moves += scaler.observe_(row.unsqueeze(0))
+    seconds = time.perf_counter() - start
+    entered = _entered(x.size(0), reservoir, seed)
+    return {"features": x.size(1), "rows": x.size(0), "entered": entered, "moves": moves,
+            "seconds": round(seconds, 3), "ms/row": round(1e3 * seconds / x.size(0), 3),
+            "ms/entering row": round(1e3 * seconds / entered, 3)}
+
+
+def _entered(rows: int, reservoir: int, seed: int) -> int:
+    """How many of ``rows`` rows enter a reservoir of ``reservoir`` slots seeded by
+    ``seed`` (the same draws as :class:`RunningQuantileRange`, without the rows)."""
+    scaler = RunningQuantileRange(1, reservoir_size=reservoir, seed=seed)
+    return sum(scaler._offer(np.zeros(1)) for _ in range(rows))
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(row[column]) for column in COLUMNS) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=["MNIST", "GSAD", "Shopper"])
+    parser.add_argument("--rows", type=int, default=4000, help="first N rows of each stream")
+    parser.add_argument("--reservoir", type=int, default=1000)
+    parser.add_argument("--root", type=Path, default=None)
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    root = args.root or default_data_root()
+    machine = {"cpu": cpu_model(), "threads": torch.get_num_threads(),
+               "torch": torch.__version__, "numpy": np.__version__,
+               "python": platform.python_version()}
+    results = []
+    for name in args.datasets:
+        try:
+            data = load_dataset(name, root)
+        except FileNotFoundError as error:
+            print(f"skip {name}: {error}")
+            continue
+        x = torch.as_tensor(np.asarray(data.x[:args.rows]), dtype=torch.float32)
+        result = {"dataset": name, "reservoir": args.reservoir, **time_observe(x, args.reservoir),
+                  **machine}
+        results.append(result)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        stem = args.out_dir / f"{name}_first{args.rows}"
+        stem.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    if results:
+        table = markdown(results)
+        print(table)
+        print(f"machine: {machine}")
+
+
+if __name__ == "__main__":
+    main()
