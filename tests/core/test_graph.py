@@ -3,7 +3,8 @@ import torch
 import torch.nn.functional as F
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
-                                          normalize_edge_weight, structure_loss, topk_neighbors)
+                                          normalize_edge_weight, score_neighbors, structure_loss,
+                                          topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency, with_self_loops
 from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
 
@@ -531,3 +532,60 @@ def test_receptive_topk_names_bad_input():
         receptive_topk(emb, [0], 2, num_hops=1)
     with pytest.raises(ValueError, match=r"\[0, 6\)"):
         receptive_topk(emb, torch.tensor([6]), 2, num_hops=1)
+
+
+_EMB = torch.eye(4, 3)  # 4 rows of width 3
+_NEIGHBORS = torch.tensor([[1, 2], [0, 3]])  # rows 0 and 1 each aggregate from two
+_ROWS = torch.tensor([0, 1])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: score_neighbors(_EMB[:2], _EMB, _NEIGHBORS.float()), TypeError, "neighbors"),
+    (lambda: score_neighbors(_EMB[:2], _EMB, _NEIGHBORS[0]), TypeError, r"2-D int64"),
+    (lambda: score_neighbors(_EMB[:2], _EMB, _NEIGHBORS + 2), ValueError, r"\[0, 4\)"),
+    (lambda: score_neighbors(_EMB[:2], _EMB, _NEIGHBORS - 1), ValueError, r"\[-1, 2\]"),
+    (lambda: score_neighbors(_EMB[:3], _EMB, _NEIGHBORS), ValueError, "one row per query"),
+    (lambda: score_neighbors(_EMB[:2], _EMB[:, :2], _NEIGHBORS), ValueError, "one width"),
+    (lambda: score_neighbors(_EMB[:2], _EMB.double(), _NEIGHBORS), TypeError, "one dtype"),
+    (lambda: score_neighbors(_EMB[:2], _EMB.to("meta"), _NEIGHBORS), ValueError,
+     "one device"),
+    (lambda: neighbors_to_edge_index(_NEIGHBORS.tolist()), TypeError, "got list"),
+    (lambda: neighbors_to_edge_index(_NEIGHBORS, torch.tensor([0, 1, 2])), TypeError,
+     r"one target per row"),
+    (lambda: neighbors_to_edge_index(_NEIGHBORS, _ROWS.float()), TypeError, "query_index"),
+    (lambda: neighbors_to_edge_index(_NEIGHBORS, _ROWS.to("meta")), ValueError,
+     "neighbors' device"),
+    (lambda: DynamicKNNGraph.neighbor_weight(_EMB, _NEIGHBORS), ValueError,
+     r"one row per query \(4\)"),
+    (lambda: DynamicKNNGraph.neighbor_weight(_EMB, _NEIGHBORS, _ROWS + 3), ValueError,
+     "query_index"),
+    (lambda: DynamicKNNGraph.neighbor_weight(_EMB, _NEIGHBORS * 3, _ROWS), ValueError,
+     "neighbors"),
+    (lambda: DynamicKNNGraph.neighbor_weight(_EMB.long(), _NEIGHBORS, _ROWS), TypeError,
+     "emb must be a floating"),
+    (lambda: DynamicKNNGraph.neighbor_weight(_EMB[0], _NEIGHBORS, _ROWS), ValueError,
+     r"\(N, h\)"),
+    (lambda: DynamicKNNGraph.edge_weight(_EMB, torch.tensor([[0, 4], [1, 1]])), ValueError,
+     "edge_index"),
+    (lambda: DynamicKNNGraph.edge_weight(torch.tensor(1.0), torch.tensor([[0], [0]])),
+     ValueError, r"\(N, h\)"),
+])
+def test_neighbor_helpers_name_input_that_does_not_fit(call, error, message):
+    """Before, these crashed inside torch (index_select, stack, bmm) or, for a
+    target list of the wrong length, failed only in torch.stack."""
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_unchecked_neighbor_helpers_give_the_checked_result():
+    """Hand-checked: unit rows at 0, 45, 90 and -45 degrees; row 0 meets rows 1
+    and 2 (cosines 1/sqrt(2), 0), row 1 meets rows 0 and 3 (1/sqrt(2), 0)."""
+    emb = F.normalize(torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, -1.0]]), dim=-1)
+    expected = torch.tensor([[2 ** -0.5, 0.0], [2 ** -0.5, 0.0]])
+    for check in (True, False):
+        assert torch.allclose(score_neighbors(emb[:2], emb, _NEIGHBORS, check=check), expected)
+        assert torch.equal(neighbors_to_edge_index(_NEIGHBORS, _ROWS, check=check),
+                           torch.tensor([[1, 2, 0, 3], [0, 0, 1, 1]]))
+        assert torch.allclose(DynamicKNNGraph.neighbor_weight(emb, _NEIGHBORS, _ROWS,
+                                                              check=check),
+                              expected.view(-1))

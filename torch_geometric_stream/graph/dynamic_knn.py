@@ -10,7 +10,8 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
-from torch_geometric_stream.validation import (check_node_features, check_positive_int,
+from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
+                                               check_node_features, check_positive_int,
                                                check_row_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
@@ -80,10 +81,19 @@ def check_search_dtype(search_dtype: Union[str, torch.dtype, None]) -> Optional[
     return search_dtype
 
 
-def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor) -> Tensor:
+def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor, *,
+                    check: bool = True) -> Tensor:
     r"""Dot products :math:`(Q, k)` of each query row :math:`(Q, h)` with its
     neighbours ``keys[neighbors]`` (``neighbors`` :math:`(Q, k)` into ``keys``
-    :math:`(N, h)`), differentiable in both."""
+    :math:`(N, h)`), differentiable in both.
+
+    ``check``: refuse (``TypeError`` / ``ValueError``) ``query`` and ``keys`` that
+    are not real 2-D tensors of one width, dtype and device, or ``neighbors``
+    that are not integer :math:`(Q, k)` row indices into ``keys`` (one host sync
+    on a GPU); callers that built ``neighbors`` themselves pass ``False``."""
+    if check:
+        _check_query_keys(query, keys)
+        _check_neighbors(neighbors, keys, query.size(0))
     sources = keys.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
     return torch.bmm(sources, query.unsqueeze(-1)).squeeze(-1)
 
@@ -145,13 +155,23 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             torch.topk(scores, k, dim=-1, out=(values[block], indices[block]))
         else:
             indices[block] = scores.topk(k, dim=-1).indices
-            values[block] = score_neighbors(query[block], keys, indices[block])
+            values[block] = score_neighbors(query[block], keys, indices[block], check=False)
     return TopK(values, indices)
 
 
 def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
                       block_size: int) -> None:
     """Shapes and dtypes of :func:`topk_neighbors`' inputs (no value is read)."""
+    _check_query_keys(query, keys)
+    if key_mask is not None:
+        _check_row_mask(key_mask, keys.size(0), "key_mask")
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+
+
+def _check_query_keys(query: Tensor, keys: Tensor) -> None:
+    """Raise unless ``query`` :math:`(Q, h)` and ``keys`` :math:`(N, h)` are real
+    tensors of one width, dtype and device (no value is read)."""
     if not isinstance(query, Tensor) or not isinstance(keys, Tensor):
         raise TypeError(f"query and keys must be tensors, got {type(query).__name__} and "
                         f"{type(keys).__name__}")
@@ -163,10 +183,39 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
                         f"{keys.dtype}")
     if query.dtype == torch.bool or query.dtype.is_complex:
         raise TypeError(f"query and keys must be real numbers, got {query.dtype}")
-    if key_mask is not None:
-        _check_row_mask(key_mask, keys.size(0), "key_mask")
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    if query.device != keys.device:
+        raise ValueError(f"query and keys must be on one device, got {query.device} and "
+                         f"{keys.device}")
+
+
+def _check_embeddings(emb: Tensor) -> None:
+    r"""Raise unless ``emb`` is a floating :math:`(N, h)` tensor (no value is read)."""
+    if not isinstance(emb, Tensor) or not emb.is_floating_point():
+        raise TypeError(f"emb must be a floating-point tensor, got "
+                        f"{getattr(emb, 'dtype', type(emb).__name__)}")
+    if emb.dim() != 2:
+        raise ValueError(f"emb must have shape (N, h), got {tuple(emb.shape)}")
+
+
+def _check_neighbors(neighbors: Tensor, keys: Optional[Tensor],
+                     num_queries: Optional[int] = None) -> None:
+    r"""Raise unless ``neighbors`` is an integer :math:`(Q, k)` tensor with
+    ``num_queries`` rows (if given) and, with ``keys`` :math:`(N, h)`, on their
+    device with every index in :math:`[0, N)` (one host sync on a GPU)."""
+    if not isinstance(neighbors, Tensor) or neighbors.dim() != 2 \
+            or neighbors.dtype not in INDEX_DTYPES:
+        got = (f"shape {tuple(neighbors.shape)}, dtype {neighbors.dtype}"
+               if isinstance(neighbors, Tensor) else type(neighbors).__name__)
+        raise TypeError(f"neighbors must be a 2-D int64 (or int32) tensor (Q, k) of row "
+                        f"indices, got {got}")
+    if num_queries is not None and neighbors.size(0) != num_queries:
+        raise ValueError(f"neighbors must have one row per query ({num_queries}), got "
+                         f"{neighbors.size(0)}")
+    if keys is not None:
+        if neighbors.device != keys.device:
+            raise ValueError(f"neighbors must be on the keys' device {keys.device}, got "
+                             f"{neighbors.device}")
+        check_row_index(neighbors.reshape(-1), keys.size(0), "neighbors")
 
 
 def _check_k(k: int, low: int, high: int, what: str) -> None:
@@ -259,14 +308,32 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
     return ReceptiveTopK(torch.cat(rows), TopK(torch.cat(values), torch.cat(indices)))
 
 
-def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = None) -> Tensor:
+def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = None, *,
+                            check: bool = True) -> Tensor:
     r"""PyG ``edge_index`` from a neighbour matrix.
 
     Row ``q`` of ``neighbors`` :math:`(Q, k)` lists the sources that target
     ``query_index[q]`` (or ``q``) aggregates from; the result is
     :math:`(2, Qk)` with ``edge_index[0]`` the source and ``edge_index[1]``
     the target.
+
+    ``check``: refuse (``TypeError`` / ``ValueError``) ``neighbors`` that are not
+    an integer :math:`(Q, k)` tensor, or a ``query_index`` that is not an integer
+    :math:`(Q,)` tensor on their device (no value is read).
     """
+    if check:
+        _check_neighbors(neighbors, None)
+        if query_index is not None:
+            if not isinstance(query_index, Tensor) or query_index.dtype not in INDEX_DTYPES \
+                    or query_index.shape != neighbors.shape[:1]:
+                got = (f"shape {tuple(query_index.shape)}, dtype {query_index.dtype}"
+                       if isinstance(query_index, Tensor) else type(query_index).__name__)
+                raise TypeError(f"query_index must be an int64 (or int32) tensor "
+                                f"({neighbors.size(0)},), one target per row of neighbors, "
+                                f"got {got}")
+            if query_index.device != neighbors.device:
+                raise ValueError(f"query_index must be on neighbors' device "
+                                 f"{neighbors.device}, got {query_index.device}")
     num_queries, k = neighbors.shape
     target = (torch.arange(num_queries, device=neighbors.device)
               if query_index is None else query_index)
@@ -342,22 +409,40 @@ class DynamicKNNGraph(nn.Module):
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
-        r"""Cosine similarity of each edge's endpoints, with gradient :math:`(E,)`."""
+        r"""Cosine similarity of each edge's endpoints, with gradient :math:`(E,)`,
+        for embeddings :math:`(N, h)` and any ``edge_index`` :math:`(2, E)` over
+        them (checked: ``TypeError`` / ``ValueError`` otherwise; one host sync on
+        a GPU)."""
+        _check_embeddings(emb)
+        check_edge_index(edge_index, emb.size(0))
         return (emb[edge_index[0]] * emb[edge_index[1]]).sum(dim=-1)
 
     @staticmethod
     def neighbor_weight(emb: Tensor, neighbors: Tensor,
-                        query_index: Optional[Tensor] = None) -> Tensor:
+                        query_index: Optional[Tensor] = None, *,
+                        check: bool = True) -> Tensor:
         r"""Edge weights, with gradient, in the order of
-        :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the neighbour
-        matrix :math:`(Q, k)`: sampled products over the CSR form of the graph
-        (float32/float64), else one gather."""
+        :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the embeddings
+        :math:`(N, h)` and the neighbour matrix :math:`(Q, k)` of the rows
+        ``query_index`` :math:`(Q,)` (``None``: every row, :math:`Q = N`):
+        sampled products over the CSR form of the graph (float32/float64),
+        else one gather.
+
+        ``check``: refuse (``TypeError`` / ``ValueError``) inputs that do not fit
+        together (one host sync on a GPU); the per-sample step, which built
+        them, passes ``False``."""
+        if check:
+            _check_embeddings(emb)
+            if query_index is not None:
+                check_row_index(query_index, emb.size(0))
+            _check_neighbors(neighbors, emb,
+                             emb.size(0) if query_index is None else query_index.numel())
         if supports_csr(emb):
-            graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index), emb.size(0),
-                             check_indices=False)
+            graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index, check=False),
+                             emb.size(0), check_indices=False)
             return graph.edge_dot(emb, emb)
         query = emb if query_index is None else emb[query_index]
-        return score_neighbors(query, emb, neighbors).view(-1)
+        return score_neighbors(query, emb, neighbors, check=False).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
@@ -382,8 +467,8 @@ class DynamicKNNGraph(nn.Module):
         self._check_input(x, query_index, node_mask)
         emb = self.embed(x)
         neighbors = self.neighbors(emb, query_index, node_mask)
-        return (neighbors_to_edge_index(neighbors, query_index),
-                self.neighbor_weight(emb, neighbors, query_index))
+        return (neighbors_to_edge_index(neighbors, query_index, check=False),
+                self.neighbor_weight(emb, neighbors, query_index, check=False))
 
     def _check_input(self, x: Tensor, query_index: Optional[Tensor],
                      node_mask: Optional[Tensor]) -> None:

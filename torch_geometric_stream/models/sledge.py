@@ -551,7 +551,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         ``reselect_every`` allows it."""
         if self._reuses_kept_neighbors():
             kept = self._kept_neighbors
-            return TopK(score_neighbors(emb, emb, kept), kept)
+            return TopK(score_neighbors(emb, emb, kept, check=False), kept)
         return self._memory_topk(emb)
 
     def _inference_graph(self, snap: _Snapshot, x_emb: Tensor) -> tuple[Tensor, Tensor]:
@@ -569,7 +569,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                                          torch.full((1,), num_slots, device=x_emb.device), k,
                                          key_mask, max_rows=(self.memory.num_nodes + 1) // 4)
             if found is not None:
-                return (neighbors_to_edge_index(found.top.indices, found.rows),
+                return (neighbors_to_edge_index(found.top.indices, found.rows, check=False),
                         found.top.values.view(-1))
             snap.gave_up = True  # the training step backs off (predictions change no state)
             self._snapshot_graph(snap)
@@ -719,9 +719,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 if self._keeps_memory_graph:
                     self._snapshot = _Snapshot(memory.version, emb.detach(), top.values,
                                                top.indices, None)
-            edge_index = neighbors_to_edge_index(neighbors, queries)
+            edge_index = neighbors_to_edge_index(neighbors, queries, check=False)
             weighted = emb if self.supervise_graph else emb.detach()
-            edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries)
+            edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries, check=False)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
         loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
         if self.lam > 0:
