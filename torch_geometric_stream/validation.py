@@ -16,8 +16,9 @@ from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_choice",
            "check_device", "check_dropout", "check_edge_index", "check_graph_input",
-           "check_node_features", "check_nonnegative", "check_positive", "check_positive_int",
-           "check_row_index", "check_seed", "check_unit_interval", "check_weighted_graph"]
+           "check_has_values", "check_node_features", "check_nonnegative", "check_positive",
+           "check_positive_int", "check_real", "check_row_index", "check_seed",
+           "check_unit_interval", "check_weighted_graph"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -26,9 +27,7 @@ INDEX_DTYPES = (torch.int64, torch.int32)
 
 def _to_tensor(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor):
-        if value.layout != torch.strided:
-            raise TypeError(f"{name} must be a dense tensor, got layout {value.layout}")
-        _check_has_values(value, name)
+        check_has_values(value, name)
         return value
     if isinstance(value, np.generic):  # NumPy scalars, e.g. np.uint64(1)
         value = np.asarray(value)
@@ -60,9 +59,13 @@ def _to_tensor(value: Any, name: str) -> Tensor:
         f"got {type(value).__name__}")
 
 
-def _check_has_values(tensor: Tensor, name: str) -> None:
-    """Raise unless ``tensor``'s values can be read: a tensor on the ``meta``
-    device has a shape and a dtype but no values to check or learn from."""
+def check_has_values(tensor: Tensor, name: str, *, strided: bool = True) -> None:
+    """Raise a :class:`TypeError` unless ``tensor``'s values can be read: a
+    tensor on the ``meta`` device has a shape and a dtype but no values to check
+    or learn from; with ``strided``, a sparse tensor is refused too (most
+    element-wise and reduction kernels have no sparse form). No value is read."""
+    if strided and tensor.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense tensor, got layout {tensor.layout}")
     if tensor.is_meta:
         raise TypeError(f"{name} is on the 'meta' device, which holds no values: "
                         f"pass a tensor with data (e.g. on the CPU)")
@@ -164,36 +167,48 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
 
 
 def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
-                        name: str = "x") -> None:
+                        name: str = "x", *, device: Optional[torch.device] = None,
+                        strided: bool = False) -> None:
     """Raise unless ``x`` is a tensor :math:`(N, F_{in})` with ``in_channels`` columns
-    in ``dtype`` (the module's parameters'; ``None``: any floating dtype). Shape and
-    dtype only: no value is read, so no device sync."""
+    in ``dtype`` (the module's parameters'; ``None``: any floating dtype), not on
+    the ``meta`` device, and on ``device`` if given (the module's; a
+    :class:`ValueError` otherwise); ``strided``: refuse sparse layouts (see
+    :func:`check_has_values`). Shape, dtype and device only: no value is read,
+    so no device sync."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+    check_has_values(x, name, strided=strided)
     if x.dim() != 2 or x.size(1) != in_channels:
         raise ValueError(f"{name} must have shape (N, {in_channels}), got {tuple(x.shape)}")
     if dtype is None and not x.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"{name} must be {dtype} like the module's parameters, got {x.dtype}")
+    if device is not None and x.device != device:
+        raise ValueError(f"{name} must be on {device} like the module, got {x.device}")
 
 
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
-                      dtype: Optional[torch.dtype]) -> None:
+                      dtype: Optional[torch.dtype], *,
+                      device: Optional[torch.device] = None) -> None:
     r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer,
     every index in :math:`[0, N)`) and ``edge_weight`` (``None`` or floating
-    :math:`(E,)`) fit together. Reading the indices' range costs one host sync
+    :math:`(E,)`) fit together, all on ``x``'s device (and on ``device``, the
+    module's, if given). Reading the indices' range costs one host sync
     on a GPU: this is for public entry points, not for a per-sample step that
     built its graph itself."""
-    check_node_features(x, in_channels, dtype)
+    check_node_features(x, in_channels, dtype, device=device)
     check_weighted_graph(edge_index, edge_weight, x.size(0), what=f" (x has {x.size(0)} rows)")
+    if edge_index.device != x.device:
+        raise ValueError(f"edge_index must be on x's device {x.device}, got {edge_index.device}")
 
 
 def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
                          what: str = "") -> None:
     r"""Raise unless ``edge_index`` :math:`(2, E)` holds integer indices in
-    :math:`[0, N)` and ``edge_weight`` is ``None`` or floating :math:`(E,)`
-    (one host sync on a GPU; ``what`` as for :func:`check_edge_index`)."""
+    :math:`[0, N)` and ``edge_weight`` is ``None`` or a dense floating
+    :math:`(E,)` tensor with values, on ``edge_index``'s device (one host sync
+    on a GPU; ``what`` as for :func:`check_edge_index`)."""
     check_positive_int(num_nodes, "num_nodes", minimum=0)
     check_edge_index(edge_index, num_nodes, what=what)
     if edge_weight is None:
@@ -201,15 +216,19 @@ def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
     if not isinstance(edge_weight, Tensor) or not edge_weight.is_floating_point():
         raise TypeError(f"edge_weight must be a floating-point tensor or None, got "
                         f"{getattr(edge_weight, 'dtype', type(edge_weight).__name__)}")
+    check_has_values(edge_weight, "edge_weight")
     if edge_weight.shape != (edge_index.size(1),):
         raise ValueError(f"edge_weight must have shape ({edge_index.size(1)},) like "
                          f"edge_index's edges, got {tuple(edge_weight.shape)}")
+    if edge_weight.device != edge_index.device:
+        raise ValueError(f"edge_weight must be on edge_index's device {edge_index.device}, "
+                         f"got {edge_weight.device}")
 
 
 def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True,
                      what: str = "") -> None:
-    r"""Raise unless ``edge_index`` is an ``int64`` (or ``int32``) tensor
-    :math:`(2, E)` and, with ``check_indices``, every index lies in
+    r"""Raise unless ``edge_index`` is a dense ``int64`` (or ``int32``) tensor
+    :math:`(2, E)` with values and, with ``check_indices``, every index lies in
     :math:`[0, N)` (reading their range costs one host sync on a GPU). ``what``
     follows the range in the message, e.g. ``" (x has 5 rows)"``."""
     if not isinstance(edge_index, Tensor):
@@ -218,20 +237,20 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.dtype not in INDEX_DTYPES:
         raise TypeError(f"edge_index must be an int64 (or int32) tensor, got {edge_index.dtype}")
-    _check_has_values(edge_index, "edge_index")
+    check_has_values(edge_index, "edge_index")
     if check_indices:
         _check_index_range(edge_index, num_nodes, "edge_index", "node indices", what)
 
 
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:
-    r"""Raise unless ``index`` is a 1-D ``int64`` (or ``int32``) tensor of row
+    r"""Raise unless ``index`` is a dense 1-D ``int64`` (or ``int32``) tensor of row
     indices in :math:`[0, N)` (reading their range costs one host sync on a GPU)."""
     if not isinstance(index, Tensor) or index.dim() != 1 or index.dtype not in INDEX_DTYPES:
         got = (f"shape {tuple(index.shape)}, dtype {index.dtype}" if isinstance(index, Tensor)
                else type(index).__name__)
         raise TypeError(f"{name} must be a 1-D int64 (or int32) integer tensor of row "
                         f"indices, got {got}")
-    _check_has_values(index, name)
+    check_has_values(index, name)
     _check_index_range(index, num_rows, name, "row indices")
 
 
@@ -295,7 +314,7 @@ def check_device(device: Any, name: str = "device") -> torch.device:
     return resolved
 
 
-def _as_real(value: Any, name: str) -> float:
+def check_real(value: Any, name: str) -> float:
     """``value`` as ``float`` if it is a real number (not a bool), else ``TypeError``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
@@ -304,7 +323,7 @@ def _as_real(value: Any, name: str) -> float:
 
 def check_nonnegative(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it is a finite number ``>= 0``, else raise."""
-    number = _as_real(value, name)
+    number = check_real(value, name)
     if not math.isfinite(number) or number < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
     return number
@@ -312,7 +331,7 @@ def check_nonnegative(value: Any, name: str) -> float:
 
 def check_positive(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it is a number ``> 0`` (``inf`` included), else raise."""
-    number = _as_real(value, name)
+    number = check_real(value, name)
     if not number > 0:
         raise ValueError(f"{name} must be > 0, got {value}")
     return number
@@ -320,7 +339,7 @@ def check_positive(value: Any, name: str) -> float:
 
 def check_unit_interval(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`, else raise."""
-    number = _as_real(value, name)
+    number = check_real(value, name)
     if not 0.0 < number <= 1.0:
         raise ValueError(f"{name} must be in (0, 1], got {value}")
     return number
@@ -328,7 +347,7 @@ def check_unit_interval(value: Any, name: str) -> float:
 
 def check_dropout(value: Any, name: str = "dropout") -> float:
     """Return ``value`` as ``float`` if it is a drop probability in :math:`[0, 1)`, else raise."""
-    number = _as_real(value, name)
+    number = check_real(value, name)
     if not 0.0 <= number < 1.0:
         raise ValueError(f"{name} must be in [0, 1), got {value}")
     return number

@@ -108,6 +108,33 @@ def test_bad_input_is_named():
         csr_edge_dot(torch.ones(2, 2), torch.ones(2, 3), graph)
 
 
+@pytest.mark.parametrize("call, error, message", [
+    (lambda g: csr_aggregate([[1.0, 0.0], [0.0, 1.0]], torch.ones(2), g), TypeError,
+     "csr_aggregate needs tensors, got list"),
+    (lambda g: csr_aggregate(torch.ones(2, 2), [1.0, 1.0], g), TypeError,
+     "edge_weight must be a tensor, got list"),
+    (lambda g: csr_aggregate(torch.ones(2, 2, device="meta"), torch.ones(2), g), TypeError,
+     "'meta' device"),
+    (lambda g: csr_aggregate(torch.ones(2, 2), torch.ones(2, device="meta"), g), TypeError,
+     "edge_weight is on the 'meta' device"),
+    (lambda g: csr_aggregate(torch.ones(2, 2), torch.ones(2).to_sparse(), g), TypeError,
+     "edge_weight must be a dense tensor"),
+    (lambda g: csr_aggregate(torch.ones(2, 2), torch.ones(2), None), TypeError,
+     "needs a CSRGraph, got NoneType"),
+    (lambda g: csr_edge_dot(torch.ones(2, 2, device="meta"), torch.ones(2, 2), g), TypeError,
+     "'meta' device"),
+    (lambda g: csr_edge_dot([[1.0, 0.0]], torch.ones(2, 2), g), TypeError,
+     "csr_edge_dot needs tensors, got list"),
+    (lambda g: CSRGraph(torch.tensor([[0, 1], [1, 0]]).to_sparse(), 2), TypeError,
+     "edge_index must be a dense tensor"),
+])
+def test_tensors_without_values_or_of_another_kind_are_named(call, error, message):
+    # before: AttributeError, "Values and crow_indices need to be on the same device",
+    # reshape / aminmax not implemented for sparse tensors
+    with pytest.raises(error, match=message):
+        call(CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2))
+
+
 @pytest.mark.parametrize("bias_position", ["after", "before"])
 @pytest.mark.parametrize("normalization", ["symmetric", "symmetric-add", "mean", "none"])
 def test_backbone_csr_equals_gcnconv_message_passing(normalization, bias_position):

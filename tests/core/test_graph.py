@@ -266,6 +266,50 @@ def test_dense_forward_names_a_bad_adjacency(adj, error, message):
         GCNBackbone(4, 8, 3, num_layers=2).forward_dense(X10, adj)
 
 
+@pytest.mark.parametrize("call, error, message", [
+    (lambda m: m(X10.to("meta"), EDGES), TypeError, "x is on the 'meta' device"),
+    (lambda m: m(X10, EDGES, torch.ones(3, device="meta")), TypeError,
+     "edge_weight is on the 'meta' device"),
+    (lambda m: m(X10, EDGES.to_sparse()), TypeError, "edge_index must be a dense tensor"),
+    (lambda m: m(X10, EDGES, torch.ones(3).to_sparse()), TypeError,
+     "edge_weight must be a dense tensor"),
+    (lambda m: m.to("meta")(X10, EDGES), ValueError, "x must be on meta like the module"),
+    (lambda m: m.forward_dense(X10.to("meta"), torch.eye(10)), TypeError,
+     "x is on the 'meta' device"),
+    (lambda m: m.forward_dense(X10, torch.eye(10, device="meta")), TypeError,
+     "adj is on the 'meta' device"),
+    (lambda m: m.to("meta").forward_dense(X10, torch.eye(10)), ValueError,
+     "x must be on meta like the module"),
+])
+def test_backbone_names_tensors_without_values_or_on_another_device(call, error, message):
+    # before: torch's "Tensor on device meta is not on the expected device cpu!",
+    # NotImplementedError (aminmax of a sparse edge_index), or a meta result
+    with pytest.raises(error, match=message):
+        call(GCNBackbone(4, 8, 3, 2))
+
+
+@pytest.mark.parametrize("x, error, message", [
+    (X10.to("meta"), TypeError, "x is on the 'meta' device"),
+    (X10, ValueError, "x must be on meta like the module"),
+])
+def test_mlp_backbone_names_features_without_values_or_on_another_device(x, error, message):
+    backbone = MLPBackbone(4, 8, 3, 2)
+    with pytest.raises(error, match=message):
+        (backbone if x.is_meta else backbone.to("meta"))(x)
+
+
+@pytest.mark.parametrize("aggregation", ["csr", "message_passing"])
+def test_edge_weights_of_another_float_dtype_are_cast_to_the_features(aggregation):
+    # message passing raised torch's "mixed dtype (CPU)"; the CSR path already cast them
+    torch.manual_seed(0)
+    backbone = GCNBackbone(4, 8, 3, 2, aggregation=aggregation)
+    weight = torch.rand(3)
+    torch.testing.assert_close(backbone(X10, EDGES, weight.double()),
+                               backbone(X10, EDGES, weight))
+    torch.testing.assert_close(backbone(X10, EDGES, weight.double(), normalized=True),
+                               backbone(X10, EDGES, weight, normalized=True))
+
+
 def test_normalized_graph_without_weights_is_named():
     with pytest.raises(ValueError, match="normalized=True needs the normalized edge_weight"):
         GCNBackbone(4, 8, 3, num_layers=2)(X10, EDGES, normalized=True)
@@ -282,6 +326,10 @@ _BAD_GRAPHS = [
     (_TWO_EDGES, torch.ones(2, dtype=torch.long), TypeError, "edge_weight must be a floating"),
     (_TWO_EDGES.to("meta"), torch.ones(2), TypeError,
      "edge_index is on the 'meta' device, which holds no values"),
+    (_TWO_EDGES, torch.ones(2, device="meta"), TypeError,
+     "edge_weight is on the 'meta' device, which holds no values"),
+    (_TWO_EDGES.to_sparse(), torch.ones(2), TypeError, "edge_index must be a dense tensor"),
+    (_TWO_EDGES, torch.ones(2).to_sparse(), TypeError, "edge_weight must be a dense tensor"),
 ]
 
 
@@ -291,10 +339,25 @@ _BAD_GRAPHS = [
     lambda ei, w: normalize_edge_weight(ei, w, 3, "mean"),
     lambda ei, w: dense_adjacency(ei, w, 3),
     lambda ei, w: GCNBackbone(4, 8, 3, num_layers=2).normalize(ei, w, 3),
-], ids=["symmetric", "mean", "dense_adjacency", "backbone.normalize"])
+    lambda ei, w: with_self_loops(ei, w, 3),
+], ids=["symmetric", "mean", "dense_adjacency", "backbone.normalize", "with_self_loops"])
 def test_graph_helpers_name_a_graph_that_does_not_fit(call, edge_index, weight, error, message):
     with pytest.raises(error, match=message):
         call(edge_index, weight)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: with_self_loops(_TWO_EDGES, None, 3), TypeError, "edge_weight must be a floating"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), -1), ValueError, "num_nodes must be >= 0"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), True), TypeError,
+     "num_nodes must be an integer, got bool"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, "1"), TypeError,
+     "fill_value must be a number, got str"),
+])
+def test_with_self_loops_names_bad_arguments(call, error, message):
+    # before: AttributeError on None, torch's index errors, a silent 1-node graph for True
+    with pytest.raises(error, match=message):
+        call()
 
 
 def test_normalize_edge_weight_names_missing_weights_and_unknown_modes():

@@ -159,6 +159,11 @@ def test_state_dict_round_trip_restores_host_counters():
     (unit(1.0, 0.0).unsqueeze(0), 0, ValueError, r"x must have shape \(2,\)"),
     (unit(1.0, 0.0).double(), 0, TypeError, "x must be torch.float32"),
     ([1.0, 0.0], 0, TypeError, "x must be a tensor"),
+    (unit(1.0, 0.0), torch.tensor(0, device="meta"), TypeError,
+     "label is on the 'meta' device"),
+    (unit(1.0, 0.0), torch.tensor([0], device="meta"), TypeError,
+     "label is on the 'meta' device"),
+    (unit(1.0, 0.0).to_sparse(), 0, TypeError, "x must be a dense tensor"),
 ])
 def test_a_bad_update_raises_and_leaves_the_memory_unchanged(x, label, error, message):
     memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
@@ -170,6 +175,33 @@ def test_a_bad_update_raises_and_leaves_the_memory_unchanged(x, label, error, me
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
     assert memory.fill_levels == (1, 1, 0, 0)
     assert memory.update(unit(0.6, 0.8), torch.tensor(0), raw).merged  # a 0-d tensor label
+
+
+@pytest.mark.parametrize("embed, kwargs, error, message", [
+    (lambda rows: torch.randn(4, 2), {}, ValueError, r"the slots' \(4, 2\) must be \(h,\) and \(1, h\)"),
+    (lambda rows: rows.tolist(), {}, TypeError, "the sample's embedding must be a floating"),
+    (lambda rows: rows.bool(), {}, TypeError, "must be a floating-point tensor, got torch.bool"),
+    (None, {"node_embeddings": torch.ones(5, 2).to_sparse()}, TypeError,
+     "node_embeddings must be a dense tensor"),
+    (None, {"x_embedding": torch.ones(2, device="meta")}, TypeError,
+     "x_embedding is on the 'meta' device"),
+])
+def test_bad_embeddings_raise_and_leave_the_memory_unchanged(embed, kwargs, error, message):
+    # before: a (4, h) embedding of one candidate slot merged into a slot outside the
+    # class's partition; a list an AttributeError; bool embeddings torch's addmv error
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
+    memory.update(unit(1.0, 0.0), 0)  # class 0's only slot is full: a class-0 sample merges
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(error, match=message):
+        memory.update(unit(0.6, 0.8), 0, embed, **kwargs)
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.fill_levels == (1, 0, 0, 0)
+
+
+def test_candidate_slots_names_a_label_on_the_meta_device():
+    memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
+    with pytest.raises(TypeError, match="label is on the 'meta' device"):
+        memory.candidate_slots(torch.tensor(0, device="meta"))
 
 
 def _failing(rows):

@@ -138,11 +138,33 @@ def test_extreme_finite_values_stay_finite():
                                            ({"tolerance": -0.1}, "tolerance"),
                                            ({"tolerance": float("nan")}, "tolerance"),
                                            ({"reservoir_size": 0}, "reservoir_size"),
-                                           ({"reservoir_size": 2.5}, "reservoir_size"),
                                            ({"feature_range": (1, -1)}, "feature_range")])
 def test_bad_arguments_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RunningQuantileRange(2, **kwargs)
+
+
+@pytest.mark.parametrize("make, error, message", [
+    # before: torch's "negative dimension", "full(): argument 'size'" or a comparison error
+    (lambda: RunningQuantileRange(-1), ValueError, "channels must be >= 1, got -1"),
+    (lambda: RunningQuantileRange(2.5), TypeError, "channels must be an integer, got float"),
+    (lambda: RunningMinMax(-1), ValueError, "channels must be >= 1, got -1"),
+    (lambda: RunningMinMax(True), TypeError, "channels must be an integer, got bool"),
+    (lambda: RunningQuantileRange(2, quantile="0.1"), TypeError,
+     "quantile must be a number, got str"),
+    (lambda: RunningQuantileRange(2, tolerance=True), TypeError,
+     "tolerance must be a number, got bool"),
+    (lambda: RunningQuantileRange(2, reservoir_size=2.5), TypeError,
+     "reservoir_size must be an integer, got float"),
+    (lambda: RunningMinMax(2, feature_range=(0, 1, 2)), TypeError,
+     r"feature_range must be a pair \(low, high\) of numbers"),
+    (lambda: RunningMinMax(2, feature_range=None), TypeError, "feature_range must be a pair"),
+    (lambda: RunningMinMax(2, feature_range=(True, 2)), TypeError,
+     "feature_range must be a pair"),
+])
+def test_bad_arguments_are_named(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
 
 
 def scaler_state(scaler):
@@ -172,6 +194,8 @@ def same_state(left, right):
     (torch.tensor([[0.0, 0.0, 0.0], [1.0, float("inf"), 0.0]]), ValueError, "NaN or inf"),
     (torch.ones(1, 3, dtype=torch.long), TypeError, "floating-point tensor, got torch.int64"),
     (np.ones((1, 3)), TypeError, "must be a tensor, got ndarray"),
+    (torch.ones(1, 3, device="meta"), TypeError, "rows is on the 'meta' device"),
+    (torch.ones(1, 3).to_sparse(), TypeError, "rows must be a dense tensor"),
 ])
 def test_bad_rows_are_refused_and_leave_the_range_as_it_was(make, rows, error, message):
     scaler, twin = make(), make()
@@ -181,6 +205,10 @@ def test_bad_rows_are_refused_and_leave_the_range_as_it_was(make, rows, error, m
     with pytest.raises(error, match=message):
         scaler.observe_(rows)
     same_state(scaler_state(scaler), before)
+    if "NaN" not in message:  # scaling reads no value: NaN rows scale to NaN
+        for scale in (scaler, scaler.peek):  # before: torch's broadcast or device errors
+            with pytest.raises(error, match=message):
+                scale(rows)
     # and the next good row is treated exactly as without the bad call
     row = torch.tensor([[1.5, 2.5, 3.5]])
     assert scaler.observe_(row) == twin.observe_(row)

@@ -216,7 +216,7 @@ class OnlineQuantileRangeScaler(StreamTransform):
         scaled = torch.empty_like(rows)
         for index, row in enumerate(rows.unsqueeze(1)):
             scaler.observe_(row)
-            scaled[index] = scaler(row)[0]
+            scaled[index] = scaler(row, check=False)[0]  # observe_ checked it
         return scaled
 
     def state_dict(self) -> Dict[str, Any]:

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import scatter
 
-from torch_geometric_stream.validation import check_weighted_graph
+from torch_geometric_stream.validation import check_real, check_weighted_graph
 
 __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
@@ -74,7 +74,7 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         count = scatter(torch.ones_like(edge_weight), target, 0, dim_size=num_nodes, reduce="sum")
         return edge_index, edge_weight / count[target]
     edge_index, edge_weight = with_self_loops(edge_index, edge_weight, num_nodes,
-                                              add=normalization == "symmetric-add")
+                                              add=normalization == "symmetric-add", check=False)
     deg = scatter(edge_weight.clamp(min=0.0), edge_index[1], 0, dim_size=num_nodes, reduce="sum")
     deg = torch.where(deg > 0, deg, torch.ones_like(deg))
     inv_sqrt = deg.rsqrt()
@@ -82,7 +82,8 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
 
 def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
-                    fill_value: float = 1.0, add: bool = False) -> tuple[Tensor, Tensor]:
+                    fill_value: float = 1.0, add: bool = False, *,
+                    check: bool = True) -> tuple[Tensor, Tensor]:
     r"""Give every node exactly one self-loop weight: its existing self-loop's
     weight, else ``fill_value``; with ``add=True``, ``fill_value`` plus its
     existing self-loops' weights (:math:`A + \text{fill} \cdot I`).
@@ -97,7 +98,19 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
 
     Shapes: ``edge_index`` :math:`(2, E)`, ``edge_weight`` :math:`(E,)` ->
     :math:`(2, E + N)`, :math:`(E + N,)`.
+
+    Raises:
+        TypeError / ValueError: with ``check`` (as for :func:`normalize_edge_weight`;
+            :func:`normalize_edge_weight` itself passes ``False``), a graph that
+            does not fit ``num_nodes`` (see
+            :func:`~torch_geometric_stream.validation.check_weighted_graph`),
+            ``edge_weight=None``, or a ``fill_value`` that is not a number.
     """
+    if check:
+        if edge_weight is None:
+            raise TypeError("edge_weight must be a floating-point tensor (E,), got None")
+        check_weighted_graph(edge_index, edge_weight, num_nodes)
+        check_real(fill_value, "fill_value")
     source, target = edge_index
     is_loop = source == target
     # loop weights scattered by node; the other edges write into a discarded slot N

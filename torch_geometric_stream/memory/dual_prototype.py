@@ -9,7 +9,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
-from torch_geometric_stream.validation import check_choice, check_positive_int
+from torch_geometric_stream.validation import (check_choice, check_has_values,
+                                               check_positive_int)
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
@@ -234,7 +235,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
 
         Raises:
             TypeError / ValueError: for a label that is not a class id in
-                :math:`[-1, c)`.
+                :math:`[-1, c)` (a tensor label on the ``meta`` device included).
         """
         label = self._checked_label(label)
         if label >= 0:
@@ -263,9 +264,10 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
 
     def _checked_label(self, label: Any) -> int:
         """``label`` as ``int`` if it is an integer (or a one-element integer
-        tensor) in :math:`[-1, c)`."""
+        tensor with values) in :math:`[-1, c)`."""
         if type(label) is not int:  # SLeDGe's per-sample path passes an int: no ABC check
             if isinstance(label, Tensor) and label.numel() == 1 and not label.is_floating_point():
+                check_has_values(label, "label", strided=False)
                 label = label.item()
             if isinstance(label, bool) or not isinstance(label, numbers.Integral):
                 raise TypeError(f"label must be an integer class id (-1: unlabeled), got "
@@ -278,7 +280,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     @staticmethod
     def _check_row(row: Any, like: Tensor, name: str) -> None:
         """Raise unless ``row`` is one row :math:`(d,)` of ``like`` :math:`(P, d)`:
-        a tensor of its width, dtype and device."""
+        a dense tensor of its width, dtype and device."""
         if not isinstance(row, Tensor):
             raise TypeError(f"{name} must be a tensor, got {type(row).__name__}")
         if row.shape != like.shape[1:]:
@@ -286,6 +288,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if row.dtype != like.dtype or row.device != like.device:
             raise TypeError(f"{name} must be {like.dtype} on {like.device} like the memory, "
                             f"got {row.dtype} on {row.device}")
+        check_has_values(row, name)  # a sparse row
 
     @torch.no_grad()
     def update(self, x: Tensor, label: int, embed: Optional[EmbeddingFn] = None, *,
@@ -321,8 +324,11 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             TypeError / ValueError: for a label that is not an integer in
                 :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
                 memory's width, dtype and device, or ``source`` / ``derive``
-                given without sources kept (or missing with them), or embeddings
-                that are not tensors or of mismatched shapes, dtypes or devices;
+                given without sources kept (or missing with them), a label or
+                tensor on the ``meta`` device or sparse, or embeddings (given or
+                computed by ``embed``) that are not floating tensors of one dtype
+                and device, :math:`(h,)` for the sample and one row per
+                candidate slot;
                 the memory is then unchanged, also when ``embed`` or ``derive``
                 raises. The values are not read (no device sync): finite,
                 normalized rows are the caller's part.
@@ -358,6 +364,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         for name, given in (("x_embedding", x_embedding), ("node_embeddings", node_embeddings)):
             if given is not None and not isinstance(given, Tensor):
                 raise TypeError(f"{name} must be a tensor or None, got {type(given).__name__}")
+            if given is not None:
+                check_has_values(given, name)
         if node_embeddings is not None and (node_embeddings.dim() != 2
                                             or node_embeddings.size(0) != self.capacity):
             raise ValueError(f"node_embeddings must be ({self.capacity}, h), one row per "
@@ -366,9 +374,15 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         query = x_embedding if x_embedding is not None else embed_rows(x.unsqueeze(0))[0]
         keys = (node_embeddings[target] if node_embeddings is not None
                 else embed_rows(self.prototypes[target]))
-        if query.dim() != 1 or keys.size(-1) != query.size(0):
+        for name, given in (("the sample's embedding", query), ("the slots' embeddings", keys)):
+            if not isinstance(given, Tensor) or not given.is_floating_point():
+                raise TypeError(f"{name} must be a floating-point tensor, got "
+                                f"{getattr(given, 'dtype', type(given).__name__)}")
+            check_has_values(given, name)
+        num_slots = target.stop - target.start
+        if query.dim() != 1 or keys.shape != (num_slots, query.size(0)):
             raise ValueError(f"the sample's embedding {tuple(query.shape)} and the slots' "
-                             f"{tuple(keys.shape)} must be (h,) and (n, h)")
+                             f"{tuple(keys.shape)} must be (h,) and ({num_slots}, h)")
         if query.dtype != keys.dtype or query.device != keys.device:
             raise TypeError(f"the sample's embedding ({query.dtype} on {query.device}) and the "
                             f"slots' ({keys.dtype} on {keys.device}) must have one dtype and "

@@ -591,7 +591,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _predict_proba(self, x: Tensor) -> Tensor:
         if self.input_scaler is not None:
-            x = self.input_scaler.peek(x)
+            x = self.input_scaler.peek(x, check=False)
         x = F.normalize(x, dim=-1)
         was_training = self.training
         self.eval()
@@ -676,11 +676,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if range_grows is not False and self.input_scaler.observe_(source.unsqueeze(0)):
             self.memory.refresh(self._scaled)
             self._drop_cached_graphs()
-        return self.input_scaler(source.unsqueeze(0))[0]
+        return self.input_scaler(source.unsqueeze(0), check=False)[0]
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
-        return F.normalize(self.input_scaler(sources), dim=-1)
+        return F.normalize(self.input_scaler(sources, check=False), dim=-1)
 
     def _update_memory(self, x: Tensor, label: int,
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:

@@ -11,8 +11,8 @@ from torch_geometric.nn import GCNConv, MessagePassing
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
-                                               check_node_features, check_positive_int,
-                                               check_weighted_graph)
+                                               check_has_values, check_node_features,
+                                               check_positive_int, check_weighted_graph)
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -120,21 +120,27 @@ class GraphBackbone(_LayerStack):
         """Run all layers; ``normalized=True`` means the weights are already
         normalized (e.g. a subgraph cut out of a normalized graph).
 
+        ``edge_weight`` of another floating dtype than ``x`` is cast to ``x``'s
+        after normalization.
+
         Raises:
-            TypeError / ValueError: inputs whose shapes or dtypes do not fit
-                (see :func:`~torch_geometric_stream.validation.check_graph_input`),
-                or ``normalized=True`` without ``edge_weight``.
+            TypeError / ValueError: inputs whose shapes, dtypes or devices do not
+                fit (see :func:`~torch_geometric_stream.validation.check_graph_input`;
+                ``x`` must be on the parameters' device), tensors on the ``meta``
+                device, or ``normalized=True`` without ``edge_weight``.
         """
         weight = next(self.parameters(), None)  # any conv: its parameters' dtype, if any
         check_graph_input(x, edge_index, edge_weight, self.in_channels,
-                          None if weight is None else weight.dtype)
+                          None if weight is None else weight.dtype,
+                          device=None if weight is None else weight.device)
         if normalized and edge_weight is None:
             raise ValueError("normalized=True needs the normalized edge_weight (E,); without "
                              "weights, leave normalized=False to normalize the graph here")
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
                                                      x.dtype, check=False)
-        return self.forward_normalized(x, edge_index, edge_weight)
+        # a conv's gather/scatter would mix the dtypes (e.g. float64 weights, float32 x)
+        return self.forward_normalized(x, edge_index, edge_weight.to(x.dtype))
 
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
         """All layers over an already normalized graph, each conv called as is;
@@ -217,16 +223,21 @@ class GCNBackbone(GraphBackbone):
         (``adj[target, source]``), for rows ``x`` :math:`(N, F_{in})`.
 
         Raises:
-            TypeError / ValueError: for ``x`` or ``adj`` of another shape or dtype
-                (shapes and dtypes only: no value is read).
+            TypeError / ValueError: for ``x`` or ``adj`` of another shape, dtype or
+                device than the parameters', or on the ``meta`` device (shapes,
+                dtypes and devices only: no value is read).
         """
-        check_node_features(x, self.in_channels, self.convs[0].lin.weight.dtype)
+        weight = self.convs[0].lin.weight
+        check_node_features(x, self.in_channels, weight.dtype, device=weight.device)
         if not isinstance(adj, Tensor) or adj.dtype != x.dtype:
             raise TypeError(f"adj must be a {x.dtype} tensor like x, got "
                             f"{getattr(adj, 'dtype', type(adj).__name__)}")
+        check_has_values(adj, "adj", strided=False)
         if adj.shape != (x.size(0), x.size(0)):
             raise ValueError(f"adj must have shape ({x.size(0)}, {x.size(0)}) for x's rows, "
                              f"got {tuple(adj.shape)}")
+        if adj.device != x.device:
+            raise ValueError(f"adj must be on x's device {x.device}, got {adj.device}")
         return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: adj @ z))
 
     def _layer(self, conv: GCNConv, h: Tensor, aggregate: Callable[[Tensor], Tensor]) -> Tensor:
@@ -258,7 +269,14 @@ class MLPBackbone(_LayerStack):
 
     def forward(self, x: Tensor, edge_index: Optional[Tensor] = None,
                 edge_weight: Optional[Tensor] = None) -> Tensor:
-        check_node_features(x, self.in_channels, self.lins[0].weight.dtype)
+        """The layers over ``x`` alone.
+
+        Raises:
+            TypeError / ValueError: for ``x`` of another width, dtype or device
+                than the parameters', or on the ``meta`` device.
+        """
+        weight = self.lins[0].weight
+        check_node_features(x, self.in_channels, weight.dtype, device=weight.device)
         for i, lin in enumerate(self.lins):
             x = lin(x)
             if i < self.num_layers - 1:

@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import check_node_features, check_seed
+from torch_geometric_stream.validation import (check_node_features, check_nonnegative,
+                                               check_positive, check_positive_int, check_seed)
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
 
@@ -26,9 +27,18 @@ FeatureRange = Tuple[float, float]
 
 def check_feature_range(feature_range: Sequence[float],
                         name: str = "feature_range") -> FeatureRange:
-    """``feature_range`` as a float pair ``(low, high)``; ``ValueError`` unless both are
-    finite and low < high."""
-    low, high = (float(bound) for bound in feature_range)
+    """``feature_range`` as a float pair ``(low, high)``; ``TypeError`` unless it is
+    a pair of real numbers (not bools), ``ValueError`` unless both are finite and
+    low < high."""
+    try:
+        bounds = tuple(feature_range)
+        if len(bounds) != 2 or any(isinstance(bound, (bool, np.bool_, str, bytes))
+                                   for bound in bounds):
+            raise TypeError
+        low, high = (float(bound) for bound in bounds)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (low, high) of numbers, "
+                        f"got {feature_range!r}") from None
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"{name} must be finite with low < high, got {tuple(feature_range)}")
     return low, high
@@ -52,6 +62,12 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
 
 
+def _check_rows(rows: Tensor, bound: Tensor) -> None:
+    r"""Raise unless ``rows`` is a dense floating :math:`(n, d)` tensor with values,
+    ``d`` and device those of the range's ``bound`` :math:`(d,)` (no value is read)."""
+    check_node_features(rows, bound.numel(), None, "rows", device=bound.device, strided=True)
+
+
 class RunningMinMax(nn.Module):
     r"""Per-feature running minimum and maximum, and min-max scaling with them.
 
@@ -69,10 +85,16 @@ class RunningMinMax(nn.Module):
     Shapes:
         - **forward / peek:** :math:`(n, d) \to (n, d)`
         - **observe_:** :math:`(n, d)`
+
+    Raises:
+        TypeError / ValueError: for ``channels`` that is not an integer
+            :math:`\geq 1`, or a ``feature_range`` that is not a pair of finite
+            numbers with low < high.
     """
 
     def __init__(self, channels: int, feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
         super().__init__()
+        channels = check_positive_int(channels, "channels")
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
         self.register_buffer("high", torch.full((channels,), float("-inf")))
@@ -82,11 +104,21 @@ class RunningMinMax(nn.Module):
         self.low.fill_(float("inf"))
         self.high.fill_(float("-inf"))
 
-    def forward(self, rows: Tensor) -> Tensor:
+    def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
+        """Scale ``rows`` with the current range.
+
+        ``check``: refuse (see :func:`_check_rows`) rows that are not a dense
+        floating :math:`(n, d)` tensor with values on the range's device (no
+        value is read); the learner's per-sample step passes ``False``."""
+        if check:
+            _check_rows(rows, self.low)
         return min_max_scale(rows, self.low, self.high, self.feature_range)
 
-    def peek(self, rows: Tensor) -> Tensor:
-        """Scale each row with the range widened by that row alone (state unchanged)."""
+    def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
+        """Scale each row with the range widened by that row alone (state
+        unchanged); ``check`` as for :meth:`forward`."""
+        if check:
+            _check_rows(rows, self.low)
         return min_max_scale(rows, torch.minimum(self.low, rows),
                              torch.maximum(self.high, rows), self.feature_range)
 
@@ -96,10 +128,11 @@ class RunningMinMax(nn.Module):
         the device in one transfer).
 
         Raises:
-            TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
-                or hold NaN or inf (the range is left as it was).
+            TypeError / ValueError: for rows that are not a dense floating
+                :math:`(n, d)` tensor on the range's device, or hold NaN or inf
+                (the range is left as it was).
         """
-        check_node_features(rows, self.low.numel(), None, "rows")
+        _check_rows(rows, self.low)
         if rows.size(0) == 0:
             return False
         low = torch.minimum(self.low, rows.min(dim=0).values)
@@ -155,21 +188,26 @@ class RunningQuantileRange(nn.Module):
     Shapes:
         - **forward / peek:** :math:`(n, d) \to (n, d)`
         - **observe_:** :math:`(n, d)`
+
+    Raises:
+        TypeError / ValueError: for ``channels`` or ``reservoir_size`` that is
+            not an integer :math:`\geq 1`, a ``quantile`` that is not a number
+            in :math:`(0, 0.5)`, a ``tolerance`` that is not a finite number
+            :math:`\geq 0` (bools are refused), a bad ``seed`` or
+            ``feature_range``.
     """
 
     def __init__(self, channels: int, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
                  feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
         super().__init__()
-        if not 0.0 < quantile < 0.5:
+        channels = check_positive_int(channels, "channels")
+        if not check_positive(quantile, "quantile") < 0.5:
             raise ValueError(f"quantile must lie in (0, 0.5), got {quantile}")
-        if not (math.isfinite(tolerance) and tolerance >= 0.0):
-            raise ValueError(f"tolerance must be finite and >= 0, got {tolerance}")
-        if isinstance(reservoir_size, bool) or not isinstance(reservoir_size, int) \
-                or reservoir_size < 1:
-            raise ValueError(f"reservoir_size must be a positive integer, got {reservoir_size!r}")
-        self.quantile, self.tolerance = float(quantile), float(tolerance)
-        self.reservoir_size, self.seed = reservoir_size, check_seed(seed)
+        self.quantile = float(quantile)
+        self.tolerance = check_nonnegative(tolerance, "tolerance")
+        self.reservoir_size = check_positive_int(reservoir_size, "reservoir_size")
+        self.seed = check_seed(seed)
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
         self.register_buffer("high", torch.full((channels,), float("-inf")))
@@ -185,13 +223,17 @@ class RunningQuantileRange(nn.Module):
         self._seen = 0  # rows seen; min(seen, reservoir_size) slots are filled
         self._rng = np.random.default_rng(self.seed)
 
-    def forward(self, rows: Tensor) -> Tensor:
+    def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
+        """Scale ``rows`` with the effective range, clipped; ``check`` as for
+        :meth:`RunningMinMax.forward`."""
+        if check:
+            _check_rows(rows, self.low)
         return min_max_scale(rows, self.low, self.high, self.feature_range).clamp(
             *self.feature_range)
 
-    def peek(self, rows: Tensor) -> Tensor:
+    def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """The same as :meth:`forward`: one row does not move a quantile range."""
-        return self(rows)
+        return self(rows, check=check)
 
     def quantiles(self) -> np.ndarray:
         """The quantiles :math:`q` and :math:`1 - q` of the reservoir, float64
@@ -208,10 +250,11 @@ class RunningQuantileRange(nn.Module):
         effective range changed.
 
         Raises:
-            TypeError / ValueError: for rows that are not floating :math:`(n, d)`,
-                or hold NaN or inf (nothing is offered).
+            TypeError / ValueError: for rows that are not a dense floating
+                :math:`(n, d)` tensor on the range's device, or hold NaN or inf
+                (nothing is offered).
         """
-        check_node_features(rows, self.low.numel(), None, "rows")
+        _check_rows(rows, self.low)
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)

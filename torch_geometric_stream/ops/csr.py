@@ -33,7 +33,8 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.validation import check_edge_index, check_positive_int
+from torch_geometric_stream.validation import (check_edge_index, check_has_values,
+                                               check_positive_int)
 
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
@@ -189,6 +190,11 @@ class _CSREdgeDot(torch.autograd.Function):
 
 
 def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
+    if not isinstance(graph, CSRGraph):
+        raise TypeError(f"{what} needs a CSRGraph, got {type(graph).__name__}")
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{what} needs tensors, got {type(x).__name__}")
+    check_has_values(x, what, strided=False)  # sparse: refused by supports_csr below
     if not supports_csr(x):
         raise TypeError(f"{what} needs float32/float64 tensors, got {x.dtype}")
     if x.dim() != 2 or x.size(0) != graph.num_nodes:
@@ -203,9 +209,15 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
 
     Raises:
         ValueError: if the sizes do not match ``graph``.
-        TypeError: for dtypes other than float32 / float64 (see :func:`supports_csr`).
+        TypeError: for dtypes other than float32 / float64 (see :func:`supports_csr`),
+            a ``graph`` that is no :class:`CSRGraph`, non-tensors, tensors on the
+            ``meta`` device or a sparse ``edge_weight``.
     """
     _check_features(x, graph, "csr_aggregate")
+    if not isinstance(edge_weight, Tensor):
+        raise TypeError(f"csr_aggregate: edge_weight must be a tensor, got "
+                        f"{type(edge_weight).__name__}")
+    check_has_values(edge_weight, "csr_aggregate: edge_weight")
     if edge_weight.dtype != x.dtype:
         raise TypeError(f"csr_aggregate: edge_weight dtype {edge_weight.dtype} differs from "
                         f"the features' {x.dtype}")
@@ -222,7 +234,9 @@ def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
 
     Raises:
         ValueError: if the sizes do not match ``graph`` or each other.
-        TypeError: for dtypes other than float32 / float64, or mixed dtypes.
+        TypeError: for dtypes other than float32 / float64, or mixed dtypes, a
+            ``graph`` that is no :class:`CSRGraph`, non-tensors or tensors on the
+            ``meta`` device.
     """
     _check_features(a, graph, "csr_edge_dot")
     _check_features(b, graph, "csr_edge_dot")
