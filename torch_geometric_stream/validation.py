@@ -17,8 +17,8 @@ from torch import Tensor
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_choice",
            "check_device", "check_dropout", "check_edge_index", "check_graph_input",
            "check_has_values", "check_node_features", "check_nonnegative", "check_positive",
-           "check_positive_int", "check_real", "check_row_index", "check_seed",
-           "check_unit_interval", "check_weighted_graph"]
+           "check_positive_int", "check_real", "check_row_index", "check_same_device",
+           "check_seed", "check_unit_interval", "check_weighted_graph"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -184,8 +184,8 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
         raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
     if dtype is not None and x.dtype != dtype:
         raise TypeError(f"{name} must be {dtype} like the module's parameters, got {x.dtype}")
-    if device is not None and x.device != device:
-        raise ValueError(f"{name} must be on {device} like the module, got {x.device}")
+    if device is not None:
+        check_same_device(x, device, name, "the module's device")
 
 
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
@@ -199,8 +199,7 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     built its graph itself."""
     check_node_features(x, in_channels, dtype, device=device)
     check_weighted_graph(edge_index, edge_weight, x.size(0), what=f" (x has {x.size(0)} rows)")
-    if edge_index.device != x.device:
-        raise ValueError(f"edge_index must be on x's device {x.device}, got {edge_index.device}")
+    check_same_device(edge_index, x.device, "edge_index", "x's device")
 
 
 def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
@@ -220,9 +219,14 @@ def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
     if edge_weight.shape != (edge_index.size(1),):
         raise ValueError(f"edge_weight must have shape ({edge_index.size(1)},) like "
                          f"edge_index's edges, got {tuple(edge_weight.shape)}")
-    if edge_weight.device != edge_index.device:
-        raise ValueError(f"edge_weight must be on edge_index's device {edge_index.device}, "
-                         f"got {edge_weight.device}")
+    check_same_device(edge_weight, edge_index.device, "edge_weight", "edge_index's device")
+
+
+def check_same_device(tensor: Tensor, device: torch.device, name: str, where: str) -> None:
+    """Raise a :class:`ValueError` unless ``tensor`` lies on ``device``; ``where``
+    names that device in the message, e.g. ``"x's device"``."""
+    if tensor.device != device:
+        raise ValueError(f"{name} must be on {where} {device}, got {tensor.device}")
 
 
 def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True,

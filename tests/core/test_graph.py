@@ -273,13 +273,13 @@ def test_dense_forward_names_a_bad_adjacency(adj, error, message):
     (lambda m: m(X10, EDGES.to_sparse()), TypeError, "edge_index must be a dense tensor"),
     (lambda m: m(X10, EDGES, torch.ones(3).to_sparse()), TypeError,
      "edge_weight must be a dense tensor"),
-    (lambda m: m.to("meta")(X10, EDGES), ValueError, "x must be on meta like the module"),
+    (lambda m: m.to("meta")(X10, EDGES), ValueError, "x must be on the module.s device meta"),
     (lambda m: m.forward_dense(X10.to("meta"), torch.eye(10)), TypeError,
      "x is on the 'meta' device"),
     (lambda m: m.forward_dense(X10, torch.eye(10, device="meta")), TypeError,
      "adj is on the 'meta' device"),
     (lambda m: m.to("meta").forward_dense(X10, torch.eye(10)), ValueError,
-     "x must be on meta like the module"),
+     "x must be on the module.s device meta"),
 ])
 def test_backbone_names_tensors_without_values_or_on_another_device(call, error, message):
     # before: torch's "Tensor on device meta is not on the expected device cpu!",
@@ -290,7 +290,7 @@ def test_backbone_names_tensors_without_values_or_on_another_device(call, error,
 
 @pytest.mark.parametrize("x, error, message", [
     (X10.to("meta"), TypeError, "x is on the 'meta' device"),
-    (X10, ValueError, "x must be on meta like the module"),
+    (X10, ValueError, "x must be on the module.s device meta"),
 ])
 def test_mlp_backbone_names_features_without_values_or_on_another_device(x, error, message):
     backbone = MLPBackbone(4, 8, 3, 2)
@@ -611,7 +611,7 @@ _ROWS = torch.tensor([0, 1])
     (lambda: score_neighbors(_EMB[:2], _EMB[:, :2], _NEIGHBORS), ValueError, "one width"),
     (lambda: score_neighbors(_EMB[:2], _EMB.double(), _NEIGHBORS), TypeError, "one dtype"),
     (lambda: score_neighbors(_EMB[:2], _EMB.to("meta"), _NEIGHBORS), ValueError,
-     "one device"),
+     "the keys' device"),
     (lambda: neighbors_to_edge_index(_NEIGHBORS.tolist()), TypeError, "got list"),
     (lambda: neighbors_to_edge_index(_NEIGHBORS, torch.tensor([0, 1, 2])), TypeError,
      r"one target per row"),

@@ -1,4 +1,5 @@
 """The fused row normalization: exact values, and F.normalize's value and gradient."""
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -19,3 +20,26 @@ def test_l2_normalize_hand_checked_and_equal_to_f_normalize():
     assert torch.allclose(grad, expected, rtol=1e-12, atol=0)
     assert torch.autograd.gradcheck(l2_normalize, (torch.randn(4, 3, dtype=torch.float64,
                                                                requires_grad=True),))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: l2_normalize(torch.ones(2, 3, dtype=torch.long)), TypeError, "floating"),
+    (lambda: l2_normalize([[1.0, 0.0]]), TypeError, "got list"),
+    (lambda: l2_normalize(torch.tensor(3.0)), ValueError, "at least one dimension"),
+    (lambda: l2_normalize(torch.ones(2, 3).to_sparse()), TypeError, "dense"),
+    (lambda: l2_normalize(torch.ones(2, 3), eps=-1.0), ValueError, "eps must be > 0"),
+    (lambda: l2_normalize(torch.ones(2, 3), eps=float("inf")), ValueError, "finite"),
+    (lambda: l2_normalize(torch.ones(2, 3), eps="1e-12"), TypeError, "eps must be a number"),
+])
+def test_l2_normalize_names_bad_input(call, error, message):
+    """Before: torch's errors (linalg.vector_norm on integers, a list without
+    .dim()), or a negative eps taken silently."""
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_unchecked_l2_normalize_gives_the_checked_result():
+    x = torch.tensor([[3.0, 4.0], [0.0, 0.0]])
+    expected = torch.tensor([[0.6, 0.8], [0.0, 0.0]])
+    assert torch.equal(l2_normalize(x), expected)
+    assert torch.equal(l2_normalize(x, check=False), expected)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange
+from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange, min_max_scale
 
 
 def observe_all(scaler, rows):
@@ -124,6 +124,57 @@ def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoi
     with pytest.raises(ValueError, match="reservoir state has shape"):
         scaler.set_extra_state(spoil(other.get_extra_state()))
     assert np.array_equal(scaler._reservoir, reservoir) and scaler._seen == seen
+
+
+@pytest.mark.parametrize("spoil, error, message", [
+    (lambda extra: {k: v for k, v in extra.items() if k != "rng"}, ValueError, "'rng'"),
+    (lambda extra: [1, 2], ValueError, "must be a dict"),
+    (lambda extra: {**extra, "reservoir": extra["reservoir"].numpy()}, TypeError,
+     "reservoir state must be a floating-point tensor"),
+    (lambda extra: {**extra, "reservoir": extra["reservoir"].fill_(float("nan"))}, ValueError,
+     "NaN or inf"),
+    (lambda extra: {**extra, "seen": -1}, ValueError, "seen state must be >= 0"),
+    (lambda extra: {**extra, "rng": {"bit_generator": "MT19937"}}, ValueError, "rng state"),
+], ids=["no-rng", "not-a-dict", "numpy", "nan", "negative-seen", "other-generator"])
+def test_a_spoiled_state_is_named_and_changes_nothing(spoil, error, message):
+    """Before: KeyError, AttributeError, or (NaN) taken and the quantiles spoiled."""
+    torch.manual_seed(5)
+    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(3)
+    observe_all(scaler, torch.randn(20, 3))
+    observe_all(other, torch.randn(40, 3))
+    reservoir, seen, rng = scaler._reservoir.copy(), scaler._seen, scaler._rng.bit_generator.state
+    with pytest.raises(error, match=message):
+        scaler.set_extra_state(spoil(other.get_extra_state()))
+    assert np.array_equal(scaler._reservoir, reservoir) and scaler._seen == seen
+    assert scaler._rng.bit_generator.state == rng
+
+
+_ROWS = torch.tensor([[0.0, 5.0], [2.0, 10.0]])
+
+
+def test_min_max_scale_hand_checked_with_each_bound_shape():
+    low, high = torch.tensor([0.0, 0.0]), torch.tensor([2.0, 10.0])
+    expected = torch.tensor([[-1.0, 0.0], [1.0, 1.0]])
+    for check in (True, False):
+        assert torch.equal(min_max_scale(_ROWS, low, high, check=check), expected)
+    assert torch.equal(min_max_scale(_ROWS, torch.tensor(0.0), torch.tensor(10.0),
+                                     (0.0, 1.0)), torch.tensor([[0.0, 0.5], [0.2, 1.0]]))
+    assert torch.equal(min_max_scale(_ROWS, _ROWS, _ROWS + 1), torch.zeros(2, 2) - 1)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: min_max_scale(_ROWS[0], _ROWS[0], _ROWS[0]), ValueError, r"rows must have shape"),
+    (lambda: min_max_scale(_ROWS.long(), _ROWS[0], _ROWS[1]), TypeError, "rows must be a float"),
+    (lambda: min_max_scale(_ROWS, _ROWS[0, :1].repeat(3), _ROWS[1]), ValueError,
+     r"low must have shape"),
+    (lambda: min_max_scale(_ROWS, _ROWS[0], [2.0, 10.0]), TypeError, "high must be a float"),
+    (lambda: min_max_scale(_ROWS, _ROWS[0], _ROWS[1].to("meta")), TypeError, "meta"),
+    (lambda: min_max_scale(_ROWS, _ROWS[0], _ROWS[1], (1.0, -1.0)), ValueError, "low < high"),
+])
+def test_min_max_scale_names_input_that_does_not_fit(call, error, message):
+    """Before: a broadcast error inside torch, or (a reversed range) a mirrored result."""
+    with pytest.raises(error, match=message):
+        call()
 
 
 def test_extreme_finite_values_stay_finite():

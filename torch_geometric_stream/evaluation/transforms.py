@@ -172,7 +172,7 @@ class OnlineMinMaxScaler(_MinMaxScaler):
             low = torch.minimum(low, self.min_.to(rows.device))
             high = torch.maximum(high, self.max_.to(rows.device))
         self.min_, self.max_ = low[-1].clone(), high[-1].clone()
-        return min_max_scale(rows, low, high, self.feature_range)
+        return min_max_scale(rows, low, high, self.feature_range, check=False)
 
 
 class OnlineQuantileRangeScaler(StreamTransform):
@@ -268,7 +268,7 @@ class GlobalMinMaxScaler(_MinMaxScaler):
             raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
         return min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
-                              self.feature_range)
+                              self.feature_range, check=False)
 
 
 class FixedRangeScaler(StreamTransform):
@@ -289,7 +289,7 @@ class FixedRangeScaler(StreamTransform):
     def _transform(self, rows: Tensor) -> Tensor:
         low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
         high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
-        return min_max_scale(rows, low, high, self.feature_range)
+        return min_max_scale(rows, low, high, self.feature_range, check=False)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(value_range={(self.low, self.high)}, "

@@ -12,7 +12,7 @@ from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_node_features, check_positive_int,
-                                               check_row_index)
+                                               check_row_index, check_same_device)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -50,7 +50,7 @@ class EmbeddingMLP(nn.Module):
             x = lin(x)
             if i < self.num_layers - 1:
                 x = F.relu(x)
-        return l2_normalize(x)
+        return l2_normalize(x, check=False)
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, {self.hidden_channels}, "
@@ -183,9 +183,7 @@ def _check_query_keys(query: Tensor, keys: Tensor) -> None:
                         f"{keys.dtype}")
     if query.dtype == torch.bool or query.dtype.is_complex:
         raise TypeError(f"query and keys must be real numbers, got {query.dtype}")
-    if query.device != keys.device:
-        raise ValueError(f"query and keys must be on one device, got {query.device} and "
-                         f"{keys.device}")
+    check_same_device(query, keys.device, "query", "the keys' device")
 
 
 def _check_embeddings(emb: Tensor) -> None:
@@ -212,9 +210,7 @@ def _check_neighbors(neighbors: Tensor, keys: Optional[Tensor],
         raise ValueError(f"neighbors must have one row per query ({num_queries}), got "
                          f"{neighbors.size(0)}")
     if keys is not None:
-        if neighbors.device != keys.device:
-            raise ValueError(f"neighbors must be on the keys' device {keys.device}, got "
-                             f"{neighbors.device}")
+        check_same_device(neighbors, keys.device, "neighbors", "the keys' device")
         check_row_index(neighbors.reshape(-1), keys.size(0), "neighbors")
 
 
@@ -331,9 +327,8 @@ def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = N
                 raise TypeError(f"query_index must be an int64 (or int32) tensor "
                                 f"({neighbors.size(0)},), one target per row of neighbors, "
                                 f"got {got}")
-            if query_index.device != neighbors.device:
-                raise ValueError(f"query_index must be on neighbors' device "
-                                 f"{neighbors.device}, got {query_index.device}")
+            check_same_device(query_index, neighbors.device, "query_index",
+                              "neighbors' device")
     num_queries, k = neighbors.shape
     target = (torch.arange(num_queries, device=neighbors.device)
               if query_index is None else query_index)
@@ -507,7 +502,7 @@ class DynamicKNNGraph(nn.Module):
             if emb.dim() != 2 or emb.size(0) != x.size(0):
                 raise ValueError(f"emb must have shape (N, h) with x's N = {x.size(0)} rows, "
                                  f"got {tuple(emb.shape)}")
-        x = l2_normalize(x)
+        x = l2_normalize(x, check=False)
         if emb is None:
             emb = self.embed(x)
         return structure_loss(x, emb, query_index=query_index, form=form, check=False)
@@ -518,7 +513,7 @@ class DynamicKNNGraph(nn.Module):
 
 class _L2Normalize(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
-        return l2_normalize(x)
+        return l2_normalize(x, check=False)
 
     def __repr__(self) -> str:
         return "L2Normalize()"

@@ -12,7 +12,8 @@ from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
                                                check_has_values, check_node_features,
-                                               check_positive_int, check_weighted_graph)
+                                               check_positive_int, check_same_device,
+                                               check_weighted_graph)
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
@@ -236,8 +237,7 @@ class GCNBackbone(GraphBackbone):
         if adj.shape != (x.size(0), x.size(0)):
             raise ValueError(f"adj must have shape ({x.size(0)}, {x.size(0)}) for x's rows, "
                              f"got {tuple(adj.shape)}")
-        if adj.device != x.device:
-            raise ValueError(f"adj must be on x's device {x.device}, got {adj.device}")
+        check_same_device(adj, x.device, "adj", "x's device")
         return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: adj @ z))
 
     def _layer(self, conv: GCNConv, h: Tensor, aggregate: Callable[[Tensor], Tensor]) -> Tensor:

@@ -17,8 +17,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import (check_node_features, check_nonnegative,
-                                               check_positive, check_positive_int, check_seed)
+from torch_geometric_stream.validation import (check_has_values, check_node_features,
+                                               check_nonnegative, check_positive,
+                                               check_positive_int, check_same_device,
+                                               check_seed)
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
 
@@ -45,10 +47,31 @@ def check_feature_range(feature_range: Sequence[float],
 
 
 def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
-                  feature_range: FeatureRange = (-1.0, 1.0)) -> Tensor:
-    r"""Map ``rows`` :math:`(n, d)` from ``[low, high]`` (each :math:`(d,)` or
-    :math:`(n, d)`) to ``feature_range``; features with ``high <= low`` (constant
-    so far, or never seen) map to the middle of ``feature_range``."""
+                  feature_range: FeatureRange = (-1.0, 1.0), *, check: bool = True) -> Tensor:
+    r"""Map ``rows`` :math:`(n, d)` from ``[low, high]`` (each :math:`()`, :math:`(d,)`
+    or :math:`(n, d)`) to ``feature_range``; features with ``high <= low`` (constant
+    so far, or never seen) map to the middle of ``feature_range``.
+
+    ``check``: refuse (``TypeError`` / ``ValueError``) rows that are not a dense
+    floating :math:`(n, d)` tensor with values, bounds that are not floating
+    tensors of those shapes on the rows' device, or a ``feature_range`` that is
+    not a finite pair with low < high (no value is read); the scalers, which
+    checked their rows, pass ``False``."""
+    if check:
+        for name, value in (("rows", rows), ("low", low), ("high", high)):
+            if not isinstance(value, Tensor) or not value.is_floating_point():
+                raise TypeError(f"{name} must be a floating-point tensor, got "
+                                f"{getattr(value, 'dtype', type(value).__name__)}")
+            check_has_values(value, name)
+        if rows.dim() != 2:
+            raise ValueError(f"rows must have shape (n, d), got {tuple(rows.shape)}")
+        for name, bound in (("low", low), ("high", high)):
+            if bound.shape not in ((), rows.shape[1:], rows.shape):
+                raise ValueError(f"{name} must have shape (), ({rows.size(1)},) or "
+                                 f"{tuple(rows.shape)} for rows {tuple(rows.shape)}, got "
+                                 f"{tuple(bound.shape)}")
+            check_same_device(bound, rows.device, name, "the rows' device")
+        feature_range = check_feature_range(feature_range)
     # halves: the difference of two finite values can overflow (3e38 - -3e38 in
     # float32), the difference of their halves cannot; scaling by 2 is exact,
     # so ordinary values get the very same result as (rows - low) / (high - low)
@@ -112,7 +135,7 @@ class RunningMinMax(nn.Module):
         value is read); the learner's per-sample step passes ``False``."""
         if check:
             _check_rows(rows, self.low)
-        return min_max_scale(rows, self.low, self.high, self.feature_range)
+        return min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """Scale each row with the range widened by that row alone (state
@@ -120,7 +143,7 @@ class RunningMinMax(nn.Module):
         if check:
             _check_rows(rows, self.low)
         return min_max_scale(rows, torch.minimum(self.low, rows),
-                             torch.maximum(self.high, rows), self.feature_range)
+                             torch.maximum(self.high, rows), self.feature_range, check=False)
 
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
@@ -228,7 +251,8 @@ class RunningQuantileRange(nn.Module):
         :meth:`RunningMinMax.forward`."""
         if check:
             _check_rows(rows, self.low)
-        return min_max_scale(rows, self.low, self.high, self.feature_range).clamp(
+        return min_max_scale(rows, self.low, self.high, self.feature_range,
+                             check=False).clamp(
             *self.feature_range)
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
@@ -298,17 +322,37 @@ class RunningQuantileRange(nn.Module):
                 "rng": self._rng.bit_generator.state}
 
     def set_extra_state(self, state: dict) -> None:
+        """Take the reservoir, the row count and the generator's state of
+        :meth:`get_extra_state`; ``TypeError`` / ``ValueError`` naming what does
+        not fit (a missing entry, a reservoir that is not a finite floating tensor
+        of ``min(seen, reservoir_size)`` rows, a negative count, a generator state
+        NumPy refuses), and then nothing changes."""
         # everything is checked and built before any attribute changes
-        filled = state["reservoir"].double().numpy()
-        seen, channels = int(state["seen"]), self.low.numel()
+        if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
+            raise ValueError("the quantile range's state must be a dict with 'reservoir', "
+                             f"'seen' and 'rng', got {sorted(getattr(state, 'keys', list)())}")
+        stored = state["reservoir"]
+        if not isinstance(stored, Tensor) or not stored.is_floating_point():
+            raise TypeError(f"reservoir state must be a floating-point tensor, got "
+                            f"{getattr(stored, 'dtype', type(stored).__name__)}")
+        check_has_values(stored, "reservoir state")
+        seen = check_positive_int(state["seen"], "seen state", minimum=0)
+        channels = self.low.numel()
+        filled = stored.detach().cpu().double().numpy()
         expected = (min(seen, self.reservoir_size), channels)
         if filled.shape != expected:
             raise ValueError(f"reservoir state has shape {filled.shape}, expected {expected} "
                              f"(min(seen, reservoir_size) rows of {channels} features)")
+        if not np.isfinite(filled).all():
+            raise ValueError("reservoir state holds NaN or inf values")
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
         rng = np.random.default_rng()
-        rng.bit_generator.state = state["rng"]
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"rng state is not a state of NumPy's default generator: "
+                             f"{error!r}") from None
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
 
     def extra_repr(self) -> str:

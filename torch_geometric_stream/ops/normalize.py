@@ -13,9 +13,13 @@ step, so this sits on the per-sample path.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
+
+from torch_geometric_stream.validation import check_has_values, check_positive
 
 __all__ = ["l2_normalize"]
 
@@ -40,8 +44,23 @@ class _L2Normalize(torch.autograd.Function):
         return torch.addcmul(grad, out, dot, value=-1.0).div_(denom), None
 
 
-def l2_normalize(x: Tensor, eps: float = _EPS) -> Tensor:
+def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
     r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least
     ``eps``), :math:`(\ldots, h)`; equal to ``F.normalize(x, dim=-1, eps=eps)``
-    in value and gradient (up to rounding)."""
+    in value and gradient (up to rounding).
+
+    ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
+    dense floating tensor with values and at least one dimension, or an ``eps``
+    that is not a finite number > 0 (no value of ``x`` is read); the learned
+    graph's per-sample calls pass ``False``."""
+    if check:
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            raise TypeError(f"x must be a floating-point tensor, got "
+                            f"{getattr(x, 'dtype', type(x).__name__)}")
+        check_has_values(x, "x")
+        if x.dim() == 0:
+            raise ValueError("x must have at least one dimension (rows of width h), got a "
+                             "0-d tensor")
+        if not math.isfinite(check_positive(eps, "eps")):
+            raise ValueError(f"eps must be a finite number > 0, got {eps}")
     return _L2Normalize.apply(x, eps)
