@@ -18,7 +18,7 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_choice
            "check_device", "check_dropout", "check_edge_index", "check_graph_input",
            "check_has_values", "check_node_features", "check_nonnegative", "check_positive",
            "check_positive_int", "check_real", "check_row_index", "check_same_device",
-           "check_seed", "check_unit_interval", "check_weighted_graph"]
+           "check_seed", "check_unit_interval", "check_weighted_graph", "describe_index"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -246,14 +246,19 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
         _check_index_range(edge_index, num_nodes, "edge_index", "node indices", what)
 
 
+def describe_index(value: Any) -> str:
+    """What an index argument is, for a message: its shape and dtype, or its type."""
+    if isinstance(value, Tensor):
+        return f"shape {tuple(value.shape)}, dtype {value.dtype}"
+    return type(value).__name__
+
+
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:
     r"""Raise unless ``index`` is a dense 1-D ``int64`` (or ``int32``) tensor of row
     indices in :math:`[0, N)` (reading their range costs one host sync on a GPU)."""
     if not isinstance(index, Tensor) or index.dim() != 1 or index.dtype not in INDEX_DTYPES:
-        got = (f"shape {tuple(index.shape)}, dtype {index.dtype}" if isinstance(index, Tensor)
-               else type(index).__name__)
         raise TypeError(f"{name} must be a 1-D int64 (or int32) integer tensor of row "
-                        f"indices, got {got}")
+                        f"indices, got {describe_index(index)}")
     check_has_values(index, name)
     _check_index_range(index, num_rows, name, "row indices")
 

@@ -12,7 +12,8 @@ from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_node_features, check_positive_int,
-                                               check_row_index, check_same_device)
+                                               check_row_index, check_same_device,
+                                               describe_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -202,10 +203,8 @@ def _check_neighbors(neighbors: Tensor, keys: Optional[Tensor],
     device with every index in :math:`[0, N)` (one host sync on a GPU)."""
     if not isinstance(neighbors, Tensor) or neighbors.dim() != 2 \
             or neighbors.dtype not in INDEX_DTYPES:
-        got = (f"shape {tuple(neighbors.shape)}, dtype {neighbors.dtype}"
-               if isinstance(neighbors, Tensor) else type(neighbors).__name__)
         raise TypeError(f"neighbors must be a 2-D int64 (or int32) tensor (Q, k) of row "
-                        f"indices, got {got}")
+                        f"indices, got {describe_index(neighbors)}")
     if num_queries is not None and neighbors.size(0) != num_queries:
         raise ValueError(f"neighbors must have one row per query ({num_queries}), got "
                          f"{neighbors.size(0)}")
@@ -322,11 +321,9 @@ def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = N
         if query_index is not None:
             if not isinstance(query_index, Tensor) or query_index.dtype not in INDEX_DTYPES \
                     or query_index.shape != neighbors.shape[:1]:
-                got = (f"shape {tuple(query_index.shape)}, dtype {query_index.dtype}"
-                       if isinstance(query_index, Tensor) else type(query_index).__name__)
                 raise TypeError(f"query_index must be an int64 (or int32) tensor "
                                 f"({neighbors.size(0)},), one target per row of neighbors, "
-                                f"got {got}")
+                                f"got {describe_index(query_index)}")
             check_same_device(query_index, neighbors.device, "query_index",
                               "neighbors' device")
     num_queries, k = neighbors.shape
