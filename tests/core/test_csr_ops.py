@@ -224,3 +224,39 @@ def test_int32_indices_match_int64_and_a_trusted_graph_skips_the_range_check():
     assert torch.equal(CSRGraph(edge_index.int(), 3).aggregate(x, w), expected)
     # the layers that build their own graph skip the range check (no host sync)
     assert CSRGraph(torch.tensor([[0, 5], [1, 0]]), 3, check_indices=False).num_edges == 2
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda g: g.sampled_dot(torch.ones(3, 2), torch.ones(3, 2)), ValueError,
+     "sampled_dot: graph has 2 nodes"),
+    (lambda g: g.sampled_dot(torch.ones(2, 2), torch.ones(2, 3)), ValueError,
+     "sampled_dot: a and b must match"),
+    (lambda g: g.sampled_dot(torch.ones(2, 2, dtype=torch.int64), torch.ones(2, 2)), TypeError,
+     "sampled_dot needs float32/float64"),
+    (lambda g: g.sampled_dot(torch.ones(2, 2), None), TypeError,
+     "sampled_dot needs tensors, got NoneType"),
+    (lambda g: g.symmetric_matrix(torch.ones(3)), ValueError,
+     "symmetric_matrix: graph has 2 edges, got values of shape \\(3,\\)"),
+    (lambda g: g.symmetric_matrix(torch.ones(2, dtype=torch.int64)), TypeError,
+     "symmetric_matrix: values must be float32/float64"),
+    (lambda g: g.symmetric_matrix([1.0, 2.0]), TypeError,
+     "symmetric_matrix: values must be a tensor, got list"),
+    (lambda g: g.symmetric_matrix(torch.ones(2).to_sparse()), TypeError,
+     "values must be a dense tensor"),
+])
+def test_graph_products_name_bad_operands(call, error, message):
+    # before: sampled_addmm / cat failed inside torch (or, for 3 values, built a
+    # matrix from the first 2 and ignored the third)
+    with pytest.raises(error, match=message):
+        call(CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2))
+
+
+def test_graph_products_hand_checked_and_unchecked_alike():
+    graph = CSRGraph(torch.tensor([[0, 1, 1], [1, 0, 2]]), 3)
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    # edges (source -> target): 0->1: a_1.a_0 = 11, 1->0: 11, 1->2: a_2.a_1 = 39
+    for check in (True, False):
+        assert graph.sampled_dot(a, a, check=check).tolist() == [11.0, 11.0, 39.0]
+        assert graph.symmetric_matrix(torch.tensor([1.0, 2.0, 3.0]),
+                                      check=check).to_dense().tolist() == [
+            [0.0, 3.0, 0.0], [3.0, 0.0, 3.0], [0.0, 3.0, 0.0]]

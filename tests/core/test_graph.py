@@ -1,12 +1,13 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from torch_geometric.nn import GraphConv
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
                                           normalize_edge_weight, score_neighbors, structure_loss,
                                           topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency, with_self_loops
-from torch_geometric_stream.nn import GCNBackbone, MLPBackbone
+from torch_geometric_stream.nn import GCNBackbone, GraphBackbone, MLPBackbone
 
 
 @pytest.fixture(autouse=True)
@@ -136,6 +137,24 @@ def test_bias_position_on_rows_without_in_edges(aggregation):
     # after: A x + b; before: A (x + b), so row 1 takes 2 * 0.5 + 1 * 0.5 of bias
     assert out["after"] == [0.5, 5.5, 0.5]
     assert out["before"] == [0.0, 6.5, 0.0]
+
+
+@pytest.mark.parametrize("conv, message", [
+    (None, "conv must be a callable conv\\(in_channels, out_channels\\), got NoneType"),
+    (lambda i, o: torch.nn.Linear(i, o), "conv\\(4, 8\\) must return a module called as "
+                                         "layer\\(x, edge_index, edge_weight\\).*got Linear"),
+    (lambda i, o: 3, "got int"),
+])
+def test_graph_backbone_names_a_conv_that_builds_no_message_passing_layer(conv, message):
+    # before: a Linear was accepted and failed at the first forward, inside torch
+    with pytest.raises(TypeError, match=message):
+        GraphBackbone(4, 8, 3, num_layers=2, conv=conv)
+
+
+def test_graph_backbone_builds_its_layers_with_the_conv():
+    backbone = GraphBackbone(4, 8, 3, num_layers=2, conv=lambda i, o: GraphConv(i, o))
+    assert [(conv.in_channels, conv.out_channels) for conv in backbone.convs] == [(4, 8), (8, 3)]
+    assert all(isinstance(conv, GraphConv) for conv in backbone.convs)
 
 
 def test_backbone_rejects_unknown_bias_position():

@@ -1,6 +1,7 @@
 """Graph classifiers (:math:`f_B`) over learned graphs, and their MLP ablation."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Optional
 
 import torch
@@ -78,13 +79,17 @@ class GraphBackbone(_LayerStack):
         out_channels (int): output size (number of classes for logits).
         num_layers (int): number of conv layers :math:`\alpha_2`.
         conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer
-            called as ``layer(x, edge_index, edge_weight)`` (e.g. ``GCNConv``,
-            ``GraphConv``, ``LEConv``; not ``SAGEConv``, whose third argument
-            is ``size``).
+            (or any module) called as ``layer(x, edge_index, edge_weight)``
+            (e.g. ``GCNConv``, ``GraphConv``, ``LEConv``; not ``SAGEConv``,
+            whose third argument is ``size``).
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers. (default: 0)
+
+    Raises:
+        TypeError: if ``conv`` is not callable or builds anything but a
+            module whose ``forward`` takes ``(x, edge_index, edge_weight)``.
 
     Shapes:
         - **input:** ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)`,
@@ -100,8 +105,8 @@ class GraphBackbone(_LayerStack):
             raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
         self.normalization = normalization
         self.convs = nn.ModuleList(
-            conv(a, b) for a, b in _layer_sizes(in_channels, hidden_channels, out_channels,
-                                                num_layers))
+            _build_conv(conv, a, b) for a, b in _layer_sizes(in_channels, hidden_channels,
+                                                             out_channels, num_layers))
 
     def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
                   dtype: torch.dtype = torch.float32, *,
@@ -156,6 +161,25 @@ class GraphBackbone(_LayerStack):
             if i < self.num_layers - 1:
                 x = self._between_layers(x, i)
         return x
+
+
+def _build_conv(conv: ConvFactory, in_channels: int, out_channels: int) -> nn.Module:
+    """``conv(in_channels, out_channels)``; ``TypeError`` unless ``conv`` is callable
+    and builds a module callable as ``layer(x, edge_index, edge_weight)`` (anything
+    else would fail only at the first forward, deep inside it)."""
+    if not callable(conv):
+        raise TypeError(f"conv must be a callable conv(in_channels, out_channels), got "
+                        f"{type(conv).__name__}")
+    layer = conv(in_channels, out_channels)
+    try:
+        if not isinstance(layer, nn.Module):
+            raise TypeError
+        inspect.signature(layer.forward).bind(None, None, None)
+    except TypeError:
+        raise TypeError(f"conv({in_channels}, {out_channels}) must return a module called as "
+                        f"layer(x, edge_index, edge_weight), such as a MessagePassing layer, "
+                        f"got {type(layer).__name__}") from None
+    return layer
 
 
 def _gcn_conv(in_channels: int, out_channels: int) -> GCNConv:

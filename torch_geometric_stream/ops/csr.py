@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import warnings
 from functools import cached_property
+from typing import Optional
 
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.validation import (check_edge_index, check_has_values,
-                                               check_positive_int)
+                                               check_positive_int, check_same_device)
 
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
@@ -123,9 +124,15 @@ class CSRGraph:
                             torch.cat([self.source, self.target]),
                             self.num_nodes, self.num_nodes)
 
-    def symmetric_matrix(self, values: Tensor) -> Tensor:
+    def symmetric_matrix(self, values: Tensor, *, check: bool = True) -> Tensor:
         r"""The sparse :math:`(N, N)` matrix :math:`W + W^\top` of the edge-ordered
-        ``values`` :math:`(E,)`."""
+        ``values`` :math:`(E,)`.
+
+        ``check``: refuse (``TypeError`` / ``ValueError``) ``values`` that are not a
+        dense float32/float64 tensor of :math:`E` entries on the graph's device (no
+        value is read); the kernels' backward passes ``False``."""
+        if check:
+            _check_edge_values(values, self, "symmetric_matrix", "values")
         return self._symmetric.matrix(torch.cat([values, values]))
 
     def aggregate(self, x: Tensor, edge_weight: Tensor) -> Tensor:
@@ -136,8 +143,14 @@ class CSRGraph:
         r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order."""
         return csr_edge_dot(a, b, self)
 
-    def sampled_dot(self, a: Tensor, b: Tensor) -> Tensor:
-        r""":math:`a_t^\top b_s` per edge in edge order, without autograd."""
+    def sampled_dot(self, a: Tensor, b: Tensor, *, check: bool = True) -> Tensor:
+        r""":math:`a_t^\top b_s` per edge :math:`(E,)` in edge order, for ``a`` and
+        ``b`` :math:`(N, h)`, without autograd.
+
+        ``check``: refuse what :func:`csr_edge_dot` refuses (no value is read); the
+        kernels, which checked their operands, pass ``False``."""
+        if check:
+            _check_pair(a, b, self, "sampled_dot")
         if self.num_edges > self.num_nodes ** 2:
             # more entries than a dense pattern (duplicate edges on a tiny graph):
             # sampled_addmm refuses those, so gather (sizes known on the host)
@@ -164,7 +177,7 @@ class _CSRAggregate(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_x = graph.by_source.matrix(edge_weight) @ grad
         if ctx.needs_input_grad[1]:
-            grad_weight = graph.sampled_dot(grad, x)  # g_t . x_s per edge
+            grad_weight = graph.sampled_dot(grad, x, check=False)  # g_t . x_s per edge
         return grad_x, grad_weight, None
 
 
@@ -174,7 +187,7 @@ class _CSREdgeDot(torch.autograd.Function):
         ctx.graph = graph
         ctx.same = a is b
         ctx.save_for_backward(a, b)
-        return graph.sampled_dot(a, b)
+        return graph.sampled_dot(a, b, check=False)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -183,7 +196,7 @@ class _CSREdgeDot(torch.autograd.Function):
         grad = grad.contiguous()
         if ctx.same and all(ctx.needs_input_grad[:2]):
             # one tensor in both places: its whole gradient through one operand
-            return graph.symmetric_matrix(grad) @ a, None, None
+            return graph.symmetric_matrix(grad, check=False) @ a, None, None
         grad_a = graph.by_target.matrix(grad) @ b if ctx.needs_input_grad[0] else None
         grad_b = graph.by_source.matrix(grad) @ a if ctx.needs_input_grad[1] else None
         return grad_a, grad_b, None
@@ -200,6 +213,34 @@ def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
     if x.dim() != 2 or x.size(0) != graph.num_nodes:
         raise ValueError(f"{what}: graph has {graph.num_nodes} nodes, got features of shape "
                          f"{tuple(x.shape)}")
+    check_same_device(x, graph.source.device, f"{what}: features", "the graph's device")
+
+
+def _check_pair(a: Tensor, b: Tensor, graph: CSRGraph, what: str) -> None:
+    """Raise unless ``a`` and ``b`` are features of ``graph`` of one shape and dtype."""
+    _check_features(a, graph, what)
+    _check_features(b, graph, what)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise ValueError(f"{what}: a and b must match, got {tuple(a.shape)} {a.dtype} "
+                         f"and {tuple(b.shape)} {b.dtype}")
+
+
+def _check_edge_values(values: Tensor, graph: CSRGraph, what: str, name: str,
+                       dtype: Optional[torch.dtype] = None) -> None:
+    """Raise unless ``values`` is a dense float32/float64 tensor (of the features'
+    ``dtype``, if given) with one entry per edge of ``graph``, on its device."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{what}: {name} must be a tensor, got {type(values).__name__}")
+    check_has_values(values, f"{what}: {name}")
+    if values.dtype not in _CSR_DTYPES:
+        raise TypeError(f"{what}: {name} must be float32/float64, got {values.dtype}")
+    if dtype is not None and values.dtype != dtype:
+        raise TypeError(f"{what}: {name} dtype {values.dtype} differs from the features' "
+                        f"{dtype}")
+    if values.numel() != graph.num_edges:
+        raise ValueError(f"{what}: graph has {graph.num_edges} edges, got {name} of shape "
+                         f"{tuple(values.shape)}")
+    check_same_device(values, graph.source.device, f"{what}: {name}", "the graph's device")
 
 
 def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
@@ -214,16 +255,7 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
             ``meta`` device or a sparse ``edge_weight``.
     """
     _check_features(x, graph, "csr_aggregate")
-    if not isinstance(edge_weight, Tensor):
-        raise TypeError(f"csr_aggregate: edge_weight must be a tensor, got "
-                        f"{type(edge_weight).__name__}")
-    check_has_values(edge_weight, "csr_aggregate: edge_weight")
-    if edge_weight.dtype != x.dtype:
-        raise TypeError(f"csr_aggregate: edge_weight dtype {edge_weight.dtype} differs from "
-                        f"the features' {x.dtype}")
-    if edge_weight.numel() != graph.num_edges:
-        raise ValueError(f"csr_aggregate: graph has {graph.num_edges} edges, got "
-                         f"edge_weight of shape {tuple(edge_weight.shape)}")
+    _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
     return _CSRAggregate.apply(x.contiguous(), edge_weight.reshape(-1), graph)
 
 
@@ -238,9 +270,5 @@ def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
             ``graph`` that is no :class:`CSRGraph`, non-tensors or tensors on the
             ``meta`` device.
     """
-    _check_features(a, graph, "csr_edge_dot")
-    _check_features(b, graph, "csr_edge_dot")
-    if a.shape != b.shape or a.dtype != b.dtype:
-        raise ValueError(f"csr_edge_dot: a and b must match, got {tuple(a.shape)} {a.dtype} "
-                         f"and {tuple(b.shape)} {b.dtype}")
+    _check_pair(a, b, graph, "csr_edge_dot")
     return _CSREdgeDot.apply(a.contiguous(), b.contiguous(), graph)
