@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch_geometric.nn import GraphConv
 
 from torch_geometric_stream import DualPrototypeMemory, DynamicKNNGraph, GraphBackbone
+from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.datasets import SyntheticStream
 
 
@@ -53,8 +54,10 @@ class MyStreamGNN(torch.nn.Module):
 
 
 def main(argv=None) -> float:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--samples", type=int, default=2000)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=positive_int, default=2000,
+                        help="stream length (default: %(default)s)")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     stream = SyntheticStream(args.samples, num_features=8, num_classes=3, seed=0)

@@ -8,18 +8,23 @@ import argparse
 import torch
 
 from torch_geometric_stream import SLeDGe
+from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.datasets import SyntheticStream
 from torch_geometric_stream.evaluation import paper_label_mask, prequential
 from torch_geometric_stream.models import CUDAGraphStep
 
 
 def main(argv=None) -> float:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--samples", type=int, default=3000)
-    parser.add_argument("--label-ratio", type=float, default=0.01)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=positive_int, default=3000,
+                        help="stream length (default: %(default)s)")
+    parser.add_argument("--label-ratio", type=label_ratio, default=0.01,
+                        help="share of labelled samples, in (0, 1] (default: %(default)s)")
     parser.add_argument("--light", action="store_true", help="SLeDGe-L")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--seed", type=int, default=0, help="stream, label and model seed")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                        help="cpu or cuda (default: cuda when there is one)")
     args = parser.parse_args(argv)
 
     stream = SyntheticStream(args.samples, num_features=16, num_classes=4, drift="sudden",
@@ -32,8 +37,8 @@ def main(argv=None) -> float:
     learner = CUDAGraphStep(model) if model.device.type == "cuda" else model
     mask = paper_label_mask(stream.y, args.label_ratio, seed=args.seed)
     result = prequential(learner, stream, label_mask=mask)
-    for position in range(len(result.correct) // 5, len(result.correct) + 1,
-                          len(result.correct) // 5):
+    total = len(result.correct)
+    for position in sorted({-(-total * fifth // 5) for fifth in range(1, 6)}):
         print(f"after {position:6d} samples: running accuracy "
               f"{result.correct[:position].mean():.3f}")
     print({key: result.metrics[key] for key in ("accuracy", "accuracy_last_20", "n_labels")})

@@ -25,8 +25,14 @@ def test_custom_gnn_beats_chance():
     assert load("custom_gnn").main(["--samples", "400"]) > 0.5
 
 
-def test_image_encoder_runs_end_to_end():
-    # synthetic 784-d noise has no image structure: this only checks that the CNN
-    # encoder plugs into SLeDGe and the stream runs to the end
-    accuracy = load("image_encoder").main(["--samples", "120"])
-    assert 0.0 <= accuracy <= 1.0
+def test_image_encoder_learns_the_synthetic_rows():
+    # measured 0.642 on 120 samples, 6 labels, 10 classes (chance 0.10); at the
+    # synthetic stream's default noise it scored chance (0.12 on 600 samples)
+    assert load("image_encoder").main(["--samples", "120"]) > 0.3
+
+
+def test_quickstart_reports_a_stream_shorter_than_its_five_checkpoints(capsys):
+    # before: range() arg 3 must not be zero
+    load("quickstart").main(["--samples", "3"])
+    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()
+            if line.startswith("after")] == ["1", "2", "3"]

@@ -164,6 +164,33 @@ def test_built_learner_and_bad_arguments():
         model.learn_one({"u": 1.0, "v": "high"}, 1)
 
 
+def test_rows_keyed_by_other_features_and_tables_that_are_no_frames_are_named():
+    pd = pytest.importorskip("pandas")
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+        learner.learn_one({"a": 0.0, "b": 1.0}, "dog")
+    # before: learned (and predicted) as an all-zero row
+    for row in ({"q": 1.0, "r": 2.0}, {}):
+        with pytest.raises(ValueError, match="none of the 2 features fixed by the first "
+                                             "sample \\('a', 'b'\\)"):
+            model.learn_one(row, "cat")
+        with pytest.raises(ValueError, match="none of the 2 features"):
+            model.predict_proba_one(row)
+    with pytest.raises(ValueError, match="X has none of the 2 features"):
+        model.learn_many(pd.DataFrame({"q": [1.0], "r": [2.0]}), ["cat"])
+    # before: AttributeError: 'list' object has no attribute 'columns'
+    for table in ([{"a": 1.0, "b": 0.0}], np.ones((1, 2))):
+        with pytest.raises(TypeError, match="X must be a pandas.DataFrame"):
+            model.learn_many(table, ["cat"])
+        with pytest.raises(TypeError, match="X must be a pandas.DataFrame"):
+            model.predict_proba_many(table)
+    model.learn_one({"a": 0.5}, "cat")  # one known feature is enough; "b" reads 0
+    twin.learn_one({"a": 0.5, "b": 0.0}, "cat")
+    torch.testing.assert_close(model.model_.state_dict(), twin.model_.state_dict(),
+                               rtol=0, atol=0)
+
+
 def test_a_non_numeric_column_is_named_and_changes_nothing():
     pd = pytest.importorskip("pandas")
     model, twin = small_model(), small_model()

@@ -79,6 +79,24 @@ def _number(feature: Hashable, value: Any) -> float:
         raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
 
 
+def _check_frame(X: Any) -> None:
+    """``TypeError`` unless ``X`` is a DataFrame-like table (``columns``, ``reindex``)."""
+    if not hasattr(X, "columns") or not hasattr(X, "reindex"):
+        raise TypeError(f"X must be a pandas.DataFrame (one column per feature), got "
+                        f"{type(X).__name__}")
+
+
+def _check_shares_a_feature(keys: Iterable, features: list, name: str) -> None:
+    """``ValueError`` unless ``keys`` name at least one of the fixed ``features``:
+    a missing feature reads 0 (River's sparse rows), but a row with none of them
+    is all zeros, almost surely keyed by another feature set."""
+    keys = list(keys)
+    if not any(key in features for key in keys):
+        shown = ", ".join(map(repr, features[:5])) + (", ..." if len(features) > 5 else "")
+        raise ValueError(f"{name} has none of the {len(features)} features fixed by the first "
+                         f"sample ({shown}), got {keys[:5]!r}")
+
+
 class RiverClassifier(_MiniBatchBase):
     r"""River ``base.Classifier`` interface over a stream learner of this package.
 
@@ -170,12 +188,15 @@ class RiverClassifier(_MiniBatchBase):
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
+        _check_shares_a_feature(x.keys(), self.features_, "x")
         row = np.array([_number(name, x.get(name, 0.0)) for name in self.features_],
                        dtype=np.float32)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
+        _check_frame(X)
         self._fix_features(X.columns)
+        _check_shares_a_feature(X.columns, self.features_, "X")
         frame = X.reindex(columns=self.features_, fill_value=0.0)
         try:
             rows = frame.to_numpy(dtype=np.float32)
@@ -251,6 +272,7 @@ class RiverClassifier(_MiniBatchBase):
     def learn_many(self, X: Any, y: Any = None) -> None:
         """Learn the rows of a ``pandas.DataFrame`` in order; missing labels = unlabeled.
         A call that raises changes nothing."""
+        _check_frame(X)
         labels = [None] * len(X) if y is None else list(y)
         if len(labels) != len(X):
             raise ValueError(f"X has {len(X)} rows, y has {len(labels)} labels")
