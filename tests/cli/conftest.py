@@ -6,6 +6,8 @@ from typing import Callable
 
 import pytest
 
+from torch_geometric_stream.cli import main
+
 
 @pytest.fixture
 def quick_run() -> Callable[..., list[str]]:
@@ -17,3 +19,17 @@ def quick_run() -> Callable[..., list[str]]:
                 "--output", str(output), "--quiet", *options]
 
     return arguments
+
+
+@pytest.fixture
+def interrupted_main() -> Callable[[list[str]], int]:
+    """``main(argv)`` for a command that gets Ctrl-C: an interrupt that escapes
+    ``main`` fails the test instead of stopping pytest."""
+
+    def run(argv: list[str]) -> int:
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            pytest.fail("the interrupt escaped main()")
+
+    return run

@@ -1,10 +1,12 @@
 """Bad input: exit code 2, one ``error:`` line on stderr, no traceback."""
 from __future__ import annotations
 
+import argparse
+
 import pytest
 import torch
 
-from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import build_parser, main
 from torch_geometric_stream.cli.errors import one_line
 
 BAD_INPUTS = {
@@ -52,6 +54,33 @@ BAD_INPUTS = {
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
 
+#: Bad input refused before the run, by a line naming the option at fault:
+#: ``(run options, the line's start)``.
+NAMED_ERRORS = {
+    "output is a folder": (["--output", "{tmp}/empty"], "--output: {tmp}/empty is a folder"),
+    "csv is a folder": (["--csv", "{tmp}/empty"], "--csv: {tmp}/empty is a folder"),
+    "plot is a folder": (["--plot", "{tmp}/empty"], "--plot: {tmp}/empty is a folder"),
+    "checkpoint is a folder": (["--checkpoint", "{tmp}/empty"],
+                               "--checkpoint: {tmp}/empty is a folder"),
+    "output in a file": (["--output", "{tmp}/bad.json/out.json"],
+                         "--output: {tmp}/bad.json is a file, not a folder"),
+    "seed beyond 2**64": (["--seed", str(2 ** 70)], "--seed must be below 2**64"),
+    "drift of a synthetic-<drift> name": (
+        ["--dataset", "synthetic-gradual", "--synthetic-drift", "sudden"],
+        "--dataset synthetic-gradual does not read --synthetic-drift"),
+    "synthetic length of a real stream": (["--synthetic-samples", "50"],
+                                          "the bundled default stream does not read "
+                                          "--synthetic-samples"),
+    "labeled memory beyond the memory": (["--labeled-size", "5000"],
+                                         "--labeled-size 5000 exceeds the memory size 1000 "
+                                         "(--memory-size)"),
+}
+
+#: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
+TUNE_OUTPUT_PATHS = [("--out-dir", "{tmp}/bad.json", "--out-dir: {tmp}/bad.json is a file, "
+                                                     "not a folder"),
+                     ("--best", "{tmp}/empty", "--best: {tmp}/empty is a folder")]
+
 
 @pytest.fixture
 def tmp(tmp_path):
@@ -62,12 +91,23 @@ def tmp(tmp_path):
     return tmp_path
 
 
+@pytest.fixture
+def no_run(monkeypatch):
+    """An evaluation that starts fails the test: the checks come before it."""
+    from torch_geometric_stream.cli import run as run_module
+
+    def evaluate(*args, **kwargs):
+        raise AssertionError("the run started")
+    monkeypatch.setattr(run_module, "prequential", evaluate)
+
+
 def _check_one_error_line(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
 
 
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
@@ -85,13 +125,39 @@ def test_missing_subcommand_exits_2(capsys):
     _check_one_error_line([], capsys)
 
 
-def test_a_plot_path_matplotlib_cannot_write_stops_the_run_before_it_starts(tmp, capsys,
-                                                                           monkeypatch):
-    from torch_geometric_stream.cli import run as run_module
+@pytest.mark.parametrize("case", list(NAMED_ERRORS))
+def test_bad_run_input_is_named_before_the_run_starts(case, tmp, capsys, no_run):
+    options, message = NAMED_ERRORS[case]
+    line = _check_one_error_line(["run", *(arg.format(tmp=tmp) for arg in options), "--quiet"],
+                                 capsys)
+    assert line.startswith(f"error: {message.format(tmp=tmp)}"), line
 
-    def no_run(*args, **kwargs):
-        raise AssertionError("the run started")
-    monkeypatch.setattr(run_module, "prequential", no_run)
+
+@pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)
+def test_a_tune_output_path_that_cannot_be_written_stops_it_before_any_run(
+        option, path, message, tmp, capsys, no_run):
+    argv = ["tune", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
+            "--grid", "hidden-channels=8", "--out-dir", str(tmp / "grid"), option,
+            path.format(tmp=tmp)]
+    assert _check_one_error_line(argv, capsys).startswith(f"error: {message.format(tmp=tmp)}")
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "datasets"])
+def test_help_is_plain_text_and_explains_every_option(command, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TGS_DATA_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)  # no data folder: --root has no default
+    parser = next(action for action in build_parser()._actions
+                  if isinstance(action, argparse._SubParsersAction)).choices[command]
+    assert [action.dest for action in parser._actions if not action.help] == []
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "None" not in text and "``" not in text and ":mod:" not in text
+    assert "the nearest shared/data; none found here)" in text
+
+
+def test_a_plot_path_matplotlib_cannot_write_stops_the_run_before_it_starts(tmp, capsys,
+                                                                           no_run):
     assert main(["run", "--limit", "20", "--plot", str(tmp / "curve.txt"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--plot: cannot plot to" in err and "matplotlib writes" in err and "'txt'" in err

@@ -190,6 +190,85 @@ def test_module_entry_point(tmp_path):
     assert _read(out)["n_samples"] == 200
 
 
+@pytest.mark.parametrize("argv", [["datasets"], ["run", "--dataset", "synthetic", "--model",
+                                                 "memory", "--limit", "30", "--quiet"]])
+def test_a_reader_that_closes_stdout_ends_the_command_quietly(argv):
+    """``... | head -1``: no BrokenPipeError traceback, whichever command."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    command = subprocess.Popen([sys.executable, "-m", "torch_geometric_stream", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    command.stdout.close()  # gone before the command writes its first line
+    err = command.stderr.read().decode()
+    assert command.wait(timeout=300) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def _interrupted_after(samples: int, monkeypatch) -> None:
+    """Ctrl-C once the run has evaluated ``samples`` samples (and saved its checkpoint)."""
+    evaluate = run_module.prequential
+
+    def interrupted(*args, callback=None, **kwargs):
+        def step(position, record):
+            if callback is not None:
+                callback(position, record)
+            if position + 1 == samples:
+                raise KeyboardInterrupt
+        return evaluate(*args, callback=step, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted)
+
+
+def _one_stderr_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+def test_an_interrupted_run_says_where_its_checkpoint_is_and_resumes_from_it(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    argv = quick_run(out, "--limit", "60", "--checkpoint", str(checkpoint),
+                     "--checkpoint-every", "20")
+    _interrupted_after(50, monkeypatch)
+    assert interrupted_main(argv) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted; last checkpoint in {checkpoint}: rerun the same command with "
+        f"--resume {checkpoint} to continue from it")
+    assert not out.exists()
+    monkeypatch.undo()
+    assert main([*argv, "--resume", str(checkpoint)]) == 0
+    record = _read(out)
+    assert (record["resumed_from"], record["n_samples"]) == (40, 60)
+
+
+def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    _interrupted_after(10, monkeypatch)
+    assert interrupted_main(quick_run(tmp_path / "run.json")) == 130
+    assert _one_stderr_line(capsys).startswith("run interrupted; nothing was saved")
+
+
+def test_shopper_without_a_data_folder_runs_on_the_bundled_copy(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TGS_DATA_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)  # no shared/data above it
+    out = tmp_path / "shopper.json"
+    assert main(["run", "--dataset", "shopper", "--model", "memory", "--limit", "30",
+                 "--quiet", "--output", str(out)]) == 0
+    assert "no data folder found: using the bundled Shopper copy" in capsys.readouterr().err
+    record = _read(out)
+    assert (record["dataset"], record["dataset_source"]) == ("Shopper", "bundled")
+    assert main(["run", "--dataset", "shuttle", "--limit", "30", "--quiet"]) == 2
+    assert "only Shopper is bundled" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("root, note", [("absent", "does not exist"),
+                                        ("file", "a file, not a folder")])
+def test_datasets_command_says_when_the_data_folder_is_not_one(tmp_path, capsys, root, note):
+    (tmp_path / "file").touch()
+    assert main(["datasets", "--root", str(tmp_path / root)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"data folder: {tmp_path / root} ({note}: every dataset below is missing)"
+
+
 def test_real_dataset_shuttle(tmp_path, dataset_root):
     out = tmp_path / "shuttle.json"
     assert main(["run", "--root", str(dataset_root("Shuttle")), "--dataset", "SHUTTLE",

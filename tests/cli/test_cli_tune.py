@@ -5,6 +5,8 @@ import json
 import pytest
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.tune import lambda_warning
 
 SMALL = ["--dataset", "synthetic", "--model", "sledge-light", "--limit", "60", "--seeds", "0"]
@@ -39,13 +41,40 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     assert json.loads(result.read_text())["config"]["hidden_channels"] == 16
 
 
-@pytest.mark.parametrize("grid, message", [("colour=red", "colour"),
-                                           ("k=1,2,1", "'k=1,2,1': 1 given twice")])
+@pytest.mark.parametrize("grid, message", [
+    ("colour=red", "colour"),
+    ("k=1,2,1", "'k=1,2,1': 1 given twice"),
+    # each point's run arguments are parsed and its configuration checked as run does
+    ("lr=1e-3,2e-3,fast", "--grid point lr=fast: torch_geometric_stream run: argument --lr: "
+                          "invalid float value: 'fast'"),
+    ("scaling=online,onlin", "--grid point scaling=onlin: torch_geometric_stream run: "
+                             "argument --scaling: invalid choice: 'onlin'"),
+    ("k=3,-1", "--grid point k=-1: configuration: k must be >= 0, got -1"),
+    ("hidden-channels=16,0", "--grid point hidden_channels=0: configuration: "),
+    ("labeled-size=10,5000", "--grid point labeled_size=5000: --labeled-size 5000 exceeds"),
+])
 def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message):
     assert main(["tune", *SMALL, "--grid", grid, "--out-dir", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error:") and message in err and "Traceback" not in err
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error:") and message in captured.err
+    assert len(captured.err.splitlines()) == 1 and "start" not in captured.out
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--dataset", "Shutle"], "error: dataset: Unknown dataset 'Shutle'"),
+    (["--model", "tlp", "--grid", "lr=0.1"],
+     "error: --grid: unknown configuration keys for model 'tlp': lr"),
+    (["--seeds", str(2 ** 64)], "error: --seeds must be below 2**64"),
+])
+def test_tune_rejects_a_bad_stream_model_or_seed_before_any_run(tmp_path, capsys, options,
+                                                                 message):
+    argv = ["tune", *SMALL, "--grid", "memory-size=40,60", *options, "--out-dir",
+            str(tmp_path)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(message) and len(captured.err.splitlines()) == 1
+    assert "start" not in captured.out and not list(tmp_path.iterdir())
 
 
 def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, capsys):
@@ -67,12 +96,39 @@ def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, cap
             == (tmp_path / "jobs" / "best_sledge-light_synthetic_0.01.json").read_text())
 
 
-def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys):
-    assert main(["tune", *SMALL, "--grid", "hidden-channels=0,16", "--out-dir", str(tmp_path)]) == 2
+def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys, monkeypatch):
+    def failing(*args, **kwargs):  # a run that fails once started, past tune's checks
+        raise UsageError("the stream broke")
+    monkeypatch.setattr(run_module, "prequential", failing)
+    assert main(["tune", *SMALL, "--grid", "hidden-channels=8,16", "--out-dir", str(tmp_path)]) == 2
     captured = capsys.readouterr()
-    assert "hidden_channels=0_seed0.json" in captured.err and "Traceback" not in captured.err
+    assert "hidden_channels=8_seed0.json" in captured.err and "Traceback" not in captured.err
     assert "hidden_channels=16" not in captured.out  # not started
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_an_interrupted_tune_keeps_its_finished_runs_and_a_rerun_runs_the_others(
+        tmp_path, capsys, monkeypatch, interrupted_main):
+    evaluate, started = run_module.prequential, []
+
+    def interrupted_second(*args, **kwargs):
+        started.append(1)
+        if len(started) == 2:
+            raise KeyboardInterrupt
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted_second)
+    argv = ["tune", *SMALL, "--grid", "hidden-channels=8,16", "--out-dir", str(tmp_path)]
+    assert interrupted_main(argv) == 130
+    err = capsys.readouterr().err
+    assert err == (f"tune interrupted; its 1 finished grid run(s) are kept in {tmp_path}: "
+                   f"rerun the same command to run only the others\n")
+    finished = tmp_path / "sledge-light_synthetic_0.01_hidden_channels=8_seed0.json"
+    assert [path.name for path in tmp_path.glob("*.json")] == [finished.name]
+    stamp = finished.stat().st_mtime_ns
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert "start sledge-light_synthetic_0.01_hidden_channels=8" not in capsys.readouterr().out
+    assert finished.stat().st_mtime_ns == stamp
 
 
 def test_tune_passes_the_preset_to_every_run_and_keeps_presets_apart(tmp_path, capsys):

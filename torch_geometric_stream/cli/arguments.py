@@ -1,18 +1,23 @@
-"""Parsing helpers of the command line: value types, seeds, devices, config files."""
+"""Parsing helpers of the command line: value types, seeds, devices, config files,
+output paths, the data folder option and help text."""
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import torch
 
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.datasets import default_data_root
 from torch_geometric_stream.validation import check_device as check_device_exists
+from torch_geometric_stream.validation import check_seed
 
 __all__ = ["Parser", "positive_int", "label_ratio", "tau_value", "parse_seeds", "check_device",
-           "read_config_file"]
+           "read_config_file", "check_output_file", "check_folder", "add_root_option",
+           "plain_text"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -70,19 +75,22 @@ def coefficient_value(text: str) -> str | float:
     return value
 
 
-def parse_seeds(values: Optional[Sequence[str]]) -> list[int]:
-    """Seeds from repeated ``--seed`` options, each an integer or a comma list
-    (duplicates dropped, order kept); ``[0]`` when none is given."""
+def parse_seeds(values: Optional[Sequence[str]], option: str = "--seed") -> list[int]:
+    """Seeds from repeated ``option`` options, each an integer in [0, 2**64) or
+    a comma list of them (duplicates dropped, order kept); ``[0]`` when none is
+    given."""
     seeds: list[int] = []
     for value in values or ["0"]:
         for part in value.split(","):
             try:
                 seed = int(part)
             except ValueError:
-                raise UsageError(f"--seed expects integers or comma lists of integers, "
+                raise UsageError(f"{option} expects integers or comma lists of integers, "
                                  f"got {value!r}") from None
-            if seed < 0:
-                raise UsageError(f"seeds must be non-negative, got {seed}")
+            try:
+                check_seed(seed, option)  # what torch.manual_seed takes
+            except ValueError as error:
+                raise UsageError(str(error)) from None
             if seed not in seeds:
                 seeds.append(seed)
     return seeds
@@ -114,3 +122,42 @@ def read_config_file(path: Optional[Path]) -> Optional[dict[str, Any]]:
         raise UsageError(f"--config file {path} must hold a JSON object, "
                          f"got {type(content).__name__}")
     return content
+
+
+def check_output_file(option: str, path: Path) -> None:
+    """Refuse, before any work, an output file that could not be written at
+    the end: a folder, or a file in a folder that does not exist or is a file."""
+    if path.is_dir():
+        raise UsageError(f"{option}: {path} is a folder; give a file name")
+    check_folder(option, path.parent)
+
+
+def check_folder(option: str, folder: Path, must_exist: bool = True) -> None:
+    """Refuse an output folder that is a file or lies in one, or (``must_exist``)
+    that does not exist; else ``folder`` can be created with its parents."""
+    nearest = next(path for path in (folder, *folder.parents) if path.exists())
+    if not nearest.is_dir():
+        raise UsageError(f"{option}: {nearest} is a file, not a folder")
+    if must_exist and nearest != folder:
+        raise UsageError(f"{option}: folder {folder} does not exist")
+
+
+def add_root_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The ``--root DIR`` option: the data folder, by default
+    :func:`~torch_geometric_stream.datasets.default_data_root` (as found now)."""
+    default = default_data_root()
+    found = "none found here" if default is None else f"here {default}".replace("%", "%%")
+    parser.add_argument("--root", type=Path, default=default, metavar="DIR",
+                        help=f"folder with one sub-folder per dataset (default: "
+                             f"$TGS_DATA_ROOT or the nearest shared/data; {found})")
+
+
+#: A reStructuredText role (``:mod:`~a.b```) and an inline literal (````x````).
+_RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(rst: str) -> str:
+    """A docstring's reStructuredText as plain help text: roles and inline
+    literals become their bare text."""
+    return _RST_LITERAL.sub(r"\1", _RST_ROLE.sub(r"\1", rst))

@@ -33,8 +33,9 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS",
-           "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_not_fixed",
-           "check_read", "parse_tau", "resolve_config", "resolve_stream_entries"]
+           "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_given",
+           "check_not_fixed", "check_read", "parse_tau", "resolve_config",
+           "resolve_stream_entries"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -484,6 +485,18 @@ def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
     return dict(entries)
 
 
+def check_given(model: str, entries: Mapping[str, Any], source: str) -> None:
+    """Refuse entries a user sets on purpose (options, ``--grid``) that model
+    ``model`` does not take, sets itself (:func:`check_not_fixed`) or never
+    reads (:func:`check_read`).
+
+    Raises:
+        UsageError: naming the entries and ``source``.
+    """
+    _checked(entries, config_keys(model), model, source)
+    check_read(model, entries, source)
+
+
 def check_not_fixed(model: str, entries: Mapping[str, Any], source: str) -> None:
     """Refuse entries that model ``model`` sets itself
     (:func:`~torch_geometric_stream.cli.models.fixed_config_entries`) unless they
@@ -570,8 +583,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if config_file is not None:
         config.update(_checked(config_file, allowed, model, "--config file"))
     given = {key: value for key, value in overrides.items() if value is not None}
-    config.update(_checked(given, allowed, model, "options"))
-    check_read(model, given, "options")
+    check_given(model, given, "options")
+    config.update(given)
     _check_memory_options(given)
     chosen = {**(config_file or {}), **given}
     if "scaling" in chosen and chosen["scaling"] not in ROBUST_SCALINGS:
@@ -632,6 +645,10 @@ def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: fl
     if config["labeled_size"] is None:
         config["labeled_size"] = paper_memory_sizes(num_classes, label_ratio,
                                                     config["memory_size"])[0]
+    if config["unlabeled_size"] is None and config["labeled_size"] > config["memory_size"]:
+        raise UsageError(f"--labeled-size {config['labeled_size']} exceeds the memory size "
+                         f"{config['memory_size']} (--memory-size), leaving no room for the "
+                         f"unlabeled memory; raise --memory-size or lower --labeled-size")
     if config["unlabeled_size"] is None:
         config["unlabeled_size"] = config["memory_size"] - config["labeled_size"]
     if light and config["light_memory"] == "per-class":

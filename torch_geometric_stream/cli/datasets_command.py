@@ -43,6 +43,17 @@ def _status(root: Optional[Path], info: DatasetInfo) -> str:
     return f"partial ({present} of {len(info.expected_files)} files)" if present else "empty"
 
 
+def _describe_root(root: Optional[Path]) -> str:
+    """``root`` for the listing's first line, with a note where it is no folder."""
+    if root is None:
+        return "(none: pass --root DIR)"
+    if not root.exists():
+        return f"{root} (does not exist: every dataset below is missing)"
+    if not root.is_dir():
+        return f"{root} (a file, not a folder: every dataset below is missing)"
+    return str(root)
+
+
 def datasets_command(args: argparse.Namespace) -> int:
     """Print name, paper shape, local status, URL and expected files of each dataset."""
     root = None if args.root is None else Path(args.root)
@@ -50,7 +61,7 @@ def datasets_command(args: argparse.Namespace) -> int:
     rows = [(info.name, str(info.paper_rows), str(info.paper_features), str(info.paper_classes),
              _status(root, info), info.url) for info in DATASETS.values()]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    print(f"data folder: {root if root is not None else '(none: pass --root DIR)'}")
+    print(f"data folder: {_describe_root(root)}")
     print("  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip())
     for row, info in zip(rows, DATASETS.values()):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

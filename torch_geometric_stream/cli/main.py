@@ -3,29 +3,30 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from torch_geometric_stream.baselines import BASELINES
-from torch_geometric_stream.cli.arguments import (Parser, coefficient_value, label_ratio,
-                                                  positive_int, tau_value)
+from torch_geometric_stream.cli.arguments import (Parser, add_root_option, coefficient_value,
+                                                  label_ratio, positive_int, tau_value)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, PRESETS
 from torch_geometric_stream.cli.datasets_command import datasets_command
-from torch_geometric_stream.cli.errors import UsageError, one_line
+from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
-                                            run_command)
-from torch_geometric_stream.datasets import DATASETS, DatasetError, default_data_root
+                                            SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES, run_command)
+from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS)
-from torch_geometric_stream.graph import NORMALIZATIONS
+from torch_geometric_stream.graph import NORMALIZATIONS, STRUCTURE_LOSS_FORMS
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "dispatch", "main"]
 
 
 def _published(key: str) -> str:
@@ -58,10 +59,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     data.add_argument("--dataset", metavar="NAME",
                       help=f"one of {', '.join(DATASETS)} (case-insensitive), 'synthetic' "
                            f"(drift from --synthetic-drift) or 'synthetic-<drift>' "
-                           f"(default: the bundled Shopper stream)")
-    data.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR",
-                      help="folder with one sub-folder per dataset "
-                           "(default: $TGS_DATA_ROOT or the nearest shared/data; %(default)s)")
+                           f"(default: the bundled Shopper stream, which Shopper also "
+                           f"uses when no data folder is found)")
+    add_root_option(data)
     data.add_argument("--limit", type=positive_int, metavar="N",
                       help=f"only the first N samples (default: all; {BUNDLED_LIMIT} for the "
                            f"bundled default)")
@@ -93,11 +93,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "as counts, durations, amounts) or auto (none for streams with a "
                            "known value range, i.e. images, else signed-log1p; the default of "
                            "the SLeDGe family, the baselines default to none)")
-    data.add_argument("--synthetic-samples", type=positive_int, default=5000, metavar="N",
-                      help="length of the synthetic stream (default: %(default)s)")
+    data.add_argument("--synthetic-samples", type=positive_int, metavar="N",
+                      help=f"length of the synthetic stream (default: {SYNTHETIC_SAMPLES})")
     data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
-                      default="sudden", help="drift of the synthetic stream "
-                                             "(default: %(default)s)")
+                      help=f"drift of --dataset synthetic (default: {SYNTHETIC_DRIFT})")
     protocol = run.add_argument_group("protocol")
     protocol.add_argument("--model", choices=MODEL_NAMES,
                           help=f"default: {DEFAULT_MODEL} ({BUNDLED_MODEL} for the default job)")
@@ -142,7 +141,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         ("--num-layers", int, "GCN layers of the classifier f_B"),
         ("--hidden-channels", int, "hidden width"),
         ("--labeled-size", int,
-         "labeled memory L (sledge-light --light-memory per-class: one per class)"),
+         "labeled memory L (default: the paper's rule, 100 from 0.5 %% labels on, else "
+         "max(c, 10); sledge-light --light-memory per-class: one per class)"),
         ("--unlabeled-size", int, "unlabeled memory U (default: memory size - L)"),
         ("--memory-size", int, "total memory M (also the baselines' memory)")))
     hyper.add_argument("--tau", type=tau_value, metavar="X",
@@ -177,8 +177,18 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="where each GCN layer adds its bias: 'after' propagation "
                             "(default, PyG's GCNConv) or 'before' it (the paper's text and "
                             "the authors' code: a biased linear map, then A_hat)")
-    hyper.add_argument("--regularizer", choices=("plain", "frobenius"))
-    hyper.add_argument("--propagation", choices=PROPAGATIONS)
+    hyper.add_argument("--regularizer", choices=STRUCTURE_LOSS_FORMS,
+                       help="form of the structure regularizer: 'plain' (default, the authors' "
+                            "code: mean squared difference of the cosine-similarity matrices) "
+                            "or 'frobenius' (the paper: both matrices divided by their "
+                            "Frobenius norm first)")
+    hyper.add_argument("--propagation", choices=PROPAGATIONS,
+                       help="how the top-k graph is propagated: 'sparse' (default: CSR "
+                            "sparse-matrix products over the rows a prediction or loss "
+                            "needs), 'message_passing' (the same subgraph through GCNConv's "
+                            "propagate) or 'dense' (dense (N, N) adjacency products over "
+                            "every row, for checks and benchmarks); the same results up to "
+                            "rounding, which a long stream can amplify")
     hyper.add_argument("--class-prior", choices=CLASS_PRIORS,
                        help="class prior of the predictions: 'memory' (default, the paper: "
                             "the balanced labeled memory's) or 'stream' (the labeled "
@@ -243,11 +253,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
 def _add_config_flags(group: argparse._ArgumentGroup,
                       flags: Sequence[tuple[str, Callable[[str], Any], str]]) -> None:
     """One option per ``(flag, type, help)`` that sets the configuration entry
-    of its name (``--k`` -> ``k``), its help ending with the package default."""
+    of its name (``--k`` -> ``k``), its help ending with the package default
+    (where it is a value: ``None`` entries are resolved per run, as ``help`` says)."""
     for flag, kind, text in flags:
         default = DEFAULT_CONFIG[flag[2:].replace("-", "_")]
         group.add_argument(flag, type=kind, metavar="X" if kind is float else "N",
-                           help=f"{text} (package default: {default})")
+                           help=text if default is None else f"{text} (package default: "
+                                                             f"{default})")
 
 
 def build_parser() -> Parser:
@@ -259,17 +271,34 @@ def build_parser() -> Parser:
     add_tune_parser(commands)
     datasets = commands.add_parser("datasets", help="list the paper's datasets and which "
                                                     "are found under --root")
-    datasets.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR",
-                          help="folder with one sub-folder per dataset (default: %(default)s)")
+    add_root_option(datasets)
     datasets.set_defaults(handler=datasets_command)
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; bad input prints one ``error:`` line and returns 2."""
+def dispatch(argv: Optional[Sequence[str]] = None) -> int:
+    """Parse ``argv`` and run its command; bad input prints one ``error:`` line
+    and returns 2. An interrupt propagates (to the enclosing command or :func:`main`)."""
     try:
         args = build_parser().parse_args(argv)
         return args.handler(args)
     except (UsageError, DatasetError) as error:
         print(f"error: {one_line(error)}", file=sys.stderr)
         return 2
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line: :func:`dispatch`, and for Ctrl-C the interrupted
+    command's one line on stderr (exit code 130); a closed stdout (``| head``)
+    ends it quietly."""
+    try:
+        code = dispatch(argv)
+        sys.stdout.flush()  # a reader gone shows here, not in the interpreter's last flush
+        return code
+    except KeyboardInterrupt as interrupt:  # an Interrupted says what is kept
+        print(str(interrupt) or "interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT_CODE
+    except BrokenPipeError:
+        # the Python documentation's idiom (library/signal, "Note on SIGPIPE")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -40,6 +40,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
         on_success (callable, optional): called with a command's output path as
             soon as that command succeeds (e.g. to delete its checkpoint), so
             that an interrupted batch has tidied up after every finished run.
+
+    On Ctrl-C no further command starts; the interrupt propagates once the
+    running ones have ended.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -66,12 +69,16 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
     if jobs == 1:
         return [run(command) for command in commands]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(run, commands))
+        try:
+            return list(pool.map(run, commands))
+        except KeyboardInterrupt:  # start no further command; the running ones finish
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def _run_here(argv: list[str], output: Path, threads: int) -> int:
-    from torch_geometric_stream.cli.main import main  # the parser lives there
-    return main(argv)
+    from torch_geometric_stream.cli.main import dispatch  # the parser lives there
+    return dispatch(argv)
 
 
 def _run_in_worker(argv: list[str], output: Path, threads: int) -> int:

@@ -2,30 +2,35 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import torch
 
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
-from torch_geometric_stream.cli.arguments import (check_device, parse_seeds, read_config_file)
+from torch_geometric_stream.cli.arguments import (check_device, check_output_file, parse_seeds,
+                                                  read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
-from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
                                                build_learner, build_transform)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
                                              make_synthetic_dataset, resolve_dataset_name)
-from torch_geometric_stream.datasets.bundled import load_bundled_dataset
+from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import (PrequentialRecord, StreamTransform,
-                                               check_plot_path, make_label_mask,
-                                               plot_running_accuracy, prequential)
+from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
+                                               StreamTransform, check_plot_path,
+                                               make_label_mask, plot_running_accuracy,
+                                               prequential)
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
+           "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "Stream", "check_run", "load_stream",
            "run_command"]
 
 #: Model when ``--dataset`` is given.
@@ -33,6 +38,10 @@ DEFAULT_MODEL = "sledge"
 #: Model and sample limit of the default job (bundled Shopper stream, no ``--dataset``).
 BUNDLED_MODEL = "sledge-light"
 BUNDLED_LIMIT = 2000
+#: Drift and length of ``--dataset synthetic`` without ``--synthetic-drift`` /
+#: ``--synthetic-samples``.
+SYNTHETIC_DRIFT = "sudden"
+SYNTHETIC_SAMPLES = 5000
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
@@ -71,27 +80,37 @@ def user_input(what: str) -> Iterator[None]:
         raise UsageError(f"{what}: {error}") from error
 
 
-def _load_stream(args: argparse.Namespace) -> tuple[StreamDataset, str, str]:
-    """``(dataset, canonical name, source)`` for ``--dataset`` (bundled default without)."""
+#: ``(dataset, canonical name, source)`` of a run's stream.
+Stream = tuple[StreamDataset, str, str]
+
+
+def _load_stream(args: argparse.Namespace) -> Stream:
+    """The :data:`Stream` of ``--dataset`` (the bundled default without; the
+    bundled copy for Shopper too when no data folder is found)."""
+    drift = None if args.dataset is None else _synthetic_drift(args.dataset, args.synthetic_drift)
+    _check_synthetic_options(args, drift)
     if args.dataset is None:
-        return load_bundled_dataset(), "Shopper", "bundled"
-    drift = _synthetic_drift(args.dataset, args.synthetic_drift)
+        return load_bundled_dataset(), BUNDLED_DATASET, "bundled"
     if drift is not None:
-        dataset = make_synthetic_dataset(args.synthetic_samples, drift=drift)
+        dataset = make_synthetic_dataset(args.synthetic_samples or SYNTHETIC_SAMPLES, drift=drift)
         return dataset, dataset.name, "synthetic"
     name = resolve_dataset_name(args.dataset)
+    if args.root is None and name == BUNDLED_DATASET:
+        print(f"no data folder found: using the bundled {name} copy", file=sys.stderr)
+        return load_bundled_dataset(), name, "bundled"
     if args.root is None:
-        raise UsageError("no data folder found: pass --root DIR or set TGS_DATA_ROOT")
+        raise UsageError(f"no data folder found: pass --root DIR or set TGS_DATA_ROOT (only "
+                         f"{BUNDLED_DATASET} is bundled)")
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
 
 
-def _synthetic_drift(name: str, flag_drift: str) -> Optional[str]:
+def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
     ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
     so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
     name = name.strip().lower()
     if name == "synthetic":
-        return flag_drift
+        return flag_drift or SYNTHETIC_DRIFT
     prefix, _, drift = name.partition("-")
     if prefix != "synthetic":
         return None
@@ -101,20 +120,84 @@ def _synthetic_drift(name: str, flag_drift: str) -> Optional[str]:
     return drift
 
 
+def _check_synthetic_options(args: argparse.Namespace, drift: Optional[str]) -> None:
+    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` where the stream
+    does not read them (``drift``: the synthetic stream's, ``None`` for another
+    stream): setting them would change nothing."""
+    plain = drift is not None and args.dataset.strip().lower() == "synthetic"
+    for flag, value, read, readers in (
+            ("--synthetic-samples", args.synthetic_samples, drift is not None,
+             "the synthetic datasets do"),
+            ("--synthetic-drift", args.synthetic_drift, plain,
+             "--dataset synthetic does")):
+        if value is not None and not read:
+            stream = ("the bundled default stream" if args.dataset is None
+                      else f"--dataset {args.dataset}")
+            raise UsageError(f"{stream} does not read {flag} (only {readers}; setting it "
+                             f"changes nothing); drop it")
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
-    _check_output_folders(args)
+    _check_output_paths(args)
     torch.set_num_threads(args.threads)
-    # Flush from the start, so that torch's worker threads (which loading a
-    # large stream starts) flush too: a thread takes the setting it starts with.
-    with flush_denormal() if args.flush_denormal else nullcontext():
-        return _run_seeds(args, seeds)
+    checkpoint_before = _modified(args.checkpoint)
+    try:
+        # Flush from the start, so that torch's worker threads (which loading a
+        # large stream starts) flush too: a thread takes the setting it starts with.
+        with flush_denormal() if args.flush_denormal else nullcontext():
+            return _run_seeds(args, seeds)
+    except KeyboardInterrupt:
+        raise Interrupted(_interrupted(args, checkpoint_before)) from None
 
 
-def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
-    """:func:`run_command` after its checks: load, build, evaluate and report."""
+def _modified(path: Optional[Path]) -> Optional[int]:
+    """When file ``path`` was last written (ns), ``None`` if it is not there."""
+    return path.stat().st_mtime_ns if path is not None and path.exists() else None
+
+
+def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int]) -> str:
+    """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
+    to continue from it (``checkpoint_before``: the checkpoint file's time
+    before the run; unchanged, the run wrote none)."""
+    if args.checkpoint is None:
+        return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
+    if _modified(args.checkpoint) in (None, checkpoint_before):
+        return (f"run interrupted before its first checkpoint (this run wrote none to "
+                f"{args.checkpoint})")
+    resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
+    return (f"run interrupted; last checkpoint in {args.checkpoint}: rerun the same command"
+            f"{resume} to continue from it")
+
+
+@dataclass
+class RunPlan:
+    """What ``run`` resolves and checks before its stream starts."""
+    model: str
+    device: str
+    cuda_graph: bool
+    limit: Optional[int]
+    stream: Stream
+    config: dict[str, Any]
+
+
+def load_stream(args: argparse.Namespace) -> Stream:
+    """The :data:`Stream` of a ``run``'s arguments, cut to its limit."""
+    with user_input("dataset"):
+        dataset, name, source = _load_stream(args)
+    limit = _limit(args)
+    return (dataset if limit is None else dataset.head(limit)), name, source
+
+
+def _limit(args: argparse.Namespace) -> Optional[int]:
+    return args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
+
+
+def _plan(args: argparse.Namespace, stream: Optional[Stream] = None) -> RunPlan:
+    """Model, device, stream (``stream`` if given, already loaded with the same
+    arguments) and configuration of a run, each checked."""
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
     device = check_device(args.device, gpu_capable=model in SLEDGE_VARIANTS)
     graphable = device.startswith("cuda") and model in SLEDGE_VARIANTS
@@ -122,55 +205,85 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
         raise UsageError(f"--cuda-graph needs a SLeDGe model on CUDA, got model {model!r} on "
                          f"device {device}")
     cuda_graph = graphable if args.cuda_graph is None else args.cuda_graph
-    limit = args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
-    with user_input("dataset"):
-        dataset, name, source = _load_stream(args)
-    if limit is not None:
-        dataset = dataset.head(limit)
+    if stream is None:
+        stream = load_stream(args)
+    dataset, name, _ = stream
     overrides = {key: getattr(args, key) for key in OVERRIDE_KEYS}
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
                                 read_config_file(args.config), num_classes=dataset.num_classes,
                                 preset=args.preset)
         resolve_stream_entries(config, model, dataset.value_range)
+    return RunPlan(model, device, cuda_graph, _limit(args), stream, config)
+
+
+def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
+              ) -> tuple[Any, Any, StreamTransform]:
+    """The learner, label mask and input transform of one seed of ``plan``."""
+    dataset = plan.stream[0]
+    with user_input("configuration"):
+        learner = build_learner(plan.model, dataset.num_features, dataset.num_classes,
+                                plan.config, seed, plan.device)
+        mask = make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
+        transform = build_transform(plan.config, dataset, seed)
+    return learner, mask, transform
+
+
+def check_run(args: argparse.Namespace, stream: Stream) -> None:
+    """Every check ``run`` makes of its configuration before the stream starts
+    (its first seed's learner built), without running: ``tune`` checks each grid
+    point so, on ``stream``, loaded once for all of them.
+
+    Raises:
+        UsageError: what the run would refuse.
+    """
+    _seed_run(args, _plan(args, stream), parse_seeds(args.seed)[0])
+
+
+def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
+    """:func:`run_command` after its checks: load, build, evaluate and report."""
+    plan = _plan(args)
+    dataset, name, source = plan.stream
     results, records = {}, []
     for seed in seeds:
-        with user_input("configuration"):
-            learner = build_learner(model, dataset.num_features, dataset.num_classes, config,
-                                    seed, device)
-            mask = make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
-            transform = build_transform(config, dataset, seed)
-        run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": model,
-                               "label_ratio": args.label_ratio, "label_mask": args.label_mask,
-                               "seed": seed, "limit": limit, "preset": args.preset,
-                               "threads": args.threads, "flush_denormal": args.flush_denormal,
-                               "device": device, "cuda_graph": cuda_graph}
-        identity = {**{key: run[key] for key in RESUME_KEYS},
-                    "num_samples": dataset.num_samples,
-                    **{f"config.{key}": value for key, value in config.items()}}
-        start, initial = 0, None
-        if args.resume is not None:
-            with user_input("--resume"):
-                state = load_checkpoint(args.resume, learner, transform=transform,
-                                        expect=identity, assume=OLDER_CHECKPOINTS)
-            start, initial = state.position, state.record
-            run["resumed_from"] = start
-        stepper = CUDAGraphStep(learner) if cuda_graph else learner
-        result = prequential(stepper, dataset, label_mask=mask, transform=transform,
-                             progress=not args.quiet, start=start, initial=initial,
-                             flush_denormal=args.flush_denormal,
-                             callback=_checkpointer(args, learner, transform, identity,
-                                                    dataset.num_samples))
-        record = run_record(result, run=run, config=config)
-        _write_outputs(args, result, record, seed, several=len(seeds) > 1)
-        results[f"seed {seed}"] = result
+        results[f"seed {seed}"], record = _run_seed(args, plan, seed)
+        _write_outputs(args, results[f"seed {seed}"], record, seed, several=len(seeds) > 1)
         records.append(record)
     if args.plot is not None:
-        plot_running_accuracy(results, args.plot, title=f"{model} on {name}")
-    print(f"{model} on {name} ({source}), label ratio {args.label_ratio}, "
+        plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
+    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, "
           f"{dataset.num_samples} samples")
     print(summary_table(records))
     return 0
+
+
+def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int
+              ) -> tuple[PrequentialResult, dict[str, Any]]:
+    """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and record."""
+    dataset, name, source = plan.stream
+    learner, mask, transform = _seed_run(args, plan, seed)
+    run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": plan.model,
+                           "label_ratio": args.label_ratio, "label_mask": args.label_mask,
+                           "seed": seed, "limit": plan.limit, "preset": args.preset,
+                           "threads": args.threads, "flush_denormal": args.flush_denormal,
+                           "device": plan.device, "cuda_graph": plan.cuda_graph}
+    identity = {**{key: run[key] for key in RESUME_KEYS},
+                "num_samples": dataset.num_samples,
+                **{f"config.{key}": value for key, value in plan.config.items()}}
+    start, initial = 0, None
+    if args.resume is not None:
+        with user_input("--resume"):
+            state = load_checkpoint(args.resume, learner, transform=transform,
+                                    expect=identity, assume=OLDER_CHECKPOINTS)
+        start, initial = state.position, state.record
+        run["resumed_from"] = start
+    stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
+    result = prequential(stepper, dataset, label_mask=mask, transform=transform,
+                         progress=not args.quiet, start=start, initial=initial,
+                         flush_denormal=args.flush_denormal,
+                         callback=_checkpointer(args, learner, transform, identity,
+                                                dataset.num_samples))
+    return result, run_record(result, run=run, config=plan.config)
 
 
 def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:
@@ -192,13 +305,14 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
                                end=end, transform=transform, extra=identity)
 
 
-def _check_output_folders(args: argparse.Namespace) -> None:
-    """Fail before the run, not after it, when an output folder does not exist or
-    the plot cannot be written (no matplotlib, a format it does not write)."""
+def _check_output_paths(args: argparse.Namespace) -> None:
+    """Fail before the run, not after it, when an output file cannot be written
+    (a folder, a missing folder) or the plot cannot be (no matplotlib, a format
+    it does not write)."""
     for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
                          ("--checkpoint", args.checkpoint)):
-        if path is not None and not path.parent.is_dir():
-            raise UsageError(f"{option}: folder {path.parent} does not exist")
+        if path is not None:
+            check_output_file(option, path)
     if args.plot is not None:
         try:
             check_plot_path(args.plot)

@@ -35,18 +35,22 @@ import itertools
 import json
 import statistics
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
-from torch_geometric_stream.cli.arguments import label_ratio, parse_seeds, positive_int
-from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_not_fixed,
-                                                check_read, resolve_config)
-from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.arguments import (add_root_option, check_folder,
+                                                  check_output_file, label_ratio, parse_seeds,
+                                                  plain_text, positive_int)
+from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
+                                                resolve_config)
+from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS
-from torch_geometric_stream.datasets import default_data_root, resolve_dataset_name
+from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
+                                            check_run, load_stream)
+from torch_geometric_stream.datasets import DATASETS, resolve_dataset_name
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
 
@@ -97,6 +101,11 @@ def _search_name(args: argparse.Namespace) -> str:
     ``paper``: runs of different presets never share (or skip on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
     return f"{args.model}_{args.dataset}_{args.label_ratio:g}{preset}"
+
+
+def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
+    """The JSON of one grid point and seed."""
+    return args.out_dir / f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json"
 
 
 def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
@@ -188,8 +197,7 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
     """Run every ``(point, seed)`` whose JSON is not in ``paths`` yet (and record its path)."""
     for point in points:
         for seed in seeds:
-            paths[_point_name(point), seed] = args.out_dir / (
-                f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json")
+            paths[_point_name(point), seed] = _run_path(args, point, seed)
     present = {key: path for key, path in paths.items() if path.exists()}
     _check_limits({key: json.loads(path.read_text()) for key, path in present.items()},
                   present, args.limit)  # before any run: stale JSONs cost no run
@@ -226,23 +234,63 @@ def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], path: Path) 
                              f"{row.std:.6f}", f"{row.ms_per_sample:.3f}"])
 
 
+def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int) -> None:
+    """Parse every grid point's ``run`` arguments and check its configuration as
+    ``run`` does, before the first point runs: a typo fails now, not hours in."""
+    from torch_geometric_stream.cli.main import build_parser  # main imports this module
+    parser, runs = build_parser(), []
+    for point in points:
+        with _grid_point(point):
+            runs.append(parser.parse_args(_run_argv(args, point, seed,
+                                                    _run_path(args, point, seed))))
+    stream = load_stream(runs[0])  # the same for every point
+    for point, run_args in zip(points, runs):
+        with _grid_point(point):
+            check_run(run_args, stream)
+
+
+@contextmanager
+def _grid_point(point: dict[str, str]) -> Iterator[None]:
+    """Name grid point ``point`` in the :class:`UsageError` its arguments raise."""
+    try:
+        yield
+    except UsageError as error:
+        raise UsageError(f"--grid point {_point_name(point)}: {one_line(error)}") from None
+
+
 def tune_command(args: argparse.Namespace) -> int:
+    """Run the grid's missing points, rank them and write the best configuration;
+    Ctrl-C keeps the finished points (a rerun continues with the others)."""
+    paths: dict[tuple[str, int], Path] = {}
+    try:
+        return _tune(args, paths)
+    except KeyboardInterrupt:
+        finished = sum(path.exists() for path in paths.values())
+        raise Interrupted(f"tune interrupted; its {finished} finished grid run(s) are kept in "
+                          f"{args.out_dir}: rerun the same command to run only the "
+                          f"others") from None
+
+
+def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
+    """:func:`tune_command`, recording the JSON of each grid run in ``paths``."""
     grid = parse_grid(args.grid)
-    check_not_fixed(args.model, grid, "--grid")  # a list of values is never the fixed one
-    check_read(args.model, grid, "--grid")
-    seeds = parse_seeds(args.seeds)
-    confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds) if seed not in seeds]
-                     if args.confirm_seeds else [])
+    check_given(args.model, grid, "--grid")  # a list of values is never the fixed one
+    seeds = parse_seeds(args.seeds, "--seeds")
+    confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds, "--confirm-seeds")
+                      if seed not in seeds] if args.confirm_seeds else [])
     if args.confirm_top is not None and not confirm_seeds:
         raise UsageError("--confirm-top needs --confirm-seeds with seeds not in --seeds")
     if confirm_seeds and args.confirm_top is None:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    check_folder("--out-dir", args.out_dir, must_exist=False)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    _check_points(args, points, seeds[0])
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.best is not None:
+        check_output_file("--best", args.best)
     warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points)
     if warning:
         print(warning, file=sys.stderr)
-    paths: dict[tuple[str, int], Path] = {}
     _run_missing(args, points, seeds, paths)
     records = {key: json.loads(path.read_text()) for key, path in paths.items()}
     _check_same_settings(records, paths, grid)
@@ -316,12 +364,16 @@ def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
 
 def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune = commands.add_parser("tune", help="resumable grid search over run options",
-                               description=__doc__,
+                               description=plain_text(__doc__),
                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    tune.add_argument("--dataset", required=True, metavar="NAME")
-    tune.add_argument("--root", type=Path, default=default_data_root(), metavar="DIR")
-    tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL)
-    tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R")
+    tune.add_argument("--dataset", required=True, metavar="NAME",
+                      help=f"the stream every run evaluates on: one of {', '.join(DATASETS)} "
+                           f"(case-insensitive) or a synthetic one (see run --help)")
+    add_root_option(tune)
+    tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
+                      help="the model every run evaluates (default: %(default)s)")
+    tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
+                      help="fraction of labeled samples in (0, 1] (default: %(default)s)")
     tune.add_argument("--preset", choices=PRESETS, default="paper",
                       help="the grid's base: the paper's per-dataset settings (default) or "
                            "the package defaults (see run --help)")
