@@ -66,7 +66,10 @@ def test_gsad_missing_batches_warn_and_strict_raises(tmp_path, write):
     with pytest.warns(UserWarning, match="batch7.dat, batch10.dat"):
         ds = load_dataset("GSAD", tmp_path)
     assert ds.num_samples == 16 and "batch7.dat" in ds.notes
-    with pytest.raises(DatasetNotFoundError, match="(?s)batch7.dat, batch10.dat.*gas\\+sensor"):
+    # before: "streaming only the others", then nothing streamed
+    with pytest.raises(DatasetNotFoundError,
+                       match="(?s)strict: nothing is streamed\\): batch7.dat, batch10.dat"
+                             ".*gas\\+sensor"):
         load_dataset("GSAD", tmp_path, strict=True)
 
 

@@ -137,10 +137,11 @@ def load_gsad(folder: Path, strict: bool = False) -> StreamDataset:
     if not present:
         raise DatasetNotFoundError("None of the GSAD batch files was found")
     if missing:
-        message = f"GSAD batches missing, streaming only the others: {', '.join(missing)}"
         if strict:
-            raise DatasetNotFoundError(message)
-        warnings.warn(message, stacklevel=3)
+            raise DatasetNotFoundError(f"GSAD batches missing (strict: nothing is streamed): "
+                                       f"{', '.join(missing)}")
+        warnings.warn(f"GSAD batches missing, streaming only the others: {', '.join(missing)}",
+                      stacklevel=3)
     labels, rows = [], []
     for file_name in present:
         with open_text(folder / file_name) as handle:
