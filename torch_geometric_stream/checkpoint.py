@@ -69,11 +69,8 @@ machine.
 """
 from __future__ import annotations
 
-import contextlib
 import copy
-import os
 import random
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
@@ -84,6 +81,7 @@ from torch import nn
 
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
+from torch_geometric_stream.files import atomic_write
 
 __all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
            "checkpoint_callback", "FORMAT_VERSION"]
@@ -288,33 +286,8 @@ def load_checkpoint(path: PathLike, learner: Any, *,
 
 # ------------------------------------------------------------------ writing
 def _atomic_save(payload: Dict[str, Any], path: Path) -> None:
-    """``torch.save`` into a temporary file beside ``path``, fsync, rename onto ``path``."""
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False)
-    try:
-        with handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(handle.name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(handle.name)
-        raise
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename durable where folders can be fsync'ed (POSIX)."""
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:  # e.g. Windows
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    """``torch.save`` ``payload`` onto ``path`` atomically (see :func:`atomic_write`)."""
+    atomic_write(path, lambda handle: torch.save(payload, handle))
 
 
 # --------------------------------------------------------------- the learner

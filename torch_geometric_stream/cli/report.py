@@ -14,6 +14,7 @@ import torch
 
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialResult, accuracy_curve
+from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["CURVE_POINTS", "run_record", "cpu_model", "machine_description", "seed_path",
            "write_json", "summary_table"]
@@ -93,9 +94,9 @@ def seed_path(path: Optional[Path], seed: int, several: bool) -> Optional[Path]:
 
 
 def write_json(record: Mapping[str, Any], path: Path) -> Path:
-    """Write ``record`` as indented JSON."""
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return path
+    """Write ``record`` as indented JSON, atomically (a rerun that skips a run
+    whose JSON exists never reads half of one)."""
+    return atomic_write_text(path, json.dumps(record, indent=2) + "\n")
 
 
 def _cell(value: Any, fmt: str) -> str:

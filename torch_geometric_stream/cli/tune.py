@@ -51,6 +51,7 @@ from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
                                             check_run, load_stream)
 from torch_geometric_stream.datasets import DATASETS, resolve_dataset_name
+from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
 
@@ -314,7 +315,7 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     _write_ranking(rows, grid, ranking_path)
     best = {key: value for key, value in rows[0].config.items() if key in config_keys(args.model)}
     best_path = args.best or args.out_dir / f"best_{_search_name(args)}.json"
-    best_path.write_text(json.dumps(best, indent=2, sort_keys=True) + "\n")
+    atomic_write_text(best_path, json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"ranking written to {ranking_path}")
     print(f"best configuration written to {best_path} (use: "
           f"{' '.join(_best_run_argv(args, best_path))})")

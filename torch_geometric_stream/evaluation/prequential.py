@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
+from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import check_positive_int
 
@@ -82,9 +83,7 @@ class PrequentialResult:
         if clashes:
             raise ValueError(f"extra must not redefine the keys {clashes}")
         payload.update(extra or {})
-        path = Path(path)
-        path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-        return path
+        return atomic_write_text(path, json.dumps(payload, indent=2))
 
     def save_csv(self, path: PathLike) -> Path:
         """Write one row per sample: ``index, label, prediction, correct, labeled``."""

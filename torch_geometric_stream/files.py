@@ -1,0 +1,51 @@
+"""Atomic file writes: a reader, or a rerun that skips finished work because its
+file exists, never sees half a file, even after a crash or Ctrl-C mid-write."""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import BinaryIO, Callable, Union
+
+__all__ = ["atomic_write", "atomic_write_text"]
+
+
+def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None]) -> Path:
+    """Call ``write(handle)`` on a temporary file beside ``path``, flush and fsync
+    it, then rename it onto ``path`` (:func:`os.replace`): ``path`` holds either
+    its previous content or the whole new one. The temporary file is removed if
+    ``write`` raises (or is interrupted)."""
+    path = Path(path)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".tmp", delete=False)
+    try:
+        with handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+    _fsync_folder(path.parent)
+    return path
+
+
+def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
+    """:func:`atomic_write` of ``text`` in UTF-8."""
+    return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable where folders can be fsync'ed (POSIX)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. Windows
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
