@@ -45,10 +45,14 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.cli.configs import resolve_config
-from torch_geometric_stream.cli.models import build_learner
-from torch_geometric_stream.datasets import default_data_root, load_dataset
-from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
+from torch_geometric_stream.cli.arguments import add_root_option, check_folder, positive_int
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import build_learner, build_transform
+from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
+                                             resolve_dataset_name)
+from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform,
+                                               paper_label_mask, prequential)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -77,49 +81,103 @@ def perturb_parameters(module: torch.nn.Module, eps: float, seed: int) -> None:
             param.mul_((1.0 + eps * noise).to(param.dtype))
 
 
-def run_one(dataset_name: str, ratio: float, seed: int, limit: int, side: str,
-            root: Path, threads: int, dtype: torch.dtype = torch.float32,
+def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads: int,
+            dtype: torch.dtype = torch.float32,
             perturb: Optional[tuple[float, int]] = None) -> dict[str, Any]:
-    """Stream the first ``limit`` samples through one side in ``dtype``; the run's
-    record. ``perturb = (eps, seed)``: see :func:`perturb_parameters` (our side only)."""
+    """Stream ``dataset`` (a prefix, see :func:`load_prefix`) through one side in
+    ``dtype``; the run's record. ``perturb = (eps, seed)``: see
+    :func:`perturb_parameters` (our side only)."""
     torch.set_num_threads(threads)
-    dataset, config, learner, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
+    config, setting_scaling, learner, mask, transform = _setup(dataset, ratio, seed)
     learner = learner.to(dtype)
     if perturb is not None:
         perturb_parameters(learner, *perturb)
     if side == "reference":
-        learner = DenseReferenceSLeDGe(learner)
+        learner = reference_of(learner, dataset.name)
     result = prequential(learner, dataset, label_mask=mask,
                          transform=lambda x: transform(x).to(dtype))
-    return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
+    return {"dataset": dataset.name, "label_ratio": ratio, "seed": seed,
+            "limit": dataset.num_samples,
             "side": side, "dtype": str(dtype).replace("torch.", ""), "threads": threads,
             "cpu": cpu_model(),
             "torch": torch.__version__, "python": platform.python_version(),
-            "config": config, "accuracy": result.metrics["accuracy"],
+            "config": config, "inputs": _inputs(config, setting_scaling),
+            "accuracy": result.metrics["accuracy"],
             "perturb": None if perturb is None else {"eps": perturb[0], "seed": perturb[1]},
             "ms_per_sample": result.metrics["ms_per_sample_median"],
             "seconds": result.metrics["seconds"],
             "predictions": result.predictions.tolist()}
 
 
-def _setup(dataset_name: str, ratio: float, seed: int, limit: int, root: Path):
-    """The stream prefix, its label mask and transform, and a freshly built SLeDGe."""
-    dataset = load_dataset(dataset_name, root).head(limit)
-    config = resolve_config(dataset_name, ratio, "sledge", {}, None,
-                            num_classes=dataset.num_classes)
+def dataset_name(text: str) -> str:
+    """The canonical name of a dataset (argparse type): ``gsad`` is ``GSAD``, so
+    it gets GSAD's setting and GSAD's result files."""
+    try:
+        return resolve_dataset_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def load_prefix(name: str, root: Path, limit: int) -> StreamDataset:
+    """The first ``limit`` samples of the dataset ``name`` (canonical).
+
+    Raises:
+        UsageError: the dataset's files are missing or unreadable.
+    """
+    try:
+        return load_dataset(name, root).head(limit)
+    except (DatasetError, OSError) as error:
+        raise UsageError(f"cannot load {name} from --root {root}: {error}") from None
+
+
+def _setup(dataset: StreamDataset, ratio: float, seed: int
+           ) -> tuple[dict[str, Any], str, Any, torch.Tensor, StreamTransform]:
+    """The resolved configuration, the setting's own scaling, a freshly built
+    SLeDGe, the label mask and the input pipeline shared by both sides.
+
+    The dense reference takes rows as given: a scaling the setting has SLeDGe
+    do itself (:data:`~torch_geometric_stream.evaluation.LEARNER_SCALINGS`,
+    e.g. GSAD's ``"robust-rescale"``) is done by the shared pipeline instead
+    (``"robust"``, same quantile range settings), after the setting's feature
+    transform, so both sides get the very same rows."""
+    config = resolve_stream_entries(
+        resolve_config(dataset.name, ratio, "sledge", {}, None,
+                       num_classes=dataset.num_classes),
+        "sledge", dataset.value_range)
+    setting_scaling = config["scaling"]
+    config["scaling"] = LEARNER_SCALINGS.get(setting_scaling, setting_scaling)
     learner = build_learner("sledge", dataset.num_features, dataset.num_classes, config,
                             seed, "cpu")
     mask = paper_label_mask(dataset.y, ratio, seed)
-    transform = make_transform(config["scaling"], value_range=dataset.value_range)
-    return dataset, config, learner, mask, transform
+    return config, setting_scaling, learner, mask, build_transform(config, dataset, seed)
 
 
-def lockstep(dataset_name: str, ratio: float, seed: int, limit: int, root: Path,
-             dtype: torch.dtype, every: int = 25) -> dict[str, Any]:
+def reference_of(learner: Any, dataset_name: str) -> DenseReferenceSLeDGe:
+    """The dense reference of ``learner``.
+
+    Raises:
+        UsageError: the setting of ``dataset_name`` has an entry the reference
+            cannot mirror.
+    """
+    try:
+        return DenseReferenceSLeDGe(learner)
+    except ValueError as error:
+        raise UsageError(f"the {dataset_name} setting cannot be compared: {error}") from None
+
+
+def _inputs(config: dict[str, Any], setting_scaling: str) -> dict[str, str]:
+    """The input pipeline both sides ran on, and the scaling of the setting."""
+    return {"scaling": config["scaling"], "feature_transform": config["feature_transform"],
+            "setting_scaling": setting_scaling}
+
+
+def lockstep(dataset: StreamDataset, ratio: float, seed: int, dtype: torch.dtype,
+             every: int = 25) -> dict[str, Any]:
     """Both sides step by step on one prefix; distances every ``every`` samples."""
-    dataset, config, ours, mask, transform = _setup(dataset_name, ratio, seed, limit, root)
+    config, setting_scaling, ours, mask, transform = _setup(dataset, ratio, seed)
+    limit = dataset.num_samples
     ours = ours.to(dtype)
-    reference = DenseReferenceSLeDGe(ours)
+    reference = reference_of(ours, dataset.name)
     trace, differing = [], []
     for position, (x, y) in enumerate(dataset):
         x = transform(x).to(dtype)
@@ -137,8 +195,9 @@ def lockstep(dataset_name: str, ratio: float, seed: int, limit: int, root: Path,
             trace.append({"position": position, "max_param_diff": params,
                           "max_memory_diff": memory,
                           "max_proba_diff": float((p_ours - p_ref).abs().max())})
-    return {"dataset": dataset_name, "label_ratio": ratio, "seed": seed, "limit": limit,
-            "dtype": str(dtype).replace("torch.", ""), "config": config, "trace": trace,
+    return {"dataset": dataset.name, "label_ratio": ratio, "seed": seed, "limit": limit,
+            "dtype": str(dtype).replace("torch.", ""), "config": config,
+            "inputs": _inputs(config, setting_scaling), "trace": trace,
             "differing_predictions": differing}
 
 
@@ -243,28 +302,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run missing (dataset, side) cells")
-    run.add_argument("--datasets", nargs="+", default=["GSAD", "MNIST"])
+    run.add_argument("--datasets", type=dataset_name, nargs="+", default=["GSAD", "MNIST"])
     run.add_argument("--side", choices=(*SIDES, "both"), default="both")
     run.add_argument("--ratio", type=float, default=0.01)
     run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--limit", type=int, default=5000)
-    run.add_argument("--threads", type=int, default=1)
+    run.add_argument("--limit", type=positive_int, default=5000)
+    run.add_argument("--threads", type=positive_int, default=1)
     run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     run.add_argument("--perturb", type=float, default=None, metavar="EPS",
                      help="our side with its initial parameters scaled by 1 + EPS * z "
                           "(the noise floor of the comparison)")
     run.add_argument("--perturb-seeds", type=int, nargs="+", default=[1], metavar="S")
-    run.add_argument("--root", type=Path, default=None)
+    add_root_option(run)
     sub.add_parser("render", help="print and write the comparison table")
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
-    step.add_argument("--dataset", default="GSAD")
+    step.add_argument("--dataset", type=dataset_name, default="GSAD")
     step.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     step.add_argument("--ratio", type=float, default=0.01)
     step.add_argument("--seed", type=int, default=0)
-    step.add_argument("--limit", type=int, default=400)
-    step.add_argument("--root", type=Path, default=None)
+    step.add_argument("--limit", type=positive_int, default=400)
+    add_root_option(step)
     args = parser.parse_args()
+    try:
+        command(args)
+    except UsageError as error:
+        sys.exit(f"error: {error}")
 
+
+def command(args: argparse.Namespace) -> None:
+    """Run the parsed command.
+
+    Raises:
+        UsageError: no or a missing data folder, unloadable data, a setting
+            the reference cannot mirror.
+    """
     if args.command == "render":
         records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
         steps = [json.loads(p.read_text()) for p in sorted(LOCKSTEP.glob("*.json"))]
@@ -272,13 +343,13 @@ def main() -> None:
         (HERE / "results" / "reference_accuracy.md").write_text(table)
         print(table)
         return
-    root = args.root or default_data_root()
-    if root is None:
-        sys.exit("no data folder: pass --root or set TGS_DATA_ROOT")
+    if args.root is None:
+        raise UsageError("no data folder: pass --root or set TGS_DATA_ROOT")
+    check_folder("--root", args.root)
     if args.command == "lockstep":
         torch.set_num_threads(1)
-        record = lockstep(args.dataset, args.ratio, args.seed, args.limit, root,
-                          getattr(torch, args.dtype))
+        record = lockstep(load_prefix(args.dataset, args.root, args.limit), args.ratio,
+                          args.seed, getattr(torch, args.dtype))
         LOCKSTEP.mkdir(parents=True, exist_ok=True)
         path = LOCKSTEP / (f"{args.dataset}_{args.ratio:g}_seed{args.seed}_limit{args.limit}"
                            f"_{args.dtype}.json")
@@ -286,7 +357,7 @@ def main() -> None:
         print(render_lockstep([record]))
         return
     if args.perturb is not None and args.side != "ours":
-        sys.exit("--perturb perturbs our side only: add --side ours")
+        raise UsageError("--perturb perturbs our side only: add --side ours")
     sides = SIDES if args.side == "both" else (args.side,)
     perturbs = ([None] if args.perturb is None
                 else [(args.perturb, seed) for seed in args.perturb_seeds])
@@ -297,8 +368,8 @@ def main() -> None:
         if path.exists():
             print(f"skip {path.name} (exists)")
             continue
-        record = run_one(dataset, args.ratio, args.seed, args.limit, side, root,
-                         args.threads, getattr(torch, args.dtype), perturb)
+        record = run_one(load_prefix(dataset, args.root, args.limit), args.ratio, args.seed,
+                         side, args.threads, getattr(torch, args.dtype), perturb)
         path.write_text(json.dumps(record))
         print(f"{path.name}: accuracy {record['accuracy']:.4f}, "
               f"{record['ms_per_sample']:.1f} ms/sample")

@@ -51,7 +51,9 @@ same predictions and parameters up to float rounding:
   ``"frobenius"``: each divided by its Frobenius norm first); the gradient of
   the ``"plain"`` form equals the package's, whose value leaves out a constant.
 
-Only ``dropout=0`` is supported (random masks cannot be matched).
+Only ``dropout=0`` is supported (random masks cannot be matched), and only
+``input_scaling=None`` (the reference does not re-derive its memory when an
+input range moves): scale the rows before both models.
 """
 from __future__ import annotations
 
@@ -77,6 +79,10 @@ class DenseReferenceSLeDGe:
     def __init__(self, model: Any) -> None:
         if getattr(model.backbone, "dropout", 0.0) != 0.0:
             raise ValueError("the dense reference supports dropout=0 only")
+        if model.input_scaling is not None:
+            raise ValueError(f"the dense reference takes rows as given, it cannot mirror "
+                             f"input_scaling={model.input_scaling!r}: scale the rows "
+                             f"outside both models instead")
         self.in_channels = model.in_channels
         self.num_classes = model.num_classes
         self.k = model.k

@@ -23,7 +23,9 @@ position and the rows so far are written atomically with
 (``<out-dir>/<name>.ckpt``) and the rows to ``<out-dir>/<name>.json``; a
 killed run started again with the same arguments continues at the last
 finished window (rows from the resumed process carry a new ``segment``
-number: RSS restarts from a fresh process there). ``--force`` starts over.
+number: RSS restarts from a fresh process there). A finished run (its JSON
+covers all the samples) is skipped, also without its checkpoint, which git
+ignores. ``--force`` starts over.
 
 Summary (printed, in the JSON and in ``--markdown``): least-squares slope of
 the median latency (ms per 100k samples) and of the RSS (MiB per 100k samples)
@@ -58,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
 from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
@@ -147,6 +150,14 @@ def summarize(rows: list, warmup_windows: int) -> dict:
     return summary
 
 
+def finished(out: Path, samples: int) -> bool:
+    """Whether the result ``out`` exists and covers all ``samples`` samples."""
+    if not out.exists():
+        return False
+    final = json.loads(out.read_text()).get("final")
+    return final is not None and final["position"] == samples
+
+
 def run(model: str, args) -> dict:
     torch.set_num_threads(args.threads)
     samples = args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
@@ -156,11 +167,15 @@ def run(model: str, args) -> dict:
                   seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
                   unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
                   num_layers=args.num_layers, label_ratio=args.label_ratio)
-    learner = build_learner(model, args)
-    rows, position = [], 0
     if args.force:
         for path in (ckpt, out):
             path.unlink(missing_ok=True)
+    elif finished(out, samples):
+        print(f"[{model}] skip {out.name}: finished ({samples} samples); --force reruns it",
+              flush=True)
+        return json.loads(out.read_text())
+    learner = build_learner(model, args)
+    rows, position = [], 0
     if ckpt.exists():
         state = load_checkpoint(ckpt, learner, expect={"config": config})
         rows, position = list(state.extra["rows"]), state.position
@@ -277,12 +292,12 @@ def window_table(result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="light", choices=("light", "full", "both"))
-    parser.add_argument("--samples", type=int, default=None,
+    parser.add_argument("--samples", type=positive_int, default=None,
                         help="stream length (default 1,000,000 light / 200,000 full)")
-    parser.add_argument("--window", type=int, default=10_000)
+    parser.add_argument("--window", type=positive_int, default=10_000)
     parser.add_argument("--warmup-windows", type=int, default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--label-ratio", type=float, default=0.01)
     parser.add_argument("--labeled-size", type=int, default=100)
@@ -293,13 +308,13 @@ def main() -> None:
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/stream_length.md)")
-    parser.add_argument("--force", action="store_true", help="start over (drop checkpoint)")
+    parser.add_argument("--force", action="store_true",
+                        help="start over (drop the checkpoint and the result, also a "
+                             "finished one, which is skipped otherwise)")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the tables of existing results")
     args = parser.parse_args()
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
-    if args.window < 1:
-        parser.error("--window must be >= 1")
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:
