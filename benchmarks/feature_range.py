@@ -26,7 +26,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from torch_geometric_stream.datasets import default_data_root, load_dataset
+from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int
 
 RESULTS = Path(__file__).resolve().parent / "results" / "feature_range"
 FRACTIONS = (0.5, 0.9, 1.0)
@@ -78,26 +79,23 @@ def markdown_table(x: np.ndarray, names: Sequence[str]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", required=True)
-    parser.add_argument("--root", default=default_data_root(),
+    parser.add_argument("--datasets", nargs="+", required=True, type=dataset_name)
+    parser.add_argument("--root", default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
-    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="where the tables go (default: %(default)s)")
     args = parser.parse_args(argv)
-    if args.root is None:
-        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
-    if args.limit is not None and args.limit < 1:
-        parser.error(f"--limit must be positive, got {args.limit}")
+    root = data_root(parser, args.root)
 
-    args.out_dir.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
-        dataset = load_dataset(name, args.root)
+        dataset = load_or_exit(parser, name, root)
         x = np.asarray(dataset.x, dtype=np.float64)[:args.limit]
         names = dataset.feature_names or [str(f) for f in range(x.shape[1])]
         table = markdown_table(x, names)
         print(f"{dataset.name}: {x.shape[0]:,} samples, {x.shape[1]} features\n{table}\n")
         prefix = "" if args.limit is None else f"_first{args.limit}"
+        args.out_dir.mkdir(parents=True, exist_ok=True)
         out = args.out_dir / f"{dataset.name}{prefix}.md"
         out.write_text(table + "\n")
         print(f"wrote {out}")

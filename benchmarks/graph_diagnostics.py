@@ -34,9 +34,10 @@ import torch
 from torch import Tensor
 from torch.nn.functional import normalize
 
+from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
-from torch_geometric_stream.datasets import default_data_root, load_dataset
 from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
 from torch_geometric_stream.evaluation import paper_label_mask, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS
@@ -212,18 +213,24 @@ def print_tables(report: dict[str, Any]) -> None:
                 print(" | ".join(_format(row.get(key)) for key in keys))
 
 
+def diagnosed_dataset(text: str) -> str:
+    """An argparse type: ``synthetic`` or a paper dataset's canonical name."""
+    return "synthetic" if text == "synthetic" else dataset_name(text)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", default="Shopper",
+    parser.add_argument("--dataset", default="Shopper", type=diagnosed_dataset,
                         help="a paper dataset under --root, or 'synthetic'")
     parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
     parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
                         help="a model with a memory (default: %(default)s)")
     parser.add_argument("--ratio", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--limit", type=int, help="first N samples only")
-    parser.add_argument("--every", type=int, default=1000, help="samples between snapshots")
-    parser.add_argument("--window", type=int, default=1000, help="samples per window")
+    parser.add_argument("--limit", type=positive_int, help="first N samples only")
+    parser.add_argument("--every", type=positive_int, default=1000,
+                        help="samples between snapshots")
+    parser.add_argument("--window", type=positive_int, default=1000, help="samples per window")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
     args = parser.parse_args(argv)
@@ -231,7 +238,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     if args.dataset == "synthetic":
         dataset = make_synthetic_dataset(args.limit or 2000)
     else:
-        dataset = load_dataset(args.dataset, args.root or default_data_root())
+        dataset = load_or_exit(parser, args.dataset, data_root(parser, args.root))
     if args.limit:
         dataset = dataset.head(args.limit)
     name = dataset.name

@@ -1,4 +1,68 @@
-"""Facts about the machine a benchmark ran on, recorded with every result."""
-from torch_geometric_stream.cli.report import cpu_model
+"""What the benchmark scripts share: facts about the machine a benchmark ran on
+(recorded with every result, and read back for the reports' headings) and their
+command-line value types and data-folder checks."""
+from __future__ import annotations
 
-__all__ = ["cpu_model"]
+import argparse
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from torch_geometric_stream.cli.report import cpu_model
+from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
+                                             resolve_dataset_name)
+
+__all__ = ["cpu_model", "recorded", "int_list", "positive_ints", "dataset_name", "data_root",
+           "load_or_exit"]
+
+
+def recorded(results: list[dict[str, Any]], key: str) -> str:
+    """Every distinct value of ``key`` the results recorded (``unknown`` for those
+    without it), in first-seen order, joined by ``"; "``: a report's heading names
+    the machines its results ran on, not the one that renders it."""
+    values = dict.fromkeys(str(result.get(key, "unknown")) for result in results)
+    return "; ".join(values)
+
+
+def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
+    """An argparse type: a comma-separated list of integers >= ``minimum``."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            values = [int(part) for part in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of integers >= {minimum}, "
+                f"got {text!r}") from None
+        if any(value < minimum for value in values):
+            raise argparse.ArgumentTypeError(
+                f"expected a comma-separated list of integers >= {minimum}, got {text!r}")
+        return values
+
+    return parse
+
+
+positive_ints = int_list(1)
+
+
+def dataset_name(text: str) -> str:
+    """An argparse type: a paper dataset's canonical name."""
+    try:
+        return resolve_dataset_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Path:
+    """``root``, else :func:`default_data_root`; a usage error when there is neither."""
+    found = root or default_data_root()
+    if found is None:
+        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    return Path(found)
+
+
+def load_or_exit(parser: argparse.ArgumentParser, name: str, root: Path) -> StreamDataset:
+    """:func:`load_dataset`, with a missing or unreadable dataset as a usage error."""
+    try:
+        return load_dataset(name, root)
+    except (FileNotFoundError, ValueError) as error:
+        parser.error(str(error))

@@ -34,6 +34,7 @@ multi-class streams.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import time
@@ -47,7 +48,9 @@ import torch
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
-from torch_geometric_stream.datasets import default_data_root, load_dataset
+from machine import data_root, load_or_exit  # noqa: E402  (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.datasets import StreamDataset
 from torch_geometric_stream.evaluation import (PrequentialResult, capymoa_label_mask,
                                                prequential)
 from torch_geometric_stream.evaluation.transforms import make_transform
@@ -97,10 +100,9 @@ def result_path(learner: str, dataset: str, ratio: float, seed: int, limit: Opti
     return RESULTS / f"{learner}_{dataset}_{ratio:g}_seed{seed}_{scaling}{suffix}.json"
 
 
-def load_arrays(dataset: str, root: Path, scaling: str) -> tuple[np.ndarray, np.ndarray]:
+def load_arrays(data: StreamDataset, scaling: str) -> tuple[np.ndarray, np.ndarray]:
     """The dataset's features after min-max scaling to [-1, 1], float64 :math:`(T, d)`,
     and its classes :math:`(T,)`."""
-    data = load_dataset(dataset, root)
     transform = make_transform(scaling, l2=False, data=data.x if scaling == "global" else None)
     return transform.transform_many(data.x).double().numpy(), np.asarray(data.y)
 
@@ -275,23 +277,23 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
     parser.add_argument("--ratios", nargs="+", type=float, default=[0.01, 0.001])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1])
-    parser.add_argument("--limit", type=int, default=None,
+    parser.add_argument("--limit", type=positive_int, default=None,
                         help="evaluate only the first LIMIT instances")
     parser.add_argument("--scaling", choices=("global", "online"), default="global",
                         help="min-max to [-1, 1] with the whole dataset's range (the issue's "
                              "orientation numbers) or the running range")
     parser.add_argument("--root", type=Path, default=None, help="data root")
-    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+    parser.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                         help="SLeDGe and SLeDGe-L: run resumably (same predictions as "
                              "CapyMOA's evaluator), checkpointing every N instances")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
-    if args.checkpoint_every is not None and args.checkpoint_every < 1:
-        parser.error(f"--checkpoint-every must be >= 1, got {args.checkpoint_every}")
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     if not args.render_only:
-        root = args.root or default_data_root()
+        root = data_root(parser, args.root)
+        if importlib.util.find_spec("capymoa") is None:
+            parser.error('CapyMOA is not installed: pip install ".[capymoa]"')
         for dataset in args.datasets:
             arrays = stream = None
             for ratio in args.ratios:
@@ -303,7 +305,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                             print(f"skip {path.name}")
                             continue
                         if arrays is None:
-                            arrays = load_arrays(dataset, root, args.scaling)
+                            arrays = load_arrays(load_or_exit(parser, dataset, root),
+                                                 args.scaling)
                             stream = numpy_stream(*arrays, dataset)
                         if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
                             print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")

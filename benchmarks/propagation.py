@@ -47,6 +47,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional, Sequence
 
 import torch
 import torch_geometric
@@ -56,7 +57,8 @@ HERE = Path(__file__).resolve().parent
 
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
-from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from machine import cpu_model, int_list, positive_ints, recorded  # noqa: E402  (on sys.path)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -218,17 +220,19 @@ def table(results: list) -> tuple:
     return "\n".join(lines), "\n".join(cross), summary
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+    parser.add_argument("--sizes", type=int_list(2), default=list(SIZES),
                         help="comma-separated N (the issue's grid is 1k..50k; 250/500 locate "
-                             "the crossover)")
-    parser.add_argument("--ks", default=",".join(map(str, KS)))
-    parser.add_argument("--threads", default="1", help="comma-separated thread counts")
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--num-layers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--repeats-large", type=int, default=3,
+                             "the crossover; N >= 2)")
+    parser.add_argument("--ks", type=positive_ints, default=list(KS),
+                        help="comma-separated neighbours per node")
+    parser.add_argument("--threads", type=positive_ints, default=[1],
+                        help="comma-separated thread counts")
+    parser.add_argument("--hidden", type=positive_int, default=256)
+    parser.add_argument("--num-layers", type=positive_int, default=2)
+    parser.add_argument("--repeats", type=positive_int, default=10)
+    parser.add_argument("--repeats-large", type=positive_int, default=3,
                         help="repeats at N >= --large")
     parser.add_argument("--large", type=int, default=5000)
     parser.add_argument("--max-seconds", type=float, default=8.0,
@@ -239,11 +243,9 @@ def main() -> None:
                         help="table file (default: OUT_DIR/propagation.md)")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "propagation.md"
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    ks = [int(s) for s in args.ks.split(",") if s]
-    threads_list = [int(s) for s in args.threads.split(",") if s]
+    sizes, ks, threads_list = args.sizes, args.ks, args.threads
     args.out_dir.mkdir(parents=True, exist_ok=True)
     libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),
                 WITH_TORCH_SPARSE=bool(pyg_typing.WITH_TORCH_SPARSE))
@@ -282,11 +284,15 @@ def main() -> None:
     text, cross, summary = table(results)
     print(text)
     print(cross)
-    (args.out_dir / "summary.json").write_text(json.dumps(dict(summary=summary, **env), indent=1))
+    # the machines and libraries the results recorded, not this one's
+    measured = {key: recorded(results, key) for key in env}
+    (args.out_dir / "summary.json").write_text(json.dumps(dict(summary=summary, **measured),
+                                                          indent=1))
     skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
-    md = [f"### propagation (CPU: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
-          f"PyG {env['torch_geometric']}, torch-scatter installed: "
-          f"{libs['WITH_TORCH_SCATTER']}, torch-sparse installed: {libs['WITH_TORCH_SPARSE']})",
+    md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
+          f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
+          f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
+          f"{measured['WITH_TORCH_SPARSE']})",
           "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
           "layers, random top-(k+1) graph, symmetric normalization; medians. fwd+bwd includes "
           "the gradient of the edge weights (sparse) / of the adjacency (dense)."

@@ -22,12 +22,14 @@ import json
 import platform
 import time
 from pathlib import Path
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
 
-from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
-from torch_geometric_stream.datasets import default_data_root, load_dataset
+from machine import cpu_model, data_root, dataset_name  # noqa: E402  (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.nn import RunningQuantileRange
 
 RESULTS = Path(__file__).resolve().parent / "results" / "quantile_range"
@@ -62,15 +64,17 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=["MNIST", "GSAD", "Shopper"])
-    parser.add_argument("--rows", type=int, default=4000, help="first N rows of each stream")
-    parser.add_argument("--reservoir", type=int, default=1000)
+    parser.add_argument("--datasets", nargs="+", type=dataset_name,
+                        default=["MNIST", "GSAD", "Shopper"])
+    parser.add_argument("--rows", type=positive_int, default=4000,
+                        help="first N rows of each stream")
+    parser.add_argument("--reservoir", type=positive_int, default=1000)
     parser.add_argument("--root", type=Path, default=None)
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    root = args.root or default_data_root()
+    args = parser.parse_args(argv)
+    root = data_root(parser, args.root)
     machine = {"cpu": cpu_model(), "threads": torch.get_num_threads(),
                "torch": torch.__version__, "numpy": np.__version__,
                "python": platform.python_version()}

@@ -53,7 +53,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -64,7 +64,8 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import cpu_model, positive_ints, recorded  # noqa: E402  (on sys.path)
+from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
     "shuttle": dict(d=7, c=7, k=5, num_layers=2, embedding_layers=1),
@@ -144,6 +145,31 @@ def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
     return x, y, labeled
 
 
+def memory_rows(cfg: dict, name: str, M: int, seed: int = 1) -> torch.Tensor:
+    """Synthetic unit rows that fill the memory of ``name`` at size M: its labeled
+    slots (``slots_per_class`` rows of each class, class by class), then its
+    unlabeled ones.
+
+    Raises:
+        ValueError: where M is too small for the labeled slots of the
+            configuration (none left unlabeled, or a class the synthetic rows miss).
+    """
+    c = cfg["c"]
+    L = labeled_slots(name, c, M)
+    if M <= L:
+        raise ValueError(f"M = {M} is too small for {name} with {c} classes: its {L} labeled "
+                         f"slots leave no unlabeled one")
+    per_class = L // c
+    capacity = per_class * c + M - L
+    x, y, _ = synthetic(capacity * 2, cfg["d"], c, seed=seed)
+    labeled = [x[y == j][:per_class] for j in range(c)]
+    if any(rows.size(0) < per_class for rows in labeled):
+        raise ValueError(f"M = {M} is too small for {name} with {c} classes: the "
+                         f"{capacity * 2} synthetic rows miss a class of its {L} labeled "
+                         f"slots; use a larger M")
+    return torch.cat([*labeled, x[:M - L]])
+
+
 def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                 normalization: str = "symmetric", approximations: Optional[dict] = None):
     """A model with a full memory; ``approximations``: SLeDGe keyword
@@ -159,10 +185,8 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
                    **(approximations or {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
-    x, y, _ = synthetic(mem.capacity * 2, cfg["d"], c, seed=seed + 1)
-    labeled_rows = torch.cat([x[y == j][:mem.slots_per_class] for j in range(c)])
     state = model.state_dict()
-    state["memory.prototypes"] = torch.cat([labeled_rows, x[:mem.unlabeled_size]])
+    state["memory.prototypes"] = memory_rows(cfg, name, M, seed=seed + 1)
     state["memory.counts"] = torch.ones_like(mem.counts)
     state["memory.node_mask"] = torch.ones_like(mem.node_mask)
     state["memory.ages"] = torch.zeros_like(mem.ages)
@@ -356,7 +380,29 @@ def slopes(results: list) -> list:
     return out
 
 
+def series(results: list) -> dict:
+    """The plotted lines: median ms against M per (config, model, variant, threads,
+    normalization), each sorted by M."""
+    lines: dict = {}
+    for r in results:
+        lines.setdefault((r["config"], r["model"], r.get("variant", "exact"), r["threads"],
+                          r.get("normalization", "symmetric")), []).append(r)
+    for rows in lines.values():
+        rows.sort(key=lambda r: r["M"])
+    return lines
+
+
+def plot_path(out_dir: Path) -> Path:
+    """The plot of ``out_dir``'s results: ``<out_dir>.png`` beside it."""
+    return out_dir.with_name(f"{out_dir.name}.png")
+
+
 def plot(results: list, path: Path) -> None:
+    """Median time against M, one panel per config (log-log); refuses (a message,
+    no file) when there is nothing to draw."""
+    if not results:
+        print(f"no results: no plot written to {path}")
+        return
     import matplotlib
 
     matplotlib.use("Agg")
@@ -365,17 +411,13 @@ def plot(results: list, path: Path) -> None:
     configs = sorted({r["config"] for r in results})
     fig, axes = plt.subplots(1, len(configs), figsize=(5 * len(configs), 4), squeeze=False)
     for ax, config in zip(axes[0], configs):
-        groups: dict = {}
-        for r in results:
-            if r["config"] == config and r.get("normalization", "symmetric") == "symmetric":
-                groups.setdefault((r["model"], r.get("variant", "exact"), r["threads"]),
-                                  []).append(r)
-        for (model, variant, threads), rows in sorted(groups.items()):
-            rows.sort(key=lambda r: r["M"])
+        for (cfg, model, variant, threads, norm), rows in sorted(series(results).items()):
+            if cfg != config:
+                continue
             ax.plot([r["M"] for r in rows], [r["median_ms"] for r in rows], marker="o",
                     linestyle="--" if model.startswith("ref") else "-",
                     label=f"{model}{'' if variant == 'exact' else ' ' + variant}, "
-                          f"{threads} thr")
+                          f"{norm}, {threads} thr")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("memory size M")
@@ -388,20 +430,21 @@ def plot(results: list, path: Path) -> None:
     print(f"plot: {path}")
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS),
                         help=f"comma-separated subset of {MODELS}")
     parser.add_argument("--configs", default="gsad,mnist",
                         help=f"comma-separated subset of {tuple(CONFIGS)}")
-    parser.add_argument("--sizes", default="1000",
+    parser.add_argument("--sizes", type=positive_ints, default=[1000],
                         help=f"comma-separated memory sizes M (paper grid: {SIZES})")
-    parser.add_argument("--threads", default="1", help="comma-separated thread counts")
+    parser.add_argument("--threads", type=positive_ints, default=[1],
+                        help="comma-separated thread counts")
     parser.add_argument("--normalization", default="symmetric", choices=NORMALIZATIONS,
                         help="graph normalization of both models (symmetric-add = A + I "
                              "literally, mean = authors' 1/(k+1))")
     parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=positive_int, default=30)
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="stop timing a configuration after this long (>= 3 steps)")
     parser.add_argument("--ref-max-size", type=int, default=4000,
@@ -420,10 +463,11 @@ def main() -> None:
     parser.add_argument("--summary", type=Path, default=None,
                         help="JSON summary (default: OUT_DIR_summary.json, beside OUT_DIR)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
-    parser.add_argument("--plot", action="store_true", help="write step_latency.png")
+    parser.add_argument("--plot", action="store_true",
+                        help="write the plot OUT_DIR.png, beside OUT_DIR")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table / plot of existing results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir.with_suffix(".md")
     args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
 
@@ -435,8 +479,15 @@ def main() -> None:
     for c in configs:
         if c not in CONFIGS:
             parser.error(f"unknown config {c!r}")
-    sizes = [int(s) for s in args.sizes.split(",")]
-    threads_list = [int(t) for t in args.threads.split(",")]
+    sizes, threads_list = args.sizes, args.threads
+    if not args.report_only:
+        for config in configs:
+            for M in sizes:
+                for model in models:
+                    try:
+                        memory_rows(CONFIGS[config], model, M)
+                    except ValueError as error:
+                        parser.error(f"--sizes: config {config}: {error}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:
@@ -468,6 +519,8 @@ def main() -> None:
     results = load_results(args.out_dir)
     if not results:
         print("no results")
+        if args.plot:
+            plot(results, plot_path(args.out_dir))
         return
     text = table(results)
     slope_rows = slopes(results)
@@ -479,9 +532,9 @@ def main() -> None:
                                                       if k != "times_ms"} for r in results],
                                             slopes=slope_rows), indent=1))
     if args.markdown:
-        cpu = results[0]["cpu"]
-        md = [f"### step_latency (steady state, memory full; CPU: {cpu}, "
-              f"nproc={results[0]['nproc']}, torch {results[0]['torch']})", "",
+        md = [f"### step_latency (steady state, memory full; "
+              f"CPU: {recorded(results, 'cpu')}, nproc={recorded(results, 'nproc')}, "
+              f"torch {recorded(results, 'torch')})", "",
               "GFLOP/step = the method's arithmetic with the top-k searched for every "
               "row (benchmarks/step_latency.py:step_flops); GFLOP/s = that divided by the "
               "median, a nominal rate: full SLeDGe on the CPU searches only the rows a "
@@ -494,7 +547,7 @@ def main() -> None:
                    f"{s['ms_per_1000_rows']:.2f} |" for s in slope_rows]
         args.markdown.write_text("\n".join(md) + "\n")
     if args.plot:
-        plot(results, args.out_dir.parent / "step_latency.png")
+        plot(results, plot_path(args.out_dir))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+from benchmark_script_helpers import usage_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from feature_range import main, markdown_table, middle_share, range_growth  # noqa: E402
@@ -50,3 +52,14 @@ def test_a_prefix_table_goes_beside_the_whole_stream_table_not_over_it(tmp_path)
     assert main(argv) == 0 and main([*argv, "--limit", "4"]) == 0
     assert sorted(path.name for path in out.iterdir()) == ["Shuttle.md", "Shuttle_first4.md"]
     assert out.joinpath("Shuttle.md").read_text() != out.joinpath("Shuttle_first4.md").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--datasets", "Foo"], "Unknown dataset 'Foo'"),
+    (["--datasets", "Shuttle", "--root", "/nonexistent"],
+     "Dataset folder /nonexistent/Shuttle does not exist"),
+    (["--datasets", "Shuttle", "--limit", "0"], "--limit: expected a positive integer"),
+])
+def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):
+    assert message in usage_error(main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
+    assert not (tmp_path / "out").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -84,3 +85,21 @@ def test_a_run_writes_snapshots_and_windows(tmp_path, capsys):
     for key in ("estimated_homophily_raw", "estimated_homophily_graph"):
         assert 0.0 <= snapshot[key] <= 1.0
     assert "accuracy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--every", "0"], "--every: expected a positive integer"),
+    (["--window", "0"], "--window: expected a positive integer"),
+    (["--limit", "0"], "--limit: expected a positive integer"),
+    (["--dataset", "Shoper"], "Unknown dataset 'Shoper'"),
+    (["--root", "/nonexistent"], "Dataset folder /nonexistent/Shopper does not exist"),
+])
+def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):
+    assert message in usage_error(main, [*argv, "--out-dir", str(tmp_path)], capsys)
+    assert not list(tmp_path.iterdir())
+
+
+def test_no_data_folder_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    without_data_folder(monkeypatch, tmp_path)
+    argv = ["--dataset", "Shopper", "--limit", "50", "--out-dir", str(tmp_path / "out")]
+    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(NO_DATA_FOLDER)

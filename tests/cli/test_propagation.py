@@ -1,0 +1,41 @@
+"""``benchmarks/propagation.py``: the report names the machines of its results,
+and the command line refuses bad sizes."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from benchmark_script_helpers import usage_error
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import propagation  # noqa: E402
+
+
+def test_report_only_names_the_recorded_machine_not_this_one(tmp_path):
+    timing = {"median_ms": 1.0, "min_ms": 1.0, "runs": 1, "times_ms": [1.0]}
+    result = dict(N=100, k=1, threads=1, hidden=256, num_layers=2, edges=200,
+                  sparse_fwd=timing, sparse_fwd_bwd=timing, dense_skipped="too large",
+                  cpu="an old CPU", nproc=64, torch="1.0", torch_geometric="2.0",
+                  python="3.9", WITH_TORCH_SCATTER=False, WITH_TORCH_SPARSE=True)
+    path = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
+    path.write_text(json.dumps(result))
+    propagation.main(["--out-dir", str(tmp_path), "--report-only"])
+    heading = (tmp_path / "propagation.md").read_text().splitlines()[0]
+    assert heading.startswith("### propagation (CPU: an old CPU, nproc=64, torch 1.0, PyG 2.0")
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["cpu"] == "an old CPU" and summary["nproc"] == "64"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sizes", "0"], "--sizes: expected a comma-separated list of integers >= 2"),
+    (["--sizes", "1"], "--sizes: expected a comma-separated list of integers >= 2"),
+    (["--sizes", "-5"], "--sizes: expected a comma-separated list of integers >= 2"),
+    (["--ks", "-1"], "--ks: expected a comma-separated list of integers >= 1"),
+    (["--repeats", "0"], "--repeats: expected a positive integer"),
+    (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
+])
+def test_bad_sizes_are_refused_in_one_line(argv, message, tmp_path, capsys):
+    error = usage_error(propagation.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
+    assert message in error.splitlines()[-1]

@@ -1,0 +1,66 @@
+"""``benchmarks/step_latency.py``: where the plot goes, what it draws, the
+machines the table names, and the command line's refusals."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from benchmark_script_helpers import usage_error
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import step_latency  # noqa: E402
+
+
+def write_result(out_dir: Path, cpu: str, normalization: str = "symmetric", M: int = 250) -> None:
+    """A result file as ``measure`` writes it, with only what the report reads."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = dict(model="ours-full", config="gsad", M=M, threads=1, d=128,
+                  normalization=normalization, variant="exact", median_ms=2.0, p95_ms=3.0,
+                  steps=5, flops={"total": 1e9}, achieved_gflops=500.0, gemm_gflops=100.0,
+                  cpu=cpu, nproc=2, torch="2.0")
+    path = step_latency.result_path(out_dir, "ours-full", "gsad", M, 1, normalization)
+    path.write_text(json.dumps(result))
+
+
+def test_the_plot_goes_beside_its_out_dir_and_draws_every_normalization(tmp_path):
+    out_dir = tmp_path / "step_latency_s63"
+    write_result(out_dir, "cpu A", normalization="mean")
+    write_result(out_dir, "cpu A", normalization="mean", M=500)
+    step_latency.main(["--out-dir", str(out_dir), "--report-only", "--plot"])
+    assert (tmp_path / "step_latency_s63.png").exists()
+    assert not (tmp_path / "step_latency.png").exists()
+    lines = step_latency.series(step_latency.load_results(out_dir))
+    assert list(lines) == [("gsad", "ours-full", "exact", 1, "mean")]
+    assert [r["M"] for r in lines[("gsad", "ours-full", "exact", 1, "mean")]] == [250, 500]
+
+
+def test_a_plot_of_nothing_is_refused(tmp_path, capsys):
+    step_latency.main(["--out-dir", str(tmp_path / "empty"), "--report-only", "--plot"])
+    assert "no plot written" in capsys.readouterr().out
+    assert not (tmp_path / "empty.png").exists()
+
+
+def test_the_heading_names_every_cpu_the_results_recorded(tmp_path):
+    out_dir = tmp_path / "mixed"
+    write_result(out_dir, "cpu A")
+    write_result(out_dir, "cpu B", M=500)
+    step_latency.main(["--out-dir", str(out_dir), "--report-only"])
+    assert "CPU: cpu A; cpu B," in (tmp_path / "mixed.md").read_text()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sizes", "0"], "--sizes: expected a comma-separated list of integers >= 1"),
+    (["--sizes", "-5"], "--sizes: expected a comma-separated list of integers >= 1"),
+    (["--sizes", "250,"], "--sizes: expected a comma-separated list of integers >= 1"),
+    (["--steps", "0"], "--steps: expected a positive integer"),
+    (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
+    (["--sizes", "10", "--configs", "shuttle"], "M = 10 is too small for ours-full"),
+    (["--sizes", "7", "--configs", "shuttle", "--models", "ours-light"],
+     "labeled slots leave no unlabeled one"),
+])
+def test_bad_sizes_are_refused_in_one_line(argv, message, tmp_path, capsys):
+    error = usage_error(step_latency.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
+    assert message in error.splitlines()[-1]
+    assert not (tmp_path / "out").exists()
