@@ -49,14 +49,13 @@ from torch_geometric_stream.cli.arguments import add_root_option, check_folder, 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import build_learner, build_transform
-from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
-                                             resolve_dataset_name)
+from torch_geometric_stream.datasets import DatasetError, StreamDataset, load_dataset
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform,
                                                paper_label_mask, prequential)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import cpu_model  # noqa: E402
+from machine import cpu_model, dataset_name  # noqa: E402  (gsad -> GSAD: setting, files)
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
@@ -107,15 +106,6 @@ def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads:
             "ms_per_sample": result.metrics["ms_per_sample_median"],
             "seconds": result.metrics["seconds"],
             "predictions": result.predictions.tolist()}
-
-
-def dataset_name(text: str) -> str:
-    """The canonical name of a dataset (argparse type): ``gsad`` is ``GSAD``, so
-    it gets GSAD's setting and GSAD's result files."""
-    try:
-        return resolve_dataset_name(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def load_prefix(name: str, root: Path, limit: int) -> StreamDataset:
