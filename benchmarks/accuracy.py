@@ -49,17 +49,20 @@ import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
                               mean_std, memory_study_tables, select_cells, summary_tables,
                               targets_table)
-from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.arguments import Parser, positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
-from torch_geometric_stream.cli.models import fixed_config_entries
+from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
+from torch_geometric_stream.cli.main import build_parser
+from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS
-from torch_geometric_stream.datasets import default_data_root
+from torch_geometric_stream.datasets import default_data_root, resolve_dataset_name
+from torch_geometric_stream.validation import check_seed
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
@@ -194,8 +197,26 @@ def pending_runs(args: argparse.Namespace, root: str) -> list[tuple[Path, list[s
 
 
 def run_grid(args: argparse.Namespace) -> None:
-    run_cells(pending_runs(args, _data_root(args)), args.jobs, args.threads,
-              args.checkpoint_every)
+    _check_run_options(args.extra, "the options after --")
+    cells = pending_runs(args, _data_root(args))
+    _exit_if_failed(run_cells(cells, args.jobs, args.threads, args.checkpoint_every),
+                    len(cells))
+
+
+def _check_run_options(options: list[str], source: str) -> None:
+    """Refuse, before any run, ``run`` options that its parser rejects (an unknown
+    option, a bad value), saying where they came from."""
+    try:
+        build_parser().parse_args(["run", "--dataset", "Shuttle", *options])
+    except UsageError as error:
+        raise SystemExit(f"error: {source}: {one_line(error)}") from None
+
+
+def _exit_if_failed(failed: int, total: int) -> None:
+    """End with a non-zero exit status and a summary line when runs failed."""
+    if failed:
+        raise SystemExit(f"error: {failed} of {total} run(s) failed (see the "
+                         "'failed with exit code' lines above)")
 
 
 def _data_root(args: argparse.Namespace) -> str:
@@ -206,14 +227,16 @@ def _data_root(args: argparse.Namespace) -> str:
 
 
 def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
-              checkpoint_every: Optional[int]) -> None:
+              checkpoint_every: Optional[int]) -> int:
     """Run ``(JSON path, run arguments)`` cells, ``jobs`` at a time (see
     :func:`~torch_geometric_stream.cli.parallel.run_commands`, which reports each
-    run's start and end); a run's checkpoint is deleted as soon as the run finishes."""
+    run's start and end); a run's checkpoint is deleted as soon as the run finishes.
+    Returns the number of runs that failed."""
     for path, _ in cells:
         path.parent.mkdir(parents=True, exist_ok=True)
-    run_commands([(argv, path) for path, argv in cells], jobs, threads,
-                 on_success=_delete_checkpoint if checkpoint_every else None)
+    codes = run_commands([(argv, path) for path, argv in cells], jobs, threads,
+                         on_success=_delete_checkpoint if checkpoint_every else None)
+    return sum(code != 0 for code in codes)
 
 
 def _delete_checkpoint(path: Path) -> None:
@@ -377,15 +400,25 @@ def plot(args: argparse.Namespace) -> None:
     if args.combine and not args.tags:
         raise SystemExit("error: --combine needs --tags")
     groups: dict[tuple, dict[str, Any]] = defaultdict(dict)
+    prefix_runs = 0
     for path in sorted(RESULTS.glob("*/*.json")):
         record = json.loads(path.read_text())
         tag = path.parent.name
-        if (record["model"] in args.models and "curve" in record and not record.get("limit")
-                and (not args.tags or tag in args.tags)):
+        if record["model"] in args.models and "curve" in record and (
+                not args.tags or tag in args.tags):
+            if record.get("limit"):
+                prefix_runs += 1
+                continue
             group = "+".join(args.tags) if args.combine else tag
             name = f"{record['model']}{f' ({tag})' if args.combine else ''} seed {record['seed']}"
             groups[group, record["dataset"], record["label_ratio"]][
                 f"{name} ({record['accuracy']:.4f})"] = _curve(record)
+    if prefix_runs:
+        print(f"skipped {prefix_runs} run(s) made with --limit (over a prefix of the "
+              "stream, their curves are not comparable)")
+    if not groups:
+        raise SystemExit("error: no run with a running-accuracy curve matched --models and "
+                         "--tags" + (" (all were made with --limit)" if prefix_runs else ""))
     out = RESULTS / "plots"
     out.mkdir(exist_ok=True)
     for (group, dataset, ratio), curves in sorted(groups.items()):
@@ -416,6 +449,7 @@ def _choice_tags(choices: list[str], device: Optional[str],
         name, sep, value = choice.partition("=")
         if not sep or not name or not value:
             raise SystemExit(f"error: --choice {choice!r}: expected NAME=VALUE")
+        _check_run_options([f"--{name}", value], f"--choice {choice}")
         tags[f"choice-{name}={value}{end}"] = [f"--{name}", value, *device_options]
     return tags
 
@@ -423,21 +457,29 @@ def _choice_tags(choices: list[str], device: Optional[str],
 def choices(args: argparse.Namespace) -> None:
     """Run the defaults and every choice on the grid (unless ``--render-only``; with
     ``--jobs N`` the cells of every tag share the N workers), then print and write
-    the comparison table."""
+    the comparison table; a table without rows leaves the file as it is."""
     tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix,
                         args.defaults_tag)
     if args.defaults_tag:
         _check_defaults_tag(args.defaults_tag, args.models, args.datasets, args.ratios,
                             args.seeds, args.limit)
+    failed = total = 0
     if not args.render_only:
         root = _data_root(args)
         cells = [cell for tag, extra in tags.items() for cell in pending_runs(
             argparse.Namespace(**{**vars(args), "tag": tag, "extra": extra}), root)]
-        run_cells(cells, args.jobs, args.threads, args.checkpoint_every)
+        failed, total = run_cells(cells, args.jobs, args.threads, args.checkpoint_every), len(cells)
+    defaults = next(iter(tags))
     table = choices_table(list(tags), args.models, args.datasets, args.ratios, args.seeds,
                           args.limit)
-    (RESULTS / f"choices{_choice_suffix(args.device, args.suffix)}.md").write_text(table + "\n")
+    path = RESULTS / f"choices{_choice_suffix(args.device, args.suffix)}.md"
+    if table.count("\n") < 2:
+        raise SystemExit(f"error: {defaults} has no finished run on the grid (see --models, "
+                         f"--datasets, --ratios, --seeds, --limit); "
+                         f"{path.name} left as it is")
+    path.write_text(table + "\n")
     print(table)
+    _exit_if_failed(failed, total)
 
 
 def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
@@ -584,27 +626,46 @@ def compare(args: argparse.Namespace) -> None:
     print(table)
 
 
+T = TypeVar("T")
+
+
+def _argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type`` of ``check``, whose ``ValueError`` becomes the option's error."""
+
+    def parse(text: str) -> T:
+        try:
+            return check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+dataset_name = _argument_type(resolve_dataset_name)
+seed_value = _argument_type(lambda text: check_seed(int(text)))
+
+
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:
-    parser.add_argument("--models", nargs="+", default=models)
-    parser.add_argument("--datasets", nargs="+", default=["Shopper", "GSAD"])
+    parser.add_argument("--models", nargs="+", choices=MODEL_NAMES, default=models)
+    parser.add_argument("--datasets", nargs="+", type=dataset_name, default=["Shopper", "GSAD"])
     parser.add_argument("--ratios", nargs="+", type=float, default=[0.001, 0.01])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 2000, 4000])
-    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 2000, 4000])
+    parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
+    parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="run N cells at once, each in its own process (default 1: "
                              "one after the other in this process)")
-    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+    parser.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                         help="checkpoint each run every N samples and resume interrupted runs")
     parser.add_argument("--root", default=None)
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     plotter = commands.add_parser("plot", help="running-accuracy PNGs per dataset and ratio")
-    plotter.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
+    plotter.add_argument("--models", nargs="+", choices=MODEL_NAMES,
+                         default=["sledge", "sledge-light"])
     plotter.add_argument("--tags", nargs="+", default=None,
                          help="only these result folders (default: all)")
     plotter.add_argument("--combine", action="store_true",
@@ -632,25 +693,40 @@ def main(argv: Optional[list[str]] = None) -> None:
     study.add_argument("--defaults-tag", default=None, metavar="TAG",
                        help="the defaults are the runs of TAG (made at today's configuration, "
                             "e.g. by an adopted choice), not choice-default-SUFFIX")
-    study.add_argument("--render-only", action="store_true", help="only print the table")
+    study.add_argument("--render-only", action="store_true",
+                       help="run nothing: print the table from the existing results and "
+                            "rewrite its file (refused when the defaults have no finished "
+                            "run on the grid)")
     study.set_defaults(func=choices)
     pair = commands.add_parser("compare", help="two tags seed by seed on the cells both ran")
     pair.add_argument("base", help="the tag compared against (e.g. today's preset); "
                                    "TAG,TAG,... joins tags, a seed from the first holding it")
     pair.add_argument("other", help="the tag whose differences are shown (TAG,TAG,... too)")
-    pair.add_argument("--models", nargs="+", default=["sledge", "sledge-light"])
-    pair.add_argument("--datasets", nargs="+", default=list(DATASETS_SHOWN))
+    pair.add_argument("--models", nargs="+", choices=MODEL_NAMES,
+                      default=["sledge", "sledge-light"])
+    pair.add_argument("--datasets", nargs="+", type=dataset_name, default=list(DATASETS_SHOWN))
     pair.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS))
-    pair.add_argument("--seeds", nargs="+", type=int, default=list(range(0, 10000, 1000)),
+    pair.add_argument("--seeds", nargs="+", type=seed_value,
+                      default=list(range(0, 10000, 1000)),
                       help="the seeds to pair (default: 0, 1000, ..., 9000)")
-    pair.add_argument("--limit", type=int, default=None, help="runs over the first N samples")
+    pair.add_argument("--limit", type=positive_int, default=None,
+                      help="runs over the first N samples")
     pair.set_defaults(func=compare)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(
         func=render)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        parser.exit(2, f"error: {one_line(error)}\n")
     if getattr(args, "extra", None) and args.extra[0] == "--":
         args.extra = args.extra[1:]
-    args.func(args)
+    try:
+        args.func(args)
+    except KeyboardInterrupt:  # the package's own line would advise `run --resume`
+        resume = (", resuming interrupted runs from their checkpoints"
+                  if getattr(args, "checkpoint_every", None) else "")
+        parser.exit(INTERRUPTED_EXIT_CODE, "interrupted: finished runs are kept; rerun the "
+                                           f"same accuracy.py command to continue{resume}\n")
 
 
 if __name__ == "__main__":

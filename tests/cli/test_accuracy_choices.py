@@ -88,3 +88,25 @@ def test_options_leave_out_the_entries_the_model_fixes():
     assert _options({"model": "static", "config": {"merge_similarity": "raw"}}) == ""
     assert _options({"model": "sledge", "config": {"merge_similarity": "raw"}}) == (
         "merge_similarity=raw")
+
+
+def test_an_unknown_choice_is_refused_before_any_run():
+    with pytest.raises(SystemExit, match="--choice normaliztion=mean: .*unrecognized"):
+        _choice_tags(["normaliztion=mean"], None)
+
+
+def test_a_render_without_the_defaults_leaves_the_table_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    run = _write_run(tmp_path / "choice-default", {}, 0)
+    run.write_text(json.dumps({**json.loads(run.read_text()), "accuracy": 0.5}))
+    table = tmp_path / "choices.md"
+    table.write_text("the committed table\n")
+    grid = ["--models", "sledge-light", "--datasets", "mnist", "--ratios", "0.001",
+            "--seeds", "0"]
+    with pytest.raises(SystemExit, match="nosuch has no finished run on the grid.*left as it"):
+        accuracy.main(["choices", "--render-only", "--defaults-tag", "nosuch", *grid])
+    with pytest.raises(SystemExit, match="choice-default has no finished run"):
+        accuracy.main(["choices", "--render-only", *grid, "--limit", "30"])
+    assert table.read_text() == "the committed table\n"
+    accuracy.main(["choices", "--render-only", *grid])  # the default tag's run is there
+    assert "| MNIST | 0.001 | sledge-light | 0 |" in table.read_text()

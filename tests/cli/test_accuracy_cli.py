@@ -1,0 +1,85 @@
+"""``benchmarks/accuracy.py``'s command line: bad input refused up front in one line,
+failed runs in the exit status, ``plot``'s silent cases, and Ctrl-C's advice."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import accuracy  # noqa: E402
+from torch_geometric_stream.cli.errors import Interrupted  # noqa: E402
+
+GRID = ["--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0",
+        "--limit", "30"]
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch) -> Path:
+    """An empty results folder in place of ``benchmarks/results/accuracy``."""
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path / "results")
+    return tmp_path / "results"
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--models", "sledg"], "argument --models: invalid choice: 'sledg'"),
+    (["--datasets", "shutle"], "argument --datasets: Unknown dataset 'shutle'"),
+    (["--limit", "0"], "argument --limit: expected a positive integer"),
+    (["--seeds", "-1"], "argument --seeds: seed must be >= 0"),
+    (["--jobs", "0"], "argument --jobs: expected a positive integer"),
+    (["--threads", "0"], "argument --threads: expected a positive integer"),
+    (["--checkpoint-every", "0"], "argument --checkpoint-every: expected a positive integer"),
+])
+def test_bad_grid_options_end_in_one_line(options, message, results, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        accuracy.main(["run", *options])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and error.count("\n") == 1 and message in error
+    assert not results.exists()
+
+
+def test_dataset_names_are_canonical(monkeypatch):
+    grids = []
+    monkeypatch.setattr(accuracy, "run_grid", grids.append)
+    accuracy.main(["run", "--datasets", "shuttle", "gsad"])
+    assert grids[0].datasets == ["Shuttle", "GSAD"]
+
+
+def test_bad_options_after_the_double_dash_are_refused_before_any_run(results):
+    with pytest.raises(SystemExit, match="options after --: .*unrecognized arguments: --lamm"):
+        accuracy.main(["run", *GRID, "--", "--lamm", "1"])
+    assert not results.exists()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_failed_runs_make_the_exit_status(jobs, results, tmp_path):
+    with pytest.raises(SystemExit, match=r"1 of 1 run\(s\) failed"):
+        accuracy.main(["run", *GRID, "--jobs", jobs, "--root", str(tmp_path / "no-data")])
+
+
+def test_plot_says_when_nothing_matched(results, capsys):
+    (results / "tag").mkdir(parents=True)
+    (results / "tag" / "memory_Shuttle_0.01_seed0_limit30.json").write_text(json.dumps(
+        {"model": "sledge", "limit": 30, "curve": {}, "dataset": "Shuttle"}))
+    with pytest.raises(SystemExit, match="no run .* matched --models and --tags$"):
+        accuracy.main(["plot", "--tags", "nosuchtag"])
+    with pytest.raises(SystemExit, match=r"\(all were made with --limit\)"):
+        accuracy.main(["plot", "--tags", "tag"])
+    assert "skipped 1 run(s) made with --limit" in capsys.readouterr().out
+
+
+def test_ctrl_c_advises_rerunning_the_same_command(results, monkeypatch, capsys):
+    def interrupt(*_, **__):
+        raise Interrupted("run interrupted; rerun the same command with --resume x.ckpt")
+
+    monkeypatch.setattr(accuracy, "run_commands", interrupt)
+    with pytest.raises(SystemExit) as exit_:
+        try:
+            accuracy.main(["run", *GRID, "--checkpoint-every", "10", "--root", "."])
+        except KeyboardInterrupt:
+            pytest.fail("the interrupt escaped main()")
+    error = capsys.readouterr().err
+    assert exit_.value.code == 130 and error.count("\n") == 1
+    assert "rerun the same accuracy.py command" in error and "--resume" not in error
