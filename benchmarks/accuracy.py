@@ -49,11 +49,12 @@ import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Optional
 
 from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
                               mean_std, memory_study_tables, select_cells, summary_tables,
                               targets_table)
+from machine import argument_type, dataset_name  # (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import Parser, positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
@@ -61,7 +62,7 @@ from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS
-from torch_geometric_stream.datasets import default_data_root, resolve_dataset_name
+from torch_geometric_stream.datasets import default_data_root
 from torch_geometric_stream.validation import check_seed
 
 HERE = Path(__file__).resolve().parent
@@ -626,23 +627,7 @@ def compare(args: argparse.Namespace) -> None:
     print(table)
 
 
-T = TypeVar("T")
-
-
-def _argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
-    """An argparse ``type`` of ``check``, whose ``ValueError`` becomes the option's error."""
-
-    def parse(text: str) -> T:
-        try:
-            return check(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    return parse
-
-
-dataset_name = _argument_type(resolve_dataset_name)
-seed_value = _argument_type(lambda text: check_seed(int(text)))
+seed_value = argument_type(lambda text: check_seed(int(text)))
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
 
-__all__ = ["cpu_model", "recorded", "int_list", "positive_ints", "dataset_name", "data_root",
-           "load_or_exit"]
+__all__ = ["cpu_model", "recorded", "int_list", "positive_ints", "argument_type", "dataset_name",
+           "data_root", "load_or_exit"]
+
+T = TypeVar("T")
 
 
 def recorded(results: list[dict[str, Any]], key: str) -> str:
@@ -44,12 +46,21 @@ def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
 positive_ints = int_list(1)
 
 
-def dataset_name(text: str) -> str:
-    """An argparse type: a paper dataset's canonical name."""
-    try:
-        return resolve_dataset_name(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+def argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type`` of ``check``, whose ``ValueError`` becomes the option's error."""
+
+    def parse(text: str) -> T:
+        try:
+            return check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+#: An argparse type: a paper dataset's canonical name (``gsad`` is ``GSAD``: its
+#: setting, its result files).
+dataset_name = argument_type(resolve_dataset_name)
 
 
 def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Path:
