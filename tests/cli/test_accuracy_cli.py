@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
+from benchmark_script_helpers import usage_error  # noqa: E402
 from torch_geometric_stream.cli.errors import Interrupted  # noqa: E402
 
 GRID = ["--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0",
@@ -33,10 +34,8 @@ def results(tmp_path, monkeypatch) -> Path:
     (["--checkpoint-every", "0"], "argument --checkpoint-every: expected a positive integer"),
 ])
 def test_bad_grid_options_end_in_one_line(options, message, results, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        accuracy.main(["run", *options])
-    error = capsys.readouterr().err
-    assert exit_.value.code == 2 and error.count("\n") == 1 and message in error
+    error = usage_error(accuracy.main, ["run", *options], capsys)  # exit status 2
+    assert error.count("\n") == 1 and message in error
     assert not results.exists()
 
 
