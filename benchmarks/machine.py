@@ -11,7 +11,7 @@ from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
 
-__all__ = ["cpu_model", "recorded", "int_list", "positive_ints", "argument_type", "dataset_name",
+__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints", "argument_type", "dataset_name",
            "data_root", "load_or_exit"]
 
 T = TypeVar("T")
@@ -25,20 +25,32 @@ def recorded(results: list[dict[str, Any]], key: str) -> str:
     return "; ".join(values)
 
 
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
 def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
     """An argparse type: a comma-separated list of integers >= ``minimum``."""
+    single = int_at_least(minimum)
 
     def parse(text: str) -> list[int]:
         try:
-            values = [int(part) for part in text.split(",")]
-        except ValueError:
+            return [single(part) for part in text.split(",")]
+        except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
                 f"expected a comma-separated list of integers >= {minimum}, "
                 f"got {text!r}") from None
-        if any(value < minimum for value in values):
-            raise argparse.ArgumentTypeError(
-                f"expected a comma-separated list of integers >= {minimum}, got {text!r}")
-        return values
 
     return parse
 

@@ -64,7 +64,7 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import cpu_model, positive_ints, recorded  # noqa: E402  (on sys.path)
+from machine import cpu_model, int_at_least, positive_ints, recorded  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
@@ -443,7 +443,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--normalization", default="symmetric", choices=NORMALIZATIONS,
                         help="graph normalization of both models (symmetric-add = A + I "
                              "literally, mean = authors' 1/(k+1))")
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--warmup", type=int_at_least(0), default=5,
+                        help="untimed steps before the timed ones (default: %(default)s)")
     parser.add_argument("--steps", type=positive_int, default=30)
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="stop timing a configuration after this long (>= 3 steps)")

@@ -55,12 +55,15 @@ def test_the_heading_names_every_cpu_the_results_recorded(tmp_path):
     (["--sizes", "-5"], "--sizes: expected a comma-separated list of integers >= 1"),
     (["--sizes", "250,"], "--sizes: expected a comma-separated list of integers >= 1"),
     (["--steps", "0"], "--steps: expected a positive integer"),
+    (["--steps", "-3"], "--steps: expected a positive integer"),
+    (["--warmup", "-1"], "--warmup: expected an integer >= 0, got '-1'"),
+    (["--warmup", "two"], "--warmup: expected an integer >= 0, got 'two'"),
     (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
     (["--sizes", "10", "--configs", "shuttle"], "M = 10 is too small for ours-full"),
     (["--sizes", "7", "--configs", "shuttle", "--models", "ours-light"],
      "labeled slots leave no unlabeled one"),
 ])
-def test_bad_sizes_are_refused_in_one_line(argv, message, tmp_path, capsys):
+def test_bad_sizes_and_counts_are_refused_in_one_line(argv, message, tmp_path, capsys):
     error = usage_error(step_latency.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
     assert message in error.splitlines()[-1]
     assert not (tmp_path / "out").exists()
