@@ -54,15 +54,14 @@ from typing import Any, Optional
 from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
                               mean_std, memory_study_tables, select_cells, summary_tables,
                               targets_table)
-from machine import argument_type, dataset_name  # (benchmarks/ is on sys.path)
-from torch_geometric_stream.cli.arguments import Parser, positive_int
+from machine import argument_type, data_root, dataset_name  # (benchmarks/ is on sys.path)
+from torch_geometric_stream.cli.arguments import Parser, label_ratio, positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS
-from torch_geometric_stream.datasets import default_data_root
 from torch_geometric_stream.validation import check_seed
 
 HERE = Path(__file__).resolve().parent
@@ -176,7 +175,7 @@ def run_path(model: str, dataset: str, ratio: float, seed: int, limit: Optional[
     return RESULTS / tag / f"{model}_{dataset}_{ratio:g}_seed{seed}{suffix}.json"
 
 
-def pending_runs(args: argparse.Namespace, root: str) -> list[tuple[Path, list[str]]]:
+def pending_runs(args: argparse.Namespace, root: Path) -> list[tuple[Path, list[str]]]:
     """The grid's cells whose JSON does not exist yet, each as (JSON path, ``run``
     arguments), in the order dataset, ratio, model, seed."""
     pending = []
@@ -199,7 +198,7 @@ def pending_runs(args: argparse.Namespace, root: str) -> list[tuple[Path, list[s
 
 def run_grid(args: argparse.Namespace) -> None:
     _check_run_options(args.extra, "the options after --")
-    cells = pending_runs(args, _data_root(args))
+    cells = pending_runs(args, data_root(args.parser, args.root))
     _exit_if_failed(run_cells(cells, args.jobs, args.threads, args.checkpoint_every),
                     len(cells))
 
@@ -218,13 +217,6 @@ def _exit_if_failed(failed: int, total: int) -> None:
     if failed:
         raise SystemExit(f"error: {failed} of {total} run(s) failed (see the "
                          "'failed with exit code' lines above)")
-
-
-def _data_root(args: argparse.Namespace) -> str:
-    root = args.root or default_data_root()
-    if root is None:
-        raise SystemExit("error: no data folder: pass --root or set TGS_DATA_ROOT")
-    return str(root)
 
 
 def run_cells(cells: list[tuple[Path, list[str]]], jobs: int, threads: int,
@@ -466,7 +458,7 @@ def choices(args: argparse.Namespace) -> None:
                             args.seeds, args.limit)
     failed = total = 0
     if not args.render_only:
-        root = _data_root(args)
+        root = data_root(args.parser, args.root)
         cells = [cell for tag, extra in tags.items() for cell in pending_runs(
             argparse.Namespace(**{**vars(args), "tag": tag, "extra": extra}), root)]
         failed, total = run_cells(cells, args.jobs, args.threads, args.checkpoint_every), len(cells)
@@ -633,7 +625,7 @@ seed_value = argument_type(lambda text: check_seed(int(text)))
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:
     parser.add_argument("--models", nargs="+", choices=MODEL_NAMES, default=models)
     parser.add_argument("--datasets", nargs="+", type=dataset_name, default=["Shopper", "GSAD"])
-    parser.add_argument("--ratios", nargs="+", type=float, default=[0.001, 0.01])
+    parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.001, 0.01])
     parser.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 2000, 4000])
     parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
     parser.add_argument("--threads", type=positive_int, default=1)
@@ -643,6 +635,7 @@ def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> N
     parser.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                         help="checkpoint each run every N samples and resume interrupted runs")
     parser.add_argument("--root", default=None)
+    parser.set_defaults(parser=parser)  # for its usage errors after parsing (no data folder)
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -690,7 +683,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     pair.add_argument("--models", nargs="+", choices=MODEL_NAMES,
                       default=["sledge", "sledge-light"])
     pair.add_argument("--datasets", nargs="+", type=dataset_name, default=list(DATASETS_SHOWN))
-    pair.add_argument("--ratios", nargs="+", type=float, default=list(RATIOS))
+    pair.add_argument("--ratios", nargs="+", type=label_ratio, default=list(RATIOS))
     pair.add_argument("--seeds", nargs="+", type=seed_value,
                       default=list(range(0, 10000, 1000)),
                       help="the seeds to pair (default: 0, 1000, ..., 9000)")
@@ -699,14 +692,14 @@ def main(argv: Optional[list[str]] = None) -> None:
     pair.set_defaults(func=compare)
     commands.add_parser("render", help="write the tables into RESULTS.md").set_defaults(
         func=render)
+    args = argparse.Namespace()  # an interrupt while parsing: no options to advise on
     try:
         args = parser.parse_args(argv)
+        if getattr(args, "extra", None) and args.extra[0] == "--":
+            args.extra = args.extra[1:]
+        args.func(args)
     except UsageError as error:
         parser.exit(2, f"error: {one_line(error)}\n")
-    if getattr(args, "extra", None) and args.extra[0] == "--":
-        args.extra = args.extra[1:]
-    try:
-        args.func(args)
     except KeyboardInterrupt:  # the package's own line would advise `run --resume`
         resume = (", resuming interrupted runs from their checkpoints"
                   if getattr(args, "checkpoint_every", None) else "")

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
-from benchmark_script_helpers import usage_error  # noqa: E402
+from benchmark_script_helpers import usage_error, without_data_folder  # noqa: E402
 from torch_geometric_stream.cli.errors import Interrupted  # noqa: E402
 
 GRID = ["--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0",
@@ -36,6 +36,26 @@ def results(tmp_path, monkeypatch) -> Path:
 def test_bad_grid_options_end_in_one_line(options, message, results, capsys):
     error = usage_error(accuracy.main, ["run", *options], capsys)  # exit status 2
     assert error.count("\n") == 1 and message in error
+    assert not results.exists()
+
+
+@pytest.mark.parametrize("command", [["run"], ["choices"], ["compare", "base", "other"]])
+@pytest.mark.parametrize("ratios", [["0.01", "0"], ["1.5"], ["-0.01"]])
+def test_ratios_outside_0_1_are_refused_by_every_command(command, ratios, results, tmp_path,
+                                                         capsys):
+    grid = [*GRID, "--root", str(tmp_path)] if command[0] != "compare" else []
+    error = usage_error(accuracy.main, [*command, *grid, "--ratios", *ratios], capsys)
+    assert error.count("\n") == 1 and (
+        f"argument --ratios: the label ratio must lie in (0, 1], got {ratios[-1]!r}" in error)
+    assert not results.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "choices"])
+def test_no_data_folder_is_a_usage_error(command, results, monkeypatch, tmp_path, capsys):
+    without_data_folder(monkeypatch, tmp_path)
+    error = usage_error(accuracy.main, [command, *GRID], capsys)
+    assert error.startswith("error: ") and error.endswith(  # "error: accuracy.py run: ..."
+        f" {command}: no data folder: pass --root or set TGS_DATA_ROOT\n")
     assert not results.exists()
 
 
