@@ -61,7 +61,7 @@ from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError,
 from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS
+from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS, run_device
 from torch_geometric_stream.validation import check_seed
 
 HERE = Path(__file__).resolve().parent
@@ -197,19 +197,28 @@ def pending_runs(args: argparse.Namespace, root: Path) -> list[tuple[Path, list[
 
 
 def run_grid(args: argparse.Namespace) -> None:
-    _check_run_options(args.extra, "the options after --")
+    _check_run_options(args.extra, "the options after --", args.models)
     cells = pending_runs(args, data_root(args.parser, args.root))
     _exit_if_failed(run_cells(cells, args.jobs, args.threads, args.checkpoint_every),
                     len(cells))
 
 
-def _check_run_options(options: list[str], source: str) -> None:
-    """Refuse, before any run, ``run`` options that its parser rejects (an unknown
-    option, a bad value), saying where they came from."""
+def _check_run_options(options: list[str], source: str, models: list[str]) -> None:
+    """Refuse, before any run, ``run`` options that a run of any of ``models`` refuses
+    before its stream starts (an unknown option, a bad value, a device this machine
+    lacks: see :func:`run_device`), saying where they came from.
+
+    Raises:
+        UsageError: named after ``source``.
+    """
+    parser = build_parser()
     try:
-        build_parser().parse_args(["run", "--dataset", "Shuttle", *options])
+        for model in models:
+            run_args = parser.parse_args(["run", "--dataset", "Shuttle", "--model", model,
+                                          *options])
+            run_device(run_args, run_args.model)
     except UsageError as error:
-        raise SystemExit(f"error: {source}: {one_line(error)}") from None
+        raise UsageError(f"{source}: {one_line(error)}") from None
 
 
 def _exit_if_failed(failed: int, total: int) -> None:
@@ -441,8 +450,7 @@ def _choice_tags(choices: list[str], device: Optional[str],
     for choice in choices:
         name, sep, value = choice.partition("=")
         if not sep or not name or not value:
-            raise SystemExit(f"error: --choice {choice!r}: expected NAME=VALUE")
-        _check_run_options([f"--{name}", value], f"--choice {choice}")
+            raise UsageError(f"--choice {choice!r}: expected NAME=VALUE")
         tags[f"choice-{name}={value}{end}"] = [f"--{name}", value, *device_options]
     return tags
 
@@ -453,6 +461,9 @@ def choices(args: argparse.Namespace) -> None:
     the comparison table; a table without rows leaves the file as it is."""
     tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix,
                         args.defaults_tag)
+    if not args.render_only:  # every run's options, its device among them, before any run
+        for tag, options in tags.items():
+            _check_run_options(options, f"the runs of {tag}", args.models)
     if args.defaults_tag:
         _check_defaults_tag(args.defaults_tag, args.models, args.datasets, args.ratios,
                             args.seeds, args.limit)

@@ -7,11 +7,17 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
 from accuracy import _check_defaults_tag, _choice_tags, _options  # noqa: E402
 from accuracy_summary import current_config  # noqa: E402
+from benchmark_script_helpers import usage_error  # noqa: E402
+from torch_geometric_stream.cli.errors import UsageError  # noqa: E402
+
+GRID = ["--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0",
+        "--limit", "30"]
 
 
 def test_cpu_tags_have_no_device_options():
@@ -61,7 +67,7 @@ def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeyp
 
 
 def test_a_choice_without_value_is_refused():
-    with pytest.raises(SystemExit, match="expected NAME=VALUE"):
+    with pytest.raises(UsageError, match="expected NAME=VALUE"):
         _choice_tags(["normalization"], None)
 
 
@@ -90,9 +96,44 @@ def test_options_leave_out_the_entries_the_model_fixes():
         "merge_similarity=raw")
 
 
-def test_an_unknown_choice_is_refused_before_any_run():
-    with pytest.raises(SystemExit, match="--choice normaliztion=mean: .*unrecognized"):
-        _choice_tags(["normaliztion=mean"], None)
+@pytest.fixture
+def no_runs(tmp_path, monkeypatch) -> Path:
+    """An empty results folder in place of ``benchmarks/results/accuracy``, and a
+    ``run_commands`` that fails the test: nothing may run."""
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(accuracy, "run_commands",
+                        lambda *_, **__: pytest.fail("a run started"))
+    return tmp_path / "results"
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--choice", "normaliztion=mean"],
+     "error: the runs of choice-normaliztion=mean: torch_geometric_stream: "
+     "unrecognized arguments: --normaliztion mean"),
+    (["--device", "cuda"],
+     "error: the runs of choice-default-cuda: --device 'cuda': CUDA is not available"),
+    (["--device", "cuda", "--choice", "lam=0.1"],  # the defaults' tag is checked too
+     "error: the runs of choice-default-cuda: --device 'cuda': CUDA is not available"),
+    (["--cuda-graph"], "error: the runs of choice-default: --cuda-graph needs a SLeDGe model "
+                       "on CUDA, got model 'memory' on device cpu"),
+])
+def test_every_runs_options_and_device_are_refused_before_any_run(
+        options, message, no_runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a CPU-only machine
+    error = usage_error(accuracy.main, ["choices", *GRID, "--root", str(tmp_path), *options],
+                        capsys)
+    assert error.startswith(message) and error.count("\n") == 1
+    assert not no_runs.exists()
+
+
+def test_a_render_checks_no_device(no_runs, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    _write_run(no_runs / "choice-default-cuda", {}, 0)  # a GPU study rendered elsewhere
+    run = no_runs / "choice-default-cuda" / "sledge-light_MNIST_0.001_seed0.json"
+    run.write_text(json.dumps({**json.loads(run.read_text()), "accuracy": 0.5}))
+    accuracy.main(["choices", "--render-only", "--device", "cuda", "--models", "sledge-light",
+                   "--datasets", "mnist", "--ratios", "0.001", "--seeds", "0"])
+    assert "| MNIST | 0.001 | sledge-light | 0 |" in (no_runs / "choices-cuda.md").read_text()
 
 
 def test_a_render_without_the_defaults_leaves_the_table_file(tmp_path, monkeypatch):

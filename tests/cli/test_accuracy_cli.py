@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
@@ -66,9 +67,16 @@ def test_dataset_names_are_canonical(monkeypatch):
     assert grids[0].datasets == ["Shuttle", "GSAD"]
 
 
-def test_bad_options_after_the_double_dash_are_refused_before_any_run(results):
-    with pytest.raises(SystemExit, match="options after --: .*unrecognized arguments: --lamm"):
-        accuracy.main(["run", *GRID, "--", "--lamm", "1"])
+@pytest.mark.parametrize("options, message", [
+    (["--lamm", "1"], "unrecognized arguments: --lamm 1"),
+    (["--device", "cuda"], "--device 'cuda': CUDA is not available on this machine"),
+])
+def test_bad_options_after_the_double_dash_are_refused_before_any_run(
+        options, message, results, monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a CPU-only machine
+    error = usage_error(accuracy.main, ["run", *GRID, "--root", ".", "--", *options], capsys)
+    assert error.startswith("error: the options after --: ") and error.count("\n") == 1
+    assert message in error
     assert not results.exists()
 
 

@@ -31,7 +31,7 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "Stream", "check_run", "load_stream",
-           "run_command"]
+           "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -195,16 +195,26 @@ def _limit(args: argparse.Namespace) -> Optional[int]:
     return args.limit or (BUNDLED_LIMIT if args.dataset is None else None)
 
 
-def _plan(args: argparse.Namespace, stream: Optional[Stream] = None) -> RunPlan:
-    """Model, device, stream (``stream`` if given, already loaded with the same
-    arguments) and configuration of a run, each checked."""
-    model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
+def run_device(args: argparse.Namespace, model: str) -> tuple[str, bool]:
+    """The device of a run of ``model`` (``--device``, checked to exist here) and
+    whether it steps through CUDA graphs (``--cuda-graph``, checked to fit them).
+
+    Raises:
+        UsageError: a device this machine lacks, or CUDA graphs where none can run.
+    """
     device = check_device(args.device, gpu_capable=model in SLEDGE_VARIANTS)
     graphable = device.startswith("cuda") and model in SLEDGE_VARIANTS
     if args.cuda_graph and not graphable:
         raise UsageError(f"--cuda-graph needs a SLeDGe model on CUDA, got model {model!r} on "
                          f"device {device}")
-    cuda_graph = graphable if args.cuda_graph is None else args.cuda_graph
+    return device, graphable if args.cuda_graph is None else args.cuda_graph
+
+
+def _plan(args: argparse.Namespace, stream: Optional[Stream] = None) -> RunPlan:
+    """Model, device, stream (``stream`` if given, already loaded with the same
+    arguments) and configuration of a run, each checked."""
+    model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
+    device, cuda_graph = run_device(args, model)
     if stream is None:
         stream = load_stream(args)
     dataset, name, _ = stream
