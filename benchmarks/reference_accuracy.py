@@ -84,7 +84,8 @@ def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads:
             dtype: torch.dtype = torch.float32,
             perturb: Optional[tuple[float, int]] = None) -> dict[str, Any]:
     """Stream ``dataset`` (a prefix, see :func:`load_prefix`) through one side in
-    ``dtype``; the run's record. ``perturb = (eps, seed)``: see
+    ``dtype``, without a progress bar (like the other benchmark scripts: one line
+    per finished run); the run's record. ``perturb = (eps, seed)``: see
     :func:`perturb_parameters` (our side only)."""
     torch.set_num_threads(threads)
     config, setting_scaling, learner, mask, transform = _setup(dataset, ratio, seed)
@@ -93,7 +94,7 @@ def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads:
         perturb_parameters(learner, *perturb)
     if side == "reference":
         learner = reference_of(learner, dataset.name)
-    result = prequential(learner, dataset, label_mask=mask,
+    result = prequential(learner, dataset, label_mask=mask, progress=False,
                          transform=lambda x: transform(x).to(dtype))
     return {"dataset": dataset.name, "label_ratio": ratio, "seed": seed,
             "limit": dataset.num_samples,

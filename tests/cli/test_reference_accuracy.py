@@ -44,10 +44,11 @@ def test_both_sides_agree_sample_for_sample(name, features, classes, inputs):
     assert max(t["max_proba_diff"] for t in record["trace"]) < 1e-8
 
 
-def test_run_records_the_same_predictions_and_inputs_on_both_sides():
+def test_run_records_the_same_predictions_and_inputs_on_both_sides(capsys):
     dataset = like("Shopper", 17, 2)
     ours, reference = (reference_accuracy.run_one(dataset, 0.01, 0, side, 1, torch.float64)
                        for side in reference_accuracy.SIDES)
+    assert capsys.readouterr().err == ""  # no progress bar, as in the other scripts
     assert ours["predictions"] == reference["predictions"]
     assert ours["inputs"] == reference["inputs"] == {
         "scaling": "robust", "feature_transform": "signed-log1p",
