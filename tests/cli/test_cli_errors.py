@@ -74,6 +74,10 @@ NAMED_ERRORS = {
     "labeled memory beyond the memory": (["--labeled-size", "5000"],
                                          "--labeled-size 5000 exceeds the memory size 1000 "
                                          "(--memory-size)"),
+    "missing data folder": (["--dataset", "mnist", "--root", "{tmp}/absent"],
+                            "--root: folder {tmp}/absent does not exist"),
+    "data folder a file": (["--dataset", "mnist", "--root", "{tmp}/bad.json"],
+                           "--root: {tmp}/bad.json is a file, not a folder"),
 }
 
 #: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
@@ -131,6 +135,13 @@ def test_bad_run_input_is_named_before_the_run_starts(case, tmp, capsys, no_run)
     line = _check_one_error_line(["run", *(arg.format(tmp=tmp) for arg in options), "--quiet"],
                                  capsys)
     assert line.startswith(f"error: {message.format(tmp=tmp)}"), line
+
+
+def test_tune_names_a_missing_data_folder_before_any_run(tmp, capsys, no_run):
+    line = _check_one_error_line(["tune", "--dataset", "mnist", "--root", str(tmp / "absent"),
+                                  "--out-dir", str(tmp / "grid")], capsys)
+    assert line == f"error: --root: folder {tmp / 'absent'} does not exist"
+    assert not (tmp / "grid").exists()
 
 
 @pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)

@@ -11,8 +11,8 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
-from torch_geometric_stream.cli.arguments import (check_device, check_output_file, parse_seeds,
-                                                  read_config_file)
+from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_file,
+                                                  parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
@@ -101,6 +101,7 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     if args.root is None:
         raise UsageError(f"no data folder found: pass --root DIR or set TGS_DATA_ROOT (only "
                          f"{BUNDLED_DATASET} is bundled)")
+    check_folder("--root", Path(args.root))  # named itself, not as a dataset's missing folder
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
 
 
