@@ -1,8 +1,12 @@
 """Fixtures shared by the command-line tests."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import threading
+import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import pytest
 
@@ -33,3 +37,79 @@ def interrupted_main() -> Callable[[list[str]], int]:
             pytest.fail("the interrupt escaped main()")
 
     return run
+
+
+class StuckWorker:
+    """A worker process (``subprocess.Popen``'s place) that runs until it gets a
+    signal, or ends by itself with success after ``FINISH_SECONDS``."""
+
+    FINISH_SECONDS = 4.0
+
+    def __init__(self, argv: list[str], started: list["StuckWorker"], **_: object) -> None:
+        self.argv, self.signals = argv, []
+        self.returncode: Optional[int] = None
+        self._ended = threading.Event()
+        started.append(self)
+
+    def _end(self, code: int) -> None:
+        self.returncode = code
+        self._ended.set()
+
+    def send_signal(self, signum: int) -> None:
+        self.signals.append(signum)
+        self._end(-signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    terminate = kill
+
+    def poll(self) -> Optional[int]:
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        if not self._ended.wait(self.FINISH_SECONDS if timeout is None else timeout):
+            if timeout is not None:
+                raise subprocess.TimeoutExpired("worker", timeout)
+            self._end(0)  # finished its point
+        return self.returncode
+
+    def communicate(self, *_: object, timeout: Optional[float] = None) -> tuple[None, None]:
+        self.wait(timeout)
+        return None, None
+
+    def __enter__(self) -> "StuckWorker":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.wait()
+
+
+@pytest.fixture
+def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
+    """``ctrl_c_once_started(n)``: worker processes are :class:`StuckWorker`; once ``n``
+    of them have started, the main thread gets Ctrl-C (SIGINT). Returns the list of
+    the workers started."""
+    from torch_geometric_stream.cli import parallel
+
+    def arrange(n: int) -> list[StuckWorker]:
+        started: list[StuckWorker] = []
+        popen = subprocess.Popen
+
+        def start(argv: list[str], **kwargs: object) -> object:
+            if "torch_geometric_stream" not in argv:  # not a worker
+                return popen(argv, **kwargs)
+            return StuckWorker(argv, started, **kwargs)
+
+        monkeypatch.setattr(parallel.subprocess, "Popen", start)
+        main_thread = threading.main_thread().ident
+
+        def interrupt() -> None:
+            while len(started) < n:
+                time.sleep(0.01)
+            signal.pthread_kill(main_thread, signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        return started
+
+    return arrange

@@ -1,5 +1,7 @@
 """``run_commands``: the grid runner behind ``tune --jobs`` and ``accuracy.py --jobs``."""
 import json
+import signal
+import time
 
 import pytest
 
@@ -44,3 +46,14 @@ def test_on_success_runs_after_each_successful_command_before_the_next(command):
 
     assert run_commands([first, bad, last], on_success=on_success) == [0, 2, 0]
     assert calls == [("first.json", False), ("last.json", True)]
+
+
+def test_ctrl_c_stops_the_running_workers_at_once_and_starts_no_other(
+        command, ctrl_c_once_started, capsys):
+    workers = ctrl_c_once_started(2)
+    tic = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_commands([command(name) for name in "abcd"], jobs=2)
+    assert time.monotonic() - tic < 2  # a worker left alone runs 4 s
+    assert [worker.signals for worker in workers] == [[signal.SIGINT]] * 2
+    assert "failed" not in capsys.readouterr().out  # stopped, not failed

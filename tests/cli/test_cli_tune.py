@@ -1,6 +1,7 @@
 import csv
 import itertools
 import json
+import time
 
 import pytest
 
@@ -105,6 +106,20 @@ def test_tune_stops_at_a_failing_grid_run_and_names_it(tmp_path, capsys, monkeyp
     assert "hidden_channels=8_seed0.json" in captured.err and "Traceback" not in captured.err
     assert "hidden_channels=16" not in captured.out  # not started
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_ctrl_c_stops_tunes_worker_processes_at_once(tmp_path, capsys, ctrl_c_once_started,
+                                                     interrupted_main):
+    workers = ctrl_c_once_started(2)
+    tic = time.monotonic()
+    argv = ["tune", *SMALL, "--grid", "hidden-channels=8,16,32", "--jobs", "2",
+            "--out-dir", str(tmp_path)]
+    assert interrupted_main(argv) == 130
+    assert time.monotonic() - tic < 3  # a worker left alone runs 4 s
+    assert len(workers) == 2 and all(worker.signals for worker in workers)
+    assert capsys.readouterr().err == (
+        f"tune interrupted; its 0 finished grid run(s) are kept in {tmp_path}: rerun the "
+        f"same command to run only the others\n")
 
 
 def test_an_interrupted_tune_keeps_its_finished_runs_and_a_rerun_runs_the_others(

@@ -8,16 +8,24 @@ share the machine's cores.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import torch_geometric_stream
 
-__all__ = ["run_commands"]
+__all__ = ["INTERRUPT_GRACE_SECONDS", "run_commands"]
+
+#: How long interrupted worker processes get to end (as a run does on Ctrl-C)
+#: before they are killed.
+INTERRUPT_GRACE_SECONDS = 5.0
+#: The signal that interrupts a worker: Ctrl-C's where there is one.
+_INTERRUPT = signal.SIGTERM if sys.platform == "win32" else signal.SIGINT
 
 
 def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, threads: int = 1,
@@ -41,20 +49,24 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
             soon as that command succeeds (e.g. to delete its checkpoint), so
             that an interrupted batch has tidied up after every finished run.
 
-    On Ctrl-C no further command starts; the interrupt propagates once the
-    running ones have ended.
+    On Ctrl-C no further command starts and the running workers are interrupted
+    (killed if they have not ended within :data:`INTERRUPT_GRACE_SECONDS`); then
+    the interrupt propagates.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     failed = threading.Event()
-    run_one = _run_here if jobs == 1 else _run_in_worker
+    workers = _Workers()
+    run_one = _run_here if jobs == 1 else workers.run
 
     def run(command: tuple[list[str], Path]) -> Optional[int]:
-        if stop_on_failure and failed.is_set():
+        if (stop_on_failure and failed.is_set()) or workers.interrupted.is_set():
             return None
         argv, output = command
         print(f"start {output.name}", flush=True)
         code = run_one(argv, output, threads)
+        if code is None or (code != 0 and workers.interrupted.is_set()):
+            return code  # never started, or stopped by Ctrl-C: no failure to report
         if code == 0:
             print(f"done {output.name}", flush=True)
             if on_success is not None:
@@ -71,8 +83,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         try:
             return list(pool.map(run, commands))
-        except KeyboardInterrupt:  # start no further command; the running ones finish
-            pool.shutdown(cancel_futures=True)
+        except KeyboardInterrupt:  # start no further command; stop the running ones
+            pool.shutdown(wait=False, cancel_futures=True)
+            workers.interrupt()
             raise
 
 
@@ -81,15 +94,54 @@ def _run_here(argv: list[str], output: Path, threads: int) -> int:
     return dispatch(argv)
 
 
-def _run_in_worker(argv: list[str], output: Path, threads: int) -> int:
-    package_parent = str(Path(torch_geometric_stream.__file__).resolve().parents[1])
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
-           "PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
-                                                       os.environ.get("PYTHONPATH")]))}
-    log = output.with_suffix(".log")
-    with log.open("w") as out:
-        code = subprocess.run([sys.executable, "-m", "torch_geometric_stream", *argv],
-                              stdout=out, stderr=subprocess.STDOUT, env=env).returncode
-    if code == 0:
-        log.unlink()
-    return code
+class _Workers:
+    """The worker processes of one :func:`run_commands` call, which Ctrl-C stops
+    all at once."""
+
+    def __init__(self) -> None:
+        self._running: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+        self.interrupted = threading.Event()
+
+    def run(self, argv: list[str], output: Path, threads: int) -> Optional[int]:
+        """Run one command in its own Python process, its output in ``<output>.log``
+        (deleted when it succeeds); its exit code, ``None`` if interrupted before
+        it started."""
+        package_parent = str(Path(torch_geometric_stream.__file__).resolve().parents[1])
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+               "PYTHONPATH": os.pathsep.join(filter(None, [package_parent,
+                                                           os.environ.get("PYTHONPATH")]))}
+        log = output.with_suffix(".log")
+        with log.open("w") as out:
+            with self._lock:
+                if self.interrupted.is_set():
+                    return None
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "torch_geometric_stream", *argv],
+                    stdout=out, stderr=subprocess.STDOUT, env=env)
+                self._running.add(process)
+            try:
+                code = process.wait()
+            finally:
+                with self._lock:
+                    self._running.discard(process)
+        if code == 0:
+            log.unlink()
+        return code
+
+    def interrupt(self) -> None:
+        """Start no further process and interrupt the running ones as Ctrl-C does
+        (each run then ends with its own message in its log); kill those still
+        running after :data:`INTERRUPT_GRACE_SECONDS`."""
+        with self._lock:
+            self.interrupted.set()
+            processes = [process for process in self._running if process.poll() is None]
+        for process in processes:
+            process.send_signal(_INTERRUPT)
+        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+        for process in processes:
+            try:
+                process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
