@@ -11,8 +11,8 @@ from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
 
-__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints", "argument_type", "dataset_name",
-           "data_root", "load_or_exit"]
+__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints", "argument_type",
+           "dataset_name", "data_root", "load_or_exit"]
 
 T = TypeVar("T")
 

@@ -45,8 +45,8 @@ class StuckWorker:
 
     FINISH_SECONDS = 4.0
 
-    def __init__(self, argv: list[str], started: list["StuckWorker"], **_: object) -> None:
-        self.argv, self.signals = argv, []
+    def __init__(self, started: list["StuckWorker"]) -> None:
+        self.signals: list[int] = []
         self.returncode: Optional[int] = None
         self._ended = threading.Event()
         started.append(self)
@@ -62,8 +62,6 @@ class StuckWorker:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
-    terminate = kill
-
     def poll(self) -> Optional[int]:
         return self.returncode
 
@@ -74,16 +72,6 @@ class StuckWorker:
             self._end(0)  # finished its point
         return self.returncode
 
-    def communicate(self, *_: object, timeout: Optional[float] = None) -> tuple[None, None]:
-        self.wait(timeout)
-        return None, None
-
-    def __enter__(self) -> "StuckWorker":
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.wait()
-
 
 @pytest.fixture
 def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
@@ -92,6 +80,9 @@ def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
     the workers started."""
     from torch_geometric_stream.cli import parallel
 
+    if not hasattr(signal, "pthread_kill"):
+        pytest.skip("needs POSIX signals")
+
     def arrange(n: int) -> list[StuckWorker]:
         started: list[StuckWorker] = []
         popen = subprocess.Popen
@@ -99,7 +90,7 @@ def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
         def start(argv: list[str], **kwargs: object) -> object:
             if "torch_geometric_stream" not in argv:  # not a worker
                 return popen(argv, **kwargs)
-            return StuckWorker(argv, started, **kwargs)
+            return StuckWorker(started)
 
         monkeypatch.setattr(parallel.subprocess, "Popen", start)
         main_thread = threading.main_thread().ident
