@@ -7,6 +7,7 @@ import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
 from torch_geometric_stream.models import OnlineMLP
+from torch_geometric_stream.models.sledge import _gather_rows
 
 
 def stream_through(model, x, y, label_every=10):
@@ -607,3 +608,12 @@ def test_a_device_or_seed_the_learner_cannot_use_is_named(cls, kw, message):
     # these were torch's AssertionError / RuntimeError / "Overflow when unpacking long long"
     with pytest.raises(ValueError, match=message):
         cls(**kw)
+
+
+def test_gather_rows_reads_the_query_as_the_row_after_the_memory():
+    # the CPU prediction's subgraph rows, without a (P + 1, d) copy of the memory
+    nodes = torch.arange(6.0).view(3, 2)
+    query = torch.tensor([9.0, 8.0])
+    index = torch.tensor([3, 0, 2, 3])
+    assert _gather_rows(nodes, index, query).tolist() == [[9, 8], [0, 1], [4, 5], [9, 8]]
+    assert _gather_rows(nodes, index[1:3], None).tolist() == [[0, 1], [4, 5]]

@@ -462,9 +462,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         step leaves the snapshot of the updated memory, its graph patched.
         """
         if self._snapshot is None or self._snapshot.memory_version != self.memory.version:
-            # on a copy: the memory update writes in place
-            with torch.set_grad_enabled(self._trains_graph):
-                live_emb = self.graph.embed(self.memory.nodes().clone())
+            # with gradient, on a copy: autograd keeps the rows, which the memory
+            # update then writes in place
+            trains = self._trains_graph
+            nodes = self.memory.nodes()
+            with torch.set_grad_enabled(trains):
+                live_emb = self.graph.embed(nodes.clone() if trains else nodes)
             self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
@@ -622,35 +625,39 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return (stream / stream.sum()).log() - (held / held.sum()).log()
 
     def _logits_of_query(self, snap: _Snapshot, x: Tensor, x_emb: Tensor) -> Tensor:
-        nodes = torch.cat([self.memory.nodes(), x.unsqueeze(0)])
+        nodes = self.memory.nodes()
         edge_index, edge_weight = self._inference_graph(snap, x_emb)
         return self._propagate(nodes, edge_index, edge_weight,
-                               torch.full((1,), nodes.size(0) - 1, device=x.device))[0]
+                               torch.full((1,), nodes.size(0), device=x.device), query=x)[0]
 
     def _propagate(self, nodes: Tensor, edge_index: Tensor, edge_weight: Tensor,
-                   targets: Tensor) -> Tensor:
-        """Backbone logits of the rows ``targets`` :math:`(T, c)`.
+                   targets: Tensor, query: Optional[Tensor] = None) -> Tensor:
+        """Backbone logits of the rows ``targets`` :math:`(T, c)` of ``nodes``
+        :math:`(P, d)`, and of ``query`` :math:`(d,)` as node :math:`P` if given.
 
         The graph is normalized over all nodes. On the CPU, sparse propagation
         then runs only on the ``num_layers``-hop in-neighbourhood of
-        ``targets``, which gives their exact outputs; on a GPU it runs over
+        ``targets``, which gives their exact outputs (and reads only those rows:
+        the query is not appended to a copy of the memory); on a GPU it runs over
         every node, since extracting the subgraph (data-dependent sizes) would
         wait for the device and saves little there.
         """
-        num_nodes = nodes.size(0)
+        num_nodes = nodes.size(0) + (query is not None)
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
                                                           check=False)
-        if self.propagation == "dense":
-            adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
-            return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
-        if nodes.device.type != "cpu":
+        if self.propagation == "dense" or nodes.device.type != "cpu":
+            if query is not None:
+                nodes = torch.cat([nodes, query.unsqueeze(0)])
+            if self.propagation == "dense":
+                adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
+                return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
             out = self.backbone.forward_normalized(nodes, edge_index, edge_weight)
             return out.index_select(0, targets)
         subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
             targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
             num_nodes=num_nodes, directed=True)
-        out = self.backbone.forward_normalized(nodes[subset], sub_edge_index,
-                                               edge_weight[edge_mask])
+        out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
+                                               sub_edge_index, edge_weight[edge_mask])
         return out[mapping]
 
     # -------------------------------------------------------------- learning
@@ -815,6 +822,15 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 + ("" if self.supervise_graph else ", supervise_graph=False")
                 + ("" if self.graph is None or self.graph.search_dtype is None
                    else f", search_dtype={self.graph.search_dtype}"))
+
+
+def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:
+    r"""Rows ``index`` :math:`(R,)` of ``nodes`` :math:`(P, d)` with ``query``
+    :math:`(d,)` appended as row :math:`P`, without copying ``nodes``: :math:`(R, d)`."""
+    if query is None:
+        return nodes[index]
+    is_query = (index == nodes.size(0)).unsqueeze(1)
+    return torch.where(is_query, query, nodes[index.clamp_max(nodes.size(0) - 1)])
 
 
 def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int,
