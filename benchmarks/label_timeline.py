@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from machine import data_root  # (benchmarks/ is on sys.path)
 
-from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
 
 ACCURACY_RESULTS = Path(__file__).resolve().parent / "results" / "accuracy"
@@ -121,7 +122,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ratio", type=float, required=True)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 2000, 4000])
     parser.add_argument("--window", type=int, default=1000)
-    parser.add_argument("--root", default=default_data_root(),
+    parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
@@ -129,8 +130,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.window < 1:
         parser.error(f"--window must be positive, got {args.window}")
-    if args.root is None:
-        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    root = data_root(parser, args.root)
 
     folder = args.results / args.tag
     paths = [folder / f"{args.model}_{args.dataset}_{args.ratio:g}_seed{seed}.json"
@@ -143,7 +143,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if no_curve:
         parser.error("no running-accuracy curve in " + ", ".join(no_curve)
                      + " (recorded by runs since the curve was added)")
-    dataset = load_dataset(args.dataset, args.root)
+    dataset = load_dataset(args.dataset, root)
     labels = np.asarray(dataset.y, dtype=np.int64)
     timelines = [timeline(record, labels, dataset.num_classes, args.window)
                  for record in records]

@@ -47,7 +47,7 @@ import torch
 
 from torch_geometric_stream.cli.arguments import add_root_option, check_folder, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
-from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.errors import UsageError, one_line
 from torch_geometric_stream.cli.models import build_learner, build_transform
 from torch_geometric_stream.datasets import DatasetError, StreamDataset, load_dataset
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform,
@@ -55,7 +55,7 @@ from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import cpu_model, dataset_name  # noqa: E402  (gsad -> GSAD: setting, files)
+from machine import cpu_model, data_root, dataset_name  # noqa: E402  (gsad -> GSAD: setting)
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
@@ -289,7 +289,7 @@ def render_seed_means(by_key: dict[tuple, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run missing (dataset, side) cells")
@@ -313,19 +313,19 @@ def main() -> None:
     step.add_argument("--seed", type=int, default=0)
     step.add_argument("--limit", type=positive_int, default=400)
     add_root_option(step)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
-        command(args)
+        command(args, parser)
     except UsageError as error:
-        sys.exit(f"error: {error}")
+        parser.error(one_line(error))
 
 
-def command(args: argparse.Namespace) -> None:
-    """Run the parsed command.
+def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Run the parsed command; no data folder is ``parser``'s usage error.
 
     Raises:
-        UsageError: no or a missing data folder, unloadable data, a setting
-            the reference cannot mirror.
+        UsageError: a missing data folder, unloadable data, a setting the
+            reference cannot mirror.
     """
     if args.command == "render":
         records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
@@ -334,12 +334,11 @@ def command(args: argparse.Namespace) -> None:
         (HERE / "results" / "reference_accuracy.md").write_text(table)
         print(table)
         return
-    if args.root is None:
-        raise UsageError("no data folder: pass --root or set TGS_DATA_ROOT")
-    check_folder("--root", args.root)
+    root = data_root(parser, args.root)
+    check_folder("--root", root)
     if args.command == "lockstep":
         torch.set_num_threads(1)
-        record = lockstep(load_prefix(args.dataset, args.root, args.limit), args.ratio,
+        record = lockstep(load_prefix(args.dataset, root, args.limit), args.ratio,
                           args.seed, getattr(torch, args.dtype))
         LOCKSTEP.mkdir(parents=True, exist_ok=True)
         path = LOCKSTEP / (f"{args.dataset}_{args.ratio:g}_seed{args.seed}_limit{args.limit}"
@@ -359,7 +358,7 @@ def command(args: argparse.Namespace) -> None:
         if path.exists():
             print(f"skip {path.name} (exists)")
             continue
-        record = run_one(load_prefix(dataset, args.root, args.limit), args.ratio, args.seed,
+        record = run_one(load_prefix(dataset, root, args.limit), args.ratio, args.seed,
                          side, args.threads, getattr(torch, args.dtype), perturb)
         path.write_text(json.dumps(record))
         print(f"{path.name}: accuracy {record['accuracy']:.4f}, "

@@ -27,8 +27,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
+from machine import data_root
 
-from torch_geometric_stream.datasets import default_data_root, load_dataset
+from torch_geometric_stream.datasets import load_dataset
 
 RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
 
@@ -88,18 +89,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ratio", type=float, required=True)
     parser.add_argument("--tags", nargs="+", required=True,
                         help="sub-folders of benchmarks/results/accuracy, first wins per seed")
-    parser.add_argument("--root", default=default_data_root(),
+    parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    if args.root is None:
-        parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    root = data_root(parser, args.root)
     records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio)
     if not records:
         parser.error(f"no whole-stream run of {args.model} on {args.dataset} at "
                      f"{args.ratio:g} in {', '.join(args.tags)}")
-    dataset = load_dataset(args.dataset, args.root)
+    dataset = load_dataset(args.dataset, root)
     labels = np.asarray(dataset.y, dtype=np.int64)
     rows = [{"seed": record["seed"], "tag": tag, "accuracy": record["accuracy"],
              "balanced": record.get("balanced_accuracy"),

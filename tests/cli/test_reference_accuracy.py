@@ -13,7 +13,9 @@ import torch
 from torch_geometric_stream.datasets import StreamDataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import machine  # noqa: E402
 import reference_accuracy  # noqa: E402
+from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder  # noqa: E402
 
 N = 60
 
@@ -62,11 +64,6 @@ def test_the_reference_refuses_a_model_that_scales_its_own_input():
         reference_accuracy.DenseReferenceSLeDGe(SLeDGe(4, 2, input_scaling="robust"))
 
 
-def main(monkeypatch, *argv: str) -> None:
-    monkeypatch.setattr(sys, "argv", ["reference_accuracy.py", *argv])
-    reference_accuracy.main()
-
-
 def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     loaded: list[str] = []
 
@@ -80,8 +77,8 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     monkeypatch.setattr(reference_accuracy, "OUT", tmp_path)
     monkeypatch.setattr(reference_accuracy, "load_prefix", load_prefix)
     monkeypatch.setattr(reference_accuracy, "run_one", run_one)
-    main(monkeypatch, "run", "--side", "ours", "--datasets", "gsad", "--limit", "50",
-         "--root", str(tmp_path))
+    reference_accuracy.main(["run", "--side", "ours", "--datasets", "gsad", "--limit", "50",
+                             "--root", str(tmp_path)])
     assert loaded == ["GSAD"]
     assert [p.name for p in tmp_path.glob("*.json")] == ["GSAD_0.01_seed0_limit50_ours.json"]
 
@@ -93,13 +90,20 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     (["run", "--limit", "0"], "--limit: expected a positive integer"),
     (["run", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["lockstep", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
+    (["run", "--perturb", "0.1", "--root", "."], "--perturb perturbs our side only"),
 ])
-def test_bad_input_is_one_error_line(monkeypatch, capsys, argv, message):
-    with pytest.raises(SystemExit) as exit_:
-        main(monkeypatch, *argv)
-    error = capsys.readouterr().err + str(exit_.value.code)
-    assert message in error
+def test_bad_input_is_one_usage_error_line(capsys, argv, message):
+    error = usage_error(reference_accuracy.main, argv, capsys)  # exit status 2
+    assert message in error.splitlines()[-1]
     assert "Traceback" not in error
+
+
+@pytest.mark.parametrize("command", ["run", "lockstep"])
+def test_no_data_folder_is_machine_s_usage_error(command, monkeypatch, tmp_path, capsys):
+    assert reference_accuracy.data_root is machine.data_root  # one check, no twin
+    without_data_folder(monkeypatch, tmp_path)
+    assert usage_error(reference_accuracy.main, [command], capsys).splitlines()[-1].endswith(
+        NO_DATA_FOLDER)
 
 
 def test_an_unloadable_dataset_is_one_error_line(tmp_path):
