@@ -35,7 +35,7 @@ from torch import Tensor
 from torch.nn.functional import normalize
 
 from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
-from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
 from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
@@ -225,7 +225,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
     parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
                         help="a model with a memory (default: %(default)s)")
-    parser.add_argument("--ratio", type=float, default=0.01)
+    parser.add_argument("--ratio", type=label_ratio, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=positive_int, help="first N samples only")
     parser.add_argument("--every", type=positive_int, default=1000,

@@ -45,7 +45,8 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.cli.arguments import add_root_option, check_folder, positive_int
+from torch_geometric_stream.cli.arguments import (add_root_option, check_folder, label_ratio,
+                                                  positive_int)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError, one_line
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -295,7 +296,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     run = sub.add_parser("run", help="run missing (dataset, side) cells")
     run.add_argument("--datasets", type=dataset_name, nargs="+", default=["GSAD", "MNIST"])
     run.add_argument("--side", choices=(*SIDES, "both"), default="both")
-    run.add_argument("--ratio", type=float, default=0.01)
+    run.add_argument("--ratio", type=label_ratio, default=0.01)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--limit", type=positive_int, default=5000)
     run.add_argument("--threads", type=positive_int, default=1)
@@ -309,7 +310,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
     step.add_argument("--dataset", type=dataset_name, default="GSAD")
     step.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    step.add_argument("--ratio", type=float, default=0.01)
+    step.add_argument("--ratio", type=label_ratio, default=0.01)
     step.add_argument("--seed", type=int, default=0)
     step.add_argument("--limit", type=positive_int, default=400)
     add_root_option(step)

@@ -29,6 +29,7 @@ from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
 from machine import data_root
 
+from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
 
 RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
@@ -86,7 +87,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="sledge")
     parser.add_argument("--dataset", required=True)
-    parser.add_argument("--ratio", type=float, required=True)
+    parser.add_argument("--ratio", type=label_ratio, required=True)
     parser.add_argument("--tags", nargs="+", required=True,
                         help="sub-folders of benchmarks/results/accuracy, first wins per seed")
     parser.add_argument("--root", type=Path, default=None,

@@ -60,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
 from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
@@ -299,7 +299,7 @@ def main() -> None:
                         help="windows left out of the slopes and ratios (memory filling)")
     parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--label-ratio", type=float, default=0.01)
+    parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
     parser.add_argument("--labeled-size", type=int, default=100)
     parser.add_argument("--unlabeled-size", type=int, default=900)
     parser.add_argument("--k", type=int, default=5)

@@ -89,3 +89,10 @@ def test_no_data_folder_is_machine_s_usage_error(tmp_path, monkeypatch, capsys):
     without_data_folder(monkeypatch, tmp_path)
     error = usage_error(main, ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01"], capsys)
     assert error.splitlines()[-1].endswith(NO_DATA_FOLDER)
+
+
+@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001"])
+def test_a_ratio_outside_0_1_is_refused(ratio, tmp_path, capsys):
+    argv = ["--tag", "t", "--dataset", "Shopper", "--ratio", ratio, "--root", str(tmp_path)]
+    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(
+        f"argument --ratio: the label ratio must lie in (0, 1], got {ratio!r}")

@@ -37,3 +37,10 @@ def test_a_missing_dataset_folder_is_refused_without_a_traceback(monkeypatch, ca
     argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", "/nonexistent"]
     assert "Dataset folder /nonexistent/Shopper does not exist" in usage_error(peers.main, argv,
                                                                                capsys)
+
+
+@pytest.mark.parametrize("ratios", [["0.01", "0"], ["1.5"], ["-0.01"]])
+def test_a_ratio_outside_0_1_is_refused(ratios, capsys):
+    argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", ".", "--ratios", *ratios]
+    assert usage_error(peers.main, argv, capsys).splitlines()[-1].endswith(
+        f"argument --ratios: the label ratio must lie in (0, 1], got {ratios[-1]!r}")

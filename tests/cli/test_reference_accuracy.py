@@ -91,6 +91,10 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     (["run", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["lockstep", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["run", "--perturb", "0.1", "--root", "."], "--perturb perturbs our side only"),
+    (["run", "--ratio", "0", "--root", "/nonexistent"],
+     "argument --ratio: the label ratio must lie in (0, 1], got '0'"),
+    (["lockstep", "--ratio", "1.5", "--root", "/nonexistent"],
+     "argument --ratio: the label ratio must lie in (0, 1], got '1.5'"),
 ])
 def test_bad_input_is_one_usage_error_line(capsys, argv, message):
     error = usage_error(reference_accuracy.main, argv, capsys)  # exit status 2

@@ -73,3 +73,12 @@ def test_no_data_folder_is_machine_s_usage_error(tmp_path, monkeypatch, capsys):
     without_data_folder(monkeypatch, tmp_path)
     error = usage_error(main, ["--dataset", "toy", "--ratio", "0.02", "--tags", "none"], capsys)
     assert error.splitlines()[-1].endswith(NO_DATA_FOLDER)
+
+
+@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001"])
+def test_a_ratio_outside_0_1_is_refused(ratio, tmp_path, capsys):
+    argv = ["--dataset", "toy", "--ratio", ratio, "--tags", "none", "--root", str(tmp_path),
+            "--out", str(tmp_path / "out")]
+    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(
+        f"argument --ratio: the label ratio must lie in (0, 1], got {ratio!r}")
+    assert not (tmp_path / "out").exists()

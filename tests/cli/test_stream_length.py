@@ -44,3 +44,13 @@ def test_a_count_below_one_is_refused(monkeypatch, capsys, tmp_path, option):
     assert exit_.value.code == 2
     assert f"{option}: expected a positive integer, got '0'" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.01"])
+def test_a_label_ratio_outside_0_1_is_refused(monkeypatch, capsys, tmp_path, ratio):
+    with pytest.raises(SystemExit) as exit_:
+        main(monkeypatch, *TINY, "--out-dir", str(tmp_path), "--label-ratio", ratio)
+    assert exit_.value.code == 2
+    assert (f"argument --label-ratio: the label ratio must lie in (0, 1], got {ratio!r}"
+            in capsys.readouterr().err)
+    assert not list(tmp_path.iterdir())
