@@ -116,14 +116,14 @@ def numpy_stream(x: np.ndarray, y: np.ndarray, name: str) -> Any:
 
 def run_one(learner_name: str, dataset: str, stream: Any, ratio: float, seed: int,
             limit: Optional[int], scaling: str) -> dict[str, Any]:
-    """Evaluate one learner prequentially and return the JSON record."""
+    """Evaluate one learner prequentially, without a progress bar, and return the JSON record."""
     from capymoa.evaluation import prequential_ssl_evaluation
 
     learner, config = make_learner(learner_name, stream.get_schema(), dataset, ratio, seed)
     start = time.perf_counter()
     results = prequential_ssl_evaluation(stream, learner, max_instances=limit,
                                          label_probability=ratio, random_seed=seed,
-                                         optimise=False, window_size=1000)
+                                         optimise=False, window_size=1000, progress_bar=False)
     seconds = time.perf_counter() - start
     samples = int(results.cumulative.instances_seen)
     return {
@@ -148,7 +148,8 @@ def evaluate_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.nda
     :func:`capymoa_label_mask` (CapyMOA's draw for ``random_seed=seed``) reveals
     it and without otherwise, from the float32 row the adapter would read.
     ``checkpoint`` is written every ``every`` instances and after the last; if
-    it exists when the run starts, the run resumes from it.
+    it exists when the run starts, the run resumes from it. No progress bar: one
+    line per finished run, as in the other benchmark scripts.
 
     Returns:
         The result over the evaluated positions, and the learner's configuration.
@@ -165,7 +166,7 @@ def evaluate_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.nda
         start, initial = state.position, state.record
     result = prequential(model, zip(x.astype(np.float32), y),
                          label_mask=capymoa_label_mask(len(y), ratio, seed), limit=limit,
-                         start=start, initial=initial,
+                         start=start, initial=initial, progress=False,
                          callback=checkpoint_callback(checkpoint, model, every=every, end=end,
                                                       extra=identity))
     return result, config

@@ -87,3 +87,11 @@ def test_run_resumable_writes_the_record_and_deletes_its_checkpoint(blobs, tmp_p
     assert 0.0 <= record["accuracy"] <= 1.0 and record["resumed"] is False
     assert record["ms_per_sample"] > 0.0 and record["ms_per_sample_basis"].startswith("median")
     assert not path.with_suffix(".ckpt").exists()
+
+
+def test_capymoa_s_evaluator_runs_without_a_progress_bar(blobs, capsys):
+    x, y = blobs
+    record = peers.run_one("HoeffdingTree", "blobs", peers.numpy_stream(x, y, "blobs"), 0.1, 3,
+                           None, "global")
+    assert record["samples"] == N
+    assert "\r" not in capsys.readouterr().err  # no tqdm bar redrawn

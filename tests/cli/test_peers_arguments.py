@@ -1,11 +1,13 @@
 """``benchmarks/peers.py``'s command line: a missing CapyMOA or data folder is
-one line (these tests need no CapyMOA)."""
+one line; its own resumable runs show no progress bar (these tests need no CapyMOA)."""
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
 
@@ -44,3 +46,18 @@ def test_a_ratio_outside_0_1_is_refused(ratios, capsys):
     argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", ".", "--ratios", *ratios]
     assert usage_error(peers.main, argv, capsys).splitlines()[-1].endswith(
         f"argument --ratios: the label ratio must lie in (0, 1], got {ratios[-1]!r}")
+
+
+def test_the_resumable_run_shows_no_progress_bar(tmp_path, monkeypatch, capsys):
+    from torch_geometric_stream import SLeDGe
+
+    model = SLeDGe(4, 2, labeled_size=4, unlabeled_size=8, k=2, hidden_channels=8, seed=0)
+    monkeypatch.setattr(peers, "numpy_stream", lambda x, y, name: SimpleNamespace(
+        get_schema=lambda: None))  # CapyMOA's stream and adapter stand-ins
+    monkeypatch.setattr(peers, "make_learner", lambda *args: (SimpleNamespace(model=model), {}))
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(30, 4)), rng.integers(0, 2, 30)
+    result, _ = peers.evaluate_resumable("sledge-light", "blobs", x, y, 0.2, 3, None,
+                                         tmp_path / "run.ckpt", every=10)
+    assert result.correct.size == 30
+    assert capsys.readouterr().err == ""  # one line per finished run, as the other scripts
