@@ -4,6 +4,7 @@ command-line value types and data-folder checks."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
@@ -11,8 +12,8 @@ from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
 
-__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints", "argument_type",
-           "dataset_name", "data_root", "load_or_exit"]
+__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
+           "positive_number", "argument_type", "dataset_name", "data_root", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -56,6 +57,17 @@ def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
 
 
 positive_ints = int_list(1)
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a number > 0 (``inf`` included, ``nan`` not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
 
 
 def argument_type(check: Callable[[str], T]) -> Callable[[str], T]:

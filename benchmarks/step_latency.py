@@ -64,7 +64,8 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import cpu_model, int_at_least, positive_ints, recorded  # noqa: E402
+from machine import (cpu_model, int_at_least, positive_ints, positive_number,  # noqa: E402
+                     recorded)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
@@ -446,11 +447,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--warmup", type=int_at_least(0), default=5,
                         help="untimed steps before the timed ones (default: %(default)s)")
     parser.add_argument("--steps", type=positive_int, default=30)
-    parser.add_argument("--max-seconds", type=float, default=60.0,
+    parser.add_argument("--max-seconds", type=positive_number, default=60.0,
                         help="stop timing a configuration after this long (>= 3 steps)")
-    parser.add_argument("--ref-max-size", type=int, default=4000,
+    parser.add_argument("--ref-max-size", type=int_at_least(1), default=4000,
                         help="skip the dense reference above this M (memory, time)")
-    parser.add_argument("--reselect-every", type=int, default=1, metavar="R",
+    parser.add_argument("--reselect-every", type=int_at_least(1), default=1, metavar="R",
                         help="ours: search the memory's top-k anew every R steps (approximation)")
     parser.add_argument("--search-dtype", choices=("bfloat16",),
                         help="ours: choose neighbours with scores in this precision "
