@@ -42,11 +42,13 @@ import time
 import traceback
 import warnings
 from pathlib import Path
+from typing import Optional, Sequence
 
 import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from machine import int_at_least  # noqa: E402
 from step_latency import CONFIGS, build_model, percentile, synthetic  # noqa: E402
 
 from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
@@ -205,20 +207,20 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default="gsad,mnist")
     parser.add_argument("--models", default="ours-full,ours-light")
-    parser.add_argument("--size", type=int, default=1000)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--sync-steps", type=int, default=20)
-    parser.add_argument("--repeat-steps", type=int, default=300,
+    parser.add_argument("--size", type=int_at_least(1), default=1000)
+    parser.add_argument("--warmup", type=int_at_least(0), default=20)
+    parser.add_argument("--steps", type=int_at_least(1), default=200)
+    parser.add_argument("--sync-steps", type=int_at_least(1), default=20)
+    parser.add_argument("--repeat-steps", type=int_at_least(1), default=300,
                         help="steps of the two same-seed runs compared for repeatability")
     parser.add_argument("--cuda-graph", action="store_true",
                         help="step through CUDAGraphStep.predict_learn (graph replay)")
     parser.add_argument("--out-dir", type=Path, default=OUT)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
     args.out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,36 @@
+"""``benchmarks/cuda_step.py``'s command line: bad counts are refused before the
+CUDA check, so these tests need no GPU."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from benchmark_script_helpers import usage_error
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import cuda_step  # noqa: E402
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--warmup", "-1"], "--warmup: expected an integer >= 0, got '-1'"),
+    (["--warmup", "few"], "--warmup: expected an integer >= 0, got 'few'"),
+    (["--steps", "0"], "--steps: expected an integer >= 1, got '0'"),
+    (["--size", "0"], "--size: expected an integer >= 1, got '0'"),
+    (["--sync-steps", "0"], "--sync-steps: expected an integer >= 1, got '0'"),
+    (["--repeat-steps", "-5"], "--repeat-steps: expected an integer >= 1, got '-5'"),
+])
+def test_bad_counts_are_refused_before_the_cuda_check(argv, message, tmp_path, capsys):
+    error = usage_error(cuda_step.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
+    assert error.splitlines()[-1].endswith(message)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the check for a CUDA device passes here")
+def test_the_least_counts_pass_to_the_cuda_check(tmp_path):
+    argv = ["--warmup", "0", "--steps", "1", "--size", "1", "--sync-steps", "1",
+            "--repeat-steps", "1", "--out-dir", str(tmp_path / "out")]
+    with pytest.raises(SystemExit, match="no CUDA device"):
+        cuda_step.main(argv)
+    assert not (tmp_path / "out").exists()
