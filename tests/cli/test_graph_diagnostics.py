@@ -92,10 +92,6 @@ def test_a_run_writes_snapshots_and_windows(tmp_path, capsys):
     (["--window", "0"], "--window: expected a positive integer"),
     (["--limit", "0"], "--limit: expected a positive integer"),
     (["--dataset", "Shoper"], "Unknown dataset 'Shoper'"),
-    (["--ratio", "0", "--root", "/nonexistent"],
-     "argument --ratio: the label ratio must lie in (0, 1], got '0'"),
-    (["--ratio", "1.5", "--root", "/nonexistent"],
-     "argument --ratio: the label ratio must lie in (0, 1], got '1.5'"),
     (["--root", "/nonexistent"], "Dataset folder /nonexistent/Shopper does not exist"),
 ])
 def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder  # noqa: E402
 from label_timeline import labels_seen, main, timeline, window_accuracy  # noqa: E402
 
 
@@ -79,20 +78,3 @@ def test_the_table_goes_to_out_dir(tmp_path):
                  "--root", str(tmp_path / "data"), "--out-dir", str(out)]) == 0
     table = out.joinpath("sledge_Shuttle_0.5_tag.md").read_text()
     assert table.count("\n") == 2 + 3  # header, rule, one row per window of 4
-
-
-def test_no_data_folder_is_machine_s_usage_error(tmp_path, monkeypatch, capsys):
-    import label_timeline
-    import machine
-
-    assert label_timeline.data_root is machine.data_root  # one check, no twin
-    without_data_folder(monkeypatch, tmp_path)
-    error = usage_error(main, ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01"], capsys)
-    assert error.splitlines()[-1].endswith(NO_DATA_FOLDER)
-
-
-@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001"])
-def test_a_ratio_outside_0_1_is_refused(ratio, tmp_path, capsys):
-    argv = ["--tag", "t", "--dataset", "Shopper", "--ratio", ratio, "--root", str(tmp_path)]
-    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(
-        f"argument --ratio: the label ratio must lie in (0, 1], got {ratio!r}")

@@ -41,13 +41,6 @@ def test_a_missing_dataset_folder_is_refused_without_a_traceback(monkeypatch, ca
                                                                                capsys)
 
 
-@pytest.mark.parametrize("ratios", [["0.01", "0"], ["1.5"], ["-0.01"]])
-def test_a_ratio_outside_0_1_is_refused(ratios, capsys):
-    argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", ".", "--ratios", *ratios]
-    assert usage_error(peers.main, argv, capsys).splitlines()[-1].endswith(
-        f"argument --ratios: the label ratio must lie in (0, 1], got {ratios[-1]!r}")
-
-
 def test_the_resumable_run_shows_no_progress_bar(tmp_path, monkeypatch, capsys):
     from torch_geometric_stream import SLeDGe
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder  # noqa: E402
 from seed_spread import labels_per_class, main, seed_records, spread_table  # noqa: E402
 
 
@@ -62,23 +61,4 @@ def test_no_run_in_the_tags_is_a_clear_error(tmp_path, capsys):
               str(tmp_path), "--root", str(tmp_path), "--out", str(tmp_path / "out")])
     assert stop.value.code == 2
     assert "no whole-stream run of sledge on toy at 0.02 in none" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists()
-
-
-def test_no_data_folder_is_machine_s_usage_error(tmp_path, monkeypatch, capsys):
-    import machine
-    import seed_spread
-
-    assert seed_spread.data_root is machine.data_root  # one check, no twin
-    without_data_folder(monkeypatch, tmp_path)
-    error = usage_error(main, ["--dataset", "toy", "--ratio", "0.02", "--tags", "none"], capsys)
-    assert error.splitlines()[-1].endswith(NO_DATA_FOLDER)
-
-
-@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001"])
-def test_a_ratio_outside_0_1_is_refused(ratio, tmp_path, capsys):
-    argv = ["--dataset", "toy", "--ratio", ratio, "--tags", "none", "--root", str(tmp_path),
-            "--out", str(tmp_path / "out")]
-    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(
-        f"argument --ratio: the label ratio must lie in (0, 1], got {ratio!r}")
     assert not (tmp_path / "out").exists()

@@ -1,0 +1,45 @@
+"""The checks the benchmark scripts share instead of each keeping its own: no data
+folder is ``machine.data_root``'s usage error, and a label ratio outside (0, 1]
+is refused at parse time by the CLI's ``label_ratio`` type (both exit 2)."""
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import machine  # noqa: E402
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("label_timeline", ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01"]),
+    ("seed_spread", ["--dataset", "toy", "--ratio", "0.02", "--tags", "none"]),
+    ("reference_accuracy", ["run"]),
+    ("reference_accuracy", ["lockstep"]),
+])
+def test_no_data_folder_is_machine_s_usage_error(script, argv, tmp_path, monkeypatch, capsys):
+    module = importlib.import_module(script)
+    assert module.data_root is machine.data_root  # one check, no twin of it
+    without_data_folder(monkeypatch, tmp_path)
+    assert usage_error(module.main, argv, capsys).splitlines()[-1].endswith(NO_DATA_FOLDER)
+
+
+@pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001", "nan"])
+@pytest.mark.parametrize("script, option, argv", [  # argv, then the ratio, then --root
+    ("label_timeline", "--ratio", ["--tag", "t", "--dataset", "Shopper", "--ratio"]),
+    ("seed_spread", "--ratio", ["--dataset", "toy", "--tags", "none", "--ratio"]),
+    ("graph_diagnostics", "--ratio", ["--ratio"]),
+    ("peers", "--ratios", ["--datasets", "Shopper", "--learners", "KNN", "--ratios", "0.01"]),
+    ("reference_accuracy", "--ratio", ["run", "--ratio"]),
+    ("reference_accuracy", "--ratio", ["lockstep", "--ratio"]),
+])
+def test_a_label_ratio_outside_0_1_is_refused(script, option, argv, ratio, tmp_path, capsys):
+    # (no such --root: refused after parsing, so an unchecked ratio fails fast, not by running)
+    error = usage_error(importlib.import_module(script).main,
+                        [*argv, ratio, "--root", str(tmp_path / "none")], capsys)
+    assert error.splitlines()[-1].endswith(
+        f"argument {option}: the label ratio must lie in (0, 1], got {ratio!r}")
+    assert not list(tmp_path.iterdir())
