@@ -74,7 +74,7 @@ class StuckWorker:
 
 
 @pytest.fixture
-def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
+def ctrl_c_once_started(monkeypatch, request) -> Callable[[int], list[StuckWorker]]:
     """``ctrl_c_once_started(n)``: worker processes are :class:`StuckWorker`; once ``n``
     of them have started, the main thread gets Ctrl-C (SIGINT). Returns the list of
     the workers started."""
@@ -82,6 +82,11 @@ def ctrl_c_once_started(monkeypatch) -> Callable[[int], list[StuckWorker]]:
 
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs POSIX signals")
+    # Python's own Ctrl-C handler for the test, whatever the runner inherited: a
+    # process started in the background by a shell without job control ignores
+    # SIGINT, and the interrupt would never arrive
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
 
     def arrange(n: int) -> list[StuckWorker]:
         started: list[StuckWorker] = []
