@@ -82,9 +82,10 @@ def ctrl_c_once_started(monkeypatch, request) -> Callable[[int], list[StuckWorke
 
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs POSIX signals")
-    # Python's own Ctrl-C handler for the test, whatever the runner inherited: a
-    # process started in the background by a shell without job control ignores
-    # SIGINT, and the interrupt would never arrive
+    # Python's own Ctrl-C handler for the test, whatever the process has now: once a
+    # test imported CapyMOA, the JVM that JPype started handles SIGINT by ending the
+    # process (exit status 130, the whole test run with it); a run started in the
+    # background by a shell without job control ignores SIGINT
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
 
