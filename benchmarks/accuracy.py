@@ -54,7 +54,7 @@ from typing import Any, Optional
 from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
                               mean_std, memory_study_tables, select_cells, summary_tables,
                               targets_table)
-from machine import argument_type, data_root, dataset_name  # (benchmarks/ is on sys.path)
+from machine import data_root, dataset_name, seed_value  # (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import Parser, label_ratio, positive_int
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
@@ -62,7 +62,6 @@ from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS, run_device
-from torch_geometric_stream.validation import check_seed
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
@@ -628,9 +627,6 @@ def compare(args: argparse.Namespace) -> None:
     name = f"compare-{args.other}-vs-{args.base}.md".replace(",", "+")
     (RESULTS / name).write_text(table + "\n")
     print(table)
-
-
-seed_value = argument_type(lambda text: check_seed(int(text)))
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:

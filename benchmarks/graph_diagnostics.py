@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 from torch.nn.functional import normalize
 
-from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
+from machine import data_root, dataset_name, load_or_exit, seed_value  # (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -226,7 +226,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
                         help="a model with a memory (default: %(default)s)")
     parser.add_argument("--ratio", type=label_ratio, default=0.01)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--limit", type=positive_int, help="first N samples only")
     parser.add_argument("--every", type=positive_int, default=1000,
                         help="samples between snapshots")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import data_root  # (benchmarks/ is on sys.path)
+from machine import data_root, seed_value  # (benchmarks/ is on sys.path)
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -121,7 +121,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--model", default="sledge")
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--ratio", type=label_ratio, required=True)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 2000, 4000])
+    parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000])
     parser.add_argument("--window", type=int, default=1000)
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")

@@ -11,9 +11,11 @@ from typing import Any, Callable, Optional, TypeVar
 from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
+from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
-           "positive_number", "argument_type", "dataset_name", "data_root", "load_or_exit"]
+           "positive_number", "argument_type", "seed_value", "dataset_name", "data_root",
+           "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -81,6 +83,18 @@ def argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
 
     return parse
 
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer seed, got {text!r}") from None
+    return check_seed(value)
+
+
+#: An argparse type: a seed, an integer in [0, 2**64) (the package's
+#: :func:`~torch_geometric_stream.validation.check_seed`: what ``torch.manual_seed`` takes).
+seed_value = argument_type(_seed)
 
 #: An argparse type: a paper dataset's canonical name (``gsad`` is ``GSAD``: its
 #: setting, its result files).

@@ -48,7 +48,7 @@ import torch
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
-from machine import data_root, load_or_exit  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import data_root, load_or_exit, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.datasets import StreamDataset
 from torch_geometric_stream.evaluation import (PrequentialResult, capymoa_label_mask,
@@ -277,7 +277,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
     parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.01, 0.001])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[1])
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="evaluate only the first LIMIT instances")
     parser.add_argument("--scaling", choices=("global", "online"), default="global",

@@ -56,7 +56,7 @@ from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import cpu_model, data_root, dataset_name  # noqa: E402  (gsad -> GSAD: setting)
+from machine import cpu_model, data_root, dataset_name, seed_value  # noqa: E402  (gsad -> GSAD: setting)
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
@@ -297,21 +297,21 @@ def main(argv: Optional[list[str]] = None) -> None:
     run.add_argument("--datasets", type=dataset_name, nargs="+", default=["GSAD", "MNIST"])
     run.add_argument("--side", choices=(*SIDES, "both"), default="both")
     run.add_argument("--ratio", type=label_ratio, default=0.01)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=seed_value, default=0)
     run.add_argument("--limit", type=positive_int, default=5000)
     run.add_argument("--threads", type=positive_int, default=1)
     run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     run.add_argument("--perturb", type=float, default=None, metavar="EPS",
                      help="our side with its initial parameters scaled by 1 + EPS * z "
                           "(the noise floor of the comparison)")
-    run.add_argument("--perturb-seeds", type=int, nargs="+", default=[1], metavar="S")
+    run.add_argument("--perturb-seeds", type=seed_value, nargs="+", default=[1], metavar="S")
     add_root_option(run)
     sub.add_parser("render", help="print and write the comparison table")
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
     step.add_argument("--dataset", type=dataset_name, default="GSAD")
     step.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     step.add_argument("--ratio", type=label_ratio, default=0.01)
-    step.add_argument("--seed", type=int, default=0)
+    step.add_argument("--seed", type=seed_value, default=0)
     step.add_argument("--limit", type=positive_int, default=400)
     add_root_option(step)
     args = parser.parse_args(argv)

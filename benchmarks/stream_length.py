@@ -62,7 +62,7 @@ from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
-from machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import cpu_model, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
 
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
@@ -298,7 +298,7 @@ def main() -> None:
     parser.add_argument("--warmup-windows", type=int, default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
     parser.add_argument("--threads", type=positive_int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
     parser.add_argument("--labeled-size", type=int, default=100)
     parser.add_argument("--unlabeled-size", type=int, default=900)

@@ -43,3 +43,28 @@ def test_a_label_ratio_outside_0_1_is_refused(script, option, argv, ratio, tmp_p
     assert error.splitlines()[-1].endswith(
         f"argument {option}: the label ratio must lie in (0, 1], got {ratio!r}")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("seed, message", [
+    ("-1", "seed must be >= 0, got -1"),
+    (str(2 ** 64), f"seed must be below 2**64, got {2 ** 64}"),
+])
+@pytest.mark.parametrize("script, option, argv", [  # argv, then the seed, then --root
+    ("accuracy", "--seeds", ["run", "--seeds"]),
+    ("graph_diagnostics", "--seed", ["--seed"]),
+    ("label_timeline", "--seeds", ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01",
+                                   "--seeds", "0"]),
+    ("peers", "--seeds", ["--datasets", "Shopper", "--learners", "KNN", "--seeds"]),
+    ("reference_accuracy", "--seed", ["run", "--seed"]),
+    ("reference_accuracy", "--perturb-seeds", ["run", "--side", "ours", "--perturb", "1e-7",
+                                               "--perturb-seeds"]),
+    ("reference_accuracy", "--seed", ["lockstep", "--seed"]),
+])
+def test_a_seed_outside_0_2_64_is_refused(script, option, argv, seed, message, tmp_path,
+                                          capsys):
+    module = importlib.import_module(script)
+    assert module.seed_value is machine.seed_value  # one type, on the package's check_seed
+    # (no such --root: refused after parsing, so an unchecked seed fails fast, not by running)
+    error = usage_error(module.main, [*argv, seed, "--root", str(tmp_path / "none")], capsys)
+    assert error.splitlines()[-1].endswith(f"argument {option}: {message}")
+    assert not list(tmp_path.iterdir())
