@@ -49,7 +49,8 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from machine import int_at_least  # noqa: E402
-from step_latency import CONFIGS, build_model, percentile, synthetic  # noqa: E402
+from step_latency import (CONFIGS, MODELS, build_model, checked_selection,  # noqa: E402
+                          percentile, synthetic)
 
 from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
 
@@ -209,8 +210,10 @@ def table(results: list[dict]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configs", default="gsad,mnist")
-    parser.add_argument("--models", default="ours-full,ours-light")
+    parser.add_argument("--configs", default="gsad,mnist",
+                        help=f"comma-separated subset of {tuple(CONFIGS)}")
+    parser.add_argument("--models", default="ours-full,ours-light",
+                        help=f"comma-separated subset of {MODELS}")
     parser.add_argument("--size", type=int_at_least(1), default=1000)
     parser.add_argument("--warmup", type=int_at_least(0), default=20)
     parser.add_argument("--steps", type=int_at_least(1), default=200)
@@ -221,12 +224,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="step through CUDAGraphStep.predict_learn (graph replay)")
     parser.add_argument("--out-dir", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     results = []
-    for config in args.configs.split(","):
-        for model_name in args.models.split(","):
+    for config in configs:
+        for model_name in models:
             record = measure(model_name, config, args.size, args)
             graphs = "_graphs" if args.cuda_graph else ""
             path = args.out_dir / f"cuda_step_{model_name}_{config}_M{args.size}{graphs}.json"

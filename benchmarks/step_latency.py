@@ -431,6 +431,28 @@ def plot(results: list, path: Path) -> None:
     print(f"plot: {path}")
 
 
+def checked_selection(parser: argparse.ArgumentParser, models: str, configs: str,
+                      sizes: Sequence[int], size_option: str) -> tuple[list[str], list[str]]:
+    """The names of the comma-separated ``models`` (``--models``) and ``configs``
+    (``--configs``), each a usage error naming its option where it is unknown, as
+    is a memory size of ``sizes`` too small for a (config, model) (``size_option``)."""
+    chosen = {}
+    for option, text, known in (("--models", models, MODELS), ("--configs", configs, CONFIGS)):
+        chosen[option] = [name for name in text.split(",") if name]
+        for name in chosen[option]:
+            if name not in known:
+                parser.error(f"argument {option}: unknown {option[2:-1]} {name!r} "
+                             f"(known: {', '.join(known)})")
+    for config in chosen["--configs"]:
+        for M in sizes:
+            for model in chosen["--models"]:
+                try:
+                    memory_rows(CONFIGS[config], model, M)
+                except ValueError as error:
+                    parser.error(f"argument {size_option}: config {config}: {error}")
+    return chosen["--models"], chosen["--configs"]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS),
@@ -473,23 +495,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args.markdown = args.markdown or args.out_dir.with_suffix(".md")
     args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
 
-    models = [m for m in args.models.split(",") if m]
-    configs = [c for c in args.configs.split(",") if c]
-    for m in models:
-        if m not in MODELS:
-            parser.error(f"unknown model {m!r}")
-    for c in configs:
-        if c not in CONFIGS:
-            parser.error(f"unknown config {c!r}")
     sizes, threads_list = args.sizes, args.threads
-    if not args.report_only:
-        for config in configs:
-            for M in sizes:
-                for model in models:
-                    try:
-                        memory_rows(CONFIGS[config], model, M)
-                    except ValueError as error:
-                        parser.error(f"--sizes: config {config}: {error}")
+    models, configs = checked_selection(parser, args.models, args.configs,
+                                        [] if args.report_only else sizes, "--sizes")
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:

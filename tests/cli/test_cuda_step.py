@@ -1,5 +1,6 @@
-"""``benchmarks/cuda_step.py``'s command line: bad counts are refused before the
-CUDA check, so these tests need no GPU."""
+"""``benchmarks/cuda_step.py``'s command line: bad counts, unknown configs or
+models, and a size too small for a config are refused before the CUDA check, so
+these tests need no GPU."""
 from __future__ import annotations
 
 import sys
@@ -20,16 +21,23 @@ import cuda_step  # noqa: E402
     (["--size", "0"], "--size: expected an integer >= 1, got '0'"),
     (["--sync-steps", "0"], "--sync-steps: expected an integer >= 1, got '0'"),
     (["--repeat-steps", "-5"], "--repeat-steps: expected an integer >= 1, got '-5'"),
+    # step_latency's check of the selection: names, and sizes too small for a config
+    (["--configs", "gsad,cifar"], "--configs: unknown config 'cifar'"),
+    (["--models", "ours-full,ours"], "--models: unknown model 'ours'"),
+    (["--size", "10", "--configs", "gsad"], "--size: config gsad: M = 10 is too small"),
+    (["--size", "14", "--configs", "gsad,mnist", "--models", "ours-light"],
+     "--size: config mnist: M = 14 is too small for ours-light"),
 ])
-def test_bad_counts_are_refused_before_the_cuda_check(argv, message, tmp_path, capsys):
+def test_bad_counts_and_selections_are_refused_before_the_cuda_check(argv, message, tmp_path,
+                                                                     capsys):
     error = usage_error(cuda_step.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
-    assert error.splitlines()[-1].endswith(message)
+    assert f"argument {message}" in error.splitlines()[-1]
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the check for a CUDA device passes here")
 def test_the_least_counts_pass_to_the_cuda_check(tmp_path):
-    argv = ["--warmup", "0", "--steps", "1", "--size", "1", "--sync-steps", "1",
+    argv = ["--warmup", "0", "--steps", "1", "--size", "15", "--sync-steps", "1",
             "--repeat-steps", "1", "--out-dir", str(tmp_path / "out")]
     with pytest.raises(SystemExit, match="no CUDA device"):
         cuda_step.main(argv)
