@@ -34,7 +34,8 @@ import torch
 from torch import Tensor
 from torch.nn.functional import normalize
 
-from machine import data_root, dataset_name, load_or_exit, seed_value  # (benchmarks/ is on sys.path)
+# (benchmarks/ is on sys.path)
+from machine import data_root, dataset_name, load_or_exit, seed_value
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform

@@ -56,7 +56,8 @@ from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import cpu_model, data_root, dataset_name, seed_value  # noqa: E402  (gsad -> GSAD: setting)
+# (dataset_name: gsad -> GSAD, its setting)
+from machine import cpu_model, data_root, dataset_name, seed_value  # noqa: E402
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
