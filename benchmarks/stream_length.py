@@ -52,6 +52,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -62,7 +63,7 @@ from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
-from machine import cpu_model, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import cpu_model, int_at_least, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
 
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
@@ -289,22 +290,22 @@ def window_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="light", choices=("light", "full", "both"))
     parser.add_argument("--samples", type=positive_int, default=None,
                         help="stream length (default 1,000,000 light / 200,000 full)")
     parser.add_argument("--window", type=positive_int, default=10_000)
-    parser.add_argument("--warmup-windows", type=int, default=1,
+    parser.add_argument("--warmup-windows", type=int_at_least(0), default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
     parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
-    parser.add_argument("--labeled-size", type=int, default=100)
-    parser.add_argument("--unlabeled-size", type=int, default=900)
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--num-layers", type=int, default=2)
+    parser.add_argument("--labeled-size", type=int_at_least(1), default=100)
+    parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900)
+    parser.add_argument("--k", type=int_at_least(0), default=5)
+    parser.add_argument("--hidden", type=int_at_least(1), default=256)
+    parser.add_argument("--num-layers", type=int_at_least(1), default=2)
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/stream_length.md)")
@@ -313,7 +314,7 @@ def main() -> None:
                              "finished one, which is skipped otherwise)")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the tables of existing results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
