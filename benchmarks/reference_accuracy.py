@@ -82,6 +82,20 @@ def perturb_parameters(module: torch.nn.Module, eps: float, seed: int) -> None:
             param.mul_((1.0 + eps * noise).to(param.dtype))
 
 
+def perturbation_size(text: str) -> float:
+    """An argparse type: ``--perturb``'s EPS, a relative size in (0, 1). The
+    factors ``1 + EPS * z`` perturb nothing at 0, draw the perturbations of
+    ``abs(EPS)`` (mirrored) below it, and from 1 on are no small change (a
+    parameter's sign flips wherever ``z <= -1 / EPS``); ``nan`` is refused too."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a relative size in (0, 1), got {text!r}")
+    return value
+
+
 def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads: int,
             dtype: torch.dtype = torch.float32,
             perturb: Optional[tuple[float, int]] = None) -> dict[str, Any]:
@@ -302,9 +316,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     run.add_argument("--limit", type=positive_int, default=5000)
     run.add_argument("--threads", type=positive_int, default=1)
     run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    run.add_argument("--perturb", type=float, default=None, metavar="EPS",
+    run.add_argument("--perturb", type=perturbation_size, default=None, metavar="EPS",
                      help="our side with its initial parameters scaled by 1 + EPS * z "
-                          "(the noise floor of the comparison)")
+                          "(the noise floor of the comparison; EPS in (0, 1))")
     run.add_argument("--perturb-seeds", type=seed_value, nargs="+", default=[1], metavar="S")
     add_root_option(run)
     sub.add_parser("render", help="print and write the comparison table")

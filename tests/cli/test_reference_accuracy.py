@@ -90,6 +90,9 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     (["run", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["lockstep", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["run", "--perturb", "0.1", "--root", "."], "--perturb perturbs our side only"),
+    *[(["run", "--side", "ours", "--root", ".", f"--perturb={eps}"],
+       f"argument --perturb: expected a relative size in (0, 1), got {eps!r}")
+      for eps in ("0", "-1e-7", "1", "2.5", "inf", "nan", "tiny")],
 ])
 def test_bad_input_is_one_usage_error_line(capsys, argv, message):
     error = usage_error(reference_accuracy.main, argv, capsys)  # exit status 2
