@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import data_root, seed_value  # (benchmarks/ is on sys.path)
+from machine import data_root, int_at_least, seed_value  # (benchmarks/ is on sys.path)
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -122,15 +122,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--ratio", type=label_ratio, required=True)
     parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000])
-    parser.add_argument("--window", type=int, default=1000)
+    parser.add_argument("--window", type=int_at_least(1), default=1000)
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)
-    if args.window < 1:
-        parser.error(f"--window must be positive, got {args.window}")
     root = data_root(parser, args.root)
 
     folder = args.results / args.tag

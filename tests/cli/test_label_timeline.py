@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_script_helpers import usage_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from label_timeline import labels_seen, main, timeline, window_accuracy  # noqa: E402
@@ -78,3 +79,12 @@ def test_the_table_goes_to_out_dir(tmp_path):
                  "--root", str(tmp_path / "data"), "--out-dir", str(out)]) == 0
     table = out.joinpath("sledge_Shuttle_0.5_tag.md").read_text()
     assert table.count("\n") == 2 + 3  # header, rule, one row per window of 4
+
+
+@pytest.mark.parametrize("window", ["0", "-3", "wide"])
+def test_a_window_below_one_is_refused_at_parse_time(window, tmp_path, capsys):
+    # (no such --root: refused after parsing, so an unchecked window fails fast, not by running)
+    error = usage_error(main, ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01",
+                               f"--window={window}", "--root", str(tmp_path / "none")], capsys)
+    assert error.splitlines()[-1].endswith(
+        f"argument --window: expected an integer >= 1, got {window!r}")
