@@ -58,7 +58,8 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
-from machine import cpu_model, int_list, positive_ints, recorded  # noqa: E402  (on sys.path)
+from machine import (cpu_model, int_list, positive_ints, positive_number,  # noqa: E402
+                     recorded)  # (on sys.path)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -234,10 +235,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--repeats", type=positive_int, default=10)
     parser.add_argument("--repeats-large", type=positive_int, default=3,
                         help="repeats at N >= --large")
-    parser.add_argument("--large", type=int, default=5000)
-    parser.add_argument("--max-seconds", type=float, default=8.0,
+    parser.add_argument("--large", type=positive_int, default=5000)
+    parser.add_argument("--max-seconds", type=positive_number, default=8.0,
                         help="per timed function: stop after this long (>= 2 runs)")
-    parser.add_argument("--dense-max-gb", type=float, default=4.0)
+    parser.add_argument("--dense-max-gb", type=positive_number, default=4.0)
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/propagation.md)")

@@ -35,6 +35,10 @@ def test_report_only_names_the_recorded_machine_not_this_one(tmp_path):
     (["--ks", "-1"], "--ks: expected a comma-separated list of integers >= 1"),
     (["--repeats", "0"], "--repeats: expected a positive integer"),
     (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
+    (["--large", "0"], "--large: expected a positive integer"),
+    (["--max-seconds", "0"], "--max-seconds: expected a number > 0"),
+    (["--max-seconds", "nan"], "--max-seconds: expected a number > 0"),
+    (["--dense-max-gb", "-1"], "--dense-max-gb: expected a number > 0"),
 ])
 def test_bad_sizes_are_refused_in_one_line(argv, message, tmp_path, capsys):
     error = usage_error(propagation.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
