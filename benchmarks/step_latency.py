@@ -434,11 +434,14 @@ def plot(results: list, path: Path) -> None:
 def checked_selection(parser: argparse.ArgumentParser, models: str, configs: str,
                       sizes: Sequence[int], size_option: str) -> tuple[list[str], list[str]]:
     """The names of the comma-separated ``models`` (``--models``) and ``configs``
-    (``--configs``), each a usage error naming its option where it is unknown, as
-    is a memory size of ``sizes`` too small for a (config, model) (``size_option``)."""
+    (``--configs``), each a usage error naming its option where it names none or an
+    unknown one, as is a memory size of ``sizes`` too small for a (config, model)
+    (``size_option``)."""
     chosen = {}
     for option, text, known in (("--models", models, MODELS), ("--configs", configs, CONFIGS)):
         chosen[option] = [name for name in text.split(",") if name]
+        if not chosen[option]:
+            parser.error(f"argument {option}: names no {option[2:-1]}, got {text!r}")
         for name in chosen[option]:
             if name not in known:
                 parser.error(f"argument {option}: unknown {option[2:-1]} {name!r} "

@@ -24,6 +24,8 @@ import cuda_step  # noqa: E402
     # step_latency's check of the selection: names, and sizes too small for a config
     (["--configs", "gsad,cifar"], "--configs: unknown config 'cifar'"),
     (["--models", "ours-full,ours"], "--models: unknown model 'ours'"),
+    (["--models", ","], "--models: names no model, got ','"),
+    (["--configs", ""], "--configs: names no config, got ''"),
     (["--size", "10", "--configs", "gsad"], "--size: config gsad: M = 10 is too small"),
     (["--size", "14", "--configs", "gsad,mnist", "--models", "ours-light"],
      "--size: config mnist: M = 14 is too small for ours-light"),
