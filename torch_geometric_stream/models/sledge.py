@@ -645,20 +645,20 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         num_nodes = nodes.size(0) + (query is not None)
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
                                                           check=False)
-        if self.propagation == "dense" or nodes.device.type != "cpu":
-            if query is not None:
-                nodes = torch.cat([nodes, query.unsqueeze(0)])
-            if self.propagation == "dense":
-                adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
-                return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
-            out = self.backbone.forward_normalized(nodes, edge_index, edge_weight)
-            return out.index_select(0, targets)
-        subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
-            targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
-            num_nodes=num_nodes, directed=True)
-        out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
-                                               sub_edge_index, edge_weight[edge_mask])
-        return out[mapping]
+        if self.propagation != "dense" and nodes.device.type == "cpu":
+            subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
+                targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
+                num_nodes=num_nodes, directed=True)
+            out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
+                                                   sub_edge_index, edge_weight[edge_mask])
+            return out[mapping]
+        if query is not None:
+            nodes = torch.cat([nodes, query.unsqueeze(0)])
+        if self.propagation == "dense":
+            adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
+            return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
+        return self.backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
+            0, targets)
 
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
