@@ -301,7 +301,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--threads", type=positive_int, default=1)
     parser.add_argument("--seed", type=seed_value, default=0)
     parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
-    parser.add_argument("--labeled-size", type=int_at_least(1), default=100)
+    parser.add_argument("--labeled-size", type=int_at_least(C), default=100,
+                        help=f"labeled slots, at least one per class of the stream's {C}")
     parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900)
     parser.add_argument("--k", type=int_at_least(0), default=5)
     parser.add_argument("--hidden", type=int_at_least(1), default=256)

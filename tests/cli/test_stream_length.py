@@ -37,7 +37,7 @@ def test_a_finished_run_without_its_checkpoint_is_skipped(capsys, tmp_path):
     *[([option, "0"], f"{option}: expected a positive integer, got '0'")
       for option in ("--samples", "--threads", "--window")],
     *[([option, str(least - 1)], f"{option}: expected an integer >= {least}, got '{least - 1}'")
-      for option, least in (("--warmup-windows", 0), ("--labeled-size", 1),
+      for option, least in (("--warmup-windows", 0), ("--labeled-size", stream_length.C),
                             ("--unlabeled-size", 0), ("--k", 0), ("--hidden", 1),
                             ("--num-layers", 1))],
     (["--k", "two"], "--k: expected an integer >= 0, got 'two'"),
