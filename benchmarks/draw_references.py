@@ -81,30 +81,42 @@ def offline_rows(rows: Tensor) -> Tensor:
 
 
 def streaming_nearest_labeled(rows: Tensor, labels: np.ndarray, mask: np.ndarray,
-                              block_size: int = 64) -> np.ndarray:
-    """Test-then-train 1-NN predictions :math:`(T,)`: row ``t`` takes the class of
+                              block_size: int = 4096) -> np.ndarray:
+    r"""Test-then-train 1-NN predictions :math:`(T,)`: row ``t`` takes the class of
     the most cosine-similar labeled row before ``t``, all of them min-max scaled
-    with the range of rows ``0..t`` (the running range a streaming learner has,
-    as :class:`~torch_geometric_stream.evaluation.OnlineMinMaxScaler` keeps it);
-    ``-1`` while no label has been revealed. ``rows``: :math:`(T, d)`, unscaled."""
+    to :math:`[-1, 1]` with the range of rows ``0..t`` (the running range a
+    streaming learner has, as
+    :class:`~torch_geometric_stream.evaluation.OnlineMinMaxScaler` keeps it;
+    a feature constant so far maps to 0); ``-1`` while no label has been
+    revealed. ``rows``: :math:`(T, d)`, unscaled.
+
+    Row ``t``'s scaling is :math:`s_t(x) = a_t \odot x + b_t`, so every cosine
+    against the labeled rows :math:`K` comes from three products with
+    :math:`K`, without scaling :math:`K` once per row."""
     labeled = torch.from_numpy(np.flatnonzero(mask))
     predictions = np.full(rows.size(0), -1, dtype=np.int64)
     if labeled.numel() == 0:
         return predictions
     classes = torch.from_numpy(labels[labeled.numpy()])
+    keys = rows[labeled]  # (L, d)
     low, high = rows.cummin(dim=0).values, rows.cummax(dim=0).values
+    width = high - low
+    seen = width > 0
+    scale = torch.where(seen, 2 / width.where(seen, 1.0), 0.0)  # a_t, (T, d)
+    shift = torch.where(seen, -2 * low / width.where(seen, 1.0) - 1, 0.0)  # b_t
     for start in range(0, rows.size(0), block_size):
-        positions = torch.arange(start, min(start + block_size, rows.size(0)))
-        bounds = low[positions].unsqueeze(1), high[positions].unsqueeze(1)  # (B, 1, d)
-        query = F.normalize(min_max_scale(rows[positions].unsqueeze(1), *bounds,
-                                          check=False), dim=-1)
-        keys = F.normalize(min_max_scale(rows[labeled].unsqueeze(0), *bounds, check=False),
-                           dim=-1)  # (B, L, d)
-        scores = (keys * query).sum(dim=-1)
+        block = slice(start, min(start + block_size, rows.size(0)))
+        a, b = scale[block], shift[block]
+        query = a * rows[block] + b  # s_t(x_t), (B, d)
+        dot = (a * query) @ keys.T + (b * query).sum(dim=1, keepdim=True)
+        key_norm_sq = (a * a) @ (keys * keys).T + 2 * (a * b) @ keys.T \
+            + (b * b).sum(dim=1, keepdim=True)
+        norms = query.norm(dim=1, keepdim=True) * key_norm_sq.clamp_min(0).sqrt()
+        scores = dot / norms.clamp_min(1e-12)
+        positions = torch.arange(block.start, block.stop)
         scores[labeled.unsqueeze(0) >= positions.unsqueeze(1)] = -torch.inf  # not yet revealed
         best, index = scores.max(dim=1)
-        predictions[positions.numpy()] = torch.where(best > -torch.inf, classes[index],
-                                                     -1).numpy()
+        predictions[block] = torch.where(best > -torch.inf, classes[index], -1).numpy()
     return predictions
 
 
