@@ -144,7 +144,7 @@ def propagate_labels(edge_index: Tensor, edge_weight: Tensor, labels: np.ndarray
     propagation = LabelPropagation(num_layers=num_layers, alpha=alpha)
     edge_index, edge_weight = gcn_norm(edge_index, edge_weight, labels.size,
                                        add_self_loops=False)
-    one_hot = torch.nn.functional.one_hot(torch.from_numpy(labels), num_classes).float()
+    one_hot = F.one_hot(torch.from_numpy(labels), num_classes).float()
     # it reads the labels of the rows in mask only
     return propagation(one_hot, edge_index, mask=torch.from_numpy(mask),
                        edge_weight=edge_weight)
