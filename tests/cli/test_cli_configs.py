@@ -188,6 +188,14 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["embedding_layers"] == 1
     assert resolve_config("MNIST", 0.001, "sledge-light", {"embedding_layers": 2},
                           None)["embedding_layers"] == 2
+    # SLeDGe-L on Shuttle at 0.1 %: 10 labeled slots per class, not the paper's one
+    light = resolve_config("Shuttle", 0.001, "sledge-light", {}, None, num_classes=7)
+    assert (light["labeled_size"], light["unlabeled_size"]) == (70, 930)
+    for model, preset in (("sledge", "paper"), ("sledge-light", "package")):
+        other = resolve_config("Shuttle", 0.001, model, {}, None, num_classes=7, preset=preset)
+        assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
+    assert resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
+                          num_classes=7)["labeled_size"] == 20
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)
