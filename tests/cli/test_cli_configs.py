@@ -196,6 +196,17 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
                           num_classes=7)["labeled_size"] == 20
+    # a memory chosen too small for the preset's 70 slots takes the paper's rule; one
+    # that holds them keeps them; a --labeled-size that does not fit stays an error
+    small = resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 50}, None,
+                           num_classes=7)
+    assert (small["labeled_size"], small["unlabeled_size"]) == (10, 40)
+    large = resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 2000}, None,
+                           num_classes=7)
+    assert (large["labeled_size"], large["unlabeled_size"]) == (70, 1930)
+    with pytest.raises(UsageError, match="--labeled-size 70 exceeds the memory size 50"):
+        resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 50, "labeled_size": 70},
+                       None, num_classes=7)
     # exceptions name known datasets and models, at the paper's ratios
     for dataset, model, ratio in MEASURED_EXCEPTIONS:
         assert dataset in DATASETS and model in MODEL_NAMES and ratio in (0.001, 0.01)

@@ -599,6 +599,11 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         # a preset's quantile range settings go with its scaling, not with one chosen instead
         config.update({key: DEFAULT_CONFIG[key] for key in ROBUST_SCALING_KEYS
                        if key in config and key not in chosen})
+    if ("labeled_size" not in chosen and config.get("labeled_size") is not None
+            and config["labeled_size"] >= config["memory_size"]):
+        # a preset's labeled memory goes with the default memory size, not with a
+        # chosen one too small to hold it: the paper's rule sizes it instead
+        config["labeled_size"] = None
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     if num_classes is not None and "labeled_size" in config:
