@@ -196,6 +196,11 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
         assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
                           num_classes=7)["labeled_size"] == 20
+    # SLeDGe-L on MNIST at 0.1 %: every label keeps its slot; SLeDGe keeps the paper's rule
+    light = resolve_config("MNIST", 0.001, "sledge-light", {}, None, num_classes=10)
+    assert (light["labeled_size"], light["unlabeled_size"]) == (100, 900)
+    full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
+    assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
     # a memory chosen too small for the preset's 70 slots takes the paper's rule; one
     # that holds them keeps them; a --labeled-size that does not fit stays an error
     small = resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 50}, None,
