@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG,
-                                                FEW_LABEL_LIGHT_DEFAULTS, MEASURED_CONFIGS,
+                                                FEW_LABEL_LIGHT_DEFAULTS,
+                                                FEW_LABEL_SLOTS_PER_CLASS, MEASURED_CONFIGS,
                                                 MEASURED_EXCEPTIONS, MEASURED_RATIO_CONFIGS,
                                                 PAPER_CONFIGS, paper_config, parse_tau,
                                                 resolve_config, resolve_stream_entries)
@@ -191,9 +192,8 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     # SLeDGe-L on Shuttle at 0.1 %: 10 labeled slots per class, not the paper's one
     light = resolve_config("Shuttle", 0.001, "sledge-light", {}, None, num_classes=7)
     assert (light["labeled_size"], light["unlabeled_size"]) == (70, 930)
-    for model, preset in (("sledge", "paper"), ("sledge-light", "package")):
-        other = resolve_config("Shuttle", 0.001, model, {}, None, num_classes=7, preset=preset)
-        assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
+    other = resolve_config("Shuttle", 0.001, "sledge", {}, None, num_classes=7)
+    assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
                           num_classes=7)["labeled_size"] == 20
     # SLeDGe-L on MNIST at 0.1 %: every label keeps its slot; SLeDGe keeps the paper's rule
@@ -459,3 +459,38 @@ def test_an_entry_the_model_fixes_is_refused_not_ignored(source, overrides, conf
     # SLeDGe itself and its light mode fix neither
     assert resolve_config("MNIST", 0.001, "sledge", overrides, config_file)["lam"] in (0.5, 0.01)
     assert resolve_config("MNIST", 0.001, "sledge-light", {"lam": 0.5}, None)["lam"] == 0.5
+
+
+@pytest.mark.parametrize("dataset, num_classes, model, ratio, preset, expected", [
+    ("Shuttle", 7, "sledge-light", 0.001, "package", (70, 930)),
+    ("Shopper", 2, "sledge-light", 0.001, "package", (20, 980)),
+    ("MNIST", 10, "sledge-light", 0.001, "package", (100, 900)),
+    ("MNIST", 10, "sledge-light", 0.002, "package", (100, 900)),
+    ("synthetic", 3, "sledge-light", 0.001, "paper", (30, 970)),  # a stream outside the paper
+    ("Shuttle", 7, "sledge-light", 0.01, "package", (100, 900)),  # from 0.5 % on: the paper's
+    ("GSAD", 6, "sledge-light", 0.001, "paper", (10, 990)),       # the paper preset: the paper's
+    ("Shuttle", 7, "sledge", 0.001, "package", (10, 990)),
+    ("Shuttle", 7, "memory", 0.001, "package", (10, 990)),
+])
+def test_package_labeled_slots_per_class_below_half_a_percent(dataset, num_classes, model,
+                                                              ratio, preset, expected):
+    config = resolve_config(dataset, ratio, model, {}, None, num_classes=num_classes,
+                            preset=preset)
+    assert (config["labeled_size"], config["unlabeled_size"]) == expected
+
+
+def test_package_labeled_slots_per_class_name_sledge_models():
+    assert set(FEW_LABEL_SLOTS_PER_CLASS) <= set(SLEDGE_VARIANTS)
+    assert all(slots > 1 for slots in FEW_LABEL_SLOTS_PER_CLASS.values())
+
+
+def test_package_labeled_slots_yield_to_the_options():
+    given = resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
+                           num_classes=7, preset="package")
+    assert (given["labeled_size"], given["unlabeled_size"]) == (20, 980)
+    small = resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 50}, None,
+                           num_classes=7, preset="package")
+    assert (small["labeled_size"], small["unlabeled_size"]) == (49, 1)
+    per_class = resolve_config("Shuttle", 0.001, "sledge-light", {"light_memory": "per-class"},
+                               None, num_classes=7, preset="package")
+    assert per_class["labeled_size"] == 7

@@ -154,6 +154,21 @@ def test_paper_memory_sizes(num_classes, ratio, memory_size, expected):
     assert paper_memory_sizes(num_classes, ratio, memory_size) == expected
 
 
+@pytest.mark.parametrize("num_classes, ratio, slots, memory_size, expected", [
+    (7, 0.001, 10, 1000, (70, 930)),      # Shuttle: 10 per class
+    (2, 0.001, 10, 1000, (20, 980)),      # Shopper
+    (10, 0.001, 10, 1000, (100, 900)),    # MNIST: 100 at most ...
+    (26, 0.001, 10, 1000, (100, 900)),    # ... in all
+    (150, 0.001, 10, 1000, (150, 850)),   # still one slot per class
+    (2, 0.001, 3, 1000, (10, 990)),       # never below the paper's max(c, 10)
+    (7, 0.01, 10, 1000, (100, 900)),      # from 0.5 % on: the paper's 100
+    (7, 0.001, 10, 50, (49, 1)),          # capped at M - 1
+])
+def test_paper_memory_sizes_slots_per_class(num_classes, ratio, slots, memory_size, expected):
+    assert paper_memory_sizes(num_classes, ratio, memory_size,
+                              slots_per_class=slots) == expected
+
+
 def test_paper_memory_sizes_errors():
     with pytest.raises(ValueError, match="memory_size"):
         paper_memory_sizes(10, 0.01, memory_size=10)
@@ -161,6 +176,8 @@ def test_paper_memory_sizes_errors():
         paper_memory_sizes(10, 0.0)
     with pytest.raises(ValueError, match="num_classes"):
         paper_memory_sizes(0, 0.01)
+    with pytest.raises(ValueError, match="slots_per_class"):
+        paper_memory_sizes(7, 0.001, slots_per_class=0)
 
 
 def test_capymoa_label_mask_draws_the_legacy_seeded_mersenne_twister():

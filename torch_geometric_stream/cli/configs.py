@@ -31,7 +31,8 @@ from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_si
                                                resolve_feature_transform, resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
-__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS", "MEASURED_CONFIGS",
+__all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
+           "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS",
            "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_given",
            "check_not_fixed", "check_read", "parse_tau", "resolve_config",
@@ -157,6 +158,14 @@ BASELINE_DEFAULTS: dict[str, Any] = {"feature_transform": "none"}
 #: ``fc-v669`` against a GPU), below the package target there (0.67).
 FEW_LABEL_LIGHT_DEFAULTS: dict[str, Any] = {"num_layers": 1, "class_prior": "stream",
                                             "supervise_graph": False}
+
+#: Labeled slots per class below 0.5 % labels wherever no per-dataset setting applies
+#: (preset ``"package"``, or a stream outside the paper), by model: the labeled memory
+#: ``L = max(c, 10)`` of the paper's rule is raised to ``min(n c, 100)``
+#: (:func:`~torch_geometric_stream.evaluation.paper_memory_sizes`), so that the labels
+#: of a class do not all merge into one prototype on streams of 6 classes or more.
+#: Provenance: PROVENANCE
+FEW_LABEL_SLOTS_PER_CLASS: dict[str, int] = {"sledge-light": 10}
 
 #: Entries in which the paper preset departs from :data:`DEFAULT_CONFIG` on the
 #: paper's datasets, under its per-dataset settings: PyG's symmetric normalization, the
@@ -566,7 +575,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             settings (the paper's, :data:`MEASURED_CONFIGS`,
             :data:`MEASURED_RATIO_CONFIGS` and :data:`MEASURED_EXCEPTIONS`) and
             takes :data:`FEW_LABEL_LIGHT_DEFAULTS` for ``sledge-light`` below 0.5 %
-            labels instead. The quantile range settings of a preset apply only
+            labels instead, with the labeled memory sized by
+            :data:`FEW_LABEL_SLOTS_PER_CLASS`. The quantile range settings of a preset apply only
             with its scaling: a ``scaling`` given by flag or file drops them.
 
     Raises:
@@ -576,6 +586,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if preset not in PRESETS:
         raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     allowed = config_keys(model)
+    slots_per_class = 1  # the paper's sizing rule, unless the package's applies
     # a baseline's own hyperparameters default to None: its published setting
     config = {key: DEFAULT_CONFIG.get(key) for key in allowed}
     if not uses_sledge_config(model):
@@ -591,8 +602,10 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             config["num_layers"] = max(BASE_MIN_LAYERS, config["num_layers"])
         if model not in SLEDGE_VARIANTS:  # it cannot scale its input: the stream does
             config["scaling"] = LEARNER_SCALINGS.get(config["scaling"], config["scaling"])
-    elif model == "sledge-light" and _paper_ratio(label_ratio) == PAPER_RATIOS[0]:
-        config.update(FEW_LABEL_LIGHT_DEFAULTS)
+    elif _paper_ratio(label_ratio) == PAPER_RATIOS[0]:
+        slots_per_class = FEW_LABEL_SLOTS_PER_CLASS.get(model, 1)
+        if model == "sledge-light":
+            config.update(FEW_LABEL_LIGHT_DEFAULTS)
     config.update(fixed_config_entries(model))
     if config_file is not None:
         config.update(_checked(config_file, allowed, model, "--config file"))
@@ -613,7 +626,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     if num_classes is not None and "labeled_size" in config:
-        _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light")
+        _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
+                           slots_per_class=slots_per_class)
     return config
 
 
@@ -657,13 +671,15 @@ def _check_memory_options(given: Mapping[str, Any]) -> None:
 
 
 def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: float,
-                       light: bool) -> None:
-    """Fill unset sizes: ``labeled_size`` by the paper's rule, ``unlabeled_size =
-    memory_size - labeled_size``; light mode with a per-class labeled memory
-    then keeps one labeled slot per class."""
+                       light: bool, slots_per_class: int = 1) -> None:
+    """Fill unset sizes: ``labeled_size`` by the paper's rule with
+    ``slots_per_class`` (see :func:`~torch_geometric_stream.evaluation.paper_memory_sizes`),
+    ``unlabeled_size = memory_size - labeled_size``; light mode with a per-class
+    labeled memory then keeps one labeled slot per class."""
     if config["labeled_size"] is None:
         config["labeled_size"] = paper_memory_sizes(num_classes, label_ratio,
-                                                    config["memory_size"])[0]
+                                                    config["memory_size"],
+                                                    slots_per_class=slots_per_class)[0]
     if config["unlabeled_size"] is None and config["labeled_size"] > config["memory_size"]:
         raise UsageError(f"--labeled-size {config['labeled_size']} exceeds the memory size "
                          f"{config['memory_size']} (--memory-size), leaving no room for the "

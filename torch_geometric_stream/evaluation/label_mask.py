@@ -185,14 +185,17 @@ def _stream_labels(labels: Any) -> np.ndarray:
     return labels
 
 
-def paper_memory_sizes(num_classes: int, label_ratio: float,
-                       memory_size: int = 1000) -> Tuple[int, int]:
+def paper_memory_sizes(num_classes: int, label_ratio: float, memory_size: int = 1000, *,
+                       slots_per_class: int = 1) -> Tuple[int, int]:
     r"""Labeled and unlabeled memory sizes :math:`(L, U)` of the paper's runs.
 
     The paper uses :math:`L = 100` at a 1 % label ratio and
     :math:`L = \max(c, 10)` at 0.1 %, with :math:`U = M - L`.  Other ratios are
     mapped to the nearer of the two settings: :math:`L = \max(c, 10)` below
-    0.5 %, :math:`L = 100` from 0.5 % on.  :math:`L` is then capped at
+    0.5 %, :math:`L = 100` from 0.5 % on.  Below 0.5 %, ``slots_per_class``
+    :math:`n` raises :math:`L` to :math:`\min(n c, 100)`: with :math:`n = 1` (the
+    paper) a stream of 10 classes or more keeps one labeled slot per class, and
+    all labels of a class merge into one prototype.  :math:`L` is then capped at
     :math:`M - 1` (so :math:`U \geq 1`) and raised to at least :math:`c` (one
     labeled slot per class).
 
@@ -200,19 +203,29 @@ def paper_memory_sizes(num_classes: int, label_ratio: float,
         num_classes: :math:`c`.
         label_ratio: :math:`r \in (0, 1]`.
         memory_size: :math:`M = L + U` (default 1000).
+        slots_per_class: :math:`n \geq 1`, labeled slots per class below 0.5 %
+            labels, up to 100 slots in all (default 1: the paper's rule).
 
     Returns:
         ``(L, U)`` with :math:`c \leq L < M` and :math:`L + U = M`.
 
     Raises:
-        ValueError: if :math:`M < c + 1`.
+        ValueError: if :math:`M < c + 1`, or an argument is out of its range.
+
+    Example:
+        >>> paper_memory_sizes(7, 0.001), paper_memory_sizes(7, 0.001, slots_per_class=10)
+        ((10, 990), (70, 930))
     """
     num_classes = check_positive_int(num_classes, "num_classes")
     ratio = check_unit_interval(label_ratio, "label_ratio")
     memory_size = check_positive_int(memory_size, "memory_size")
+    slots_per_class = check_positive_int(slots_per_class, "slots_per_class")
     if memory_size < num_classes + 1:
         raise ValueError(f"memory_size must be >= num_classes + 1 = {num_classes + 1} "
                          f"(one labeled slot per class and one unlabeled slot), got {memory_size}")
-    paper_labeled = max(num_classes, 10) if ratio < 0.005 else 100
+    if ratio < 0.005:
+        paper_labeled = max(num_classes, 10, min(slots_per_class * num_classes, 100))
+    else:
+        paper_labeled = 100
     labeled = max(num_classes, min(paper_labeled, memory_size - 1))
     return labeled, memory_size - labeled
