@@ -42,8 +42,8 @@ __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
 #: (:func:`~torch_geometric_stream.evaluation.paper_memory_sizes` over
 #: ``memory_size``; SLeDGe-L keeps :data:`FEW_LABEL_SLOTS_PER_CLASS` below 0.5 %
-#: labels wherever no per-dataset setting applies); ``tau`` ``None`` = infinity (uniform loss weights);
-#: ``scaling`` is the input scaler of
+#: labels wherever no per-dataset setting applies); ``tau`` ``None`` = infinity
+#: (uniform loss weights); ``scaling`` is the input scaler of
 #: :func:`~torch_geometric_stream.evaluation.make_transform`: ``"auto"`` = the
 #: a-priori value range where the dataset declares one (images), else the
 #: online running range, kept inside the learner with memory re-scaling for the
@@ -588,8 +588,9 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             :data:`MEASURED_RATIO_CONFIGS` and :data:`MEASURED_EXCEPTIONS`) and
             takes :data:`FEW_LABEL_LIGHT_DEFAULTS` for ``sledge-light`` below 0.5 %
             labels instead, with the labeled memory sized by
-            :data:`FEW_LABEL_SLOTS_PER_CLASS`. The quantile range settings of a preset apply only
-            with its scaling: a ``scaling`` given by flag or file drops them.
+            :data:`FEW_LABEL_SLOTS_PER_CLASS`. The quantile range settings of a
+            preset apply only with its scaling: a ``scaling`` given by flag or file
+            drops them.
 
     Raises:
         UsageError: unknown keys (for this model), an unknown preset, an
