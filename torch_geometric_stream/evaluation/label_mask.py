@@ -194,8 +194,9 @@ def paper_memory_sizes(num_classes: int, label_ratio: float, memory_size: int = 
     mapped to the nearer of the two settings: :math:`L = \max(c, 10)` below
     0.5 %, :math:`L = 100` from 0.5 % on.  Below 0.5 %, ``slots_per_class``
     :math:`n` raises :math:`L` to :math:`\min(n c, 100)`: with :math:`n = 1` (the
-    paper) a stream of 10 classes or more keeps one labeled slot per class, and
-    all labels of a class merge into one prototype.  :math:`L` is then capped at
+    paper) a stream of 6 classes or more keeps one labeled slot per class (the
+    memory holds :math:`\lfloor L / c \rfloor` per class), and all labels of a
+    class merge into one prototype.  :math:`L` is then capped at
     :math:`M - 1` (so :math:`U \geq 1`) and raised to at least :math:`c` (one
     labeled slot per class).
 
