@@ -198,6 +198,13 @@ def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_pat
     assert "Traceback" not in err
 
 
+def test_no_robust_clip_with_another_scaling_names_the_flag_as_given(capsys):
+    assert main(["run", "--preset", "package", "--no-robust-clip"]) == 2
+    err = capsys.readouterr().err
+    assert ("--no-robust-clip (config entries robust_clip) only apply to --scaling robust "
+            "or robust-rescale; this run's scaling is online-rescale") in err
+
+
 def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsys):
     assert main(["run", "--preset", "package", "--robust-quantile", "0.05",
                  "--robust-reservoir", "10"]) == 2

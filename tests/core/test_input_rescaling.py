@@ -212,6 +212,24 @@ def test_a_scaler_module_brings_its_own_quantile():
     assert torch.allclose(model.memory.prototypes[mask], derived[mask], atol=1e-6)
 
 
+def test_an_unclipped_range_keeps_the_outlier_apart_in_the_memory():
+    """``RunningQuantileRange(clip=False)`` inside the learner: the memory is
+    still derived from its sources, and an outlier's row is not the clipped
+    corner (1, -1) / sqrt(2) but points along its own, far larger, values."""
+    torch.manual_seed(1)
+    rows = torch.randn(200, 2) * torch.tensor([1.0, 30.0])  # q = 0.01 leaves out one row
+    rows[25] = torch.tensor([1e3, -2e5])
+    model = small_model(RunningQuantileRange(2, seed=0, clip=False))
+    _learn_stream(model, rows)
+    mask = model.memory.node_mask
+    derived = F.normalize(model.input_scaler(model.memory.sources), dim=-1)
+    assert torch.allclose(model.memory.prototypes[mask], derived[mask], atol=1e-6)
+    outlier = model.input_scaler(rows[25:26])[0]
+    assert outlier[1] < -100 and outlier.abs().max() > 1  # unclipped
+    assert not torch.allclose(F.normalize(outlier, dim=0),
+                              torch.tensor([1.0, -1.0]) / math.sqrt(2), atol=0.1)
+
+
 def test_a_scaler_module_must_fit_and_be_new():
     with pytest.raises(ValueError, match="scales 3 features, in_channels is 2"):
         small_model(RunningQuantileRange(3))

@@ -24,6 +24,18 @@ def test_first_six_rows_hand_checked():
     assert scaler(torch.tensor([[3.5], [10.0], [0.0]])).flatten().tolist() == [0.0, 1.0, -1.0]
 
 
+def test_without_clipping_values_outside_keep_their_distance():
+    """The rows of the test above with ``clip=False``: 10 lies (10 - 2.25) / 2.5
+    = 3.1 spans above the low end, so -1 + 2 * 3.1 = 5.2; 0 lies -0.9 spans
+    from it, so -2.8. Inside the range nothing changes."""
+    scaler = RunningQuantileRange(1, quantile=0.25, tolerance=0.0, clip=False)
+    observe_all(scaler, torch.tensor([[5.0], [1.0], [4.0], [2.0], [3.0], [6.0]]))
+    assert (scaler.low.item(), scaler.high.item()) == (2.25, 4.75)
+    scaled = scaler(torch.tensor([[3.5], [10.0], [0.0], [2.25]])).flatten()
+    assert torch.allclose(scaled, torch.tensor([0.0, 5.2, -2.8, -1.0]))
+    assert "clip=False" in repr(scaler) and "clip=True" in repr(RunningQuantileRange(1))
+
+
 def test_first_rows_set_the_range_and_peek_leaves_it():
     scaler = RunningQuantileRange(2, quantile=0.1)
     assert torch.equal(scaler(torch.tensor([[5.0, -3.0]])), torch.zeros(1, 2))  # nothing seen
@@ -77,6 +89,11 @@ def test_an_outlier_neither_stretches_the_range_nor_squeezes_the_bulk():
     assert not robust.observe_(outlier) and min_max.observe_(outlier)
     assert torch.equal(robust.low, before[0]) and torch.equal(robust.high, before[1])
     assert robust(outlier).tolist() == [[1.0, -1.0]]
+    unclipped = RunningQuantileRange(2, clip=False)
+    observe_all(unclipped, rows)
+    assert torch.equal(unclipped.low, robust.low)  # the same range, not clipped
+    assert unclipped(outlier)[0, 0] > 1e5 and unclipped(outlier)[0, 1] < -1e5
+    assert torch.equal(unclipped(rows[:50]).clamp(-1, 1), robust(rows[:50]))
     bulk = torch.tensor([[1.0, 1.0]])  # one standard deviation
     assert robust(bulk).abs().min() > 0.3  # about 1 / 2.33 of the way to an end
     # min-max: squeezed against the end away from the outlier
@@ -207,6 +224,8 @@ def test_bad_arguments_are_rejected(kwargs, match):
      "tolerance must be a number, got bool"),
     (lambda: RunningQuantileRange(2, reservoir_size=2.5), TypeError,
      "reservoir_size must be an integer, got float"),
+    (lambda: RunningQuantileRange(2, clip="no"), TypeError, "clip must be a bool, got str"),
+    (lambda: RunningQuantileRange(2, clip=0), TypeError, "clip must be a bool, got int"),
     (lambda: RunningMinMax(2, feature_range=(0, 1, 2)), TypeError,
      r"feature_range must be a pair \(low, high\) of numbers"),
     (lambda: RunningMinMax(2, feature_range=None), TypeError, "feature_range must be a pair"),

@@ -115,6 +115,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "robust_quantile": 0.01,
     "robust_tolerance": 0.05,
     "robust_reservoir": 1000,
+    "robust_clip": True,
 }
 
 #: Entries in which the baselines (TLP, ReSSL, HDSSL) depart from
@@ -665,7 +666,8 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
               if key in config and config[key] != DEFAULT_CONFIG[key]]
     if unread and config["scaling"] not in ROBUST_SCALINGS:
         # the value came from a flag or from a --config file's entry: name both
-        flags = ", ".join("--" + key.replace("_", "-") for key in unread)
+        flags = ", ".join("--" + ("no-" if config[key] is False else "")
+                          + key.replace("_", "-") for key in unread)
         raise UsageError(f"{flags} (config entries {', '.join(unread)}) only apply to "
                          f"--scaling robust or robust-rescale; this run's scaling is "
                          f"{config['scaling']}")

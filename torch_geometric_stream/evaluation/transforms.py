@@ -177,8 +177,8 @@ class OnlineMinMaxScaler(_MinMaxScaler):
 
 class OnlineQuantileRangeScaler(StreamTransform):
     r"""Min-max scaling with the running per-feature quantile range, values
-    outside it clipped: :class:`OnlineMinMaxScaler` with a range that one
-    outlier cannot stretch.
+    outside it clipped (unless ``clip=False``): :class:`OnlineMinMaxScaler`
+    with a range that one outlier cannot stretch.
 
     The row at position :math:`t` is offered to a
     :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` (the
@@ -189,17 +189,17 @@ class OnlineQuantileRangeScaler(StreamTransform):
     can re-derive them instead (``SLeDGe(input_scaling="robust")``).
 
     Args:
-        quantile, tolerance, reservoir_size, seed: see
+        quantile, tolerance, reservoir_size, seed, clip: see
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`.
-        feature_range: target interval (default ``(-1, 1)``).
+        feature_range: target interval of the range (default ``(-1, 1)``).
     """
 
     def __init__(self, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
-                 feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
+                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True) -> None:
         self._settings = {"quantile": quantile, "tolerance": tolerance,
                           "reservoir_size": reservoir_size, "seed": seed,
-                          "feature_range": feature_range}
+                          "feature_range": feature_range, "clip": clip}
         RunningQuantileRange(1, **self._settings)  # check the settings now
         self.range_: Optional[RunningQuantileRange] = None  # built by the first row
 
@@ -425,7 +425,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             then fitted, and an a-priori range mapped, through it) or ``"auto"``
             (see :func:`resolve_feature_transform`).
         robust_options: keyword arguments of :class:`OnlineQuantileRangeScaler`
-            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``); only
+            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``); only
             allowed with ``scaling="robust"``.
     """
     scaling = resolve_scaling(scaling, value_range)

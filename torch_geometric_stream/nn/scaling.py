@@ -173,8 +173,8 @@ class RunningMinMax(nn.Module):
 
 
 class RunningQuantileRange(nn.Module):
-    r"""Per-feature running quantile range, and min-max scaling with it,
-    clipped: a range one outlier cannot stretch.
+    r"""Per-feature running quantile range, and min-max scaling with it
+    (clipped by default): a range one outlier cannot stretch.
 
     The quantiles :math:`q` and :math:`1 - q` of every feature are the exact
     (linearly interpolated, as :func:`numpy.quantile`) quantiles of a uniform
@@ -190,7 +190,11 @@ class RunningQuantileRange(nn.Module):
     enters it (every row at first, a ``reservoir_size / t`` share later).
 
     Rows are scaled with the *effective* range, buffers ``low`` and ``high``
-    :math:`(d,)`, and clipped to ``feature_range``. The effective range follows
+    :math:`(d,)`, and clipped to ``feature_range`` unless ``clip=False``: then
+    a value outside the range keeps its distance from it, scaled as the
+    values inside (a robust scaler, as scikit-learn's ``RobustScaler``: the
+    bulk is spread over ``feature_range`` whatever the outliers, and the
+    outliers stay apart from it). The effective range follows
     the quantiles only when one of them has drifted by more than
     ``tolerance`` times the feature's effective span (or the span is still
     zero), so a learner that re-derives its stored rows whenever
@@ -206,7 +210,10 @@ class RunningQuantileRange(nn.Module):
         reservoir_size (int, optional): rows kept for the quantiles.
             (default: ``1000``)
         seed (int, optional): seed of the reservoir's generator. (default: ``0``)
-        feature_range (tuple, optional): target interval. (default: ``(-1, 1)``)
+        feature_range (tuple, optional): target interval of the range.
+            (default: ``(-1, 1)``)
+        clip (bool, optional): clip the scaled values to ``feature_range``.
+            (default: ``True``)
 
     Shapes:
         - **forward / peek:** :math:`(n, d) \to (n, d)`
@@ -217,14 +224,17 @@ class RunningQuantileRange(nn.Module):
             not an integer :math:`\geq 1`, a ``quantile`` that is not a number
             in :math:`(0, 0.5)`, a ``tolerance`` that is not a finite number
             :math:`\geq 0` (bools are refused), a bad ``seed`` or
-            ``feature_range``.
+            ``feature_range``, a ``clip`` that is not a bool.
     """
 
     def __init__(self, channels: int, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
-                 feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
+                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True) -> None:
         super().__init__()
         channels = check_positive_int(channels, "channels")
+        if not isinstance(clip, (bool, np.bool_)):
+            raise TypeError(f"clip must be a bool, got {type(clip).__name__}")
+        self.clip = bool(clip)
         if not check_positive(quantile, "quantile") < 0.5:
             raise ValueError(f"quantile must lie in (0, 0.5), got {quantile}")
         self.quantile = float(quantile)
@@ -247,13 +257,12 @@ class RunningQuantileRange(nn.Module):
         self._rng = np.random.default_rng(self.seed)
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
-        """Scale ``rows`` with the effective range, clipped; ``check`` as for
-        :meth:`RunningMinMax.forward`."""
+        """Scale ``rows`` with the effective range, clipped unless ``clip`` is
+        off; ``check`` as for :meth:`RunningMinMax.forward`."""
         if check:
             _check_rows(rows, self.low)
-        return min_max_scale(rows, self.low, self.high, self.feature_range,
-                             check=False).clamp(
-            *self.feature_range)
+        scaled = min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
+        return scaled.clamp(*self.feature_range) if self.clip else scaled
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """The same as :meth:`forward`: one row does not move a quantile range."""
@@ -358,4 +367,4 @@ class RunningQuantileRange(nn.Module):
     def extra_repr(self) -> str:
         return (f"channels={self.low.numel()}, quantile={self.quantile}, "
                 f"tolerance={self.tolerance}, reservoir_size={self.reservoir_size}, "
-                f"feature_range={self.feature_range}")
+                f"feature_range={self.feature_range}, clip={self.clip}")
