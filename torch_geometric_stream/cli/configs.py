@@ -596,9 +596,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             takes :data:`FEW_LABEL_LIGHT_DEFAULTS` for ``sledge-light`` below 0.5 %
             labels instead, with the labeled memory of ``sledge`` and
             ``sledge-light`` sized by :data:`FEW_LABEL_SLOTS_PER_CLASS`. The quantile
-            range settings of a
-            preset apply only with its scaling: a ``scaling`` given by flag or file
-            drops them.
+            range settings of a preset apply only with its scaling: a ``scaling``
+            given by flag or file drops them.
 
     Raises:
         UsageError: unknown keys (for this model), an unknown preset, an
