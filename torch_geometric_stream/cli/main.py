@@ -91,7 +91,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                       help="whether robust and robust-rescale clip the values outside their "
                            "range to [-1, 1] (default: yes); with --no-robust-clip such "
                            "values keep their distance from the range, scaled as the values "
-                           "inside (rare classes that live in a feature's tails stay apart)")
+                           "inside (measured level with clipping; see benchmarks/RESULTS.md)")
     data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
                       help="applied to every feature before the scaling: none, "
                            "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "
