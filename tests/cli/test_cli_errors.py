@@ -198,6 +198,31 @@ def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_pat
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--scaling", "none", "--feature-range", "0", "1"],
+     "error: --feature-range (config entry feature_range) only applies to a scaling; this "
+     "run's scaling is none"),
+    (["--feature-range", "1", "1"], "error: --feature-range (config entry feature_range): "
+                                    "feature_range must be finite with low < high, got (1.0, 1.0)"),
+    (["--feature-range", "0", "inf"], "error: --feature-range (config entry feature_range): "
+                                      "feature_range must be finite with low < high, got "
+                                      "(0.0, inf)"),
+])
+def test_a_feature_range_that_changes_nothing_or_is_no_interval_is_refused(capsys, options,
+                                                                           message):
+    assert main(["run", "--limit", "20", *options]) == 2
+    assert capsys.readouterr().err.strip() == message
+
+
+def test_a_feature_range_of_a_config_file_is_checked_as_the_flags(tmp_path, capsys):
+    config = tmp_path / "config.json"
+    config.write_text('{"feature_range": [0, 1, 2]}')
+    assert main(["run", "--limit", "20", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --feature-range (config entry feature_range): feature_range must be a pair "
+        "(low, high) of numbers, got [0, 1, 2]")
+
+
 def test_no_robust_clip_with_another_scaling_names_the_flag_as_given(capsys):
     assert main(["run", "--preset", "package", "--no-robust-clip"]) == 2
     err = capsys.readouterr().err

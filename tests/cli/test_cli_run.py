@@ -131,6 +131,38 @@ def test_robust_scaling_options_reach_the_scaler_and_the_record(tmp_path, monkey
             config["robust_reservoir"], config["robust_clip"]) == (0.2, 0.0, 30, False)
 
 
+@pytest.mark.parametrize("scaling, scaler", [("online-rescale", "RunningMinMax"),
+                                             ("robust-rescale", "RunningQuantileRange")])
+def test_feature_range_reaches_the_learners_scaler_and_the_record(tmp_path, monkeypatch,
+                                                                  scaling, scaler):
+    built, build = [], run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", scaling,
+            "--feature-range", "0", "1", "--output", str(out)]
+    assert main(argv) == 0
+    assert type(built[0].input_scaler).__name__ == scaler
+    assert built[0].input_scaler.feature_range == (0.0, 1.0)
+    # every stored row was scaled into [0, 1]: no coordinate of the memory is negative
+    filled = built[0].memory.prototypes[built[0].memory.node_mask]
+    assert filled.numel() > 0 and bool((filled >= 0).all())
+    assert _read(out)["config"]["feature_range"] == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("scaling", ["online", "robust", "global"])
+def test_feature_range_reaches_a_baselines_stream_transform(tmp_path, monkeypatch, scaling):
+    built, build = [], run_module.build_transform
+    monkeypatch.setattr(run_module, "build_transform",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    out = tmp_path / "run.json"
+    argv = ["run", "--limit", "60", "--quiet", "--model", "tlp", "--scaling", scaling,
+            "--feature-range", "-2", "0.5", "--output", str(out)]
+    assert main(argv) == 0
+    assert "feature_range=(-2.0, 0.5)" in repr(built[0])
+    assert _read(out)["config"]["feature_range"] == [-2.0, 0.5]
+
+
 def test_robust_scaling_of_a_baseline_is_the_stream_transform(tmp_path, monkeypatch):
     built, build = [], run_module.build_transform
     monkeypatch.setattr(run_module, "build_transform",

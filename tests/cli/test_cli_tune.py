@@ -296,6 +296,33 @@ def test_tune_refuses_an_on_off_option_given_another_value(tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def test_tune_grids_a_pair_option_as_its_two_values(tmp_path, capsys):
+    grid = ["--grid", "feature-range=-1:1, 0:1", "--grid", "hidden-channels=8"]
+    assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path)]) == 0
+    runs = {path.name: json.loads(path.read_text())["config"]
+            for path in tmp_path.glob("sledge-light_*.json")}
+    assert {name: config["feature_range"] for name, config in runs.items()} == {
+        "sledge-light_synthetic_0.01_feature_range=-1:1_hidden_channels=8_seed0.json":
+            [-1.0, 1.0],
+        "sledge-light_synthetic_0.01_feature_range=0:1_hidden_channels=8_seed0.json":
+            [0.0, 1.0]}
+    best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
+    assert best["feature_range"] in ([-1.0, 1.0], [0.0, 1.0])
+
+
+@pytest.mark.parametrize("values, message", [
+    ("0:1,0.5", "feature_range is a pair; give LOW:HIGH, got '0.5'"),
+    ("0:1:2", "feature_range is a pair; give LOW:HIGH, got '0:1:2'"),
+    ("1:0", "--grid point feature_range=1:0: --feature-range (config entry feature_range): "
+            "feature_range must be finite with low < high, got (1.0, 0.0)"),
+])
+def test_tune_refuses_a_pair_option_given_another_value(tmp_path, capsys, values, message):
+    assert main(["tune", *SMALL, "--grid", f"feature-range={values}",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("dataset, ratio, model, preset, grid, warned", [
     # the paper preset trains f_E by the regularizer only for SLeDGe on MNIST at 0.1 %
     ("MNIST", 0.001, "sledge", "paper", {"lam": ["0.01", "0.1"]}, "0.01, 0.1"),

@@ -153,6 +153,24 @@ def test_quantile_range_scaler_state_resumes_and_peeking_keeps_it():
     assert torch.equal(first(data[0]), resumed(data[0]))  # the failed row left no trace
 
 
+def test_make_transform_maps_to_the_feature_range_by_hand():
+    data = np.array([[0.0, 5.0], [2.0, 5.0], [1.0, 5.0], [4.0, 5.0]])
+    # running ranges as in test_online_scaler_by_hand; a constant feature maps to the
+    # middle of (0, 1), 0.5
+    online = make_transform("online", l2=False, feature_range=(0, 1))
+    assert torch.equal(online.transform_many(data), torch.tensor(
+        [[0.5, 0.5], [1.0, 0.5], [0.5, 0.5], [1.0, 0.5]]))
+    # the known range (0, 4) to (-2, 0): x / 2 - 2, not clipped
+    fixed = make_transform("range", l2=False, value_range=(0, 4), feature_range=(-2, 0))
+    assert torch.equal(fixed.transform_many(data), torch.tensor(
+        [[-2.0, 0.5], [-1.0, 0.5], [-1.5, 0.5], [0.0, 0.5]]))
+    robust = make_transform("robust", robust_options={"quantile": 0.1}, feature_range=(0, 1))
+    assert "feature_range=(0.0, 1.0)" in repr(robust)
+    with pytest.raises(ValueError, match=r"feature_range must be finite with low < high, "
+                                         r"got \(1, 0\)"):
+        make_transform("online", feature_range=(1, 0))
+
+
 def test_robust_scaling_builds_the_quantile_range_scaler():
     pipeline = make_transform("robust", robust_options={"quantile": 0.1, "seed": 3})
     assert repr(pipeline).startswith("Compose([OnlineQuantileRangeScaler(quantile=0.1, "

@@ -17,7 +17,7 @@ from torch_geometric_stream.evaluation import LEARNER_SCALINGS, StreamTransform,
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
                                            build_model, fixed_entries, model_names,
                                            unread_entries)
-from torch_geometric_stream.nn.scaling import RunningQuantileRange
+from torch_geometric_stream.nn.scaling import RunningMinMax, RunningQuantileRange
 
 __all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "ROBUST_SCALINGS", "SLEDGE_CONFIG_KEYS",
            "BASELINE_CONFIG_KEYS", "BASELINE_HYPERPARAMETER_KEYS", "config_keys",
@@ -39,9 +39,11 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "regularizer", "lam", "tau", "lr", "weight_decay", "propagation",
                       "scaling", "alpha", "beta", "class_prior", "light_memory",
                       "reselect_every", "search_dtype", "feature_transform", "count_offset",
-                      "merge_similarity", "supervise_graph") + ROBUST_SCALING_KEYS
+                      "merge_similarity", "supervise_graph") + ROBUST_SCALING_KEYS + (
+                      "feature_range",)
 #: Configuration entries of every baseline.
-BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform") + ROBUST_SCALING_KEYS
+BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform",
+                        "feature_range") + ROBUST_SCALING_KEYS
 #: The baselines' own hyperparameters, each read by some of them
 #: (:data:`~torch_geometric_stream.models.BASELINE_HYPERPARAMETERS`); ``None``,
 #: their default, leaves the baseline's published setting.
@@ -49,7 +51,8 @@ BASELINE_HYPERPARAMETER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
     key for keys in BASELINE_HYPERPARAMETERS.values() for key in keys))
 #: Entries that prepare the input stream or size the memory rather than being
 #: model keyword arguments.
-_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform") + ROBUST_SCALING_KEYS
+_NOT_MODEL_KWARGS = ("memory_size", "scaling", "feature_transform",
+                     "feature_range") + ROBUST_SCALING_KEYS
 
 MODEL_NAMES: tuple[str, ...] = tuple(model_names())
 
@@ -108,7 +111,7 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     ``input_scaling``: a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`,
     or a :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` set by
     the entries ``robust_quantile``, ``robust_tolerance``, ``robust_reservoir`` and
-    ``robust_clip`` and seeded by ``seed``.
+    ``robust_clip`` and seeded by ``seed``; either maps to the entry ``feature_range``.
 
     Raises:
         UsageError: unknown model, a baseline on another device or with a
@@ -126,9 +129,10 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
         if input_scaling == "robust":
             with _robust_scaling_input(scaling):
                 kwargs["input_scaling"] = RunningQuantileRange(
-                    in_channels, **quantile_range_options(config, seed))
+                    in_channels, **quantile_range_options(config, seed),
+                    feature_range=config["feature_range"])
         elif input_scaling is not None:
-            kwargs["input_scaling"] = input_scaling
+            kwargs["input_scaling"] = RunningMinMax(in_channels, config["feature_range"])
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
     if device != "cpu":
         raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
@@ -148,8 +152,8 @@ def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, An
 
 def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
                     seed: int) -> StreamTransform:
-    """The input pipeline of one run of a resolved configuration (its ``scaling``
-    and ``feature_transform``, settled by ``cli.configs.resolve_stream_entries``)
+    """The input pipeline of one run of a resolved configuration (its ``scaling``,
+    ``feature_range`` and ``feature_transform``, settled by ``cli.configs.resolve_stream_entries``)
     over ``dataset``.
 
     Raises:
@@ -160,6 +164,7 @@ def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
         return make_transform(
             scaling, data=dataset.x if scaling == "global" else None,
             value_range=dataset.value_range, feature_transform=config["feature_transform"],
+            feature_range=config["feature_range"],
             robust_options=quantile_range_options(config, seed) if scaling == "robust" else None)
 
 

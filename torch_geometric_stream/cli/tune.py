@@ -19,7 +19,8 @@ ran on the first stage's seeds only (the ``seeds`` column says how many).
 
 An on/off option is gridded by ``true`` / ``false``: ``--grid
 supervise-graph=true,false`` runs ``--supervise-graph`` and
-``--no-supervise-graph``. A grid of several positive lambdas where
+``--no-supervise-graph``. A pair option by ``LOW:HIGH``: ``--grid
+feature-range=-1:1,0:1`` runs ``--feature-range -1 1`` and ``--feature-range 0 1``. A grid of several positive lambdas where
 ``supervise_graph`` is off and the weight decay 0 is run, with a warning: there
 lambda only scales ``f_E``'s gradient, which Adam's step normalizes, so those
 points train the same model up to rounding.
@@ -57,12 +58,21 @@ __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
 
 #: Entries set by an on/off flag (``--NAME`` / ``--no-NAME``): those whose default is a bool.
 _SWITCHES = tuple(key for key, value in DEFAULT_CONFIG.items() if isinstance(value, bool))
+#: Entries set by an option of two values (``--feature-range LOW HIGH``): those whose
+#: default is a pair; a grid gives each value as ``LOW:HIGH``.
+_PAIRS = tuple(key for key, value in DEFAULT_CONFIG.items() if isinstance(value, list))
 _SWITCH_VALUES = {"true": "true", "yes": "true", "on": "true", "1": "true",
                   "false": "false", "no": "false", "off": "false", "0": "false"}
 
 
 def _grid_value(key: str, value: str, spec: str) -> str:
-    """``value`` as the grid keeps it: an on/off entry's as ``true`` or ``false``."""
+    """``value`` as the grid keeps it: an on/off entry's as ``true`` or ``false``, a
+    pair entry's as ``LOW:HIGH``."""
+    if key in _PAIRS:
+        low, sep, high = value.partition(":")
+        if not sep or not low.strip() or not high.strip() or ":" in high:
+            raise UsageError(f"--grid {spec!r}: {key} is a pair; give LOW:HIGH, got {value!r}")
+        return f"{low.strip()}:{high.strip()}"
     if key not in _SWITCHES:
         return value
     switch = _SWITCH_VALUES.get(value.lower())
@@ -123,6 +133,8 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
         flag = key.replace("_", "-")
         if key in _SWITCHES:
             argv.append(f"--{flag}" if value == "true" else f"--no-{flag}")
+        elif key in _PAIRS:
+            argv += [f"--{flag}", *value.split(":")]
         else:
             argv += [f"--{flag}", value]
     return argv

@@ -398,9 +398,10 @@ def resolve_feature_transform(feature_transform: str,
 def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any] = None,
                    value_range: Optional[Sequence[float]] = None,
                    feature_transform: str = "none",
-                   robust_options: Optional[Mapping[str, Any]] = None) -> Compose:
+                   robust_options: Optional[Mapping[str, Any]] = None,
+                   feature_range: Sequence[float] = (-1.0, 1.0)) -> Compose:
     """Build the input pipeline: a feature transform, min-max scaling to
-    :math:`[-1, 1]`, then L2 normalization.
+    ``feature_range`` (:math:`[-1, 1]` by default), then L2 normalization.
 
     Args:
         scaling: one of :data:`SCALINGS`: ``"online"``
@@ -427,6 +428,9 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         robust_options: keyword arguments of :class:`OnlineQuantileRangeScaler`
             (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``); only
             allowed with ``scaling="robust"``.
+        feature_range: the interval ``(low, high)`` the scaler maps each
+            feature's range to (ignored by ``"none"`` and the learner's scalings,
+            whose learner holds its own scaler).
     """
     scaling = resolve_scaling(scaling, value_range)
     feature_transform = resolve_feature_transform(feature_transform, value_range)
@@ -436,6 +440,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
+    feature_range = check_feature_range(feature_range)
     steps: List[StreamTransform] = []
     if feature_transform == "signed-log1p":  # fit / map the ranges through it, in float64
         steps.append(SignedLog1p())
@@ -448,13 +453,14 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     if scaling in LEARNER_SCALINGS:
         return Compose(steps)
     if scaling == "online":
-        steps.append(OnlineMinMaxScaler())
+        steps.append(OnlineMinMaxScaler(feature_range))
     elif scaling == "robust":
-        steps.append(OnlineQuantileRangeScaler(**(robust_options or {})))
+        steps.append(OnlineQuantileRangeScaler(**(robust_options or {}),
+                                               feature_range=feature_range))
     elif scaling == "global":
-        steps.append(GlobalMinMaxScaler().fit(data))
+        steps.append(GlobalMinMaxScaler(feature_range).fit(data))
     elif scaling == "range":
-        steps.append(FixedRangeScaler(value_range))
+        steps.append(FixedRangeScaler(value_range, feature_range))
     if l2:
         steps.append(L2Normalize())
     return Compose(steps)
