@@ -302,9 +302,9 @@ def test_tune_grids_a_pair_option_as_its_two_values(tmp_path, capsys):
     runs = {path.name: json.loads(path.read_text())["config"]
             for path in tmp_path.glob("sledge-light_*.json")}
     assert {name: config["feature_range"] for name, config in runs.items()} == {
-        "sledge-light_synthetic_0.01_feature_range=-1:1_hidden_channels=8_seed0.json":
+        "sledge-light_synthetic_0.01_feature_range=-1to1_hidden_channels=8_seed0.json":
             [-1.0, 1.0],
-        "sledge-light_synthetic_0.01_feature_range=0:1_hidden_channels=8_seed0.json":
+        "sledge-light_synthetic_0.01_feature_range=0to1_hidden_channels=8_seed0.json":
             [0.0, 1.0]}
     best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
     assert best["feature_range"] in ([-1.0, 1.0], [0.0, 1.0])

@@ -115,8 +115,10 @@ def _search_name(args: argparse.Namespace) -> str:
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
-    """The JSON of one grid point and seed."""
-    return args.out_dir / f"{_search_name(args)}_{_point_name(point)}_seed{seed}.json"
+    """The JSON of one grid point and seed (a pair's ``LOW:HIGH`` written ``LOWtoHIGH``:
+    Windows file names cannot hold a colon)."""
+    name = _point_name(point).replace(":", "to")
+    return args.out_dir / f"{_search_name(args)}_{name}_seed{seed}.json"
 
 
 def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
