@@ -227,7 +227,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             A :class:`~torch_geometric_stream.nn.scaling.RunningMinMax` or
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
             of ``in_channels`` features, unused so far, does the same with
-            its own settings (e.g. another quantile). (default: :obj:`None`)
+            its own settings (e.g. another quantile, or ``feature_range=(0, 1)``).
+            (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
             Its masks come from torch's global RNG, not from ``seed``: seed
             that too (``torch.manual_seed``) for repeatable runs. (default: 0)
