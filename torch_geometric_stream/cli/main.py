@@ -69,10 +69,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                       help="error instead of a warning when part of a dataset is missing")
     data.add_argument("--scaling", choices=SCALINGS,
                       help="min-max scaling to [-1, 1] (see --feature-range): auto (the "
-                           "known value range of image datasets, else online-rescale for the SLeDGe family and "
-                           "online for the others; the default, except under the paper "
-                           "preset on GSAD and Shopper, which takes robust-rescale, robust "
-                           "for base), online (running range), "
+                           "known value range of image datasets, else online-rescale for "
+                           "the SLeDGe family and online for the others; the default, "
+                           "except under the paper preset on GSAD and Shopper, which takes "
+                           "robust-rescale, robust for base), online (running range), "
                            "online-rescale (running range inside a SLeDGe-family learner, "
                            "which re-scales its memory whenever the range grows), robust "
                            "(the running 1-99 %% quantile range, values outside clipped: "

@@ -153,8 +153,8 @@ def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, An
 def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
                     seed: int) -> StreamTransform:
     """The input pipeline of one run of a resolved configuration (its ``scaling``,
-    ``feature_range`` and ``feature_transform``, settled by ``cli.configs.resolve_stream_entries``)
-    over ``dataset``.
+    ``feature_range`` and ``feature_transform``, settled by
+    ``cli.configs.resolve_stream_entries``) over ``dataset``.
 
     Raises:
         UsageError: an invalid quantile range setting.

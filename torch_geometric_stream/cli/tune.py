@@ -20,10 +20,11 @@ ran on the first stage's seeds only (the ``seeds`` column says how many).
 An on/off option is gridded by ``true`` / ``false``: ``--grid
 supervise-graph=true,false`` runs ``--supervise-graph`` and
 ``--no-supervise-graph``. A pair option by ``LOW:HIGH``: ``--grid
-feature-range=-1:1,0:1`` runs ``--feature-range -1 1`` and ``--feature-range 0 1``. A grid of several positive lambdas where
-``supervise_graph`` is off and the weight decay 0 is run, with a warning: there
-lambda only scales ``f_E``'s gradient, which Adam's step normalizes, so those
-points train the same model up to rounding.
+feature-range=-1:1,0:1`` runs ``--feature-range -1 1`` and ``--feature-range 0 1``.
+A grid of several positive lambdas where ``supervise_graph`` is off and the
+weight decay 0 is run, with a warning: there lambda only scales ``f_E``'s
+gradient, which Adam's step normalizes, so those points train the same model up
+to rounding.
 
 ``--jobs N`` runs N grid runs at once, each in its own process (see
 :mod:`~torch_geometric_stream.cli.parallel`).
