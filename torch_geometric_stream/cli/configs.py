@@ -184,11 +184,11 @@ FEW_LABEL_LIGHT_DEFAULTS: dict[str, Any] = {"num_layers": 1, "class_prior": "str
 #: (0.818 against 0.675: +15.5, +11.8, +15.7; balanced accuracy 0.574 against 0.553), on
 #: GSAD and Shopper it is level (-0.1 and +0.6, balanced accuracy lower on both); on MNIST
 #: (sessions 67-68, host ``fc-v1252``, tag ``pkg-labeled-10-per-class-v1252`` against the
-#: same host's ``pkg-host-check-v1252``, seeds 0 and 2000; seed 4000 is unmeasured) 0.747
-#: and 0.770 against 0.679 and 0.663 (+6.8 and +10.7 points; balanced accuracy 0.744 and
-#: 0.768 against 0.675 and 0.661, last fifth 0.830 and 0.873 against 0.749 and 0.740), at
-#: 77 against 66 ms per sample on seed 0 and 46.4 against 45.8 on seed 2000 (every run
-#: sharing the host's 2 cores: 100 labeled rows train instead of 10).
+#: same host's ``pkg-host-check-v1252``) 0.747 +- 0.023 against 0.682 +- 0.020 (+6.8,
+#: +10.7, +2.0 points; balanced accuracy 0.743 against 0.679, last fifth 0.844 against
+#: 0.756, higher on every seed); 100 labeled rows train instead of 10 (77 against 66 ms
+#: per sample on seed 0; the runs shared the host's 2 cores, so their times are not a
+#: clean comparison).
 FEW_LABEL_SLOTS_PER_CLASS: dict[str, int] = {"sledge": 10, "sledge-light": 10}
 
 #: Entries in which the paper preset departs from :data:`DEFAULT_CONFIG` on the
