@@ -169,6 +169,8 @@ def test_make_transform_maps_to_the_feature_range_by_hand():
     with pytest.raises(ValueError, match=r"feature_range must be finite with low < high, "
                                          r"got \(1, 0\)"):
         make_transform("online", feature_range=(1, 0))
+    with pytest.raises(ValueError, match="pass feature_range to make_transform itself"):
+        make_transform("robust", robust_options={"feature_range": (0, 1)})
 
 
 def test_robust_scaling_builds_the_quantile_range_scaler():

@@ -438,6 +438,8 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
         raise ValueError("data is required by scaling='global' and unused otherwise")
     if robust_options and scaling != "robust":
         raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
+    if robust_options and "feature_range" in robust_options:
+        raise ValueError("pass feature_range to make_transform itself, not in robust_options")
     if scaling == "range" and value_range is None:
         raise ValueError("scaling='range' needs value_range=(low, high)")
     feature_range = check_feature_range(feature_range)
