@@ -17,6 +17,7 @@ from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.datasets import DATASETS
 
 #: Small memories and width so that a few hundred samples take seconds.
@@ -148,6 +149,20 @@ def test_feature_range_reaches_the_learners_scaler_and_the_record(tmp_path, monk
     filled = built[0].memory.prototypes[built[0].memory.node_mask]
     assert filled.numel() > 0 and bool((filled >= 0).all())
     assert _read(out)["config"]["feature_range"] == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("low, value", [("-1", -1.0), ("-.5", -0.5), ("-1e-3", -0.001),
+                                        ("-2.5E+2", -250.0), ("-3.e1", -30.0)])
+def test_a_negative_number_in_any_notation_is_an_options_value(low, value):
+    # argparse before Python 3.14 read "-1e-3" as an unknown option, so
+    # "--feature-range -1e-3 1" failed with "expected 2 arguments"
+    args = build_parser().parse_args(["run", "--feature-range", low, "1"])
+    assert args.feature_range == [value, 1.0]
+
+
+def test_a_word_that_only_starts_like_a_number_is_still_an_option(capsys):
+    assert main(["run", "--limit", "20", "--feature-range", "-1e", "1"]) == 2
+    assert "--feature-range: expected 2 arguments" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("scaling", ["online", "robust", "global"])

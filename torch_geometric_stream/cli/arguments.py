@@ -20,9 +20,20 @@ __all__ = ["Parser", "positive_int", "label_ratio", "tau_value", "parse_seeds", 
            "plain_text"]
 
 
+#: A command-line word that is a negative number, so a value rather than an option:
+#: ``-1``, ``-0.5``, ``-.5``, ``-1e-3``, ``-2.5E+2``. ``argparse`` (before Python 3.14)
+#: reads only the first three kinds as numbers, so ``--feature-range -1e-3 1`` failed.
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that raises :class:`UsageError` instead of printing
-    the usage and exiting, so every bad input ends as one ``error:`` line."""
+    the usage and exiting, so every bad input ends as one ``error:`` line, and
+    that reads a negative number in scientific notation as a value."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
