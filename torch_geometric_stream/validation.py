@@ -140,7 +140,8 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
     r"""Validate labels and return a :math:`(n,)` ``int64`` tensor, ``-1`` = unlabeled.
 
     ``y=None`` means every row is unlabeled; a Python ``int`` or a 0-d
-    tensor labels a single row.
+    tensor labels a single row; in a list or tuple, ``None`` marks an unlabeled
+    row as ``-1`` does (``[3, None, 0]``).
 
     Raises:
         TypeError: for float, boolean or non-numeric labels.
@@ -149,6 +150,8 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
     """
     if y is None:
         return torch.full((num_rows,), -1, dtype=torch.long, device=device)
+    if isinstance(y, (list, tuple)):
+        y = [-1 if label is None else label for label in y]
     if isinstance(y, bool) or isinstance(y, np.bool_):
         raise TypeError("y must be an integer class id, got bool")
     if isinstance(y, (float, np.floating)):

@@ -210,6 +210,19 @@ def test_batch_learn_equals_sequential_learn():
             assert torch.allclose(value.float(), sequential.state_dict()[key].float(), atol=1e-6), key
 
 
+def test_none_in_a_list_of_labels_marks_an_unlabeled_row_as_minus_one_does():
+    x, y = gaussian_stream(6)
+    with_none, with_minus_one = small(), small()
+    with_none.learn(x, [int(y[0]), None, int(y[2]), None, None, int(y[5])])
+    with_minus_one.learn(x, [int(y[0]), -1, int(y[2]), -1, -1, int(y[5])])
+    stored = with_none.memory.slot_labels[with_none.memory.labeled_index()]
+    assert stored.numel() > 0 and set(stored.tolist()) <= set(y[[0, 2, 5]].tolist())
+    torch.testing.assert_close(with_none.state_dict(), with_minus_one.state_dict(),
+                               rtol=0, atol=0)
+    with pytest.raises(TypeError, match="y must be numeric"):
+        with_none.learn(x[:2], [0, "a"])
+
+
 def test_numpy_unsigned_labels_are_class_ids():
     model = small()
     model.learn(torch.randn(D), np.uint64(1))
