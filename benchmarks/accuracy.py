@@ -189,7 +189,7 @@ def pending_runs(args: argparse.Namespace, root: Path) -> list[tuple[Path, list[
                     pending.append((path, [
                         "run", "--dataset", dataset, "--root", str(root), "--model", model,
                         "--label-ratio", str(ratio), "--seed", str(seed), "--threads",
-                        str(args.threads), "--output", str(path), "--quiet",
+                        str(args.threads), "--output", str(path),
                         *(["--limit", str(args.limit)] if args.limit else []),
                         *_checkpoint_options(path, args.checkpoint_every), *args.extra]))
     return pending

@@ -244,7 +244,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--plot", type=Path, metavar="FILE.png",
                         help="running accuracy over the stream, one curve per seed, in the "
                              "format the suffix names (png, pdf, svg, ...; needs matplotlib)")
-    output.add_argument("--quiet", action="store_true", help="no progress bar")
+    output.add_argument("--quiet", action="store_true",
+                        help="no progress (a bar on a terminal; where stderr is a file or a "
+                             "pipe, a line every minute: samples done, accuracy, ms per "
+                             "sample, time left)")
     checkpoint = run.add_argument_group("checkpoint and resume (single seed)")
     checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",
                             help="save learner, transform, RNG states and the run so far to "

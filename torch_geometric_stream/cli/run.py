@@ -26,6 +26,7 @@ from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialRes
                                                StreamTransform, check_plot_path,
                                                make_label_mask, plot_running_accuracy,
                                                prequential)
+from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
@@ -269,6 +270,13 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     return 0
 
 
+def progress_every() -> Optional[float]:
+    """How a run shows its progress: a bar on a terminal (``None``), and where
+    stderr is a file or a pipe (``nohup``, a batch job), a line every
+    :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`."""
+    return None if sys.stderr.isatty() else LOG_PROGRESS_SECONDS
+
+
 def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int
               ) -> tuple[PrequentialResult, dict[str, Any]]:
     """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and record."""
@@ -291,7 +299,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     result = prequential(stepper, dataset, label_mask=mask, transform=transform,
-                         progress=not args.quiet, start=start, initial=initial,
+                         progress=not args.quiet, progress_every=progress_every(),
+                         start=start, initial=initial,
                          flush_denormal=args.flush_denormal,
                          callback=_checkpointer(args, learner, transform, identity,
                                                 dataset.num_samples))

@@ -32,6 +32,7 @@ from torch_geometric_stream.evaluation.prequential import (
     plot_running_accuracy,
     prequential,
 )
+from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS, ProgressLines
 from torch_geometric_stream.evaluation.transforms import (
     FEATURE_TRANSFORMS,
     LEARNER_SCALINGS,
@@ -78,6 +79,8 @@ __all__ = [
     "accuracy_curve",
     "class_metrics",
     "prequential",
+    "ProgressLines",
+    "LOG_PROGRESS_SECONDS",
     "PrequentialResult",
     "PrequentialRecord",
     "check_plot_path",

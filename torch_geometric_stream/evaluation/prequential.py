@@ -28,9 +28,10 @@ from tqdm.auto import tqdm
 
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
+from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_positive, check_positive_int
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "plot_running_accuracy",
            "plot_curves", "check_plot_path"]
@@ -186,6 +187,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 label_mask: LabelMask = None,
                 transform: Optional[Callable[[Any], Any]] = None,
                 progress: bool = True,
+                progress_every: Optional[float] = None,
                 limit: Optional[int] = None,
                 callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
                 start: int = 0,
@@ -207,7 +209,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             a function ``position -> bool``; ``None`` labels every sample.
         transform: applied to every ``x`` before the learner sees it (e.g.
             :func:`~torch_geometric_stream.evaluation.make_transform`).
-        progress: show a tqdm bar with the running accuracy.
+        progress: show the progress: a tqdm bar with the running accuracy, or
+            lines (``progress_every``).
+        progress_every: with ``progress``, write a plain line to stderr every
+            ``progress_every`` seconds instead of the bar
+            (:class:`~torch_geometric_stream.evaluation.progress.ProgressLines`:
+            done, accuracy, ms per sample, time left), for a log file where the
+            bar's redraws would pile up; ``None``: the bar.
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
         callback: ``callback(position, record)`` after every sample, with the
@@ -235,7 +243,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         ValueError: if no sample is left to evaluate (``"stream is empty"``),
             the label mask is shorter than the stream (before the first sample
             when the stream has a ``len``, else at the first position the mask
-            lacks), ``initial`` does not
+            lacks), ``progress_every`` is not > 0, ``initial`` does not
             end at ``start``, a ``y`` is not a class id of the learner (raised
             at that sample, before the learner sees it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
@@ -244,6 +252,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     """
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
+    if progress_every is not None:
+        check_positive(progress_every, "progress_every")
     is_labeled, mask_size = _mask_function(label_mask)
     length = len(stream) if hasattr(stream, "__len__") else None  # None: e.g. a generator
     ends = [n for n in (length, limit) if n is not None]
@@ -263,9 +273,12 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             raise ValueError(f"initial covers positions [{record.start}, "
                              f"{record.start + record.metrics.n_samples}) but start={start}")
     samples = itertools.islice(stream, start, limit)
+    lines = None if not progress or progress_every is None else ProgressLines(
+        None if end is None else max(0, end - record.start), every=progress_every)
     flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
     with flushing, tqdm(samples, total=None if end is None else max(0, end - start),
-                        disable=not progress, desc="prequential", unit="sample") as bar:
+                        disable=not progress or lines is not None, desc="prequential",
+                        unit="sample") as bar:
         for position, (x, y) in enumerate(bar, start=start):
             # the label first: a sample rejected for its label leaves the transform as it was
             label = _stream_label(y, position, num_classes)
@@ -283,7 +296,9 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             record.update(prediction, label, target != -1, time.perf_counter() - tic)
             if callback is not None:
                 callback(position, record)
-            if progress and record.metrics.n_samples % POSTFIX_EVERY == 0:
+            if lines is not None:
+                lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
+            elif progress and record.metrics.n_samples % POSTFIX_EVERY == 0:
                 bar.set_postfix(acc=f"{record.metrics.running_accuracy:.4f}", refresh=False)
     if record.metrics.n_samples == 0:
         raise ValueError(f"stream is empty (no sample at position >= start={start}"

@@ -1,0 +1,97 @@
+"""Progress lines for a run whose output is a log file, not a terminal."""
+import importlib
+import io
+import itertools
+
+import pytest
+
+from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.evaluation import prequential
+from torch_geometric_stream.evaluation.progress import (LOG_PROGRESS_SECONDS, ProgressLines,
+                                                        format_duration)
+
+# the module, which the package's ``prequential`` function shadows as an attribute
+prequential_module = importlib.import_module("torch_geometric_stream.evaluation.prequential")
+
+
+def lines_of(total, every, times, done):
+    """The lines a reporter writes when sample ``done[i]`` ends at ``times[i]`` (the
+    reporter is made at time 0)."""
+    clock = iter([0.0, *times])
+    out = io.StringIO()
+    reporter = ProgressLines(total, every=every, file=out, clock=lambda: next(clock))
+    for n in done:
+        reporter.update(n, 0.5)
+    return out.getvalue().splitlines()
+
+
+def test_a_line_every_so_many_seconds_with_speed_and_time_left():
+    # 1,000 samples, 50 ms each: 10 s after the start, 200 are done and 800 left (40 s)
+    done = range(1, 401)
+    lines = lines_of(1000, 10.0, [0.05 * n for n in done], done)
+    assert lines == [
+        "prequential 200 / 1,000 samples (20 %), accuracy 0.5000, 50.0 ms per sample, "
+        "about 40 s left",
+        "prequential 400 / 1,000 samples (40 %), accuracy 0.5000, 50.0 ms per sample, "
+        "about 30 s left",
+    ]
+
+
+def test_a_resumed_run_counts_only_the_samples_this_process_ran():
+    # resumed at 500 of 1,000: 200 samples in 10 s, so 300 left take 15 s
+    done = range(501, 701)
+    assert lines_of(1000, 10.0, [0.05 * (n - 500) for n in done], done) == [
+        "prequential 700 / 1,000 samples (70 %), accuracy 0.5000, 50.0 ms per sample, "
+        "about 15 s left"]
+
+
+def test_a_stream_of_unknown_length_gets_no_share_and_no_time_left():
+    assert lines_of(None, 1.0, [0.5, 2.0], [1, 20]) == [
+        "prequential 20 samples, accuracy 0.5000, 100.0 ms per sample"]
+
+
+@pytest.mark.parametrize("seconds, text", [(45, "45 s"), (89.4, "89 s"), (120, "2 min"),
+                                           (2040, "34 min"), (9000, "2.5 h")])
+def test_durations_are_rounded_for_a_reader(seconds, text):
+    assert format_duration(seconds) == text
+
+
+def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
+    ticks = itertools.count()  # one second per clock read: a line at every sample
+    monkeypatch.setattr(prequential_module, "ProgressLines",
+                        lambda total, every: ProgressLines(total, every=every,
+                                                           clock=lambda: next(ticks)))
+
+    class PreviousLabel:
+        last = 0
+
+        def predict(self, x):
+            return self.last
+
+        def learn(self, x, y):
+            self.last = y
+
+    labels = [0, 0, 1, 1, 0, 1]  # predicted 0 0 0 1 1 0: 3 of 6 right
+    prequential(PreviousLabel(), [([0.0], y) for y in labels], progress_every=1.0)
+    err = capsys.readouterr().err
+    assert "\r" not in err  # no bar
+    lines = err.splitlines()
+    assert len(lines) == 6
+    assert lines[-1] == "prequential 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample"
+
+
+@pytest.mark.parametrize("every", [0, -1.0, float("nan")])
+def test_a_progress_interval_that_is_no_positive_number_is_refused(every):
+    with pytest.raises(ValueError, match="progress_every must be > 0"):
+        prequential(lambda: None, [([0.0], 0)], progress=False, progress_every=every)
+
+
+def test_the_command_line_draws_a_bar_on_a_terminal_and_writes_lines_to_a_file(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(run_module.sys, "stderr", Terminal())
+    assert run_module.progress_every() is None
+    monkeypatch.setattr(run_module.sys, "stderr", io.StringIO())
+    assert run_module.progress_every() == LOG_PROGRESS_SECONDS
