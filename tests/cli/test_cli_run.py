@@ -18,7 +18,7 @@ from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.main import build_parser
-from torch_geometric_stream.datasets import DATASETS
+from torch_geometric_stream.datasets import DATASETS, DatasetError
 
 #: Small memories and width so that a few hundred samples take seconds.
 FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
@@ -206,6 +206,39 @@ def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     assert not out.exists() and plot.stat().st_size > 0
     table = capsys.readouterr().out
     assert "mean" in table and "std" in table
+
+
+#: Record entries that vary from run to run (timings, the clock) or name the jobs.
+UNREPEATABLE = {"seconds", "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb",
+                "finished_at", "jobs"}
+
+
+def test_seeds_run_in_worker_processes_give_one_jobs_results(tmp_path, capsys):
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "150", "--model", "sledge",
+            "--seed", "0,1,2", *FAST, "--k", "3"]
+    outputs = {}
+    for jobs in (1, 2):
+        out, csv = tmp_path / f"jobs{jobs}.json", tmp_path / f"jobs{jobs}.csv"
+        assert main([*argv, "--jobs", str(jobs), "--output", str(out), "--csv", str(csv)]) == 0
+        outputs[jobs] = [(_read(tmp_path / f"jobs{jobs}_seed{seed}.json"),
+                          (tmp_path / f"jobs{jobs}_seed{seed}.csv").read_text())
+                         for seed in (0, 1, 2)]
+        assert "mean" in capsys.readouterr().out
+    for (one, one_csv), (two, two_csv) in zip(outputs[1], outputs[2]):
+        assert (one["jobs"], two["jobs"]) == (1, 2)
+        assert {k: v for k, v in one.items() if k not in UNREPEATABLE} == \
+            {k: v for k, v in two.items() if k not in UNREPEATABLE}
+        assert one_csv == two_csv  # every prediction
+    assert [record["seed"] for record, _ in outputs[2]] == [0, 1, 2]
+
+
+def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
+    # the main process checked the run before starting the workers; here the
+    # workers meet a missing dataset folder the main process never saw
+    args = build_parser().parse_args(["run", "--dataset", "Shuttle", "--root", str(tmp_path),
+                                      "--jobs", "2", "--quiet"])
+    with pytest.raises(DatasetError, match="Dataset folder .*Shuttle does not exist"):
+        list(run_module._run_in_workers(args, [0, 1]))
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):

@@ -59,8 +59,8 @@ def test_durations_are_rounded_for_a_reader(seconds, text):
 def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     ticks = itertools.count()  # one second per clock read: a line at every sample
     monkeypatch.setattr(prequential_module, "ProgressLines",
-                        lambda total, every: ProgressLines(total, every=every,
-                                                           clock=lambda: next(ticks)))
+                        lambda total, every, desc: ProgressLines(
+                            total, every=every, desc=desc, clock=lambda: next(ticks)))
 
     class PreviousLabel:
         last = 0
@@ -92,6 +92,6 @@ def test_the_command_line_draws_a_bar_on_a_terminal_and_writes_lines_to_a_file(m
             return True
 
     monkeypatch.setattr(run_module.sys, "stderr", Terminal())
-    assert run_module.progress_every() is None
+    assert run_module.progress_interval() is None
     monkeypatch.setattr(run_module.sys, "stderr", io.StringIO())
-    assert run_module.progress_every() == LOG_PROGRESS_SECONDS
+    assert run_module.progress_interval() == LOG_PROGRESS_SECONDS

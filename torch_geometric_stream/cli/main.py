@@ -128,6 +128,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                "on when the run is on CUDA)")
     protocol.add_argument("--threads", type=positive_int, default=1, metavar="N",
                           help="torch CPU threads (default: %(default)s)")
+    protocol.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                          help="with several seeds, run up to N at once, each in its own "
+                               "process with --threads threads; the results equal one "
+                               "job's, only the timings change (default: %(default)s)")
     protocol.add_argument("--flush-denormal", action=argparse.BooleanOptionalAction,
                           default=True,
                           help="read denormal floats as zero on the CPU during the run: with "

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import signal
 import sys
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -257,10 +259,15 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     """:func:`run_command` after its checks: load, build, evaluate and report."""
     plan = _plan(args)
     dataset, name, source = plan.stream
+    if args.jobs > 1 and len(seeds) > 1:
+        _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
+        outcomes = _run_in_workers(args, seeds)
+    else:
+        outcomes = ((seed, *_run_seed(args, plan, seed)) for seed in seeds)
     results, records = {}, []
-    for seed in seeds:
-        results[f"seed {seed}"], record = _run_seed(args, plan, seed)
-        _write_outputs(args, results[f"seed {seed}"], record, seed, several=len(seeds) > 1)
+    for seed, result, record in outcomes:
+        results[f"seed {seed}"] = result
+        _write_outputs(args, result, record, seed, several=len(seeds) > 1)
         records.append(record)
     if args.plot is not None:
         plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
@@ -270,22 +277,50 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     return 0
 
 
-def progress_every() -> Optional[float]:
+def _run_in_workers(args: argparse.Namespace, seeds: list[int]
+                    ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
+    """Each seed with its result and record, in the order of ``seeds``, from up to
+    ``args.jobs`` worker processes (each loads the stream itself). An error in a
+    worker is raised here; it, or Ctrl-C, stops the workers still running."""
+    context = multiprocessing.get_context("spawn")  # no fork of torch's threads
+    # Ctrl-C reaches the main process only, which terminates the workers on leaving
+    with context.Pool(min(args.jobs, len(seeds)), initializer=signal.signal,
+                      initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
+        pending = [pool.apply_async(_run_seed_in_worker, (args, seed)) for seed in seeds]
+        for seed, outcome in zip(seeds, pending):
+            yield (seed, *outcome.get())
+        pool.close()  # all done: let the workers end on their own
+        pool.join()
+
+
+def _run_seed_in_worker(args: argparse.Namespace, seed: int
+                        ) -> tuple[PrequentialResult, dict[str, Any]]:
+    """One seed of ``args`` in a worker process, as the main process runs it."""
+    torch.set_num_threads(args.threads)
+    with flush_denormal() if args.flush_denormal else nullcontext():
+        return _run_seed(args, _plan(args), seed, progress_every=LOG_PROGRESS_SECONDS)
+
+
+def progress_interval() -> Optional[float]:
     """How a run shows its progress: a bar on a terminal (``None``), and where
     stderr is a file or a pipe (``nohup``, a batch job), a line every
     :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`."""
     return None if sys.stderr.isatty() else LOG_PROGRESS_SECONDS
 
 
-def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int
+def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
+              progress_every: Optional[float] = None
               ) -> tuple[PrequentialResult, dict[str, Any]]:
-    """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and record."""
+    """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and
+    record. Its progress: as :func:`progress_interval` says, or a line every
+    ``progress_every`` seconds if given (a worker's, whose bar would garble the others')."""
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                            "seed": seed, "limit": plan.limit, "preset": args.preset,
-                           "threads": args.threads, "flush_denormal": args.flush_denormal,
+                           "threads": args.threads, "jobs": args.jobs,
+                           "flush_denormal": args.flush_denormal,
                            "device": plan.device, "cuda_graph": plan.cuda_graph}
     identity = {**{key: run[key] for key in RESUME_KEYS},
                 "num_samples": dataset.num_samples,
@@ -299,7 +334,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     result = prequential(stepper, dataset, label_mask=mask, transform=transform,
-                         progress=not args.quiet, progress_every=progress_every(),
+                         progress=not args.quiet, desc=f"seed {seed}",
+                         progress_every=progress_every or progress_interval(),
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal,
                          callback=_checkpointer(args, learner, transform, identity,

@@ -188,6 +188,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 transform: Optional[Callable[[Any], Any]] = None,
                 progress: bool = True,
                 progress_every: Optional[float] = None,
+                desc: str = "prequential",
                 limit: Optional[int] = None,
                 callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
                 start: int = 0,
@@ -216,6 +217,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             (:class:`~torch_geometric_stream.evaluation.progress.ProgressLines`:
             done, accuracy, ms per sample, time left), for a log file where the
             bar's redraws would pile up; ``None``: the bar.
+        desc: the first word of the bar or the lines (e.g. ``"seed 0"``).
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
         callback: ``callback(position, record)`` after every sample, with the
@@ -274,12 +276,14 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                              f"{record.start + record.metrics.n_samples}) but start={start}")
     samples = itertools.islice(stream, start, limit)
     lines = None if not progress or progress_every is None else ProgressLines(
-        None if end is None else max(0, end - record.start), every=progress_every)
+        None if end is None else max(0, end - record.start), every=progress_every, desc=desc)
+    # no bar object at all without a bar: a tqdm, even disabled, makes a
+    # multiprocessing lock, which a worker process ended from outside would leak
+    bar = None if not progress or lines is not None else tqdm(
+        samples, total=None if end is None else max(0, end - start), desc=desc, unit="sample")
     flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
-    with flushing, tqdm(samples, total=None if end is None else max(0, end - start),
-                        disable=not progress or lines is not None, desc="prequential",
-                        unit="sample") as bar:
-        for position, (x, y) in enumerate(bar, start=start):
+    with flushing, bar if bar is not None else contextlib.nullcontext():
+        for position, (x, y) in enumerate(samples if bar is None else bar, start=start):
             # the label first: a sample rejected for its label leaves the transform as it was
             label = _stream_label(y, position, num_classes)
             if transform is not None:
@@ -298,7 +302,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 callback(position, record)
             if lines is not None:
                 lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
-            elif progress and record.metrics.n_samples % POSTFIX_EVERY == 0:
+            elif bar is not None and record.metrics.n_samples % POSTFIX_EVERY == 0:
                 bar.set_postfix(acc=f"{record.metrics.running_accuracy:.4f}", refresh=False)
     if record.metrics.n_samples == 0:
         raise ValueError(f"stream is empty (no sample at position >= start={start}"
