@@ -328,6 +328,24 @@ def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
     assert _one_stderr_line(capsys).startswith("run interrupted; nothing was saved")
 
 
+def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    evaluate, calls = run_module.prequential, []
+
+    def third_seed_interrupted(*args, **kwargs):  # Ctrl-C as the third seed starts
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", third_seed_interrupted)
+    out = tmp_path / "run.json"
+    assert interrupted_main(quick_run(out, "--seed", "0,1,2")) == 130
+    assert _one_stderr_line(capsys) == (
+        "run interrupted; the files of seed(s) 0, 1 are written: --seed 2 runs the rest")
+    assert [path.name for path in sorted(tmp_path.iterdir())] == ["run_seed0.json",
+                                                                  "run_seed1.json"]
+
+
 def test_shopper_without_a_data_folder_runs_on_the_bundled_copy(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("TGS_DATA_ROOT", raising=False)
     monkeypatch.chdir(tmp_path)  # no shared/data above it

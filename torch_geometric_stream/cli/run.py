@@ -149,13 +149,14 @@ def run_command(args: argparse.Namespace) -> int:
     _check_output_paths(args)
     torch.set_num_threads(args.threads)
     checkpoint_before = _modified(args.checkpoint)
+    written: list[int] = []
     try:
         # Flush from the start, so that torch's worker threads (which loading a
         # large stream starts) flush too: a thread takes the setting it starts with.
         with flush_denormal() if args.flush_denormal else nullcontext():
-            return _run_seeds(args, seeds)
+            return _run_seeds(args, seeds, written)
     except KeyboardInterrupt:
-        raise Interrupted(_interrupted(args, checkpoint_before)) from None
+        raise Interrupted(_interrupted(args, checkpoint_before, seeds, written)) from None
 
 
 def _modified(path: Optional[Path]) -> Optional[int]:
@@ -163,10 +164,16 @@ def _modified(path: Optional[Path]) -> Optional[int]:
     return path.stat().st_mtime_ns if path is not None and path.exists() else None
 
 
-def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int]) -> str:
+def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
+                 seeds: list[int], written: list[int]) -> str:
     """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
     to continue from it (``checkpoint_before``: the checkpoint file's time
-    before the run; unchanged, the run wrote none)."""
+    before the run; unchanged, the run wrote none), or which of its ``seeds``
+    finished with their files ``written``, and which are left."""
+    if written:
+        left = ",".join(str(seed) for seed in seeds if seed not in written)
+        return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
+                f"written: --seed {left} runs the rest")
     if args.checkpoint is None:
         return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
     if _modified(args.checkpoint) in (None, checkpoint_before):
@@ -255,8 +262,9 @@ def check_run(args: argparse.Namespace, stream: Stream) -> None:
     _seed_run(args, _plan(args, stream), parse_seeds(args.seed)[0])
 
 
-def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
-    """:func:`run_command` after its checks: load, build, evaluate and report."""
+def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -> int:
+    """:func:`run_command` after its checks: load, build, evaluate and report; each
+    seed whose output files are written (``--output``, ``--csv``) joins ``written``."""
     plan = _plan(args)
     dataset, name, source = plan.stream
     if args.jobs > 1 and len(seeds) > 1:
@@ -268,6 +276,8 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int]) -> int:
     for seed, result, record in outcomes:
         results[f"seed {seed}"] = result
         _write_outputs(args, result, record, seed, several=len(seeds) > 1)
+        if args.output is not None or args.csv is not None:
+            written.append(seed)
         records.append(record)
     if args.plot is not None:
         plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
