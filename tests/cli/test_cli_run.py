@@ -10,6 +10,7 @@ import textwrap
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -344,6 +345,57 @@ def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
         "run interrupted; the files of seed(s) 0, 1 are written: --seed 2 runs the rest")
     assert [path.name for path in sorted(tmp_path.iterdir())] == ["run_seed0.json",
                                                                   "run_seed1.json"]
+
+
+def _two_class_csv(path: Path, rows: int = 80) -> Path:
+    """A stream file of two separated classes, the label (a word) in the first column."""
+    generator = np.random.default_rng(0)
+    lines = ["kind,f1,f2,f3"]
+    for index in range(rows):
+        kind = ("low", "high")[index % 2]
+        values = generator.normal(3.0 * (index % 2), 0.5, size=3)
+        lines.append(",".join([kind, *(f"{v:.5f}" for v in values)]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
+    stream, out = _two_class_csv(tmp_path / "mine.csv"), tmp_path / "run.json"
+    assert main(["run", "--dataset", str(stream), "--label-column", "kind", *FAST,
+                 "--label-ratio", "0.1", "--output", str(out)]) == 0
+    record = _read(out)
+    assert (record["dataset"], record["dataset_source"]) == ("mine.csv", str(stream.resolve()))
+    assert (record["n_samples"], record["confusion_matrix"] and len(record["confusion_matrix"])
+            ) == (80, 2)
+    assert record["accuracy"] > 0.8  # two classes 6 standard deviations apart
+    assert "on mine.csv" in capsys.readouterr().out
+    # the same rows as arrays: the same run, prediction for prediction
+    table = np.loadtxt(stream, delimiter=",", skiprows=1, usecols=(1, 2, 3))
+    kinds = np.loadtxt(stream, delimiter=",", skiprows=1, usecols=0, dtype=str)
+    np.savez(tmp_path / "mine.npz", x=table, y=kinds)
+    again = tmp_path / "again.json"
+    assert main(["run", "--dataset", str(tmp_path / "mine.npz"), *FAST, "--label-ratio", "0.1",
+                 "--output", str(again)]) == 0
+    assert _read(again)["confusion_matrix"] == record["confusion_matrix"]
+
+
+@pytest.mark.parametrize("dataset", ["synthetic", "Shopper", "mine.npz"])
+def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, dataset):
+    assert main(["run", "--dataset", dataset, "--label-column", "kind", "--limit", "20"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --label-column applies to a CSV file given as --dataset (an .npz file holds "
+        "its labels in y); drop it")
+
+
+def test_a_missing_or_malformed_stream_file_is_one_error_line(tmp_path, capsys):
+    assert main(["run", "--dataset", str(tmp_path / "absent.csv")]) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"error: Stream file {tmp_path / 'absent.csv'} does not exist"
+    (tmp_path / "bad.csv").write_text("a,b\n1,x\n2,y\n")
+    assert main(["run", "--dataset", str(tmp_path / "bad.csv"), "--label-column", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: bad.csv data row 1: column 'b' holds 'x', not a number (encode categorical "
+        "features as numbers first)")
 
 
 def test_shopper_without_a_data_folder_runs_on_the_bundled_copy(tmp_path, capsys, monkeypatch):

@@ -353,3 +353,20 @@ def test_tune_prints_the_lambda_warning_before_running(tmp_path, capsys):
     grid = ["--grid", "supervise-graph=false", "--grid", "lam=0.1,1"]
     assert main(["tune", *SMALL, "--limit", "30", *grid, "--out-dir", str(tmp_path)]) == 0
     assert "warning: lam 0.1, 1 train the same model" in capsys.readouterr().err
+
+
+def test_tune_on_a_csv_file_names_its_runs_by_the_files_name(tmp_path, capsys):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    rows = ["label,a,b", *(f"{i % 2},{i % 2 + 0.01 * i},{1 - i % 2}" for i in range(40))]
+    (folder / "mine.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "grid"
+    assert main(["tune", "--dataset", str(folder / "mine.csv"), "--label-column", "label",
+                 "--model", "sledge-light", "--seeds", "0", "--grid", "lr=1e-3,5e-3",
+                 "--grid", "hidden-channels=8", "--out-dir", str(out)]) == 0
+    names = sorted(path.name for path in out.iterdir())
+    assert all(name.startswith(("sledge-light_mine.csv_0.01", "best_sledge-light_mine.csv",
+                                "ranking_sledge-light_mine.csv")) for name in names), names
+    assert len([name for name in names if name.endswith("_seed0.json")]) == 2
+    printed = capsys.readouterr().out
+    assert f"--dataset {folder / 'mine.csv'} " in printed and "--label-column label" in printed

@@ -58,9 +58,15 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     data = run.add_argument_group("data")
     data.add_argument("--dataset", metavar="NAME",
                       help=f"one of {', '.join(DATASETS)} (case-insensitive), 'synthetic' "
-                           f"(drift from --synthetic-drift) or 'synthetic-<drift>' "
-                           f"(default: the bundled Shopper stream, which Shopper also "
-                           f"uses when no data folder is found)")
+                           f"(drift from --synthetic-drift), 'synthetic-<drift>', or a file "
+                           f"of your own stream: FILE.csv (rows in stream order, the label "
+                           f"in the last column or --label-column, a header row allowed; "
+                           f"also .csv.gz) or FILE.npz (arrays x and y) (default: the "
+                           f"bundled Shopper stream, which Shopper also uses when no data "
+                           f"folder is found)")
+    data.add_argument("--label-column", metavar="NAME",
+                      help="a CSV --dataset's label column: its header name or its index "
+                           "(negative from the end) (default: the last column)")
     add_root_option(data)
     data.add_argument("--limit", type=positive_int, metavar="N",
                       help=f"only the first N samples (default: all; {BUNDLED_LIMIT} for the "

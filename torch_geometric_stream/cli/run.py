@@ -20,7 +20,8 @@ from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
                                                build_learner, build_transform)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
-from torch_geometric_stream.datasets import (DatasetError, StreamDataset, load_dataset,
+from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
+                                             load_dataset, load_stream_file,
                                              make_synthetic_dataset, resolve_dataset_name)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
@@ -93,6 +94,14 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     bundled copy for Shopper too when no data folder is found)."""
     drift = None if args.dataset is None else _synthetic_drift(args.dataset, args.synthetic_drift)
     _check_synthetic_options(args, drift)
+    from_file = args.dataset is not None and is_stream_file(args.dataset)
+    from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
+    if args.label_column is not None and not from_csv:
+        raise UsageError("--label-column applies to a CSV file given as --dataset (an .npz "
+                         "file holds its labels in y); drop it")
+    if from_file:
+        dataset = load_stream_file(args.dataset.strip(), label_column=args.label_column)
+        return dataset, dataset.name, dataset.source
     if args.dataset is None:
         return load_bundled_dataset(), BUNDLED_DATASET, "bundled"
     if drift is not None:

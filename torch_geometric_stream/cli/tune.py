@@ -52,7 +52,7 @@ from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
                                             check_run, load_stream)
-from torch_geometric_stream.datasets import DATASETS, resolve_dataset_name
+from torch_geometric_stream.datasets import DATASETS, is_stream_file, resolve_dataset_name
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
@@ -112,7 +112,12 @@ def _search_name(args: argparse.Namespace) -> str:
     """``<model>_<dataset>_<ratio>``, with ``_preset=<name>`` unless the preset is
     ``paper``: runs of different presets never share (or skip on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
-    return f"{args.model}_{args.dataset}_{args.label_ratio:g}{preset}"
+    return f"{args.model}_{_stream_name(args.dataset)}_{args.label_ratio:g}{preset}"
+
+
+def _stream_name(dataset: str) -> str:
+    """``--dataset`` as a part of a file name: a stream file's own name (no folders)."""
+    return Path(dataset.strip()).name if is_stream_file(dataset) else dataset
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
@@ -128,10 +133,7 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
             "--preset", args.preset, "--output", str(path), "--quiet"]
-    if args.root is not None:
-        argv += ["--root", str(args.root)]
-    if args.limit is not None:
-        argv += ["--limit", str(args.limit)]
+    argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
         if key in _SWITCHES:
@@ -143,6 +145,13 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     return argv
 
 
+def _stream_options(args: argparse.Namespace) -> list[str]:
+    """The ``run`` options that shape the stream, as the search was given them."""
+    return [*(["--root", str(args.root)] if args.root is not None else []),
+            *(["--label-column", args.label_column] if args.label_column is not None else []),
+            *(["--limit", str(args.limit)] if args.limit is not None else [])]
+
+
 def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     """The ``run`` command that repeats the search's best point: its configuration
     file holds configuration entries only, so the stream, model, label ratio and
@@ -150,10 +159,7 @@ def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     argv = ["python", "-m", "torch_geometric_stream", "run", "--config", str(best_path),
             "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             f"{args.label_ratio:g}", "--preset", args.preset]
-    if args.root is not None:
-        argv += ["--root", str(args.root)]
-    if args.limit is not None:
-        argv += ["--limit", str(args.limit)]
+    argv += _stream_options(args)
     return argv
 
 
@@ -384,7 +390,10 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     tune.add_argument("--dataset", required=True, metavar="NAME",
                       help=f"the stream every run evaluates on: one of {', '.join(DATASETS)} "
-                           f"(case-insensitive) or a synthetic one (see run --help)")
+                           f"(case-insensitive), a synthetic one or a file of your own "
+                           f"stream, FILE.csv or FILE.npz (see run --help)")
+    tune.add_argument("--label-column", metavar="NAME",
+                      help="a CSV --dataset's label column (see run --help)")
     add_root_option(tune)
     tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
                       help="the model every run evaluates (default: %(default)s)")

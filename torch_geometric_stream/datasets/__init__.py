@@ -11,7 +11,8 @@ with raw, unscaled features.
 ((70000, 784), 10)
 
 Text datasets (MNDS, WebKB) become 500 tf-idf features, see
-:mod:`~torch_geometric_stream.datasets.text` for the layouts read.
+:mod:`~torch_geometric_stream.datasets.text` for the layouts read. A stream of
+your own comes from a CSV file or an ``.npz`` archive: :func:`load_stream_file`.
 """
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import (DatasetError, DatasetFormatError,
@@ -21,10 +22,13 @@ from torch_geometric_stream.datasets.registry import (DATASETS, DatasetInfo, def
                                                       list_datasets, load_dataset,
                                                       resolve_dataset_name)
 from torch_geometric_stream.datasets.river_adapter import load_river_dataset
+from torch_geometric_stream.datasets.stream_file import (STREAM_FILE_SUFFIXES, is_stream_file,
+                                                         load_stream_file)
 from torch_geometric_stream.datasets.synthetic import SyntheticStream, make_synthetic_dataset
 from torch_geometric_stream.datasets.text import tfidf
 
 __all__ = ["StreamDataset", "DatasetInfo", "DATASETS", "load_dataset", "resolve_dataset_name",
            "list_datasets", "default_data_root", "DatasetError", "DatasetNotFoundError",
            "DatasetFormatError", "open_text", "find_file", "read_idx", "encode_labels", "tfidf",
-           "load_river_dataset", "SyntheticStream", "make_synthetic_dataset"]
+           "load_river_dataset", "SyntheticStream", "make_synthetic_dataset",
+           "STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file"]
