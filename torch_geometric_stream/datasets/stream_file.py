@@ -10,6 +10,7 @@ strings; they become class ids ``0..c-1`` in the order of their sorted distinct 
 from __future__ import annotations
 
 import csv
+import itertools
 import sys
 import zipfile
 from pathlib import Path
@@ -119,52 +120,61 @@ def _parses(text: str, kind: type = float) -> bool:
 
 def _read_csv(path: Path, label_column: Optional[str]
               ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
-    """Features, raw labels and feature names (``None`` without a header) of a CSV."""
+    """Features, raw labels and feature names (``None`` without a header) of a CSV,
+    read row by row: a large file is held as numbers, not as strings."""
     csv.field_size_limit(sys.maxsize)
     with open_text(path, newline="") as handle:
-        rows = [[field.strip() for field in row] for row in csv.reader(handle) if row]
-    if not rows:
-        raise DatasetFormatError(f"{path.name}: the file has no rows")
-    width = len(rows[0])
-    if width < 2:
-        raise DatasetFormatError(f"{path.name}: a row needs a feature and a label, the first "
-                                 f"has {width} field(s)")
-    for number, row in enumerate(rows[1:], start=2):
-        if len(row) != width:
-            raise DatasetFormatError(f"{path.name} row {number}: {len(row)} fields, the first "
-                                     f"row has {width}")
-    index = _label_index(label_column, rows[0], width, path.name)
-    named = label_column is not None and not _parses(label_column, int)  # found in the header
-    first_features = [field for column, field in enumerate(rows[0]) if column != index]
-    words = [field for field in first_features if field and not _parses(field)]
-    header = rows[0] if named or words else None
-    data = rows[1:] if header is not None else rows
-    if not data:
+        rows = ([field.strip() for field in row] for row in csv.reader(handle) if row)
+        first = next(rows, None)
+        if first is None:
+            raise DatasetFormatError(f"{path.name}: the file has no rows")
+        width = len(first)
+        if width < 2:
+            raise DatasetFormatError(f"{path.name}: a row needs a feature and a label, the "
+                                     f"first has {width} field(s)")
+        index = _label_index(label_column, first, width, path.name)
+        named = label_column is not None and not _parses(label_column, int)  # in the header
+        words = [field for column, field in enumerate(first)
+                 if column != index and field and not _parses(field)]
+        header = first if named or words else None
+        features, labels = [], []
+        data = rows if header is not None else itertools.chain([first], rows)
+        for number, row in enumerate(data, start=1):
+            if len(row) != width:
+                raise DatasetFormatError(f"{path.name} row {number + (header is not None)}: "
+                                         f"{len(row)} fields, the first row has {width}")
+            labels.append(row.pop(index))
+            try:
+                features.append(np.array(row, dtype=np.float64))
+            except ValueError:
+                raise _not_a_number(path.name, number, row, index, header) from None
+    if not labels:
         raise DatasetFormatError(f"{path.name}: the file has a header and no data rows")
-    table = np.array(data, dtype=object)
-    labels = table[:, index]
-    features = np.delete(table, index, axis=1)
-    try:
-        x = features.astype(np.float64)
-    except ValueError:
-        row, column = next((r, c) for r, c in np.ndindex(features.shape)
-                           if not _parses(features[r, c]))
-        in_file = column + (column >= index)  # the label column is not a feature
-        name = repr(header[in_file]) if header is not None else str(in_file + 1)
-        value = features[row, column]
-        what = ("is empty (a missing value: fill in or drop the row first)" if not value else
-                f"holds {value!r}, not a number (encode categorical features as numbers "
-                f"first)")
-        raise DatasetFormatError(f"{path.name} data row {row + 1}: column {name} {what}"
-                                 ) from None
-    if all(map(_parses, labels)):
-        numbers = labels.astype(np.float64)
-        labels = numbers.astype(np.int64) if np.all(numbers == np.round(numbers)) else numbers
-    else:
-        labels = labels.astype(str)
     names = None if header is None else [name for column, name in enumerate(header)
                                          if column != index]
-    return x, labels, names
+    return np.stack(features), _label_values(labels), names
+
+
+def _not_a_number(file_name: str, number: int, features: list[str], index: int,
+                  header: Optional[list[str]]) -> DatasetFormatError:
+    """The error of data row ``number``, whose ``features`` (the label at ``index``
+    taken out) are not all numbers: its first bad field, by column."""
+    column = next(column for column, field in enumerate(features) if not _parses(field))
+    in_file = column + (column >= index)  # the label column is not a feature
+    name = repr(header[in_file]) if header is not None else str(in_file + 1)
+    value = features[column]
+    what = ("is empty (a missing value: fill in or drop the row first)" if not value else
+            f"holds {value!r}, not a number (encode categorical features as numbers first)")
+    return DatasetFormatError(f"{file_name} data row {number}: column {name} {what}")
+
+
+def _label_values(labels: list[str]) -> np.ndarray:
+    """CSV label fields as integers where all are whole numbers, floats where all
+    are numbers, else strings: numbers sort as numbers in :func:`encode_labels`."""
+    if not all(map(_parses, labels)):
+        return np.array(labels, dtype=str)
+    numbers = np.array(labels, dtype=np.float64)
+    return numbers.astype(np.int64) if np.all(numbers == np.round(numbers)) else numbers
 
 
 def _label_index(label_column: Optional[str], first_row: list[str], width: int,

@@ -3,9 +3,10 @@
 A tqdm bar redraws itself about ten times a second with carriage returns: on a
 terminal that is a bar, but in a log file (``nohup``, a cluster job, a pipe) it is one
 line that grows by megabytes over a long stream. :class:`ProgressLines` writes one
-whole line every so many seconds instead::
+whole line every so many seconds instead (here wrapped)::
 
-    prequential 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample, about 34 min left
+    prequential 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample,
+    about 34 min left
 """
 from __future__ import annotations
 
