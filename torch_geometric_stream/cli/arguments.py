@@ -12,12 +12,13 @@ import torch
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.datasets import default_data_root
+from torch_geometric_stream.evaluation import check_plot_path
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
 __all__ = ["Parser", "positive_int", "label_ratio", "tau_value", "parse_seeds", "check_device",
-           "read_config_file", "check_output_file", "check_folder", "add_root_option",
-           "plain_text"]
+           "read_config_file", "check_output_file", "check_output_files", "check_folder",
+           "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -141,6 +142,21 @@ def check_output_file(option: str, path: Path) -> None:
     if path.is_dir():
         raise UsageError(f"{option}: {path} is a folder; give a file name")
     check_folder(option, path.parent)
+
+
+def check_output_files(outputs: Sequence[tuple[str, Optional[Path]]],
+                       plot: Optional[Path] = None) -> None:
+    """:func:`check_output_file` for each ``(option, path)`` given (``None``: not
+    asked for), and the ``--plot`` file's format (and matplotlib) when ``plot``
+    is given: fail before the work, not after it."""
+    for option, path in outputs:
+        if path is not None:
+            check_output_file(option, path)
+    if plot is not None:
+        try:
+            check_plot_path(plot)
+        except (ImportError, ValueError) as error:
+            raise UsageError(f"--plot: {error}") from error
 
 
 def check_folder(option: str, folder: Path, must_exist: bool = True) -> None:

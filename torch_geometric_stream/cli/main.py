@@ -12,6 +12,7 @@ from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, coefficient_value,
                                                   label_ratio, positive_int, tau_value)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, PRESETS
+from torch_geometric_stream.cli.compare_command import add_compare_parser
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES
@@ -288,9 +289,11 @@ def build_parser() -> Parser:
     """The parser of ``python -m torch_geometric_stream``."""
     parser = Parser(prog="torch_geometric_stream",
                     description="Semi-supervised learning on data streams (SLeDGe).")
-    commands = parser.add_subparsers(dest="command", metavar="{run,tune,datasets}", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="{run,tune,compare,datasets}",
+                                     required=True)
     _add_run_parser(commands)
     add_tune_parser(commands)
+    add_compare_parser(commands)
     datasets = commands.add_parser("datasets", help="list the paper's datasets and which "
                                                     "are found under --root")
     add_root_option(datasets)

@@ -8,17 +8,18 @@ import sys
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 import torch
 
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
-from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_file,
+from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_files,
                                                   parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
-from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, SLEDGE_CONFIG_KEYS,
-                                               build_learner, build_transform)
+from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
+                                               SLEDGE_CONFIG_KEYS, build_learner,
+                                               build_transform, fixed_config_entries)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -26,16 +27,15 @@ from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_str
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
-                                               StreamTransform, check_plot_path,
-                                               make_label_mask, plot_running_accuracy,
-                                               prequential)
+                                               StreamTransform, make_label_mask,
+                                               plot_running_accuracy, prequential)
 from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "Stream", "check_run", "load_stream",
-           "run_command", "run_device"]
+           "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -67,10 +67,22 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
 #: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which
 #: predates checkpoints, so they stay part of a checkpoint's identity).
 OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
+
 #: A ``--resume`` checkpoint's identity entries that older checkpoints lack, with
 #: the value those runs had (checkpoints predate flushing denormals).
 OLDER_CHECKPOINTS = {"flush_denormal": False,
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
+
+
+def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration a ``run`` record's run had, comparable across package
+    versions: entries the record predates read as :data:`OLDER_RECORDS` says, and
+    entries its model ignores (``light_memory`` outside ``sledge-light``) or fixes
+    itself (e.g. +GSL's ``lam``) are left out."""
+    model = record["model"]
+    fixed = fixed_config_entries(model) if model in MODEL_NAMES else {}
+    return {key: value for key, value in {**OLDER_RECORDS, **record["config"]}.items()
+            if key not in fixed and (key != "light_memory" or model == "sledge-light")}
 
 
 @contextmanager
@@ -155,7 +167,8 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
-    _check_output_paths(args)
+    check_output_files((("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
+                        ("--checkpoint", args.checkpoint)), plot=args.plot)
     torch.set_num_threads(args.threads)
     checkpoint_before = _modified(args.checkpoint)
     written: list[int] = []
@@ -379,21 +392,6 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
         return None
     return checkpoint_callback(args.checkpoint, learner, every=args.checkpoint_every or end,
                                end=end, transform=transform, extra=identity)
-
-
-def _check_output_paths(args: argparse.Namespace) -> None:
-    """Fail before the run, not after it, when an output file cannot be written
-    (a folder, a missing folder) or the plot cannot be (no matplotlib, a format
-    it does not write)."""
-    for option, path in (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
-                         ("--checkpoint", args.checkpoint)):
-        if path is not None:
-            check_output_file(option, path)
-    if args.plot is not None:
-        try:
-            check_plot_path(args.plot)
-        except (ImportError, ValueError) as error:
-            raise UsageError(f"--plot: {error}") from error
 
 
 def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any], seed: int,

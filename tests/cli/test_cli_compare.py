@@ -1,0 +1,89 @@
+"""``compare``: run records side by side, one row per setting."""
+import csv
+import json
+
+import pytest
+
+from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+
+
+def record(seed, accuracy, **config):
+    """A minimal ``run`` record of SLeDGe on Shuttle at 1 %."""
+    return {"dataset": "Shuttle", "model": "sledge", "label_ratio": 0.01, "label_mask": "paper",
+            "limit": None, "preset": "paper", "seed": seed, "accuracy": accuracy,
+            "accuracy_last_20": accuracy + 0.1, "balanced_accuracy": accuracy / 2,
+            "kappa_m": 0.5, "ms_per_sample_median": 2.0 + seed,
+            "curve": {"position": [1, 2], "running_accuracy": [accuracy, accuracy + 0.1]},
+            "config": {**DEFAULT_CONFIG, **config}}
+
+
+def write(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(json.dumps(content))
+    return str(path)
+
+
+def test_runs_of_a_setting_are_one_row_with_mean_and_std(tmp_path, capsys):
+    paths = [write(tmp_path, "a0.json", record(0, 0.80)),
+             write(tmp_path, "a1.json", record(1, 0.90)),
+             write(tmp_path, "b0.json", record(0, 0.95, lr=5e-3))]
+    table, plot = tmp_path / "table.csv", tmp_path / "curves.png"
+    assert main(["compare", *paths, "--csv", str(table), "--plot", str(plot)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["setting", "seeds", "accuracy", "last", "20", "%", "balanced",
+                                "kappa_m", "ms/sample"]
+    # best first; std over seeds with ddof 1: |0.80 - 0.90| / sqrt(2)
+    assert lines[1].split() == ["sledge", "on", "Shuttle", "at", "0.01", "(lr=0.005)", "1",
+                                "0.9500", "1.0500", "0.4750", "0.5000", "2.00"]
+    assert lines[2].split() == ["sledge", "on", "Shuttle", "at", "0.01", "(lr=0.001)", "2",
+                                "0.8500", "±", "0.0707", "0.9500", "0.4250", "0.5000", "2.50"]
+    rows = list(csv.DictReader(table.open()))
+    assert [(row["setting"], row["seeds"]) for row in rows] == [
+        ("sledge on Shuttle at 0.01 (lr=0.005)", "0"),
+        ("sledge on Shuttle at 0.01 (lr=0.001)", "0 1")]
+    assert [float(row["accuracy"]) for row in rows] == pytest.approx([0.95, 0.85])
+    assert rows[0]["accuracy_std"] == "" and float(rows[1]["accuracy_std"]) == pytest.approx(
+        0.1 / 2 ** 0.5)
+    assert json.loads(rows[1]["config"])["lr"] == 1e-3
+    assert plot.stat().st_size > 0
+
+
+def test_a_record_older_than_an_option_is_the_same_setting_as_a_newer_one(tmp_path, capsys):
+    old = record(0, 0.7)
+    del old["config"]["feature_range"], old["config"]["robust_clip"], old["preset"]
+    paths = [write(tmp_path, "old.json", old), write(tmp_path, "new.json", record(1, 0.9))]
+    assert main(["compare", *paths]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].split()[:7] == ["sledge", "on", "Shuttle", "at",
+                                                        "0.01", "2", "0.8000"]
+
+
+def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
+    paths = [write(tmp_path, "a.json", record(0, 0.8)),
+             write(tmp_path, "b.json", record(0, 0.9))]
+    assert main(["compare", *paths]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of them")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "cannot read a run record"),
+    ('{"accuracy": 0.5}', "not a record of python -m torch_geometric_stream run (it lacks "
+                          "dataset, model, label_ratio, seed, config)"),
+    ("[1, 2]", "not a record of python -m torch_geometric_stream run"),
+])
+def test_what_is_not_a_run_record_is_named(tmp_path, capsys, content, message):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    assert main(["compare", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(path) in err and "Traceback" not in err
+
+
+def test_a_missing_file_and_a_bad_plot_name_are_usage_errors(tmp_path, capsys):
+    assert main(["compare", str(tmp_path / "absent.json")]) == 2
+    assert "cannot read a run record" in capsys.readouterr().err
+    path = write(tmp_path, "a.json", record(0, 0.8))
+    assert main(["compare", path, "--plot", str(tmp_path / "curves.xyz")]) == 2
+    assert capsys.readouterr().err.startswith("error: --plot:")
