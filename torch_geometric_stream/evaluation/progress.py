@@ -5,7 +5,7 @@ terminal that is a bar, but in a log file (``nohup``, a cluster job, a pipe) it 
 line that grows by megabytes over a long stream. :class:`ProgressLines` writes one
 whole line every so many seconds instead (here wrapped)::
 
-    prequential 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample,
+    prequential: 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample,
     about 34 min left
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class ProgressLines:
     def line(self, done: int, accuracy: float, seconds: float) -> str:
         """The progress line after ``seconds`` in this process, ``done`` samples in all."""
         ran = done - (self._first_done if self._first_done is not None else 0)
-        parts = [f"{self.desc} {done:,}" + ("" if self.total is None else
+        parts = [f"{self.desc}: {done:,}" + ("" if self.total is None else
                                           f" / {self.total:,}") + " samples"]
         if self.total:
             parts[0] += f" ({math.floor(100 * done / self.total)} %)"
