@@ -67,7 +67,6 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
 #: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which
 #: predates checkpoints, so they stay part of a checkpoint's identity).
 OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
-
 #: A ``--resume`` checkpoint's identity entries that older checkpoints lack, with
 #: the value those runs had (checkpoints predate flushing denormals).
 OLDER_CHECKPOINTS = {"flush_denormal": False,
