@@ -450,6 +450,8 @@ def test_datasets_command_lists_all_twelve(tmp_path, capsys):
     assert status["OD"] == "empty" and status["HAR"] == "empty"  # notes are no data
     assert status["SDD"] == "missing" and status["KMNIST"] == "missing"
     assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)
+    assert out.splitlines()[-1] == ("your own stream: run --dataset FILE.csv (label in the last "
+                                    "column, or --label-column NAME) or FILE.npz (arrays x and y)")
 
 
 def test_synthetic_name_with_its_drift_round_trips(tmp_path):

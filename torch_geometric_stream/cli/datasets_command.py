@@ -71,4 +71,6 @@ def datasets_command(args: argparse.Namespace) -> int:
     print(f"\nbundled offline default: {BUNDLED_DATASET} "
           f"({bundled_data_folder() / 'online_shoppers_intention.csv.gz'}, CC BY 4.0, "
           f"see ATTRIBUTION.md there)")
+    print("your own stream: run --dataset FILE.csv (label in the last column, or "
+          "--label-column NAME) or FILE.npz (arrays x and y)")
     return 0
