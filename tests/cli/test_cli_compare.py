@@ -87,3 +87,13 @@ def test_a_missing_file_and_a_bad_plot_name_are_usage_errors(tmp_path, capsys):
     path = write(tmp_path, "a.json", record(0, 0.8))
     assert main(["compare", path, "--plot", str(tmp_path / "curves.xyz")]) == 2
     assert capsys.readouterr().err.startswith("error: --plot:")
+
+
+def test_a_plot_of_records_without_curves_is_refused(tmp_path, capsys):
+    old = record(0, 0.8)
+    del old["curve"]
+    assert main(["compare", write(tmp_path, "a.json", old), "--plot",
+                 str(tmp_path / "curves.png")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --plot: none of these records holds a running-accuracy curve (the entry curve)")
+    assert not (tmp_path / "curves.png").exists()

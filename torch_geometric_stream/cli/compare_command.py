@@ -196,6 +196,10 @@ def compare_command(args: argparse.Namespace) -> int:
     """Print the table of ``args.records`` and write its CSV and plot if asked."""
     check_output_files((("--csv", args.csv), ("--plot", args.plot)), plot=args.plot)
     rows = _rows(group_settings(read_records(args.records)))
+    curves = _curves(rows) if args.plot is not None else {}
+    if args.plot is not None and not curves:
+        raise UsageError("--plot: none of these records holds a running-accuracy curve "
+                         "(the entry curve)")
     print(_table(rows))
     if args.csv is not None:
         _write_csv(rows, args.csv)
@@ -203,7 +207,7 @@ def compare_command(args: argparse.Namespace) -> int:
         bases = sorted({row["base"] for row in rows})
         title = bases[0] if len(bases) == 1 else ", ".join(
             sorted({f"{row['dataset']} at {row['label_ratio']:g}" for row in rows}))
-        plot_curves(_curves(rows), args.plot, title=title)
+        plot_curves(curves, args.plot, title=title)
     return 0
 
 
