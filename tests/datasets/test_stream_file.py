@@ -58,7 +58,8 @@ def test_a_gzipped_csv_and_an_npz_archive(tmp_path):
     ("a,b\n", {}, "a header and no data rows"),
     ("1\n2\n", {}, "a row needs a feature and a label"),
     ("", {}, "the file has no rows"),
-    ("1,nan,0\n", {}, "non-finite"),
+    ("1,nan,0\n", {}, "data row 1: column 2 holds 'nan', not a finite number"),
+    ("a,b,c\n1,2,0\n-inf,2,0\n", {}, "data row 2: column 'a' holds '-inf', not a finite"),
     ("1,2,0\n", {"label_column": "3"}, "label column 3 is outside the 3 columns"),
     ("a,b,c\n1,2,0\n", {"label_column": "z"}, r"no column 'z' in the header \['a', 'b', 'c'\]"),
 ])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 import sys
 import zipfile
 from pathlib import Path
@@ -145,9 +146,12 @@ def _read_csv(path: Path, label_column: Optional[str]
                                          f"{len(row)} fields, the first row has {width}")
             labels.append(row.pop(index))
             try:
-                features.append(np.array(row, dtype=np.float64))
+                values = np.array(row, dtype=np.float64)
             except ValueError:
-                raise _not_a_number(path.name, number, row, index, header) from None
+                values = None
+            if values is None or not np.isfinite(values).all():
+                raise _bad_field(path.name, number, row, index, header)
+            features.append(values)
     if not labels:
         raise DatasetFormatError(f"{path.name}: the file has a header and no data rows")
     names = None if header is None else [name for column, name in enumerate(header)
@@ -155,15 +159,20 @@ def _read_csv(path: Path, label_column: Optional[str]
     return np.stack(features), _label_values(labels), names
 
 
-def _not_a_number(file_name: str, number: int, features: list[str], index: int,
-                  header: Optional[list[str]]) -> DatasetFormatError:
+def _finite(text: str) -> bool:
+    return _parses(text) and math.isfinite(float(text))
+
+
+def _bad_field(file_name: str, number: int, features: list[str], index: int,
+               header: Optional[list[str]]) -> DatasetFormatError:
     """The error of data row ``number``, whose ``features`` (the label at ``index``
-    taken out) are not all numbers: its first bad field, by column."""
-    column = next(column for column, field in enumerate(features) if not _parses(field))
+    taken out) are not all finite numbers: its first bad field, by column."""
+    column = next(column for column, field in enumerate(features) if not _finite(field))
     in_file = column + (column >= index)  # the label column is not a feature
     name = repr(header[in_file]) if header is not None else str(in_file + 1)
     value = features[column]
     what = ("is empty (a missing value: fill in or drop the row first)" if not value else
+            f"holds {value!r}, not a finite number" if _parses(value) else
             f"holds {value!r}, not a number (encode categorical features as numbers first)")
     return DatasetFormatError(f"{file_name} data row {number}: column {name} {what}")
 
