@@ -97,3 +97,19 @@ def test_a_plot_of_records_without_curves_is_refused(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "error: --plot: none of these records holds a running-accuracy curve (the entry curve)")
     assert not (tmp_path / "curves.png").exists()
+
+
+def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
+    folder = tmp_path / "grid"
+    folder.mkdir()
+    write(folder, "r0.json", record(0, 0.8))
+    write(folder, "r1.json", record(1, 0.9))
+    write(folder, "best_sledge.json", {"lr": 1e-3})  # tune's best configuration: no record
+    assert main(["compare", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].split()[5:7] == ["2", "0.8500"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["compare", str(empty)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {empty}: the folder holds no run record (*.json written by run)")

@@ -44,24 +44,42 @@ Setting = tuple
 
 
 def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
-    """Each path with its run record.
+    """Each run record with its file: a file given must be one; a folder gives
+    the run records among its ``*.json`` files (``tune``'s folder also holds its
+    best configuration, which is none).
 
     Raises:
-        UsageError: a path that is no file, no JSON, or not a ``run`` record.
+        UsageError: a file that is not a ``run`` record (unreadable, no JSON, an
+            entry missing), or a folder without one.
     """
     records = []
-    for path in paths:
-        try:
-            record = json.loads(Path(path).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise UsageError(f"{path}: cannot read a run record ({error})") from None
-        missing = ([key for key in _REQUIRED if key not in record]
-                   if isinstance(record, dict) else list(_REQUIRED))
-        if missing:
-            raise UsageError(f"{path}: not a record of python -m torch_geometric_stream run "
-                             f"(it lacks {', '.join(missing)})")
-        records.append((Path(path), record))
+    for path in map(Path, paths):
+        if not path.is_dir():
+            records.append((path, _read_record(path)))
+            continue
+        found = []
+        for file in sorted(path.glob("*.json")):
+            try:
+                found.append((file, _read_record(file)))
+            except UsageError:
+                continue  # not a run record: a folder holds other JSON too
+        if not found:
+            raise UsageError(f"{path}: the folder holds no run record (*.json written by run)")
+        records += found
     return records
+
+
+def _read_record(path: Path) -> Record:
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path}: cannot read a run record ({error})") from None
+    missing = ([key for key in _REQUIRED if key not in record]
+               if isinstance(record, dict) else list(_REQUIRED))
+    if missing:
+        raise UsageError(f"{path}: not a record of python -m torch_geometric_stream run "
+                         f"(it lacks {', '.join(missing)})")
+    return record
 
 
 def _setting(record: Mapping[str, Any]) -> Setting:
@@ -216,7 +234,8 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
         "compare", help="run records side by side: mean and std over seeds per setting",
         description=__doc__.split("\n\n")[0].replace("\n", " "))
     compare.add_argument("records", nargs="+", type=Path, metavar="RUN.json",
-                         help="records written by run --output")
+                         help="records written by run --output, or folders of them "
+                              "(e.g. tune's --out-dir)")
     compare.add_argument("--csv", type=Path, metavar="FILE.csv", help="the table as CSV")
     compare.add_argument("--plot", type=Path, metavar="FILE.png",
                          help="running accuracy over the stream, one curve per setting "
