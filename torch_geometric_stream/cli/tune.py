@@ -132,7 +132,7 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--preset", args.preset, "--output", str(path), "--quiet"]
+            "--preset", args.preset, "--output", str(path)]
     argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
