@@ -196,11 +196,14 @@ def test_measured_per_dataset_settings_apply_with_the_paper_preset_only():
     assert (other["labeled_size"], other["unlabeled_size"]) == (10, 990)
     assert resolve_config("Shuttle", 0.001, "sledge-light", {"labeled_size": 20}, None,
                           num_classes=7)["labeled_size"] == 20
-    # SLeDGe-L on MNIST at 0.1 %: every label keeps its slot; SLeDGe keeps the paper's rule
+    # MNIST at 0.1 %: every label keeps its slot, for both models (sessions 66 and 69);
+    # the ablations keep the paper's rule
     light = resolve_config("MNIST", 0.001, "sledge-light", {}, None, num_classes=10)
     assert (light["labeled_size"], light["unlabeled_size"]) == (100, 900)
     full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
-    assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
+    assert (full["labeled_size"], full["unlabeled_size"]) == (100, 900)
+    static = resolve_config("MNIST", 0.001, "static", {}, None, num_classes=10)
+    assert (static["labeled_size"], static["unlabeled_size"]) == (10, 990)
     # a memory chosen too small for the preset's 70 slots takes the paper's rule; one
     # that holds them keeps them; a --labeled-size that does not fit stays an error
     small = resolve_config("Shuttle", 0.001, "sledge-light", {"memory_size": 50}, None,
@@ -283,8 +286,8 @@ def test_base_keeps_a_hidden_layer_under_the_paper_preset():
 
 
 def test_memory_sizes_follow_the_paper_rule():
-    full = resolve_config("MNIST", 0.001, "sledge", {}, None, num_classes=10)
-    assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)
+    full = resolve_config("GSAD", 0.001, "sledge", {}, None, num_classes=6)
+    assert (full["labeled_size"], full["unlabeled_size"]) == (10, 990)  # max(c, 10)
     # sledge-light: the full labeled memory by default (the authors' light script) ...
     light = resolve_config("MNIST", 0.01, "sledge-light", {}, None, num_classes=10)
     assert (light["labeled_size"], light["unlabeled_size"]) == (100, 900)
@@ -473,6 +476,7 @@ def test_an_entry_the_model_fixes_is_refused_not_ignored(source, overrides, conf
     ("Shuttle", 7, "sledge", 0.001, "package", (70, 930)),
     ("MNIST", 10, "sledge", 0.001, "package", (100, 900)),
     ("Shuttle", 7, "sledge", 0.001, "paper", (10, 990)),         # the paper preset: the paper's
+    ("MNIST", 10, "sledge", 0.001, "paper", (100, 900)),         # ... but for measured cells
     ("Shuttle", 7, "memory", 0.001, "package", (10, 990)),       # the ablations: the paper's
 ])
 def test_package_labeled_slots_per_class_below_half_a_percent(dataset, num_classes, model,
