@@ -14,12 +14,13 @@ from torch_geometric_stream.evaluation.progress import (LOG_PROGRESS_SECONDS, Pr
 prequential_module = importlib.import_module("torch_geometric_stream.evaluation.prequential")
 
 
-def lines_of(total, every, times, done):
+def lines_of(total, every, times, done, done_before=0):
     """The lines a reporter writes when sample ``done[i]`` ends at ``times[i]`` (the
     reporter is made at time 0)."""
     clock = iter([0.0, *times])
     out = io.StringIO()
-    reporter = ProgressLines(total, every=every, file=out, clock=lambda: next(clock))
+    reporter = ProgressLines(total, every=every, file=out, clock=lambda: next(clock),
+                             done_before=done_before)
     for n in done:
         reporter.update(n, 0.5)
     return out.getvalue().splitlines()
@@ -40,7 +41,7 @@ def test_a_line_every_so_many_seconds_with_speed_and_time_left():
 def test_a_resumed_run_counts_only_the_samples_this_process_ran():
     # resumed at 500 of 1,000: 200 samples in 10 s, so 300 left take 15 s
     done = range(501, 701)
-    assert lines_of(1000, 10.0, [0.05 * (n - 500) for n in done], done) == [
+    assert lines_of(1000, 10.0, [0.05 * (n - 500) for n in done], done, done_before=500) == [
         "prequential: 700 / 1,000 samples (70 %), accuracy 0.5000, 50.0 ms per sample, "
         "about 15 s left"]
 
@@ -59,8 +60,9 @@ def test_durations_are_rounded_for_a_reader(seconds, text):
 def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     ticks = itertools.count()  # one second per clock read: a line at every sample
     monkeypatch.setattr(prequential_module, "ProgressLines",
-                        lambda total, every, desc: ProgressLines(
-                            total, every=every, desc=desc, clock=lambda: next(ticks)))
+                        lambda total, every, desc, done_before: ProgressLines(
+                            total, every=every, desc=desc, done_before=done_before,
+                            clock=lambda: next(ticks)))
 
     class PreviousLabel:
         last = 0

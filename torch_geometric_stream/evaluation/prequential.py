@@ -276,7 +276,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                              f"{record.start + record.metrics.n_samples}) but start={start}")
     samples = itertools.islice(stream, start, limit)
     lines = None if not progress or progress_every is None else ProgressLines(
-        None if end is None else max(0, end - record.start), every=progress_every, desc=desc)
+        None if end is None else max(0, end - record.start), every=progress_every, desc=desc,
+        done_before=record.metrics.n_samples)
     # no bar object at all without a bar: a tqdm, even disabled, makes a
     # multiprocessing lock, which a worker process ended from outside would leak
     bar = None if not progress or lines is not None else tqdm(

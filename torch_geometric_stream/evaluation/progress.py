@@ -43,6 +43,8 @@ class ProgressLines:
         file (TextIO, optional): where the lines go. (default: ``sys.stderr``)
         clock (callable): the time in seconds, e.g. ``time.monotonic``.
         desc (str): the line's first word.
+        done_before (int): samples of the run done before this process (a
+            resumed run's), which :meth:`update`'s counts include.
 
     The speed and the time left come from the samples this process ran since the
     reporter was made, so a resumed run's earlier samples do not count as instant.
@@ -51,7 +53,7 @@ class ProgressLines:
     def __init__(self, total: Optional[int], *, every: float = LOG_PROGRESS_SECONDS,
                  file: Optional[TextIO] = None,
                  clock: Callable[[], float] = time.monotonic,
-                 desc: str = "prequential") -> None:
+                 desc: str = "prequential", done_before: int = 0) -> None:
         self.total = total
         self.every = check_positive(every, "every")
         self.file = file
@@ -59,13 +61,11 @@ class ProgressLines:
         self.desc = desc
         self._started = clock()
         self._last = self._started
-        self._first_done: Optional[int] = None
+        self.done_before = done_before
 
     def update(self, done: int, accuracy: float) -> None:
         """Note that ``done`` samples of the run are evaluated, with running
         ``accuracy``; write a line if ``every`` seconds passed since the last."""
-        if self._first_done is None:
-            self._first_done = done - 1  # the samples done before this process's first
         now = self.clock()
         if now - self._last < self.every:
             return
@@ -75,7 +75,7 @@ class ProgressLines:
 
     def line(self, done: int, accuracy: float, seconds: float) -> str:
         """The progress line after ``seconds`` in this process, ``done`` samples in all."""
-        ran = done - (self._first_done if self._first_done is not None else 0)
+        ran = done - self.done_before
         parts = [f"{self.desc}: {done:,}" + ("" if self.total is None else
                                           f" / {self.total:,}") + " samples"]
         if self.total:
