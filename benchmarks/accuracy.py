@@ -59,9 +59,10 @@ from torch_geometric_stream.cli.arguments import Parser, label_ratio, positive_i
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.main import build_parser
-from torch_geometric_stream.cli.models import MODEL_NAMES, fixed_config_entries
+from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import LATER_ENTRIES, OLDER_RECORDS, run_device
+from torch_geometric_stream.cli.run import (LATER_ENTRIES, OLDER_RECORDS, recorded_config,
+                                            run_device)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
@@ -263,11 +264,11 @@ _PACKAGE_STRUCTURE = ("memory_size", "k", "hidden_channels", "embedding_layers",
 def _options(record: dict[str, Any]) -> str:
     """The options a run switched away from their neutral value (preset, label
     mask, class prior, approximations; under the package preset also structure
-    and training settings), e.g. ``class_prior=stream``; empty for none.
-    ``light_memory`` counts for ``sledge-light`` only (the other models record it
-    but ignore it), and no entry counts that the model fixes (e.g. +GSL's ``lam``)."""
-    model, fixed = record["model"], fixed_config_entries(record["model"])
-    config = {key: value for key, value in record["config"].items() if key not in fixed}
+    and training settings), e.g. ``class_prior=stream``; empty for none. Entries
+    count as :func:`~torch_geometric_stream.cli.run.recorded_config` reads them:
+    ``light_memory`` for ``sledge-light`` only, none that the model fixes (e.g.
+    +GSL's ``lam``)."""
+    config = recorded_config(record)
     preset = record.get("preset", "paper")
     mask = record.get("label_mask", "paper")
     overridden = [key for key in _PACKAGE_STRUCTURE
@@ -277,8 +278,7 @@ def _options(record: dict[str, Any]) -> str:
                      + [f"label_mask={mask}"] * (mask != "paper")
                      + [f"{key}={config[key]}" for key in overridden] + [
         f"{key}={config[key]}" for key in LATER_ENTRIES
-        if config.get(key, LATER_ENTRIES[key]) != LATER_ENTRIES[key]
-        and (key != "light_memory" or model == "sledge-light")])
+        if key in config and config[key] != LATER_ENTRIES[key]])
 
 
 def load_records() -> list[tuple[str, dict[str, Any]]]:

@@ -39,8 +39,7 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
-from torch_geometric_stream.cli.models import fixed_config_entries
-from torch_geometric_stream.cli.run import OLDER_RECORDS
+from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.datasets import DATASETS
 
 __all__ = ["SUPERSEDED", "PAPER_SEEDS", "PACKAGE_MARGIN", "MEMORY_SIZES", "COEFFICIENTS",
@@ -109,16 +108,12 @@ def matches_current(record: dict[str, Any], config: dict[str, Any],
     if (record.get("limit") or record.get("preset", "paper") != preset
             or record.get("label_mask", "paper") != "paper"):
         return False
-    # records made before the CLI recorded the entries a model fixes hold the
-    # value it was given; the run had the fixed one
-    recorded = {**record["config"], **fixed_config_entries(record["model"])}
-    missing = object()
-    for key, value in config.items():
-        if key == "light_memory" and record["model"] != "sledge-light":
-            continue
-        if recorded.get(key, OLDER_RECORDS.get(key, missing)) != value:
-            return False
-    return True
+    # both sides as run.recorded_config reads them: entries the record predates
+    # with the value older runs had, none that the model fixes or ignores
+    recorded, missing = recorded_config(record), object()
+    wanted = recorded_config({"model": record["model"], "config": config})
+    return all(recorded.get(key, missing) == value for key, value in wanted.items()
+               if key in config)
 
 
 def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",
