@@ -1,6 +1,7 @@
 """End-to-end runs of ``python -m torch_geometric_stream run``."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -365,6 +366,7 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
                  "--label-ratio", "0.1", "--output", str(out)]) == 0
     record = _read(out)
     assert (record["dataset"], record["dataset_source"]) == ("mine.csv", str(stream.resolve()))
+    assert record["class_names"] == ["high", "low"]  # the confusion matrix's order
     assert (record["n_samples"], record["confusion_matrix"] and len(record["confusion_matrix"])
             ) == (80, 2)
     assert record["accuracy"] > 0.8  # two classes 6 standard deviations apart
@@ -394,8 +396,13 @@ def test_a_missing_or_malformed_stream_file_is_one_error_line(tmp_path, capsys):
     (tmp_path / "bad.csv").write_text("a,b\n1,x\n2,y\n")
     assert main(["run", "--dataset", str(tmp_path / "bad.csv"), "--label-column", "0"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "error: bad.csv data row 1: column 'b' holds 'x', not a number (encode categorical "
+        "error: bad.csv line 2: column 'b' holds 'x', not a number (encode categorical "
         "features as numbers first)")
+    (tmp_path / "cut.csv.gz").write_bytes(gzip.compress(b"1,2,0\n3,4,1\n")[:-8])
+    assert main(["run", "--dataset", str(tmp_path / "cut.csv.gz")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: cut.csv.gz: cannot be read (Compressed file ended before the end-of-stream "
+        "marker was reached)")
 
 
 def test_shopper_without_a_data_folder_runs_on_the_bundled_copy(tmp_path, capsys, monkeypatch):

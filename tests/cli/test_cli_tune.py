@@ -365,8 +365,41 @@ def test_tune_on_a_csv_file_names_its_runs_by_the_files_name(tmp_path, capsys):
                  "--model", "sledge-light", "--seeds", "0", "--grid", "lr=1e-3,5e-3",
                  "--grid", "hidden-channels=8", "--out-dir", str(out)]) == 0
     names = sorted(path.name for path in out.iterdir())
-    assert all(name.startswith(("sledge-light_mine.csv_0.01", "best_sledge-light_mine.csv",
-                                "ranking_sledge-light_mine.csv")) for name in names), names
+    assert all(name.startswith(("sledge-light_mine.csv-", "best_sledge-light_mine.csv-",
+                                "ranking_sledge-light_mine.csv-")) for name in names), names
     assert len([name for name in names if name.endswith("_seed0.json")]) == 2
     printed = capsys.readouterr().out
     assert f"--dataset {folder / 'mine.csv'} " in printed and "--label-column label" in printed
+
+
+def _stream_csv(path, flip: bool):
+    """A two-class stream file whose labels are flipped by ``flip``."""
+    path.parent.mkdir(exist_ok=True)
+    rows = ["a,b,label", *(f"{i % 2},{1 - i % 2},{(i + flip) % 2}" for i in range(40))]
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, capsys):
+    """Two files data.csv in two folders (or one edited, or read with another label
+    column) never share a run's JSON: the second search runs on its own file."""
+    _stream_csv(tmp_path / "a" / "data.csv", flip=False)
+    _stream_csv(tmp_path / "b" / "data.csv", flip=True)
+    out = tmp_path / "grid"
+    base = ["tune", "--model", "sledge-light", "--seeds", "0", "--grid", "lr=1e-3",
+            "--grid", "hidden-channels=8", "--out-dir", str(out)]
+
+    def search(*options):
+        assert main([*base, *options]) == 0
+        printed = capsys.readouterr().out
+        return printed.split("best configuration written to ")[1].split(" ")[0]
+
+    first = search("--dataset", str(tmp_path / "a" / "data.csv"))
+    second = search("--dataset", str(tmp_path / "b" / "data.csv"))
+    by_column = search("--dataset", str(tmp_path / "b" / "data.csv"), "--label-column", "0")
+    runs = sorted(out.glob("sledge-light_data.csv-*_seed0.json"))
+    assert len({first, second, by_column}) == 3 and len(runs) == 3
+    sources = {json.loads(path.read_text())["dataset_source"] for path in runs}
+    assert sources == {str((tmp_path / folder / "data.csv").resolve()) for folder in "ab"}
+    # the same file found again, by another path, reuses its runs
+    assert search("--dataset", str(tmp_path / "a" / ".." / "a" / "data.csv")) == first
+    assert len(list(out.glob("*_seed0.json"))) == 3

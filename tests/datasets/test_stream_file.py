@@ -52,14 +52,14 @@ def test_a_gzipped_csv_and_an_npz_archive(tmp_path):
 
 
 @pytest.mark.parametrize("text, options, message", [
-    ("a,b,label\n1,x,cat\n", {}, "data row 1: column 'b' holds 'x', not a number"),
-    ("1,,0\n", {}, "data row 1: column 2 is empty"),
-    ("1,2\n1,2,3\n", {}, "row 2: 3 fields, the first row has 2"),
+    ("a,b,label\n1,x,cat\n", {}, "bad.csv line 2: column 'b' holds 'x', not a number"),
+    ("1,,0\n", {}, "bad.csv line 1: column 2 is empty"),
+    ("1,2\n1,2,3\n", {}, "bad.csv line 2: 3 fields, line 1 has 2"),
     ("a,b\n", {}, "a header and no data rows"),
-    ("1\n2\n", {}, "a row needs a feature and a label"),
+    ("1\n2\n", {}, "line 1: a row needs a feature and a label, this one has 1 field"),
     ("", {}, "the file has no rows"),
-    ("1,nan,0\n", {}, "data row 1: column 2 holds 'nan', not a finite number"),
-    ("a,b,c\n1,2,0\n-inf,2,0\n", {}, "data row 2: column 'a' holds '-inf', not a finite"),
+    ("1,nan,0\n", {}, "line 1: column 2 holds 'nan', not a finite number"),
+    ("a,b,c\n1,2,0\n-inf,2,0\n", {}, "line 3: column 'a' holds '-inf', not a finite"),
     ("1,2,0\n", {"label_column": "3"}, "label column 3 is outside the 3 columns"),
     ("a,b,c\n1,2,0\n", {"label_column": "z"}, r"no column 'z' in the header \['a', 'b', 'c'\]"),
 ])
@@ -73,7 +73,7 @@ def test_bad_archives_and_paths_are_named(tmp_path):
     with pytest.raises(DatasetFormatError, match=r"no array 'x' \(nor 'X'\); it holds \['a'\]"):
         load_stream_file(tmp_path / "nox.npz")
     np.savez(tmp_path / "short.npz", x=np.ones((3, 2)), y=np.ones(2, dtype=int))
-    with pytest.raises(DatasetFormatError, match=r"y must be \(3,\) integer or string"):
+    with pytest.raises(DatasetFormatError, match=r"y must be \(3,\) number or string"):
         load_stream_file(tmp_path / "short.npz")
     write(tmp_path, "junk.npz", "not a zip")
     with pytest.raises(DatasetFormatError, match="not a readable .npz archive"):
@@ -91,3 +91,115 @@ def test_bad_archives_and_paths_are_named(tmp_path):
                                             ("a.csv.bz2", False)])
 def test_stream_files_are_known_by_their_suffix(name, expected):
     assert is_stream_file(name) is expected
+
+
+def test_a_utf8_byte_order_mark_is_no_part_of_the_first_field(tmp_path):
+    (tmp_path / "h.csv").write_bytes("\ufeffa,b,label\n1,2,x\n3,4,y\n".encode())
+    ds = load_stream_file(tmp_path / "h.csv", label_column="label")
+    assert ds.feature_names == ["a", "b"] and ds.class_names == ["x", "y"]
+    (tmp_path / "n.csv").write_bytes("\ufeff1,2,0\n3,4,1\n".encode())  # no header: 2 rows
+    assert load_stream_file(tmp_path / "n.csv").x.tolist() == [[1, 2], [3, 4]]
+
+
+def test_blank_lines_are_skipped_and_errors_name_the_line_of_the_file(tmp_path):
+    text = "a,b,c\r\n\r\n1,2,0\r\n  \r\n,,\r\n3,4,1\r\n\r\n"  # Windows, a spreadsheet's ",,"
+    assert load_stream_file(write(tmp_path, "s.csv", text)).x.tolist() == [[1, 2], [3, 4]]
+    with pytest.raises(DatasetFormatError, match=r"^b.csv line 5: column 'b' holds 'x'"):
+        load_stream_file(write(tmp_path, "b.csv", "a,b,c\n\n1,2,0\n\n1,x,0\n"))
+
+
+@pytest.mark.parametrize("text, separator", [("a;b;label\n1;2;x\n", "semicolons"),
+                                             ("1\t2\t0\n", "tabs")])
+def test_a_table_of_other_separators_is_named(tmp_path, text, separator):
+    with pytest.raises(DatasetFormatError, match=f"^t.csv line 1: one field, separated by "
+                                                 f"{separator}; a stream file's fields are "
+                                                 f"separated by commas"):
+        load_stream_file(write(tmp_path, "t.csv", text))
+    with pytest.raises(DatasetFormatError, match=r"line 2: column 2 holds '2;5', not a number "
+                                                 r"\(fields are separated by commas, not "
+                                                 r"semicolons\)"):
+        load_stream_file(write(tmp_path, "d.csv", "1,2,0\n1,2;5,0\n"))
+
+
+def test_a_header_of_numbered_features_over_numeric_labels_is_the_header(tmp_path):
+    # as pandas.DataFrame(x).assign(label=y).to_csv(index=False) writes it
+    ds = load_stream_file(write(tmp_path, "p.csv", "0,1,label\n0.5,2,1\n1.5,3,0\n"))
+    assert ds.feature_names == ["0", "1"] and ds.x.tolist() == [[0.5, 2], [1.5, 3]]
+    assert ds.class_names == ["0", "1"] and ds.y.tolist() == [1, 0]
+    words = load_stream_file(write(tmp_path, "w.csv", "0,1,cat\n0.5,2,dog\n"))
+    assert words.feature_names is None and words.class_names == ["cat", "dog"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1,2,0\n3,4,\n", r"e.csv line 2: column 3 \(the label\) is empty; every row needs its"),
+    ("a,b,y\n1,2,0\n3,4,nan\n", "e.csv line 3: column 'y' \\(the label\\) holds 'nan', not a "
+                                "label"),
+    ("1,2,0\n1e39,2,1\n", r"e.csv line 2: column 1 holds '1e39', beyond float32's range"),
+])
+def test_a_missing_label_or_a_feature_beyond_float32_names_its_line(tmp_path, text, message):
+    with pytest.raises(DatasetFormatError, match=f"^{message}"):
+        load_stream_file(write(tmp_path, "e.csv", text))
+
+
+def test_labels_beyond_int64_and_whole_floats_keep_their_classes(tmp_path):
+    ds = load_stream_file(write(tmp_path, "l.csv", "1,2,1e20\n3,4,-1\n5,6,-1.0\n"))
+    assert ds.class_names == ["-1.0", "1e+20"] and ds.y.tolist() == [1, 0, 0]
+
+
+def test_the_label_column_name_is_unique_and_read_without_spaces(tmp_path):
+    path = write(tmp_path, "h.csv", "a,a,b\n1,2,0\n")
+    with pytest.raises(DatasetFormatError, match=r"h.csv: 2 columns named 'a' in the header"):
+        load_stream_file(path, label_column="a")
+    assert load_stream_file(path, label_column=" b ").x.tolist() == [[1, 2]]
+
+
+def test_an_upper_case_gzip_name_is_read_and_unreadable_bytes_are_named(tmp_path):
+    (tmp_path / "G.CSV.GZ").write_bytes(gzip.compress(b"1,2,0\n3,4,1\n"))
+    assert load_stream_file(tmp_path / "G.CSV.GZ").x.tolist() == [[1, 2], [3, 4]]
+    (tmp_path / "cut.csv.gz").write_bytes(gzip.compress(b"1,2,0\n3,4,1\n")[:-8])
+    with pytest.raises(DatasetFormatError, match="^cut.csv.gz: cannot be read"):
+        load_stream_file(tmp_path / "cut.csv.gz")
+    (tmp_path / "plain.csv.gz").write_bytes(b"1,2,0\n")
+    with pytest.raises(DatasetFormatError, match=r"^plain.csv.gz: cannot be read \(Not a gzip"):
+        load_stream_file(tmp_path / "plain.csv.gz")
+    (tmp_path / "latin.csv").write_bytes("a,b,label\n1,2,x\n3,4,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(DatasetFormatError, match=r"^latin.csv line 3: not UTF-8 text"):
+        load_stream_file(tmp_path / "latin.csv")
+    (tmp_path / "folder.csv").mkdir()
+    with pytest.raises(DatasetNotFoundError, match="folder.csv is a folder, not a file"):
+        load_stream_file(tmp_path / "folder.csv")
+
+
+def test_npz_labels_may_be_floats_or_bytes_and_are_checked(tmp_path):
+    x = np.arange(6).reshape(3, 2)  # integer features are numbers too
+    np.savez(tmp_path / "f.npz", x=x, y=np.array([1.0, 0.0, 1.0]))
+    ds = load_stream_file(tmp_path / "f.npz")
+    assert ds.class_names == ["0", "1"] and ds.y.tolist() == [1, 0, 1]
+    np.savez(tmp_path / "b.npz", x=x, y=np.array([b"no", b"yes", b"no"]))
+    assert load_stream_file(tmp_path / "b.npz").class_names == ["no", "yes"]
+    np.savez(tmp_path / "n.npz", x=x, y=np.array([1.0, np.nan, np.nan]))
+    with pytest.raises(DatasetFormatError, match=r"^n.npz: y\[1\] = nan is not a label \(the "
+                                                 r"first of 2\)"):
+        load_stream_file(tmp_path / "n.npz")
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"x": np.ones((2, 2)), "X": np.ones((2, 2)), "y": np.ones(2)},
+     "arrays 'x' and 'X' both; keep one"),
+    ({"x": np.ones((2, 0)), "y": np.ones(2)}, r"x has no feature columns \(shape \(2, 0\)\)"),
+    ({"x": np.array([[1.0, 2.0], [1e300, 3.0]]), "y": np.ones(2)},
+     r"x\[1, 0\] = 1e\+300 is beyond float32's range"),
+    ({"x": np.ones((2, 2)), "y": np.array([1, None], dtype=object)},
+     "array 'y' cannot be read .*allow_pickle=False"),
+])
+def test_an_npz_that_is_no_stream_is_named(tmp_path, arrays, message):
+    np.savez(tmp_path / "a.npz", **arrays)
+    with pytest.raises(DatasetFormatError, match=f"^a.npz: {message}"):
+        load_stream_file(tmp_path / "a.npz")
+
+
+def test_a_single_npy_array_named_npz_is_named(tmp_path):
+    with open(tmp_path / "a.npz", "wb") as handle:
+        np.save(handle, np.ones(3))
+    with pytest.raises(DatasetFormatError, match="^a.npz: one .npy array, not an .npz archive"):
+        load_stream_file(tmp_path / "a.npz")

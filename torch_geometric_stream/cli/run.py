@@ -347,7 +347,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     ``progress_every`` seconds if given (a worker's, whose bar would garble the others')."""
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
-    run: dict[str, Any] = {"dataset": name, "dataset_source": source, "model": plan.model,
+    run: dict[str, Any] = {"dataset": name, "dataset_source": source,
+                           "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                            "seed": seed, "limit": plan.limit, "preset": args.preset,
                            "threads": args.threads, "jobs": args.jobs,

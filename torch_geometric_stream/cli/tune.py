@@ -7,7 +7,10 @@ grid: a reused JSON made under other settings (older defaults, another
 ``--config``) is an error naming the setting, never silently mixed in. The
 ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts; the ranking is also written as
-``ranking_<model>_<dataset>_<ratio>.csv``.
+``ranking_<model>_<dataset>_<ratio>.csv``. A stream file's ``<dataset>`` is its
+name and 8 hex digits of the SHA-256 of its bytes and ``--label-column``
+(``mine.csv-1f0e3a9c``): another file of that name, or the file edited, gets
+runs of its own.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
@@ -33,6 +36,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import hashlib
 import itertools
 import json
 import statistics
@@ -112,12 +117,35 @@ def _search_name(args: argparse.Namespace) -> str:
     """``<model>_<dataset>_<ratio>``, with ``_preset=<name>`` unless the preset is
     ``paper``: runs of different presets never share (or skip on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
-    return f"{args.model}_{_stream_name(args.dataset)}_{args.label_ratio:g}{preset}"
+    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{preset}"
 
 
-def _stream_name(dataset: str) -> str:
-    """``--dataset`` as a part of a file name: a stream file's own name (no folders)."""
-    return Path(dataset.strip()).name if is_stream_file(dataset) else dataset
+def _stream_name(args: argparse.Namespace) -> str:
+    """``--dataset`` as a part of a file name: a stream file's own name (no folders)
+    and ``-`` the digest of its bytes and ``--label-column`` (:func:`_file_digest`),
+    so that two files of one name, or a file edited since, never share a JSON."""
+    if not is_stream_file(args.dataset):
+        return args.dataset
+    path = Path(args.dataset.strip())
+    if not path.is_file():
+        return path.name  # loading the stream names the problem, before any run
+    stat = path.stat()
+    digest = _file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, args.label_column)
+    return f"{path.name}-{digest}"
+
+
+@functools.lru_cache(maxsize=4)
+def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str]) -> str:
+    """The first 8 hex digits of the SHA-256 of the bytes of file ``path`` and of
+    ``label_column`` (``size`` and ``modified_ns`` key the cache: an edited file is
+    read again)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if label_column is not None:
+        digest.update(b"\0" + label_column.strip().encode())
+    return digest.hexdigest()[:8]
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:

@@ -55,7 +55,7 @@ def _require(path: Path | str) -> Path:
 def open_binary(path: Path | str) -> BinaryIO:
     """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently."""
     found = _require(path)
-    return gzip.open(found, "rb") if found.suffix == ".gz" else open(found, "rb")
+    return gzip.open(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
 
 
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",

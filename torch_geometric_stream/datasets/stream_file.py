@@ -10,23 +10,27 @@ strings; they become class ids ``0..c-1`` in the order of their sorted distinct 
 from __future__ import annotations
 
 import csv
-import itertools
-import math
 import sys
 import zipfile
+import zlib
+from array import array
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
-from torch_geometric_stream.datasets.io import open_text
+from torch_geometric_stream.datasets.io import open_binary, open_text
 
 __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file"]
 
 #: The file names :func:`load_stream_file` reads, by how they end (any case).
 STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
+#: The largest feature magnitude a stream holds: features are float32.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Separators of other tables, named when a CSV row is one field holding them.
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
 def is_stream_file(name: str) -> bool:
@@ -37,14 +41,17 @@ def is_stream_file(name: str) -> bool:
 def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) -> StreamDataset:
     r"""Read a labelled stream from a CSV file or an ``.npz`` archive.
 
-    - **CSV** (``.csv``, or gzip-compressed ``.csv.gz``): one sample per row, the
-      label in the last column unless ``label_column`` names it (a header name, or
-      a column index, negative from the end: ``"0"``, ``"-1"``); every other column
-      is a numeric feature. The first row is the header if it holds the label
-      column's name or a feature field that is a word, not a number.
+    - **CSV** (``.csv``, or gzip-compressed ``.csv.gz``; UTF-8, comma-separated):
+      one sample per row, the label in the last column unless ``label_column``
+      names it (a header name, or a column index, negative from the end: ``"0"``,
+      ``"-1"``); every other column is a numeric feature. The first row is the
+      header if it holds the label column's name, a feature field that is not a
+      number (a word, an empty name), or a word over a label column of numbers.
+      Blank lines are skipped. Every row needs its true label: the evaluation
+      hides labels itself.
     - **NPZ**: an array ``x`` (or ``X``) :math:`(T, d)` of numbers and an array ``y``
-      (or ``Y``) :math:`(T,)` of labels, as ``np.savez("stream.npz", x=x, y=y)``
-      writes them.
+      (or ``Y``) :math:`(T,)` of labels (integers, whole or other floats, strings),
+      as ``np.savez("stream.npz", x=x, y=y)`` writes them.
 
     Args:
         path: the file.
@@ -57,8 +64,10 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
     Raises:
         DatasetNotFoundError: no such file.
         DatasetFormatError: the content is not such a table: a feature that is not
-            a finite number (categorical columns must be encoded first), rows of
-            different lengths, a missing label column or array, or no rows.
+            a finite float32 number (categorical columns must be encoded first), an
+            empty or non-finite label, rows of different lengths, a missing label
+            column or array, text that is not UTF-8, or no rows. Its message names
+            the file, the line (CSV) or entry (NPZ) and the column.
         ValueError: ``label_column`` with an ``.npz`` file, or a name that is not
             a stream file's.
     """
@@ -66,6 +75,8 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
     if not is_stream_file(path.name):
         raise ValueError(f"{path.name} is not a stream file: its name must end in "
                          f"{', '.join(STREAM_FILE_SUFFIXES)}")
+    if path.is_dir():
+        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
     if not path.is_file():
         raise DatasetNotFoundError(f"Stream file {path} does not exist")
     if path.name.lower().endswith(".npz"):
@@ -76,38 +87,200 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
     else:
         x, raw_labels, feature_names = _read_csv(path, label_column)
     y, class_names = encode_labels(raw_labels)
-    try:
-        return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
-                             class_names=class_names, feature_names=feature_names,
-                             source=str(path.resolve()))
-    except ValueError as error:  # non-finite after the cast to float32
-        raise DatasetFormatError(f"{path.name}: {error}") from None
+    return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
+                         class_names=class_names, feature_names=feature_names,
+                         source=str(path.resolve()))
 
+
+# -- NPZ -----------------------------------------------------------------------------
 
 def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray, None]:
-    """The ``x`` and ``y`` arrays of an ``.npz`` archive, checked."""
+    """The ``x`` :math:`(T, d)` and ``y`` :math:`(T,)` arrays of an ``.npz`` archive, checked."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise DatasetFormatError(f"{path.name}: not a readable .npz archive ({error})") from None
-    found = {}
-    for name in ("x", "y"):
-        key = next((key for key in (name, name.upper()) if key in arrays), None)
-        if key is None:
-            raise DatasetFormatError(f"{path.name}: no array {name!r} (nor {name.upper()!r}); "
-                                     f"it holds {sorted(arrays)}")
-        found[name] = arrays[key]
-    x, y = found["x"], found["y"]
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise DatasetFormatError(f"{path.name}: one .npy array, not an .npz archive of x and y "
+                                 f"(write it with np.savez(file, x=x, y=y))")
+    with archive:
+        x, y = (_npz_array(archive, name, path.name) for name in ("x", "y"))
     if x.ndim != 2 or x.dtype.kind not in "biuf":
         raise DatasetFormatError(f"{path.name}: x must be a (T, d) array of numbers, got shape "
                                  f"{x.shape} and dtype {x.dtype}")
-    if y.ndim != 1 or len(y) != len(x) or y.dtype.kind not in "biuUS":
-        raise DatasetFormatError(f"{path.name}: y must be ({len(x)},) integer or string "
+    if y.ndim != 1 or len(y) != len(x) or y.dtype.kind not in "biufUS":
+        raise DatasetFormatError(f"{path.name}: y must be ({len(x)},) number or string "
                                  f"labels, got shape {y.shape} and dtype {y.dtype}")
     if not len(x):
         raise DatasetFormatError(f"{path.name}: the stream has no rows")
-    return x, y, None
+    if not x.shape[1]:
+        raise DatasetFormatError(f"{path.name}: x has no feature columns (shape {x.shape})")
+    _check_features(x, path.name)
+    return x, _npz_labels(y, path.name), None
+
+
+def _npz_array(archive: np.lib.npyio.NpzFile, name: str, file_name: str) -> np.ndarray:
+    """Array ``name`` (or its upper-case twin) of ``archive``, read without pickles."""
+    keys = [key for key in (name, name.upper()) if key in archive.files]
+    if not keys:
+        raise DatasetFormatError(f"{file_name}: no array {name!r} (nor {name.upper()!r}); "
+                                 f"it holds {sorted(archive.files)}")
+    if len(keys) > 1:
+        raise DatasetFormatError(f"{file_name}: arrays {keys[0]!r} and {keys[1]!r} both; "
+                                 f"keep one")
+    try:
+        return archive[keys[0]]
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        raise DatasetFormatError(f"{file_name}: array {keys[0]!r} cannot be read ({error}); "
+                                 f"save numbers or strings") from None
+
+
+def _check_features(x: np.ndarray, file_name: str) -> None:
+    """Raise unless every entry of ``x`` :math:`(T, d)` is a finite float32 number."""
+    bad = np.argwhere(~(np.abs(x.astype(np.float64)) <= _FLOAT32_MAX))
+    if len(bad):
+        row, column = map(int, bad[0])
+        value = x[row, column].item()
+        problem = "beyond float32's range" if np.isfinite(value) else "not a finite number"
+        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r} is {problem}"
+                                 f"{_first_of(len(bad))}")
+
+
+def _first_of(count: int) -> str:
+    """`` (the first of <count>)`` where ``count`` entries are bad, else nothing."""
+    return f" (the first of {count})" if count > 1 else ""
+
+
+def _npz_labels(y: np.ndarray, file_name: str) -> np.ndarray:
+    """``y`` as :func:`encode_labels` takes it: bytes decoded, floats checked finite
+    and whole ones made integers (``1.0`` is class ``1``, as in a CSV)."""
+    if y.dtype.kind == "S":
+        try:
+            return np.char.decode(y, "utf-8")
+        except UnicodeDecodeError as error:
+            raise DatasetFormatError(f"{file_name}: y holds bytes that are not UTF-8 "
+                                     f"({error})") from None
+    if y.dtype.kind != "f":
+        return y
+    bad = np.flatnonzero(~np.isfinite(y))
+    if len(bad):
+        raise DatasetFormatError(f"{file_name}: y[{bad[0]}] = {y[bad[0]].item()!r} is not a "
+                                 f"label{_first_of(len(bad))}; every row needs its true label")
+    return _whole_as_integers(y)
+
+
+def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
+    """Finite float labels as int64 where all are whole numbers int64 holds, else as
+    they are: equal labels stay equal either way."""
+    whole = np.all(numbers == np.round(numbers)) and np.all(np.abs(numbers) < 2.0 ** 63)
+    return numbers.astype(np.int64) if whole else numbers
+
+
+# -- CSV -----------------------------------------------------------------------------
+
+def _read_csv(path: Path, label_column: Optional[str]
+              ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
+    """Features, raw labels and feature names (``None`` without a header) of a CSV,
+    read row by row: a large file is held as numbers, not as strings."""
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with open_text(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle)
+            try:
+                return _parse_csv(reader, path.name, label_column)
+            except csv.Error as error:
+                raise DatasetFormatError(f"{path.name} line {reader.line_num}: not CSV text "
+                                         f"({error})") from None
+    except UnicodeDecodeError:
+        raise DatasetFormatError(f"{path.name} line {_first_undecodable_line(path)}: not UTF-8 "
+                                 f"text (save the file as CSV UTF-8)") from None
+    except (OSError, EOFError, zlib.error) as error:  # a corrupt or truncated .gz
+        raise DatasetFormatError(f"{path.name}: cannot be read ({error})") from None
+
+
+def _first_undecodable_line(path: Path) -> int:
+    """The number of the first line of ``path`` that is not UTF-8 (0: none is)."""
+    with open_binary(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 0
+
+
+def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, stripped fields)`` of each row that holds something (blank
+    lines, and rows of empty fields a spreadsheet leaves, are skipped)."""
+    for row in reader:
+        fields = [field.strip() for field in row]
+        if any(fields):
+            yield reader.line_num, fields
+
+
+def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Optional[str]
+               ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
+    """:func:`_read_csv` on the rows of ``reader`` (a ``csv.reader``)."""
+    rows = _rows(reader)
+    first_line, first = next(rows, (0, None))
+    if first is None:
+        raise DatasetFormatError(f"{file_name}: the file has no rows")
+    width = len(first)
+    if width < 2:
+        raise _narrow_row(file_name, first_line, first[0])
+    index = _label_index(label_column, first, width, file_name)
+    named = label_column is not None and not _parses(label_column.strip(), int)
+    words = [field for column, field in enumerate(first)
+             if column != index and field and not _parses(field)]
+    header = first if named or words else None
+    data = rows if header is not None else _chain_first(first_line, first, rows)
+    features, labels, lines = [], [], array("q")
+    for line, row in data:
+        if len(row) != width:
+            raise DatasetFormatError(f"{file_name} line {line}: {len(row)} fields, line "
+                                     f"{first_line} has {width}")
+        label, fields = row[index], row[:index] + row[index + 1:]
+        if not label:
+            raise DatasetFormatError(f"{file_name} line {line}: column "
+                                     f"{_column_name(index, header)} (the label) is empty; "
+                                     f"every row needs its true label")
+        features.append(_feature_values(fields, file_name, line, index, header))
+        labels.append(label)
+        lines.append(line)
+    if header is None and _is_header_label(labels):
+        header = first
+        features, labels, lines = features[1:], labels[1:], lines[1:]
+    if not labels:
+        raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
+    names = None if header is None else [name for column, name in enumerate(header)
+                                         if column != index]
+    return (np.stack(features),
+            _label_values(labels, lines, file_name, _column_name(index, header)), names)
+
+
+def _chain_first(line: int, first: list[str], rows: Iterator[tuple[int, list[str]]]
+                 ) -> Iterator[tuple[int, list[str]]]:
+    """The first row, a data row, before the others."""
+    yield line, first
+    yield from rows
+
+
+def _is_header_label(labels: list[str]) -> bool:
+    """Whether the first row's label is a header name: a word over a column of
+    numbers (``0,1,label`` as ``pandas.DataFrame.to_csv`` writes unnamed features)."""
+    return (len(labels) > 1 and not _parses(labels[0])
+            and all(_parses(label) for label in labels[1:]))
+
+
+def _narrow_row(file_name: str, line: int, field: str) -> DatasetFormatError:
+    """The error of a first row of one field: a table of other separators, or no features."""
+    separator = _separator_in(field)
+    if separator is not None:
+        return DatasetFormatError(f"{file_name} line {line}: one field, separated by "
+                                  f"{separator}; a stream file's fields are separated by "
+                                  f"commas (save it as comma-separated)")
+    return DatasetFormatError(f"{file_name} line {line}: a row needs a feature and a label, "
+                              f"this one has 1 field")
 
 
 def _parses(text: str, kind: type = float) -> bool:
@@ -119,71 +292,71 @@ def _parses(text: str, kind: type = float) -> bool:
     return True
 
 
-def _read_csv(path: Path, label_column: Optional[str]
-              ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
-    """Features, raw labels and feature names (``None`` without a header) of a CSV,
-    read row by row: a large file is held as numbers, not as strings."""
-    csv.field_size_limit(sys.maxsize)
-    with open_text(path, newline="") as handle:
-        rows = ([field.strip() for field in row] for row in csv.reader(handle) if row)
-        first = next(rows, None)
-        if first is None:
-            raise DatasetFormatError(f"{path.name}: the file has no rows")
-        width = len(first)
-        if width < 2:
-            raise DatasetFormatError(f"{path.name}: a row needs a feature and a label, the "
-                                     f"first has {width} field(s)")
-        index = _label_index(label_column, first, width, path.name)
-        named = label_column is not None and not _parses(label_column, int)  # in the header
-        words = [field for column, field in enumerate(first)
-                 if column != index and field and not _parses(field)]
-        header = first if named or words else None
-        features, labels = [], []
-        data = rows if header is not None else itertools.chain([first], rows)
-        for number, row in enumerate(data, start=1):
-            if len(row) != width:
-                raise DatasetFormatError(f"{path.name} row {number + (header is not None)}: "
-                                         f"{len(row)} fields, the first row has {width}")
-            labels.append(row.pop(index))
-            try:
-                values = np.array(row, dtype=np.float64)
-            except ValueError:
-                values = None
-            if values is None or not np.isfinite(values).all():
-                raise _bad_field(path.name, number, row, index, header)
-            features.append(values)
-    if not labels:
-        raise DatasetFormatError(f"{path.name}: the file has a header and no data rows")
-    names = None if header is None else [name for column, name in enumerate(header)
-                                         if column != index]
-    return np.stack(features), _label_values(labels), names
+def _feature_value_ok(text: str) -> bool:
+    """Whether ``text`` is a finite number that float32 holds."""
+    return _parses(text) and abs(float(text)) <= _FLOAT32_MAX
 
 
-def _finite(text: str) -> bool:
-    return _parses(text) and math.isfinite(float(text))
+def _feature_values(fields: list[str], file_name: str, line: int, index: int,
+                    header: Optional[list[str]]) -> np.ndarray:
+    """A row's feature ``fields`` (the label at ``index`` taken out) as float64 :math:`(d,)`."""
+    try:
+        values = np.array(fields, dtype=np.float64)
+    except ValueError:
+        values = None
+    if values is None or not np.all(np.abs(values) <= _FLOAT32_MAX):
+        raise _bad_field(file_name, line, fields, index, header)
+    return values
 
 
-def _bad_field(file_name: str, number: int, features: list[str], index: int,
+def _column_name(column: int, header: Optional[list[str]]) -> str:
+    """Column ``column`` of the file (0-based): its header name, else its number from 1."""
+    return repr(header[column]) if header is not None else str(column + 1)
+
+
+def _bad_field(file_name: str, line: int, features: list[str], index: int,
                header: Optional[list[str]]) -> DatasetFormatError:
-    """The error of data row ``number``, whose ``features`` (the label at ``index``
-    taken out) are not all finite numbers: its first bad field, by column."""
-    column = next(column for column, field in enumerate(features) if not _finite(field))
-    in_file = column + (column >= index)  # the label column is not a feature
-    name = repr(header[in_file]) if header is not None else str(in_file + 1)
-    value = features[column]
-    what = ("is empty (a missing value: fill in or drop the row first)" if not value else
-            f"holds {value!r}, not a finite number" if _parses(value) else
-            f"holds {value!r}, not a number (encode categorical features as numbers first)")
-    return DatasetFormatError(f"{file_name} data row {number}: column {name} {what}")
+    """The error of the row on ``line``, whose ``features`` (the label at ``index``
+    taken out) are not all finite float32 numbers: its first bad field, by column."""
+    column = next(column for column, field in enumerate(features)
+                  if not _feature_value_ok(field))
+    name = _column_name(column + (column >= index), header)  # the label is no feature
+    return DatasetFormatError(f"{file_name} line {line}: column {name} "
+                              f"{_field_problem(features[column])}")
 
 
-def _label_values(labels: list[str]) -> np.ndarray:
-    """CSV label fields as integers where all are whole numbers, floats where all
-    are numbers, else strings: numbers sort as numbers in :func:`encode_labels`."""
+def _field_problem(value: str) -> str:
+    """What is wrong with feature field ``value``, which is no finite float32 number."""
+    if not value:
+        return "is empty (a missing value: fill in or drop the row first)"
+    separator = _separator_in(value)
+    if separator is not None:
+        return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
+    if not _parses(value):
+        return f"holds {value!r}, not a number (encode categorical features as numbers first)"
+    if np.isfinite(float(value)):
+        return f"holds {value!r}, beyond float32's range (±{_FLOAT32_MAX:.4g})"
+    return f"holds {value!r}, not a finite number"
+
+
+def _separator_in(text: str) -> Optional[str]:
+    """The name of another table's separator found in ``text``, if any."""
+    return next((name for mark, name in _OTHER_SEPARATORS.items() if mark in text), None)
+
+
+def _label_values(labels: list[str], lines: array, file_name: str, column: str) -> np.ndarray:
+    """CSV label fields as integers where all are whole numbers, floats where all are
+    numbers (then each finite: a NaN is a missing label), else strings: numbers sort
+    as numbers in :func:`encode_labels`."""
     if not all(map(_parses, labels)):
         return np.array(labels, dtype=str)
     numbers = np.array(labels, dtype=np.float64)
-    return numbers.astype(np.int64) if np.all(numbers == np.round(numbers)) else numbers
+    bad = np.flatnonzero(~np.isfinite(numbers))
+    if len(bad):
+        raise DatasetFormatError(f"{file_name} line {lines[bad[0]]}: column {column} (the "
+                                 f"label) holds {labels[bad[0]]!r}, not a label; every row "
+                                 f"needs its true label")
+    return _whole_as_integers(numbers)
 
 
 def _label_index(label_column: Optional[str], first_row: list[str], width: int,
@@ -192,13 +365,17 @@ def _label_index(label_column: Optional[str], first_row: list[str], width: int,
     from the end) or a name of the first row (the header)."""
     if label_column is None:
         return width - 1
+    label_column = label_column.strip()
     if _parses(label_column, int):
         index = int(label_column)
         if not -width <= index < width:
             raise DatasetFormatError(f"{file_name}: label column {index} is outside the "
-                                     f"{width} columns")
+                                     f"{width} columns (0 to {width - 1}, or -{width} to -1 "
+                                     f"from the end)")
         return index % width
-    if label_column not in first_row:
-        raise DatasetFormatError(f"{file_name}: no column {label_column!r} in the header "
+    count = first_row.count(label_column)
+    if count != 1:
+        problem = "no column" if not count else f"{count} columns named"
+        raise DatasetFormatError(f"{file_name}: {problem} {label_column!r} in the header "
                                  f"{first_row}")
     return first_row.index(label_column)
