@@ -363,13 +363,15 @@ def test_tune_on_a_csv_file_names_its_runs_by_the_files_name(tmp_path, capsys):
     out = tmp_path / "grid"
     assert main(["tune", "--dataset", str(folder / "mine.csv"), "--label-column", "label",
                  "--model", "sledge-light", "--seeds", "0", "--grid", "lr=1e-3,5e-3",
-                 "--grid", "hidden-channels=8", "--out-dir", str(out)]) == 0
+                 "--grid", "hidden-channels=8", "--out-dir", str(out),
+                 "--root", str(tmp_path)]) == 0
     names = sorted(path.name for path in out.iterdir())
     assert all(name.startswith(("sledge-light_mine.csv-", "best_sledge-light_mine.csv-",
                                 "ranking_sledge-light_mine.csv-")) for name in names), names
     assert len([name for name in names if name.endswith("_seed0.json")]) == 2
     printed = capsys.readouterr().out
     assert f"--dataset {folder / 'mine.csv'} " in printed and "--label-column label" in printed
+    assert "--root" not in printed  # a stream file is read from its path
 
 
 def _stream_csv(path, flip: bool):

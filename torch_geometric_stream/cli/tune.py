@@ -174,8 +174,10 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
 
 
 def _stream_options(args: argparse.Namespace) -> list[str]:
-    """The ``run`` options that shape the stream, as the search was given them."""
-    return [*(["--root", str(args.root)] if args.root is not None else []),
+    """The ``run`` options that shape the stream, as the search was given them
+    (``--root`` only for a named dataset: a stream file is read from its path)."""
+    root = args.root is not None and not is_stream_file(args.dataset)
+    return [*(["--root", str(args.root)] if root else []),
             *(["--label-column", args.label_column] if args.label_column is not None else []),
             *(["--limit", str(args.limit)] if args.limit is not None else [])]
 
