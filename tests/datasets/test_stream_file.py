@@ -62,6 +62,10 @@ def test_a_gzipped_csv_and_an_npz_archive(tmp_path):
     ("a,b,c\n1,2,0\n-inf,2,0\n", {}, "line 3: column 'a' holds '-inf', not a finite"),
     ("1,2,0\n", {"label_column": "3"}, "label column 3 is outside the 3 columns"),
     ("a,b,c\n1,2,0\n", {"label_column": "z"}, r"no column 'z' in the header \['a', 'b', 'c'\]"),
+    # pandas' to_csv writes its index as a first column without a name
+    (",a,b,label\n0,1.5,2,x\n1,1,2,y\n", {}, "line 1: column 1 has no name in the header; "
+     r"if it is an index \(pandas writes one unless to_csv\(\.\.\., index=False\)\)"),
+    (",a,label\n0,1.5,x\n", {"label_column": "label"}, "line 1: column 1 has no name"),
 ])
 def test_a_csv_that_is_no_stream_table_is_named(tmp_path, text, options, message):
     with pytest.raises(DatasetFormatError, match=message):

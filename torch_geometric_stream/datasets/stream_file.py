@@ -252,10 +252,22 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         features, labels, lines = features[1:], labels[1:], lines[1:]
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
-    names = None if header is None else [name for column, name in enumerate(header)
-                                         if column != index]
+    names = None if header is None else _feature_names(header, index, file_name, first_line)
     return (np.stack(features),
             _label_values(labels, lines, file_name, _column_name(index, header)), names)
+
+
+def _feature_names(header: list[str], index: int, file_name: str, line: int) -> list[str]:
+    """The header's feature names (the label at ``index`` taken out), each given: a
+    column without a name is most often an index, as ``pandas.DataFrame.to_csv``
+    writes one by default, whose row numbers would be learned as a feature."""
+    unnamed = [column for column, name in enumerate(header) if not name and column != index]
+    if unnamed:
+        raise DatasetFormatError(
+            f"{file_name} line {line}: column {unnamed[0] + 1} has no name in the header; "
+            f"if it is an index (pandas writes one unless to_csv(..., index=False)), "
+            f"drop it, else name it")
+    return [name for column, name in enumerate(header) if column != index]
 
 
 def _chain_first(line: int, first: list[str], rows: Iterator[tuple[int, list[str]]]
