@@ -358,6 +358,10 @@ def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
     _interrupted_after(10, monkeypatch)
     assert interrupted_main(quick_run(tmp_path / "run.json")) == 130
     assert _one_stderr_line(capsys).startswith("run interrupted; nothing was saved")
+    _interrupted_after(10, monkeypatch)  # --checkpoint takes a single seed: say so
+    assert interrupted_main(quick_run(tmp_path / "run.json", "--seed", "0,1")) == 130
+    assert _one_stderr_line(capsys) == ("run interrupted; nothing was saved (--checkpoint FILE "
+                                        "keeps a resumable state of a single --seed)")
 
 
 def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(

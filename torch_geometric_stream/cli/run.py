@@ -198,7 +198,9 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
                 f"written: --seed {left} runs the rest")
     if args.checkpoint is None:
-        return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
+        single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
+        return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
+                f"state{single})")
     if _modified(args.checkpoint) in (None, checkpoint_before):
         return (f"run interrupted before its first checkpoint (this run wrote none to "
                 f"{args.checkpoint})")
