@@ -21,7 +21,8 @@ from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_en
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
-                                               build_transform, fixed_config_entries)
+                                               build_transform, config_keys,
+                                               fixed_config_entries, unread_config_entries)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -78,12 +79,16 @@ OLDER_CHECKPOINTS = {"flush_denormal": False,
 def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration a ``run`` record's run had, comparable across package
     versions: entries the record predates read as :data:`OLDER_RECORDS` says, and
-    entries its model ignores (``light_memory`` outside ``sledge-light``) or fixes
+    entries its model does not take (the SLeDGe entries of a baseline), never
+    reads (``k`` of ``memory``, ``light_memory`` outside ``sledge-light``) or fixes
     itself (e.g. +GSL's ``lam``) are left out."""
     model = record["model"]
-    fixed = fixed_config_entries(model) if model in MODEL_NAMES else {}
-    return {key: value for key, value in {**OLDER_RECORDS, **record["config"]}.items()
-            if key not in fixed and (key != "light_memory" or model == "sledge-light")}
+    config = {**OLDER_RECORDS, **record["config"]}
+    if model not in MODEL_NAMES:
+        return config
+    left_out = {*fixed_config_entries(model), *unread_config_entries(model)}
+    return {key: value for key, value in config.items()
+            if key in config_keys(model) and key not in left_out}
 
 
 @contextmanager
