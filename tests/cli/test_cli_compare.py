@@ -101,6 +101,18 @@ def test_a_plot_of_records_without_curves_is_refused(tmp_path, capsys):
     assert not (tmp_path / "curves.png").exists()
 
 
+def test_a_plot_names_the_settings_it_leaves_out_for_want_of_a_curve(tmp_path, capsys):
+    old = record(0, 0.8, lr=5e-3)
+    del old["curve"]
+    plot = tmp_path / "curves.png"
+    assert main(["compare", write(tmp_path, "new.json", record(0, 0.9)),
+                 write(tmp_path, "old.json", old), "--plot", str(plot)]) == 0
+    assert capsys.readouterr().err.strip() == (
+        "--plot: sledge on Shuttle at 0.01 (lr=0.005) is left out: its records hold no "
+        "running-accuracy curve")
+    assert plot.stat().st_size > 0
+
+
 def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
     folder = tmp_path / "grid"
     folder.mkdir()

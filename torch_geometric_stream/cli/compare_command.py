@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -258,6 +259,10 @@ def compare_command(args: argparse.Namespace) -> int:
         title = bases[0] if len(bases) == 1 else ", ".join(
             sorted({f"{row['dataset']} at {row['label_ratio']:g}" for row in rows}))
         plot_curves(curves, args.plot, title=title)
+        for row in rows:
+            if not any(record.get("curve") for _, record in row["runs"]):
+                print(f"--plot: {row['setting']} is left out: its records hold no "
+                      f"running-accuracy curve", file=sys.stderr)
     return 0
 
 
