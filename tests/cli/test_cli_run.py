@@ -255,8 +255,10 @@ def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
+    # one worker: the pool notices a second one's death only when a seed ends (CPython's
+    # ProcessPoolExecutor), which with two 50,000-sample seeds would take a minute
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
-                                      "--jobs", "2", "--quiet"])
+                                      "--jobs", "1", "--quiet"])
 
     others = set(multiprocessing.active_children())
 

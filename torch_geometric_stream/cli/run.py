@@ -343,7 +343,8 @@ def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[
     """Each seed with its result and record, in the order of ``seeds``, from up to
     ``args.jobs`` worker processes reading the ``shared`` stream. An error in a
     worker is raised here; it, Ctrl-C, or a worker that dies (killed for lack of
-    memory) stops the workers still running."""
+    memory; the pool notices at the latest when another seed ends) stops the
+    workers still running."""
     with _worker_pool(min(args.jobs, len(seeds))) as pool:
         pending = [pool.submit(_run_seed_in_worker, args, shared, seed) for seed in seeds]
         for seed, outcome in zip(seeds, pending):
