@@ -152,6 +152,11 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
         return torch.full((num_rows,), -1, dtype=torch.long, device=device)
     if isinstance(y, (list, tuple)):
         y = [-1 if label is None else label for label in y]
+        flag = next((index for index, label in enumerate(y)
+                     if isinstance(label, (bool, np.bool_))), None)
+        if flag is not None:  # [1, True] would read True as class 1
+            raise TypeError(f"y must hold integer class ids, got bool {y[flag]!r} at "
+                            f"index {flag}")
     if isinstance(y, bool) or isinstance(y, np.bool_):
         raise TypeError("y must be an integer class id, got bool")
     if isinstance(y, (float, np.floating)):

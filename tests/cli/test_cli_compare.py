@@ -31,13 +31,15 @@ def test_runs_of_a_setting_are_one_row_with_mean_and_std(tmp_path, capsys):
     table, plot = tmp_path / "table.csv", tmp_path / "curves.png"
     assert main(["compare", *paths, "--csv", str(table), "--plot", str(plot)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["setting", "seeds", "accuracy", "last", "20", "%", "balanced",
+    # the model, stream and label ratio they share heads the table; the rows name the rest
+    assert lines[0] == "sledge on Shuttle at 0.01"
+    assert lines[1].split() == ["setting", "seeds", "accuracy", "last", "20", "%", "balanced",
                                 "kappa_m", "ms/sample"]
     # best first; std over seeds with ddof 1: |0.80 - 0.90| / sqrt(2)
-    assert lines[1].split() == ["sledge", "on", "Shuttle", "at", "0.01", "(lr=0.005)", "1",
-                                "0.9500", "1.0500", "0.4750", "0.5000", "2.00"]
-    assert lines[2].split() == ["sledge", "on", "Shuttle", "at", "0.01", "(lr=0.001)", "2",
-                                "0.8500", "±", "0.0707", "0.9500", "0.4250", "0.5000", "2.50"]
+    assert lines[2].split() == ["lr=0.005", "1", "0.9500", "1.0500", "0.4750", "0.5000", "2.00"]
+    assert lines[3].split() == ["lr=0.001", "2", "0.8500", "±", "0.0707", "0.9500", "0.4250",
+                                "0.5000", "2.50"]
+    assert len({len(line) for line in lines[1:]}) == 1  # aligned: every cell padded
     rows = list(csv.DictReader(table.open()))
     assert [(row["setting"], row["seeds"]) for row in rows] == [
         ("sledge on Shuttle at 0.01 (lr=0.005)", "0"),
@@ -99,6 +101,18 @@ def test_a_plot_of_records_without_curves_is_refused(tmp_path, capsys):
     assert not (tmp_path / "curves.png").exists()
 
 
+def test_a_plot_names_the_settings_it_leaves_out_for_want_of_a_curve(tmp_path, capsys):
+    old = record(0, 0.8, lr=5e-3)
+    del old["curve"]
+    plot = tmp_path / "curves.png"
+    assert main(["compare", write(tmp_path, "new.json", record(0, 0.9)),
+                 write(tmp_path, "old.json", old), "--plot", str(plot)]) == 0
+    assert capsys.readouterr().err.strip() == (
+        "--plot: sledge on Shuttle at 0.01 (lr=0.005) is left out: its records hold no "
+        "running-accuracy curve")
+    assert plot.stat().st_size > 0
+
+
 def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
     folder = tmp_path / "grid"
     folder.mkdir()
@@ -113,3 +127,43 @@ def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
     assert main(["compare", str(empty)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"error: {empty}: the folder holds no run record (*.json written by run)")
+
+
+def test_a_row_names_only_what_sets_it_apart_from_its_own_model_stream_and_ratio(
+        tmp_path, capsys):
+    memory = {**record(0, 0.6), "model": "memory"}  # reads no k, fixes lam itself
+    paths = [write(tmp_path, "k3.json", record(0, 0.8, k=3)),
+             write(tmp_path, "k5.json", record(0, 0.9, k=5)),
+             write(tmp_path, "memory.json", memory),
+             write(tmp_path, "tlp.json", {**record(0, 0.5), "model": "tlp", "config": {
+                 "memory_size": 1000, "scaling": "online", "feature_transform": "none",
+                 "sigma": None, "knn": None}})]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--csv", str(table)]) == 0
+    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert names == ["sledge on Shuttle at 0.01 (k=5)", "sledge on Shuttle at 0.01 (k=3)",
+                     "memory on Shuttle at 0.01", "tlp on Shuttle at 0.01"]
+    configs = {row["setting"]: json.loads(row["config"]) for row in csv.DictReader(table.open())}
+    # each setting's configuration holds the entries its model reads, and only those
+    assert "k" not in configs["memory on Shuttle at 0.01"]
+    assert "lam" not in configs["memory on Shuttle at 0.01"]
+    assert set(configs["tlp on Shuttle at 0.01"]) == {
+        "memory_size", "scaling", "feature_transform", "feature_range", "robust_quantile",
+        "robust_tolerance", "robust_reservoir", "robust_clip", "sigma", "knn"}
+
+
+@pytest.mark.parametrize("entry, value, message", [
+    ("accuracy", float("nan"), "the entry accuracy must be a finite number, got nan"),
+    ("accuracy", "0.8", "the entry accuracy must be a finite number, got '0.8'"),
+    ("seed", 1.5, "the entry seed must be an integer, got 1.5"),
+    ("label_ratio", None, "the entry label_ratio must be a finite number, got None"),
+])
+def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
+        tmp_path, capsys, entry, value, message):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write(folder, "good.json", record(0, 0.8))
+    bad = write(folder, "bad.json", {**record(1, 0.9), entry: value})
+    for given in (bad, str(folder)):
+        assert main(["compare", given]) == 2
+        assert capsys.readouterr().err.strip() == f"error: {bad}: {message}"

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -19,8 +23,9 @@ from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.main import build_parser
-from torch_geometric_stream.datasets import DATASETS, DatasetError
+from torch_geometric_stream.datasets import DATASETS
 
 #: Small memories and width so that a few hundred samples take seconds.
 FAST = ["--labeled-size", "10", "--unlabeled-size", "50", "--hidden-channels", "32", "--quiet"]
@@ -234,13 +239,41 @@ def test_seeds_run_in_worker_processes_give_one_jobs_results(tmp_path, capsys):
     assert [record["seed"] for record, _ in outputs[2]] == [0, 1, 2]
 
 
+def _shared_synthetic_stream(samples):
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--synthetic-samples",
+                                      str(samples)])
+    return run_module.SharedStream(run_module.load_stream(args))
+
+
 def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
     # the main process checked the run before starting the workers; here the
-    # workers meet a missing dataset folder the main process never saw
-    args = build_parser().parse_args(["run", "--dataset", "Shuttle", "--root", str(tmp_path),
-                                      "--jobs", "2", "--quiet"])
-    with pytest.raises(DatasetError, match="Dataset folder .*Shuttle does not exist"):
-        list(run_module._run_in_workers(args, [0, 1]))
+    # workers meet a --config file gone since
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--config", str(tmp_path / "gone.json"), "--jobs", "2",
+                                      "--quiet"])
+    with pytest.raises(UsageError, match="cannot read --config file .*gone.json"):
+        list(run_module._run_in_workers(args, _shared_synthetic_stream(30), [0, 1]))
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    # one worker: the pool notices a second one's death only when a seed ends (CPython's
+    # ProcessPoolExecutor), which with two 50,000-sample seeds would take a minute
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--jobs", "1", "--quiet"])
+
+    others = set(multiprocessing.active_children())
+
+    def kill_a_worker():
+        while not (workers := set(multiprocessing.active_children()) - others):
+            time.sleep(0.05)
+        os.kill(workers.pop().pid, signal.SIGKILL)  # as the out-of-memory killer would
+
+    killer = threading.Thread(target=kill_a_worker, daemon=True)
+    killer.start()
+    with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 0 did not "
+                                         "finish"):
+        list(run_module._run_in_workers(args, _shared_synthetic_stream(50_000), [0, 1]))
+    killer.join()
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):
@@ -328,6 +361,10 @@ def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
     _interrupted_after(10, monkeypatch)
     assert interrupted_main(quick_run(tmp_path / "run.json")) == 130
     assert _one_stderr_line(capsys).startswith("run interrupted; nothing was saved")
+    _interrupted_after(10, monkeypatch)  # --checkpoint takes a single seed: say so
+    assert interrupted_main(quick_run(tmp_path / "run.json", "--seed", "0,1")) == 130
+    assert _one_stderr_line(capsys) == ("run interrupted; nothing was saved (--checkpoint FILE "
+                                        "keeps a resumable state of a single --seed)")
 
 
 def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(

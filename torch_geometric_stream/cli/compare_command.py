@@ -1,13 +1,13 @@
 """The ``compare`` command: the JSON records of ``run`` side by side, one row per
-setting, mean and std over its seeds; optionally as CSV and a plot of the running
-accuracy.
+setting, mean and std (the sample std, ddof 1, as ``run``'s summary) over its seeds;
+optionally as CSV and a plot of the running accuracy.
 
     python -m torch_geometric_stream compare runs/*.json --plot curves.png --csv table.csv
 
 Runs of one setting are those whose stream, model, label ratio, label mask, prefix,
 preset and whole resolved configuration are equal; they differ only in their seed.
 Each row names its setting by the model, the stream and the label ratio, and by the
-configuration entries in which the settings compared differ.
+entries in which it differs from the other settings of these three.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import argparse
 import csv
 import io
 import json
+import math
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -43,6 +45,11 @@ Record = dict[str, Any]
 Setting = tuple
 
 
+class BadRecord(UsageError):
+    """A run record with an entry that cannot be one of a run (refused in a folder
+    too, where what is no run record is passed over)."""
+
+
 def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
     """Each run record with its file: a file given must be one; a folder gives
     the run records among its ``*.json`` files (``tune``'s folder also holds its
@@ -61,6 +68,8 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
         for file in sorted(path.glob("*.json")):
             try:
                 found.append((file, _read_record(file)))
+            except BadRecord:
+                raise
             except UsageError:
                 continue  # not a run record: a folder holds other JSON too
         if not found:
@@ -79,7 +88,24 @@ def _read_record(path: Path) -> Record:
     if missing:
         raise UsageError(f"{path}: not a record of python -m torch_geometric_stream run "
                          f"(it lacks {', '.join(missing)})")
+    _check_values(path, record)
     return record
+
+
+def _check_values(path: Path, record: Record) -> None:
+    """Refuse a run record whose ``seed`` is no integer or whose ``accuracy`` or
+    ``label_ratio`` is no finite number (a record edited by hand, or broken): it
+    would be averaged as NaN or fail there.
+
+    Raises:
+        BadRecord: the first such entry, named with its value.
+    """
+    for key, kinds in (("seed", (int,)), ("accuracy", (int, float)),
+                       ("label_ratio", (int, float))):
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+            kind = "an integer" if kinds == (int,) else "a finite number"
+            raise BadRecord(f"{path}: the entry {key} must be {kind}, got {value!r}")
 
 
 def _setting(record: Mapping[str, Any]) -> Setting:
@@ -114,17 +140,18 @@ def group_settings(records: Sequence[tuple[Path, Record]]
 def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]:
     """``("<model> on <dataset> at <ratio>", details)`` for each setting; the
     details name the entries (``preset``, ``label_mask``, ``limit``, configuration)
-    whose values differ among ``settings`` (``""`` where none do)."""
-    entries = [{**dict(zip(SETTING_KEYS[3:], setting[3:-1])), **json.loads(setting[-1])}
-               for setting in settings]
-    keys = sorted({key for entry in entries for key in entry})
-    differing = [key for key in keys
-                 if len({json.dumps(entry.get(key), sort_keys=True) for entry in entries}) > 1]
+    whose values differ among the settings of that model, stream and label ratio
+    (``""`` where none do: the first part tells the setting from the others)."""
+    entries = {setting: {**dict(zip(SETTING_KEYS[3:], setting[3:-1])),
+                         **json.loads(setting[-1])} for setting in settings}
     names = {}
-    for setting, entry in zip(settings, entries):
+    for setting, entry in entries.items():
+        peers = [entries[other] for other in settings if other[:3] == setting[:3]]
+        differing = [key for key in sorted(entry)
+                     if len({json.dumps(peer.get(key), sort_keys=True) for peer in peers}) > 1]
         dataset, model, ratio = setting[:3]
         names[setting] = (f"{model} on {dataset} at {ratio:g}",
-                          ", ".join(f"{key}={_plain(entry.get(key))}" for key in differing))
+                          ", ".join(f"{key}={_plain(entry[key])}" for key in differing))
     return names
 
 
@@ -160,17 +187,23 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
 
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The table of ``rows``, aligned; where several rows share their model, stream
+    and label ratio, that heads the table on a line of its own and each row is
+    named by its details alone (a grid's rows are long enough)."""
+    bases = {row["base"] for row in rows}
+    shared = bases.pop() if len(rows) > 1 and len(bases) == 1 else None
     headers = ["setting", "seeds", "accuracy", *(header for _, header in _METRICS)]
     lines = []
     for row in rows:
         accuracy = f"{row['accuracy']:.4f}" + ("" if row["accuracy_std"] is None
                                                else f" ± {row['accuracy_std']:.4f}")
-        lines.append([row["setting"], str(len(row["seeds"])), accuracy,
+        lines.append([row["details"] if shared else row["setting"], str(len(row["seeds"])),
+                      accuracy,
                       *("-" if row[key] is None else
                         f"{row[key]:.2f}" if key == "ms_per_sample_median" else
                         f"{row[key]:.4f}" for key, _ in _METRICS)])
     widths = [max(len(cell) for cell in column) for column in zip(headers, *lines)]
-    return "\n".join("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+    return ("" if shared is None else f"{shared}\n") + "\n".join("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
                                for i, (cell, width) in enumerate(zip(line, widths))).rstrip()
                      for line in [headers, *lines])
 
@@ -226,12 +259,16 @@ def compare_command(args: argparse.Namespace) -> int:
         title = bases[0] if len(bases) == 1 else ", ".join(
             sorted({f"{row['dataset']} at {row['label_ratio']:g}" for row in rows}))
         plot_curves(curves, args.plot, title=title)
+        for row in rows:
+            if not any(record.get("curve") for _, record in row["runs"]):
+                print(f"--plot: {row['setting']} is left out: its records hold no "
+                      f"running-accuracy curve", file=sys.stderr)
     return 0
 
 
 def add_compare_parser(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser(
-        "compare", help="run records side by side: mean and std over seeds per setting",
+        "compare", help="run records side by side: mean and sample std over seeds per setting",
         description=__doc__.split("\n\n")[0].replace("\n", " "))
     compare.add_argument("records", nargs="+", type=Path, metavar="RUN.json",
                          help="records written by run --output, or folders of them "

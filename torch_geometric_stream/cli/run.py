@@ -5,8 +5,10 @@ import argparse
 import multiprocessing
 import signal
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional
 
@@ -19,7 +21,8 @@ from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_en
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
-                                               build_transform, fixed_config_entries)
+                                               build_transform, config_keys,
+                                               fixed_config_entries, unread_config_entries)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -34,8 +37,8 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
-           "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "Stream", "check_run", "load_stream",
-           "recorded_config", "run_command", "run_device"]
+           "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "SharedStream", "Stream", "check_run",
+           "load_stream", "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -76,12 +79,16 @@ OLDER_CHECKPOINTS = {"flush_denormal": False,
 def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration a ``run`` record's run had, comparable across package
     versions: entries the record predates read as :data:`OLDER_RECORDS` says, and
-    entries its model ignores (``light_memory`` outside ``sledge-light``) or fixes
+    entries its model does not take (the SLeDGe entries of a baseline), never
+    reads (``k`` of ``memory``, ``light_memory`` outside ``sledge-light``) or fixes
     itself (e.g. +GSL's ``lam``) are left out."""
     model = record["model"]
-    fixed = fixed_config_entries(model) if model in MODEL_NAMES else {}
-    return {key: value for key, value in {**OLDER_RECORDS, **record["config"]}.items()
-            if key not in fixed and (key != "light_memory" or model == "sledge-light")}
+    config = {**OLDER_RECORDS, **record["config"]}
+    if model not in MODEL_NAMES:
+        return config
+    left_out = {*fixed_config_entries(model), *unread_config_entries(model)}
+    return {key: value for key, value in config.items()
+            if key in config_keys(model) and key not in left_out}
 
 
 @contextmanager
@@ -196,7 +203,9 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
                 f"written: --seed {left} runs the rest")
     if args.checkpoint is None:
-        return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
+        single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
+        return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
+                f"state{single})")
     if _modified(args.checkpoint) in (None, checkpoint_before):
         return (f"run interrupted before its first checkpoint (this run wrote none to "
                 f"{args.checkpoint})")
@@ -287,10 +296,11 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     """:func:`run_command` after its checks: load, build, evaluate and report; each
     seed whose output files are written (``--output``, ``--csv``) joins ``written``."""
     plan = _plan(args)
-    dataset, name, source = plan.stream
     if args.jobs > 1 and len(seeds) > 1:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
-        outcomes = _run_in_workers(args, seeds)
+        shared = SharedStream(plan.stream)
+        plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
+        outcomes = _run_in_workers(args, shared, seeds)
     else:
         outcomes = ((seed, *_run_seed(args, plan, seed)) for seed in seeds)
     results, records = {}, []
@@ -300,6 +310,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
         if args.output is not None or args.csv is not None:
             written.append(seed)
         records.append(record)
+    dataset, name, source = plan.stream
     if args.plot is not None:
         plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
     print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, "
@@ -308,28 +319,70 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     return 0
 
 
-def _run_in_workers(args: argparse.Namespace, seeds: list[int]
+class SharedStream:
+    """A loaded :data:`Stream` for spawned worker processes: its arrays in shared
+    memory, which a pickled ``SharedStream`` names rather than copies
+    (``torch.multiprocessing``), so that the workers neither load the stream
+    again nor each hold a copy of it."""
+
+    def __init__(self, stream: Stream) -> None:
+        dataset, self.name, self.source = stream
+        self.x, self.y = (torch.from_numpy(array).share_memory_()
+                          for array in (dataset.x, dataset.y))
+        self.metadata = {field.name: getattr(dataset, field.name) for field in fields(dataset)
+                         if field.name not in ("x", "y")}
+
+    def stream(self) -> Stream:
+        """The stream, its arrays views of the shared memory."""
+        return (StreamDataset(x=self.x.numpy(), y=self.y.numpy(), **self.metadata),
+                self.name, self.source)
+
+
+def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int]
                     ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
     """Each seed with its result and record, in the order of ``seeds``, from up to
-    ``args.jobs`` worker processes (each loads the stream itself). An error in a
-    worker is raised here; it, or Ctrl-C, stops the workers still running."""
-    context = multiprocessing.get_context("spawn")  # no fork of torch's threads
-    # Ctrl-C reaches the main process only, which terminates the workers on leaving
-    with context.Pool(min(args.jobs, len(seeds)), initializer=signal.signal,
-                      initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
-        pending = [pool.apply_async(_run_seed_in_worker, (args, seed)) for seed in seeds]
+    ``args.jobs`` worker processes reading the ``shared`` stream. An error in a
+    worker is raised here; it, Ctrl-C, or a worker that dies (killed for lack of
+    memory; the pool notices at the latest when another seed ends) stops the
+    workers still running."""
+    with _worker_pool(min(args.jobs, len(seeds))) as pool:
+        pending = [pool.submit(_run_seed_in_worker, args, shared, seed) for seed in seeds]
         for seed, outcome in zip(seeds, pending):
-            yield (seed, *outcome.get())
-        pool.close()  # all done: let the workers end on their own
-        pool.join()
+            try:
+                yield (seed, *outcome.result())
+            except BrokenProcessPool:
+                raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
+                                 f"memory: fewer --jobs need less); seed {seed} did not "
+                                 f"finish") from None
 
 
-def _run_seed_in_worker(args: argparse.Namespace, seed: int
+@contextmanager
+def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """``jobs`` spawned worker processes (no fork of torch's threads); Ctrl-C
+    reaches the main process only. Left by an error, Ctrl-C or a generator
+    closed early, the pool terminates the workers still running."""
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=signal.signal,
+                               initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        yield pool
+    except BaseException:
+        workers = list(pool._processes.values())  # no public way before Python 3.14
+        pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        raise
+    pool.shutdown()
+
+
+def _run_seed_in_worker(args: argparse.Namespace, shared: SharedStream, seed: int
                         ) -> tuple[PrequentialResult, dict[str, Any]]:
-    """One seed of ``args`` in a worker process, as the main process runs it."""
+    """One seed of ``args`` on the ``shared`` stream in a worker process, as the
+    main process runs it."""
     torch.set_num_threads(args.threads)
     with flush_denormal() if args.flush_denormal else nullcontext():
-        return _run_seed(args, _plan(args), seed, progress_every=LOG_PROGRESS_SECONDS)
+        return _run_seed(args, _plan(args, shared.stream()), seed,
+                         progress_every=LOG_PROGRESS_SECONDS)
 
 
 def progress_interval() -> Optional[float]:
