@@ -31,9 +31,9 @@ def test_a_line_every_so_many_seconds_with_speed_and_time_left():
     done = range(1, 401)
     lines = lines_of(1000, 10.0, [0.05 * n for n in done], done)
     assert lines == [
-        "prequential: 200 / 1,000 samples (20 %), accuracy 0.5000, 50.0 ms per sample, "
+        "prequential: 200 / 1,000 samples (20 %), accuracy 0.5000, 50.0 ms per sample in all, "
         "about 40 s left",
-        "prequential: 400 / 1,000 samples (40 %), accuracy 0.5000, 50.0 ms per sample, "
+        "prequential: 400 / 1,000 samples (40 %), accuracy 0.5000, 50.0 ms per sample in all, "
         "about 30 s left",
     ]
 
@@ -42,13 +42,13 @@ def test_a_resumed_run_counts_only_the_samples_this_process_ran():
     # resumed at 500 of 1,000: 200 samples in 10 s, so 300 left take 15 s
     done = range(501, 701)
     assert lines_of(1000, 10.0, [0.05 * (n - 500) for n in done], done, done_before=500) == [
-        "prequential: 700 / 1,000 samples (70 %), accuracy 0.5000, 50.0 ms per sample, "
+        "prequential: 700 / 1,000 samples (70 %), accuracy 0.5000, 50.0 ms per sample in all, "
         "about 15 s left"]
 
 
 def test_a_stream_of_unknown_length_gets_no_share_and_no_time_left():
     assert lines_of(None, 1.0, [0.5, 2.0], [1, 20]) == [
-        "prequential: 20 samples, accuracy 0.5000, 100.0 ms per sample"]
+        "prequential: 20 samples, accuracy 0.5000, 100.0 ms per sample in all"]
 
 
 @pytest.mark.parametrize("seconds, text", [(45, "45 s"), (89.4, "89 s"), (120, "2 min"),
@@ -79,7 +79,7 @@ def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     assert "\r" not in err  # no bar
     lines = err.splitlines()
     assert len(lines) == 6
-    assert lines[-1] == "prequential: 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample"
+    assert lines[-1] == "prequential: 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample in all"
 
 
 @pytest.mark.parametrize("every", [0, -1.0, float("nan")])

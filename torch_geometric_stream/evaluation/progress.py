@@ -5,7 +5,7 @@ terminal that is a bar, but in a log file (``nohup``, a cluster job, a pipe) it 
 line that grows by megabytes over a long stream. :class:`ProgressLines` writes one
 whole line every so many seconds instead (here wrapped)::
 
-    prequential: 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample,
+    prequential: 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample in all,
     about 34 min left
 """
 from __future__ import annotations
@@ -48,6 +48,9 @@ class ProgressLines:
 
     The speed and the time left come from the samples this process ran since the
     reporter was made, so a resumed run's earlier samples do not count as instant.
+    The speed is wall time "in all" (the learner's steps, the evaluation around
+    them, waiting for the cores): more than a record's ``ms_per_sample_median``,
+    the median of the learner's steps alone.
     """
 
     def __init__(self, total: Optional[int], *, every: float = LOG_PROGRESS_SECONDS,
@@ -82,7 +85,7 @@ class ProgressLines:
             parts[0] += f" ({math.floor(100 * done / self.total)} %)"
         parts.append(f"accuracy {accuracy:.4f}")
         if ran > 0:
-            parts.append(f"{1000 * seconds / ran:.1f} ms per sample")
+            parts.append(f"{1000 * seconds / ran:.1f} ms per sample in all")
             if self.total is not None and done < self.total:
                 parts.append(f"about {format_duration(seconds / ran * (self.total - done))} "
                              f"left")
