@@ -69,6 +69,14 @@ def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
         f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of them")
 
 
+def test_a_file_reached_twice_counts_once(tmp_path, capsys):
+    path = write(tmp_path, "a.json", record(0, 0.8))
+    write(tmp_path, "b.json", record(1, 0.9))
+    assert main(["compare", path, str(tmp_path), str(tmp_path / "." / "a.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].split()[5:7] == ["2", "0.8500"]  # seeds 0 and 1
+
+
 @pytest.mark.parametrize("content, message", [
     ("{", "cannot read a run record"),
     ('{"accuracy": 0.5}', "not a record of python -m torch_geometric_stream run (it lacks "

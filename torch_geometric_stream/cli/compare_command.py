@@ -55,6 +55,8 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
     the run records among its ``*.json`` files (``tune``'s folder also holds its
     best configuration, which is none).
 
+    A file reached twice (named twice, or named and in a folder given) counts once.
+
     Raises:
         UsageError: a file that is not a ``run`` record (unreadable, no JSON, an
             entry missing), or a folder without one.
@@ -75,7 +77,18 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
         if not found:
             raise UsageError(f"{path}: the folder holds no run record (*.json written by run)")
         records += found
-    return records
+    return _once_each(records)
+
+
+def _once_each(records: list[tuple[Path, Record]]) -> list[tuple[Path, Record]]:
+    """``records`` without the repeats of a file, the first time kept."""
+    seen: set[Path] = set()
+    unique = []
+    for path, record in records:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            unique.append((path, record))
+    return unique
 
 
 def _read_record(path: Path) -> Record:
