@@ -21,7 +21,7 @@ single layer with 256 outputs (not c); here that is one layer with c outputs
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALINGS,
@@ -37,7 +37,8 @@ __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS",
            "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_given",
            "check_not_fixed", "check_read", "parse_feature_range", "parse_tau", "resolve_config",
-           "resolve_stream_entries"]
+           "resolve_stream_entries", "CONFIG_FILE_SOURCE", "FEW_LABEL_SOURCE",
+           "PACKAGE_DEFAULT_SOURCE"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
 #: ``labeled_size`` / ``unlabeled_size`` ``None`` = the paper's sizing rule
@@ -204,6 +205,16 @@ PRESETS = ("paper", "package")
 
 #: The two label ratios the paper tuned for.
 PAPER_RATIOS = (0.001, 0.01)
+#: Each paper ratio in words.
+_RATIO_WORDS = {0.001: "0.1 %", 0.01: "1 %"}
+#: How :func:`resolve_config` names the source of the package defaults.
+PACKAGE_DEFAULT_SOURCE = "package default"
+#: How :func:`resolve_config` names the source of the entries a ``--config`` file
+#: sets (the file's name is the caller's to add).
+CONFIG_FILE_SOURCE = "--config file"
+#: How :func:`resolve_config` names the source of the entries
+#: :data:`FEW_LABEL_LIGHT_DEFAULTS` sets.
+FEW_LABEL_SOURCE = "package few-label rule (below 0.5 % labels)"
 INF = math.inf
 
 # (gcn_layer, k, scorer_layer, tau) per dataset and label ratio.  gcn_layer, k
@@ -589,7 +600,8 @@ def check_read(model: str, entries: Mapping[str, Any], source: str) -> None:
 
 def resolve_config(dataset: str, label_ratio: float, model: str,
                    overrides: Mapping[str, Any], config_file: Optional[Mapping[str, Any]],
-                   num_classes: Optional[int] = None, preset: str = "paper") -> dict[str, Any]:
+                   num_classes: Optional[int] = None, preset: str = "paper",
+                   sources: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """The full configuration of one run.
 
     Args:
@@ -610,6 +622,11 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             ``sledge-light`` sized by :data:`FEW_LABEL_SLOTS_PER_CLASS`. The quantile
             range settings of a preset apply only with its scaling: a ``scaling``
             given by flag or file drops them.
+        sources: if given, filled in place with where each entry's value comes
+            from, in words (e.g. ``"package default"``, ``"flag --lr"``; a
+            ``--config`` file's entries as :data:`CONFIG_FILE_SOURCE`), noted as
+            each layer is applied; its order is that of the layers, lowest
+            precedence first (``run --show-config`` prints it).
 
     Raises:
         UsageError: unknown keys (for this model), an unknown preset, an
@@ -617,60 +634,105 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     """
     if preset not in PRESETS:
         raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    sources = {} if sources is None else sources
     allowed = config_keys(model)
     slots_per_class = 1  # the paper's sizing rule, unless the package's applies
     # a baseline's own hyperparameters default to None: its published setting
     config = {key: DEFAULT_CONFIG.get(key) for key in allowed}
+    _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
+    _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
+          f"{model}'s published setting")
+    ratio = _paper_ratio(label_ratio)
+    at = _RATIO_WORDS[ratio]
     if not uses_sledge_config(model):
-        config.update(BASELINE_DEFAULTS)
+        _apply(config, BASELINE_DEFAULTS, "package default of the baselines", sources)
     elif preset == "paper" and dataset in PAPER_CONFIGS:
-        config.update({key: value for key, value in PAPER_PRESET_DEFAULTS.items()
-                       if key in allowed})
-        config.update(paper_config(dataset, label_ratio))
-        config.update(MEASURED_CONFIGS.get(dataset, {}))
-        config.update(MEASURED_RATIO_CONFIGS.get((dataset, _paper_ratio(label_ratio)), {}))
-        config.update(MEASURED_EXCEPTIONS.get((dataset, model, _paper_ratio(label_ratio)), {}))
-        if model == "base":
-            config["num_layers"] = max(BASE_MIN_LAYERS, config["num_layers"])
-        if model not in SLEDGE_VARIANTS:  # it cannot scale its input: the stream does
-            config["scaling"] = LEARNER_SCALINGS.get(config["scaling"], config["scaling"])
-    elif _paper_ratio(label_ratio) == PAPER_RATIOS[0]:
+        _apply(config, {key: value for key, value in PAPER_PRESET_DEFAULTS.items()
+                        if key in allowed}, "paper preset default", sources)
+        _apply(config, paper_config(dataset, label_ratio),
+               f"authors' setting for {dataset} at {at}", sources)
+        _apply(config, MEASURED_CONFIGS.get(dataset, {}),
+               f"measured setting for {dataset} (see README)", sources)
+        _apply(config, MEASURED_RATIO_CONFIGS.get((dataset, ratio), {}),
+               f"measured setting for {dataset} at {at} (see README)", sources)
+        _apply(config, MEASURED_EXCEPTIONS.get((dataset, model, ratio), {}),
+               f"measured setting for {model} on {dataset} at {at} (see README)", sources)
+        if model == "base" and config["num_layers"] < BASE_MIN_LAYERS:
+            _apply(config, {"num_layers": BASE_MIN_LAYERS},
+                   f"paper preset: base keeps at least {BASE_MIN_LAYERS} layers", sources)
+        if model not in SLEDGE_VARIANTS and config["scaling"] in LEARNER_SCALINGS:
+            # it cannot scale its input: the stream does
+            _apply(config, {"scaling": LEARNER_SCALINGS[config["scaling"]]},
+                   f"{sources['scaling']}, read as {LEARNER_SCALINGS[config['scaling']]}: "
+                   f"{model} does not scale its own input", sources)
+    elif ratio == PAPER_RATIOS[0]:
         slots_per_class = FEW_LABEL_SLOTS_PER_CLASS.get(model, 1)
         if model == "sledge-light":
-            config.update(FEW_LABEL_LIGHT_DEFAULTS)
-    config.update(fixed_config_entries(model))
+            _apply(config, FEW_LABEL_LIGHT_DEFAULTS, FEW_LABEL_SOURCE, sources)
+    _apply(config, fixed_config_entries(model), f"fixed by model {model}", sources)
     if config_file is not None:
-        config.update(_checked(config_file, allowed, model, "--config file"))
+        _apply(config, _checked(config_file, allowed, model, "--config file"),
+               CONFIG_FILE_SOURCE, sources)
     given = {key: value for key, value in overrides.items() if value is not None}
     check_given(model, given, "options")
-    config.update(given)
+    for key, value in given.items():
+        _apply(config, {key: value}, f"flag {_flag(key, value)}", sources)
     _check_memory_options(given)
     chosen = {**(config_file or {}), **given}
     if "scaling" in chosen and chosen["scaling"] not in ROBUST_SCALINGS:
         # a preset's quantile range settings go with its scaling, not with one chosen instead
-        config.update({key: DEFAULT_CONFIG[key] for key in ROBUST_SCALING_KEYS
-                       if key in config and key not in chosen})
+        _apply(config, {key: DEFAULT_CONFIG[key] for key in ROBUST_SCALING_KEYS
+                        if key in config and key not in chosen
+                        and config[key] != DEFAULT_CONFIG[key]},
+               f"{PACKAGE_DEFAULT_SOURCE} (the preset's value goes with its scaling, not "
+               f"{chosen['scaling']})", sources)
     if ("labeled_size" not in chosen and config.get("labeled_size") is not None
             and config["labeled_size"] >= config["memory_size"]):
         # a preset's labeled memory goes with the default memory size, not with a
         # chosen one too small to hold it: the paper's rule sizes it instead
-        config["labeled_size"] = None
+        _apply(config, {"labeled_size": None},
+               f"the preset's {config['labeled_size']} does not fit memory_size "
+               f"{config['memory_size']}", sources)
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     if "feature_range" in config:
         config["feature_range"] = parse_feature_range(config["feature_range"])
     if num_classes is not None and "labeled_size" in config:
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
-                           slots_per_class=slots_per_class)
+                           slots_per_class=slots_per_class, sources=sources)
     return config
 
 
+def _apply(config: dict[str, Any], entries: Mapping[str, Any], source: str,
+           sources: dict[str, str]) -> None:
+    """Set ``entries`` in ``config``, noting ``source`` as theirs (:func:`_note`)."""
+    config.update(entries)
+    _note(sources, entries, source)
+
+
+def _note(sources: dict[str, str], keys: Iterable[str], source: str) -> None:
+    """Note ``source`` as that of entries ``keys`` in ``sources``: each moves to
+    the end, so that ``sources`` lists the entries by the layer that set them
+    last, lowest precedence first."""
+    for key in keys:
+        sources.pop(key, None)
+        sources[key] = source
+
+
+def _flag(key: str, value: Any) -> str:
+    """The option that sets entry ``key`` to ``value``: ``--lr``, ``--no-supervise-graph``."""
+    return "--" + ("no-" if value is False else "") + key.replace("_", "-")
+
+
 def resolve_stream_entries(config: dict[str, Any], model: str,
-                           value_range: Optional[Sequence[float]]) -> dict[str, Any]:
+                           value_range: Optional[Sequence[float]],
+                           sources: Optional[dict[str, str]] = None) -> dict[str, Any]:
     """Settle, in place, the ``"auto"`` entries that depend on the stream:
     ``scaling`` and ``feature_transform`` by whether the stream declares its
     ``value_range`` a priori (and whether ``model`` scales its own input);
     returns ``config``. A run records its configuration after this step.
+    ``sources``: those of :func:`resolve_config`, where an ``"auto"`` entry's
+    source then says what it became and why.
 
     Raises:
         UsageError: an entry of
@@ -679,23 +741,38 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
             ``"robust-rescale"``, or ``feature_range`` away from its default
             with scaling ``"none"`` (it would change nothing).
     """
-    config["scaling"] = resolve_scaling(config["scaling"], value_range,
-                                        learner_scales=model in SLEDGE_VARIANTS)
+    sources = {} if sources is None else sources
+    known = ("the stream has no known value range" if value_range is None else
+             f"the stream's values lie in the known range [{value_range[0]:g}, "
+             f"{value_range[1]:g}]")
+    learner_scales = model in SLEDGE_VARIANTS
+    _resolve_auto(config, sources, "scaling",
+                  resolve_scaling(config["scaling"], value_range, learner_scales=learner_scales),
+                  known + (f"; {model} scales its own input"
+                           if learner_scales and value_range is None else ""))
     unread = [key for key in ROBUST_SCALING_KEYS
               if key in config and config[key] != DEFAULT_CONFIG[key]]
     if unread and config["scaling"] not in ROBUST_SCALINGS:
         # the value came from a flag or from a --config file's entry: name both
-        flags = ", ".join("--" + ("no-" if config[key] is False else "")
-                          + key.replace("_", "-") for key in unread)
+        flags = ", ".join(_flag(key, config[key]) for key in unread)
         raise UsageError(f"{flags} (config entries {', '.join(unread)}) only apply to "
                          f"--scaling robust or robust-rescale; this run's scaling is "
                          f"{config['scaling']}")
     if config["scaling"] == "none" and config["feature_range"] != DEFAULT_CONFIG["feature_range"]:
         raise UsageError("--feature-range (config entry feature_range) only applies to a "
                          "scaling; this run's scaling is none")
-    config["feature_transform"] = resolve_feature_transform(config["feature_transform"],
-                                                            value_range)
+    _resolve_auto(config, sources, "feature_transform",
+                  resolve_feature_transform(config["feature_transform"], value_range), known)
     return config
+
+
+def _resolve_auto(config: dict[str, Any], sources: dict[str, str], key: str, value: Any,
+                  why: str) -> None:
+    """Set an ``"auto"`` entry ``key`` to ``value``, what it resolves to on this
+    stream (any other value resolves to itself), with the source
+    ``auto (<its source>): <why>``."""
+    if config[key] == "auto":
+        _apply(config, {key: value}, f"auto ({sources.get(key)}): {why}", sources)
 
 
 def parse_feature_range(value: Any) -> list[float]:
@@ -722,20 +799,43 @@ def _check_memory_options(given: Mapping[str, Any]) -> None:
 
 
 def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: float,
-                       light: bool, slots_per_class: int = 1) -> None:
+                       light: bool, slots_per_class: int, sources: dict[str, str]) -> None:
     """Fill unset sizes: ``labeled_size`` by the paper's rule with
     ``slots_per_class`` (see :func:`~torch_geometric_stream.evaluation.paper_memory_sizes`),
     ``unlabeled_size = memory_size - labeled_size``; light mode with a per-class
-    labeled memory then keeps one labeled slot per class."""
+    labeled memory then keeps one labeled slot per class. Each filled entry's
+    source in ``sources`` names the rule (and what left it unset, unless the
+    package default)."""
     if config["labeled_size"] is None:
-        config["labeled_size"] = paper_memory_sizes(num_classes, label_ratio,
-                                                    config["memory_size"],
-                                                    slots_per_class=slots_per_class)[0]
+        labeled = paper_memory_sizes(num_classes, label_ratio, config["memory_size"],
+                                     slots_per_class=slots_per_class)[0]
+        unset_by = sources["labeled_size"]
+        _apply(config, {"labeled_size": labeled},
+               _sizing_rule(num_classes, label_ratio, slots_per_class,
+                            capped=labeled == config["memory_size"] - 1)
+               + ("" if unset_by == PACKAGE_DEFAULT_SOURCE else f": {unset_by}"), sources)
     if config["unlabeled_size"] is None and config["labeled_size"] > config["memory_size"]:
         raise UsageError(f"--labeled-size {config['labeled_size']} exceeds the memory size "
                          f"{config['memory_size']} (--memory-size), leaving no room for the "
                          f"unlabeled memory; raise --memory-size or lower --labeled-size")
     if config["unlabeled_size"] is None:
-        config["unlabeled_size"] = config["memory_size"] - config["labeled_size"]
+        _apply(config, {"unlabeled_size": config["memory_size"] - config["labeled_size"]},
+               "memory_size - labeled_size", sources)
     if light and config["light_memory"] == "per-class":
-        config["labeled_size"] = num_classes
+        _apply(config, {"labeled_size": num_classes},
+               f"one slot per class (light_memory per-class; c = {num_classes})", sources)
+
+
+def _sizing_rule(num_classes: int, label_ratio: float, slots_per_class: int,
+                 capped: bool) -> str:
+    """The rule of :func:`~torch_geometric_stream.evaluation.paper_memory_sizes`
+    that sized a labeled memory, in words (``capped``: it has memory_size - 1
+    slots, the most the rule gives)."""
+    if _paper_ratio(label_ratio) == PAPER_RATIOS[1]:
+        rule = "paper sizing rule (L = 100 from 0.5 % labels"
+    elif slots_per_class == 1:
+        rule = f"paper sizing rule (L = max(c, 10) below 0.5 % labels; c = {num_classes}"
+    else:
+        rule = (f"package few-label rule ({slots_per_class} slots per class below 0.5 % "
+                f"labels, at most 100; c = {num_classes}")
+    return rule + ("; at most memory_size - 1" if capped else "") + ")"

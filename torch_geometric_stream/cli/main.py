@@ -247,6 +247,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="JSON object of configuration entries (keys as the flags, "
                             "with underscores)")
     output = run.add_argument_group("output")
+    output.add_argument("--show-config", action="store_true",
+                        help="print the run's configuration, each entry with where its value "
+                             "comes from, and exit without running (the other options are "
+                             "checked as the run checks them; no file is written)")
     output.add_argument("--output", type=Path, metavar="FILE.json",
                         help="results and full configuration (several seeds: "
                              "FILE_seed<S>.json each)")

@@ -9,7 +9,7 @@ CLI's resolved configuration onto it.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Optional
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.datasets import StreamDataset
@@ -81,14 +81,15 @@ def fixed_config_entries(name: str) -> dict[str, Any]:
             if key in SLEDGE_CONFIG_KEYS}
 
 
-def unread_config_entries(name: str) -> tuple[str, ...]:
+def unread_config_entries(name: str, lam: Optional[float] = None) -> tuple[str, ...]:
     """The configuration entries model ``name`` accepts but never reads
-    (:func:`~torch_geometric_stream.models.unread_entries`), e.g. ``k`` for
-    ``memory``; for ``base``, an MLP without a memory, ``memory_size`` too.
-    Empty for the baselines, which accept only what they read."""
+    (:func:`~torch_geometric_stream.models.unread_entries`; ``lam``: the
+    configuration's, ``None`` for any value above zero), e.g. ``k`` for ``memory``,
+    ``regularizer`` where ``lam`` is 0; for ``base``, an MLP without a memory,
+    ``memory_size`` too. Empty for the baselines, which accept only what they read."""
     if not uses_sledge_config(name):
         return ()
-    unread = unread_entries(name)
+    unread = unread_entries(name, lam)
     if name == "base":
         unread = unread | {"memory_size"}
     return tuple(key for key in SLEDGE_CONFIG_KEYS if key in unread)

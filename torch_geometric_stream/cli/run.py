@@ -24,6 +24,7 @@ from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MOD
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
 from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
+from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
                                              make_synthetic_dataset, resolve_dataset_name)
@@ -175,6 +176,8 @@ def run_command(args: argparse.Namespace) -> int:
     _check_checkpoint_flags(args, seeds)
     check_output_files((("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
                         ("--checkpoint", args.checkpoint)), plot=args.plot)
+    if args.show_config:
+        return _show_config(args, seeds)
     torch.set_num_threads(args.threads)
     checkpoint_before = _modified(args.checkpoint)
     written: list[int] = []
@@ -252,9 +255,12 @@ def run_device(args: argparse.Namespace, model: str) -> tuple[str, bool]:
     return device, graphable if args.cuda_graph is None else args.cuda_graph
 
 
-def _plan(args: argparse.Namespace, stream: Optional[Stream] = None) -> RunPlan:
+def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
+          sources: Optional[dict[str, str]] = None) -> RunPlan:
     """Model, device, stream (``stream`` if given, already loaded with the same
-    arguments) and configuration of a run, each checked."""
+    arguments) and configuration of a run, each checked; ``sources``, if given,
+    is filled with where each configuration entry comes from
+    (:func:`~torch_geometric_stream.cli.configs.resolve_config`)."""
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
     device, cuda_graph = run_device(args, model)
     if stream is None:
@@ -264,8 +270,8 @@ def _plan(args: argparse.Namespace, stream: Optional[Stream] = None) -> RunPlan:
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
                                 read_config_file(args.config), num_classes=dataset.num_classes,
-                                preset=args.preset)
-        resolve_stream_entries(config, model, dataset.value_range)
+                                preset=args.preset, sources=sources)
+        resolve_stream_entries(config, model, dataset.value_range, sources)
     return RunPlan(model, device, cuda_graph, _limit(args), stream, config)
 
 
@@ -290,6 +296,29 @@ def check_run(args: argparse.Namespace, stream: Stream) -> None:
         UsageError: what the run would refuse.
     """
     _seed_run(args, _plan(args, stream), parse_seeds(args.seed)[0])
+
+
+def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
+    """``run --show-config``: resolve and check the run as it would start (the
+    stream loaded for its class count and value range, the first seed's learner
+    built), print the run and its configuration with each entry's source
+    (:func:`~torch_geometric_stream.cli.show_config.config_lines`), and run
+    and write nothing."""
+    sources: dict[str, str] = {}
+    plan = _plan(args, sources=sources)
+    _seed_run(args, plan, seeds[0])  # what the run refuses before its stream starts
+    dataset, name, _ = plan.stream
+    values = ("" if dataset.value_range is None
+              else ", values in [{:g}, {:g}]".format(*dataset.value_range))
+    print(f"{plan.model} on {name}: {'' if plan.limit is None else 'its first '}"
+          f"{dataset.num_samples} samples, {dataset.num_features} features, "
+          f"{dataset.num_classes} classes{values}")
+    print(f"label ratio {args.label_ratio} (mask {args.label_mask}), preset {args.preset}, "
+          f"seeds {','.join(map(str, seeds))}, device {plan.device}"
+          f"{' with CUDA graphs' if plan.cuda_graph else ''}")
+    print("\n".join(config_lines(plan.model, plan.config, sources, args.config)))
+    print("--show-config: nothing was run or written")
+    return 0
 
 
 def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -> int:

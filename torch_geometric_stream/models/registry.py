@@ -73,19 +73,20 @@ def _baselines() -> dict[str, type]:
     return BASELINES
 
 
-def unread_entries(name: str) -> frozenset[str]:
+def unread_entries(name: str, lam: Optional[float] = None) -> frozenset[str]:
     """The SLeDGe keyword arguments that the model ``name`` of :data:`MODELS`
     never reads: for a SLeDGe-based one the
     :func:`~torch_geometric_stream.models.sledge.unread_arguments` of its
     :data:`SLEDGE_VARIANTS` entries (e.g. ``k`` for ``"memory"``, which has no
-    graph, or ``light_memory`` for all but ``"sledge-light"``); for ``"base"``
-    every argument but the MLP's."""
+    graph, or ``light_memory`` for all but ``"sledge-light"``) with ``lam``
+    (``None``: some value above zero) where the variant does not fix it; for
+    ``"base"`` every argument but the MLP's."""
     if name == "base":
         arguments = inspect.signature(SLeDGe.__init__).parameters
         return frozenset(arguments) - {"self", "in_channels", "num_classes", *_MLP_KEYS}
     variant = SLEDGE_VARIANTS[name]
     return unread_arguments(graph=variant.get("graph", "learned"),
-                            light=variant.get("light", False), lam=variant.get("lam"))
+                            light=variant.get("light", False), lam=variant.get("lam", lam))
 
 
 def _build_base(in_channels: int, num_classes: int, **config: Any) -> StreamClassifier:
