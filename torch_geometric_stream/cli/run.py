@@ -303,7 +303,8 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     stream loaded for its class count and value range, the first seed's learner
     built), print the run and its configuration with each entry's source
     (:func:`~torch_geometric_stream.cli.show_config.config_lines`), and run
-    and write nothing."""
+    and write nothing. Output options are checked, not refused: the flag is
+    meant to be appended to the command about to run."""
     sources: dict[str, str] = {}
     plan = _plan(args, sources=sources)
     _seed_run(args, plan, seeds[0])  # what the run refuses before its stream starts
