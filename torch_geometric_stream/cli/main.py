@@ -5,13 +5,15 @@ import argparse
 import inspect
 import os
 import sys
+import textwrap
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, coefficient_value,
                                                   label_ratio, positive_int, tau_value)
-from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, PRESETS
+from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
+                                                FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
@@ -23,7 +25,7 @@ from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
-                                           MERGE_SIMILARITIES, PROPAGATIONS)
+                                           MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS)
 from torch_geometric_stream.graph import NORMALIZATIONS, STRUCTURE_LOSS_FORMS
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
@@ -38,6 +40,76 @@ def _published(key: str) -> str:
         for name, arguments in BASELINE_HYPERPARAMETERS.items() if key in arguments)
 
 
+#: Where the package's few-label defaults apply (:data:`FEW_LABEL_SLOTS_PER_CLASS`,
+#: :data:`FEW_LABEL_LIGHT_DEFAULTS`), as help text.
+_FEW_LABELS = "below 0.5 % labels without per-dataset settings"
+
+
+def _as_flags(entries: Mapping[str, Any]) -> str:
+    """Configuration entries as the ``run`` options that set them, e.g.
+    ``{"num_layers": 1, "supervise_graph": False}`` ->
+    ``"--num-layers 1 --no-supervise-graph"``."""
+    flags = []
+    for key, value in entries.items():
+        flag = "--" + key.replace("_", "-")
+        flags.append((flag if value else "--no-" + flag[2:]) if isinstance(value, bool)
+                     else f"{flag} {value}")
+    return " ".join(flags)
+
+
+def _few_label_slots() -> str:
+    """The labeled memory of the package defaults below 0.5 % labels, as help text,
+    from :data:`FEW_LABEL_SLOTS_PER_CLASS`: e.g. ``"sledge and sledge-light keep 10
+    labeled slots per class (at most 100 in all)"``."""
+    models_by_slots: dict[int, list[str]] = {}
+    for model, slots in FEW_LABEL_SLOTS_PER_CLASS.items():
+        models_by_slots.setdefault(slots, []).append(model)
+    return ", ".join(f"{' and '.join(models)} keep{'s' if len(models) == 1 else ''} {slots} "
+                     f"labeled slots per class (at most 100 in all)"
+                     for slots, models in models_by_slots.items())
+
+
+def _few_label_defaults() -> str:
+    """What the package defaults change below 0.5 % labels, as help text: the
+    labeled memory (:func:`_few_label_slots`) and :data:`FEW_LABEL_LIGHT_DEFAULTS`
+    as options (``"..., sledge-light runs --num-layers 1 ..."``)."""
+    return f"{_few_label_slots()}, sledge-light runs {_as_flags(FEW_LABEL_LIGHT_DEFAULTS)}"
+
+
+def _package_default(key: str, shown: Optional[str] = None) -> str:
+    """``"package default: V"`` of configuration entry ``key`` (``shown``, else its
+    value), with SLeDGe-L's few-label default where :data:`FEW_LABEL_LIGHT_DEFAULTS`
+    sets one; for an argparse help (``%`` escaped)."""
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, list):
+            return " ".join(f"{item:g}" for item in value)
+        return str(value)
+
+    default = f"package default: {shown or text(DEFAULT_CONFIG[key])}"
+    if key in FEW_LABEL_LIGHT_DEFAULTS:
+        default += f"; sledge-light {_FEW_LABELS}: {text(FEW_LABEL_LIGHT_DEFAULTS[key])}"
+    return default.replace("%", "%%")
+
+
+def _numbered(items: Sequence[str], width: int = 88) -> str:
+    """``items`` as a numbered list of plain text, each wrapped to ``width``."""
+    return "\n".join(textwrap.fill(item, width, initial_indent=f"  {number}. ",
+                                    subsequent_indent="     ", break_on_hyphens=False)
+                      for number, item in enumerate(items, start=1))
+
+
+_PRECEDENCE = _numbered([
+    f'package defaults: each option\'s "package default"; {_FEW_LABELS}, '
+    f"{_few_label_defaults()};",
+    f"the paper preset's per-dataset settings (every model but {', '.join(BASELINES)} on a "
+    f"paper dataset; not with --preset package): the paper's structure (layers, k, tau), "
+    f"PyG's symmetric normalization and the settings measured per dataset, model and label "
+    f'ratio (README, "Presets"; cli/configs.py, MEASURED_*);',
+    "--config FILE.json;",
+    "flags."])
+
 _RUN_DESCRIPTION = f"""\
 Prequential (test-then-train) evaluation of a stream learner.
 
@@ -46,10 +118,9 @@ Online Shoppers Purchasing Intention stream bundled with the package (UCI, CC BY
 label ratio 0.01, seed 0, 1 thread: about 25 ms per sample, under a minute on one CPU
 core (measured: 26 ms/sample CPU time on the 1,000 first rows).
 
-Configuration precedence (lowest first): package defaults (for sledge-light below 0.5 %
-labels without per-dataset settings: 1 GCN layer and the stream's class prior) < the
-paper's per-dataset structural settings (SLeDGe models on a paper dataset; not with
---preset package) < --config FILE.json < flags."""
+Configuration precedence (lowest first):
+{_PRECEDENCE}
+The record of --output holds the configuration a run resolved."""
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
@@ -88,21 +159,22 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "(whole dataset, as the paper's tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
     _add_config_flags(data, (
-        ("--robust-quantile", float, "lower quantile q of robust-rescale's range (q to 1 - q), "
-                                     "in (0, 0.5)"),
+        ("--robust-quantile", float, "lower quantile q of the range of robust and "
+                                     "robust-rescale (q to 1 - q), in (0, 0.5)"),
         ("--robust-tolerance", float, "drift of a quantile, as a share of the range, that "
-                                      "moves robust-rescale's range"),
-        ("--robust-reservoir", positive_int, "rows robust-rescale keeps (a uniform sample) "
-                                             "for its quantiles")))
+                                      "moves the range of robust and robust-rescale"),
+        ("--robust-reservoir", positive_int, "rows robust and robust-rescale keep (a uniform "
+                                             "sample) for their quantiles")))
     data.add_argument("--robust-clip", action=argparse.BooleanOptionalAction,
                       help="whether robust and robust-rescale clip the values outside their "
-                           "range to [-1, 1] (default: yes); with --no-robust-clip such "
+                           "range to --feature-range (" + _package_default("robust_clip")
+                           + "); with --no-robust-clip such "
                            "values keep their distance from the range, scaled as the values "
                            "inside (measured level with clipping; see benchmarks/RESULTS.md)")
     data.add_argument("--feature-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
                       help="the interval every scaling but none maps a feature's range to, "
-                           "e.g. --feature-range 0 1 (package default: -1 1, as the "
-                           "authors' code; see benchmarks/RESULTS.md, session 68)")
+                           "e.g. --feature-range 0 1 (" + _package_default("feature_range")
+                           + ", as the authors' code; see benchmarks/RESULTS.md, session 68)")
     data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
                       help="applied to every feature before the scaling: none, "
                            "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "
@@ -120,15 +192,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                           help="fraction of labeled samples in (0, 1] (default: %(default)s)")
     protocol.add_argument("--label-mask", choices=LABEL_MASKS, default="paper",
                           help="paper: first sample of each class + random positions up to "
-                               "max(c, R*T) labels; authors: the same rule with the positions "
-                               "the authors' code draws for a seed; bernoulli: each sample "
-                               "with probability R; capymoa: likewise, with the draws of "
-                               "CapyMOA's prequential_ssl_evaluation for random_seed=S")
+                               "max(c, floor(R*T)) labels; authors: the same rule with the "
+                               "positions the authors' code draws for a seed; bernoulli: each "
+                               "sample with probability R; capymoa: likewise, with the draws "
+                               "of CapyMOA's prequential_ssl_evaluation for random_seed=S "
+                               "(default: %(default)s)")
     protocol.add_argument("--seed", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0)")
     protocol.add_argument("--device", default="auto",
-                          help="auto, cpu, cuda, cuda:i or mps (default: auto = the GPU for "
-                               "the SLeDGe models when there is one, else the CPU)")
+                          help=f"auto, cpu, cuda, cuda:i or mps (default: auto = the GPU for "
+                               f"{', '.join(SLEDGE_VARIANTS)} when there is one, else the "
+                               f"CPU)")
     protocol.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction,
                           help="SLeDGe on a CUDA device: replay the step from CUDA graphs "
                                "(same results up to float rounding, 6-8x faster; default: "
@@ -148,10 +222,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         "hyperparameters (override --config and the paper settings; an option the model never "
         "reads, such as --k for memory, is an error)")
     hyper.add_argument("--preset", choices=PRESETS, default="paper",
-                       help="paper (default): the paper's per-dataset structural settings "
-                            "(layers, k, tau) on its datasets; package: the package defaults "
-                            "on every stream, no per-dataset settings (sledge-light below "
-                            "0.5 %% labels: 1 GCN layer, stream class prior)")
+                       help="paper (default): on its datasets, the paper's per-dataset "
+                            "structural settings (layers, k, tau) and the settings measured "
+                            "per dataset (see the precedence above); package: the package "
+                            "defaults on every stream, no per-dataset settings (below 0.5 %% "
+                            "labels: " + _few_label_defaults().replace("%", "%%") + ")")
     _add_config_flags(hyper, (
         ("--k", int, "neighbours per node besides itself (0: none; the GCN acts as an MLP)"),
         ("--lr", float, "Adam learning rate"),
@@ -162,11 +237,14 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         ("--hidden-channels", int, "hidden width"),
         ("--labeled-size", int,
          "labeled memory L (default: the paper's rule, 100 from 0.5 %% labels on, else "
-         "max(c, 10); sledge-light --light-memory per-class: one per class)"),
+         "max(c, 10), at most M - 1; "
+         + f"{_FEW_LABELS}: {_few_label_slots()}".replace("%", "%%")
+         + "; sledge-light --light-memory per-class: one per class)"),
         ("--unlabeled-size", int, "unlabeled memory U (default: memory size - L)"),
         ("--memory-size", int, "total memory M (also the baselines' memory)")))
     hyper.add_argument("--tau", type=tau_value, metavar="X",
-                       help="temporal decay of the loss weights, a number or 'inf'")
+                       help="temporal decay of the loss weights, a number or 'inf' ("
+                            + _package_default("tau", "inf, uniform weights") + ")")
     for flag, text in (("--alpha", "weight of a new labeled sample in its merge"),
                        ("--beta", "weight of the old prototype in an unlabeled merge")):
         hyper.add_argument(flag, type=coefficient_value, metavar="X",
@@ -181,8 +259,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "of the input features, as the +M and +Static ablations do)")
     hyper.add_argument("--supervise-graph", action=argparse.BooleanOptionalAction,
                        help="whether the classification loss trains the graph learner f_E "
-                            "through the edge weights (default: yes, the paper); with "
-                            "--no-supervise-graph only the structure regularizer trains it")
+                            "through the edge weights (yes: the paper); with "
+                            "--no-supervise-graph only the structure regularizer trains it ("
+                            + _package_default("supervise_graph") + ")")
     # every graph normalization but "none" (raw similarities: no GCN normalization at all)
     hyper.add_argument("--normalization",
                        choices=tuple(name for name in NORMALIZATIONS if name != "none"),
@@ -210,9 +289,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "every row, for checks and benchmarks); the same results up to "
                             "rounding, which a long stream can amplify")
     hyper.add_argument("--class-prior", choices=CLASS_PRIORS,
-                       help="class prior of the predictions: 'memory' (default, the paper: "
-                            "the balanced labeled memory's) or 'stream' (the labeled "
-                            "stream's class frequencies, by logit adjustment)")
+                       help="class prior of the predictions: 'memory' (the paper: the "
+                            "balanced labeled memory's) or 'stream' (the labeled stream's "
+                            "class frequencies, by logit adjustment) ("
+                            + _package_default("class_prior") + ")")
     hyper.add_argument("--light-memory", choices=LIGHT_MEMORIES,
                        help="sledge-light's labeled memory: 'full' (default; the authors' "
                             "light script: the labeled memory of the full model, every slot a "
@@ -281,12 +361,13 @@ def _add_config_flags(group: argparse._ArgumentGroup,
                       flags: Sequence[tuple[str, Callable[[str], Any], str]]) -> None:
     """One option per ``(flag, type, help)`` that sets the configuration entry
     of its name (``--k`` -> ``k``), its help ending with the package default
-    (where it is a value: ``None`` entries are resolved per run, as ``help`` says)."""
+    (:func:`_package_default`, where it is a value: ``None`` entries are resolved per
+    run, as ``help`` says)."""
     for flag, kind, text in flags:
-        default = DEFAULT_CONFIG[flag[2:].replace("-", "_")]
+        key = flag[2:].replace("-", "_")
         group.add_argument(flag, type=kind, metavar="X" if kind is float else "N",
-                           help=text if default is None else f"{text} (package default: "
-                                                             f"{default})")
+                           help=text if DEFAULT_CONFIG[key] is None
+                           else f"{text} ({_package_default(key)})")
 
 
 def build_parser() -> Parser:
