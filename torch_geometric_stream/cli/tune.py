@@ -1,4 +1,4 @@
-"""The ``tune`` command: a resumable grid search over any ``run`` option.
+"""The ``tune`` command: a resumable grid search over ``run``'s configuration options.
 
 Each grid point and seed is one ``run`` writing one JSON into ``--out-dir``;
 a point whose JSON exists is not run again, so a search can be stopped and
@@ -7,10 +7,11 @@ grid: a reused JSON made under other settings (older defaults, another
 ``--config``) is an error naming the setting, never silently mixed in. The
 ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts; the ranking is also written as
-``ranking_<model>_<dataset>_<ratio>.csv``. A stream file's ``<dataset>`` is its
-name and 8 hex digits of the SHA-256 of its bytes and ``--label-column``
-(``mine.csv-1f0e3a9c``): another file of that name, or the file edited, gets
-runs of its own.
+``ranking_<model>_<dataset>_<ratio>.csv`` (``<ratio>_preset=package`` under
+``--preset package``, whose runs get files of their own). A stream file's
+``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
+``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
+file edited, gets runs of its own.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
@@ -433,8 +434,12 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="the grid's base: the paper's per-dataset settings (default) or "
                            "the package defaults (see run --help)")
     tune.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
-                      help="an option and its values (repeatable); any run option with a "
-                           "value but --seed and --limit (use --seeds and --limit)")
+                      help="an option and its values (repeatable): any run option that "
+                           "sets a configuration entry (a key of run --config: the "
+                           "hyperparameters, approximations, baseline hyperparameters and "
+                           "the scaling options), an on/off one as true or false, "
+                           "--feature-range as LOW:HIGH; not --seed and --limit (use --seeds "
+                           "and --limit)")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
     tune.add_argument("--confirm-top", type=positive_int, metavar="N",
                       help="a second stage: run the N best points of --seeds again on "
@@ -452,5 +457,6 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="one JSON per grid point and seed (default: %(default)s)")
     tune.add_argument("--best", type=Path, metavar="FILE.json",
                       help="where to write the best configuration "
-                           "(default: OUT_DIR/best_<model>_<dataset>_<ratio>.json)")
+                           "(default: OUT_DIR/best_<model>_<dataset>_<ratio>.json, "
+                           "<ratio>_preset=package under --preset package)")
     tune.set_defaults(handler=tune_command)
