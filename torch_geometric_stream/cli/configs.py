@@ -4,9 +4,10 @@ structural settings, and their resolution against a ``--config`` file and flags.
 Precedence, lowest first: :data:`DEFAULT_CONFIG` (with :data:`BASELINE_DEFAULTS`
 for the baselines) < :data:`PAPER_PRESET_DEFAULTS`, :data:`PAPER_CONFIGS` and
 :data:`MEASURED_CONFIGS` with :data:`MEASURED_RATIO_CONFIGS` and
-:data:`MEASURED_EXCEPTIONS` (SLeDGe models on a paper dataset, preset ``"paper"``;
-elsewhere :data:`FEW_LABEL_LIGHT_DEFAULTS` for SLeDGe-L below 0.5 % labels)
-< the ``--config`` JSON file < explicit flags. Preset ``"package"`` leaves the
+:data:`MEASURED_EXCEPTIONS` (every model but the baselines, on a paper dataset,
+preset ``"paper"``; elsewhere, below 0.5 % labels, :data:`FEW_LABEL_SLOTS_PER_CLASS`
+for the labeled memory of SLeDGe and SLeDGe-L and :data:`FEW_LABEL_LIGHT_DEFAULTS`
+for SLeDGe-L) < the ``--config`` JSON file < explicit flags. Preset ``"package"`` leaves the
 per-dataset settings out: one configuration for every stream (at a given label
 ratio), the untuned setting a user with a new stream has.
 
@@ -129,7 +130,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 BASELINE_DEFAULTS: dict[str, Any] = {"feature_transform": "none"}
 
 #: Entries in which SLeDGe-L departs from :data:`DEFAULT_CONFIG` below 0.5 % labels
-#: (the paper's 0.1 % regime: a labeled memory of max(c, 10) slots) wherever no
+#: (the paper's 0.1 % regime, where its rule gives a labeled memory of max(c, 10) slots;
+#: the package's, :data:`FEW_LABEL_SLOTS_PER_CLASS`, keeps more) wherever no
 #: per-dataset setting applies (preset ``"package"``, or a stream outside the
 #: paper), as the paper's memory sizing already depends on the label ratio.
 #: Provenance: benchmarks/RESULTS.md, session 24, SLeDGe-L under ``--preset package``,

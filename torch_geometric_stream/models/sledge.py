@@ -119,9 +119,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     (top-:math:`(k{+}1)`, as the authors' code), the classifier a
     :class:`~torch_geometric_stream.nn.GCNBackbone`, the memory a
     :class:`~torch_geometric_stream.memory.DualPrototypeMemory`. In light mode
-    (SLeDGe-L) the memory holds one labeled prototype per class and only the
-    query rows get edges: the test sample at prediction, the labeled
-    prototypes in training.
+    (SLeDGe-L) the memory holds one labeled prototype per class (with
+    ``light_memory="per-class"``, the default) and only the query rows get
+    edges: the test sample at prediction, the labeled prototypes in training.
 
     Inputs are L2-normalized inside (the method stores unit rows).
 
@@ -161,9 +161,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             (the paper's :math:`A + I` with :math:`I` added to the kept
             self-similarity) or ``"mean"`` (authors' :math:`1/(k+1)`); see
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
-            (default: :obj:`"symmetric"`, PyG's; the command line's
-            ``--preset package`` takes ``"symmetric-add"``, measured better on
-            9 of 16 cells, see ``cli.configs.DEFAULT_CONFIG``)
+            (default: :obj:`"symmetric"`, PyG's; the command line's package
+            defaults (``--preset package``, and streams outside the paper's) take
+            ``"symmetric-add"``, measured better on 9 of 16 cells, see
+            ``cli.configs.DEFAULT_CONFIG``)
         bias_position (str, optional): where each GCN layer adds its bias, one
             of :data:`~torch_geometric_stream.nn.BIAS_POSITIONS`: ``"after"``
             propagation (PyG's :class:`~torch_geometric.nn.conv.GCNConv`) or
@@ -241,6 +242,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             logits (logit adjustment for label shift; both estimated with
             add-one smoothing). Training is unchanged. (default: :obj:`"memory"`)
         block_size (int, optional): rows scored at once by the graph learner.
+            (default: 2048)
         reselect_every (int, optional): full mode: search every memory row's
             top-k neighbours anew only every ``reselect_every`` steps, and
             whenever a slot has been filled since the last search; in
