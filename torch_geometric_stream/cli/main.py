@@ -120,7 +120,8 @@ core (measured: 26 ms/sample CPU time on the 1,000 first rows).
 
 Configuration precedence (lowest first):
 {_PRECEDENCE}
-The record of --output holds the configuration a run resolved."""
+--show-config prints the configuration a run resolves, each entry with its source; the
+record of --output holds it too."""
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
