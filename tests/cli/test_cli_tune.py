@@ -243,6 +243,10 @@ def test_tune_confirms_the_top_points_on_more_seeds_and_writes_the_ranking(tmp_p
         seven = json.loads((tmp_path / f"sledge-light_synthetic_0.01_lr={row['lr']}_"
                             "hidden_channels=8_seed7.json").read_text())["accuracy"]
         assert float(row["accuracy"]) == round((stage_one[row["lr"]] + seven) / 2, 6)
+        assert float(row["std"]) == round(abs(stage_one[row["lr"]] - seven) / 2 ** 0.5, 6)
+    assert rows[2]["std"] == ""  # one seed: no sample std
+    third = next(line.split() for line in printed.splitlines() if line.startswith("   3  "))
+    assert third[2:4] == ["–", "1"]  # std, seeds
     assert float(rows[0]["accuracy"]) >= float(rows[1]["accuracy"])
     best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
     assert best["lr"] == float(rows[0]["lr"])

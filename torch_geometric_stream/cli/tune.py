@@ -240,7 +240,7 @@ class _Ranked:
     point: dict[str, str]
     seeds: list[int]
     accuracy: float
-    std: float
+    std: Optional[float]  # the sample std over the seeds; None for one seed
     ms_per_sample: float
     config: dict
 
@@ -270,7 +270,7 @@ def _rank(points: list[dict[str, str]], seeds: list[int],
         runs = [records[_point_name(point), seed] for seed in seeds]
         accuracies = [run["accuracy"] for run in runs]
         rows.append(_Ranked(point, seeds, statistics.mean(accuracies),
-                            statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
+                            statistics.stdev(accuracies) if len(accuracies) > 1 else None,
                             statistics.mean(run["ms_per_sample_median"] for run in runs),
                             runs[0]["config"]))
     return sorted(rows, key=lambda row: -row.accuracy)
@@ -284,7 +284,8 @@ def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], path: Path) 
         for rank, row in enumerate(rows, 1):
             writer.writerow([rank, *(row.point[key] for key in grid),
                              " ".join(map(str, row.seeds)), f"{row.accuracy:.6f}",
-                             f"{row.std:.6f}", f"{row.ms_per_sample:.3f}"])
+                             "" if row.std is None else f"{row.std:.6f}",
+                             f"{row.ms_per_sample:.3f}"])
 
 
 def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int) -> None:
@@ -361,7 +362,8 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
           + (f", first {args.limit}" if args.limit else ""))
     print(f"{'rank':>4}  {'accuracy':>8}  {'std':>6}  {'seeds':>5}  {'ms/sample':>9}  point")
     for rank, row in enumerate(rows, 1):
-        print(f"{rank:>4}  {row.accuracy:8.4f}  {row.std:6.4f}  {len(row.seeds):>5}  "
+        std = "–" if row.std is None else f"{row.std:.4f}"
+        print(f"{rank:>4}  {row.accuracy:8.4f}  {std:>6}  {len(row.seeds):>5}  "
               f"{row.ms_per_sample:9.2f}  {_point_name(row.point)}")
     ranking_path = args.out_dir / f"ranking_{_search_name(args)}.csv"
     _write_ranking(rows, grid, ranking_path)
