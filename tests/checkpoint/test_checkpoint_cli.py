@@ -153,3 +153,42 @@ def test_checkpoints_older_than_an_entry_resume_at_its_old_value(tmp_path, capsy
     assert "flush_denormal=False in the checkpoint, True here" in capsys.readouterr().err
     assert main([*old, "--resume", str(checkpoint), "--count-offset", "0"]) == 2
     assert "config.count_offset=1 in the checkpoint, 0 here" in capsys.readouterr().err
+
+
+def _write_stream_csv(path: Path, first_feature: str = "0.5") -> Path:
+    """A 30-row, two-class stream file: features a, b, the label last."""
+    path.parent.mkdir(exist_ok=True)
+    rows = ["a,b,label", *(f"{first_feature if i == 0 else i % 3},{1 - i % 2},{i % 2}"
+                           for i in range(30))]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
+    """A checkpoint of a run on a stream file resumes on that file's bytes and
+    label column only: edited, replaced by another file of its name, or read by
+    another label column, it is refused with a line naming what differs."""
+    stream = _write_stream_csv(tmp_path / "data" / "mine.csv")
+    checkpoint = tmp_path / "mine.ckpt"
+    argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    resume = [*argv, "--resume", str(checkpoint)]
+    # the same file by another path resumes
+    assert main([*resume[:2], str(tmp_path / "data" / ".." / "data" / "mine.csv"),
+                 *resume[3:]]) == 0
+    capsys.readouterr()
+    _write_stream_csv(stream, first_feature="0.25")  # one value edited, same shape
+    assert main(resume) == 2
+    error = capsys.readouterr().err
+    assert re.fullmatch(r"error: --resume: checkpoint .*mine.ckpt was made by another run: "
+                        r"dataset_sha256='[0-9a-f]{8}' in the checkpoint, '[0-9a-f]{8}' here\n",
+                        error), error
+    _write_stream_csv(stream)  # restored: it resumes again
+    assert main(resume) == 0
+    capsys.readouterr()
+    other = _write_stream_csv(tmp_path / "other" / "mine.csv", first_feature="2")
+    assert main([*resume[:2], str(other), *resume[3:]]) == 2
+    assert "dataset_sha256=" in capsys.readouterr().err
+    assert main([*resume, "--label-column", "a"]) == 2
+    assert "label_column=None in the checkpoint, 'a' here" in capsys.readouterr().err

@@ -27,7 +27,8 @@ from torch_geometric_stream.cli.report import run_record, seed_path, summary_tab
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
-                                             make_synthetic_dataset, resolve_dataset_name)
+                                             make_synthetic_dataset, resolve_dataset_name,
+                                             stream_file_digest)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
@@ -438,7 +439,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "flush_denormal": args.flush_denormal,
                            "device": plan.device, "cuda_graph": plan.cuda_graph}
     identity = {**{key: run[key] for key in RESUME_KEYS},
-                "num_samples": dataset.num_samples,
+                "num_samples": dataset.num_samples, **_stream_file_identity(args),
                 **{f"config.{key}": value for key, value in plan.config.items()}}
     start, initial = 0, None
     if args.resume is not None:
@@ -456,6 +457,17 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                          callback=_checkpointer(args, learner, transform, identity,
                                                 dataset.num_samples))
     return result, run_record(result, run=run, config=plan.config)
+
+
+def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
+    """What a ``--resume`` checkpoint must share with a run on a stream file
+    (``{}`` for another stream): the digest of the file's bytes
+    (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that a file
+    edited, or replaced by another of its name, is refused, and ``--label-column``."""
+    if args.dataset is None or not is_stream_file(args.dataset):
+        return {}
+    return {"dataset_sha256": stream_file_digest(args.dataset.strip()),
+            "label_column": args.label_column}
 
 
 def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:

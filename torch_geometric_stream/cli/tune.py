@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
-import hashlib
 import itertools
 import json
 import statistics
@@ -57,7 +55,8 @@ from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
                                             check_run, load_stream)
-from torch_geometric_stream.datasets import DATASETS, is_stream_file, resolve_dataset_name
+from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
+                                             stream_file_digest)
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
@@ -122,30 +121,15 @@ def _search_name(args: argparse.Namespace) -> str:
 
 def _stream_name(args: argparse.Namespace) -> str:
     """``--dataset`` as a part of a file name: a stream file's own name (no folders)
-    and ``-`` the digest of its bytes and ``--label-column`` (:func:`_file_digest`),
-    so that two files of one name, or a file edited since, never share a JSON."""
+    and ``-`` the digest of its bytes and ``--label-column``
+    (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that two
+    files of one name, or a file edited since, never share a JSON."""
     if not is_stream_file(args.dataset):
         return args.dataset
     path = Path(args.dataset.strip())
     if not path.is_file():
         return path.name  # loading the stream names the problem, before any run
-    stat = path.stat()
-    digest = _file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, args.label_column)
-    return f"{path.name}-{digest}"
-
-
-@functools.lru_cache(maxsize=4)
-def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str]) -> str:
-    """The first 8 hex digits of the SHA-256 of the bytes of file ``path`` and of
-    ``label_column`` (``size`` and ``modified_ns`` key the cache: an edited file is
-    read again)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if label_column is not None:
-        digest.update(b"\0" + label_column.strip().encode())
-    return digest.hexdigest()[:8]
+    return f"{path.name}-{stream_file_digest(path, args.label_column)}"
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
