@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import run as run_module
 
 N = 400
 
@@ -101,6 +102,16 @@ def test_flag_errors(tmp_path, capsys, flags, message):
     flags = [flag.format(dir=tmp_path) for flag in flags]
     assert main([*run_argv(20), *flags]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_checkpoint_in_a_folder_that_takes_no_file_is_refused_before_the_run(capsys,
+                                                                             monkeypatch):
+    """/proc takes no new file, even for root (whom file permissions do not stop)."""
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    assert main([*run_argv(20), "--checkpoint", "/proc/run.ckpt"]) == 2
+    assert capsys.readouterr().err == ("error: --checkpoint: cannot write in folder /proc "
+                                       "(No such file or directory)\n")
 
 
 def test_resume_refuses_another_run(tmp_path, capsys):
