@@ -104,6 +104,31 @@ def test_flag_errors(tmp_path, capsys, flags, message):
     assert re.search(message, capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("files, message", [
+    (["--checkpoint", "{dir}/mine.csv"], "--dataset and --checkpoint name one file"),
+    (["--output", "{dir}/mine.csv"], "--dataset and --output name one file"),
+    (["--output", "{dir}/run.out", "--csv", "{dir}/./run.out"],
+     "--output and --csv name one file"),
+    (["--checkpoint", "{dir}/run.png", "--plot", "{dir}/run.png"],
+     "--plot and --checkpoint name one file"),
+    (["--resume", "{dir}/run.ckpt", "--output", "{dir}/run.ckpt"],
+     "--resume and --output name one file"),
+])
+def test_an_output_that_would_overwrite_another_file_of_the_run_is_refused(
+        tmp_path, capsys, monkeypatch, files, message):
+    """Above all the stream file: ``--checkpoint mine.csv`` replaced the data by a
+    checkpoint."""
+    stream = _write_stream_csv(tmp_path / "mine.csv")
+    before = stream.read_text()
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    argv = ["run", "--dataset", str(stream), "--model", "memory", "--quiet",
+            *(flag.format(dir=tmp_path) for flag in files)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {message}") and len(error.splitlines()) == 1, error
+    assert stream.read_text() == before
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_a_checkpoint_in_a_folder_that_takes_no_file_is_refused_before_the_run(capsys,
                                                                              monkeypatch):

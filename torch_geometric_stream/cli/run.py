@@ -175,8 +175,10 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
-    check_output_files((("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
-                        ("--checkpoint", args.checkpoint)), plot=args.plot)
+    outputs = (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
+               ("--checkpoint", args.checkpoint))
+    check_output_files(outputs, plot=args.plot)
+    _check_files_apart(args, outputs)
     if args.show_config:
         return _show_config(args, seeds)
     torch.set_num_threads(args.threads)
@@ -189,6 +191,25 @@ def run_command(args: argparse.Namespace) -> int:
             return _run_seeds(args, seeds, written)
     except KeyboardInterrupt:
         raise Interrupted(_interrupted(args, checkpoint_before, seeds, written)) from None
+
+
+def _check_files_apart(args: argparse.Namespace,
+                       outputs: tuple[tuple[str, Optional[Path]], ...]) -> None:
+    """Refuse a file that two of ``outputs`` (``(option, path)``; ``None``: not
+    asked for) name, or that an output shares with an input (the stream file,
+    ``--config``, ``--resume``) it would overwrite; ``--checkpoint`` may be
+    ``--resume``: the run goes on saving where it resumed from."""
+    stream_file = args.dataset is not None and is_stream_file(args.dataset)
+    inputs = (("--dataset", Path(args.dataset.strip()) if stream_file else None),
+              ("--config", args.config), ("--resume", args.resume))
+    named = {path.resolve(): option for option, path in reversed(inputs) if path is not None}
+    for option, path in outputs:
+        if path is None:
+            continue
+        earlier = named.setdefault(path.resolve(), option)
+        if earlier != option and {earlier, option} != {"--resume", "--checkpoint"}:
+            raise UsageError(f"{earlier} and {option} name one file, {path}: the "
+                             f"{option} file would overwrite it; give it another name")
 
 
 def _modified(path: Optional[Path]) -> Optional[int]:
