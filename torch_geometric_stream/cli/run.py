@@ -222,16 +222,22 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
     """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
     to continue from it (``checkpoint_before``: the checkpoint file's time
     before the run; unchanged, the run wrote none), or which of its ``seeds``
-    finished with their files ``written``, and which are left."""
+    finished with their files ``written``, and which are left; a resumed run
+    that saved none names the ``--resume`` file, which still holds its state."""
     if written:
         left = ",".join(str(seed) for seed in seeds if seed not in written)
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
                 f"written: --seed {left} runs the rest")
+    saved = args.checkpoint is not None and _modified(args.checkpoint) not in (
+        None, checkpoint_before)
+    if not saved and args.resume is not None:  # the state it resumed from is still there
+        return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
+                f"the state it resumed from: rerun the same command to continue from it")
     if args.checkpoint is None:
         single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
         return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
                 f"state{single})")
-    if _modified(args.checkpoint) in (None, checkpoint_before):
+    if not saved:
         return (f"run interrupted before its first checkpoint (this run wrote none to "
                 f"{args.checkpoint})")
     resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
