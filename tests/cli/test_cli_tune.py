@@ -405,3 +405,23 @@ def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, cap
     # the same file found again, by another path, reuses its runs
     assert search("--dataset", str(tmp_path / "a" / ".." / "a" / "data.csv")) == first
     assert len(list(out.glob("*_seed0.json"))) == 3
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"accuracy": 0.5, "conf', "not JSON: Unterminated string"),
+    ("[0.5]", "not a JSON object"),
+    ('{"accuracy": 0.5}', "no ms_per_sample_median, config"),
+])
+def test_tune_names_a_file_in_out_dir_that_is_not_a_runs_json(tmp_path, capsys, content,
+                                                               problem):
+    """A grid run's JSON cut short (a disk full, a copy stopped) or replaced: one line
+    naming it, before any run, not a traceback."""
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    run, = tmp_path.glob("sledge-light_*_seed0.json")
+    run.write_text(content)
+    capsys.readouterr()
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {run} is not a grid run's JSON ({problem}") and \
+        error.endswith("delete it to run its point again\n") and len(error.splitlines()) == 1

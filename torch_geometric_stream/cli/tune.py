@@ -235,14 +235,47 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
         for seed in seeds:
             paths[_point_name(point), seed] = _run_path(args, point, seed)
     present = {key: path for key, path in paths.items() if path.exists()}
-    _check_limits({key: json.loads(path.read_text()) for key, path in present.items()},
-                  present, args.limit)  # before any run: stale JSONs cost no run
+    # before any run: stale JSONs cost no run
+    _check_limits(_read_runs(present), present, args.limit)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
         raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
+
+
+#: Entries of a run's JSON that ranking reads.
+_RANKED_ENTRIES = ("accuracy", "ms_per_sample_median", "config")
+
+
+def _read_runs(paths: dict[tuple[str, int], Path]) -> dict[tuple[str, int], dict]:
+    """The record of each grid run's JSON in ``paths``, by the same keys."""
+    return {key: _read_run(path) for key, path in paths.items()}
+
+
+def _read_run(path: Path) -> dict:
+    """The record in grid run JSON ``path``.
+
+    Raises:
+        UsageError: a file that is not a run's JSON (cut short, or another file of
+            that name), named with what is wrong.
+    """
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _not_a_run(path, f"not JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise _not_a_run(path, "not a JSON object")
+    lacking = [entry for entry in _RANKED_ENTRIES if entry not in record]
+    if lacking:
+        raise _not_a_run(path, f"no {', '.join(lacking)}")
+    return record
+
+
+def _not_a_run(path: Path, problem: str) -> UsageError:
+    return UsageError(f"{path} is not a grid run's JSON ({problem}); delete it to run its "
+                      f"point again")
 
 
 def _rank(points: list[dict[str, str]], seeds: list[int],
@@ -328,13 +361,13 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     if warning:
         print(warning, file=sys.stderr)
     _run_missing(args, points, seeds, paths)
-    records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+    records = _read_runs(paths)
     _check_same_settings(records, paths, grid)
     rows = _rank(points, seeds, records)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths)
-        records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+        records = _read_runs(paths)
         _check_same_settings(records, paths, grid)
         rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
