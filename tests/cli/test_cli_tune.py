@@ -7,6 +7,7 @@ import pytest
 
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.cli import tune as tune_module
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.tune import lambda_warning
 
@@ -257,6 +258,17 @@ def test_tune_confirm_options_come_together(tmp_path, capsys):
                  "--out-dir", str(tmp_path)]) == 2
     assert "--confirm-top" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_tune_refuses_to_confirm_more_points_than_the_grid_has(tmp_path, capsys,
+                                                               monkeypatch):
+    """It confirmed the grid's 2 points and printed 'top 3'."""
+    monkeypatch.setattr(tune_module, "run_commands",
+                        lambda *args, **kwargs: pytest.fail("a grid point ran"))
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--confirm-top", "3",
+                 "--confirm-seeds", "7", "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("error: --confirm-top 3 exceeds the grid's 2 point(s); "
+                                       "confirm at most all of them\n")
 
 
 def test_tune_refuses_to_grid_an_entry_the_model_fixes(tmp_path, capsys):

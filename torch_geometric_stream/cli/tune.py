@@ -353,6 +353,9 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
     check_folder("--out-dir", args.out_dir, must_exist=False)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    if args.confirm_top is not None and args.confirm_top > len(points):
+        raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
+                         f"point(s); confirm at most all of them")
     _check_points(args, points, seeds[0])
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
