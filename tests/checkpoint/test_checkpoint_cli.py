@@ -92,6 +92,35 @@ def test_killed_run_resumes_exactly(reference):
     assert_same_run(folder, "finished")
 
 
+@pytest.mark.parametrize("model", [
+    ["--model", "tlp"], ["--model", "ressl"], ["--model", "hdssl"],
+    ["--model", "sledge-light", "--scaling", "robust-rescale", "--robust-reservoir", "50",
+     "--class-prior", "stream"],
+])
+def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, model):
+    """The baselines, and SLeDGe with the robust scaler's reservoir and the
+    stream's class prior (state beyond the learner's parameters and memory)."""
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "200", "--label-ratio",
+            "0.05", "--quiet", *model]
+    assert main([*argv, *outputs(tmp_path, "reference")]) == 0
+    checkpoint = tmp_path / "run.ckpt"
+    saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "50"]
+    evaluate = run_module.prequential
+
+    def interrupted_at_120(*args, callback, **kwargs):
+        def step(position, record):
+            callback(position, record)
+            if position + 1 == 120:
+                raise KeyboardInterrupt
+        return evaluate(*args, callback=step, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted_at_120)
+    assert main(saving) == 130
+    monkeypatch.undo()
+    assert main([*saving, "--resume", str(checkpoint), *outputs(tmp_path, "resumed")]) == 0
+    assert json.loads((tmp_path / "resumed.json").read_text())["resumed_from"] == 100
+    assert_same_run(tmp_path, "resumed")
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--checkpoint-every", "10"], "--checkpoint-every needs --checkpoint FILE"),
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),

@@ -30,7 +30,13 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
             in command and command.endswith("--limit 60"))
     repeated = tmp_path / "repeated.json"
     assert main([*command.split(), "--seed", "0", "--output", str(repeated), "--quiet"]) == 0
-    assert json.loads(repeated.read_text())["model"] == "sledge-light"
+    repeated_run = json.loads(repeated.read_text())
+    # it repeats the best point exactly: its accuracy on the search's seed
+    best_run = max((json.loads(path.read_text()) for path in runs),
+                   key=lambda run: run["accuracy"])
+    assert repeated_run["model"] == "sledge-light"
+    assert (repeated_run["accuracy"], repeated_run["config"]) == (best_run["accuracy"],
+                                                                  best_run["config"])
     best = json.loads(next(out.glob("best_*.json")).read_text())
     assert best["hidden_channels"] == 16 and best["lr"] in (1e-3, 5e-3)
     stamps = [path.stat().st_mtime_ns for path in runs]
