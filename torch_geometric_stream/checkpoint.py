@@ -421,6 +421,8 @@ def _check_expected(path: Path, extra: Mapping[str, Any], expect: Mapping[str, A
 # ------------------------------------------------------------------ reading
 def _read(path: Path) -> Dict[str, Any]:
     """The payload of ``path``, or :class:`CheckpointError` for anything unreadable."""
+    if path.is_file() and path.stat().st_size == 0:  # torch says 'EOFError: Ran out of input'
+        raise CheckpointError(f"checkpoint {path} is empty (0 bytes): not a checkpoint")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as error:  # truncated zip, garbage pickle, missing file ...

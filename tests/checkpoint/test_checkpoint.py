@@ -242,6 +242,12 @@ def test_truncated_file(saved):
     assert_refused(saved, small_sledge(), f"cannot read checkpoint {saved}")
 
 
+def test_empty_file(tmp_path):
+    empty = tmp_path / "empty.ckpt"
+    empty.touch()
+    assert_refused(empty, small_sledge(), r"checkpoint .*empty.ckpt is empty \(0 bytes\)")
+
+
 def test_garbage_file(tmp_path):
     garbage = tmp_path / "garbage.ckpt"
     garbage.write_bytes(np.random.default_rng(0).bytes(4096))

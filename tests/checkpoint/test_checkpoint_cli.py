@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import run as run_module
 
 N = 400
 
@@ -91,6 +92,35 @@ def test_killed_run_resumes_exactly(reference):
     assert_same_run(folder, "finished")
 
 
+@pytest.mark.parametrize("model", [
+    ["--model", "tlp"], ["--model", "ressl"], ["--model", "hdssl"],
+    ["--model", "sledge-light", "--scaling", "robust-rescale", "--robust-reservoir", "50",
+     "--class-prior", "stream"],
+])
+def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, model):
+    """The baselines, and SLeDGe with the robust scaler's reservoir and the
+    stream's class prior (state beyond the learner's parameters and memory)."""
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "200", "--label-ratio",
+            "0.05", "--quiet", *model]
+    assert main([*argv, *outputs(tmp_path, "reference")]) == 0
+    checkpoint = tmp_path / "run.ckpt"
+    saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "50"]
+    evaluate = run_module.prequential
+
+    def interrupted_at_120(*args, callback, **kwargs):
+        def step(position, record):
+            callback(position, record)
+            if position + 1 == 120:
+                raise KeyboardInterrupt
+        return evaluate(*args, callback=step, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted_at_120)
+    assert main(saving) == 130
+    monkeypatch.undo()
+    assert main([*saving, "--resume", str(checkpoint), *outputs(tmp_path, "resumed")]) == 0
+    assert json.loads((tmp_path / "resumed.json").read_text())["resumed_from"] == 100
+    assert_same_run(tmp_path, "resumed")
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--checkpoint-every", "10"], "--checkpoint-every needs --checkpoint FILE"),
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
@@ -101,6 +131,41 @@ def test_flag_errors(tmp_path, capsys, flags, message):
     flags = [flag.format(dir=tmp_path) for flag in flags]
     assert main([*run_argv(20), *flags]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("files, message", [
+    (["--checkpoint", "{dir}/mine.csv"], "--dataset and --checkpoint name one file"),
+    (["--output", "{dir}/mine.csv"], "--dataset and --output name one file"),
+    (["--output", "{dir}/run.out", "--csv", "{dir}/./run.out"],
+     "--output and --csv name one file"),
+    (["--checkpoint", "{dir}/run.png", "--plot", "{dir}/run.png"],
+     "--plot and --checkpoint name one file"),
+    (["--resume", "{dir}/run.ckpt", "--output", "{dir}/run.ckpt"],
+     "--resume and --output name one file"),
+])
+def test_an_output_that_would_overwrite_another_file_of_the_run_is_refused(
+        tmp_path, capsys, monkeypatch, files, message):
+    """Above all the stream file: ``--checkpoint mine.csv`` replaced the data by a
+    checkpoint."""
+    stream = _write_stream_csv(tmp_path / "mine.csv")
+    before = stream.read_text()
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    argv = ["run", "--dataset", str(stream), "--model", "memory", "--quiet",
+            *(flag.format(dir=tmp_path) for flag in files)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {message}") and len(error.splitlines()) == 1, error
+    assert stream.read_text() == before
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_checkpoint_in_a_folder_that_takes_no_file_is_refused_before_the_run(capsys,
+                                                                             monkeypatch):
+    """/proc takes no new file, even for root (whom file permissions do not stop)."""
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    assert main([*run_argv(20), "--checkpoint", "/proc/run.ckpt"]) == 2
+    assert capsys.readouterr().err == ("error: --checkpoint: cannot write in folder /proc "
+                                       "(No such file or directory)\n")
 
 
 def test_resume_refuses_another_run(tmp_path, capsys):
@@ -153,3 +218,42 @@ def test_checkpoints_older_than_an_entry_resume_at_its_old_value(tmp_path, capsy
     assert "flush_denormal=False in the checkpoint, True here" in capsys.readouterr().err
     assert main([*old, "--resume", str(checkpoint), "--count-offset", "0"]) == 2
     assert "config.count_offset=1 in the checkpoint, 0 here" in capsys.readouterr().err
+
+
+def _write_stream_csv(path: Path, first_feature: str = "0.5") -> Path:
+    """A 30-row, two-class stream file: features a, b, the label last."""
+    path.parent.mkdir(exist_ok=True)
+    rows = ["a,b,label", *(f"{first_feature if i == 0 else i % 3},{1 - i % 2},{i % 2}"
+                           for i in range(30))]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
+    """A checkpoint of a run on a stream file resumes on that file's bytes and
+    label column only: edited, replaced by another file of its name, or read by
+    another label column, it is refused with a line naming what differs."""
+    stream = _write_stream_csv(tmp_path / "data" / "mine.csv")
+    checkpoint = tmp_path / "mine.ckpt"
+    argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    resume = [*argv, "--resume", str(checkpoint)]
+    # the same file by another path resumes
+    assert main([*resume[:2], str(tmp_path / "data" / ".." / "data" / "mine.csv"),
+                 *resume[3:]]) == 0
+    capsys.readouterr()
+    _write_stream_csv(stream, first_feature="0.25")  # one value edited, same shape
+    assert main(resume) == 2
+    error = capsys.readouterr().err
+    assert re.fullmatch(r"error: --resume: checkpoint .*mine.ckpt was made by another run: "
+                        r"dataset_sha256='[0-9a-f]{8}' in the checkpoint, '[0-9a-f]{8}' here\n",
+                        error), error
+    _write_stream_csv(stream)  # restored: it resumes again
+    assert main(resume) == 0
+    capsys.readouterr()
+    other = _write_stream_csv(tmp_path / "other" / "mine.csv", first_feature="2")
+    assert main([*resume[:2], str(other), *resume[3:]]) == 2
+    assert "dataset_sha256=" in capsys.readouterr().err
+    assert main([*resume, "--label-column", "a"]) == 2
+    assert "label_column=None in the checkpoint, 'a' here" in capsys.readouterr().err

@@ -356,6 +356,27 @@ def test_an_interrupted_run_says_where_its_checkpoint_is_and_resumes_from_it(
     assert (record["resumed_from"], record["n_samples"]) == (40, 60)
 
 
+@pytest.mark.parametrize("saving", [True, False])
+def test_a_resumed_run_interrupted_before_it_saves_names_the_state_it_resumed_from(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main, saving):
+    """It still holds a resumable state: the line says so, not 'nothing saved' or
+    'wrote none', whether the run saves to that file (``saving``) or to none."""
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    argv = quick_run(out, "--limit", "60", "--checkpoint", str(checkpoint),
+                     "--checkpoint-every", "20")
+    _interrupted_after(30, monkeypatch)
+    assert interrupted_main(argv) == 130
+    capsys.readouterr()
+    resume = [*(argv if saving else argv[:-4]), "--resume", str(checkpoint)]
+    _interrupted_after(30, monkeypatch)  # before position 40, its next checkpoint
+    assert interrupted_main(resume) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted before it saved a checkpoint; {checkpoint} still holds the state it "
+        f"resumed from: rerun the same command to continue from it")
+    monkeypatch.undo()
+    assert main(resume) == 0 and _read(out)["resumed_from"] == 20
+
+
 def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
         tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
     _interrupted_after(10, monkeypatch)

@@ -7,6 +7,7 @@ import pytest
 
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.cli import tune as tune_module
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.tune import lambda_warning
 
@@ -29,7 +30,13 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
             in command and command.endswith("--limit 60"))
     repeated = tmp_path / "repeated.json"
     assert main([*command.split(), "--seed", "0", "--output", str(repeated), "--quiet"]) == 0
-    assert json.loads(repeated.read_text())["model"] == "sledge-light"
+    repeated_run = json.loads(repeated.read_text())
+    # it repeats the best point exactly: its accuracy on the search's seed
+    best_run = max((json.loads(path.read_text()) for path in runs),
+                   key=lambda run: run["accuracy"])
+    assert repeated_run["model"] == "sledge-light"
+    assert (repeated_run["accuracy"], repeated_run["config"]) == (best_run["accuracy"],
+                                                                  best_run["config"])
     best = json.loads(next(out.glob("best_*.json")).read_text())
     assert best["hidden_channels"] == 16 and best["lr"] in (1e-3, 5e-3)
     stamps = [path.stat().st_mtime_ns for path in runs]
@@ -263,6 +270,17 @@ def test_tune_confirm_options_come_together(tmp_path, capsys):
     assert not list(tmp_path.glob("*.json"))
 
 
+def test_tune_refuses_to_confirm_more_points_than_the_grid_has(tmp_path, capsys,
+                                                               monkeypatch):
+    """It confirmed the grid's 2 points and printed 'top 3'."""
+    monkeypatch.setattr(tune_module, "run_commands",
+                        lambda *args, **kwargs: pytest.fail("a grid point ran"))
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--confirm-top", "3",
+                 "--confirm-seeds", "7", "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("error: --confirm-top 3 exceeds the grid's 2 point(s); "
+                                       "confirm at most all of them\n")
+
+
 def test_tune_refuses_to_grid_an_entry_the_model_fixes(tmp_path, capsys):
     argv = ["tune", "--dataset", "synthetic", "--model", "gsl", "--limit", "60", "--seeds", "0",
             "--grid", "lam=0.01,0.1", "--out-dir", str(tmp_path)]
@@ -409,3 +427,23 @@ def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, cap
     # the same file found again, by another path, reuses its runs
     assert search("--dataset", str(tmp_path / "a" / ".." / "a" / "data.csv")) == first
     assert len(list(out.glob("*_seed0.json"))) == 3
+
+
+@pytest.mark.parametrize("content, problem", [
+    ('{"accuracy": 0.5, "conf', "not JSON: Unterminated string"),
+    ("[0.5]", "not a JSON object"),
+    ('{"accuracy": 0.5}', "no ms_per_sample_median, config"),
+])
+def test_tune_names_a_file_in_out_dir_that_is_not_a_runs_json(tmp_path, capsys, content,
+                                                               problem):
+    """A grid run's JSON cut short (a disk full, a copy stopped) or replaced: one line
+    naming it, before any run, not a traceback."""
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    run, = tmp_path.glob("sledge-light_*_seed0.json")
+    run.write_text(content)
+    capsys.readouterr()
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {run} is not a grid run's JSON ({problem}") and \
+        error.endswith("delete it to run its point again\n") and len(error.splitlines()) == 1

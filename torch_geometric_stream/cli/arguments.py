@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -138,10 +139,23 @@ def read_config_file(path: Optional[Path]) -> Optional[dict[str, Any]]:
 
 def check_output_file(option: str, path: Path) -> None:
     """Refuse, before any work, an output file that could not be written at
-    the end: a folder, or a file in a folder that does not exist or is a file."""
+    the end: a folder, or a file in a folder that does not exist, is a file, or
+    takes no new file (no permission, read-only)."""
     if path.is_dir():
         raise UsageError(f"{option}: {path} is a folder; give a file name")
     check_folder(option, path.parent)
+    _check_writable(option, path.parent)
+
+
+def _check_writable(option: str, folder: Path) -> None:
+    """Refuse a folder in which this process cannot create a file (the test file
+    is removed at once)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option}: cannot write in folder {folder} "
+                         f"({error.strerror or error})") from None
 
 
 def check_output_files(outputs: Sequence[tuple[str, Optional[Path]]],

@@ -27,7 +27,8 @@ from torch_geometric_stream.cli.report import run_record, seed_path, summary_tab
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
-                                             make_synthetic_dataset, resolve_dataset_name)
+                                             make_synthetic_dataset, resolve_dataset_name,
+                                             stream_file_digest)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
@@ -174,8 +175,10 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
-    check_output_files((("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
-                        ("--checkpoint", args.checkpoint)), plot=args.plot)
+    outputs = (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
+               ("--checkpoint", args.checkpoint))
+    check_output_files(outputs, plot=args.plot)
+    _check_files_apart(args, outputs)
     if args.show_config:
         return _show_config(args, seeds)
     torch.set_num_threads(args.threads)
@@ -190,6 +193,25 @@ def run_command(args: argparse.Namespace) -> int:
         raise Interrupted(_interrupted(args, checkpoint_before, seeds, written)) from None
 
 
+def _check_files_apart(args: argparse.Namespace,
+                       outputs: tuple[tuple[str, Optional[Path]], ...]) -> None:
+    """Refuse a file that two of ``outputs`` (``(option, path)``; ``None``: not
+    asked for) name, or that an output shares with an input (the stream file,
+    ``--config``, ``--resume``) it would overwrite; ``--checkpoint`` may be
+    ``--resume``: the run goes on saving where it resumed from."""
+    stream_file = args.dataset is not None and is_stream_file(args.dataset)
+    inputs = (("--dataset", Path(args.dataset.strip()) if stream_file else None),
+              ("--config", args.config), ("--resume", args.resume))
+    named = {path.resolve(): option for option, path in reversed(inputs) if path is not None}
+    for option, path in outputs:
+        if path is None:
+            continue
+        earlier = named.setdefault(path.resolve(), option)
+        if earlier != option and {earlier, option} != {"--resume", "--checkpoint"}:
+            raise UsageError(f"{earlier} and {option} name one file, {path}: the "
+                             f"{option} file would overwrite it; give it another name")
+
+
 def _modified(path: Optional[Path]) -> Optional[int]:
     """When file ``path`` was last written (ns), ``None`` if it is not there."""
     return path.stat().st_mtime_ns if path is not None and path.exists() else None
@@ -200,16 +222,22 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
     """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
     to continue from it (``checkpoint_before``: the checkpoint file's time
     before the run; unchanged, the run wrote none), or which of its ``seeds``
-    finished with their files ``written``, and which are left."""
+    finished with their files ``written``, and which are left; a resumed run
+    that saved none names the ``--resume`` file, which still holds its state."""
     if written:
         left = ",".join(str(seed) for seed in seeds if seed not in written)
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
                 f"written: --seed {left} runs the rest")
+    saved = args.checkpoint is not None and _modified(args.checkpoint) not in (
+        None, checkpoint_before)
+    if not saved and args.resume is not None:  # the state it resumed from is still there
+        return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
+                f"the state it resumed from: rerun the same command to continue from it")
     if args.checkpoint is None:
         single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
         return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
                 f"state{single})")
-    if _modified(args.checkpoint) in (None, checkpoint_before):
+    if not saved:
         return (f"run interrupted before its first checkpoint (this run wrote none to "
                 f"{args.checkpoint})")
     resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
@@ -438,7 +466,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "flush_denormal": args.flush_denormal,
                            "device": plan.device, "cuda_graph": plan.cuda_graph}
     identity = {**{key: run[key] for key in RESUME_KEYS},
-                "num_samples": dataset.num_samples,
+                "num_samples": dataset.num_samples, **_stream_file_identity(args),
                 **{f"config.{key}": value for key, value in plan.config.items()}}
     start, initial = 0, None
     if args.resume is not None:
@@ -456,6 +484,17 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                          callback=_checkpointer(args, learner, transform, identity,
                                                 dataset.num_samples))
     return result, run_record(result, run=run, config=plan.config)
+
+
+def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
+    """What a ``--resume`` checkpoint must share with a run on a stream file
+    (``{}`` for another stream): the digest of the file's bytes
+    (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that a file
+    edited, or replaced by another of its name, is refused, and ``--label-column``."""
+    if args.dataset is None or not is_stream_file(args.dataset):
+        return {}
+    return {"dataset_sha256": stream_file_digest(args.dataset.strip()),
+            "label_column": args.label_column}
 
 
 def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:

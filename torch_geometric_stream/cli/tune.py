@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
-import hashlib
 import itertools
 import json
 import statistics
@@ -58,7 +56,8 @@ from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
                                             check_run, load_stream)
-from torch_geometric_stream.datasets import DATASETS, is_stream_file, resolve_dataset_name
+from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
+                                             stream_file_digest)
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
@@ -123,30 +122,15 @@ def _search_name(args: argparse.Namespace) -> str:
 
 def _stream_name(args: argparse.Namespace) -> str:
     """``--dataset`` as a part of a file name: a stream file's own name (no folders)
-    and ``-`` the digest of its bytes and ``--label-column`` (:func:`_file_digest`),
-    so that two files of one name, or a file edited since, never share a JSON."""
+    and ``-`` the digest of its bytes and ``--label-column``
+    (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that two
+    files of one name, or a file edited since, never share a JSON."""
     if not is_stream_file(args.dataset):
         return args.dataset
     path = Path(args.dataset.strip())
     if not path.is_file():
         return path.name  # loading the stream names the problem, before any run
-    stat = path.stat()
-    digest = _file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns, args.label_column)
-    return f"{path.name}-{digest}"
-
-
-@functools.lru_cache(maxsize=4)
-def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str]) -> str:
-    """The first 8 hex digits of the SHA-256 of the bytes of file ``path`` and of
-    ``label_column`` (``size`` and ``modified_ns`` key the cache: an edited file is
-    read again)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if label_column is not None:
-        digest.update(b"\0" + label_column.strip().encode())
-    return digest.hexdigest()[:8]
+    return f"{path.name}-{stream_file_digest(path, args.label_column)}"
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
@@ -252,14 +236,47 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
         for seed in seeds:
             paths[_point_name(point), seed] = _run_path(args, point, seed)
     present = {key: path for key, path in paths.items() if path.exists()}
-    _check_limits({key: json.loads(path.read_text()) for key, path in present.items()},
-                  present, args.limit)  # before any run: stale JSONs cost no run
+    # before any run: stale JSONs cost no run
+    _check_limits(_read_runs(present), present, args.limit)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
         raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
+
+
+#: Entries of a run's JSON that ranking reads.
+_RANKED_ENTRIES = ("accuracy", "ms_per_sample_median", "config")
+
+
+def _read_runs(paths: dict[tuple[str, int], Path]) -> dict[tuple[str, int], dict]:
+    """The record of each grid run's JSON in ``paths``, by the same keys."""
+    return {key: _read_run(path) for key, path in paths.items()}
+
+
+def _read_run(path: Path) -> dict:
+    """The record in grid run JSON ``path``.
+
+    Raises:
+        UsageError: a file that is not a run's JSON (cut short, or another file of
+            that name), named with what is wrong.
+    """
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _not_a_run(path, f"not JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise _not_a_run(path, "not a JSON object")
+    lacking = [entry for entry in _RANKED_ENTRIES if entry not in record]
+    if lacking:
+        raise _not_a_run(path, f"no {', '.join(lacking)}")
+    return record
+
+
+def _not_a_run(path: Path, problem: str) -> UsageError:
+    return UsageError(f"{path} is not a grid run's JSON ({problem}); delete it to run its "
+                      f"point again")
 
 
 def _rank(points: list[dict[str, str]], seeds: list[int],
@@ -338,6 +355,9 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
     check_folder("--out-dir", args.out_dir, must_exist=False)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    if args.confirm_top is not None and args.confirm_top > len(points):
+        raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
+                         f"point(s); confirm at most all of them")
     _check_points(args, points, seeds[0])
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
@@ -346,13 +366,13 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     if warning:
         print(warning, file=sys.stderr)
     _run_missing(args, points, seeds, paths)
-    records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+    records = _read_runs(paths)
     _check_same_settings(records, paths, grid)
     rows = _rank(points, seeds, records)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths)
-        records = {key: json.loads(path.read_text()) for key, path in paths.items()}
+        records = _read_runs(paths)
         _check_same_settings(records, paths, grid)
         rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "

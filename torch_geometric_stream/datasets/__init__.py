@@ -23,7 +23,7 @@ from torch_geometric_stream.datasets.registry import (DATASETS, DatasetInfo, def
                                                       resolve_dataset_name)
 from torch_geometric_stream.datasets.river_adapter import load_river_dataset
 from torch_geometric_stream.datasets.stream_file import (STREAM_FILE_SUFFIXES, is_stream_file,
-                                                         load_stream_file)
+                                                         load_stream_file, stream_file_digest)
 from torch_geometric_stream.datasets.synthetic import SyntheticStream, make_synthetic_dataset
 from torch_geometric_stream.datasets.text import tfidf
 
@@ -31,4 +31,5 @@ __all__ = ["StreamDataset", "DatasetInfo", "DATASETS", "load_dataset", "resolve_
            "list_datasets", "default_data_root", "DatasetError", "DatasetNotFoundError",
            "DatasetFormatError", "open_text", "find_file", "read_idx", "encode_labels", "tfidf",
            "load_river_dataset", "SyntheticStream", "make_synthetic_dataset",
-           "STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file"]
+           "STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
+           "stream_file_digest"]

@@ -10,6 +10,8 @@ strings; they become class ids ``0..c-1`` in the order of their sorted distinct 
 from __future__ import annotations
 
 import csv
+import functools
+import hashlib
 import sys
 import zipfile
 import zlib
@@ -23,7 +25,8 @@ from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 from torch_geometric_stream.datasets.io import open_binary, open_text
 
-__all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file"]
+__all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
+           "stream_file_digest"]
 
 #: The file names :func:`load_stream_file` reads, by how they end (any case).
 STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
@@ -36,6 +39,34 @@ _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 def is_stream_file(name: str) -> bool:
     """Whether ``name`` names a file :func:`load_stream_file` reads (by its suffix)."""
     return name.strip().lower().endswith(STREAM_FILE_SUFFIXES)
+
+
+def stream_file_digest(path: str | Path, label_column: Optional[str] = None) -> str:
+    """The first 8 hex digits of the SHA-256 of the bytes of stream file ``path``
+    and of ``label_column``: another file of one name, the file edited, or read
+    with another label column, gets another digest; the file found by another
+    path, the same one.
+
+    Raises:
+        FileNotFoundError: no such file.
+    """
+    path = Path(path).resolve()
+    stat = path.stat()
+    return _file_digest(path, stat.st_size, stat.st_mtime_ns,
+                        None if label_column is None else label_column.strip())
+
+
+@functools.lru_cache(maxsize=4)
+def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str]) -> str:
+    """:func:`stream_file_digest` (``size`` and ``modified_ns`` key the cache: an
+    edited file is read again)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if label_column is not None:
+        digest.update(b"\0" + label_column.encode())
+    return digest.hexdigest()[:8]
 
 
 def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) -> StreamDataset:
