@@ -257,3 +257,20 @@ def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
     assert "dataset_sha256=" in capsys.readouterr().err
     assert main([*resume, "--label-column", "a"]) == 2
     assert "label_column=None in the checkpoint, 'a' here" in capsys.readouterr().err
+
+
+def test_a_rerun_that_would_replace_its_checkpoint_is_warned_of(tmp_path, capsys):
+    """A rerun that forgot --resume starts from the first sample: it says so, and
+    that its first checkpoint replaces the state it could go on from."""
+    stream = _write_stream_csv(tmp_path / "mine.csv")
+    checkpoint = tmp_path / "mine.ckpt"
+    argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    assert "warning" not in capsys.readouterr().err  # no file there yet
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (
+        f"warning: --checkpoint {checkpoint} exists; this run starts from the first sample "
+        f"and its first checkpoint replaces it (--resume {checkpoint} goes on from it)\n")
+    assert main([*argv, "--resume", str(checkpoint)]) == 0
+    assert "warning" not in capsys.readouterr().err

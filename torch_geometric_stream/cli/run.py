@@ -181,6 +181,7 @@ def run_command(args: argparse.Namespace) -> int:
     _check_files_apart(args, outputs)
     if args.show_config:
         return _show_config(args, seeds)
+    _warn_of_replaced_checkpoint(args)
     torch.set_num_threads(args.threads)
     checkpoint_before = _modified(args.checkpoint)
     written: list[int] = []
@@ -191,6 +192,19 @@ def run_command(args: argparse.Namespace) -> int:
             return _run_seeds(args, seeds, written)
     except KeyboardInterrupt:
         raise Interrupted(_interrupted(args, checkpoint_before, seeds, written)) from None
+
+
+def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
+    """Warn on stderr when ``--checkpoint`` names a file that exists and the run
+    does not resume from it: a rerun that forgot ``--resume`` starts from the
+    first sample, and its first checkpoint replaces the state it could go on from."""
+    if args.checkpoint is None or not args.checkpoint.is_file():
+        return
+    if args.resume is not None and args.resume.resolve() == args.checkpoint.resolve():
+        return
+    print(f"warning: --checkpoint {args.checkpoint} exists; this run starts from the first "
+          f"sample and its first checkpoint replaces it (--resume {args.checkpoint} goes on "
+          f"from it)", file=sys.stderr)
 
 
 def _check_files_apart(args: argparse.Namespace,
