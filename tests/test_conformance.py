@@ -173,3 +173,20 @@ def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
     with pytest.raises(ValueError, match="outside"):
         model.learn_one(x[0], C)
     assert_same_state(before, state_of(model))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_calls_inside_no_grad_or_inference_mode_learn_as_outside(name, context):
+    # before: learn raised RuntimeError after writing the memory, and a prediction
+    # under inference_mode cached embeddings without gradient for the next step
+    x, y = stream(40)
+    labels = np.where(np.arange(40) % 4 == 0, y, -1)
+    plain, wrapped = make(name), make(name)
+    for i in range(len(x)):
+        expected = plain.predict_proba(x[i])
+        plain.learn_one(x[i], int(labels[i]))
+        with context():
+            assert torch.equal(wrapped.predict_proba(x[i]), expected)
+            wrapped.learn_one(x[i], int(labels[i]))
+    assert_same_state(state_of(plain), state_of(wrapped))
