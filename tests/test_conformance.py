@@ -231,3 +231,10 @@ def test_a_copy_made_mid_stream_continues_exactly_as_the_original(name, how):
     expected = predict_then_learn(model, x[50:], labels[50:])
     assert torch.equal(predict_then_learn(twin, x[50:], labels[50:]), expected)
     assert_same_state(state_of(model), state_of(twin))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_repr_names_the_learner_class(name):
+    # before: the baselines printed as "<...ReSSL object at 0x7f...>"
+    model = make(name)
+    assert repr(model).startswith(f"{type(model).__name__}(")
