@@ -5,6 +5,8 @@ SLeDGe-L, the ablations and the baselines) is built through the same
 registry and must pass each check.
 """
 import copy
+import io
+import pickle
 
 import numpy as np
 import pytest
@@ -173,3 +175,66 @@ def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
     with pytest.raises(ValueError, match="outside"):
         model.learn_one(x[0], C)
     assert_same_state(before, state_of(model))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_calls_inside_no_grad_or_inference_mode_learn_as_outside(name, context):
+    # before: learn raised RuntimeError after writing the memory, and a prediction
+    # under inference_mode cached embeddings without gradient for the next step
+    x, y = stream(40)
+    labels = np.where(np.arange(40) % 4 == 0, y, -1)
+    plain, wrapped = make(name), make(name)
+    for i in range(len(x)):
+        expected = plain.predict_proba(x[i])
+        plain.learn_one(x[i], int(labels[i]))
+        with context():
+            assert torch.equal(wrapped.predict_proba(x[i]), expected)
+            wrapped.learn_one(x[i], int(labels[i]))
+    assert_same_state(state_of(plain), state_of(wrapped))
+
+
+def predict_then_learn(model, x, labels):
+    """Probabilities :math:`(n, c)` of each row, predicted before it is learned."""
+    probabilities = []
+    for row, label in zip(x, labels):
+        probabilities.append(model.predict_proba(row))
+        model.learn(row, int(label))
+    return torch.cat(probabilities)
+
+
+def saved_and_loaded(model, name):
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    fresh = make(name, seed=5)
+    fresh.load_state_dict(torch.load(buffer, weights_only=False))
+    return fresh
+
+
+COPIES = {"deepcopy": lambda model, name: copy.deepcopy(model),
+          "pickle": lambda model, name: pickle.loads(pickle.dumps(model)),
+          "state_dict": saved_and_loaded}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("how", COPIES)
+def test_a_copy_made_mid_stream_continues_exactly_as_the_original(name, how):
+    # before: "static" (whose training steps patch a kept memory graph) lost that
+    # graph in the copy, and the copy's search anew differed in the last bits
+    x, y = stream(120)
+    labels = np.where(np.arange(120) % 4 == 0, y, -1)
+    model = make(name)
+    predict_then_learn(model, x[:50], labels[:50])
+    model.predict_proba(x[50])  # a prediction's cache is there too
+    twin = COPIES[how](model, name)
+    expected = predict_then_learn(model, x[50:], labels[50:])
+    assert torch.equal(predict_then_learn(twin, x[50:], labels[50:]), expected)
+    assert_same_state(state_of(model), state_of(twin))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_repr_names_the_learner_class(name):
+    # before: the baselines printed as "<...ReSSL object at 0x7f...>"
+    model = make(name)
+    assert repr(model).startswith(f"{type(model).__name__}(")

@@ -248,7 +248,7 @@ def invalid_learn_call(draw):
         np.zeros((1, D), bool), np.zeros((1, D), np.complex64), "x", None,
         np.zeros((1, D), dtype=object), [[1.0] * (D - 1)], np.float32(1.0)])
     bad_y = st.sampled_from([C, -2, 1.0, True, "1", [0] * (n + 1), np.zeros((n, 2), np.int64),
-                             np.zeros(n, np.float32), 2 ** 70, [None] * n])
+                             np.zeros(n, np.float32), 2 ** 70, [None] * (n + 1)])
     return draw(st.one_of(
         bad_x.map(lambda b: ("learn", (b, None))),
         bad_x.map(lambda b: ("predict", (b,))),

@@ -9,7 +9,8 @@ it was.
 
 For one sample at a time, River's names work too: ``predict_one`` (a Python
 ``int``), ``predict_proba_one`` (``{class id: probability}``) and
-``learn_one(x, y=None)``, each refusing a batch::
+``learn_one(x, y=None)``, each refusing a batch. Each call runs with autograd
+on, also inside ``torch.no_grad()`` or ``torch.inference_mode()``::
 
     for x, y in stream:
         y_pred = model.predict_one(x)
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import functools
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
@@ -28,6 +30,21 @@ from torch import Tensor
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
 State = TypeVar("State")
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def with_autograd(method: Method) -> Method:
+    """Run ``method`` with autograd on, whatever the caller's context: a
+    learner's step trains (and a prediction caches embeddings with their graph
+    for it), also when called under :func:`torch.no_grad` or
+    :func:`torch.inference_mode` (which would otherwise make ``backward`` fail
+    after the memory was written, or silently leave the cached embeddings
+    without gradient). Predictions still return tensors without gradient."""
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with torch.inference_mode(False), torch.enable_grad():
+            return method(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
 
 
 class StreamClassifier(abc.ABC):
@@ -62,6 +79,7 @@ class StreamClassifier(abc.ABC):
         :attr:`dtype` are then refused (normalization would make them zero rows)."""
         return False
 
+    @with_autograd
     def predict_proba(self, x: Any) -> Tensor:
         """Class probabilities of every row of ``x`` against the current state."""
         return self._predict_proba(self._rows(x))
@@ -70,6 +88,7 @@ class StreamClassifier(abc.ABC):
         """Predicted class id of every row of ``x``, shape :math:`(n,)`."""
         return self.predict_proba(x).argmax(dim=-1)
 
+    @with_autograd
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
         """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
         rows = self._rows(x)
@@ -77,17 +96,20 @@ class StreamClassifier(abc.ABC):
         self._learn(rows, labels)
         return self
 
+    @with_autograd
     def predict_proba_one(self, x: Any) -> dict[int, float]:
         """River's ``predict_proba_one``: ``{class id: probability}`` for one sample
         :math:`(d,)` (or :math:`(1, d)`)."""
         probabilities = self._predict_proba(self._rows(x, "predict_proba_one"))[0]
         return dict(enumerate(probabilities.tolist()))
 
+    @with_autograd
     def predict_one(self, x: Any) -> int:
         """River's ``predict_one``: the predicted class id of one sample :math:`(d,)`
         (or :math:`(1, d)`) as a Python ``int``."""
         return int(self._predict_proba(self._rows(x, "predict_one"))[0].argmax())
 
+    @with_autograd
     def learn_one(self, x: Any, y: Any = None) -> "StreamClassifier":
         """River's ``learn_one``: learn one sample :math:`(d,)` (or :math:`(1, d)`);
         ``y=None`` (or ``-1``) learns it unlabeled."""

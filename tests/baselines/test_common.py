@@ -167,3 +167,16 @@ def test_a_failed_load_state_dict_changes_nothing(name):
         assert states_equal(before, model.state_dict()), what
     with pytest.raises(TypeError, match="mapping"):
         model.load_state_dict([1, 2])
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("tlp_knn", "TemporalLabelPropagation(in_channels=4, num_classes=3, memory_size=30, "
+                "sigma=1.0, knn=5)"),
+    ("ressl", "ReSSL(in_channels=4, num_classes=3, memory_size=30, decay=2e-06, "
+              "prune_threshold=0.06, window=100, ks=(1, 3, 5, 7), seed=0)"),
+    ("hdssl_chunk", "HDSSL(in_channels=4, num_classes=3, memory_size=30, k=5, decay=0.0001, "
+                    "prune_threshold=0.15, chunk_size=25, seed=0)"),
+])
+def test_repr_reads_as_the_constructor_call(name, expected):
+    # before: "<torch_geometric_stream.baselines.ressl.ReSSL object at 0x7f...>"
+    assert repr(FACTORIES[name](30)) == expected

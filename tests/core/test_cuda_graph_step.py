@@ -34,6 +34,20 @@ def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
     _assert_same_state(eager, fused)
 
 
+
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_fused_step_inside_no_grad_or_inference_mode_learns_as_outside(context):
+    # before: backward raised RuntimeError after the memory was written
+    x, y = gaussian_stream(40)
+    eager, fused = small(), small()
+    stepper = CUDAGraphStep(fused)
+    for row, label in zip(x, _labels(y)):
+        expected = eager.predict(row)
+        eager.learn(row, label)
+        with context():
+            assert torch.equal(stepper.predict_learn(row, label), expected)
+    _assert_same_state(eager, fused)
+
 def test_host_copy_of_the_input_range_follows_the_model():
     x, y = gaussian_stream(120)
     model = small(input_scaling="online")

@@ -1,7 +1,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import GraphConv
+from torch_geometric.nn import GINConv, GraphConv, RGCNConv, SAGEConv
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
                                           normalize_edge_weight, score_neighbors, structure_loss,
@@ -150,6 +150,19 @@ def test_graph_backbone_names_a_conv_that_builds_no_message_passing_layer(conv, 
     with pytest.raises(TypeError, match=message):
         GraphBackbone(4, 8, 3, num_layers=2, conv=conv)
 
+
+
+@pytest.mark.parametrize("conv, name, argument", [
+    (lambda i, o: SAGEConv(i, o), "SAGEConv", "size"),
+    (lambda i, o: GINConv(torch.nn.Linear(i, o)), "GINConv", "size"),
+    (lambda i, o: RGCNConv(i, o, num_relations=2), "RGCNConv", "edge_type"),
+])
+def test_graph_backbone_names_a_conv_that_takes_no_edge_weights(conv, name, argument):
+    # before: built, then the first forward failed inside PyG ("Encountered tensor
+    # with size 5 in dimension -2, but expected size 0.0" for SAGEConv)
+    with pytest.raises(TypeError, match=f"conv\\(4, 8\\) builds {name}, whose forward takes "
+                                        f"'{argument}' where GraphBackbone passes edge weights"):
+        GraphBackbone(4, 8, 3, num_layers=2, conv=conv)
 
 def test_graph_backbone_builds_its_layers_with_the_conv():
     backbone = GraphBackbone(4, 8, 3, num_layers=2, conv=lambda i, o: GraphConv(i, o))

@@ -103,6 +103,40 @@ def test_state_dict_mid_stream_reproduces_the_rest_of_the_stream():
     assert stream_through(clone, x[100:], y[100:]) == expected
 
 
+
+KEPT_GRAPH = {"static": {"graph": "static"},
+              "untrained-f_E": {"lam": 0.0, "supervise_graph": False}}
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "state_dict"])
+@pytest.mark.parametrize("variant", KEPT_GRAPH)
+def test_a_copy_keeps_the_memory_graph_its_steps_patch(variant, how):
+    # Without a gradient into f_E each step patches the memory's top-k graph where
+    # it wrote; before, a copy searched it anew and drifted apart (by about 1e-7)
+    x, y = gaussian_stream(160)
+    model = small(**KEPT_GRAPH[variant])
+    stream_through(model, x[:60], y[:60], label_every=3)
+    if how == "deepcopy":
+        twin = copy.deepcopy(model)
+    else:
+        twin = small(seed=9, **KEPT_GRAPH[variant])
+        twin.load_state_dict(model.state_dict())
+    for i in range(60, 160):
+        assert torch.equal(model.predict_proba(x[i]), twin.predict_proba(x[i])), i
+        for learner in (model, twin):
+            learner.learn(x[i], int(y[i]) if i % 3 == 0 else -1)
+
+
+def test_a_load_that_leaves_the_memory_out_keeps_no_foreign_memory_graph():
+    x, y = gaussian_stream(80)
+    model, other = small(graph="static"), small(graph="static")
+    stream_through(model, x[:40], y[:40], label_every=3)
+    stream_through(other, x[40:], y[40:], label_every=3)
+    state = {key: value for key, value in other.state_dict().items()
+             if not key.startswith("memory.")}
+    model.load_state_dict(state, strict=False)  # other's extra state, model's memory
+    assert model._snapshot is None
+
 @pytest.mark.parametrize("make", [small, lambda: small(light=True),
                                   lambda: OnlineMLP(D, C, hidden_channels=16, lr=5e-3, seed=0)],
                          ids=["sledge", "sledge-light", "online-mlp"])
@@ -561,7 +595,7 @@ def test_a_memory_written_directly_is_never_read_through_a_stale_graph(kw, predi
         model.predict(x[60])  # leaves the prediction's snapshot
     written = torch.nn.functional.normalize(x[61], dim=0)
     model.memory.update(written, int(y[61]))
-    fresh = copy.deepcopy(model)  # a deep copy drops every cached graph
+    fresh = copy.deepcopy(model)  # a deep copy drops every stale cached graph
     assert fresh._snapshot is None
     for i in range(62, 80):
         assert torch.equal(model.predict_proba(x[i]), fresh.predict_proba(x[i]))

@@ -215,3 +215,29 @@ def test_learn_many_and_predict_many(phishing):
     assert list(proba.columns) == model.classes_ and proba.shape == (60, 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
     assert set(model.predict_many(X)) <= {True, False}
+
+
+def test_the_order_of_a_dicts_keys_does_not_matter():
+    # before: the first dict's key order fixed the input columns, so two models fed
+    # the same rows with their keys in another order learned differently
+    rng = np.random.default_rng(0)
+    rows = [dict(zip("dcba", rng.normal(size=4).tolist())) for _ in range(40)]
+    labels = [str(int(row["a"] > 0)) if i % 3 == 0 else None for i, row in enumerate(rows)]
+    given, reversed_keys = small_model(), small_model()
+    for row, label in zip(rows, labels):
+        flipped = dict(reversed(list(row.items())))
+        assert given.predict_proba_one(row) == reversed_keys.predict_proba_one(flipped)
+        given.learn_one(row, label)
+        reversed_keys.learn_one(flipped, label)
+    assert given.features_ == reversed_keys.features_ == ["a", "b", "c", "d"]
+    mixed = small_model()
+    mixed.learn_one({"b": 1.0, 2: 0.5, "a": 0.0, 1: 2.0}, "x")  # keys that do not compare
+    assert mixed.features_ == [1, 2, "a", "b"]
+
+
+def test_river_estimator_checks_pass():
+    pytest.importorskip("sklearn")  # River's checks draw datasets from scikit-learn
+    from river import checks
+
+    for params in RiverClassifier._unit_test_params():
+        checks.check_estimator(RiverClassifier(**params))

@@ -23,7 +23,7 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import CheckedStateLoad
+from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
@@ -309,7 +309,7 @@ class MicroClusterStore:
         return gone
 
 
-class MicroClusterClassifier(CheckedStateLoad, StreamClassifier):
+class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
     """Accessors and state shared by the micro-cluster baselines (ReSSL, HDSSL).
 
     Subclasses keep their clusters in ``self._store`` and the stream time in

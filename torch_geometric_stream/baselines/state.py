@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import abc
+import inspect
 from typing import Any, Dict, Mapping
 
 import numpy as np
@@ -66,3 +67,15 @@ class CheckedStateLoad(abc.ABC):
                 raise ValueError(f"{type(self).__name__} state entry {name}: {error}") from None
         with restored_on_error(own, self._load_state):
             self._load_state(state)
+
+
+class ArgumentsRepr:
+    """Mixin giving a ``repr`` that reads as the constructor call, e.g.
+    ``ReSSL(in_channels=4, num_classes=3, memory_size=18, ...)``: every
+    ``__init__`` argument with the attribute of its name."""
+
+    def __repr__(self) -> str:
+        names = [name for name in inspect.signature(type(self).__init__).parameters
+                 if name != "self" and hasattr(self, name)]
+        arguments = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{type(self).__name__}({arguments})"

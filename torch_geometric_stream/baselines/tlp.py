@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import CheckedStateLoad
+from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad
 from torch_geometric_stream.validation import as_feature_matrix, check_positive_int
 
 __all__ = ["TemporalLabelPropagation", "harmonic_solution"]
@@ -101,7 +101,7 @@ def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
         reach = grown
 
 
-class TemporalLabelPropagation(CheckedStateLoad, StreamClassifier):
+class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
     r"""Temporal label propagation (TLP) on a sliding window.
 
     T. Wagner, S. Guha, S. P. Kasiviswanathan and N. Mishra, "Semi-supervised

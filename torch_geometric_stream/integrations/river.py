@@ -1,8 +1,9 @@
 """SLeDGe (or any :class:`~torch_geometric_stream.base.StreamClassifier`) as a River classifier.
 
 River (optional extra ``river``) feeds one ``dict`` of features at a time and
-labels of any hashable type. :class:`RiverClassifier` fixes the feature order
-from the first dict it sees, maps labels to class ids in order of first sight
+labels of any hashable type. :class:`RiverClassifier` fixes the features
+from the first dict it sees (sorted: the order of a dict's keys does not
+matter), maps labels to class ids in order of first sight
 and builds the wrapped learner lazily, once the number of features is known::
 
     from river import datasets, evaluate, metrics
@@ -79,6 +80,16 @@ def _number(feature: Hashable, value: Any) -> float:
         raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
 
 
+def _sorted_features(keys: Iterable) -> list:
+    """``keys`` sorted, or by type name and ``repr`` if they do not compare (``1``
+    and ``"a"``): the same order whatever order they come in."""
+    keys = list(keys)
+    try:
+        return sorted(keys)
+    except TypeError:
+        return sorted(keys, key=lambda key: (type(key).__name__, repr(key)))
+
+
 def _check_frame(X: Any) -> None:
     """``TypeError`` unless ``X`` is a DataFrame-like table (``columns``, ``reindex``)."""
     if not hasattr(X, "columns") or not hasattr(X, "reindex"):
@@ -106,8 +117,9 @@ class RiverClassifier(_MiniBatchBase):
             the first ``learn_one``/``predict_one``, when the number of
             features becomes known (:meth:`sledge` builds such a factory).
             Prefer a factory: River's ``clone()`` then yields an untrained model.
-        feature_names: feature order; default: the keys of the first dict seen.
-            Keys missing from a later dict count as ``0.0`` (River's sparse
+        feature_names: feature order; default: the keys of the first dict seen,
+            sorted (by type name and ``repr`` if they do not compare), so that
+            the model does not depend on the order of a dict's keys. Keys missing from a later dict count as ``0.0`` (River's sparse
             convention), keys not in the order are ignored.
         classes: class labels in id order; default: ids are given to labels in
             order of first sight. More classes than the learner's
@@ -159,6 +171,20 @@ class RiverClassifier(_MiniBatchBase):
     def _multiclass(self) -> bool:
         return True
 
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict]:
+        """Arguments for River's estimator checks (``river.checks.check_estimator``):
+        a small SLeDGe with room for the classes of the checks' datasets."""
+        yield {"learner": functools.partial(build_model, "sledge", num_classes=8,
+                                            labeled_size=16, unlabeled_size=16,
+                                            hidden_channels=8, seed=0)}
+
+    def _unit_test_skips(self) -> set[str]:
+        """River's checks that do not apply: the features are fixed by the first
+        sample (the learner's input width), so a batch keyed by none of them is
+        refused rather than learned as features that appear."""
+        return {"check_learn_many_matches_learn_one"}
+
     # -- conversion -------------------------------------------------------------------------
     def _check_model(self, model: StreamClassifier) -> None:
         if len(self.classes_) > model.num_classes:
@@ -180,7 +206,7 @@ class RiverClassifier(_MiniBatchBase):
 
     def _fix_features(self, keys: Iterable) -> None:
         if self.features_ is None:
-            self.features_ = list(keys)
+            self.features_ = _sorted_features(keys)
             if not self.features_:
                 raise ValueError("the first sample has no features")
 

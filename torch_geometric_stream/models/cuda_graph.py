@@ -15,6 +15,7 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
+from torch_geometric_stream.base import with_autograd
 from torch_geometric_stream.models.sledge import SLeDGe
 from torch_geometric_stream.nn import RunningMinMax, make_adam_capturable
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
@@ -126,6 +127,7 @@ class CUDAGraphStep:
         self._static_x = self._pool = self._key = self._levels = self._range = None
         self._warm_steps = 0
 
+    @with_autograd
     def predict_learn(self, x: Any, y: Any = None) -> Tensor:
         """Predict each row of ``x``, then learn it with its label (``-1`` or
         ``None`` = unlabeled), row after row; the predictions :math:`(n,)`.

@@ -350,6 +350,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             self.to(device)
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._snapshot: Optional[_Snapshot] = None
+        # A kept memory graph read by set_extra_state, adopted once the memory is loaded.
+        self._loaded_memory_graph: Optional[tuple[Tensor, Tensor, Tensor]] = None
+        self.register_load_state_dict_post_hook(_adopt_loaded_memory_graph)
 
     def _build_graph(self, kind: str, hidden_channels: int, embedding_layers: int,
                      block_size: int, search_dtype: Optional[torch.dtype]
@@ -413,10 +416,14 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         self._kept_neighbors, self._kept_num_nodes, self._steps_since_search = None, 0, 0
 
     def __getstate__(self) -> dict:
-        """For ``copy.deepcopy`` and pickling: without the prediction's snapshot, a
-        cache whose embeddings carry an autograd graph (which cannot be copied);
-        the copy's next step computes them anew, to the same values."""
-        return {**super().__getstate__(), "_snapshot": None}
+        """For ``copy.deepcopy`` and pickling: with the kept memory graph
+        (:meth:`_kept_memory_graph`), without a stale snapshot or one whose
+        embeddings carry an autograd graph (which cannot be copied; the copy's
+        next step computes them anew, to the same values)."""
+        snap = self._snapshot
+        portable = (snap is not None and snap.live_emb is None
+                    and snap.memory_version == self.memory.version)
+        return {**super().__getstate__(), "_snapshot": snap if portable else None}
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
         self._snapshot = None
@@ -428,13 +435,15 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return module
 
     def get_extra_state(self) -> dict:
-        """Optimizer state, the kept neighbour sets (``reselect_every > 1``) and
-        the search mode's countdown, stored in ``state_dict()`` under ``_extra_state``."""
+        """Optimizer state, the kept neighbour sets (``reselect_every > 1``), the
+        search mode's countdown and the kept memory graph
+        (:meth:`_kept_memory_graph`), stored in ``state_dict()`` under ``_extra_state``."""
         return {"optimizer": self.optimizer.state_dict(),
                 "kept_neighbors": self._kept_neighbors,
                 "kept_num_nodes": self._kept_num_nodes,
                 "steps_since_search": self._steps_since_search,
-                "full_search_steps": self._full_search_steps}
+                "full_search_steps": self._full_search_steps,
+                "memory_graph": self._kept_memory_graph()}
 
     def set_extra_state(self, state: dict) -> None:
         # a copy (never another learner's live moments), fitted to this learner's
@@ -446,6 +455,36 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         self._kept_num_nodes = int(state.get("kept_num_nodes", 0))
         self._steps_since_search = int(state.get("steps_since_search", 0))
         self._full_search_steps = int(state.get("full_search_steps", 0))
+        self._loaded_memory_graph = self._fitted_memory_graph(state.get("memory_graph"))
+
+    def _kept_memory_graph(self) -> Optional[tuple[Tensor, Tensor, Tensor]]:
+        """The memory's embeddings :math:`(P, h)` and top-k graph :math:`(P, K')`
+        that training steps patch where the memory is written, when
+        :attr:`_keeps_memory_graph` (``None`` otherwise, or before the first step):
+        searched anew they could differ in the last bits (another summation
+        order), so a copy or a loaded state carries them to continue exactly."""
+        snap = self._snapshot
+        if (not self._keeps_memory_graph or snap is None or snap.top_index is None
+                or snap.memory_version != self.memory.version):
+            return None
+        return snap.emb, snap.top_value, snap.top_index
+
+    def _fitted_memory_graph(self, graph: Optional[tuple[Tensor, Tensor, Tensor]]
+                             ) -> Optional[tuple[Tensor, Tensor, Tensor]]:
+        """A saved :meth:`_kept_memory_graph` as copies on this learner's device
+        and dtype; ``ValueError`` unless it has a row per memory slot."""
+        if graph is None:
+            return None
+        emb, top_value, top_index = graph
+        slots = self.memory.capacity
+        if emb.size(0) != slots or top_value.shape != top_index.shape or \
+                top_index.size(0) != slots:
+            raise ValueError(f"the state's memory graph has {emb.size(0)} rows and top-k "
+                             f"shapes {tuple(top_value.shape)}, {tuple(top_index.shape)}; "
+                             f"this learner's memory has {slots} slots")
+        return (emb.to(self.device, self.dtype, copy=True),
+                top_value.to(self.device, self.dtype, copy=True),
+                top_index.to(self.device, copy=True))
 
     @property
     def num_neighbors(self) -> int:
@@ -825,6 +864,19 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 + ("" if self.supervise_graph else ", supervise_graph=False")
                 + ("" if self.graph is None or self.graph.search_dtype is None
                    else f", search_dtype={self.graph.search_dtype}"))
+
+
+def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
+    """Post-hook of ``load_state_dict`` (which loads the memory after the
+    learner's own extra state): the loaded kept memory graph becomes the
+    snapshot of the loaded memory (not of a memory a ``strict=False`` load left
+    as it was)."""
+    graph, model._loaded_memory_graph = model._loaded_memory_graph, None
+    buffers = [f"memory.{name}" for name, _ in model.memory.named_buffers()]
+    memory_missing = any(key == buffer or key.endswith("." + buffer)
+                         for key in incompatible_keys.missing_keys for buffer in buffers)
+    if graph is not None and not memory_missing:
+        model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None)
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:

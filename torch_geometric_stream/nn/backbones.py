@@ -89,7 +89,8 @@ class GraphBackbone(_LayerStack):
 
     Raises:
         TypeError: if ``conv`` is not callable or builds anything but a
-            module whose ``forward`` takes ``(x, edge_index, edge_weight)``.
+            module whose ``forward`` takes ``(x, edge_index, edge_weight)``
+            (e.g. ``SAGEConv``, whose third argument is ``size``).
 
     Shapes:
         - **input:** ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)`,
@@ -163,10 +164,17 @@ class GraphBackbone(_LayerStack):
         return x
 
 
+#: Third ``forward`` arguments of PyG convs that are no edge weights: ``size``
+#: (``SAGEConv``, ``GINConv``, ``MFConv``), ``batch`` (``GPSConv``), ``edge_type``
+#: (``RGCNConv``, ...), ``neg_edge_index`` (``SignedConv``).
+_NOT_EDGE_WEIGHTS = ("size", "batch", "edge_type", "neg_edge_index")
+
+
 def _build_conv(conv: ConvFactory, in_channels: int, out_channels: int) -> nn.Module:
     """``conv(in_channels, out_channels)``; ``TypeError`` unless ``conv`` is callable
-    and builds a module callable as ``layer(x, edge_index, edge_weight)`` (anything
-    else would fail only at the first forward, deep inside it)."""
+    and builds a module callable as ``layer(x, edge_index, edge_weight)`` whose
+    third argument is not one of :data:`_NOT_EDGE_WEIGHTS` (anything else would
+    fail only at the first forward, deep inside it)."""
     if not callable(conv):
         raise TypeError(f"conv must be a callable conv(in_channels, out_channels), got "
                         f"{type(conv).__name__}")
@@ -174,11 +182,17 @@ def _build_conv(conv: ConvFactory, in_channels: int, out_channels: int) -> nn.Mo
     try:
         if not isinstance(layer, nn.Module):
             raise TypeError
-        inspect.signature(layer.forward).bind(None, None, None)
+        third = inspect.signature(layer.forward).bind(None, None, None).arguments
     except TypeError:
         raise TypeError(f"conv({in_channels}, {out_channels}) must return a module called as "
                         f"layer(x, edge_index, edge_weight), such as a MessagePassing layer, "
                         f"got {type(layer).__name__}") from None
+    name = list(third)[-1]
+    if name in _NOT_EDGE_WEIGHTS:
+        raise TypeError(f"conv({in_channels}, {out_channels}) builds {type(layer).__name__}, "
+                        f"whose forward takes {name!r} where GraphBackbone passes edge "
+                        f"weights: use a conv that takes edge_weight (GCNConv, GraphConv, "
+                        f"LEConv, ...)")
     return layer
 
 
