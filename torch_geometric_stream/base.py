@@ -42,6 +42,8 @@ def with_autograd(method: Method) -> Method:
     without gradient). Predictions still return tensors without gradient."""
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+            return method(*args, **kwargs)  # the usual case: no context to enter (~4 us)
         with torch.inference_mode(False), torch.enable_grad():
             return method(*args, **kwargs)
     return wrapper  # type: ignore[return-value]
