@@ -121,3 +121,17 @@ def test_stream_dataset_validates(kwargs, match):
                 class_names=["a", "b"])
     with pytest.raises(ValueError, match=match):
         StreamDataset(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("damage, reason", [("truncated", "Compressed file ended"),
+                                           ("not gzip", "Not a gzipped file")])
+def test_damaged_gzip_is_a_format_error_naming_the_file(tmp_path, damage, reason):
+    packed = gzip.compress(idx_bytes(np.arange(2 * 28 * 28).reshape(2, 28, 28)))
+    payload = packed[:len(packed) // 2] if damage == "truncated" else b"plain text"
+    (tmp_path / "imgs.gz").write_bytes(payload)
+    message = rf"^imgs.gz: cannot be read \({reason}"
+    with pytest.raises(DatasetFormatError, match=message):
+        read_idx(tmp_path / "imgs")
+    with pytest.raises(DatasetFormatError, match=message):
+        with open_text(tmp_path / "imgs", errors="replace") as handle:
+            list(handle)

@@ -11,8 +11,9 @@ import gzip
 import io
 import math
 import sys
+import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterable, Optional, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Optional, TextIO
 
 import numpy as np
 
@@ -52,10 +53,36 @@ def _require(path: Path | str) -> Path:
     return found
 
 
+class _CheckedGzipFile(gzip.GzipFile):
+    """A :class:`gzip.GzipFile` on which a truncated or corrupt file raises a
+    :class:`~.errors.DatasetFormatError` naming it, at whichever read meets the
+    damage, instead of an ``EOFError``, ``BadGzipFile`` or ``zlib.error``."""
+
+    def _checked(self, read: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return read(*args)
+        except (OSError, EOFError, zlib.error) as error:
+            raise DatasetFormatError(f"{Path(self.name).name}: cannot be read "
+                                     f"({error})") from None
+
+    def read(self, size: int = -1) -> bytes:
+        return self._checked(super().read, size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._checked(super().read1, size)
+
+    def peek(self, n: int) -> bytes:
+        return self._checked(super().peek, n)
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._checked(super().readline, size)
+
+
 def open_binary(path: Path | str) -> BinaryIO:
-    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently."""
+    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently
+    (a damaged ``.gz`` raises :class:`~.errors.DatasetFormatError` when read)."""
     found = _require(path)
-    return gzip.open(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
+    return _CheckedGzipFile(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
 
 
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",
