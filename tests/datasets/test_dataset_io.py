@@ -1,4 +1,5 @@
 import gzip
+import warnings
 
 import numpy as np
 import pytest
@@ -135,3 +136,18 @@ def test_damaged_gzip_is_a_format_error_naming_the_file(tmp_path, damage, reason
     with pytest.raises(DatasetFormatError, match=message):
         with open_text(tmp_path / "imgs", errors="replace") as handle:
             list(handle)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path):
+    (tmp_path / "c.csv").write_bytes(b"\xef\xbb\xbfa,b\n1,2\n")
+    assert read_csv_records(tmp_path / "c.csv", ["a"]) == [{"a": "1", "b": "2"}]
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbf1 2\n3 4\n")
+    np.testing.assert_array_equal(read_numeric_table(tmp_path / "t.txt", 2), [[1, 2], [3, 4]])
+
+
+def test_an_empty_numeric_table_is_one_error_without_numpy_warning(tmp_path):
+    (tmp_path / "t.txt").write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DatasetFormatError, match="^t.txt: the file has no rows$"):
+            read_numeric_table(tmp_path / "t.txt", 3)

@@ -11,6 +11,7 @@ import gzip
 import io
 import math
 import sys
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Optional, TextIO
@@ -120,13 +121,16 @@ def read_idx(path: Path | str) -> np.ndarray:
 
 def read_numeric_table(path: Path | str, num_columns: int,
                        delimiter: Optional[str] = None) -> np.ndarray:
-    """Read a headerless numeric table (whitespace-separated unless ``delimiter``).
+    """Read a headerless numeric table (whitespace-separated unless ``delimiter``;
+    UTF-8, a leading byte-order mark skipped).
 
     Returns:
         float64 array of shape ``(rows, num_columns)``, at least one row.
     """
     name = Path(path).name
-    with open_text(path) as handle:
+    with open_text(path, encoding="utf-8-sig") as handle, warnings.catch_warnings():
+        # an empty file: NumPy's warning would come before the error below
+        warnings.filterwarnings("ignore", "loadtxt: input contained no data")
         try:
             table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2)
         except ValueError as error:
@@ -144,8 +148,9 @@ def read_numeric_table(path: Path | str, num_columns: int,
 
 
 def read_csv_records(path: Path | str, required: Iterable[str],
-                     encoding: str = "utf-8") -> list[dict[str, str]]:
-    """Rows of a CSV file with a header, as dicts keyed by column name.
+                     encoding: str = "utf-8-sig") -> list[dict[str, str]]:
+    """Rows of a CSV file with a header, as dicts keyed by column name (UTF-8 by
+    default, with or without the byte-order mark a spreadsheet's "CSV UTF-8" writes).
 
     A row with exactly one field more than the header carries a leading row id
     (R's ``write.csv`` convention, e.g. the Occupancy Detection files): the id
