@@ -502,18 +502,23 @@ def test_datasets_command_lists_all_twelve(tmp_path, capsys):
         (tmp_path / name).mkdir()
     (tmp_path / "GSAD" / "batch3.dat").touch()
     (tmp_path / "HAR" / "SOURCE.md").touch()
-    (tmp_path / "mnist" / "raw").mkdir(parents=True)
-    (tmp_path / "mnist" / "raw" / "train-images-idx3-ubyte").touch()
+    (tmp_path / "mnist").mkdir()
+    (tmp_path / "mnist" / "train-images-idx3-ubyte").touch()
+    (tmp_path / "mnist" / "t10k-labels-idx1-ubyte.gz").touch()
+    (tmp_path / "KMNIST" / "raw").mkdir(parents=True)
+    (tmp_path / "KMNIST" / "raw" / "kmnist-train-imgs.npz").touch()
     assert main(["datasets", "--root", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line[0].isspace()}
     status = {name: re.search(r"  (found|empty|missing|partial \(\d+ of \d+ files\))  ",
                               line).group(1)
               for name, line in lines.items() if name in DATASET_NAMES}
-    assert status["Shuttle"] == "found" and status["MNIST"] == "found"  # any data file
+    assert status["Shuttle"] == "found" and status["KMNIST"] == "found"  # any data file
+    # before: "found" (any data file), though the loader needs all four IDX files
+    assert status["MNIST"] == "partial (2 of 4 files)"
     assert status["GSAD"] == "partial (1 of 10 files)"
     assert status["OD"] == "empty" and status["HAR"] == "empty"  # notes are no data
-    assert status["SDD"] == "missing" and status["KMNIST"] == "missing"
+    assert status["SDD"] == "missing" and status["FashionMNIST"] == "missing"
     assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)
     assert out.splitlines()[-1] == ("your own stream: run --dataset FILE.csv (label in the last "
                                     "column, or --label-column NAME) or FILE.npz (arrays x and y)")

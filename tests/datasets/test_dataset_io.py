@@ -1,4 +1,5 @@
 import gzip
+import warnings
 
 import numpy as np
 import pytest
@@ -121,3 +122,32 @@ def test_stream_dataset_validates(kwargs, match):
                 class_names=["a", "b"])
     with pytest.raises(ValueError, match=match):
         StreamDataset(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("damage, reason", [("truncated", "Compressed file ended"),
+                                           ("not gzip", "Not a gzipped file")])
+def test_damaged_gzip_is_a_format_error_naming_the_file(tmp_path, damage, reason):
+    packed = gzip.compress(idx_bytes(np.arange(2 * 28 * 28).reshape(2, 28, 28)))
+    payload = packed[:len(packed) // 2] if damage == "truncated" else b"plain text"
+    (tmp_path / "imgs.gz").write_bytes(payload)
+    message = rf"^imgs.gz: cannot be read \({reason}"
+    with pytest.raises(DatasetFormatError, match=message):
+        read_idx(tmp_path / "imgs")
+    with pytest.raises(DatasetFormatError, match=message):
+        with open_text(tmp_path / "imgs", errors="replace") as handle:
+            list(handle)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path):
+    (tmp_path / "c.csv").write_bytes(b"\xef\xbb\xbfa,b\n1,2\n")
+    assert read_csv_records(tmp_path / "c.csv", ["a"]) == [{"a": "1", "b": "2"}]
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbf1 2\n3 4\n")
+    np.testing.assert_array_equal(read_numeric_table(tmp_path / "t.txt", 2), [[1, 2], [3, 4]])
+
+
+def test_an_empty_numeric_table_is_one_error_without_numpy_warning(tmp_path):
+    (tmp_path / "t.txt").write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DatasetFormatError, match="^t.txt: the file has no rows$"):
+            read_numeric_table(tmp_path / "t.txt", 3)

@@ -15,6 +15,16 @@ def test_iterable_of_dict_rows():
         load_river_dataset([])
 
 
+@pytest.mark.parametrize("max_samples, error, match", [
+    (0, ValueError, "max_samples must be >= 1, got 0"),  # before: "yielded no rows"
+    (-1, ValueError, "max_samples must be >= 1, got -1"),
+    (2.5, TypeError, "max_samples must be an integer, got float"),
+])
+def test_a_bad_max_samples_is_named(max_samples, error, match):
+    with pytest.raises(error, match=match):
+        load_river_dataset([({"a": 1.0}, "x")] * 3, max_samples=max_samples)
+
+
 @pytest.mark.parametrize("name, shape, classes", [("Phishing", (1250, 9), 2),
                                                   ("Bananas", (5300, 2), 2),
                                                   ("ImageSegments", (2310, 18), 7)])

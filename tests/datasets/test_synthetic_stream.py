@@ -89,10 +89,24 @@ def test_class_incremental_introduces_classes_over_time():
     (dict(drift="sudden", drift_points=(1.5,)), "fraction"),
     (dict(drift="sudden", drift_points=(1000,)), "increasing"),
     (dict(drift="gradual", drift_points=(0.9,), drift_width=0.5), "drift_width"),
-    (dict(noise=-1.0), "non-negative"),
+    (dict(noise=-1.0), "noise must be a finite number >= 0"),
+    (dict(noise=float("nan")), "noise must be a finite number >= 0, got nan"),
+    (dict(separation=float("inf")), "separation must be a finite number >= 0, got inf"),
+    (dict(seed=-1), "seed must be >= 0, got -1"),
 ])
 def test_invalid_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
+        SyntheticStream(**{"num_samples": 1000, **kwargs})
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(num_samples=True), "num_samples must be an integer, got bool"),
+    (dict(num_features=2.0), "num_features must be an integer, got float"),
+    (dict(drift="sudden", drift_points=(True,)), "a drift point must be a row index"),
+    (dict(class_incremental="yes"), "class_incremental must be a bool, got str"),
+])
+def test_arguments_of_a_wrong_type(kwargs, match):
+    with pytest.raises(TypeError, match=match):
         SyntheticStream(**{"num_samples": 1000, **kwargs})
 
 

@@ -22,25 +22,35 @@ NOTES = {
 }
 
 
+def _single_layout_files(info: DatasetInfo) -> tuple[str, ...]:
+    """The files the loader reads directly in the dataset's folder: its
+    ``required_files``, or its ``expected_files`` where those are plain names
+    (e.g. GSAD's batches); empty where the files come in several layouts."""
+    if info.required_files or any(" " in entry for entry in info.expected_files):
+        return info.required_files
+    return tuple(info.expected_files)
+
+
 def _status(root: Optional[Path], info: DatasetInfo) -> str:
     """``missing`` (no folder), ``empty`` (no data file in it), ``partial (k of n
-    files)`` or ``found``. Datasets whose expected files are plain names (e.g.
-    GSAD's batches) are checked file by file, each also as ``<name>.gz``; the
-    others, whose files come in several layouts, by whether the folder holds
-    any file besides notes (``*.md``)."""
+    files)`` or ``found``. Datasets with one layout (:func:`_single_layout_files`)
+    are checked file by file, each also as ``<name>.gz``; the others, whose files
+    come in several layouts, by whether the folder holds any file besides notes
+    (``*.md``)."""
     if root is None:
         return "no --root"
     folder = _dataset_folder(root, info.folder)
     if not folder.is_dir():
         return "missing"
-    if any(" " in entry for entry in info.expected_files):  # several layouts
+    names = _single_layout_files(info)
+    if not names:
         data = (path for path in folder.rglob("*") if path.is_file() and path.suffix != ".md")
         return "found" if next(data, None) is not None else "empty"
     present = sum((folder / name).is_file() or (folder / f"{name}.gz").is_file()
-                  for name in info.expected_files)
-    if present == len(info.expected_files):
+                  for name in names)
+    if present == len(names):
         return "found"
-    return f"partial ({present} of {len(info.expected_files)} files)" if present else "empty"
+    return f"partial ({present} of {len(names)} files)" if present else "empty"
 
 
 def _describe_root(root: Optional[Path]) -> str:

@@ -11,8 +11,10 @@ import gzip
 import io
 import math
 import sys
+import warnings
+import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterable, Optional, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Optional, TextIO
 
 import numpy as np
 
@@ -52,10 +54,36 @@ def _require(path: Path | str) -> Path:
     return found
 
 
+class _CheckedGzipFile(gzip.GzipFile):
+    """A :class:`gzip.GzipFile` on which a truncated or corrupt file raises a
+    :class:`~.errors.DatasetFormatError` naming it, at whichever read meets the
+    damage, instead of an ``EOFError``, ``BadGzipFile`` or ``zlib.error``."""
+
+    def _checked(self, read: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return read(*args)
+        except (OSError, EOFError, zlib.error) as error:
+            raise DatasetFormatError(f"{Path(self.name).name}: cannot be read "
+                                     f"({error})") from None
+
+    def read(self, size: int = -1) -> bytes:
+        return self._checked(super().read, size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._checked(super().read1, size)
+
+    def peek(self, n: int) -> bytes:
+        return self._checked(super().peek, n)
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._checked(super().readline, size)
+
+
 def open_binary(path: Path | str) -> BinaryIO:
-    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently."""
+    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently
+    (a damaged ``.gz`` raises :class:`~.errors.DatasetFormatError` when read)."""
     found = _require(path)
-    return gzip.open(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
+    return _CheckedGzipFile(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
 
 
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",
@@ -93,13 +121,16 @@ def read_idx(path: Path | str) -> np.ndarray:
 
 def read_numeric_table(path: Path | str, num_columns: int,
                        delimiter: Optional[str] = None) -> np.ndarray:
-    """Read a headerless numeric table (whitespace-separated unless ``delimiter``).
+    """Read a headerless numeric table (whitespace-separated unless ``delimiter``;
+    UTF-8, a leading byte-order mark skipped).
 
     Returns:
         float64 array of shape ``(rows, num_columns)``, at least one row.
     """
     name = Path(path).name
-    with open_text(path) as handle:
+    with open_text(path, encoding="utf-8-sig") as handle, warnings.catch_warnings():
+        # an empty file: NumPy's warning would come before the error below
+        warnings.filterwarnings("ignore", "loadtxt: input contained no data")
         try:
             table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2)
         except ValueError as error:
@@ -117,8 +148,9 @@ def read_numeric_table(path: Path | str, num_columns: int,
 
 
 def read_csv_records(path: Path | str, required: Iterable[str],
-                     encoding: str = "utf-8") -> list[dict[str, str]]:
-    """Rows of a CSV file with a header, as dicts keyed by column name.
+                     encoding: str = "utf-8-sig") -> list[dict[str, str]]:
+    """Rows of a CSV file with a header, as dicts keyed by column name (UTF-8 by
+    default, with or without the byte-order mark a spreadsheet's "CSV UTF-8" writes).
 
     A row with exactly one field more than the header carries a leading row id
     (R's ``write.csv`` convention, e.g. the Occupancy Detection files): the id

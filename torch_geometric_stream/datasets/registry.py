@@ -39,10 +39,15 @@ class DatasetInfo:
     #: The range every feature lies in a priori (the loaded stream's
     #: ``value_range``; images: pixels), ``None`` where only the data tell.
     value_range: Optional[tuple[float, float]] = None
+    #: The file names the loader reads directly in the folder (each also as
+    #: ``<name>.gz``) where the dataset has one layout; empty where its files
+    #: come in several layouts (``expected_files`` describes them).
+    required_files: tuple[str, ...] = ()
 
 
 _UCI = "https://archive.ics.uci.edu/dataset/"
-_IDX = [f"{f} (or .gz)" for pair in images.IDX_FILES.values() for f in pair]
+_IDX_NAMES = tuple(f for pair in images.IDX_FILES.values() for f in pair)
+_IDX = [f"{f} (or .gz)" for f in _IDX_NAMES]
 
 DATASETS: dict[str, DatasetInfo] = {info.name: info for info in [
     DatasetInfo("MNDS", "MNDS", [f"{text.MNDS_FILE} (columns title, content, category_level_1)"],
@@ -64,12 +69,12 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in [
     DatasetInfo("MNIST", "MNIST", list(_IDX), "http://yann.lecun.com/exdb/mnist/", 70000, 784, 10,
                 images.load_mnist,
                 "Y. LeCun, C. Cortes, C. J. C. Burges, The MNIST database of handwritten digits",
-                value_range=images.PIXEL_RANGE),
+                value_range=images.PIXEL_RANGE, required_files=_IDX_NAMES),
     DatasetInfo("FashionMNIST", "FashionMNIST", list(_IDX),
                 "https://github.com/zalandoresearch/fashion-mnist", 70000, 784, 10,
                 images.load_fashion_mnist,
                 "H. Xiao, K. Rasul, R. Vollgraf, Fashion-MNIST, arXiv:1708.07747, 2017",
-                value_range=images.PIXEL_RANGE),
+                value_range=images.PIXEL_RANGE, required_files=_IDX_NAMES),
     DatasetInfo("KMNIST", "KMNIST",
                 _IDX + ["or " + ", ".join(f for pair in images.KMNIST_NPZ_FILES.values()
                                           for f in pair) + " (key arr_0)"],

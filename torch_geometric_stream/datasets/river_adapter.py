@@ -7,6 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
+from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["load_river_dataset"]
 
@@ -27,8 +28,11 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
 
     Raises:
         ImportError: ``river`` is not installed.
-        ValueError: unknown name, or an empty dataset.
+        ValueError: unknown name, an empty dataset, or ``max_samples < 1``.
+        TypeError: a ``max_samples`` that is not an integer.
     """
+    if max_samples is not None:
+        max_samples = check_positive_int(max_samples, "max_samples")
     if isinstance(dataset, str):
         river_datasets = importlib.import_module("river.datasets")
         factory = getattr(river_datasets, dataset, None)

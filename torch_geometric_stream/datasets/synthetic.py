@@ -20,11 +20,14 @@ depend only on the constructor's arguments.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Iterator, Sequence
 
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset
+from torch_geometric_stream.validation import (check_choice, check_nonnegative,
+                                               check_positive_int, check_seed)
 
 __all__ = ["SyntheticStream", "make_synthetic_dataset"]
 
@@ -59,16 +62,16 @@ class SyntheticStream:
                  drift: str = "none", drift_points: Sequence[float | int] = (0.5,),
                  drift_width: float | int = 0.1, class_incremental: bool = False,
                  separation: float = 4.0, noise: float = 1.0, seed: int = 0) -> None:
-        for arg, value in (("num_samples", num_samples), ("num_features", num_features),
-                           ("num_classes", num_classes)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-        if drift not in DRIFTS:
-            raise ValueError(f"drift must be one of {DRIFTS}, got {drift!r}")
-        if separation < 0 or noise < 0:
-            raise ValueError("separation and noise must be non-negative")
-        self.num_samples, self.num_features = int(num_samples), int(num_features)
-        self.num_classes, self.drift, self.seed = int(num_classes), drift, int(seed)
+        self.num_samples = check_positive_int(num_samples, "num_samples")
+        self.num_features = check_positive_int(num_features, "num_features")
+        self.num_classes = check_positive_int(num_classes, "num_classes")
+        check_choice(drift, DRIFTS, "drift")
+        if not isinstance(class_incremental, bool):
+            raise TypeError(f"class_incremental must be a bool, got "
+                            f"{type(class_incremental).__name__}")
+        separation = check_nonnegative(separation, "separation")
+        noise = check_nonnegative(noise, "noise")
+        self.drift, self.seed = drift, check_seed(seed)
         self.class_incremental, self.separation, self.noise = class_incremental, separation, noise
         self.drift_points = self._positions(drift_points) if drift != "none" else np.zeros(0, int)
         self.drift_width = self._width(drift_width) if drift == "gradual" else 0
@@ -83,7 +86,10 @@ class SyntheticStream:
     def _positions(self, points: Sequence[float | int]) -> np.ndarray:
         positions = []
         for point in points:
-            if isinstance(point, (int, np.integer)):
+            if isinstance(point, bool) or not isinstance(point, numbers.Real):
+                raise TypeError(f"a drift point must be a row index (int) or a fraction "
+                                f"(float), got {point!r}")
+            if isinstance(point, numbers.Integral):
                 positions.append(int(point))
             elif 0.0 < point < 1.0:
                 positions.append(int(round(point * self.num_samples)))
