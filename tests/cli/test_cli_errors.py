@@ -237,3 +237,21 @@ def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsy
     assert ("--robust-quantile, --robust-reservoir (config entries robust_quantile, "
             "robust_reservoir) only apply to --scaling robust or robust-rescale; this run's "
             "scaling is online-rescale") in err
+
+
+def test_a_warning_is_one_line_on_stderr(monkeypatch, capsys):
+    """A warning while a command runs (e.g. GSAD's missing batches) shows as the
+    command line's other messages do: one line, without Python's source line."""
+    import importlib
+    import warnings
+
+    cli_main = importlib.import_module("torch_geometric_stream.cli.main")  # the module
+
+    def warns(args):
+        warnings.warn("GSAD batches missing,\n  streaming only the others", UserWarning)
+        return 0
+
+    monkeypatch.setattr(cli_main, "datasets_command", warns)
+    assert main(["datasets"]) == 0
+    assert capsys.readouterr().err == (
+        "warning: GSAD batches missing,; streaming only the others\n")

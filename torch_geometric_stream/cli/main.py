@@ -6,8 +6,9 @@ import inspect
 import os
 import sys
 import textwrap
+import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, coefficient_value,
@@ -392,10 +393,21 @@ def dispatch(argv: Optional[Sequence[str]] = None) -> int:
     and returns 2. An interrupt propagates (to the enclosing command or :func:`main`)."""
     try:
         args = build_parser().parse_args(argv)
-        return args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_line
+            return args.handler(args)
     except (UsageError, DatasetError) as error:
         print(f"error: {one_line(error)}", file=sys.stderr)
         return 2
+
+
+def _warning_line(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Optional[TextIO] = None, line: Optional[str] = None
+                  ) -> None:
+    """Show a warning as the command line's other messages: one ``warning:`` line
+    on stderr (not Python's two, the second the source line that warned)."""
+    text = one_line(message) if isinstance(message, Warning) else " ".join(message.split())
+    print(f"warning: {text}", file=sys.stderr if file is None else file)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
