@@ -8,6 +8,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
+from torch_geometric_stream.cli.arguments import check_folder
+from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
@@ -102,10 +104,15 @@ dataset_name = argument_type(resolve_dataset_name)
 
 
 def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Path:
-    """``root``, else :func:`default_data_root`; a usage error when there is neither."""
+    """``root``, else :func:`default_data_root`; a usage error when there is neither
+    or when that folder does not exist (refused before any run or file is written)."""
     found = root or default_data_root()
     if found is None:
         parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    try:
+        check_folder("--root", Path(found))
+    except UsageError as error:
+        parser.error(str(error))
     return Path(found)
 
 

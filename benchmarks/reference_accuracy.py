@@ -45,7 +45,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.cli.arguments import (add_root_option, check_folder, label_ratio,
+from torch_geometric_stream.cli.arguments import (add_root_option, label_ratio,
                                                   positive_int)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError, one_line
@@ -351,7 +351,6 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         print(table)
         return
     root = data_root(parser, args.root)
-    check_folder("--root", root)
     if args.command == "lockstep":
         torch.set_num_threads(1)
         record = lockstep(load_prefix(args.dataset, root, args.limit), args.ratio,

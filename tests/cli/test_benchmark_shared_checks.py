@@ -68,3 +68,33 @@ def test_a_seed_outside_0_2_64_is_refused(script, option, argv, seed, message, t
     error = usage_error(module.main, [*argv, seed, "--root", str(tmp_path / "none")], capsys)
     assert error.splitlines()[-1].endswith(f"argument {option}: {message}")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("accuracy", ["run", "--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01",
+                  "--seeds", "0", "--limit", "30", "--tag", "no-such-root"]),
+    ("accuracy", ["choices", "--choice", "normalization=mean", "--models", "memory",
+                  "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0", "--limit", "30",
+                  "--suffix", "no-such-root"]),
+    ("draw_references", ["--dataset", "Shuttle", "--ratio", "0.01"]),
+    ("feature_range", ["--datasets", "Shuttle"]),
+    ("graph_diagnostics", ["--dataset", "Shuttle"]),
+    ("quantile_range", ["--datasets", "Shuttle"]),
+    ("reference_accuracy", ["run"]),
+])
+@pytest.mark.parametrize("by_environment", [False, True])
+def test_a_data_folder_that_does_not_exist_is_one_usage_line(script, argv, by_environment,
+                                                             tmp_path, monkeypatch, capsys):
+    # before any run starts (accuracy ran every cell, each failing on its own) or
+    # any file is written
+    module = importlib.import_module(script)
+    missing = tmp_path / "none"
+    if by_environment:
+        monkeypatch.setenv("TGS_DATA_ROOT", str(missing))
+    else:
+        argv = [*argv, "--root", str(missing)]
+    if script == "accuracy":
+        monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
+    error = usage_error(module.main, argv, capsys)
+    assert error.splitlines()[-1].endswith(f": --root: folder {missing} does not exist")
+    assert not list(tmp_path.iterdir())
