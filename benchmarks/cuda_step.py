@@ -214,15 +214,21 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help=f"comma-separated subset of {tuple(CONFIGS)}")
     parser.add_argument("--models", default="ours-full,ours-light",
                         help=f"comma-separated subset of {MODELS}")
-    parser.add_argument("--size", type=int_at_least(1), default=1000)
-    parser.add_argument("--warmup", type=int_at_least(0), default=20)
-    parser.add_argument("--steps", type=int_at_least(1), default=200)
-    parser.add_argument("--sync-steps", type=int_at_least(1), default=20)
+    parser.add_argument("--size", type=int_at_least(1), default=1000,
+                        help="memory size M, filled directly (default: 1000)")
+    parser.add_argument("--warmup", type=int_at_least(0), default=20,
+                        help="untimed steps before the measured ones (default: 20)")
+    parser.add_argument("--steps", type=int_at_least(1), default=200,
+                        help="timed steps for throughput and latency (default: 200)")
+    parser.add_argument("--sync-steps", type=int_at_least(1), default=20,
+                        help="steps traced for host-device syncs and for kernels (default: 20)")
     parser.add_argument("--repeat-steps", type=int_at_least(1), default=300,
                         help="steps of the two same-seed runs compared for repeatability")
     parser.add_argument("--cuda-graph", action="store_true",
                         help="step through CUDAGraphStep.predict_learn (graph replay)")
-    parser.add_argument("--out-dir", type=Path, default=OUT)
+    parser.add_argument("--out-dir", type=Path, default=OUT,
+                        help="folder of the JSONs and the table (default: "
+                             "benchmarks/results/cuda)")
     args = parser.parse_args(argv)
     models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size")
     if not torch.cuda.is_available():

@@ -79,7 +79,8 @@ def markdown_table(x: np.ndarray, names: Sequence[str]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", required=True, type=dataset_name)
+    parser.add_argument("--datasets", nargs="+", required=True, type=dataset_name,
+                        help="streams to measure, any case (e.g. Shuttle Shopper GSAD)")
     parser.add_argument("--root", default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")

@@ -226,13 +226,16 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
     parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
                         help="a model with a memory (default: %(default)s)")
-    parser.add_argument("--ratio", type=label_ratio, default=0.01)
-    parser.add_argument("--seed", type=seed_value, default=0)
+    parser.add_argument("--ratio", type=label_ratio, default=0.01,
+                        help="label ratio in (0, 1] (default: 0.01)")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="label-draw and model seed (default: 0)")
     parser.add_argument("--limit", type=positive_int, help="first N samples only")
     parser.add_argument("--every", type=positive_int, default=1000,
                         help="samples between snapshots")
     parser.add_argument("--window", type=positive_int, default=1000, help="samples per window")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="folder of the JSONs (default: benchmarks/results/graph_diagnostics)")
     parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)

@@ -118,14 +118,18 @@ def markdown_table(timelines: list[dict[str, Any]], class_share: np.ndarray) -> 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tag", required=True, help="sub-folder of benchmarks/results/accuracy")
-    parser.add_argument("--model", default="sledge")
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--ratio", type=label_ratio, required=True)
-    parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000])
-    parser.add_argument("--window", type=int_at_least(1), default=1000)
+    parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
+    parser.add_argument("--dataset", required=True, help="stream of the runs (e.g. Shopper)")
+    parser.add_argument("--ratio", type=label_ratio, required=True,
+                        help="label ratio of the runs, in (0, 1]")
+    parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000],
+                        help="seeds of the runs (default: the paper's 0 2000 4000)")
+    parser.add_argument("--window", type=int_at_least(1), default=1000,
+                        help="samples per row of the table (default: 1000)")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
-    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
+    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS,
+                        help="folder of accuracy.py's tags (default: benchmarks/results/accuracy)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -471,7 +471,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "literally, mean = authors' 1/(k+1))")
     parser.add_argument("--warmup", type=int_at_least(0), default=5,
                         help="untimed steps before the timed ones (default: %(default)s)")
-    parser.add_argument("--steps", type=positive_int, default=30)
+    parser.add_argument("--steps", type=positive_int, default=30,
+                        help="timed steps per configuration (default: 30)")
     parser.add_argument("--max-seconds", type=positive_number, default=60.0,
                         help="stop timing a configuration after this long (>= 3 steps)")
     parser.add_argument("--ref-max-size", type=int_at_least(1), default=4000,
@@ -484,7 +485,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--adam", choices=("fused", "plain"), default="fused",
                         help="ours: the package's fused Adam, or torch's default one "
                              "(what the fused kernel saves)")
-    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency",
+                        help="folder of the JSONs, one per result (default: "
+                             "benchmarks/results/step_latency)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR.md, beside OUT_DIR)")
     parser.add_argument("--summary", type=Path, default=None,

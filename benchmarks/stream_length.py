@@ -292,22 +292,33 @@ def window_table(result: dict) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="light", choices=("light", "full", "both"))
+    parser.add_argument("--model", default="light", choices=("light", "full", "both"),
+                        help="SLeDGe-L, full SLeDGe or both (default: light)")
     parser.add_argument("--samples", type=positive_int, default=None,
                         help="stream length (default 1,000,000 light / 200,000 full)")
-    parser.add_argument("--window", type=positive_int, default=10_000)
+    parser.add_argument("--window", type=positive_int, default=10_000,
+                        help="samples per measured window (default: 10000)")
     parser.add_argument("--warmup-windows", type=int_at_least(0), default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
-    parser.add_argument("--threads", type=positive_int, default=1)
-    parser.add_argument("--seed", type=seed_value, default=0)
-    parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="torch threads (default: 1)")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="stream and model seed (default: 0)")
+    parser.add_argument("--label-ratio", type=label_ratio, default=0.01,
+                        help="label ratio in (0, 1] (default: 0.01)")
     parser.add_argument("--labeled-size", type=int_at_least(C), default=100,
                         help=f"labeled slots, at least one per class of the stream's {C}")
-    parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900)
-    parser.add_argument("--k", type=int_at_least(0), default=5)
-    parser.add_argument("--hidden", type=int_at_least(1), default=256)
-    parser.add_argument("--num-layers", type=int_at_least(1), default=2)
-    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
+    parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900,
+                        help="unlabeled slots (default: 900)")
+    parser.add_argument("--k", type=int_at_least(0), default=5,
+                        help="neighbours per node (default: 5)")
+    parser.add_argument("--hidden", type=int_at_least(1), default=256,
+                        help="hidden width (default: 256)")
+    parser.add_argument("--num-layers", type=int_at_least(1), default=2,
+                        help="GCN layers (default: 2)")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length",
+                        help="folder of the JSONs and checkpoints (default: "
+                             "benchmarks/results/stream_length)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/stream_length.md)")
     parser.add_argument("--force", action="store_true",
