@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import data_root, int_at_least, seed_value  # (benchmarks/ is on sys.path)
+from machine import data_root, dataset_name, int_at_least, seed_value  # (benchmarks/ is on sys.path)
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -119,7 +119,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tag", required=True, help="sub-folder of benchmarks/results/accuracy")
     parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
-    parser.add_argument("--dataset", required=True, help="stream of the runs (e.g. Shopper)")
+    parser.add_argument("--dataset", type=dataset_name, required=True,
+                        help="stream of the runs, any case (e.g. Shopper)")
     parser.add_argument("--ratio", type=label_ratio, required=True,
                         help="label ratio of the runs, in (0, 1]")
     parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000],

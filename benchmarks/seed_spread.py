@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
-from machine import data_root
+from machine import data_root, dataset_name
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -86,7 +86,8 @@ def spread_table(rows: list[dict[str, Any]], rarest: int) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
-    parser.add_argument("--dataset", required=True, help="stream of the runs (e.g. Shopper)")
+    parser.add_argument("--dataset", type=dataset_name, required=True,
+                        help="stream of the runs, any case (e.g. Shopper)")
     parser.add_argument("--ratio", type=label_ratio, required=True,
                         help="label ratio of the runs, in (0, 1]")
     parser.add_argument("--tags", nargs="+", required=True,

@@ -16,7 +16,7 @@ import machine  # noqa: E402
 
 @pytest.mark.parametrize("script, argv", [
     ("label_timeline", ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01"]),
-    ("seed_spread", ["--dataset", "toy", "--ratio", "0.02", "--tags", "none"]),
+    ("seed_spread", ["--dataset", "Shuttle", "--ratio", "0.02", "--tags", "none"]),
     ("reference_accuracy", ["run"]),
     ("reference_accuracy", ["lockstep"]),
 ])
@@ -30,7 +30,7 @@ def test_no_data_folder_is_machine_s_usage_error(script, argv, tmp_path, monkeyp
 @pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001", "nan"])
 @pytest.mark.parametrize("script, option, argv", [  # argv, then the ratio, then --root
     ("label_timeline", "--ratio", ["--tag", "t", "--dataset", "Shopper", "--ratio"]),
-    ("seed_spread", "--ratio", ["--dataset", "toy", "--tags", "none", "--ratio"]),
+    ("seed_spread", "--ratio", ["--dataset", "Shuttle", "--tags", "none", "--ratio"]),
     ("graph_diagnostics", "--ratio", ["--ratio"]),
     ("peers", "--ratios", ["--datasets", "Shopper", "--learners", "KNN", "--ratios", "0.01"]),
     ("reference_accuracy", "--ratio", ["run", "--ratio"]),
