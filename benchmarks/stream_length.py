@@ -159,9 +159,27 @@ def finished(out: Path, samples: int) -> bool:
     return final is not None and final["position"] == samples
 
 
+def stream_samples(model: str, args: argparse.Namespace) -> int:
+    """The stream length of ``model``'s run: ``--samples``, else the model's default."""
+    return args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
+
+
+def check_trend_windows(parser: argparse.ArgumentParser, models: Sequence[str],
+                        args: argparse.Namespace) -> None:
+    """Refuse a run whose windows after ``--warmup-windows`` are too few for a trend
+    (fewer than two: the run would be left out of the table)."""
+    for model in models:
+        windows = math.ceil(stream_samples(model, args) / args.window)
+        if windows - args.warmup_windows < 2:
+            parser.error(f"--samples {stream_samples(model, args)} in windows of --window "
+                         f"{args.window} leave {max(windows - args.warmup_windows, 0)} "
+                         f"window(s) after --warmup-windows {args.warmup_windows}; a trend "
+                         "needs 2")
+
+
 def run(model: str, args) -> dict:
     torch.set_num_threads(args.threads)
-    samples = args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
+    samples = stream_samples(model, args)
     name = f"stream_length_{model}_N{samples}_w{args.window}_t{args.threads}_seed{args.seed}"
     ckpt, out = args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
     config = dict(model=model, samples=samples, window=args.window, threads=args.threads,
@@ -250,14 +268,17 @@ def table(results: list) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s, cfg = r["summary"], r["config"]
-        if "latency_slope_ms_per_100k" not in s:
-            continue
         final = r.get("final")
         nan = "n/a (unfinished)" if final is None else ("none" if final["all_finite"]
                                                         else ", ".join(final["non_finite"]))
+        start = (f"| {cfg['model']} | {cfg['samples']} | {cfg['window']} | {cfg['threads']} | "
+                 f"{s['windows_after_warmup']} |")
+        if "latency_slope_ms_per_100k" not in s:  # shown, not left out: why it has no trend
+            lines.append(f"{start} too few windows after the warm-up for a trend |"
+                         f"{' - |' * 7} {nan} |")
+            continue
         lines.append(
-            f"| {cfg['model']} | {cfg['samples']} | {cfg['window']} | {cfg['threads']} | "
-            f"{s['windows_after_warmup']} | {s['latency_first_ms']:.2f} -> "
+            f"{start} {s['latency_first_ms']:.2f} -> "
             f"{s['latency_last_ms']:.2f} | {s['latency_slope_ms_per_100k']:+.3f} | "
             f"{s['latency_last_over_first']:.3f} | {s['rss_first_mib']:.1f} -> "
             f"{s['rss_last_mib']:.1f} | {s['rss_slope_mib_per_100k']:+.2f} | "
@@ -328,12 +349,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the tables of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
+    models = ("light", "full") if args.model == "both" else (args.model,)
+    if not args.report_only:
+        check_trend_windows(parser, models, args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:
         print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
               f"threads={args.threads}", flush=True)
-        for model in (("light", "full") if args.model == "both" else (args.model,)):
+        for model in models:
             run(model, args)
 
     results = [json.loads(p.read_text()) for p in sorted(args.out_dir.glob("stream_length_*.json"))]
