@@ -48,7 +48,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import int_at_least  # noqa: E402
+from machine import check_outputs, int_at_least  # noqa: E402
 from step_latency import (CONFIGS, MODELS, build_model, checked_selection,  # noqa: E402
                           percentile, synthetic)
 
@@ -230,6 +230,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="folder of the JSONs and the table (default: "
                              "benchmarks/results/cuda)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")

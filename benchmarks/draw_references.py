@@ -42,7 +42,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from accuracy_summary import PAPER_SEEDS
-from machine import cpu_model, data_root, dataset_name, int_at_least, load_or_exit, seed_value
+from machine import (check_outputs, cpu_model, data_root, dataset_name, int_at_least,
+                     load_or_exit, seed_value)
 from seed_spread import seed_records
 from torch import Tensor
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
@@ -242,6 +243,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="folder of the written table and JSON (default: "
                              "benchmarks/results/draw_references)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out": args.out})
     names = [name for name, _, _ in args.runs]
     if len(set(names)) < len(names):
         parser.error(f"--runs names a column twice: {', '.join(names)}")

@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
+from machine import check_outputs, data_root, dataset_name, load_or_exit  # (on sys.path)
 from torch_geometric_stream.cli.arguments import positive_int
 
 RESULTS = Path(__file__).resolve().parent / "results" / "feature_range"
@@ -87,6 +87,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="where the tables go (default: %(default)s)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
 
     for name in args.datasets:

@@ -35,7 +35,7 @@ from torch import Tensor
 from torch.nn.functional import normalize
 
 # (benchmarks/ is on sys.path)
-from machine import data_root, dataset_name, load_or_exit, seed_value
+from machine import check_outputs, data_root, dataset_name, load_or_exit, seed_value
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -238,6 +238,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                         help="folder of the JSONs (default: benchmarks/results/graph_diagnostics)")
     parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     torch.set_num_threads(1)
     if args.dataset == "synthetic":
         dataset = make_synthetic_dataset(args.limit or 2000)

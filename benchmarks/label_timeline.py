@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import data_root, dataset_name, int_at_least, seed_value  # (benchmarks/ is on sys.path)
-
+from machine import (check_outputs, data_root, dataset_name, int_at_least,  # (on sys.path)
+                     seed_value)
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
@@ -134,6 +134,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
 
     folder = args.results / args.tag

@@ -17,7 +17,7 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "dataset_name", "data_root",
-           "load_or_exit"]
+           "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -114,6 +114,16 @@ def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Pa
     except UsageError as error:
         parser.error(str(error))
     return Path(found)
+
+
+def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path]) -> None:
+    """Refuse, as a usage error before anything runs, an output folder (``{option:
+    folder}``; a file option gives its parent) that is a file or lies in one."""
+    for option, folder in outputs.items():
+        try:
+            check_folder(option, folder, must_exist=False)
+        except UsageError as error:
+            parser.error(str(error))
 
 
 def load_or_exit(parser: argparse.ArgumentParser, name: str, root: Path) -> StreamDataset:

@@ -58,8 +58,8 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
-from machine import (cpu_model, int_list, positive_ints, positive_number,  # noqa: E402
-                     recorded)  # (on sys.path)
+from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
+                     positive_number, recorded)  # (on sys.path)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -254,6 +254,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the table of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "propagation.md"
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
     sizes, ks, threads_list = args.sizes, args.ks, args.threads
     args.out_dir.mkdir(parents=True, exist_ok=True)
     libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),

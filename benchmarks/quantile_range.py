@@ -27,7 +27,8 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from machine import cpu_model, data_root, dataset_name  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import (check_outputs, cpu_model, data_root,  # noqa: E402  (on sys.path)
+                     dataset_name)
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.nn import RunningQuantileRange
@@ -78,6 +79,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the JSONs (default: benchmarks/results/quantile_range)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
     machine = {"cpu": cpu_model(), "threads": torch.get_num_threads(),
                "torch": torch.__version__, "numpy": np.__version__,

@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
-from machine import data_root, dataset_name
+from machine import check_outputs, data_root, dataset_name
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -100,6 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="folder of the written table (default: "
                              "benchmarks/results/seed_spread)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out": args.out})
     root = data_root(parser, args.root)
     records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio)
     if not records:

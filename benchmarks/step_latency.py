@@ -64,8 +64,8 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import (cpu_model, int_at_least, positive_ints, positive_number,  # noqa: E402
-                     recorded)
+from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
+                     positive_number, recorded)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
@@ -500,6 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir.with_suffix(".md")
     args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent,
+                           "--summary": args.summary.parent})
 
     sizes, threads_list = args.sizes, args.threads
     models, configs = checked_selection(parser, args.models, args.configs,

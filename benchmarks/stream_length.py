@@ -63,8 +63,8 @@ from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
-from machine import cpu_model, int_at_least, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
-
+from machine import (check_outputs, cpu_model, int_at_least,  # noqa: E402  (on sys.path)
+                     seed_value)
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
 
@@ -349,6 +349,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the tables of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
     models = ("light", "full") if args.model == "both" else (args.model,)
     if not args.report_only:
         check_trend_windows(parser, models, args)

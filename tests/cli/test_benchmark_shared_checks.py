@@ -98,3 +98,29 @@ def test_a_data_folder_that_does_not_exist_is_one_usage_line(script, argv, by_en
     error = usage_error(module.main, argv, capsys)
     assert error.splitlines()[-1].endswith(f": --root: folder {missing} does not exist")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("script, argv, option", [
+    ("cuda_step", [], "--out-dir"),
+    ("draw_references", ["--dataset", "Shuttle", "--ratio", "0.01"], "--out"),
+    ("feature_range", ["--datasets", "Shuttle"], "--out-dir"),
+    ("graph_diagnostics", ["--dataset", "synthetic"], "--out-dir"),
+    ("label_timeline", ["--tag", "t", "--dataset", "Shuttle", "--ratio", "0.01"], "--out-dir"),
+    ("propagation", [], "--out-dir"),
+    ("propagation", [], "--markdown"),
+    ("quantile_range", [], "--out-dir"),
+    ("seed_spread", ["--dataset", "Shuttle", "--ratio", "0.01", "--tags", "t"], "--out"),
+    ("step_latency", [], "--out-dir"),
+    ("step_latency", [], "--summary"),
+    ("stream_length", [], "--out-dir"),
+])
+def test_an_output_inside_a_file_is_one_usage_line(script, argv, option, tmp_path, capsys):
+    # (it was a NotADirectoryError traceback, after the runs for --markdown and --summary)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    output = a_file / "inside" / ("out.md" if option in ("--markdown", "--summary") else "")
+    # (refused right after parsing: before the data folder is looked for)
+    error = usage_error(importlib.import_module(script).main, [*argv, option, str(output)],
+                        capsys)
+    assert error.splitlines()[-1].endswith(f"error: {option}: {a_file} is a file, not a folder")
+    assert [path.name for path in tmp_path.iterdir()] == ["a_file"]
