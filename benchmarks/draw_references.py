@@ -247,6 +247,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     names = [name for name, _, _ in args.runs]
     if len(set(names)) < len(names):
         parser.error(f"--runs names a column twice: {', '.join(names)}")
+    missing = [tag for _, _, tags in args.runs for tag in tags
+               if not (args.results / tag).is_dir()]
+    if missing:  # a mistyped tag, not a column of dashes
+        parser.error(f"--runs: no such tag in {args.results}: {', '.join(missing)}")
     dataset = load_or_exit(parser, args.dataset, data_root(parser, args.root))
     labels = np.asarray(dataset.y, dtype=np.int64)
     started = time.perf_counter()
