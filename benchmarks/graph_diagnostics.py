@@ -219,6 +219,17 @@ def diagnosed_dataset(text: str) -> str:
     return "synthetic" if text == "synthetic" else dataset_name(text)
 
 
+def spacing(report: dict[str, Any]) -> dict[str, Optional[int]]:
+    """The ``--every`` and ``--window`` a report was made with, read off its last two
+    snapshots and windows (``None`` where it has fewer than two)."""
+
+    def step(rows: list[dict[str, Any]], key: str) -> Optional[int]:
+        return rows[-1][key] - rows[-2][key] if len(rows) >= 2 else None
+
+    return {"every": step(report["snapshots"], "position"),
+            "window": step(report["windows"], "start")}
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="Shopper", type=diagnosed_dataset,
@@ -251,6 +262,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
     if path.exists() and not args.force:
         report = json.loads(path.read_text())
+        made_with = [f"--{name} {value}" for name, value in spacing(report).items()
+                     if value is not None and value != getattr(args, name)]
+        if made_with:  # (its file name does not say: it was shown as if made with these)
+            parser.error(f"{path} exists, made with {' '.join(made_with)}: pass that, or "
+                         "--force to rerun it")
+        print(f"skip {path.name} (exists; --force reruns it)")
     else:
         report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
                           args.window)
