@@ -177,15 +177,43 @@ def check_trend_windows(parser: argparse.ArgumentParser, models: Sequence[str],
                          "needs 2")
 
 
+def run_files(model: str, args: argparse.Namespace) -> tuple[Path, Path]:
+    """``(checkpoint, result JSON)`` of ``model``'s run; their name holds the stream
+    length, window, threads and seed, not the model's sizes (see :func:`run_config`)."""
+    name = (f"stream_length_{model}_N{stream_samples(model, args)}_w{args.window}"
+            f"_t{args.threads}_seed{args.seed}")
+    return args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
+
+
+def run_config(model: str, args: argparse.Namespace) -> dict:
+    """The configuration ``model``'s run records and resumes at."""
+    return dict(model=model, samples=stream_samples(model, args), window=args.window,
+                threads=args.threads, seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
+                unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
+                num_layers=args.num_layers, label_ratio=args.label_ratio)
+
+
+def check_existing_runs(parser: argparse.ArgumentParser, models: Sequence[str],
+                        args: argparse.Namespace) -> None:
+    """Refuse (unless ``--force``) a run whose result exists with another configuration:
+    it would be skipped, or resumed from a checkpoint of that other configuration."""
+    for model in models:
+        _, out = run_files(model, args)
+        if args.force or not out.exists():
+            continue
+        recorded, asked = json.loads(out.read_text())["config"], run_config(model, args)
+        differing = [f"{key} {recorded[key]}" for key in asked
+                     if key in recorded and recorded[key] != asked[key]]
+        if differing:
+            parser.error(f"{out} exists, made with {', '.join(differing)}: pass that, "
+                         "--force to start over, or another --out-dir")
+
+
 def run(model: str, args) -> dict:
     torch.set_num_threads(args.threads)
     samples = stream_samples(model, args)
-    name = f"stream_length_{model}_N{samples}_w{args.window}_t{args.threads}_seed{args.seed}"
-    ckpt, out = args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
-    config = dict(model=model, samples=samples, window=args.window, threads=args.threads,
-                  seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
-                  unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
-                  num_layers=args.num_layers, label_ratio=args.label_ratio)
+    ckpt, out = run_files(model, args)
+    config = run_config(model, args)
     if args.force:
         for path in (ckpt, out):
             path.unlink(missing_ok=True)
@@ -353,6 +381,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     models = ("light", "full") if args.model == "both" else (args.model,)
     if not args.report_only:
         check_trend_windows(parser, models, args)
+        check_existing_runs(parser, models, args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:

@@ -77,3 +77,19 @@ def test_a_result_without_a_trend_is_a_row_of_the_report(capsys, tmp_path):
     row = "| light | 30 | 10 | 1 | 1 | too few windows after the warm-up for a trend |"
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(row))
     assert line.count("|") == 15 and line.endswith("| none |")  # 14 cells, as the header
+
+
+def test_a_result_of_another_configuration_is_refused_not_skipped(capsys, tmp_path):
+    stream_length.main([*TINY, "--out-dir", str(tmp_path)])
+    (result,) = tmp_path.glob("stream_length_*.json")
+    made = result.read_text()
+    # (the file name holds neither: it was skipped as finished, or resumed from the
+    # checkpoint of the other configuration)
+    error = usage_error(stream_length.main, [*TINY, "--k", "3", "--hidden", "16",
+                                             "--out-dir", str(tmp_path)], capsys)
+    assert error.splitlines()[-1].endswith(
+        f"{result} exists, made with k 2, hidden 8: pass that, --force to start over, "
+        "or another --out-dir")
+    assert result.read_text() == made
+    stream_length.main([*TINY, "--k", "3", "--out-dir", str(tmp_path), "--force"])
+    assert json.loads(result.read_text())["config"]["k"] == 3
