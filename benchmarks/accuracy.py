@@ -630,18 +630,24 @@ def compare(args: argparse.Namespace) -> None:
 
 
 def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> None:
-    parser.add_argument("--models", nargs="+", choices=MODEL_NAMES, default=models)
-    parser.add_argument("--datasets", nargs="+", type=dataset_name, default=["Shopper", "GSAD"])
-    parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.001, 0.01])
-    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 2000, 4000])
+    parser.add_argument("--models", nargs="+", choices=MODEL_NAMES, default=models,
+                        help="models of the grid (default: %(default)s)")
+    parser.add_argument("--datasets", nargs="+", type=dataset_name, default=["Shopper", "GSAD"],
+                        help="streams of the grid, any case (default: Shopper GSAD)")
+    parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.001, 0.01],
+                        help="label ratios of the grid, each in (0, 1] (default: 0.001 0.01)")
+    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 2000, 4000],
+                        help="label-draw seeds of the grid (default: the paper's 0 2000 4000)")
     parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
-    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="torch threads of each run (default: 1)")
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="run N cells at once, each in its own process (default 1: "
                              "one after the other in this process)")
     parser.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                         help="checkpoint each run every N samples and resume interrupted runs")
-    parser.add_argument("--root", default=None)
+    parser.add_argument("--root", default=None,
+                        help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.set_defaults(parser=parser)  # for its usage errors after parsing (no data folder)
 
 
@@ -650,7 +656,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     plotter = commands.add_parser("plot", help="running-accuracy PNGs per dataset and ratio")
     plotter.add_argument("--models", nargs="+", choices=MODEL_NAMES,
-                         default=["sledge", "sledge-light"])
+                         default=["sledge", "sledge-light"],
+                         help="models to plot (default: sledge sledge-light)")
     plotter.add_argument("--tags", nargs="+", default=None,
                          help="only these result folders (default: all)")
     plotter.add_argument("--combine", action="store_true",
@@ -688,9 +695,12 @@ def main(argv: Optional[list[str]] = None) -> None:
                                    "TAG,TAG,... joins tags, a seed from the first holding it")
     pair.add_argument("other", help="the tag whose differences are shown (TAG,TAG,... too)")
     pair.add_argument("--models", nargs="+", choices=MODEL_NAMES,
-                      default=["sledge", "sledge-light"])
-    pair.add_argument("--datasets", nargs="+", type=dataset_name, default=list(DATASETS_SHOWN))
-    pair.add_argument("--ratios", nargs="+", type=label_ratio, default=list(RATIOS))
+                      default=["sledge", "sledge-light"],
+                      help="models to pair (default: sledge sledge-light)")
+    pair.add_argument("--datasets", nargs="+", type=dataset_name, default=list(DATASETS_SHOWN),
+                      help="streams to pair, any case (default: MNIST Shopper Shuttle GSAD)")
+    pair.add_argument("--ratios", nargs="+", type=label_ratio, default=list(RATIOS),
+                      help="label ratios to pair (default: 0.001 0.01)")
     pair.add_argument("--seeds", nargs="+", type=seed_value,
                       default=list(range(0, 10000, 1000)),
                       help="the seeds to pair (default: 0, 1000, ..., 9000)")

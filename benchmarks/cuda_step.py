@@ -48,7 +48,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import int_at_least  # noqa: E402
+from machine import check_outputs, int_at_least  # noqa: E402
 from step_latency import (CONFIGS, MODELS, build_model, checked_selection,  # noqa: E402
                           percentile, synthetic)
 
@@ -214,16 +214,23 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help=f"comma-separated subset of {tuple(CONFIGS)}")
     parser.add_argument("--models", default="ours-full,ours-light",
                         help=f"comma-separated subset of {MODELS}")
-    parser.add_argument("--size", type=int_at_least(1), default=1000)
-    parser.add_argument("--warmup", type=int_at_least(0), default=20)
-    parser.add_argument("--steps", type=int_at_least(1), default=200)
-    parser.add_argument("--sync-steps", type=int_at_least(1), default=20)
+    parser.add_argument("--size", type=int_at_least(1), default=1000,
+                        help="memory size M, filled directly (default: 1000)")
+    parser.add_argument("--warmup", type=int_at_least(0), default=20,
+                        help="untimed steps before the measured ones (default: 20)")
+    parser.add_argument("--steps", type=int_at_least(1), default=200,
+                        help="timed steps for throughput and latency (default: 200)")
+    parser.add_argument("--sync-steps", type=int_at_least(1), default=20,
+                        help="steps traced for host-device syncs and for kernels (default: 20)")
     parser.add_argument("--repeat-steps", type=int_at_least(1), default=300,
                         help="steps of the two same-seed runs compared for repeatability")
     parser.add_argument("--cuda-graph", action="store_true",
                         help="step through CUDAGraphStep.predict_learn (graph replay)")
-    parser.add_argument("--out-dir", type=Path, default=OUT)
+    parser.add_argument("--out-dir", type=Path, default=OUT,
+                        help="folder of the JSONs and the table (default: "
+                             "benchmarks/results/cuda)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size")
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")

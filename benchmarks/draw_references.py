@@ -42,7 +42,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from accuracy_summary import PAPER_SEEDS
-from machine import cpu_model, data_root, dataset_name, int_at_least, load_or_exit, seed_value
+from machine import (check_outputs, cpu_model, data_root, dataset_name, int_at_least,
+                     load_or_exit, seed_value)
 from seed_spread import seed_records
 from torch import Tensor
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
@@ -221,9 +222,11 @@ def run_spec(text: str) -> tuple[str, str, list[str]]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", type=dataset_name, required=True)
-    parser.add_argument("--ratio", type=label_ratio, required=True)
-    parser.add_argument("--seeds", type=seed_value, nargs="+", default=list(PAPER_SEEDS))
+    parser.add_argument("--dataset", type=dataset_name, required=True,
+                        help="the stream, any case (e.g. Shopper)")
+    parser.add_argument("--ratio", type=label_ratio, required=True, help="label ratio in (0, 1]")
+    parser.add_argument("--seeds", type=seed_value, nargs="+", default=list(PAPER_SEEDS),
+                        help="label-draw seeds (default: the paper's 0 2000 4000)")
     parser.add_argument("--k", type=int_at_least(1), default=10,
                         help="neighbours per row of the offline graph (default 10)")
     parser.add_argument("--runs", type=run_spec, action="append", default=[],
@@ -233,12 +236,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "wins); repeatable")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
-    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS,
+                        help="folder of accuracy.py's tags, read by --runs (default: "
+                             "benchmarks/results/accuracy)")
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="folder of the written table and JSON (default: "
+                             "benchmarks/results/draw_references)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out": args.out})
     names = [name for name, _, _ in args.runs]
     if len(set(names)) < len(names):
         parser.error(f"--runs names a column twice: {', '.join(names)}")
+    missing = [tag for _, _, tags in args.runs for tag in tags
+               if not (args.results / tag).is_dir()]
+    if missing:  # a mistyped tag, not a column of dashes
+        parser.error(f"--runs: no such tag in {args.results}: {', '.join(missing)}")
     dataset = load_or_exit(parser, args.dataset, data_root(parser, args.root))
     labels = np.asarray(dataset.y, dtype=np.int64)
     started = time.perf_counter()

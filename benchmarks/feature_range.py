@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from machine import data_root, dataset_name, load_or_exit  # (benchmarks/ is on sys.path)
+from machine import check_outputs, data_root, dataset_name, load_or_exit  # (on sys.path)
 from torch_geometric_stream.cli.arguments import positive_int
 
 RESULTS = Path(__file__).resolve().parent / "results" / "feature_range"
@@ -79,13 +79,15 @@ def markdown_table(x: np.ndarray, names: Sequence[str]) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--datasets", nargs="+", required=True, type=dataset_name)
+    parser.add_argument("--datasets", nargs="+", required=True, type=dataset_name,
+                        help="streams to measure, any case (e.g. Shuttle Shopper GSAD)")
     parser.add_argument("--root", default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="where the tables go (default: %(default)s)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
 
     for name in args.datasets:

@@ -35,7 +35,7 @@ from torch import Tensor
 from torch.nn.functional import normalize
 
 # (benchmarks/ is on sys.path)
-from machine import data_root, dataset_name, load_or_exit, seed_value
+from machine import check_outputs, data_root, dataset_name, load_or_exit, seed_value
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -219,6 +219,17 @@ def diagnosed_dataset(text: str) -> str:
     return "synthetic" if text == "synthetic" else dataset_name(text)
 
 
+def spacing(report: dict[str, Any]) -> dict[str, Optional[int]]:
+    """The ``--every`` and ``--window`` a report was made with, read off its last two
+    snapshots and windows (``None`` where it has fewer than two)."""
+
+    def step(rows: list[dict[str, Any]], key: str) -> Optional[int]:
+        return rows[-1][key] - rows[-2][key] if len(rows) >= 2 else None
+
+    return {"every": step(report["snapshots"], "position"),
+            "window": step(report["windows"], "start")}
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="Shopper", type=diagnosed_dataset,
@@ -226,15 +237,19 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--root", default=None, help="data folder (default: TGS_DATA_ROOT)")
     parser.add_argument("--model", default="sledge", choices=tuple(SLEDGE_VARIANTS),
                         help="a model with a memory (default: %(default)s)")
-    parser.add_argument("--ratio", type=label_ratio, default=0.01)
-    parser.add_argument("--seed", type=seed_value, default=0)
+    parser.add_argument("--ratio", type=label_ratio, default=0.01,
+                        help="label ratio in (0, 1] (default: 0.01)")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="label-draw and model seed (default: 0)")
     parser.add_argument("--limit", type=positive_int, help="first N samples only")
     parser.add_argument("--every", type=positive_int, default=1000,
                         help="samples between snapshots")
     parser.add_argument("--window", type=positive_int, default=1000, help="samples per window")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="folder of the JSONs (default: benchmarks/results/graph_diagnostics)")
     parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     torch.set_num_threads(1)
     if args.dataset == "synthetic":
         dataset = make_synthetic_dataset(args.limit or 2000)
@@ -247,6 +262,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
     if path.exists() and not args.force:
         report = json.loads(path.read_text())
+        made_with = [f"--{name} {value}" for name, value in spacing(report).items()
+                     if value is not None and value != getattr(args, name)]
+        if made_with:  # (its file name does not say: it was shown as if made with these)
+            parser.error(f"{path} exists, made with {' '.join(made_with)}: pass that, or "
+                         "--force to rerun it")
+        print(f"skip {path.name} (exists; --force reruns it)")
     else:
         report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
                           args.window)

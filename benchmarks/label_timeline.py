@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import data_root, int_at_least, seed_value  # (benchmarks/ is on sys.path)
-
+from machine import (check_outputs, data_root, dataset_name, int_at_least,  # (on sys.path)
+                     seed_value)
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
@@ -118,17 +118,23 @@ def markdown_table(timelines: list[dict[str, Any]], class_share: np.ndarray) -> 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tag", required=True, help="sub-folder of benchmarks/results/accuracy")
-    parser.add_argument("--model", default="sledge")
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--ratio", type=label_ratio, required=True)
-    parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000])
-    parser.add_argument("--window", type=int_at_least(1), default=1000)
+    parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
+    parser.add_argument("--dataset", type=dataset_name, required=True,
+                        help="stream of the runs, any case (e.g. Shopper)")
+    parser.add_argument("--ratio", type=label_ratio, required=True,
+                        help="label ratio of the runs, in (0, 1]")
+    parser.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 2000, 4000],
+                        help="seeds of the runs (default: the paper's 0 2000 4000)")
+    parser.add_argument("--window", type=int_at_least(1), default=1000,
+                        help="samples per row of the table (default: 1000)")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
-    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
+    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS,
+                        help="folder of accuracy.py's tags (default: benchmarks/results/accuracy)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
 
     folder = args.results / args.tag

@@ -8,6 +8,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
+from torch_geometric_stream.cli.arguments import check_folder
+from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
@@ -15,7 +17,7 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "dataset_name", "data_root",
-           "load_or_exit"]
+           "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -102,11 +104,26 @@ dataset_name = argument_type(resolve_dataset_name)
 
 
 def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Path:
-    """``root``, else :func:`default_data_root`; a usage error when there is neither."""
+    """``root``, else :func:`default_data_root`; a usage error when there is neither
+    or when that folder does not exist (refused before any run or file is written)."""
     found = root or default_data_root()
     if found is None:
         parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    try:
+        check_folder("--root", Path(found))
+    except UsageError as error:
+        parser.error(str(error))
     return Path(found)
+
+
+def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path]) -> None:
+    """Refuse, as a usage error before anything runs, an output folder (``{option:
+    folder}``; a file option gives its parent) that is a file or lies in one."""
+    for option, folder in outputs.items():
+        try:
+            check_folder(option, folder, must_exist=False)
+        except UsageError as error:
+            parser.error(str(error))
 
 
 def load_or_exit(parser: argparse.ArgumentParser, name: str, root: Path) -> StreamDataset:

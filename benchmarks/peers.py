@@ -274,10 +274,14 @@ def render() -> str:
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
-    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS)
-    parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.01, 0.001])
-    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[1])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS,
+                        help="streams (default: all four)")
+    parser.add_argument("--learners", nargs="+", default=list(LEARNERS), choices=LEARNERS,
+                        help="learners (default: all)")
+    parser.add_argument("--ratios", nargs="+", type=label_ratio, default=[0.01, 0.001],
+                        help="label ratios, each in (0, 1] (default: 0.01 0.001)")
+    parser.add_argument("--seeds", nargs="+", type=seed_value, default=[1],
+                        help="label-draw seeds (default: 1)")
     parser.add_argument("--limit", type=positive_int, default=None,
                         help="evaluate only the first LIMIT instances")
     parser.add_argument("--scaling", choices=("global", "online"), default="global",
@@ -287,7 +291,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                         help="SLeDGe and SLeDGe-L: run resumably (same predictions as "
                              "CapyMOA's evaluator), checkpointing every N instances")
-    parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--render-only", action="store_true",
+                        help="run nothing: print and write the table of the existing results")
     args = parser.parse_args(argv)
 
     RESULTS.mkdir(parents=True, exist_ok=True)

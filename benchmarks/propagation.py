@@ -58,8 +58,8 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
-from machine import (cpu_model, int_list, positive_ints, positive_number,  # noqa: E402
-                     recorded)  # (on sys.path)
+from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
+                     positive_number, recorded)  # (on sys.path)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -230,22 +230,31 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="comma-separated neighbours per node")
     parser.add_argument("--threads", type=positive_ints, default=[1],
                         help="comma-separated thread counts")
-    parser.add_argument("--hidden", type=positive_int, default=256)
-    parser.add_argument("--num-layers", type=positive_int, default=2)
-    parser.add_argument("--repeats", type=positive_int, default=10)
+    parser.add_argument("--hidden", type=positive_int, default=256,
+                        help="feature width of the propagated rows (default: 256)")
+    parser.add_argument("--num-layers", type=positive_int, default=2,
+                        help="propagation layers (default: 2)")
+    parser.add_argument("--repeats", type=positive_int, default=10,
+                        help="timed repeats per function below N = --large (default: 10)")
     parser.add_argument("--repeats-large", type=positive_int, default=3,
                         help="repeats at N >= --large")
-    parser.add_argument("--large", type=positive_int, default=5000)
+    parser.add_argument("--large", type=positive_int, default=5000,
+                        help="N from which --repeats-large applies (default: 5000)")
     parser.add_argument("--max-seconds", type=positive_number, default=8.0,
                         help="per timed function: stop after this long (>= 2 runs)")
-    parser.add_argument("--dense-max-gb", type=positive_number, default=4.0)
-    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation")
+    parser.add_argument("--dense-max-gb", type=positive_number, default=4.0,
+                        help="skip the dense products when the (N, N) matrices need more than "
+                             "this (default: 4)")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation",
+                        help="folder of the JSONs (default: benchmarks/results/propagation)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/propagation.md)")
-    parser.add_argument("--force", action="store_true")
-    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--force", action="store_true", help="re-measure existing results")
+    parser.add_argument("--report-only", action="store_true",
+                        help="only print the table of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "propagation.md"
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
     sizes, ks, threads_list = args.sizes, args.ks, args.threads
     args.out_dir.mkdir(parents=True, exist_ok=True)
     libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),

@@ -27,7 +27,8 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from machine import cpu_model, data_root, dataset_name  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import (check_outputs, cpu_model, data_root,  # noqa: E402  (on sys.path)
+                     dataset_name)
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.nn import RunningQuantileRange
@@ -67,13 +68,18 @@ def markdown(rows: list[dict]) -> str:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", type=dataset_name,
-                        default=["MNIST", "GSAD", "Shopper"])
+                        default=["MNIST", "GSAD", "Shopper"],
+                        help="streams, any case (default: MNIST GSAD Shopper)")
     parser.add_argument("--rows", type=positive_int, default=4000,
                         help="first N rows of each stream")
-    parser.add_argument("--reservoir", type=positive_int, default=1000)
-    parser.add_argument("--root", type=Path, default=None)
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--reservoir", type=positive_int, default=1000,
+                        help="rows the quantiles are computed over (default: 1000)")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS,
+                        help="folder of the JSONs (default: benchmarks/results/quantile_range)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
     machine = {"cpu": cpu_model(), "threads": torch.get_num_threads(),
                "torch": torch.__version__, "numpy": np.__version__,

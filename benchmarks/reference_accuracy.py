@@ -45,7 +45,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.cli.arguments import (add_root_option, check_folder, label_ratio,
+from torch_geometric_stream.cli.arguments import (add_root_option, label_ratio,
                                                   positive_int)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError, one_line
@@ -309,25 +309,37 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run missing (dataset, side) cells")
-    run.add_argument("--datasets", type=dataset_name, nargs="+", default=["GSAD", "MNIST"])
-    run.add_argument("--side", choices=(*SIDES, "both"), default="both")
-    run.add_argument("--ratio", type=label_ratio, default=0.01)
-    run.add_argument("--seed", type=seed_value, default=0)
-    run.add_argument("--limit", type=positive_int, default=5000)
-    run.add_argument("--threads", type=positive_int, default=1)
-    run.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    run.add_argument("--datasets", type=dataset_name, nargs="+", default=["GSAD", "MNIST"],
+                     help="streams, any case (default: GSAD MNIST)")
+    run.add_argument("--side", choices=(*SIDES, "both"), default="both",
+                     help="which side to run (default: both)")
+    run.add_argument("--ratio", type=label_ratio, default=0.01,
+                     help="label ratio in (0, 1] (default: 0.01)")
+    run.add_argument("--seed", type=seed_value, default=0,
+                     help="label-draw and model seed (default: 0)")
+    run.add_argument("--limit", type=positive_int, default=5000,
+                     help="first N samples of each stream (default: 5000)")
+    run.add_argument("--threads", type=positive_int, default=1, help="torch threads (default: 1)")
+    run.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                     help="precision of both sides (default: float32)")
     run.add_argument("--perturb", type=perturbation_size, default=None, metavar="EPS",
                      help="our side with its initial parameters scaled by 1 + EPS * z "
                           "(the noise floor of the comparison; EPS in (0, 1))")
-    run.add_argument("--perturb-seeds", type=seed_value, nargs="+", default=[1], metavar="S")
+    run.add_argument("--perturb-seeds", type=seed_value, nargs="+", default=[1], metavar="S",
+                     help="with --perturb: the seeds of z, one run each (default: 1)")
     add_root_option(run)
     sub.add_parser("render", help="print and write the comparison table")
     step = sub.add_parser("lockstep", help="both sides step by step: where they part")
-    step.add_argument("--dataset", type=dataset_name, default="GSAD")
-    step.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    step.add_argument("--ratio", type=label_ratio, default=0.01)
-    step.add_argument("--seed", type=seed_value, default=0)
-    step.add_argument("--limit", type=positive_int, default=400)
+    step.add_argument("--dataset", type=dataset_name, default="GSAD",
+                      help="the stream, any case (default: GSAD)")
+    step.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                      help="precision of both sides (default: float32)")
+    step.add_argument("--ratio", type=label_ratio, default=0.01,
+                      help="label ratio in (0, 1] (default: 0.01)")
+    step.add_argument("--seed", type=seed_value, default=0,
+                      help="label-draw and model seed (default: 0)")
+    step.add_argument("--limit", type=positive_int, default=400,
+                      help="first N samples (default: 400)")
     add_root_option(step)
     args = parser.parse_args(argv)
     try:
@@ -351,7 +363,6 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         print(table)
         return
     root = data_root(parser, args.root)
-    check_folder("--root", root)
     if args.command == "lockstep":
         torch.set_num_threads(1)
         record = lockstep(load_prefix(args.dataset, root, args.limit), args.ratio,

@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
-from machine import data_root
+from machine import check_outputs, data_root, dataset_name
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.datasets import load_dataset
@@ -85,16 +85,22 @@ def spread_table(rows: list[dict[str, Any]], rarest: int) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="sledge")
-    parser.add_argument("--dataset", required=True)
-    parser.add_argument("--ratio", type=label_ratio, required=True)
+    parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
+    parser.add_argument("--dataset", type=dataset_name, required=True,
+                        help="stream of the runs, any case (e.g. Shopper)")
+    parser.add_argument("--ratio", type=label_ratio, required=True,
+                        help="label ratio of the runs, in (0, 1]")
     parser.add_argument("--tags", nargs="+", required=True,
                         help="sub-folders of benchmarks/results/accuracy, first wins per seed")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
-    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS,
+                        help="folder of accuracy.py's tags (default: benchmarks/results/accuracy)")
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="folder of the written table (default: "
+                             "benchmarks/results/seed_spread)")
     args = parser.parse_args(argv)
+    check_outputs(parser, {"--out": args.out})
     root = data_root(parser, args.root)
     records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio)
     if not records:

@@ -64,8 +64,8 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import (cpu_model, int_at_least, positive_ints, positive_number,  # noqa: E402
-                     recorded)
+from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
+                     positive_number, recorded)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
@@ -471,7 +471,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "literally, mean = authors' 1/(k+1))")
     parser.add_argument("--warmup", type=int_at_least(0), default=5,
                         help="untimed steps before the timed ones (default: %(default)s)")
-    parser.add_argument("--steps", type=positive_int, default=30)
+    parser.add_argument("--steps", type=positive_int, default=30,
+                        help="timed steps per configuration (default: 30)")
     parser.add_argument("--max-seconds", type=positive_number, default=60.0,
                         help="stop timing a configuration after this long (>= 3 steps)")
     parser.add_argument("--ref-max-size", type=int_at_least(1), default=4000,
@@ -484,7 +485,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--adam", choices=("fused", "plain"), default="fused",
                         help="ours: the package's fused Adam, or torch's default one "
                              "(what the fused kernel saves)")
-    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "step_latency",
+                        help="folder of the JSONs, one per result (default: "
+                             "benchmarks/results/step_latency)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR.md, beside OUT_DIR)")
     parser.add_argument("--summary", type=Path, default=None,
@@ -497,6 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir.with_suffix(".md")
     args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent,
+                           "--summary": args.summary.parent})
 
     sizes, threads_list = args.sizes, args.threads
     models, configs = checked_selection(parser, args.models, args.configs,

@@ -63,8 +63,8 @@ from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
-from machine import cpu_model, int_at_least, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
-
+from machine import (check_outputs, cpu_model, int_at_least,  # noqa: E402  (on sys.path)
+                     seed_value)
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
 
@@ -159,15 +159,61 @@ def finished(out: Path, samples: int) -> bool:
     return final is not None and final["position"] == samples
 
 
+def stream_samples(model: str, args: argparse.Namespace) -> int:
+    """The stream length of ``model``'s run: ``--samples``, else the model's default."""
+    return args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
+
+
+def check_trend_windows(parser: argparse.ArgumentParser, models: Sequence[str],
+                        args: argparse.Namespace) -> None:
+    """Refuse a run whose windows after ``--warmup-windows`` are too few for a trend
+    (fewer than two: the run would be left out of the table)."""
+    for model in models:
+        windows = math.ceil(stream_samples(model, args) / args.window)
+        if windows - args.warmup_windows < 2:
+            parser.error(f"--samples {stream_samples(model, args)} in windows of --window "
+                         f"{args.window} leave {max(windows - args.warmup_windows, 0)} "
+                         f"window(s) after --warmup-windows {args.warmup_windows}; a trend "
+                         "needs 2")
+
+
+def run_files(model: str, args: argparse.Namespace) -> tuple[Path, Path]:
+    """``(checkpoint, result JSON)`` of ``model``'s run; their name holds the stream
+    length, window, threads and seed, not the model's sizes (see :func:`run_config`)."""
+    name = (f"stream_length_{model}_N{stream_samples(model, args)}_w{args.window}"
+            f"_t{args.threads}_seed{args.seed}")
+    return args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
+
+
+def run_config(model: str, args: argparse.Namespace) -> dict:
+    """The configuration ``model``'s run records and resumes at."""
+    return dict(model=model, samples=stream_samples(model, args), window=args.window,
+                threads=args.threads, seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
+                unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
+                num_layers=args.num_layers, label_ratio=args.label_ratio)
+
+
+def check_existing_runs(parser: argparse.ArgumentParser, models: Sequence[str],
+                        args: argparse.Namespace) -> None:
+    """Refuse (unless ``--force``) a run whose result exists with another configuration:
+    it would be skipped, or resumed from a checkpoint of that other configuration."""
+    for model in models:
+        _, out = run_files(model, args)
+        if args.force or not out.exists():
+            continue
+        recorded, asked = json.loads(out.read_text())["config"], run_config(model, args)
+        differing = [f"{key} {recorded[key]}" for key in asked
+                     if key in recorded and recorded[key] != asked[key]]
+        if differing:
+            parser.error(f"{out} exists, made with {', '.join(differing)}: pass that, "
+                         "--force to start over, or another --out-dir")
+
+
 def run(model: str, args) -> dict:
     torch.set_num_threads(args.threads)
-    samples = args.samples if args.samples is not None else DEFAULT_SAMPLES[model]
-    name = f"stream_length_{model}_N{samples}_w{args.window}_t{args.threads}_seed{args.seed}"
-    ckpt, out = args.out_dir / f"{name}.ckpt", args.out_dir / f"{name}.json"
-    config = dict(model=model, samples=samples, window=args.window, threads=args.threads,
-                  seed=args.seed, d=D, c=C, labeled_size=args.labeled_size,
-                  unlabeled_size=args.unlabeled_size, k=args.k, hidden=args.hidden,
-                  num_layers=args.num_layers, label_ratio=args.label_ratio)
+    samples = stream_samples(model, args)
+    ckpt, out = run_files(model, args)
+    config = run_config(model, args)
     if args.force:
         for path in (ckpt, out):
             path.unlink(missing_ok=True)
@@ -250,14 +296,17 @@ def table(results: list) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s, cfg = r["summary"], r["config"]
-        if "latency_slope_ms_per_100k" not in s:
-            continue
         final = r.get("final")
         nan = "n/a (unfinished)" if final is None else ("none" if final["all_finite"]
                                                         else ", ".join(final["non_finite"]))
+        start = (f"| {cfg['model']} | {cfg['samples']} | {cfg['window']} | {cfg['threads']} | "
+                 f"{s['windows_after_warmup']} |")
+        if "latency_slope_ms_per_100k" not in s:  # shown, not left out: why it has no trend
+            lines.append(f"{start} too few windows after the warm-up for a trend |"
+                         f"{' - |' * 7} {nan} |")
+            continue
         lines.append(
-            f"| {cfg['model']} | {cfg['samples']} | {cfg['window']} | {cfg['threads']} | "
-            f"{s['windows_after_warmup']} | {s['latency_first_ms']:.2f} -> "
+            f"{start} {s['latency_first_ms']:.2f} -> "
             f"{s['latency_last_ms']:.2f} | {s['latency_slope_ms_per_100k']:+.3f} | "
             f"{s['latency_last_over_first']:.3f} | {s['rss_first_mib']:.1f} -> "
             f"{s['rss_last_mib']:.1f} | {s['rss_slope_mib_per_100k']:+.2f} | "
@@ -292,22 +341,33 @@ def window_table(result: dict) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="light", choices=("light", "full", "both"))
+    parser.add_argument("--model", default="light", choices=("light", "full", "both"),
+                        help="SLeDGe-L, full SLeDGe or both (default: light)")
     parser.add_argument("--samples", type=positive_int, default=None,
                         help="stream length (default 1,000,000 light / 200,000 full)")
-    parser.add_argument("--window", type=positive_int, default=10_000)
+    parser.add_argument("--window", type=positive_int, default=10_000,
+                        help="samples per measured window (default: 10000)")
     parser.add_argument("--warmup-windows", type=int_at_least(0), default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
-    parser.add_argument("--threads", type=positive_int, default=1)
-    parser.add_argument("--seed", type=seed_value, default=0)
-    parser.add_argument("--label-ratio", type=label_ratio, default=0.01)
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="torch threads (default: 1)")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="stream and model seed (default: 0)")
+    parser.add_argument("--label-ratio", type=label_ratio, default=0.01,
+                        help="label ratio in (0, 1] (default: 0.01)")
     parser.add_argument("--labeled-size", type=int_at_least(C), default=100,
                         help=f"labeled slots, at least one per class of the stream's {C}")
-    parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900)
-    parser.add_argument("--k", type=int_at_least(0), default=5)
-    parser.add_argument("--hidden", type=int_at_least(1), default=256)
-    parser.add_argument("--num-layers", type=int_at_least(1), default=2)
-    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length")
+    parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900,
+                        help="unlabeled slots (default: 900)")
+    parser.add_argument("--k", type=int_at_least(0), default=5,
+                        help="neighbours per node (default: 5)")
+    parser.add_argument("--hidden", type=int_at_least(1), default=256,
+                        help="hidden width (default: 256)")
+    parser.add_argument("--num-layers", type=int_at_least(1), default=2,
+                        help="GCN layers (default: 2)")
+    parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "stream_length",
+                        help="folder of the JSONs and checkpoints (default: "
+                             "benchmarks/results/stream_length)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/stream_length.md)")
     parser.add_argument("--force", action="store_true",
@@ -317,12 +377,17 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the tables of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
+    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
+    models = ("light", "full") if args.model == "both" else (args.model,)
+    if not args.report_only:
+        check_trend_windows(parser, models, args)
+        check_existing_runs(parser, models, args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:
         print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
               f"threads={args.threads}", flush=True)
-        for model in (("light", "full") if args.model == "both" else (args.model,)):
+        for model in models:
             run(model, args)
 
     results = [json.loads(p.read_text()) for p in sorted(args.out_dir.glob("stream_length_*.json"))]

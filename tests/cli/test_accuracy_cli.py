@@ -82,6 +82,7 @@ def test_bad_options_after_the_double_dash_are_refused_before_any_run(
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_failed_runs_make_the_exit_status(jobs, results, tmp_path):
+    (tmp_path / "no-data").mkdir()  # a data folder without the dataset: each run fails
     with pytest.raises(SystemExit, match=r"1 of 1 run\(s\) failed"):
         accuracy.main(["run", *GRID, "--jobs", jobs, "--root", str(tmp_path / "no-data")])
 

@@ -16,7 +16,7 @@ import machine  # noqa: E402
 
 @pytest.mark.parametrize("script, argv", [
     ("label_timeline", ["--tag", "t", "--dataset", "Shopper", "--ratio", "0.01"]),
-    ("seed_spread", ["--dataset", "toy", "--ratio", "0.02", "--tags", "none"]),
+    ("seed_spread", ["--dataset", "Shuttle", "--ratio", "0.02", "--tags", "none"]),
     ("reference_accuracy", ["run"]),
     ("reference_accuracy", ["lockstep"]),
 ])
@@ -30,7 +30,7 @@ def test_no_data_folder_is_machine_s_usage_error(script, argv, tmp_path, monkeyp
 @pytest.mark.parametrize("ratio", ["0", "1.5", "-0.001", "nan"])
 @pytest.mark.parametrize("script, option, argv", [  # argv, then the ratio, then --root
     ("label_timeline", "--ratio", ["--tag", "t", "--dataset", "Shopper", "--ratio"]),
-    ("seed_spread", "--ratio", ["--dataset", "toy", "--tags", "none", "--ratio"]),
+    ("seed_spread", "--ratio", ["--dataset", "Shuttle", "--tags", "none", "--ratio"]),
     ("graph_diagnostics", "--ratio", ["--ratio"]),
     ("peers", "--ratios", ["--datasets", "Shopper", "--learners", "KNN", "--ratios", "0.01"]),
     ("reference_accuracy", "--ratio", ["run", "--ratio"]),
@@ -68,3 +68,59 @@ def test_a_seed_outside_0_2_64_is_refused(script, option, argv, seed, message, t
     error = usage_error(module.main, [*argv, seed, "--root", str(tmp_path / "none")], capsys)
     assert error.splitlines()[-1].endswith(f"argument {option}: {message}")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("script, argv", [
+    ("accuracy", ["run", "--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01",
+                  "--seeds", "0", "--limit", "30", "--tag", "no-such-root"]),
+    ("accuracy", ["choices", "--choice", "normalization=mean", "--models", "memory",
+                  "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0", "--limit", "30",
+                  "--suffix", "no-such-root"]),
+    ("draw_references", ["--dataset", "Shuttle", "--ratio", "0.01"]),
+    ("feature_range", ["--datasets", "Shuttle"]),
+    ("graph_diagnostics", ["--dataset", "Shuttle"]),
+    ("quantile_range", ["--datasets", "Shuttle"]),
+    ("reference_accuracy", ["run"]),
+])
+@pytest.mark.parametrize("by_environment", [False, True])
+def test_a_data_folder_that_does_not_exist_is_one_usage_line(script, argv, by_environment,
+                                                             tmp_path, monkeypatch, capsys):
+    # before any run starts (accuracy ran every cell, each failing on its own) or
+    # any file is written
+    module = importlib.import_module(script)
+    missing = tmp_path / "none"
+    if by_environment:
+        monkeypatch.setenv("TGS_DATA_ROOT", str(missing))
+    else:
+        argv = [*argv, "--root", str(missing)]
+    if script == "accuracy":
+        monkeypatch.setattr(module, "RESULTS", tmp_path / "results")
+    error = usage_error(module.main, argv, capsys)
+    assert error.splitlines()[-1].endswith(f": --root: folder {missing} does not exist")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("script, argv, option", [
+    ("cuda_step", [], "--out-dir"),
+    ("draw_references", ["--dataset", "Shuttle", "--ratio", "0.01"], "--out"),
+    ("feature_range", ["--datasets", "Shuttle"], "--out-dir"),
+    ("graph_diagnostics", ["--dataset", "synthetic"], "--out-dir"),
+    ("label_timeline", ["--tag", "t", "--dataset", "Shuttle", "--ratio", "0.01"], "--out-dir"),
+    ("propagation", [], "--out-dir"),
+    ("propagation", [], "--markdown"),
+    ("quantile_range", [], "--out-dir"),
+    ("seed_spread", ["--dataset", "Shuttle", "--ratio", "0.01", "--tags", "t"], "--out"),
+    ("step_latency", [], "--out-dir"),
+    ("step_latency", [], "--summary"),
+    ("stream_length", [], "--out-dir"),
+])
+def test_an_output_inside_a_file_is_one_usage_line(script, argv, option, tmp_path, capsys):
+    # (it was a NotADirectoryError traceback, after the runs for --markdown and --summary)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    output = a_file / "inside" / ("out.md" if option in ("--markdown", "--summary") else "")
+    # (refused right after parsing: before the data folder is looked for)
+    error = usage_error(importlib.import_module(script).main, [*argv, option, str(output)],
+                        capsys)
+    assert error.splitlines()[-1].endswith(f"error: {option}: {a_file} is a file, not a folder")
+    assert [path.name for path in tmp_path.iterdir()] == ["a_file"]

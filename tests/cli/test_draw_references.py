@@ -139,6 +139,11 @@ def test_bad_arguments_are_usage_errors(tmp_path, monkeypatch, capsys):
         main, argv + ["--runs", "A=sledge:x", "--runs", "A=base:y", "--root", str(tmp_path)],
         capsys)
     assert "expected NAME=MODEL:TAG" in usage_error(main, argv + ["--runs", "sledge"], capsys)
+    (tmp_path / "runs" / "first").mkdir(parents=True)  # a mistyped tag: not a column of dashes
+    assert usage_error(main, argv + ["--results", str(tmp_path / "runs"), "--runs",
+                                     "S=sledge:first,frist,secnd", "--root", str(tmp_path)],
+                       capsys).splitlines()[-1].endswith(
+        f"--runs: no such tag in {tmp_path / 'runs'}: frist, secnd")
     assert "argument --k" in usage_error(main, argv + ["--k", "0"], capsys)
     assert "argument --ratio" in usage_error(main, ["--dataset", "Shopper", "--ratio", "2"],
                                              capsys)

@@ -87,12 +87,31 @@ def test_a_run_writes_snapshots_and_windows(tmp_path, capsys):
     assert "accuracy" in capsys.readouterr().out
 
 
+def test_an_existing_report_is_skipped_only_at_its_spacing(tmp_path, capsys):
+    argv = ["--dataset", "synthetic", "--limit", "120", "--out-dir", str(tmp_path)]
+    main([*argv, "--every", "30", "--window", "40"])
+    (path,) = tmp_path.iterdir()
+    made = path.read_text()
+    capsys.readouterr()
+    main([*argv, "--every", "30", "--window", "40"])
+    assert f"skip {path.name} (exists; --force reruns it)" in capsys.readouterr().out
+    # (it was shown as if made at the spacing asked for)
+    for other, made_with in ((["--every", "60", "--window", "40"], "--every 30"),
+                             (["--every", "30"], "--window 40"),
+                             ([], "--every 30 --window 40")):
+        assert usage_error(main, [*argv, *other], capsys).splitlines()[-1].endswith(
+            f"{path} exists, made with {made_with}: pass that, or --force to rerun it")
+    assert path.read_text() == made
+    main([*argv, "--every", "60", "--force"])
+    assert [row["position"] for row in json.loads(path.read_text())["snapshots"]] == [60, 120]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--every", "0"], "--every: expected a positive integer"),
     (["--window", "0"], "--window: expected a positive integer"),
     (["--limit", "0"], "--limit: expected a positive integer"),
     (["--dataset", "Shoper"], "Unknown dataset 'Shoper'"),
-    (["--root", "/nonexistent"], "Dataset folder /nonexistent/Shopper does not exist"),
+    (["--root", "/"], "Dataset folder /Shopper does not exist"),  # a data folder without it
 ])
 def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):
     assert message in usage_error(main, [*argv, "--out-dir", str(tmp_path)], capsys)

@@ -62,7 +62,8 @@ def test_a_record_without_a_curve_is_named(tmp_path, capsys):
     assert "no running-accuracy curve in" in err and "sledge_Shopper_0.001_seed0.json" in err
 
 
-def test_the_table_goes_to_out_dir(tmp_path):
+@pytest.mark.parametrize("dataset", ["Shuttle", "shuttle"])  # any case, as accuracy.py's
+def test_the_table_goes_to_out_dir(dataset, tmp_path):
     data = tmp_path / "data" / "Shuttle"
     data.mkdir(parents=True)
     rows = "\n".join(" ".join(str(i + j) for j in range(9)) + f" {1 + i % 2}" for i in range(6))
@@ -74,7 +75,7 @@ def test_the_table_goes_to_out_dir(tmp_path):
         '{"n_samples": 12, "label_mask": "paper", "label_ratio": 0.5, "seed": 0, '
         '"accuracy": 0.5, "curve": {"position": [4, 8, 12], "running_accuracy": [0.5, 0.5, 0.5]}}')
     out = tmp_path / "tables"
-    assert main(["--tag", "tag", "--dataset", "Shuttle", "--ratio", "0.5", "--seeds", "0",
+    assert main(["--tag", "tag", "--dataset", dataset, "--ratio", "0.5", "--seeds", "0",
                  "--window", "4", "--results", str(tmp_path / "runs"),
                  "--root", str(tmp_path / "data"), "--out-dir", str(out)]) == 0
     table = out.joinpath("sledge_Shuttle_0.5_tag.md").read_text()

@@ -55,10 +55,11 @@ def test_the_table_gives_each_group_s_mean_and_the_mean_per_rarest_count():
     assert "| 5 | 0 | 0.6000 |" in table
 
 
-def test_no_run_in_the_tags_is_a_clear_error(tmp_path, capsys):
+@pytest.mark.parametrize("dataset", ["Shuttle", "shuttle"])  # any case, as accuracy.py's
+def test_no_run_in_the_tags_is_a_clear_error(dataset, tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
-        main(["--dataset", "toy", "--ratio", "0.02", "--tags", "none", "--results",
+        main(["--dataset", dataset, "--ratio", "0.02", "--tags", "none", "--results",
               str(tmp_path), "--root", str(tmp_path), "--out", str(tmp_path / "out")])
     assert stop.value.code == 2
-    assert "no whole-stream run of sledge on toy at 0.02 in none" in capsys.readouterr().err
+    assert "no whole-stream run of sledge on Shuttle at 0.02 in none" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
