@@ -22,7 +22,8 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6"],
+        # matplotlib: the suite checks --plot and plot_curves
+        "test": ["pytest>=7", "hypothesis>=6", "matplotlib>=3.5"],
         "plot": ["matplotlib>=3.5"],
         "river": ["river>=0.26"],
         "capymoa": ["capymoa>=0.15"],

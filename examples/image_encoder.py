@@ -7,7 +7,7 @@ graph, so SLeDGe's memory, graph learner and training loop are reused as they
 are.
 
     python examples/image_encoder.py --samples 600            # synthetic 28x28 rows
-    python examples/image_encoder.py --root ../shared/data     # real MNIST prefix
+    python examples/image_encoder.py --root DIR     # real MNIST prefix (DIR/MNIST/)
 """
 import argparse
 

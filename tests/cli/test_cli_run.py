@@ -21,7 +21,7 @@ import torch
 
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
-from torch_geometric_stream.cli.arguments import check_device
+from torch_geometric_stream.cli.arguments import check_device, parse_seeds
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.main import build_parser
@@ -658,3 +658,10 @@ def test_worker_threads_a_large_stream_starts_flush_denormals_too():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[True]"
+
+
+def test_run_takes_seeds_as_tune_spells_it():
+    # before: tune takes --seeds (and --seed), run only --seed: 'run --seeds 0,2000'
+    # was "unrecognized arguments"
+    args = build_parser().parse_args(["run", "--seeds", "0,2000", "--seed", "4000"])
+    assert parse_seeds(args.seed) == [0, 2000, 4000]

@@ -97,3 +97,23 @@ def test_the_command_line_draws_a_bar_on_a_terminal_and_writes_lines_to_a_file(m
     assert run_module.progress_interval() is None
     monkeypatch.setattr(run_module.sys, "stderr", io.StringIO())
     assert run_module.progress_interval() == LOG_PROGRESS_SECONDS
+
+
+@pytest.mark.parametrize("as_generator", [False, True])
+def test_the_bar_ends_on_the_accuracy_of_the_whole_run(as_generator, capsys):
+    # before: the bar's acc was set every POSTFIX_EVERY samples only, so a run of
+    # 250 ended on the accuracy after 200 samples (1.0000), not the result's 0.8000
+    class PreviousLabel:
+        last = 0
+
+        def predict(self, x):
+            return self.last
+
+        def learn(self, x, y):
+            self.last = y
+
+    labels = [0] * prequential_module.POSTFIX_EVERY + [1, 0] * 25  # the last 50 all wrong
+    samples = [([0.0], y) for y in labels]
+    result = prequential(PreviousLabel(), iter(samples) if as_generator else samples)
+    assert result.metrics["accuracy"] == 0.8
+    assert capsys.readouterr().err.rsplit("acc=", 1)[1].startswith("0.8000")

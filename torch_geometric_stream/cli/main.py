@@ -199,8 +199,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                "sample with probability R; capymoa: likewise, with the draws "
                                "of CapyMOA's prequential_ssl_evaluation for random_seed=S "
                                "(default: %(default)s)")
-    protocol.add_argument("--seed", action="append", metavar="S",
-                          help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0)")
+    protocol.add_argument("--seed", "--seeds", action="append", metavar="S",
+                          help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0; "
+                               "--seeds as in tune)")
     protocol.add_argument("--device", default="auto",
                           help=f"auto, cpu, cuda, cuda:i or mps (default: auto = the GPU for "
                                f"{', '.join(SLEDGE_VARIANTS)} when there is one, else the "

@@ -280,11 +280,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         done_before=record.metrics.n_samples)
     # no bar object at all without a bar: a tqdm, even disabled, makes a
     # multiprocessing lock, which a worker process ended from outside would leak
+    # the bar counts the samples itself (not wrapping them), so that it is still open
+    # after the last one, to show the whole run's accuracy
     bar = None if not progress or lines is not None else tqdm(
-        samples, total=None if end is None else max(0, end - start), desc=desc, unit="sample")
+        total=None if end is None else max(0, end - start), desc=desc, unit="sample")
     flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
     with flushing, bar if bar is not None else contextlib.nullcontext():
-        for position, (x, y) in enumerate(samples if bar is None else bar, start=start):
+        for position, (x, y) in enumerate(samples, start=start):
             # the label first: a sample rejected for its label leaves the transform as it was
             label = _stream_label(y, position, num_classes)
             if transform is not None:
@@ -303,12 +305,21 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 callback(position, record)
             if lines is not None:
                 lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
-            elif bar is not None and record.metrics.n_samples % POSTFIX_EVERY == 0:
-                bar.set_postfix(acc=f"{record.metrics.running_accuracy:.4f}", refresh=False)
+            elif bar is not None:
+                if record.metrics.n_samples % POSTFIX_EVERY == 0:
+                    _show_accuracy(bar, record)
+                bar.update()
+        if bar is not None and record.metrics.n_samples > 0:
+            _show_accuracy(bar, record)  # drawn as the bar closes
     if record.metrics.n_samples == 0:
         raise ValueError(f"stream is empty (no sample at position >= start={start}"
                          f"{'' if limit is None else f' and < limit={limit}'})")
     return record.result()
+
+
+def _show_accuracy(bar: tqdm, record: PrequentialRecord) -> None:
+    """Set ``bar``'s postfix to the running accuracy of ``record``, shown at its next redraw."""
+    bar.set_postfix(acc=f"{record.metrics.running_accuracy:.4f}", refresh=False)
 
 
 def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLike,
