@@ -57,21 +57,23 @@ def test_durations_are_rounded_for_a_reader(seconds, text):
     assert format_duration(seconds) == text
 
 
+class PreviousLabel:
+    """Predicts the label it learned last (0 before any)."""
+    last = 0
+
+    def predict(self, x):
+        return self.last
+
+    def learn(self, x, y):
+        self.last = y
+
+
 def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     ticks = itertools.count()  # one second per clock read: a line at every sample
     monkeypatch.setattr(prequential_module, "ProgressLines",
                         lambda total, every, desc, done_before: ProgressLines(
                             total, every=every, desc=desc, done_before=done_before,
                             clock=lambda: next(ticks)))
-
-    class PreviousLabel:
-        last = 0
-
-        def predict(self, x):
-            return self.last
-
-        def learn(self, x, y):
-            self.last = y
 
     labels = [0, 0, 1, 1, 0, 1]  # predicted 0 0 0 1 1 0: 3 of 6 right
     prequential(PreviousLabel(), [([0.0], y) for y in labels], progress_every=1.0)
@@ -103,15 +105,6 @@ def test_the_command_line_draws_a_bar_on_a_terminal_and_writes_lines_to_a_file(m
 def test_the_bar_ends_on_the_accuracy_of_the_whole_run(as_generator, capsys):
     # before: the bar's acc was set every POSTFIX_EVERY samples only, so a run of
     # 250 ended on the accuracy after 200 samples (1.0000), not the result's 0.8000
-    class PreviousLabel:
-        last = 0
-
-        def predict(self, x):
-            return self.last
-
-        def learn(self, x, y):
-            self.last = y
-
     labels = [0] * prequential_module.POSTFIX_EVERY + [1, 0] * 25  # the last 50 all wrong
     samples = [([0.0], y) for y in labels]
     result = prequential(PreviousLabel(), iter(samples) if as_generator else samples)
