@@ -504,8 +504,10 @@ def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
     """What a ``--resume`` checkpoint must share with a run on a stream file
     (``{}`` for another stream): the digest of the file's bytes
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that a file
-    edited, or replaced by another of its name, is refused, and ``--label-column``."""
-    if args.dataset is None or not is_stream_file(args.dataset):
+    edited, or replaced by another of its name, is refused, and ``--label-column``.
+    Read only by checkpoints: a run without one does not hash the file."""
+    if (args.dataset is None or not is_stream_file(args.dataset)
+            or (args.checkpoint is None and args.resume is None)):
         return {}
     return {"dataset_sha256": stream_file_digest(args.dataset.strip()),
             "label_column": args.label_column}
