@@ -684,3 +684,21 @@ def test_unchecked_neighbor_helpers_give_the_checked_result():
         assert torch.allclose(DynamicKNNGraph.neighbor_weight(emb, _NEIGHBORS, _ROWS,
                                                               check=check),
                               expected.view(-1))
+
+
+def test_scores_of_an_empty_neighbour_matrix_are_empty():
+    """``topk_neighbors`` allows k = 0 and no queries; scoring those neighbours
+    (the approximate search, and the learned graph in dtypes without CSR
+    kernels) was torch's "cannot reshape tensor of 0 elements"."""
+    keys = torch.randn(5, 4)
+    for num_queries, k in ((3, 0), (0, 2)):
+        query = keys[:num_queries]
+        neighbors = torch.zeros(num_queries, k, dtype=torch.long)
+        assert score_neighbors(query, keys, neighbors).shape == (num_queries, k)
+        top = topk_neighbors(query, keys, k, search_dtype=torch.bfloat16)
+        assert top.values.shape == top.indices.shape == (num_queries, k)
+    graph = DynamicKNNGraph(4, k=3, hidden_channels=8).bfloat16()
+    x = torch.randn(3, 4, dtype=torch.bfloat16)
+    no_queries = torch.zeros(0, dtype=torch.long)
+    for edge_index, edge_weight in (graph(x[:0]), graph(x, query_index=no_queries)):
+        assert edge_index.shape == (2, 0) and edge_weight.shape == (0,)

@@ -95,7 +95,8 @@ def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor, *,
     if check:
         _check_query_keys(query, keys)
         _check_neighbors(neighbors, keys, query.size(0))
-    sources = keys.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, -1)
+    # the width, not -1: a view of no elements cannot infer it (k = 0, no queries)
+    sources = keys.index_select(0, neighbors.reshape(-1)).view(*neighbors.shape, keys.size(1))
     return torch.bmm(sources, query.unsqueeze(-1)).squeeze(-1)
 
 
