@@ -702,3 +702,33 @@ def test_scores_of_an_empty_neighbour_matrix_are_empty():
     no_queries = torch.zeros(0, dtype=torch.long)
     for edge_index, edge_weight in (graph(x[:0]), graph(x, query_index=no_queries)):
         assert edge_index.shape == (2, 0) and edge_weight.shape == (0,)
+
+
+def test_receptive_topk_names_a_key_mask_that_allows_fewer_than_k_rows():
+    """Before, the search picked masked rows with score -inf, silently."""
+    from torch_geometric_stream.graph import receptive_topk
+
+    emb = F.normalize(torch.randn(5, 3), dim=-1)
+    mask = torch.tensor([True, False, True, False, False])
+    with pytest.raises(ValueError, match=r"k=3 but key_mask allows only 2 key\(s\)"):
+        receptive_topk(emb, torch.tensor([0]), 3, num_hops=1, key_mask=mask)
+    # a caller that chose k by the count skips it, as for topk_neighbors
+    found = receptive_topk(emb, torch.tensor([0]), 2, num_hops=1, key_mask=mask,
+                           check_key_mask=False)
+    assert set(found.top.indices.flatten().tolist()) <= {0, 2}
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"num_hops": 1.5}, TypeError, "num_hops must be an integer, got float"),
+    ({"num_hops": None}, TypeError, "num_hops must be an integer, got NoneType"),
+    ({"num_hops": 1, "max_rows": 2.5}, TypeError, "max_rows must be an integer, got float"),
+    ({"num_hops": 1, "max_rows": -1}, ValueError, "max_rows must be >= 0, got -1"),
+])
+def test_receptive_topk_names_hops_and_row_limits_that_are_no_counts(kwargs, error, message):
+    """Before, a float num_hops was range()'s "'float' object cannot be interpreted
+    as an integer", None a comparison error, and a negative max_rows gave up
+    (returned None) on every search."""
+    from torch_geometric_stream.graph import receptive_topk
+
+    with pytest.raises(error, match=message):
+        receptive_topk(torch.randn(5, 3), torch.tensor([0]), 2, **kwargs)

@@ -140,8 +140,8 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
     """
     _check_topk_input(query, keys, key_mask, block_size)
     _check_k(k, 0, keys.size(0), "keys")
-    if check_key_mask and key_mask is not None and k > (allowed := int(key_mask.sum())):
-        raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
+    if check_key_mask:
+        _check_allowed_keys(k, key_mask)
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
         search_dtype = None
@@ -223,6 +223,13 @@ def _check_k(k: int, low: int, high: int, what: str) -> None:
         raise ValueError(f"k must lie in [{low}, {high}] (the number of {what}), got {k}")
 
 
+def _check_allowed_keys(k: int, key_mask: Optional[Tensor]) -> None:
+    """Raise unless ``key_mask`` (if any) allows at least ``k`` keys (one host sync
+    on a GPU)."""
+    if key_mask is not None and k > (allowed := int(key_mask.sum())):
+        raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
+
+
 def _check_row_mask(mask: Tensor, num_rows: int, name: str) -> None:
     """Raise unless ``mask`` is a boolean tensor :math:`(N,)` over ``num_rows`` rows."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
@@ -242,8 +249,8 @@ class ReceptiveTopK(NamedTuple):
 def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *,
                    key_mask: Optional[Tensor] = None, max_rows: Optional[int] = None,
                    block_size: int = 2048,
-                   search_dtype: Union[str, torch.dtype, None] = None
-                   ) -> Optional[ReceptiveTopK]:
+                   search_dtype: Union[str, torch.dtype, None] = None,
+                   check_key_mask: bool = True) -> Optional[ReceptiveTopK]:
     r"""The top-k neighbours of only the rows that ``num_hops`` rounds of message
     passing into ``targets`` read, in a top-k graph over the rows of ``query_keys``.
 
@@ -263,24 +270,30 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
         key_mask (Tensor, optional): :math:`(N,)`, rows that may be picked.
         max_rows (int, optional): give up (return ``None``) when more rows than
             this would be searched: the whole search is then cheaper.
-        block_size, search_dtype: as in :func:`topk_neighbors`.
+        block_size, search_dtype, check_key_mask: as in :func:`topk_neighbors`.
 
     Returns:
         :class:`ReceptiveTopK` (rows in search order, each once), or ``None``.
 
     Raises:
-        ValueError: ``num_hops < 0``, ``k`` outside :math:`[1, N]`, or targets
-            that are not row indices of ``query_keys``; as :func:`topk_neighbors`
-            for ``query_keys``, ``key_mask`` and ``block_size``.
-        TypeError: targets that are not an integer tensor; as
-            :func:`topk_neighbors` for ``query_keys`` and ``key_mask``.
+        ValueError: ``num_hops < 0``, ``max_rows < 0``, ``k`` outside
+            :math:`[1, N]` or (with ``check_key_mask``) above the rows
+            ``key_mask`` allows, or targets that are not row indices of
+            ``query_keys``; as :func:`topk_neighbors` for ``query_keys``,
+            ``key_mask`` and ``block_size``.
+        TypeError: targets that are not an integer tensor, ``num_hops`` or
+            ``max_rows`` that are not integers; as :func:`topk_neighbors` for
+            ``query_keys`` and ``key_mask``.
     """
     _check_topk_input(query_keys, query_keys, key_mask, block_size)
     num_rows = query_keys.size(0)
-    if num_hops < 0:
-        raise ValueError(f"num_hops must be >= 0, got {num_hops}")
+    num_hops = check_positive_int(num_hops, "num_hops", minimum=0)
+    if max_rows is not None:
+        check_positive_int(max_rows, "max_rows", minimum=0)
     _check_k(k, 1, num_rows, "rows")
     check_row_index(targets, num_rows, "targets")
+    if check_key_mask:
+        _check_allowed_keys(k, key_mask)
     seen = torch.zeros(num_rows, dtype=torch.bool, device=query_keys.device)
     frontier = targets.unique()
     rows, values, indices = [], [], []

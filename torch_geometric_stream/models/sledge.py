@@ -543,10 +543,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _receptive_topk(self, keys: Tensor, targets: Tensor, k: int,
                         key_mask: Optional[Tensor], max_rows: int) -> Optional[ReceptiveTopK]:
-        """:func:`receptive_topk` over the backbone's hops (``None``: gave up)."""
+        """:func:`receptive_topk` over the backbone's hops (``None``: gave up); ``k``
+        is at most the rows ``key_mask`` allows (the callers chose it by the count)."""
         return receptive_topk(keys, targets, k, self.backbone.num_layers, key_mask=key_mask,
                               max_rows=max_rows, block_size=self.graph.block_size,
-                              search_dtype=self.graph.search_dtype)
+                              search_dtype=self.graph.search_dtype, check_key_mask=False)
 
     @property
     def _trains_graph(self) -> bool:
