@@ -732,3 +732,22 @@ def test_receptive_topk_names_hops_and_row_limits_that_are_no_counts(kwargs, err
 
     with pytest.raises(error, match=message):
         receptive_topk(torch.randn(5, 3), torch.tensor([0]), 2, **kwargs)
+
+
+def test_the_row_masks_must_lie_on_the_rows_device():
+    """Before, a key_mask or node_mask on another device was refused deep in torch
+    (masked_fill_, or .item() of its count), and receptive_topk even searched
+    with a meta-device mask, silently."""
+    from torch_geometric_stream.graph import receptive_topk
+
+    keys = torch.randn(5, 4)
+    mask = torch.ones(5, dtype=torch.bool, device="meta")
+    message = r"key_mask must be on the keys' device cpu, got meta"
+    with pytest.raises(ValueError, match=message):
+        topk_neighbors(keys, keys, 2, key_mask=mask)
+    with pytest.raises(ValueError, match=message):
+        topk_neighbors(keys, keys, 2, key_mask=mask, check_key_mask=False)
+    with pytest.raises(ValueError, match=message):
+        receptive_topk(keys, torch.tensor([0]), 2, 1, key_mask=mask, check_key_mask=False)
+    with pytest.raises(ValueError, match=r"node_mask must be on x's device cpu, got meta"):
+        DynamicKNNGraph(4, k=2, hidden_channels=8)(keys, node_mask=mask)

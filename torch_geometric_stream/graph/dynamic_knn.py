@@ -135,7 +135,7 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         TypeError: ``query`` and ``keys`` of different dtypes, boolean or
             complex, or a ``key_mask`` that is not boolean.
         ValueError: ``query`` or ``keys`` not 2-D with one width, a ``key_mask``
-            of another length than ``keys``, ``k`` outside :math:`[0, N]` or
+            of another length or device than ``keys``, ``k`` outside :math:`[0, N]` or
             above the allowed keys, or ``block_size < 1``.
     """
     _check_topk_input(query, keys, key_mask, block_size)
@@ -166,7 +166,7 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
     """Shapes and dtypes of :func:`topk_neighbors`' inputs (no value is read)."""
     _check_query_keys(query, keys)
     if key_mask is not None:
-        _check_row_mask(key_mask, keys.size(0), "key_mask")
+        _check_row_mask(key_mask, keys, "key_mask", "the keys' device")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
 
@@ -230,13 +230,15 @@ def _check_allowed_keys(k: int, key_mask: Optional[Tensor]) -> None:
         raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
 
 
-def _check_row_mask(mask: Tensor, num_rows: int, name: str) -> None:
-    """Raise unless ``mask`` is a boolean tensor :math:`(N,)` over ``num_rows`` rows."""
+def _check_row_mask(mask: Tensor, rows: Tensor, name: str, where: str) -> None:
+    r"""Raise unless ``mask`` is a boolean tensor :math:`(N,)` over the :math:`N` rows
+    of ``rows``, on their device (``where`` names it in the message)."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"{name} must be a boolean tensor, got "
                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
-    if mask.shape != (num_rows,):
-        raise ValueError(f"{name} must have shape ({num_rows},), got {tuple(mask.shape)}")
+    if mask.shape != (rows.size(0),):
+        raise ValueError(f"{name} must have shape ({rows.size(0)},), got {tuple(mask.shape)}")
+    check_same_device(mask, rows.device, name, where)
 
 
 class ReceptiveTopK(NamedTuple):
@@ -467,8 +469,8 @@ class DynamicKNNGraph(nn.Module):
         Raises:
             TypeError / ValueError: an ``x`` that is not floating :math:`(N, d)`,
                 a ``query_index`` that is not a 1-D integer tensor of row
-                indices, or a ``node_mask`` that is not boolean :math:`(N,)`
-                with at least one ``True``.
+                indices, or a ``node_mask`` that is not boolean :math:`(N,)` on
+                ``x``'s device with at least one ``True``.
         """
         self._check_input(x, query_index, node_mask)
         emb = self.embed(x)
@@ -484,7 +486,7 @@ class DynamicKNNGraph(nn.Module):
         if query_index is not None:
             check_row_index(query_index, num_rows)
         if node_mask is not None:
-            _check_row_mask(node_mask, num_rows, "node_mask")
+            _check_row_mask(node_mask, x, "node_mask", "x's device")
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")
 
