@@ -469,6 +469,8 @@ _EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))
      "query_index must be a 1-D int64"),
     ((X10, _EMB10), {"num_rows": 11}, ValueError, "num_rows must be at most x's 10 rows, got 11"),
     ((X10, _EMB10), {"num_rows": 0}, ValueError, "num_rows must be >= 1, got 0"),
+    # before: a meta-device loss silently (another device: torch's matmul error)
+    ((X10, _EMB10.to("meta")), {}, ValueError, "emb must be on x's device cpu, got meta"),
 ])
 def test_structure_loss_names_bad_input(args, kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -751,3 +753,9 @@ def test_the_row_masks_must_lie_on_the_rows_device():
         receptive_topk(keys, torch.tensor([0]), 2, 1, key_mask=mask, check_key_mask=False)
     with pytest.raises(ValueError, match=r"node_mask must be on x's device cpu, got meta"):
         DynamicKNNGraph(4, k=2, hidden_channels=8)(keys, node_mask=mask)
+
+
+def test_the_learner_structure_loss_names_embeddings_on_another_device():
+    graph = DynamicKNNGraph(4, k=2, hidden_channels=3)
+    with pytest.raises(ValueError, match="emb must be on x's device cpu, got meta"):
+        graph.structure_loss(X10, emb=_EMB10.to("meta"))

@@ -503,7 +503,8 @@ class DynamicKNNGraph(nn.Module):
 
         Raises:
             TypeError / ValueError: for ``x``, ``emb`` or ``query_index`` of the
-                wrong type or shape, or an ``x`` without rows.
+                wrong type or shape, an ``emb`` on another device than ``x``, or
+                an ``x`` without rows.
         """
         self._check_input(x, query_index, None)
         if x.size(0) == 0:
@@ -515,6 +516,7 @@ class DynamicKNNGraph(nn.Module):
             if emb.dim() != 2 or emb.size(0) != x.size(0):
                 raise ValueError(f"emb must have shape (N, h) with x's N = {x.size(0)} rows, "
                                  f"got {tuple(emb.shape)}")
+            check_same_device(emb, x.device, "emb", "x's device")
         x = l2_normalize(x, check=False)
         if emb is None:
             emb = self.embed(x)

@@ -21,7 +21,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from torch_geometric_stream.validation import check_positive_int, check_row_index
+from torch_geometric_stream.validation import (check_positive_int, check_row_index,
+                                               check_same_device)
 
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
@@ -87,9 +88,9 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     Raises:
         TypeError / ValueError: an unknown ``form``; with ``check``, ``x`` and
             ``emb`` that are not floating tensors :math:`(N, d)` and
-            :math:`(N, h)` of one dtype with :math:`N \geq 1`, a ``query_index``
-            that is not a 1-D integer tensor of row indices, or ``num_rows``
-            outside :math:`[1, N]`.
+            :math:`(N, h)` of one dtype and device with :math:`N \geq 1`, a
+            ``query_index`` that is not a 1-D integer tensor of row indices, or
+            ``num_rows`` outside :math:`[1, N]`.
     """
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
@@ -130,6 +131,7 @@ def _check_input(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
     if x.dim() != 2 or emb.dim() != 2 or emb.size(0) != x.size(0):
         raise ValueError(f"x (N, d) and emb (N, h) must be 2-D with one number of rows N, "
                          f"got {tuple(x.shape)} and {tuple(emb.shape)}")
+    check_same_device(emb, x.device, "emb", "x's device")
     if x.size(0) == 0:
         raise ValueError("x has no rows: the structure loss is a mean over row pairs")
     if num_rows is not None and check_positive_int(num_rows, "num_rows") > x.size(0):
