@@ -2,8 +2,9 @@
 
 A ``DynamicKNNGraph`` learns the graph, a ``DualPrototypeMemory`` keeps the
 stream's prototypes, and a ``GraphBackbone`` of PyG ``GraphConv`` layers (any
-conv called as ``conv(x, edge_index, edge_weight)`` works, e.g. ``GCNConv`` or
-``LEConv``; ``SAGEConv`` takes no edge weights) classifies. The loop is the paper's order:
+conv called as ``conv(x, edge_index, edge_weight)`` works, e.g. ``LEConv`` or
+``GCNConv(i, o, normalize=False)``, since the backbone normalizes the graph itself;
+``SAGEConv`` takes no edge weights) classifies. The loop is the paper's order:
 predict, update memory, train on the memory.
 
     python examples/custom_gnn.py --samples 2000

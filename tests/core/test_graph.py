@@ -1,7 +1,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import GINConv, GraphConv, RGCNConv, SAGEConv
+from torch_geometric.nn import GCNConv, GINConv, GraphConv, RGCNConv, SAGEConv
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
                                           normalize_edge_weight, score_neighbors, structure_loss,
@@ -759,3 +759,24 @@ def test_the_learner_structure_loss_names_embeddings_on_another_device():
     graph = DynamicKNNGraph(4, k=2, hidden_channels=3)
     with pytest.raises(ValueError, match="emb must be on x's device cpu, got meta"):
         graph.structure_loss(X10, emb=_EMB10.to("meta"))
+
+
+def test_a_graph_backbone_of_gcnconv_normalizes_once_as_documented():
+    """GraphBackbone's docs: GCNConv(normalize=False), or the default GCNConv with
+    normalization="none", is GCNBackbone; the default GCNConv under the backbone's
+    normalization normalizes twice (the docs named plain ``GCNConv`` before)."""
+    x, edge_index = torch.randn(5, 4), torch.tensor([[0, 1, 2, 3, 4, 1], [1, 2, 3, 4, 0, 0]])
+    edge_weight = torch.rand(6)
+    reference = GCNBackbone(4, 8, 3, num_layers=2)
+    expected = reference(x, edge_index, edge_weight)
+    outputs = {}
+    for name, conv, normalization in (
+            ("once", lambda i, o: GCNConv(i, o, normalize=False), "symmetric"),
+            ("by the conv", lambda i, o: GCNConv(i, o), "none"),
+            ("twice", lambda i, o: GCNConv(i, o), "symmetric")):
+        backbone = GraphBackbone(4, 8, 3, num_layers=2, conv=conv, normalization=normalization)
+        backbone.load_state_dict(reference.state_dict())
+        outputs[name] = backbone(x, edge_index, edge_weight)
+    assert torch.allclose(outputs["once"], expected, atol=1e-6)
+    assert torch.allclose(outputs["by the conv"], expected, atol=1e-6)
+    assert not torch.allclose(outputs["twice"], expected, atol=1e-2)

@@ -71,7 +71,10 @@ class GraphBackbone(_LayerStack):
     :func:`~torch_geometric_stream.graph.normalize_edge_weight`) and shared by
     all layers, so the convolutions are built without their own
     normalization. Any PyG conv whose ``forward(x, edge_index, edge_weight)``
-    accepts edge weights plugs in through ``conv``.
+    accepts edge weights plugs in through ``conv``. A conv that normalizes
+    itself normalizes the graph a second time: build ``GCNConv`` with
+    ``normalize=False`` (its default normalizes and adds self-loops), or pass
+    ``normalization="none"`` to leave the normalizing to the conv.
 
     Args:
         in_channels (int): input size.
@@ -80,8 +83,8 @@ class GraphBackbone(_LayerStack):
         num_layers (int): number of conv layers :math:`\alpha_2`.
         conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer
             (or any module) called as ``layer(x, edge_index, edge_weight)``
-            (e.g. ``GCNConv``, ``GraphConv``, ``LEConv``; not ``SAGEConv``,
-            whose third argument is ``size``).
+            (e.g. ``GCNConv(i, o, normalize=False)``, ``GraphConv``,
+            ``LEConv``; not ``SAGEConv``, whose third argument is ``size``).
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`)
