@@ -403,7 +403,8 @@ class DynamicKNNGraph(nn.Module):
 
     def neighbors(self, emb: Tensor, query_index: Optional[Tensor] = None,
                   node_mask: Optional[Tensor] = None) -> Tensor:
-        r"""Top-k neighbour indices :math:`(Q, k')`, :math:`k' = \min(k, N)`.
+        r"""Top-k neighbour indices :math:`(Q, k')`, :math:`k' = \min(k, n)` with
+        :math:`n` the rows ``node_mask`` allows (all :math:`N` without it).
 
         ``node_mask`` :math:`(N,)` excludes rows from being chosen (their own
         query rows still get neighbours; callers ignore them).
