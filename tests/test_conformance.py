@@ -145,6 +145,21 @@ def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, err
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_tensor_that_requires_grad_is_learned_as_its_values_and_left_untouched(name):
+    # before: "base" sent its training loss's gradient into the caller's x.grad
+    x, y = stream(40)
+    labels = np.where(np.arange(40) % 4 == 0, y, -1)
+    given = torch.from_numpy(x.copy()).requires_grad_()
+    model, reference = make(name), make(name)
+    model.learn(given, labels)
+    reference.learn(x, labels)
+    assert given.grad is None and given.grad_fn is None and torch.equal(given.detach(),
+                                                                        torch.from_numpy(x))
+    assert_same_state(state_of(model), state_of(reference))
+    assert not model.predict_proba(given).requires_grad
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_river_style_one_sample_calls_match_the_tensor_api(name):
     x, y = stream(60)
     labels = np.where(np.arange(60) % 4 == 0, y, -1)
