@@ -128,20 +128,54 @@ BAD = [
     ("meta features", lambda: (torch.zeros(D, device="meta"), 0), TypeError),
     ("meta label", lambda: (np.zeros(D, np.float32), torch.zeros((), dtype=torch.long,
                                                                 device="meta")), TypeError),
+    ("3-D features", lambda: (np.zeros((1, 1, D), np.float32), None), ValueError),
+    ("nan row among valid rows",
+     lambda: (np.stack([np.ones(D), np.full(D, np.nan), np.ones(D)]).astype(np.float32),
+              [0, -1, 1]), ValueError),
+    ("bad label among valid ones", lambda: (np.ones((3, D), np.float32), [0, 1, C]),
+     ValueError),
+    ("float label among valid ones", lambda: (np.ones((3, D), np.float32), [0, 1.0, 2]),
+     TypeError),
 ]
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("case,make_input,error", BAD, ids=[case for case, *_ in BAD])
-def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, error):
+@pytest.mark.parametrize("after", ["learning", "a load"])
+def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, error, after):
+    # a batch with one bad row is refused whole (no row of it learned), also by a
+    # learner whose state was just loaded; the learner then goes on as its twin
     x, y = stream(40)
     model = make(name)
     model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    if after == "a load":
+        model = saved_and_loaded(model, name)
+    twin = copy.deepcopy(model)
     before = state_of(model)
     bad_x, bad_y = make_input()
     with pytest.raises(error):
         model.learn(bad_x, bad_y)
     assert_same_state(before, state_of(model))
+    probe, label = stream(3, seed=1)
+    for learner in (model, twin):
+        learner.learn(probe, label)
+    assert torch.equal(model.predict_proba(probe), twin.predict_proba(probe))
+    assert_same_state(state_of(twin), state_of(model))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_tensor_that_requires_grad_is_learned_as_its_values_and_left_untouched(name):
+    # before: "base" sent its training loss's gradient into the caller's x.grad
+    x, y = stream(40)
+    labels = np.where(np.arange(40) % 4 == 0, y, -1)
+    given = torch.from_numpy(x.copy()).requires_grad_()
+    model, reference = make(name), make(name)
+    model.learn(given, labels)
+    reference.learn(x, labels)
+    assert given.grad is None and given.grad_fn is None and torch.equal(given.detach(),
+                                                                        torch.from_numpy(x))
+    assert_same_state(state_of(model), state_of(reference))
+    assert not model.predict_proba(given).requires_grad
 
 
 @pytest.mark.parametrize("name", NAMES)

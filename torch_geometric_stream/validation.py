@@ -98,12 +98,16 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
             (float32: entries beyond about 1.8e19), which L2 normalization
             would turn into zero rows (for learners that normalize raw rows).
 
+    Returns:
+        The rows without autograd history: a learner never sends a gradient
+        into a caller's tensor that requires one.
+
     Raises:
         TypeError: for integer, boolean, complex or non-numeric input.
         ValueError: for a wrong number of dimensions or features, an empty
             batch, NaN/inf values, or (``finite_norms``) an overflowing norm.
     """
-    tensor = _to_tensor(x, name)
+    tensor = _to_tensor(x, name).detach()
     if tensor.dtype.is_complex or not tensor.dtype.is_floating_point:
         raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype}")
     if tensor.dim() == 1:
