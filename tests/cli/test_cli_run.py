@@ -1,6 +1,7 @@
 """End-to-end runs of ``python -m torch_geometric_stream run``."""
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import multiprocessing
@@ -12,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -312,6 +314,25 @@ def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(
     with open(os.devnull) as devnull:
         os.close(resource_sharer.DupFd(devnull.fileno()).detach())
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monkeypatch):
+    # a worker killed as it starts: the pool may refuse the next seed already
+    class BreakingPool:
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, *args):
+            if self.submitted:
+                raise BrokenProcessPool("A child process terminated abruptly")
+            self.submitted += 1
+
+    monkeypatch.setattr(run_module, "_worker_pool",
+                        lambda jobs, shared: contextlib.nullcontext(BreakingPool()))
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
+    with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 3 did not "
+                                         "finish"):
+        list(run_module._run_in_workers(args, None, [3, 4]))
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):

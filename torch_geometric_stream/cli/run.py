@@ -417,15 +417,16 @@ def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[
     worker is raised here; it, Ctrl-C, or a worker that dies (killed for lack of
     memory; the pool notices at the latest when another seed ends) stops the
     workers still running."""
+    seed = seeds[0]  # the first seed without a result
     with _worker_pool(min(args.jobs, len(seeds)), shared) as pool:
-        pending = [pool.submit(_run_seed_in_worker, args, seed) for seed in seeds]
-        for seed, outcome in zip(seeds, pending):
-            try:
+        try:  # a worker killed as it starts may break the pool before every seed is in
+            pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
+            for seed, outcome in zip(seeds, pending):
                 yield (seed, *outcome.result())
-            except BrokenProcessPool:
-                raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
-                                 f"memory: fewer --jobs need less); seed {seed} did not "
-                                 f"finish") from None
+        except BrokenProcessPool:
+            raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
+                             f"memory: fewer --jobs need less); seed {seed} did not "
+                             f"finish") from None
 
 
 @contextmanager
