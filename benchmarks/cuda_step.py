@@ -1,4 +1,6 @@
 """SLeDGe's per-sample step on a CUDA device: host-device syncs and throughput.
+Without a CUDA device it prints 'no CUDA device' and exits with code 1 (after
+checking its arguments).
 
 Two measurements per (model, config), on the steady state of
 ``step_latency.py`` (memory filled directly, M = 1000, h = 256, 1 % labels),

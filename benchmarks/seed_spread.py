@@ -5,7 +5,8 @@ With 0.1 % labels a stream of 12,330 samples reveals 12 labels, and the paper's
 mean over three seeds (0, 2000, 4000) rests on three draws. For one (model,
 dataset, label ratio), this script reads every whole-stream run JSON of the given
 tags of ``benchmarks/accuracy.py`` (one per seed; a seed in several tags counts
-once, from the first tag that holds it), redraws each run's label mask and prints
+once, from the first tag that holds it; a tag holding none, e.g. a mistyped one,
+is an error), redraws each run's label mask and prints
 one row per seed: the labels per class, accuracy and balanced accuracy; then the
 mean over the paper's seeds, over the other seeds and over all, and the mean
 accuracy per number of labels of the rarest class.
@@ -38,13 +39,25 @@ RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
 def seed_records(results: Path, tags: Sequence[str], model: str, dataset: str,
                  ratio: float) -> list[tuple[str, dict[str, Any]]]:
     """``(tag, record)`` of every seed's whole-stream run, the first tag holding a
-    seed winning, ordered by seed."""
+    seed winning, ordered by seed.
+
+    Raises:
+        ValueError: a tag (e.g. a mistyped one) holds no whole-stream run of the
+            cell; the message names every such tag.
+    """
     chosen: dict[int, tuple[str, dict[str, Any]]] = {}
+    empty = []
     for tag in tags:
-        for path in sorted((results / tag).glob(f"{model}_{dataset}_{ratio:g}_seed*.json")):
-            record = json.loads(path.read_text())
-            if record.get("limit") is None and record["seed"] not in chosen:
-                chosen[record["seed"]] = (tag, record)
+        whole = [record for path in
+                 sorted((results / tag).glob(f"{model}_{dataset}_{ratio:g}_seed*.json"))
+                 if (record := json.loads(path.read_text())).get("limit") is None]
+        if not whole:
+            empty.append(tag)
+        for record in whole:
+            chosen.setdefault(record["seed"], (tag, record))
+    if empty:
+        raise ValueError(f"no whole-stream run of {model} on {dataset} at {ratio:g} in "
+                         f"{', '.join(empty)}")
     return [chosen[seed] for seed in sorted(chosen)]
 
 
@@ -91,7 +104,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ratio", type=label_ratio, required=True,
                         help="label ratio of the runs, in (0, 1]")
     parser.add_argument("--tags", nargs="+", required=True,
-                        help="sub-folders of benchmarks/results/accuracy, first wins per seed")
+                        help="sub-folders of benchmarks/results/accuracy, first wins per seed; "
+                             "each must hold a whole-stream run of the cell")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--results", type=Path, default=ACCURACY_RESULTS,
@@ -102,10 +116,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     check_outputs(parser, {"--out": args.out})
     root = data_root(parser, args.root)
-    records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio)
-    if not records:
-        parser.error(f"no whole-stream run of {args.model} on {args.dataset} at "
-                     f"{args.ratio:g} in {', '.join(args.tags)}")
+    try:
+        records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio)
+    except ValueError as error:
+        parser.error(str(error))
     dataset = load_dataset(args.dataset, root)
     labels = np.asarray(dataset.y, dtype=np.int64)
     rows = [{"seed": record["seed"], "tag": tag, "accuracy": record["accuracy"],

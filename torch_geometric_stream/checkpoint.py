@@ -36,7 +36,10 @@ every ``N`` samples):
 
 Writing is atomic: the file is written to a temporary file in the same folder,
 flushed and fsync'ed, then renamed onto the target (:func:`os.replace`), so a
-crash while saving leaves the previous checkpoint intact.  Loading validates
+crash while saving leaves the previous checkpoint intact.  A save also removes
+the temporary files that earlier saves of the same checkpoint left when their
+process was killed (``.NAME.RANDOM.tmp`` beside it; other files' are left
+alone): a checkpoint file must have one writer at a time.  Loading validates
 the file, the learner's class and shape, the state's entries and the transform
 *before* changing anything, and rolls every change back if restoring still
 fails: a learner is never left half-loaded.
@@ -81,7 +84,7 @@ from torch import nn
 
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
-from torch_geometric_stream.files import atomic_write
+from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
 
 __all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
            "checkpoint_callback", "FORMAT_VERSION"]
@@ -286,7 +289,10 @@ def load_checkpoint(path: PathLike, learner: Any, *,
 
 # ------------------------------------------------------------------ writing
 def _atomic_save(payload: Dict[str, Any], path: Path) -> None:
-    """``torch.save`` ``payload`` onto ``path`` atomically (see :func:`atomic_write`)."""
+    """``torch.save`` ``payload`` onto ``path`` atomically (see :func:`atomic_write`),
+    first removing the temporary files of a save of ``path`` that was killed
+    (each as large as a checkpoint; ``path`` has one writer at a time)."""
+    remove_stale_temporaries(path)
     atomic_write(path, lambda handle: torch.save(payload, handle))
 
 

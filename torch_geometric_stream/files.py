@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Union
 
-__all__ = ["atomic_write", "atomic_write_text"]
+__all__ = ["atomic_write", "atomic_write_text", "remove_stale_temporaries"]
+
+#: The random part of a :mod:`tempfile` name: letters, digits and ``_``, no dot.
+_RANDOM_PART = r"[a-z0-9_]+"
 
 
 def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None]) -> Path:
@@ -17,8 +21,8 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None
     its previous content or the whole new one. The temporary file is removed if
     ``write`` raises (or is interrupted)."""
     path = Path(path)
-    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=_prefix(path), suffix=".tmp",
+                                         delete=False)
     try:
         with handle:
             write(handle)
@@ -36,6 +40,28 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
     """:func:`atomic_write` of ``text`` in UTF-8."""
     return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def remove_stale_temporaries(path: Union[str, os.PathLike]) -> None:
+    """Remove the temporary files that :func:`atomic_write` of ``path`` left
+    when its process was killed (SIGKILL, power loss) mid-write.
+
+    Only ``path``'s own temporary files (``.NAME.RANDOM.tmp`` beside it) are
+    removed, never another file's, so writers of other files in the folder are
+    safe. A write of ``path`` running at the same time in another process would
+    lose its temporary file: call this only where ``path`` has one writer."""
+    path = Path(path)
+    own = re.compile(re.escape(_prefix(path)) + _RANDOM_PART + re.escape(".tmp"))
+    with contextlib.suppress(FileNotFoundError):  # no folder: nothing to remove
+        for candidate in path.parent.iterdir():
+            if own.fullmatch(candidate.name) and candidate.is_file():
+                with contextlib.suppress(FileNotFoundError):
+                    candidate.unlink()
+
+
+def _prefix(path: Path) -> str:
+    """The name start of ``path``'s temporary files."""
+    return f".{path.name}."
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import copy
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
@@ -393,6 +398,45 @@ def test_crash_while_saving_keeps_the_previous_checkpoint(tmp_path, monkeypatch)
     monkeypatch.undo()
     assert load_checkpoint(path, OnlineMLP(D, C, hidden_channels=16)).position == 10
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt"]
+
+
+#: A process that saves ``run.ckpt`` once, then is SIGKILLed in the middle of
+#: its second save (after half the file is written, before the rename).
+_KILLED_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    import torch
+    from torch_geometric_stream.checkpoint import save_checkpoint
+    from torch_geometric_stream.models import OnlineMLP
+    learner = OnlineMLP(8, 3, hidden_channels=16, seed=0)
+    save_checkpoint(sys.argv[1], learner, position=10)
+    real_save = torch.save
+    def killed(obj, handle, *args, **kwargs):
+        real_save(obj, handle, *args, **kwargs)
+        handle.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    torch.save = killed
+    save_checkpoint(sys.argv[1], learner, position=20)
+""")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_a_save_removes_the_temporary_file_of_a_killed_save_of_that_checkpoint(tmp_path):
+    path = tmp_path / "run.ckpt"
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(path)],
+                            env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "run.ckpt"]
+    assert len(leftovers) == 1 and leftovers[0].startswith(".run.ckpt.")
+    assert (tmp_path / leftovers[0]).stat().st_size > 1000  # a whole checkpoint's worth
+    # other checkpoints' temporary files (live writers) and look-alikes stay
+    others = [".other.ckpt.abcd1234.tmp", ".run.ckpt.x.abcd1234.tmp", ".run.ckpt.abcd1234.tmp~",
+              "run.ckpt.abcd1234.tmp", ".run.ckpt2.abcd1234.tmp"]
+    for name in others:
+        (tmp_path / name).write_bytes(b"live")
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    save_checkpoint(path, learner, position=30)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(others + ["run.ckpt"])
+    assert load_checkpoint(path, OnlineMLP(D, C, hidden_channels=16)).position == 30
 
 
 def test_save_checks_position_against_record(tmp_path):

@@ -1,6 +1,7 @@
 """End-to-end runs of ``python -m torch_geometric_stream run``."""
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import multiprocessing
@@ -12,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -274,6 +276,63 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
                                          "finish"):
         list(run_module._run_in_workers(args, _shared_synthetic_stream(50_000), [0, 1]))
     killer.join()
+
+
+#: Run in a worker as it unpickles the shared stream: the worker SIGKILLs itself
+#: in the middle of receiving the arrays' file descriptors (while it shakes
+#: hands with the main process to get one, or right after getting one).
+_DIE_RECEIVING = textwrap.dedent("""
+    import multiprocessing.connection, os, signal
+    import torch.multiprocessing.reductions as reductions
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+    def rebuild_storage_fd(cls, handle, size):
+        handle.detach()
+        die()
+    multiprocessing.connection.answer_challenge = die
+    reductions.rebuild_storage_fd = rebuild_storage_fd
+""")
+
+
+class _DieReceiving:
+    def __reduce__(self):
+        return exec, (_DIE_RECEIVING, {})
+
+
+def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(capfd):
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--jobs", "2", "--quiet"])
+    shared = _shared_synthetic_stream(30)
+    shared.__dict__ = {"die": _DieReceiving(), **shared.__dict__}  # unpickled before the arrays
+    capfd.readouterr()
+    with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 0 did not "
+                                         "finish"):
+        list(run_module._run_in_workers(args, shared, [0, 1]))
+    # the main process hands file descriptors out one connection at a time: once it
+    # has served this one, it has reported on the killed worker's, if it ever will
+    from multiprocessing import resource_sharer
+    with open(os.devnull) as devnull:
+        os.close(resource_sharer.DupFd(devnull.fileno()).detach())
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monkeypatch):
+    # a worker killed as it starts: the pool may refuse the next seed already
+    class BreakingPool:
+        def __init__(self):
+            self.submitted = 0
+
+        def submit(self, *args):
+            if self.submitted:
+                raise BrokenProcessPool("A child process terminated abruptly")
+            self.submitted += 1
+
+    monkeypatch.setattr(run_module, "_worker_pool",
+                        lambda jobs, shared: contextlib.nullcontext(BreakingPool()))
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
+    with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 3 did not "
+                                         "finish"):
+        list(run_module._run_in_workers(args, None, [3, 4]))
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):

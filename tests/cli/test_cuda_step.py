@@ -3,6 +3,7 @@ models, and a size too small for a config are refused before the CUDA check, so
 these tests need no GPU."""
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +45,14 @@ def test_the_least_counts_pass_to_the_cuda_check(tmp_path):
     with pytest.raises(SystemExit, match="no CUDA device"):
         cuda_step.main(argv)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the check for a CUDA device passes here")
+def test_without_cuda_it_ends_as_its_help_says(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        cuda_step.main(["--help"])
+    described = " ".join(capsys.readouterr().out.split())
+    assert "Without a CUDA device it prints 'no CUDA device' and exits with code 1" in described
+    ended = subprocess.run([sys.executable, cuda_step.__file__, "--steps", "1", "--out-dir",
+                            str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert (ended.returncode, ended.stderr) == (1, "no CUDA device\n")

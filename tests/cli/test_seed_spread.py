@@ -13,10 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from seed_spread import labels_per_class, main, seed_records, spread_table  # noqa: E402
 
 
-def write_run(folder: Path, seed: int, accuracy: float, limit=None) -> None:
+def write_run(folder: Path, seed: int, accuracy: float, limit=None, dataset="toy") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     suffix = f"_limit{limit}" if limit else ""
-    (folder / f"sledge_toy_0.02_seed{seed}{suffix}.json").write_text(json.dumps(
+    (folder / f"sledge_{dataset}_0.02_seed{seed}{suffix}.json").write_text(json.dumps(
         {"seed": seed, "accuracy": accuracy, "limit": limit, "n_samples": 100,
          "label_ratio": 0.02, "label_mask": "paper", "balanced_accuracy": None}))
 
@@ -62,4 +62,19 @@ def test_no_run_in_the_tags_is_a_clear_error(dataset, tmp_path, capsys):
               str(tmp_path), "--root", str(tmp_path), "--out", str(tmp_path / "out")])
     assert stop.value.code == 2
     assert "no whole-stream run of sledge on Shuttle at 0.02 in none" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tag_without_runs_is_an_error_even_beside_one_with_runs(tmp_path, capsys):
+    write_run(tmp_path / "good", 0, 0.5, dataset="Shuttle")
+    write_run(tmp_path / "limited", 1000, 0.5, limit=50, dataset="Shuttle")  # none whole
+    with pytest.raises(SystemExit) as stop:
+        main(["--dataset", "shuttle", "--ratio", "0.02", "--model", "sledge", "--tags", "good",
+              "typo", "limited", "--results", str(tmp_path), "--root", str(tmp_path),
+              "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: ")
+    assert err.endswith("error: no whole-stream run of sledge on Shuttle at 0.02 in typo, "
+                        "limited\n")
     assert not (tmp_path / "out").exists()

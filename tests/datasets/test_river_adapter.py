@@ -15,6 +15,16 @@ def test_iterable_of_dict_rows():
         load_river_dataset([])
 
 
+def test_features_are_the_union_of_the_loaded_rows_keys_in_order_of_appearance():
+    rows = [({"b": 1.0, "a": 2}, "yes"), ({"a": 3, "c": 6.0}, "no"), ({"d": 7, "b": 5.0}, "yes")]
+    ds = load_river_dataset(rows)
+    assert ds.feature_names == ["b", "a", "c", "d"] and ds.num_features == 4
+    np.testing.assert_array_equal(ds.x, [[1, 2, 0, 0], [0, 3, 6, 0], [5, 0, 0, 7]])
+    first_two = load_river_dataset(rows, max_samples=2)  # keys of the rows loaded only
+    assert first_two.feature_names == ["b", "a", "c"]
+    np.testing.assert_array_equal(first_two.x, [[1, 2, 0], [0, 3, 6]])
+
+
 @pytest.mark.parametrize("max_samples, error, match", [
     (0, ValueError, "max_samples must be >= 1, got 0"),  # before: "yielded no rows"
     (-1, ValueError, "max_samples must be >= 1, got -1"),

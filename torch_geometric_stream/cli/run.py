@@ -417,25 +417,31 @@ def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[
     worker is raised here; it, Ctrl-C, or a worker that dies (killed for lack of
     memory; the pool notices at the latest when another seed ends) stops the
     workers still running."""
-    with _worker_pool(min(args.jobs, len(seeds))) as pool:
-        pending = [pool.submit(_run_seed_in_worker, args, shared, seed) for seed in seeds]
-        for seed, outcome in zip(seeds, pending):
-            try:
+    seed = seeds[0]  # the first seed without a result
+    with _worker_pool(min(args.jobs, len(seeds)), shared) as pool:
+        try:  # a worker killed as it starts may break the pool before every seed is in
+            pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
+            for seed, outcome in zip(seeds, pending):
                 yield (seed, *outcome.result())
-            except BrokenProcessPool:
-                raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
-                                 f"memory: fewer --jobs need less); seed {seed} did not "
-                                 f"finish") from None
+        except BrokenProcessPool:
+            raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
+                             f"memory: fewer --jobs need less); seed {seed} did not "
+                             f"finish") from None
 
 
 @contextmanager
-def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
-    """``jobs`` spawned worker processes (no fork of torch's threads); Ctrl-C
-    reaches the main process only. Left by an error, Ctrl-C or a generator
-    closed early, the pool terminates the workers still running."""
+def _worker_pool(jobs: int, shared: SharedStream) -> Iterator[ProcessPoolExecutor]:
+    """``jobs`` spawned worker processes (no fork of torch's threads) holding the
+    ``shared`` stream; Ctrl-C reaches the main process only. Left by an error,
+    Ctrl-C or a generator closed early, the pool terminates the workers still
+    running.
+
+    A worker gets the stream once, as it is spawned: the arrays' file descriptors
+    are then inherited by the new process. Sent with each seed instead, they
+    would be served by a thread of the main process, which prints a traceback
+    (``ConnectionResetError``) when a worker is killed while it receives them."""
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=signal.signal,
-                               initargs=(signal.SIGINT, signal.SIG_IGN))
+                               initializer=_start_worker, initargs=(shared,))
     try:
         yield pool
     except BaseException:
@@ -447,13 +453,23 @@ def _worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     pool.shutdown()
 
 
-def _run_seed_in_worker(args: argparse.Namespace, shared: SharedStream, seed: int
+#: The stream of this worker process (set by :func:`_start_worker`).
+_worker_stream: Optional[SharedStream] = None
+
+
+def _start_worker(shared: SharedStream) -> None:
+    """A worker process's start: it ignores Ctrl-C and keeps the ``shared`` stream."""
+    global _worker_stream
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_stream = shared
+
+
+def _run_seed_in_worker(args: argparse.Namespace, seed: int
                         ) -> tuple[PrequentialResult, dict[str, Any]]:
-    """One seed of ``args`` on the ``shared`` stream in a worker process, as the
-    main process runs it."""
+    """One seed of ``args`` on the worker's shared stream, as the main process runs it."""
     torch.set_num_threads(args.threads)
     with flush_denormal() if args.flush_denormal else nullcontext():
-        return _run_seed(args, _plan(args, shared.stream()), seed,
+        return _run_seed(args, _plan(args, _worker_stream.stream()), seed,
                          progress_every=LOG_PROGRESS_SECONDS)
 
 

@@ -22,9 +22,12 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
         max_samples: stop after this many rows.
 
     Returns:
-        Features in the order of the first row's keys (a key missing from a later
-        row counts as 0, as in :class:`~torch_geometric_stream.integrations.river.RiverClassifier`;
-        the learners refuse NaN), labels remapped to ``0..c-1`` in sorted order.
+        ``x`` of shape :math:`(n, d)` over the :math:`d` keys of all the rows loaded,
+        in the order they first appear (the first row's keys first, then each key
+        new in a later row): River's rows are sparse dicts, so a row lacking a key
+        reads 0 there (as in :class:`~torch_geometric_stream.integrations.river.RiverClassifier`;
+        the learners refuse NaN), and a key first seen in row 1000 is a feature
+        too. Labels are remapped to ``0..c-1`` in sorted order.
 
     Raises:
         ImportError: ``river`` is not installed.
@@ -39,17 +42,20 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
         if not isinstance(factory, type):
             raise ValueError(f"river.datasets has no dataset named {dataset!r}")
         dataset = factory()
-    rows, labels, keys = [], [], None
+    rows, labels, columns = [], [], {}  # columns: key -> its column, in order of appearance
     for i, (features, label) in enumerate(dataset):
         if max_samples is not None and i >= max_samples:
             break
-        keys = keys if keys is not None else list(features)
-        rows.append([float(features.get(k, 0.0)) for k in keys])
+        rows.append({columns.setdefault(key, len(columns)): float(value)
+                     for key, value in features.items()})
         labels.append(label)
     if not rows:
         raise ValueError("the River dataset yielded no rows")
+    x = np.zeros((len(rows), len(columns)))
+    for i, row in enumerate(rows):
+        x[i, list(row)] = list(row.values())
     y, class_names = encode_labels(labels)
     name = type(dataset).__name__
-    return StreamDataset(name, np.asarray(rows), y, len(class_names), class_names,
-                         feature_names=[str(k) for k in keys],
+    return StreamDataset(name, x, y, len(class_names), class_names,
+                         feature_names=[str(key) for key in columns],
                          source=f"River bundled dataset river.datasets.{name}")
