@@ -259,6 +259,24 @@ def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
     assert "label_column=None in the checkpoint, 'a' here" in capsys.readouterr().err
 
 
+def test_a_limited_run_resumes_on_its_rows_whatever_follows_them(tmp_path, capsys):
+    """With --limit, the checkpoint holds the digest of the rows the run reads: a
+    file whose tail grew or changed resumes, one whose rows read changed does not."""
+    stream = _write_stream_csv(tmp_path / "mine.csv")
+    checkpoint = tmp_path / "mine.ckpt"
+    argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
+            "--limit", "20", "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    resume = [*argv, "--resume", str(checkpoint)]
+    with stream.open("a") as handle:
+        handle.write("7,8,9\n1,x,0\n")  # appended, a bad row among them: never read
+    assert main(resume) == 0
+    capsys.readouterr()
+    _write_stream_csv(stream, first_feature="0.25")  # the first row read edited
+    assert main(resume) == 2
+    assert "dataset_sha256=" in capsys.readouterr().err
+
+
 def test_a_rerun_that_would_replace_its_checkpoint_is_warned_of(tmp_path, capsys):
     """A rerun that forgot --resume starts from the first sample: it says so, and
     that its first checkpoint replaces the state it could go on from."""

@@ -498,6 +498,21 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     assert _read(again)["confusion_matrix"] == record["confusion_matrix"]
 
 
+def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there(tmp_path):
+    stream = _two_class_csv(tmp_path / "mine.csv")
+    with stream.open("a") as handle:  # a third class and a bad row, after the limit
+        handle.write("odd,1,2,3\nodd,1,x,3\n")
+    argv = ["run", "--label-column", "kind", *FAST, "--label-ratio", "0.1", "--limit", "80"]
+    out, cut = tmp_path / "run.json", tmp_path / "cut.json"
+    assert main([*argv, "--dataset", str(stream), "--output", str(out)]) == 0
+    lines = stream.read_text().splitlines()[:81]
+    (tmp_path / "cut.csv").write_text("\n".join(lines) + "\n")
+    assert main([*argv, "--dataset", str(tmp_path / "cut.csv"), "--output", str(cut)]) == 0
+    record, whole = _read(out), _read(cut)
+    assert record["class_names"] == ["high", "low"] and record["limit"] == 80
+    assert record["confusion_matrix"] == whole["confusion_matrix"]  # the same run
+
+
 @pytest.mark.parametrize("dataset", ["synthetic", "Shopper", "mine.npz"])
 def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, dataset):
     assert main(["run", "--dataset", dataset, "--label-column", "kind", "--limit", "20"]) == 2

@@ -427,6 +427,12 @@ def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, cap
     # the same file found again, by another path, reuses its runs
     assert search("--dataset", str(tmp_path / "a" / ".." / "a" / "data.csv")) == first
     assert len(list(out.glob("*_seed0.json"))) == 3
+    # with --limit, a search reads the rows its runs read: a tail edited since keeps its runs
+    limited = search("--dataset", str(tmp_path / "a" / "data.csv"), "--limit", "30")
+    with (tmp_path / "a" / "data.csv").open("a") as handle:
+        handle.write("1,x,0\n")
+    assert search("--dataset", str(tmp_path / "a" / "data.csv"), "--limit", "30") == limited
+    assert len(list(out.glob("*_seed0.json"))) == 4
 
 
 @pytest.mark.parametrize("content, problem", [

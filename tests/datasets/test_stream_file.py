@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
-                                             is_stream_file, load_stream_file)
+                                             is_stream_file, load_stream_file,
+                                             stream_file_digest)
 
 
 def write(tmp_path, name, text):
@@ -207,3 +208,98 @@ def test_a_single_npy_array_named_npz_is_named(tmp_path):
         np.save(handle, np.ones(3))
     with pytest.raises(DatasetFormatError, match="^a.npz: one .npy array, not an .npz archive"):
         load_stream_file(tmp_path / "a.npz")
+
+
+#: A stream file's first 3 data rows, each fine, then rows every check refuses.
+GOOD = "a,b,label\n1,2,x\n3,4,y\n5,6,x\n"
+BAD_TAILS = ["7,oops,z\n", "7,8,\n", "7,8\n", "7,nan,z\n", "7;8;z\n", "7,1e39,z\n"]
+
+
+@pytest.mark.parametrize("tail", BAD_TAILS)
+def test_a_limit_checks_its_rows_and_no_row_after(tmp_path, tail):
+    path = write(tmp_path, "s.csv", GOOD + tail)
+    with pytest.raises(DatasetFormatError, match="^s.csv line 5"):
+        load_stream_file(path)
+    ds = load_stream_file(path, limit=3)  # as if the file ended after its 3rd data row
+    assert ds.x.tolist() == [[1, 2], [3, 4], [5, 6]] and ds.y.tolist() == [0, 1, 0]
+    assert ds.class_names == ["x", "y"] and ds.feature_names == ["a", "b"]
+    with pytest.raises(DatasetFormatError, match="^t.csv line 3: column 'b' holds 'oops'"):
+        load_stream_file(write(tmp_path, "t.csv", "a,b,label\n1,2,x\n3,oops,y\n"), limit=3)
+
+
+def test_a_limit_keeps_the_classes_of_its_rows_and_nan_labels_are_checked(tmp_path):
+    path = write(tmp_path, "n.csv", "1,2,10\n3,4,2\n5,6,10\n7,8,1\n9,0,nan\n")
+    ds = load_stream_file(path, limit=2)
+    assert ds.class_names == ["2", "10"] and ds.y.tolist() == [1, 0] and ds.num_classes == 2
+    assert load_stream_file(path, limit=4).class_names == ["1", "2", "10"]
+    with pytest.raises(DatasetFormatError, match=r"^n.csv line 5: column 3 \(the label\) "
+                                                 r"holds 'nan'"):
+        load_stream_file(path, limit=5)
+
+
+def test_a_limit_reads_a_gzip_and_a_bom_file_as_far_as_its_rows(tmp_path):
+    # a tail cut short (a download stopped) and bytes that are not UTF-8 beyond the
+    # rows: within the first read-ahead block, yet never read as rows
+    rows = "".join(f"{i},{i % 2}\n" for i in range(20000))
+    (tmp_path / "cut.csv.gz").write_bytes(gzip.compress(rows.encode())[:-50])
+    with pytest.raises(DatasetFormatError, match="^cut.csv.gz: cannot be read"):
+        load_stream_file(tmp_path / "cut.csv.gz")
+    ds = load_stream_file(tmp_path / "cut.csv.gz", limit=5)
+    assert ds.x.ravel().tolist() == [0, 1, 2, 3, 4] and ds.y.tolist() == [0, 1, 0, 1, 0]
+    (tmp_path / "latin.csv").write_bytes("\ufeffa,label\n1,x\n2,y\n3,caf\xe9\n".encode()[:-3]
+                                         + "caf\xe9\n".encode("latin-1"))
+    with pytest.raises(DatasetFormatError, match="^latin.csv line 4: not UTF-8 text"):
+        load_stream_file(tmp_path / "latin.csv")
+    ds = load_stream_file(tmp_path / "latin.csv", limit=2)
+    assert ds.feature_names == ["a"] and ds.class_names == ["x", "y"]
+
+
+def test_a_limit_reads_one_row_more_while_the_first_may_be_a_header_by_its_label(tmp_path):
+    # a word over labels that are numbers names the label column (pandas' to_csv)
+    numbers = write(tmp_path, "p.csv", "0,1,label\n0.5,2,1\n1.5,3,0\n2.5,4,7\n")
+    ds = load_stream_file(numbers, limit=1)
+    assert ds.feature_names == ["0", "1"] and ds.x.tolist() == [[0.5, 2]]
+    assert ds.class_names == ["1"]
+    assert load_stream_file(numbers, limit=2).x.tolist() == [[0.5, 2], [1.5, 3]]
+    # a word over words: the first row is data; the row read to know it is dropped
+    words = write(tmp_path, "w.csv", "0,1,cat\n0.5,2,dog\n1.5,x,cat\n")
+    ds = load_stream_file(words, limit=1)
+    assert ds.feature_names is None and ds.x.tolist() == [[0, 1]] and ds.class_names == ["cat"]
+    assert load_stream_file(words, limit=2).class_names == ["cat", "dog"]
+    alone = write(tmp_path, "a.csv", "0,1,label\n")  # one row, no other label: data
+    assert load_stream_file(alone, limit=1).class_names == ["label"]
+
+
+def test_a_limit_on_an_npz_drops_the_rows_after_it_before_any_check(tmp_path):
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [np.inf, 0.0]])
+    np.savez(tmp_path / "a.npz", x=x, y=np.array([5.0, 3.0, np.nan]))
+    with pytest.raises(DatasetFormatError, match=r"x\[2, 0\] = inf"):
+        load_stream_file(tmp_path / "a.npz")
+    ds = load_stream_file(tmp_path / "a.npz", limit=2)
+    assert ds.x.tolist() == [[1, 2], [3, 4]] and ds.class_names == ["3", "5"]
+
+
+@pytest.mark.parametrize("limit, error, message", [(0, ValueError, "limit must be positive"),
+                                                   (-1, ValueError, "limit must be positive"),
+                                                   (2.0, TypeError, "must be an integer"),
+                                                   (True, TypeError, "must be an integer")])
+def test_a_limit_is_a_positive_integer(tmp_path, limit, error, message):
+    path = write(tmp_path, "s.csv", GOOD)
+    for load in (load_stream_file, stream_file_digest):
+        with pytest.raises(error, match=message):
+            load(path, limit=limit)
+
+
+def test_the_digest_of_a_limit_is_that_of_the_text_its_rows_are_read_from(tmp_path):
+    path = write(tmp_path, "s.csv", GOOD + "7,8,z\n")
+    whole, first = stream_file_digest(path), stream_file_digest(path, limit=3)
+    assert first != whole
+    assert first == stream_file_digest(write(tmp_path, "c.csv", GOOD), limit=3)  # cut there
+    write(tmp_path, "s.csv", GOOD + "7,8,w\n9,9,w\n")  # the tail edited
+    assert stream_file_digest(path) != whole and stream_file_digest(path, limit=3) == first
+    write(tmp_path, "s.csv", GOOD.replace("5,6", "5,7") + "7,8,z\n")  # a row read edited
+    assert stream_file_digest(path, limit=3) != first
+    assert stream_file_digest(path, "label", limit=3) != stream_file_digest(path, limit=3)
+    assert stream_file_digest(path, limit=2) != stream_file_digest(path, limit=3)
+    with pytest.raises(DatasetFormatError, match="^bad.csv line 3"):
+        stream_file_digest(write(tmp_path, "bad.csv", "a,b,c\n1,2,0\n1,x,0\n"), limit=2)

@@ -144,7 +144,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     add_root_option(data)
     data.add_argument("--limit", type=positive_int, metavar="N",
                       help=f"only the first N samples (default: all; {BUNDLED_LIMIT} for the "
-                           f"bundled default)")
+                           f"bundled default); a CSV --dataset is read no further, its "
+                           f"classes those of these rows")
     data.add_argument("--strict", action="store_true",
                       help="error instead of a warning when part of a dataset is missing")
     data.add_argument("--scaling", choices=SCALINGS,

@@ -120,7 +120,8 @@ def _load_stream(args: argparse.Namespace) -> Stream:
         raise UsageError("--label-column applies to a CSV file given as --dataset (an .npz "
                          "file holds its labels in y); drop it")
     if from_file:
-        dataset = load_stream_file(args.dataset.strip(), label_column=args.label_column)
+        dataset = load_stream_file(args.dataset.strip(), label_column=args.label_column,
+                                   limit=args.limit)  # read no further than the limit
         return dataset, dataset.name, dataset.source
     if args.dataset is None:
         return load_bundled_dataset(), BUNDLED_DATASET, "bundled"
@@ -520,12 +521,14 @@ def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
     """What a ``--resume`` checkpoint must share with a run on a stream file
     (``{}`` for another stream): the digest of the file's bytes
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that a file
-    edited, or replaced by another of its name, is refused, and ``--label-column``.
-    Read only by checkpoints: a run without one does not hash the file."""
+    edited, or replaced by another of its name, is refused, and ``--label-column``;
+    with ``--limit``, the digest of the part of a CSV read for it: an edit further
+    on, which the run never reads, is no other stream. Read only by checkpoints:
+    a run without one does not hash the file."""
     if (args.dataset is None or not is_stream_file(args.dataset)
             or (args.checkpoint is None and args.resume is None)):
         return {}
-    return {"dataset_sha256": stream_file_digest(args.dataset.strip()),
+    return {"dataset_sha256": stream_file_digest(args.dataset.strip(), limit=args.limit),
             "label_column": args.label_column}
 
 

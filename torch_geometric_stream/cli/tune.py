@@ -122,7 +122,8 @@ def _search_name(args: argparse.Namespace) -> str:
 
 def _stream_name(args: argparse.Namespace) -> str:
     """``--dataset`` as a part of a file name: a stream file's own name (no folders)
-    and ``-`` the digest of its bytes and ``--label-column``
+    and ``-`` the digest of its bytes (with ``--limit``, of the part of a CSV its
+    runs read) and ``--label-column``
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that two
     files of one name, or a file edited since, never share a JSON."""
     if not is_stream_file(args.dataset):
@@ -130,7 +131,7 @@ def _stream_name(args: argparse.Namespace) -> str:
     path = Path(args.dataset.strip())
     if not path.is_file():
         return path.name  # loading the stream names the problem, before any run
-    return f"{path.name}-{stream_file_digest(path, args.label_column)}"
+    return f"{path.name}-{stream_file_digest(path, args.label_column, args.limit)}"
 
 
 def _run_path(args: argparse.Namespace, point: dict[str, str], seed: int) -> Path:
@@ -469,7 +470,9 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            "best configuration is the best of them)")
     tune.add_argument("--confirm-seeds", action="append", metavar="S",
                       help="the second stage's extra seeds, e.g. 2000,4000")
-    tune.add_argument("--limit", type=positive_int, metavar="N", help="first N samples only")
+    tune.add_argument("--limit", type=positive_int, metavar="N",
+                      help="first N samples only (a CSV --dataset is read no further, its "
+                           "classes those of these rows)")
     tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
                       help="threads of each run (default: %(default)s)")
     tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",

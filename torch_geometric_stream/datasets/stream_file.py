@@ -17,13 +17,13 @@ import zipfile
 import zlib
 from array import array
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Optional, TextIO
 
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
-from torch_geometric_stream.datasets.io import open_binary, open_text
+from torch_geometric_stream.datasets.io import open_text
 
 __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
            "stream_file_digest"]
@@ -41,19 +41,29 @@ def is_stream_file(name: str) -> bool:
     return name.strip().lower().endswith(STREAM_FILE_SUFFIXES)
 
 
-def stream_file_digest(path: str | Path, label_column: Optional[str] = None) -> str:
+def stream_file_digest(path: str | Path, label_column: Optional[str] = None,
+                       limit: Optional[int] = None) -> str:
     """The first 8 hex digits of the SHA-256 of the bytes of stream file ``path``
     and of ``label_column``: another file of one name, the file edited, or read
     with another label column, gets another digest; the file found by another
     path, the same one.
 
+    With ``limit``, of a CSV's text read for its first ``limit`` data rows
+    (:func:`load_stream_file` with ``limit``) instead of the whole file's bytes:
+    the digest of what such a stream is made of, which an edit further on leaves
+    as it is. An ``.npz`` archive is read whole, and hashed whole.
+
     Raises:
         FileNotFoundError: no such file.
+        DatasetFormatError: ``limit`` given and the rows read are no stream table.
     """
+    _check_limit(limit)
     path = Path(path).resolve()
     stat = path.stat()
-    return _file_digest(path, stat.st_size, stat.st_mtime_ns,
-                        None if label_column is None else label_column.strip())
+    label_column = None if label_column is None else label_column.strip()
+    if limit is not None and not path.name.lower().endswith(".npz"):
+        return _prefix_digest(path, stat.st_size, stat.st_mtime_ns, label_column, limit)
+    return _file_digest(path, stat.st_size, stat.st_mtime_ns, label_column)
 
 
 @functools.lru_cache(maxsize=4)
@@ -64,12 +74,37 @@ def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    return _with_label_column(digest, label_column)
+
+
+@functools.lru_cache(maxsize=4)
+def _prefix_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str],
+                   limit: int) -> str:
+    """:func:`stream_file_digest` of a CSV read for its first ``limit`` rows."""
+    digest = hashlib.sha256()
+    _read_csv(path, label_column, limit, digest)
+    return _with_label_column(digest, label_column)
+
+
+def _with_label_column(digest: "hashlib._Hash", label_column: Optional[str]) -> str:
+    """The first 8 hex digits of ``digest`` updated with ``label_column``, if any."""
     if label_column is not None:
         digest.update(b"\0" + label_column.encode())
     return digest.hexdigest()[:8]
 
 
-def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) -> StreamDataset:
+def _check_limit(limit: Optional[int]) -> None:
+    """Raise unless ``limit`` is ``None`` or a positive integer."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be an integer, got {type(limit).__name__}")
+    if limit < 1:
+        raise ValueError(f"limit must be positive, got {limit}")
+
+
+def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
+                     limit: Optional[int] = None) -> StreamDataset:
     r"""Read a labelled stream from a CSV file or an ``.npz`` archive.
 
     - **CSV** (``.csv``, or gzip-compressed ``.csv.gz``; UTF-8, comma-separated):
@@ -84,9 +119,17 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
       (or ``Y``) :math:`(T,)` of labels (integers, whole or other floats, strings),
       as ``np.savez("stream.npz", x=x, y=y)`` writes them.
 
+    With ``limit``, the stream is the file's first ``limit`` data rows, as if the
+    file ended there: a CSV is read no further than them (and the one row after,
+    while the first row may be a header by its label alone: a word over labels
+    that are all numbers), and is checked as far as it is read; an ``.npz``
+    archive is read whole, its rows beyond ``limit`` dropped before any check.
+    The classes are those of the rows kept.
+
     Args:
         path: the file.
         label_column (str, optional): the CSV label column's header name or index.
+        limit (int, optional): the number of data rows to keep (default: all).
 
     Returns:
         The stream, named by the file's name, features raw (float32), no known
@@ -99,9 +142,11 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
             empty or non-finite label, rows of different lengths, a missing label
             column or array, text that is not UTF-8, or no rows. Its message names
             the file, the line (CSV) or entry (NPZ) and the column.
-        ValueError: ``label_column`` with an ``.npz`` file, or a name that is not
-            a stream file's.
+        ValueError: ``label_column`` with an ``.npz`` file, a name that is not a
+            stream file's, or a ``limit`` below 1.
+        TypeError: a ``limit`` that is not an integer.
     """
+    _check_limit(limit)
     path = Path(path)
     if not is_stream_file(path.name):
         raise ValueError(f"{path.name} is not a stream file: its name must end in "
@@ -114,9 +159,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
         if label_column is not None:
             raise ValueError("label_column applies to a CSV file; an .npz file holds its "
                              "labels in the array y")
-        x, raw_labels, feature_names = _read_npz(path)
+        x, raw_labels, feature_names = _read_npz(path, limit)
     else:
-        x, raw_labels, feature_names = _read_csv(path, label_column)
+        x, raw_labels, feature_names = _read_csv(path, label_column, limit)
     y, class_names = encode_labels(raw_labels)
     return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
                          class_names=class_names, feature_names=feature_names,
@@ -125,8 +170,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None) ->
 
 # -- NPZ -----------------------------------------------------------------------------
 
-def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray, None]:
-    """The ``x`` :math:`(T, d)` and ``y`` :math:`(T,)` arrays of an ``.npz`` archive, checked."""
+def _read_npz(path: Path, limit: Optional[int] = None) -> tuple[np.ndarray, np.ndarray, None]:
+    """The ``x`` :math:`(T, d)` and ``y`` :math:`(T,)` arrays of an ``.npz`` archive
+    (their first ``limit`` rows if given), checked."""
     try:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
@@ -142,6 +188,7 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray, None]:
     if y.ndim != 1 or len(y) != len(x) or y.dtype.kind not in "biufUS":
         raise DatasetFormatError(f"{path.name}: y must be ({len(x)},) number or string "
                                  f"labels, got shape {y.shape} and dtype {y.dtype}")
+    x, y = x[:limit], y[:limit]
     if not len(x):
         raise DatasetFormatError(f"{path.name}: the stream has no rows")
     if not x.shape[1]:
@@ -209,35 +256,41 @@ def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
 
 # -- CSV -----------------------------------------------------------------------------
 
-def _read_csv(path: Path, label_column: Optional[str]
+def _read_csv(path: Path, label_column: Optional[str], limit: Optional[int] = None,
+              digest: Optional["hashlib._Hash"] = None
               ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
-    """Features, raw labels and feature names (``None`` without a header) of a CSV,
-    read row by row: a large file is held as numbers, not as strings."""
+    """Features, raw labels and feature names (``None`` without a header) of a CSV
+    (its first ``limit`` data rows if given), read row by row: a large file is held
+    as numbers, not as strings. ``digest``, if given, is updated with the text read."""
     csv.field_size_limit(sys.maxsize)
     try:
-        with open_text(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
+        with open_text(path, encoding="utf-8-sig", errors="surrogateescape",
+                       newline="") as handle:
+            reader = csv.reader(_utf8_lines(handle, path.name, digest))
             try:
-                return _parse_csv(reader, path.name, label_column)
+                return _parse_csv(reader, path.name, label_column, limit)
             except csv.Error as error:
                 raise DatasetFormatError(f"{path.name} line {reader.line_num}: not CSV text "
                                          f"({error})") from None
-    except UnicodeDecodeError:
-        raise DatasetFormatError(f"{path.name} line {_first_undecodable_line(path)}: not UTF-8 "
-                                 f"text (save the file as CSV UTF-8)") from None
     except OSError as error:  # a read that fails (a damaged .gz: io.open_binary names it)
         raise DatasetFormatError(f"{path.name}: cannot be read ({error})") from None
 
 
-def _first_undecodable_line(path: Path) -> int:
-    """The number of the first line of ``path`` that is not UTF-8 (0: none is)."""
-    with open_binary(path) as handle:
-        for number, line in enumerate(handle, start=1):
+def _utf8_lines(handle: TextIO, file_name: str, digest: Optional["hashlib._Hash"]
+                ) -> Iterator[str]:
+    """The lines of ``handle`` (decoded with ``surrogateescape``), each refused
+    if it is not UTF-8 as it is read: a stream read in part is checked as far as
+    it is read. ``digest``, if given, is updated with each line."""
+    for number, line in enumerate(handle, start=1):
+        if not line.isascii():
             try:
-                line.decode("utf-8")
-            except UnicodeDecodeError:
-                return number
-    return 0
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # an undecodable byte, escaped as a lone surrogate
+                raise DatasetFormatError(f"{file_name} line {number}: not UTF-8 text (save "
+                                         f"the file as CSV UTF-8)") from None
+        if digest is not None:
+            digest.update(line.encode("utf-8"))
+        yield line
 
 
 def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
@@ -249,9 +302,11 @@ def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
             yield reader.line_num, fields
 
 
-def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Optional[str]
+def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Optional[str],
+               limit: Optional[int] = None
                ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
-    """:func:`_read_csv` on the rows of ``reader`` (a ``csv.reader``)."""
+    """:func:`_read_csv` on the rows of ``reader`` (a ``csv.reader``), read no
+    further than the first ``limit`` data rows (if given) need."""
     rows = _rows(reader)
     first_line, first = next(rows, (0, None))
     if first is None:
@@ -265,6 +320,10 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
              if column != index and field and not _parses(field)]
     header = first if named or words else None
     data = rows if header is not None else _chain_first(first_line, first, rows)
+    # Without a header so far, the first row is the header if its label is a word
+    # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
+    # writes unnamed features): while it may be, one row more than ``limit`` is read.
+    header_by_label = header is None and not _parses(first[index])
     features, labels, lines = [], [], array("q")
     for line, row in data:
         if len(row) != width:
@@ -278,9 +337,13 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         features.append(_feature_values(fields, file_name, line, index, header))
         labels.append(label)
         lines.append(line)
-    if header is None and _is_header_label(labels):
+        header_by_label = header_by_label and (len(labels) == 1 or _parses(label))
+        if limit is not None and len(labels) >= limit + header_by_label:
+            break
+    if header_by_label and len(labels) > 1:
         header = first
         features, labels, lines = features[1:], labels[1:], lines[1:]
+    features, labels, lines = features[:limit], labels[:limit], lines[:limit]
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
     names = None if header is None else _feature_names(header, index, file_name, first_line)
@@ -306,13 +369,6 @@ def _chain_first(line: int, first: list[str], rows: Iterator[tuple[int, list[str
     """The first row, a data row, before the others."""
     yield line, first
     yield from rows
-
-
-def _is_header_label(labels: list[str]) -> bool:
-    """Whether the first row's label is a header name: a word over a column of
-    numbers (``0,1,label`` as ``pandas.DataFrame.to_csv`` writes unnamed features)."""
-    return (len(labels) > 1 and not _parses(labels[0])
-            and all(_parses(label) for label in labels[1:]))
 
 
 def _narrow_row(file_name: str, line: int, field: str) -> DatasetFormatError:
