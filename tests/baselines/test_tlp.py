@@ -96,3 +96,94 @@ def test_predictions_leave_learning_unchanged(sigma):
         plain.learn(x[t], int(y[t]))
         queried.learn(x[t], int(y[t]))
         assert np.array_equal(plain.weight_matrix, queried.weight_matrix)
+
+
+def exact_harmonic(weights, labels, c, query):
+    """Harmonic values of ``query`` on the float64 ``weights``, solved with 40 more digits
+    than the weights span (the Laplacian's condition number grows with that span)."""
+    mpmath = pytest.importorskip("mpmath")
+    span = -np.log10(weights[weights > 0].min()) if (weights > 0).any() else 0.0
+    with mpmath.workdps(40 + int(np.ceil(span))):
+        n = len(labels)
+        unl = [i for i in range(n) if labels[i] < 0]
+        reach = {i for i in unl if any(weights[i, j] > 0 for j in range(n) if labels[j] >= 0)}
+        grown = True
+        while grown:
+            more = {i for i in unl if i not in reach and any(weights[i, j] > 0 for j in reach)}
+            reach |= more
+            grown = bool(more)
+        if query not in reach:
+            return np.full(c, 1.0 / c)
+        idx = sorted(reach)
+        w = mpmath.matrix([[mpmath.mpf(float(weights[i, j])) for j in range(n)] for i in range(n)])
+        lap = mpmath.matrix(len(idx), len(idx))
+        rhs = mpmath.matrix(len(idx), c)
+        for a, i in enumerate(idx):
+            lap[a, a] = mpmath.fsum(w[i, j] for j in range(n) if j != i)
+            for b, j in enumerate(idx):
+                if j != i:
+                    lap[a, b] = -w[i, j]
+            for j in range(n):
+                if labels[j] >= 0:
+                    rhs[a, int(labels[j])] += w[i, j]
+        row = idx.index(query)
+        return np.array([float(mpmath.lu_solve(lap, rhs.column(k))[row]) for k in range(c)])
+
+
+def test_boundary_weights_far_below_the_others_are_solved_exactly():
+    """Labels reachable only through weights ~1e-31 next to ~0.7: the Laplacian is
+    singular in float64 (its diagonal absorbs them), the harmonic values are not.
+    (These points used to give [0.5, 0.5]; 17 of 60 such draws raised LinAlgError.)"""
+    x = np.array([[0.0], [24.0], [12.478580474853516], [12.702773094177246],
+                  [11.567464828491211]], dtype=np.float32)
+    labels = np.array([0, 1, -1, -1, -1])
+    model = TemporalLabelPropagation(1, 2, memory_size=10, sigma=1.0)
+    for row, label in zip(x[:-1], labels[:-1]):
+        model.learn(row, int(label))
+    got = model.predict_proba_float64(x[-1])[0]
+    ref = exact_harmonic(reference_weights(x, 10, 1.0), labels, 2, len(x) - 1)
+    np.testing.assert_allclose(ref, [0.0405, 0.9595], atol=1e-4)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+
+
+def test_small_sigma_stream_matches_high_precision_reference():
+    """The conformance stream (class centres 4 apart) with sigma 1: the third
+    prediction used to raise LinAlgError; every one equals the high-precision solution."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 5)) * 4
+    y = rng.integers(0, 3, 30)
+    x = (centres[y] + rng.normal(size=(30, 5))).astype(np.float32)
+    labels = np.where(np.arange(30) % 5 == 0, y, -1)
+    model = TemporalLabelPropagation(5, 3, memory_size=40, sigma=1.0)
+    weights = reference_weights(x, 40, 1.0)
+    for t in range(30):
+        got = model.predict_proba_float64(x[t])[0]
+        ref = exact_harmonic(weights[:t + 1, :t + 1], np.append(labels[:t], -1), 3, t)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+        model.learn(x[t], int(labels[t]))
+
+
+def test_stream_past_the_window_with_small_sigma_predicts():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 5)) * 4
+    y = rng.integers(0, 3, 120)
+    x = (centres[y] + rng.normal(size=(120, 5))).astype(np.float32)
+    model = TemporalLabelPropagation(5, 3, memory_size=40, sigma=1.0)
+    for t in range(120):
+        proba = model.predict_proba_float64(x[t])[0]
+        assert np.all(np.isfinite(proba)) and proba.sum() == pytest.approx(1.0, abs=1e-12)
+        model.learn(x[t], int(y[t]) if t % 5 == 0 else -1)
+
+
+def test_absorbed_pull_matches_a_direct_solve():
+    from torch_geometric_stream.baselines.tlp import _absorbed_pull
+    rng = np.random.default_rng(5)
+    w = np.triu(rng.random((6, 6)) * (rng.random((6, 6)) < 0.7), 1)
+    w += w.T
+    pull = rng.random((6, 3)) * (rng.random((6, 1)) < 0.5)
+    pull[0] = [0.2, 0.0, 0.1]
+    lap = np.diag(w.sum(1) + pull.sum(1)) - w
+    expected = np.linalg.solve(lap, pull)[-1]
+    got = _absorbed_pull(w, pull)
+    np.testing.assert_allclose(got / got.sum(), expected, rtol=1e-12)
+    np.testing.assert_allclose(expected.sum(), 1.0, rtol=1e-12)  # harmonic values

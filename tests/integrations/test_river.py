@@ -241,3 +241,78 @@ def test_river_estimator_checks_pass():
 
     for params in RiverClassifier._unit_test_params():
         checks.check_estimator(RiverClassifier(**params))
+
+
+class Table:
+    """The part of a pandas.DataFrame that ``learn_many`` reads (pandas is optional)."""
+
+    def __init__(self, data):
+        self.data, self.columns = data, list(data)
+
+    def __len__(self):
+        return len(next(iter(self.data.values())))
+
+    def __getitem__(self, name):
+        return self.data[name]
+
+    def reindex(self, columns, fill_value):
+        return Table({name: self.data.get(name, [fill_value] * len(self)) for name in columns})
+
+    def to_numpy(self, dtype):
+        return np.array([self.data[name] for name in self.columns], dtype=dtype).T
+
+
+def assert_same_learner(model, twin):
+    assert (model.features_, model.classes_) == (twin.features_, twin.classes_)
+    torch.testing.assert_close(model.model_.state_dict(), twin.model_.state_dict(),
+                               rtol=0, atol=0)
+    torch.testing.assert_close(model.transform.state_dict(), twin.transform.state_dict(),
+                               rtol=0, atol=0)
+
+
+BEYOND_FLOAT32 = [(1e39, "1e\\+39"), (-3.5e38, "-3.5e\\+38"), (10 ** 400, "beyond")]
+
+
+@pytest.mark.parametrize("value, shown", BEYOND_FLOAT32, ids=["1e39", "-3.5e38", "10**400"])
+def test_a_finite_feature_beyond_float32_is_named_and_changes_nothing(value, shown):
+    # before: cast to inf first, so the learner said "x contains NaN or inf values"
+    message = f"feature 'b' is {shown}.*float32's range"
+    fresh = small_model()
+    with pytest.raises(ValueError, match=message):
+        fresh.learn_one({"a": 0.0, "b": value}, "cat")
+    assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+        learner.learn_one({"a": 0.0, "b": 1.0})
+    with pytest.raises(ValueError, match=message):
+        model.learn_one({"a": 0.5, "b": value}, "dog")
+    with pytest.raises(ValueError, match=message):
+        model.predict_proba_one({"a": 0.5, "b": value})
+    with pytest.raises(ValueError, match=message):
+        model.learn_many(Table({"a": [0.5, 0.2], "b": [0.1, value]}), ["dog", None])
+    assert_same_learner(model, twin)
+    largest = float(np.finfo(np.float32).max)  # the largest float32 itself is fine
+    for learner in (model, twin):
+        learner.learn_one({"a": 0.5, "b": largest}, "dog")
+    assert model.predict_proba_one({"a": 0.5, "b": 0.5}) == twin.predict_proba_one(
+        {"a": 0.5, "b": 0.5})
+
+
+def test_an_unhashable_label_is_named_and_changes_nothing():
+    # before: TypeError: unhashable type: 'list', which did not say the label was the problem
+    message = "a label must be hashable .*got list \\[1\\]"
+    fresh = small_model()
+    with pytest.raises(TypeError, match=message):
+        fresh.learn_one({"a": 1.0, "b": 0.0}, [1])
+    assert fresh.features_ is None and fresh.model_ is None
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    with pytest.raises(TypeError, match=message):
+        model.learn_one({"a": 100.0, "b": -100.0}, [1])  # would widen the scaler's range
+    with pytest.raises(TypeError, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, 0.2]}), ["dog", [1]])
+    assert_same_learner(model, twin)
+    with pytest.raises(TypeError, match="a label must be hashable .*got dict"):
+        RiverClassifier.sledge(num_classes=2, classes=["a", {"b": 1}], **SMALL)

@@ -68,25 +68,70 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
     return values if query is None else values[query]
 
 
-def _spd_solve_last(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Last row of the solution of a symmetric positive definite system.
+def _harmonic_last(lap: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Last row of ``lap^{-1} rhs`` for a Laplacian block of a connected graph.
 
-    Cholesky ``matrix = R R^T`` in float64 (LU fallback): the last unknown is
-    ``(R^{-1} rhs)_{n} / R_{nn}``, so one forward substitution suffices.
+    Cholesky ``lap = R R^T`` in float64: the last unknown is
+    ``(R^{-1} rhs)_{n} / R_{nn}``, so one forward substitution suffices.  A
+    diagonal entry is a sum of edge weights; when the weights to the boundary
+    are far below the others (Gaussian weights of far points: 1e-43 next to
+    1e-4), float64 drops them from the diagonal, a pivot
+    ``R_kk^2 = lap_kk - ...`` cancels to zero or below and Cholesky fails,
+    although the solution is well defined.  Then :func:`_absorbed_pull`
+    solves the system without subtractions (an LU solve would raise or
+    return noise).
 
     Args:
-        matrix: :math:`(n, n)` SPD matrix.
-        rhs: :math:`(n, c)` right-hand sides.
+        lap: :math:`(n, n)` ``D - W`` of the unknowns, ``D`` including their
+            weights to the boundary; every unknown reaches the boundary.
+        rhs: :math:`(n, c)` non-negative boundary pull ``W_UB Y_B``.
 
     Returns:
-        :math:`(c,)` last row of ``matrix^{-1} rhs``.
+        :math:`(c,)` last row of ``lap^{-1} rhs``, up to a positive factor.
     """
-    factor, info = torch.linalg.cholesky_ex(torch.from_numpy(matrix))
+    factor, info = torch.linalg.cholesky_ex(torch.from_numpy(lap))
     if int(info) != 0:
-        return np.linalg.solve(matrix, rhs)[-1]
+        adjacency = -lap
+        np.fill_diagonal(adjacency, 0.0)
+        return _absorbed_pull(adjacency, rhs)
     forward = torch.linalg.solve_triangular(factor, torch.from_numpy(np.ascontiguousarray(rhs)),
                                             upper=False)
     return (forward[-1] / factor[-1, -1]).numpy()
+
+
+def _absorbed_pull(adjacency: np.ndarray, pull: np.ndarray) -> np.ndarray:
+    r"""Boundary pull on the last node once the others are eliminated (star-mesh).
+
+    Gaussian elimination of ``(D - W) f = pull`` with ``D_vv = sum(pull_v) +
+    sum_w W_vw``, written on the weights (the GTH form): eliminating ``v``
+    adds ``W_uv W_vw / d_v`` to ``W_uw`` and ``W_uv pull_v / d_v`` to
+    ``pull_u``, where ``d_v`` is recomputed as a sum of the remaining
+    non-negative terms.  Nothing is subtracted, so every value keeps full
+    relative accuracy however far apart the weights are.  The last node is
+    left with no edges: its degree is ``sum(pull)`` and its harmonic value is
+    ``pull / sum(pull)``.  ``O(n^3)`` in ``n`` NumPy steps.
+
+    Args:
+        adjacency: :math:`(n, n)` symmetric non-negative weights, zero diagonal.
+        pull: :math:`(n, c)` non-negative boundary pull.
+
+    Returns:
+        :math:`(c,)` pull of the last node.
+    """
+    weights = adjacency.copy()
+    pull = pull.copy()
+    n = weights.shape[0]
+    for v in range(n - 1):
+        edges = weights[v, v + 1:]
+        degree = pull[v].sum() + edges.sum()
+        if degree == 0:       # only where flushed subnormals cut v off
+            continue
+        share = edges / degree
+        rest = weights[v + 1:, v + 1:]
+        rest += np.multiply.outer(share, edges)
+        np.fill_diagonal(rest, 0.0)          # self-loops add to D and W alike
+        pull[v + 1:] += np.multiply.outer(share, pull[v])
+    return pull[-1]
 
 
 def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
@@ -144,7 +189,12 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         stored); unlabelled nodes that no labelled node or terminal can reach
         are dropped from the linear system (their values are not unique) and a
         query in such a component gets uniform probabilities (argmax: class 0);
-        no regularisation is added, so the solve is exact.  With ``knn`` the
+        no regularisation is added, so the solve is exact.  Where Cholesky
+        fails because the weights to the labelled nodes are lost in float64
+        next to the others (e.g. ``1e-43`` next to ``1e-4`` with a small
+        ``sigma``), the system is solved by star-mesh elimination of every
+        other unknown, which adds and never subtracts (``O(tau^3)`` NumPy
+        steps, slower than Cholesky, but exact to rounding).  With ``knn`` the
         graph is built incrementally (an arriving point picks its neighbours;
         existing nodes keep theirs), which is the graph the Kron reduction is
         exact for.  With ``sigma=None`` the weights are rebuilt from stored
@@ -364,7 +414,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
                 return uniform
             idx = np.flatnonzero(reach)
             lap, rhs = lap[np.ix_(idx, idx)], rhs[idx]
-        f_x = np.clip(_spd_solve_last(lap, rhs), 0.0, None)
+        f_x = np.clip(_harmonic_last(lap, rhs), 0.0, None)
         total = f_x.sum()
         return f_x / total if total > 0 else uniform
 

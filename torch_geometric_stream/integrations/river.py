@@ -72,12 +72,41 @@ def _is_missing(label: Any) -> bool:
     return pandas is not None and label is getattr(pandas, "NA", None)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _number(feature: Hashable, value: Any) -> float:
     """``value`` as ``float``, or a ``ValueError`` naming ``feature``."""
     try:
         return float(value)
+    except OverflowError:  # an int beyond float64, so beyond float32 too
+        raise ValueError(f"feature {feature!r} is beyond float32's range "
+                         f"(|x| <= {_FLOAT32_MAX:.7g})") from None
     except (TypeError, ValueError):
         raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
+
+
+def _as_float32(values: np.ndarray, features: Sequence) -> np.ndarray:
+    """float64 ``values`` (:math:`(d,)` or :math:`(n, d)`, columns in ``features`` order)
+    as float32, or a ``ValueError`` naming the first feature whose finite value float32
+    cannot hold (the cast would make it inf). NaN and inf pass: the learner refuses them."""
+    with np.errstate(over="ignore"):
+        rows = values.astype(np.float32)
+    overflow = np.isfinite(values) & ~np.isfinite(rows)
+    if overflow.any():
+        where = tuple(np.argwhere(overflow)[0])
+        raise ValueError(f"feature {features[where[-1]]!r} is {values[where]:g}, beyond "
+                         f"float32's range (|x| <= {_FLOAT32_MAX:.7g})")
+    return rows
+
+
+def _check_label(label: Any) -> None:
+    """``TypeError`` unless ``label`` is hashable (it keys the class mapping)."""
+    try:
+        hash(label)
+    except TypeError:
+        raise TypeError(f"a label must be hashable (a class name or id such as 1 or 'cat'), "
+                        f"got {type(label).__name__} {label!r}") from None
 
 
 def _sorted_features(keys: Iterable) -> list:
@@ -127,6 +156,10 @@ class RiverClassifier(_MiniBatchBase):
         transform: optional per-row input transform applied before the learner,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`.
 
+    Feature values are cast to float32: a finite value beyond its range (``1e39``)
+    is a :class:`ValueError` naming the feature, and a label that is not hashable
+    (``[1]``) a :class:`TypeError`; a call that raises changes nothing.
+
     ``learn_one(x, None)`` learns ``x`` unlabeled. ``predict_proba_one`` gives
     the probabilities of the classes seen so far (renormalized over them), an
     empty dict before any label, so ``predict_one`` then returns ``None``.
@@ -147,6 +180,8 @@ class RiverClassifier(_MiniBatchBase):
         self.feature_names = None if feature_names is None else list(feature_names)
         self.classes = None if classes is None else list(classes)
         self.transform = transform
+        for label in self.classes or []:
+            _check_label(label)
         if self.classes is not None and len(set(self.classes)) != len(self.classes):
             raise ValueError(f"classes must be distinct, got {self.classes}")
         self.model_: Optional[StreamClassifier] = (learner if isinstance(learner, StreamClassifier)
@@ -215,8 +250,8 @@ class RiverClassifier(_MiniBatchBase):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
         _check_shares_a_feature(x.keys(), self.features_, "x")
-        row = np.array([_number(name, x.get(name, 0.0)) for name in self.features_],
-                       dtype=np.float32)
+        row = _as_float32(np.array([_number(name, x.get(name, 0.0))
+                                    for name in self.features_]), self.features_)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
@@ -225,12 +260,13 @@ class RiverClassifier(_MiniBatchBase):
         _check_shares_a_feature(X.columns, self.features_, "X")
         frame = X.reindex(columns=self.features_, fill_value=0.0)
         try:
-            rows = frame.to_numpy(dtype=np.float32)
-        except (TypeError, ValueError):
+            rows = frame.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
             for name in self.features_:  # name the first column that is not numeric
                 for value in frame[name]:
                     _number(name, value)
             raise
+        rows = _as_float32(rows, self.features_)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
     def _label_ids(self, labels: Sequence) -> tuple[list[int], list]:
@@ -238,6 +274,7 @@ class RiverClassifier(_MiniBatchBase):
         ids, new = [], []
         num_classes = self._model().num_classes
         for label in labels:
+            _check_label(label)
             if _is_missing(label):
                 ids.append(-1)
             elif label in self._class_ids:
