@@ -127,6 +127,34 @@ def test_a_copy_keeps_the_memory_graph_its_steps_patch(variant, how):
             learner.learn(x[i], int(y[i]) if i % 3 == 0 else -1)
 
 
+def _memory_graph(model):
+    return model.state_dict()["_extra_state"]["memory_graph"]
+
+
+def _same_memory_graph(a, b):
+    return (a is None) == (b is None) and (a is None or all(map(torch.equal, a, b)))
+
+
+@pytest.mark.parametrize("variant", KEPT_GRAPH)
+def test_predictions_leave_a_kept_memory_graph_out_of_the_state(variant):
+    # Before the first label no step keeps a memory graph; a prediction searched
+    # one, which went into state_dict() (None before) until the next step dropped
+    # it, and the first labeled step patched it instead of searching its own
+    x, y = gaussian_stream(60)
+    model, twin = small(**KEPT_GRAPH[variant]), small(**KEPT_GRAPH[variant])
+    for i in range(len(x)):
+        saved = _memory_graph(model)
+        model.predict(x[i])
+        assert _same_memory_graph(_memory_graph(model), saved), i
+        label = int(y[i]) if i >= 20 and i % 3 == 0 else -1
+        model.learn(x[i], label)
+        twin.learn(x[i], label)  # never predicts
+        assert _same_memory_graph(_memory_graph(model), _memory_graph(twin)), i
+        for key, value in snapshot(twin).items():
+            assert torch.equal(snapshot(model)[key], value), (i, key)
+    assert _memory_graph(model) is not None
+
+
 def test_a_load_that_leaves_the_memory_out_keeps_no_foreign_memory_graph():
     x, y = gaussian_stream(80)
     model, other = small(graph="static"), small(graph="static")

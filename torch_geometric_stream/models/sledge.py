@@ -103,6 +103,9 @@ class _Snapshot:
     top_index: Optional[Tensor]  # (P, K')
     live_emb: Optional[Tensor]  # ``emb`` with its autograd graph, reused by the training step
     gave_up: bool = False  # a prediction's search of only the rows read gave up
+    # Left by a training step (or loaded with the state), not by a prediction: with
+    # a kept memory graph, only such a snapshot is patched by the next step and saved
+    kept: bool = False
 
 
 class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -462,10 +465,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         that training steps patch where the memory is written, when
         :attr:`_keeps_memory_graph` (``None`` otherwise, or before the first step):
         searched anew they could differ in the last bits (another summation
-        order), so a copy or a loaded state carries them to continue exactly."""
+        order), so a copy or a loaded state carries them to continue exactly.
+        Only a training step's graph is kept: one a prediction searched (before
+        the first labeled step, or after the memory was written outside a step)
+        is neither saved nor patched, so predictions change no state."""
         snap = self._snapshot
-        if (not self._keeps_memory_graph or snap is None or snap.top_index is None
-                or snap.memory_version != self.memory.version):
+        if (not self._keeps_memory_graph or snap is None or not snap.kept
+                or snap.top_index is None or snap.memory_version != self.memory.version):
             return None
         return snap.emb, snap.top_value, snap.top_index
 
@@ -745,6 +751,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None
+        keeps_graph = not self.light and self._keeps_memory_graph
+        if keeps_graph and snap is not None and not snap.kept:
+            snap = None  # a prediction's: the steps go on as if it had not been made
         memory = self.memory
         if memory.num_labeled == 0:
             return
@@ -766,9 +775,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             else:
                 queries, top = self._training_graph(snap, update, emb.detach(), labeled)
                 neighbors = top.indices
-                if self._keeps_memory_graph:
+                if keeps_graph:
                     self._snapshot = _Snapshot(memory.version, emb.detach(), top.values,
-                                               top.indices, None)
+                                               top.indices, None, kept=True)
             edge_index = neighbors_to_edge_index(neighbors, queries, check=False)
             weighted = emb if self.supervise_graph else emb.detach()
             edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries, check=False)
@@ -877,7 +886,7 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
     memory_missing = any(key == buffer or key.endswith("." + buffer)
                          for key in incompatible_keys.missing_keys for buffer in buffers)
     if graph is not None and not memory_missing:
-        model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None)
+        model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None, kept=True)
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:
