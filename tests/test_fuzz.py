@@ -2,13 +2,14 @@
 
 Learners (small, so that every example is cheap): SLeDGe full, SLeDGe with
 in-model online scaling and SLeDGe-L (hidden 8, memory 6 labeled + 12
-unlabeled, k = 2), the "+M" ablation (``graph="none"``), the ReSSL, TLP
-and HDSSL baselines and the "Base" :class:`OnlineMLP`.  Each test builds its
-learner once (fixture), warms it up so that the memory is full and merges
-happen, and then feeds it random inputs: 0-3 dimensions, 0-4 rows, right or
-wrong feature counts, float16/32/64, int32/64, bool, complex64 and object
-dtypes, nested lists, strings, NaN/inf, labels out of range or of the wrong
-type, mismatched x/y lengths, empty batches.
+unlabeled, k = 2), the "+M" and "+Static" ablations (``graph="none"``,
+``graph="static"``), the ReSSL, TLP and HDSSL baselines and the "Base"
+:class:`OnlineMLP`.  Each test builds its learner once (fixture), warms it up
+so that the memory is full and merges happen, and then feeds it random
+inputs: 0-3 dimensions, 0-4 rows, right or wrong feature counts,
+float16/32/64, int32/64, bool, complex64 and object dtypes, nested lists,
+strings, NaN/inf, labels out of range or of the wrong type, mismatched x/y
+lengths, empty batches.
 
 Properties:
 
@@ -42,7 +43,7 @@ from torch_geometric_stream.models.registry import build_model
 
 D, C = 4, 3
 LEARNERS = ("sledge", "sledge-light", "sledge-rescale", "sledge-options", "ressl", "base",
-            "memory", "tlp", "hdssl")
+            "memory", "static", "tlp", "hdssl")
 SMALL = dict(hidden_channels=8, labeled_size=6, unlabeled_size=12, k=2, seed=0)
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,

@@ -8,9 +8,9 @@ every ``N`` samples):
 * the learner's state: ``state_dict()`` for :class:`torch.nn.Module` learners
   (for :class:`~torch_geometric_stream.models.SLeDGe` this includes the
   parameters, the whole memory with its labeled ages and, through
-  ``get_extra_state``, the optimizer state), the learner's own
-  ``state_dict()`` for other learners that have one (the NumPy baselines),
-  else a pickle of its ``__dict__``;
+  ``get_extra_state``, the optimizer state and the dropout generator's), the
+  learner's own ``state_dict()`` for other learners that have one (the NumPy
+  baselines), else a pickle of its ``__dict__``;
 * the learner's class and the sizes that fix its shape (``in_channels``,
   ``num_classes``, memory sizes, widths, layers ...), checked on loading;
 * the input transform's state (e.g. the running min/max of the scaler);

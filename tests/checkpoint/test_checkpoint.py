@@ -51,6 +51,7 @@ class PlainLearner(StreamClassifier):
 LEARNERS: dict[str, Callable[[int], Any]] = {
     "sledge": lambda seed: small_sledge(seed),
     "sledge-light": lambda seed: small_sledge(seed, light=True),
+    "sledge-dropout": lambda seed: small_sledge(seed, dropout=0.3),  # its generator resumes
     "online-mlp": lambda seed: OnlineMLP(D, C, hidden_channels=16, seed=seed),
     "ressl": lambda seed: ReSSL(D, C, memory_size=20),
     "hdssl": lambda seed: HDSSL(D, C, memory_size=20, seed=seed),

@@ -127,6 +127,34 @@ def test_a_copy_keeps_the_memory_graph_its_steps_patch(variant, how):
             learner.learn(x[i], int(y[i]) if i % 3 == 0 else -1)
 
 
+def _memory_graph(model):
+    return model.state_dict()["_extra_state"]["memory_graph"]
+
+
+def _same_memory_graph(a, b):
+    return (a is None) == (b is None) and (a is None or all(map(torch.equal, a, b)))
+
+
+@pytest.mark.parametrize("variant", KEPT_GRAPH)
+def test_predictions_leave_a_kept_memory_graph_out_of_the_state(variant):
+    # Before the first label no step keeps a memory graph; a prediction searched
+    # one, which went into state_dict() (None before) until the next step dropped
+    # it, and the first labeled step patched it instead of searching its own
+    x, y = gaussian_stream(60)
+    model, twin = small(**KEPT_GRAPH[variant]), small(**KEPT_GRAPH[variant])
+    for i in range(len(x)):
+        saved = _memory_graph(model)
+        model.predict(x[i])
+        assert _same_memory_graph(_memory_graph(model), saved), i
+        label = int(y[i]) if i >= 20 and i % 3 == 0 else -1
+        model.learn(x[i], label)
+        twin.learn(x[i], label)  # never predicts
+        assert _same_memory_graph(_memory_graph(model), _memory_graph(twin)), i
+        for key, value in snapshot(twin).items():
+            assert torch.equal(snapshot(model)[key], value), (i, key)
+    assert _memory_graph(model) is not None
+
+
 def test_a_load_that_leaves_the_memory_out_keeps_no_foreign_memory_graph():
     x, y = gaussian_stream(80)
     model, other = small(graph="static"), small(graph="static")
@@ -664,3 +692,55 @@ def test_gather_rows_reads_the_query_as_the_row_after_the_memory():
     index = torch.tensor([3, 0, 2, 3])
     assert _gather_rows(nodes, index, query).tolist() == [[9, 8], [0, 1], [4, 5], [9, 8]]
     assert _gather_rows(nodes, index[1:3], None).tolist() == [[0, 1], [4, 5]]
+
+
+@pytest.mark.parametrize("graph", ["learned", "none"])
+def test_dropout_draws_from_the_learners_own_generator(graph):
+    # Its masks came from torch's global generator: two learners built with one
+    # seed, fed one stream one after the other, drifted apart
+    x, y = gaussian_stream(60)
+    model, twin = small(dropout=0.3, graph=graph), small(dropout=0.3, graph=graph)
+    for i in range(len(x)):
+        label = int(y[i]) if i % 2 == 0 else -1
+        assert torch.equal(model.predict_proba(x[i]), twin.predict_proba(x[i])), i
+        model.learn(x[i], label)
+        torch.rand(7)  # something else draws from the global generator in between
+        twin.learn(x[i], label)
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        assert torch.equal(a, b), name
+    reference = small(graph=graph)  # the masks change what it learns
+    stream_through(reference, x, y, label_every=2)
+    assert not torch.equal(reference.predict_proba(x), model.predict_proba(x))
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "state_dict"])
+def test_a_copy_of_a_learner_with_dropout_draws_the_same_masks(how, tmp_path):
+    x, y = gaussian_stream(80)
+    model = small(dropout=0.3)
+    stream_through(model, x[:40], y[:40], label_every=2)
+    if how == "deepcopy":
+        twin = copy.deepcopy(model)
+    else:
+        torch.save(model.state_dict(), tmp_path / "state.pt")
+        twin = small(dropout=0.3, seed=5)
+        twin.load_state_dict(torch.load(tmp_path / "state.pt", weights_only=False))
+    assert stream_through(model, x[40:], y[40:], label_every=2) == \
+        stream_through(twin, x[40:], y[40:], label_every=2)
+    for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_a_state_with_a_foreign_generator_state_is_refused_and_changes_nothing():
+    x, y = gaussian_stream(30)
+    model, reference = small(dropout=0.3), small(dropout=0.3)
+    for learner in (model, reference):
+        stream_through(learner, x[:20], y[:20], label_every=2)
+    state = model.state_dict()
+    extra = {**state["_extra_state"],
+             "dropout_generator": {"cuda": False, "state": torch.zeros(16, dtype=torch.uint8)}}
+    with pytest.raises(ValueError, match="does not fit a CPU generator"):
+        model.load_state_dict({**state, "_extra_state": extra})
+    assert stream_through(model, x[20:], y[20:], label_every=2) == \
+        stream_through(reference, x[20:], y[20:], label_every=2)
+    for (name, a), b in zip(model.named_parameters(), reference.parameters()):
+        assert torch.equal(a, b), name

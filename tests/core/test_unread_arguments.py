@@ -24,7 +24,6 @@ def _prequential_probabilities(name, **kwargs):
     """Predict-then-learn over 30 rows (every third labeled; the 18-slot memory
     fills, then merges): the stacked probabilities :math:`(30, C)` and the final
     memory."""
-    torch.manual_seed(0)  # dropout masks come from the global generator
     learner = build_model(name, D, C, **{**BASE, **kwargs})
     x, y = gaussian_stream(30, seed=1)
     probabilities = []

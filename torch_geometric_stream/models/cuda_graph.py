@@ -38,7 +38,9 @@ class CUDAGraphStep:
 
     The step runs eagerly, with the same results, when it fills a slot, on
     the CPU, with ``reselect_every > 1`` (whose step reads device values on
-    the host), and, with ``input_scaling="online"``, when the row lies outside
+    the host), with ``dropout > 0`` (its masks come from the model's own
+    generator, which a capture refuses unless it is registered with the
+    graph), and, with ``input_scaling="online"``, when the row lies outside
     the input range seen so far (the range grows and the memory is
     re-derived; a host copy of the range decides this without reading the
     device); with ``input_scaling="robust"`` every step runs eagerly (a row
@@ -150,10 +152,11 @@ class CUDAGraphStep:
     def graphable(self, label: int) -> bool:
         """Whether a step with ``label`` (``-1`` = unlabeled) can run from a
         graph now, for a row inside the input range: a CUDA model, no
-        host-read state in its step, and a merge into the memory (no slot to
-        fill)."""
+        host-read state and no dropout in its step, and a merge into the memory
+        (no slot to fill)."""
         model = self.model
         return (model.device.type == "cuda" and model.reselect_every == 1
+                and model.backbone.dropout == 0
                 and model.memory.candidate_slots(label) is not None)
 
     def _step(self, row: Tensor, label: int, host_row: Tensor) -> Tensor:

@@ -20,6 +20,8 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, fit_optimizer_state,
                                       load_optimizer_state, make_adam)
+from torch_geometric_stream.nn.generators import (generator_on, generator_state,
+                                                  load_generator_state, seeded_generator)
 from torch_geometric_stream.validation import (check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_seed)
@@ -103,6 +105,9 @@ class _Snapshot:
     top_index: Optional[Tensor]  # (P, K')
     live_emb: Optional[Tensor]  # ``emb`` with its autograd graph, reused by the training step
     gave_up: bool = False  # a prediction's search of only the rows read gave up
+    # Left by a training step (or loaded with the state), not by a prediction: with
+    # a kept memory graph, only such a snapshot is patched by the next step and saved
+    kept: bool = False
 
 
 class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -231,8 +236,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             its own settings (e.g. another quantile, or ``feature_range=(0, 1)``).
             (default: :obj:`None`)
         dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
-            Its masks come from torch's global RNG, not from ``seed``: seed
-            that too (``torch.manual_seed``) for repeatable runs. (default: 0)
+            Its masks come from the learner's own generator, seeded from
+            ``seed`` (from torch's global generator when ``seed`` is not
+            given, as the parameters), whatever else draws from torch's
+            global one; its state goes with ``state_dict()``. (default: 0)
         class_prior (str, optional): ``"memory"`` (the paper): predictions
             follow the class balance of the labeled memory, which keeps
             :math:`\lfloor L/c \rfloor` slots per class whatever the stream's
@@ -337,6 +344,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr", bias_position=bias_position)
+            dropout_seed = int(torch.randint(2**63 - 1, ()))
         self.input_scaler = input_scaler
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class
@@ -348,6 +356,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
             self.to(device)
+        self.backbone.generator = seeded_generator(dropout_seed, self.device)  # dropout masks
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._snapshot: Optional[_Snapshot] = None
         # A kept memory graph read by set_extra_state, adopted once the memory is loaded.
@@ -430,25 +439,34 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         module = super()._apply(fn, *args, **kwargs)
         if self._kept_neighbors is not None:
             self._kept_neighbors = self._kept_neighbors.to(self.device)
+        if self.backbone.generator is not None:  # not yet while __init__ moves the modules
+            self.backbone.generator = generator_on(self.backbone.generator, self.device)
         if hasattr(self, "optimizer"):  # not yet while __init__ moves the modules
             fit_optimizer_state(self.optimizer)
         return module
 
     def get_extra_state(self) -> dict:
         """Optimizer state, the kept neighbour sets (``reselect_every > 1``), the
-        search mode's countdown and the kept memory graph
-        (:meth:`_kept_memory_graph`), stored in ``state_dict()`` under ``_extra_state``."""
+        search mode's countdown, the kept memory graph
+        (:meth:`_kept_memory_graph`) and the dropout generator's state, stored in
+        ``state_dict()`` under ``_extra_state``."""
         return {"optimizer": self.optimizer.state_dict(),
                 "kept_neighbors": self._kept_neighbors,
                 "kept_num_nodes": self._kept_num_nodes,
                 "steps_since_search": self._steps_since_search,
                 "full_search_steps": self._full_search_steps,
-                "memory_graph": self._kept_memory_graph()}
+                "memory_graph": self._kept_memory_graph(),
+                "dropout_generator": generator_state(self.backbone.generator)}
 
     def set_extra_state(self, state: dict) -> None:
+        # states saved before the learner had its dropout generator keep its own
+        generator = self.backbone.generator
+        if "dropout_generator" in state:
+            generator = load_generator_state(generator, state["dropout_generator"])
         # a copy (never another learner's live moments), fitted to this learner's
         # device: e.g. saved from CUDA graphs, resumed on the CPU
         load_optimizer_state(self.optimizer, state["optimizer"])
+        self.backbone.generator = generator
         kept = state.get("kept_neighbors")
         self._snapshot = None
         self._kept_neighbors = None if kept is None else kept.to(self.device, copy=True)
@@ -462,10 +480,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         that training steps patch where the memory is written, when
         :attr:`_keeps_memory_graph` (``None`` otherwise, or before the first step):
         searched anew they could differ in the last bits (another summation
-        order), so a copy or a loaded state carries them to continue exactly."""
+        order), so a copy or a loaded state carries them to continue exactly.
+        Only a training step's graph is kept: one a prediction searched (before
+        the first labeled step, or after the memory was written outside a step)
+        is neither saved nor patched, so predictions change no state."""
         snap = self._snapshot
-        if (not self._keeps_memory_graph or snap is None or snap.top_index is None
-                or snap.memory_version != self.memory.version):
+        if (not self._keeps_memory_graph or snap is None or not snap.kept
+                or snap.top_index is None or snap.memory_version != self.memory.version):
             return None
         return snap.emb, snap.top_value, snap.top_index
 
@@ -745,6 +766,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None
+        keeps_graph = not self.light and self._keeps_memory_graph
+        if keeps_graph and snap is not None and not snap.kept:
+            snap = None  # a prediction's: the steps go on as if it had not been made
         memory = self.memory
         if memory.num_labeled == 0:
             return
@@ -766,9 +790,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             else:
                 queries, top = self._training_graph(snap, update, emb.detach(), labeled)
                 neighbors = top.indices
-                if self._keeps_memory_graph:
+                if keeps_graph:
                     self._snapshot = _Snapshot(memory.version, emb.detach(), top.values,
-                                               top.indices, None)
+                                               top.indices, None, kept=True)
             edge_index = neighbors_to_edge_index(neighbors, queries, check=False)
             weighted = emb if self.supervise_graph else emb.detach()
             edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries, check=False)
@@ -877,7 +901,7 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
     memory_missing = any(key == buffer or key.endswith("." + buffer)
                          for key in incompatible_keys.missing_keys for buffer in buffers)
     if graph is not None and not memory_missing:
-        model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None)
+        model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None, kept=True)
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:

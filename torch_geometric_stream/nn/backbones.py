@@ -33,6 +33,17 @@ def _layer_sizes(in_channels: int, hidden_channels: int, out_channels: int,
     return list(zip(sizes[:-1], sizes[1:]))
 
 
+def _dropout(h: Tensor, p: float, training: bool,
+             generator: Optional[torch.Generator]) -> Tensor:
+    """:func:`torch.nn.functional.dropout` of ``h`` :math:`(N, F)` with its mask
+    drawn from ``generator`` (``None``: torch's global one), which it cannot take."""
+    if not training or p == 0:
+        return h
+    if generator is None:
+        return F.dropout(h, p=p, training=True)
+    return h * torch.empty_like(h).bernoulli_(1 - p, generator=generator).div_(1 - p)
+
+
 class _LayerStack(nn.Module):
     """Shared skeleton: ``num_layers`` layers, LayerNorm + ReLU (+ dropout) between them."""
 
@@ -44,11 +55,14 @@ class _LayerStack(nn.Module):
         self.out_channels = check_positive_int(out_channels, "out_channels")
         self.num_layers = check_positive_int(num_layers, "num_layers")
         self.dropout = check_dropout(dropout)
+        # where the dropout masks come from (on the module's device); None: torch's
+        # global generator. A learner sets its own (SLeDGe).
+        self.generator: Optional[torch.Generator] = None
         self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) for _ in range(num_layers - 1))
 
     def _between_layers(self, h: Tensor, i: int) -> Tensor:
         h = F.relu(self.norms[i](h))
-        return F.dropout(h, p=self.dropout, training=self.training)
+        return _dropout(h, self.dropout, self.training, self.generator)
 
     def reset_parameters(self) -> None:
         for module in self.modules():
@@ -88,7 +102,9 @@ class GraphBackbone(_LayerStack):
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`)
-        dropout (float, optional): dropout between layers. (default: 0)
+        dropout (float, optional): dropout between layers, its masks drawn
+            from the attribute ``generator`` (``None``: torch's global
+            generator). (default: 0)
 
     Raises:
         TypeError: if ``conv`` is not callable or builds anything but a
@@ -231,7 +247,9 @@ class GCNBackbone(GraphBackbone):
         num_layers (int): number of GCN layers :math:`\alpha_2`.
         normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
             (authors' code). (default: :obj:`"symmetric"`)
-        dropout (float, optional): dropout between layers. (default: 0)
+        dropout (float, optional): dropout between layers, its masks drawn
+            from the attribute ``generator`` (``None``: torch's global
+            generator). (default: 0)
         aggregation (str, optional): one of :data:`AGGREGATIONS`.
             (default: :obj:`"csr"`)
         bias_position (str, optional): one of :data:`BIAS_POSITIONS`.

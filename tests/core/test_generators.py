@@ -1,0 +1,36 @@
+import pytest
+import torch
+
+from torch_geometric_stream.nn.generators import (generator_on, generator_state,
+                                                  load_generator_state, seeded_generator)
+
+CPU = torch.device("cpu")
+
+
+def test_a_saved_state_goes_on_with_the_same_draws():
+    generator = seeded_generator(3, CPU)
+    torch.rand(5, generator=generator)
+    loaded = load_generator_state(seeded_generator(0, CPU), generator_state(generator))
+    assert torch.equal(torch.rand(5, generator=loaded), torch.rand(5, generator=generator))
+
+
+def test_a_state_of_another_kind_of_device_seeds_the_same_generator_every_time():
+    cuda_state = {"cuda": True, "state": torch.arange(16, dtype=torch.uint8)}
+    first, second = (load_generator_state(seeded_generator(0, CPU), cuda_state)
+                     for _ in range(2))
+    draws = torch.rand(5, generator=first)
+    assert torch.equal(draws, torch.rand(5, generator=second))
+    assert not torch.equal(draws, torch.rand(5, generator=seeded_generator(0, CPU)))
+
+
+def test_a_generator_on_its_device_is_kept():
+    generator = seeded_generator(1, CPU)
+    assert generator_on(generator, CPU) is generator
+
+
+@pytest.mark.parametrize("state", [
+    None, {"cuda": False}, {"cuda": "no", "state": torch.zeros(5056, dtype=torch.uint8)},
+    {"cuda": False, "state": torch.zeros(5056)}])
+def test_a_malformed_state_is_named(state):
+    with pytest.raises(ValueError, match="a generator state must be a dict"):
+        load_generator_state(seeded_generator(0, CPU), state)
