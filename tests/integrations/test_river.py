@@ -18,7 +18,7 @@ SMALL = dict(hidden_channels=16, labeled_size=10, unlabeled_size=40, seed=0)
 
 def small_model(num_classes=2, **kwargs):
     return RiverClassifier.sledge(num_classes=num_classes, transform=make_transform(),
-                                  **SMALL, **kwargs)
+                                  input_scaling=None, **SMALL, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -316,3 +316,27 @@ def test_an_unhashable_label_is_named_and_changes_nothing():
     assert_same_learner(model, twin)
     with pytest.raises(TypeError, match="a label must be hashable .*got dict"):
         RiverClassifier.sledge(num_classes=2, classes=["a", {"b": 1}], **SMALL)
+
+
+def test_sledge_scales_raw_rows_by_default():
+    # before: RiverClassifier.sledge fed River's raw rows to SLeDGe unscaled, so a
+    # feature in thousands (a salary) outweighed the others in the cosine graph; the
+    # command line scales such a stream (--scaling auto). A feature's unit and offset
+    # must not change what the model learns.
+    rng = np.random.default_rng(0)
+    rows = [{"a": float(a), "b": float(b)} for a, b in rng.uniform(size=(30, 2))]
+    labels = [str(int(row["a"] > row["b"])) if i % 3 == 0 else None
+              for i, row in enumerate(rows)]
+    raw = RiverClassifier.sledge(num_classes=2, **SMALL)
+    rescaled = RiverClassifier.sledge(num_classes=2, **SMALL)
+    for row, label in zip(rows, labels):
+        raw.learn_one(row, label)
+        rescaled.learn_one({"a": 1000.0 * row["a"] + 5.0, "b": row["b"]}, label)
+    for row in rows[:10]:
+        want = raw.predict_proba_one(row)
+        got = rescaled.predict_proba_one({"a": 1000.0 * row["a"] + 5.0, "b": row["b"]})
+        assert got == pytest.approx(want, abs=1e-4)
+    assert raw.model_.input_scaling == "online"
+    unscaled = RiverClassifier.sledge(num_classes=2, input_scaling=None, **SMALL)
+    unscaled.learn_one(rows[0], labels[0])
+    assert unscaled.model_.input_scaling is None

@@ -196,10 +196,18 @@ class RiverClassifier(_MiniBatchBase):
     def sledge(cls, num_classes: int, *, light: bool = False,
                feature_names: Optional[Sequence[str]] = None,
                classes: Optional[Sequence[Hashable]] = None,
-               transform: Optional[StreamTransform] = None, **config: Any) -> "RiverClassifier":
-        """A lazily built SLeDGe (``light=True``: SLeDGe-L); ``config`` goes to SLeDGe."""
+               transform: Optional[StreamTransform] = None,
+               input_scaling: Optional[str] = "online", **config: Any) -> "RiverClassifier":
+        """A lazily built SLeDGe (``light=True``: SLeDGe-L); ``config`` goes to SLeDGe.
+
+        ``input_scaling`` (SLeDGe's) defaults to ``"online"``: River's rows are
+        raw, so SLeDGe min-max scales them with the running range it re-derives its
+        memory from, as the command line's ``--scaling auto`` does for a stream
+        without a known value range. ``None`` feeds the rows as given (e.g. scaled
+        by ``transform``)."""
         factory = functools.partial(build_model, "sledge-light" if light else "sledge",
-                                    num_classes=num_classes, **config)
+                                    num_classes=num_classes, input_scaling=input_scaling,
+                                    **config)
         return cls(factory, feature_names=feature_names, classes=classes, transform=transform)
 
     @property
