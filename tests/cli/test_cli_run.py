@@ -39,7 +39,8 @@ RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labe
                  "accuracy_last_20", "accuracy_last_10", "accuracy_last_5", "seconds",
                  "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
                  "flush_denormal",
-                 "device", "torch_version", "package_version", "machine", "config",
+                 "device", "torch_version", "numpy_version", "torch_geometric_version",
+                 "package_version", "git_commit", "git_dirty", "machine", "config",
                  "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "confusion_matrix",
                  "recall_per_class", "finished_at"}
 
