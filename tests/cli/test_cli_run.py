@@ -484,6 +484,7 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
                  "--label-ratio", "0.1", "--output", str(out)]) == 0
     record = _read(out)
     assert (record["dataset"], record["dataset_source"]) == ("mine.csv", str(stream.resolve()))
+    assert record["label_column"] == "kind"  # before: the record did not say which column
     assert record["class_names"] == ["high", "low"]  # the confusion matrix's order
     assert (record["n_samples"], record["confusion_matrix"] and len(record["confusion_matrix"])
             ) == (80, 2)
@@ -496,7 +497,9 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     again = tmp_path / "again.json"
     assert main(["run", "--dataset", str(tmp_path / "mine.npz"), *FAST, "--label-ratio", "0.1",
                  "--output", str(again)]) == 0
-    assert _read(again)["confusion_matrix"] == record["confusion_matrix"]
+    again_record = _read(again)
+    assert again_record["confusion_matrix"] == record["confusion_matrix"]
+    assert again_record["label_column"] is None
 
 
 def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there(tmp_path):

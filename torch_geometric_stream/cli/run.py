@@ -490,6 +490,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source,
+                           "label_column": args.label_column,
                            "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                            "seed": seed, "limit": plan.limit, "preset": args.preset,
