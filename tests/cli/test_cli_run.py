@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch_geometric
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import report as report_module
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device, parse_seeds
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
@@ -464,6 +466,34 @@ def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
         "run interrupted; the files of seed(s) 0, 1 are written: --seed 2 runs the rest")
     assert [path.name for path in sorted(tmp_path.iterdir())] == ["run_seed0.json",
                                                                   "run_seed1.json"]
+
+
+@pytest.fixture
+def fresh_software_versions():
+    """``software_versions`` read anew in the test, and again after it."""
+    report_module.software_versions.cache_clear()
+    yield
+    report_module.software_versions.cache_clear()
+
+
+def test_a_record_names_the_code_as_the_run_started(tmp_path, monkeypatch,
+                                                    fresh_software_versions):
+    # before: read as the record was written, after a commit made during the run
+    commit = {"git_commit": "started", "git_dirty": False}
+    monkeypatch.setattr(report_module, "git_revision", lambda folder: dict(commit))
+    evaluate = run_module.prequential
+
+    def committing_meanwhile(*args, **kwargs):
+        commit["git_commit"] = "committed meanwhile"
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", committing_meanwhile)
+    out = tmp_path / "run.json"
+    assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "30", "--model", "tlp",
+                 "--quiet", "--output", str(out)]) == 0
+    record = _read(out)
+    assert (record["git_commit"], record["git_dirty"]) == ("started", False)
+    assert (record["numpy_version"], record["torch_geometric_version"]) == (
+        np.__version__, torch_geometric.__version__)
 
 
 def _two_class_csv(path: Path, rows: int = 80) -> Path:

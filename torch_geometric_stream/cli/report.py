@@ -95,7 +95,8 @@ def software_versions() -> dict[str, Any]:
     NumPy (its generators draw the label masks and HDSSL's samples), PyTorch
     Geometric (its layers' initialization) and this package, and the package's
     :func:`git_revision` (``package_version`` alone names no commit). Read once per
-    process: the code it imported is the code that runs."""
+    process (call it as a run starts: the code imported then is the code that
+    runs, whatever is committed or edited while it runs)."""
     return {"torch_version": torch.__version__, "numpy_version": np.__version__,
             "torch_geometric_version": torch_geometric.__version__,
             "package_version": torch_geometric_stream.__version__,
@@ -104,16 +105,14 @@ def software_versions() -> dict[str, Any]:
 
 def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
                config: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON record of one run: ``run`` (dataset, model, seed, ...), the
-    metrics of ``result``, its running-accuracy ``curve`` (at most
-    :data:`CURVE_POINTS` points, enough to plot), when it finished
-    (``finished_at``, UTC, ISO 8601), the :func:`software_versions`, machine and
-    the resolved ``config``."""
+    """The JSON record of one run: ``run`` (dataset, model, seed, ...,
+    :func:`software_versions`), the metrics of ``result``, its running-accuracy
+    ``curve`` (at most :data:`CURVE_POINTS` points, enough to plot), when it
+    finished (``finished_at``, UTC, ISO 8601), machine and the resolved ``config``."""
     counts, accuracy = accuracy_curve(result.correct, CURVE_POINTS)
     curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
     return {**run, **result.metrics, "curve": curve,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            **software_versions(),
             "machine": machine_description(run.get("device")),
             "config": dict(config)}
 
