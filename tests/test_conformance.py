@@ -7,6 +7,7 @@ registry and must pass each check.
 import copy
 import io
 import pickle
+import random
 
 import numpy as np
 import pytest
@@ -110,6 +111,33 @@ def test_same_seed_same_predictions(name):
             model.learn(x[i], int(labels[i]))
         runs.append(predictions)
     assert runs[0] == runs[1]
+
+
+def scramble_global_generators(seed):
+    """Reseed and draw from torch's, NumPy's and Python's global generators."""
+    torch.manual_seed(seed), np.random.seed(seed), random.seed(seed)
+    torch.rand(3), np.random.rand(3), random.random()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_seeded_learner_draws_from_no_global_generator(name):
+    # global generators used before building, between steps, and by another
+    # learner built first leave a seeded learner's predictions and state as they were
+    x, y = stream(60)
+    labels = np.where(np.arange(60) % 4 == 0, y, -1)
+    scramble_global_generators(0)
+    model = make(name, seed=7)
+    expected = predict_then_learn(model, x, labels)
+    scramble_global_generators(1)
+    make("sledge", seed=1)
+    disturbed = make(name, seed=7)
+    probabilities = []
+    for row, label in zip(x, labels):
+        scramble_global_generators(len(probabilities) + 2)
+        probabilities.append(disturbed.predict_proba(row))
+        disturbed.learn(row, int(label))
+    assert torch.equal(torch.cat(probabilities), expected)
+    assert_same_state(state_of(model), state_of(disturbed))
 
 
 BAD = [

@@ -18,7 +18,7 @@ from torch_geometric_stream.baselines import HDSSL, ReSSL, TemporalLabelPropagat
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from torch_geometric_stream.evaluation import make_transform, prequential
-from torch_geometric_stream.models import OnlineMLP, SLeDGe
+from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP, SLeDGe
 
 D, C = 8, 3
 
@@ -52,6 +52,9 @@ LEARNERS: dict[str, Callable[[int], Any]] = {
     "sledge": lambda seed: small_sledge(seed),
     "sledge-light": lambda seed: small_sledge(seed, light=True),
     "sledge-dropout": lambda seed: small_sledge(seed, dropout=0.3),  # its generator resumes
+    # the ablations: "static" keeps the memory graph its training steps patch
+    **{name: (lambda seed, variant=SLEDGE_VARIANTS[name]: small_sledge(seed, **variant))
+       for name in ("gsl", "static", "memory")},
     "online-mlp": lambda seed: OnlineMLP(D, C, hidden_channels=16, seed=seed),
     "ressl": lambda seed: ReSSL(D, C, memory_size=20),
     "hdssl": lambda seed: HDSSL(D, C, memory_size=20, seed=seed),

@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch_geometric
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import report as report_module
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli.arguments import check_device, parse_seeds
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
@@ -39,7 +41,8 @@ RECORD_FIELDS = {"dataset", "model", "label_ratio", "seed", "n_samples", "n_labe
                  "accuracy_last_20", "accuracy_last_10", "accuracy_last_5", "seconds",
                  "ms_per_sample_median", "ms_per_sample_p95", "peak_memory_mb", "threads",
                  "flush_denormal",
-                 "device", "torch_version", "package_version", "machine", "config",
+                 "device", "torch_version", "numpy_version", "torch_geometric_version",
+                 "package_version", "git_commit", "git_dirty", "machine", "config",
                  "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "confusion_matrix",
                  "recall_per_class", "finished_at"}
 
@@ -465,6 +468,34 @@ def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
                                                                   "run_seed1.json"]
 
 
+@pytest.fixture
+def fresh_software_versions():
+    """``software_versions`` read anew in the test, and again after it."""
+    report_module.software_versions.cache_clear()
+    yield
+    report_module.software_versions.cache_clear()
+
+
+def test_a_record_names_the_code_as_the_run_started(tmp_path, monkeypatch,
+                                                    fresh_software_versions):
+    # before: read as the record was written, after a commit made during the run
+    commit = {"git_commit": "started", "git_dirty": False}
+    monkeypatch.setattr(report_module, "git_revision", lambda folder: dict(commit))
+    evaluate = run_module.prequential
+
+    def committing_meanwhile(*args, **kwargs):
+        commit["git_commit"] = "committed meanwhile"
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", committing_meanwhile)
+    out = tmp_path / "run.json"
+    assert main(["run", "--dataset", "synthetic", "--synthetic-samples", "30", "--model", "tlp",
+                 "--quiet", "--output", str(out)]) == 0
+    record = _read(out)
+    assert (record["git_commit"], record["git_dirty"]) == ("started", False)
+    assert (record["numpy_version"], record["torch_geometric_version"]) == (
+        np.__version__, torch_geometric.__version__)
+
+
 def _two_class_csv(path: Path, rows: int = 80) -> Path:
     """A stream file of two separated classes, the label (a word) in the first column."""
     generator = np.random.default_rng(0)
@@ -483,6 +514,7 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
                  "--label-ratio", "0.1", "--output", str(out)]) == 0
     record = _read(out)
     assert (record["dataset"], record["dataset_source"]) == ("mine.csv", str(stream.resolve()))
+    assert record["label_column"] == "kind"  # before: the record did not say which column
     assert record["class_names"] == ["high", "low"]  # the confusion matrix's order
     assert (record["n_samples"], record["confusion_matrix"] and len(record["confusion_matrix"])
             ) == (80, 2)
@@ -495,7 +527,9 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     again = tmp_path / "again.json"
     assert main(["run", "--dataset", str(tmp_path / "mine.npz"), *FAST, "--label-ratio", "0.1",
                  "--output", str(again)]) == 0
-    assert _read(again)["confusion_matrix"] == record["confusion_matrix"]
+    again_record = _read(again)
+    assert again_record["confusion_matrix"] == record["confusion_matrix"]
+    assert again_record["label_column"] is None
 
 
 def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there(tmp_path):

@@ -1,9 +1,15 @@
-"""The summary table ``run`` prints and the machine its records describe."""
+"""The summary table ``run`` prints and the machine and code its records describe."""
 import os
+import subprocess
+from pathlib import Path
 
+import numpy as np
 import torch
+import torch_geometric
 
-from torch_geometric_stream.cli.report import machine_description, summary_table
+import torch_geometric_stream
+from torch_geometric_stream.cli.report import (git_revision, machine_description,
+                                               software_versions, summary_table)
 
 
 def _record(seed, accuracy, kappa_m):
@@ -53,3 +59,41 @@ def test_machine_description_records_what_picks_the_cpu_kernels(monkeypatch):
     assert all(flag.startswith(("avx", "amx")) for flag in description["simd"].split())
     monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
     assert machine_description()["mkl_cbwr"] == "COMPATIBLE"
+
+
+def _git(folder, *arguments):
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *arguments], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_git_revision_names_the_commit_and_uncommitted_files_of_the_folder(tmp_path):
+    # before: a record's package_version (0.1.0 since the first commit) named no code
+    package, other = tmp_path / "package", tmp_path / "other"
+    package.mkdir(), other.mkdir()
+    _git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("venv/\n")
+    (package / "module.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "."), _git(tmp_path, "commit", "-q", "-m", "first")
+    commit = _git(tmp_path, "rev-parse", "HEAD")
+    assert git_revision(package) == {"git_commit": commit, "git_dirty": False}
+    (other / "notes.txt").write_text("beside the package\n")
+    assert git_revision(package)["git_dirty"] is False
+    (package / "module.py").write_text("x = 2\n")
+    assert git_revision(package) == {"git_commit": commit, "git_dirty": True}
+    (tmp_path / "venv" / "package").mkdir(parents=True)  # installed, ignored
+    assert git_revision(tmp_path / "venv" / "package") == {"git_commit": None,
+                                                           "git_dirty": None}
+
+
+def test_git_revision_outside_any_checkout_is_none():
+    assert git_revision(Path("/")) == {"git_commit": None, "git_dirty": None}
+
+
+def test_software_versions_name_every_library_that_decides_the_numbers():
+    versions = software_versions()
+    assert versions["torch_version"] == torch.__version__
+    assert versions["numpy_version"] == np.__version__
+    assert versions["torch_geometric_version"] == torch_geometric.__version__
+    assert versions["package_version"] == torch_geometric_stream.__version__
+    folder = Path(torch_geometric_stream.__file__).parent
+    assert versions["git_commit"] == git_revision(folder)["git_commit"]

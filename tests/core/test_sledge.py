@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
-from torch_geometric_stream.models import OnlineMLP
+from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP
 from torch_geometric_stream.models.sledge import _gather_rows
 
 
@@ -249,6 +249,21 @@ def test_a_deep_copy_between_predict_and_learn_continues_exactly(variant):
         assert torch.equal(model.predict_proba(x[i]), twin.predict_proba(x[i]))
         for learner in (model, twin):
             learner.learn(x[i], int(y[i]) if i % 3 == 0 else -1)
+
+
+@pytest.mark.parametrize("variant", SLEDGE_VARIANTS)
+def test_reset_parameters_of_a_seeded_learner_draws_from_its_seed_alone(variant):
+    # before: it drew from torch's global generator (and moved it on), so a seeded
+    # learner's new parameters depended on what ran before
+    learners = [small(**SLEDGE_VARIANTS[variant]) for _ in range(2)]
+    for learner, global_seed in zip(learners, (1, 2)):
+        torch.manual_seed(global_seed)
+        global_state = torch.get_rng_state()
+        learner.reset_parameters()
+        assert torch.equal(torch.get_rng_state(), global_state)
+    reset, other = (dict(learner.named_parameters()) for learner in learners)
+    assert reset.keys() == other.keys()
+    assert all(torch.equal(reset[name], other[name]) for name in reset)
 
 
 def test_batch_predict_equals_one_by_one():

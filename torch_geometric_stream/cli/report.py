@@ -2,22 +2,25 @@
 summary table."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
+import torch_geometric
 
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialResult, accuracy_curve
 from torch_geometric_stream.files import atomic_write_text
 
-__all__ = ["CURVE_POINTS", "run_record", "cpu_model", "machine_description", "seed_path",
-           "write_json", "summary_table"]
+__all__ = ["CURVE_POINTS", "run_record", "cpu_model", "machine_description", "git_revision",
+           "software_versions", "seed_path", "write_json", "summary_table"]
 
 #: Points of the running-accuracy curve stored in every run record.
 CURVE_POINTS = 200
@@ -69,19 +72,47 @@ def machine_description(device: Optional[str] = None) -> dict[str, Any]:
     return description
 
 
+def git_revision(folder: Path) -> dict[str, Any]:
+    """The git commit checked out where ``folder`` is tracked (``git_commit``) and
+    whether ``folder``'s files differ from it (``git_dirty``: edits or new files
+    not ignored); both None where ``folder`` is tracked by no git checkout (an
+    installed package) or git cannot be run."""
+    def git(*arguments: str) -> str:
+        return subprocess.run(["git", "-C", str(folder), *arguments], capture_output=True,
+                              text=True, check=True, timeout=30).stdout
+    try:
+        if not git("ls-files", "--", "."):  # e.g. a package inside an ignored .venv
+            return {"git_commit": None, "git_dirty": None}
+        return {"git_commit": git("rev-parse", "HEAD").strip(),
+                "git_dirty": bool(git("status", "--porcelain", "--", "."))}
+    except (OSError, subprocess.SubprocessError):
+        return {"git_commit": None, "git_dirty": None}
+
+
+@functools.lru_cache(maxsize=1)
+def software_versions() -> dict[str, Any]:
+    """What code computed a run, besides the machine: the versions of torch,
+    NumPy (its generators draw the label masks and HDSSL's samples), PyTorch
+    Geometric (its layers' initialization) and this package, and the package's
+    :func:`git_revision` (``package_version`` alone names no commit). Read once per
+    process (call it as a run starts: the code imported then is the code that
+    runs, whatever is committed or edited while it runs)."""
+    return {"torch_version": torch.__version__, "numpy_version": np.__version__,
+            "torch_geometric_version": torch_geometric.__version__,
+            "package_version": torch_geometric_stream.__version__,
+            **git_revision(Path(torch_geometric_stream.__file__).parent)}
+
+
 def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
                config: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON record of one run: ``run`` (dataset, model, seed, ...), the
-    metrics of ``result``, its running-accuracy ``curve`` (at most
-    :data:`CURVE_POINTS` points, enough to plot), when it finished
-    (``finished_at``, UTC, ISO 8601), versions, machine and the resolved
-    ``config``."""
+    """The JSON record of one run: ``run`` (dataset, model, seed, ...,
+    :func:`software_versions`), the metrics of ``result``, its running-accuracy
+    ``curve`` (at most :data:`CURVE_POINTS` points, enough to plot), when it
+    finished (``finished_at``, UTC, ISO 8601), machine and the resolved ``config``."""
     counts, accuracy = accuracy_curve(result.correct, CURVE_POINTS)
     curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
     return {**run, **result.metrics, "curve": curve,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "torch_version": torch.__version__,
-            "package_version": torch_geometric_stream.__version__,
             "machine": machine_description(run.get("device")),
             "config": dict(config)}
 

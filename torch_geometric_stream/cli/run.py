@@ -23,7 +23,8 @@ from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MOD
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
-from torch_geometric_stream.cli.report import run_record, seed_path, summary_table, write_json
+from torch_geometric_stream.cli.report import (run_record, seed_path, software_versions,
+                                               summary_table, write_json)
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -490,12 +491,14 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source,
+                           "label_column": args.label_column,
                            "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                            "seed": seed, "limit": plan.limit, "preset": args.preset,
                            "threads": args.threads, "jobs": args.jobs,
                            "flush_denormal": args.flush_denormal,
-                           "device": plan.device, "cuda_graph": plan.cuda_graph}
+                           "device": plan.device, "cuda_graph": plan.cuda_graph,
+                           **software_versions()}  # the code as the run starts
     identity = {**{key: run[key] for key in RESUME_KEYS},
                 "num_samples": dataset.num_samples, **_stream_file_identity(args),
                 **{f"config.{key}": value for key, value in plan.config.items()}}

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
+from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
                                        make_adam)
 from torch_geometric_stream.validation import (check_device, check_nonnegative,
@@ -44,9 +45,7 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         self.num_classes = check_positive_int(num_classes, "num_classes")
         seed = None if seed is None else check_seed(seed)
         device = None if device is None else check_device(device)
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(seed)
+        with seeded_draws(seed):
             self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes, num_layers)
         if device is not None:
             self.to(device)

@@ -17,6 +17,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
+from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, fit_optimizer_state,
                                       load_optimizer_state, make_adam)
@@ -263,8 +264,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             similarity scores in this lower precision (e.g. ``"bfloat16"``),
             recomputing the kept edges' weights exactly. An approximation;
             :obj:`None` (the default) searches in the model's dtype.
-        seed (int, optional): seed of the parameter initialization (and of the
-            robust input scaling's reservoir; 0 when not given).
+        seed (int, optional): seed of the parameter initialization, also
+            of :meth:`reset_parameters` (and of the robust input scaling's
+            reservoir; 0 when not given).
         device (str or torch.device, optional): where parameters and memory live.
 
     Shapes:
@@ -330,9 +332,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         # _FULL_SEARCH_STEPS_AFTER_GIVING_UP); 0: only the rows read.
         self._full_search_steps = 0
 
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(seed)
+        with seeded_draws(self.seed):
             self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size,
                                            check_search_dtype(search_dtype))
             if graph == "none":
@@ -403,10 +403,14 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return self.memory.num_nodes
 
     def reset_parameters(self) -> None:
-        """Re-initialize the learnable modules and the optimizer; keep the memory."""
-        if self.graph is not None:
-            self.graph.reset_parameters()
-        self.backbone.reset_parameters()
+        """Re-initialize the learnable modules and the optimizer; keep the memory.
+        The new parameters are drawn from ``seed`` (the same ones on every call,
+        whatever torch's global generator holds), or without a seed from the
+        global generator, whose state the call leaves as it was."""
+        with seeded_draws(self.seed, self.parameters()):
+            if self.graph is not None:
+                self.graph.reset_parameters()
+            self.backbone.reset_parameters()
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._drop_cached_graphs()
 
