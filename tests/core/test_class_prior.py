@@ -89,3 +89,27 @@ def test_memory_prior_keeps_no_counts_and_unknown_prior_is_rejected():
     assert "label_counts" not in small().state_dict()
     with pytest.raises(ValueError, match="class_prior"):
         SLeDGe(D, C, class_prior="uniform")
+
+
+def test_label_counts_keep_counting_past_float32_integers():
+    # a float32 count stops at 2**24 (+1 rounds back): the prior froze after ~16.8M labels
+    model = small(class_prior="stream")
+    model.label_counts.copy_(torch.tensor([2**24, 2**24, 2**40]))
+    x, _ = gaussian_stream(2)
+    model.learn(x, torch.tensor([0, 0]))
+    assert model.label_counts.tolist() == [2**24 + 2, 2**24, 2**40]
+    stream = torch.tensor([2**24 + 3, 2**24 + 1, 2**40 + 1], dtype=torch.float64)
+    held = torch.tensor([3.0, 1.0, 1.0], dtype=torch.float64)  # both slots of class 0 filled
+    expected = (stream / stream.sum()).log() - (held / held.sum()).log()
+    assert torch.allclose(model._prior_shift().double(), expected, rtol=1e-6, atol=0)
+
+
+def test_label_counts_stay_integers_under_dtype_casts_and_old_float_states_load():
+    model = small(class_prior="stream").double()
+    assert model.label_counts.dtype == torch.long  # .half() would have made them stop at 2048
+    assert model._prior_shift().dtype == torch.float64
+    state = model.state_dict()
+    state["label_counts"] = torch.tensor([5.0, 0.0, 2.0])  # saved when the counts were float32
+    clone = small(class_prior="stream").double()
+    clone.load_state_dict(state)
+    assert clone.label_counts.dtype == torch.long and clone.label_counts.tolist() == [5, 0, 2]

@@ -5,7 +5,8 @@ import pytest
 
 from torch_geometric_stream.evaluation import (StreamMetrics, accuracy_curve, class_metrics,
                                                tail_accuracy)
-from torch_geometric_stream.evaluation.metrics import MAX_CONFUSION_CLASSES, _prequential_majority
+from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, _chance_agreement,
+                                                       _prequential_majority)
 
 # 20 samples: 10 right, 5 wrong, then 0 1 1 1 0.
 CORRECT = [True] * 10 + [False] * 5 + [False, True, True, True, False]
@@ -115,3 +116,12 @@ def test_prequential_majority_is_the_argmax_of_the_running_counts():
 def test_class_metrics_rejects_bad_input(labels, predictions, error, match):
     with pytest.raises(error, match=match):
         class_metrics(labels, predictions)
+
+
+def test_chance_agreement_is_exact_past_int64_products():
+    # 4e9 samples: the int64 dot product 3e9 * 3.1e9 + 1e9 * 0.9e9 = 1.02e19 wrapped to
+    # -8.2e18, a negative chance agreement (and a kappa far off) on streams over 3.04e9
+    support = np.array([3_000_000_000, 1_000_000_000])
+    predicted = np.array([3_100_000_000, 900_000_000])
+    assert _chance_agreement(support, predicted) == 10_200_000_000_000_000_000 / 16e18
+    assert _chance_agreement(np.array([2, 1]), np.array([1, 2])) == 4 / 9

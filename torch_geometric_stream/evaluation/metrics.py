@@ -13,6 +13,7 @@ classifier and :math:`\kappa_t` against the no-change classifier.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -78,6 +79,14 @@ def _kappa(observed: float, chance: float) -> Optional[float]:
     return None if chance >= 1.0 else (observed - chance) / (1.0 - chance)
 
 
+def _chance_agreement(support: np.ndarray, predicted: np.ndarray) -> float:
+    r"""Chance agreement :math:`p_c = \sum_j n_j \hat n_j / T^2` of the true and the
+    predicted class counts :math:`(c,)`, :math:`T` samples; in Python integers: an
+    ``int64`` dot product overflows once :math:`T > 3.04 \cdot 10^9`."""
+    total = sum(support.tolist())
+    return sum(map(operator.mul, support.tolist(), predicted.tolist())) / total ** 2
+
+
 def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
     r"""For every position, the most frequent true label up to and including
     it (smallest id on ties) :math:`(T,)`: the reference of MOA's
@@ -127,13 +136,12 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         raise ValueError(f"labels and predictions must be non-empty and of one length, got "
                          f"{labels.size} and {predictions.size}")
     num_classes = int(max(labels.max(), predictions.max())) + 1
-    total = labels.size
     right = labels == predictions
     support = np.bincount(labels, minlength=num_classes)
     hits = np.bincount(labels[right], minlength=num_classes)
     recall = [float(h / n) if n else None for h, n in zip(hits.tolist(), support.tolist())]
     observed = float(right.mean())
-    chance = float(support @ np.bincount(predictions, minlength=num_classes)) / total ** 2
+    chance = _chance_agreement(support, np.bincount(predictions, minlength=num_classes))
     majority = _prequential_majority(labels, num_classes)
     no_change = np.concatenate([[0], labels[:-1]])
     confusion = None

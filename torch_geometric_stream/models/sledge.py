@@ -347,8 +347,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             dropout_seed = int(torch.randint(2**63 - 1, ()))
         self.input_scaler = input_scaler
         self.class_prior = class_prior
-        if class_prior == "stream":  # labels seen per class
-            self.register_buffer("label_counts", torch.zeros(num_classes))
+        if class_prior == "stream":  # labels seen per class: int64, exact on any stream
+            # (a float32 count stops growing at 2**24 labels) and untouched by .half()
+            self.register_buffer("label_counts", torch.zeros(num_classes, dtype=torch.long))
         self.memory = DualPrototypeMemory(
             in_channels, num_classes, labeled_size, unlabeled_size,
             light=light and light_memory == "per-class", alpha=alpha,
@@ -689,8 +690,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         memory = self.memory
         filled = memory.node_mask[:memory.labeled_size].view(self.num_classes, -1).sum(dim=1)
         stream = self.label_counts + 1
-        held = filled.to(stream.dtype) + 1
-        return (stream / stream.sum()).log() - (held / held.sum()).log()
+        held = filled + 1
+        # integer counts: the true divisions give the default float dtype
+        shift = (stream / stream.sum()).log() - (held / held.sum()).log()
+        return shift.to(self.dtype)
 
     def _logits_of_query(self, snap: _Snapshot, x: Tensor, x_emb: Tensor) -> Tensor:
         nodes = self.memory.nodes()
