@@ -113,3 +113,13 @@ def test_label_counts_stay_integers_under_dtype_casts_and_old_float_states_load(
     clone = small(class_prior="stream").double()
     clone.load_state_dict(state)
     assert clone.label_counts.dtype == torch.long and clone.label_counts.tolist() == [5, 0, 2]
+
+
+def test_a_float64_learner_shifts_by_its_prior_in_float64():
+    # the integer counts were divided in the default float32, then cast to float64
+    model = small(class_prior="stream").double()
+    model.label_counts.copy_(torch.tensor([3, 10**9 + 1, 7]))
+    stream = torch.tensor([4, 10**9 + 2, 8], dtype=torch.float64)
+    held = torch.ones(3, dtype=torch.float64)  # nothing learned: no slot filled
+    expected = (stream / stream.sum()).log() - (held / held.sum()).log()
+    torch.testing.assert_close(model._prior_shift(), expected, rtol=1e-14, atol=0)

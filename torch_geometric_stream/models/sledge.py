@@ -689,11 +689,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         filled labeled slots' (read on the device, no host round trip)."""
         memory = self.memory
         filled = memory.node_mask[:memory.labeled_size].view(self.num_classes, -1).sum(dim=1)
-        stream = self.label_counts + 1
-        held = filled + 1
-        # integer counts: the true divisions give the default float dtype
-        shift = (stream / stream.sum()).log() - (held / held.sum()).log()
-        return shift.to(self.dtype)
+        # the integer counts in the model's dtype, at least float32 (a float16 sum overflows)
+        dtype = torch.promote_types(self.dtype, torch.float32)
+        stream = self.label_counts.to(dtype) + 1
+        held = filled.to(dtype) + 1
+        return ((stream / stream.sum()).log() - (held / held.sum()).log()).to(self.dtype)
 
     def _logits_of_query(self, snap: _Snapshot, x: Tensor, x_emb: Tensor) -> Tensor:
         nodes = self.memory.nodes()
