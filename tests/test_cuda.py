@@ -183,3 +183,39 @@ def test_adam_is_fused_on_the_cpu_only():
     assert all(group["fused"] for group in model.optimizer.param_groups)
     run(model, x[30:], y[30:])
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_dropout_on_cuda_draws_from_the_learner_s_generator():
+    """SLeDGe's dropout masks come from its own CUDA generator: twins stay equal
+    whatever draws from torch's global generators, a state_dict resumes exactly
+    on CUDA, a CUDA state seeds a CPU learner's generator, and CUDAGraphStep
+    steps a dropout model eagerly with the plain steps' results."""
+    import copy
+
+    from torch_geometric_stream.models import CUDAGraphStep
+    x, y = gaussian_stream(120)
+    x = x.cuda()
+    model = SLeDGe(D, C, **SMALL, dropout=0.3).double().to("cuda")
+    assert model.backbone.generator.device.type == "cuda"
+    run(model, x[:60], y[:60])
+    twin, stepped = copy.deepcopy(model), copy.deepcopy(model)
+    fresh = SLeDGe(D, C, **{**SMALL, "seed": 1}, dropout=0.3).double().to("cuda")
+    fresh.load_state_dict(model.state_dict())
+    graph_step = CUDAGraphStep(stepped)  # which makes its Adam capturable: so do the others
+    for group in (g for m in (model, twin, fresh) for g in m.optimizer.param_groups):
+        group["capturable"] = True
+    for i in range(60, 120):
+        torch.rand(3, device="cuda")  # the global generators move; no learner reads them
+        label = int(y[i]) if i % 10 == 0 else -1
+        outputs = [m.predict_proba(x[i]) for m in (model, twin, fresh)]
+        for m in (model, twin, fresh):
+            m.learn(x[i], label)
+        graph_step.predict_learn(x[i], label)
+        assert torch.equal(outputs[0], outputs[1]) and torch.equal(outputs[0], outputs[2])
+    assert graph_step.replays == 0  # dropout steps run eagerly
+    _assert_same_state(model, graph_step.model)
+    on_cpu = SLeDGe(D, C, **SMALL, dropout=0.3).double()
+    on_cpu.load_state_dict(model.state_dict())  # a CUDA generator's state seeds the CPU one
+    assert on_cpu.backbone.generator.device.type == "cpu"
+    run(on_cpu, x[:20].cpu(), y[:20])
+    assert all(torch.isfinite(p).all() for p in on_cpu.parameters())
