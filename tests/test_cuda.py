@@ -193,6 +193,7 @@ def test_dropout_on_cuda_draws_from_the_learner_s_generator():
     import copy
 
     from torch_geometric_stream.models import CUDAGraphStep
+    from torch_geometric_stream.nn import make_adam_capturable
     x, y = gaussian_stream(120)
     x = x.cuda()
     model = SLeDGe(D, C, **SMALL, dropout=0.3).double().to("cuda")
@@ -202,8 +203,8 @@ def test_dropout_on_cuda_draws_from_the_learner_s_generator():
     fresh = SLeDGe(D, C, **{**SMALL, "seed": 1}, dropout=0.3).double().to("cuda")
     fresh.load_state_dict(model.state_dict())
     graph_step = CUDAGraphStep(stepped)  # which makes its Adam capturable: so do the others
-    for group in (g for m in (model, twin, fresh) for g in m.optimizer.param_groups):
-        group["capturable"] = True
+    for m in (model, twin, fresh):
+        make_adam_capturable(m.optimizer, m.device)
     for i in range(60, 120):
         torch.rand(3, device="cuda")  # the global generators move; no learner reads them
         label = int(y[i]) if i % 10 == 0 else -1
