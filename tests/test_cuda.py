@@ -187,7 +187,7 @@ def test_adam_is_fused_on_the_cpu_only():
 
 def test_dropout_on_cuda_draws_from_the_learner_s_generator():
     """SLeDGe's dropout masks come from its own CUDA generator: twins stay equal
-    whatever draws from torch's global generators, a state_dict resumes exactly
+    (to rounding) whatever draws from torch's global generators, a state_dict resumes exactly
     on CUDA, a CUDA state seeds a CPU learner's generator, and CUDAGraphStep
     steps a dropout model eagerly with the plain steps' results."""
     import copy
@@ -212,7 +212,9 @@ def test_dropout_on_cuda_draws_from_the_learner_s_generator():
         for m in (model, twin, fresh):
             m.learn(x[i], label)
         graph_step.predict_learn(x[i], label)
-        assert torch.equal(outputs[0], outputs[1]) and torch.equal(outputs[0], outputs[2])
+        for other in outputs[1:]:  # CUDA's atomic sums round in any order: not bit-exact;
+            # another mask (dropout 0.3) moves them by far more
+            torch.testing.assert_close(other, outputs[0], rtol=0, atol=1e-8)
     assert graph_step.replays == 0  # dropout steps run eagerly
     _assert_same_state(model, graph_step.model)
     on_cpu = SLeDGe(D, C, **SMALL, dropout=0.3).double()
