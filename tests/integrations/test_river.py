@@ -340,3 +340,26 @@ def test_sledge_scales_raw_rows_by_default():
     unscaled = RiverClassifier.sledge(num_classes=2, input_scaling=None, **SMALL)
     unscaled.learn_one(rows[0], labels[0])
     assert unscaled.model_.input_scaling is None
+
+
+def test_sledge_light_keeps_the_command_lines_labeled_memory():
+    # before: RiverClassifier.sledge(light=True) took SLeDGe's own light_memory,
+    # "per-class" (one labeled slot per class), where the command line's package
+    # default is "full"; on River's Phishing the class's one slot, merged with weights
+    # that low cosines of scaled rows keep small, stayed near its first labels (running
+    # accuracy 0.27-0.48 after 300 rows at 10 % labels). A class's second label now
+    # gets a slot of its own.
+    from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+
+    rows = [{"a": 0.0, "b": 1.0}, {"a": 1.0, "b": 0.0}, {"a": 0.2, "b": 0.9}]
+    labels = ["x", "y", "x"]
+    fills = {}
+    for light_memory in (None, "per-class"):
+        extra = {} if light_memory is None else {"light_memory": light_memory}
+        model = RiverClassifier.sledge(num_classes=2, light=True, **SMALL, **extra)
+        for row, label in zip(rows, labels):
+            model.learn_one(row, label)
+        fills[light_memory] = model.model_.memory.fill_levels
+    assert fills[None] == (2, 1, 0)  # 5 labeled slots per class: "x" twice, "y" once
+    assert fills["per-class"] == (1, 1, 0)  # the second "x" merged into the first
+    assert DEFAULT_CONFIG["light_memory"] == "full"

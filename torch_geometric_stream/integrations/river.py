@@ -197,17 +197,26 @@ class RiverClassifier(_MiniBatchBase):
                feature_names: Optional[Sequence[str]] = None,
                classes: Optional[Sequence[Hashable]] = None,
                transform: Optional[StreamTransform] = None,
-               input_scaling: Optional[str] = "online", **config: Any) -> "RiverClassifier":
+               input_scaling: Optional[str] = "online", light_memory: str = "full",
+               **config: Any) -> "RiverClassifier":
         """A lazily built SLeDGe (``light=True``: SLeDGe-L); ``config`` goes to SLeDGe.
 
         ``input_scaling`` (SLeDGe's) defaults to ``"online"``: River's rows are
         raw, so SLeDGe min-max scales them with the running range it re-derives its
         memory from, as the command line's ``--scaling auto`` does for a stream
         without a known value range. ``None`` feeds the rows as given (e.g. scaled
-        by ``transform``)."""
+        by ``transform``).
+
+        ``light_memory`` (SLeDGe-L's; full mode does not read it) defaults to
+        ``"full"``, the command line's package default: the whole labeled memory
+        of ``labeled_size`` slots, as the authors' light script keeps it.
+        ``"per-class"`` keeps the paper's one labeled slot per class, into which
+        every label of the class is merged with a weight that grows with its
+        cosine to the slot; rows scaled to :math:`[-1, 1]` have low cosines, so
+        the slot stays near the class's first labels."""
         factory = functools.partial(build_model, "sledge-light" if light else "sledge",
                                     num_classes=num_classes, input_scaling=input_scaling,
-                                    **config)
+                                    light_memory=light_memory, **config)
         return cls(factory, feature_names=feature_names, classes=classes, transform=transform)
 
     @property
