@@ -1,5 +1,6 @@
 import copy
 import io
+import pickle
 
 import numpy as np
 import pytest
@@ -743,6 +744,18 @@ def test_a_copy_of_a_learner_with_dropout_draws_the_same_masks(how, tmp_path):
         stream_through(twin, x[40:], y[40:], label_every=2)
     for (name, a), b in zip(model.named_parameters(), twin.parameters()):
         assert torch.equal(a, b), name
+
+
+def test_two_states_of_an_unchanged_learner_pickle_alike():
+    # Every state_dict() saved a new tensor of the (unused) dropout generator's
+    # state, and a tensor pickles with its storage's address: River's
+    # check_estimator (no state aliasing with the input) saw the learner change
+    x, y = gaussian_stream(20)
+    model = small()
+    stream_through(model, x, y, label_every=2)
+    first = model.state_dict()
+    assert pickle.dumps(first) == pickle.dumps(model.state_dict())
+    assert first["_extra_state"]["dropout_generator"] is None  # no dropout: no generator
 
 
 def test_a_state_with_a_foreign_generator_state_is_refused_and_changes_nothing():

@@ -240,7 +240,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             Its masks come from the learner's own generator, seeded from
             ``seed`` (from torch's global generator when ``seed`` is not
             given, as the parameters), whatever else draws from torch's
-            global one; its state goes with ``state_dict()``. (default: 0)
+            global one; its state goes with ``state_dict()`` (with
+            ``dropout=0`` there is no generator). (default: 0)
         class_prior (str, optional): ``"memory"`` (the paper): predictions
             follow the class balance of the labeled memory, which keeps
             :math:`\lfloor L/c \rfloor` slots per class whatever the stream's
@@ -357,7 +358,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
             self.to(device)
-        self.backbone.generator = seeded_generator(dropout_seed, self.device)  # dropout masks
+        if dropout > 0:  # the masks' own generator (none to draw from, or to save, without)
+            self.backbone.generator = seeded_generator(dropout_seed, self.device)
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
         self._snapshot: Optional[_Snapshot] = None
         # A kept memory graph read by set_extra_state, adopted once the memory is loaded.
@@ -461,12 +463,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 "steps_since_search": self._steps_since_search,
                 "full_search_steps": self._full_search_steps,
                 "memory_graph": self._kept_memory_graph(),
-                "dropout_generator": generator_state(self.backbone.generator)}
+                "dropout_generator": None if self.backbone.generator is None
+                else generator_state(self.backbone.generator)}
 
     def set_extra_state(self, state: dict) -> None:
         # states saved before the learner had its dropout generator keep its own
         generator = self.backbone.generator
-        if "dropout_generator" in state:
+        if generator is not None and state.get("dropout_generator") is not None:
             generator = load_generator_state(generator, state["dropout_generator"])
         # a copy (never another learner's live moments), fitted to this learner's
         # device: e.g. saved from CUDA graphs, resumed on the CPU
