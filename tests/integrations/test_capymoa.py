@@ -130,3 +130,33 @@ def test_capymoa_label_mask_labels_what_capymoa_s_evaluator_labels(stream, proba
     expected = capymoa_label_mask(400, probability, seed)
     assert expected.any()
     np.testing.assert_array_equal(np.array(learner.labeled), expected)
+
+
+def test_sledge_scales_raw_rows_and_sledge_light_keeps_the_full_labeled_memory():
+    # before: the learners took SLeDGe's own input_scaling=None and light_memory=
+    # "per-class", where the command line (and RiverClassifier.sledge) scale a raw
+    # stream and keep SLeDGe-L's whole labeled memory: a feature's unit changed what
+    # SLeDGe learned, and a class's labels merged into one slot
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(30, 2))
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    stretched = X * [1000.0, 1.0] + [5.0, 0.0]
+    learners = []
+    for features in (X, stretched):
+        stream = NumpyStream(features, y, dataset_name="units")
+        learner = CapyMOASLeDGe(stream.get_schema(), **SMALL)
+        for _ in range(len(y)):
+            instance = stream.next_instance()
+            learner.train(instance) if instance.y_index == 0 else \
+                learner.train_on_unlabeled(instance)
+        learners.append((learner, stream))
+    (raw, raw_stream), (wide, wide_stream) = learners
+    raw_stream.restart(), wide_stream.restart()
+    for _ in range(10):
+        np.testing.assert_allclose(wide.predict_proba(wide_stream.next_instance()),
+                                   raw.predict_proba(raw_stream.next_instance()), atol=1e-4)
+    light = CapyMOASLeDGeLight(NumpyStream(X[:3], np.array([0, 1, 0])).get_schema(), **SMALL)
+    stream = NumpyStream(X[:3], np.array([0, 1, 0]))
+    for _ in range(3):
+        light.train(stream.next_instance())
+    assert light.model.memory.fill_levels[:2] == (2, 1)  # class 0 twice, class 1 once

@@ -47,11 +47,22 @@ class CapyMOASLeDGe(_ClassifierSSL):
         transform: optional per-row input transform applied to ``instance.x``,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
             (default: none, the stream is used as given).
+        input_scaling: SLeDGe's; ``"online"`` (the default) min-max scales the raw
+            rows with the running range SLeDGe re-derives its memory from, as the
+            command line's ``--scaling auto`` does for a stream without a known
+            value range; ``None`` feeds them as given (e.g. scaled by ``transform``).
+        light_memory: SLeDGe-L's labeled memory (full mode does not read it):
+            ``"full"`` (the default, the command line's package default) or the
+            paper's one slot per class, ``"per-class"`` (see
+            :meth:`~torch_geometric_stream.integrations.river.RiverClassifier.sledge`
+            for what it measured on River's streams).
         **config: SLeDGe keyword arguments (``hidden_channels``, ``labeled_size``, ...).
     """
 
     def __init__(self, schema: Any, *, light: bool = False, random_seed: int = 1,
-                 transform: Optional[StreamTransform] = None, **config: Any) -> None:
+                 transform: Optional[StreamTransform] = None,
+                 input_scaling: Optional[str] = "online", light_memory: str = "full",
+                 **config: Any) -> None:
         if _CAPYMOA_ERROR is not None:
             raise ImportError(f"{type(self).__name__} needs CapyMOA and a Java runtime: "
                               f"pip install capymoa ({_CAPYMOA_ERROR})") from _CAPYMOA_ERROR
@@ -65,10 +76,10 @@ class CapyMOASLeDGe(_ClassifierSSL):
         super().__init__(schema=schema, random_seed=random_seed)
         self.light = bool(light)
         self.transform = transform
-        self.config = dict(config)
+        self.config = dict(config, input_scaling=input_scaling, light_memory=light_memory)
         self.model = build_model("sledge-light" if self.light else "sledge",
                                  schema.get_num_attributes(), schema.get_num_classes(),
-                                 seed=random_seed, **config)
+                                 seed=random_seed, **self.config)
 
     def __str__(self) -> str:
         return "SLeDGe-L" if self.light else "SLeDGe"
