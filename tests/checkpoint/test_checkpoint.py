@@ -202,6 +202,41 @@ def test_prequential_resume_gives_the_uninterrupted_result(tmp_path, scaling, op
         assert resumed.metrics[key] == full.metrics[key]
 
 
+def test_a_checkpoint_whose_record_holds_lists_resumes_to_the_uninterrupted_result(tmp_path):
+    """A record saved as Python lists (not as :meth:`PrequentialRecord.state_dict`'s
+    arrays) resumes into the compact record as if never interrupted; a record saved
+    now holds the arrays it always held."""
+    x, y = stream(60)
+    mask = np.arange(60) % 3 == 0
+    path = tmp_path / "run.ckpt"
+    saved = {}
+
+    def checkpoint_at_25(position: int, record: Any) -> None:
+        if position + 1 == 25:
+            saved.update(record.state_dict())
+            as_lists = {key: value.tolist() if isinstance(value, np.ndarray) else value
+                        for key, value in saved.items()}
+            save_checkpoint(path, learner, position=25, record=as_lists)
+
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    full = prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
+                       callback=checkpoint_at_25)
+    assert [(saved[key].dtype, saved[key].shape) for key in ("predictions", "labels",
+                                                             "labeled", "seconds")] == [
+        (np.int64, (25,)), (np.int64, (25,)), (bool, (25,)), (np.float64, (25,))]
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    state = load_checkpoint(path, learner)
+    assert isinstance(state.record["predictions"], list)
+    resumed = prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
+                          start=state.position, initial=state.record)
+    for name in ("correct", "predictions", "labels", "labeled"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(full, name))
+        assert getattr(resumed, name).dtype == getattr(full, name).dtype
+    timing = {"seconds", "peak_memory_mb", "ms_per_sample_median", "ms_per_sample_p95"}
+    assert ({key: value for key, value in resumed.metrics.items() if key not in timing}
+            == {key: value for key, value in full.metrics.items() if key not in timing})
+
+
 def test_initial_must_end_at_start():
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
     x, y = stream(10)

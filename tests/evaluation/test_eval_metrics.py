@@ -1,4 +1,5 @@
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -125,3 +126,19 @@ def test_chance_agreement_is_exact_past_int64_products():
     predicted = np.array([3_100_000_000, 900_000_000])
     assert _chance_agreement(support, predicted) == 10_200_000_000_000_000_000 / 16e18
     assert _chance_agreement(np.array([2, 1]), np.array([1, 2])) == 4 / 9
+
+
+def test_class_metrics_peak_memory_stays_near_two_int64_per_sample():
+    """The majority reference used to go through two Python lists of T entries and
+    every (T,) temporary was alive at once: 41 bytes per sample above the inputs."""
+    samples = 100_000
+    labels = np.arange(samples, dtype=np.int64) % 7
+    predictions = (labels * 3) % 7
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        class_metrics(labels, predictions)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak / samples < 20

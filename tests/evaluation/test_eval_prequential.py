@@ -1,5 +1,7 @@
 import csv
 import json
+import tracemalloc
+from array import array
 
 import numpy as np
 import pytest
@@ -330,6 +332,99 @@ def test_a_record_state_lacking_an_entry_is_refused_before_anything_loads(drop):
     fresh = PrequentialRecord()
     with pytest.raises(ValueError, match=f"lacks the entries \\['{drop}'\\]"):
         fresh.load_state_dict(state)
-    assert fresh.metrics.n_samples == 0 and fresh.predictions == []
+    assert fresh.metrics.n_samples == 0 and fresh.predictions.tolist() == []
     fresh.load_state_dict(record.state_dict())  # still empty, so a whole state loads
-    assert fresh.predictions == [0, 1, 1] and fresh.metrics.n_samples == 3
+    assert fresh.predictions.tolist() == [0, 1, 1] and fresh.metrics.n_samples == 3
+
+
+# (prediction, label, labeled, seconds): predictions 0 1 1 2 2 against labels 0 0 1 1 2
+SAMPLES = [(0, 0, True, 0.001), (1, 0, False, 0.002), (1, 1, True, 0.003), (2, 1, False, 0.004),
+           (2, 2, True, 0.005)]
+
+
+def test_a_record_gives_hand_checked_results_from_its_compact_columns():
+    record = PrequentialRecord(start=7)
+    for sample in SAMPLES:
+        record.update(*sample)
+    # the columns are arrays, read like lists
+    assert isinstance(record.predictions, array) and record.predictions.typecode == "i"
+    assert record.predictions[3] == 2 and record.labels[1:3].tolist() == [0, 1]
+    assert len(record.labeled) == 5 and np.asarray(record.labeled).tolist() == [1, 0, 1, 0, 1]
+    result = record.result()
+    assert result.positions.tolist() == [7, 8, 9, 10, 11]
+    expected = {"correct": ([True, False, True, False, True], bool),
+                "predictions": ([0, 1, 1, 2, 2], np.int64),
+                "labels": ([0, 0, 1, 1, 2], np.int64),
+                "labeled": ([True, False, True, False, True], bool)}
+    for name, (values, dtype) in expected.items():
+        column = getattr(result, name)
+        assert column.dtype == dtype and column.tolist() == values, name
+    metrics = {key: value for key, value in result.metrics.items()
+               if key not in ("seconds", "peak_memory_mb")}
+    milliseconds = np.array([sample[3] for sample in SAMPLES]) * 1e3
+    chance = (2 * 1 + 2 * 2 + 1 * 2) / 5 ** 2  # true counts 2 2 1, predicted 1 2 2
+    assert metrics == {
+        "accuracy": 0.6, "accuracy_last_20": 1.0, "accuracy_last_10": 1.0,
+        "accuracy_last_5": 1.0,
+        "ms_per_sample_median": float(np.median(milliseconds)),  # 3 ms
+        "ms_per_sample_p95": float(np.percentile(milliseconds, 95)),  # 4.8 ms
+        "n_samples": 5, "n_labels": 3,
+        "confusion_matrix": [[1, 1, 0], [0, 1, 1], [0, 0, 1]],
+        "recall_per_class": [0.5, 0.5, 1.0],
+        "balanced_accuracy": float(np.mean([0.5, 0.5, 1.0])),
+        "kappa": (0.6 - chance) / (1.0 - chance),
+        "kappa_m": (0.6 - 0.4) / (1.0 - 0.4),  # the majority stays class 0: right 2 of 5
+        "kappa_t": (0.6 - 0.6) / (1.0 - 0.6),  # previous label 0 0 0 1 1: right 3 of 5
+    }
+    state = record.state_dict()
+    assert [(state[key].dtype, state[key].tolist()) for key in ("predictions", "labels",
+                                                                "labeled", "seconds")] == [
+        (np.int64, [0, 1, 1, 2, 2]), (np.int64, [0, 0, 1, 1, 2]),
+        (bool, [True, False, True, False, True]),
+        (np.float64, [sample[3] for sample in SAMPLES])]
+    record.update(0, 0, True, 0.006)  # a snapshot taken does not pin the columns
+    assert record.result().metrics["n_samples"] == 6
+
+
+def test_class_ids_beyond_int32_widen_the_columns_exactly():
+    record = PrequentialRecord()
+    record.update(1, 1, True, 0.001)
+    record.update(2**40, 2**63 - 1, False, 0.002)
+    assert record.predictions.typecode == record.labels.typecode == "q"
+    assert record.predictions.tolist() == [1, 2**40] and record.labels.tolist() == [1, 2**63 - 1]
+    state = record.state_dict()
+    assert state["labels"].tolist() == [1, 2**63 - 1] and state["labels"].dtype == np.int64
+
+
+@pytest.mark.parametrize("prediction, label, error, match", [
+    (2**63, 0, ValueError, "prediction must fit an int64"),
+    (0, -2**63 - 1, ValueError, "label must fit an int64"),
+    (1.0, 1, TypeError, "prediction must be an integer, got 1.0"),
+    (0, None, TypeError, "label must be an integer, got None"),
+])
+def test_a_record_refuses_what_its_columns_cannot_hold_and_stays_as_it_was(prediction, label,
+                                                                            error, match):
+    record = PrequentialRecord()
+    record.update(1, 1, True, 0.001)
+    before = record.state_dict()
+    with pytest.raises(error, match=match):
+        record.update(prediction, label, True, 0.002)
+    after = record.state_dict()
+    assert record.n_labels == 1 and record.metrics.n_samples == 1
+    for key in ("predictions", "labels", "labeled", "seconds"):
+        np.testing.assert_array_equal(after[key], before[key])
+
+
+def test_a_record_holds_at_most_20_bytes_per_sample():
+    """Lists held 66 bytes per sample (a pointer per entry and a float object per latency)."""
+    samples = 100_000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        record = PrequentialRecord()
+        for index in range(samples):
+            record.update(index % 7, index % 5, index % 10 == 0, index * 1e-9)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held / samples < 20

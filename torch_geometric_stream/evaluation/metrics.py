@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Dict, List, Optional, Tuple
+from array import array
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from torch_geometric_stream.evaluation.columns import to_numpy
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
 __all__ = ["StreamMetrics", "tail_accuracy", "accuracy_curve", "class_metrics"]
@@ -64,14 +66,14 @@ def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.
 
 
 def _as_class_ids(values: Any, name: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+    ids = np.asarray(values)
+    if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu"):
         raise TypeError(f"{name} must be a 1-D sequence of integer class ids, got dtype "
-                        f"{array.dtype} and shape {array.shape}")
-    array = array.astype(np.int64)
-    if array.size and array.min() < 0:
-        raise ValueError(f"{name} must hold class ids >= 0, got {int(array.min())}")
-    return array
+                        f"{ids.dtype} and shape {ids.shape}")
+    ids = ids.astype(np.int64, copy=False)
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"{name} must hold class ids >= 0, got {int(ids.min())}")
+    return ids
 
 
 def _kappa(observed: float, chance: float) -> Optional[float]:
@@ -92,16 +94,17 @@ def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
     it (smallest id on ties) :math:`(T,)`: the reference of MOA's
     :math:`\kappa_m`, which counts the current label before asking for the
     majority. :math:`O(T + c)`: a count only grows for the label just seen, so
-    only that label can take the majority over."""
+    only that label can take the majority over. The labels are read, and the
+    majority written, as machine integers: no Python list of :math:`T` entries."""
     counts = [0] * num_classes
-    majority, current = [], 0
-    for label in labels.tolist():
+    majority, current = array("q"), 0
+    for label in memoryview(np.ascontiguousarray(labels, dtype=np.int64)):
         counts[label] += 1
         if counts[label] > counts[current] or (counts[label] == counts[current]
                                                and label < current):
             current = label
         majority.append(current)
-    return np.asarray(majority, dtype=np.int64)
+    return np.frombuffer(majority, dtype=np.int64)
 
 
 def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
@@ -142,8 +145,9 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
     recall = [float(h / n) if n else None for h, n in zip(hits.tolist(), support.tolist())]
     observed = float(right.mean())
     chance = _chance_agreement(support, np.bincount(predictions, minlength=num_classes))
-    majority = _prequential_majority(labels, num_classes)
-    no_change = np.concatenate([[0], labels[:-1]])
+    # each reference's accuracy at once: its (T,) predictions are freed before the next one
+    majority_accuracy = float(np.mean(_prequential_majority(labels, num_classes) == labels))
+    no_change_accuracy = float(np.mean(np.concatenate([[0], labels[:-1]]) == labels))
     confusion = None
     if num_classes <= MAX_CONFUSION_CLASSES:
         confusion = np.bincount(labels * num_classes + predictions, minlength=num_classes ** 2
@@ -153,13 +157,16 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         "recall_per_class": recall,
         "balanced_accuracy": float(np.mean([r for r in recall if r is not None])),
         "kappa": _kappa(observed, chance),
-        "kappa_m": _kappa(observed, float(np.mean(majority == labels))),
-        "kappa_t": _kappa(observed, float(np.mean(no_change == labels))),
+        "kappa_m": _kappa(observed, majority_accuracy),
+        "kappa_t": _kappa(observed, no_change_accuracy),
     }
 
 
 class StreamMetrics:
     """Accumulates per-sample correctness and latency of a test-then-train run.
+
+    Both are kept as :class:`array.array` (a byte and a ``float64`` per sample,
+    :mod:`~torch_geometric_stream.evaluation.columns`), not Python lists.
 
     Example::
 
@@ -170,15 +177,16 @@ class StreamMetrics:
     """
 
     def __init__(self) -> None:
-        self._correct: List[bool] = []
-        self._seconds: List[float] = []
+        self._correct = array("B")  # 0 or 1
+        self._seconds = array("d")
         self._num_correct = 0
 
     def update(self, correct: bool, seconds: float) -> None:
         """Record one sample: whether it was predicted right and how long it took."""
-        self._correct.append(bool(correct))
-        self._seconds.append(float(seconds))
-        self._num_correct += bool(correct)
+        correct, seconds = bool(correct), float(seconds)  # both read before anything changes
+        self._correct.append(correct)
+        self._seconds.append(seconds)
+        self._num_correct += correct
 
     @property
     def n_samples(self) -> int:
@@ -193,12 +201,12 @@ class StreamMetrics:
     @property
     def correct(self) -> np.ndarray:
         """Per-sample correctness, ``bool`` :math:`(T,)`."""
-        return np.asarray(self._correct, dtype=bool)
+        return to_numpy(self._correct, bool)
 
     @property
     def seconds(self) -> np.ndarray:
         """Per-sample latency in seconds, ``float64`` :math:`(T,)`."""
-        return np.asarray(self._seconds, dtype=np.float64)
+        return to_numpy(self._seconds, np.float64)
 
     def summary(self) -> Dict[str, Any]:
         """Whole-stream and tail accuracies, median and 95th-percentile latency in ms.

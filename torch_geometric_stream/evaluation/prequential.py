@@ -17,15 +17,18 @@ import itertools
 import json
 import sys
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from torch_geometric_stream.evaluation.columns import (append_class_id, check_int64,
+                                                       class_ids, to_numpy)
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines
@@ -111,6 +114,11 @@ class PrequentialRecord:
 
     ``metrics`` is the live :class:`StreamMetrics`, ``n_labels`` the number of
     labels the learner got so far, :meth:`result` a full snapshot.
+    ``predictions`` and ``labels`` (class ids, ``int32`` ``'i'``, or ``int64``
+    ``'q'`` once an id does not fit) and ``labeled`` (``'B'``, 0 or 1) are
+    :class:`array.array` :math:`(n,)`, compact columns
+    (:mod:`~torch_geometric_stream.evaluation.columns`): they index, slice and
+    convert with :func:`numpy.asarray` like lists, but compare equal only to arrays.
 
     Args:
         start: stream position of the first sample.
@@ -122,17 +130,25 @@ class PrequentialRecord:
         self.start = start
         self.cuda_device = cuda_device
         self.metrics = StreamMetrics()
-        self.predictions: List[int] = []
-        self.labels: List[int] = []
-        self.labeled: List[bool] = []
+        self.predictions: array = class_ids()
+        self.labels: array = class_ids()
+        self.labeled = array("B")
         self.n_labels = 0
         self._started = time.perf_counter()
 
     def update(self, prediction: int, label: int, labeled: bool, seconds: float) -> None:
-        """Record one sample."""
+        """Record one sample.
+
+        Raises:
+            TypeError: ``prediction`` or ``label`` is not an integer.
+            ValueError: either does not fit an ``int64``. The record is left as it was.
+        """
+        prediction = check_int64(prediction, "prediction")
+        label = check_int64(label, "label")
+        labeled = bool(labeled)
         self.metrics.update(prediction == label, seconds)
-        self.predictions.append(prediction)
-        self.labels.append(label)
+        self.predictions = append_class_id(self.predictions, prediction)
+        self.labels = append_class_id(self.labels, label)
         self.labeled.append(labeled)
         self.n_labels += labeled
 
@@ -144,9 +160,9 @@ class PrequentialRecord:
         :math:`(n,)`; ``elapsed``: wall time so far.
         """
         return {"start": self.start,
-                "predictions": np.asarray(self.predictions, dtype=np.int64),
-                "labels": np.asarray(self.labels, dtype=np.int64),
-                "labeled": np.asarray(self.labeled, dtype=bool),
+                "predictions": to_numpy(self.predictions, np.int64),
+                "labels": to_numpy(self.labels, np.int64),
+                "labeled": to_numpy(self.labeled, bool),
                 "seconds": self.metrics.seconds,
                 "elapsed": time.perf_counter() - self._started}
 
@@ -170,8 +186,8 @@ class PrequentialRecord:
 
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
-        predictions = np.asarray(self.predictions, dtype=np.int64)
-        labels = np.asarray(self.labels, dtype=np.int64)
+        predictions = to_numpy(self.predictions, np.int64)
+        labels = to_numpy(self.labels, np.int64)
         metrics = self.metrics.summary()
         metrics.update(class_metrics(labels, predictions))
         metrics["seconds"] = time.perf_counter() - self._started
@@ -179,7 +195,7 @@ class PrequentialRecord:
         metrics["n_labels"] = self.n_labels
         return PrequentialResult(correct=self.metrics.correct,
                                  predictions=predictions, labels=labels,
-                                 labeled=np.asarray(self.labeled, dtype=bool),
+                                 labeled=to_numpy(self.labeled, bool),
                                  metrics=metrics, start=self.start)
 
 
