@@ -197,10 +197,29 @@ EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
     (lambda g: g.structure_loss(X10, emb=torch.randn(10, 8).double()), TypeError,
      "emb must be a torch.float32 tensor like x, got torch.float64"),
     (lambda g: g.structure_loss(torch.randn(0, 4)), ValueError, "x has no rows"),
+    # before: torch's "mat1 and mat2 shapes cannot be multiplied"
+    (lambda g: g.embed(torch.randn(10, 5)), ValueError,
+     r"x must have shape \(N, 4\), got \(10, 5\)"),
+    (lambda g: g.embed(X10.double()), TypeError, "x must be torch.float32"),
+    (lambda g: g.embed(X10.tolist()), TypeError, "x must be a tensor, got list"),
 ])
 def test_graph_learner_names_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call(DynamicKNNGraph(4, k=2, hidden_channels=8))
+
+
+def test_static_graph_embed_names_rows_of_another_width():
+    graph = StaticKNNGraph(4, k=2)
+    # before: (10, 5) rows came back L2-normalized, a graph over the wrong features
+    with pytest.raises(ValueError, match=r"x must have shape \(N, 4\), got \(10, 5\)"):
+        graph.embed(torch.randn(10, 5))
+    assert torch.equal(graph.embed(X10), F.normalize(X10, dim=-1))
+
+
+@pytest.mark.parametrize("graph", [DynamicKNNGraph(4, k=2, hidden_channels=8),
+                                   StaticKNNGraph(4, k=2)], ids=["dynamic", "static"])
+def test_unchecked_embed_gives_the_checked_result(graph):
+    assert torch.equal(graph.embed(X10, check=False), graph.embed(X10))
 
 
 @pytest.mark.parametrize("args, error, message", [

@@ -397,8 +397,16 @@ class DynamicKNNGraph(nn.Module):
         if hasattr(self.embedding, "reset_parameters"):
             self.embedding.reset_parameters()
 
-    def embed(self, x: Tensor) -> Tensor:
-        r"""L2-normalized embeddings :math:`(N, h)` of rows :math:`(N, d)`."""
+    def embed(self, x: Tensor, *, check: bool = True) -> Tensor:
+        r"""L2-normalized embeddings :math:`(N, h)` of rows :math:`(N, d)`.
+
+        ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
+        tensor :math:`(N, d)` with ``d = in_channels``, in the parameters' dtype
+        (any floating dtype for the static graph); no value is read. Callers
+        that checked their rows (:meth:`forward`, SLeDGe's per-sample step)
+        pass ``False``."""
+        if check:
+            self._check_rows(x)
         return self.embedding(x)
 
     def neighbors(self, emb: Tensor, query_index: Optional[Tensor] = None,
@@ -474,15 +482,14 @@ class DynamicKNNGraph(nn.Module):
                 ``x``'s device with at least one ``True``.
         """
         self._check_input(x, query_index, node_mask)
-        emb = self.embed(x)
+        emb = self.embed(x, check=False)
         neighbors = self.neighbors(emb, query_index, node_mask)
         return (neighbors_to_edge_index(neighbors, query_index, check=False),
                 self.neighbor_weight(emb, neighbors, query_index, check=False))
 
     def _check_input(self, x: Tensor, query_index: Optional[Tensor],
                      node_mask: Optional[Tensor]) -> None:
-        weight = next(self.embedding.parameters(), None)  # none: the static graph
-        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
+        self._check_rows(x)
         num_rows = x.size(0)
         if query_index is not None:
             check_row_index(query_index, num_rows)
@@ -490,6 +497,12 @@ class DynamicKNNGraph(nn.Module):
             _check_row_mask(node_mask, x, "node_mask", "x's device")
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")
+
+    def _check_rows(self, x: Tensor) -> None:
+        """Raise unless ``x`` is a tensor :math:`(N, d)` that :math:`f_E` can embed
+        (see :meth:`embed`); no value is read."""
+        weight = next(self.embedding.parameters(), None)  # none: the static graph
+        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:
@@ -520,7 +533,7 @@ class DynamicKNNGraph(nn.Module):
             check_same_device(emb, x.device, "emb", "x's device")
         x = l2_normalize(x, check=False)
         if emb is None:
-            emb = self.embed(x)
+            emb = self.embed(x, check=False)
         return structure_loss(x, emb, query_index=query_index, form=form, check=False)
 
     def __repr__(self) -> str:

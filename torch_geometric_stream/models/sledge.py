@@ -538,7 +538,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             trains = self._trains_graph
             nodes = self.memory.nodes()
             with torch.set_grad_enabled(trains):
-                live_emb = self.graph.embed(nodes.clone() if trains else nodes)
+                live_emb = self.graph.embed(nodes.clone() if trains else nodes, check=False)
             self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
@@ -593,11 +593,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             reused = None if snap is None else (
                 snap.emb if snap.live_emb is None else snap.live_emb)
             if reused is None:
-                return self.graph.embed(nodes)
+                return self.graph.embed(nodes, check=False)
             if update is None:
                 return reused
             row = update.node.view(1)
-            return reused.index_copy(0, row, self.graph.embed(nodes[row]))
+            return reused.index_copy(0, row, self.graph.embed(nodes[row], check=False))
 
     def _filled_slots_mask(self) -> Optional[Tensor]:
         """The slots a search may pick :math:`(P,)`; ``None`` once every slot is filled."""
@@ -678,8 +678,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     snap = self._snapshot_now()
                     if x.size(0) > 1 or not self._searches_receptive_field():
                         self._snapshot_graph(snap)  # one search serves every row
+                    emb = self.graph.embed(x, check=False)
                     logits = torch.stack([self._logits_of_query(snap, row, row_emb)
-                                          for row, row_emb in zip(x, self.graph.embed(x))])
+                                          for row, row_emb in zip(x, emb)])
         finally:
             self.train(was_training)
         if self.class_prior == "stream":
@@ -770,7 +771,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             return self.memory.update(x, label, **sources)  # insert, or raw-cosine merge
         with torch.no_grad():
             snap = self._snapshot_now()
-            x_emb = self.graph.embed(x.unsqueeze(0))[0]
+            x_emb = self.graph.embed(x.unsqueeze(0), check=False)[0]
         return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
                                   node_embeddings=snap.emb, **sources)
 
