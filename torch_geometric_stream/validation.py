@@ -14,11 +14,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_choice",
-           "check_device", "check_dropout", "check_edge_index", "check_graph_input",
-           "check_has_values", "check_node_features", "check_nonnegative", "check_positive",
-           "check_positive_int", "check_real", "check_row_index", "check_same_device",
-           "check_seed", "check_unit_interval", "check_weighted_graph", "describe_index"]
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool", "check_choice",
+           "check_device", "check_dropout", "check_edge_index", "check_finite",
+           "check_graph_input", "check_has_values", "check_node_features", "check_nonnegative",
+           "check_positive", "check_positive_int", "check_real", "check_row_index",
+           "check_same_device", "check_seed", "check_unit_interval", "check_weighted_graph",
+           "describe_index"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -340,6 +341,23 @@ def check_real(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     return float(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` as ``bool`` if it is one (NumPy's ``bool_`` included), else a
+    :class:`TypeError` naming ``name``: a truthy ``"no"`` or ``1`` would
+    otherwise switch a flag on."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_finite(value: Any, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a finite number, else raise."""
+    number = check_real(value, name)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return number
 
 
 def check_nonnegative(value: Any, name: str) -> float:

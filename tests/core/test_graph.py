@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -404,11 +405,28 @@ def test_graph_helpers_name_a_graph_that_does_not_fit(call, edge_index, weight, 
      "num_nodes must be an integer, got bool"),
     (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, "1"), TypeError,
      "fill_value must be a number, got str"),
+    # before: NaN self-loop weights, and a truthy "yes" / 1 read as add=True
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, float("nan")), ValueError,
+     "fill_value must be a finite number, got nan"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, float("-inf")), ValueError,
+     "fill_value must be a finite number, got -inf"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, add="yes"), TypeError,
+     "add must be a bool, got str"),
+    (lambda: with_self_loops(_TWO_EDGES, torch.ones(2), 3, add=1), TypeError,
+     "add must be a bool, got int"),
 ])
 def test_with_self_loops_names_bad_arguments(call, error, message):
     # before: AttributeError on None, torch's index errors, a silent 1-node graph for True
     with pytest.raises(error, match=message):
         call()
+
+
+def test_with_self_loops_takes_numpy_bools_as_flags():
+    weight = torch.tensor([0.5, 2.0])
+    for flag in (True, False):
+        expected = with_self_loops(_TWO_EDGES, weight, 3, 1.0, flag)
+        got = with_self_loops(_TWO_EDGES, weight, 3, 1.0, np.bool_(flag))
+        assert all(torch.equal(a, b) for a, b in zip(got, expected))
 
 
 def test_normalize_edge_weight_names_missing_weights_and_unknown_modes():
@@ -490,6 +508,10 @@ _EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))
     ((X10, _EMB10), {"num_rows": 0}, ValueError, "num_rows must be >= 1, got 0"),
     # before: a meta-device loss silently (another device: torch's matmul error)
     ((X10, _EMB10.to("meta")), {}, ValueError, "emb must be on x's device cpu, got meta"),
+    # before: read as include_constant=True
+    ((X10, _EMB10), {"include_constant": "no"}, TypeError,
+     "include_constant must be a bool, got str"),
+    ((X10, _EMB10), {"include_constant": 0}, TypeError, "include_constant must be a bool, got int"),
 ])
 def test_structure_loss_names_bad_input(args, kwargs, error, message):
     with pytest.raises(error, match=message):

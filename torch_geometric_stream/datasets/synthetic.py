@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset
-from torch_geometric_stream.validation import (check_choice, check_nonnegative,
+from torch_geometric_stream.validation import (check_bool, check_choice, check_nonnegative,
                                                check_positive_int, check_seed)
 
 __all__ = ["SyntheticStream", "make_synthetic_dataset"]
@@ -66,9 +66,7 @@ class SyntheticStream:
         self.num_features = check_positive_int(num_features, "num_features")
         self.num_classes = check_positive_int(num_classes, "num_classes")
         check_choice(drift, DRIFTS, "drift")
-        if not isinstance(class_incremental, bool):
-            raise TypeError(f"class_incremental must be a bool, got "
-                            f"{type(class_incremental).__name__}")
+        class_incremental = check_bool(class_incremental, "class_incremental")
         separation = check_nonnegative(separation, "separation")
         noise = check_nonnegative(noise, "noise")
         self.drift, self.seed = drift, check_seed(seed)

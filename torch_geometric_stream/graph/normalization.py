@@ -7,7 +7,7 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import scatter
 
-from torch_geometric_stream.validation import check_real, check_weighted_graph
+from torch_geometric_stream.validation import check_bool, check_finite, check_weighted_graph
 
 __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
@@ -104,13 +104,15 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
             :func:`normalize_edge_weight` itself passes ``False``), a graph that
             does not fit ``num_nodes`` (see
             :func:`~torch_geometric_stream.validation.check_weighted_graph`),
-            ``edge_weight=None``, or a ``fill_value`` that is not a number.
+            ``edge_weight=None``, a ``fill_value`` that is not a finite number,
+            or an ``add`` that is not a bool.
     """
     if check:
         if edge_weight is None:
             raise TypeError("edge_weight must be a floating-point tensor (E,), got None")
         check_weighted_graph(edge_index, edge_weight, num_nodes)
-        check_real(fill_value, "fill_value")
+        check_finite(fill_value, "fill_value")
+        check_bool(add, "add")
     source, target = edge_index
     is_loop = source == target
     # loop weights scattered by node; the other edges write into a discarded slot N

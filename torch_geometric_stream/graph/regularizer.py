@@ -21,8 +21,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from torch_geometric_stream.validation import (check_positive_int, check_row_index,
-                                               check_same_device)
+from torch_geometric_stream.validation import (check_bool, check_positive_int,
+                                               check_row_index, check_same_device)
 
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
@@ -89,13 +89,15 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
         TypeError / ValueError: an unknown ``form``; with ``check``, ``x`` and
             ``emb`` that are not floating tensors :math:`(N, d)` and
             :math:`(N, h)` of one dtype and device with :math:`N \geq 1`, a
-            ``query_index`` that is not a 1-D integer tensor of row indices, or
-            ``num_rows`` outside :math:`[1, N]`.
+            ``query_index`` that is not a 1-D integer tensor of row indices,
+            ``num_rows`` outside :math:`[1, N]`, or an ``include_constant``
+            that is not a bool.
     """
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
     if check:
         _check_input(x, emb, query_index, num_rows)
+        check_bool(include_constant, "include_constant")
     num_rows = x.size(0) if num_rows is None else num_rows
     constant = include_constant or form == "frobenius"
     if query_index is None:

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import (check_has_values, check_node_features,
-                                               check_nonnegative, check_positive,
-                                               check_positive_int, check_same_device,
-                                               check_seed)
+from torch_geometric_stream.validation import (check_bool, check_has_values,
+                                               check_node_features, check_nonnegative,
+                                               check_positive, check_positive_int,
+                                               check_same_device, check_seed)
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
 
@@ -232,9 +232,7 @@ class RunningQuantileRange(nn.Module):
                  feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True) -> None:
         super().__init__()
         channels = check_positive_int(channels, "channels")
-        if not isinstance(clip, (bool, np.bool_)):
-            raise TypeError(f"clip must be a bool, got {type(clip).__name__}")
-        self.clip = bool(clip)
+        self.clip = check_bool(clip, "clip")
         if not check_positive(quantile, "quantile") < 0.5:
             raise ValueError(f"quantile must lie in (0, 0.5), got {quantile}")
         self.quantile = float(quantile)
