@@ -179,6 +179,26 @@ def test_min_max_scale_hand_checked_with_each_bound_shape():
     assert torch.equal(min_max_scale(_ROWS, _ROWS, _ROWS + 1), torch.zeros(2, 2) - 1)
 
 
+@pytest.mark.parametrize("rows_dtype, bound_dtype", [
+    (torch.float32, torch.float64), (torch.float64, torch.float32),
+    (torch.bfloat16, torch.float32)])
+def test_min_max_scale_keeps_the_rows_dtype(rows_dtype, bound_dtype):
+    """Before: float64 bounds turned float32 rows into a float64 result."""
+    low, high = torch.tensor([0.0, 0.0], dtype=bound_dtype), torch.tensor([2.0, 10.0],
+                                                                          dtype=bound_dtype)
+    for check in (True, False):
+        scaled = min_max_scale(_ROWS.to(rows_dtype), low, high, check=check)
+        assert scaled.dtype == rows_dtype
+        assert torch.equal(scaled, torch.tensor([[-1.0, 0.0], [1.0, 1.0]], dtype=rows_dtype))
+
+
+def test_running_min_max_in_float64_keeps_float32_rows_float32():
+    scaler = RunningMinMax(2).double()
+    scaler.observe_(_ROWS.double())
+    assert scaler(_ROWS).dtype == torch.float32
+    assert torch.equal(scaler(_ROWS), torch.tensor([[-1.0, -1.0], [1.0, 1.0]]))
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: min_max_scale(_ROWS[0], _ROWS[0], _ROWS[0]), ValueError, r"rows must have shape"),
     (lambda: min_max_scale(_ROWS.long(), _ROWS[0], _ROWS[1]), TypeError, "rows must be a float"),

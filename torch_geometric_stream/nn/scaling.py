@@ -52,6 +52,10 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
     or :math:`(n, d)`) to ``feature_range``; features with ``high <= low`` (constant
     so far, or never seen) map to the middle of ``feature_range``.
 
+    The result has the rows' dtype, as PyG's functions keep their input's (and
+    the scalers take rows of any floating dtype): bounds of another floating
+    dtype are applied in the wider of the two, then the result is cast back.
+
     ``check``: refuse (``TypeError`` / ``ValueError``) rows that are not a dense
     floating :math:`(n, d)` tensor with values, bounds that are not floating
     tensors of those shapes on the rows' device, or a ``feature_range`` that is
@@ -79,7 +83,8 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
     known = half_span > 0
     unit = torch.where(known, (rows / 2 - low / 2) / torch.where(known, half_span, 1.0),
                        torch.full_like(rows, 0.5))
-    return feature_range[0] + unit * (feature_range[1] - feature_range[0])
+    scaled = feature_range[0] + unit * (feature_range[1] - feature_range[0])
+    return scaled.to(rows.dtype)  # no copy when the bounds have the rows' dtype
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
