@@ -108,7 +108,9 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
         ValueError: for a wrong number of dimensions or features, an empty
             batch, NaN/inf values, or (``finite_norms``) an overflowing norm.
     """
-    tensor = _to_tensor(x, name).detach()
+    tensor = _to_tensor(x, name)
+    if tensor.requires_grad:  # no new tensor object (0.7 us) in the usual case
+        tensor = tensor.detach()
     if tensor.dtype.is_complex or not tensor.dtype.is_floating_point:
         raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype}")
     if tensor.dim() == 1:
