@@ -15,14 +15,15 @@ from __future__ import annotations
 import math
 import operator
 from array import array
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from torch_geometric_stream.evaluation.columns import to_numpy
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
-__all__ = ["StreamMetrics", "tail_accuracy", "accuracy_curve", "class_metrics"]
+__all__ = ["StreamMetrics", "tail_accuracy", "accuracy_curve", "class_metrics",
+           "class_metrics_from_counts"]
 
 #: Most classes for which :func:`class_metrics` returns the confusion matrix.
 MAX_CONFUSION_CLASSES = 100
@@ -81,12 +82,12 @@ def _kappa(observed: float, chance: float) -> Optional[float]:
     return None if chance >= 1.0 else (observed - chance) / (1.0 - chance)
 
 
-def _chance_agreement(support: np.ndarray, predicted: np.ndarray) -> float:
+def _chance_agreement(support: Sequence[int], predicted: Sequence[int]) -> float:
     r"""Chance agreement :math:`p_c = \sum_j n_j \hat n_j / T^2` of the true and the
     predicted class counts :math:`(c,)`, :math:`T` samples; in Python integers: an
     ``int64`` dot product overflows once :math:`T > 3.04 \cdot 10^9`."""
-    total = sum(support.tolist())
-    return sum(map(operator.mul, support.tolist(), predicted.tolist())) / total ** 2
+    support, predicted = list(map(int, support)), list(map(int, predicted))
+    return sum(map(operator.mul, support, predicted)) / sum(support) ** 2
 
 
 def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
@@ -140,25 +141,46 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
                          f"{labels.size} and {predictions.size}")
     num_classes = int(max(labels.max(), predictions.max())) + 1
     right = labels == predictions
-    support = np.bincount(labels, minlength=num_classes)
-    hits = np.bincount(labels[right], minlength=num_classes)
-    recall = [float(h / n) if n else None for h, n in zip(hits.tolist(), support.tolist())]
-    observed = float(right.mean())
-    chance = _chance_agreement(support, np.bincount(predictions, minlength=num_classes))
-    # each reference's accuracy at once: its (T,) predictions are freed before the next one
-    majority_accuracy = float(np.mean(_prequential_majority(labels, num_classes) == labels))
-    no_change_accuracy = float(np.mean(np.concatenate([[0], labels[:-1]]) == labels))
+    # each reference's hits at once: its (T,) predictions are freed before the next one
+    majority_hits = int(np.count_nonzero(_prequential_majority(labels, num_classes) == labels))
+    no_change_hits = int(np.count_nonzero(np.concatenate([[0], labels[:-1]]) == labels))
     confusion = None
     if num_classes <= MAX_CONFUSION_CLASSES:
         confusion = np.bincount(labels * num_classes + predictions, minlength=num_classes ** 2
                                 ).reshape(num_classes, num_classes).tolist()
+    return class_metrics_from_counts(
+        np.bincount(labels, minlength=num_classes).tolist(),
+        np.bincount(labels[right], minlength=num_classes).tolist(),
+        np.bincount(predictions, minlength=num_classes).tolist(),
+        majority_hits=majority_hits, no_change_hits=no_change_hits, confusion=confusion)
+
+
+def class_metrics_from_counts(support: List[int], hits: List[int], predicted: List[int], *,
+                              majority_hits: int, no_change_hits: int,
+                              confusion: Optional[List[List[int]]]) -> Dict[str, Any]:
+    r""":func:`class_metrics` from the counts of a run of :math:`T` samples and
+    :math:`c` classes, which a run can keep as it goes (memory :math:`O(c^2)`, not
+    :math:`O(T)`): the same numbers, computed the same way, from either.
+
+    Args:
+        support: samples of each class :math:`(c,)`, Python ints summing to :math:`T`.
+        hits: samples of each class predicted right :math:`(c,)`.
+        predicted: samples predicted as each class :math:`(c,)`.
+        majority_hits: samples the prequential majority-class classifier gets right.
+        no_change_hits: samples the no-change classifier gets right.
+        confusion: the :math:`(c, c)` confusion matrix as nested lists, or ``None``.
+    """
+    samples = sum(support)
+    recall = [h / n if n else None for h, n in zip(hits, support)]
+    # a mean of T booleans (float64 sums of ones, exact below 2**53) equals count / T
+    observed = sum(hits) / samples
     return {
         "confusion_matrix": confusion,
         "recall_per_class": recall,
         "balanced_accuracy": float(np.mean([r for r in recall if r is not None])),
-        "kappa": _kappa(observed, chance),
-        "kappa_m": _kappa(observed, majority_accuracy),
-        "kappa_t": _kappa(observed, no_change_accuracy),
+        "kappa": _kappa(observed, _chance_agreement(support, predicted)),
+        "kappa_m": _kappa(observed, majority_hits / samples),
+        "kappa_t": _kappa(observed, no_change_hits / samples),
     }
 
 
