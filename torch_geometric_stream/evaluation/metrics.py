@@ -22,8 +22,8 @@ import numpy as np
 from torch_geometric_stream.evaluation.columns import to_numpy
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
-__all__ = ["StreamMetrics", "tail_accuracy", "accuracy_curve", "class_metrics",
-           "class_metrics_from_counts"]
+__all__ = ["StreamMetrics", "tail_accuracy", "tail_size", "accuracy_curve", "curve_positions",
+           "class_metrics", "class_metrics_from_counts"]
 
 #: Most classes for which :func:`class_metrics` returns the confusion matrix.
 MAX_CONFUSION_CLASSES = 100
@@ -42,9 +42,14 @@ def tail_accuracy(correct: Any, fraction: float) -> float:
     r"""Mean of the last :math:`\lceil p \cdot T \rceil` entries of ``correct`` :math:`(T,)`."""
     correct = _as_correct(correct)
     fraction = check_unit_interval(fraction, "fraction")
+    return float(correct[-tail_size(fraction, correct.size):].mean())
+
+
+def tail_size(fraction: float, samples: int) -> int:
+    r"""How many of ``samples`` entries the last ``fraction`` of them is:
+    :math:`\max(1, \lceil p \cdot T \rceil)`."""
     # The tolerance keeps e.g. ceil(0.1 * 30) at 3 despite 0.1 * 30 = 3.0000000000000004.
-    count = max(1, math.ceil(fraction * correct.size - 1e-9))
-    return float(correct[-count:].mean())
+    return max(1, math.ceil(fraction * samples - 1e-9))
 
 
 def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.ndarray]:
@@ -60,10 +65,16 @@ def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.
         (the last one is :math:`T`) and the running accuracy after them.
     """
     correct = _as_correct(correct)
-    num_points = check_positive_int(num_points, "num_points")
-    counts = np.unique(np.linspace(1, correct.size, min(num_points, correct.size))
-                       .round().astype(np.int64))
+    counts = curve_positions(correct.size, num_points)
     return counts, np.cumsum(correct)[counts - 1] / counts
+
+
+def curve_positions(samples: int, num_points: int) -> np.ndarray:
+    r"""The sample counts :math:`(P,)` at which :func:`accuracy_curve` reads the
+    running accuracy: ``num_points`` evenly spaced in :math:`[1, T]`, rounded,
+    repeats dropped."""
+    num_points = check_positive_int(num_points, "num_points")
+    return np.unique(np.linspace(1, samples, min(num_points, samples)).round().astype(np.int64))
 
 
 def _as_class_ids(values: Any, name: str) -> np.ndarray:
