@@ -16,10 +16,12 @@ every ``N`` samples):
 * the input transform's state (e.g. the running min/max of the scaler);
 * the random number generators: torch CPU, NumPy's global one, Python's
   :mod:`random`, and every CUDA device's when CUDA is available;
-* the stream position and the per-sample arrays recorded so far
-  (:meth:`~torch_geometric_stream.evaluation.PrequentialRecord.state_dict`),
+* the stream position and the run recorded so far
+  (:meth:`~torch_geometric_stream.evaluation.PrequentialRecord.state_dict`: the
+  per-sample arrays, or with ``history="bounded"`` the running counts),
   which :func:`~torch_geometric_stream.evaluation.prequential` takes back as
-  ``initial`` so that the resumed run reports on the whole stream;
+  ``initial`` so that the resumed run reports on the whole stream (a run of the
+  other history refuses it);
 * ``extra``: anything the caller wants to check on resuming (the command line
   stores the dataset, model, seed and configuration).
 
@@ -187,7 +189,7 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         raise ValueError(f"position must be an integer >= 0, got {position!r}")
     arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
     if arrays is not None:
-        end = int(arrays["start"]) + len(arrays["predictions"])
+        end = int(arrays["start"]) + PrequentialRecord.state_samples(arrays)
         if end != position:
             raise ValueError(f"record ends at position {end}, not at position={position}")
     kind, state = _learner_state(learner)

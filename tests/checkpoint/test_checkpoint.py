@@ -237,6 +237,40 @@ def test_a_checkpoint_whose_record_holds_lists_resumes_to_the_uninterrupted_resu
             == {key: value for key, value in full.metrics.items() if key not in timing})
 
 
+def test_a_bounded_run_resumes_from_its_checkpoint_to_the_uninterrupted_counts(tmp_path):
+    """The bounded record's counts go through the checkpoint file; a run of the
+    other history refuses them, naming both, before the learner takes a step."""
+    x, y = stream(90)
+    mask = np.arange(90) % 4 == 0
+    path = tmp_path / "run.ckpt"
+
+    def checkpoint_at_40(position: int, record: Any) -> None:
+        if position + 1 == 40:
+            save_checkpoint(path, learner, position=40, record=record)
+
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    whole = prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
+                        callback=checkpoint_at_40, history="bounded")
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    state = load_checkpoint(path, learner)
+    resumed = prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
+                          start=state.position, initial=state.record, history="bounded")
+    timing = {"seconds", "peak_memory_mb", "ms_per_sample_median", "ms_per_sample_p95"}
+    assert ({key: value for key, value in resumed.metrics.items() if key not in timing}
+            == {key: value for key, value in whole.metrics.items() if key not in timing})
+    assert resumed.metrics["n_samples"] == 90 and resumed.start == 0
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    state = load_checkpoint(path, learner)
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(ValueError, match="kept with history='bounded', this record keeps "
+                                         "history='full'"):
+        prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
+                    start=state.position, initial=state.record)
+    after = learner.state_dict()
+    assert all(torch.equal(after[key], value) for key, value in before.items()
+               if isinstance(value, torch.Tensor))
+
+
 def test_initial_must_end_at_start():
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
     x, y = stream(10)

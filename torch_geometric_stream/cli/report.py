@@ -16,7 +16,7 @@ import torch
 import torch_geometric
 
 import torch_geometric_stream
-from torch_geometric_stream.evaluation import PrequentialResult, accuracy_curve
+from torch_geometric_stream.evaluation import PrequentialResult
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["CURVE_POINTS", "run_record", "cpu_model", "machine_description", "git_revision",
@@ -109,7 +109,7 @@ def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
     :func:`software_versions`), the metrics of ``result``, its running-accuracy
     ``curve`` (at most :data:`CURVE_POINTS` points, enough to plot), when it
     finished (``finished_at``, UTC, ISO 8601), machine and the resolved ``config``."""
-    counts, accuracy = accuracy_curve(result.correct, CURVE_POINTS)
+    counts, accuracy = result.accuracy_curve(CURVE_POINTS)
     curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
     return {**run, **result.metrics, "curve": curve,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -25,8 +25,10 @@ from torch_geometric_stream.evaluation.metrics import (
     tail_accuracy,
 )
 from torch_geometric_stream.evaluation.prequential import (
+    HISTORIES,
     PrequentialRecord,
     PrequentialResult,
+    check_history,
     check_plot_path,
     plot_curves,
     plot_running_accuracy,
@@ -83,6 +85,8 @@ __all__ = [
     "LOG_PROGRESS_SECONDS",
     "PrequentialResult",
     "PrequentialRecord",
+    "HISTORIES",
+    "check_history",
     "check_plot_path",
     "plot_curves",
     "plot_running_accuracy",

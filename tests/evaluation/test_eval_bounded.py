@@ -1,0 +1,287 @@
+"""history="bounded": fixed-memory running counts, exact where the full history is
+exact, within their documented bounds elsewhere, resumable."""
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from torch_geometric_stream.evaluation import (HISTORIES, PrequentialRecord, StreamMetrics,
+                                               accuracy_curve, class_metrics, prequential)
+from torch_geometric_stream.evaluation.bounded import (LATENCY_FLOOR, LATENCY_RATIO,
+                                                       BoundedStreamMetrics, LatencyHistogram,
+                                                       RunningAccuracy, RunningClassCounts)
+from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
+
+#: Entries that depend on the clock (or the process), not on the predictions.
+TIMING = ("seconds", "peak_memory_mb", "ms_per_sample_median", "ms_per_sample_p95")
+
+
+class Scripted:
+    """Duck-typed learner predicting ``predictions`` in turn; logs what it learns."""
+
+    def __init__(self, predictions):
+        self.predictions = iter(np.asarray(predictions).tolist())
+        self.learned = []
+
+    def predict(self, x):
+        return next(self.predictions)
+
+    def learn(self, x, y):
+        self.learned.append(y)
+
+
+def random_run(seed, samples, classes=4):
+    """Labels with classes that first appear late (ids 50, 100 after a random
+    position) and predictions right about a random share of the time."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, samples)
+    late = int(rng.integers(0, samples))
+    labels[late:] += rng.integers(0, 3, samples - late) * 50
+    predictions = np.where(rng.random(samples) < rng.random(), labels,
+                           rng.integers(0, classes + 120, samples))
+    return labels, predictions
+
+
+def run_both(labels, predictions, **options):
+    stream = list(zip(np.zeros((labels.size, 1)), labels.tolist()))
+    return [prequential(Scripted(predictions), stream, progress=False, history=history,
+                        **options) for history in HISTORIES]
+
+
+def without(metrics, keys):
+    return {key: value for key, value in metrics.items() if key not in keys}
+
+
+@pytest.mark.parametrize("seed, samples", [(0, 1), (1, 7), (2, 500), (3, 4096), (4, 9000)])
+def test_every_class_metric_and_the_accuracy_equal_the_full_history(seed, samples):
+    labels, predictions = random_run(seed, samples)
+    mask = np.random.default_rng(seed).random(samples) < 0.3
+    full, bounded = run_both(labels, predictions, label_mask=mask)
+    exact = ["accuracy", "n_samples", "n_labels", "confusion_matrix", "recall_per_class",
+             "balanced_accuracy", "kappa", "kappa_m", "kappa_t"]
+    assert {key: bounded.metrics[key] for key in exact} == {key: full.metrics[key]
+                                                             for key in exact}
+    assert bounded.metrics["recall_per_class"] == class_metrics(labels, predictions)[
+        "recall_per_class"]
+    if samples <= 4096:  # the stride is still 1: the tails are exact too
+        assert without(bounded.metrics, TIMING + ("tail_samples",)) == \
+            without(full.metrics, TIMING)
+        assert bounded.metrics["tail_samples"] == {
+            key: tail_size(fraction, samples) for key, fraction in TAIL_FRACTIONS.items()}
+        for mine, theirs in zip(bounded.accuracy_curve(200), full.accuracy_curve(200)):
+            np.testing.assert_array_equal(mine, theirs)
+    assert bounded.history == "bounded" and bounded.correct is None and bounded.positions is None
+
+
+def test_more_classes_than_a_confusion_matrix_shows_equal_the_full_history_too():
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 150, 2000)
+    predictions = np.where(rng.random(2000) < 0.5, labels, rng.integers(0, 150, 2000))
+    full, bounded = run_both(labels, predictions)
+    assert bounded.metrics["confusion_matrix"] is None
+    assert without(bounded.metrics, TIMING + ("tail_samples",)) == without(full.metrics, TIMING)
+
+
+def test_running_class_counts_by_hand():
+    counts = RunningClassCounts()
+    # labels 2 0 0 2 2, predictions 2 2 0 0 2; the majority 2 0 0 0 2 (a tie goes to
+    # the smaller id), the previous label 0 2 0 0 2
+    for label, prediction in ((2, 2), (0, 2), (0, 0), (2, 0), (2, 2)):
+        counts.update(label, prediction)
+    metrics = counts.metrics()
+    assert metrics["confusion_matrix"] == [[1, 0, 1], [0, 0, 0], [1, 0, 2]]
+    assert metrics["recall_per_class"] == [0.5, None, 2 / 3]
+    assert metrics["kappa_m"] == (0.6 - 0.8) / (1 - 0.8)  # majority right at 1, 2, 3, 5
+    assert metrics["kappa_t"] == (0.6 - 0.4) / (1 - 0.4)  # previous right at 3, 5
+    assert metrics == class_metrics([2, 0, 0, 2, 2], [2, 2, 0, 0, 2])
+
+
+def test_class_ids_beyond_int32_are_counted_and_saved_exactly():
+    record = PrequentialRecord(history="bounded")
+    record.update(1, 1, True, 0.001)
+    record.update(2**40, 2**63 - 1, False, 0.002)
+    state = record.state_dict()
+    pairs = state["classes"]["pairs"]
+    assert pairs.dtype == np.int64 and pairs.tolist() == [[1, 1, 1], [2**63 - 1, 2**40, 1]]
+    again = PrequentialRecord(history="bounded")
+    again.load_state_dict(state)
+    assert again.state_dict()["classes"]["pairs"].tolist() == pairs.tolist()
+    assert again.classes.samples == 2 and again.n_labels == 1
+
+
+def test_running_accuracy_doubles_its_stride_and_keeps_exact_points():
+    accuracy = RunningAccuracy(max_points=4)
+    hits = [1, 0, 1, 1, 0, 0, 1, 1, 1]
+    for hit in hits:
+        accuracy.update(bool(hit))
+    # points at 1..4; at 5 the stride became 2 (points 2, 4), then 6, 8: stride 4 at 9
+    assert accuracy.stride == 2
+    positions, kept = accuracy.points()
+    assert positions.tolist() == [2, 4, 6, 8, 9]
+    assert kept.tolist() == np.cumsum(hits)[positions - 1].tolist()
+    accuracy.update(True)
+    assert accuracy.stride == 4 and accuracy.points()[0].tolist() == [4, 8, 10]
+    # the last 20 % of 10: 2 samples from position 8, kept; the last 5 %: 1 sample
+    # from 9, not kept: from 8, 2 samples
+    assert accuracy.tail(0.2) == (1.0, 2)
+    assert accuracy.tail(0.05) == (1.0, 2)
+    with pytest.raises(ValueError, match="max_points must be even"):
+        RunningAccuracy(max_points=5)
+
+
+@pytest.mark.parametrize("max_points", [2, 16, 64, 256])
+def test_tail_accuracies_stay_within_their_bound(max_points):
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        samples = int(rng.integers(max_points, 40 * max_points))
+        correct = rng.random(samples) < np.linspace(0.2, 0.9, samples)  # drifting
+        full, bounded = StreamMetrics(), BoundedStreamMetrics(curve_points=max_points)
+        for hit in correct.tolist():
+            full.update(hit, 0.001)
+            bounded.update(hit, 0.001)
+        exact, kept = full.summary(), bounded.summary()
+        for key, fraction in TAIL_FRACTIONS.items():
+            size, span = tail_size(fraction, samples), kept["tail_samples"][key]
+            error = abs(kept[key] - exact[key])
+            assert error <= abs(span - size) / min(span, size) + 1e-12
+            if size >= bounded.accuracy.stride / 2:
+                assert abs(span - size) <= samples / max_points
+                if fraction * max_points > 1:
+                    assert error <= 1 / (fraction * max_points - 1) + 1e-12
+            if span == size:
+                assert kept[key] == exact[key]
+        counts, running = bounded.accuracy.curve(50)
+        assert counts[-1] == samples and len(counts) <= 50
+        np.testing.assert_array_equal(running, np.cumsum(correct)[counts - 1] / counts)
+
+
+def test_latency_quantiles_stay_within_half_a_percent_plus_a_nanosecond():
+    rng = np.random.default_rng(0)
+    seconds = np.concatenate([rng.lognormal(-7, 1.5, 20_000), np.zeros(300),
+                              rng.uniform(0, LATENCY_FLOOR, 300), [5.0, 0.25]])
+    rng.shuffle(seconds)
+    histogram = LatencyHistogram()
+    for value in seconds.tolist():
+        histogram.update(value)
+    for percent in (0, 1, 5, 50, 95, 99.9, 100):
+        exact = float(np.percentile(seconds, percent))
+        bound = (math.sqrt(LATENCY_RATIO) - 1) * exact + LATENCY_FLOOR
+        assert abs(histogram.quantile(percent) - exact) <= bound, percent
+    assert histogram.quantile(0) == 0.0 and histogram.quantile(100) == 5.0  # clamped
+    single = LatencyHistogram()
+    single.update(0.003)
+    assert single.quantile(50) == 0.003
+
+
+@pytest.mark.parametrize("samples", [10_000, 100_000])
+def test_a_bounded_record_holds_at_most_64_kib_however_long_the_run(samples):
+    """The kept points (32 KiB at most), the counts of 7 x 5 pairs and 97 latency
+    bins; the full history holds 18 bytes a sample (1.8 MB at 100,000)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        record = PrequentialRecord(history="bounded")
+        for index in range(samples):
+            record.update(index % 7, index % 5, index % 10 == 0, (index % 97 + 1) * 1e-5)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 64 * 1024
+
+
+def test_resuming_a_bounded_run_gives_the_uninterrupted_counts():
+    labels, predictions = random_run(7, 6000)
+    stream = list(zip(np.zeros((6000, 1)), labels.tolist()))
+    mask = np.arange(6000) % 7 == 0
+    saved = {}
+
+    def save_at_2500(position, record):
+        if position + 1 == 2500:
+            saved.update(record.state_dict())
+
+    whole = prequential(Scripted(predictions), stream, label_mask=mask, progress=False,
+                        history="bounded", callback=save_at_2500)
+    assert PrequentialRecord.state_samples(saved) == 2500
+    resumed = prequential(Scripted(predictions[2500:]), stream, label_mask=mask,
+                          progress=False, history="bounded", start=2500, initial=saved)
+    assert without(resumed.metrics, TIMING) == without(whole.metrics, TIMING)
+    for mine, theirs in zip(resumed.kept, whole.kept):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("kept, resumed", [("full", "bounded"), ("bounded", "full")])
+def test_a_state_of_the_other_history_is_refused_naming_both(kept, resumed):
+    record = PrequentialRecord(history=kept)
+    record.update(1, 1, True, 0.001)
+    learner = Scripted([0, 0])
+    with pytest.raises(ValueError, match=f"kept with history='{kept}', this record keeps "
+                                         f"history='{resumed}': continue it with "
+                                         f"history='{kept}'"):
+        prequential(learner, [(np.zeros(1), 0)] * 2, progress=False, start=1,
+                    initial=record.state_dict(), history=resumed)
+    assert learner.learned == []
+    older = {key: value for key, value in PrequentialRecord().state_dict().items()
+             if key != "history"}  # a state from before the option: a full one
+    PrequentialRecord().load_state_dict(older)
+    with pytest.raises(ValueError, match="kept with history='full'"):
+        PrequentialRecord(history="bounded").load_state_dict(older)
+
+
+def test_a_bad_bounded_state_is_refused_and_the_record_stays_empty():
+    record = PrequentialRecord(history="bounded")
+    for sample in ((0, 0, True, 0.001), (1, 0, False, 0.002)):
+        record.update(*sample)
+    state = record.state_dict()
+    fresh = PrequentialRecord(history="bounded")
+    with pytest.raises(ValueError, match="covers 3 samples with 1 labels, its metrics 2"):
+        fresh.load_state_dict({**state, "n_samples": 3})
+    with pytest.raises(ValueError, match=r"lacks the entries \['classes'\]"):
+        fresh.load_state_dict({key: value for key, value in state.items() if key != "classes"})
+    assert fresh.metrics.n_samples == 0 and fresh.classes.samples == 0
+    fresh.load_state_dict(state)
+    assert fresh.result().metrics["kappa"] == record.result().metrics["kappa"]
+
+
+@pytest.mark.parametrize("seconds", [-0.001, math.nan, math.inf])
+def test_a_bounded_record_refuses_a_latency_it_cannot_count_and_stays_as_it_was(seconds):
+    record = PrequentialRecord(history="bounded")
+    record.update(1, 1, True, 0.001)
+    before = repr(record.state_dict()["metrics"]) + repr(record.state_dict()["classes"])
+    with pytest.raises(ValueError, match="seconds must be a finite number >= 0"):
+        record.update(0, 1, True, seconds)
+    after = repr(record.state_dict()["metrics"]) + repr(record.state_dict()["classes"])
+    assert after == before and record.n_labels == 1
+
+
+@pytest.mark.parametrize("history, error, match", [
+    ("partial", ValueError, r"history must be one of \('full', 'bounded'\), got 'partial'"),
+    ("Bounded", ValueError, "got 'Bounded'"),
+    (None, TypeError, "history must be one of .* got None"),
+    (1, TypeError, r"got 1 \(int\)"),
+])
+def test_a_bad_history_is_refused_before_the_first_sample(history, error, match):
+    learner = Scripted([0])
+    with pytest.raises(error, match=match):
+        prequential(learner, [(np.zeros(1), 0)], progress=False, history=history)
+    assert learner.learned == []
+    with pytest.raises(error, match=match):
+        PrequentialRecord(history=history)
+
+
+def test_per_sample_outputs_refuse_a_bounded_result_and_its_plot_uses_the_kept_curve(tmp_path):
+    pytest.importorskip("matplotlib")
+    labels, predictions = random_run(3, 300)
+    _, bounded = run_both(labels, predictions)
+    for call, name in ((lambda: bounded.save_csv(tmp_path / "run.csv"), "save_csv"),
+                       (lambda: bounded.to_dict(arrays=True), r"to_dict\(arrays=True\)")):
+        with pytest.raises(ValueError, match=f"{name} needs the per-sample arrays, which "
+                                             f"history='bounded' does not keep"):
+            call()
+    assert not (tmp_path / "run.csv").exists()
+    assert bounded.to_dict()["metrics"]["n_samples"] == 300
+    assert bounded.plot(tmp_path / "run.png").stat().st_size > 0
+    counts, running = bounded.accuracy_curve(20)
+    np.testing.assert_array_equal(counts, accuracy_curve(labels == predictions, 20)[0])
+    np.testing.assert_array_equal(running,
+                                  np.cumsum(labels == predictions)[counts - 1] / counts)
