@@ -92,14 +92,16 @@ class RunningClassCounts:
 
     def update(self, label: int, prediction: int) -> None:
         """Count one sample of true class ``label`` predicted as ``prediction`` (ints)."""
+        pairs, support, majority = self._pairs, self._support, self._majority
         pair = (label, prediction)
-        self._pairs[pair] = self._pairs.get(pair, 0) + 1
-        count = self._support.get(label, 0) + 1
-        self._support[label] = count
-        leader = self._support.get(self._majority, 0)
-        if count > leader or (count == leader and label < self._majority):
-            self._majority = label
-        self._majority_hits += self._majority == label
+        pairs[pair] = pairs.get(pair, 0) + 1
+        count = support.get(label, 0) + 1
+        support[label] = count
+        if label != majority:
+            leader = support.get(majority, 0)
+            if count > leader or (count == leader and label < majority):
+                self._majority = majority = label
+        self._majority_hits += majority == label
         self._no_change_hits += self._previous == label
         self._previous = label
 
@@ -316,8 +318,10 @@ class LatencyHistogram:
                if seconds >= LATENCY_FLOOR else _UNDERFLOW)
         self._bins[key] = self._bins.get(key, 0) + 1
         self._count += 1
-        self._minimum = min(self._minimum, seconds)
-        self._maximum = max(self._maximum, seconds)
+        if seconds < self._minimum:
+            self._minimum = seconds
+        if seconds > self._maximum:
+            self._maximum = seconds
 
     @property
     def count(self) -> int:
