@@ -292,3 +292,32 @@ def test_a_rerun_that_would_replace_its_checkpoint_is_warned_of(tmp_path, capsys
         f"and its first checkpoint replaces it (--resume {checkpoint} goes on from it)\n")
     assert main([*argv, "--resume", str(checkpoint)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_bounded_run_resumes_exactly_and_a_run_of_the_other_history_is_refused(
+        tmp_path, capsys, monkeypatch):
+    argv = [*run_argv(60), "--history", "bounded"]
+    whole = tmp_path / "whole.json"
+    assert main([*argv, "--output", str(whole)]) == 0
+    checkpoint = tmp_path / "bounded.ckpt"
+    saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "20"]
+    evaluate = run_module.prequential
+
+    def interrupted_at_30(*args, callback, **kwargs):
+        def step(position, record):
+            callback(position, record)
+            if position + 1 == 30:
+                raise KeyboardInterrupt
+        return evaluate(*args, callback=step, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted_at_30)
+    assert main(saving) == 130
+    monkeypatch.undo()
+    resumed = tmp_path / "resumed.json"
+    assert main([*saving, "--resume", str(checkpoint), "--output", str(resumed)]) == 0
+    got, expected = (json.loads(path.read_text()) for path in (resumed, whole))
+    assert got["resumed_from"] == 20
+    same = (*EXACT, "kappa", "kappa_m", "kappa_t", "confusion_matrix", "tail_samples")
+    assert {key: got[key] for key in same} == {key: expected[key] for key in same}
+    capsys.readouterr()
+    assert main([*run_argv(60), "--resume", str(checkpoint)]) == 2
+    assert "history='bounded' in the checkpoint, 'full' here" in capsys.readouterr().err

@@ -773,3 +773,34 @@ def test_run_takes_seeds_as_tune_spells_it():
     # was "unrecognized arguments"
     args = build_parser().parse_args(["run", "--seeds", "0,2000", "--seed", "4000"])
     assert parse_seeds(args.seed) == [0, 2000, 4000]
+
+
+def test_a_bounded_history_reports_the_full_historys_numbers_and_plots(tmp_path, capsys):
+    """Up to 4096 samples everything but the timings is the full history's; the
+    record says which history ran and how many samples each tail covers."""
+    argv = ["run", "--limit", "300", "--quiet", "--model", "ressl"]
+    full, bounded = tmp_path / "full.json", tmp_path / "bounded.json"
+    assert main([*argv, "--output", str(full)]) == 0
+    plot = tmp_path / "bounded.png"
+    assert main([*argv, "--history", "bounded", "--output", str(bounded),
+                 "--plot", str(plot)]) == 0
+    full, bounded = _read(full), _read(bounded)
+    assert (full["history"], bounded["history"]) == ("full", "bounded")
+    assert bounded.pop("tail_samples") == {"accuracy_last_20": 60, "accuracy_last_10": 30,
+                                           "accuracy_last_5": 15}
+    unrepeatable = UNREPEATABLE | {"history"}
+    assert ({key: value for key, value in bounded.items() if key not in unrepeatable}
+            == {key: value for key, value in full.items() if key not in unrepeatable})
+    assert plot.stat().st_size > 0
+
+
+def test_a_bounded_history_refuses_the_per_sample_csv_before_the_run(tmp_path, capsys,
+                                                                    monkeypatch):
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    assert main(["run", "--limit", "40", "--quiet", "--model", "ressl", "--history", "bounded",
+                 "--csv", str(tmp_path / "run.csv")]) == 2
+    assert capsys.readouterr().err == (
+        "error: --csv writes one row per sample, which --history bounded does not keep: drop "
+        "--csv or run with --history full\n")
+    assert main(["run", "--limit", "40", "--quiet", "--history", "partial"]) == 2
+    assert "argument --history: invalid choice: 'partial'" in capsys.readouterr().err

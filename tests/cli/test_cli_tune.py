@@ -453,3 +453,11 @@ def test_tune_names_a_file_in_out_dir_that_is_not_a_runs_json(tmp_path, capsys, 
     error = capsys.readouterr().err
     assert error.startswith(f"error: {run} is not a grid run's JSON ({problem}") and \
         error.endswith("delete it to run its point again\n") and len(error.splitlines()) == 1
+
+
+def test_tune_passes_the_history_to_every_run(tmp_path, capsys):
+    grid = ["--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid, "--history", "bounded"]) == 0
+    (run,) = tmp_path.glob("sledge-light_*.json")
+    record = json.loads(run.read_text())
+    assert record["history"] == "bounded" and "tail_samples" in record

@@ -21,10 +21,11 @@ from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError,
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
-                                            SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES, run_command)
+                                            HISTORY_HELP, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
+                                            run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, LABEL_MASKS, SCALINGS
+from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS, SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS)
 from torch_geometric_stream.graph import NORMALIZATIONS, STRUCTURE_LOSS_FORMS
@@ -339,7 +340,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                         help="results and full configuration (several seeds: "
                              "FILE_seed<S>.json each)")
     output.add_argument("--csv", type=Path, metavar="FILE.csv",
-                        help="one row per sample (several seeds: FILE_seed<S>.csv each)")
+                        help="one row per sample (several seeds: FILE_seed<S>.csv each; "
+                             "needs --history full)")
+    output.add_argument("--history", choices=HISTORIES, default="full", help=HISTORY_HELP)
     output.add_argument("--plot", type=Path, metavar="FILE.png",
                         help="running accuracy over the stream, one curve per seed, in the "
                              "format the suffix names (png, pdf, svg, ...; needs matplotlib)")

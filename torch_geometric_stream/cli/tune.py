@@ -58,6 +58,7 @@ from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRI
                                             check_run, load_stream)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
+from torch_geometric_stream.evaluation import HISTORIES
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
@@ -146,7 +147,7 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--preset", args.preset, "--output", str(path)]
+            "--preset", args.preset, "--history", args.history, "--output", str(path)]
     argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
@@ -478,6 +479,11 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                       help="runs at once, each in its own process (default: %(default)s, "
                            "one after the other in this process); results do not depend on it")
+    tune.add_argument("--history", choices=HISTORIES, default="full",
+                      help="what each run keeps of its samples (see run --help): bounded "
+                           "keeps memory from growing with the stream; the accuracy ranked "
+                           "is the same for both, a JSON of either is reused "
+                           "(default: %(default)s)")
     tune.add_argument("--out-dir", type=Path, default=Path("tune_results"), metavar="DIR",
                       help="one JSON per grid point and seed (default: %(default)s)")
     tune.add_argument("--best", type=Path, metavar="FILE.json",
