@@ -381,7 +381,10 @@ def test_invalid_constructor_arguments():
     ({"tau": float("nan")}, ValueError, "tau must be > 0, got nan"),
     ({"tau": "0.5"}, TypeError, "tau must be a number, got str"),
     ({"tau": True}, TypeError, "tau must be a number, got bool"),
-    ({"light": "no"}, ValueError, r"light must be one of \(True, False\), got 'no'"),
+    ({"light": "no"}, TypeError, "light must be a bool, got str"),
+    ({"light": 1}, TypeError, "light must be a bool, got int"),
+    ({"supervise_graph": 0}, TypeError, "supervise_graph must be a bool, got int"),
+    ({"supervise_graph": "yes"}, TypeError, "supervise_graph must be a bool, got str"),
     ({"seed": 1.5}, TypeError, "seed must be an integer, got float"),
     ({"seed": "abc"}, TypeError, "seed must be an integer, got str"),
     ({"seed": -1}, ValueError, "seed must be >= 0"),
@@ -469,7 +472,7 @@ def test_an_unsupervised_graph_learns_from_the_regularizer_alone(light):
     assert embedding_change(lam=0.0, supervise_graph=False) == 0.0  # no gradient reaches f_E
     assert embedding_change(lam=0.0) > 0.0  # the paper: the loss trains f_E via edge weights
     assert embedding_change(lam=0.1, supervise_graph=False) > 0.0  # the regularizer does
-    with pytest.raises(ValueError, match="supervise_graph"):
+    with pytest.raises(TypeError, match="supervise_graph must be a bool"):
         small(supervise_graph="no")
 
 
