@@ -21,8 +21,8 @@ from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, fit_optimizer_state,
                                       load_optimizer_state, make_adam)
-from torch_geometric_stream.nn.generators import (generator_on, generator_state,
-                                                  load_generator_state, seeded_generator)
+from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
+                                                  seeded_generator)
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_seed)
@@ -461,8 +461,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 "steps_since_search": self._steps_since_search,
                 "full_search_steps": self._full_search_steps,
                 "memory_graph": self._kept_memory_graph(),
-                "dropout_generator": None if self.backbone.generator is None
-                else generator_state(self.backbone.generator)}
+                "dropout_generator": self.backbone.generator_state()}
 
     def set_extra_state(self, state: dict) -> None:
         # states saved before the learner had its dropout generator keep its own
