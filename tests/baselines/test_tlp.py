@@ -175,15 +175,64 @@ def test_stream_past_the_window_with_small_sigma_predicts():
         model.learn(x[t], int(y[t]) if t % 5 == 0 else -1)
 
 
-def test_absorbed_pull_matches_a_direct_solve():
-    from torch_geometric_stream.baselines.tlp import _absorbed_pull
+def test_star_mesh_solve_matches_a_direct_solve():
+    from torch_geometric_stream.baselines.tlp import _star_mesh_solve
     rng = np.random.default_rng(5)
     w = np.triu(rng.random((6, 6)) * (rng.random((6, 6)) < 0.7), 1)
     w += w.T
     pull = rng.random((6, 3)) * (rng.random((6, 1)) < 0.5)
     pull[0] = [0.2, 0.0, 0.1]
     lap = np.diag(w.sum(1) + pull.sum(1)) - w
-    expected = np.linalg.solve(lap, pull)[-1]
-    got = _absorbed_pull(w, pull)
-    np.testing.assert_allclose(got / got.sum(), expected, rtol=1e-12)
-    np.testing.assert_allclose(expected.sum(), 1.0, rtol=1e-12)  # harmonic values
+    expected = np.linalg.solve(lap, pull)
+    np.testing.assert_allclose(_star_mesh_solve(w, pull), expected, rtol=1e-12)
+    last = _star_mesh_solve(w, pull, last_only=True)
+    np.testing.assert_allclose(last / last.sum(), expected[-1], rtol=1e-12)
+    np.testing.assert_allclose(expected.sum(1), 1.0, rtol=1e-12)  # harmonic values
+
+
+def test_harmonic_solution_equals_a_direct_solve_where_that_is_accurate():
+    """Weights of one magnitude (sigma 1.2, points of unit spread): the star-mesh
+    solve equals numpy's LU solve to rounding."""
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(20, 3)).astype(np.float32)
+    labels = np.where(rng.random(20) < 0.3, rng.integers(3, size=20), -1)
+    weights = reference_weights(x, 20, 1.2)
+    unl, lab = np.flatnonzero(labels < 0), np.flatnonzero(labels >= 0)
+    lap = np.diag(weights[unl].sum(1)) - weights[np.ix_(unl, unl)]
+    direct = np.linalg.solve(lap, weights[np.ix_(unl, lab)] @ np.eye(3)[labels[lab]])
+    got = harmonic_solution(weights, labels, 3)
+    np.testing.assert_allclose(got[unl], direct, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(got[lab], np.eye(3)[labels[lab]])
+
+
+def test_harmonic_solution_is_exact_where_the_boundary_weights_are_tiny():
+    """The points of the streaming test above: np.linalg.solve gave about
+    [-4e-14, -9e-13] for every unknown (the diagonal absorbs the 1e-31 boundary
+    weights); the values are [0.0405, 0.9595]."""
+    x = np.array([[0.0], [24.0], [12.478580474853516], [12.702773094177246],
+                  [11.567464828491211]], dtype=np.float32)
+    labels = np.array([0, 1, -1, -1, -1])
+    weights = reference_weights(x, 10, 1.0)
+    got = harmonic_solution(weights, labels, 2)
+    for node in (2, 3, 4):
+        np.testing.assert_allclose(got[node], exact_harmonic(weights, labels, 2, node),
+                                   rtol=1e-12, atol=0)
+
+
+def test_harmonic_solution_matches_high_precision_on_the_small_sigma_stream():
+    """The conformance stream with sigma 1 (see above): np.linalg.solve raised
+    LinAlgError at t = 2 and 4 and was off by up to 0.02 at t = 6 (a Cholesky
+    solve there succeeds and is as wrong); every unknown now equals the
+    high-precision solution."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 5)) * 4
+    y = rng.integers(0, 3, 12)
+    x = (centres[y] + rng.normal(size=(12, 5))).astype(np.float32)
+    labels = np.where(np.arange(12) % 5 == 0, y, -1)
+    weights = reference_weights(x, 40, 1.0)
+    for t in range(1, 12):
+        sub_labels = np.append(labels[:t], -1)
+        got = harmonic_solution(weights[:t + 1, :t + 1], sub_labels, 3)
+        for node in np.flatnonzero(sub_labels < 0):
+            ref = exact_harmonic(weights[:t + 1, :t + 1], sub_labels, 3, int(node))
+            np.testing.assert_allclose(got[node], ref, rtol=0, atol=1e-12)

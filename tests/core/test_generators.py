@@ -34,3 +34,15 @@ def test_a_generator_on_its_device_is_kept():
 def test_a_malformed_state_is_named(state):
     with pytest.raises(ValueError, match="a generator state must be a dict"):
         load_generator_state(seeded_generator(0, CPU), state)
+
+
+def test_an_unmoved_generator_gives_back_the_previous_state_tensor():
+    # one tensor for two states of an unmoved generator: they pickle alike
+    generator = seeded_generator(3, CPU)
+    first = generator_state(generator)
+    again = generator_state(generator, first["state"])
+    assert again["state"] is first["state"] and again is not first
+    torch.rand(1, generator=generator)
+    moved = generator_state(generator, first["state"])
+    assert not torch.equal(moved["state"], first["state"])
+    assert torch.equal(moved["state"], generator.get_state())

@@ -76,6 +76,16 @@ def test_wrapper_mask_and_skip_for_supervised_models():
         SemiSupervisedWrapper(small_model())
 
 
+@pytest.mark.parametrize("flag", [1, 0, "no"])
+def test_boolean_flags_refuse_other_truth_values(flag):
+    # 1 or "no" would otherwise switch the flag on, 0 off, without a word
+    message = f"must be a bool, got {type(flag).__name__}"
+    with pytest.raises(TypeError, match="pass_unlabeled " + message):
+        SemiSupervisedWrapper(small_model(), label_probability=0.5, pass_unlabeled=flag)
+    with pytest.raises(TypeError, match="light " + message):
+        RiverClassifier.sledge(2, light=flag)
+
+
 def test_learn_and_predict_one_with_unlabeled():
     model = small_model(num_classes=3)
     assert model.predict_one({"a": 1.0, "b": 0.0}) is None  # no class seen yet

@@ -47,7 +47,11 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
     Returns:
         :math:`(|query|, c)` values; boundary nodes get their one-hot label and
         unlabelled nodes that no boundary node can reach get the uniform
-        distribution (their harmonic problem has no unique solution).
+        distribution (their harmonic problem has no unique solution). The
+        system is solved by :func:`_star_mesh_solve`, which never subtracts:
+        exact to rounding also where the weights to the boundary are far below
+        the others (a small ``sigma``), where an LU or Cholesky solve returns
+        noise (``O(n^3)`` in ``n`` NumPy steps: a reference, not a fast path).
     """
     n = weights.shape[0]
     w = np.array(weights, dtype=np.float64)
@@ -63,8 +67,7 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
         idx = np.flatnonzero(reach)
         if idx.size:
             sub = unl[idx]
-            lap = np.diag(w[sub].sum(1)) - w[np.ix_(sub, sub)]
-            values[sub] = np.linalg.solve(lap, boundary[idx])
+            values[sub] = _star_mesh_solve(w[np.ix_(sub, sub)], boundary[idx])
     return values if query is None else values[query]
 
 
@@ -77,7 +80,7 @@ def _harmonic_last(lap: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     are far below the others (Gaussian weights of far points: 1e-43 next to
     1e-4), float64 drops them from the diagonal, a pivot
     ``R_kk^2 = lap_kk - ...`` cancels to zero or below and Cholesky fails,
-    although the solution is well defined.  Then :func:`_absorbed_pull`
+    although the solution is well defined.  Then :func:`_star_mesh_solve`
     solves the system without subtractions (an LU solve would raise or
     return noise).
 
@@ -93,45 +96,61 @@ def _harmonic_last(lap: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if int(info) != 0:
         adjacency = -lap
         np.fill_diagonal(adjacency, 0.0)
-        return _absorbed_pull(adjacency, rhs)
+        return _star_mesh_solve(adjacency, rhs, last_only=True)
     forward = torch.linalg.solve_triangular(factor, torch.from_numpy(np.ascontiguousarray(rhs)),
                                             upper=False)
     return (forward[-1] / factor[-1, -1]).numpy()
 
 
-def _absorbed_pull(adjacency: np.ndarray, pull: np.ndarray) -> np.ndarray:
-    r"""Boundary pull on the last node once the others are eliminated (star-mesh).
+def _star_mesh_solve(adjacency: np.ndarray, pull: np.ndarray, *,
+                     last_only: bool = False) -> np.ndarray:
+    r"""Harmonic values ``(D - W)^{-1} pull`` by star-mesh elimination, without subtractions.
 
     Gaussian elimination of ``(D - W) f = pull`` with ``D_vv = sum(pull_v) +
     sum_w W_vw``, written on the weights (the GTH form): eliminating ``v``
     adds ``W_uv W_vw / d_v`` to ``W_uw`` and ``W_uv pull_v / d_v`` to
     ``pull_u``, where ``d_v`` is recomputed as a sum of the remaining
-    non-negative terms.  Nothing is subtracted, so every value keeps full
-    relative accuracy however far apart the weights are.  The last node is
-    left with no edges: its degree is ``sum(pull)`` and its harmonic value is
-    ``pull / sum(pull)``.  ``O(n^3)`` in ``n`` NumPy steps.
+    non-negative terms.  The last node is left with no edges: its degree is
+    ``sum(pull)`` and its harmonic value is ``pull / sum(pull)``; back
+    substitution ``f_v = (pull_v + sum_{w > v} W_vw f_w) / d_v`` gives the
+    others.  Nothing is subtracted, so every value keeps full relative
+    accuracy however far apart the weights are.  ``O(n^3)`` in ``n`` NumPy
+    steps.  A node whose degree is zero when it is eliminated (all its links
+    to the boundary underflowed, or were flushed as subnormals) gets the
+    uniform distribution, as a node that no boundary node reaches does.
 
     Args:
         adjacency: :math:`(n, n)` symmetric non-negative weights, zero diagonal.
         pull: :math:`(n, c)` non-negative boundary pull.
+        last_only: return only the last node's pull once the others are
+            eliminated (its harmonic values times its degree), without back
+            substitution.
 
     Returns:
-        :math:`(c,)` pull of the last node.
+        :math:`(n, c)` harmonic values, or with ``last_only`` :math:`(c,)`.
     """
     weights = adjacency.copy()
     pull = pull.copy()
-    n = weights.shape[0]
+    n, c = pull.shape
+    degrees = np.zeros(n)
     for v in range(n - 1):
         edges = weights[v, v + 1:]
-        degree = pull[v].sum() + edges.sum()
-        if degree == 0:       # only where flushed subnormals cut v off
+        degrees[v] = degree = pull[v].sum() + edges.sum()
+        if degree == 0:       # only where underflow or flushed subnormals cut v off
             continue
         share = edges / degree
         rest = weights[v + 1:, v + 1:]
         rest += np.multiply.outer(share, edges)
         np.fill_diagonal(rest, 0.0)          # self-loops add to D and W alike
         pull[v + 1:] += np.multiply.outer(share, pull[v])
-    return pull[-1]
+    if last_only:
+        return pull[-1]
+    degrees[-1] = pull[-1].sum()
+    values = np.empty((n, c))
+    for v in range(n - 1, -1, -1):    # row v of weights is as v's elimination left it
+        values[v] = ((pull[v] + weights[v, v + 1:] @ values[v + 1:]) / degrees[v]
+                     if degrees[v] > 0 else 1.0 / c)
+    return values
 
 
 def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:

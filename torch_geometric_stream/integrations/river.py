@@ -40,7 +40,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
-from torch_geometric_stream.validation import check_unit_interval
+from torch_geometric_stream.validation import check_bool, check_unit_interval
 
 try:
     from river import base as _river_base
@@ -214,7 +214,8 @@ class RiverClassifier(_MiniBatchBase):
         every label of the class is merged with a weight that grows with its
         cosine to the slot; rows scaled to :math:`[-1, 1]` have low cosines, so
         the slot stays near the class's first labels."""
-        factory = functools.partial(build_model, "sledge-light" if light else "sledge",
+        factory = functools.partial(build_model,
+                                    "sledge-light" if check_bool(light, "light") else "sledge",
                                     num_classes=num_classes, input_scaling=input_scaling,
                                     light_memory=light_memory, **config)
         return cls(factory, feature_names=feature_names, classes=classes, transform=transform)
@@ -406,11 +407,13 @@ class SemiSupervisedWrapper(_ClassifierBase):
                                                            "label_probability"))
         self.mask = None if mask is None else np.asarray(mask, dtype=bool)
         self.seed = seed
-        self.pass_unlabeled = pass_unlabeled
+        self.pass_unlabeled = (None if pass_unlabeled is None
+                               else check_bool(pass_unlabeled, "pass_unlabeled"))
         if self.mask is not None and self.mask.ndim != 1:
             raise ValueError(f"mask must be 1-D, got shape {self.mask.shape}")
         self._rng = np.random.default_rng(seed)
-        self._pass = pass_unlabeled if pass_unlabeled is not None else _accepts_unlabeled(model)
+        self._pass = (self.pass_unlabeled if self.pass_unlabeled is not None
+                      else _accepts_unlabeled(model))
         self.n_seen = 0
         self.n_labeled = 0
 

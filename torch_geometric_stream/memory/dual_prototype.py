@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
-from torch_geometric_stream.validation import (check_choice, check_has_values,
+from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_positive_int)
 
 Coefficient = Union[str, float]
@@ -92,13 +92,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         super().__init__()
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
-        check_choice(light, (True, False), "light")
+        light = check_bool(light, "light")
         labeled_size = num_classes if light else check_positive_int(labeled_size, "labeled_size")
         if labeled_size < num_classes:
             raise ValueError(f"labeled_size ({labeled_size}) must be >= num_classes "
                              f"({num_classes}): every class needs at least one slot")
         self.unlabeled_size = check_positive_int(unlabeled_size, "unlabeled_size", minimum=0)
-        self.light = bool(light)
+        self.light = light
         self.slots_per_class = labeled_size // num_classes
         self.labeled_size = self.slots_per_class * num_classes
         self.alpha = _check_coefficient(alpha, "alpha")

@@ -21,9 +21,9 @@ from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, fit_optimizer_state,
                                       load_optimizer_state, make_adam)
-from torch_geometric_stream.nn.generators import (generator_on, generator_state,
-                                                  load_generator_state, seeded_generator)
-from torch_geometric_stream.validation import (check_choice, check_device,
+from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
+                                                  seeded_generator)
+from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_seed)
 
@@ -311,12 +311,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             merge_similarity = UNLEARNED_GRAPH_ENTRIES["merge_similarity"]
             lam = UNLEARNED_GRAPH_ENTRIES["lam"]
         tau = None if tau is None else check_positive(tau, "tau")
-        check_choice(light, (True, False), "light")
         self.regularizer, self.lam, self.tau = regularizer, lam, tau
-        self.light, self.propagation = bool(light), propagation
+        self.light, self.propagation = check_bool(light, "light"), propagation
         self.merge_similarity, self.graph_kind = merge_similarity, graph
-        check_choice(supervise_graph, (True, False), "supervise_graph")
-        self.supervise_graph = bool(supervise_graph)
+        self.supervise_graph = check_bool(supervise_graph, "supervise_graph")
         self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
         self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
         self.seed = None if seed is None else check_seed(seed)
@@ -353,7 +351,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             self.register_buffer("label_counts", torch.zeros(num_classes, dtype=torch.long))
         self.memory = DualPrototypeMemory(
             in_channels, num_classes, labeled_size, unlabeled_size,
-            light=light and light_memory == "per-class", alpha=alpha,
+            light=self.light and light_memory == "per-class", alpha=alpha,
             beta=beta, count_offset=count_offset,
             source_channels=None if self.input_scaler is None else in_channels)
         if device is not None:
@@ -463,8 +461,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 "steps_since_search": self._steps_since_search,
                 "full_search_steps": self._full_search_steps,
                 "memory_graph": self._kept_memory_graph(),
-                "dropout_generator": None if self.backbone.generator is None
-                else generator_state(self.backbone.generator)}
+                "dropout_generator": self.backbone.generator_state()}
 
     def set_extra_state(self, state: dict) -> None:
         # states saved before the learner had its dropout generator keep its own

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 import torch.nn.functional as F
@@ -10,6 +10,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCNConv, MessagePassing
 
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
+from torch_geometric_stream.nn.generators import generator_state, load_generator_state
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
                                                check_has_values, check_node_features,
@@ -58,7 +59,33 @@ class _LayerStack(nn.Module):
         # where the dropout masks come from (on the module's device); None: torch's
         # global generator. A learner sets its own (SLeDGe).
         self.generator: Optional[torch.Generator] = None
+        self._generator_bytes: Optional[Tensor] = None  # see generator_state()
         self.norms = nn.ModuleList(nn.LayerNorm(hidden_channels) for _ in range(num_layers - 1))
+
+    def generator_state(self) -> Optional[dict[str, Any]]:
+        """:attr:`generator`'s state (:func:`~torch_geometric_stream.nn.generators.generator_state`;
+        ``None`` without a generator): the same tensor while the generator has
+        not drawn, so two states (and two pickles) of an unchanged module are alike.
+        Reading it draws nothing."""
+        if self.generator is None:
+            return None
+        state = generator_state(self.generator, self._generator_bytes)
+        self._generator_bytes = state["state"]
+        return state
+
+    def __getstate__(self) -> dict:
+        """For pickling and ``copy.deepcopy``: :attr:`generator` as its
+        :meth:`generator_state` (torch pickles a generator with a new tensor of
+        its state each time, which pickles with its address)."""
+        generator = self.generator_state()  # first: it updates _generator_bytes
+        return {**super().__getstate__(), "generator": generator, "_generator_bytes": None}
+
+    def __setstate__(self, state: dict) -> None:
+        saved = state["generator"]
+        super().__setstate__({**state, "generator": None})
+        if saved is not None:
+            device = next(self.parameters()).device
+            self.generator = load_generator_state(torch.Generator(device=device), saved)
 
     def _between_layers(self, h: Tensor, i: int) -> Tensor:
         h = F.relu(self.norms[i](h))
