@@ -547,6 +547,21 @@ def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there
     assert record["confusion_matrix"] == whole["confusion_matrix"]  # the same run
 
 
+def test_an_integer_label_column_that_names_another_column_is_one_error_line(tmp_path, capsys):
+    stream = _two_class_csv(tmp_path / "mine.csv")
+    stream.write_text(stream.read_text().replace("kind,f1,f2,f3", "kind,f1,0,f3", 1))
+    argv = ["run", "--dataset", str(stream), *FAST, "--label-ratio", "0.1"]
+    assert main([*argv, "--label-column", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: mine.csv: label column 0 is ambiguous: the position of column 'kind' and the "
+        "name of another in the header; give 'kind' or -4 for column 'kind' (position 0), "
+        "2 or -2 for column '0' (position 2)")
+    out = tmp_path / "run.json"
+    assert main([*argv, "--label-column", "-4", "--output", str(out)]) == 0
+    record = _read(out)  # the column as given, and the classes it holds
+    assert (record["label_column"], record["class_names"]) == ("-4", ["high", "low"])
+
+
 @pytest.mark.parametrize("dataset", ["synthetic", "Shopper", "mine.npz"])
 def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, dataset):
     assert main(["run", "--dataset", dataset, "--label-column", "kind", "--limit", "20"]) == 2

@@ -303,3 +303,57 @@ def test_the_digest_of_a_limit_is_that_of_the_text_its_rows_are_read_from(tmp_pa
     assert stream_file_digest(path, limit=2) != stream_file_digest(path, limit=3)
     with pytest.raises(DatasetFormatError, match="^bad.csv line 3"):
         stream_file_digest(write(tmp_path, "bad.csv", "a,b,c\n1,2,0\n1,x,0\n"), limit=2)
+
+
+def test_an_integer_label_column_that_names_another_column_is_refused(tmp_path):
+    # pandas' to_csv of a label column first, then unnamed (numbered) features
+    path = write(tmp_path, "p.csv", "label,0,1\n2,0.5,1.5\n1,0.25,2.5\n")
+    with pytest.raises(DatasetFormatError, match=(
+            r"^p.csv: label column 0 is ambiguous: the position of column 'label' and the "
+            r"name of another in the header; give 'label' or -3 for column 'label' "
+            r"\(position 0\), -2 for column '0' \(position 1\)$")):
+        load_stream_file(path, label_column="0")  # before: column 'label', read by position
+    with pytest.raises(DatasetFormatError, match=r"give -2 for column '0' \(position 1\), "
+                                                 r"2 or -1 for column '1' \(position 2\)$"):
+        load_stream_file(path, label_column=" 1 ")
+    by_name = load_stream_file(path, label_column="label")  # each other spelling is taken
+    assert by_name.feature_names == ["0", "1"] and by_name.class_names == ["1", "2"]
+    assert by_name.y.tolist() == [1, 0]
+    assert load_stream_file(path, label_column="-3").y.tolist() == [1, 0]
+    named_0 = load_stream_file(path, label_column="-2")
+    assert named_0.feature_names == ["label", "1"] and named_0.class_names == ["0.25", "0.5"]
+    assert named_0.y.tolist() == [1, 0] and named_0.x.tolist() == [[2, 1.5], [1, 2.5]]
+
+
+def test_an_integer_label_column_stays_a_position_where_no_header_names_it(tmp_path):
+    # the first row is data (a word over word labels): its numbers are no names
+    words = write(tmp_path, "w.csv", "2,7,cat\n1,2,dog\n")
+    ds = load_stream_file(words, label_column="2")
+    assert ds.feature_names is None and ds.x.tolist() == [[2, 7], [1, 2]]
+    assert ds.class_names == ["cat", "dog"]
+    numbers = write(tmp_path, "n.csv", "1,0,5\n3,4,0\n")  # no header: every row is data
+    assert load_stream_file(numbers, label_column="0").y.tolist() == [0, 1]
+    same = write(tmp_path, "s.csv", "a,1,c\n5,0,6\n7,1,8\n")  # named 1, at position 1
+    assert load_stream_file(same, label_column="1").feature_names == ["a", "c"]
+
+
+def test_a_header_by_its_label_alone_makes_an_integer_that_names_another_ambiguous(tmp_path):
+    # the word 'label' over numbers makes the first row the header
+    path = write(tmp_path, "p.csv", "3,2,label\n0.5,1,0\n1.5,2,1\n")
+    with pytest.raises(DatasetFormatError, match=r"^p.csv: label column 2 is ambiguous"):
+        load_stream_file(path, label_column="2")
+    assert load_stream_file(path, label_column="-1").feature_names == ["3", "2"]
+    # where each spelling of a column is another's name, only a new name picks it
+    odd = write(tmp_path, "o.csv", "w,3,-1,0\n1,2,3,4\n5,6,7,8\n")
+    with pytest.raises(DatasetFormatError, match=r"give 'w' or -4 for column 'w' \(position "
+                                                 r"0\), column '0' \(position 3\) a new "
+                                                 r"name$"):
+        load_stream_file(odd, label_column="0")
+
+
+def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path):
+    path = write(tmp_path, "h.csv", "a,b,7\n1,2,x\n3,4,y\n")
+    ds = load_stream_file(path, label_column="7")
+    assert ds.feature_names == ["a", "b"] and ds.class_names == ["x", "y"]
+    with pytest.raises(DatasetFormatError, match=r"d.csv: 2 columns named '9' in the header"):
+        load_stream_file(write(tmp_path, "d.csv", "9,9,c\n1,2,x\n"), label_column="9")

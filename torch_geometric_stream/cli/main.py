@@ -141,7 +141,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            f"folder is found)")
     data.add_argument("--label-column", metavar="NAME",
                       help="a CSV --dataset's label column: its header name or its index "
-                           "(negative from the end) (default: the last column)")
+                           "(negative from the end; an index that is also another column's "
+                           "header name is refused, the error says how to pick each) "
+                           "(default: the last column)")
     add_root_option(data)
     data.add_argument("--limit", type=positive_int, metavar="N",
                       help=f"only the first N samples (default: all; {BUNDLED_LIMIT} for the "

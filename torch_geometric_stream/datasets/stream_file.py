@@ -110,7 +110,10 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     - **CSV** (``.csv``, or gzip-compressed ``.csv.gz``; UTF-8, comma-separated):
       one sample per row, the label in the last column unless ``label_column``
       names it (a header name, or a column index, negative from the end: ``"0"``,
-      ``"-1"``); every other column is a numeric feature. The first row is the
+      ``"-1"``; an integer no column has as its index is a header name); every
+      other column is a numeric feature. An index that is also another column's
+      header name is refused as ambiguous: the error gives each column's other
+      spellings (its name, its index from the start or from the end). The first row is the
       header if it holds the label column's name, a feature field that is not a
       number (a word, an empty name), or a word over a label column of numbers.
       Blank lines are skipped. Every row needs its true label: the evaluation
@@ -141,7 +144,8 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
             a finite float32 number (categorical columns must be encoded first), an
             empty or non-finite label, rows of different lengths, a missing label
             column or array, text that is not UTF-8, or no rows. Its message names
-            the file, the line (CSV) or entry (NPZ) and the column.
+            the file, the line (CSV) or entry (NPZ) and the column; an ambiguous
+            ``label_column``.
         ValueError: ``label_column`` with an ``.npz`` file, a name that is not a
             stream file's, or a ``limit`` below 1.
         TypeError: a ``limit`` that is not an integer.
@@ -314,11 +318,12 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
     width = len(first)
     if width < 2:
         raise _narrow_row(file_name, first_line, first[0])
-    index = _label_index(label_column, first, width, file_name)
-    named = label_column is not None and not _parses(label_column.strip(), int)
+    index, named = _label_index(label_column, first, width, file_name)
     words = [field for column, field in enumerate(first)
              if column != index and field and not _parses(field)]
     header = first if named or words else None
+    if header is not None:
+        _check_unambiguous(label_column, header, index, file_name)
     data = rows if header is not None else _chain_first(first_line, first, rows)
     # Without a header so far, the first row is the header if its label is a word
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
@@ -342,6 +347,7 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
             break
     if header_by_label and len(labels) > 1:
         header = first
+        _check_unambiguous(label_column, header, index, file_name)
         features, labels, lines = features[1:], labels[1:], lines[1:]
     features, labels, lines = features[:limit], labels[:limit], lines[:limit]
     if not labels:
@@ -459,22 +465,67 @@ def _label_values(labels: list[str], lines: array, file_name: str, column: str) 
 
 
 def _label_index(label_column: Optional[str], first_row: list[str], width: int,
-                 file_name: str) -> int:
-    """The position of the label column: the last by default, an index (negative
-    from the end) or a name of the first row (the header)."""
+                 file_name: str) -> tuple[int, bool]:
+    """The position of the label column, and whether it was picked by its name in
+    the first row (which is then the header): the last by default; an integer is a
+    position (negative from the end), or a name where it is no column's position;
+    other text, a name. An integer that is also another column's header name is
+    refused once the header is known (:func:`_check_unambiguous`)."""
     if label_column is None:
-        return width - 1
+        return width - 1, False
     label_column = label_column.strip()
     if _parses(label_column, int):
         index = int(label_column)
-        if not -width <= index < width:
+        if -width <= index < width:
+            return index % width, False
+        if label_column not in first_row:
             raise DatasetFormatError(f"{file_name}: label column {index} is outside the "
                                      f"{width} columns (0 to {width - 1}, or -{width} to -1 "
                                      f"from the end)")
-        return index % width
     count = first_row.count(label_column)
     if count != 1:
         problem = "no column" if not count else f"{count} columns named"
         raise DatasetFormatError(f"{file_name}: {problem} {label_column!r} in the header "
                                  f"{first_row}")
-    return first_row.index(label_column)
+    return first_row.index(label_column), True
+
+
+def _check_unambiguous(label_column: Optional[str], header: list[str], index: int,
+                       file_name: str) -> None:
+    """Raise if ``label_column``, read as the position ``index``, is also the name of
+    another column of ``header``: the error gives each column's other spellings."""
+    if label_column is None:
+        return
+    label_column = label_column.strip()
+    others = [column for column, name in enumerate(header)
+              if name == label_column and column != index]
+    if not others:
+        return
+    choices = ", ".join(_choice(column, header) for column in [index, *others])
+    raise DatasetFormatError(f"{file_name}: label column {label_column} is ambiguous: the "
+                             f"position of column {header[index]!r} and the name of another "
+                             f"in the header; give {choices}")
+
+
+def _choice(column: int, header: list[str]) -> str:
+    """How to pick ``column`` of ``header``: its spellings, else a new name."""
+    spellings = _spellings(column, header)
+    described = f"column {header[column]!r} (position {column})"
+    return f"{' or '.join(spellings)} for {described}" if spellings else f"{described} a new name"
+
+
+def _spellings(column: int, header: list[str]) -> list[str]:
+    """The label columns that pick ``column`` of ``header`` and no other: its name, its
+    position, its position from the end (names quoted)."""
+    width = len(header)
+    spellings = []
+    for text in dict.fromkeys([header[column], str(column), str(column - width)]):
+        try:
+            index, _ = _label_index(text, header, width, "")
+        except DatasetFormatError:  # no column, or a name of several
+            continue
+        named_elsewhere = any(name == text for other, name in enumerate(header)
+                              if other != column)
+        if text and index == column and not named_elsewhere:
+            spellings.append(text if _parses(text, int) else repr(text))
+    return spellings
