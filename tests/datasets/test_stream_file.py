@@ -357,3 +357,24 @@ def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path)
     assert ds.feature_names == ["a", "b"] and ds.class_names == ["x", "y"]
     with pytest.raises(DatasetFormatError, match=r"d.csv: 2 columns named '9' in the header"):
         load_stream_file(write(tmp_path, "d.csv", "9,9,c\n1,2,x\n"), label_column="9")
+
+
+@pytest.mark.parametrize("labels, y, class_names", [
+    (["2", "10", "a", "2"], [0, 1, 2, 0], ["2", "10", "a"]),  # before: '10' < '2' < 'a'
+    (["b", "-1", "a", "0.5"], [3, 0, 2, 1], ["-1.0", "0.5", "a", "b"]),  # floats as floats
+    (["2", "2.0", "x", "1e1"], [0, 0, 2, 1], ["2", "10", "x"]),  # before: 4 classes
+    (["10", "2", "10"], [1, 0, 1], ["2", "10"]),  # as before: numbers alone, words alone
+    (["b", "10", "a"], [2, 0, 1], ["10", "a", "b"]),  # as before: the numbers already first
+    (["dog", "cat"], [1, 0], ["cat", "dog"]),
+])
+def test_a_label_column_of_numbers_and_words_has_the_numbers_classes_first(
+        tmp_path, labels, y, class_names):
+    text = "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+    ds = load_stream_file(write(tmp_path, "m.csv", text))
+    assert ds.y.tolist() == y and ds.class_names == class_names
+
+
+def test_an_npz_array_of_strings_sorts_as_text_even_where_they_are_numbers(tmp_path):
+    np.savez(tmp_path / "s.npz", x=np.ones((3, 1)), y=np.array(["2", "10", "a"]))
+    ds = load_stream_file(tmp_path / "s.npz")
+    assert ds.class_names == ["10", "2", "a"] and ds.y.tolist() == [1, 0, 2]

@@ -5,7 +5,9 @@
 
 Rows are taken in file order, which is the stream's order. Labels may be numbers or
 strings; they become class ids ``0..c-1`` in the order of their sorted distinct values
-(numbers sorted as numbers), with the original values as ``class_names``.
+(numbers sorted as numbers; in a CSV label column of numbers and words, the numbers
+first, then the words in text order; an ``.npz`` array of strings in text order), with
+the original values as ``class_names``.
 """
 from __future__ import annotations
 
@@ -163,10 +165,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
         if label_column is not None:
             raise ValueError("label_column applies to a CSV file; an .npz file holds its "
                              "labels in the array y")
-        x, raw_labels, feature_names = _read_npz(path, limit)
+        x, y, class_names, feature_names = _read_npz(path, limit)
     else:
-        x, raw_labels, feature_names = _read_csv(path, label_column, limit)
-    y, class_names = encode_labels(raw_labels)
+        x, y, class_names, feature_names = _read_csv(path, label_column, limit)
     return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
                          class_names=class_names, feature_names=feature_names,
                          source=str(path.resolve()))
@@ -174,9 +175,10 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
 
 # -- NPZ -----------------------------------------------------------------------------
 
-def _read_npz(path: Path, limit: Optional[int] = None) -> tuple[np.ndarray, np.ndarray, None]:
-    """The ``x`` :math:`(T, d)` and ``y`` :math:`(T,)` arrays of an ``.npz`` archive
-    (their first ``limit`` rows if given), checked."""
+def _read_npz(path: Path, limit: Optional[int] = None
+              ) -> tuple[np.ndarray, np.ndarray, list[str], None]:
+    """The features ``x`` :math:`(T, d)`, class ids :math:`(T,)` and class names of
+    an ``.npz`` archive (its first ``limit`` rows if given), checked."""
     try:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
@@ -198,7 +200,7 @@ def _read_npz(path: Path, limit: Optional[int] = None) -> tuple[np.ndarray, np.n
     if not x.shape[1]:
         raise DatasetFormatError(f"{path.name}: x has no feature columns (shape {x.shape})")
     _check_features(x, path.name)
-    return x, _npz_labels(y, path.name), None
+    return x, *encode_labels(_npz_labels(y, path.name)), None
 
 
 def _npz_array(archive: np.lib.npyio.NpzFile, name: str, file_name: str) -> np.ndarray:
@@ -262,10 +264,11 @@ def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
 
 def _read_csv(path: Path, label_column: Optional[str], limit: Optional[int] = None,
               digest: Optional["hashlib._Hash"] = None
-              ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
-    """Features, raw labels and feature names (``None`` without a header) of a CSV
-    (its first ``limit`` data rows if given), read row by row: a large file is held
-    as numbers, not as strings. ``digest``, if given, is updated with the text read."""
+              ) -> tuple[np.ndarray, np.ndarray, list[str], Optional[list[str]]]:
+    """Features, class ids, class names (:func:`_label_classes`) and feature names
+    (``None`` without a header) of a CSV (its first ``limit`` data rows if given),
+    read row by row: a large file is held as numbers, not as strings. ``digest``, if
+    given, is updated with the text read."""
     csv.field_size_limit(sys.maxsize)
     try:
         with open_text(path, encoding="utf-8-sig", errors="surrogateescape",
@@ -308,7 +311,7 @@ def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
 
 def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Optional[str],
                limit: Optional[int] = None
-               ) -> tuple[np.ndarray, np.ndarray, Optional[list[str]]]:
+               ) -> tuple[np.ndarray, np.ndarray, list[str], Optional[list[str]]]:
     """:func:`_read_csv` on the rows of ``reader`` (a ``csv.reader``), read no
     further than the first ``limit`` data rows (if given) need."""
     rows = _rows(reader)
@@ -354,7 +357,7 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
     names = None if header is None else _feature_names(header, index, file_name, first_line)
     return (np.stack(features),
-            _label_values(labels, lines, file_name, _column_name(index, header)), names)
+            *_label_classes(labels, lines, file_name, _column_name(index, header)), names)
 
 
 def _feature_names(header: list[str], index: int, file_name: str, line: int) -> list[str]:
@@ -449,12 +452,32 @@ def _separator_in(text: str) -> Optional[str]:
     return next((name for mark, name in _OTHER_SEPARATORS.items() if mark in text), None)
 
 
-def _label_values(labels: list[str], lines: array, file_name: str, column: str) -> np.ndarray:
-    """CSV label fields as integers where all are whole numbers, floats where all are
-    numbers (then each finite: a NaN is a missing label), else strings: numbers sort
-    as numbers in :func:`encode_labels`."""
-    if not all(map(_parses, labels)):
-        return np.array(labels, dtype=str)
+def _label_classes(labels: list[str], lines: array, file_name: str, column: str
+                   ) -> tuple[np.ndarray, list[str]]:
+    """CSV label fields as class ids :math:`(T,)` and class names (:func:`encode_labels`):
+    a column of numbers (each finite: a NaN is a missing label) as numbers, whole ones
+    as integers; a column of words in text order; a column of both, its (finite)
+    numbers' classes first, as in a column of numbers, then its words'."""
+    if all(map(_parses, labels)):
+        return encode_labels(_numbers(labels, lines, file_name, column))
+    y, texts = encode_labels(np.array(labels, dtype=str))  # distinct labels, in text order
+    is_number = np.array([_parses(text) and np.isfinite(float(text)) for text in texts],
+                         dtype=bool)
+    if not is_number.any():
+        return y, texts
+    number_ids, number_names = encode_labels(
+        _whole_as_integers(np.array([text for text, number in zip(texts, is_number) if number],
+                                    dtype=np.float64)))
+    class_of_text = np.empty(len(texts), dtype=np.int64)
+    class_of_text[is_number] = number_ids
+    class_of_text[~is_number] = len(number_names) + np.arange(np.count_nonzero(~is_number))
+    words = [text for text, number in zip(texts, is_number) if not number]
+    return class_of_text[y], number_names + words
+
+
+def _numbers(labels: list[str], lines: array, file_name: str, column: str) -> np.ndarray:
+    """CSV label fields, each a number, as integers where all are whole numbers, else
+    floats; each finite (a NaN is a missing label)."""
     numbers = np.array(labels, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(numbers))
     if len(bad):
