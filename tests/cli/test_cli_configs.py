@@ -316,8 +316,8 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
         "knn": None}
     assert set(resolve_config("MNIST", 0.01, "hdssl", {}, None)) == {
         "memory_size", "scaling", "feature_transform", "robust_quantile", "robust_tolerance",
-        "robust_reservoir", "robust_window", "robust_clip", "feature_range", "decay", "prune_threshold",
-        "radius_k", "chunk_size"}
+        "robust_reservoir", "robust_window", "robust_clip", "feature_range", "decay",
+        "prune_threshold", "radius_k", "chunk_size"}
     with pytest.raises(UsageError, match="'ressl': radius_k"):
         resolve_config("MNIST", 0.01, "ressl", {"radius_k": 3}, None)
     with pytest.raises(UsageError, match="lr"):

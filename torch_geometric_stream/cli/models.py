@@ -112,7 +112,8 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     ``input_scaling``: a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`,
     or a :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` set by
     the entries ``robust_quantile``, ``robust_tolerance``, ``robust_reservoir``,
-    ``robust_window`` and ``robust_clip`` and seeded by ``seed``; either maps to the entry ``feature_range``.
+    ``robust_window`` and ``robust_clip`` and seeded by ``seed``; either maps to the
+    entry ``feature_range``.
 
     Raises:
         UsageError: unknown model, a baseline on another device or with a
