@@ -7,13 +7,15 @@ enters it (every row at first, a ``reservoir / t`` share later), and a learner
 re-derives its memory whenever the effective range moves. For each dataset this
 script times ``observe_`` row by row and prints the rows that entered the
 reservoir, the moves of the effective range, the total time and the time per row
-and per entering row::
+and per entering row; ``--window`` times the forgetting reservoir
+(``RunningQuantileRange(window=...)``, ``--robust-window``), whose rows keep entering
+(a ``reservoir / window`` share)::
 
     OMP_NUM_THREADS=1 python benchmarks/quantile_range.py --datasets MNIST GSAD --rows 4000
 
 The table is printed, and each dataset's row written to
-``benchmarks/results/quantile_range/<dataset>_first<rows>.json`` (replaced on a
-rerun) with the CPU, the thread count and the torch and NumPy versions.
+``benchmarks/results/quantile_range/<dataset>_first<rows>.json`` (``..._window<W>.json``
+with a window; replaced on a rerun) with the CPU, the thread count and the torch and NumPy versions.
 """
 from __future__ import annotations
 
@@ -34,28 +36,31 @@ from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.nn import RunningQuantileRange
 
 RESULTS = Path(__file__).resolve().parent / "results" / "quantile_range"
-COLUMNS = ("dataset", "features", "rows", "entered", "moves", "seconds", "ms/row",
+COLUMNS = ("dataset", "features", "rows", "window", "entered", "moves", "seconds", "ms/row",
            "ms/entering row")
 
 
-def time_observe(x: torch.Tensor, reservoir: int, seed: int = 0) -> dict:
+def time_observe(x: torch.Tensor, reservoir: int, seed: int = 0,
+                 window: Optional[int] = None) -> dict:
     """Offer the rows :math:`(T, d)` one by one to a fresh range; counts and seconds."""
-    scaler = RunningQuantileRange(x.size(1), reservoir_size=reservoir, seed=seed)
+    scaler = RunningQuantileRange(x.size(1), reservoir_size=reservoir, seed=seed, window=window)
     moves = 0
     start = time.perf_counter()
     for row in x:
         moves += scaler.observe_(row.unsqueeze(0))
     seconds = time.perf_counter() - start
-    entered = _entered(x.size(0), reservoir, seed)
-    return {"features": x.size(1), "rows": x.size(0), "entered": entered, "moves": moves,
+    entered = _entered(x.size(0), reservoir, seed, window)
+    return {"features": x.size(1), "rows": x.size(0), "window": window, "entered": entered,
+            "moves": moves,
             "seconds": round(seconds, 3), "ms/row": round(1e3 * seconds / x.size(0), 3),
             "ms/entering row": round(1e3 * seconds / entered, 3)}
 
 
-def _entered(rows: int, reservoir: int, seed: int) -> int:
+def _entered(rows: int, reservoir: int, seed: int, window: Optional[int] = None) -> int:
     """How many of ``rows`` rows enter a reservoir of ``reservoir`` slots seeded by
-    ``seed`` (the same draws as :class:`RunningQuantileRange`, without the rows)."""
-    scaler = RunningQuantileRange(1, reservoir_size=reservoir, seed=seed)
+    ``seed`` under ``window`` (the same draws as :class:`RunningQuantileRange`,
+    without the rows)."""
+    scaler = RunningQuantileRange(1, reservoir_size=reservoir, seed=seed, window=window)
     return sum(scaler._offer(np.zeros(1)) for _ in range(rows))
 
 
@@ -74,11 +79,16 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="first N rows of each stream")
     parser.add_argument("--reservoir", type=positive_int, default=1000,
                         help="rows the quantiles are computed over (default: 1000)")
+    parser.add_argument("--window", type=positive_int, default=None,
+                        help="the reservoir's forgetting window, >= --reservoir (default: "
+                             "none, a uniform sample of the whole stream)")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the JSONs (default: benchmarks/results/quantile_range)")
     args = parser.parse_args(argv)
+    if args.window is not None and args.window < args.reservoir:
+        parser.error(f"--window {args.window} is below --reservoir {args.reservoir}")
     check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
     machine = {"cpu": cpu_model(), "threads": torch.get_num_threads(),
@@ -92,11 +102,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             print(f"skip {name}: {error}")
             continue
         x = torch.as_tensor(np.asarray(data.x[:args.rows]), dtype=torch.float32)
-        result = {"dataset": name, "reservoir": args.reservoir, **time_observe(x, args.reservoir),
-                  **machine}
+        result = {"dataset": name, "reservoir": args.reservoir,
+                  **time_observe(x, args.reservoir, window=args.window), **machine}
         results.append(result)
         args.out_dir.mkdir(parents=True, exist_ok=True)
-        stem = args.out_dir / f"{name}_first{args.rows}"
+        stem = args.out_dir / (f"{name}_first{args.rows}"
+                               + ("" if args.window is None else f"_window{args.window}"))
         stem.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     if results:
         table = markdown(results)

@@ -44,7 +44,7 @@ def test_current_config_is_what_run_resolves_for_the_stream():
     assert current_config("ressl", "Shuttle", 0.01) == {
         "memory_size": 1000, "scaling": "online", "feature_transform": "none",
         "robust_quantile": 0.01, "robust_tolerance": 0.05, "robust_reservoir": 1000,
-        "robust_clip": True, "feature_range": [-1.0, 1.0], "decay": None,
+        "robust_window": None, "robust_clip": True, "feature_range": [-1.0, 1.0], "decay": None,
         "prune_threshold": None, "window": None}
     light = current_config("sledge-light", "Shuttle", 0.001)
     assert light["feature_transform"] == "none"            # the measured exception

@@ -157,7 +157,8 @@ def test_a_row_names_only_what_sets_it_apart_from_its_own_model_stream_and_ratio
     assert "lam" not in configs["memory on Shuttle at 0.01"]
     assert set(configs["tlp on Shuttle at 0.01"]) == {
         "memory_size", "scaling", "feature_transform", "feature_range", "robust_quantile",
-        "robust_tolerance", "robust_reservoir", "robust_clip", "sigma", "knn"}
+        "robust_tolerance", "robust_reservoir", "robust_window", "robust_clip", "sigma",
+        "knn"}
 
 
 @pytest.mark.parametrize("entry, value, message", [

@@ -312,11 +312,12 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
     assert resolve_config("MNIST", 0.01, "tlp", {}, None) == {
         "memory_size": 1000, "scaling": "auto", "feature_transform": "none",
         "robust_quantile": 0.01, "robust_tolerance": 0.05, "robust_reservoir": 1000,
-        "robust_clip": True, "feature_range": [-1.0, 1.0], "sigma": None, "knn": None}
+        "robust_window": None, "robust_clip": True, "feature_range": [-1.0, 1.0], "sigma": None,
+        "knn": None}
     assert set(resolve_config("MNIST", 0.01, "hdssl", {}, None)) == {
         "memory_size", "scaling", "feature_transform", "robust_quantile", "robust_tolerance",
-        "robust_reservoir", "robust_clip", "feature_range", "decay", "prune_threshold",
-        "radius_k", "chunk_size"}
+        "robust_reservoir", "robust_window", "robust_clip", "feature_range", "decay",
+        "prune_threshold", "radius_k", "chunk_size"}
     with pytest.raises(UsageError, match="'ressl': radius_k"):
         resolve_config("MNIST", 0.01, "ressl", {"radius_k": 3}, None)
     with pytest.raises(UsageError, match="lr"):

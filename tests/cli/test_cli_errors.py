@@ -48,6 +48,10 @@ BAD_INPUTS = {
     "robust quantile of one half": ["--scaling", "robust-rescale", "--robust-quantile", "0.5"],
     "negative robust tolerance": ["--scaling", "robust-rescale", "--robust-tolerance", "-1"],
     "empty robust reservoir": ["--scaling", "robust-rescale", "--robust-reservoir", "0"],
+    "robust window below the reservoir": ["--scaling", "robust-rescale", "--robust-window",
+                                          "999"],
+    "zero robust window": ["--scaling", "robust", "--model", "tlp", "--robust-window", "0"],
+    "robust window without robust scaling": ["--scaling", "online", "--robust-window", "5000"],
     "baseline robust quantile of one half": ["--model", "tlp", "--scaling", "robust",
                                              "--robust-quantile", "0.5"],
     "CUDA graph on the CPU": ["--device", "cpu", "--cuda-graph"],
@@ -237,6 +241,22 @@ def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsy
     assert ("--robust-quantile, --robust-reservoir (config entries robust_quantile, "
             "robust_reservoir) only apply to --scaling robust or robust-rescale; this run's "
             "scaling is online-rescale") in err
+
+
+def test_a_robust_window_below_the_reservoir_is_named(capsys):
+    assert main(["run", "--scaling", "robust-rescale", "--robust-reservoir", "100",
+                 "--robust-window", "99"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --scaling robust-rescale: window must be >= 100, got 99 (reservoir_size: a "
+        "row enters with probability reservoir_size / window)")
+
+
+def test_a_robust_window_of_another_type_in_a_config_file_is_named(tmp_path, capsys):
+    config = tmp_path / "window.json"
+    config.write_text('{"robust_window": 2500.0}')
+    assert main(["run", "--scaling", "robust-rescale", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: configuration: window must be an integer, got float")
 
 
 def test_a_warning_is_one_line_on_stderr(monkeypatch, capsys):

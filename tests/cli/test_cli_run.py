@@ -134,14 +134,14 @@ def test_robust_scaling_options_reach_the_scaler_and_the_record(tmp_path, monkey
     out = tmp_path / "run.json"
     argv = ["run", "--limit", "60", *FAST, "--model", "memory", "--scaling", "robust-rescale",
             "--robust-quantile", "0.2", "--robust-tolerance", "0", "--robust-reservoir", "30",
-            "--no-robust-clip", "--seed", "7", "--output", str(out)]
+            "--robust-window", "45", "--no-robust-clip", "--seed", "7", "--output", str(out)]
     assert main(argv) == 0
     scaler = built[0].input_scaler
-    assert (scaler.quantile, scaler.tolerance, scaler.reservoir_size, scaler.clip,
-            scaler.seed) == (0.2, 0.0, 30, False, 7)
+    assert (scaler.quantile, scaler.tolerance, scaler.reservoir_size, scaler.window,
+            scaler.clip, scaler.seed) == (0.2, 0.0, 30, 45, False, 7)
     config = _read(out)["config"]
-    assert (config["robust_quantile"], config["robust_tolerance"],
-            config["robust_reservoir"], config["robust_clip"]) == (0.2, 0.0, 30, False)
+    assert (config["robust_quantile"], config["robust_tolerance"], config["robust_reservoir"],
+            config["robust_window"], config["robust_clip"]) == (0.2, 0.0, 30, 45, False)
 
 
 @pytest.mark.parametrize("scaling, scaler", [("online-rescale", "RunningMinMax"),
@@ -196,11 +196,12 @@ def test_robust_scaling_of_a_baseline_is_the_stream_transform(tmp_path, monkeypa
                         lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
     out = tmp_path / "run.json"
     argv = ["run", "--limit", "60", "--quiet", "--model", "ressl", "--scaling", "robust",
-            "--robust-quantile", "0.1", "--no-robust-clip", "--seed", "3", "--output", str(out)]
+            "--robust-quantile", "0.1", "--no-robust-clip", "--robust-window", "1500",
+            "--seed", "3", "--output", str(out)]
     assert main(argv) == 0
     assert repr(built[0]).startswith("Compose([OnlineQuantileRangeScaler(quantile=0.1, "
                                      "tolerance=0.05, reservoir_size=1000, seed=3")
-    assert "clip=False" in repr(built[0])
+    assert "clip=False, window=1500" in repr(built[0])
     record = _read(out)
     assert record["config"]["scaling"] == "robust" and record["n_samples"] == 60
     assert record["config"]["robust_quantile"] == 0.1 and not record["config"]["robust_clip"]

@@ -149,7 +149,7 @@ def test_run_show_config_prints_the_run_and_writes_nothing(tmp_path, capsys, dat
     # the entries sledge does not read here come last, under their own heading
     unread = printed.split("not read by sledge in this configuration")[1]
     assert set(_shown(unread)) == {"light_memory", "robust_quantile", "robust_tolerance",
-                                   "robust_reservoir", "robust_clip"}
+                                   "robust_reservoir", "robust_window", "robust_clip"}
     assert printed.rstrip().endswith("--show-config: nothing was run or written")
     assert list(tmp_path.iterdir()) == []
 

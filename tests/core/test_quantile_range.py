@@ -322,3 +322,173 @@ def test_quantiles_stay_those_of_the_kept_rows_after_the_reservoir_fills():
         kept = scaler.get_extra_state()["reservoir"].numpy()
         assert kept.shape == (50, 5)
         assert np.array_equal(scaler.quantiles(), np.quantile(kept, [0.05, 0.95], axis=0))
+
+
+def test_algorithm_r_keeps_its_seed_path_without_a_window():
+    """Rows 0..9 (value = position), 2 slots, seed 0: rows 0 and 1 fill them;
+    row t (0-based) then draws j uniform in [0, t + 1), the seed-0 draws
+    2, 2, 2, 1, 2, 0, 0, 0: only rows 5 (slot 1), 7, 8 and 9 (slot 0) enter."""
+    draws = np.random.default_rng(0)
+    assert [int(draws.integers(t + 1)) for t in range(2, 10)] == [2, 2, 2, 1, 2, 0, 0, 0]
+    scaler = RunningQuantileRange(1, reservoir_size=2, seed=0)
+    entered = [scaler._offer(np.array([float(t)])) for t in range(10)]
+    assert entered == [True, True, False, False, False, True, False, True, True, True]
+    assert scaler._reservoir[0].tolist() == [9.0, 5.0]
+
+
+def test_a_window_draws_a_fixed_bound_on_the_same_seed_path():
+    """The rows above with ``window=4``: row t >= 2 draws j uniform in [0, 4)
+    and enters slot j if j < 2; the seed-0 draws 3, 2, 2, 1, 1, 0, 0, 0 keep
+    rows 2, 3, 4 out, put rows 5 then 6 in slot 1, and rows 7, 8, 9 in slot 0."""
+    draws = np.random.default_rng(0)
+    assert [int(draws.integers(4)) for _ in range(8)] == [3, 2, 2, 1, 1, 0, 0, 0]
+    scaler = RunningQuantileRange(1, reservoir_size=2, seed=0, window=4)
+    entered = [scaler._offer(np.array([float(t)])) for t in range(10)]
+    assert entered == [True, True, False, False, False, True, True, True, True, True]
+    assert scaler._reservoir[0].tolist() == [9.0, 6.0]
+
+
+def _algorithm_r(rows: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """Vitter's algorithm R written out: the reservoir :math:`(size, d)` it keeps."""
+    draws, kept = np.random.default_rng(seed), rows[:size].copy()
+    for t in range(size, len(rows)):
+        slot = draws.integers(t + 1)
+        if slot < size:
+            kept[slot] = rows[t]
+    return kept
+
+
+def test_without_a_window_the_reservoir_is_algorithm_r_bit_for_bit():
+    """``window=None`` (the default) draws as before the option: the same
+    reservoir as algorithm R written out, the same quantiles and range."""
+    torch.manual_seed(6)
+    rows = torch.randn(3000, 3, dtype=torch.float64)
+    scaler, explicit = RunningQuantileRange(3, reservoir_size=100, seed=7), RunningQuantileRange(
+        3, reservoir_size=100, seed=7, window=None)
+    for start in range(0, 3000, 250):
+        assert scaler.observe_(rows[start:start + 250]) == explicit.observe_(
+            rows[start:start + 250])
+    assert np.array_equal(scaler._reservoir.T, _algorithm_r(rows.numpy(), 100, 7))
+    assert np.array_equal(scaler._reservoir, explicit._reservoir)
+    assert torch.equal(scaler.low, explicit.low) and torch.equal(scaler.high, explicit.high)
+    assert scaler._rng.bit_generator.state == explicit._rng.bit_generator.state
+
+
+def _expected_mean_age(seen: int, size: int, window: int) -> float:
+    """The expected mean age (0: the newest row) of a full reservoir of ``size``
+    slots after ``seen`` rows under ``window``: a slot's row is ``a < n`` rows old
+    with probability (1/W)(1 - 1/W)^a (n = seen - size rows past the fill), else
+    it is still its fill row, ``seen - 1 - j`` rows old for slot j."""
+    n, keep = seen - size, 1 - 1 / window
+    ages = np.arange(n)
+    replaced = np.sum(ages * keep ** ages) / window
+    fill_age = seen - 1 - (size - 1) / 2  # the mean over the slots j = 0..size-1
+    return float(replaced + keep ** n * fill_age)
+
+
+def test_a_window_keeps_rows_about_window_rows_old():
+    """Rows valued by their position, 50 slots, window 400: the mean age of the
+    kept rows, averaged over the 140 snapshots every 100 rows from row 6050 on,
+    lies within 5 % of its exact expectation (W - 1 = 399 there; the snapshots'
+    mean has a standard deviation of about 399 / sqrt(50 * 140 * 100 / 400) =
+    10, 2.5 %); k / W = 1/8 of the 19950 rows past the fill entered (binomial sd
+    47); e^-1 of the kept rows are older than W (over seeds 11-30: mean age
+    within 2.3 % sd of its expectation, the share of old rows 0.7 % sd). Without a window, the same
+    reservoir after 20000 rows has a mean age about half the stream."""
+    size, window, seen = 50, 400, 20_000
+    rows = torch.arange(float(seen), dtype=torch.float64).unsqueeze(1)
+    scaler = RunningQuantileRange(1, reservoir_size=size, seed=11, window=window)
+    entered = sum(scaler._offer(row) for row in rows[:size].numpy())
+    ages, expected, old = [], [], []
+    for end in range(size + 100, seen + 1, 100):
+        entered += sum(scaler._offer(row) for row in rows[end - 100:end].numpy())
+        age = (end - 1) - scaler._reservoir[0]
+        ages.append(age.mean())
+        expected.append(_expected_mean_age(end, size, window))
+        old.append((age >= window).mean())
+    # from row 6050 on, a fill row survives with probability (1 - 1/400)^6000 = 3e-7
+    ages, expected = np.array(ages[-140:]), np.mean(expected[-140:])
+    assert abs(expected - (window - 1)) < 1e-3
+    assert abs(ages.mean() / expected - 1) < 0.05
+    assert abs(entered - size - (seen - size) * size / window) < 4 * 47
+    assert abs(np.mean(old[-140:]) - (1 - 1 / window) ** window) < 0.02
+    uniform = RunningQuantileRange(1, reservoir_size=size, seed=11)
+    uniform.observe_(rows)
+    assert abs(((seen - 1) - uniform._reservoir[0]).mean() / (seen / 2) - 1) < 0.2
+
+
+def test_a_window_follows_a_level_shift_that_the_uniform_sample_averages():
+    """5000 rows around 0, then 5000 around 10: with window 500 the range's low
+    end moves to the new level (a row of the first half survives 5000 later
+    rows with probability (1 - 1/500)^5000 = e^-10 per slot); without a window
+    half the reservoir still holds the first half, and the 1 % quantile stays
+    near the old level."""
+    torch.manual_seed(12)
+    rows = torch.cat([torch.randn(5000, 2), torch.randn(5000, 2) + 10])
+    forgetting = RunningQuantileRange(2, reservoir_size=100, seed=0, window=500)
+    uniform = RunningQuantileRange(2, reservoir_size=100, seed=0)
+    forgetting.observe_(rows)
+    uniform.observe_(rows)
+    assert (forgetting.low > 6).all() and (uniform.low < 2).all()
+    assert (forgetting._reservoir > 5).all()
+
+
+def test_the_window_goes_with_the_state_and_a_mismatch_is_refused():
+    """The round trip resumes the windowed reservoir exactly (the generator's
+    state comes along); a state kept under another window (or none) is
+    refused, naming both, and changes nothing; a state from before the option
+    (no ``window`` entry) had none."""
+    torch.manual_seed(13)
+    rows = torch.randn(800, 3)
+    scaler = RunningQuantileRange(3, reservoir_size=20, window=60)
+    twin = RunningQuantileRange(3, reservoir_size=20, seed=4, window=60)
+    scaler.observe_(rows[:300])
+    state = scaler.state_dict()
+    assert state["_extra_state"]["window"] == 60
+    twin.load_state_dict(state)
+    assert twin._rng.bit_generator.state == scaler._rng.bit_generator.state
+    assert observe_all(scaler, rows[300:]) == observe_all(twin, rows[300:])
+    assert np.array_equal(scaler._reservoir, twin._reservoir)
+    assert torch.equal(scaler.low, twin.low)
+    for other_window, state_window in ((None, 60), (61, 60)):
+        other = RunningQuantileRange(3, reservoir_size=20, window=other_window)
+        other.observe_(rows[:5])
+        before = scaler_state(other)
+        with pytest.raises(ValueError, match=f"state was kept with window={state_window}, "
+                                             f"this range has window={other_window}"):
+            other.set_extra_state(scaler.get_extra_state())
+        same_state(scaler_state(other), before)
+    uniform = RunningQuantileRange(3, reservoir_size=20)
+    uniform.observe_(rows[:50])
+    older = {key: value for key, value in uniform.get_extra_state().items() if key != "window"}
+    restored = RunningQuantileRange(3, reservoir_size=20, seed=8)
+    restored.set_extra_state(older)
+    assert restored._seen == 50 and np.array_equal(restored._reservoir, uniform._reservoir)
+    with pytest.raises(ValueError, match="window=None, this range has window=60"):
+        RunningQuantileRange(3, reservoir_size=20, window=60).set_extra_state(older)
+
+
+@pytest.mark.parametrize("window, error, message", [
+    (True, TypeError, "window must be an integer, got bool"),
+    (2000.0, TypeError, "window must be an integer, got float"),
+    ("2000", TypeError, "window must be an integer, got str"),
+    (999, ValueError, r"window must be >= 1000, got 999 \(reservoir_size: a row enters "
+                      r"with probability reservoir_size / window\)"),
+    (0, ValueError, "window must be >= 1000, got 0"),
+    (-5, ValueError, "window must be >= 1000, got -5"),
+    (2 ** 63 + 1, ValueError, r"window must be at most 2\*\*63"),
+])
+def test_bad_windows_are_named(window, error, message):
+    with pytest.raises(error, match=message):
+        RunningQuantileRange(2, window=window)
+
+
+def test_the_widest_and_narrowest_windows():
+    """``window = reservoir_size``: every row past the fill enters; 2**63, the
+    widest NumPy draws from, and a NumPy integer are taken."""
+    scaler = RunningQuantileRange(1, reservoir_size=3, window=3)
+    assert all(scaler._offer(np.array([float(t)])) for t in range(50))
+    assert RunningQuantileRange(1, window=np.int64(5000)).window == 5000
+    widest = RunningQuantileRange(1, reservoir_size=1, window=2 ** 63)
+    assert [widest._offer(np.array([float(t)])) for t in range(3)] == [True, False, False]
+    assert repr(scaler).endswith("clip=True, window=3)")

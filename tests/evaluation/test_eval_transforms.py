@@ -153,6 +153,22 @@ def test_quantile_range_scaler_state_resumes_and_peeking_keeps_it():
     assert torch.equal(first(data[0]), resumed(data[0]))  # the failed row left no trace
 
 
+def test_quantile_range_scaler_passes_its_window_and_keeps_it_in_the_state():
+    """``window`` reaches the range (checked at construction, as its other
+    settings); the state resumes only a scaler of the same window."""
+    data = np.random.default_rng(6).normal(size=(600, 2))
+    first = OnlineQuantileRangeScaler(reservoir_size=50, window=120, seed=2)
+    first.transform_many(data[:300])
+    assert first.range_.window == 120 and "window=120" in repr(first)
+    resumed = OnlineQuantileRangeScaler(reservoir_size=50, window=120, seed=2)
+    resumed.load_state_dict(first.state_dict())
+    assert torch.equal(resumed.transform_many(data[300:]), first.transform_many(data[300:]))
+    with pytest.raises(ValueError, match="window=120, this range has window=None"):
+        OnlineQuantileRangeScaler(reservoir_size=50).load_state_dict(first.state_dict())
+    with pytest.raises(ValueError, match="window must be >= 50"):
+        OnlineQuantileRangeScaler(reservoir_size=50, window=49)
+
+
 def test_make_transform_maps_to_the_feature_range_by_hand():
     data = np.array([[0.0, 5.0], [2.0, 5.0], [1.0, 5.0], [4.0, 5.0]])
     # running ranges as in test_online_scaler_by_hand; a constant feature maps to the

@@ -120,6 +120,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "robust_quantile": 0.01,
     "robust_tolerance": 0.05,
     "robust_reservoir": 1000,
+    "robust_window": None,
     "robust_clip": True,
     "feature_range": [-1.0, 1.0],
 }

@@ -170,7 +170,12 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         ("--robust-tolerance", float, "drift of a quantile, as a share of the range, that "
                                       "moves the range of robust and robust-rescale"),
         ("--robust-reservoir", positive_int, "rows robust and robust-rescale keep (a uniform "
-                                             "sample) for their quantiles")))
+                                             "sample) for their quantiles"),
+        ("--robust-window", positive_int, "forget the distant past: once the reservoir is "
+                                          "full, each row enters it with probability "
+                                          "reservoir / N, so its rows are about N rows old "
+                                          "(N >= --robust-reservoir; default: no window, "
+                                          "a uniform sample of the whole stream)")))
     data.add_argument("--robust-clip", action=argparse.BooleanOptionalAction,
                       help="whether robust and robust-rescale clip the values outside their "
                            "range to --feature-range (" + _package_default("robust_clip")

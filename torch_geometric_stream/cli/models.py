@@ -27,10 +27,10 @@ __all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "ROBUST_SCALINGS", "SLEDGE_CONF
 #: The configuration entries that set the
 #: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` of scalings
 #: ``"robust"`` and ``"robust-rescale"`` (its ``quantile``, ``tolerance``,
-#: ``reservoir_size`` and ``clip``; see :func:`quantile_range_options`); the other
-#: scalings read none.
+#: ``reservoir_size``, ``window`` and ``clip``; see :func:`quantile_range_options`);
+#: the other scalings read none.
 ROBUST_SCALING_KEYS = ("robust_quantile", "robust_tolerance", "robust_reservoir",
-                       "robust_clip")
+                       "robust_window", "robust_clip")
 #: The scalings that read :data:`ROBUST_SCALING_KEYS`.
 ROBUST_SCALINGS = ("robust", "robust-rescale")
 #: Configuration entries every SLeDGe-family learner reads (see ``cli.configs``).
@@ -111,8 +111,9 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
     ``"robust-rescale"``) builds a SLeDGe-family learner with the matching
     ``input_scaling``: a :class:`~torch_geometric_stream.nn.scaling.RunningMinMax`,
     or a :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` set by
-    the entries ``robust_quantile``, ``robust_tolerance``, ``robust_reservoir`` and
-    ``robust_clip`` and seeded by ``seed``; either maps to the entry ``feature_range``.
+    the entries ``robust_quantile``, ``robust_tolerance``, ``robust_reservoir``,
+    ``robust_window`` and ``robust_clip`` and seeded by ``seed``; either maps to the
+    entry ``feature_range``.
 
     Raises:
         UsageError: unknown model, a baseline on another device or with a
@@ -147,8 +148,8 @@ def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, An
     :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`, its
     reservoir seeded by the run's ``seed``."""
     return {"quantile": config["robust_quantile"], "tolerance": config["robust_tolerance"],
-            "reservoir_size": config["robust_reservoir"], "clip": config["robust_clip"],
-            "seed": seed}
+            "reservoir_size": config["robust_reservoir"], "window": config["robust_window"],
+            "clip": config["robust_clip"], "seed": seed}
 
 
 def build_transform(config: Mapping[str, Any], dataset: StreamDataset,

@@ -73,7 +73,8 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
                  "merge_similarity": "embedding", "supervise_graph": True,
                  "bias_position": "after", "robust_quantile": 0.01,
-                 "robust_tolerance": 0.05, "robust_reservoir": 1000, "robust_clip": True,
+                 "robust_tolerance": 0.05, "robust_reservoir": 1000, "robust_window": None,
+                 "robust_clip": True,
                  "feature_range": [-1.0, 1.0],
                  **{key: None for key in BASELINE_HYPERPARAMETER_KEYS}}
 #: Configuration entries that older run records (JSON results) lack, with the

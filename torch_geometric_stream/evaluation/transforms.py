@@ -189,17 +189,18 @@ class OnlineQuantileRangeScaler(StreamTransform):
     can re-derive them instead (``SLeDGe(input_scaling="robust")``).
 
     Args:
-        quantile, tolerance, reservoir_size, seed, clip: see
+        quantile, tolerance, reservoir_size, seed, clip, window: see
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`.
         feature_range: target interval of the range (default ``(-1, 1)``).
     """
 
     def __init__(self, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
-                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True) -> None:
+                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True,
+                 window: Optional[int] = None) -> None:
         self._settings = {"quantile": quantile, "tolerance": tolerance,
                           "reservoir_size": reservoir_size, "seed": seed,
-                          "feature_range": feature_range, "clip": clip}
+                          "feature_range": feature_range, "clip": clip, "window": window}
         RunningQuantileRange(1, **self._settings)  # check the settings now
         self.range_: Optional[RunningQuantileRange] = None  # built by the first row
 
@@ -426,7 +427,8 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             then fitted, and an a-priori range mapped, through it) or ``"auto"``
             (see :func:`resolve_feature_transform`).
         robust_options: keyword arguments of :class:`OnlineQuantileRangeScaler`
-            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``); only
+            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``,
+            ``window``); only
             allowed with ``scaling="robust"``.
         feature_range: the interval ``(low, high)`` the scaler maps each
             feature's range to (ignored by ``"none"`` and the learner's scalings,

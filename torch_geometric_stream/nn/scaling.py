@@ -177,22 +177,60 @@ class RunningMinMax(nn.Module):
         return f"channels={self.low.numel()}, feature_range={self.feature_range}"
 
 
+#: NumPy draws integers below at most 2**63 + 1 (``Generator.integers`` in int64).
+_WINDOW_LIMIT = 2 ** 63
+
+
+def _check_window(window: Optional[int], reservoir_size: int) -> Optional[int]:
+    """``window`` as ``None`` or an ``int`` in ``[reservoir_size, 2**63]``;
+    ``TypeError`` unless it is ``None`` or an integer (not a bool), else
+    ``ValueError`` naming the bound it breaks."""
+    if window is None:
+        return None
+    try:
+        window = check_positive_int(window, "window", minimum=reservoir_size)
+    except ValueError as error:
+        raise ValueError(f"{error} (reservoir_size: a row enters with probability "
+                         f"reservoir_size / window)") from None
+    if window > _WINDOW_LIMIT:
+        raise ValueError(f"window must be at most 2**63, got {window}")
+    return window
+
+
 class RunningQuantileRange(nn.Module):
     r"""Per-feature running quantile range, and min-max scaling with it
     (clipped by default): a range one outlier cannot stretch.
 
     The quantiles :math:`q` and :math:`1 - q` of every feature are the exact
-    (linearly interpolated, as :func:`numpy.quantile`) quantiles of a uniform
-    sample of the rows seen: all of them while at most ``reservoir_size`` are
-    seen, then a reservoir of that many rows (Vitter's algorithm R: row
-    :math:`t` replaces a random slot with probability
-    ``reservoir_size / t``), drawn with its own NumPy generator seeded by
-    ``seed``. Exact quantiles of a sample stay right on features with many tied
-    values (streaming estimators with a few markers, such as P\ :sup:`2`, can
-    collapse there). The reservoir lives in float64 on the host whatever the
-    module's device, and goes with the generator's state into ``state_dict()``
+    (linearly interpolated, as :func:`numpy.quantile`) quantiles of a sample
+    of the rows seen: all of them while at most ``reservoir_size`` :math:`k`
+    are seen, then a reservoir of :math:`k` rows, drawn with its own NumPy
+    generator seeded by ``seed``. By default the sample is uniform over the
+    whole stream (Vitter's algorithm R: row :math:`t > k` draws an integer
+    :math:`j` uniform in :math:`[0, t)` and replaces slot :math:`j` if
+    :math:`j < k`, so it enters with probability :math:`k / t`). On a long
+    stream that freezes the range on the stream's distant past (after
+    :math:`10^6` rows a new row enters with probability :math:`10^{-3}`);
+    ``window`` :math:`W \geq k` makes it forget instead (a biased reservoir,
+    Aggarwal, VLDB 2006): row :math:`t > k` draws :math:`j` uniform in
+    :math:`[0, W)` and replaces slot :math:`j` if :math:`j < k`, so it enters
+    with the fixed probability :math:`k / W` into a uniform slot, and each
+    kept row is replaced by each later row with probability :math:`1 / W`.
+    After :math:`n` rows past the fill, a slot's row is then
+    :math:`a < n` rows old (age 0: the newest row) with probability
+    :math:`\frac{1}{W} (1 - \frac{1}{W})^a`, and still its fill row with
+    probability :math:`(1 - \frac{1}{W})^n`: as :math:`n` grows, the age of
+    a kept row is geometric on :math:`\{0, 1, \dots\}` with mean
+    :math:`W - 1`, and a row :math:`a` rows old is still in the sample with
+    probability :math:`\frac{k}{W} (1 - \frac{1}{W})^a`. Exact quantiles of
+    a sample stay right on features with many tied values (streaming
+    estimators with a few markers, such as P\ :sup:`2`, can collapse there).
+    The reservoir lives in float64 on the host whatever the module's device,
+    and goes with the generator's state and the window into ``state_dict()``
     as the module's extra state; the quantiles are recomputed only when a row
-    enters it (every row at first, a ``reservoir_size / t`` share later).
+    enters it (every row at first, then a :math:`k / t` share, or with a
+    window a :math:`k / W` share for good: the cost per row of a window is
+    that of its entering rows).
 
     Rows are scaled with the *effective* range, buffers ``low`` and ``high``
     :math:`(d,)`, and clipped to ``feature_range`` unless ``clip=False``: then
@@ -219,6 +257,10 @@ class RunningQuantileRange(nn.Module):
             (default: ``(-1, 1)``)
         clip (bool, optional): clip the scaled values to ``feature_range``.
             (default: ``True``)
+        window (int, optional): once the reservoir is full, each row enters
+            with probability ``reservoir_size / window``, so a kept row is
+            about ``window`` rows old; ``None`` keeps a uniform sample of the
+            whole stream. (default: ``None``)
 
     Shapes:
         - **forward / peek:** :math:`(n, d) \to (n, d)`
@@ -229,12 +271,15 @@ class RunningQuantileRange(nn.Module):
             not an integer :math:`\geq 1`, a ``quantile`` that is not a number
             in :math:`(0, 0.5)`, a ``tolerance`` that is not a finite number
             :math:`\geq 0` (bools are refused), a bad ``seed`` or
-            ``feature_range``, a ``clip`` that is not a bool.
+            ``feature_range``, a ``clip`` that is not a bool, a ``window`` that
+            is neither ``None`` nor an integer in
+            :math:`[\text{reservoir\_size}, 2^{63}]`.
     """
 
     def __init__(self, channels: int, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
-                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True) -> None:
+                 feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True,
+                 window: Optional[int] = None) -> None:
         super().__init__()
         channels = check_positive_int(channels, "channels")
         self.clip = check_bool(clip, "clip")
@@ -243,6 +288,7 @@ class RunningQuantileRange(nn.Module):
         self.quantile = float(quantile)
         self.tolerance = check_nonnegative(tolerance, "tolerance")
         self.reservoir_size = check_positive_int(reservoir_size, "reservoir_size")
+        self.window = _check_window(window, self.reservoir_size)
         self.seed = check_seed(seed)
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
@@ -317,12 +363,13 @@ class RunningQuantileRange(nn.Module):
         return changed
 
     def _offer(self, row: np.ndarray) -> bool:
-        """Algorithm R's step for one row :math:`(d,)`; whether it entered."""
+        """The reservoir's step for one row :math:`(d,)` (algorithm R, or the
+        biased reservoir of ``window``); whether it entered."""
         self._seen += 1
         if self._seen <= self.reservoir_size:
             slot = self._seen - 1
         else:
-            slot = int(self._rng.integers(self._seen))
+            slot = int(self._rng.integers(self._seen if self.window is None else self.window))
             if slot >= self.reservoir_size:
                 return False
         self._reservoir[:, slot] = row
@@ -331,14 +378,16 @@ class RunningQuantileRange(nn.Module):
     def get_extra_state(self) -> dict:
         filled = self._reservoir[:, :min(self._seen, self.reservoir_size)].T  # (n, d)
         return {"reservoir": torch.from_numpy(filled.copy()), "seen": self._seen,
-                "rng": self._rng.bit_generator.state}
+                "rng": self._rng.bit_generator.state, "window": self.window}
 
     def set_extra_state(self, state: dict) -> None:
         """Take the reservoir, the row count and the generator's state of
         :meth:`get_extra_state`; ``TypeError`` / ``ValueError`` naming what does
         not fit (a missing entry, a reservoir that is not a finite floating tensor
         of ``min(seen, reservoir_size)`` rows, a negative count, a generator state
-        NumPy refuses), and then nothing changes."""
+        NumPy refuses, a ``window`` other than this range's: a sample kept under
+        another window is not this range's sample; a state without ``window``,
+        saved before the option, had none), and then nothing changes."""
         # everything is checked and built before any attribute changes
         if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
             raise ValueError("the quantile range's state must be a dict with 'reservoir', "
@@ -348,6 +397,11 @@ class RunningQuantileRange(nn.Module):
             raise TypeError(f"reservoir state must be a floating-point tensor, got "
                             f"{getattr(stored, 'dtype', type(stored).__name__)}")
         check_has_values(stored, "reservoir state")
+        window = state.get("window")
+        if window != self.window:
+            raise ValueError(f"the quantile range's state was kept with window={window!r}, "
+                             f"this range has window={self.window!r}: build it with the "
+                             f"state's window")
         seen = check_positive_int(state["seen"], "seen state", minimum=0)
         channels = self.low.numel()
         filled = stored.detach().cpu().double().numpy()
@@ -370,4 +424,4 @@ class RunningQuantileRange(nn.Module):
     def extra_repr(self) -> str:
         return (f"channels={self.low.numel()}, quantile={self.quantile}, "
                 f"tolerance={self.tolerance}, reservoir_size={self.reservoir_size}, "
-                f"feature_range={self.feature_range}, clip={self.clip}")
+                f"feature_range={self.feature_range}, clip={self.clip}, window={self.window}")
