@@ -1,6 +1,7 @@
 """TLP against an offline harmonic solver on the full temporal graph."""
 import numpy as np
 import pytest
+import torch
 
 from torch_geometric_stream.baselines import TemporalLabelPropagation
 from torch_geometric_stream.baselines.tlp import harmonic_solution
@@ -144,6 +145,59 @@ def test_boundary_weights_far_below_the_others_are_solved_exactly():
     ref = exact_harmonic(reference_weights(x, 10, 1.0), labels, 2, len(x) - 1)
     np.testing.assert_allclose(ref, [0.0405, 0.9595], atol=1e-4)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+
+
+def test_cholesky_that_succeeds_but_is_wrong_is_replaced_by_the_exact_solve(monkeypatch):
+    """Two groups of points, one near 0 and one near 9, reach class 0 (at -10) and
+    class 1 (at 19) through ~1e-21 and each other through ~1e-19: float64 loses both
+    from the Laplacian's diagonal, a Cholesky pivot cancels to a positive rounding
+    error, Cholesky succeeds and gave [0.977, 0.023] for the query (raw values summing
+    to 5e-6 instead of 1); the harmonic values are [0.476, 0.524]."""
+    from torch_geometric_stream.baselines import tlp
+    x = np.array([[-10.0], [19.0], [-0.14], [-0.19], [9.04], [9.25], [-0.04]],
+                 dtype=np.float32)
+    labels = np.array([0, 1, -1, -1, -1, -1, -1])
+    model = TemporalLabelPropagation(1, 2, memory_size=10, sigma=1.0)
+    for row, label in zip(x[:-1], labels[:-1]):
+        model.learn(row, int(label))
+    infos, fallbacks = [], []
+    cholesky_ex, star_mesh = torch.linalg.cholesky_ex, tlp._star_mesh_solve
+
+    def spy_cholesky(matrix):
+        out = cholesky_ex(matrix)
+        infos.append(int(out[1]))
+        return out
+
+    def spy_star_mesh(*args, **kwargs):
+        fallbacks.append(args[0].shape[0])
+        return star_mesh(*args, **kwargs)
+
+    monkeypatch.setattr(torch.linalg, "cholesky_ex", spy_cholesky)
+    monkeypatch.setattr(tlp, "_star_mesh_solve", spy_star_mesh)
+    got = model.predict_proba_float64(x[-1])[0]
+    assert infos == [0] and fallbacks == [5]      # Cholesky succeeded, then fell back
+    ref = exact_harmonic(reference_weights(x, 10, 1.0), labels, 2, len(x) - 1)
+    np.testing.assert_allclose(ref, [0.4761, 0.5239], atol=1e-4)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("sigma", [None, 1.2])
+def test_accurate_cholesky_solutions_are_kept(monkeypatch, sigma):
+    """Weights of one magnitude: every query's Cholesky values sum to 1 to rounding, so
+    the star-mesh solve never runs and the predictions are Cholesky's, bit for bit."""
+    from torch_geometric_stream.baselines import tlp
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("star-mesh fallback on a well-conditioned system")
+
+    monkeypatch.setattr(tlp, "_star_mesh_solve", no_fallback)
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(60, 3)).astype(np.float32)
+    y = np.where(rng.random(60) < 0.3, rng.integers(3, size=60), -1)
+    model = TemporalLabelPropagation(3, 3, memory_size=20, sigma=sigma)
+    for t in range(60):
+        model.predict_proba_float64(x[t])
+        model.learn(x[t], int(y[t]))
 
 
 def test_small_sigma_stream_matches_high_precision_reference():
