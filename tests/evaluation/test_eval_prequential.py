@@ -386,6 +386,35 @@ def test_a_record_gives_hand_checked_results_from_its_compact_columns():
     assert record.result().metrics["n_samples"] == 6
 
 
+@pytest.mark.parametrize("column, bad, error, match", [
+    # an object array whose last entry is no integer, or does not fit an int64, or no float
+    ("predictions", None, TypeError, "sample 4: prediction must be an integer, got None"),
+    ("labels", 2**64, ValueError, "sample 4: label must fit an int64"),
+    ("seconds", "slow", ValueError, "sample 4: could not convert"),
+])
+def test_a_full_record_state_with_a_bad_late_entry_loads_nothing(column, bad, error, match):
+    record = PrequentialRecord(start=4)
+    for sample in SAMPLES:
+        record.update(*sample)
+    good = record.state_dict()
+    state = {**good, "start": 9, column: np.array([*good[column].tolist()[:-1], bad],
+                                                  dtype=object)}
+    fresh = PrequentialRecord(start=2)
+    before = {key: value for key, value in fresh.state_dict().items() if key != "elapsed"}
+    with pytest.raises(error, match=match):
+        fresh.load_state_dict(state)
+    after = {key: value for key, value in fresh.state_dict().items() if key != "elapsed"}
+    assert after.keys() == before.keys() and fresh.n_labels == 0
+    for key, value in before.items():
+        np.testing.assert_array_equal(after[key], value, err_msg=key)
+        assert np.asarray(after[key]).dtype == np.asarray(value).dtype, key
+    fresh.load_state_dict(good)  # nothing was loaded, so the good state still loads
+    assert fresh.start == 4 and fresh.n_labels == 3
+    assert fresh.result().metrics["accuracy"] == 0.6
+    for key in ("predictions", "labels", "labeled", "seconds"):
+        np.testing.assert_array_equal(fresh.state_dict()[key], good[key], err_msg=key)
+
+
 def test_class_ids_beyond_int32_widen_the_columns_exactly():
     record = PrequentialRecord()
     record.update(1, 1, True, 0.001)

@@ -265,6 +265,8 @@ class PrequentialRecord:
         Raises:
             ValueError: a record that is not empty, a state of the other history
                 (naming it) or a state lacking or mismatching entries.
+            TypeError: as :meth:`update`, for a full state's per-sample entry (as
+                its ValueError; the message names the sample).
         """
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
@@ -289,9 +291,18 @@ class PrequentialRecord:
         if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
             raise ValueError(f"the per-sample arrays must be 1-D of one length, got shapes "
                              f"{[array.shape for array in arrays]}")
-        self.start = int(state["start"])
-        for prediction, label, labeled, seconds in zip(*(array.tolist() for array in arrays)):
-            self.update(prediction, label, labeled, seconds)
+        start = int(state["start"])
+        # filled apart and adopted whole, so that a bad entry partway leaves this record as it was
+        loaded = PrequentialRecord(history="full")
+        for index, sample in enumerate(zip(*(array.tolist() for array in arrays))):
+            try:
+                loaded.update(*sample)
+            except (TypeError, ValueError) as error:
+                raise type(error)(f"the record state's sample {index}: {error}") from error
+        self.start = start
+        self.metrics, self.n_labels = loaded.metrics, loaded.n_labels
+        self.predictions, self.labels, self.labeled = (loaded.predictions, loaded.labels,
+                                                       loaded.labeled)
 
     def _load_bounded(self, state: Mapping[str, Any]) -> None:
         metrics, classes = BoundedStreamMetrics(), RunningClassCounts()
