@@ -61,6 +61,26 @@ def test_a_record_older_than_an_option_is_the_same_setting_as_a_newer_one(tmp_pa
                                                         "0.01", "2", "0.8000"]
 
 
+def test_a_mean_over_a_bounded_records_approximate_tail_is_marked(tmp_path, capsys):
+    """A bounded record's last 20 % over 1999 of 10,000 samples (the tail is 2000) is
+    approximate, and so is every mean it enters; one over the exact span is not."""
+    spans = {"accuracy_last_20": 2000, "accuracy_last_10": 1000, "accuracy_last_5": 500}
+    exact = {**record(0, 0.80), "n_samples": 10_000, "tail_samples": spans}
+    inexact = {**record(1, 0.90), "n_samples": 10_000,
+               "tail_samples": {**spans, "accuracy_last_20": 1999}}
+    paths = [write(tmp_path, "full.json", record(0, 0.6, lr=5e-3)),
+             write(tmp_path, "exact.json", exact), write(tmp_path, "inexact.json", inexact)]
+    assert main(["compare", *paths]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split()[:5] == ["lr=0.001", "2", "0.8500", "±", "0.0707"]
+    assert lines[2].split()[5:7] == ["0.9500~", "0.4250"]
+    assert lines[3].split()[:4] == ["lr=0.005", "1", "0.6000", "0.7000"]
+    assert lines[4].startswith("~ from --history bounded: over the last samples that the "
+                               "record's tail_samples gives") and len(lines) == 5
+    assert main(["compare", paths[0], paths[1]]) == 0
+    assert "~" not in capsys.readouterr().out
+
+
 def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
     paths = [write(tmp_path, "a.json", record(0, 0.8)),
              write(tmp_path, "b.json", record(0, 0.9))]

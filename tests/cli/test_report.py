@@ -97,3 +97,26 @@ def test_software_versions_name_every_library_that_decides_the_numbers():
     assert versions["package_version"] == torch_geometric_stream.__version__
     folder = Path(torch_geometric_stream.__file__).parent
     assert versions["git_commit"] == git_revision(folder)["git_commit"]
+
+
+def test_summary_table_marks_the_tails_a_bounded_history_gives_approximately():
+    exact = {**_record(0, 0.5, 0.1), "tail_samples": {"accuracy_last_20": 20,
+                                                       "accuracy_last_10": 10,
+                                                       "accuracy_last_5": 5}}
+    # 101 samples: the tails are 21, 11 and 6 samples long; a bounded record that
+    # kept them over 20, 11 and 5 gives the last 20 % and 5 % approximately
+    inexact = {**_record(1, 0.7, 0.1), "n_samples": 101,
+               "tail_samples": {"accuracy_last_20": 20, "accuracy_last_10": 11,
+                                "accuracy_last_5": 5}}
+    lines = summary_table([exact, _record(2, 0.9, 0.2), inexact]).splitlines()
+    header = lines[0].split()
+    tails = [header.index(name) for name in ("last20%", "last10%", "last5%")]
+    assert [[line.split()[i] for i in tails] for line in lines[1:4]] == [
+        ["0.5000", "0.5000", "0.5000"], ["0.9000", "0.9000", "0.9000"],
+        ["0.7000~", "0.7000", "0.7000~"]]
+    mean, std = lines[4].split(), lines[5].split()
+    assert [mean[i - 2] for i in tails] == ["0.7000~", "0.7000", "0.7000~"]
+    assert [std[i - 2] for i in tails] == ["0.2000~", "0.2000", "0.2000~"]
+    assert lines[6].startswith("~ from --history bounded: over the last samples")
+    assert len(lines) == 7
+    assert "~" not in summary_table([exact, _record(2, 0.9, 0.2)])

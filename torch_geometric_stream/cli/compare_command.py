@@ -24,8 +24,10 @@ import numpy as np
 
 from torch_geometric_stream.cli.arguments import check_output_files
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.evaluation import plot_curves
+from torch_geometric_stream.evaluation.bounded import approximate_tails
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["SETTING_KEYS", "add_compare_parser", "compare_command", "group_settings",
@@ -194,6 +196,8 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
                      "accuracy": float(np.mean(accuracy)),
                      "accuracy_std": float(np.std(accuracy, ddof=1)) if len(runs) > 1 else None,
                      **{key: _mean(runs, key) for key, _ in _METRICS},
+                     "approximate": {key for _, record in runs
+                                     for key in approximate_tails(record)},
                      "runs": runs})
     return sorted(rows, key=lambda row: (str(row["dataset"]), row["label_ratio"],
                                          -row["accuracy"]))
@@ -202,7 +206,9 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The table of ``rows``, aligned; where several rows share their model, stream
     and label ratio, that heads the table on a line of its own and each row is
-    named by its details alone (a grid's rows are long enough)."""
+    named by its details alone (a grid's rows are long enough). A mean over a tail
+    accuracy that is not exact (a ``--history bounded`` record's) ends in
+    :data:`~torch_geometric_stream.cli.report.APPROXIMATE`, explained under the table."""
     bases = {row["base"] for row in rows}
     shared = bases.pop() if len(rows) > 1 and len(bases) == 1 else None
     headers = ["setting", "seeds", "accuracy", *(header for _, header in _METRICS)]
@@ -214,11 +220,14 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
                       accuracy,
                       *("-" if row[key] is None else
                         f"{row[key]:.2f}" if key == "ms_per_sample_median" else
-                        f"{row[key]:.4f}" for key, _ in _METRICS)])
+                        f"{row[key]:.4f}" + APPROXIMATE * (key in row["approximate"])
+                        for key, _ in _METRICS)])
     widths = [max(len(cell) for cell in column) for column in zip(headers, *lines)]
-    return ("" if shared is None else f"{shared}\n") + "\n".join("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                               for i, (cell, width) in enumerate(zip(line, widths))).rstrip()
-                     for line in [headers, *lines])
+    note = [APPROXIMATE_NOTE] * any(row["approximate"] for row in rows)
+    return ("" if shared is None else f"{shared}\n") + "\n".join([
+        "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
+                  for i, (cell, width) in enumerate(zip(line, widths))).rstrip()
+        for line in [headers, *lines]] + note)
 
 
 def _write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:

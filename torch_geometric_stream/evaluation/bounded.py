@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Tuple
 
 import numpy as np
 
@@ -38,7 +38,8 @@ from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, TA
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["CURVE_POINTS", "LATENCY_FLOOR", "LATENCY_RATIO", "RunningClassCounts",
-           "RunningAccuracy", "kept_curve", "LatencyHistogram", "BoundedStreamMetrics"]
+           "RunningAccuracy", "kept_curve", "approximate_tails", "LatencyHistogram",
+           "BoundedStreamMetrics"]
 
 #: Most cumulative-hit points :class:`RunningAccuracy` keeps (32 KiB of ``int64``).
 CURVE_POINTS = 4096
@@ -292,6 +293,16 @@ def kept_curve(positions: np.ndarray, hits: np.ndarray,
                       before, after)
     chosen = np.unique(nearer)
     return positions[chosen], hits[chosen] / positions[chosen]
+
+
+def approximate_tails(metrics: Mapping[str, Any]) -> List[str]:
+    """The tail accuracy keys (``accuracy_last_20``, ...) of ``metrics`` (a
+    result's ``metrics`` or a run's JSON record) that are not exact: those whose
+    ``tail_samples`` (a bounded history's) differ from the tail's size; none for a
+    full history, which has no ``tail_samples``."""
+    spans = metrics.get("tail_samples") or {}
+    return [key for key, fraction in TAIL_FRACTIONS.items()
+            if key in spans and spans[key] != tail_size(fraction, metrics["n_samples"])]
 
 
 class LatencyHistogram:
