@@ -557,12 +557,13 @@ def _mean_of(runs: list[dict[str, Any]], key: str) -> str:
 
 #: What a run record says decided its result besides the seed: its configuration
 #: entries, these top-level fields, and the ``machine`` fields below.
-RUN_SETTINGS = ("preset", "label_mask", "threads", "flush_denormal", "device", "cuda_graph",
-                "package_version")
+RUN_SETTINGS = ("preset", "label_mask", "threads", "flush_denormal", "history", "device",
+                "cuda_graph", "package_version")
 MACHINE_SETTINGS = ("platform", "cpu_capability", "mkl_cbwr")
 #: Run settings that records older than them lack, with the value those runs had
-#: (denormals were not flushed before session 55).
-OLDER_RUN_SETTINGS = {"flush_denormal": False}
+#: (denormals were not flushed before session 55; every run kept its full history
+#: before ``--history``).
+OLDER_RUN_SETTINGS = {"flush_denormal": False, "history": "full"}
 
 
 def _settings(record: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,11 @@ def test_settings_a_record_predates_read_as_the_value_its_run_had():
     new["config"]["count_offset"] = 0
     assert setting_changes([(old, new)]) == ["count_offset: 1 -> 0",
                                              "flush_denormal: False -> True"]
+    new["config"]["count_offset"], new["flush_denormal"] = 1, False
+    new["history"] = "full"  # records before --history kept the full history
+    assert setting_changes([(old, new)]) == []
+    new["history"] = "bounded"
+    assert setting_changes([(old, new)]) == ["history: full -> bounded"]
 
 
 def test_compare_refuses_tags_without_a_shared_run(tmp_path, monkeypatch):

@@ -81,6 +81,17 @@ def test_a_mean_over_a_bounded_records_approximate_tail_is_marked(tmp_path, caps
     assert "~" not in capsys.readouterr().out
 
 
+def test_synthetic_streams_of_two_lengths_are_two_settings(tmp_path, capsys):
+    short, long = record(0, 0.7), record(0, 0.8)
+    short.update(dataset="synthetic-sudden", synthetic_samples=9_999)
+    long.update(dataset="synthetic-sudden", synthetic_samples=10_000)
+    paths = [write(tmp_path, "short.json", short), write(tmp_path, "long.json", long)]
+    assert main(["compare", *paths]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[2:4]] == ["synthetic_samples=10000",
+                                                         "synthetic_samples=9999"]
+
+
 def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
     paths = [write(tmp_path, "a.json", record(0, 0.8)),
              write(tmp_path, "b.json", record(0, 0.9))]

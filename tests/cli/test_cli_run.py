@@ -215,6 +215,7 @@ def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     records = [_read(tmp_path / f"syn_seed{seed}.json") for seed in (0, 1)]
     assert [r["seed"] for r in records] == [0, 1]
     assert all(r["dataset_source"] == "synthetic" and r["n_samples"] == 120 for r in records)
+    assert all(r["synthetic_samples"] == 120 for r in records)  # compare tells lengths apart
     assert records[0]["config"]["k"] == 3
     assert not out.exists() and plot.stat().st_size > 0
     table = capsys.readouterr().out

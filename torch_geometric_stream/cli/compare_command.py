@@ -34,7 +34,8 @@ __all__ = ["SETTING_KEYS", "add_compare_parser", "compare_command", "group_setti
            "read_records", "setting_names"]
 
 #: Record entries that, with the resolved ``config``, make a run's setting.
-SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "preset")
+SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synthetic_samples",
+                "preset")
 
 #: Entries every run record holds, which ``compare`` reads.
 _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
