@@ -5,9 +5,12 @@ SLeDGe-L, the ablations and the baselines) is built through the same
 registry and must pass each check.
 """
 import copy
+import gc
 import io
 import pickle
 import random
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -300,3 +303,48 @@ def test_repr_names_the_learner_class(name):
     # before: the baselines printed as "<...ReSSL object at 0x7f...>"
     model = make(name)
     assert repr(model).startswith(f"{type(model).__name__}(")
+
+
+def held_bytes(root):
+    """Bytes held by ``root``'s object graph: ``sys.getsizeof`` of every object
+    reachable through ``gc.get_referents``, plus the data of its tensors (storage
+    counted once) and arrays (classes, modules and functions not followed)."""
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+            types.MethodType)
+    seen, storages, total, todo = set(), set(), 0, [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, torch.Tensor):
+            storage = obj.untyped_storage()
+            if storage.data_ptr() not in storages:
+                storages.add(storage.data_ptr())
+                total += storage.nbytes()
+        elif isinstance(obj, np.ndarray):
+            total += obj.nbytes
+        todo.extend(gc.get_referents(obj))
+    return total
+
+
+#: Settings that bound a baseline's state by less than the stream of the test.
+BOUNDED = {"ressl": {"window": 6}}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_state_held_does_not_grow_with_the_stream(name):
+    # fixed memory: once the memory is full, the bytes a learner holds (its
+    # tensors, arrays and Python objects) after n and 4 n samples are the same
+    n = 2 * BUDGET
+    x, y = stream(4 * n)
+    labels = np.where(np.arange(4 * n) % 4 == 0, y, -1)
+    model = build_model(name, D, C, seed=0, **SMALL, **BOUNDED.get(name, {}))
+    predict_then_learn(model, x[:n], labels[:n])
+    held = held_bytes(model)
+    shapes = {key: getattr(value, "shape", None) for key, value in model.state_dict().items()}
+    predict_then_learn(model, x[n:], labels[n:])
+    assert held_bytes(model) == held
+    assert {key: getattr(value, "shape", None)
+            for key, value in model.state_dict().items()} == shapes

@@ -347,3 +347,25 @@ def test_argument_errors():
         Compose([OnlineMinMaxScaler()]).load_state_dict({"0": {"min": 1}})
     with pytest.raises(TypeError, match=r"state\['max'\] must be a tensor or None, got int"):
         OnlineMinMaxScaler().load_state_dict({"min": None, "max": 1})
+
+
+def state_shapes(state):
+    """A state's entries by key path: the shape of a tensor, the type of anything else."""
+    if isinstance(state, dict):
+        return {key: state_shapes(value) for key, value in state.items()}
+    return tuple(state.shape) if isinstance(state, torch.Tensor) else type(state)
+
+
+@pytest.mark.parametrize("scaling", ["online", "robust", "range", "global"])
+def test_a_transforms_state_does_not_grow_with_the_stream(scaling):
+    # fixed memory: the state after n and 4 n rows has the same entries and shapes
+    rows = np.random.default_rng(0).normal(size=(80, 3)).astype(np.float32)
+    transform = make_transform(scaling, data=rows if scaling == "global" else None,
+                               value_range=(-5.0, 5.0) if scaling == "range" else None,
+                               feature_transform="signed-log1p",
+                               robust_options={"reservoir_size": 8} if scaling == "robust"
+                               else None)
+    transform.transform_many(rows[:20])
+    shapes = state_shapes(transform.state_dict())
+    transform.transform_many(rows[20:])
+    assert state_shapes(transform.state_dict()) == shapes
