@@ -14,6 +14,7 @@ from torch_geometric_stream.evaluation import (
     make_label_mask,
     paper_label_mask,
     paper_memory_sizes,
+    PositionMask,
 )
 
 
@@ -200,3 +201,30 @@ def test_capymoa_label_mask_bad_arguments(kwargs, error, match):
     arguments = {"num_samples": 10, "label_probability": 0.5, "seed": 1, **kwargs}
     with pytest.raises(error, match=match):
         capymoa_label_mask(**arguments)
+
+
+@pytest.mark.parametrize("kind", ["bernoulli", "capymoa"])
+@pytest.mark.parametrize("block", [1, 7, 4096])
+def test_position_mask_labels_exactly_the_whole_stream_masks_positions(kind, block):
+    whole = make_label_mask(kind, np.zeros(10_000, dtype=np.int64), 0.3, seed=5)
+    drawn = PositionMask(kind, 0.3, seed=5, block=block)
+    assert [drawn(position) for position in range(10_000)] == whole.tolist()
+    assert 2_800 < whole.sum() < 3_200  # a mask that labels something, not everything
+
+
+def test_position_mask_resumed_later_labels_the_same_positions():
+    whole = bernoulli_label_mask(5_000, 0.1, seed=3)
+    resumed = PositionMask("bernoulli", 0.1, seed=3, block=64)
+    assert [resumed(position) for position in range(4_321, 5_000)] == whole[4_321:].tolist()
+    with pytest.raises(ValueError, match="position 7 comes before position 4999"):
+        resumed(7)
+
+
+def test_position_mask_refuses_what_needs_the_whole_stream_and_bad_settings():
+    for kind in ("paper", "authors"):
+        with pytest.raises(ValueError, match=f"label mask '{kind}' needs the whole stream"):
+            PositionMask(kind, 0.1, seed=0)
+    with pytest.raises(ValueError, match="2\\*\\*32"):
+        PositionMask("capymoa", 0.1, seed=2 ** 32)
+    with pytest.raises(ValueError, match="label_ratio"):
+        PositionMask("bernoulli", 0.0, seed=0)

@@ -13,6 +13,7 @@ import torch
 
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.datasets import default_data_root
+from torch_geometric_stream.datasets.csv_stream import class_lookup
 from torch_geometric_stream.evaluation import check_plot_path
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
@@ -50,6 +51,16 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def class_names(text: str) -> list[str]:
+    """A comma list of distinct class names (``ok,fault``), class ids in its order."""
+    names = [name.strip() for name in text.split(",")]
+    try:
+        class_lookup(names)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error} in {text!r}") from None
+    return names
 
 
 def label_ratio(text: str) -> float:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from torch_geometric_stream.baselines import BASELINES
-from torch_geometric_stream.cli.arguments import (Parser, add_root_option, coefficient_value,
-                                                  label_ratio, positive_int, tau_value)
+from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
+                                                  coefficient_value, label_ratio, positive_int,
+                                                  tau_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -136,9 +137,22 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            f"(drift from --synthetic-drift), 'synthetic-<drift>', or a file "
                            f"of your own stream: FILE.csv (rows in stream order, the label "
                            f"in the last column or --label-column, a header row allowed; "
-                           f"also .csv.gz) or FILE.npz (arrays x and y) (default: the "
+                           f"also .csv.gz) or FILE.npz (arrays x and y), or - for a CSV on "
+                           f"standard input (with --stream) (default: the "
                            f"bundled Shopper stream, which Shopper also uses when no data "
                            f"folder is found)")
+    data.add_argument("--stream", action="store_true",
+                      help="read a CSV --dataset (or - for standard input) row by row as the "
+                           "run goes, never whole: a file larger than memory, or a stream "
+                           "that does not end (tail -f sensors.csv | ... --dataset -). Needs "
+                           "--classes and --label-mask bernoulli or capymoa, refuses "
+                           "--scaling global, --checkpoint, --resume and --jobs; --history "
+                           "defaults to bounded; results are written when the stream ends "
+                           "(or at --limit)")
+    data.add_argument("--classes", type=class_names, metavar="A,B,...",
+                      help="with --stream: the class names (label values), class ids in "
+                           "this order; a row with another label is an error naming its "
+                           "line (numbers match as numbers: 1.0 is class 1)")
     data.add_argument("--label-column", metavar="NAME",
                       help="a CSV --dataset's label column: its header name or its index "
                            "(negative from the end; an index that is also another column's "
@@ -349,7 +363,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     output.add_argument("--csv", type=Path, metavar="FILE.csv",
                         help="one row per sample (several seeds: FILE_seed<S>.csv each; "
                              "needs --history full)")
-    output.add_argument("--history", choices=HISTORIES, default="full", help=HISTORY_HELP)
+    output.add_argument("--history", choices=HISTORIES,
+                        help=HISTORY_HELP + " (default: full; bounded with --stream)")
     output.add_argument("--plot", type=Path, metavar="FILE.png",
                         help="running accuracy over the stream, one curve per seed, in the "
                              "format the suffix names (png, pdf, svg, ...; needs matplotlib)")

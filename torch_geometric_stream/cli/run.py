@@ -31,8 +31,10 @@ from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_str
                                              make_synthetic_dataset, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
+from torch_geometric_stream.datasets.csv_stream import STDIN, CSVRowStream
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import (PrequentialRecord, PrequentialResult,
+from torch_geometric_stream.evaluation import (POSITION_MASKS, PositionMask,
+                                               PrequentialRecord, PrequentialResult,
                                                StreamTransform, make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS
@@ -59,7 +61,7 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
                 "recall, kappas) are exactly full's, the last 20/10/5 %% accuracies come from "
                 "the kept position nearest to the tail's start (exact up to 4096 samples; "
                 "the record's tail_samples says how many each covers) and ms per sample "
-                "from a histogram (within 0.5 %%); --csv needs full (default: %(default)s)")
+                "from a histogram (within 0.5 %%); --csv needs full")
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
@@ -115,8 +117,9 @@ def user_input(what: str) -> Iterator[None]:
         raise UsageError(f"{what}: {error}") from error
 
 
-#: ``(dataset, canonical name, source)`` of a run's stream.
-Stream = tuple[StreamDataset, str, str]
+#: ``(dataset, canonical name, source)`` of a run's stream: a stream read as
+#: the run goes (``--stream``) is a :class:`CSVRowStream`.
+Stream = tuple[StreamDataset | CSVRowStream, str, str]
 
 
 def _load_stream(args: argparse.Namespace) -> Stream:
@@ -126,9 +129,13 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     _check_synthetic_options(args, drift)
     from_file = args.dataset is not None and is_stream_file(args.dataset)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
-    if args.label_column is not None and not from_csv:
+    if args.label_column is not None and not (from_csv or args.stream):
         raise UsageError("--label-column applies to a CSV file given as --dataset (an .npz "
                          "file holds its labels in y); drop it")
+    if args.stream:
+        dataset = CSVRowStream(args.dataset.strip(), args.classes, label_column=args.label_column,
+                               limit=args.limit)
+        return dataset, dataset.name, dataset.source
     if from_file:
         dataset = load_stream_file(args.dataset.strip(), label_column=args.label_column,
                                    limit=args.limit)  # read no further than the limit
@@ -186,6 +193,8 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
+    _check_stream_flags(args, seeds)
+    args.history = args.history or ("bounded" if args.stream else "full")
     if args.csv is not None and args.history == "bounded":
         raise UsageError("--csv writes one row per sample, which --history bounded does not "
                          "keep: drop --csv or run with --history full")
@@ -289,7 +298,9 @@ def load_stream(args: argparse.Namespace) -> Stream:
     with user_input("dataset"):
         dataset, name, source = _load_stream(args)
     limit = _limit(args)
-    return (dataset if limit is None else dataset.head(limit)), name, source
+    if limit is None or args.stream:  # a streamed file stops at the limit itself
+        return dataset, name, source
+    return dataset.head(limit), name, source
 
 
 def _limit(args: argparse.Namespace) -> Optional[int]:
@@ -319,6 +330,7 @@ def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
     (:func:`~torch_geometric_stream.cli.configs.resolve_config`)."""
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
     device, cuda_graph = run_device(args, model)
+    sources = {} if sources is None else sources
     if stream is None:
         stream = load_stream(args)
     dataset, name, _ = stream
@@ -328,6 +340,11 @@ def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
                                 read_config_file(args.config), num_classes=dataset.num_classes,
                                 preset=args.preset, sources=sources)
         resolve_stream_entries(config, model, dataset.value_range, sources)
+    if args.stream and config["scaling"] == "global":
+        raise UsageError(f"--stream: scaling global (from {sources['scaling']}) scales by the "
+                         f"range of the whole stream, which a stream read as it comes does "
+                         f"not know: pass --scaling online or robust (online-rescale or "
+                         f"robust-rescale for the SLeDGe family)")
     return RunPlan(model, device, cuda_graph, _limit(args), stream, config)
 
 
@@ -338,7 +355,8 @@ def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
     with user_input("configuration"):
         learner = build_learner(plan.model, dataset.num_features, dataset.num_classes,
                                 plan.config, seed, plan.device)
-        mask = make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed)
+        mask = (PositionMask(args.label_mask, args.label_ratio, seed) if args.stream
+                else make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed))
         transform = build_transform(plan.config, dataset, seed)
     return learner, mask, transform
 
@@ -367,8 +385,9 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     dataset, name, _ = plan.stream
     values = ("" if dataset.value_range is None
               else ", values in [{:g}, {:g}]".format(*dataset.value_range))
-    print(f"{plan.model} on {name}: {'' if plan.limit is None else 'its first '}"
-          f"{dataset.num_samples} samples, {dataset.num_features} features, "
+    length = ("read as it comes" if args.stream
+              else f"{'' if plan.limit is None else 'its first '}{dataset.num_samples} samples")
+    print(f"{plan.model} on {name}: {length}, {dataset.num_features} features, "
           f"{dataset.num_classes} classes{values}")
     print(f"label ratio {args.label_ratio} (mask {args.label_mask}), preset {args.preset}, "
           f"seeds {','.join(map(str, seeds))}, device {plan.device}"
@@ -399,8 +418,9 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     dataset, name, source = plan.stream
     if args.plot is not None:
         plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
-    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, "
-          f"{dataset.num_samples} samples")
+    length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
+              else f"{dataset.num_samples} samples")
+    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, {length}")
     print(summary_table(records))
     return 0
 
@@ -514,8 +534,9 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "flush_denormal": args.flush_denormal, "history": args.history,
                            "device": plan.device, "cuda_graph": plan.cuda_graph,
                            **software_versions()}  # the code as the run starts
+    length = None if args.stream else dataset.num_samples
     identity = {**{key: run[key] for key in RESUME_KEYS},
-                "num_samples": dataset.num_samples, **_stream_file_identity(args),
+                "num_samples": length, **_stream_file_identity(args),
                 **{f"config.{key}": value for key, value in plan.config.items()}}
     start, initial = 0, None
     if args.resume is not None:
@@ -530,8 +551,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                          progress_every=progress_every or progress_interval(),
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal, history=args.history,
-                         callback=_checkpointer(args, learner, transform, identity,
-                                                dataset.num_samples))
+                         callback=_checkpointer(args, learner, transform, identity, length))
     return result, run_record(result, run=run, config=plan.config)
 
 
@@ -558,8 +578,43 @@ def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:
         raise UsageError(f"--checkpoint and --resume take a single seed, got {len(seeds)}")
 
 
+def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
+    """What ``--stream`` (a CSV read row by row as the run goes) needs, and what
+    it cannot do: what needs the whole stream (its classes sorted, the paper's
+    label masks) or holds a run's state to go on (checkpoints: a resumed stream
+    file's rows read so far would have to be identified; not done)."""
+    if args.classes is not None and not args.stream:
+        raise UsageError("--classes applies to --stream (a file read whole takes its classes "
+                         "from its labels); drop it or add --stream")
+    stdin = args.dataset is not None and args.dataset.strip() == STDIN
+    if not args.stream:
+        if stdin:
+            raise UsageError(f"--dataset {STDIN} (standard input) is read as it comes: add "
+                             f"--stream --classes A,B,...")
+        return
+    if args.dataset is None or not (stdin or args.dataset.strip().lower().endswith(
+            (".csv", ".csv.gz"))):
+        raise UsageError(f"--stream reads a CSV file (.csv, .csv.gz) or standard input "
+                         f"({STDIN}) given as --dataset, got --dataset {args.dataset}")
+    if args.classes is None:
+        raise UsageError("--stream needs --classes A,B,... (the class names, class ids in "
+                         "that order): a stream read as it comes cannot sort all its labels")
+    if args.label_mask not in POSITION_MASKS:
+        raise UsageError(f"--label-mask {args.label_mask} needs the whole stream (the first "
+                         f"sample of each class, floor(R*T) labels); with --stream give "
+                         f"--label-mask {' or '.join(POSITION_MASKS)}")
+    for flag, value in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
+        if value is not None:
+            raise UsageError(f"{flag} is not available with --stream (the rows a streamed "
+                             f"run has read are not identified for a resume); drop it")
+    if len(seeds) > 1 and (stdin or args.jobs > 1):
+        why, how = (("standard input is read once", "give one --seed") if stdin else
+                    ("each seed reads the file again", "drop --jobs"))
+        raise UsageError(f"--stream runs one seed at a time ({why}): {how}")
+
+
 def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTransform,
-                  identity: dict[str, Any], end: int
+                  identity: dict[str, Any], end: Optional[int]
                   ) -> Optional[Callable[[int, PrequentialRecord], None]]:
     """The ``prequential`` callback writing ``--checkpoint`` every
     ``--checkpoint-every`` stream positions and after the last sample."""

@@ -334,15 +334,8 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
     header_by_label = header is None and not _parses(first[index])
     features, labels, lines = [], [], array("q")
     for line, row in data:
-        if len(row) != width:
-            raise DatasetFormatError(f"{file_name} line {line}: {len(row)} fields, line "
-                                     f"{first_line} has {width}")
-        label, fields = row[index], row[:index] + row[index + 1:]
-        if not label:
-            raise DatasetFormatError(f"{file_name} line {line}: column "
-                                     f"{_column_name(index, header)} (the label) is empty; "
-                                     f"every row needs its true label")
-        features.append(_feature_values(fields, file_name, line, index, header))
+        values, label = _data_row(line, row, (first_line, width), index, header, file_name)
+        features.append(values)
         labels.append(label)
         lines.append(line)
         header_by_label = header_by_label and (len(labels) == 1 or _parses(label))
@@ -358,6 +351,23 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
     names = None if header is None else _feature_names(header, index, file_name, first_line)
     return (np.stack(features),
             *_label_classes(labels, lines, file_name, _column_name(index, header)), names)
+
+
+def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
+              header: Optional[list[str]], file_name: str) -> tuple[np.ndarray, str]:
+    """The feature values (float64 :math:`(d,)`) and the label field of data ``row``
+    on ``line``, checked: as wide as the first row (``first``: its line and width),
+    a label, features that are finite float32 numbers."""
+    first_line, width = first
+    if len(row) != width:
+        raise DatasetFormatError(f"{file_name} line {line}: {len(row)} fields, line "
+                                 f"{first_line} has {width}")
+    label, fields = row[index], row[:index] + row[index + 1:]
+    if not label:
+        raise DatasetFormatError(f"{file_name} line {line}: column "
+                                 f"{_column_name(index, header)} (the label) is empty; "
+                                 f"every row needs its true label")
+    return _feature_values(fields, file_name, line, index, header), label
 
 
 def _feature_names(header: list[str], index: int, file_name: str, line: int) -> list[str]:

@@ -11,6 +11,8 @@ r"""Prequential evaluation of stream learners: label masks, input transforms, me
 """
 from torch_geometric_stream.evaluation.label_mask import (
     LABEL_MASKS,
+    POSITION_MASKS,
+    PositionMask,
     authors_label_mask,
     bernoulli_label_mask,
     capymoa_label_mask,
@@ -55,6 +57,8 @@ from torch_geometric_stream.evaluation.transforms import (
 
 __all__ = [
     "LABEL_MASKS",
+    "POSITION_MASKS",
+    "PositionMask",
     "make_label_mask",
     "paper_label_mask",
     "authors_label_mask",

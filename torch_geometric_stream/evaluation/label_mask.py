@@ -8,7 +8,9 @@ authors' code does, so a seed gives the positions of the paper's runs.
 (every sample independently labeled with probability :math:`p`), and
 :func:`capymoa_label_mask` draws it exactly as CapyMOA's
 ``prequential_ssl_evaluation`` does, so a seed gives the positions CapyMOA's
-evaluator labels with that ``random_seed``.
+evaluator labels with that ``random_seed``. Those two label each position on its
+own draw, so they can also be drawn as a stream goes, for a stream of unknown length
+(:class:`PositionMask`).
 """
 from __future__ import annotations
 
@@ -20,11 +22,15 @@ import torch
 
 from torch_geometric_stream.validation import check_positive_int, check_seed, check_unit_interval
 
-__all__ = ["LABEL_MASKS", "make_label_mask", "paper_label_mask", "authors_label_mask",
-           "bernoulli_label_mask", "capymoa_label_mask", "paper_memory_sizes"]
+__all__ = ["LABEL_MASKS", "POSITION_MASKS", "PositionMask", "make_label_mask",
+           "paper_label_mask", "authors_label_mask", "bernoulli_label_mask",
+           "capymoa_label_mask", "paper_memory_sizes"]
 
 #: Names of the label masks :func:`make_label_mask` builds.
 LABEL_MASKS = ("paper", "authors", "bernoulli", "capymoa")
+#: The label masks that draw each position on its own, without the stream's length or
+#: classes: :class:`PositionMask` draws them as the stream goes.
+POSITION_MASKS = ("bernoulli", "capymoa")
 
 _FLOOR_TOLERANCE = 1e-9
 
@@ -115,8 +121,7 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     """
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
-    seed = check_seed(seed)
-    return np.random.default_rng(seed).random(num_samples) < probability
+    return _position_generator("bernoulli", seed).random(num_samples) < probability
 
 
 def capymoa_label_mask(num_samples: int, label_probability: float, seed: int) -> np.ndarray:
@@ -142,10 +147,71 @@ def capymoa_label_mask(num_samples: int, label_probability: float, seed: int) ->
     """
     num_samples = check_positive_int(num_samples, "num_samples")
     probability = check_unit_interval(label_probability, "label_probability")
+    return _position_generator("capymoa", seed).random(num_samples) < probability
+
+
+def _position_generator(kind: str, seed: int) -> Any:
+    """The generator of the position mask ``kind`` (:data:`POSITION_MASKS`) seeded
+    with ``seed``: its ``random(n)`` draws the next ``n`` float64 of the mask's
+    sequence (:func:`numpy.random.default_rng` for ``"bernoulli"``; a legacy
+    Mersenne Twister, as :class:`numpy.random.RandomState`, for ``"capymoa"``).
+
+    Raises:
+        ValueError: a seed outside :math:`[0, 2^{64})`, or :math:`[0, 2^{32})` for
+            ``"capymoa"``.
+    """
     seed = check_seed(seed)
+    if kind == "bernoulli":
+        return np.random.default_rng(seed)
     if seed >= 2 ** 32:
         raise ValueError(f"seed must be < 2**32 for CapyMOA's generator, got {seed}")
-    return np.random.RandomState(seed).random_sample(num_samples) < probability
+    return np.random.RandomState(seed)
+
+
+class PositionMask:
+    r"""The label mask ``kind`` (:data:`POSITION_MASKS`) drawn as a stream goes,
+    in blocks of ``block`` positions: a function ``position -> bool`` for
+    :func:`~torch_geometric_stream.evaluation.prequential`, for a stream whose
+    length is not known (read as it comes, endless). Position :math:`t` is
+    labeled exactly where :func:`make_label_mask` over a stream of more than
+    :math:`t` samples labels it: both draw the generator's one sequence.
+
+    Positions must be asked for in increasing order (a run resumed at
+    ``start`` asks from there: the draws before are made and dropped); memory
+    is one block, whatever the stream's length.
+
+    Args:
+        kind: ``"bernoulli"`` or ``"capymoa"``.
+        label_ratio: :math:`p \in (0, 1]`.
+        seed: as the mask's function takes it.
+        block (int): positions drawn at a time. (default: 4096)
+
+    Raises:
+        ValueError: a kind that needs the whole stream (``"paper"``,
+            ``"authors"``), or a ratio or seed out of range; at a call, a position
+            before one asked for already.
+    """
+
+    def __init__(self, kind: str, label_ratio: float, seed: int, block: int = 4096) -> None:
+        if kind not in POSITION_MASKS:
+            raise ValueError(f"label mask {kind!r} needs the whole stream; "
+                             f"{', '.join(POSITION_MASKS)} can be drawn as it goes")
+        self.probability = check_unit_interval(label_ratio, "label_ratio")
+        self.block = check_positive_int(block, "block")
+        self._generator = _position_generator(kind, seed)
+        self._drawn = np.zeros(0, dtype=bool)  # the positions [_first, _first + len)
+        self._first = 0
+        self._last = -1  # the last position asked for
+
+    def __call__(self, position: int) -> bool:
+        if position < self._last:
+            raise ValueError(f"position {position} comes before position {self._last}, "
+                             f"asked for already: the mask is drawn in stream order")
+        self._last = position
+        while position >= self._first + self._drawn.size:
+            self._first += self._drawn.size
+            self._drawn = self._generator.random(self.block) < self.probability
+        return bool(self._drawn[position - self._first])
 
 
 def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np.ndarray:

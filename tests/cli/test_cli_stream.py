@@ -1,0 +1,195 @@
+"""``run --stream``: a CSV read row by row as the run goes (a file, or standard input)."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+from torch_geometric_stream.cli import main
+
+#: A small SLeDGe run: the learner with memory and graph, fast.
+FAST = ["--model", "sledge", "--labeled-size", "10", "--unlabeled-size", "30",
+        "--hidden-channels", "16", "--quiet"]
+#: Record entries a run's timing and machine do not change.
+SAME = ("n_samples", "n_labels", "accuracy", "accuracy_last_20", "accuracy_last_10",
+        "accuracy_last_5", "tail_samples", "confusion_matrix", "recall_per_class",
+        "balanced_accuracy", "kappa", "kappa_m", "kappa_t", "curve", "class_names", "config")
+
+
+def _csv(path: Path, rows: int = 300) -> Path:
+    """Three drifting classes named by words, a header, the label in the middle column."""
+    generator = np.random.default_rng(1)
+    lines = ["f1,kind,f2,f3"]
+    for index in range(rows):
+        label = generator.integers(3)
+        f1, f2, f3 = generator.normal(2.0 * label + index / rows, 1.0, size=3)
+        lines.append(f"{f1:.5f},{'abc'[label]},{f2:.5f},{f3:.5f}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run(tmp_path: Path, name: str, *options: str) -> dict:
+    out, csv = tmp_path / f"{name}.json", tmp_path / f"{name}.csv"
+    csv_option = ["--csv", str(csv)] if "full" in options else []
+    assert main(["run", *FAST, "--output", str(out), *csv_option, *options]) == 0
+    record = json.loads(out.read_text())
+    if csv_option:
+        record["per_sample"] = csv.read_text()
+    return record
+
+
+def _same(streamed: dict, whole: dict) -> None:
+    """``streamed`` holds ``whole``'s entries of :data:`SAME` (``tail_samples``: a
+    bounded history's) and per-sample file, with equal values."""
+    assert [key for key in SAME if key in streamed] == [key for key in SAME if key in whole]
+    for key in [key for key in SAME if key in whole] + ["per_sample"] * ("per_sample" in whole):
+        assert streamed[key] == whole[key], key
+    assert (streamed["dataset"], streamed["dataset_source"]) == (
+        whole["dataset"], whole["dataset_source"])
+
+
+@pytest.mark.parametrize("mask", ["bernoulli", "capymoa"])
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_a_streamed_run_gives_the_whole_file_runs_record(tmp_path, mask, history):
+    stream = str(_csv(tmp_path / "data.csv"))
+    common = ["--dataset", stream, "--label-column", "kind", "--label-mask", mask,
+              "--label-ratio", "0.2", "--seed", "3", "--history", history]
+    whole = _run(tmp_path, "whole", *common)
+    streamed = _run(tmp_path, "streamed", *common, "--stream", "--classes", "a,b,c")
+    _same(streamed, whole)
+    assert whole["n_samples"] == 300 and 30 < whole["n_labels"] < 90
+    assert whole["class_names"] == ["a", "b", "c"]
+
+
+def test_a_streamed_run_defaults_to_a_bounded_history_and_stops_at_the_limit(tmp_path):
+    stream = str(_csv(tmp_path / "data.csv"))
+    common = ["--dataset", stream, "--label-column", "1", "--label-mask", "bernoulli",
+              "--label-ratio", "0.3", "--limit", "120"]
+    whole = _run(tmp_path, "whole", *common, "--history", "bounded")
+    streamed = _run(tmp_path, "streamed", *common, "--stream", "--classes", "a,b,c")
+    assert (streamed["history"], streamed["n_samples"], streamed["limit"]) == ("bounded", 120, 120)
+    _same(streamed, whole)
+
+
+def test_classes_in_another_order_are_other_class_ids(tmp_path):
+    stream = str(_csv(tmp_path / "data.csv", rows=60))
+    record = _run(tmp_path, "streamed", "--dataset", stream, "--label-column", "kind",
+                  "--label-mask", "bernoulli", "--stream", "--classes", "c,a,b",
+                  "--history", "full")
+    labels = [line.split(",")[1] for line in record["per_sample"].splitlines()[1:]]
+    kinds = [line.split(",")[1] for line in Path(stream).read_text().splitlines()[1:]]
+    assert labels == [str("cab".index(kind)) for kind in kinds]
+    assert record["class_names"] == ["c", "a", "b"]
+
+
+class _FakeStdin:
+    """Standard input whose bytes come from a generator, a line at a time (a pipe)."""
+
+    def __init__(self, lines: Iterator[bytes]) -> None:
+        self.buffer = io.BufferedReader(_GeneratorReader(lines))
+
+
+class _GeneratorReader(io.RawIOBase):
+    def __init__(self, lines: Iterator[bytes]) -> None:
+        self._lines, self._left = lines, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:
+        if not self._left:
+            self._left = next(self._lines, b"")
+        size = min(len(buffer), len(self._left))
+        buffer[:size], self._left = self._left[:size], self._left[size:]
+        return size
+
+
+def _endless(path: Path) -> Iterator[bytes]:
+    """The lines of ``path``, then the same data rows again and again: no end."""
+    header, *rows = path.read_bytes().splitlines(keepends=True)
+    yield header
+    while True:
+        yield from rows
+
+
+def test_standard_input_streams_as_the_file_and_stops_at_the_limit(tmp_path, monkeypatch):
+    stream = _csv(tmp_path / "data.csv")
+    common = ["--label-column", "kind", "--label-mask", "capymoa", "--label-ratio", "0.2",
+              "--history", "full", "--limit", "300"]
+    whole = _run(tmp_path, "whole", "--dataset", str(stream), *common)
+    monkeypatch.setattr(sys, "stdin", _FakeStdin(_endless(stream)))  # endless: the limit ends it
+    streamed = _run(tmp_path, "stdin", "--dataset", "-", "--stream", "--classes", "a,b,c",
+                    *common)
+    assert (streamed["dataset"], streamed["dataset_source"]) == ("<stdin>", "stdin")
+    _same({**streamed, "dataset": "data.csv", "dataset_source": whole["dataset_source"]},
+          whole)
+
+
+def _error(capsys, *argv: str) -> str:
+    assert main(["run", "--quiet", *argv]) == 2
+    return capsys.readouterr().err.strip()
+
+
+def test_a_label_outside_the_classes_is_an_error_naming_its_line(tmp_path, capsys):
+    stream = _csv(tmp_path / "data.csv", rows=20)
+    lines = stream.read_text().splitlines()
+    lines[7] = lines[7].replace(",b,", ",B,").replace(",a,", ",B,").replace(",c,", ",B,")
+    stream.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run.json"
+    assert _error(capsys, "--dataset", str(stream), "--label-column", "kind", "--stream",
+                  "--classes", "a,b,c", "--label-mask", "bernoulli", "--model", "base",
+                  "--output", str(out)) == (
+        "error: data.csv line 8: label 'B' is none of the classes given (a, b, c)")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--label-mask", "paper"], "error: --label-mask paper needs the whole stream (the first "
+     "sample of each class, floor(R*T) labels); with --stream give --label-mask bernoulli "
+     "or capymoa"),
+    (["--label-mask", "bernoulli", "--scaling", "global"], "error: --stream: scaling global "
+     "(from flag --scaling) scales by the range of the whole stream, which a stream read as "
+     "it comes does not know: pass --scaling online or robust (online-rescale or "
+     "robust-rescale for the SLeDGe family)"),
+    (["--label-mask", "bernoulli", "--checkpoint", "ck.pt"], "error: --checkpoint is not "
+     "available with --stream (the rows a streamed run has read are not identified for a "
+     "resume); drop it"),
+    (["--label-mask", "bernoulli", "--resume", "ck.pt"], "error: --resume is not available "
+     "with --stream (the rows a streamed run has read are not identified for a resume); "
+     "drop it"),
+    (["--label-mask", "bernoulli", "--seed", "0,1", "--jobs", "2"], "error: --stream runs "
+     "one seed at a time (each seed reads the file again): drop --jobs"),
+])
+def test_what_needs_the_whole_stream_is_refused_with_stream(tmp_path, capsys, options,
+                                                            message):
+    stream = str(_csv(tmp_path / "data.csv", rows=20))
+    assert _error(capsys, "--dataset", stream, "--label-column", "kind", "--stream",
+                  "--classes", "a,b,c", "--model", "base", *options) == message
+
+
+def test_stream_options_are_refused_where_they_do_not_apply(tmp_path, capsys):
+    stream = str(_csv(tmp_path / "data.csv", rows=20))
+    assert _error(capsys, "--dataset", stream, "--stream", "--label-mask", "bernoulli") == (
+        "error: --stream needs --classes A,B,... (the class names, class ids in that order): "
+        "a stream read as it comes cannot sort all its labels")
+    assert _error(capsys, "--dataset", stream, "--classes", "a,b") == (
+        "error: --classes applies to --stream (a file read whole takes its classes from its "
+        "labels); drop it or add --stream")
+    assert _error(capsys, "--dataset", "-") == (
+        "error: --dataset - (standard input) is read as it comes: add --stream --classes "
+        "A,B,...")
+    assert _error(capsys, "--dataset", "synthetic", "--stream", "--classes", "a,b") == (
+        "error: --stream reads a CSV file (.csv, .csv.gz) or standard input (-) given as "
+        "--dataset, got --dataset synthetic")
+    assert _error(capsys, "--dataset", "-", "--stream", "--classes", "a,b", "--seed", "0,1",
+                  "--label-mask", "bernoulli") == (
+        "error: --stream runs one seed at a time (standard input is read once): give one "
+        "--seed")
+    assert _error(capsys, "--dataset", stream, "--stream", "--classes", "a,b,1,1.0") == (
+        "error: torch_geometric_stream run: argument --classes: classes '1' and '1.0' are one "
+        "class; give each once in 'a,b,1,1.0'")

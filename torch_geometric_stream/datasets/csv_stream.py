@@ -1,0 +1,235 @@
+"""A CSV stream read row by row as it is iterated: a file larger than memory, or a
+stream that never ends (standard input fed by ``tail -f``, a socket, a sensor).
+
+>>> stream = CSVRowStream("sensors.csv", ["ok", "fault"])        # doctest: +SKIP
+>>> stream.num_features, stream.num_classes                       # doctest: +SKIP
+(12, 2)
+>>> for x, y in stream: ...                                       # doctest: +SKIP
+
+The table is read as :func:`~torch_geometric_stream.datasets.load_stream_file`
+reads a CSV (same header rules, same checks of each row, same error messages),
+except that nothing is held: the classes are given up front instead of sorted
+from all the labels, and a row is checked when it is read.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, ContextManager, Iterator, Optional, Sequence, TextIO
+
+import numpy as np
+
+from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
+from torch_geometric_stream.datasets.io import open_text
+from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_limit,
+                                                         _check_unambiguous, _data_row,
+                                                         _feature_names, _label_index,
+                                                         _narrow_row, _parses, _rows,
+                                                         _utf8_lines)
+
+__all__ = ["STDIN", "CSVRowStream", "class_lookup"]
+
+#: The ``path`` of :class:`CSVRowStream` that reads standard input.
+STDIN = "-"
+
+#: ``(line number, stripped fields)`` of each CSV row that holds something.
+Rows = Iterator[tuple[int, list[str]]]
+
+
+def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
+    """The class id of a label field among ``names`` (id = position in ``names``),
+    ``None`` for a label that is none of them. A label matches a name as text, or
+    as a number where both are finite numbers (``1.0`` is class ``1``, as
+    :func:`~torch_geometric_stream.datasets.load_stream_file` reads labels).
+
+    Raises:
+        ValueError: no names, an empty name, or two names of one class (as text
+            or as numbers).
+        TypeError: a name that is not a string.
+    """
+    names = list(names)
+    if not names:
+        raise ValueError("no classes given")
+    by_text: dict[str, int] = {}
+    by_number: dict[float, int] = {}
+    for class_id, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"class names must be strings, got {name!r}")
+        if not name.strip():
+            raise ValueError(f"class {class_id} has an empty name")
+        number = _finite_number(name)
+        earlier = by_text.get(name.strip(), by_number.get(number))
+        if earlier is not None:
+            raise ValueError(f"classes {names[earlier]!r} and {name!r} are one class; "
+                             f"give each once")
+        by_text[name.strip()] = class_id
+        if number is not None:
+            by_number[number] = class_id
+
+    def lookup(label: str) -> Optional[int]:
+        found = by_text.get(label)
+        return found if found is not None else by_number.get(_finite_number(label))
+
+    return lookup
+
+
+def _finite_number(text: str) -> Optional[float]:
+    """``text`` as a finite number, ``None`` if it is no number or not finite."""
+    if not _parses(text):
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+class CSVRowStream:
+    r"""A labelled CSV stream, read one row at a time as it is iterated: its
+    memory does not grow with the stream.
+
+    The table is a CSV as :func:`~torch_geometric_stream.datasets.load_stream_file`
+    reads it (the label in the last column unless ``label_column`` names it, a
+    header row allowed, blank lines skipped), but the classes are given: class id
+    ``i`` is ``classes[i]``, and a row whose label is none of them is an error
+    naming its line. The first row is the header if it holds the label column's
+    name, a feature field that is not a number, or a label that is neither a
+    class nor a number (``0,1,label``). The header (or first row) is read when
+    the stream is made, to know its width; each further row when iterated.
+
+    A file is read again from its start by each iteration; standard input
+    (``path="-"``) once.
+
+    Args:
+        path: a ``.csv`` or ``.csv.gz`` file, or ``"-"`` for standard input
+            (UTF-8 text).
+        classes: the class names, in class id order.
+        label_column (str, optional): the label column's header name or index.
+        limit (int, optional): stop after this many data rows.
+
+    Iterating yields ``(x, y)``: float32 features :math:`(d,)` and a class id.
+
+    Raises:
+        DatasetNotFoundError: no such file.
+        DatasetFormatError: as :func:`~torch_geometric_stream.datasets.load_stream_file`,
+            here or at the row iterated; a label that is none of ``classes``.
+        ValueError: a name that is not a CSV file's, bad ``classes`` or ``limit``;
+            standard input iterated a second time.
+    """
+
+    value_range: Optional[tuple[float, float]] = None  # a CSV declares no range
+
+    def __init__(self, path: str | Path, classes: Sequence[str], *,
+                 label_column: Optional[str] = None, limit: Optional[int] = None) -> None:
+        _check_limit(limit)
+        self._lookup = class_lookup(classes)
+        self.class_names = [name.strip() for name in classes]
+        self.label_column, self.limit = label_column, limit
+        self._path = None if str(path) == STDIN else Path(path)
+        if self._path is None:
+            self.name, self.source = "<stdin>", "stdin"
+        else:
+            _check_csv_file(self._path)
+            self.name, self.source = self._path.name, str(self._path.resolve())
+        self._pending: Optional[Rows] = self._open()  # the rows after the head, to iterate
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_names)
+
+    @property
+    def num_features(self) -> int:
+        """Feature dimension :math:`d`: the columns but the label's."""
+        return self.width - 1
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, int]]:
+        rows, self._pending = self._pending, None
+        if rows is None:
+            if self._path is None:
+                raise ValueError("standard input is read once: a stream from it runs once")
+            rows = self._open()
+        first = (self._first_line, self.width)
+        count = 0
+        for line, row in rows:
+            values, label = _data_row(line, row, first, self._index, self._header, self.name)
+            class_id = self._lookup(label)
+            if class_id is None:
+                raise DatasetFormatError(
+                    f"{self.name} line {line}: label {label!r} is none of the classes given "
+                    f"({', '.join(self.class_names)})")
+            count += 1
+            yield values.astype(np.float32), class_id
+            if count == self.limit:  # not a row further: standard input would wait for it
+                return
+        if not count:
+            raise DatasetFormatError(f"{self.name}: the stream has a header and no data rows")
+
+    def _open(self) -> Rows:
+        """Open the stream and read its head: the width, the label column, the
+        header if any (which set the attributes); the data rows, to read."""
+        rows = self._read()
+        self._first_line, first = next(rows, (0, None))
+        if first is None:
+            raise DatasetFormatError(f"{self.name}: the stream has no rows")
+        self.width = len(first)
+        if self.width < 2:
+            raise _narrow_row(self.name, self._first_line, first[0])
+        self._index, named = _label_index(self.label_column, first, self.width, self.name)
+        label = first[self._index]
+        words = any(field and not _parses(field)
+                    for column, field in enumerate(first) if column != self._index)
+        by_label = self._lookup(label) is None and not _parses(label)
+        self._header = first if named or words or by_label else None
+        self.feature_names = None
+        if self._header is None:
+            return _chain_first(self._first_line, first, rows)
+        _check_unambiguous(self.label_column, first, self._index, self.name)
+        self.feature_names = _feature_names(first, self._index, self.name, self._first_line)
+        return rows
+
+    def _read(self) -> Rows:
+        """The rows of the stream (a generator: the file opens at the first row)."""
+        csv.field_size_limit(sys.maxsize)
+        try:
+            with self._text() as handle:
+                reader = csv.reader(_utf8_lines(handle, self.name, None))
+                try:
+                    yield from _rows(reader)
+                except csv.Error as error:
+                    raise DatasetFormatError(f"{self.name} line {reader.line_num}: not CSV "
+                                             f"text ({error})") from None
+        except OSError as error:
+            raise DatasetFormatError(f"{self.name}: cannot be read ({error})") from None
+
+    def _text(self) -> ContextManager[TextIO]:
+        """The stream's text, decoded as the file reader decodes it."""
+        options = dict(encoding="utf-8-sig", errors="surrogateescape", newline="")
+        if self._path is not None:
+            return open_text(self._path, **options)
+        return _stdin_text(options)
+
+    def __repr__(self) -> str:
+        return (f"CSVRowStream(name={self.name!r}, num_features={self.num_features}, "
+                f"num_classes={self.num_classes})")
+
+
+@contextmanager
+def _stdin_text(options: dict[str, str]) -> Iterator[TextIO]:
+    """Standard input's bytes as text, left open when done (detached, not closed)."""
+    text = io.TextIOWrapper(sys.stdin.buffer, **options)
+    try:
+        yield text
+    finally:
+        text.detach()
+
+
+def _check_csv_file(path: Path) -> None:
+    """Raise unless ``path`` is a CSV stream file (``.csv``, ``.csv.gz``) that exists."""
+    if not path.name.lower().endswith((".csv", ".csv.gz")):
+        raise ValueError(f"{path.name}: a stream read row by row is a CSV file (.csv or "
+                         f".csv.gz)")
+    if path.is_dir():
+        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
+    if not path.is_file():
+        raise DatasetNotFoundError(f"Stream file {path} does not exist")
