@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
+import itertools
+import re
 import sys
 
 import numpy as np
@@ -76,3 +79,57 @@ def test_class_lookup_matches_text_and_numbers():
         class_lookup(["a", " "])
     with pytest.raises(ValueError, match="no classes given"):
         class_lookup([])
+
+
+def _digest_after(path, rows: int) -> str:
+    stream = CSVRowStream(path, ["x", "y"])
+    for _ in itertools.islice(stream, rows):
+        pass
+    assert stream.rows_read == rows
+    return stream.digest()
+
+
+def test_the_digest_is_of_the_text_read_for_the_rows_yielded(tmp_path):
+    """The header, blank lines between and the rows yielded: the SHA-256 of
+    exactly that text, whatever is read after (the blank lines at the end)."""
+    path = tmp_path / "s.csv"
+    head = "a,kind\n1,x\n\n2,y\n"
+    path.write_text(head + "3,x\n\n\n")
+    assert _digest_after(path, 2) == hashlib.sha256(head.encode()).hexdigest()[:16]
+    whole = CSVRowStream(path, ["x", "y"])
+    assert [y for _, y in whole] == [0, 1, 0]  # read to the end, trailing blank lines too
+    assert whole.digest() == hashlib.sha256(b"a,kind\n1,x\n\n2,y\n3,x\n").hexdigest()[:16]
+    packed = tmp_path / "s.csv.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert _digest_after(packed, 2) == _digest_after(path, 2)  # of the text, decompressed
+
+
+def test_expect_checks_the_beginning_read_again(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("a,kind\n1,x\n2,y\n3,x\n")
+    digest = _digest_after(path, 2)
+    stream = CSVRowStream(path, ["x", "y"])
+    stream.expect(2, digest)
+    assert [y for _, y in stream] == [0, 1, 0]
+    path.write_text("a,kind\n1,x\n2,y\n4,y\n5,x\n")  # changed after the rows: the same
+    stream.expect(2, digest)
+    assert [y for _, y in stream] == [0, 1, 1, 0]
+    for changed in ("a,kind\n1,x\n2.5,y\n3,x\n", "b,kind\n1,x\n2,y\n", "a,kind\n1,x\n2,y"):
+        path.write_text(changed)  # a value, the header, the line end of the last row
+        stream = CSVRowStream(path, ["x", "y"])
+        stream.expect(2, digest)
+        with pytest.raises(DatasetFormatError, match=(
+                rf"^{re.escape(str(path))}: its first 2 data rows are not the text read "
+                rf"before \(digest [0-9a-f]{{16}}, was {digest}\): the file's beginning "
+                rf"changed since$")):
+            list(stream)
+    path.write_text("a,kind\n1,x\n")
+    stream = CSVRowStream(path, ["x", "y"])
+    stream.expect(2, digest)
+    with pytest.raises(DatasetFormatError, match=r"s.csv: the stream has 1 data rows, not "
+                                                 r"the 2 read before: its beginning changed"):
+        list(stream)
+    with pytest.raises(ValueError, match="2 rows were read before, more than limit=1"):
+        CSVRowStream(path, ["x", "y"], limit=1).expect(2, digest)
+    with pytest.raises(ValueError, match="rows must be >= 1"):
+        stream.expect(0, digest)

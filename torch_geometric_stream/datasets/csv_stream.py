@@ -10,10 +10,16 @@ The table is read as :func:`~torch_geometric_stream.datasets.load_stream_file`
 reads a CSV (same header rules, same checks of each row, same error messages),
 except that nothing is held: the classes are given up front instead of sorted
 from all the labels, and a row is checked when it is read.
+
+A file's beginning can be identified and checked: :meth:`CSVRowStream.digest`
+is the digest of the text read for the rows yielded so far, and
+:meth:`CSVRowStream.expect` has the next iteration check that its first rows are
+that text again (a run resumed from a checkpoint reads them again, unlearned).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 import sys
@@ -30,11 +36,14 @@ from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_li
                                                          _feature_names, _label_index,
                                                          _narrow_row, _parses, _rows,
                                                          _utf8_lines)
+from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["STDIN", "CSVRowStream", "class_lookup"]
+__all__ = ["STDIN", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
 
 #: The ``path`` of :class:`CSVRowStream` that reads standard input.
 STDIN = "-"
+#: Hex digits of :meth:`CSVRowStream.digest`.
+DIGEST_DIGITS = 16
 
 #: ``(line number, stripped fields)`` of each CSV row that holds something.
 Rows = Iterator[tuple[int, list[str]]]
@@ -99,7 +108,9 @@ class CSVRowStream:
     the stream is made, to know its width; each further row when iterated.
 
     A file is read again from its start by each iteration; standard input
-    (``path="-"``) once.
+    (``path="-"``) once. :attr:`rows_read` counts the data rows the iteration in
+    progress (or the last one) has yielded, and :meth:`digest` identifies the
+    text read for them.
 
     Args:
         path: a ``.csv`` or ``.csv.gz`` file, or ``"-"`` for standard input
@@ -132,6 +143,8 @@ class CSVRowStream:
         else:
             _check_csv_file(self._path)
             self.name, self.source = self._path.name, str(self._path.resolve())
+        self.rows_read = 0
+        self._expected: Optional[tuple[int, str]] = None  # checked by the next iteration
         self._pending: Optional[Rows] = self._open()  # the rows after the head, to iterate
 
     @property
@@ -149,8 +162,9 @@ class CSVRowStream:
             if self._path is None:
                 raise ValueError("standard input is read once: a stream from it runs once")
             rows = self._open()
+        expected, self._expected = self._expected, None
         first = (self._first_line, self.width)
-        count = 0
+        self.rows_read = 0
         for line, row in rows:
             values, label = _data_row(line, row, first, self._index, self._header, self.name)
             class_id = self._lookup(label)
@@ -158,16 +172,57 @@ class CSVRowStream:
                 raise DatasetFormatError(
                     f"{self.name} line {line}: label {label!r} is none of the classes given "
                     f"({', '.join(self.class_names)})")
-            count += 1
+            self.rows_read += 1
+            self._digested = self._text_digest.copy()  # not the text read after the row
+            if expected is not None and self.rows_read == expected[0]:
+                self._check_beginning(*expected)
             yield values.astype(np.float32), class_id
-            if count == self.limit:  # not a row further: standard input would wait for it
-                return
-        if not count:
+            if self.rows_read == self.limit:  # not a row further: standard input would wait
+                break
+        if expected is not None and self.rows_read < expected[0]:
+            raise DatasetFormatError(
+                f"{self.source}: the stream has {self.rows_read} data rows, not the "
+                f"{expected[0]} read before: its beginning changed since")
+        if not self.rows_read:
             raise DatasetFormatError(f"{self.name}: the stream has a header and no data rows")
+
+    def digest(self) -> str:
+        """The first :data:`DIGEST_DIGITS` hex digits of the SHA-256 of the text
+        (decompressed, for a ``.csv.gz``) read for the :attr:`rows_read` data rows
+        yielded so far: the header, the blank lines between and those rows; the
+        text after the last row yielded is not in it. Other text read for those
+        rows (a value edited, a row inserted), or another file, gets another digest."""
+        return self._digested.hexdigest()[:DIGEST_DIGITS]
+
+    def expect(self, rows: int, digest: str) -> None:
+        """Have the next iteration check that its first ``rows`` data rows are
+        the text of ``digest`` (:meth:`digest` of an earlier iteration after
+        ``rows`` rows): a resumed run reads them again, and goes on from the same
+        rows only. The check is made as the ``rows``-th row is read, before it
+        is yielded; a stream that ends before it (not at its limit) fails too.
+
+        Raises:
+            ValueError: ``rows`` not a positive integer, or more than the limit.
+            DatasetFormatError: in the iteration, the text read for the rows is
+                not that of ``digest``, or the stream has fewer rows; the message
+                names the file.
+        """
+        rows = check_positive_int(rows, "rows")
+        if self.limit is not None and rows > self.limit:
+            raise ValueError(f"{rows} rows were read before, more than limit={self.limit}")
+        self._expected = (rows, digest)
+
+    def _check_beginning(self, rows: int, digest: str) -> None:
+        """Raise unless the text read for the first ``rows`` rows has ``digest``."""
+        if self.digest() != digest:
+            raise DatasetFormatError(
+                f"{self.source}: its first {rows} data rows are not the text read before "
+                f"(digest {self.digest()}, was {digest}): the file's beginning changed since")
 
     def _open(self) -> Rows:
         """Open the stream and read its head: the width, the label column, the
         header if any (which set the attributes); the data rows, to read."""
+        self._text_digest, self._digested = hashlib.sha256(), hashlib.sha256()
         rows = self._read()
         self._first_line, first = next(rows, (0, None))
         if first is None:
@@ -193,7 +248,7 @@ class CSVRowStream:
         csv.field_size_limit(sys.maxsize)
         try:
             with self._text() as handle:
-                reader = csv.reader(_utf8_lines(handle, self.name, None))
+                reader = csv.reader(_utf8_lines(handle, self.name, self._text_digest))
                 try:
                     yield from _rows(reader)
                 except csv.Error as error:
