@@ -3,7 +3,7 @@ r"""Checkpoint and resume of a stream learner together with its evaluation run.
 :func:`save_checkpoint` writes one file holding everything a prequential run
 needs to continue exactly where it stopped (:func:`checkpoint_callback` makes a
 :func:`~torch_geometric_stream.evaluation.prequential` callback that calls it
-every ``N`` samples):
+every ``N`` samples, and at the end):
 
 * the learner's state: ``state_dict()`` for :class:`torch.nn.Module` learners
   (for :class:`~torch_geometric_stream.models.SLeDGe` this includes the
@@ -88,8 +88,8 @@ import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
 
-__all__ = ["CheckpointError", "CheckpointState", "save_checkpoint", "load_checkpoint",
-           "checkpoint_callback", "FORMAT_VERSION"]
+__all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_checkpoint",
+           "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
 
 PathLike = Union[str, Path]
 
@@ -212,27 +212,60 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     return path
 
 
-def checkpoint_callback(path: PathLike, learner: Any, *, every: int, end: int,
-                        transform: Optional[StreamTransform] = None,
-                        extra: Optional[Mapping[str, Any]] = None
-                        ) -> Callable[[int, PrequentialRecord], None]:
+#: The ``extra`` of a checkpoint: a mapping, or a function giving it at each save
+#: (values that change as the run goes, e.g. the digest of a stream's text read).
+Extra = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
+
+
+class CheckpointCallback:
     r"""A :func:`~torch_geometric_stream.evaluation.prequential` callback that
     saves a checkpoint to ``path`` every ``every`` stream positions and after
-    position ``end - 1`` (the run's last sample).
+    position ``end - 1`` (the run's last sample); for a stream whose end is not
+    known (``end=None``), :meth:`finish` saves its last position after the run.
 
     Args:
-        path, learner, transform, extra: as for :func:`save_checkpoint`.
-        every: checkpoint interval in samples (:math:`\geq 1`).
-        end: stream position after the run's last sample.
+        path, learner, transform: as for :func:`save_checkpoint`.
+        every: checkpoint interval in samples (:math:`\geq 1`); ``None``: only
+            at the end.
+        end: stream position after the run's last sample; ``None``: not known.
+        extra: as for :func:`save_checkpoint`, or a function returning it,
+            called at each save.
     """
 
-    def callback(position: int, record: PrequentialRecord) -> None:
-        done = position + 1
-        if done % every == 0 or done == end:
-            save_checkpoint(path, learner, position=done, record=record, transform=transform,
-                            extra=extra)
+    def __init__(self, path: PathLike, learner: Any, *, every: Optional[int],
+                 end: Optional[int], transform: Optional[StreamTransform] = None,
+                 extra: Extra = None) -> None:
+        self.path, self.learner, self.transform = path, learner, transform
+        self.every, self.end, self.extra = every, end, extra
+        self._last: Optional[tuple[int, PrequentialRecord]] = None  # position done, record
+        self._saved: Optional[int] = None  # the position saved last
 
-    return callback
+    def __call__(self, position: int, record: PrequentialRecord) -> None:
+        done = position + 1
+        self._last = (done, record)
+        if (self.every is not None and done % self.every == 0) or done == self.end:
+            self._save()
+
+    def finish(self) -> None:
+        """Save the last position the run reached unless it is saved (a run
+        whose end was not known); a run that reached none saves nothing."""
+        if self._last is not None and self._saved != self._last[0]:
+            self._save()
+
+    def _save(self) -> None:
+        done, record = self._last
+        extra = self.extra() if callable(self.extra) else self.extra
+        save_checkpoint(self.path, self.learner, position=done, record=record,
+                        transform=self.transform, extra=extra)
+        self._saved = done
+
+
+def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
+                        end: Optional[int], transform: Optional[StreamTransform] = None,
+                        extra: Extra = None) -> CheckpointCallback:
+    """The :class:`CheckpointCallback` of these arguments."""
+    return CheckpointCallback(path, learner, every=every, end=end, transform=transform,
+                              extra=extra)
 
 
 def load_checkpoint(path: PathLike, learner: Any, *,

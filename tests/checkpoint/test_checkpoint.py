@@ -16,7 +16,8 @@ import torch
 
 from torch_geometric_stream.baselines import HDSSL, ReSSL, TemporalLabelPropagation
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from torch_geometric_stream.checkpoint import (CheckpointError, checkpoint_callback,
+                                               load_checkpoint, save_checkpoint)
 from torch_geometric_stream.evaluation import make_transform, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP, SLeDGe
 
@@ -269,6 +270,29 @@ def test_a_bounded_run_resumes_from_its_checkpoint_to_the_uninterrupted_counts(t
     after = learner.state_dict()
     assert all(torch.equal(after[key], value) for key, value in before.items()
                if isinstance(value, torch.Tensor))
+
+
+def test_the_callback_saves_every_n_at_the_end_and_at_finish_of_a_stream_of_no_known_end(
+        tmp_path, monkeypatch):
+    """With ``end``, the last position is saved as the run reaches it; without
+    (a stream read as it comes), :meth:`finish` saves it, once; ``extra`` given
+    as a function is called at each save."""
+    x, y = stream(10)
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    saved: list[tuple[int, Any]] = []
+    monkeypatch.setattr("torch_geometric_stream.checkpoint.save_checkpoint",
+                        lambda path, learner, position, extra, **_: saved.append(
+                            (position, extra)))
+    for every, end, positions in ((4, 10, [4, 8, 10]), (4, None, [4, 8, 10]),
+                                  (None, None, [10]), (5, None, [5, 10])):
+        saved.clear()
+        callback = checkpoint_callback(tmp_path / "c.ckpt", learner, every=every, end=end,
+                                       extra=lambda: {"saves": len(saved)})
+        prequential(learner, list(zip(x, y)), progress=False, callback=callback)
+        callback.finish()
+        callback.finish()  # saved already: nothing more
+        assert saved == [(position, {"saves": index}) for index, position in
+                         enumerate(positions)], (every, end)
 
 
 def test_initial_must_end_at_start():
