@@ -9,8 +9,11 @@ from typing import Iterator
 
 import numpy as np
 import pytest
+import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.datasets.csv_stream import CSVRowStream
 
 #: A small SLeDGe run: the learner with memory and graph, fast.
 FAST = ["--model", "sledge", "--labeled-size", "10", "--unlabeled-size", "30",
@@ -156,12 +159,6 @@ def test_a_label_outside_the_classes_is_an_error_naming_its_line(tmp_path, capsy
      "(from flag --scaling) scales by the range of the whole stream, which a stream read as "
      "it comes does not know: pass --scaling online or robust (online-rescale or "
      "robust-rescale for the SLeDGe family)"),
-    (["--label-mask", "bernoulli", "--checkpoint", "ck.pt"], "error: --checkpoint is not "
-     "available with --stream (the rows a streamed run has read are not identified for a "
-     "resume); drop it"),
-    (["--label-mask", "bernoulli", "--resume", "ck.pt"], "error: --resume is not available "
-     "with --stream (the rows a streamed run has read are not identified for a resume); "
-     "drop it"),
     (["--label-mask", "bernoulli", "--seed", "0,1", "--jobs", "2"], "error: --stream runs "
      "one seed at a time (each seed reads the file again): drop --jobs"),
 ])
@@ -190,6 +187,119 @@ def test_stream_options_are_refused_where_they_do_not_apply(tmp_path, capsys):
                   "--label-mask", "bernoulli") == (
         "error: --stream runs one seed at a time (standard input is read once): give one "
         "--seed")
+    for flag in ("--checkpoint", "--resume"):
+        assert _error(capsys, "--dataset", "-", "--stream", "--classes", "a,b",
+                      "--label-mask", "bernoulli", flag, "ck.pt") == (
+            f"error: {flag} is not available on standard input: a resume reads the stream "
+            f"again from its start, to check and skip the rows read before, and standard "
+            f"input is read once; stream from a file (--dataset FILE.csv --stream) or drop "
+            f"{flag}")
     assert _error(capsys, "--dataset", stream, "--stream", "--classes", "a,b,1,1.0") == (
         "error: torch_geometric_stream run: argument --classes: classes '1' and '1.0' are one "
         "class; give each once in 'a,b,1,1.0'")
+
+
+#: A streamed run resumable from ``ck.ckpt`` (``--dataset`` and the rest follow).
+RESUMABLE = ["--label-column", "kind", "--stream", "--classes", "a,b,c", "--label-mask",
+             "bernoulli", "--label-ratio", "0.2", "--seed", "3"]
+
+
+def _interrupted_after(samples: int, monkeypatch) -> None:
+    """Ctrl-C in the run's next ``prequential``, after ``samples`` samples (and
+    the checkpoint of the last of them, if one is due)."""
+    evaluate = run_module.prequential
+
+    def interrupted(*args, callback, **kwargs):
+        def step(position, record):
+            callback(position, record)
+            if position + 1 == samples:
+                raise KeyboardInterrupt
+        return evaluate(*args, callback=step, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", interrupted)
+
+
+@pytest.mark.parametrize("history", ["bounded", "full"])
+def test_an_interrupted_streamed_run_resumes_to_the_uninterrupted_record(
+        tmp_path, capsys, monkeypatch, history):
+    stream = str(_csv(tmp_path / "data.csv"))
+    common = ["--dataset", stream, *RESUMABLE, "--history", history]
+    whole = _run(tmp_path, "whole", *common)
+    checkpoint = tmp_path / "ck.ckpt"
+    saving = [*common, "--checkpoint", str(checkpoint), "--checkpoint-every", "50"]
+    _interrupted_after(120, monkeypatch)
+    assert main(["run", *FAST, *saving]) == 130
+    assert capsys.readouterr().err == (
+        f"run interrupted; last checkpoint in {checkpoint}: rerun the same command with "
+        f"--resume {checkpoint} to continue from it\n")
+    assert torch.load(checkpoint, weights_only=False)["position"] == 100
+    monkeypatch.undo()
+    resumed = _run(tmp_path, "resumed", *saving, "--resume", str(checkpoint))
+    assert resumed["resumed_from"] == 100
+    _same(resumed, whole)
+    assert torch.load(checkpoint, weights_only=False)["position"] == 300  # at the end
+
+
+def test_a_streamed_run_resumes_on_its_file_grown_and_checks_the_rows_read(tmp_path, capsys):
+    """A run to the end of a file (its last position saved as the stream ends)
+    goes on when rows are appended; a file whose rows read changed is refused,
+    naming the file, and nothing is written."""
+    full = _csv(tmp_path / "full.csv")
+    stream = tmp_path / "data.csv"
+    stream.write_text("".join(full.read_text().splitlines(keepends=True)[:201]))
+    checkpoint = tmp_path / "ck.ckpt"
+    saving = ["--dataset", str(stream), *RESUMABLE, "--checkpoint", str(checkpoint)]
+    first = _run(tmp_path, "first", *saving)
+    assert first["n_samples"] == 200 and torch.load(checkpoint, weights_only=False)[
+        "position"] == 200
+    stream.write_text(full.read_text())  # 100 rows appended
+    resumed = _run(tmp_path, "resumed", *saving, "--resume", str(checkpoint))
+    assert resumed["resumed_from"] == 200
+    _same({**resumed, "dataset": "full.csv", "dataset_source": str(full.resolve())},
+          _run(tmp_path, "whole", "--dataset", str(full), *RESUMABLE))
+    lines = stream.read_text().splitlines(keepends=True)
+    lines[5] = lines[5].replace(".", "9", 1)  # a value of row 5 edited
+    stream.write_text("".join(lines))
+    out = tmp_path / "edited.json"
+    assert _error(capsys, *FAST, *saving, "--resume", str(checkpoint), "--output",
+                  str(out)) == (
+        f"error: {stream.resolve()}: its first 300 data rows are not the text read before "
+        f"(digest {_digest(stream, 300)}, was {_digest(full, 300)}): the file's beginning "
+        f"changed since")
+    assert not out.exists()
+
+
+def _digest(path: Path, rows: int) -> str:
+    stream = CSVRowStream(path, ["a", "b", "c"], label_column="kind", limit=rows)
+    for _ in stream:
+        pass
+    return stream.digest()
+
+
+def test_a_run_interrupted_by_its_limit_goes_on_to_another_and_the_limit_is_checked(
+        tmp_path, capsys):
+    stream = str(_csv(tmp_path / "data.csv"))
+    checkpoint = tmp_path / "ck.ckpt"
+    saving = ["--dataset", stream, *RESUMABLE, "--checkpoint", str(checkpoint)]
+    assert _run(tmp_path, "first", *saving, "--limit", "130")["n_samples"] == 130
+    resume = [*saving, "--resume", str(checkpoint)]
+    assert _error(capsys, *FAST, *resume, "--limit", "100") == (
+        "error: --resume: 130 rows were read before, more than limit=100")
+    assert _error(capsys, *FAST, *resume, "--classes", "c,a,b") == (
+        f"error: --resume: checkpoint {checkpoint} was made by another run: "
+        f"classes=['a', 'b', 'c'] in the checkpoint, ['c', 'a', 'b'] here")
+    resumed = _run(tmp_path, "resumed", *resume, "--limit", "250")
+    assert (resumed["resumed_from"], resumed["n_samples"], resumed["limit"]) == (130, 250, 250)
+    _same(resumed, _run(tmp_path, "whole", "--dataset", stream, *RESUMABLE, "--limit", "250"))
+
+
+def test_a_streamed_run_interrupted_before_its_first_checkpoint_says_how_to_save_sooner(
+        tmp_path, capsys, monkeypatch):
+    """Without --checkpoint-every, a stream's checkpoint is written as it ends."""
+    checkpoint = tmp_path / "ck.ckpt"
+    _interrupted_after(50, monkeypatch)
+    assert main(["run", *FAST, "--dataset", str(_csv(tmp_path / "data.csv", rows=60)),
+                 *RESUMABLE, "--checkpoint", str(checkpoint)]) == 130
+    assert capsys.readouterr().err == (
+        f"run interrupted before its first checkpoint (this run wrote none to {checkpoint}; "
+        f"--checkpoint-every N saves every N samples)\n")
+    assert not checkpoint.exists()

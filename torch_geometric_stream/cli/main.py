@@ -146,9 +146,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "run goes, never whole: a file larger than memory, or a stream "
                            "that does not end (tail -f sensors.csv | ... --dataset -). Needs "
                            "--classes and --label-mask bernoulli or capymoa, refuses "
-                           "--scaling global, --checkpoint, --resume and --jobs; --history "
-                           "defaults to bounded; results are written when the stream ends "
-                           "(or at --limit)")
+                           "--scaling global and --jobs (and --checkpoint, --resume on "
+                           "standard input); --history defaults to bounded; results are "
+                           "written when the stream ends (or at --limit)")
     data.add_argument("--classes", type=class_names, metavar="A,B,...",
                       help="with --stream: the class names (label values), class ids in "
                            "this order; a row with another label is an error naming its "
@@ -375,14 +375,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     checkpoint = run.add_argument_group("checkpoint and resume (single seed)")
     checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",
                             help="save learner, transform, RNG states and the run so far to "
-                                 "FILE (atomically) after the last sample and, with "
-                                 "--checkpoint-every, every N samples")
+                                 "FILE (atomically) after the last sample (with --stream, as "
+                                 "the stream ends) and, with --checkpoint-every, every N "
+                                 "samples")
     checkpoint.add_argument("--checkpoint-every", type=positive_int, metavar="N",
                             help="checkpoint every N stream positions")
     checkpoint.add_argument("--resume", type=Path, metavar="FILE",
                             help="continue the run stored in FILE (same dataset, model, seed "
                                  "and configuration; trusted files only, they are pickles); "
-                                 "the outputs cover the whole stream")
+                                 "the outputs cover the whole stream. With --stream, the file "
+                                 "is read again from its start, the rows done checked against "
+                                 "the digest of their text and skipped; --limit may differ")
     run.set_defaults(handler=run_command)
 
 

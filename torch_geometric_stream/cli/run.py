@@ -10,11 +10,12 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import torch
 
-from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
+from torch_geometric_stream.checkpoint import (CheckpointCallback, checkpoint_callback,
+                                               load_checkpoint)
 from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_files,
                                                   parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
@@ -33,8 +34,7 @@ from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_str
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.csv_stream import STDIN, CSVRowStream
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import (POSITION_MASKS, PositionMask,
-                                               PrequentialRecord, PrequentialResult,
+from torch_geometric_stream.evaluation import (POSITION_MASKS, PositionMask, PrequentialResult,
                                                StreamTransform, make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS
@@ -42,8 +42,8 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
-           "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "SharedStream", "Stream", "check_run",
-           "load_stream", "recorded_config", "run_command", "run_device"]
+           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "SharedStream",
+           "Stream", "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -65,7 +65,8 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
-#: the resolved configuration and the stream length).
+#: the resolved configuration and the stream's identity; a streamed run's
+#: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
                "flush_denormal", "history")
 #: Configuration entries added after checkpoints were first written, with the
@@ -84,6 +85,9 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
 #: (adaptive was the only rule before ``alpha`` / ``beta`` became options, which
 #: predates checkpoints, so they stay part of a checkpoint's identity).
 OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
+#: The entry of a streamed run's checkpoint holding the digest of the text read
+#: for the rows done (:meth:`~torch_geometric_stream.datasets.csv_stream.CSVRowStream.digest`).
+STREAM_DIGEST = "stream_digest"
 #: A ``--resume`` checkpoint's identity entries that older checkpoints lack, with
 #: the value those runs had (checkpoints predate flushing denormals).
 OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full",
@@ -275,8 +279,10 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
         return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
                 f"state{single})")
     if not saved:
+        every = ("" if args.checkpoint_every is not None
+                 else "; --checkpoint-every N saves every N samples")
         return (f"run interrupted before its first checkpoint (this run wrote none to "
-                f"{args.checkpoint})")
+                f"{args.checkpoint}{every})")
     resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
     return (f"run interrupted; last checkpoint in {args.checkpoint}: rerun the same command"
             f"{resume} to continue from it")
@@ -534,25 +540,43 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "flush_denormal": args.flush_denormal, "history": args.history,
                            "device": plan.device, "cuda_graph": plan.cuda_graph,
                            **software_versions()}  # the code as the run starts
-    length = None if args.stream else dataset.num_samples
-    identity = {**{key: run[key] for key in RESUME_KEYS},
-                "num_samples": length, **_stream_file_identity(args),
+    identity = {**{key: run[key] for key in RESUME_KEYS if key != "limit" or not args.stream},
+                **_stream_identity(args, dataset),
                 **{f"config.{key}": value for key, value in plan.config.items()}}
     start, initial = 0, None
     if args.resume is not None:
         with user_input("--resume"):
             state = load_checkpoint(args.resume, learner, transform=transform,
                                     expect=identity, assume=OLDER_CHECKPOINTS)
+            if args.stream:  # its rows read again are checked as they are
+                dataset.expect(state.position, state.extra[STREAM_DIGEST])
         start, initial = state.position, state.record
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
+    checkpointer = _checkpointer(args, learner, transform, identity, dataset)
     result = prequential(stepper, dataset, label_mask=mask, transform=transform,
                          progress=not args.quiet, desc=f"seed {seed}",
                          progress_every=progress_every or progress_interval(),
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal, history=args.history,
-                         callback=_checkpointer(args, learner, transform, identity, length))
+                         callback=checkpointer)
+    if checkpointer is not None:
+        checkpointer.finish()  # a streamed run's end, not known before
     return result, run_record(result, run=run, config=plan.config)
+
+
+def _stream_identity(args: argparse.Namespace, dataset: StreamDataset | CSVRowStream
+                     ) -> dict[str, Any]:
+    """What a ``--resume`` checkpoint must share with the run about its stream,
+    besides :data:`RESUME_KEYS`: the stream's length and
+    :func:`_stream_file_identity`; for a stream read as it comes (``--stream``),
+    its classes and ``--label-column``, and not its length, unknown, nor its
+    ``--limit``: the rows read before are checked by the digest of their text
+    (:data:`STREAM_DIGEST`) as the resumed run reads them again, and a run
+    resumed with another limit is the run with that limit."""
+    if args.stream:
+        return {"classes": dataset.class_names, "label_column": args.label_column}
+    return {"num_samples": dataset.num_samples, **_stream_file_identity(args)}
 
 
 def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
@@ -581,8 +605,8 @@ def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:
 def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
     """What ``--stream`` (a CSV read row by row as the run goes) needs, and what
     it cannot do: what needs the whole stream (its classes sorted, the paper's
-    label masks) or holds a run's state to go on (checkpoints: a resumed stream
-    file's rows read so far would have to be identified; not done)."""
+    label masks), or read it again (checkpoints on standard input: a resume
+    reads the rows done again, to check them)."""
     if args.classes is not None and not args.stream:
         raise UsageError("--classes applies to --stream (a file read whole takes its classes "
                          "from its labels); drop it or add --stream")
@@ -604,9 +628,11 @@ def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
                          f"sample of each class, floor(R*T) labels); with --stream give "
                          f"--label-mask {' or '.join(POSITION_MASKS)}")
     for flag, value in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
-        if value is not None:
-            raise UsageError(f"{flag} is not available with --stream (the rows a streamed "
-                             f"run has read are not identified for a resume); drop it")
+        if value is not None and stdin:
+            raise UsageError(f"{flag} is not available on standard input: a resume reads "
+                             f"the stream again from its start, to check and skip the rows "
+                             f"read before, and standard input is read once; stream from a "
+                             f"file (--dataset FILE.csv --stream) or drop {flag}")
     if len(seeds) > 1 and (stdin or args.jobs > 1):
         why, how = (("standard input is read once", "give one --seed") if stdin else
                     ("each seed reads the file again", "drop --jobs"))
@@ -614,12 +640,20 @@ def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
 
 
 def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTransform,
-                  identity: dict[str, Any], end: Optional[int]
-                  ) -> Optional[Callable[[int, PrequentialRecord], None]]:
+                  identity: dict[str, Any], dataset: StreamDataset | CSVRowStream
+                  ) -> Optional[CheckpointCallback]:
     """The ``prequential`` callback writing ``--checkpoint`` every
-    ``--checkpoint-every`` stream positions and after the last sample."""
+    ``--checkpoint-every`` stream positions and after the last sample (of a
+    streamed run, whose end is not known before: at its ``finish()``), with
+    ``identity`` and, for a streamed run, the digest of the text read
+    (:data:`STREAM_DIGEST`)."""
     if args.checkpoint is None:
         return None
+    if args.stream:
+        return checkpoint_callback(args.checkpoint, learner, every=args.checkpoint_every,
+                                   end=args.limit, transform=transform,
+                                   extra=lambda: {**identity, STREAM_DIGEST: dataset.digest()})
+    end = dataset.num_samples
     return checkpoint_callback(args.checkpoint, learner, every=args.checkpoint_every or end,
                                end=end, transform=transform, extra=identity)
 
