@@ -198,7 +198,8 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
                      "accuracy_std": float(np.std(accuracy, ddof=1)) if len(runs) > 1 else None,
                      **{key: _mean(runs, key) for key, _ in _METRICS},
                      "approximate": {key for _, record in runs
-                                     for key in approximate_tails(record)},
+                                     for key in approximate_tails(record)
+                                     if key in dict(_METRICS)},
                      "runs": runs})
     return sorted(rows, key=lambda row: (str(row["dataset"]), row["label_ratio"],
                                          -row["accuracy"]))
