@@ -202,6 +202,18 @@ def test_resume_refuses_another_denormal_setting(tmp_path, capsys):
     assert "flush_denormal=True in the checkpoint, False here" in capsys.readouterr().err
 
 
+def test_resume_refuses_a_synthetic_stream_of_another_length_cut_to_the_same_limit(
+        tmp_path, capsys):
+    """The first 30 samples of a 400-sample synthetic stream are not a 30-sample
+    stream (the drift sits elsewhere), though both runs are 30 samples long."""
+    checkpoint = tmp_path / "cut.ckpt"
+    cut = [*run_argv(400), "--limit", "30", "--checkpoint", str(checkpoint)]
+    assert main(cut) == 0
+    assert main([*run_argv(30), "--limit", "30", "--resume", str(checkpoint)]) == 2
+    assert "synthetic_samples=400 in the checkpoint, 30 here" in capsys.readouterr().err
+    assert main([*cut, "--resume", str(checkpoint)]) == 0
+
+
 def test_checkpoints_older_than_an_entry_resume_at_its_old_value(tmp_path, capsys):
     """Checkpoints from before flushing denormals (and before an option, or
     leaving it out at its old value) lack the entry: they ran with the old value."""

@@ -81,6 +81,16 @@ def test_a_mean_over_a_bounded_records_approximate_tail_is_marked(tmp_path, caps
     assert "~" not in capsys.readouterr().out
 
 
+def test_no_note_when_only_a_tail_compare_does_not_show_is_approximate(tmp_path, capsys):
+    """compare shows the last 20 % alone: a bounded record whose last 10 % and 5 % are
+    approximate but whose last 20 % is exact gets no ``~`` and no line about it."""
+    spans = {"accuracy_last_20": 2000, "accuracy_last_10": 999, "accuracy_last_5": 499}
+    bounded = {**record(0, 0.80), "n_samples": 10_000, "tail_samples": spans}
+    assert main(["compare", write(tmp_path, "bounded.json", bounded)]) == 0
+    out = capsys.readouterr().out
+    assert "~" not in out and len(out.splitlines()) == 2
+
+
 def test_synthetic_streams_of_two_lengths_are_two_settings(tmp_path, capsys):
     short, long = record(0, 0.7), record(0, 0.8)
     short.update(dataset="synthetic-sudden", synthetic_samples=9_999)

@@ -129,3 +129,9 @@ def test_tune_grids_exactly_the_run_options_that_set_configuration_entries(run_p
     grid_help = _plain(next(action.help for action in _command("tune")._actions
                             if action.dest == "grid"))
     assert "sets a configuration entry" in grid_help and "with a value" not in grid_help
+
+
+@pytest.mark.parametrize("name", ["run", "tune", "compare", "datasets"])
+def test_command_help_is_plain_text_without_restructuredtext_markup(name):
+    text = _command(name).format_help()
+    assert "``" not in text and ":class:" not in text and ":func:" not in text

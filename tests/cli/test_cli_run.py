@@ -207,6 +207,20 @@ def test_robust_scaling_of_a_baseline_is_the_stream_transform(tmp_path, monkeypa
     assert record["config"]["robust_quantile"] == 0.1 and not record["config"]["robust_clip"]
 
 
+def test_a_limited_synthetic_run_records_the_length_of_the_stream_it_cut(tmp_path):
+    """--limit cuts the default 5000-sample stream: the record names that length, not
+    the limit's, so compare keeps it apart from a 60-sample stream cut at 60 (the two
+    are other streams: the drift sits at another position)."""
+    records = []
+    for name, lengths in (("cut", []), ("short", ["--synthetic-samples", "60"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["run", "--dataset", "synthetic-sudden", *lengths, "--limit", "60",
+                     "--model", "base", "--quiet", "--output", str(out)]) == 0
+        records.append(_read(out))
+    assert [(r["synthetic_samples"], r["limit"], r["n_samples"]) for r in records] == [
+        (5000, 60, 60), (60, 60, 60)]
+
+
 def test_synthetic_two_seeds_write_two_files_and_a_plot(tmp_path, capsys):
     out, plot = tmp_path / "syn.json", tmp_path / "syn.png"
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "120", "--model", "sledge",

@@ -260,3 +260,10 @@ def test_graph_products_hand_checked_and_unchecked_alike():
         assert graph.symmetric_matrix(torch.tensor([1.0, 2.0, 3.0]),
                                       check=check).to_dense().tolist() == [
             [0.0, 3.0, 0.0], [3.0, 0.0, 3.0], [0.0, 3.0, 0.0]]
+
+
+@pytest.mark.parametrize("flag", [0, 1, "no"])
+def test_check_indices_refuses_other_truth_values(flag):
+    # 0 would skip the range check without a word, "no" keep it
+    with pytest.raises(TypeError, match=f"check_indices must be a bool, got {type(flag).__name__}"):
+        CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2, check_indices=flag)

@@ -133,3 +133,16 @@ def test_expect_checks_the_beginning_read_again(tmp_path):
         CSVRowStream(path, ["x", "y"], limit=1).expect(2, digest)
     with pytest.raises(ValueError, match="rows must be >= 1"):
         stream.expect(0, digest)
+
+
+def test_classes_are_a_sequence_of_names_not_a_string_and_may_be_any_iterable(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("1,2,x\n3,4,y\n")
+    # a string would be one class per character: "xy" as x and y
+    with pytest.raises(TypeError, match="classes must be a sequence of class names, got the "
+                                        "string 'xy'"):
+        CSVRowStream(path, "xy")
+    with pytest.raises(TypeError, match="got the string 'x,y'"):
+        class_lookup("x,y")
+    stream = CSVRowStream(path, (name for name in ["x", "y"]))  # read once, kept
+    assert stream.class_names == ["x", "y"] and [y for _, y in stream] == [0, 1]

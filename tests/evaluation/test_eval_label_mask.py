@@ -228,3 +228,16 @@ def test_position_mask_refuses_what_needs_the_whole_stream_and_bad_settings():
         PositionMask("capymoa", 0.1, seed=2 ** 32)
     with pytest.raises(ValueError, match="label_ratio"):
         PositionMask("bernoulli", 0.0, seed=0)
+
+
+@pytest.mark.parametrize("position,error,message", [
+    (-1, ValueError, "position must be >= 0, got -1"),
+    (2.0, TypeError, "position must be an integer, got float"),
+    (True, TypeError, "position must be an integer, got bool")])
+def test_position_mask_names_a_bad_position_and_stays_as_it_was(position, error, message):
+    mask = PositionMask("bernoulli", 0.5, seed=1, block=4)
+    whole = bernoulli_label_mask(10, 0.5, seed=1)
+    assert mask(1) == whole[1]
+    with pytest.raises(error, match=message):
+        mask(position)
+    assert [mask(t) for t in range(1, 10)] == whole[1:].tolist()

@@ -10,6 +10,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation import (
     L2Normalize,
+    OnlineMinMaxScaler,
     PrequentialRecord,
     PrequentialResult,
     check_plot_path,
@@ -98,6 +99,23 @@ def test_mask_respected_and_unlabeled_passed_as_minus_one():
     prequential(learner, stream(), label_mask=lambda position: position % 3 == 0,
                 progress=False)
     assert learner.learned == [0, -1, -1, 1, -1, -1]
+
+
+def test_a_mask_function_returns_a_bool_and_anything_else_is_named():
+    """``lambda t: t % 3`` (``== 0`` forgotten) would label two samples in three."""
+    learned = []
+    for labeled in (lambda t: np.bool_(t % 3 == 0), lambda t: torch.tensor(t % 3 == 0)):
+        learner = PreviousLabel()
+        prequential(learner, stream(), label_mask=labeled, progress=False)
+        learned.append(learner.learned)
+    assert learned == [[0, -1, -1, 1, -1, -1]] * 2
+    transform = OnlineMinMaxScaler()
+    for labeled, kind in ((lambda t: t % 3, "int"), (lambda t: "no", "str"),
+                          (lambda t: torch.tensor([True, False]), "Tensor")):
+        with pytest.raises(TypeError, match=f"label_mask\\(0\\) must be a bool, got {kind}"):
+            prequential(PreviousLabel(), stream(), label_mask=labeled, transform=transform,
+                        progress=False)
+    assert transform.state_dict() == OnlineMinMaxScaler().state_dict()  # the row not seen
 
 
 def test_paper_mask_with_nearest_class_mean():

@@ -160,3 +160,10 @@ def test_sledge_scales_raw_rows_and_sledge_light_keeps_the_full_labeled_memory()
     for _ in range(3):
         light.train(stream.next_instance())
     assert light.model.memory.fill_levels[:2] == (2, 1)  # class 0 twice, class 1 once
+
+
+@pytest.mark.parametrize("flag", [1, 0, "no"])
+def test_light_refuses_other_truth_values(stream, flag):
+    # "no" would otherwise build SLeDGe-L, 0 SLeDGe, without a word
+    with pytest.raises(TypeError, match=f"light must be a bool, got {type(flag).__name__}"):
+        CapyMOASLeDGe(stream.get_schema(), light=flag, **SMALL)

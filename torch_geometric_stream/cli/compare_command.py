@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from torch_geometric_stream.cli.arguments import check_output_files
+from torch_geometric_stream.cli.arguments import check_output_files, plain_text
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
@@ -198,7 +198,8 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
                      "accuracy_std": float(np.std(accuracy, ddof=1)) if len(runs) > 1 else None,
                      **{key: _mean(runs, key) for key, _ in _METRICS},
                      "approximate": {key for _, record in runs
-                                     for key in approximate_tails(record)},
+                                     for key in approximate_tails(record)
+                                     if key in dict(_METRICS)},
                      "runs": runs})
     return sorted(rows, key=lambda row: (str(row["dataset"]), row["label_ratio"],
                                          -row["accuracy"]))
@@ -292,7 +293,7 @@ def compare_command(args: argparse.Namespace) -> int:
 def add_compare_parser(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser(
         "compare", help="run records side by side: mean and sample std over seeds per setting",
-        description=__doc__.split("\n\n")[0].replace("\n", " "))
+        description=plain_text(__doc__.split("\n\n")[0].replace("\n", " ")))
     compare.add_argument("records", nargs="+", type=Path, metavar="RUN.json",
                          help="records written by run --output, or folders of them "
                               "(e.g. tune's --out-dir)")

@@ -68,7 +68,7 @@ OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: the resolved configuration and the stream's identity; a streamed run's
 #: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
-               "flush_denormal", "history")
+               "synthetic_samples", "flush_denormal", "history")
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with (older checkpoints lack them, and until
 #: session 56 checkpoints left them out at that value).
@@ -89,8 +89,9 @@ OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
 #: for the rows done (:meth:`~torch_geometric_stream.datasets.csv_stream.CSVRowStream.digest`).
 STREAM_DIGEST = "stream_digest"
 #: A ``--resume`` checkpoint's identity entries that older checkpoints lack, with
-#: the value those runs had (checkpoints predate flushing denormals).
-OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full",
+#: the value those runs had (checkpoints predate flushing denormals). An older
+#: checkpoint of a synthetic stream, whose length it did not keep, is refused.
+OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full", "synthetic_samples": None,
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
 
 
@@ -147,7 +148,7 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     if args.dataset is None:
         return load_bundled_dataset(), BUNDLED_DATASET, "bundled"
     if drift is not None:
-        dataset = make_synthetic_dataset(args.synthetic_samples or SYNTHETIC_SAMPLES, drift=drift)
+        dataset = make_synthetic_dataset(_synthetic_length(args), drift=drift)
         return dataset, dataset.name, "synthetic"
     name = resolve_dataset_name(args.dataset)
     if args.root is None and name == BUNDLED_DATASET:
@@ -158,6 +159,11 @@ def _load_stream(args: argparse.Namespace) -> Stream:
                          f"{BUNDLED_DATASET} is bundled)")
     check_folder("--root", Path(args.root))  # named itself, not as a dataset's missing folder
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
+
+
+def _synthetic_length(args: argparse.Namespace) -> int:
+    """The length of a synthetic ``--dataset``'s stream (before ``--limit`` cuts it)."""
+    return args.synthetic_samples or SYNTHETIC_SAMPLES
 
 
 def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
@@ -533,7 +539,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
                            "seed": seed, "limit": plan.limit,
-                           "synthetic_samples": dataset.num_samples if source == "synthetic"
+                           "synthetic_samples": _synthetic_length(args) if source == "synthetic"
                            else None,
                            "preset": args.preset,
                            "threads": args.threads, "jobs": args.jobs,

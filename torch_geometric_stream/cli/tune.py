@@ -58,6 +58,7 @@ from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRI
                                             check_run, load_stream)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
+from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.evaluation import HISTORIES
 from torch_geometric_stream.files import atomic_write_text
 
@@ -346,6 +347,10 @@ def tune_command(args: argparse.Namespace) -> int:
 
 def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     """:func:`tune_command`, recording the JSON of each grid run in ``paths``."""
+    if args.dataset.strip() == STDIN:
+        raise UsageError(f"--dataset {STDIN} (standard input) is read once; tune reads its "
+                         f"stream for every grid point and seed: save it to a CSV file and "
+                         f"give that")
     grid = parse_grid(args.grid)
     check_given(args.model, grid, "--grid")  # a list of values is never the fixed one
     seeds = parse_seeds(args.seeds, "--seeds")

@@ -12,8 +12,10 @@ with raw, unscaled features.
 
 Text datasets (MNDS, WebKB) become 500 tf-idf features, see
 :mod:`~torch_geometric_stream.datasets.text` for the layouts read. A stream of
-your own comes from a CSV file or an ``.npz`` archive: :func:`load_stream_file`.
+your own comes from a CSV file or an ``.npz`` archive: :func:`load_stream_file`;
+:class:`CSVRowStream` reads a CSV row by row, with its classes given.
 """
+from torch_geometric_stream.datasets.csv_stream import CSVRowStream
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import (DatasetError, DatasetFormatError,
                                                     DatasetNotFoundError)
@@ -32,4 +34,4 @@ __all__ = ["StreamDataset", "DatasetInfo", "DATASETS", "load_dataset", "resolve_
            "DatasetFormatError", "open_text", "find_file", "read_idx", "encode_labels", "tfidf",
            "load_river_dataset", "SyntheticStream", "make_synthetic_dataset",
            "STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
-           "stream_file_digest"]
+           "stream_file_digest", "CSVRowStream"]

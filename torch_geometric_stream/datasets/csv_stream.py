@@ -25,7 +25,7 @@ import math
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Optional, Sequence, TextIO
+from typing import Callable, ContextManager, Iterable, Iterator, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -49,6 +49,15 @@ DIGEST_DIGITS = 16
 Rows = Iterator[tuple[int, list[str]]]
 
 
+def _class_list(names: Iterable[str]) -> list[str]:
+    """``names`` as a list; ``TypeError`` for a string, which would be read as one
+    class per character."""
+    if isinstance(names, str):
+        raise TypeError(f"classes must be a sequence of class names, got the string "
+                        f"{names!r}")
+    return list(names)
+
+
 def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     """The class id of a label field among ``names`` (id = position in ``names``),
     ``None`` for a label that is none of them. A label matches a name as text, or
@@ -58,9 +67,9 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     Raises:
         ValueError: no names, an empty name, or two names of one class (as text
             or as numbers).
-        TypeError: a name that is not a string.
+        TypeError: a name that is not a string, or ``names`` a string.
     """
-    names = list(names)
+    names = _class_list(names)
     if not names:
         raise ValueError("no classes given")
     by_text: dict[str, int] = {}
@@ -115,7 +124,7 @@ class CSVRowStream:
     Args:
         path: a ``.csv`` or ``.csv.gz`` file, or ``"-"`` for standard input
             (UTF-8 text).
-        classes: the class names, in class id order.
+        classes (sequence of str): the class names, in class id order.
         label_column (str, optional): the label column's header name or index.
         limit (int, optional): stop after this many data rows.
 
@@ -127,6 +136,7 @@ class CSVRowStream:
             here or at the row iterated; a label that is none of ``classes``.
         ValueError: a name that is not a CSV file's, bad ``classes`` or ``limit``;
             standard input iterated a second time.
+        TypeError: ``classes`` a string, or holding a name that is not one.
     """
 
     value_range: Optional[tuple[float, float]] = None  # a CSV declares no range
@@ -134,6 +144,7 @@ class CSVRowStream:
     def __init__(self, path: str | Path, classes: Sequence[str], *,
                  label_column: Optional[str] = None, limit: Optional[int] = None) -> None:
         _check_limit(limit)
+        classes = _class_list(classes)  # an iterator read once
         self._lookup = class_lookup(classes)
         self.class_names = [name.strip() for name in classes]
         self.label_column, self.limit = label_column, limit

@@ -181,15 +181,16 @@ class PositionMask:
     is one block, whatever the stream's length.
 
     Args:
-        kind: ``"bernoulli"`` or ``"capymoa"``.
-        label_ratio: :math:`p \in (0, 1]`.
-        seed: as the mask's function takes it.
+        kind (str): ``"bernoulli"`` or ``"capymoa"``.
+        label_ratio (float): :math:`p \in (0, 1]`.
+        seed (int): as the mask's function takes it.
         block (int): positions drawn at a time. (default: 4096)
 
     Raises:
         ValueError: a kind that needs the whole stream (``"paper"``,
             ``"authors"``), or a ratio or seed out of range; at a call, a position
-            before one asked for already.
+            below 0 or before one asked for already.
+        TypeError: at a call, a position that is not an integer.
     """
 
     def __init__(self, kind: str, label_ratio: float, seed: int, block: int = 4096) -> None:
@@ -204,6 +205,9 @@ class PositionMask:
         self._last = -1  # the last position asked for
 
     def __call__(self, position: int) -> bool:
+        """Whether ``position`` (an ``int`` :math:`\geq 0`, not before one asked
+        for already) is labeled; a bad position changes nothing."""
+        position = check_positive_int(position, "position", minimum=0)
         if position < self._last:
             raise ValueError(f"position {position} comes before position {self._last}, "
                              f"asked for already: the mask is drawn in stream order")

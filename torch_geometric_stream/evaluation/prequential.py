@@ -36,7 +36,8 @@ from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_c
 from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
-from torch_geometric_stream.validation import check_choice, check_positive, check_positive_int
+from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
+                                               check_positive_int)
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
            "plot_running_accuracy", "plot_curves", "check_plot_path"]
@@ -361,7 +362,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         stream: iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
             (array or tensor), ``y`` an integer class id.
         label_mask: boolean array :math:`(T,)` indexed by stream position, or
-            a function ``position -> bool``; ``None`` labels every sample.
+            a function ``position -> bool`` (a Python, NumPy or 0-d tensor bool:
+            anything else is a ``TypeError``); ``None`` labels every sample.
         transform: applied to every ``x`` before the learner sees it (e.g.
             :func:`~torch_geometric_stream.evaluation.make_transform`).
         progress: show the progress: a tqdm bar with the running accuracy, or
@@ -417,7 +419,9 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             at that sample, before the learner sees it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
         TypeError: if a ``y`` or a prediction is not an integer (a float or
-            bool label is refused, not truncated), or ``history`` is no string.
+            bool label is refused, not truncated), a ``label_mask`` function
+            returns no bool (raised at that sample, before the transform and the
+            learner see it), or ``history`` is no string.
     """
     history = check_history(history)
     start = check_positive_int(start, "start", minimum=0)
@@ -455,11 +459,12 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
     with flushing, bar if bar is not None else contextlib.nullcontext():
         for position, (x, y) in enumerate(samples, start=start):
-            # the label first: a sample rejected for its label leaves the transform as it was
+            # the label and its mask first: a sample rejected for either leaves the transform
+            # as it was
             label = _stream_label(y, position, num_classes)
+            target = label if is_labeled(position) else -1
             if transform is not None:
                 x = transform(x)
-            target = label if is_labeled(position) else -1
             tic = time.perf_counter()
             if fused_step is not None:
                 prediction = _prediction(fused_step(x, target), position, num_classes)
@@ -550,7 +555,13 @@ def _mask_function(label_mask: LabelMask) -> Tuple[Callable[[int], bool], Option
     if label_mask is None:
         return (lambda position: True), None
     if callable(label_mask):
-        return (lambda position: bool(label_mask(position))), None
+        def from_function(position: int) -> bool:
+            labeled = label_mask(position)
+            if isinstance(labeled, Tensor) and labeled.dtype == torch.bool and labeled.dim() == 0:
+                labeled = labeled.item()
+            return check_bool(labeled, f"label_mask({position})")
+
+        return from_function, None
     mask = np.asarray(label_mask)
     if mask.dtype != bool or mask.ndim != 1:
         raise TypeError(f"label_mask must be a 1-D boolean array, got dtype {mask.dtype} "

@@ -27,6 +27,7 @@ import numpy as np
 
 from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
+from torch_geometric_stream.validation import check_bool
 
 try:
     from capymoa.base import ClassifierSSL as _ClassifierSSL
@@ -42,7 +43,7 @@ class CapyMOASLeDGe(_ClassifierSSL):
 
     Args:
         schema: the stream's ``capymoa.stream.Schema`` (classification).
-        light: build SLeDGe-L.
+        light (bool): build SLeDGe-L (a TypeError for anything but a bool).
         random_seed: seed of SLeDGe's parameter initialization.
         transform: optional per-row input transform applied to ``instance.x``,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
@@ -66,6 +67,7 @@ class CapyMOASLeDGe(_ClassifierSSL):
         if _CAPYMOA_ERROR is not None:
             raise ImportError(f"{type(self).__name__} needs CapyMOA and a Java runtime: "
                               f"pip install capymoa ({_CAPYMOA_ERROR})") from _CAPYMOA_ERROR
+        light = check_bool(light, "light")
         if "seed" in config:
             raise TypeError("pass the seed as random_seed, CapyMOA's name for it")
         if not schema.is_classification():
@@ -74,7 +76,7 @@ class CapyMOASLeDGe(_ClassifierSSL):
             raise TypeError(f"transform must be a StreamTransform, got "
                             f"{type(transform).__name__}")
         super().__init__(schema=schema, random_seed=random_seed)
-        self.light = bool(light)
+        self.light = light
         self.transform = transform
         self.config = dict(config, input_scaling=input_scaling, light_memory=light_memory)
         self.model = build_model("sledge-light" if self.light else "sledge",

@@ -34,7 +34,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.validation import (check_edge_index, check_has_values,
+from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
@@ -90,7 +90,8 @@ class CSRGraph:
             and dtype are checked either way. (default: ``True``)
 
     Raises:
-        TypeError: if ``edge_index`` is not an integer tensor.
+        TypeError: if ``edge_index`` is not an integer tensor, or
+            ``check_indices`` not a bool.
         ValueError: for a shape other than :math:`(2, E)`, a negative
             ``num_nodes`` or, with ``check_indices``, an index outside
             :math:`[0, N)` (the sparse kernels would read past the features).
@@ -99,7 +100,7 @@ class CSRGraph:
     def __init__(self, edge_index: Tensor, num_nodes: int, *,
                  check_indices: bool = True) -> None:
         num_nodes = check_positive_int(num_nodes, "num_nodes", minimum=0)
-        check_edge_index(edge_index, num_nodes, check_indices)
+        check_edge_index(edge_index, num_nodes, check_bool(check_indices, "check_indices"))
         edge_index = edge_index.long()  # the CSR structures index in int64
         self.source, self.target = edge_index[0], edge_index[1]
         self.num_nodes = num_nodes
