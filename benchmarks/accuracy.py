@@ -466,6 +466,10 @@ def choices(args: argparse.Namespace) -> None:
     if args.defaults_tag:
         _check_defaults_tag(args.defaults_tag, args.models, args.datasets, args.ratios,
                             args.seeds, args.limit)
+    elif not args.render_only:  # a run left by an earlier study would be compared as today's
+        _check_defaults_tag(next(iter(tags)), args.models, args.datasets, args.ratios,
+                            args.seeds, args.limit,
+                            hint="move it away, or give --suffix to run the study anew")
     failed = total = 0
     if not args.render_only:
         root = data_root(args.parser, args.root)
@@ -486,9 +490,12 @@ def choices(args: argparse.Namespace) -> None:
 
 
 def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
-                        ratios: list[float], seeds: list[int], limit: Optional[int]) -> None:
-    """Refuse ``--defaults-tag TAG`` when a run of TAG on the grid was not made with the
-    configuration ``run`` resolves today (its missing seeds would be run at today's)."""
+                        ratios: list[float], seeds: list[int], limit: Optional[int], *,
+                        hint: str = "leave --defaults-tag out to run the defaults") -> None:
+    """Refuse the defaults' tag (``--defaults-tag TAG``, or the study's own
+    ``choice-default...``, whose existing runs are skipped) when a run of it on the grid
+    was not made with the configuration ``run`` resolves today (its missing seeds would
+    be run at today's); ``hint`` says what to do."""
     for dataset, ratio, model in itertools.product(datasets, ratios, models):
         config = current_config(model, dataset, ratio)
         paths = [run_path(model, dataset, ratio, seed, limit, tag) for seed in seeds]
@@ -496,9 +503,9 @@ def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
         stale = [path for path in paths if path.exists() and not matches_current(
             {**json.loads(path.read_text()), "limit": None}, config)]
         if stale:
-            raise SystemExit(f"error: --defaults-tag {tag}: {tag}/{stale[0].name} was not "
+            raise SystemExit(f"error: the defaults' run {tag}/{stale[0].name} was not "
                              f"made at today's configuration of {model} on {dataset} at "
-                             f"{ratio:g}; leave --defaults-tag out to run the defaults")
+                             f"{ratio:g}; {hint}")
 
 
 def cell_runs(tag: str, model: str, dataset: str, ratio: float, seeds: list[int],

@@ -66,6 +66,22 @@ def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeyp
         _check_defaults_tag("adopted", *grid)
 
 
+def test_a_study_refuses_a_run_of_its_own_defaults_left_at_another_configuration(
+        tmp_path, monkeypatch):
+    """Its existing runs are skipped, so a stale one would be compared as today's."""
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    today = current_config("sledge-light", "MNIST", 0.001)
+    _write_run(tmp_path / "choice-default", {**today, "lam": today["lam"] * 10}, 0)
+    grid = ["--models", "sledge-light", "--datasets", "mnist", "--ratios", "0.001",
+            "--seeds", "0", "--choice", "lam=1"]
+    with pytest.raises(SystemExit, match=r"the defaults' run choice-default/sledge-light_MNIST_"
+                                         r"0.001_seed0.json was not made at today's "
+                                         r"configuration .*; move it away, or give --suffix"):
+        accuracy.main(["choices", *grid])
+    assert list((tmp_path / "choice-default").iterdir()) == [
+        tmp_path / "choice-default" / "sledge-light_MNIST_0.001_seed0.json"]  # nothing ran
+
+
 def test_a_choice_without_value_is_refused():
     with pytest.raises(UsageError, match="expected NAME=VALUE"):
         _choice_tags(["normalization"], None)

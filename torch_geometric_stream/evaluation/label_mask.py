@@ -205,7 +205,7 @@ class PositionMask:
         self._last = -1  # the last position asked for
 
     def __call__(self, position: int) -> bool:
-        """Whether ``position`` (an ``int`` :math:`\geq 0`, not before one asked
+        r"""Whether ``position`` (an ``int`` :math:`\geq 0`, not before one asked
         for already) is labeled; a bad position changes nothing."""
         position = check_positive_int(position, "position", minimum=0)
         if position < self._last:
