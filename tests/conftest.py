@@ -34,3 +34,23 @@ def dataset_root(data_root):
             pytest.skip(f"{name} not in {data_root}")
         return data_root
     return holding
+
+
+@pytest.fixture
+def interrupt_run_after(monkeypatch):
+    """``interrupt_run_after(samples)``: Ctrl-C in the next ``run`` command's
+    ``prequential``, after ``samples`` samples (and the checkpoint of the last of
+    them, if one is due); ``monkeypatch.undo()`` lets later runs go through."""
+    from torch_geometric_stream.cli import run as run_module
+
+    def interrupt(samples: int) -> None:
+        evaluate = run_module.prequential
+
+        def interrupted(*args, callback, **kwargs):
+            def step(position, record):
+                callback(position, record)
+                if position + 1 == samples:
+                    raise KeyboardInterrupt
+            return evaluate(*args, callback=step, **kwargs)
+        monkeypatch.setattr(run_module, "prequential", interrupted)
+    return interrupt

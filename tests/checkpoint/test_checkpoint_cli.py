@@ -97,7 +97,7 @@ def test_killed_run_resumes_exactly(reference):
     ["--model", "sledge-light", "--scaling", "robust-rescale", "--robust-reservoir", "50",
      "--class-prior", "stream"],
 ])
-def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, model):
+def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, interrupt_run_after, model):
     """The baselines, and SLeDGe with the robust scaler's reservoir and the
     stream's class prior (state beyond the learner's parameters and memory)."""
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "200", "--label-ratio",
@@ -105,15 +105,7 @@ def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, model):
     assert main([*argv, *outputs(tmp_path, "reference")]) == 0
     checkpoint = tmp_path / "run.ckpt"
     saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "50"]
-    evaluate = run_module.prequential
-
-    def interrupted_at_120(*args, callback, **kwargs):
-        def step(position, record):
-            callback(position, record)
-            if position + 1 == 120:
-                raise KeyboardInterrupt
-        return evaluate(*args, callback=step, **kwargs)
-    monkeypatch.setattr(run_module, "prequential", interrupted_at_120)
+    interrupt_run_after(120)
     assert main(saving) == 130
     monkeypatch.undo()
     assert main([*saving, "--resume", str(checkpoint), *outputs(tmp_path, "resumed")]) == 0
@@ -307,21 +299,13 @@ def test_a_rerun_that_would_replace_its_checkpoint_is_warned_of(tmp_path, capsys
 
 
 def test_a_bounded_run_resumes_exactly_and_a_run_of_the_other_history_is_refused(
-        tmp_path, capsys, monkeypatch):
+        tmp_path, capsys, monkeypatch, interrupt_run_after):
     argv = [*run_argv(60), "--history", "bounded"]
     whole = tmp_path / "whole.json"
     assert main([*argv, "--output", str(whole)]) == 0
     checkpoint = tmp_path / "bounded.ckpt"
     saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "20"]
-    evaluate = run_module.prequential
-
-    def interrupted_at_30(*args, callback, **kwargs):
-        def step(position, record):
-            callback(position, record)
-            if position + 1 == 30:
-                raise KeyboardInterrupt
-        return evaluate(*args, callback=step, **kwargs)
-    monkeypatch.setattr(run_module, "prequential", interrupted_at_30)
+    interrupt_run_after(30)
     assert main(saving) == 130
     monkeypatch.undo()
     resumed = tmp_path / "resumed.json"

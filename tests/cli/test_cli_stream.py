@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
-from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.datasets.csv_stream import CSVRowStream
 
 #: A small SLeDGe run: the learner with memory and graph, fast.
@@ -204,29 +203,15 @@ RESUMABLE = ["--label-column", "kind", "--stream", "--classes", "a,b,c", "--labe
              "bernoulli", "--label-ratio", "0.2", "--seed", "3"]
 
 
-def _interrupted_after(samples: int, monkeypatch) -> None:
-    """Ctrl-C in the run's next ``prequential``, after ``samples`` samples (and
-    the checkpoint of the last of them, if one is due)."""
-    evaluate = run_module.prequential
-
-    def interrupted(*args, callback, **kwargs):
-        def step(position, record):
-            callback(position, record)
-            if position + 1 == samples:
-                raise KeyboardInterrupt
-        return evaluate(*args, callback=step, **kwargs)
-    monkeypatch.setattr(run_module, "prequential", interrupted)
-
-
 @pytest.mark.parametrize("history", ["bounded", "full"])
 def test_an_interrupted_streamed_run_resumes_to_the_uninterrupted_record(
-        tmp_path, capsys, monkeypatch, history):
+        tmp_path, capsys, monkeypatch, interrupt_run_after, history):
     stream = str(_csv(tmp_path / "data.csv"))
     common = ["--dataset", stream, *RESUMABLE, "--history", history]
     whole = _run(tmp_path, "whole", *common)
     checkpoint = tmp_path / "ck.ckpt"
     saving = [*common, "--checkpoint", str(checkpoint), "--checkpoint-every", "50"]
-    _interrupted_after(120, monkeypatch)
+    interrupt_run_after(120)
     assert main(["run", *FAST, *saving]) == 130
     assert capsys.readouterr().err == (
         f"run interrupted; last checkpoint in {checkpoint}: rerun the same command with "
@@ -293,10 +278,10 @@ def test_a_run_interrupted_by_its_limit_goes_on_to_another_and_the_limit_is_chec
 
 
 def test_a_streamed_run_interrupted_before_its_first_checkpoint_says_how_to_save_sooner(
-        tmp_path, capsys, monkeypatch):
+        tmp_path, capsys, interrupt_run_after):
     """Without --checkpoint-every, a stream's checkpoint is written as it ends."""
     checkpoint = tmp_path / "ck.ckpt"
-    _interrupted_after(50, monkeypatch)
+    interrupt_run_after(50)
     assert main(["run", *FAST, "--dataset", str(_csv(tmp_path / "data.csv", rows=60)),
                  *RESUMABLE, "--checkpoint", str(checkpoint)]) == 130
     assert capsys.readouterr().err == (

@@ -29,11 +29,11 @@ from typing import Callable, ContextManager, Iterable, Iterator, Optional, Seque
 
 import numpy as np
 
-from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
+from torch_geometric_stream.datasets.errors import DatasetFormatError
 from torch_geometric_stream.datasets.io import open_text
-from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_limit,
-                                                         _check_unambiguous, _data_row,
-                                                         _feature_names, _label_index,
+from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
+                                                         _check_limit, _check_unambiguous,
+                                                         _data_row, _feature_names, _label_index,
                                                          _narrow_row, _parses, _rows,
                                                          _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
@@ -295,7 +295,4 @@ def _check_csv_file(path: Path) -> None:
     if not path.name.lower().endswith((".csv", ".csv.gz")):
         raise ValueError(f"{path.name}: a stream read row by row is a CSV file (.csv or "
                          f".csv.gz)")
-    if path.is_dir():
-        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
-    if not path.is_file():
-        raise DatasetNotFoundError(f"Stream file {path} does not exist")
+    _check_exists(path)

@@ -157,10 +157,7 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     if not is_stream_file(path.name):
         raise ValueError(f"{path.name} is not a stream file: its name must end in "
                          f"{', '.join(STREAM_FILE_SUFFIXES)}")
-    if path.is_dir():
-        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
-    if not path.is_file():
-        raise DatasetNotFoundError(f"Stream file {path} does not exist")
+    _check_exists(path)
     if path.name.lower().endswith(".npz"):
         if label_column is not None:
             raise ValueError("label_column applies to a CSV file; an .npz file holds its "
@@ -171,6 +168,14 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
                          class_names=class_names, feature_names=feature_names,
                          source=str(path.resolve()))
+
+
+def _check_exists(path: Path) -> None:
+    """Raise :class:`DatasetNotFoundError` unless the stream file ``path`` is a file."""
+    if path.is_dir():
+        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
+    if not path.is_file():
+        raise DatasetNotFoundError(f"Stream file {path} does not exist")
 
 
 # -- NPZ -----------------------------------------------------------------------------
