@@ -557,9 +557,11 @@ def _mask_function(label_mask: LabelMask) -> Tuple[Callable[[int], bool], Option
     if callable(label_mask):
         def from_function(position: int) -> bool:
             labeled = label_mask(position)
+            if isinstance(labeled, (bool, np.bool_)):
+                return bool(labeled)  # the common case: no message built per sample
             if isinstance(labeled, Tensor) and labeled.dtype == torch.bool and labeled.dim() == 0:
-                labeled = labeled.item()
-            return check_bool(labeled, f"label_mask({position})")
+                return bool(labeled.item())
+            return check_bool(labeled, f"label_mask({position})")  # raises, naming it
 
         return from_function, None
     mask = np.asarray(label_mask)
