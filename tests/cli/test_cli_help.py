@@ -1,5 +1,6 @@
 """The command line's help states the defaults the configuration resolves to."""
 import argparse
+import importlib
 import re
 
 import pytest
@@ -135,3 +136,34 @@ def test_tune_grids_exactly_the_run_options_that_set_configuration_entries(run_p
 def test_command_help_is_plain_text_without_restructuredtext_markup(name):
     text = _command(name).format_help()
     assert "``" not in text and ":class:" not in text and ":func:" not in text
+
+
+def test_version_names_the_package_and_what_it_runs_on_and_exits_zero(capsys, monkeypatch):
+    import numpy as np
+    import torch
+    import torch_geometric
+
+    import torch_geometric_stream
+    cli_main = importlib.import_module("torch_geometric_stream.cli.main")  # not the function
+
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["--version"])
+    assert stopped.value.code == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"torch_geometric_stream {torch_geometric_stream.__version__}")
+    for name, version in (("torch", torch.__version__),
+                          ("torch-geometric", torch_geometric.__version__),
+                          ("numpy", np.__version__)):
+        assert f"{name} {version}" in line
+    assert re.search(r"torch-scatter (found|not installed), torch-sparse (found|not installed)",
+                     line)
+    # outside a git checkout (an installed package) no commit is named
+    monkeypatch.setattr(cli_main, "software_versions", lambda: {
+        "package_version": "9.9", "torch_version": "t", "torch_geometric_version": "g",
+        "numpy_version": "n", "git_commit": None, "git_dirty": None})
+    assert cli_main.version_line().startswith("torch_geometric_stream 9.9 (torch t, ")
+    monkeypatch.setattr(cli_main, "software_versions", lambda: {
+        "package_version": "9.9", "torch_version": "t", "torch_geometric_version": "g",
+        "numpy_version": "n", "git_commit": "0123456789abcdef", "git_dirty": True})
+    assert cli_main.version_line().startswith(
+        "torch_geometric_stream 9.9, git 0123456789ab with changes (torch t, ")

@@ -10,6 +10,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
+from torch_geometric.typing import WITH_TORCH_SCATTER, WITH_TORCH_SPARSE
+
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
                                                   coefficient_value, label_ratio, positive_int,
@@ -20,6 +22,7 @@ from torch_geometric_stream.cli.compare_command import add_compare_parser
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES
+from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             HISTORY_HELP, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
@@ -402,10 +405,43 @@ def _add_config_flags(group: argparse._ArgumentGroup,
                            else f"{text} ({_package_default(key)})")
 
 
+def version_line() -> str:
+    """What ``--version`` prints: this package's version and the versions of the
+    software a run depends on, with the optional accelerators found (what a bug
+    report needs), e.g. ``torch_geometric_stream 0.1.0 (torch 2.13.0+cpu, ...)``."""
+    versions = software_versions()
+    accelerators = ", ".join(f"{name} {'found' if found else 'not installed'}" for name, found in
+                             (("torch-scatter", WITH_TORCH_SCATTER),
+                              ("torch-sparse", WITH_TORCH_SPARSE)))
+    commit = (f", git {versions['git_commit'][:12]}{' with changes' if versions['git_dirty'] else ''}"
+              if versions["git_commit"] else "")
+    return (f"torch_geometric_stream {versions['package_version']}{commit} (torch "
+            f"{versions['torch_version']}, torch-geometric {versions['torch_geometric_version']}, "
+            f"numpy {versions['numpy_version']}; {accelerators})")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_line` and exit 0 (built when asked, so
+    that building the parser runs no ``git``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 help: Optional[str] = None) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS,
+                         help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: Optional[str] = None) -> None:
+        print(version_line())
+        parser.exit()
+
+
 def build_parser() -> Parser:
     """The parser of ``python -m torch_geometric_stream``."""
     parser = Parser(prog="torch_geometric_stream",
                     description="Semi-supervised learning on data streams (SLeDGe).")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the versions of this package, torch, PyTorch Geometric "
+                             "and NumPy, and which optional accelerators are installed")
     commands = parser.add_subparsers(dest="command", metavar="{run,tune,compare,datasets}",
                                      required=True)
     _add_run_parser(commands)
