@@ -24,6 +24,9 @@ each under its own tag (``choice-default``, ``choice-NAME=VALUE``; ``-cuda`` app
 with ``--device cuda``), then a table with one column per choice and its difference
 from the defaults on the seeds both finished (``results/accuracy/choices.md``;
 ``choices-DEVICE.md`` with ``--device``, ``choices-SUFFIX.md`` with ``--suffix``).
+A tag's existing runs are skipped as done, so a run of one made at another
+configuration than today's with the tag's options (left by an earlier study) is
+refused, naming the file and what differs.
 ``--defaults-tag TAG`` takes the defaults from an existing tag (e.g. the runs of a
 choice since adopted) after checking they were made at today's configuration::
 
@@ -51,18 +54,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
-from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, current_config, matches_current,
-                              mean_std, memory_study_tables, select_cells, summary_tables,
-                              targets_table)
+from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, config_differences,
+                              current_config, mean_std, memory_study_tables, select_cells,
+                              summary_tables, targets_table)
 from machine import data_root, dataset_name, seed_value  # (benchmarks/ is on sys.path)
-from torch_geometric_stream.cli.arguments import Parser, label_ratio, positive_int
+from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
+                                                  read_config_file)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import (LATER_ENTRIES, OLDER_RECORDS, recorded_config,
-                                            run_device)
+from torch_geometric_stream.cli.run import (LATER_ENTRIES, OLDER_RECORDS, OVERRIDE_KEYS,
+                                            recorded_config, run_device)
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
@@ -463,13 +467,14 @@ def choices(args: argparse.Namespace) -> None:
     if not args.render_only:  # every run's options, its device among them, before any run
         for tag, options in tags.items():
             _check_run_options(options, f"the runs of {tag}", args.models)
-    if args.defaults_tag:
-        _check_defaults_tag(args.defaults_tag, args.models, args.datasets, args.ratios,
-                            args.seeds, args.limit)
-    elif not args.render_only:  # a run left by an earlier study would be compared as today's
-        _check_defaults_tag(next(iter(tags)), args.models, args.datasets, args.ratios,
-                            args.seeds, args.limit,
-                            hint="move it away, or give --suffix to run the study anew")
+    grid = (args.models, args.datasets, args.ratios, args.seeds, args.limit)
+    for tag, options in tags.items():
+        # a run left by an earlier study is skipped as done and compared as today's
+        adopted = tag == args.defaults_tag
+        if adopted or not args.render_only:
+            _check_tag_runs(tag, options, *grid, hint=(
+                "leave --defaults-tag out to run the defaults" if adopted else
+                "move it away, or give --suffix to run the study anew"))
     failed = total = 0
     if not args.render_only:
         root = data_root(args.parser, args.root)
@@ -489,23 +494,31 @@ def choices(args: argparse.Namespace) -> None:
     _exit_if_failed(failed, total)
 
 
-def _check_defaults_tag(tag: str, models: list[str], datasets: list[str],
-                        ratios: list[float], seeds: list[int], limit: Optional[int], *,
-                        hint: str = "leave --defaults-tag out to run the defaults") -> None:
-    """Refuse the defaults' tag (``--defaults-tag TAG``, or the study's own
-    ``choice-default...``, whose existing runs are skipped) when a run of it on the grid
-    was not made with the configuration ``run`` resolves today (its missing seeds would
-    be run at today's); ``hint`` says what to do."""
+def _check_tag_runs(tag: str, options: list[str], models: list[str], datasets: list[str],
+                    ratios: list[float], seeds: list[int], limit: Optional[int], *,
+                    hint: str) -> None:
+    """Refuse a tag of a study (``--defaults-tag TAG``, the study's own
+    ``choice-default...`` or ``choice-NAME=VALUE...``, whose existing runs are skipped
+    as done) when a run of it on the grid was not made with the configuration ``run``
+    resolves today with the tag's ``options`` (its missing seeds would be run at
+    today's), naming the run file and what differs; ``hint`` says what to do."""
     for dataset, ratio, model in itertools.product(datasets, ratios, models):
-        config = current_config(model, dataset, ratio)
-        paths = [run_path(model, dataset, ratio, seed, limit, tag) for seed in seeds]
-        # a prefix study (--limit) compares the configuration alone
-        stale = [path for path in paths if path.exists() and not matches_current(
-            {**json.loads(path.read_text()), "limit": None}, config)]
-        if stale:
-            raise SystemExit(f"error: the defaults' run {tag}/{stale[0].name} was not "
-                             f"made at today's configuration of {model} on {dataset} at "
-                             f"{ratio:g}; {hint}")
+        run_args = build_parser().parse_args(["run", "--dataset", dataset, "--model", model,
+                                              "--label-ratio", str(ratio), *options])
+        config = current_config(model, dataset, ratio, run_args.preset,
+                                {key: getattr(run_args, key) for key in OVERRIDE_KEYS},
+                                read_config_file(run_args.config))
+        for seed in seeds:
+            path = run_path(model, dataset, ratio, seed, limit, tag)
+            # a prefix study (--limit) compares the configuration alone
+            differences = path.exists() and config_differences(
+                {**json.loads(path.read_text()), "limit": None}, config, run_args.preset,
+                run_args.label_mask)
+            if differences:
+                raise SystemExit(f"error: the run {tag}/{path.name} was not made at today's "
+                                 f"configuration of {model} on {dataset} at {ratio:g}"
+                                 f"{' with ' + ' '.join(options) if options else ''}: "
+                                 f"{', '.join(differences)}; {hint}")
 
 
 def cell_runs(tag: str, model: str, dataset: str, ratio: float, seeds: list[int],

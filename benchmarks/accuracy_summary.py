@@ -43,8 +43,8 @@ from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.datasets import DATASETS
 
 __all__ = ["SUPERSEDED", "PAPER_SEEDS", "PACKAGE_MARGIN", "MEMORY_SIZES", "COEFFICIENTS",
-           "current_config", "matches_current", "select_cells", "summary_tables",
-           "targets_table", "memory_study_tables", "mean_std"]
+           "current_config", "config_differences", "matches_current", "select_cells",
+           "summary_tables", "targets_table", "memory_study_tables", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
 SUPERSEDED = {
@@ -90,30 +90,42 @@ def mean_std(values: list[float]) -> str:
     return f"{statistics.mean(values):.4f} ± {statistics.stdev(values):.4f}"
 
 
-def current_config(model: str, dataset: str, ratio: float,
-                   preset: str = "paper") -> dict[str, Any]:
+def current_config(model: str, dataset: str, ratio: float, preset: str = "paper",
+                   overrides: Optional[Mapping[str, Any]] = None,
+                   config_file: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     """The configuration ``run --model MODEL --dataset DATASET --label-ratio RATIO
     --preset PRESET`` resolves today, as a run records it (from the registry's
-    metadata: no data read)."""
+    metadata: no data read); ``overrides`` (the flags' values, ``None`` for not
+    given) and ``config_file`` (a ``--config`` file's object) as ``run`` takes them."""
     info = DATASETS[dataset]
-    config = resolve_config(dataset, ratio, model, {}, None, num_classes=info.paper_classes,
-                            preset=preset)
+    config = resolve_config(dataset, ratio, model, overrides or {}, config_file,
+                            num_classes=info.paper_classes, preset=preset)
     return resolve_stream_entries(config, model, info.value_range)
+
+
+def config_differences(record: dict[str, Any], config: dict[str, Any], preset: str = "paper",
+                       label_mask: str = "paper") -> list[str]:
+    """What keeps a run's record from counting as made with ``config`` on the whole
+    stream, with ``label_mask`` and ``preset`` (see the module doc for entries older
+    runs lack): ``KEY RECORDED (today WANTED)`` each, none where it counts."""
+    # both sides as run.recorded_config reads them: entries the record predates
+    # with the value older runs had, none that the model fixes or ignores
+    recorded = recorded_config(record)
+    wanted = recorded_config({"model": record["model"], "config": config})
+    run = [("limit", record.get("limit") or None, None),
+           ("preset", record.get("preset", "paper"), preset),
+           ("label_mask", record.get("label_mask", "paper"), label_mask)]
+    return ([f"{key} {had} (today {want})" for key, had, want in run if had != want]
+            + [f"{key} {recorded.get(key, 'missing')} (today {value})"
+               for key, value in wanted.items()
+               if key in config and (key not in recorded or recorded[key] != value)])
 
 
 def matches_current(record: dict[str, Any], config: dict[str, Any],
                     preset: str = "paper") -> bool:
     """Whether a run's record was made with ``config`` on the whole stream, with the
-    paper's label mask and ``preset`` (see the module doc for entries older runs lack)."""
-    if (record.get("limit") or record.get("preset", "paper") != preset
-            or record.get("label_mask", "paper") != "paper"):
-        return False
-    # both sides as run.recorded_config reads them: entries the record predates
-    # with the value older runs had, none that the model fixes or ignores
-    recorded, missing = recorded_config(record), object()
-    wanted = recorded_config({"model": record["model"], "config": config})
-    return all(recorded.get(key, missing) == value for key, value in wanted.items()
-               if key in config)
+    paper's label mask and ``preset`` (:func:`config_differences` finds none)."""
+    return not config_differences(record, config, preset)
 
 
 def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",

@@ -11,7 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
-from accuracy import _check_defaults_tag, _choice_tags, _options  # noqa: E402
+from accuracy import _check_tag_runs, _choice_tags, _options  # noqa: E402
 from accuracy_summary import current_config  # noqa: E402
 from benchmark_script_helpers import usage_error  # noqa: E402
 from torch_geometric_stream.cli.errors import UsageError  # noqa: E402
@@ -46,13 +46,18 @@ def test_a_defaults_tag_replaces_the_default_column():
                     "choice-bias-position=before-s50": ["--bias-position", "before"]}
 
 
-def _write_run(tag_dir: Path, config: dict, seed: int) -> Path:
+def _write_run(tag_dir: Path, config: dict, seed: int, preset: str = "paper") -> Path:
     tag_dir.mkdir(parents=True, exist_ok=True)
     path = tag_dir / f"sledge-light_MNIST_0.001_seed{seed}.json"
     path.write_text(json.dumps({"model": "sledge-light", "dataset": "MNIST",
                                 "label_ratio": 0.001, "seed": seed, "limit": None,
-                                "preset": "paper", "label_mask": "paper", "config": config}))
+                                "preset": preset, "label_mask": "paper", "config": config}))
     return path
+
+
+#: Today's configurations of the runs :func:`_write_run` writes, per preset.
+TODAY = {preset: current_config("sledge-light", "MNIST", 0.001, preset)
+         for preset in ("paper", "package")}
 
 
 def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeypatch):
@@ -60,10 +65,10 @@ def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeyp
     today = current_config("sledge-light", "MNIST", 0.001)
     grid = (["sledge-light"], ["MNIST"], [0.001], [0, 2000], None)
     _write_run(tmp_path / "adopted", today, 0)
-    _check_defaults_tag("adopted", *grid)  # seed 2000 missing: it would run at today's
+    _check_tag_runs("adopted", [], *grid, hint="")  # seed 2000 missing: run at today's
     _write_run(tmp_path / "adopted", {**today, "lam": today["lam"] * 10}, 2000)
     with pytest.raises(SystemExit, match="seed2000.json was not made at today's config"):
-        _check_defaults_tag("adopted", *grid)
+        _check_tag_runs("adopted", [], *grid, hint="")
 
 
 def test_a_study_refuses_a_run_of_its_own_defaults_left_at_another_configuration(
@@ -74,12 +79,47 @@ def test_a_study_refuses_a_run_of_its_own_defaults_left_at_another_configuration
     _write_run(tmp_path / "choice-default", {**today, "lam": today["lam"] * 10}, 0)
     grid = ["--models", "sledge-light", "--datasets", "mnist", "--ratios", "0.001",
             "--seeds", "0", "--choice", "lam=1"]
-    with pytest.raises(SystemExit, match=r"the defaults' run choice-default/sledge-light_MNIST_"
+    with pytest.raises(SystemExit, match=r"the run choice-default/sledge-light_MNIST_"
                                          r"0.001_seed0.json was not made at today's "
                                          r"configuration .*; move it away, or give --suffix"):
         accuracy.main(["choices", *grid])
     assert list((tmp_path / "choice-default").iterdir()) == [
         tmp_path / "choice-default" / "sledge-light_MNIST_0.001_seed0.json"]  # nothing ran
+
+
+@pytest.mark.parametrize("choice, config, differences", [
+    # the choice's own option at another value: an earlier study's run of another value
+    ("lam=1", {**TODAY["paper"], "lam": 0.5}, r"lam 0.5 \(today 1.0\)"),
+    # the choice's value, but another entry changed since (today's default is not its)
+    ("lam=1", {**TODAY["paper"], "lam": 1.0, "lr": 0.5},
+     rf"lr 0.5 \(today {TODAY['paper']['lr']}\)"),
+    ("preset=package", TODAY["package"], r"preset paper \(today package\)"),
+])
+def test_a_study_refuses_a_run_of_a_choice_left_at_another_configuration(
+        choice, config, differences, tmp_path, monkeypatch):
+    """A choice's existing runs are skipped as done too, so a stale one would be
+    compared as today's: refused, naming the file and what differs."""
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    _write_run(tmp_path / f"choice-{choice}", config, 0)
+    grid = ["--models", "sledge-light", "--datasets", "mnist", "--ratios", "0.001",
+            "--seeds", "0", "--choice", choice]
+    with pytest.raises(SystemExit, match=rf"^error: the run choice-{choice}/sledge-light_MNIST_"
+                                         rf"0.001_seed0.json was not made at today's "
+                                         rf"configuration of sledge-light on MNIST at 0.001 "
+                                         rf"with --[a-z]+ [a-z0-9]+: {differences}; move it "
+                                         rf"away, or give --suffix to run the study anew$"):
+        accuracy.main(["choices", *grid])
+    assert [path.name for path in tmp_path.rglob("*.json")] == [
+        "sledge-light_MNIST_0.001_seed0.json"]  # nothing ran
+
+
+def test_a_run_of_a_choice_at_todays_configuration_passes_the_check(tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    _write_run(tmp_path / "choice-lam=1", {**TODAY["paper"], "lam": 1.0}, 0)
+    _write_run(tmp_path / "choice-preset=package", TODAY["package"], 0, preset="package")
+    grid = (["sledge-light"], ["MNIST"], [0.001], [0], None)
+    _check_tag_runs("choice-lam=1", ["--lam", "1"], *grid, hint="")
+    _check_tag_runs("choice-preset=package", ["--preset", "package"], *grid, hint="")
 
 
 def test_a_choice_without_value_is_refused():

@@ -227,6 +227,37 @@ def test_a_feature_range_of_a_config_file_is_checked_as_the_flags(tmp_path, caps
         "(low, high) of numbers, got [0, 1, 2]")
 
 
+WINDOW_HINT = ("(--robust-reservoir: a row enters with probability --robust-reservoir / "
+               "--robust-window) (config entries robust_reservoir, robust_window)")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--scaling", "robust", "--robust-window", "10"],
+     f"--robust-window must be >= 1000, got 10 {WINDOW_HINT}"),
+    (["--model", "tlp", "--scaling", "robust", "--robust-window", "10"],
+     f"--robust-window must be >= 1000, got 10 {WINDOW_HINT}"),
+    (["--scaling", "robust-rescale", "--robust-reservoir", "50", "--robust-window", "20"],
+     f"--robust-window must be >= 50, got 20 {WINDOW_HINT}"),
+    (["--scaling", "robust", "--robust-window", str(2 ** 64)],
+     f"--robust-window must be at most 2**63, got {2 ** 64} (config entries robust_window)"),
+    (["--scaling", "robust", "--robust-quantile", "0.7"],
+     "--robust-quantile must lie in (0, 0.5), got 0.7 (config entries robust_quantile)"),
+    (["--model", "tlp", "--scaling", "robust", "--robust-tolerance", "-1"],
+     "--robust-tolerance must be a finite number >= 0, got -1.0 (config entries "
+     "robust_tolerance)"),
+    (["--config", "{tmp}/robust.json"],
+     f"--robust-window must be >= 1000, got 999 {WINDOW_HINT}"),
+])
+def test_quantile_range_settings_are_refused_naming_the_options(options, message, tmp, capsys,
+                                                                no_run):
+    # before: the scaler's own words, "--scaling robust: window must be >= 1000 ...
+    # (reservoir_size: ...)", once the seed's transform or learner was built
+    (tmp / "robust.json").write_text('{"scaling": "robust", "robust_window": 999}')
+    line = _check_one_error_line(["run", "--limit", "20", "--quiet",
+                                  *(arg.format(tmp=tmp) for arg in options)], capsys)
+    assert line == f"error: {message}"
+
+
 def test_no_robust_clip_with_another_scaling_names_the_flag_as_given(capsys):
     assert main(["run", "--preset", "package", "--no-robust-clip"]) == 2
     err = capsys.readouterr().err
@@ -243,20 +274,12 @@ def test_robust_options_with_another_scaling_name_the_flag_and_the_scaling(capsy
             "scaling is online-rescale") in err
 
 
-def test_a_robust_window_below_the_reservoir_is_named(capsys):
-    assert main(["run", "--scaling", "robust-rescale", "--robust-reservoir", "100",
-                 "--robust-window", "99"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "error: --scaling robust-rescale: window must be >= 100, got 99 (reservoir_size: a "
-        "row enters with probability reservoir_size / window)")
-
-
 def test_a_robust_window_of_another_type_in_a_config_file_is_named(tmp_path, capsys):
     config = tmp_path / "window.json"
     config.write_text('{"robust_window": 2500.0}')
     assert main(["run", "--scaling", "robust-rescale", "--config", str(config)]) == 2
     assert capsys.readouterr().err.strip() == (
-        "error: configuration: window must be an integer, got float")
+        "error: --robust-window must be an integer, got float (config entries robust_window)")
 
 
 def test_a_warning_is_one_line_on_stderr(monkeypatch, capsys):

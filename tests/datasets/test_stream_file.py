@@ -366,15 +366,38 @@ def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path)
     (["10", "2", "10"], [1, 0, 1], ["2", "10"]),  # as before: numbers alone, words alone
     (["b", "10", "a"], [2, 0, 1], ["10", "a", "b"]),  # as before: the numbers already first
     (["dog", "cat"], [1, 0], ["cat", "dog"]),
+    (["1", "x", "nan"], [0, 2, 1], ["1", "nan", "x"]),  # among words, 'nan' is a word
 ])
-def test_a_label_column_of_numbers_and_words_has_the_numbers_classes_first(
-        tmp_path, labels, y, class_names):
-    text = "".join(f"{row},{label}\n" for row, label in enumerate(labels))
-    ds = load_stream_file(write(tmp_path, "m.csv", text))
+@pytest.mark.parametrize("form", ["csv", "npz str", "npz bytes"])
+def test_labels_of_numbers_and_words_have_the_numbers_classes_first_in_either_file(
+        tmp_path, labels, y, class_names, form):
+    # one table gives the same classes saved as CSV or as .npz (before: an .npz array of
+    # strings sorted as text, '10' < '2' < 'a')
+    if form == "csv":
+        text = "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+        ds = load_stream_file(write(tmp_path, "m.csv", text))
+    else:
+        array = np.array(labels, dtype="S" if form == "npz bytes" else "U")
+        np.savez(tmp_path / "m.npz", x=np.arange(len(labels))[:, None], y=array)
+        ds = load_stream_file(tmp_path / "m.npz")
     assert ds.y.tolist() == y and ds.class_names == class_names
 
 
-def test_an_npz_array_of_strings_sorts_as_text_even_where_they_are_numbers(tmp_path):
-    np.savez(tmp_path / "s.npz", x=np.ones((3, 1)), y=np.array(["2", "10", "a"]))
-    ds = load_stream_file(tmp_path / "s.npz")
-    assert ds.class_names == ["10", "2", "a"] and ds.y.tolist() == [1, 0, 2]
+def test_an_npz_array_of_number_strings_has_a_nan_refused_as_a_csv_column_has(tmp_path):
+    np.savez(tmp_path / "s.npz", x=np.ones((4, 1)), y=np.array(["2", "nan", "1", "inf"]))
+    with pytest.raises(DatasetFormatError, match=r"^s.npz: y\[1\] = 'nan' is not a label "
+                                                 r"\(the first of 2\); every row needs"):
+        load_stream_file(tmp_path / "s.npz")
+
+
+@pytest.mark.parametrize("labels, y, class_names", [
+    (np.array([10, 2, -1, 2]), [2, 1, 0, 1], ["-1", "2", "10"]),
+    (np.array([2.0, 10.0, 2.0]), [0, 1, 0], ["2", "10"]),
+    (np.array([0.5, 2.0, -1.0]), [1, 2, 0], ["-1.0", "0.5", "2.0"]),
+    (np.array([0.5, 0.25], dtype=np.float32), [1, 0], ["0.25", "0.5"]),
+    (np.array([True, False, True]), [1, 0, 1], ["False", "True"]),
+])
+def test_npz_arrays_of_numbers_keep_their_classes(tmp_path, labels, y, class_names):
+    np.savez(tmp_path / "n.npz", x=np.ones((len(labels), 1)), y=labels)
+    ds = load_stream_file(tmp_path / "n.npz")
+    assert ds.y.tolist() == y and ds.class_names == class_names

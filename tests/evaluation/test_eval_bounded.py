@@ -285,3 +285,15 @@ def test_per_sample_outputs_refuse_a_bounded_result_and_its_plot_uses_the_kept_c
     np.testing.assert_array_equal(counts, accuracy_curve(labels == predictions, 20)[0])
     np.testing.assert_array_equal(running,
                                   np.cumsum(labels == predictions)[counts - 1] / counts)
+
+
+def test_the_evaluation_package_exports_the_bounded_history_api():
+    # what a bounded run's user reads (its metrics class, which tails are inexact, the
+    # class metrics from kept counts) is importable from the package like its full twins
+    import torch_geometric_stream.evaluation as evaluation
+    from torch_geometric_stream.evaluation import bounded, metrics
+    for module, name in [(bounded, "BoundedStreamMetrics"), (bounded, "approximate_tails"),
+                         (metrics, "class_metrics_from_counts")]:
+        assert name in evaluation.__all__
+        assert getattr(evaluation, name) is getattr(module, name)
+    assert all(hasattr(evaluation, name) for name in evaluation.__all__)

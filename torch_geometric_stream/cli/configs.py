@@ -31,7 +31,7 @@ from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALI
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_sizes,
                                                resolve_feature_transform, resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
-from torch_geometric_stream.nn.scaling import check_feature_range
+from torch_geometric_stream.nn.scaling import check_feature_range, check_quantile_range_settings
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
            "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS",
@@ -742,7 +742,9 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
             :data:`~torch_geometric_stream.cli.models.ROBUST_SCALING_KEYS` away
             from its default with a scaling other than ``"robust"`` and
             ``"robust-rescale"``, or ``feature_range`` away from its default
-            with scaling ``"none"`` (it would change nothing).
+            with scaling ``"none"`` (it would change nothing); with those two
+            scalings, quantile range settings the scaler refuses
+            (:func:`check_quantile_range_entries`).
     """
     sources = {} if sources is None else sources
     known = ("the stream has no known value range" if value_range is None else
@@ -761,12 +763,41 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
         raise UsageError(f"{flags} (config entries {', '.join(unread)}) only apply to "
                          f"--scaling robust or robust-rescale; this run's scaling is "
                          f"{config['scaling']}")
+    if config["scaling"] in ROBUST_SCALINGS:
+        check_quantile_range_entries(config)
     if config["scaling"] == "none" and config["feature_range"] != DEFAULT_CONFIG["feature_range"]:
         raise UsageError("--feature-range (config entry feature_range) only applies to a "
                          "scaling; this run's scaling is none")
     _resolve_auto(config, sources, "feature_transform",
                   resolve_feature_transform(config["feature_transform"], value_range), known)
     return config
+
+
+def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
+    """Refuse the quantile range entries (:data:`ROBUST_SCALING_KEYS`) of a
+    configuration that :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
+    would refuse, before a learner or transform is built, naming the options (and
+    the config entries) as a command line's user knows them.
+
+    Raises:
+        UsageError: e.g. ``--robust-window must be >= 1000, got 10 (...) (config
+            entries robust_window, robust_reservoir)``.
+    """
+    options = {setting: _flag(key, None) for setting, key in _QUANTILE_RANGE_ENTRIES.items()}
+    try:
+        check_quantile_range_settings(*(config[key] for key in _QUANTILE_RANGE_ENTRIES.values()),
+                                      names=options)
+    except (TypeError, ValueError) as error:
+        named = [key for setting, key in _QUANTILE_RANGE_ENTRIES.items()
+                 if options[setting] in str(error)]
+        raise UsageError(f"{error} (config entries {', '.join(named)})") from None
+
+
+#: The setting of :func:`~torch_geometric_stream.nn.scaling.check_quantile_range_settings`
+#: that each quantile range entry gives, in its order.
+_QUANTILE_RANGE_ENTRIES = {"quantile": "robust_quantile", "tolerance": "robust_tolerance",
+                           "reservoir_size": "robust_reservoir", "window": "robust_window",
+                           "clip": "robust_clip"}
 
 
 def _resolve_auto(config: dict[str, Any], sources: dict[str, str], key: str, value: Any,

@@ -5,9 +5,9 @@
 
 Rows are taken in file order, which is the stream's order. Labels may be numbers or
 strings; they become class ids ``0..c-1`` in the order of their sorted distinct values
-(numbers sorted as numbers; in a CSV label column of numbers and words, the numbers
-first, then the words in text order; an ``.npz`` array of strings in text order), with
-the original values as ``class_names``.
+(numbers sorted as numbers; among labels of numbers and words, a CSV label column or an
+``.npz`` array of strings, the numbers first, then the words in text order), with the
+original values as ``class_names``.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import zipfile
 import zlib
 from array import array
 from pathlib import Path
-from typing import Iterator, Optional, TextIO
+from typing import Callable, Iterator, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -36,6 +36,8 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Separators of other tables, named when a CSV row is one field holding them.
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+#: The error for labels that are no label (NaN, infinite), from their positions ``(k,)``.
+MissingLabels = Callable[[np.ndarray], DatasetFormatError]
 
 
 def is_stream_file(name: str) -> bool:
@@ -205,7 +207,7 @@ def _read_npz(path: Path, limit: Optional[int] = None
     if not x.shape[1]:
         raise DatasetFormatError(f"{path.name}: x has no feature columns (shape {x.shape})")
     _check_features(x, path.name)
-    return x, *encode_labels(_npz_labels(y, path.name)), None
+    return x, *_npz_labels(y, path.name), None
 
 
 def _npz_array(archive: np.lib.npyio.NpzFile, name: str, file_name: str) -> np.ndarray:
@@ -240,22 +242,24 @@ def _first_of(count: int) -> str:
     return f" (the first of {count})" if count > 1 else ""
 
 
-def _npz_labels(y: np.ndarray, file_name: str) -> np.ndarray:
-    """``y`` as :func:`encode_labels` takes it: bytes decoded, floats checked finite
-    and whole ones made integers (``1.0`` is class ``1``, as in a CSV)."""
+def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
+    """Class ids :math:`(T,)` and class names of the labels ``y`` :math:`(T,)`:
+    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), floats
+    checked finite and whole ones made integers (``1.0`` is class ``1``, as in a CSV),
+    other numbers as they are."""
+    def missing(bad: np.ndarray) -> DatasetFormatError:
+        return DatasetFormatError(f"{file_name}: y[{bad[0]}] = {y[bad[0]].item()!r} is not a "
+                                  f"label{_first_of(len(bad))}; every row needs its true label")
+
     if y.dtype.kind == "S":
         try:
-            return np.char.decode(y, "utf-8")
+            y = np.char.decode(y, "utf-8")
         except UnicodeDecodeError as error:
             raise DatasetFormatError(f"{file_name}: y holds bytes that are not UTF-8 "
                                      f"({error})") from None
-    if y.dtype.kind != "f":
-        return y
-    bad = np.flatnonzero(~np.isfinite(y))
-    if len(bad):
-        raise DatasetFormatError(f"{file_name}: y[{bad[0]}] = {y[bad[0]].item()!r} is not a "
-                                 f"label{_first_of(len(bad))}; every row needs its true label")
-    return _whole_as_integers(y)
+    if y.dtype.kind == "U":
+        return _label_classes(y.tolist(), missing)
+    return encode_labels(_numbers(y, missing) if y.dtype.kind == "f" else y)
 
 
 def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
@@ -355,7 +359,8 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
     names = None if header is None else _feature_names(header, index, file_name, first_line)
     return (np.stack(features),
-            *_label_classes(labels, lines, file_name, _column_name(index, header)), names)
+            *_label_classes(labels, _missing_csv_labels(labels, lines, file_name,
+                                                        _column_name(index, header))), names)
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
@@ -467,14 +472,15 @@ def _separator_in(text: str) -> Optional[str]:
     return next((name for mark, name in _OTHER_SEPARATORS.items() if mark in text), None)
 
 
-def _label_classes(labels: list[str], lines: array, file_name: str, column: str
+def _label_classes(labels: Sequence[str], missing: MissingLabels
                    ) -> tuple[np.ndarray, list[str]]:
-    """CSV label fields as class ids :math:`(T,)` and class names (:func:`encode_labels`):
-    a column of numbers (each finite: a NaN is a missing label) as numbers, whole ones
-    as integers; a column of words in text order; a column of both, its (finite)
-    numbers' classes first, as in a column of numbers, then its words'."""
+    """Text labels :math:`(T,)` (a CSV label column, an ``.npz`` array of strings) as
+    class ids :math:`(T,)` and class names (:func:`encode_labels`): labels that are all
+    numbers (each finite, else ``missing`` of the others' positions is raised: a NaN is
+    a missing label) as numbers, whole ones as integers; words in text order; both, the
+    (finite) numbers' classes first, as if they were alone, then the words'."""
     if all(map(_parses, labels)):
-        return encode_labels(_numbers(labels, lines, file_name, column))
+        return encode_labels(_numbers(labels, missing))
     y, texts = encode_labels(np.array(labels, dtype=str))  # distinct labels, in text order
     is_number = np.array([_parses(text) and np.isfinite(float(text)) for text in texts],
                          dtype=bool)
@@ -490,16 +496,26 @@ def _label_classes(labels: list[str], lines: array, file_name: str, column: str
     return class_of_text[y], number_names + words
 
 
-def _numbers(labels: list[str], lines: array, file_name: str, column: str) -> np.ndarray:
-    """CSV label fields, each a number, as integers where all are whole numbers, else
-    floats; each finite (a NaN is a missing label)."""
-    numbers = np.array(labels, dtype=np.float64)
+def _numbers(labels: Sequence[str] | np.ndarray, missing: MissingLabels) -> np.ndarray:
+    """Labels :math:`(T,)`, each a number (or its text), as integers where all are
+    whole numbers, else floats; ``missing`` of the positions of those not finite (a
+    NaN is a missing label) is raised."""
+    numbers = np.asarray(labels, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(numbers))
     if len(bad):
-        raise DatasetFormatError(f"{file_name} line {lines[bad[0]]}: column {column} (the "
-                                 f"label) holds {labels[bad[0]]!r}, not a label; every row "
-                                 f"needs its true label")
+        raise missing(bad)
     return _whole_as_integers(numbers)
+
+
+def _missing_csv_labels(labels: list[str], lines: array, file_name: str, column: str
+                        ) -> MissingLabels:
+    """The :data:`MissingLabels` of CSV label fields read from ``lines``: it names the
+    first one's line, column and text."""
+    def missing(bad: np.ndarray) -> DatasetFormatError:
+        return DatasetFormatError(f"{file_name} line {lines[bad[0]]}: column {column} (the "
+                                  f"label) holds {labels[bad[0]]!r}, not a label; every row "
+                                  f"needs its true label")
+    return missing
 
 
 def _label_index(label_column: Optional[str], first_row: list[str], width: int,

@@ -9,6 +9,7 @@ r"""Prequential evaluation of stream learners: label masks, input transforms, me
     result = prequential(learner, zip(X, y), label_mask=mask, transform=make_transform())
     result.metrics["accuracy"]
 """
+from torch_geometric_stream.evaluation.bounded import BoundedStreamMetrics, approximate_tails
 from torch_geometric_stream.evaluation.label_mask import (
     LABEL_MASKS,
     POSITION_MASKS,
@@ -24,6 +25,7 @@ from torch_geometric_stream.evaluation.metrics import (
     StreamMetrics,
     accuracy_curve,
     class_metrics,
+    class_metrics_from_counts,
     tail_accuracy,
 )
 from torch_geometric_stream.evaluation.prequential import (
@@ -81,9 +83,12 @@ __all__ = [
     "resolve_feature_transform",
     "unchanged_on_error",
     "StreamMetrics",
+    "BoundedStreamMetrics",
     "tail_accuracy",
+    "approximate_tails",
     "accuracy_curve",
     "class_metrics",
+    "class_metrics_from_counts",
     "prequential",
     "ProgressLines",
     "LOG_PROGRESS_SECONDS",

@@ -11,7 +11,7 @@ cannot stretch (``SLeDGe(input_scaling="robust")``).
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Tuple
+from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -22,7 +22,8 @@ from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed)
 
-__all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange"]
+__all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange",
+           "check_quantile_range_settings"]
 
 FeatureRange = Tuple[float, float]
 
@@ -181,20 +182,34 @@ class RunningMinMax(nn.Module):
 _WINDOW_LIMIT = 2 ** 63
 
 
-def _check_window(window: Optional[int], reservoir_size: int) -> Optional[int]:
-    """``window`` as ``None`` or an ``int`` in ``[reservoir_size, 2**63]``;
-    ``TypeError`` unless it is ``None`` or an integer (not a bool), else
-    ``ValueError`` naming the bound it breaks."""
-    if window is None:
-        return None
-    try:
-        window = check_positive_int(window, "window", minimum=reservoir_size)
-    except ValueError as error:
-        raise ValueError(f"{error} (reservoir_size: a row enters with probability "
-                         f"reservoir_size / window)") from None
-    if window > _WINDOW_LIMIT:
-        raise ValueError(f"window must be at most 2**63, got {window}")
-    return window
+def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_size: int,
+                                  window: Optional[int], clip: bool,
+                                  names: Optional[Mapping[str, str]] = None
+                                  ) -> Tuple[float, float, int, Optional[int], bool]:
+    """The settings of a :class:`RunningQuantileRange` as it keeps them, checked
+    (see its ``Raises``) in this order; ``names`` maps a parameter's name to what
+    the errors call it (a command line's option, say; default: its own name).
+
+    Raises:
+        TypeError / ValueError: the first bad setting, named.
+    """
+    names = {key: key for key in ("quantile", "tolerance", "reservoir_size", "window",
+                                  "clip")} | dict(names or {})
+    clip = check_bool(clip, names["clip"])
+    if not check_positive(quantile, names["quantile"]) < 0.5:
+        raise ValueError(f"{names['quantile']} must lie in (0, 0.5), got {quantile}")
+    tolerance = check_nonnegative(tolerance, names["tolerance"])
+    reservoir_size = check_positive_int(reservoir_size, names["reservoir_size"])
+    if window is not None:
+        try:
+            window = check_positive_int(window, names["window"], minimum=reservoir_size)
+        except ValueError as error:
+            raise ValueError(f"{error} ({names['reservoir_size']}: a row enters with "
+                             f"probability {names['reservoir_size']} / {names['window']})"
+                             ) from None
+        if window > _WINDOW_LIMIT:
+            raise ValueError(f"{names['window']} must be at most 2**63, got {window}")
+    return float(quantile), tolerance, reservoir_size, window, clip
 
 
 class RunningQuantileRange(nn.Module):
@@ -282,13 +297,9 @@ class RunningQuantileRange(nn.Module):
                  window: Optional[int] = None) -> None:
         super().__init__()
         channels = check_positive_int(channels, "channels")
-        self.clip = check_bool(clip, "clip")
-        if not check_positive(quantile, "quantile") < 0.5:
-            raise ValueError(f"quantile must lie in (0, 0.5), got {quantile}")
-        self.quantile = float(quantile)
-        self.tolerance = check_nonnegative(tolerance, "tolerance")
-        self.reservoir_size = check_positive_int(reservoir_size, "reservoir_size")
-        self.window = _check_window(window, self.reservoir_size)
+        (self.quantile, self.tolerance, self.reservoir_size, self.window,
+         self.clip) = check_quantile_range_settings(quantile, tolerance, reservoir_size, window,
+                                                    clip)
         self.seed = check_seed(seed)
         self.feature_range = check_feature_range(feature_range)
         self.register_buffer("low", torch.full((channels,), float("inf")))
