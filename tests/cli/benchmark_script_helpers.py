@@ -1,10 +1,19 @@
-"""A benchmark script's ``main`` on bad input: its usage error, and no data folder."""
+"""A benchmark script's ``main`` on bad input: its usage error, and no data folder;
+the parser a script's ``main`` builds."""
 from __future__ import annotations
 
+import argparse
+import importlib
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pytest
+
+#: The benchmark scripts with a command line (``main(argv)``), importable by name
+#: once ``benchmarks/`` is on ``sys.path``.
+SCRIPTS = ["accuracy", "cuda_step", "draw_references", "feature_range", "graph_diagnostics",
+           "label_timeline", "peers", "propagation", "quantile_range", "reference_accuracy",
+           "seed_spread", "step_latency", "stream_length"]
 
 NO_DATA_FOLDER = "error: no data folder: pass --root or set TGS_DATA_ROOT"
 
@@ -23,3 +32,25 @@ def without_data_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     """No ``$TGS_DATA_ROOT``, and a working directory without ``shared/data`` above it."""
     monkeypatch.delenv("TGS_DATA_ROOT", raising=False)
     monkeypatch.chdir(folder)
+
+
+class _Parsed(Exception):
+    """Raised in place of parsing: carries the parser ``main`` built."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__()
+        self.parser = parser
+
+
+def built_parser(script: str) -> argparse.ArgumentParser:
+    """The parser that ``script``'s ``main`` builds, caught as it starts parsing
+    (``benchmarks/`` must be on ``sys.path``)."""
+
+    def catch(parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        raise _Parsed(parser)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(argparse.ArgumentParser, "parse_known_args", catch)
+        with pytest.raises(_Parsed) as parsed:
+            importlib.import_module(script).main([])
+    return parsed.value.parser

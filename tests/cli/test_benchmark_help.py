@@ -2,37 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
 import pytest
+from benchmark_script_helpers import SCRIPTS, built_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-SCRIPTS = ["accuracy", "cuda_step", "draw_references", "feature_range", "graph_diagnostics",
-           "label_timeline", "peers", "propagation", "quantile_range", "reference_accuracy",
-           "seed_spread", "step_latency", "stream_length"]
-
-
-class _Parsed(Exception):
-    """Raised in place of parsing: carries the parser ``main`` built."""
-
-    def __init__(self, parser: argparse.ArgumentParser) -> None:
-        super().__init__()
-        self.parser = parser
-
-
-def built_parser(script: str, monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
-    """The parser that ``script``'s ``main`` builds, caught as it starts parsing."""
-
-    def catch(parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        raise _Parsed(parser)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_known_args", catch)
-    with pytest.raises(_Parsed) as parsed:
-        importlib.import_module(script).main([])
-    return parsed.value.parser
 
 
 def undescribed(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
@@ -49,5 +25,5 @@ def undescribed(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_help_describes_every_option(script, monkeypatch):
-    assert undescribed(built_parser(script, monkeypatch)) == []
+def test_help_describes_every_option(script):
+    assert undescribed(built_parser(script)) == []
