@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import tokenize
-from contextlib import redirect_stderr
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Optional
 
@@ -254,15 +254,16 @@ def _shell_snippets(readme: str) -> list[Snippet]:
 
 def _fails(parse: Callable[[], Any]) -> Optional[str]:
     """What ``parse()`` says against its input: a :class:`UsageError` or an
-    ``argparse`` usage error (its exit and message); ``None`` when it parses."""
+    ``argparse`` usage error (its exit and message); ``None`` when it parses (or
+    exits 0, as ``--help`` and ``--version`` do after printing)."""
     message = io.StringIO()
     try:
-        with redirect_stderr(message):
+        with redirect_stderr(message), redirect_stdout(io.StringIO()):
             parse()
     except UsageError as error:
         return str(error)
     except SystemExit as error:
-        return f"exit {error.code}: {message.getvalue().strip()}"
+        return None if error.code == 0 else f"exit {error.code}: {message.getvalue().strip()}"
     return None
 
 
