@@ -50,8 +50,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
             that an interrupted batch has tidied up after every finished run.
 
     On Ctrl-C no further command starts and the running workers are interrupted
-    (killed if they have not ended within :data:`INTERRUPT_GRACE_SECONDS`); then
-    the interrupt propagates.
+    once (each run stops at the end of its sample, saving its checkpoint and
+    partial record; killed if they have not ended within
+    :data:`INTERRUPT_GRACE_SECONDS`); then the interrupt propagates.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
@@ -116,9 +117,12 @@ class _Workers:
             with self._lock:
                 if self.interrupted.is_set():
                     return None
+                # a session of its own: Ctrl-C at the terminal reaches this process
+                # alone, which interrupts the worker once (:meth:`interrupt`); a run
+                # takes a second Ctrl-C as "stop at once", unsaved
                 process = subprocess.Popen(
                     [sys.executable, "-m", "torch_geometric_stream", *argv],
-                    stdout=out, stderr=subprocess.STDOUT, env=env)
+                    stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
                 self._running.add(process)
             try:
                 code = process.wait()
