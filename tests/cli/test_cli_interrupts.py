@@ -47,3 +47,36 @@ def test_a_process_that_ignores_ctrl_c_keeps_ignoring_it(request):
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
         signal.raise_signal(signal.SIGINT)
     assert not interrupt()
+
+
+def test_sigterm_is_deferred_like_a_first_ctrl_c_and_never_raises(ctrl_c_raises):
+    """A scheduler's SIGTERM, or ``tune --jobs`` passing on a Ctrl-C that the worker
+    also got from the terminal: noted, never "stop at once"; the default comes back."""
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGINT)   # the terminal's Ctrl-C
+        signal.raise_signal(signal.SIGTERM)  # the parent's, passed on
+        signal.raise_signal(signal.SIGTERM)
+        assert interrupt()
+        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C still stops at once
+            signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_first_then_one_ctrl_c_is_still_a_first_ctrl_c(ctrl_c_raises):
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGINT)
+        assert interrupt()
+
+
+def test_a_handler_of_the_callers_for_sigterm_is_left_alone(ctrl_c_raises, request):
+    calls = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: calls.append("caller"))
+    request.addfinalizer(lambda: signal.signal(signal.SIGTERM, previous))
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGTERM)
+    assert calls == ["caller"] and not interrupt()

@@ -59,7 +59,7 @@ def test_ctrl_c_stops_the_running_workers_at_once_and_starts_no_other(
     with pytest.raises(KeyboardInterrupt):
         run_commands([command(name) for name in "abcd"], jobs=2)
     assert time.monotonic() - tic < 2  # a worker left alone runs 4 s
-    assert [worker.signals for worker in workers] == [[signal.SIGINT]] * 2
+    assert [worker.signals for worker in workers] == [[signal.SIGTERM]] * 2  # a first Ctrl-C
     assert "failed" not in capsys.readouterr().out  # stopped, not failed
 
 
@@ -80,10 +80,10 @@ run_commands([(["run", "--dataset", "synthetic", "--model", "sledge", "--quiet",
 
 def test_ctrl_c_at_the_terminal_reaches_each_worker_once_and_each_saves_at_its_sample(
         tmp_path):
-    """A terminal sends Ctrl-C to its whole foreground process group: the workers
-    are not in it, so each gets the one Ctrl-C its parent passes on and stops at
-    the end of a sample, its checkpoint and partial record there (a second Ctrl-C
-    would stop it at once, saving nothing more)."""
+    """A terminal sends Ctrl-C to its whole foreground process group, the workers
+    included, and the parent passes it on as SIGTERM: each worker takes the two as
+    one interrupt and stops at the end of a sample, its checkpoint and partial
+    record there (two Ctrl-C would stop it at once, saving nothing more)."""
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               start_new_session=True,  # the group a terminal would signal

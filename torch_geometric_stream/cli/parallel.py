@@ -24,8 +24,11 @@ __all__ = ["INTERRUPT_GRACE_SECONDS", "run_commands"]
 #: How long interrupted worker processes get to end (as a run does on Ctrl-C)
 #: before they are killed.
 INTERRUPT_GRACE_SECONDS = 5.0
-#: The signal that interrupts a worker: Ctrl-C's where there is one.
-_INTERRUPT = signal.SIGTERM if sys.platform == "win32" else signal.SIGINT
+#: The signal that interrupts a worker: SIGTERM, which a run takes as its first
+#: Ctrl-C (it stops at the end of its sample) and never as a second, so that a
+#: worker that got a terminal's Ctrl-C too (the terminal signals the whole process
+#: group) still saves its checkpoint and partial record (on Windows, it kills).
+_INTERRUPT = signal.SIGTERM
 
 
 def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, threads: int = 1,
@@ -117,12 +120,9 @@ class _Workers:
             with self._lock:
                 if self.interrupted.is_set():
                     return None
-                # a session of its own: Ctrl-C at the terminal reaches this process
-                # alone, which interrupts the worker once (:meth:`interrupt`); a run
-                # takes a second Ctrl-C as "stop at once", unsaved
                 process = subprocess.Popen(
                     [sys.executable, "-m", "torch_geometric_stream", *argv],
-                    stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                    stdout=out, stderr=subprocess.STDOUT, env=env)
                 self._running.add(process)
             try:
                 code = process.wait()
