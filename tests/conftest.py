@@ -1,6 +1,7 @@
 """Fixtures shared by every test folder."""
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -52,5 +53,36 @@ def interrupt_run_after(monkeypatch):
                 if position + 1 == samples:
                     raise KeyboardInterrupt
             return evaluate(*args, callback=step, **kwargs)
+        monkeypatch.setattr(run_module, "prequential", interrupted)
+    return interrupt
+
+
+@pytest.fixture
+def ctrl_c_in_sample(monkeypatch, request):
+    """``ctrl_c_in_sample(position, times=1, call=1)``: the ``call``-th
+    ``prequential`` of the next ``run`` command (its ``call``-th seed) gets
+    ``times`` real Ctrl-C (SIGINT to this process, handled at once) in the middle
+    of the sample at stream ``position``: as its input is transformed, before the
+    learner sees it; ``monkeypatch.undo()`` lets later runs go through. Python's
+    own Ctrl-C handler is in place for the test (not a JVM's that CapyMOA may
+    have left)."""
+    from torch_geometric_stream.cli import run as run_module
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+
+    def interrupt(position: int, times: int = 1, call: int = 1) -> None:
+        evaluate, calls = run_module.prequential, []
+
+        def interrupted(*args, transform, start=0, **kwargs):
+            calls.append(start)
+            positions = iter(range(start, sys.maxsize))
+
+            def transforming(x):
+                if next(positions) == position and len(calls) == call:
+                    for _ in range(times):
+                        signal.raise_signal(signal.SIGINT)
+                return x if transform is None else transform(x)
+            return evaluate(*args, transform=transforming, start=start, **kwargs)
         monkeypatch.setattr(run_module, "prequential", interrupted)
     return interrupt

@@ -1,6 +1,7 @@
 """``run --checkpoint/--checkpoint-every/--resume``: a killed run resumes exactly."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -57,12 +58,17 @@ def test_same_seed_twice_gives_identical_predictions(reference, tmp_path):
     assert_same_run(reference, "again")
 
 
-def test_killed_run_resumes_exactly(reference):
-    folder, checkpoint = reference, reference / "killed.ckpt"
+def _run_until_checkpoint(folder: Path, name: str) -> tuple[subprocess.Popen, Path]:
+    """A ``run`` process of :data:`RUN` checkpointing to ``<name>.ckpt`` every 50
+    samples, its outputs ``<name>.json`` / ``.csv`` in ``folder``, once it has
+    saved its first checkpoint (Ctrl-C reaches it, even where this process
+    ignores it); and that checkpoint."""
+    checkpoint = folder / f"{name}.ckpt"
     command = [sys.executable, "-m", "torch_geometric_stream", *RUN, "--checkpoint",
-               str(checkpoint), "--checkpoint-every", "50", *outputs(folder, "killed")]
+               str(checkpoint), "--checkpoint-every", "50", *outputs(folder, name)]
     process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not checkpoint.exists():
         if process.poll() is not None:
@@ -72,6 +78,12 @@ def test_killed_run_resumes_exactly(reference):
             process.kill()
             pytest.fail("no checkpoint after 300 s")
         time.sleep(0.005)
+    return process, checkpoint
+
+
+def test_killed_run_resumes_exactly(reference):
+    folder = reference
+    process, checkpoint = _run_until_checkpoint(folder, "killed")
     process.send_signal(signal.SIGKILL)
     process.wait()
     process.stderr.close()
@@ -90,6 +102,54 @@ def test_killed_run_resumes_exactly(reference):
     assert torch.load(checkpoint, weights_only=False)["position"] == N
     assert main([*RUN, "--resume", str(checkpoint), *outputs(folder, "finished")]) == 0
     assert_same_run(folder, "finished")
+
+
+def test_ctrl_c_stops_a_run_process_at_the_end_of_a_sample_saved_there(reference):
+    """A real Ctrl-C: exit code 130, the checkpoint and the partial record at the
+    sample it stopped after, the line saying so; the resumed run is the
+    uninterrupted one, and its record replaces the partial one."""
+    folder = reference
+    process, checkpoint = _run_until_checkpoint(folder, "ctrl_c")
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err.decode()
+    position = torch.load(checkpoint, weights_only=False)["position"]
+    partial = folder / "ctrl_c.json.partial"
+    record = json.loads(partial.read_text())
+    assert 50 <= position == record["interrupted_at"] == record["n_samples"] < N
+    assert not (folder / "ctrl_c.json").exists()
+    assert err.decode().strip().splitlines()[-1] == (
+        f"run interrupted after sample {position}; its metrics so far are in {partial}; its "
+        f"state at that sample is in {checkpoint}: rerun the same command with --resume "
+        f"{checkpoint} to continue from it")
+    assert main([*RUN, "--resume", str(checkpoint), *outputs(folder, "ctrl_c")]) == 0
+    assert_same_run(folder, "ctrl_c")
+    assert not partial.exists()
+
+
+def test_ctrl_c_mid_sample_finishes_it_and_resumes_from_it_exactly(
+        reference, monkeypatch, capsys, ctrl_c_in_sample):
+    """Ctrl-C as a sample's input is scaled, before the learner sees it: the
+    sample is learned whole, the run saves its checkpoint after it (not at the
+    last periodic one) and its metrics so far, which are the uninterrupted run's
+    first samples'."""
+    folder, checkpoint = reference, reference / "mid.ckpt"
+    saving = [*RUN, "--checkpoint", str(checkpoint), "--checkpoint-every", "50",
+              *outputs(folder, "mid")]
+    ctrl_c_in_sample(123)
+    assert main(saving) == 130
+    assert torch.load(checkpoint, weights_only=False)["position"] == 124
+    partial = json.loads((folder / "mid.json.partial").read_text())
+    with (folder / "reference.csv").open() as rows:
+        correct = [int(row["correct"]) for row in csv.DictReader(rows)][:124]
+    assert (partial["interrupted_at"], partial["n_samples"]) == (124, 124)
+    assert partial["accuracy"] == pytest.approx(sum(correct) / 124, abs=1e-12)
+    assert capsys.readouterr().out.splitlines()[0].endswith("; interrupted after sample 124")
+    monkeypatch.undo()
+    assert main([*saving, "--resume", str(checkpoint)]) == 0
+    assert json.loads((folder / "mid.json").read_text())["resumed_from"] == 124
+    assert_same_run(folder, "mid")
+    assert not (folder / "mid.json.partial").exists()
 
 
 @pytest.mark.parametrize("model", [

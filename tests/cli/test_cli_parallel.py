@@ -1,9 +1,13 @@
 """``run_commands``: the grid runner behind ``tune --jobs`` and ``accuracy.py --jobs``."""
 import json
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
+import torch
 
 from torch_geometric_stream.cli.parallel import run_commands
 
@@ -55,5 +59,46 @@ def test_ctrl_c_stops_the_running_workers_at_once_and_starts_no_other(
     with pytest.raises(KeyboardInterrupt):
         run_commands([command(name) for name in "abcd"], jobs=2)
     assert time.monotonic() - tic < 2  # a worker left alone runs 4 s
-    assert [worker.signals for worker in workers] == [[signal.SIGINT]] * 2
+    assert [worker.signals for worker in workers] == [[signal.SIGTERM]] * 2  # a first Ctrl-C
     assert "failed" not in capsys.readouterr().out  # stopped, not failed
+
+
+#: A parent of two ``run`` workers (SLeDGe: some ms a sample, so that a second Ctrl-C
+#: would land in one; each checkpointing every 20 samples), the folder of their
+#: files its argument.
+PARENT = """
+import sys
+from pathlib import Path
+from torch_geometric_stream.cli.parallel import run_commands
+folder = Path(sys.argv[1])
+run_commands([(["run", "--dataset", "synthetic", "--model", "sledge", "--quiet",
+                "--output", str(folder / f"{name}.json"), "--checkpoint",
+                str(folder / f"{name}.ckpt"), "--checkpoint-every", "20"],
+               folder / f"{name}.json") for name in "ab"], jobs=2)
+"""
+
+
+def test_ctrl_c_at_the_terminal_reaches_each_worker_once_and_each_saves_at_its_sample(
+        tmp_path):
+    """A terminal sends Ctrl-C to its whole foreground process group, the workers
+    included, and the parent passes it on as SIGTERM: each worker takes the two as
+    one interrupt and stops at the end of a sample, its checkpoint and partial
+    record there (two Ctrl-C would stop it at once, saving nothing more)."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True,  # the group a terminal would signal
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not all((tmp_path / f"{name}.ckpt").exists() for name in "ab"):
+        if parent.poll() is not None or time.monotonic() > deadline:
+            parent.kill()
+            pytest.fail(f"the workers saved no checkpoint: {parent.communicate()[1].decode()}")
+        time.sleep(0.01)
+    os.killpg(parent.pid, signal.SIGINT)
+    parent.communicate(timeout=60)
+    for name in "ab":
+        position = torch.load(tmp_path / f"{name}.ckpt", weights_only=False)["position"]
+        record = json.loads((tmp_path / f"{name}.json.partial").read_text())
+        assert record["interrupted_at"] == position >= 20
+        last_line = (tmp_path / f"{name}.log").read_text().strip().splitlines()[-1]
+        assert last_line.startswith(f"run interrupted after sample {position}; ")

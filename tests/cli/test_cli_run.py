@@ -484,6 +484,110 @@ def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
                                                                   "run_seed1.json"]
 
 
+def test_ctrl_c_keeps_the_metrics_so_far_in_a_partial_record_no_json_glob_takes(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    out = tmp_path / "run.json"
+    ctrl_c_in_sample(12)
+    assert interrupted_main(quick_run(out)) == 130
+    partial = tmp_path / "run.json.partial"
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted after sample 13; its metrics so far are in {partial}; nothing "
+        f"resumable was saved (--checkpoint FILE keeps a resumable state)")
+    assert [path.name for path in tmp_path.iterdir()] == ["run.json.partial"]
+    assert not list(tmp_path.glob("*.json"))  # no tune, compare or benchmark takes it
+    record = _read(partial)
+    assert (record["interrupted_at"], record["n_samples"], record["model"], record["seed"]) == (
+        13, 13, "memory", 0)
+    assert record["curve"]["position"][-1] == 13
+
+
+
+def test_ctrl_c_in_a_resumed_run_that_saves_no_checkpoint_names_the_state_it_resumed_from(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main, ctrl_c_in_sample):
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    argv = quick_run(out, "--checkpoint", str(checkpoint), "--checkpoint-every", "10")
+    ctrl_c_in_sample(12)
+    assert interrupted_main(argv) == 130
+    capsys.readouterr()
+    monkeypatch.undo()
+    ctrl_c_in_sample(20)
+    assert interrupted_main([*argv[:-4], "--resume", str(checkpoint)]) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted after sample 21; its metrics so far are in {out}.partial; "
+        f"{checkpoint} still holds the state it resumed from: rerun the same command to "
+        f"continue from it")
+    assert torch.load(checkpoint, weights_only=False)["position"] == 13
+
+
+def test_a_finished_run_removes_the_partial_record_an_interrupted_one_left(
+        tmp_path, monkeypatch, quick_run, interrupted_main, ctrl_c_in_sample):
+    out = tmp_path / "run.json"
+    ctrl_c_in_sample(12)
+    assert interrupted_main(quick_run(out)) == 130
+    assert [path.name for path in tmp_path.iterdir()] == ["run.json.partial"]
+    monkeypatch.undo()
+    assert main(quick_run(out)) == 0
+    assert [path.name for path in tmp_path.iterdir()] == ["run.json"]
+    assert "interrupted_at" not in _read(out) and _read(out)["n_samples"] == 30
+
+
+def test_ctrl_c_in_a_later_seed_keeps_the_seeds_done_and_that_seeds_metrics(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    out = tmp_path / "run.json"
+    ctrl_c_in_sample(19, call=2)
+    assert interrupted_main(quick_run(out, "--seed", "0,1,2")) == 130
+    partial = tmp_path / "run_seed1.json.partial"
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted after sample 20 of seed 1; the files of seed(s) 0 are written; its "
+        f"metrics so far are in {partial}; --seed 1,2 runs the rest")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run_seed0.json",
+                                                                "run_seed1.json.partial"]
+    assert _read(partial)["interrupted_at"] == 20
+
+
+def test_ctrl_c_in_the_last_sample_of_a_seed_lets_it_finish_and_starts_no_other(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    out = tmp_path / "run.json"
+    ctrl_c_in_sample(29)
+    assert interrupted_main(quick_run(out, "--seed", "0,1")) == 130
+    assert _one_stderr_line(capsys) == (
+        "run interrupted; the files of seed(s) 0 are written: --seed 1 runs the rest")
+    assert [path.name for path in tmp_path.iterdir()] == ["run_seed0.json"]
+    assert _read(tmp_path / "run_seed0.json")["n_samples"] == 30
+
+
+def test_a_second_ctrl_c_stops_the_run_at_once(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    """Mid-sample, as before deferring: no partial record, no checkpoint at the
+    sample; the last periodic checkpoint stays."""
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    ctrl_c_in_sample(12, times=2)
+    assert interrupted_main(quick_run(out, "--checkpoint", str(checkpoint),
+                                      "--checkpoint-every", "10")) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted; last checkpoint in {checkpoint}: rerun the same command with "
+        f"--resume {checkpoint} to continue from it")
+    assert [path.name for path in tmp_path.iterdir()] == ["run.ckpt"]
+    assert torch.load(checkpoint, weights_only=False)["position"] == 10
+
+
+def test_a_run_off_the_main_thread_leaves_the_ctrl_c_handler_alone(tmp_path, monkeypatch,
+                                                                   quick_run):
+    """``signal.signal`` works on the main thread only: a run in another thread
+    (a library user's) runs with the handler in place."""
+    evaluate, handlers, codes = run_module.prequential, [], []
+
+    def noting_the_handler(*args, **kwargs):
+        handlers.append(signal.getsignal(signal.SIGINT))
+        return evaluate(*args, **kwargs)
+    monkeypatch.setattr(run_module, "prequential", noting_the_handler)
+    before = signal.getsignal(signal.SIGINT)
+    thread = threading.Thread(target=lambda: codes.append(main(quick_run(tmp_path / "r.json"))))
+    thread.start()
+    thread.join(timeout=300)
+    assert codes == [0] and handlers == [before] and signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.fixture
 def fresh_software_versions():
     """``software_versions`` read anew in the test, and again after it."""

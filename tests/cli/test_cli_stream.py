@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.run import STREAM_DIGEST
 from torch_geometric_stream.datasets.csv_stream import CSVRowStream
 
 #: A small SLeDGe run: the learner with memory and graph, fast.
@@ -222,6 +223,29 @@ def test_an_interrupted_streamed_run_resumes_to_the_uninterrupted_record(
     assert resumed["resumed_from"] == 100
     _same(resumed, whole)
     assert torch.load(checkpoint, weights_only=False)["position"] == 300  # at the end
+
+
+
+def test_ctrl_c_saves_a_streamed_run_at_the_end_of_its_sample_with_the_rows_read_so_far(
+        tmp_path, capsys, monkeypatch, ctrl_c_in_sample):
+    """Without --checkpoint-every too: the checkpoint after the sample at position
+    119 holds the digest of the text of its 120 rows (none read after), which the
+    resumed run checks; its record is the uninterrupted one."""
+    stream = str(_csv(tmp_path / "data.csv"))
+    common = ["--dataset", stream, *RESUMABLE]
+    whole = _run(tmp_path, "whole", *common)
+    checkpoint = tmp_path / "ck.ckpt"
+    saving = [*common, "--checkpoint", str(checkpoint)]
+    ctrl_c_in_sample(119)
+    assert main(["run", *FAST, *saving]) == 130
+    assert capsys.readouterr().err.startswith("run interrupted after sample 120; its state ")
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["position"] == 120
+    assert saved["extra"][STREAM_DIGEST] == _digest(Path(stream), 120)
+    monkeypatch.undo()
+    resumed = _run(tmp_path, "resumed", *saving, "--resume", str(checkpoint))
+    assert resumed["resumed_from"] == 120
+    _same(resumed, whole)
 
 
 def test_a_streamed_run_resumes_on_its_file_grown_and_checks_the_rows_read(tmp_path, capsys):

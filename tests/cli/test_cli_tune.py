@@ -155,6 +155,26 @@ def test_an_interrupted_tune_keeps_its_finished_runs_and_a_rerun_runs_the_others
     assert finished.stat().st_mtime_ns == stamp
 
 
+
+def test_a_grid_run_that_ctrl_c_stops_at_a_sample_leaves_a_partial_record_no_rerun_skips(
+        tmp_path, capsys, monkeypatch, interrupted_main, ctrl_c_in_sample):
+    """Tune's own line; the partial record of the point stopped is no finished
+    run: a rerun runs that point again, and its record replaces the partial one."""
+    ctrl_c_in_sample(29, call=2)
+    argv = ["tune", *SMALL, "--grid", "hidden-channels=8,16", "--out-dir", str(tmp_path)]
+    assert interrupted_main(argv) == 130
+    assert capsys.readouterr().err == (
+        f"tune interrupted; its 1 finished grid run(s) are kept in {tmp_path}: rerun the "
+        f"same command to run only the others\n")
+    stopped = tmp_path / "sledge-light_synthetic_0.01_hidden_channels=16_seed0.json"
+    partial = stopped.with_name(f"{stopped.name}.partial")
+    assert json.loads(partial.read_text())["interrupted_at"] == 30
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert f"start {stopped.name}" in capsys.readouterr().out
+    assert json.loads(stopped.read_text())["n_samples"] == 60 and not partial.exists()
+
+
 def test_tune_passes_the_preset_to_every_run_and_keeps_presets_apart(tmp_path, capsys):
     grid = ["--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
     assert main(["tune", *SMALL, *grid]) == 0

@@ -168,6 +168,29 @@ def test_callback_every_sample():
     assert calls == [(1, 1, 1), (2, 2, 2), (3, 3, 3), (4, 4, 4), (5, 5, 5)]
 
 
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_stop_ends_the_run_after_the_sample_it_says_so_reading_no_further(history):
+    read, calls = [], []
+
+    def samples():
+        for position, sample in enumerate(stream()):
+            read.append(position)
+            yield sample
+
+    def stop():
+        calls.append(len(read))
+        return len(read) == 4  # after the sample at position 3
+
+    learner = PreviousLabel()
+    result = prequential(learner, samples(), start=1, stop=stop, progress=True,
+                         progress_every=60, history=history)
+    assert read == [0, 1, 2, 3] and calls == [2, 3, 4]  # asked after each sample, none read after
+    assert learner.learned == [0, 1, 1]  # positions 1, 2, 3, each learned whole
+    assert (result.start, result.metrics["n_samples"], result.metrics["accuracy"]) == (
+        1, 3, pytest.approx(2 / 3))  # labels 0 1 1, predictions 0 0 1
+
+
 @pytest.mark.skipif(not torch.set_flush_denormal(False), reason="this CPU cannot flush denormals")
 @pytest.mark.parametrize("flush", [True, False])
 def test_the_learner_steps_with_denormals_flushed_unless_asked_not_to(flush):

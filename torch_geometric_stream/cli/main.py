@@ -362,7 +362,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                              "checked as the run checks them; no file is written)")
     output.add_argument("--output", type=Path, metavar="FILE.json",
                         help="results and full configuration (several seeds: "
-                             "FILE_seed<S>.json each)")
+                             "FILE_seed<S>.json each); a run that Ctrl-C stops writes "
+                             "its results so far to FILE.json.partial instead, which a "
+                             "finished run to FILE.json removes")
     output.add_argument("--csv", type=Path, metavar="FILE.csv",
                         help="one row per sample (several seeds: FILE_seed<S>.csv each; "
                              "needs --history full)")
@@ -379,8 +381,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",
                             help="save learner, transform, RNG states and the run so far to "
                                  "FILE (atomically) after the last sample (with --stream, as "
-                                 "the stream ends) and, with --checkpoint-every, every N "
-                                 "samples")
+                                 "the stream ends), after the sample where Ctrl-C stops the "
+                                 "run and, with --checkpoint-every, every N samples")
     checkpoint.add_argument("--checkpoint-every", type=positive_int, metavar="N",
                             help="checkpoint every N stream positions")
     checkpoint.add_argument("--resume", type=Path, metavar="FILE",

@@ -24,8 +24,11 @@ __all__ = ["INTERRUPT_GRACE_SECONDS", "run_commands"]
 #: How long interrupted worker processes get to end (as a run does on Ctrl-C)
 #: before they are killed.
 INTERRUPT_GRACE_SECONDS = 5.0
-#: The signal that interrupts a worker: Ctrl-C's where there is one.
-_INTERRUPT = signal.SIGTERM if sys.platform == "win32" else signal.SIGINT
+#: The signal that interrupts a worker: SIGTERM, which a run takes as its first
+#: Ctrl-C (it stops at the end of its sample) and never as a second, so that a
+#: worker that got a terminal's Ctrl-C too (the terminal signals the whole process
+#: group) still saves its checkpoint and partial record (on Windows, it kills).
+_INTERRUPT = signal.SIGTERM
 
 
 def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, threads: int = 1,
@@ -50,8 +53,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
             that an interrupted batch has tidied up after every finished run.
 
     On Ctrl-C no further command starts and the running workers are interrupted
-    (killed if they have not ended within :data:`INTERRUPT_GRACE_SECONDS`); then
-    the interrupt propagates.
+    once (each run stops at the end of its sample, saving its checkpoint and
+    partial record; killed if they have not ended within
+    :data:`INTERRUPT_GRACE_SECONDS`); then the interrupt propagates.
     """
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")

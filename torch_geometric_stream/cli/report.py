@@ -22,7 +22,7 @@ from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["CURVE_POINTS", "APPROXIMATE", "APPROXIMATE_NOTE", "run_record", "cpu_model",
            "machine_description", "git_revision", "software_versions", "seed_path",
-           "write_json", "summary_table"]
+           "partial_path", "write_json", "summary_table"]
 
 #: Points of the running-accuracy curve stored in every run record.
 CURVE_POINTS = 200
@@ -131,6 +131,13 @@ def seed_path(path: Optional[Path], seed: int, several: bool) -> Optional[Path]:
     if path is None or not several:
         return path
     return path.with_name(f"{path.stem}_seed{seed}{path.suffix}")
+
+
+def partial_path(path: Path) -> Path:
+    """Where the record so far of a run to ``path`` that Ctrl-C stopped goes:
+    ``<path>.partial``, a name that no ``*.json`` glob of finished runs (``tune``,
+    ``compare``, the benchmarks) matches and no "skip when present" check tests."""
+    return path.with_name(f"{path.name}.partial")
 
 
 def write_json(record: Mapping[str, Any], path: Path) -> Path:

@@ -20,12 +20,13 @@ from torch_geometric_stream.cli.arguments import (check_device, check_folder, ch
                                                   parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
+from torch_geometric_stream.cli.interrupts import DeferredInterrupt
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
-from torch_geometric_stream.cli.report import (run_record, seed_path, software_versions,
-                                               summary_table, write_json)
+from torch_geometric_stream.cli.report import (partial_path, run_record, seed_path,
+                                               software_versions, summary_table, write_json)
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -43,7 +44,8 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "SharedStream",
-           "Stream", "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
+           "StoppedBetweenSamples", "Stream", "check_run", "load_stream", "recorded_config",
+           "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -223,8 +225,22 @@ def run_command(args: argparse.Namespace) -> int:
         # large stream starts) flush too: a thread takes the setting it starts with.
         with flush_denormal() if args.flush_denormal else nullcontext():
             return _run_seeds(args, seeds, written)
-    except KeyboardInterrupt:
-        raise Interrupted(_interrupted(args, checkpoint_before, seeds, written)) from None
+    except KeyboardInterrupt as interrupt:
+        line = (_stopped_line(args, seeds, written, interrupt)
+                if isinstance(interrupt, StoppedBetweenSamples)
+                else _interrupted(args, checkpoint_before, seeds, written))
+        raise Interrupted(line) from None
+
+
+class StoppedBetweenSamples(KeyboardInterrupt):
+    """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): seed
+    ``seed`` stopped cleanly after ``done`` stream positions, its checkpoint (if
+    ``--checkpoint``) saved there and its record so far in ``partial`` (``None``:
+    no ``--output``)."""
+
+    def __init__(self, seed: int, done: int, partial: Optional[Path]) -> None:
+        super().__init__(seed, done, partial)
+        self.seed, self.done, self.partial = seed, done, partial
 
 
 def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
@@ -289,9 +305,40 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
                  else "; --checkpoint-every N saves every N samples")
         return (f"run interrupted before its first checkpoint (this run wrote none to "
                 f"{args.checkpoint}{every})")
+    return f"run interrupted; last checkpoint in {args.checkpoint}: {_continue_from(args)}"
+
+
+def _continue_from(args: argparse.Namespace) -> str:
+    """How to continue from ``--checkpoint``."""
     resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
-    return (f"run interrupted; last checkpoint in {args.checkpoint}: rerun the same command"
-            f"{resume} to continue from it")
+    return f"rerun the same command{resume} to continue from it"
+
+
+def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
+                  stopped: StoppedBetweenSamples) -> str:
+    """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
+    (the files of the ``seeds`` ``written`` before, its partial record, its
+    checkpoint at that sample) and how to continue."""
+    line = f"run interrupted after sample {stopped.done}"
+    if len(seeds) > 1:
+        line += f" of seed {stopped.seed}"
+    parts = [line]
+    if written:
+        parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
+    if stopped.partial is not None:
+        parts.append(f"its metrics so far are in {stopped.partial}")
+    if args.checkpoint is not None:
+        parts.append(f"its state at that sample is in {args.checkpoint}: "
+                     f"{_continue_from(args)}")
+    elif args.resume is not None:  # the state it resumed from is still there
+        parts.append(f"{args.resume} still holds the state it resumed from: rerun the same "
+                     f"command to continue from it")
+    elif len(seeds) > 1:
+        parts.append(f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} "
+                     f"runs the rest")
+    else:
+        parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
+    return "; ".join(parts)
 
 
 @dataclass
@@ -413,28 +460,46 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     """:func:`run_command` after its checks: load, build, evaluate and report; each
     seed whose output files are written (``--output``, ``--csv``) joins ``written``."""
     plan = _plan(args)
+    interrupt = DeferredInterrupt()  # the workers of --jobs ignore Ctrl-C: the pool ends them
     if args.jobs > 1 and len(seeds) > 1:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
         shared = SharedStream(plan.stream)
         plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
         outcomes = _run_in_workers(args, shared, seeds)
     else:
-        outcomes = ((seed, *_run_seed(args, plan, seed)) for seed in seeds)
+        outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds)
     results, records = {}, []
     for seed, result, record in outcomes:
+        records.append(record)
+        if "interrupted_at" in record:
+            output = seed_path(args.output, seed, several=len(seeds) > 1)
+            partial = None if output is None else write_json(record, partial_path(output))
+            seed_named = f" of seed {seed}" if len(seeds) > 1 else ""
+            _print_summary(args, plan, records, f"interrupted after sample "
+                                                f"{record['interrupted_at']}{seed_named}")
+            raise StoppedBetweenSamples(seed, record["interrupted_at"], partial)
         results[f"seed {seed}"] = result
         _write_outputs(args, result, record, seed, several=len(seeds) > 1)
         if args.output is not None or args.csv is not None:
             written.append(seed)
-        records.append(record)
-    dataset, name, source = plan.stream
+        if interrupt.requested and seed != seeds[-1]:
+            raise KeyboardInterrupt  # Ctrl-C during the seed's last sample: no next seed
     if args.plot is not None:
-        plot_running_accuracy(results, args.plot, title=f"{plan.model} on {name}")
+        plot_running_accuracy(results, args.plot, title=f"{plan.model} on {plan.stream[1]}")
+    _print_summary(args, plan, records)
+    return 0
+
+
+def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[str, Any]],
+                   interrupted: Optional[str] = None) -> None:
+    """Print the run's heading (with ``interrupted``, where Ctrl-C stopped it)
+    and the :func:`~torch_geometric_stream.cli.report.summary_table` of ``records``."""
+    dataset, name, source = plan.stream
     length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
               else f"{dataset.num_samples} samples")
-    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, {length}")
+    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, {length}"
+          f"{'' if interrupted is None else f'; {interrupted}'}")
     print(summary_table(records))
-    return 0
 
 
 class SharedStream:
@@ -527,11 +592,17 @@ def progress_interval() -> Optional[float]:
 
 
 def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
-              progress_every: Optional[float] = None
+              progress_every: Optional[float] = None,
+              interrupt: Optional[DeferredInterrupt] = None
               ) -> tuple[PrequentialResult, dict[str, Any]]:
     """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and
     record. Its progress: as :func:`progress_interval` says, or a line every
-    ``progress_every`` seconds if given (a worker's, whose bar would garble the others')."""
+    ``progress_every`` seconds if given (a worker's, whose bar would garble the others').
+
+    The first Ctrl-C while the stream runs waits for the end of the sample in
+    progress (``interrupt``, a fresh :class:`DeferredInterrupt` if not given);
+    a run it stops before its end saves its checkpoint there and its record
+    has ``interrupted_at``, the stream position after its last sample."""
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source,
@@ -560,15 +631,21 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
-    result = prequential(stepper, dataset, label_mask=mask, transform=transform,
-                         progress=not args.quiet, desc=f"seed {seed}",
-                         progress_every=progress_every or progress_interval(),
-                         start=start, initial=initial,
-                         flush_denormal=args.flush_denormal, history=args.history,
-                         callback=checkpointer)
+    interrupt = DeferredInterrupt() if interrupt is None else interrupt
+    with interrupt.deferring():
+        result = prequential(stepper, dataset, label_mask=mask, transform=transform,
+                             progress=not args.quiet, desc=f"seed {seed}",
+                             progress_every=progress_every or progress_interval(),
+                             start=start, initial=initial,
+                             flush_denormal=args.flush_denormal, history=args.history,
+                             callback=checkpointer, stop=interrupt)
     if checkpointer is not None:
-        checkpointer.finish()  # a streamed run's end, not known before
-    return result, run_record(result, run=run, config=plan.config)
+        checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
+    record = run_record(result, run=run, config=plan.config)
+    done = result.start + record["n_samples"]
+    if interrupt.requested and done != (plan.limit if args.stream else dataset.num_samples):
+        record["interrupted_at"] = done  # (a streamed run without --limit: its end not known)
+    return result, record
 
 
 def _stream_identity(args: argparse.Namespace, dataset: StreamDataset | CSVRowStream
@@ -666,10 +743,12 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
 
 def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any], seed: int,
                    several: bool) -> None:
-    """The ``--output`` JSON and ``--csv`` per-sample file of one seed."""
+    """The ``--output`` JSON (removing the partial record of an interrupted run
+    to it) and ``--csv`` per-sample file of one seed."""
     output: Optional[Path] = seed_path(args.output, seed, several)
     if output is not None:
         write_json(record, output)
+        partial_path(output).unlink(missing_ok=True)
     csv_path = seed_path(args.csv, seed, several)
     if csv_path is not None:
         result.save_csv(csv_path)

@@ -348,7 +348,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 start: int = 0,
                 initial: Optional[Mapping[str, Any]] = None,
                 flush_denormal: bool = True,
-                history: str = "full") -> PrequentialResult:
+                history: str = "full",
+                stop: Optional[Callable[[], bool]] = None) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: its label is checked, ``x = transform(x)``, then
@@ -403,11 +404,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             latency quantiles from a log-spaced histogram (within 0.5 % plus
             1 ns), and the result has no per-sample arrays. ``initial`` must
             come from a run of the same history.
+        stop: asked after every sample (after ``callback``): ``True`` ends the
+            run there, before the next sample is read, and the result covers
+            the samples done (e.g. Ctrl-C deferred to the end of a sample, see
+            :class:`~torch_geometric_stream.cli.interrupts.DeferredInterrupt`).
 
     Returns:
         A :class:`PrequentialResult` over the positions
         :math:`[\text{start}, \min(T, \text{limit}))` (from :math:`s` with
-        ``initial``).
+        ``initial``; up to the sample after which ``stop`` said ``True``).
 
     Raises:
         ValueError: if no sample is left to evaluate (``"stream is empty"``),
@@ -482,6 +487,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 if record.metrics.n_samples % POSTFIX_EVERY == 0:
                     _show_accuracy(bar, record)
                 bar.update()
+            if stop is not None and stop():
+                break
         if bar is not None and record.metrics.n_samples > 0:
             _show_accuracy(bar, record)  # drawn as the bar closes
     if record.metrics.n_samples == 0:

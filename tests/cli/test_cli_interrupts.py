@@ -1,0 +1,82 @@
+"""``DeferredInterrupt``: the first Ctrl-C waits for a clean stop, a second one does not."""
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from torch_geometric_stream.cli.interrupts import DeferredInterrupt
+
+
+@pytest.fixture
+def ctrl_c_raises(request):
+    """Python's own Ctrl-C handler in place for the test."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+
+
+def test_the_first_ctrl_c_is_noted_a_second_raises_and_the_handler_comes_back(ctrl_c_raises):
+    interrupt = DeferredInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt.deferring():
+            signal.raise_signal(signal.SIGINT)
+            assert interrupt.requested and interrupt()
+            signal.raise_signal(signal.SIGINT)
+            pytest.fail("the second Ctrl-C did not raise")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_handler_comes_back_after_an_error_and_outside_ctrl_c_raises(ctrl_c_raises):
+    interrupt = DeferredInterrupt()
+    with pytest.raises(ValueError, match="in the loop"):
+        with interrupt.deferring():
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            raise ValueError("in the loop")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    assert not interrupt()
+
+
+def test_a_process_that_ignores_ctrl_c_keeps_ignoring_it(request):
+    """E.g. a ``run --jobs`` worker, which its pool ends."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        signal.raise_signal(signal.SIGINT)
+    assert not interrupt()
+
+
+def test_sigterm_is_deferred_like_a_first_ctrl_c_and_never_raises(ctrl_c_raises):
+    """A scheduler's SIGTERM, or ``tune --jobs`` passing on a Ctrl-C that the worker
+    also got from the terminal: noted, never "stop at once"; the default comes back."""
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGINT)   # the terminal's Ctrl-C
+        signal.raise_signal(signal.SIGTERM)  # the parent's, passed on
+        signal.raise_signal(signal.SIGTERM)
+        assert interrupt()
+        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C still stops at once
+            signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_first_then_one_ctrl_c_is_still_a_first_ctrl_c(ctrl_c_raises):
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGINT)
+        assert interrupt()
+
+
+def test_a_handler_of_the_callers_for_sigterm_is_left_alone(ctrl_c_raises, request):
+    calls = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: calls.append("caller"))
+    request.addfinalizer(lambda: signal.signal(signal.SIGTERM, previous))
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGTERM)
+    assert calls == ["caller"] and not interrupt()
