@@ -447,6 +447,15 @@ def test_a_feature_is_a_number_in_ascii_decimal_notation_only(tmp_path, value):
         load_stream_file(path)
 
 
+@pytest.mark.parametrize("dtype", ["U", "S"])
+def test_an_empty_npz_string_label_is_refused_as_an_empty_csv_label_is(tmp_path, dtype):
+    # before: class '' (a CSV refuses an empty label field, and one of blanks, stripped)
+    np.savez(tmp_path / "e.npz", x=np.ones((4, 1)), y=np.array(["a", "", "b", " "], dtype))
+    with pytest.raises(DatasetFormatError, match=r"^e.npz: y\[1\] = '' is empty \(the first "
+                                                 r"of 2\); every row needs its true label$"):
+        load_stream_file(tmp_path / "e.npz")
+
+
 def test_an_npz_array_of_number_strings_has_a_nan_refused_as_a_csv_column_has(tmp_path):
     np.savez(tmp_path / "s.npz", x=np.ones((4, 1)), y=np.array(["2", "nan", "1", "inf"]))
     with pytest.raises(DatasetFormatError, match=r"^s.npz: y\[1\] = 'nan' is not a label "

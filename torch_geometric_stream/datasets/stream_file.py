@@ -255,7 +255,8 @@ def _first_of(count: int) -> str:
 
 def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
     """Class ids :math:`(T,)` and class names of the labels ``y`` :math:`(T,)`:
-    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), floats
+    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), each given
+    (an empty one, or of blanks, is refused, as a CSV's empty label field), floats
     checked finite and whole ones made integers (``1.0`` is class ``1``, as in a CSV),
     other numbers as they are."""
     def missing(bad: np.ndarray) -> DatasetFormatError:
@@ -269,6 +270,11 @@ def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
             raise DatasetFormatError(f"{file_name}: y holds bytes that are not UTF-8 "
                                      f"({error})") from None
     if y.dtype.kind == "U":
+        empty = np.flatnonzero(np.char.strip(y) == "")
+        if len(empty):
+            raise DatasetFormatError(f"{file_name}: y[{empty[0]}] = {y[empty[0]].item()!r} is "
+                                     f"empty{_first_of(len(empty))}; every row needs its true "
+                                     f"label")
         return _label_classes(y.tolist(), missing)
     return encode_labels(_numbers(y, missing) if y.dtype.kind == "f" else y)
 
