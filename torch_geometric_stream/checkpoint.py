@@ -99,6 +99,8 @@ _FORMAT = "torch_geometric_stream.checkpoint"
 #: Entries every checkpoint holds beside its format tags.
 _PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
                            "position", "record", "extra"})
+#: Items shown of a list entry of ``expect`` that differs (a long class list is cut).
+_SHOWN_ITEMS = 10
 
 #: Sizes that fix a learner's shape: name in the checkpoint -> attribute path.
 #: Only those the learner has are stored and compared.
@@ -452,11 +454,27 @@ def _check_transform(path: Path, saved: Optional[Mapping[str, Any]],
 def _check_expected(path: Path, extra: Mapping[str, Any], expect: Mapping[str, Any],
                     assume: Mapping[str, Any]) -> None:
     saved = {key: extra[key] if key in extra else assume.get(key) for key in expect}
-    mismatches = [f"{key}={saved[key]!r} in the checkpoint, {value!r} here"
+    mismatches = [f"{_saved_entry(key, saved[key], extra, assume)}, {_shown(value)} here"
                   for key, value in expect.items() if saved[key] != value]
     if mismatches:
         raise CheckpointError(f"checkpoint {path} was made by another run: "
                               + "; ".join(mismatches))
+
+
+def _saved_entry(key: str, value: Any, extra: Mapping[str, Any],
+                 assume: Mapping[str, Any]) -> str:
+    """How a mismatch names the checkpoint's entry ``key`` (read as ``value``)."""
+    if key in extra or key in assume:
+        return f"{key}={_shown(value)} in the checkpoint"
+    return f"{key} not in the checkpoint (older than the entry)"
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, a list or tuple of more than :data:`_SHOWN_ITEMS` cut there."""
+    if isinstance(value, (list, tuple)) and len(value) > _SHOWN_ITEMS:
+        head = ", ".join(map(repr, value[:_SHOWN_ITEMS]))
+        return f"[{head}, ... ({len(value)} in all)]"
+    return repr(value)
 
 
 # ------------------------------------------------------------------ reading

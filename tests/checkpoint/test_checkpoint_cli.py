@@ -323,6 +323,40 @@ def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
     assert "label_column=None in the checkpoint, 'a' here" in capsys.readouterr().err
 
 
+def test_resume_refuses_a_stream_file_whose_classes_differ(tmp_path, capsys):
+    """The file's bytes and label column are not its classes: a checkpoint written
+    before the label order changed (numbers first since session 72) has the same
+    digest and other class ids. Its class names are kept and checked; a checkpoint
+    older than them is refused, as an old synthetic one that never kept its length."""
+    stream = tmp_path / "mine.csv"
+    stream.write_text("a,label\n" + "".join(f"{i},{'10' if i % 2 else 'x'}\n"
+                                             for i in range(30)))
+    checkpoint = tmp_path / "mine.ckpt"
+    argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    resume = [*argv, "--resume", str(checkpoint)]
+    payload = torch.load(checkpoint, weights_only=False)
+    assert payload["extra"]["classes"] == ["10", "x"]
+    assert main(resume) == 0  # the same classes resume
+    capsys.readouterr()
+    payload["extra"]["classes"] = ["x", "10"]  # the text order of before
+    torch.save(payload, checkpoint)
+    assert main(resume) == 2
+    assert ("classes=['x', '10'] in the checkpoint, ['10', 'x'] here"
+            in capsys.readouterr().err)
+    payload["extra"]["classes"] = [str(i) for i in range(12)]  # a long list is cut
+    torch.save(payload, checkpoint)
+    assert main(resume) == 2
+    assert ("classes=['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', ... (12 in all)] in "
+            "the checkpoint, ['10', 'x'] here" in capsys.readouterr().err)
+    del payload["extra"]["classes"]
+    torch.save(payload, checkpoint)
+    assert main(resume) == 2
+    assert ("classes not in the checkpoint (older than the entry), ['10', 'x'] here"
+            in capsys.readouterr().err)
+
+
 def test_a_limited_run_resumes_on_its_rows_whatever_follows_them(tmp_path, capsys):
     """With --limit, the checkpoint holds the digest of the rows the run reads: a
     file whose tail grew or changed resumes, one whose rows read changed does not."""

@@ -81,6 +81,22 @@ def test_class_lookup_matches_text_and_numbers():
         class_lookup([])
 
 
+def test_class_lookup_takes_numbers_in_ascii_decimal_notation_only():
+    # before: '1_000' and '\u0663' (ARABIC-INDIC DIGIT THREE) were the numbers 1000 and 3
+    lookup = class_lookup(["1000", "3", "x"])
+    assert [lookup(label) for label in ("1000.0", "1e3", "1_000", "\u0663", "+3")] == [
+        0, 0, None, None, 1]
+    assert class_lookup(["1000", "1_000"])("1_000") == 1  # two classes, not one
+
+
+def test_a_streamed_file_has_the_whole_file_readers_classes_of_words_like_numbers(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("a,kind\n1,1000\n2,1_000\n3,\u0663\n4,3\n", encoding="utf-8")
+    whole = load_stream_file(path)
+    assert whole.class_names == ["3", "1000", "1_000", "\u0663"]
+    assert [y for _, y in CSVRowStream(path, whole.class_names)] == whole.y.tolist()
+
+
 def _digest_after(path, rows: int) -> str:
     stream = CSVRowStream(path, ["x", "y"])
     for _ in itertools.islice(stream, rows):

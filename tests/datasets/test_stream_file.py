@@ -3,10 +3,12 @@ import gzip
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              is_stream_file, load_stream_file,
                                              stream_file_digest)
+from torch_geometric_stream.datasets.stream_file import _all_numbers, _is_number
 
 
 def write(tmp_path, name, text):
@@ -381,6 +383,77 @@ def test_labels_of_numbers_and_words_have_the_numbers_classes_first_in_either_fi
         np.savez(tmp_path / "m.npz", x=np.arange(len(labels))[:, None], y=array)
         ds = load_stream_file(tmp_path / "m.npz")
     assert ds.y.tolist() == y and ds.class_names == class_names
+
+
+@pytest.mark.parametrize("labels, y, class_names", [
+    # float() reads these as numbers; a CSV's user means words (before: one class '1000',
+    # '3', 'inf' a missing label)
+    (["1000", "1_000", "a"], [0, 1, 2], ["1000", "1_000", "a"]),
+    (["3", "\u0663"], [0, 1], ["3", "\u0663"]),  # ARABIC-INDIC DIGIT THREE
+    (["1", "\uff12"], [0, 1], ["1", "\uff12"]),  # FULLWIDTH DIGIT TWO
+    # numbers as a CSV writes them stay numbers: signs, fractions, exponents
+    (["+1", ".5", "5.", "1E1", "-2e-1"], [2, 1, 3, 4, 0], ["-0.2", "0.5", "1.0", "5.0", "10.0"]),
+])
+@pytest.mark.parametrize("form", ["csv", "npz str"])
+def test_a_label_is_a_number_in_ascii_decimal_notation_only(tmp_path, labels, y,
+                                                            class_names, form):
+    if form == "csv":
+        text = "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+        path = tmp_path / "m.csv"
+        path.write_text(text, encoding="utf-8")
+    else:
+        path = tmp_path / "m.npz"
+        np.savez(path, x=np.arange(len(labels))[:, None], y=np.array(labels))
+    ds = load_stream_file(path)
+    assert ds.y.tolist() == y and ds.class_names == class_names
+
+
+@pytest.mark.parametrize("labels", [["1", "Infinity"], ["1", "-NaN"], ["1", "iNf"]])
+def test_nan_and_infinities_among_number_labels_stay_missing_labels(tmp_path, labels):
+    text = "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+    with pytest.raises(DatasetFormatError, match=f"line 2: column 2 \\(the label\\) holds "
+                                                 f"'{labels[1]}', not a label"):
+        load_stream_file(write(tmp_path, "n.csv", text))
+
+
+def test_a_label_column_index_is_ascii_digits(tmp_path):
+    # before: '0_2' was the index 2, ambiguous with the column named '0_2'
+    ds = load_stream_file(write(tmp_path, "i.csv", "0_2,b,c\nx,1,2\ny,3,4\n"),
+                          label_column="0_2")
+    assert ds.class_names == ["x", "y"] and ds.feature_names == ["b", "c"]
+
+
+@given(st.text(alphabet="0123456789+-.eE_ \u0663\uff12nNaAiIfFtTyY", max_size=8))
+def test_a_number_is_text_float_reads_in_ascii_without_underscores(text):
+    # the rule, and the shortcut _all_numbers takes for it in a row that float() reads
+    text = text.strip()
+    try:
+        float(text)
+        reads = True
+    except ValueError:
+        reads = False
+    assert _is_number(text) == (reads and text.isascii() and "_" not in text)
+    if reads:
+        assert _all_numbers([text, "1"]) == _is_number(text)
+
+
+@pytest.mark.parametrize("value", ["1_000", "\u0663"])
+def test_a_feature_is_a_number_in_ascii_decimal_notation_only(tmp_path, value):
+    # before: read as 1000 and 3
+    path = tmp_path / "f.csv"
+    path.write_text(f"a,b,label\n1,2,x\n{value},2,y\n", encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=f"^f.csv line 3: column 'a' holds "
+                                                 f"'{value}', not a number"):
+        load_stream_file(path)
+
+
+@pytest.mark.parametrize("dtype", ["U", "S"])
+def test_an_empty_npz_string_label_is_refused_as_an_empty_csv_label_is(tmp_path, dtype):
+    # before: class '' (a CSV refuses an empty label field, and one of blanks, stripped)
+    np.savez(tmp_path / "e.npz", x=np.ones((4, 1)), y=np.array(["a", "", "b", " "], dtype))
+    with pytest.raises(DatasetFormatError, match=r"^e.npz: y\[1\] = '' is empty \(the first "
+                                                 r"of 2\); every row needs its true label$"):
+        load_stream_file(tmp_path / "e.npz")
 
 
 def test_an_npz_array_of_number_strings_has_a_nan_refused_as_a_csv_column_has(tmp_path):

@@ -659,22 +659,25 @@ def _stream_identity(args: argparse.Namespace, dataset: StreamDataset | CSVRowSt
     resumed with another limit is the run with that limit."""
     if args.stream:
         return {"classes": dataset.class_names, "label_column": args.label_column}
-    return {"num_samples": dataset.num_samples, **_stream_file_identity(args)}
+    return {"num_samples": dataset.num_samples, **_stream_file_identity(args, dataset)}
 
 
-def _stream_file_identity(args: argparse.Namespace) -> dict[str, Any]:
+def _stream_file_identity(args: argparse.Namespace, dataset: StreamDataset
+                          ) -> dict[str, Any]:
     """What a ``--resume`` checkpoint must share with a run on a stream file
     (``{}`` for another stream): the digest of the file's bytes
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that a file
     edited, or replaced by another of its name, is refused, and ``--label-column``;
     with ``--limit``, the digest of the part of a CSV read for it: an edit further
-    on, which the run never reads, is no other stream. Read only by checkpoints:
-    a run without one does not hash the file."""
+    on, which the run never reads, is no other stream; and its class names in
+    class id order, which a package that orders labels otherwise (numbers before
+    words since session 72) gives the same bytes (a checkpoint older than them is
+    refused). Read only by checkpoints: a run without one does not hash the file."""
     if (args.dataset is None or not is_stream_file(args.dataset)
             or (args.checkpoint is None and args.resume is None)):
         return {}
     return {"dataset_sha256": stream_file_digest(args.dataset.strip(), limit=args.limit),
-            "label_column": args.label_column}
+            "label_column": args.label_column, "classes": dataset.class_names}
 
 
 def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:

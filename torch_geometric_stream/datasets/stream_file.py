@@ -7,13 +7,16 @@ Rows are taken in file order, which is the stream's order. Labels may be numbers
 strings; they become class ids ``0..c-1`` in the order of their sorted distinct values
 (numbers sorted as numbers; among labels of numbers and words, a CSV label column or an
 ``.npz`` array of strings, the numbers first, then the words in text order), with the
-original values as ``class_names``.
+original values as ``class_names``. A number, label or feature, is ASCII decimal
+notation (``-2``, ``.5``, ``1e-3``; NaN and infinities as Python spells them): ``1_000``
+or other scripts' digits, which ``float()`` reads, are words.
 """
 from __future__ import annotations
 
 import csv
 import functools
 import hashlib
+import re
 import sys
 import zipfile
 import zlib
@@ -36,6 +39,14 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Separators of other tables, named when a CSV row is one field holding them.
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+#: A number as a CSV's user writes one (a label, a feature): ASCII decimal notation (a
+#: sign, digits with a fraction or a fraction alone, an exponent), or NaN or an infinity
+#: as Python spells them (any case), numbers that are no label and no feature value.
+#: Not all that ``float()`` reads: ``1_000``, other scripts' digits (``"\u0663"``) are text.
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|(?i:nan|inf|infinity))")
+#: A column index: ASCII digits, a sign.
+_INDEX = re.compile(r"[+-]?[0-9]+")
 #: The error for labels that are no label (NaN, infinite), from their positions ``(k,)``.
 MissingLabels = Callable[[np.ndarray], DatasetFormatError]
 
@@ -244,7 +255,8 @@ def _first_of(count: int) -> str:
 
 def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
     """Class ids :math:`(T,)` and class names of the labels ``y`` :math:`(T,)`:
-    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), floats
+    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), each given
+    (an empty one, or of blanks, is refused, as a CSV's empty label field), floats
     checked finite and whole ones made integers (``1.0`` is class ``1``, as in a CSV),
     other numbers as they are."""
     def missing(bad: np.ndarray) -> DatasetFormatError:
@@ -258,6 +270,11 @@ def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
             raise DatasetFormatError(f"{file_name}: y holds bytes that are not UTF-8 "
                                      f"({error})") from None
     if y.dtype.kind == "U":
+        empty = np.flatnonzero(np.char.strip(y) == "")
+        if len(empty):
+            raise DatasetFormatError(f"{file_name}: y[{empty[0]}] = {y[empty[0]].item()!r} is "
+                                     f"empty{_first_of(len(empty))}; every row needs its true "
+                                     f"label")
         return _label_classes(y.tolist(), missing)
     return encode_labels(_numbers(y, missing) if y.dtype.kind == "f" else y)
 
@@ -332,7 +349,7 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         raise _narrow_row(file_name, first_line, first[0])
     index, named = _label_index(label_column, first, width, file_name)
     words = [field for column, field in enumerate(first)
-             if column != index and field and not _parses(field)]
+             if column != index and field and not _is_number(field)]
     header = first if named or words else None
     if header is not None:
         _check_unambiguous(label_column, header, index, file_name)
@@ -340,14 +357,14 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
     # Without a header so far, the first row is the header if its label is a word
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
     # writes unnamed features): while it may be, one row more than ``limit`` is read.
-    header_by_label = header is None and not _parses(first[index])
+    header_by_label = header is None and not _is_number(first[index])
     features, labels, lines = [], [], array("q")
     for line, row in data:
         values, label = _data_row(line, row, (first_line, width), index, header, file_name)
         features.append(values)
         labels.append(label)
         lines.append(line)
-        header_by_label = header_by_label and (len(labels) == 1 or _parses(label))
+        header_by_label = header_by_label and (len(labels) == 1 or _is_number(label))
         if limit is not None and len(labels) >= limit + header_by_label:
             break
     if header_by_label and len(labels) > 1:
@@ -411,18 +428,19 @@ def _narrow_row(file_name: str, line: int, field: str) -> DatasetFormatError:
                               f"this one has 1 field")
 
 
-def _parses(text: str, kind: type = float) -> bool:
-    """Whether ``kind(text)`` parses: a number (``float``) or an index (``int``)."""
-    try:
-        kind(text)
-    except ValueError:
-        return False
-    return True
+def _is_number(text: str) -> bool:
+    """Whether ``text`` is a number (:data:`_NUMBER`), which ``float`` reads."""
+    return _NUMBER.fullmatch(text) is not None
+
+
+def _is_index(text: str) -> bool:
+    """Whether ``text`` is a column index (:data:`_INDEX`), which ``int`` reads."""
+    return _INDEX.fullmatch(text) is not None
 
 
 def _feature_value_ok(text: str) -> bool:
     """Whether ``text`` is a finite number that float32 holds."""
-    return _parses(text) and abs(float(text)) <= _FLOAT32_MAX
+    return _is_number(text) and abs(float(text)) <= _FLOAT32_MAX
 
 
 def _feature_values(fields: list[str], file_name: str, line: int, index: int,
@@ -432,9 +450,18 @@ def _feature_values(fields: list[str], file_name: str, line: int, index: int,
         values = np.array(fields, dtype=np.float64)
     except ValueError:
         values = None
-    if values is None or not np.all(np.abs(values) <= _FLOAT32_MAX):
+    if (values is None or not _all_numbers(fields)
+            or not np.all(np.abs(values) <= _FLOAT32_MAX)):
         raise _bad_field(file_name, line, fields, index, header)
     return values
+
+
+def _all_numbers(fields: list[str]) -> bool:
+    """Whether the stripped ``fields``, each of which ``float`` reads, are all numbers
+    (:data:`_NUMBER`). Beyond them, ``float`` reads only text with underscores or
+    characters that are not ASCII: a row with neither (most rows) is checked at once."""
+    text = "".join(fields)
+    return (text.isascii() and "_" not in text) or all(map(_is_number, fields))
 
 
 def _column_name(column: int, header: Optional[list[str]]) -> str:
@@ -460,7 +487,7 @@ def _field_problem(value: str) -> str:
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
-    if not _parses(value):
+    if not _is_number(value):
         return f"holds {value!r}, not a number (encode categorical features as numbers first)"
     if np.isfinite(float(value)):
         return f"holds {value!r}, beyond float32's range (±{_FLOAT32_MAX:.4g})"
@@ -479,10 +506,10 @@ def _label_classes(labels: Sequence[str], missing: MissingLabels
     numbers (each finite, else ``missing`` of the others' positions is raised: a NaN is
     a missing label) as numbers, whole ones as integers; words in text order; both, the
     (finite) numbers' classes first, as if they were alone, then the words'."""
-    if all(map(_parses, labels)):
+    if all(map(_is_number, labels)):
         return encode_labels(_numbers(labels, missing))
     y, texts = encode_labels(np.array(labels, dtype=str))  # distinct labels, in text order
-    is_number = np.array([_parses(text) and np.isfinite(float(text)) for text in texts],
+    is_number = np.array([_is_number(text) and np.isfinite(float(text)) for text in texts],
                          dtype=bool)
     if not is_number.any():
         return y, texts
@@ -528,7 +555,7 @@ def _label_index(label_column: Optional[str], first_row: list[str], width: int,
     if label_column is None:
         return width - 1, False
     label_column = label_column.strip()
-    if _parses(label_column, int):
+    if _is_index(label_column):
         index = int(label_column)
         if -width <= index < width:
             return index % width, False
@@ -581,5 +608,5 @@ def _spellings(column: int, header: list[str]) -> list[str]:
         named_elsewhere = any(name == text for other, name in enumerate(header)
                               if other != column)
         if text and index == column and not named_elsewhere:
-            spellings.append(text if _parses(text, int) else repr(text))
+            spellings.append(text if _is_index(text) else repr(text))
     return spellings
