@@ -483,3 +483,153 @@ def test_tune_passes_the_history_to_every_run(tmp_path, capsys):
     (run,) = tmp_path.glob("sledge-light_*.json")
     record = json.loads(run.read_text())
     assert record["history"] == "bounded" and "tail_samples" in record
+
+
+def _fake_runs(monkeypatch, records):
+    """Let tune's grid runs write ``records[(lr, seed)]`` (entries of a run record,
+    ``n_samples`` 60 unless given) instead of running; returns the ``(lr, seed)`` run."""
+    ran = []
+
+    def run_commands(missing, **kwargs):
+        for argv, path in missing:
+            lr, seed = argv[argv.index("--lr") + 1], int(argv[argv.index("--seed") + 1])
+            ran.append((lr, seed))
+            path.write_text(json.dumps({"n_samples": 60, "ms_per_sample_median": 1.0,
+                                        "config": {"lr": float(lr)}, **records[lr, seed]}))
+        return [0] * len(missing)
+    monkeypatch.setattr(tune_module, "run_commands", run_commands)
+    return ran
+
+
+def _ranking(path):
+    with path.open() as handle:
+        reader = csv.reader(handle)
+        return next(reader), list(reader)
+
+
+def test_tune_ranks_by_the_metric_asked_beside_the_accuracys_files(tmp_path, capsys,
+                                                                    monkeypatch):
+    """The majority class flatters the accuracy: balanced accuracy ranks otherwise,
+    and writes files of its own (a tie keeps the grid's order, as the accuracy's)."""
+    scores = {"1e-3": (0.9, 0.5), "5e-3": (0.85, 0.7), "1e-2": (0.8, 0.6), "2e-2": (0.8, 0.6)}
+    _fake_runs(monkeypatch, {(lr, 0): {"accuracy": accuracy, "balanced_accuracy": balanced}
+                             for lr, (accuracy, balanced) in scores.items()})
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3,5e-3,1e-2,2e-2", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    by_accuracy = tmp_path / "ranking_sledge-light_synthetic_0.01.csv"
+    best_by_accuracy = tmp_path / "best_sledge-light_synthetic_0.01.json"
+    files = {path: path.read_text() for path in (by_accuracy, best_by_accuracy)}
+    header, rows = _ranking(by_accuracy)
+    assert header == ["rank", "lr", "seeds", "accuracy", "std", "ms_per_sample"]  # as before
+    assert [row[1] for row in rows] == ["1e-3", "5e-3", "1e-2", "2e-2"]
+    assert json.loads(best_by_accuracy.read_text())["lr"] == 1e-3
+
+    assert main([*argv, "--metric", "balanced_accuracy"]) == 0
+    printed = capsys.readouterr().out
+    header, rows = _ranking(tmp_path / "ranking_sledge-light_synthetic_0.01_by-balanced_"
+                                       "accuracy.csv")
+    assert header == ["rank", "lr", "seeds", "balanced_accuracy", "std", "accuracy",
+                      "ms_per_sample"]
+    assert rows == [["1", "5e-3", "0", "0.700000", "", "0.850000", "1.000"],
+                    ["2", "1e-2", "0", "0.600000", "", "0.800000", "1.000"],
+                    ["3", "2e-2", "0", "0.600000", "", "0.800000", "1.000"],
+                    ["4", "1e-3", "0", "0.500000", "", "0.900000", "1.000"]]
+    best = tmp_path / "best_sledge-light_synthetic_0.01_by-balanced_accuracy.json"
+    assert json.loads(best.read_text())["lr"] == 5e-3
+    assert f"best configuration written to {best} " in printed
+    assert ", ranked by balanced_accuracy" in printed
+    table = printed.splitlines()
+    header_line = next(line for line in table if line.startswith("rank"))
+    assert header_line.split() == ["rank", "balanced_accuracy", "std", "accuracy", "seeds",
+                                   "ms/sample", "point"]
+    assert table[table.index(header_line) + 1].split() == ["1", "0.7000", "–", "0.8500", "1",
+                                                            "1.00", "lr=5e-3"]
+    assert {path: path.read_text() for path in files} == files  # the accuracy's files stay
+
+
+def test_tune_confirms_the_best_points_by_the_metric(tmp_path, capsys, monkeypatch):
+    balanced = {("1e-3", 0): 0.5, ("5e-3", 0): 0.7, ("1e-2", 0): 0.6,
+                ("5e-3", 7): 0.5, ("1e-2", 7): 0.8}
+    ran = _fake_runs(monkeypatch, {key: {"accuracy": 0.9 - 0.01 * i, "balanced_accuracy": value}
+                                   for i, (key, value) in enumerate(balanced.items())})
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3,1e-2", "--metric", "balanced_accuracy",
+                 "--confirm-top", "2", "--confirm-seeds", "7", "--out-dir", str(tmp_path)]) == 0
+    assert ran[3:] == [("5e-3", 7), ("1e-2", 7)]  # the top 2 by balanced accuracy, not accuracy
+    _, rows = _ranking(tmp_path / "ranking_sledge-light_synthetic_0.01_by-balanced_accuracy.csv")
+    assert [(row[1], row[2], row[3]) for row in rows] == [
+        ("1e-2", "0 7", "0.700000"), ("5e-3", "0 7", "0.600000"), ("1e-3", "0", "0.500000")]
+    assert float(rows[0][4]) == round(0.2 / 2 ** 0.5, 6)  # the std of the balanced accuracy
+    assert json.loads(next(tmp_path.glob("best_*_by-balanced_accuracy.json")).read_text()
+                      )["lr"] == 1e-2
+
+
+def test_tune_refuses_by_name_a_record_without_the_metric_before_any_run(tmp_path, capsys,
+                                                                         monkeypatch):
+    """A record written before runs recorded balanced accuracy cannot be ranked by it
+    (it can by accuracy): one line naming the file, not a KeyError."""
+    ran = _fake_runs(monkeypatch, {("1e-3", 0): {"accuracy": 0.9},
+                                   ("5e-3", 0): {"accuracy": 0.8, "balanced_accuracy": 0.7},
+                                   ("1e-2", 0): {"accuracy": 0.7, "balanced_accuracy": 0.6}})
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    old = tmp_path / "sledge-light_synthetic_0.01_lr=1e-3_seed0.json"
+    capsys.readouterr()
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3,1e-2", "--metric", "balanced_accuracy",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {old} has no balanced_accuracy to rank by (a run record written before runs "
+        f"recorded it); delete it to run its point again, or choose another --metric\n")
+    assert len(ran) == 2  # refused before lr=1e-2 ran
+    assert not list(tmp_path.glob("*_by-balanced_accuracy.*"))
+
+
+@pytest.mark.parametrize("value, problem", [
+    (None, "kappa is undefined for its run (null: the reference classifier of the kappa is "
+           "right on every sample); choose another --metric"),
+    ("0.5", "kappa must be a finite number, got '0.5'; delete it to run its point again"),
+])
+def test_tune_refuses_a_metric_a_record_does_not_define(tmp_path, capsys, monkeypatch, value,
+                                                         problem):
+    _fake_runs(monkeypatch, {("1e-3", 0): {"accuracy": 0.9, "kappa": 0.2},
+                             ("5e-3", 0): {"accuracy": 0.8, "kappa": value}})
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--metric", "kappa",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 'sledge-light_synthetic_0.01_lr=5e-3_seed0.json'}: {problem}\n")
+
+
+def test_tune_ranks_a_tail_only_over_one_span(tmp_path, capsys, monkeypatch):
+    """A --history bounded run's tail covers its record's tail_samples, the same for
+    every bounded run of a stream: ranked with an exact tail of another span, refused."""
+    tail = {"n_samples": 60_000, "accuracy": 0.8}
+    records = {("1e-3", 0): {**tail, "accuracy_last_5": 0.6, "tail_samples": {
+                   "accuracy_last_5": 3008, "accuracy_last_20": 12000}},
+               ("5e-3", 0): {**tail, "accuracy_last_5": 0.7, "tail_samples": {
+                   "accuracy_last_5": 3008, "accuracy_last_20": 12000}},
+               ("1e-2", 0): {**tail, "accuracy_last_5": 0.9, "accuracy_last_20": 0.9}}  # full
+    _fake_runs(monkeypatch, records)
+    argv = ["tune", *SMALL, "--metric", "accuracy_last_5", "--out-dir", str(tmp_path)]
+    assert main([*argv, "--grid", "lr=1e-3,5e-3", "--history", "bounded"]) == 0
+    _, rows = _ranking(tmp_path / "ranking_sledge-light_synthetic_0.01_by-accuracy_last_5.csv")
+    assert [row[1] for row in rows] == ["5e-3", "1e-3"]
+    capsys.readouterr()
+    assert main([*argv, "--grid", "lr=1e-3,5e-3,1e-2"]) == 2
+    assert capsys.readouterr().err == (
+        "error: sledge-light_synthetic_0.01_lr=1e-2_seed0.json and "
+        "sledge-light_synthetic_0.01_lr=1e-3_seed0.json give accuracy_last_5 over the last "
+        "3000 and 3008 samples (a --history bounded run's tail is over its record's "
+        "tail_samples); rank runs of one --history: delete the stale JSON(s) or use another "
+        "--out-dir\n")
+
+
+@pytest.mark.parametrize("metric", ["ms_per_sample_median", "recall", "Accuracy"])
+def test_tune_refuses_a_metric_it_cannot_rank_by_and_lists_the_choices(tmp_path, capsys,
+                                                                        metric):
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--metric", metric,
+                 "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --metric: invalid choice: '{metric}'" in err
+    assert ("'accuracy', 'balanced_accuracy', 'kappa', 'kappa_m', 'kappa_t', "
+            "'accuracy_last_20', 'accuracy_last_10', 'accuracy_last_5'" in err)
+    assert not list(tmp_path.iterdir())

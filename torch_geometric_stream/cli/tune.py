@@ -30,6 +30,21 @@ weight decay 0 is run, with a warning: there lambda only scales ``f_E``'s
 gradient, which Adam's step normalizes, so those points train the same model up
 to rounding.
 
+``--metric NAME`` ranks by another entry of the run records than ``accuracy``:
+``balanced_accuracy``, ``kappa``, ``kappa_m``, ``kappa_t`` (for a stream with a
+majority class, where always predicting it scores a high accuracy) or a tail
+accuracy ``accuracy_last_20`` / ``_10`` / ``_5``. The ranking, the points
+``--confirm-top`` confirms, the table, the CSV and the best configuration all
+follow it; the table and the CSV show the accuracy too. Its files are
+``ranking_<model>_<dataset>_<ratio>_by-<metric>.csv`` and
+``best_<model>_<dataset>_<ratio>_by-<metric>.json``, beside those of the accuracy
+ranking of the same search, whose runs they share. A run record written before
+runs recorded the metric is refused by name. Under ``--history bounded`` a tail
+accuracy is that of the last ``tail_samples`` samples of the record (within
+0.0049 of the exact one), a span the same for every bounded run of the stream; the
+runs ranked must agree on it (a run of the other history may not, on a stream of
+more than 4096 samples).
+
 ``--jobs N`` runs N grid runs at once, each in its own process (see
 :mod:`~torch_geometric_stream.cli.parallel`).
 """
@@ -39,6 +54,7 @@ import argparse
 import csv
 import itertools
 import json
+import math
 import statistics
 import sys
 from contextlib import contextmanager
@@ -60,9 +76,15 @@ from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_d
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.evaluation import HISTORIES
+from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 from torch_geometric_stream.files import atomic_write_text
 
-__all__ = ["add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
+__all__ = ["METRICS", "add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
+
+#: Entries of every run record (either history) that ``--metric`` ranks by, the
+#: higher the better: the accuracy, the class metrics of
+#: :func:`~torch_geometric_stream.evaluation.class_metrics` and the tail accuracies.
+METRICS = ("accuracy", "balanced_accuracy", "kappa", "kappa_m", "kappa_t", *TAIL_FRACTIONS)
 
 #: Entries set by an on/off flag (``--NAME`` / ``--no-NAME``): those whose default is a bool.
 _SWITCHES = tuple(key for key, value in DEFAULT_CONFIG.items() if isinstance(value, bool))
@@ -113,6 +135,12 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
 
 def _point_name(point: dict[str, str]) -> str:
     return "_".join(f"{key}={value}" for key, value in point.items()) or "defaults"
+
+
+def _by_metric(metric: str) -> str:
+    """The end of the name of a ranking or best configuration by ``metric``:
+    nothing for ``accuracy``, ``_by-<metric>`` else (the accuracy's files stay)."""
+    return "" if metric == "accuracy" else f"_by-{metric}"
 
 
 def _search_name(args: argparse.Namespace) -> str:
@@ -223,11 +251,12 @@ def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
 
 @dataclass
 class _Ranked:
-    """One grid point's score over the seeds it was run with."""
+    """One grid point's scores over the seeds it was run with."""
     point: dict[str, str]
     seeds: list[int]
-    accuracy: float
-    std: Optional[float]  # the sample std over the seeds; None for one seed
+    score: float  # the mean of the metric ranked
+    std: Optional[float]  # its sample std over the seeds; None for one seed
+    accuracy: float  # the mean accuracy
     ms_per_sample: float
     config: dict
 
@@ -240,7 +269,9 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
             paths[_point_name(point), seed] = _run_path(args, point, seed)
     present = {key: path for key, path in paths.items() if path.exists()}
     # before any run: stale JSONs cost no run
-    _check_limits(_read_runs(present), present, args.limit)
+    present_records = _read_runs(present)
+    _check_limits(present_records, present, args.limit)
+    _check_metric(present_records, present, args.metric)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
@@ -282,30 +313,92 @@ def _not_a_run(path: Path, problem: str) -> UsageError:
                       f"point again")
 
 
+#: Stands for an entry a record lacks (``None`` is a value: an undefined kappa).
+_ABSENT = object()
+
+
+def _tail_span(record: dict, metric: str) -> int:
+    """How many last samples tail accuracy ``metric`` of run ``record`` covers."""
+    spans = record.get("tail_samples") or {}
+    return spans.get(metric, tail_size(TAIL_FRACTIONS[metric], record["n_samples"]))
+
+
+def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: str) -> None:
+    """Raise unless every run of ``records`` holds ``metric`` as a finite number
+    and, for a tail accuracy, all take it over as many last samples (a
+    ``--history bounded`` run over its ``tail_samples``, see
+    :func:`~torch_geometric_stream.evaluation.bounded.approximate_tails`)."""
+    for key, record in records.items():
+        value = record.get(metric, _ABSENT)
+        if value is _ABSENT:
+            raise UsageError(f"{paths[key]} has no {metric} to rank by (a run record written "
+                             f"before runs recorded it); delete it to run its point again, or "
+                             f"choose another --metric")
+        if value is None:
+            raise UsageError(f"{paths[key]}: {metric} is undefined for its run (null: the "
+                             f"reference classifier of the kappa is right on every sample); "
+                             f"choose another --metric")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise UsageError(f"{paths[key]}: {metric} must be a finite number, got {value!r}; "
+                             f"delete it to run its point again")
+    if metric in TAIL_FRACTIONS and records:
+        spans = {key: _tail_span(record, metric) for key, record in records.items()}
+        (first, span), *others = spans.items()
+        for key, other in others:
+            if other != span:
+                raise UsageError(
+                    f"{paths[key].name} and {paths[first].name} give {metric} over the last "
+                    f"{other} and {span} samples (a --history bounded run's tail is over its "
+                    f"record's tail_samples); rank runs of one --history: delete the stale "
+                    f"JSON(s) or use another --out-dir")
+
+
 def _rank(points: list[dict[str, str]], seeds: list[int],
-          records: dict[tuple[str, int], dict]) -> list[_Ranked]:
-    """The points ordered by mean accuracy over ``seeds``, best first."""
+          records: dict[tuple[str, int], dict], metric: str) -> list[_Ranked]:
+    """The points ordered by the mean of ``metric`` over ``seeds``, best first
+    (a tie keeps the order of ``points``)."""
     rows = []
     for point in points:
         runs = [records[_point_name(point), seed] for seed in seeds]
-        accuracies = [run["accuracy"] for run in runs]
-        rows.append(_Ranked(point, seeds, statistics.mean(accuracies),
-                            statistics.stdev(accuracies) if len(accuracies) > 1 else None,
+        scores = [run[metric] for run in runs]
+        rows.append(_Ranked(point, seeds, statistics.mean(scores),
+                            statistics.stdev(scores) if len(scores) > 1 else None,
+                            statistics.mean(run["accuracy"] for run in runs),
                             statistics.mean(run["ms_per_sample_median"] for run in runs),
                             runs[0]["config"]))
-    return sorted(rows, key=lambda row: -row.accuracy)
+    return sorted(rows, key=lambda row: -row.score)
 
 
-def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], path: Path) -> None:
-    """The ranked table as CSV: rank, one column per gridded option, seeds, scores."""
+def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], metric: str,
+                   path: Path) -> None:
+    """The ranked table as CSV: rank, one column per gridded option, seeds, the
+    metric ranked and its std, the accuracy (when another metric is ranked) and
+    the time per sample."""
+    accuracy = metric != "accuracy"
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["rank", *grid, "seeds", "accuracy", "std", "ms_per_sample"])
+        writer.writerow(["rank", *grid, "seeds", metric, "std", *["accuracy"] * accuracy,
+                         "ms_per_sample"])
         for rank, row in enumerate(rows, 1):
             writer.writerow([rank, *(row.point[key] for key in grid),
-                             " ".join(map(str, row.seeds)), f"{row.accuracy:.6f}",
+                             " ".join(map(str, row.seeds)), f"{row.score:.6f}",
                              "" if row.std is None else f"{row.std:.6f}",
-                             f"{row.ms_per_sample:.3f}"])
+                             *[f"{row.accuracy:.6f}"] * accuracy, f"{row.ms_per_sample:.3f}"])
+
+
+def _print_ranking(rows: list[_Ranked], metric: str) -> None:
+    """The ranked table: rank, the metric ranked and its std, the accuracy (when
+    another metric is ranked), seeds, time per sample and the point."""
+    accuracy = metric != "accuracy"
+    width = max(8, len(metric))
+    print(f"{'rank':>4}  {metric:>{width}}  {'std':>6}  " + f"{'accuracy':>8}  " * accuracy
+          + f"{'seeds':>5}  {'ms/sample':>9}  point")
+    for rank, row in enumerate(rows, 1):
+        std = "–" if row.std is None else f"{row.std:.4f}"
+        print(f"{rank:>4}  {row.score:{width}.4f}  {std:>6}  "
+              + f"{row.accuracy:8.4f}  " * accuracy
+              + f"{len(row.seeds):>5}  {row.ms_per_sample:9.2f}  {_point_name(row.point)}")
 
 
 def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int) -> None:
@@ -375,27 +468,28 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     _run_missing(args, points, seeds, paths)
     records = _read_runs(paths)
     _check_same_settings(records, paths, grid)
-    rows = _rank(points, seeds, records)
+    _check_metric(records, paths, args.metric)
+    rows = _rank(points, seeds, records, args.metric)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths)
         records = _read_runs(paths)
         _check_same_settings(records, paths, grid)
-        rows = _rank(finalists, seeds + confirm_seeds, records) + rows[args.confirm_top:]
+        _check_metric(records, paths, args.metric)
+        rows = (_rank(finalists, seeds + confirm_seeds, records, args.metric)
+                + rows[args.confirm_top:])
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
           f"seeds {','.join(map(str, seeds))}"
           + (f" (top {args.confirm_top} also {','.join(map(str, confirm_seeds))})"
              if confirm_seeds else "")
-          + (f", first {args.limit}" if args.limit else ""))
-    print(f"{'rank':>4}  {'accuracy':>8}  {'std':>6}  {'seeds':>5}  {'ms/sample':>9}  point")
-    for rank, row in enumerate(rows, 1):
-        std = "–" if row.std is None else f"{row.std:.4f}"
-        print(f"{rank:>4}  {row.accuracy:8.4f}  {std:>6}  {len(row.seeds):>5}  "
-              f"{row.ms_per_sample:9.2f}  {_point_name(row.point)}")
-    ranking_path = args.out_dir / f"ranking_{_search_name(args)}.csv"
-    _write_ranking(rows, grid, ranking_path)
+          + (f", first {args.limit}" if args.limit else "")
+          + (f", ranked by {args.metric}" if args.metric != "accuracy" else ""))
+    _print_ranking(rows, args.metric)
+    name = f"{_search_name(args)}{_by_metric(args.metric)}"
+    ranking_path = args.out_dir / f"ranking_{name}.csv"
+    _write_ranking(rows, grid, args.metric, ranking_path)
     best = {key: value for key, value in rows[0].config.items() if key in config_keys(args.model)}
-    best_path = args.best or args.out_dir / f"best_{_search_name(args)}.json"
+    best_path = args.best or args.out_dir / f"best_{name}.json"
     atomic_write_text(best_path, json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"ranking written to {ranking_path}")
     print(f"best configuration written to {best_path} (use: "
@@ -486,13 +580,23 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            "one after the other in this process); results do not depend on it")
     tune.add_argument("--history", choices=HISTORIES, default="full",
                       help="what each run keeps of its samples (see run --help): bounded "
-                           "keeps memory from growing with the stream; the accuracy ranked "
-                           "is the same for both, a JSON of either is reused "
+                           "keeps memory from growing with the stream; the accuracy and "
+                           "the class metrics ranked are the same for both (a tail "
+                           "accuracy: see --metric), a JSON of either is reused "
                            "(default: %(default)s)")
+    tune.add_argument("--metric", choices=METRICS, default="accuracy", metavar="NAME",
+                      help=f"the run records' entry to rank by, the higher the better: "
+                           f"{', '.join(METRICS)} (default: %(default)s); another than "
+                           f"accuracy writes "
+                           f"ranking_..._by-NAME.csv and best_..._by-NAME.json beside the "
+                           f"accuracy's. Under --history bounded a tail accuracy "
+                           f"(accuracy_last_*) is over the record's tail_samples, the same "
+                           f"span for every bounded run of the stream")
     tune.add_argument("--out-dir", type=Path, default=Path("tune_results"), metavar="DIR",
                       help="one JSON per grid point and seed (default: %(default)s)")
     tune.add_argument("--best", type=Path, metavar="FILE.json",
                       help="where to write the best configuration "
                            "(default: OUT_DIR/best_<model>_<dataset>_<ratio>.json, "
-                           "<ratio>_preset=package under --preset package)")
+                           "<ratio>_preset=package under --preset package, ending "
+                           "_by-NAME.json under another --metric than accuracy)")
     tune.set_defaults(handler=tune_command)
