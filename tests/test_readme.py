@@ -356,11 +356,15 @@ def _subcommand(name: str) -> argparse.ArgumentParser:
 
 #: The options a command requires (and a value), added to a fragment without them.
 FRAGMENT_REQUIRED = {"tune": {"--dataset": "GSAD"}}
+#: The arguments a command requires, added to each of its fragments (the records
+#: a ``compare`` fragment compares).
+FRAGMENT_POSITIONALS = {"compare": ["runs/"]}
 
 #: The command of a README.md span that starts with an option: ``run``, but for
 #: these (``None``: an example's, ``examples/*.py``, only named).
 FRAGMENT_COMMANDS: dict[str, Optional[str]] = {"--grid": "tune", "--out-dir": "tune",
-                                               "--confirm-top": "tune", "--samples": None}
+                                               "--confirm-top": "tune", "--samples": None,
+                                               "--baseline": "compare"}
 
 #: Spans that start with an option and are no command: a formula.
 NOT_FRAGMENTS = {"--num-layers n + 1"}
@@ -396,6 +400,7 @@ def _fragment_problem(snippet: Snippet, command: str) -> Optional[str]:
     for option, value in FRAGMENT_REQUIRED.get(command, {}).items():
         if option not in words:
             words += [option, value]
+    words += FRAGMENT_POSITIONALS.get(command, [])
     for variant in itertools.product(*(word.split("|") for word in words)):
         problem = _fails(lambda: build_parser().parse_args([command, *variant]))
         if problem is not None:

@@ -217,3 +217,145 @@ def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
     for given in (bad, str(folder)):
         assert main(["compare", given]) == 2
         assert capsys.readouterr().err.strip() == f"error: {bad}: {message}"
+
+
+def test_a_baseline_gives_each_setting_its_paired_difference_and_seeds_higher(
+        tmp_path, capsys):
+    """Against lr=0.001 (0.80, 0.90, 0.70 on seeds 0, 1, 2): lr=0.005 differs by
+    +0.02, -0.05, +0.05 on the three (its seed 3 has no pair), lr=0.01 by 0 and
+    +0.05 on seeds 0 and 1 (a tie is not higher); balanced accuracy is half the
+    accuracy in these records, so are its differences. An approximate tail of a
+    bounded record marks the last 20 %, never a difference."""
+    bounded = {**record(2, 0.70), "n_samples": 10_000,
+               "tail_samples": {"accuracy_last_20": 1999, "accuracy_last_10": 1000,
+                                "accuracy_last_5": 500}}
+    runs = {"base0": record(0, 0.80), "base1": record(1, 0.90), "base2": bounded,
+            **{f"fast{seed}": record(seed, accuracy, lr=5e-3)
+               for seed, accuracy in ((0, 0.82), (1, 0.85), (2, 0.75), (3, 0.99))},
+            "faster0": record(0, 0.80, lr=1e-2), "faster1": record(1, 0.95, lr=1e-2)}
+    paths = [write(tmp_path, f"{name}.json", content) for name, content in runs.items()]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--baseline", "lr=1e-3", "--csv", str(table)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-6:] == ["accuracy", "diff", "balanced", "diff", "seeds", "higher"]
+    assert lines[2].split()[0] == "lr=0.01" and lines[2].split()[-5:] == [
+        "+0.0250", "+0.0125", "1/2,", "1", "tied"]
+    assert lines[3].split()[0] == "lr=0.005" and lines[3].split()[-3:] == [
+        "+0.0067", "+0.0033", "2/3"]
+    assert lines[4].split()[0] == "lr=0.001" and lines[4].split()[-3:] == [
+        "0.5000", "3.00", "baseline"]
+    assert "0.9000~" in lines[4] and lines[5].startswith("~ from --history bounded")
+    assert len(lines) == 6 and len({len(line) for line in lines[1:4]}) == 1
+    rows = {row["setting"].rpartition("(")[2][:-1]: row for row in csv.DictReader(table.open())}
+    assert list(rows["lr=0.005"])[-7:] == ["baseline", "accuracy_diff",
+                                           "balanced_accuracy_diff", "seeds_higher",
+                                           "seeds_tied", "seeds_paired", "config"]
+    assert rows["lr=0.005"]["baseline"] == "sledge on Shuttle at 0.01 (lr=0.001)"
+    assert float(rows["lr=0.005"]["accuracy_diff"]) == pytest.approx(0.02 / 3)
+    assert float(rows["lr=0.005"]["balanced_accuracy_diff"]) == pytest.approx(0.01 / 3)
+    assert float(rows["lr=0.01"]["accuracy_diff"]) == pytest.approx(0.025)
+    assert [rows["lr=0.01"][f"seeds_{key}"] for key in ("higher", "tied", "paired")] == [
+        "1", "1", "2"]
+    assert [rows["lr=0.001"][column] for column in list(rows["lr=0.001"])[-7:-1]] == [
+        "baseline", "", "", "", "", ""]
+    # the printed value names the setting as well, and without --baseline no column is added
+    assert main(["compare", *paths, "--baseline", "lr=0.001"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+    assert main(["compare", *paths, "--csv", str(table)]) == 0
+    assert next(csv.reader(table.open())) == [
+        "setting", "dataset", "label_ratio", "seeds", "accuracy", "accuracy_std",
+        "accuracy_last_20", "balanced_accuracy", "kappa_m", "ms_per_sample_median", "config"]
+    assert "diff" not in capsys.readouterr().out
+
+
+def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
+        tmp_path, capsys):
+    """Paired are only settings of one stream, label ratio, label mask, limit and
+    synthetic length: another mask or stream has no baseline here."""
+    paths = [write(tmp_path, "base.json", record(0, 0.8)),
+             write(tmp_path, "other_seed.json", record(1, 0.9, lr=5e-3)),
+             write(tmp_path, "mask.json", {**record(0, 0.7, lr=5e-3), "label_mask": "bernoulli"}),
+             write(tmp_path, "gsad.json", {**record(0, 0.6, lr=5e-3), "dataset": "GSAD"})]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--baseline", "lr=0.001", "--csv", str(table)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cells = {line.split("  ")[0]: line.split() for line in lines[1:5]}
+    assert cells["sledge on Shuttle at 0.01 (label_mask=paper, lr=0.001)"][-1] == "baseline"
+    # ms/sample (2 + the seed in these records) ends each other line: its paired cells are blank
+    assert {name: line[-1] for name, line in cells.items() if line[-1] != "baseline"} == {
+        "sledge on GSAD at 0.01": "2.00",
+        "sledge on Shuttle at 0.01 (label_mask=paper, lr=0.005)": "3.00",
+        "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005)": "2.00"}
+    assert lines[5:] == [
+        "sledge on GSAD at 0.01: no paired difference: no lr=0.001 among the settings of its "
+        "stream, label ratio, label mask, limit and synthetic length",
+        "sledge on Shuttle at 0.01 (label_mask=paper, lr=0.005): no paired difference: no "
+        "seed in common with its baseline sledge on Shuttle at 0.01 (label_mask=paper, "
+        "lr=0.001)",
+        "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005): no paired difference: "
+        "no lr=0.001 among the settings of its stream, label ratio, label mask, limit and "
+        "synthetic length"]
+    blank = [row for row in csv.DictReader(table.open()) if row["baseline"] != "baseline"]
+    assert len(blank) == 3 and all(row[column] == "" for row in blank for column in (
+        "baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher", "seeds_tied",
+        "seeds_paired"))
+
+
+@pytest.mark.parametrize("given, entry, values", [
+    (["robust_window=None"], "robust_window", (None, 100)),
+    (["robust-window=100"], "robust_window", (100, None)),
+    (["feature_range=-1:1"], "feature_range", ([-1.0, 1.0], [0.0, 1.0])),
+    (["feature_range=0.0:1.0"], "feature_range", ([0.0, 1.0], [-1.0, 1.0])),
+    (["scaling=robust"], "scaling", ("robust", "online")),
+])
+def test_a_baseline_value_is_read_as_the_row_names_print_it(tmp_path, capsys, given, entry,
+                                                            values):
+    baseline, other = values
+    paths = [write(tmp_path, "base.json", record(0, 0.8, **{entry: baseline})),
+             write(tmp_path, "other.json", record(0, 0.9, **{entry: other}))]
+    assert main(["compare", *paths, *(f"--baseline={spec}" for spec in given)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split()[-3:] == ["+0.1000", "+0.0500", "1/1"]
+    assert lines[3].split()[-1] == "baseline"
+
+
+def test_several_baselines_must_all_hold(tmp_path, capsys):
+    memory = {**record(0, 0.6), "model": "memory"}  # lr 0.001 too
+    paths = [write(tmp_path, "memory.json", memory),
+             write(tmp_path, "slow.json", record(0, 0.8)),
+             write(tmp_path, "fast.json", record(0, 0.9, lr=5e-3))]
+    assert main(["compare", *paths, "--baseline", "lr=0.001", "--baseline",
+                 "model=sledge"]) == 0
+    cells = {line.split("  ")[0]: line.split()[-3:]
+             for line in capsys.readouterr().out.splitlines()[1:]}
+    assert cells == {"sledge on Shuttle at 0.01 (lr=0.005)": ["+0.1000", "+0.0500", "1/1"],
+                     "sledge on Shuttle at 0.01 (lr=0.001)": ["0.5000", "2.00", "baseline"],
+                     "memory on Shuttle at 0.01": ["-0.2000", "-0.1000", "0/1"]}
+
+
+@pytest.mark.parametrize("given, message", [
+    (["lr=7"], "--baseline lr=7: no setting has lr=7; its values here: 0.001, 0.005"),
+    (["seed=0"], "--baseline seed=0: no setting has the entry seed"),
+    (["model=sledge"], "--baseline model=sledge: 2 settings of one stream and label ratio "
+                       "match (sledge on Shuttle at 0.01 (lr=0.001); sledge on Shuttle at "
+                       "0.01 (lr=0.005)): add a --baseline for an entry in which they differ"),
+    (["model=sledge", "lr=0.005", "k=3"], "--baseline k=3: no setting has k=3; its values "
+                                          "here: 5"),
+    (["model=memory", "lr=0.005"], "--baseline model=memory lr=0.005: no setting has all "
+                                   "of these"),
+    (["label_ratio=0.01"], "--baseline 'label_ratio=0.01': the settings compared seed by "
+                           "seed share their label_ratio; name an entry in which they differ"),
+    (["lr"], "--baseline 'lr': expected KEY=VALUE, e.g. model=sledge"),
+    (["lr=0.001", "lr=0.005"], "--baseline lr given twice"),
+])
+def test_a_baseline_that_names_no_single_setting_is_a_usage_error(tmp_path, capsys, given,
+                                                                   message):
+    paths = [write(tmp_path, "memory.json", {**record(0, 0.6), "model": "memory"}),
+             write(tmp_path, "slow.json", record(0, 0.8)),
+             write(tmp_path, "fast.json", record(0, 0.9, lr=5e-3))]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--csv", str(table),
+                 *(f"--baseline={spec}" for spec in given)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"error: {message}" and captured.out == ""
+    assert not table.exists()

@@ -8,6 +8,15 @@ Runs of one setting are those whose stream, model, label ratio, label mask, pref
 preset and whole resolved configuration are equal; they differ only in their seed.
 Each row names its setting by the model, the stream and the label ratio, and by the
 entries in which it differs from the other settings of these three.
+
+``--baseline KEY=VALUE`` (an entry as the row names print it, e.g. ``model=sledge`` or
+``robust_window=None``; several must all hold) compares seed by seed: among the
+settings that share the stream, label ratio, label mask, limit and synthetic length
+(:data:`PAIRED_KEYS`: a seed then draws the same labels), each gets the mean over the
+seeds it shares with the baseline of its accuracy minus the baseline's, the same for
+balanced accuracy, and on how many of these seeds its accuracy is higher (a tie is
+not higher and is counted apart). The spread over seeds is often larger than such a
+difference, which the unpaired mean and std then hide.
 """
 from __future__ import annotations
 
@@ -30,12 +39,16 @@ from torch_geometric_stream.evaluation import plot_curves
 from torch_geometric_stream.evaluation.bounded import approximate_tails
 from torch_geometric_stream.files import atomic_write_text
 
-__all__ = ["SETTING_KEYS", "add_compare_parser", "compare_command", "group_settings",
-           "read_records", "setting_names"]
+__all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command",
+           "group_settings", "parse_baseline", "read_records", "setting_names"]
 
 #: Record entries that, with the resolved ``config``, make a run's setting.
 SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synthetic_samples",
                 "preset")
+
+#: Entries that settings compared seed by seed (``--baseline``) share: with them
+#: one seed runs on the same samples with the same labeled positions.
+PAIRED_KEYS = ("dataset", "label_ratio", "label_mask", "limit", "synthetic_samples")
 
 #: Entries every run record holds, which ``compare`` reads.
 _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
@@ -43,6 +56,16 @@ _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
 #: Columns of the table: (record entry, header); each is a mean over the seeds.
 _METRICS = (("accuracy_last_20", "last 20 %"), ("balanced_accuracy", "balanced"),
             ("kappa_m", "kappa_m"), ("ms_per_sample_median", "ms/sample"))
+
+#: Headers of the columns ``--baseline`` adds to the table.
+_PAIRED_HEADERS = ("accuracy diff", "balanced diff", "seeds higher")
+
+#: Columns ``--baseline`` adds to the CSV (see :func:`_write_csv`).
+_PAIRED_COLUMNS = ("baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher",
+                   "seeds_tied", "seeds_paired")
+
+#: Joins a list's items in a row name (``feature_range=-1.0:1.0``, as the flag takes it).
+_LIST_SEPARATOR = ":"
 
 Record = dict[str, Any]
 Setting = tuple
@@ -158,8 +181,7 @@ def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]
     details name the entries (``preset``, ``label_mask``, ``limit``, configuration)
     whose values differ among the settings of that model, stream and label ratio
     (``""`` where none do: the first part tells the setting from the others)."""
-    entries = {setting: {**dict(zip(SETTING_KEYS[3:], setting[3:-1])),
-                         **json.loads(setting[-1])} for setting in settings}
+    entries = {setting: _entries(setting) for setting in settings}
     names = {}
     for setting, entry in entries.items():
         peers = [entries[other] for other in settings if other[:3] == setting[:3]]
@@ -171,11 +193,40 @@ def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]
     return names
 
 
+def _entries(setting: Setting) -> dict[str, Any]:
+    """A setting's entries by name: those of :data:`SETTING_KEYS` and its configuration."""
+    return {**dict(zip(SETTING_KEYS, setting[:-1])), **json.loads(setting[-1])}
+
+
+def _full_name(name: tuple[str, str]) -> str:
+    """A setting's name from :func:`setting_names`'s pair: ``base (details)``."""
+    base, details = name
+    return f"{base} ({details})" if details else base
+
+
 def _plain(value: Any) -> str:
     """A configuration value as a flag would give it: ``[-1.0, 1.0]`` as ``-1.0:1.0``."""
     if isinstance(value, list):
-        return ":".join(map(str, value))
+        return _LIST_SEPARATOR.join(map(str, value))
     return str(value)
+
+
+def _names_value(text: str, value: Any) -> bool:
+    """Whether ``text`` is ``value`` as a row name prints it (:func:`_plain`),
+    numbers read as numbers: ``1e-3`` is ``0.001``, ``-1:1`` is ``[-1.0, 1.0]``."""
+    return _parts(text) == _parts(_plain(value))
+
+
+def _parts(text: str) -> list[float | str]:
+    """The items of a printed value, each a number where it reads as a finite one."""
+    parts: list[float | str] = []
+    for part in text.split(_LIST_SEPARATOR):
+        try:
+            number = float(part)
+        except ValueError:
+            number = math.nan
+        parts.append(number if math.isfinite(number) else part.strip())
+    return parts
 
 
 def _mean(runs: Sequence[tuple[Path, Record]], key: str) -> float | None:
@@ -183,14 +234,123 @@ def _mean(runs: Sequence[tuple[Path, Record]], key: str) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str, Any]]:
-    """One row per setting, sorted by stream, label ratio, then accuracy (best first)."""
+def parse_baseline(specs: Sequence[str]) -> dict[str, str]:
+    """``["model=sledge", "robust-window=None"]`` -> ``{"model": "sledge",
+    "robust_window": "None"}`` (a key as the row names print it; ``-`` reads as ``_``).
+
+    Raises:
+        UsageError: a spec without ``=`` or value, a key given twice, or one of
+            :data:`PAIRED_KEYS` (every setting compared seed by seed shares it).
+    """
+    baseline: dict[str, str] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        key, value = key.strip().replace("-", "_"), value.strip()
+        if not sep or not key or not value:
+            raise UsageError(f"--baseline {spec!r}: expected KEY=VALUE, e.g. model=sledge")
+        if key in PAIRED_KEYS:
+            raise UsageError(f"--baseline {spec!r}: the settings compared seed by seed share "
+                             f"their {key}; name an entry in which they differ")
+        if key in baseline:
+            raise UsageError(f"--baseline {key} given twice")
+        baseline[key] = value
+    return baseline
+
+
+def _pairing(setting: Setting) -> tuple:
+    """The entries (:data:`PAIRED_KEYS`) that the settings compared with ``setting`` share."""
+    return tuple(setting[SETTING_KEYS.index(key)] for key in PAIRED_KEYS)
+
+
+def _given(baseline: Mapping[str, str]) -> str:
+    """``baseline`` as given: ``model=sledge lr=0.001``."""
+    return " ".join(f"{key}={value}" for key, value in baseline.items())
+
+
+def _baselines(names: Mapping[Setting, tuple[str, str]], baseline: Mapping[str, str]
+               ) -> dict[tuple, Setting]:
+    """The baseline of each group of settings compared seed by seed (keyed by
+    :func:`_pairing`): the setting of ``names`` (:func:`setting_names`) whose
+    entries are all of ``baseline``'s values; a group without one is left out.
+
+    Raises:
+        UsageError: a ``KEY=VALUE`` no setting has (naming the values ``KEY`` has),
+            no setting with all of them, or several in one group (naming them).
+    """
+    entries = {setting: _entries(setting) for setting in names}
+    for key, text in baseline.items():
+        values = {_plain(entry[key]) for entry in entries.values() if key in entry}
+        if not any(_names_value(text, value) for value in values):
+            raise UsageError(f"--baseline {key}={text}: " + (
+                f"no setting has {key}={text}; its values here: {', '.join(sorted(values))}"
+                if values else f"no setting has the entry {key}"))
+    found: dict[tuple, list[Setting]] = {}
+    for setting, entry in entries.items():
+        if all(key in entry and _names_value(text, entry[key]) for key, text in baseline.items()):
+            found.setdefault(_pairing(setting), []).append(setting)
+    if not found:
+        raise UsageError(f"--baseline {_given(baseline)}: no setting has all of these")
+    for group in found.values():
+        if len(group) > 1:
+            matching = "; ".join(sorted(_full_name(names[setting]) for setting in group))
+            raise UsageError(f"--baseline {_given(baseline)}: {len(group)} settings of one "
+                             f"stream and label ratio match ({matching}): add a --baseline "
+                             f"for an entry in which they differ")
+    return {pairing: group[0] for pairing, group in found.items()}
+
+
+def _paired(groups: Mapping[Setting, list[tuple[Path, Record]]],
+            names: Mapping[Setting, tuple[str, str]],
+            baseline: Mapping[str, str]) -> dict[Setting, dict[str, Any]]:
+    """For each setting of ``groups`` (named by ``names``, :func:`setting_names`):
+    ``{"baseline": True}`` for a baseline; else against its
+    group's baseline (named in ``"versus"``) over the seeds both have, the mean
+    difference of ``"accuracy"`` and ``"balanced_accuracy"`` (None where no such
+    seed's records both hold it), the seeds ``"higher"`` and ``"tied"`` on
+    accuracy of ``"seeds"`` in all; or ``{"note": why}`` where there is none."""
+    baselines = _baselines(names, baseline)
+    paired = {}
+    for setting, runs in groups.items():
+        reference = baselines.get(_pairing(setting))
+        if reference is None:
+            paired[setting] = {"note": f"no {_given(baseline)} among the settings of its "
+                                       f"stream, label ratio, label mask, limit and "
+                                       f"synthetic length"}
+            continue
+        if reference == setting:
+            paired[setting] = {"baseline": True}
+            continue
+        theirs = {record["seed"]: record for _, record in groups[reference]}
+        pairs = [(record, theirs[record["seed"]]) for _, record in runs
+                 if record["seed"] in theirs]
+        if not pairs:
+            paired[setting] = {"note": f"no seed in common with its baseline "
+                                       f"{_full_name(names[reference])}"}
+            continue
+        accuracy = [record["accuracy"] - other["accuracy"] for record, other in pairs]
+        balanced = [record["balanced_accuracy"] - other["balanced_accuracy"]
+                    for record, other in pairs if record.get("balanced_accuracy") is not None
+                    and other.get("balanced_accuracy") is not None]
+        paired[setting] = {"versus": _full_name(names[reference]),
+                           "accuracy": float(np.mean(accuracy)),
+                           "balanced_accuracy": float(np.mean(balanced)) if balanced else None,
+                           "higher": sum(difference > 0 for difference in accuracy),
+                           "tied": sum(difference == 0 for difference in accuracy),
+                           "seeds": len(pairs)}
+    return paired
+
+
+def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]],
+          baseline: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One row per setting, sorted by stream, label ratio, then accuracy (best
+    first); with its paired comparison (:func:`_paired`) where ``baseline`` is given."""
     names = setting_names(list(groups))
+    paired = _paired(groups, names, baseline) if baseline else {}
     rows = []
     for setting, runs in groups.items():
         accuracy = [record["accuracy"] for _, record in runs]
         base, details = names[setting]
-        rows.append({"setting": f"{base} ({details})" if details else base,
+        rows.append({"setting": _full_name(names[setting]),
                      "base": base, "details": details, "dataset": setting[0],
                      "label_ratio": setting[2],
                      "seeds": [record["seed"] for _, record in runs],
@@ -200,7 +360,7 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]]) -> list[dict[str,
                      "approximate": {key for _, record in runs
                                      for key in approximate_tails(record)
                                      if key in dict(_METRICS)},
-                     "runs": runs})
+                     "paired": paired.get(setting), "runs": runs})
     return sorted(rows, key=lambda row: (str(row["dataset"]), row["label_ratio"],
                                          -row["accuracy"]))
 
@@ -210,10 +370,13 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     and label ratio, that heads the table on a line of its own and each row is
     named by its details alone (a grid's rows are long enough). A mean over a tail
     accuracy that is not exact (a ``--history bounded`` record's) ends in
-    :data:`~torch_geometric_stream.cli.report.APPROXIMATE`, explained under the table."""
+    :data:`~torch_geometric_stream.cli.report.APPROXIMATE`, explained under the
+    table, as is each paired comparison left blank."""
     bases = {row["base"] for row in rows}
     shared = bases.pop() if len(rows) > 1 and len(bases) == 1 else None
-    headers = ["setting", "seeds", "accuracy", *(header for _, header in _METRICS)]
+    paired = rows[0]["paired"] is not None
+    headers = ["setting", "seeds", "accuracy", *(header for _, header in _METRICS),
+               *_PAIRED_HEADERS * paired]
     lines = []
     for row in rows:
         accuracy = f"{row['accuracy']:.4f}" + ("" if row["accuracy_std"] is None
@@ -223,21 +386,48 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
                       *("-" if row[key] is None else
                         f"{row[key]:.2f}" if key == "ms_per_sample_median" else
                         f"{row[key]:.4f}" + APPROXIMATE * (key in row["approximate"])
-                        for key, _ in _METRICS)])
+                        for key, _ in _METRICS),
+                      *(_paired_cells(row["paired"]) if paired else ())])
     widths = [max(len(cell) for cell in column) for column in zip(headers, *lines)]
-    note = [APPROXIMATE_NOTE] * any(row["approximate"] for row in rows)
+    notes = [f"{row['setting']}: no paired difference: {row['paired']['note']}"
+             for row in rows if paired and "note" in row["paired"]]
+    notes += [APPROXIMATE_NOTE] * any(row["approximate"] for row in rows)
     return ("" if shared is None else f"{shared}\n") + "\n".join([
         "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
                   for i, (cell, width) in enumerate(zip(line, widths))).rstrip()
-        for line in [headers, *lines]] + note)
+        for line in [headers, *lines]] + notes)
+
+
+def _paired_cells(paired: Mapping[str, Any]) -> list[str]:
+    """The cells under :data:`_PAIRED_HEADERS` of a row's paired comparison
+    (:func:`_paired`): ``+0.0123``, ``2/3`` (``2/3, 1 tied``); blank where none."""
+    if "baseline" in paired:
+        return ["baseline", "", ""]
+    if "note" in paired:
+        return ["", "", ""]
+    tied = f", {paired['tied']} tied" if paired["tied"] else ""
+    return [f"{paired['accuracy']:+.4f}",
+            "-" if paired["balanced_accuracy"] is None else f"{paired['balanced_accuracy']:+.4f}",
+            f"{paired['higher']}/{paired['seeds']}{tied}"]
 
 
 def _write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """The table as CSV; with a paired comparison, its columns: ``baseline`` (the
+    baseline's name, ``baseline`` on its own row), the mean differences and the
+    counts of seeds, blank where there is none."""
+    paired = rows[0]["paired"] is not None
     columns = ["setting", "dataset", "label_ratio", "seeds", "accuracy", "accuracy_std",
-               *(key for key, _ in _METRICS), "config"]
+               *(key for key, _ in _METRICS), *_PAIRED_COLUMNS * paired, "config"]
     lines = []
     for row in rows:
+        comparison = row["paired"] or {}
         cells = {**row, "seeds": " ".join(map(str, row["seeds"])),
+                 "baseline": ("baseline" if "baseline" in comparison
+                              else comparison.get("versus")),
+                 **{f"{key}_diff": comparison.get(key)
+                    for key in ("accuracy", "balanced_accuracy")},
+                 **{f"seeds_{key}": comparison.get(key) for key in ("higher", "tied")},
+                 "seeds_paired": comparison.get("seeds"),
                  "config": json.dumps(recorded_config(row["runs"][0][1]), sort_keys=True)}
         lines.append(["" if cells[column] is None else cells[column] for column in columns])
     buffer = io.StringIO()
@@ -270,7 +460,8 @@ def _curves(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, np.ndarr
 def compare_command(args: argparse.Namespace) -> int:
     """Print the table of ``args.records`` and write its CSV and plot if asked."""
     check_output_files((("--csv", args.csv), ("--plot", args.plot)), plot=args.plot)
-    rows = _rows(group_settings(read_records(args.records)))
+    baseline = parse_baseline(args.baseline)
+    rows = _rows(group_settings(read_records(args.records)), baseline)
     curves = _curves(rows) if args.plot is not None else {}
     if args.plot is not None and not curves:
         raise UsageError("--plot: none of these records holds a running-accuracy curve "
@@ -301,4 +492,13 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--plot", type=Path, metavar="FILE.png",
                          help="running accuracy over the stream, one curve per setting "
                               "(the mean over its seeds)")
+    compare.add_argument("--baseline", action="append", default=[], metavar="KEY=VALUE",
+                         help="compare seed by seed with the setting of this entry, as the "
+                              "row names print it (e.g. model=sledge, robust_window=None; "
+                              "repeat it for several, which must all hold), within each "
+                              "stream, label ratio, label mask, limit and synthetic length: "
+                              "each other setting gets the mean, over the seeds both have, "
+                              "of its accuracy and balanced accuracy minus the baseline's, "
+                              "and on how many of these seeds its accuracy is higher (a tie "
+                              "is counted apart)")
     compare.set_defaults(handler=compare_command)
