@@ -60,7 +60,7 @@ from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, config_differences,
 from machine import data_root, dataset_name, seed_value  # (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
                                                   read_config_file)
-from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, check_read
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.main import build_parser
 from torch_geometric_stream.cli.models import MODEL_NAMES
@@ -210,7 +210,8 @@ def run_grid(args: argparse.Namespace) -> None:
 def _check_run_options(options: list[str], source: str, models: list[str]) -> None:
     """Refuse, before any run, ``run`` options that a run of any of ``models`` refuses
     before its stream starts (an unknown option, a bad value, a device this machine
-    lacks: see :func:`run_device`), saying where they came from.
+    lacks: see :func:`run_device`, an entry the model never reads:
+    :func:`~torch_geometric_stream.cli.configs.check_read`), saying where they came from.
 
     Raises:
         UsageError: named after ``source``.
@@ -221,6 +222,8 @@ def _check_run_options(options: list[str], source: str, models: list[str]) -> No
             run_args = parser.parse_args(["run", "--dataset", "Shuttle", "--model", model,
                                           *options])
             run_device(run_args, run_args.model)
+            check_read(model, {key: getattr(run_args, key) for key in OVERRIDE_KEYS
+                               if getattr(run_args, key) is not None}, "its options")
     except UsageError as error:
         raise UsageError(f"{source}: {one_line(error)}") from None
 

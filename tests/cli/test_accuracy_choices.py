@@ -172,6 +172,9 @@ def no_runs(tmp_path, monkeypatch) -> Path:
      "error: the runs of choice-default-cuda: --device 'cuda': CUDA is not available"),
     (["--cuda-graph"], "error: the runs of choice-default: --cuda-graph needs a SLeDGe model "
                        "on CUDA, got model 'memory' on device cpu"),
+    (["--choice", "normalization=mean"],  # every run of it would fail
+     "error: the runs of choice-normalization=mean: its options: model 'memory' does not read "
+     "normalization (setting it changes nothing); drop it"),
 ])
 def test_every_runs_options_and_device_are_refused_before_any_run(
         options, message, no_runs, tmp_path, monkeypatch, capsys):

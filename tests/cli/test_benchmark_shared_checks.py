@@ -73,7 +73,7 @@ def test_a_seed_outside_0_2_64_is_refused(script, option, argv, seed, message, t
 @pytest.mark.parametrize("script, argv", [
     ("accuracy", ["run", "--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01",
                   "--seeds", "0", "--limit", "30", "--tag", "no-such-root"]),
-    ("accuracy", ["choices", "--choice", "normalization=mean", "--models", "memory",
+    ("accuracy", ["choices", "--choice", "normalization=mean", "--models", "sledge",
                   "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0", "--limit", "30",
                   "--suffix", "no-such-root"]),
     ("draw_references", ["--dataset", "Shuttle", "--ratio", "0.01"]),
