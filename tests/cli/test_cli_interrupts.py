@@ -1,6 +1,7 @@
 """``DeferredInterrupt``: the first Ctrl-C waits for a clean stop, a second one does not."""
 from __future__ import annotations
 
+import multiprocessing
 import signal
 
 import pytest
@@ -80,3 +81,19 @@ def test_a_handler_of_the_callers_for_sigterm_is_left_alone(ctrl_c_raises, reque
     with interrupt.deferring():
         signal.raise_signal(signal.SIGTERM)
     assert calls == ["caller"] and not interrupt()
+
+
+def test_an_event_set_by_another_process_counts_as_a_deferred_ctrl_c(request):
+    """A ``run --jobs`` worker ignores Ctrl-C; its main process sets the event, and
+    the worker's seed stops at the end of its sample; the handlers stay as they were."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    event = multiprocessing.get_context("spawn").Event()
+    interrupt = DeferredInterrupt(event)
+    with interrupt.deferring():
+        signal.raise_signal(signal.SIGINT)  # the terminal's, ignored
+        assert not interrupt.requested and not interrupt()
+        event.set()
+        assert interrupt.requested and interrupt()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the pool's terminate() kills

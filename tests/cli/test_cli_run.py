@@ -347,11 +347,91 @@ def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monk
             self.submitted += 1
 
     monkeypatch.setattr(run_module, "_worker_pool",
-                        lambda jobs, shared: contextlib.nullcontext(BreakingPool()))
+                        lambda jobs, shared, stop: contextlib.nullcontext(BreakingPool()))
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
     with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 3 did not "
                                          "finish"):
         list(run_module._run_in_workers(args, None, [3, 4]))
+
+
+#: A module the ``run --jobs`` workers import (pickled by name): their seeds run as
+#: ``run`` runs them, each noting ``$MARKERS/seed<S>`` once it has done 5 samples.
+_NOTING_WORKERS = """
+import os
+from pathlib import Path
+from torch_geometric_stream.cli import run as run_module
+
+run_seed = run_module._run_seed_in_worker
+
+def run_seed_noting_progress(args, seed):
+    evaluate = run_module.prequential
+
+    def noting(*arguments, callback, **kwargs):
+        def step(position, record):
+            if callback is not None:
+                callback(position, record)
+            if position == 4:
+                (Path(os.environ["MARKERS"]) / f"seed{seed}").touch()
+        return evaluate(*arguments, callback=step, **kwargs)
+    run_module.prequential = noting
+    try:
+        return run_seed(args, seed)
+    finally:
+        run_module.prequential = evaluate
+"""
+#: ``python -m torch_geometric_stream`` with its workers' seeds so noted.
+_MAIN_NOTING_WORKERS = """
+import sys
+import noting_workers
+from torch_geometric_stream.cli import main, run as run_module
+run_module._run_seed_in_worker = noting_workers.run_seed_noting_progress
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_stops_the_seeds_of_the_workers_at_their_sample_and_keeps_their_metrics(
+        tmp_path):
+    """``run --jobs 2`` of three seeds, Ctrl-C once both workers are in a seed
+    (SLeDGe: some 20 ms a sample): each stops at the end of its sample and its
+    metrics so far go to its partial record; the third seed never starts."""
+    markers, outputs = tmp_path / "markers", tmp_path / "outputs"
+    markers.mkdir(), outputs.mkdir()
+    (tmp_path / "noting_workers.py").write_text(_NOTING_WORKERS)
+    package_parent = str(Path(run_module.__file__).resolve().parents[2])
+    env = dict(os.environ, OMP_NUM_THREADS="1", MARKERS=str(markers),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), package_parent]))
+    command = subprocess.Popen(
+        [sys.executable, "-c", _MAIN_NOTING_WORKERS, "run", "--dataset", "synthetic",
+         "--model", "sledge", "--seed", "0,1,2", "--jobs", "2", "--quiet", "--output",
+         str(outputs / "run.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+        start_new_session=True,  # the group a terminal would signal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not all((markers / f"seed{seed}").exists() for seed in (0, 1)):
+        if command.poll() is not None or time.monotonic() > deadline:
+            command.kill()
+            pytest.fail(f"the workers did not start their seeds: {command.communicate()[1]}")
+        time.sleep(0.01)
+    os.killpg(command.pid, signal.SIGINT)  # the workers ignore it: their main process stops them
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, err
+    partials = [outputs / f"run_seed{seed}.json.partial" for seed in (0, 1)]
+    assert sorted(outputs.iterdir()) == partials  # nothing of seed 2, never started
+    records = [_read(partial) for partial in partials]
+    done = [record["interrupted_at"] for record in records]
+    assert all(5 <= n == record["n_samples"] < 5000 and record["curve"]["position"][-1] == n
+               for n, record in zip(done, records))
+    assert [record["seed"] for record in records] == [0, 1]
+    assert err.strip().splitlines()[-1] == (
+        f"run interrupted after sample {done[0]} of seed 0 and sample {done[1]} of seed 1; "
+        f"their metrics so far are in {partials[0]}, {partials[1]}; --seed 0,1,2 runs the "
+        f"rest")
+    assert "Traceback" not in err, err
+    heading, table = out.splitlines()[0], out.splitlines()[1:]
+    assert heading.endswith(f"; interrupted after sample {done[0]} of seed 0 and sample "
+                            f"{done[1]} of seed 1")
+    assert [row.split()[:2] for row in table[1:3]] == [["0", str(done[0])], ["1", str(done[1])]]
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 from contextlib import contextmanager
+from multiprocessing.synchronize import Event
 from types import FrameType
 from typing import Iterator, Optional
 
@@ -26,17 +27,28 @@ class DeferredInterrupt:
     that may set a handler) and where Ctrl-C raises ``KeyboardInterrupt``
     (:func:`signal.default_int_handler`); elsewhere (a run in another thread, a
     process that ignores SIGINT, such as a ``run --jobs`` worker, or a handler
-    of the caller's) the handler in place is left alone and
-    :attr:`requested` stays ``False``; SIGTERM is deferred along with Ctrl-C,
-    where its handler is the default one.
+    of the caller's) the handler in place is left alone and :attr:`requested`
+    stays ``False`` until ``event`` is set; SIGTERM is deferred along with
+    Ctrl-C, where its handler is the default one.
+
+    Args:
+        event (optional): set (by another process: a ``run --jobs`` worker's
+            parent, on its first Ctrl-C), it counts as a deferred Ctrl-C, in a
+            process that gets none itself.
     """
 
-    def __init__(self) -> None:
-        self.requested = False
+    def __init__(self, event: Optional[Event] = None) -> None:
+        self._requested = False
         self._ctrl_c = False  # a Ctrl-C came (the next one raises)
+        self._event = event
+
+    @property
+    def requested(self) -> bool:
+        """Whether a stop was asked for: a Ctrl-C or SIGTERM deferred, or ``event`` set."""
+        return self._requested or (self._event is not None and self._event.is_set())
 
     def __call__(self) -> bool:
-        """Whether a Ctrl-C was deferred."""
+        """Whether a stop was asked for (:attr:`requested`)."""
         return self.requested
 
     @contextmanager
@@ -60,7 +72,7 @@ class DeferredInterrupt:
     def _handle_ctrl_c(self, signum: int, frame: Optional[FrameType]) -> None:
         if self._ctrl_c:
             signal.default_int_handler(signum, frame)  # the second: KeyboardInterrupt now
-        self._ctrl_c = self.requested = True
+        self._ctrl_c = self._requested = True
 
     def _handle_term(self, signum: int, frame: Optional[FrameType]) -> None:
-        self.requested = True
+        self._requested = True

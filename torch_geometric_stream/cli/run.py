@@ -5,12 +5,14 @@ import argparse
 import multiprocessing
 import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import time
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields, replace
+from multiprocessing.synchronize import Event
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, NamedTuple, Optional
 
 import torch
 
@@ -25,6 +27,7 @@ from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MOD
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
+from torch_geometric_stream.cli.parallel import INTERRUPT_GRACE_SECONDS
 from torch_geometric_stream.cli.report import (partial_path, run_record, seed_path,
                                                software_versions, summary_table, write_json)
 from torch_geometric_stream.cli.show_config import config_lines
@@ -44,8 +47,8 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "SharedStream",
-           "StoppedBetweenSamples", "Stream", "check_run", "load_stream", "recorded_config",
-           "run_command", "run_device"]
+           "StoppedBetweenSamples", "StoppedSeed", "Stream", "check_run", "load_stream",
+           "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -232,15 +235,22 @@ def run_command(args: argparse.Namespace) -> int:
         raise Interrupted(line) from None
 
 
-class StoppedBetweenSamples(KeyboardInterrupt):
-    """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): seed
-    ``seed`` stopped cleanly after ``done`` stream positions, its checkpoint (if
-    ``--checkpoint``) saved there and its record so far in ``partial`` (``None``:
-    no ``--output``)."""
+class StoppedSeed(NamedTuple):
+    """A seed that Ctrl-C stopped cleanly after ``done`` stream positions, its
+    record so far in ``partial`` (``None``: no ``--output``)."""
+    seed: int
+    done: int
+    partial: Optional[Path]
 
-    def __init__(self, seed: int, done: int, partial: Optional[Path]) -> None:
-        super().__init__(seed, done, partial)
-        self.seed, self.done, self.partial = seed, done, partial
+
+class StoppedBetweenSamples(KeyboardInterrupt):
+    """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): the
+    seeds in progress (one; those of the workers of ``--jobs``) ``stopped`` there,
+    the checkpoint of a single seed (if ``--checkpoint``) saved there."""
+
+    def __init__(self, stopped: list[StoppedSeed]) -> None:
+        super().__init__(stopped)
+        self.stopped = stopped
 
 
 def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
@@ -317,16 +327,16 @@ def _continue_from(args: argparse.Namespace) -> str:
 def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
                   stopped: StoppedBetweenSamples) -> str:
     """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
-    (the files of the ``seeds`` ``written`` before, its partial record, its
-    checkpoint at that sample) and how to continue."""
-    line = f"run interrupted after sample {stopped.done}"
-    if len(seeds) > 1:
-        line += f" of seed {stopped.seed}"
-    parts = [line]
+    (the files of the ``seeds`` ``written`` before, the partial records of the
+    seeds stopped, the checkpoint of a single seed at that sample) and how to
+    continue."""
+    parts = [f"run interrupted {_stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
     if written:
         parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
-    if stopped.partial is not None:
-        parts.append(f"its metrics so far are in {stopped.partial}")
+    partials = [str(seed.partial) for seed in stopped.stopped if seed.partial is not None]
+    if partials:
+        whose = "its" if len(stopped.stopped) == 1 else "their"
+        parts.append(f"{whose} metrics so far are in {', '.join(partials)}")
     if args.checkpoint is not None:
         parts.append(f"its state at that sample is in {args.checkpoint}: "
                      f"{_continue_from(args)}")
@@ -339,6 +349,14 @@ def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int]
     else:
         parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
     return "; ".join(parts)
+
+
+def _stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
+    """Where Ctrl-C ``stopped`` the seeds in progress: ``after sample 13``, ``after
+    sample 20 of seed 1`` (of ``several`` seeds), ``after sample 20 of seed 1 and
+    sample 18 of seed 2``."""
+    return "after " + " and ".join(f"sample {seed.done}" + f" of seed {seed.seed}" * several
+                                   for seed in stopped)
 
 
 @dataclass
@@ -458,32 +476,44 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
 
 def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -> int:
     """:func:`run_command` after its checks: load, build, evaluate and report; each
-    seed whose output files are written (``--output``, ``--csv``) joins ``written``."""
+    seed whose output files are written (``--output``, ``--csv``) joins ``written``.
+
+    The first Ctrl-C starts no further seed and stops the seeds in progress (one;
+    with ``--jobs``, one per worker) at the end of their sample: their partial
+    records written and the table printed, :class:`StoppedBetweenSamples` is
+    raised (a plain ``KeyboardInterrupt`` where none was in progress)."""
+    several = len(seeds) > 1
     plan = _plan(args)
-    interrupt = DeferredInterrupt()  # the workers of --jobs ignore Ctrl-C: the pool ends them
-    if args.jobs > 1 and len(seeds) > 1:
+    interrupt = DeferredInterrupt()
+    if args.jobs > 1 and several:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
         shared = SharedStream(plan.stream)
         plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
-        outcomes = _run_in_workers(args, shared, seeds)
+        outcomes = _run_in_workers(args, shared, seeds, interrupt)
     else:
-        outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds)
-    results, records = {}, []
-    for seed, result, record in outcomes:
-        records.append(record)
-        if "interrupted_at" in record:
-            output = seed_path(args.output, seed, several=len(seeds) > 1)
-            partial = None if output is None else write_json(record, partial_path(output))
-            seed_named = f" of seed {seed}" if len(seeds) > 1 else ""
-            _print_summary(args, plan, records, f"interrupted after sample "
-                                                f"{record['interrupted_at']}{seed_named}")
-            raise StoppedBetweenSamples(seed, record["interrupted_at"], partial)
-        results[f"seed {seed}"] = result
-        _write_outputs(args, result, record, seed, several=len(seeds) > 1)
-        if args.output is not None or args.csv is not None:
-            written.append(seed)
-        if interrupt.requested and seed != seeds[-1]:
-            raise KeyboardInterrupt  # Ctrl-C during the seed's last sample: no next seed
+        outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds
+                    if not interrupt.requested)  # no seed starts after a Ctrl-C
+    results, records, stopped = {}, [], []
+    try:
+        for seed, result, record in outcomes:
+            records.append(record)
+            if "interrupted_at" in record:
+                output = seed_path(args.output, seed, several)
+                partial = None if output is None else write_json(record, partial_path(output))
+                stopped.append(StoppedSeed(seed, record["interrupted_at"], partial))
+                continue
+            results[f"seed {seed}"] = result
+            _write_outputs(args, result, record, seed, several)
+            if args.output is not None or args.csv is not None:
+                written.append(seed)
+    except KeyboardInterrupt:  # a second Ctrl-C, or --jobs workers that did not stop
+        if not stopped:
+            raise
+    if stopped:  # the seeds' partial records written before stay the run's report
+        _print_summary(args, plan, records, f"interrupted {_stopped_after(stopped, several)}")
+        raise StoppedBetweenSamples(stopped)
+    if len(records) < len(seeds):
+        raise KeyboardInterrupt  # Ctrl-C during a seed's last sample: no next seed
     if args.plot is not None:
         plot_running_accuracy(results, args.plot, title=f"{plan.model} on {plan.stream[1]}")
     _print_summary(args, plan, records)
@@ -521,38 +551,72 @@ class SharedStream:
                 self.name, self.source)
 
 
-def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int]
+#: How often the main process of ``run --jobs`` looks whether Ctrl-C came while it
+#: waits for a seed.
+_POLL_SECONDS = 0.1
+
+
+def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int],
+                    interrupt: Optional[DeferredInterrupt] = None
                     ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
     """Each seed with its result and record, in the order of ``seeds``, from up to
     ``args.jobs`` worker processes reading the ``shared`` stream. An error in a
-    worker is raised here; it, Ctrl-C, or a worker that dies (killed for lack of
-    memory; the pool notices at the latest when another seed ends) stops the
-    workers still running."""
+    worker is raised here; it, or a worker that dies (killed for lack of memory;
+    the pool notices at the latest when another seed ends) stops the workers
+    still running.
+
+    The first Ctrl-C (or SIGTERM) of this process (``interrupt``, a fresh
+    :class:`DeferredInterrupt` if not given) starts no further seed and stops the
+    seeds in progress at the end of their sample: their records, with
+    ``interrupted_at``, still come; those never started do not. A second Ctrl-C,
+    or workers that have not returned within
+    :data:`~torch_geometric_stream.cli.parallel.INTERRUPT_GRACE_SECONDS` of the
+    first, raise ``KeyboardInterrupt`` and the workers still running are ended."""
+    interrupt = DeferredInterrupt() if interrupt is None else interrupt
+    stop = multiprocessing.get_context("spawn").Event()  # the workers' Ctrl-C
     seed = seeds[0]  # the first seed without a result
-    with _worker_pool(min(args.jobs, len(seeds)), shared) as pool:
+    with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, interrupt.deferring():
         try:  # a worker killed as it starts may break the pool before every seed is in
             pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
+            deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
             for seed, outcome in zip(seeds, pending):
-                yield (seed, *outcome.result())
+                while not outcome.done():
+                    if interrupt.requested and deadline is None:
+                        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+                        _stop_workers(stop, pending)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise KeyboardInterrupt  # a worker that does not stop: ended now
+                    wait([outcome], timeout=_POLL_SECONDS)
+                if not outcome.cancelled() and (returned := outcome.result()) is not None:
+                    yield (seed, *returned)
         except BrokenProcessPool:
             raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
                              f"memory: fewer --jobs need less); seed {seed} did not "
                              f"finish") from None
 
 
+def _stop_workers(stop: Event, pending: list[Future]) -> None:
+    """Set the workers' ``stop`` event: those in a seed stop at the end of their
+    sample, and none starts another; cancel the ``pending`` seeds not yet sent
+    to a worker."""
+    stop.set()
+    for outcome in pending:
+        outcome.cancel()
+
+
 @contextmanager
-def _worker_pool(jobs: int, shared: SharedStream) -> Iterator[ProcessPoolExecutor]:
+def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[ProcessPoolExecutor]:
     """``jobs`` spawned worker processes (no fork of torch's threads) holding the
-    ``shared`` stream; Ctrl-C reaches the main process only. Left by an error,
-    Ctrl-C or a generator closed early, the pool terminates the workers still
-    running.
+    ``shared`` stream and the ``stop`` event (:func:`_start_worker`); Ctrl-C
+    reaches the main process only. Left by an error, Ctrl-C or a generator closed
+    early, the pool terminates the workers still running.
 
     A worker gets the stream once, as it is spawned: the arrays' file descriptors
     are then inherited by the new process. Sent with each seed instead, they
     would be served by a thread of the main process, which prints a traceback
     (``ConnectionResetError``) when a worker is killed while it receives them."""
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(shared,))
+                               initializer=_start_worker, initargs=(shared, stop))
     try:
         yield pool
     except BaseException:
@@ -564,24 +628,32 @@ def _worker_pool(jobs: int, shared: SharedStream) -> Iterator[ProcessPoolExecuto
     pool.shutdown()
 
 
-#: The stream of this worker process (set by :func:`_start_worker`).
+#: The stream of this worker process and the event its main process sets on
+#: Ctrl-C (set by :func:`_start_worker`).
 _worker_stream: Optional[SharedStream] = None
+_worker_stop: Optional[Event] = None
 
 
-def _start_worker(shared: SharedStream) -> None:
-    """A worker process's start: it ignores Ctrl-C and keeps the ``shared`` stream."""
-    global _worker_stream
+def _start_worker(shared: SharedStream, stop: Event) -> None:
+    """A worker process's start: it ignores Ctrl-C, which its main process passes
+    on as the ``stop`` event, and keeps the ``shared`` stream."""
+    global _worker_stream, _worker_stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_stream = shared
+    _worker_stream, _worker_stop = shared, stop
 
 
 def _run_seed_in_worker(args: argparse.Namespace, seed: int
-                        ) -> tuple[PrequentialResult, dict[str, Any]]:
-    """One seed of ``args`` on the worker's shared stream, as the main process runs it."""
+                        ) -> Optional[tuple[PrequentialResult, dict[str, Any]]]:
+    """One seed of ``args`` on the worker's shared stream, as the main process runs
+    it, stopped at the end of a sample once the main process's Ctrl-C sets the stop
+    event; ``None`` where it was set before the seed started."""
+    if _worker_stop.is_set():
+        return None
     torch.set_num_threads(args.threads)
     with flush_denormal() if args.flush_denormal else nullcontext():
         return _run_seed(args, _plan(args, _worker_stream.stream()), seed,
-                         progress_every=LOG_PROGRESS_SECONDS)
+                         progress_every=LOG_PROGRESS_SECONDS,
+                         interrupt=DeferredInterrupt(_worker_stop))
 
 
 def progress_interval() -> Optional[float]:
