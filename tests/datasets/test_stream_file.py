@@ -369,6 +369,7 @@ def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path)
     (["b", "10", "a"], [2, 0, 1], ["10", "a", "b"]),  # as before: the numbers already first
     (["dog", "cat"], [1, 0], ["cat", "dog"]),
     (["1", "x", "nan"], [0, 2, 1], ["1", "nan", "x"]),  # among words, 'nan' is a word
+    ([" 2", "a ", "2"], [0, 1, 0], ["2", "a"]),  # stripped (before, in an .npz: 3 classes)
 ])
 @pytest.mark.parametrize("form", ["csv", "npz str", "npz bytes"])
 def test_labels_of_numbers_and_words_have_the_numbers_classes_first_in_either_file(

@@ -255,8 +255,9 @@ def _first_of(count: int) -> str:
 
 def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
     """Class ids :math:`(T,)` and class names of the labels ``y`` :math:`(T,)`:
-    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), each given
-    (an empty one, or of blanks, is refused, as a CSV's empty label field), floats
+    strings (bytes decoded) as a CSV label column's (:func:`_label_classes`), each
+    stripped of blanks as a CSV field is (an empty one is refused, as a CSV's empty
+    label field), floats
     checked finite and whole ones made integers (``1.0`` is class ``1``, as in a CSV),
     other numbers as they are."""
     def missing(bad: np.ndarray) -> DatasetFormatError:
@@ -270,12 +271,13 @@ def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
             raise DatasetFormatError(f"{file_name}: y holds bytes that are not UTF-8 "
                                      f"({error})") from None
     if y.dtype.kind == "U":
-        empty = np.flatnonzero(np.char.strip(y) == "")
+        labels = np.char.strip(y)
+        empty = np.flatnonzero(labels == "")
         if len(empty):
             raise DatasetFormatError(f"{file_name}: y[{empty[0]}] = {y[empty[0]].item()!r} is "
                                      f"empty{_first_of(len(empty))}; every row needs its true "
                                      f"label")
-        return _label_classes(y.tolist(), missing)
+        return _label_classes(labels.tolist(), missing)
     return encode_labels(_numbers(y, missing) if y.dtype.kind == "f" else y)
 
 
