@@ -364,7 +364,7 @@ FRAGMENT_POSITIONALS = {"compare": ["runs/"]}
 #: these (``None``: an example's, ``examples/*.py``, only named).
 FRAGMENT_COMMANDS: dict[str, Optional[str]] = {"--grid": "tune", "--out-dir": "tune",
                                                "--confirm-top": "tune", "--samples": None,
-                                               "--baseline": "compare"}
+                                               "--baseline": "compare", "--by": "compare"}
 
 #: Spans that start with an option and are no command: a formula.
 NOT_FRAGMENTS = {"--num-layers n + 1"}

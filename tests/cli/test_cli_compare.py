@@ -1,11 +1,17 @@
 """``compare``: run records side by side, one row per setting."""
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
 from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli.compare_command import SETTING_KEYS
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
+from torch_geometric_stream.cli.record_origin import ORIGINS, origin
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def record(seed, accuracy, **config):
@@ -107,7 +113,9 @@ def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
              write(tmp_path, "b.json", record(0, 0.9))]
     assert main(["compare", *paths]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of them")
+        f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of "
+        f"them (--by cannot tell them apart: they share folder, commit, host, torch and "
+        f"package)")
 
 
 def test_a_file_reached_twice_counts_once(tmp_path, capsys):
@@ -359,3 +367,129 @@ def test_a_baseline_that_names_no_single_setting_is_a_usage_error(tmp_path, caps
     captured = capsys.readouterr()
     assert captured.err.strip() == f"error: {message}" and captured.out == ""
     assert not table.exists()
+
+
+def _rerun(folder, seed, accuracy, **origins):
+    """A record of SLeDGe on Shuttle at 1 % in ``folder`` with the ``origins``
+    entries (``git_commit``, ``machine``, ...) of the run that wrote it."""
+    folder.mkdir(exist_ok=True)
+    return write(folder, f"sledge_seed{seed}.json", {**record(seed, accuracy), **origins})
+
+
+def test_by_folder_makes_a_rerun_a_row_of_its_own_that_pairs_with_the_first(tmp_path, capsys):
+    """The rerun in after/ against before/: +0.10 and 0 on seeds 0 and 1 (a mean of
+    +0.05, 1 of 2 higher, 1 tied); without --by the two are one setting and refused."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    paths = [_rerun(before, 0, 0.7), _rerun(before, 1, 0.8),
+             _rerun(after, 0, 0.8), _rerun(after, 1, 0.8)]
+    assert main(["compare", *paths]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {paths[0]} and {paths[2]} are runs of one setting and seed 0: give one of "
+        f"them, or tell them apart with --by folder")
+    table = tmp_path / "table.csv"
+    assert main(["compare", str(before), str(after), "--by", "folder",
+                 "--baseline", "folder=before", "--csv", str(table)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "sledge on Shuttle at 0.01"
+    assert [line.split()[0] for line in lines[2:]] == ["folder=after", "folder=before"]
+    assert lines[2].split()[-5:] == ["+0.0500", "+0.0250", "1/2,", "1", "tied"]
+    assert lines[3].split()[-1] == "baseline" and len(lines) == 4
+    rows = list(csv.DictReader(table.open()))
+    assert list(rows[0])[:4] == ["setting", "dataset", "label_ratio", "folder"]
+    assert [(row["setting"], row["folder"], row["baseline"]) for row in rows] == [
+        ("sledge on Shuttle at 0.01 (folder=after)", "after",
+         "sledge on Shuttle at 0.01 (folder=before)"),
+        ("sledge on Shuttle at 0.01 (folder=before)", "before", "baseline")]
+
+
+def test_by_names_each_origin_and_unknown_where_a_record_lacks_it(tmp_path, capsys):
+    """A record of a dirty checkout on a GPU machine beside one older than these
+    entries; the --by values come first in a row's name, in the order given."""
+    new = {"git_commit": "18a68348bd65b45828de1b2594d0f75632864129", "git_dirty": True,
+           "torch_version": "2.11.0+cu130", "package_version": "0.1.0",
+           "machine": {"platform": "Linux-6.18.44-fc-v1252-gpu-x86_64-with-glibc2.39",
+                       "processor": "Intel(R) Xeon(R) Processor", "machine": "x86_64",
+                       "accelerator": "NVIDIA H200"}}
+    paths = [_rerun(tmp_path / "new", 0, 0.9, **new), _rerun(tmp_path / "old", 0, 0.8)]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--by", "commit,host", "--by", "torch, package",
+                 "--csv", str(table)]) == 0
+    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names == ["commit=18a68348-dirty, host=Intel(R) Xeon(R) Processor + NVIDIA H200 "
+                     "on 6.18.44-fc-v1252-gpu, torch=2.11.0+cu130, package=0.1.0",
+                     "commit=unknown, host=unknown, torch=unknown, package=unknown"]
+    rows = list(csv.DictReader(table.open()))
+    assert [[row[what] for what in ("commit", "host", "torch", "package")]
+            for row in rows] == [
+        ["18a68348-dirty", "Intel(R) Xeon(R) Processor + NVIDIA H200 on 6.18.44-fc-v1252-gpu",
+         "2.11.0+cu130", "0.1.0"], ["unknown", "unknown", "unknown", "unknown"]]
+    # a clean checkout has no mark; a machine without a processor is its OS release
+    clean = {"git_commit": "0123456789abcdef", "git_dirty": False,
+             "machine": {"platform": "Linux-6.18.44-fc-v657-x86_64-with-glibc2.36",
+                         "processor": "", "machine": "x86_64"}}
+    assert [origin(Path("r.json"), clean, what) for what in ("commit", "host")] == [
+        "01234567", "6.18.44-fc-v657"]
+
+
+def test_by_that_does_not_tell_two_runs_of_a_seed_apart_still_refuses_them(tmp_path, capsys):
+    host = {"machine": {"platform": "Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36",
+                        "processor": "AMD EPYC", "machine": "x86_64"}}
+    paths = [_rerun(tmp_path / "a", 0, 0.8, **host, git_commit="aaaaaaaaaa"),
+             _rerun(tmp_path / "b", 0, 0.8, **host, git_commit="bbbbbbbbbb")]
+    assert main(["compare", *paths, "--by", "host"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of "
+        f"them, or tell them apart with --by folder (they differ in folder and commit)")
+    assert main(["compare", *paths, "--by", "host,commit"]) == 0
+    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names == ["host=AMD EPYC on 6.18.44-fc-v1252, commit=aaaaaaaa",
+                     "host=AMD EPYC on 6.18.44-fc-v1252, commit=bbbbbbbb"]
+
+
+@pytest.mark.parametrize("given, message", [
+    (["--by", "machine"], "--by 'machine': expected folder, commit, host, torch, package (or "
+                          "a comma list of them)"),
+    (["--by", "folder,"], "--by 'folder,': expected folder, commit, host, torch, package (or "
+                          "a comma list of them)"),
+    (["--by", "folder", "--by", "commit,folder"], "--by folder given twice"),
+    (["--baseline", "folder=a"], "--baseline folder=a: no setting has the entry folder "
+                                 "(add --by folder)"),
+    (["--by", "folder", "--baseline", "folder=c"], "--baseline folder=c: no setting has "
+                                                   "folder=c; its values here: a, b"),
+])
+def test_a_bad_by_is_a_usage_error(tmp_path, capsys, given, message):
+    paths = [_rerun(tmp_path / "a", 0, 0.8), _rerun(tmp_path / "b", 1, 0.9)]
+    assert main(["compare", *paths, *given]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"error: {message}" and captured.out == ""
+
+
+def test_by_names_are_no_entry_of_a_setting():
+    """An origin named like a configuration entry would hide it in the row names
+    and in --baseline."""
+    entries = {*SETTING_KEYS, *(key for model in MODEL_NAMES for key in config_keys(model))}
+    assert not entries & set(ORIGINS)
+
+
+RECHECK = ROOT / "benchmarks/results/accuracy/tlp-recheck-s73"
+FIRST = ROOT / "benchmarks/results/accuracy/balanced-tlp-v1252"
+
+
+@pytest.mark.skipif(not (RECHECK.is_dir() and FIRST.is_dir()), reason="results not present")
+def test_a_rerun_of_the_tlp_results_pairs_with_them_seed_for_seed(capsys):
+    """tlp-recheck-s73 reran GSAD and Shopper of balanced-tlp-v1252 at a later
+    commit, every metric the same: each of its four rows ties on all 3 seeds."""
+    assert main(["compare", str(RECHECK), str(FIRST)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "give one of them, or tell them apart with --by folder (they differ in folder and "
+        "commit)")
+    assert main(["compare", str(RECHECK), str(FIRST), "--by", "folder",
+                 "--baseline", "folder=balanced-tlp-v1252"]) == 0
+    lines = {line.split("  ")[0]: line.split()
+             for line in capsys.readouterr().out.splitlines()[1:]}
+    reruns = {name: cells[-5:] for name, cells in lines.items() if "tlp-recheck-s73" in name}
+    assert reruns == {f"tlp on {stream} at {ratio} (folder=tlp-recheck-s73)":
+                      ["+0.0000", "+0.0000", "0/3,", "3", "tied"]
+                      for stream in ("GSAD", "Shopper") for ratio in ("0.001", "0.01")}
+    # and each of the six settings of balanced-tlp-v1252 (Shuttle too) is a baseline
+    assert len(lines) == 10 and sum(cells[-1] == "baseline" for cells in lines.values()) == 6

@@ -17,6 +17,13 @@ seeds it shares with the baseline of its accuracy minus the baseline's, the same
 balanced accuracy, and on how many of these seeds its accuracy is higher (a tie is
 not higher and is counted apart). The spread over seeds is often larger than such a
 difference, which the unpaired mean and std then hide.
+
+``--by WHAT`` (:data:`~torch_geometric_stream.cli.record_origin.ORIGINS`:
+``folder``, ``commit``, ``host``, ``torch``, ``package``; repeated or a comma list)
+makes where a run comes from part of its setting: the same setting rerun at another
+commit, on another host or into another folder is then a row of its own, named by
+these values (``unknown`` where a record predates the entry), and can be the
+baseline: ``--by folder --baseline folder=before``.
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ import numpy as np
 
 from torch_geometric_stream.cli.arguments import check_output_files, plain_text
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.record_origin import ORIGINS, origin, parse_by
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.evaluation import plot_curves
@@ -147,55 +155,89 @@ def _check_values(path: Path, record: Record) -> None:
             raise BadRecord(f"{path}: the entry {key} must be {kind}, got {value!r}")
 
 
-def _setting(record: Mapping[str, Any]) -> Setting:
-    """The setting of a record: :data:`SETTING_KEYS` (a record older than the
-    preset and the label mask ran the paper's) and its configuration, comparable
-    with newer records (:func:`~torch_geometric_stream.cli.run.recorded_config`)."""
+def _setting(path: Path, record: Mapping[str, Any], by: Sequence[str]) -> Setting:
+    """The setting of a record read from ``path``: :data:`SETTING_KEYS` (a record
+    older than the preset and the label mask ran the paper's), its configuration,
+    comparable with newer records
+    (:func:`~torch_geometric_stream.cli.run.recorded_config`), and its origin
+    (:func:`~torch_geometric_stream.cli.record_origin.origin`) for each of ``by``."""
     known = {"preset": "paper", "label_mask": "paper"}
     return (*(record.get(key, known.get(key)) for key in SETTING_KEYS),
-            json.dumps(recorded_config(record), sort_keys=True))
+            json.dumps(recorded_config(record), sort_keys=True),
+            json.dumps({what: origin(path, record, what) for what in by}))
 
 
-def group_settings(records: Sequence[tuple[Path, Record]]
+def group_settings(records: Sequence[tuple[Path, Record]], by: Sequence[str] = ()
                    ) -> dict[Setting, list[tuple[Path, Record]]]:
-    """The runs of each setting, seeds in order.
+    """The runs of each setting, seeds in order; runs of one setting that differ
+    in an origin of ``by`` (``--by``) are settings of their own.
 
     Raises:
-        UsageError: two files of one setting and seed (which to count is the user's call).
+        UsageError: two files of one setting and seed (which to count is the user's
+            call), naming the ``--by`` that would tell them apart.
     """
     groups: dict[Setting, list[tuple[Path, Record]]] = {}
     for path, record in records:
-        runs = groups.setdefault(_setting(record), [])
-        twin = next((other for other, seen in runs if seen["seed"] == record["seed"]), None)
+        runs = groups.setdefault(_setting(path, record, by), [])
+        twin = next(((other, seen) for other, seen in runs if seen["seed"] == record["seed"]),
+                    None)
         if twin is not None:
-            raise UsageError(f"{twin} and {path} are runs of one setting and seed "
-                             f"{record['seed']}: give one of them")
+            raise UsageError(f"{twin[0]} and {path} are runs of one setting and seed "
+                             f"{record['seed']}: give one of them"
+                             + _telling_apart(twin, (path, record)))
         runs.append((path, record))
     for runs in groups.values():
         runs.sort(key=lambda run: run[1]["seed"])
     return groups
 
 
+def _telling_apart(*runs: tuple[Path, Record]) -> str:
+    """How ``--by`` could tell ``runs`` (two files of one setting and seed) apart:
+    the origins in which they differ, or that there is none."""
+    differing = [what for what in ORIGINS
+                 if len({origin(path, record, what) for path, record in runs}) > 1]
+    if not differing:
+        return f" (--by cannot tell them apart: they share {_listed(list(ORIGINS))})"
+    return (f", or tell them apart with --by {differing[0]}"
+            + (f" (they differ in {_listed(differing)})" if len(differing) > 1 else ""))
+
+
+def _listed(words: Sequence[str]) -> str:
+    """``a, b and c``."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
+
+
 def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]:
     """``("<model> on <dataset> at <ratio>", details)`` for each setting; the
-    details name the entries (``preset``, ``label_mask``, ``limit``, configuration)
-    whose values differ among the settings of that model, stream and label ratio
-    (``""`` where none do: the first part tells the setting from the others)."""
+    details name its ``--by`` origins, then the entries (``preset``,
+    ``label_mask``, ``limit``, configuration) whose values differ among the
+    settings of that model, stream and label ratio (``""`` where there are none:
+    the first part tells the setting from the others)."""
     entries = {setting: _entries(setting) for setting in settings}
     names = {}
     for setting, entry in entries.items():
+        origins = _origins(setting)
         peers = [entries[other] for other in settings if other[:3] == setting[:3]]
-        differing = [key for key in sorted(entry)
-                     if len({json.dumps(peer.get(key), sort_keys=True) for peer in peers}) > 1]
+        differing = [key for key in sorted(entry) if key not in origins
+                     and len({json.dumps(peer.get(key), sort_keys=True) for peer in peers}) > 1]
         dataset, model, ratio = setting[:3]
         names[setting] = (f"{model} on {dataset} at {ratio:g}",
-                          ", ".join(f"{key}={_plain(entry[key])}" for key in differing))
+                          ", ".join(f"{key}={_plain(entry[key])}"
+                                    for key in [*origins, *differing]))
     return names
 
 
 def _entries(setting: Setting) -> dict[str, Any]:
-    """A setting's entries by name: those of :data:`SETTING_KEYS` and its configuration."""
-    return {**dict(zip(SETTING_KEYS, setting[:-1])), **json.loads(setting[-1])}
+    """A setting's entries by name: those of :data:`SETTING_KEYS`, its
+    configuration and its ``--by`` origins."""
+    count = len(SETTING_KEYS)
+    return {**dict(zip(SETTING_KEYS, setting[:count])), **json.loads(setting[count]),
+            **_origins(setting)}
+
+
+def _origins(setting: Setting) -> dict[str, str]:
+    """A setting's ``--by`` origins by name, in the order given."""
+    return json.loads(setting[len(SETTING_KEYS) + 1])
 
 
 def _full_name(name: tuple[str, str]) -> str:
@@ -283,7 +325,8 @@ def _baselines(names: Mapping[Setting, tuple[str, str]], baseline: Mapping[str, 
         if not any(_names_value(text, value) for value in values):
             raise UsageError(f"--baseline {key}={text}: " + (
                 f"no setting has {key}={text}; its values here: {', '.join(sorted(values))}"
-                if values else f"no setting has the entry {key}"))
+                if values else f"no setting has the entry {key}"
+                + f" (add --by {key})" * (key in ORIGINS)))
     found: dict[tuple, list[Setting]] = {}
     for setting, entry in entries.items():
         if all(key in entry and _names_value(text, entry[key]) for key, text in baseline.items()):
@@ -352,7 +395,7 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]],
         base, details = names[setting]
         rows.append({"setting": _full_name(names[setting]),
                      "base": base, "details": details, "dataset": setting[0],
-                     "label_ratio": setting[2],
+                     "label_ratio": setting[2], "origins": _origins(setting),
                      "seeds": [record["seed"] for _, record in runs],
                      "accuracy": float(np.mean(accuracy)),
                      "accuracy_std": float(np.std(accuracy, ddof=1)) if len(runs) > 1 else None,
@@ -412,16 +455,18 @@ def _paired_cells(paired: Mapping[str, Any]) -> list[str]:
 
 
 def _write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
-    """The table as CSV; with a paired comparison, its columns: ``baseline`` (the
-    baseline's name, ``baseline`` on its own row), the mean differences and the
-    counts of seeds, blank where there is none."""
+    """The table as CSV: a column for each ``--by`` origin after the label ratio;
+    with a paired comparison, its columns: ``baseline`` (the baseline's name,
+    ``baseline`` on its own row), the mean differences and the counts of seeds,
+    blank where there is none."""
     paired = rows[0]["paired"] is not None
-    columns = ["setting", "dataset", "label_ratio", "seeds", "accuracy", "accuracy_std",
+    columns = ["setting", "dataset", "label_ratio", *rows[0]["origins"], "seeds", "accuracy",
+               "accuracy_std",
                *(key for key, _ in _METRICS), *_PAIRED_COLUMNS * paired, "config"]
     lines = []
     for row in rows:
         comparison = row["paired"] or {}
-        cells = {**row, "seeds": " ".join(map(str, row["seeds"])),
+        cells = {**row, **row["origins"], "seeds": " ".join(map(str, row["seeds"])),
                  "baseline": ("baseline" if "baseline" in comparison
                               else comparison.get("versus")),
                  **{f"{key}_diff": comparison.get(key)
@@ -460,8 +505,8 @@ def _curves(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, np.ndarr
 def compare_command(args: argparse.Namespace) -> int:
     """Print the table of ``args.records`` and write its CSV and plot if asked."""
     check_output_files((("--csv", args.csv), ("--plot", args.plot)), plot=args.plot)
-    baseline = parse_baseline(args.baseline)
-    rows = _rows(group_settings(read_records(args.records)), baseline)
+    baseline, by = parse_baseline(args.baseline), parse_by(args.by)
+    rows = _rows(group_settings(read_records(args.records), by), baseline)
     curves = _curves(rows) if args.plot is not None else {}
     if args.plot is not None and not curves:
         raise UsageError("--plot: none of these records holds a running-accuracy curve "
@@ -501,4 +546,12 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
                               "of its accuracy and balanced accuracy minus the baseline's, "
                               "and on how many of these seeds its accuracy is higher (a tie "
                               "is counted apart)")
+    compare.add_argument("--by", action="append", default=[], metavar="WHAT",
+                         help="make where a run comes from part of its setting, so that "
+                              "reruns of one setting are rows of their own (and can be the "
+                              "--baseline, e.g. --by folder --baseline folder=NAME): "
+                              "folder (the record file's folder), commit (git_commit, "
+                              "-dirty marked), host (processor on OS release), torch, "
+                              "package (their versions); repeat it or give a comma list; "
+                              "a record without the entry reads unknown")
     compare.set_defaults(handler=compare_command)
