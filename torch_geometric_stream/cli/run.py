@@ -608,8 +608,9 @@ def _stop_workers(stop: Event, pending: list[Future]) -> None:
 def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[ProcessPoolExecutor]:
     """``jobs`` spawned worker processes (no fork of torch's threads) holding the
     ``shared`` stream and the ``stop`` event (:func:`_start_worker`); Ctrl-C
-    reaches the main process only. Left by an error, Ctrl-C or a generator closed
-    early, the pool terminates the workers still running.
+    and SIGTERM reach the main process only. Left by an error, Ctrl-C or a
+    generator closed early, the pool kills the workers still running (SIGKILL:
+    they ignore SIGTERM, all that the executor sends them when one of them dies).
 
     A worker gets the stream once, as it is spawned: the arrays' file descriptors
     are then inherited by the new process. Sent with each seed instead, they
@@ -623,7 +624,7 @@ def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[Proce
         workers = list(pool._processes.values())  # no public way before Python 3.14
         pool.shutdown(wait=False, cancel_futures=True)
         for worker in workers:
-            worker.terminate()
+            worker.kill()
         raise
     pool.shutdown()
 
@@ -635,10 +636,12 @@ _worker_stop: Optional[Event] = None
 
 
 def _start_worker(shared: SharedStream, stop: Event) -> None:
-    """A worker process's start: it ignores Ctrl-C, which its main process passes
-    on as the ``stop`` event, and keeps the ``shared`` stream."""
+    """A worker process's start: it ignores Ctrl-C and SIGTERM (a terminal's and
+    a batch scheduler's reach every process of the job), which its main process
+    passes on as the ``stop`` event, and keeps the ``shared`` stream."""
     global _worker_stream, _worker_stop
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     _worker_stream, _worker_stop = shared, stop
 
 
