@@ -336,6 +336,31 @@ def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(
     assert capfd.readouterr() == ("", "")
 
 
+class _SignalledStarting:
+    """Unpickled in a worker before its start (:func:`run._start_worker`): the
+    worker gets Ctrl-C and SIGTERM as it starts, as from a terminal or a batch
+    scheduler that signals every process of the job while the workers import torch."""
+
+    def __reduce__(self):
+        return exec, ("import os, signal\n"
+                      "for signum in (signal.SIGINT, signal.SIGTERM):\n"
+                      "    os.kill(os.getpid(), signum)", {})
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_worker_signalled_as_it_starts_runs_its_seed():
+    """The signals held until the worker ignores them (their main process, which
+    gets them too, stops the workers by their event): no "ended abruptly"."""
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--history", "full", "--jobs", "2", "--quiet"])
+    shared = _shared_synthetic_stream(30)
+    shared.__dict__ = {"signals": _SignalledStarting(), **shared.__dict__}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    outcomes = list(run_module._run_in_workers(args, shared, [0, 1]))
+    assert [(seed, record["n_samples"]) for seed, _, record in outcomes] == [(0, 30), (1, 30)]
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before  # nothing left held
+
+
 def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monkeypatch):
     # a worker killed as it starts: the pool may refuse the next seed already
     class BreakingPool:

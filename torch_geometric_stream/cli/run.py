@@ -577,7 +577,8 @@ def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[
     seed = seeds[0]  # the first seed without a result
     with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, interrupt.deferring():
         try:  # a worker killed as it starts may break the pool before every seed is in
-            pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
+            with _signals_held():  # the workers spawned as the seeds go in
+                pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
             deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
             for seed, outcome in zip(seeds, pending):
                 while not outcome.done():
@@ -602,6 +603,27 @@ def _stop_workers(stop: Event, pending: list[Future]) -> None:
     stop.set()
     for outcome in pending:
         outcome.cancel()
+
+
+#: The signals that reach the main process of ``run --jobs`` only (Ctrl-C, and
+#: SIGTERM from a batch scheduler, which sends it to every process of the job).
+_MAIN_ONLY_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold :data:`_MAIN_ONLY_SIGNALS` within (POSIX; a signal mask): the workers
+    spawned here start with them held, so that none that comes while a worker
+    imports torch kills it before it ignores them (:func:`_start_worker`); this
+    process gets those that came as it leaves."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_ONLY_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextmanager
@@ -638,10 +660,13 @@ _worker_stop: Optional[Event] = None
 def _start_worker(shared: SharedStream, stop: Event) -> None:
     """A worker process's start: it ignores Ctrl-C and SIGTERM (a terminal's and
     a batch scheduler's reach every process of the job), which its main process
-    passes on as the ``stop`` event, and keeps the ``shared`` stream."""
+    passes on as the ``stop`` event, and keeps the ``shared`` stream. Those
+    that came while it started, held (:func:`_signals_held`), are dropped."""
     global _worker_stream, _worker_stop
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _MAIN_ONLY_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MAIN_ONLY_SIGNALS)
     _worker_stream, _worker_stop = shared, stop
 
 
