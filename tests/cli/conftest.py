@@ -1,12 +1,14 @@
 """Fixtures shared by the command-line tests."""
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
@@ -23,6 +25,45 @@ def quick_run() -> Callable[..., list[str]]:
                 "--output", str(output), "--quiet", *options]
 
     return arguments
+
+
+@pytest.fixture
+def ctrl_c_raises(request) -> None:
+    """Python's own Ctrl-C handler in place for the test."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+
+
+class ProcessGroup(subprocess.Popen):
+    """``subprocess.Popen`` in a process group of its own (the group that a
+    terminal's Ctrl-C or a batch scheduler's SIGTERM reaches:
+    ``os.killpg(process.pid, ...)``), with Python's own Ctrl-C handler;
+    :meth:`kill` kills the whole group (the command's workers too)."""
+
+    def __init__(self, argv: list[str], **arguments: Any) -> None:
+        super().__init__(argv, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                         **arguments)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):  # the whole group ended already
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def process_group() -> Iterator[Callable[..., ProcessGroup]]:
+    """``process_group(argv, **popen_arguments)``: a :class:`ProcessGroup`, which
+    is killed and reaped when the test ends, whatever its outcome."""
+    started: list[ProcessGroup] = []
+
+    def start(argv: list[str], **arguments: Any) -> ProcessGroup:
+        started.append(ProcessGroup(argv, **arguments))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+        process.communicate()
 
 
 @pytest.fixture

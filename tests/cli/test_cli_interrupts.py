@@ -9,13 +9,6 @@ import pytest
 from torch_geometric_stream.cli.interrupts import DeferredInterrupt
 
 
-@pytest.fixture
-def ctrl_c_raises(request):
-    """Python's own Ctrl-C handler in place for the test."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
-
-
 def test_the_first_ctrl_c_is_noted_a_second_raises_and_the_handler_comes_back(ctrl_c_raises):
     interrupt = DeferredInterrupt()
     with pytest.raises(KeyboardInterrupt):

@@ -79,19 +79,17 @@ run_commands([(["run", "--dataset", "synthetic", "--model", "sledge", "--quiet",
 
 
 def test_ctrl_c_at_the_terminal_reaches_each_worker_once_and_each_saves_at_its_sample(
-        tmp_path):
+        tmp_path, process_group):
     """A terminal sends Ctrl-C to its whole foreground process group, the workers
     included, and the parent passes it on as SIGTERM: each worker takes the two as
     one interrupt and stops at the end of a sample, its checkpoint and partial
     record there (two Ctrl-C would stop it at once, saving nothing more)."""
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              start_new_session=True,  # the group a terminal would signal
-                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    parent = process_group([sys.executable, "-c", PARENT, str(tmp_path)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while not all((tmp_path / f"{name}.ckpt").exists() for name in "ab"):
         if parent.poll() is not None or time.monotonic() > deadline:
-            parent.kill()
+            parent.kill()  # its workers too
             pytest.fail(f"the workers saved no checkpoint: {parent.communicate()[1].decode()}")
         time.sleep(0.01)
     os.killpg(parent.pid, signal.SIGINT)

@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -335,6 +336,31 @@ def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(
     assert capfd.readouterr() == ("", "")
 
 
+class _SignalledStarting:
+    """Unpickled in a worker before its start (:func:`run._start_worker`): the
+    worker gets Ctrl-C and SIGTERM as it starts, as from a terminal or a batch
+    scheduler that signals every process of the job while the workers import torch."""
+
+    def __reduce__(self):
+        return exec, ("import os, signal\n"
+                      "for signum in (signal.SIGINT, signal.SIGTERM):\n"
+                      "    os.kill(os.getpid(), signum)", {})
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_worker_signalled_as_it_starts_runs_its_seed():
+    """The signals held until the worker ignores them (their main process, which
+    gets them too, stops the workers by their event): no "ended abruptly"."""
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--history", "full", "--jobs", "2", "--quiet"])
+    shared = _shared_synthetic_stream(30)
+    shared.__dict__ = {"signals": _SignalledStarting(), **shared.__dict__}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    outcomes = list(run_module._run_in_workers(args, shared, [0, 1]))
+    assert [(seed, record["n_samples"]) for seed, _, record in outcomes] == [(0, 30), (1, 30)]
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before  # nothing left held
+
+
 def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monkeypatch):
     # a worker killed as it starts: the pool may refuse the next seed already
     class BreakingPool:
@@ -352,6 +378,157 @@ def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monk
     with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 3 did not "
                                          "finish"):
         list(run_module._run_in_workers(args, None, [3, 4]))
+
+
+def _ignores(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` ignores signal ``signum`` (Linux: its ``SigIgn`` mask)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+    return bool(mask >> (signum - 1) & 1)
+
+
+def _exit_codes(workers, timeout: float = 10.0) -> list:
+    """The exit codes of the ``workers`` processes once all ended, ``None`` for those
+    still running after ``timeout`` seconds. Polled, not joined: the pool's thread
+    reaps them too, and of two threads waiting for a process one may find it gone."""
+    deadline = time.monotonic() + timeout
+    while any(worker.exitcode is None for worker in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [worker.exitcode for worker in workers]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_worker_that_dies_ends_the_others_which_ignore_sigterm():
+    """The pool, broken, sends SIGTERM to the other workers, which ignore it (a
+    batch scheduler's reaches them too; their main process stops them): the
+    main process kills them."""
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
+                                      "--history", "full", "--jobs", "2", "--quiet"])
+    others = set(multiprocessing.active_children())
+    workers = []
+
+    def kill_a_worker_once_both_started():
+        while len(workers) < 2:
+            workers[:] = sorted(set(multiprocessing.active_children()) - others,
+                                key=lambda worker: worker.pid)
+            time.sleep(0.05)
+        while not all(_ignores(worker.pid, signal.SIGINT) for worker in workers):
+            time.sleep(0.05)  # not started yet: SIGTERM would kill it, whatever it ignores
+        # the first started, whose death the pool sees at once (CPython's may miss
+        # that of one started after it began to wait until a seed ends)
+        os.kill(workers[0].pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_a_worker_once_both_started, daemon=True)
+    killer.start()
+    try:
+        with pytest.raises(UsageError, match="a worker process ended abruptly"):
+            list(run_module._run_in_workers(args, _shared_synthetic_stream(50_000), [0, 1]))
+        killer.join()
+        assert _exit_codes(workers) == [-signal.SIGKILL] * 2
+    finally:
+        for worker in workers:
+            worker.kill()
+
+
+class _StuckWorkers:
+    """``_worker_pool``'s place: a pool whose first ``jobs`` seeds are in progress
+    in workers that never return (the futures running), the others waiting; it
+    notes its ``stop`` event and the error that left it."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.futures: list[Future] = []
+        self.stop = None
+        self.left_by = None
+
+    @contextlib.contextmanager
+    def __call__(self, jobs, shared, stop):
+        self.stop = stop
+        try:
+            yield self
+        except BaseException as error:
+            self.left_by = type(error)
+            raise
+
+    def submit(self, *arguments):
+        self.futures.append(Future())
+        if len(self.futures) <= self.jobs:
+            self.futures[-1].set_running_or_notify_cancel()
+        return self.futures[-1]
+
+
+def _stuck_workers(monkeypatch, waiting):
+    """Two :class:`_StuckWorkers` of three seeds; ``run --jobs`` waits for them
+    with ``waiting(futures, timeout)``. Returns the pool."""
+    pool = _StuckWorkers(2)
+    monkeypatch.setattr(run_module, "_worker_pool", pool)
+    monkeypatch.setattr(run_module, "wait", waiting)
+    return pool
+
+
+def _stuck_and_stopped(pool):
+    """The two seeds in progress asked to stop, neither cancelled, the third
+    cancelled, and the pool left by ``KeyboardInterrupt``, which ends its workers."""
+    return (pool.stop.is_set() and [future.cancelled() for future in pool.futures]
+            == [False, False, True] and pool.left_by is KeyboardInterrupt)
+
+
+def test_a_second_ctrl_c_ends_the_workers_at_once(monkeypatch, ctrl_c_raises):
+    waits = []
+
+    def ctrl_c_each_wait(futures, timeout):
+        waits.append(timeout)
+        signal.raise_signal(signal.SIGINT)  # the second raises KeyboardInterrupt here
+
+    pool = _stuck_workers(monkeypatch, ctrl_c_each_wait)
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
+    with pytest.raises(KeyboardInterrupt) as raised:
+        list(run_module._run_in_workers(args, None, [0, 1, 2]))
+    assert raised.type is KeyboardInterrupt and len(waits) == 2  # not the grace period's
+    assert _stuck_and_stopped(pool)
+
+
+def test_workers_not_stopped_within_the_grace_period_are_ended(monkeypatch, ctrl_c_raises):
+    grace, waits = 0.3, []
+    real_wait = run_module.wait
+
+    def ctrl_c_once(futures, timeout):
+        waits.append(time.monotonic())
+        if len(waits) == 1:
+            signal.raise_signal(signal.SIGINT)
+        elif len(waits) > 100:
+            pytest.fail("the grace period never ended")
+        else:
+            real_wait(futures, timeout)
+
+    monkeypatch.setattr(run_module, "INTERRUPT_GRACE_SECONDS", grace)
+    pool = _stuck_workers(monkeypatch, ctrl_c_once)
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
+    with pytest.raises(KeyboardInterrupt) as raised:
+        list(run_module._run_in_workers(args, None, [0, 1, 2]))
+    assert raised.type is KeyboardInterrupt
+    assert time.monotonic() - waits[0] >= grace and len(waits) > 2  # waited, polling
+    assert _stuck_and_stopped(pool)
+
+
+def test_the_pool_kills_its_workers_which_ignore_ctrl_c_and_sigterm():
+    """Ctrl-C and SIGTERM reach the main process only (which stops the workers by
+    their event); left by an error, the pool kills the workers still running."""
+    stop = multiprocessing.get_context("spawn").Event()
+    worker = None
+    try:
+        with pytest.raises(RuntimeError, match="leaving the pool"):
+            with run_module._worker_pool(1, _shared_synthetic_stream(30), stop) as pool:
+                handlers = [pool.submit(signal.getsignal, signum).result()
+                            for signum in (signal.SIGINT, signal.SIGTERM)]
+                pool.submit(time.sleep, 60)
+                (worker,) = pool._processes.values()
+                assert handlers == [signal.SIG_IGN] * 2
+                raise RuntimeError("leaving the pool")
+        assert _exit_codes([worker]) == [-signal.SIGKILL]
+    finally:
+        if worker is not None:
+            worker.kill()
 
 
 #: A module the ``run --jobs`` workers import (pickled by name): their seeds run as
@@ -389,9 +566,11 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_ctrl_c_stops_the_seeds_of_the_workers_at_their_sample_and_keeps_their_metrics(
-        tmp_path):
-    """``run --jobs 2`` of three seeds, Ctrl-C once both workers are in a seed
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_keeps_metrics(
+        tmp_path, process_group, signum):
+    """``run --jobs 2`` of three seeds, Ctrl-C at the terminal or a batch scheduler's
+    SIGTERM (both reach every process of the job) once both workers are in a seed
     (SLeDGe: some 20 ms a sample): each stops at the end of its sample and its
     metrics so far go to its partial record; the third seed never starts."""
     markers, outputs = tmp_path / "markers", tmp_path / "outputs"
@@ -400,22 +579,21 @@ def test_ctrl_c_stops_the_seeds_of_the_workers_at_their_sample_and_keeps_their_m
     package_parent = str(Path(run_module.__file__).resolve().parents[2])
     env = dict(os.environ, OMP_NUM_THREADS="1", MARKERS=str(markers),
                PYTHONPATH=os.pathsep.join([str(tmp_path), package_parent]))
-    command = subprocess.Popen(
+    command = process_group(
         [sys.executable, "-c", _MAIN_NOTING_WORKERS, "run", "--dataset", "synthetic",
          "--model", "sledge", "--seed", "0,1,2", "--jobs", "2", "--quiet", "--output",
          str(outputs / "run.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
-        start_new_session=True,  # the group a terminal would signal
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     deadline = time.monotonic() + 120
     while not all((markers / f"seed{seed}").exists() for seed in (0, 1)):
         if command.poll() is not None or time.monotonic() > deadline:
-            command.kill()
+            command.kill()  # its workers too
             pytest.fail(f"the workers did not start their seeds: {command.communicate()[1]}")
         time.sleep(0.01)
-    os.killpg(command.pid, signal.SIGINT)  # the workers ignore it: their main process stops them
+    os.killpg(command.pid, signum)  # the workers ignore it: their main process stops them
     out, err = command.communicate(timeout=60)
     assert command.returncode == 130, err
+    assert "ended abruptly" not in err, err
     partials = [outputs / f"run_seed{seed}.json.partial" for seed in (0, 1)]
     assert sorted(outputs.iterdir()) == partials  # nothing of seed 2, never started
     records = [_read(partial) for partial in partials]

@@ -577,7 +577,8 @@ def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[
     seed = seeds[0]  # the first seed without a result
     with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, interrupt.deferring():
         try:  # a worker killed as it starts may break the pool before every seed is in
-            pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
+            with _signals_held():  # the workers spawned as the seeds go in
+                pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
             deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
             for seed, outcome in zip(seeds, pending):
                 while not outcome.done():
@@ -604,12 +605,34 @@ def _stop_workers(stop: Event, pending: list[Future]) -> None:
         outcome.cancel()
 
 
+#: The signals that reach the main process of ``run --jobs`` only (Ctrl-C, and
+#: SIGTERM from a batch scheduler, which sends it to every process of the job).
+_MAIN_ONLY_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold :data:`_MAIN_ONLY_SIGNALS` within (POSIX; a signal mask): the workers
+    spawned here start with them held, so that none that comes while a worker
+    imports torch kills it before it ignores them (:func:`_start_worker`); this
+    process gets those that came as it leaves."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_ONLY_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 @contextmanager
 def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[ProcessPoolExecutor]:
     """``jobs`` spawned worker processes (no fork of torch's threads) holding the
     ``shared`` stream and the ``stop`` event (:func:`_start_worker`); Ctrl-C
-    reaches the main process only. Left by an error, Ctrl-C or a generator closed
-    early, the pool terminates the workers still running.
+    and SIGTERM reach the main process only. Left by an error, Ctrl-C or a
+    generator closed early, the pool kills the workers still running (SIGKILL:
+    they ignore SIGTERM, all that the executor sends them when one of them dies).
 
     A worker gets the stream once, as it is spawned: the arrays' file descriptors
     are then inherited by the new process. Sent with each seed instead, they
@@ -623,7 +646,7 @@ def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[Proce
         workers = list(pool._processes.values())  # no public way before Python 3.14
         pool.shutdown(wait=False, cancel_futures=True)
         for worker in workers:
-            worker.terminate()
+            worker.kill()
         raise
     pool.shutdown()
 
@@ -635,10 +658,15 @@ _worker_stop: Optional[Event] = None
 
 
 def _start_worker(shared: SharedStream, stop: Event) -> None:
-    """A worker process's start: it ignores Ctrl-C, which its main process passes
-    on as the ``stop`` event, and keeps the ``shared`` stream."""
+    """A worker process's start: it ignores Ctrl-C and SIGTERM (a terminal's and
+    a batch scheduler's reach every process of the job), which its main process
+    passes on as the ``stop`` event, and keeps the ``shared`` stream. Those
+    that came while it started, held (:func:`_signals_held`), are dropped."""
     global _worker_stream, _worker_stop
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in _MAIN_ONLY_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MAIN_ONLY_SIGNALS)
     _worker_stream, _worker_stop = shared, stop
 
 
