@@ -26,6 +26,7 @@ import torch_geometric
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import report as report_module
 from torch_geometric_stream.cli import run as run_module
+from torch_geometric_stream.cli import seed_workers
 from torch_geometric_stream.cli.arguments import check_device, parse_seeds
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import UsageError
@@ -264,7 +265,13 @@ def test_seeds_run_in_worker_processes_give_one_jobs_results(tmp_path, capsys):
 def _shared_synthetic_stream(samples):
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--synthetic-samples",
                                       str(samples)])
-    return run_module.SharedStream(run_module.load_stream(args))
+    return seed_workers.SharedStream(run_module.load_stream(args))
+
+
+def _in_workers(args, shared, seeds):
+    """The outcomes of ``run --jobs``'s workers running ``seeds`` on ``shared``."""
+    return list(seed_workers._run_in_workers(args, shared, seeds,
+                                             run_module._run_seed_in_worker))
 
 
 def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
@@ -274,7 +281,7 @@ def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
                                       "--config", str(tmp_path / "gone.json"), "--jobs", "2",
                                       "--quiet"])
     with pytest.raises(UsageError, match="cannot read --config file .*gone.json"):
-        list(run_module._run_in_workers(args, _shared_synthetic_stream(30), [0, 1]))
+        _in_workers(args, _shared_synthetic_stream(30), [0, 1])
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
@@ -294,7 +301,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
     killer.start()
     with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 0 did not "
                                          "finish"):
-        list(run_module._run_in_workers(args, _shared_synthetic_stream(50_000), [0, 1]))
+        _in_workers(args, _shared_synthetic_stream(50_000), [0, 1])
     killer.join()
 
 
@@ -327,7 +334,7 @@ def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(
     capfd.readouterr()
     with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 0 did not "
                                          "finish"):
-        list(run_module._run_in_workers(args, shared, [0, 1]))
+        _in_workers(args, shared, [0, 1])
     # the main process hands file descriptors out one connection at a time: once it
     # has served this one, it has reported on the killed worker's, if it ever will
     from multiprocessing import resource_sharer
@@ -337,7 +344,7 @@ def test_a_worker_killed_receiving_the_shared_stream_is_only_the_one_line_error(
 
 
 class _SignalledStarting:
-    """Unpickled in a worker before its start (:func:`run._start_worker`): the
+    """Unpickled in a worker before its start (:func:`seed_workers._start_worker`): the
     worker gets Ctrl-C and SIGTERM as it starts, as from a terminal or a batch
     scheduler that signals every process of the job while the workers import torch."""
 
@@ -356,7 +363,7 @@ def test_a_worker_signalled_as_it_starts_runs_its_seed():
     shared = _shared_synthetic_stream(30)
     shared.__dict__ = {"signals": _SignalledStarting(), **shared.__dict__}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    outcomes = list(run_module._run_in_workers(args, shared, [0, 1]))
+    outcomes = _in_workers(args, shared, [0, 1])
     assert [(seed, record["n_samples"]) for seed, _, record in outcomes] == [(0, 30), (1, 30)]
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before  # nothing left held
 
@@ -372,12 +379,12 @@ def test_a_pool_that_breaks_while_seeds_are_submitted_is_the_one_line_error(monk
                 raise BrokenProcessPool("A child process terminated abruptly")
             self.submitted += 1
 
-    monkeypatch.setattr(run_module, "_worker_pool",
+    monkeypatch.setattr(seed_workers, "_worker_pool",
                         lambda jobs, shared, stop: contextlib.nullcontext(BreakingPool()))
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
     with pytest.raises(UsageError, match="a worker process ended abruptly .*seed 3 did not "
                                          "finish"):
-        list(run_module._run_in_workers(args, None, [3, 4]))
+        _in_workers(args, None, [3, 4])
 
 
 def _ignores(pid: int, signum: int) -> bool:
@@ -422,7 +429,7 @@ def test_a_worker_that_dies_ends_the_others_which_ignore_sigterm():
     killer.start()
     try:
         with pytest.raises(UsageError, match="a worker process ended abruptly"):
-            list(run_module._run_in_workers(args, _shared_synthetic_stream(50_000), [0, 1]))
+            _in_workers(args, _shared_synthetic_stream(50_000), [0, 1])
         killer.join()
         assert _exit_codes(workers) == [-signal.SIGKILL] * 2
     finally:
@@ -461,8 +468,8 @@ def _stuck_workers(monkeypatch, waiting):
     """Two :class:`_StuckWorkers` of three seeds; ``run --jobs`` waits for them
     with ``waiting(futures, timeout)``. Returns the pool."""
     pool = _StuckWorkers(2)
-    monkeypatch.setattr(run_module, "_worker_pool", pool)
-    monkeypatch.setattr(run_module, "wait", waiting)
+    monkeypatch.setattr(seed_workers, "_worker_pool", pool)
+    monkeypatch.setattr(seed_workers, "wait", waiting)
     return pool
 
 
@@ -483,14 +490,14 @@ def test_a_second_ctrl_c_ends_the_workers_at_once(monkeypatch, ctrl_c_raises):
     pool = _stuck_workers(monkeypatch, ctrl_c_each_wait)
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
     with pytest.raises(KeyboardInterrupt) as raised:
-        list(run_module._run_in_workers(args, None, [0, 1, 2]))
+        _in_workers(args, None, [0, 1, 2])
     assert raised.type is KeyboardInterrupt and len(waits) == 2  # not the grace period's
     assert _stuck_and_stopped(pool)
 
 
 def test_workers_not_stopped_within_the_grace_period_are_ended(monkeypatch, ctrl_c_raises):
     grace, waits = 0.3, []
-    real_wait = run_module.wait
+    real_wait = seed_workers.wait
 
     def ctrl_c_once(futures, timeout):
         waits.append(time.monotonic())
@@ -501,11 +508,11 @@ def test_workers_not_stopped_within_the_grace_period_are_ended(monkeypatch, ctrl
         else:
             real_wait(futures, timeout)
 
-    monkeypatch.setattr(run_module, "INTERRUPT_GRACE_SECONDS", grace)
+    monkeypatch.setattr(seed_workers, "INTERRUPT_GRACE_SECONDS", grace)
     pool = _stuck_workers(monkeypatch, ctrl_c_once)
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--jobs", "2"])
     with pytest.raises(KeyboardInterrupt) as raised:
-        list(run_module._run_in_workers(args, None, [0, 1, 2]))
+        _in_workers(args, None, [0, 1, 2])
     assert raised.type is KeyboardInterrupt
     assert time.monotonic() - waits[0] >= grace and len(waits) > 2  # waited, polling
     assert _stuck_and_stopped(pool)
@@ -518,7 +525,7 @@ def test_the_pool_kills_its_workers_which_ignore_ctrl_c_and_sigterm():
     worker = None
     try:
         with pytest.raises(RuntimeError, match="leaving the pool"):
-            with run_module._worker_pool(1, _shared_synthetic_stream(30), stop) as pool:
+            with seed_workers._worker_pool(1, _shared_synthetic_stream(30), stop) as pool:
                 handlers = [pool.submit(signal.getsignal, signum).result()
                             for signum in (signal.SIGINT, signal.SIGTERM)]
                 pool.submit(time.sleep, 60)

@@ -1,15 +1,18 @@
 """Ctrl-C (and SIGTERM) deferred to a point where a run can stop cleanly (the end of a
-sample)."""
+sample), and what a ``run`` so stopped, or stopped at once, says it kept and how to
+continue."""
 from __future__ import annotations
 
+import argparse
 import signal
 import threading
 from contextlib import contextmanager
 from multiprocessing.synchronize import Event
+from pathlib import Path
 from types import FrameType
-from typing import Iterator, Optional
+from typing import Iterator, NamedTuple, Optional
 
-__all__ = ["DeferredInterrupt"]
+__all__ = ["DeferredInterrupt", "StoppedBetweenSamples", "StoppedSeed"]
 
 
 class DeferredInterrupt:
@@ -76,3 +79,95 @@ class DeferredInterrupt:
 
     def _handle_term(self, signum: int, frame: Optional[FrameType]) -> None:
         self._requested = True
+
+
+class StoppedSeed(NamedTuple):
+    """A seed that Ctrl-C stopped cleanly after ``done`` stream positions, its
+    record so far in ``partial`` (``None``: no ``--output``)."""
+    seed: int
+    done: int
+    partial: Optional[Path]
+
+
+class StoppedBetweenSamples(KeyboardInterrupt):
+    """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): the
+    seeds in progress (one; those of the workers of ``--jobs``) ``stopped`` there,
+    the checkpoint of a single seed (if ``--checkpoint``) saved there."""
+
+    def __init__(self, stopped: list[StoppedSeed]) -> None:
+        super().__init__(stopped)
+        self.stopped = stopped
+
+
+def _modified(path: Optional[Path]) -> Optional[int]:
+    """When file ``path`` was last written (ns), ``None`` if it is not there."""
+    return path.stat().st_mtime_ns if path is not None and path.exists() else None
+
+
+def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
+                 seeds: list[int], written: list[int]) -> str:
+    """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
+    to continue from it (``checkpoint_before``: the checkpoint file's time
+    before the run; unchanged, the run wrote none), or which of its ``seeds``
+    finished with their files ``written``, and which are left; a resumed run
+    that saved none names the ``--resume`` file, which still holds its state."""
+    if written:
+        left = ",".join(str(seed) for seed in seeds if seed not in written)
+        return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
+                f"written: --seed {left} runs the rest")
+    saved = args.checkpoint is not None and _modified(args.checkpoint) not in (
+        None, checkpoint_before)
+    if not saved and args.resume is not None:  # the state it resumed from is still there
+        return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
+                f"the state it resumed from: rerun the same command to continue from it")
+    if args.checkpoint is None:
+        single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
+        return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
+                f"state{single})")
+    if not saved:
+        every = ("" if args.checkpoint_every is not None
+                 else "; --checkpoint-every N saves every N samples")
+        return (f"run interrupted before its first checkpoint (this run wrote none to "
+                f"{args.checkpoint}{every})")
+    return f"run interrupted; last checkpoint in {args.checkpoint}: {_continue_from(args)}"
+
+
+def _continue_from(args: argparse.Namespace) -> str:
+    """How to continue from ``--checkpoint``."""
+    resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
+    return f"rerun the same command{resume} to continue from it"
+
+
+def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
+                  stopped: StoppedBetweenSamples) -> str:
+    """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
+    (the files of the ``seeds`` ``written`` before, the partial records of the
+    seeds stopped, the checkpoint of a single seed at that sample) and how to
+    continue."""
+    parts = [f"run interrupted {_stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
+    if written:
+        parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
+    partials = [str(seed.partial) for seed in stopped.stopped if seed.partial is not None]
+    if partials:
+        whose = "its" if len(stopped.stopped) == 1 else "their"
+        parts.append(f"{whose} metrics so far are in {', '.join(partials)}")
+    if args.checkpoint is not None:
+        parts.append(f"its state at that sample is in {args.checkpoint}: "
+                     f"{_continue_from(args)}")
+    elif args.resume is not None:  # the state it resumed from is still there
+        parts.append(f"{args.resume} still holds the state it resumed from: rerun the same "
+                     f"command to continue from it")
+    elif len(seeds) > 1:
+        parts.append(f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} "
+                     f"runs the rest")
+    else:
+        parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
+    return "; ".join(parts)
+
+
+def _stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
+    """Where Ctrl-C ``stopped`` the seeds in progress: ``after sample 13``, ``after
+    sample 20 of seed 1`` (of ``several`` seeds), ``after sample 20 of seed 1 and
+    sample 18 of seed 2``."""
+    return "after " + " and ".join(f"sample {seed.done}" + f" of seed {seed.seed}" * several
+                                   for seed in stopped)

@@ -2,17 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import signal
 import sys
-import time
-from concurrent.futures import Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, fields, replace
-from multiprocessing.synchronize import Event
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, NamedTuple, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import torch
 
@@ -22,14 +16,16 @@ from torch_geometric_stream.cli.arguments import (check_device, check_folder, ch
                                                   parse_seeds, read_config_file)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
-from torch_geometric_stream.cli.interrupts import DeferredInterrupt
+from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
+                                                   StoppedSeed, _interrupted, _modified,
+                                                   _stopped_after, _stopped_line)
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
-from torch_geometric_stream.cli.parallel import INTERRUPT_GRACE_SECONDS
 from torch_geometric_stream.cli.report import (partial_path, run_record, seed_path,
                                                software_versions, summary_table, write_json)
+from torch_geometric_stream.cli.seed_workers import SharedStream, _run_in_workers, _worker_state
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -46,9 +42,8 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
-           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "SharedStream",
-           "StoppedBetweenSamples", "StoppedSeed", "Stream", "check_run", "load_stream",
-           "recorded_config", "run_command", "run_device"]
+           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
+           "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -235,24 +230,6 @@ def run_command(args: argparse.Namespace) -> int:
         raise Interrupted(line) from None
 
 
-class StoppedSeed(NamedTuple):
-    """A seed that Ctrl-C stopped cleanly after ``done`` stream positions, its
-    record so far in ``partial`` (``None``: no ``--output``)."""
-    seed: int
-    done: int
-    partial: Optional[Path]
-
-
-class StoppedBetweenSamples(KeyboardInterrupt):
-    """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): the
-    seeds in progress (one; those of the workers of ``--jobs``) ``stopped`` there,
-    the checkpoint of a single seed (if ``--checkpoint``) saved there."""
-
-    def __init__(self, stopped: list[StoppedSeed]) -> None:
-        super().__init__(stopped)
-        self.stopped = stopped
-
-
 def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
     """Warn on stderr when ``--checkpoint`` names a file that exists and the run
     does not resume from it: a rerun that forgot ``--resume`` starts from the
@@ -284,79 +261,6 @@ def _check_files_apart(args: argparse.Namespace,
             raise UsageError(f"{earlier} and {option} name one file, {path}: the "
                              f"{option} file would overwrite it; give it another name")
 
-
-def _modified(path: Optional[Path]) -> Optional[int]:
-    """When file ``path`` was last written (ns), ``None`` if it is not there."""
-    return path.stat().st_mtime_ns if path is not None and path.exists() else None
-
-
-def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
-                 seeds: list[int], written: list[int]) -> str:
-    """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
-    to continue from it (``checkpoint_before``: the checkpoint file's time
-    before the run; unchanged, the run wrote none), or which of its ``seeds``
-    finished with their files ``written``, and which are left; a resumed run
-    that saved none names the ``--resume`` file, which still holds its state."""
-    if written:
-        left = ",".join(str(seed) for seed in seeds if seed not in written)
-        return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
-                f"written: --seed {left} runs the rest")
-    saved = args.checkpoint is not None and _modified(args.checkpoint) not in (
-        None, checkpoint_before)
-    if not saved and args.resume is not None:  # the state it resumed from is still there
-        return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
-                f"the state it resumed from: rerun the same command to continue from it")
-    if args.checkpoint is None:
-        single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
-        return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
-                f"state{single})")
-    if not saved:
-        every = ("" if args.checkpoint_every is not None
-                 else "; --checkpoint-every N saves every N samples")
-        return (f"run interrupted before its first checkpoint (this run wrote none to "
-                f"{args.checkpoint}{every})")
-    return f"run interrupted; last checkpoint in {args.checkpoint}: {_continue_from(args)}"
-
-
-def _continue_from(args: argparse.Namespace) -> str:
-    """How to continue from ``--checkpoint``."""
-    resume = "" if args.resume == args.checkpoint else f" with --resume {args.checkpoint}"
-    return f"rerun the same command{resume} to continue from it"
-
-
-def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
-                  stopped: StoppedBetweenSamples) -> str:
-    """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
-    (the files of the ``seeds`` ``written`` before, the partial records of the
-    seeds stopped, the checkpoint of a single seed at that sample) and how to
-    continue."""
-    parts = [f"run interrupted {_stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
-    if written:
-        parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
-    partials = [str(seed.partial) for seed in stopped.stopped if seed.partial is not None]
-    if partials:
-        whose = "its" if len(stopped.stopped) == 1 else "their"
-        parts.append(f"{whose} metrics so far are in {', '.join(partials)}")
-    if args.checkpoint is not None:
-        parts.append(f"its state at that sample is in {args.checkpoint}: "
-                     f"{_continue_from(args)}")
-    elif args.resume is not None:  # the state it resumed from is still there
-        parts.append(f"{args.resume} still holds the state it resumed from: rerun the same "
-                     f"command to continue from it")
-    elif len(seeds) > 1:
-        parts.append(f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} "
-                     f"runs the rest")
-    else:
-        parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
-    return "; ".join(parts)
-
-
-def _stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
-    """Where Ctrl-C ``stopped`` the seeds in progress: ``after sample 13``, ``after
-    sample 20 of seed 1`` (of ``several`` seeds), ``after sample 20 of seed 1 and
-    sample 18 of seed 2``."""
-    return "after " + " and ".join(f"sample {seed.done}" + f" of seed {seed.seed}" * several
-                                   for seed in stopped)
 
 
 @dataclass
@@ -489,7 +393,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
         shared = SharedStream(plan.stream)
         plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
-        outcomes = _run_in_workers(args, shared, seeds, interrupt)
+        outcomes = _run_in_workers(args, shared, seeds, _run_seed_in_worker, interrupt)
     else:
         outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds
                     if not interrupt.requested)  # no seed starts after a Ctrl-C
@@ -532,156 +436,20 @@ def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[s
     print(summary_table(records))
 
 
-class SharedStream:
-    """A loaded :data:`Stream` for spawned worker processes: its arrays in shared
-    memory, which a pickled ``SharedStream`` names rather than copies
-    (``torch.multiprocessing``), so that the workers neither load the stream
-    again nor each hold a copy of it."""
-
-    def __init__(self, stream: Stream) -> None:
-        dataset, self.name, self.source = stream
-        self.x, self.y = (torch.from_numpy(array).share_memory_()
-                          for array in (dataset.x, dataset.y))
-        self.metadata = {field.name: getattr(dataset, field.name) for field in fields(dataset)
-                         if field.name not in ("x", "y")}
-
-    def stream(self) -> Stream:
-        """The stream, its arrays views of the shared memory."""
-        return (StreamDataset(x=self.x.numpy(), y=self.y.numpy(), **self.metadata),
-                self.name, self.source)
-
-
-#: How often the main process of ``run --jobs`` looks whether Ctrl-C came while it
-#: waits for a seed.
-_POLL_SECONDS = 0.1
-
-
-def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int],
-                    interrupt: Optional[DeferredInterrupt] = None
-                    ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
-    """Each seed with its result and record, in the order of ``seeds``, from up to
-    ``args.jobs`` worker processes reading the ``shared`` stream. An error in a
-    worker is raised here; it, or a worker that dies (killed for lack of memory;
-    the pool notices at the latest when another seed ends) stops the workers
-    still running.
-
-    The first Ctrl-C (or SIGTERM) of this process (``interrupt``, a fresh
-    :class:`DeferredInterrupt` if not given) starts no further seed and stops the
-    seeds in progress at the end of their sample: their records, with
-    ``interrupted_at``, still come; those never started do not. A second Ctrl-C,
-    or workers that have not returned within
-    :data:`~torch_geometric_stream.cli.parallel.INTERRUPT_GRACE_SECONDS` of the
-    first, raise ``KeyboardInterrupt`` and the workers still running are ended."""
-    interrupt = DeferredInterrupt() if interrupt is None else interrupt
-    stop = multiprocessing.get_context("spawn").Event()  # the workers' Ctrl-C
-    seed = seeds[0]  # the first seed without a result
-    with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, interrupt.deferring():
-        try:  # a worker killed as it starts may break the pool before every seed is in
-            with _signals_held():  # the workers spawned as the seeds go in
-                pending = [pool.submit(_run_seed_in_worker, args, each) for each in seeds]
-            deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
-            for seed, outcome in zip(seeds, pending):
-                while not outcome.done():
-                    if interrupt.requested and deadline is None:
-                        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
-                        _stop_workers(stop, pending)
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise KeyboardInterrupt  # a worker that does not stop: ended now
-                    wait([outcome], timeout=_POLL_SECONDS)
-                if not outcome.cancelled() and (returned := outcome.result()) is not None:
-                    yield (seed, *returned)
-        except BrokenProcessPool:
-            raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
-                             f"memory: fewer --jobs need less); seed {seed} did not "
-                             f"finish") from None
-
-
-def _stop_workers(stop: Event, pending: list[Future]) -> None:
-    """Set the workers' ``stop`` event: those in a seed stop at the end of their
-    sample, and none starts another; cancel the ``pending`` seeds not yet sent
-    to a worker."""
-    stop.set()
-    for outcome in pending:
-        outcome.cancel()
-
-
-#: The signals that reach the main process of ``run --jobs`` only (Ctrl-C, and
-#: SIGTERM from a batch scheduler, which sends it to every process of the job).
-_MAIN_ONLY_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold :data:`_MAIN_ONLY_SIGNALS` within (POSIX; a signal mask): the workers
-    spawned here start with them held, so that none that comes while a worker
-    imports torch kills it before it ignores them (:func:`_start_worker`); this
-    process gets those that came as it leaves."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_ONLY_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-@contextmanager
-def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[ProcessPoolExecutor]:
-    """``jobs`` spawned worker processes (no fork of torch's threads) holding the
-    ``shared`` stream and the ``stop`` event (:func:`_start_worker`); Ctrl-C
-    and SIGTERM reach the main process only. Left by an error, Ctrl-C or a
-    generator closed early, the pool kills the workers still running (SIGKILL:
-    they ignore SIGTERM, all that the executor sends them when one of them dies).
-
-    A worker gets the stream once, as it is spawned: the arrays' file descriptors
-    are then inherited by the new process. Sent with each seed instead, they
-    would be served by a thread of the main process, which prints a traceback
-    (``ConnectionResetError``) when a worker is killed while it receives them."""
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_worker, initargs=(shared, stop))
-    try:
-        yield pool
-    except BaseException:
-        workers = list(pool._processes.values())  # no public way before Python 3.14
-        pool.shutdown(wait=False, cancel_futures=True)
-        for worker in workers:
-            worker.kill()
-        raise
-    pool.shutdown()
-
-
-#: The stream of this worker process and the event its main process sets on
-#: Ctrl-C (set by :func:`_start_worker`).
-_worker_stream: Optional[SharedStream] = None
-_worker_stop: Optional[Event] = None
-
-
-def _start_worker(shared: SharedStream, stop: Event) -> None:
-    """A worker process's start: it ignores Ctrl-C and SIGTERM (a terminal's and
-    a batch scheduler's reach every process of the job), which its main process
-    passes on as the ``stop`` event, and keeps the ``shared`` stream. Those
-    that came while it started, held (:func:`_signals_held`), are dropped."""
-    global _worker_stream, _worker_stop
-    for signum in _MAIN_ONLY_SIGNALS:
-        signal.signal(signum, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MAIN_ONLY_SIGNALS)
-    _worker_stream, _worker_stop = shared, stop
-
-
 def _run_seed_in_worker(args: argparse.Namespace, seed: int
                         ) -> Optional[tuple[PrequentialResult, dict[str, Any]]]:
     """One seed of ``args`` on the worker's shared stream, as the main process runs
     it, stopped at the end of a sample once the main process's Ctrl-C sets the stop
-    event; ``None`` where it was set before the seed started."""
-    if _worker_stop.is_set():
+    event; ``None`` where it was set before the seed started (the task of a
+    :func:`~torch_geometric_stream.cli.seed_workers._run_in_workers` worker)."""
+    shared, stop = _worker_state()
+    if stop.is_set():
         return None
     torch.set_num_threads(args.threads)
     with flush_denormal() if args.flush_denormal else nullcontext():
-        return _run_seed(args, _plan(args, _worker_stream.stream()), seed,
+        return _run_seed(args, _plan(args, shared.stream()), seed,
                          progress_every=LOG_PROGRESS_SECONDS,
-                         interrupt=DeferredInterrupt(_worker_stop))
+                         interrupt=DeferredInterrupt(stop))
 
 
 def progress_interval() -> Optional[float]:
@@ -855,3 +623,4 @@ def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any]
     csv_path = seed_path(args.csv, seed, several)
     if csv_path is not None:
         result.save_csv(csv_path)
+
