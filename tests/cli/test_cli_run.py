@@ -270,8 +270,8 @@ def _shared_synthetic_stream(samples):
 
 def _in_workers(args, shared, seeds):
     """The outcomes of ``run --jobs``'s workers running ``seeds`` on ``shared``."""
-    return list(seed_workers._run_in_workers(args, shared, seeds,
-                                             run_module._run_seed_in_worker))
+    return list(seed_workers.run_in_workers(args, shared, seeds,
+                                            run_module._run_seed_in_worker))
 
 
 def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):

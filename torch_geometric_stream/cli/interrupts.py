@@ -12,7 +12,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Iterator, NamedTuple, Optional
 
-__all__ = ["DeferredInterrupt", "StoppedBetweenSamples", "StoppedSeed"]
+__all__ = ["DeferredInterrupt", "StoppedBetweenSamples", "StoppedSeed", "interrupted_line",
+           "modified_time", "stopped_after", "stopped_line"]
 
 
 class DeferredInterrupt:
@@ -99,13 +100,13 @@ class StoppedBetweenSamples(KeyboardInterrupt):
         self.stopped = stopped
 
 
-def _modified(path: Optional[Path]) -> Optional[int]:
+def modified_time(path: Optional[Path]) -> Optional[int]:
     """When file ``path`` was last written (ns), ``None`` if it is not there."""
     return path.stat().st_mtime_ns if path is not None and path.exists() else None
 
 
-def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
-                 seeds: list[int], written: list[int]) -> str:
+def interrupted_line(args: argparse.Namespace, checkpoint_before: Optional[int],
+                     seeds: list[int], written: list[int]) -> str:
     """The line of a run stopped by Ctrl-C: where its last checkpoint is, and how
     to continue from it (``checkpoint_before``: the checkpoint file's time
     before the run; unchanged, the run wrote none), or which of its ``seeds``
@@ -115,7 +116,7 @@ def _interrupted(args: argparse.Namespace, checkpoint_before: Optional[int],
         left = ",".join(str(seed) for seed in seeds if seed not in written)
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
                 f"written: --seed {left} runs the rest")
-    saved = args.checkpoint is not None and _modified(args.checkpoint) not in (
+    saved = args.checkpoint is not None and modified_time(args.checkpoint) not in (
         None, checkpoint_before)
     if not saved and args.resume is not None:  # the state it resumed from is still there
         return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
@@ -138,13 +139,13 @@ def _continue_from(args: argparse.Namespace) -> str:
     return f"rerun the same command{resume} to continue from it"
 
 
-def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
-                  stopped: StoppedBetweenSamples) -> str:
+def stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
+                 stopped: StoppedBetweenSamples) -> str:
     """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
     (the files of the ``seeds`` ``written`` before, the partial records of the
     seeds stopped, the checkpoint of a single seed at that sample) and how to
     continue."""
-    parts = [f"run interrupted {_stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
+    parts = [f"run interrupted {stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
     if written:
         parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
     partials = [str(seed.partial) for seed in stopped.stopped if seed.partial is not None]
@@ -165,7 +166,7 @@ def _stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int]
     return "; ".join(parts)
 
 
-def _stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
+def stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
     """Where Ctrl-C ``stopped`` the seeds in progress: ``after sample 13``, ``after
     sample 20 of seed 1`` (of ``several`` seeds), ``after sample 20 of seed 1 and
     sample 18 of seed 2``."""

@@ -17,15 +17,15 @@ from torch_geometric_stream.cli.arguments import (check_device, check_folder, ch
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
-                                                   StoppedSeed, _interrupted, _modified,
-                                                   _stopped_after, _stopped_line)
+                                                   StoppedSeed, interrupted_line, modified_time,
+                                                   stopped_after, stopped_line)
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
                                                fixed_config_entries, unread_config_entries)
 from torch_geometric_stream.cli.report import (partial_path, run_record, seed_path,
                                                software_versions, summary_table, write_json)
-from torch_geometric_stream.cli.seed_workers import SharedStream, _run_in_workers, _worker_state
+from torch_geometric_stream.cli.seed_workers import SharedStream, run_in_workers, worker_state
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
                                              load_dataset, load_stream_file,
@@ -216,7 +216,7 @@ def run_command(args: argparse.Namespace) -> int:
         return _show_config(args, seeds)
     _warn_of_replaced_checkpoint(args)
     torch.set_num_threads(args.threads)
-    checkpoint_before = _modified(args.checkpoint)
+    checkpoint_before = modified_time(args.checkpoint)
     written: list[int] = []
     try:
         # Flush from the start, so that torch's worker threads (which loading a
@@ -224,9 +224,9 @@ def run_command(args: argparse.Namespace) -> int:
         with flush_denormal() if args.flush_denormal else nullcontext():
             return _run_seeds(args, seeds, written)
     except KeyboardInterrupt as interrupt:
-        line = (_stopped_line(args, seeds, written, interrupt)
+        line = (stopped_line(args, seeds, written, interrupt)
                 if isinstance(interrupt, StoppedBetweenSamples)
-                else _interrupted(args, checkpoint_before, seeds, written))
+                else interrupted_line(args, checkpoint_before, seeds, written))
         raise Interrupted(line) from None
 
 
@@ -393,7 +393,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
         shared = SharedStream(plan.stream)
         plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
-        outcomes = _run_in_workers(args, shared, seeds, _run_seed_in_worker, interrupt)
+        outcomes = run_in_workers(args, shared, seeds, _run_seed_in_worker, interrupt)
     else:
         outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds
                     if not interrupt.requested)  # no seed starts after a Ctrl-C
@@ -414,7 +414,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
         if not stopped:
             raise
     if stopped:  # the seeds' partial records written before stay the run's report
-        _print_summary(args, plan, records, f"interrupted {_stopped_after(stopped, several)}")
+        _print_summary(args, plan, records, f"interrupted {stopped_after(stopped, several)}")
         raise StoppedBetweenSamples(stopped)
     if len(records) < len(seeds):
         raise KeyboardInterrupt  # Ctrl-C during a seed's last sample: no next seed
@@ -441,8 +441,8 @@ def _run_seed_in_worker(args: argparse.Namespace, seed: int
     """One seed of ``args`` on the worker's shared stream, as the main process runs
     it, stopped at the end of a sample once the main process's Ctrl-C sets the stop
     event; ``None`` where it was set before the seed started (the task of a
-    :func:`~torch_geometric_stream.cli.seed_workers._run_in_workers` worker)."""
-    shared, stop = _worker_state()
+    :func:`~torch_geometric_stream.cli.seed_workers.run_in_workers` worker)."""
+    shared, stop = worker_state()
     if stop.is_set():
         return None
     torch.set_num_threads(args.threads)

@@ -22,7 +22,7 @@ from torch_geometric_stream.cli.parallel import INTERRUPT_GRACE_SECONDS
 from torch_geometric_stream.datasets import StreamDataset
 from torch_geometric_stream.evaluation import PrequentialResult
 
-__all__ = ["SharedStream"]
+__all__ = ["SharedStream", "run_in_workers", "worker_state"]
 
 #: A seed's run in a worker (its arguments, its seed): its result and record,
 #: ``None`` where the worker's stop event was set before it started. Pickled by
@@ -56,9 +56,9 @@ class SharedStream:
 _POLL_SECONDS = 0.1
 
 
-def _run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int],
-                    task: SeedTask, interrupt: Optional[DeferredInterrupt] = None
-                    ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
+def run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[int],
+                   task: SeedTask, interrupt: Optional[DeferredInterrupt] = None
+                   ) -> Iterator[tuple[int, PrequentialResult, dict[str, Any]]]:
     """Each seed with its result and record, in the order of ``seeds``, from up to
     ``args.jobs`` worker processes reading the ``shared`` stream, each seed run
     there by ``task``. An error in a
@@ -171,7 +171,7 @@ def _start_worker(shared: SharedStream, stop: Event) -> None:
     _worker_stream, _worker_stop = shared, stop
 
 
-def _worker_state() -> tuple[Optional[SharedStream], Optional[Event]]:
+def worker_state() -> tuple[Optional[SharedStream], Optional[Event]]:
     """This worker process's shared stream and stop event (:func:`_start_worker`;
     ``None`` outside a worker)."""
     return _worker_stream, _worker_stop
