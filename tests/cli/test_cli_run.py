@@ -539,7 +539,8 @@ def test_the_pool_kills_its_workers_which_ignore_ctrl_c_and_sigterm():
 
 
 #: A module the ``run --jobs`` workers import (pickled by name): their seeds run as
-#: ``run`` runs them, each noting ``$MARKERS/seed<S>`` once it has done 5 samples.
+#: ``run`` runs them, each noting ``$MARKERS/seed<S>`` once it has done 5 samples,
+#: its worker's pid in it (written whole: renamed into place).
 _NOTING_WORKERS = """
 import os
 from pathlib import Path
@@ -555,7 +556,9 @@ def run_seed_noting_progress(args, seed):
             if callback is not None:
                 callback(position, record)
             if position == 4:
-                (Path(os.environ["MARKERS"]) / f"seed{seed}").touch()
+                marker = Path(os.environ["MARKERS"]) / f"seed{seed}"
+                marker.with_suffix(".new").write_text(str(os.getpid()))
+                marker.with_suffix(".new").replace(marker)
         return evaluate(*arguments, callback=step, **kwargs)
     run_module.prequential = noting
     try:
@@ -573,6 +576,45 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+def _run_noting_workers(tmp_path: Path, process_group, outputs: Path) -> subprocess.Popen:
+    """``run --jobs 2`` of seeds 0, 1 and 2 (SLeDGe: some 20 ms a sample), its
+    workers noting their seeds in ``tmp_path/markers`` (:data:`_NOTING_WORKERS`),
+    its files in the folder ``outputs``: a :class:`ProcessGroup` started."""
+    markers = tmp_path / "markers"
+    markers.mkdir(), outputs.mkdir()
+    (tmp_path / "noting_workers.py").write_text(_NOTING_WORKERS)
+    package_parent = str(Path(run_module.__file__).resolve().parents[2])
+    env = dict(os.environ, OMP_NUM_THREADS="1", MARKERS=str(markers),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), package_parent]))
+    return process_group(
+        [sys.executable, "-c", _MAIN_NOTING_WORKERS, "run", "--dataset", "synthetic",
+         "--model", "sledge", "--seed", "0,1,2", "--jobs", "2", "--quiet", "--output",
+         str(outputs / "run.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+
+
+def _worker_pids(command: subprocess.Popen, markers: Path) -> list[int]:
+    """The pids of the workers of ``command`` (:func:`_run_noting_workers`) once
+    both are 5 samples into their seeds, 0 and 1."""
+    deadline = time.monotonic() + 120
+    while not all((markers / f"seed{seed}").exists() for seed in (0, 1)):
+        if command.poll() is not None or time.monotonic() > deadline:
+            command.kill()  # its workers too
+            pytest.fail(f"the workers did not start their seeds: {command.communicate()[1]}")
+        time.sleep(0.01)
+    return [int((markers / f"seed{seed}").read_text()) for seed in (0, 1)]
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (Linux's ``/proc``): neither gone nor a zombie
+    that its new parent has not reaped yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"  # the state, after the name
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_keeps_metrics(
         tmp_path, process_group, signum):
@@ -580,23 +622,9 @@ def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_ke
     SIGTERM (both reach every process of the job) once both workers are in a seed
     (SLeDGe: some 20 ms a sample): each stops at the end of its sample and its
     metrics so far go to its partial record; the third seed never starts."""
-    markers, outputs = tmp_path / "markers", tmp_path / "outputs"
-    markers.mkdir(), outputs.mkdir()
-    (tmp_path / "noting_workers.py").write_text(_NOTING_WORKERS)
-    package_parent = str(Path(run_module.__file__).resolve().parents[2])
-    env = dict(os.environ, OMP_NUM_THREADS="1", MARKERS=str(markers),
-               PYTHONPATH=os.pathsep.join([str(tmp_path), package_parent]))
-    command = process_group(
-        [sys.executable, "-c", _MAIN_NOTING_WORKERS, "run", "--dataset", "synthetic",
-         "--model", "sledge", "--seed", "0,1,2", "--jobs", "2", "--quiet", "--output",
-         str(outputs / "run.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    deadline = time.monotonic() + 120
-    while not all((markers / f"seed{seed}").exists() for seed in (0, 1)):
-        if command.poll() is not None or time.monotonic() > deadline:
-            command.kill()  # its workers too
-            pytest.fail(f"the workers did not start their seeds: {command.communicate()[1]}")
-        time.sleep(0.01)
+    outputs = tmp_path / "outputs"
+    command = _run_noting_workers(tmp_path, process_group, outputs)
+    _worker_pids(command, tmp_path / "markers")
     os.killpg(command.pid, signum)  # the workers ignore it: their main process stops them
     out, err = command.communicate(timeout=60)
     assert command.returncode == 130, err
@@ -617,6 +645,24 @@ def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_ke
     assert heading.endswith(f"; interrupted after sample {done[0]} of seed 0 and sample "
                             f"{done[1]} of seed 1")
     assert [row.split()[:2] for row in table[1:3]] == [["0", str(done[0])], ["1", str(done[1])]]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_workers_end_at_once_when_their_main_process_is_killed(tmp_path, process_group):
+    """The main process of ``run --jobs 2`` killed while both workers are in their
+    seeds (SIGKILL, the OOM killer: it stops no one): the workers end within
+    seconds, rather than run their seeds (minutes) for no one and then wait
+    forever for the next; nothing of their seeds is written."""
+    outputs = tmp_path / "outputs"
+    command = _run_noting_workers(tmp_path, process_group, outputs)
+    workers = _worker_pids(command, tmp_path / "markers")
+    os.kill(command.pid, signal.SIGKILL)  # the main process alone
+    command.wait()
+    deadline = time.monotonic() + 5
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [_running(pid) for pid in workers] == [False, False]
+    assert list(outputs.iterdir()) == []
 
 
 def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):

@@ -1,16 +1,20 @@
 """``run --jobs``: the seeds of a run in spawned worker processes, on one shared copy
 of its stream (in shared memory); Ctrl-C and SIGTERM reach the main process only,
-which stops the workers at the end of their sample."""
+which stops the workers at the end of their sample; a worker whose main process
+dies (killed) ends at once."""
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import signal
+import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import fields
+from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event
 from typing import Any, Callable, Iterator, Optional
 
@@ -162,13 +166,27 @@ def _start_worker(shared: SharedStream, stop: Event) -> None:
     """A worker process's start: it ignores Ctrl-C and SIGTERM (a terminal's and
     a batch scheduler's reach every process of the job), which its main process
     passes on as the ``stop`` event, and keeps the ``shared`` stream. Those
-    that came while it started, held (:func:`_signals_held`), are dropped."""
+    that came while it started, held (:func:`_signals_held`), are dropped. It
+    ends with its main process (:func:`_end_with_parent`)."""
     global _worker_stream, _worker_stop
     for signum in _MAIN_ONLY_SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _MAIN_ONLY_SIGNALS)
     _worker_stream, _worker_stop = shared, stop
+    threading.Thread(target=_end_with_parent, args=(multiprocessing.parent_process(),),
+                     name="end with the main process", daemon=True).start()
+
+
+def _end_with_parent(parent: BaseProcess) -> None:
+    """Wait for this worker's ``parent`` to end, then end the worker at once. A
+    main process that dies without stopping its workers (SIGKILL, the kernel's
+    OOM killer) would leave them running their seed to its end for no one, then
+    waiting forever for the next: this thread, blocked on the parent's sentinel
+    (a pipe that closes as the parent ends, on any OS), costs the samples
+    nothing. Ended, the worker writes nothing: its main process wrote its files."""
+    parent.join()
+    os._exit(1)  # no cleanup: the pool's queues and their locks are the dead parent's
 
 
 def worker_state() -> tuple[Optional[SharedStream], Optional[Event]]:
