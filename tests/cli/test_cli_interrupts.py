@@ -6,7 +6,8 @@ import signal
 
 import pytest
 
-from torch_geometric_stream.cli.interrupts import DeferredInterrupt
+from torch_geometric_stream.cli.interrupts import DeferredInterrupt, interrupted_line
+from torch_geometric_stream.cli.main import build_parser
 
 
 def test_the_first_ctrl_c_is_noted_a_second_raises_and_the_handler_comes_back(ctrl_c_raises):
@@ -90,3 +91,20 @@ def test_an_event_set_by_another_process_counts_as_a_deferred_ctrl_c(request):
         assert interrupt.requested and interrupt()
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the pool's terminate() kills
+
+
+@pytest.mark.parametrize("written, line", [
+    ([], "run interrupted; nothing was saved: --seed 0,1,2 runs the rest"),
+    ([1], "run interrupted; the files of seed(s) 1 are written: --seed 0,2 runs the rest")])
+def test_a_run_of_several_seeds_stopped_at_once_names_the_seeds_to_run_again(written, line):
+    """``run --jobs`` stopped before any seed made progress (or before their files):
+    the seeds to run again, not ``--checkpoint``, which takes a single seed."""
+    args = build_parser().parse_args(["run", "--dataset", "synthetic", "--seed", "0,1,2",
+                                      "--jobs", "2", "--output", "run.json"])
+    assert interrupted_line(args, None, [0, 1, 2], written) == line
+
+
+def test_a_run_of_one_seed_stopped_at_once_points_at_checkpoint():
+    args = build_parser().parse_args(["run", "--dataset", "synthetic"])
+    assert interrupted_line(args, None, [0], []) == (
+        "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)")

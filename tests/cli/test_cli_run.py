@@ -771,10 +771,10 @@ def test_an_interrupted_run_without_checkpoint_says_nothing_was_saved(
     _interrupted_after(10, monkeypatch)
     assert interrupted_main(quick_run(tmp_path / "run.json")) == 130
     assert _one_stderr_line(capsys).startswith("run interrupted; nothing was saved")
-    _interrupted_after(10, monkeypatch)  # --checkpoint takes a single seed: say so
+    _interrupted_after(10, monkeypatch)  # --checkpoint takes a single seed: the seeds left
     assert interrupted_main(quick_run(tmp_path / "run.json", "--seed", "0,1")) == 130
-    assert _one_stderr_line(capsys) == ("run interrupted; nothing was saved (--checkpoint FILE "
-                                        "keeps a resumable state of a single --seed)")
+    assert _one_stderr_line(capsys) == ("run interrupted; nothing was saved: --seed 0,1 runs "
+                                        "the rest")
 
 
 def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(

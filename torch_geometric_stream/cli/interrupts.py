@@ -113,18 +113,17 @@ def interrupted_line(args: argparse.Namespace, checkpoint_before: Optional[int],
     finished with their files ``written``, and which are left; a resumed run
     that saved none names the ``--resume`` file, which still holds its state."""
     if written:
-        left = ",".join(str(seed) for seed in seeds if seed not in written)
         return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
-                f"written: --seed {left} runs the rest")
+                f"written: {_run_the_rest(seeds, written)}")
     saved = args.checkpoint is not None and modified_time(args.checkpoint) not in (
         None, checkpoint_before)
     if not saved and args.resume is not None:  # the state it resumed from is still there
         return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
                 f"the state it resumed from: rerun the same command to continue from it")
+    if len(seeds) > 1:  # no --checkpoint (it takes a single seed): the seeds to run again
+        return f"run interrupted; nothing was saved: {_run_the_rest(seeds, written)}"
     if args.checkpoint is None:
-        single = "" if len(seeds) == 1 else " of a single --seed"  # it takes one alone
-        return (f"run interrupted; nothing was saved (--checkpoint FILE keeps a resumable "
-                f"state{single})")
+        return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
     if not saved:
         every = ("" if args.checkpoint_every is not None
                  else "; --checkpoint-every N saves every N samples")
@@ -159,11 +158,15 @@ def stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
         parts.append(f"{args.resume} still holds the state it resumed from: rerun the same "
                      f"command to continue from it")
     elif len(seeds) > 1:
-        parts.append(f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} "
-                     f"runs the rest")
+        parts.append(_run_the_rest(seeds, written))
     else:
         parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
     return "; ".join(parts)
+
+
+def _run_the_rest(seeds: list[int], written: list[int]) -> str:
+    """How to run the ``seeds`` of a run whose files were not ``written``."""
+    return f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} runs the rest"
 
 
 def stopped_after(stopped: list[StoppedSeed], several: bool) -> str:
