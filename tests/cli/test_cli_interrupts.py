@@ -95,7 +95,10 @@ def test_an_event_set_by_another_process_counts_as_a_deferred_ctrl_c(request):
 
 @pytest.mark.parametrize("written, line", [
     ([], "run interrupted; nothing was saved: --seed 0,1,2 runs the rest"),
-    ([1], "run interrupted; the files of seed(s) 1 are written: --seed 0,2 runs the rest")])
+    ([1], "run interrupted; the files of seed(s) 1 are written: --seed 0,2 runs the rest"),
+    # Ctrl-C after every seed's files (before: "--seed  runs the rest", no seed named)
+    ([0, 1, 2], "run interrupted; the files of seed(s) 0, 1, 2 are written; the --plot and "
+                "the summary table were not made")])
 def test_a_run_of_several_seeds_stopped_at_once_names_the_seeds_to_run_again(written, line):
     """``run --jobs`` stopped before any seed made progress (or before their files):
     the seeds to run again, not ``--checkpoint``, which takes a single seed."""

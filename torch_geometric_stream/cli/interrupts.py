@@ -113,8 +113,10 @@ def interrupted_line(args: argparse.Namespace, checkpoint_before: Optional[int],
     finished with their files ``written``, and which are left; a resumed run
     that saved none names the ``--resume`` file, which still holds its state."""
     if written:
-        return (f"run interrupted; the files of seed(s) {', '.join(map(str, written))} are "
-                f"written: {_run_the_rest(seeds, written)}")
+        files = f"the files of seed(s) {', '.join(map(str, written))} are written"
+        if set(written) >= set(seeds):  # stopped after them: in the --plot or the summary
+            return f"run interrupted; {files}; the --plot and the summary table were not made"
+        return f"run interrupted; {files}: {_run_the_rest(seeds, written)}"
     saved = args.checkpoint is not None and modified_time(args.checkpoint) not in (
         None, checkpoint_before)
     if not saved and args.resume is not None:  # the state it resumed from is still there
