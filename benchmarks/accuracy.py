@@ -54,7 +54,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
-from accuracy_summary import (DATASETS_SHOWN, NAMES, RATIOS, config_differences,
+from accuracy_summary import (DATASETS_SHOWN, HOST_NOTE, NAMES, RATIOS, config_differences,
                               current_config, mean_std, memory_study_tables, select_cells,
                               summary_tables, targets_table)
 from machine import data_root, dataset_name, seed_value  # (benchmarks/ is on sys.path)
@@ -381,7 +381,8 @@ def render(_: argparse.Namespace) -> None:
         "tables B.3 and B.2): SLeDGe at 1 % labels, one entry changed at a time from "
         "today's configuration (L = 100, U = 900, adaptive coefficients), mean over seeds "
         "(n = seeds where fewer than 3; the paper's value in brackets; gain = the larger "
-        "memory's accuracy over the smaller's, relative, as the paper gives it):",
+        "memory's accuracy over the smaller's, relative, as the paper gives it; each "
+        f"row's runs on one host, so that its columns compare on one machine: {HOST_NOTE}):",
         memory_study_tables(records, PAPER_MEMORY_SIZES, PAPER_COEFFICIENTS),
         _plot_links(records)])
     table = render_tables(records)

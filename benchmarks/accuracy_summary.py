@@ -30,6 +30,11 @@ most seeds on the CPU, then the latest ``finished_at`` of its runs, then the tag
 name; records older than ``finished_at`` come after every dated one); seeds of one
 tag on the CPU and on a GPU are averaged together and marked. Cells without any
 such run are listed with the command that fills them.
+
+Results differ between hosts, so a table whose columns are compared with each other
+(the ablations, the memory-size study with its gains, the coefficient ablation) takes
+each row's runs from one host where one host ran every column of the row
+(:func:`one_host_row`), and says which host, or that the row mixes hosts.
 """
 from __future__ import annotations
 
@@ -39,12 +44,14 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.record_origin import UNKNOWN, host_name
 from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.datasets import DATASETS
 
 __all__ = ["SUPERSEDED", "PAPER_SEEDS", "PACKAGE_MARGIN", "MEMORY_SIZES", "COEFFICIENTS",
-           "current_config", "config_differences", "matches_current", "select_cells",
-           "summary_tables", "targets_table", "memory_study_tables", "mean_std"]
+           "HOST_NOTE", "current_config", "config_differences", "matches_current",
+           "matching_runs", "select_cells", "choose_runs", "one_host_row", "summary_tables",
+           "targets_table", "memory_study_tables", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
 SUPERSEDED = {
@@ -68,6 +75,11 @@ NAMES = {"tlp": "TLP", "ressl": "ReSSL", "hdssl": "HDSSL", "sledge": "SLeDGe",
          "gsl": "+GSL"}
 DATASETS_SHOWN = ("MNIST", "Shopper", "Shuttle", "GSAD")
 RATIOS = (0.001, 0.01)
+
+#: What a table's host column says (:func:`one_host_row`).
+HOST_NOTE = ("host = the machine all of the row's runs ran on, as its kernel release names "
+             "it; \"mixed: A / B / C\" = no one host ran every column, each column's hosts "
+             "in order, and the row's differences mix hosts")
 
 #: The paper's memory-size study (its Table B.3: SLeDGe at 1 % labels, one memory cut
 #: to a fifth of L = 100, U = 900 at a time) and its memory-coefficient ablation (Table
@@ -128,15 +140,14 @@ def matches_current(record: dict[str, Any], config: dict[str, Any],
     return not config_differences(record, config, preset)
 
 
-def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",
-                 variant: Optional[Mapping[str, Any]] = None
-                 ) -> dict[tuple[str, str, float], list[dict[str, Any]]]:
-    """``(tag, record)`` pairs -> the chosen runs of each (model, dataset, ratio)
-    cell at today's configuration of ``preset``, with the entries of ``variant``
-    changed (one run per seed; see the module doc)."""
-    configs: dict[tuple[str, str, float], Optional[dict[str, Any]]] = {}
-    by_tag: dict[tuple, dict[str, dict[int, dict[str, Any]]]] = defaultdict(
-        lambda: defaultdict(dict))
+def matching_runs(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",
+                  variant: Optional[Mapping[str, Any]] = None
+                  ) -> dict[tuple[str, str, float], list[tuple[str, dict[str, Any]]]]:
+    """``(tag, record)`` pairs -> those that count for each (model, dataset, ratio)
+    cell at today's configuration of ``preset`` with the entries of ``variant``
+    changed (see the module doc), in the order given."""
+    configs: dict[tuple[str, str, float], dict[str, Any]] = {}
+    cells: dict[tuple[str, str, float], list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for tag, record in records:
         cell = (record["model"], record["dataset"], record["label_ratio"])
         if (tag in SUPERSEDED or cell[1] not in DATASETS or record["seed"] not in PAPER_SEEDS
@@ -145,19 +156,77 @@ def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "p
         if cell not in configs:
             configs[cell] = {**current_config(*cell, preset=preset), **(variant or {})}
         if matches_current(record, configs[cell], preset):
-            seeds = by_tag[cell][tag]
-            # one seed twice in a tag (CPU and GPU): the CPU run
-            if record["seed"] not in seeds or record.get("device", "cpu") == "cpu":
-                seeds[record["seed"]] = record
+            cells[cell].append((tag, record))
+    return dict(cells)
+
+
+def select_cells(records: Iterable[tuple[str, dict[str, Any]]], preset: str = "paper",
+                 variant: Optional[Mapping[str, Any]] = None
+                 ) -> dict[tuple[str, str, float], list[dict[str, Any]]]:
+    """``(tag, record)`` pairs -> the chosen runs of each (model, dataset, ratio)
+    cell at today's configuration of ``preset``, with the entries of ``variant``
+    changed (one run per seed; see the module doc)."""
+    return {cell: choose_runs(runs)
+            for cell, runs in matching_runs(records, preset, variant).items()}
+
+
+def choose_runs(runs: Iterable[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The runs of one cell that stand for it (``(tag, record)`` pairs, all counting
+    for the cell): those of the tag with the most seeds (see the module doc), one per
+    seed (the CPU run of a seed run on both), in seed order; none for none."""
+    by_tag: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    for tag, record in runs:
+        seeds = by_tag[tag]
+        # one seed twice in a tag (CPU and GPU): the CPU run
+        if record["seed"] not in seeds or record.get("device", "cpu") == "cpu":
+            seeds[record["seed"]] = record
 
     def rank(item: tuple[str, dict[int, dict[str, Any]]]) -> tuple:
         tag, seeds = item
         on_cpu = sum(r.get("device", "cpu") == "cpu" for r in seeds.values())
         return (-len(seeds), -on_cpu, -_finished(seeds.values()), tag)
 
-    return {cell: [seeds[s] for s in sorted(seeds)]
-            for cell, tags in by_tag.items()
-            for _, seeds in [min(tags.items(), key=rank)]}
+    if not by_tag:
+        return []
+    _, seeds = min(by_tag.items(), key=rank)
+    return [seeds[seed] for seed in sorted(seeds)]
+
+
+def one_host_row(columns: list[list[tuple[str, dict[str, Any]]]]
+                 ) -> tuple[list[list[dict[str, Any]]], str]:
+    """The runs of a table row whose columns are compared with each other (each
+    column: the ``(tag, record)`` pairs that count for its cell), chosen so that the
+    comparison is paired on one host (:func:`host_name`; results differ between hosts).
+
+    Among the hosts with runs in every column that has any, the row takes the one
+    with the most seeds over the row (then the latest ``finished_at``, then the name)
+    and each column's runs on it (:func:`choose_runs`). Without such a host
+    (:data:`UNKNOWN` is none: a record without its machine pairs with nothing) each
+    column takes its own runs, as :func:`select_cells` would.
+
+    Returns:
+        The chosen runs of each column, in column order, and the row's host: its name;
+        ``mixed: A / B+C / –`` (each column's hosts) where no one host ran every column
+        with runs; the hosts of the one column with runs; ``–`` for a row without runs.
+    """
+    filled = [runs for runs in columns if runs]
+    hosts = set.intersection(*({host_name(r) for _, r in runs} for runs in filled)
+                             ) - {UNKNOWN} if filled else set()
+    if hosts:
+        choices = {host: [choose_runs((tag, r) for tag, r in runs if host_name(r) == host)
+                          for runs in columns] for host in hosts}
+
+        def rank(host: str) -> tuple:
+            chosen = [r for column in choices[host] for r in column]
+            return (-len(chosen), -_finished(chosen), host)
+
+        best = min(hosts, key=rank)
+        return choices[best], best
+    chosen = [choose_runs(runs) for runs in columns]
+    names = ["+".join(sorted({host_name(r) for r in runs})) or "–" for runs in chosen]
+    if len(filled) <= 1:
+        return chosen, next((name for name in names if name != "–"), "–")
+    return chosen, "mixed: " + " / ".join(names)
 
 
 def _finished(runs: Iterable[dict[str, Any]]) -> float:
@@ -205,17 +274,38 @@ def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
 
 
 def _table(cells: dict, models: tuple[str, ...], cell_text, header: str,
-           skip_empty_rows: bool = False) -> list[str]:
-    lines = [f"| {header} | " + " | ".join(NAMES[m] for m in models) + " |",
-             "|---" * (len(models) + 1) + "|"]
+           skip_empty_rows: bool = False,
+           hosts: Optional[dict[tuple[str, float], str]] = None) -> list[str]:
+    """One row per shown (dataset, ratio), one column per model; a last column with
+    each row's host where ``hosts`` (``(dataset, ratio) -> host``) is given."""
+    host_column = [] if hosts is None else ["host"]
+    lines = [f"| {header} | " + " | ".join([NAMES[m] for m in models] + host_column) + " |",
+             "|---" * (len(models) + len(host_column) + 1) + "|"]
     for dataset in DATASETS_SHOWN:
         for ratio in RATIOS:
             if skip_empty_rows and not any((m, dataset, ratio) in cells for m in models):
                 continue
-            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(
+            host = [] if hosts is None else [hosts[dataset, ratio]]
+            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join([
                 cell_text(cells.get((m, dataset, ratio), []), m, dataset, ratio)
-                for m in models) + " |")
+                for m in models] + host) + " |")
     return lines
+
+
+def _one_host_table(matching: dict[tuple[str, str, float], list[tuple[str, dict[str, Any]]]],
+                    models: tuple[str, ...]
+                    ) -> tuple[dict[tuple[str, str, float], list[dict[str, Any]]],
+                               dict[tuple[str, float], str]]:
+    """The runs of a table whose columns (``models``) are compared within each shown
+    (dataset, ratio) row, each row on one host (:func:`one_host_row`; ``matching`` as
+    :func:`matching_runs` gives it): the chosen runs of each cell, and each row's host."""
+    cells, hosts = {}, {}
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            keys = [(model, dataset, ratio) for model in models]
+            chosen, hosts[dataset, ratio] = one_host_row([matching.get(key, []) for key in keys])
+            cells.update((key, runs) for key, runs in zip(keys, chosen) if runs)
+    return cells, hosts
 
 
 def _class_metrics_table(records: list[tuple[str, dict[str, Any]]]) -> list[str]:
@@ -248,7 +338,9 @@ def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
     run in brackets), the balanced accuracy / kappa_m table where runs recorded them,
     and the cells not yet run at today's configuration."""
     records = list(records)
-    cells = select_cells(records)
+    matching = matching_runs(records)
+    cells = {cell: choose_runs(runs) for cell, runs in matching.items()}
+    ablations, hosts = _one_host_table(matching, ABLATIONS)
     paper_std = paper_std or {}
 
     def accuracy(runs, model, dataset, ratio):
@@ -268,8 +360,9 @@ def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
         far = sum(differs(runs, paper.get(key), paper_std[key]) for key, runs in compared)
         lines += ["", f"{far} of the {len(compared)} method cells run so far differ from "
                   "the paper by more than the paper's std."]
-    lines += ["", "Ablations:", ""]
-    lines += _table(cells, ABLATIONS, accuracy, "stream, labels")
+    lines += ["", f"Ablations (each row's runs on one host, so that its columns compare "
+              f"on one machine: {HOST_NOTE}):", ""]
+    lines += _table(ablations, ABLATIONS, accuracy, "stream, labels", hosts=hosts)
     lines += ["", "Seconds per run / median ms per sample, 1 thread (CPU runs on the "
               "shared 2-core VM, † GPU runs with several runs sharing the GPU: compare "
               "within a device only; the paper's seconds per run, on its GPU machine, in "
@@ -345,40 +438,46 @@ def memory_study_tables(records: Iterable[tuple[str, dict[str, Any]]],
     (``paper_sizes[dataset]`` in the order of :data:`MEMORY_SIZES`,
     ``paper_coefficients[dataset]`` in that of :data:`COEFFICIENTS`); the relative
     gain of each larger memory, as the paper gives it (ours on the seeds both sizes
-    ran); then the changed cells not yet run."""
+    ran); each row's runs on one host where one ran every column (:func:`one_host_row`,
+    named in a last column); then the changed cells not yet run."""
     records = list(records)
     missing: list[str] = []
 
-    def columns(variants: dict[str, dict[str, Any]], paper: dict[str, tuple[float, ...]]
-                ) -> dict[str, list[tuple[list[dict[str, Any]], Optional[float]]]]:
-        by_dataset: dict[str, list[tuple[list[dict[str, Any]], Optional[float]]]] = {}
-        for index, (name, variant) in enumerate(variants.items()):
-            cells = select_cells(records, variant=variant)
+    def rows(variants: dict[str, dict[str, Any]], paper: dict[str, tuple[float, ...]]
+             ) -> dict[str, tuple[list[tuple[list[dict[str, Any]], Optional[float]]], str]]:
+        """dataset -> ((runs, the paper's value) per column, the row's host)."""
+        matching = {name: matching_runs(records, variant=variant)
+                    for name, variant in variants.items()}
+        by_dataset = {}
+        for dataset in DATASETS_SHOWN:
+            key = ("sledge", dataset, STUDY_RATIO)
+            chosen, host = one_host_row([matching[name].get(key, []) for name in variants])
+            value = paper.get(dataset)
+            by_dataset[dataset] = ([(runs, None if value is None else value[index])
+                                    for index, runs in enumerate(chosen)], host)
+        for name, variant in variants.items():
             for dataset in DATASETS_SHOWN:
-                runs = cells.get(("sledge", dataset, STUDY_RATIO), [])
-                value = paper.get(dataset)
-                by_dataset.setdefault(dataset, []).append(
-                    (runs, None if value is None else value[index]))
-                if not runs and variant:  # today's cell itself: the summary lists it
-                    options = " ".join(f"--{key.replace('_', '-')} {setting}"
-                                       for key, setting in variant.items())
+                if (("sledge", dataset, STUDY_RATIO) not in matching[name]
+                        and variant):  # today's cell itself: the summary lists it
+                    options = " ".join(f"--{entry.replace('_', '-')} {setting}"
+                                       for entry, setting in variant.items())
                     missing.append(f"- {name} on {dataset}: `-- {options}`")
         return by_dataset
 
-    sizes = columns(MEMORY_SIZES, paper_sizes)
-    lines = ["| stream | " + " | ".join(MEMORY_SIZES) + " | larger L | larger U |",
-             "|---" * (len(MEMORY_SIZES) + 3) + "|"]
-    for dataset, row in sizes.items():
+    sizes = rows(MEMORY_SIZES, paper_sizes)
+    lines = ["| stream | " + " | ".join(MEMORY_SIZES) + " | larger L | larger U | host |",
+             "|---" * (len(MEMORY_SIZES) + 4) + "|"]
+    for dataset, (row, host) in sizes.items():
         small_l, default, small_u = row
         cells = [_accuracy_cell(runs, paper) for runs, paper in row]
         gains = [_gain_cell(small, default) for small in (small_l, small_u)]
-        lines.append(f"| {dataset} | " + " | ".join(cells + gains) + " |")
-    coefficients = columns(COEFFICIENTS, paper_coefficients)
-    lines += ["", "| stream | " + " | ".join(COEFFICIENTS) + " |",
-              "|---" * (len(COEFFICIENTS) + 1) + "|"]
-    lines += [f"| {dataset} | " + " | ".join(_accuracy_cell(runs, paper)
-                                             for runs, paper in row) + " |"
-              for dataset, row in coefficients.items()]
+        lines.append(f"| {dataset} | " + " | ".join(cells + gains + [host]) + " |")
+    coefficients = rows(COEFFICIENTS, paper_coefficients)
+    lines += ["", "| stream | " + " | ".join(COEFFICIENTS) + " | host |",
+              "|---" * (len(COEFFICIENTS) + 2) + "|"]
+    lines += [f"| {dataset} | " + " | ".join([_accuracy_cell(runs, paper)
+                                              for runs, paper in row] + [host]) + " |"
+              for dataset, (row, host) in coefficients.items()]
     if missing:
         lines += ["", "Not run at today's configuration (fill with `python benchmarks/"
                   "accuracy.py run --models sledge --datasets D --ratios 0.01 --tag TAG -- "

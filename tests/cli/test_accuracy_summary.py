@@ -16,7 +16,9 @@ from accuracy_summary import (  # noqa: E402
     SUPERSEDED,
     current_config,
     matches_current,
+    matching_runs,
     memory_study_tables,
+    one_host_row,
     select_cells,
     summary_tables,
     targets_table,
@@ -27,12 +29,14 @@ from torch_geometric_stream.datasets import DATASETS  # noqa: E402
 
 
 def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
-           device="cpu", curve=None, preset="paper", **config_changes):
+           device="cpu", curve=None, preset="paper", host="fc-v1", **config_changes):
     config = {**current_config(model, dataset, ratio, preset), **config_changes}
     return {"model": model, "dataset": dataset, "label_ratio": ratio, "seed": seed,
             "accuracy": accuracy, "device": device, "limit": None, "preset": preset,
             "label_mask": "paper", "seconds": 100.0, "ms_per_sample_median": 2.0,
-            "config": config, **({} if curve is None else {"curve": curve})}
+            "config": config, **({} if curve is None else {"curve": curve}),
+            "machine": {"platform": f"Linux-6.18.44-{host}-x86_64-with-glibc2.36",
+                        "machine": "x86_64"}}
 
 
 def test_current_config_is_what_run_resolves_for_the_stream():
@@ -232,9 +236,9 @@ def test_memory_study_counts_each_run_under_the_one_entry_it_changed():
     # larger L on seeds 0 and 2000 only: (0.92 - 0.75) / 0.75 = +22.67 %; the paper's
     # (0.9370 - 0.7707) / 0.7707 = +21.58 %
     assert ("| Shuttle | 0.7500 ± 0.0707 n=2 (0.7707) | 0.9400 ± 0.0400 (0.9370) | – "
-            "| +22.67 % n=2 (+21.58 %) | – |") in text
-    assert "| Shuttle | – | 0.9300 n=1 (0.9372) | 0.9400 ± 0.0400 (0.9403) |" in text
-    assert "| GSAD | – | – | – | – | – |" in text
+            "| +22.67 % n=2 (+21.58 %) | – | fc-v1 |") in text
+    assert "| Shuttle | – | 0.9300 n=1 (0.9372) | 0.9400 ± 0.0400 (0.9403) | fc-v1 |" in text
+    assert "| GSAD | – | – | – | – | – | – |" in text
     assert "- U = 180 on Shuttle: `-- --unlabeled-size 180`" in text
     assert "- alpha = beta = 0.05 on Shuttle: `-- --alpha 0.05 --beta 0.05`" in text
     assert "- L = 20 on Shuttle" not in text
@@ -254,3 +258,79 @@ def test_a_run_with_the_listed_options_counts_in_its_memory_study_column(dataset
                "config": resolve_stream_entries(config, "sledge", info.value_range)}
         assert matches_current(run, {**current_config("sledge", dataset, STUDY_RATIO),
                                      **variant})
+
+
+def _dated(tag, host, finished, seeds=(0, 2000, 4000), **changes):
+    """``(tag, record)`` of SLeDGe on Shuttle at 1 % per seed on ``host``; accuracy
+    0.8 + seed / 10^5 (+ ``accuracy``), finished at ``finished``."""
+    shift = changes.pop("accuracy", 0.0)
+    return [(tag, {**record(seed=seed, accuracy=round(0.8 + seed / 1e5 + shift, 4), host=host,
+                            **changes), "finished_at": finished}) for seed in seeds]
+
+
+def test_a_study_row_compares_its_columns_on_one_host():
+    """Every column ran on fc-a; today's configuration was rerun later on fc-b (0.02
+    higher). Picking each cell's newest runs (as the methods table does) would compare
+    L = 20 on fc-a with L = 100 on fc-b; the row takes fc-a for all three."""
+    runs = (_dated("old", "fc-a", "2026-12-01T10:00:00", labeled_size=20, accuracy=-0.1)
+            + _dated("old", "fc-a", "2026-12-01T10:00:00")
+            + _dated("old", "fc-a", "2026-12-01T10:00:00", unlabeled_size=180, accuracy=-0.05)
+            + _dated("new", "fc-b", "2026-12-05T10:00:00", accuracy=0.02))
+    # the cell alone: the newest runs, on fc-b (0.82, 0.84, 0.86)
+    assert [r["accuracy"] for r in select_cells(runs)["sledge", "Shuttle", 0.01]] == [
+        0.82, 0.84, 0.86]
+    text = memory_study_tables(runs, {}, {})
+    # on fc-a: L = 20's mean 0.72 against 0.82, +13.89 % (against fc-b's 0.84, the
+    # mixed gain, +16.67 %); U = 180's 0.77 against 0.82, +6.49 % (mixed: +9.09 %)
+    assert ("| Shuttle | 0.7200 ± 0.0200 | 0.8200 ± 0.0200 | 0.7700 ± 0.0200 | +13.89 % | "
+            "+6.49 % | fc-a |") in text
+    # the coefficient table's adaptive column alone has runs: its newest, on fc-b
+    assert "| Shuttle | – | – | 0.8400 ± 0.0200 | fc-b |" in text
+
+
+def test_a_row_no_single_host_could_fill_is_marked_mixed_with_each_columns_hosts():
+    runs = (_dated("small", "fc-a", "2026-12-01T10:00:00", labeled_size=20, accuracy=-0.1)
+            + _dated("today", "fc-b", "2026-12-05T10:00:00", seeds=(0,))
+            + _dated("today", "fc-c", "2026-12-05T10:00:00", seeds=(2000, 4000)))
+    columns = [matching_runs(runs, variant=variant).get(("sledge", "Shuttle", 0.01), [])
+               for variant in MEMORY_SIZES.values()]
+    chosen, host = one_host_row(columns)
+    assert host == "mixed: fc-a / fc-b+fc-c / –"
+    assert [[r["accuracy"] for r in column] for column in chosen] == [
+        [0.7, 0.72, 0.74], [0.8, 0.82, 0.84], []]
+    assert "| Shuttle | 0.7200 ± 0.0200 | 0.8200 ± 0.0200 | – | +13.89 % | – | " \
+        "mixed: fc-a / fc-b+fc-c / – |" in memory_study_tables(runs, {}, {})
+
+
+def test_the_host_of_a_row_has_the_most_seeds_then_the_newest_runs():
+    both = (_dated("a", "fc-a", "2026-12-01T10:00:00", seeds=(0,), labeled_size=20)
+            + _dated("a", "fc-a", "2026-12-01T10:00:00", seeds=(0,))
+            + _dated("b", "fc-b", "2026-12-02T10:00:00", seeds=(0,), labeled_size=20)
+            + _dated("b", "fc-b", "2026-12-02T10:00:00", seeds=(0,)))
+
+    def row(runs):
+        return one_host_row([matching_runs(runs, variant=variant).get(
+            ("sledge", "Shuttle", 0.01), []) for variant in MEMORY_SIZES.values()])[1]
+    assert row(both) == "fc-b"                       # as many seeds: the newer
+    more = _dated("a", "fc-a", "2026-11-01T10:00:00", seeds=(2000,))
+    assert row(both + more) == "fc-a"                # more seeds over the row
+    # a record without a machine entry never pairs: its host is unknown
+    unknown = [(tag, {key: value for key, value in r.items() if key != "machine"})
+               for tag, r in both[:2]]
+    assert row(unknown) == "mixed: unknown / unknown / –"
+    assert one_host_row([[], []]) == ([[], []], "–")
+    assert one_host_row([both[2:3], []])[1] == "fc-b"
+
+
+def test_the_ablation_table_takes_each_row_from_one_host_the_methods_table_each_cell():
+    # +M ran on fc-a only; SLeDGe on fc-a and, newer, on fc-b
+    runs = (_dated("old", "fc-a", "2026-12-01T10:00:00")
+            + _dated("old", "fc-a", "2026-12-01T10:00:00", model="memory", accuracy=-0.1)
+            + _dated("new", "fc-b", "2026-12-05T10:00:00", accuracy=0.02))
+    text = summary_tables(runs, {}, {})
+    methods, ablations = text.split("Ablations")[0], text.split("Ablations")[1].split(
+        "Seconds")[0]
+    assert "| Shuttle 1 % | – | – | – | 0.8400 ± 0.0200 | – |" in methods
+    assert ("| Shuttle 1 % | – | 0.7200 ± 0.0200 | – | – | 0.8200 ± 0.0200 | fc-a |"
+            in ablations)
+    assert "| MNIST 1 % | – | – | – | – | – | – |" in ablations

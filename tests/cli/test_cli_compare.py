@@ -9,7 +9,7 @@ from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli.compare_command import SETTING_KEYS
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
-from torch_geometric_stream.cli.record_origin import ORIGINS, origin
+from torch_geometric_stream.cli.record_origin import ORIGINS, host_name, origin
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -429,6 +429,19 @@ def test_by_names_each_origin_and_unknown_where_a_record_lacks_it(tmp_path, caps
                          "processor": "", "machine": "x86_64"}}
     assert [origin(Path("r.json"), clean, what) for what in ("commit", "host")] == [
         "01234567", "6.18.44-fc-v657"]
+
+
+def test_host_name_is_the_machine_named_in_the_kernel_release():
+    """What the accuracy summary pairs runs on: the name alone, whatever the record
+    says of the processor; a GPU machine's release names a machine of its own."""
+    def machine(platform, processor=""):
+        return {"machine": {"platform": platform, "processor": processor, "machine": "x86_64"}}
+    assert host_name(machine("Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36", "AMD EPYC")) == (
+        "fc-v1252")
+    assert host_name(machine("Linux-6.18.44-fc-v669-x86_64-with-glibc2.36")) == "fc-v669"
+    assert host_name(machine("Linux-6.18.44-fc-v1252-gpu-x86_64-with-glibc2.39")) == (
+        "fc-v1252-gpu")
+    assert host_name(machine("")) == host_name({}) == host_name({"machine": None}) == "unknown"
 
 
 def test_by_that_does_not_tell_two_runs_of_a_seed_apart_still_refuses_them(tmp_path, capsys):

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
 
-__all__ = ["ORIGINS", "UNKNOWN", "origin", "parse_by"]
+__all__ = ["ORIGINS", "UNKNOWN", "host_name", "origin", "parse_by"]
 
 #: What a record without the entry reads.
 UNKNOWN = "unknown"
@@ -46,6 +46,19 @@ def _host(path: Path, record: Mapping[str, Any]) -> str:
                        if machine.get(key) not in (None, "", UNKNOWN))
     release = _release(str(machine.get("platform") or ""), str(machine.get("machine") or ""))
     return " on ".join(part for part in (chips, release) if part) or UNKNOWN
+
+
+def host_name(record: Mapping[str, Any]) -> str:
+    """The machine's name in the OS release of the record's ``machine`` entry:
+    ``fc-v1252`` from the platform ``Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36``
+    (the release without its leading kernel version; :data:`UNKNOWN` without a
+    platform). Runs on one name ran on one machine type; results differ between them."""
+    machine = record.get("machine")
+    platform = str(machine.get("platform") or "") if isinstance(machine, Mapping) else ""
+    if not platform:
+        return UNKNOWN
+    release = _release(platform, str(machine.get("machine") or ""))
+    return release.partition("-")[2] or release
 
 
 def _release(platform: str, architecture: str) -> str:
