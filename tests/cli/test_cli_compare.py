@@ -454,9 +454,43 @@ def test_by_that_does_not_tell_two_runs_of_a_seed_apart_still_refuses_them(tmp_p
         f"error: {paths[0]} and {paths[1]} are runs of one setting and seed 0: give one of "
         f"them, or tell them apart with --by folder (they differ in folder and commit)")
     assert main(["compare", *paths, "--by", "host,commit"]) == 0
-    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
-    assert names == ["host=AMD EPYC on 6.18.44-fc-v1252, commit=aaaaaaaa",
-                     "host=AMD EPYC on 6.18.44-fc-v1252, commit=bbbbbbbb"]
+    lines = capsys.readouterr().out.splitlines()
+    # the host both share is said once, above the table
+    assert lines[:2] == ["sledge on Shuttle at 0.01",
+                         "all rows: host=AMD EPYC on 6.18.44-fc-v1252"]
+    assert [line.split("  ")[0] for line in lines[3:]] == ["commit=aaaaaaaa",
+                                                            "commit=bbbbbbbb"]
+
+
+def test_by_values_all_rows_share_are_said_once_and_the_rest_name_the_rows(tmp_path, capsys):
+    """Two streams rerun at two commits on one host with one torch: commit tells
+    the rows apart, host and torch are the same in all four (a line above the
+    table); the CSV keeps a column for each. One row alone keeps them in its name."""
+    same = {"machine": {"platform": "Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36",
+                        "processor": "AMD EPYC", "machine": "x86_64"},
+            "torch_version": "2.11.0"}
+    for commit in ("a", "b"):
+        (tmp_path / commit).mkdir()
+    paths = [write(tmp_path / commit, f"{dataset}.json",
+                   {**record(0, 0.8), "dataset": dataset, **same, "git_commit": commit * 8})
+             for commit in ("a", "b") for dataset in ("Shuttle", "GSAD")]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--by", "host,commit,torch", "--csv", str(table)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "all rows: host=AMD EPYC on 6.18.44-fc-v1252, torch=2.11.0"
+    assert lines[1].startswith("setting ")
+    assert sorted(line.split("  ")[0] for line in lines[2:]) == [
+        "sledge on GSAD at 0.01 (commit=aaaaaaaa)", "sledge on GSAD at 0.01 (commit=bbbbbbbb)",
+        "sledge on Shuttle at 0.01 (commit=aaaaaaaa)",
+        "sledge on Shuttle at 0.01 (commit=bbbbbbbb)"]
+    rows = list(csv.DictReader(table.open()))
+    assert {(row["host"], row["commit"], row["torch"]) for row in rows} == {
+        ("AMD EPYC on 6.18.44-fc-v1252", "aaaaaaaa", "2.11.0"),
+        ("AMD EPYC on 6.18.44-fc-v1252", "bbbbbbbb", "2.11.0")}
+    assert main(["compare", paths[0], "--by", "host,commit"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("sledge on Shuttle at 0.01 (host=AMD EPYC on "
+                               "6.18.44-fc-v1252, commit=aaaaaaaa)")
 
 
 @pytest.mark.parametrize("given, message", [

@@ -22,7 +22,8 @@ difference, which the unpaired mean and std then hide.
 ``folder``, ``commit``, ``host``, ``torch``, ``package``; repeated or a comma list)
 makes where a run comes from part of its setting: the same setting rerun at another
 commit, on another host or into another folder is then a row of its own, named by
-these values (``unknown`` where a record predates the entry), and can be the
+these values (``unknown`` where a record predates the entry; a value all rows
+share is said once above the table, ``all rows: host=...``), and can be the
 baseline: ``--by folder --baseline folder=before``.
 """
 from __future__ import annotations
@@ -48,7 +49,8 @@ from torch_geometric_stream.evaluation.bounded import approximate_tails
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command",
-           "group_settings", "parse_baseline", "read_records", "setting_names"]
+           "group_settings", "parse_baseline", "read_records", "setting_names",
+           "shared_origins"]
 
 #: Record entries that, with the resolved ``config``, make a run's setting.
 SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synthetic_samples",
@@ -209,22 +211,35 @@ def _listed(words: Sequence[str]) -> str:
 
 def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]:
     """``("<model> on <dataset> at <ratio>", details)`` for each setting; the
-    details name its ``--by`` origins, then the entries (``preset``,
-    ``label_mask``, ``limit``, configuration) whose values differ among the
-    settings of that model, stream and label ratio (``""`` where there are none:
+    details name its ``--by`` origins but those all the settings share
+    (:func:`shared_origins`, said once above the table), then the entries
+    (``preset``, ``label_mask``, ``limit``, configuration) whose values differ among
+    the settings of that model, stream and label ratio (``""`` where there are none:
     the first part tells the setting from the others)."""
     entries = {setting: _entries(setting) for setting in settings}
+    shared = shared_origins([_origins(setting) for setting in settings])
     names = {}
     for setting, entry in entries.items():
-        origins = _origins(setting)
+        origins = {what: value for what, value in _origins(setting).items()
+                   if what not in shared}
         peers = [entries[other] for other in settings if other[:3] == setting[:3]]
-        differing = [key for key in sorted(entry) if key not in origins
+        differing = [key for key in sorted(entry) if key not in _origins(setting)
                      and len({json.dumps(peer.get(key), sort_keys=True) for peer in peers}) > 1]
         dataset, model, ratio = setting[:3]
         names[setting] = (f"{model} on {dataset} at {ratio:g}",
                           ", ".join(f"{key}={_plain(entry[key])}"
                                     for key in [*origins, *differing]))
     return names
+
+
+def shared_origins(origins: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    """The ``--by`` origins (each setting's, as :func:`_origins` gives them) whose
+    value all of several settings share, in the order given; none for one setting,
+    whose name keeps them."""
+    if len(origins) < 2:
+        return {}
+    return {what: value for what, value in origins[0].items()
+            if all(other[what] == value for other in origins[1:])}
 
 
 def _entries(setting: Setting) -> dict[str, Any]:
@@ -411,7 +426,9 @@ def _rows(groups: Mapping[Setting, list[tuple[Path, Record]]],
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The table of ``rows``, aligned; where several rows share their model, stream
     and label ratio, that heads the table on a line of its own and each row is
-    named by its details alone (a grid's rows are long enough). A mean over a tail
+    named by its details alone (a grid's rows are long enough); the ``--by``
+    origins they all share (:func:`shared_origins`, left out of the row names)
+    follow on a line ``all rows: host=..., commit=...``. A mean over a tail
     accuracy that is not exact (a ``--history bounded`` record's) ends in
     :data:`~torch_geometric_stream.cli.report.APPROXIMATE`, explained under the
     table, as is each paired comparison left blank."""
@@ -435,7 +452,11 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     notes = [f"{row['setting']}: no paired difference: {row['paired']['note']}"
              for row in rows if paired and "note" in row["paired"]]
     notes += [APPROXIMATE_NOTE] * any(row["approximate"] for row in rows)
-    return ("" if shared is None else f"{shared}\n") + "\n".join([
+    common = shared_origins([row["origins"] for row in rows])
+    heads = [shared] * (shared is not None) + [
+        "all rows: " + ", ".join(f"{what}={value}" for what, value in common.items())] * bool(
+        common)
+    return "".join(f"{head}\n" for head in heads) + "\n".join([
         "  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
                   for i, (cell, width) in enumerate(zip(line, widths))).rstrip()
         for line in [headers, *lines]] + notes)
@@ -553,5 +574,6 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
                               "folder (the record file's folder), commit (git_commit, "
                               "-dirty marked), host (processor on OS release), torch, "
                               "package (their versions); repeat it or give a comma list; "
-                              "a record without the entry reads unknown")
+                              "a record without the entry reads unknown; a value all rows "
+                              "share is said once above the table")
     compare.set_defaults(handler=compare_command)
