@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-__all__ = ["NUMBER", "is_number", "all_numbers"]
+__all__ = ["NUMBER", "is_number", "all_numbers", "plain_characters"]
 
 #: A number (see the module's docstring): a sign, digits with a fraction or a fraction
 #: alone, an exponent; or ``nan``, ``inf``, ``infinity`` in any case, with a sign.
@@ -29,5 +29,10 @@ def all_numbers(fields: Sequence[str]) -> bool:
     """Whether the stripped ``fields``, each of which ``float`` reads, are all numbers
     (:data:`NUMBER`). Beyond them, ``float`` reads only text with underscores or
     characters that are not ASCII: a row with neither (most rows) is checked at once."""
-    text = "".join(fields)
-    return (text.isascii() and "_" not in text) or all(map(is_number, fields))
+    return plain_characters("".join(fields)) or all(map(is_number, fields))
+
+
+def plain_characters(text: str) -> bool:
+    """Whether ``text`` is ASCII without underscores: then every part of it that
+    ``float`` (or ``int``) reads, whitespace stripped, is a number (:data:`NUMBER`)."""
+    return text.isascii() and "_" not in text
