@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              is_stream_file, load_stream_file,
                                              stream_file_digest)
-from torch_geometric_stream.datasets.stream_file import _all_numbers, _is_number
+from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 
 def write(tmp_path, name, text):
@@ -426,16 +426,16 @@ def test_a_label_column_index_is_ascii_digits(tmp_path):
 
 @given(st.text(alphabet="0123456789+-.eE_ \u0663\uff12nNaAiIfFtTyY", max_size=8))
 def test_a_number_is_text_float_reads_in_ascii_without_underscores(text):
-    # the rule, and the shortcut _all_numbers takes for it in a row that float() reads
+    # the rule, and the shortcut all_numbers takes for it in a row that float() reads
     text = text.strip()
     try:
         float(text)
         reads = True
     except ValueError:
         reads = False
-    assert _is_number(text) == (reads and text.isascii() and "_" not in text)
+    assert is_number(text) == (reads and text.isascii() and "_" not in text)
     if reads:
-        assert _all_numbers([text, "1"]) == _is_number(text)
+        assert all_numbers([text, "1"]) == is_number(text)
 
 
 @pytest.mark.parametrize("value", ["1_000", "\u0663"])

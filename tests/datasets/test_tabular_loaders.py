@@ -197,3 +197,96 @@ def test_shopper_non_finite_value(tmp_path):
     with pytest.raises(DatasetFormatError, match="data row 2: column 'ProductRelated_Duration' "
                                                  "holds the non-finite value 'inf'"):
         load_dataset("shopper", tmp_path)
+
+
+# A number in a data file is ASCII decimal notation (datasets.numbers), not all that
+# float() reads: before, '1_000' was read as 1000 and '\u0663' (Arabic-Indic three) as 3.
+NOT_NUMBERS = ["1_000", "\u0663", "\uff11\uff12"]
+
+
+@pytest.mark.parametrize("value", NOT_NUMBERS)
+def test_shopper_a_feature_is_a_number_in_ascii_decimal_notation_only(tmp_path, value):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + SHOPPER_ROW.format(revenue="FALSE")
+        + f"0,0,0,0,1,{value},0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,FALSE,TRUE\n",
+        encoding="utf-8")
+    with pytest.raises(DatasetFormatError,
+                       match=f"^online_shoppers_intention.csv data row 2: column "
+                             f"'ProductRelated_Duration' holds the non-numeric value '{value}'"):
+        load_dataset("shopper", tmp_path)
+
+
+def test_shopper_infinity_is_no_feature_value(tmp_path):
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + "0,0,0,0,1,-Infinity,0.2,0.2,0,0,Feb,1,1,1,1,Returning_Visitor,"
+                         "FALSE,FALSE\n")
+    with pytest.raises(DatasetFormatError, match="data row 1: column 'ProductRelated_Duration' "
+                                                 "holds the non-finite value '-Infinity'"):
+        load_dataset("shopper", tmp_path)
+
+
+def test_shopper_numbers_are_read_exactly(tmp_path):
+    # every notation of the rule; a CSV field's surrounding spaces are no part of it
+    (tmp_path / "Shopper").mkdir()
+    (tmp_path / "Shopper" / "online_shoppers_intention.csv").write_text(
+        SHOPPER_HEADER + "1e-3,-2,.5,5.,+3, 12 ,0.0105,1E2,0,0,Feb,1,1,1,1,Returning_Visitor,"
+                         "true,FALSE\n")
+    ds = load_dataset("shopper", tmp_path)
+    np.testing.assert_array_equal(ds.x[0], np.array([1e-3, -2, 0.5, 5, 3, 12, 0.0105, 100, 0, 0,
+                                                     1, 1, 1, 1, 1], dtype=np.float32))
+
+
+def test_od_a_label_is_a_number_in_ascii_decimal_notation_only(tmp_path):
+    # before: '\u0661' (Arabic-Indic one) was the class 'occupied'
+    (tmp_path / "OD").mkdir()
+    for name in ("datatraining.txt", "datatest.txt", "datatest2.txt"):
+        (tmp_path / "OD" / name).write_text(
+            OD_HEADER + '"1","2015-02-04 17:51:00",23.18,27.272,426,721.25,0.0047,1\n'
+                        '"2","2015-02-04 17:51:59",23.15,27.2675,429.5,714,0.0047,\u0661\n',
+            encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match="^datatraining.txt data row 2: column "
+                                                 "'Occupancy' holds the non-numeric value "
+                                                 "'\u0661'"):
+        load_dataset("OD", tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:GSAD batches missing")
+@pytest.mark.parametrize("line, match", [
+    *[(f"1 1:2.0 2:{value}", f"feature 2 holds the non-numeric value '{value}'")
+      for value in NOT_NUMBERS],
+    ("1 1:2.0 2:infinity", "feature 2 holds the non-finite value 'infinity'"),
+    ("\u0661 1:2.0", "the class '\u0661' is not a number"),
+    ("1_0 1:2.0", "the class '1_0' is not a number"),
+    ("1 1:2.0 0_2:3.0", "feature index '0_2' is not a number")])
+def test_gsad_a_field_is_a_number_in_ascii_decimal_notation_only(tmp_path, line, match):
+    (tmp_path / "GSAD").mkdir()
+    (tmp_path / "GSAD" / "batch1.dat").write_text("1 1:2.0\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match="^batch1.dat line 2: " + match + "\n"):
+        load_dataset("GSAD", tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:GSAD batches missing")
+def test_gsad_numbers_are_read_exactly(tmp_path):
+    (tmp_path / "GSAD").mkdir()
+    (tmp_path / "GSAD" / "batch1.dat").write_text(
+        "+2 1:1e-3 2:-2 3:.5 4:5. 5:+3 6:15596.162100 128:-1.2E+2\n")
+    ds = load_dataset("GSAD", tmp_path)
+    expected = np.zeros(128, dtype=np.float32)
+    expected[[0, 1, 2, 3, 4, 5, 127]] = [1e-3, -2, 0.5, 5, 3, 15596.1621, -120]
+    np.testing.assert_array_equal(ds.x[0], expected)
+    assert ds.class_names == ["Ethylene"]
+
+
+@pytest.mark.parametrize("value", [*NOT_NUMBERS, "x"])
+def test_shuttle_a_field_that_is_no_number_is_named_by_line_and_column(tmp_path, value):
+    # before: NumPy's "at row 1, column 9", the row counted from 0, the column from 1
+    (tmp_path / "Shuttle").mkdir()
+    (tmp_path / "Shuttle" / "shuttle.trn").write_text(
+        f"1 2 3 4 5 6 7 8 9 1\n\n1 2 3 4 5 6 7 8 {value} 1\n", encoding="utf-8")
+    (tmp_path / "Shuttle" / "shuttle.tst").write_text("1 2 3 4 5 6 7 8 9 1\n")
+    with pytest.raises(DatasetFormatError, match=f"^shuttle.trn: not a numeric table: line 3, "
+                                                 f"column 9 holds the non-numeric value "
+                                                 f"'{value}'\\n"):
+        load_dataset("shuttle", tmp_path)

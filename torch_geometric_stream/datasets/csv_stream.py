@@ -31,11 +31,11 @@ import numpy as np
 
 from torch_geometric_stream.datasets.errors import DatasetFormatError
 from torch_geometric_stream.datasets.io import open_text
+from torch_geometric_stream.datasets.numbers import is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
                                                          _check_limit, _check_unambiguous,
                                                          _data_row, _feature_names, _label_index,
-                                                         _is_number, _narrow_row, _rows,
-                                                         _utf8_lines)
+                                                         _narrow_row, _rows, _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["STDIN", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
@@ -97,7 +97,7 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
 
 def _finite_number(text: str) -> Optional[float]:
     """``text`` as a finite number, ``None`` if it is no number or not finite."""
-    if not _is_number(text):
+    if not is_number(text):
         return None
     number = float(text)
     return number if math.isfinite(number) else None
@@ -243,9 +243,9 @@ class CSVRowStream:
             raise _narrow_row(self.name, self._first_line, first[0])
         self._index, named = _label_index(self.label_column, first, self.width, self.name)
         label = first[self._index]
-        words = any(field and not _is_number(field)
+        words = any(field and not is_number(field)
                     for column, field in enumerate(first) if column != self._index)
-        by_label = self._lookup(label) is None and not _is_number(label)
+        by_label = self._lookup(label) is None and not is_number(label)
         self._header = first if named or words or by_label else None
         self.feature_names = None
         if self._header is None:

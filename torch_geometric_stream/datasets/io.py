@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import math
 import sys
 import warnings
 import zlib
@@ -20,10 +19,13 @@ import numpy as np
 
 from torch_geometric_stream.datasets.dataset import first_non_finite
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
+from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 __all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx",
            "read_numeric_table", "read_csv_records", "records_to_matrix", "as_integer_labels"]
 
+#: The booleans a CSV field may hold, as numbers (Shopper's Weekend: TRUE/FALSE).
+_BOOLEANS = {"true": 1.0, "false": 0.0}
 _IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
                0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -134,7 +136,8 @@ def read_numeric_table(path: Path | str, num_columns: int,
         try:
             table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2)
         except ValueError as error:
-            raise DatasetFormatError(f"{name}: not a numeric table ({error})") from None
+            raise (_non_number_in_table(path, delimiter)
+                   or DatasetFormatError(f"{name}: not a numeric table ({error})")) from None
     if table.shape[0] == 0:
         raise DatasetFormatError(f"{name}: the file has no rows")
     if table.shape[1] != num_columns:
@@ -145,6 +148,22 @@ def read_numeric_table(path: Path | str, num_columns: int,
         raise DatasetFormatError(f"{name} data row {row + 1}, column {column + 1}: non-finite "
                                  f"value {table[row, column]} ({count} such values in the file)")
     return table
+
+
+def _non_number_in_table(path: Path | str, delimiter: Optional[str]
+                         ) -> Optional[DatasetFormatError]:
+    """The error of the first field of the table ``path`` that is not a number
+    (:mod:`~torch_geometric_stream.datasets.numbers`), naming its line and column;
+    ``None`` if every field is one."""
+    with open_text(path, encoding="utf-8-sig") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            fields = line.split(delimiter) if line.strip() else []
+            for column, field in enumerate(fields, start=1):
+                if not is_number(field.strip()):
+                    return DatasetFormatError(f"{Path(path).name}: not a numeric table: line "
+                                              f"{line_number}, column {column} holds the "
+                                              f"non-numeric value {field.strip()!r}")
+    return None
 
 
 def read_csv_records(path: Path | str, required: Iterable[str],
@@ -191,21 +210,37 @@ def records_to_matrix(records: list[dict[str, str]], columns: Iterable[str],
                       file_name: str) -> np.ndarray:
     """Numeric columns of CSV records as a float64 matrix ``(rows, len(columns))``.
 
-    ``TRUE``/``FALSE`` (any case) become 1/0; anything else non-numeric or
-    non-finite (``nan``, ``inf``) is a format error.
+    A field (surrounding spaces stripped) is a number in ASCII decimal notation
+    (:mod:`~torch_geometric_stream.datasets.numbers`) or ``TRUE``/``FALSE`` (any
+    case, 1/0); anything else (``1_000``, other scripts' digits, an empty field),
+    or a number that is not finite (``nan``, ``inf``), is a format error naming
+    the file, the data row, the column and the text.
     """
     columns = list(columns)
-    booleans = {"true": 1.0, "false": 0.0}
     out = np.empty((len(records), len(columns)), dtype=np.float64)
     for i, record in enumerate(records):
-        for j, column in enumerate(columns):
-            text = record[column].strip()
-            try:
-                out[i, j] = booleans[text.lower()] if text.lower() in booleans else float(text)
-            except ValueError:
-                raise DatasetFormatError(f"{file_name} data row {i + 1}: column {column!r} "
-                                         f"holds the non-numeric value {text!r}") from None
-            if not math.isfinite(out[i, j]):
-                raise DatasetFormatError(f"{file_name} data row {i + 1}: column {column!r} "
-                                         f"holds the non-finite value {text!r}")
+        texts = [record[column].strip() for column in columns]
+        try:
+            values = [_BOOLEANS[text.lower()] if text.lower() in _BOOLEANS else float(text)
+                      for text in texts]
+        except ValueError:
+            values = None
+        if values is None or not all_numbers(texts):  # the booleans: ASCII, no underscore
+            raise _non_number(texts, columns, f"{file_name} data row {i + 1}")
+        out[i] = values
+    found = first_non_finite(out)
+    if found is not None:
+        (row, column), _ = found
+        raise DatasetFormatError(f"{file_name} data row {row + 1}: column {columns[column]!r} "
+                                 f"holds the non-finite value "
+                                 f"{records[row][columns[column]].strip()!r}")
     return out
+
+
+def _non_number(texts: list[str], columns: list[str], where: str) -> DatasetFormatError:
+    """The error of the row ``where`` whose ``texts`` (one per column) are not all
+    booleans or numbers: its first field that is neither."""
+    text, column = next((text, column) for text, column in zip(texts, columns)
+                        if text.lower() not in _BOOLEANS and not is_number(text))
+    return DatasetFormatError(f"{where}: column {column!r} holds the non-numeric value "
+                              f"{text!r}")

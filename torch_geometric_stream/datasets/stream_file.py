@@ -29,6 +29,7 @@ import numpy as np
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 from torch_geometric_stream.datasets.io import open_text
+from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
            "stream_file_digest"]
@@ -39,12 +40,6 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Separators of other tables, named when a CSV row is one field holding them.
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
-#: A number as a CSV's user writes one (a label, a feature): ASCII decimal notation (a
-#: sign, digits with a fraction or a fraction alone, an exponent), or NaN or an infinity
-#: as Python spells them (any case), numbers that are no label and no feature value.
-#: Not all that ``float()`` reads: ``1_000``, other scripts' digits (``"\u0663"``) are text.
-_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-                     r"|(?i:nan|inf|infinity))")
 #: A column index: ASCII digits, a sign.
 _INDEX = re.compile(r"[+-]?[0-9]+")
 #: The error for labels that are no label (NaN, infinite), from their positions ``(k,)``.
@@ -351,7 +346,7 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
         raise _narrow_row(file_name, first_line, first[0])
     index, named = _label_index(label_column, first, width, file_name)
     words = [field for column, field in enumerate(first)
-             if column != index and field and not _is_number(field)]
+             if column != index and field and not is_number(field)]
     header = first if named or words else None
     if header is not None:
         _check_unambiguous(label_column, header, index, file_name)
@@ -359,14 +354,14 @@ def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Option
     # Without a header so far, the first row is the header if its label is a word
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
     # writes unnamed features): while it may be, one row more than ``limit`` is read.
-    header_by_label = header is None and not _is_number(first[index])
+    header_by_label = header is None and not is_number(first[index])
     features, labels, lines = [], [], array("q")
     for line, row in data:
         values, label = _data_row(line, row, (first_line, width), index, header, file_name)
         features.append(values)
         labels.append(label)
         lines.append(line)
-        header_by_label = header_by_label and (len(labels) == 1 or _is_number(label))
+        header_by_label = header_by_label and (len(labels) == 1 or is_number(label))
         if limit is not None and len(labels) >= limit + header_by_label:
             break
     if header_by_label and len(labels) > 1:
@@ -430,11 +425,6 @@ def _narrow_row(file_name: str, line: int, field: str) -> DatasetFormatError:
                               f"this one has 1 field")
 
 
-def _is_number(text: str) -> bool:
-    """Whether ``text`` is a number (:data:`_NUMBER`), which ``float`` reads."""
-    return _NUMBER.fullmatch(text) is not None
-
-
 def _is_index(text: str) -> bool:
     """Whether ``text`` is a column index (:data:`_INDEX`), which ``int`` reads."""
     return _INDEX.fullmatch(text) is not None
@@ -442,7 +432,7 @@ def _is_index(text: str) -> bool:
 
 def _feature_value_ok(text: str) -> bool:
     """Whether ``text`` is a finite number that float32 holds."""
-    return _is_number(text) and abs(float(text)) <= _FLOAT32_MAX
+    return is_number(text) and abs(float(text)) <= _FLOAT32_MAX
 
 
 def _feature_values(fields: list[str], file_name: str, line: int, index: int,
@@ -452,18 +442,10 @@ def _feature_values(fields: list[str], file_name: str, line: int, index: int,
         values = np.array(fields, dtype=np.float64)
     except ValueError:
         values = None
-    if (values is None or not _all_numbers(fields)
+    if (values is None or not all_numbers(fields)
             or not np.all(np.abs(values) <= _FLOAT32_MAX)):
         raise _bad_field(file_name, line, fields, index, header)
     return values
-
-
-def _all_numbers(fields: list[str]) -> bool:
-    """Whether the stripped ``fields``, each of which ``float`` reads, are all numbers
-    (:data:`_NUMBER`). Beyond them, ``float`` reads only text with underscores or
-    characters that are not ASCII: a row with neither (most rows) is checked at once."""
-    text = "".join(fields)
-    return (text.isascii() and "_" not in text) or all(map(_is_number, fields))
 
 
 def _column_name(column: int, header: Optional[list[str]]) -> str:
@@ -489,7 +471,7 @@ def _field_problem(value: str) -> str:
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
-    if not _is_number(value):
+    if not is_number(value):
         return f"holds {value!r}, not a number (encode categorical features as numbers first)"
     if np.isfinite(float(value)):
         return f"holds {value!r}, beyond float32's range (±{_FLOAT32_MAX:.4g})"
@@ -508,20 +490,20 @@ def _label_classes(labels: Sequence[str], missing: MissingLabels
     numbers (each finite, else ``missing`` of the others' positions is raised: a NaN is
     a missing label) as numbers, whole ones as integers; words in text order; both, the
     (finite) numbers' classes first, as if they were alone, then the words'."""
-    if all(map(_is_number, labels)):
+    if all(map(is_number, labels)):
         return encode_labels(_numbers(labels, missing))
     y, texts = encode_labels(np.array(labels, dtype=str))  # distinct labels, in text order
-    is_number = np.array([_is_number(text) and np.isfinite(float(text)) for text in texts],
-                         dtype=bool)
-    if not is_number.any():
+    numeric = np.array([is_number(text) and np.isfinite(float(text)) for text in texts],
+                       dtype=bool)
+    if not numeric.any():
         return y, texts
     number_ids, number_names = encode_labels(
-        _whole_as_integers(np.array([text for text, number in zip(texts, is_number) if number],
+        _whole_as_integers(np.array([text for text, number in zip(texts, numeric) if number],
                                     dtype=np.float64)))
     class_of_text = np.empty(len(texts), dtype=np.int64)
-    class_of_text[is_number] = number_ids
-    class_of_text[~is_number] = len(number_names) + np.arange(np.count_nonzero(~is_number))
-    words = [text for text, number in zip(texts, is_number) if not number]
+    class_of_text[numeric] = number_ids
+    class_of_text[~numeric] = len(number_names) + np.arange(np.count_nonzero(~numeric))
+    words = [text for text, number in zip(texts, numeric) if not number]
     return class_of_text[y], number_names + words
 
 

@@ -19,6 +19,7 @@ from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNo
 from torch_geometric_stream.datasets.io import (as_integer_labels, find_file, first_existing,
                                                 open_text, read_csv_records, read_numeric_table,
                                                 records_to_matrix)
+from torch_geometric_stream.datasets.numbers import is_number, plain_characters
 
 __all__ = ["load_shopper", "load_shuttle", "load_gsad", "load_sdd", "load_har", "load_od",
            "GSAD_NUM_BATCHES", "GSAD_NUM_FEATURES"]
@@ -97,14 +98,17 @@ def load_shuttle(folder: Path, strict: bool = False) -> StreamDataset:
 
 
 def _parse_gsad_line(line: str, file_name: str, line_number: int) -> tuple[int, np.ndarray]:
-    """One ``<class>[;<concentration>] 1:v ... 128:v`` line -> (class, features)."""
+    """One ``<class>[;<concentration>] 1:v ... 128:v`` line -> (class, features
+    :math:`(128,)`); the class, indices and values are numbers in ASCII decimal
+    notation (:mod:`~torch_geometric_stream.datasets.numbers`)."""
     tokens = line.split()
     where = f"{file_name} line {line_number}"
     row = np.zeros(GSAD_NUM_FEATURES, dtype=np.float64)
     try:
-        label = int(tokens[0].split(";")[0])
-        for token in tokens[1:]:
-            index, _, value = token.partition(":")
+        label_text = tokens[0].split(";")[0]
+        label = int(label_text)
+        fields = [token.partition(":") for token in tokens[1:]]
+        for index, _, value in fields:
             position = int(index) - 1
             if not 0 <= position < GSAD_NUM_FEATURES:
                 raise DatasetFormatError(f"{where}: feature index {index} outside "
@@ -118,7 +122,24 @@ def _parse_gsad_line(line: str, file_name: str, line_number: int) -> tuple[int, 
             raise
         raise DatasetFormatError(f"{where}: expected '<class> <index>:<value> ...' "
                                  f"({error})") from None
+    if not plain_characters(line):  # rare: int() or float() may have read a non-number
+        _check_gsad_numbers(where, label_text, fields)
     return label, row
+
+
+def _check_gsad_numbers(where: str, label_text: str,
+                        fields: list[tuple[str, str, str]]) -> None:
+    """Raise :class:`~.errors.DatasetFormatError` for the first of a GSAD line's
+    (``where``) class and ``(index, ":", value)`` fields, which ``int()`` or
+    ``float()`` read, that is not a number."""
+    if not is_number(label_text):
+        raise DatasetFormatError(f"{where}: the class {label_text!r} is not a number")
+    for index, _, value in fields:
+        if not is_number(index):
+            raise DatasetFormatError(f"{where}: feature index {index!r} is not a number")
+        if not is_number(value):
+            raise DatasetFormatError(f"{where}: feature {index} holds the non-numeric "
+                                     f"value {value!r}")
 
 
 def load_gsad(folder: Path, strict: bool = False) -> StreamDataset:

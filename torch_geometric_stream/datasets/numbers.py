@@ -1,0 +1,38 @@
+"""What a number in a data file is: the one rule every text reader of the package applies.
+
+A number is ASCII decimal notation (``-2``, ``.5``, ``1e-3``), or NaN or an infinity
+as Python spells them (any case; the readers refuse them where a finite value is
+needed, naming the field). Not all that ``float()`` reads: ``1_000`` and other
+scripts' digits (``"\\u0663"``), which in a data file are a damaged or misread
+field, are text.  Fields are checked as the readers split them (surrounding
+whitespace stripped).
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+__all__ = ["NUMBER", "is_number", "all_numbers", "plain_characters"]
+
+#: A number (see the module's docstring): a sign, digits with a fraction or a fraction
+#: alone, an exponent; or ``nan``, ``inf``, ``infinity`` in any case, with a sign.
+NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                    r"|(?i:nan|inf|infinity))")
+
+
+def is_number(text: str) -> bool:
+    """Whether ``text`` is a number (:data:`NUMBER`), which ``float`` reads."""
+    return NUMBER.fullmatch(text) is not None
+
+
+def all_numbers(fields: Sequence[str]) -> bool:
+    """Whether the stripped ``fields``, each of which ``float`` reads, are all numbers
+    (:data:`NUMBER`). Beyond them, ``float`` reads only text with underscores or
+    characters that are not ASCII: a row with neither (most rows) is checked at once."""
+    return plain_characters("".join(fields)) or all(map(is_number, fields))
+
+
+def plain_characters(text: str) -> bool:
+    """Whether ``text`` is ASCII without underscores: then every part of it that
+    ``float`` (or ``int``) reads, whitespace stripped, is a number (:data:`NUMBER`)."""
+    return text.isascii() and "_" not in text
