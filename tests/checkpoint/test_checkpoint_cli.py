@@ -105,26 +105,28 @@ def test_killed_run_resumes_exactly(reference):
 
 
 def test_ctrl_c_stops_a_run_process_at_the_end_of_a_sample_saved_there(reference):
-    """A real Ctrl-C: exit code 130, the checkpoint and the partial record at the
-    sample it stopped after, the line saying so; the resumed run is the
-    uninterrupted one, and its record replaces the partial one."""
+    """A real Ctrl-C: exit code 130, the checkpoint, the partial record and
+    per-sample file at the sample it stopped after, the line saying so; the
+    resumed run is the uninterrupted one, and its files replace the partial ones."""
     folder = reference
     process, checkpoint = _run_until_checkpoint(folder, "ctrl_c")
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=300)
     assert process.returncode == 130, err.decode()
     position = torch.load(checkpoint, weights_only=False)["position"]
-    partial = folder / "ctrl_c.json.partial"
+    partial, partial_csv = folder / "ctrl_c.json.partial", folder / "ctrl_c.csv.partial"
     record = json.loads(partial.read_text())
     assert 50 <= position == record["interrupted_at"] == record["n_samples"] < N
-    assert not (folder / "ctrl_c.json").exists()
+    assert not (folder / "ctrl_c.json").exists() and not (folder / "ctrl_c.csv").exists()
+    reference_rows = (folder / "reference.csv").read_text().splitlines()
+    assert partial_csv.read_text().splitlines() == reference_rows[:1 + position]
     assert err.decode().strip().splitlines()[-1] == (
-        f"run interrupted after sample {position}; its metrics so far are in {partial}; its "
-        f"state at that sample is in {checkpoint}: rerun the same command with --resume "
-        f"{checkpoint} to continue from it")
+        f"run interrupted after sample {position}; its metrics so far are in {partial}, "
+        f"{partial_csv}; its state at that sample is in {checkpoint}: rerun the same command "
+        f"with --resume {checkpoint} to continue from it")
     assert main([*RUN, "--resume", str(checkpoint), *outputs(folder, "ctrl_c")]) == 0
     assert_same_run(folder, "ctrl_c")
-    assert not partial.exists()
+    assert not partial.exists() and not partial_csv.exists()
 
 
 def test_ctrl_c_mid_sample_finishes_it_and_resumes_from_it_exactly(

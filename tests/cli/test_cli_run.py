@@ -589,7 +589,7 @@ def _run_noting_workers(tmp_path: Path, process_group, outputs: Path) -> subproc
     return process_group(
         [sys.executable, "-c", _MAIN_NOTING_WORKERS, "run", "--dataset", "synthetic",
          "--model", "sledge", "--seed", "0,1,2", "--jobs", "2", "--quiet", "--output",
-         str(outputs / "run.json")],
+         str(outputs / "run.json"), "--csv", str(outputs / "run.csv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
 
 
@@ -621,7 +621,8 @@ def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_ke
     """``run --jobs 2`` of three seeds, Ctrl-C at the terminal or a batch scheduler's
     SIGTERM (both reach every process of the job) once both workers are in a seed
     (SLeDGe: some 20 ms a sample): each stops at the end of its sample and its
-    metrics so far go to its partial record; the third seed never starts."""
+    metrics so far go to its partial record and per-sample file; the third seed
+    never starts."""
     outputs = tmp_path / "outputs"
     command = _run_noting_workers(tmp_path, process_group, outputs)
     _worker_pids(command, tmp_path / "markers")
@@ -629,17 +630,19 @@ def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_ke
     out, err = command.communicate(timeout=60)
     assert command.returncode == 130, err
     assert "ended abruptly" not in err, err
-    partials = [outputs / f"run_seed{seed}.json.partial" for seed in (0, 1)]
-    assert sorted(outputs.iterdir()) == partials  # nothing of seed 2, never started
-    records = [_read(partial) for partial in partials]
+    partials = [outputs / f"run_seed{seed}.{kind}.partial" for seed in (0, 1)
+                for kind in ("json", "csv")]
+    assert sorted(outputs.iterdir()) == sorted(partials)  # nothing of seed 2, never started
+    records = [_read(partial) for partial in partials[::2]]
     done = [record["interrupted_at"] for record in records]
-    assert all(5 <= n == record["n_samples"] < 5000 and record["curve"]["position"][-1] == n
-               for n, record in zip(done, records))
+    assert all(5 <= n == record["n_samples"] == len(_csv_rows(csv)) < 5000
+               and record["curve"]["position"][-1] == n
+               for n, record, csv in zip(done, records, partials[1::2]))
     assert [record["seed"] for record in records] == [0, 1]
     assert err.strip().splitlines()[-1] == (
         f"run interrupted after sample {done[0]} of seed 0 and sample {done[1]} of seed 1; "
-        f"their metrics so far are in {partials[0]}, {partials[1]}; --seed 0,1,2 runs the "
-        f"rest")
+        f"their metrics so far are in {', '.join(map(str, partials))}; --seed 0,1,2 runs "
+        f"the rest")
     assert "Traceback" not in err, err
     heading, table = out.splitlines()[0], out.splitlines()[1:]
     assert heading.endswith(f"; interrupted after sample {done[0]} of seed 0 and sample "
@@ -840,6 +843,62 @@ def test_a_finished_run_removes_the_partial_record_an_interrupted_one_left(
     assert main(quick_run(out)) == 0
     assert [path.name for path in tmp_path.iterdir()] == ["run.json"]
     assert "interrupted_at" not in _read(out) and _read(out)["n_samples"] == 30
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    """The data rows of a ``--csv`` file (its header checked)."""
+    header, *rows = [line.split(",") for line in path.read_text().splitlines()]
+    assert header == ["index", "label", "prediction", "correct", "labeled"]
+    return rows
+
+
+def test_ctrl_c_writes_the_csv_of_the_samples_done_beside_the_partial_record(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main, ctrl_c_in_sample):
+    """``--csv`` too: its rows so far in ``run.csv.partial`` (no ``*.csv`` glob
+    takes it), named in the line; a finished rerun replaces both partial files."""
+    out, csv = tmp_path / "run.json", tmp_path / "run.csv"
+    argv = quick_run(out, "--csv", str(csv))
+    ctrl_c_in_sample(12)
+    assert interrupted_main(argv) == 130
+    partials = [tmp_path / "run.json.partial", tmp_path / "run.csv.partial"]
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted after sample 13; its metrics so far are in {partials[0]}, "
+        f"{partials[1]}; nothing resumable was saved (--checkpoint FILE keeps a resumable "
+        f"state)")
+    assert sorted(tmp_path.iterdir()) == sorted(partials)
+    rows = _csv_rows(partials[1])
+    assert [int(row[0]) for row in rows] == list(range(13))
+    assert sum(int(row[3]) for row in rows) == round(_read(partials[0])["accuracy"] * 13)
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.csv", "run.json"]
+    assert _csv_rows(csv)[:13] == rows and len(_csv_rows(csv)) == 30  # the run is repeatable
+
+
+def test_ctrl_c_in_a_later_seed_writes_its_csv_and_the_plot_of_every_seed_run(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main, ctrl_c_in_sample):
+    """Several seeds: the stopped seed's files go to its per-seed partial names,
+    the one ``--plot`` of the seeds run (the finished and the stopped one) to
+    ``run.png.partial``, a PNG; a finished rerun removes the partial plot too."""
+    pytest.importorskip("matplotlib")
+    out, csv, plot = tmp_path / "run.json", tmp_path / "run.csv", tmp_path / "run.png"
+    argv = quick_run(out, "--seed", "0,1,2", "--csv", str(csv), "--plot", str(plot))
+    ctrl_c_in_sample(19, call=2)
+    assert interrupted_main(argv) == 130
+    partials = [tmp_path / name for name in ("run_seed1.json.partial", "run_seed1.csv.partial",
+                                             "run.png.partial")]
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted after sample 20 of seed 1; the files of seed(s) 0 are written; its "
+        f"metrics so far are in {', '.join(map(str, partials))}; --seed 1,2 runs the rest")
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["run_seed0.json", "run_seed0.csv", *(path.name for path in partials)])
+    assert len(_csv_rows(tmp_path / "run_seed0.csv")) == 30
+    assert len(_csv_rows(partials[1])) == _read(partials[0])["interrupted_at"] == 20
+    assert partials[2].read_bytes().startswith(b"\x89PNG")
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "run.png", *(f"run_seed{seed}.{kind}" for seed in (0, 1, 2) for kind in ("csv", "json"))]
 
 
 def test_ctrl_c_in_a_later_seed_keeps_the_seeds_done_and_that_seeds_metrics(

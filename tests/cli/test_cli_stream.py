@@ -248,6 +248,38 @@ def test_ctrl_c_saves_a_streamed_run_at_the_end_of_its_sample_with_the_rows_read
     _same(resumed, whole)
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["stream", "file-read-whole"])
+@pytest.mark.parametrize("history", ["bounded", "full"])
+def test_ctrl_c_in_the_last_row_resumes_from_the_end_to_the_uninterrupted_record(
+        tmp_path, capsys, monkeypatch, ctrl_c_in_sample, streamed, history):
+    """Ctrl-C in the file's last row. Streamed, the run cannot know the row was
+    the last (it stops before reading on): it is interrupted there, its
+    checkpoint and partial files at the end; read whole, it finishes. Either
+    way, a --resume from that checkpoint reads no row more and finishes: the
+    uninterrupted record and per-sample file, no partial file left."""
+    stream = str(_csv(tmp_path / "data.csv", rows=60))
+    reading = RESUMABLE if streamed else [option for option in RESUMABLE
+                                          if option not in ("--stream", "--classes", "a,b,c")]
+    common = ["--dataset", stream, *reading, "--history", history]
+    whole = _run(tmp_path, "whole", *common)
+    checkpoint = tmp_path / "ck.ckpt"
+    saving = [*common, "--checkpoint", str(checkpoint)]
+    outputs = ["--output", str(tmp_path / "resumed.json"),
+               *["--csv", str(tmp_path / "resumed.csv")] * (history == "full")]
+    ctrl_c_in_sample(59)
+    assert main(["run", *FAST, *saving, *outputs]) == (130 if streamed else 0)
+    assert capsys.readouterr().err.startswith("run interrupted after sample 60; ") == streamed
+    assert torch.load(checkpoint, weights_only=False)["position"] == 60
+    partials = sorted(path.name for path in tmp_path.glob("*.partial"))
+    assert partials == ([*["resumed.csv.partial"] * (history == "full"), "resumed.json.partial"]
+                        if streamed else [])
+    monkeypatch.undo()
+    resumed = _run(tmp_path, "resumed", *saving, "--resume", str(checkpoint))
+    assert (resumed["resumed_from"], resumed["n_samples"]) == (60, 60)
+    _same(resumed, whole)
+    assert not list(tmp_path.glob("*.partial"))
+
+
 def test_a_streamed_run_resumes_on_its_file_grown_and_checks_the_rows_read(tmp_path, capsys):
     """A run to the end of a file (its last position saved as the stream ends)
     goes on when rows are appended; a file whose rows read changed is refused,

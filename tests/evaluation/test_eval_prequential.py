@@ -364,6 +364,19 @@ def test_plot_format_follows_the_suffix_and_an_unknown_one_is_refused(tmp_path):
     assert check_plot_path(tmp_path / "CURVES.PDF") == tmp_path / "CURVES.PDF"
 
 
+def test_an_image_format_given_overrides_the_suffix_and_is_checked(tmp_path):
+    """What ``run`` writes a partial plot (``run.svg.partial``) with."""
+    pytest.importorskip("matplotlib")
+    curves = {"a": ([1, 2, 3], [1.0, 0.5, 0.67])}
+    path = plot_curves(curves, tmp_path / "curves.svg.partial", image_format="svg")
+    assert path == tmp_path / "curves.svg.partial"
+    assert path.read_text().lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match=r"cannot plot to .*curves\.png: matplotlib writes .*"
+                                         r" not 'txt'"):
+        plot_curves(curves, tmp_path / "curves.png", image_format="txt")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["curves.svg.partial"]
+
+
 @pytest.mark.parametrize("drop", ["start", "elapsed", "labels"])
 def test_a_record_state_lacking_an_entry_is_refused_before_anything_loads(drop):
     record = PrequentialRecord()

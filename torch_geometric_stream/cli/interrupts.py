@@ -84,20 +84,22 @@ class DeferredInterrupt:
 
 class StoppedSeed(NamedTuple):
     """A seed that Ctrl-C stopped cleanly after ``done`` stream positions, its
-    record so far in ``partial`` (``None``: no ``--output``)."""
+    files so far in ``partials`` (its record for ``--output``, its per-sample
+    rows for ``--csv``; none without either)."""
     seed: int
     done: int
-    partial: Optional[Path]
+    partials: tuple[Path, ...]
 
 
 class StoppedBetweenSamples(KeyboardInterrupt):
     """Ctrl-C deferred to the end of a sample (:class:`DeferredInterrupt`): the
     seeds in progress (one; those of the workers of ``--jobs``) ``stopped`` there,
-    the checkpoint of a single seed (if ``--checkpoint``) saved there."""
+    the checkpoint of a single seed (if ``--checkpoint``) saved there, the
+    running accuracy of the samples done (if ``--plot``) in ``plot``."""
 
-    def __init__(self, stopped: list[StoppedSeed]) -> None:
+    def __init__(self, stopped: list[StoppedSeed], plot: Optional[Path] = None) -> None:
         super().__init__(stopped)
-        self.stopped = stopped
+        self.stopped, self.plot = stopped, plot
 
 
 def modified_time(path: Optional[Path]) -> Optional[int]:
@@ -143,13 +145,14 @@ def _continue_from(args: argparse.Namespace) -> str:
 def stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
                  stopped: StoppedBetweenSamples) -> str:
     """The line of a run that Ctrl-C stopped at the end of a sample: what it kept
-    (the files of the ``seeds`` ``written`` before, the partial records of the
-    seeds stopped, the checkpoint of a single seed at that sample) and how to
-    continue."""
+    (the files of the ``seeds`` ``written`` before, the partial files of the
+    seeds stopped and the partial plot, the checkpoint of a single seed at that
+    sample) and how to continue."""
     parts = [f"run interrupted {stopped_after(stopped.stopped, several=len(seeds) > 1)}"]
     if written:
         parts.append(f"the files of seed(s) {', '.join(map(str, written))} are written")
-    partials = [str(seed.partial) for seed in stopped.stopped if seed.partial is not None]
+    partials = [str(path) for seed in stopped.stopped for path in seed.partials]
+    partials += [str(stopped.plot)] * (stopped.plot is not None)
     if partials:
         whose = "its" if len(stopped.stopped) == 1 else "their"
         parts.append(f"{whose} metrics so far are in {', '.join(partials)}")

@@ -367,12 +367,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                              "finished run to FILE.json removes")
     output.add_argument("--csv", type=Path, metavar="FILE.csv",
                         help="one row per sample (several seeds: FILE_seed<S>.csv each; "
-                             "needs --history full)")
+                             "needs --history full); a run that Ctrl-C stops writes its "
+                             "rows so far to FILE.csv.partial instead, which a finished "
+                             "run to FILE.csv removes")
     output.add_argument("--history", choices=HISTORIES,
                         help=HISTORY_HELP + " (default: full; bounded with --stream)")
     output.add_argument("--plot", type=Path, metavar="FILE.png",
                         help="running accuracy over the stream, one curve per seed, in the "
-                             "format the suffix names (png, pdf, svg, ...; needs matplotlib)")
+                             "format the suffix names (png, pdf, svg, ...; needs matplotlib); "
+                             "a run that Ctrl-C stops plots the samples done to "
+                             "FILE.png.partial instead, which a finished run to FILE.png "
+                             "removes")
     output.add_argument("--quiet", action="store_true",
                         help="no progress (a bar on a terminal; where stderr is a file or a "
                              "pipe, a line every minute: samples done, accuracy, ms per "

@@ -134,9 +134,10 @@ def seed_path(path: Optional[Path], seed: int, several: bool) -> Optional[Path]:
 
 
 def partial_path(path: Path) -> Path:
-    """Where the record so far of a run to ``path`` that Ctrl-C stopped goes:
-    ``<path>.partial``, a name that no ``*.json`` glob of finished runs (``tune``,
-    ``compare``, the benchmarks) matches and no "skip when present" check tests."""
+    """Where the record, per-sample file or plot so far of a run to ``path`` that
+    Ctrl-C stopped goes: ``<path>.partial``, a name that no ``*.json`` (``*.csv``,
+    ``*.png``) glob of finished runs (``tune``, ``compare``, the benchmarks)
+    matches and no "skip when present" check tests."""
     return path.with_name(f"{path.name}.partial")
 
 

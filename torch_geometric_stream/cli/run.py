@@ -384,8 +384,9 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
 
     The first Ctrl-C starts no further seed and stops the seeds in progress (one;
     with ``--jobs``, one per worker) at the end of their sample: their partial
-    records written and the table printed, :class:`StoppedBetweenSamples` is
-    raised (a plain ``KeyboardInterrupt`` where none was in progress)."""
+    files (:func:`_write_outputs`) and the partial ``--plot`` of every seed run
+    written and the table printed, :class:`StoppedBetweenSamples` is raised (a
+    plain ``KeyboardInterrupt`` where none was in progress)."""
     several = len(seeds) > 1
     plan = _plan(args)
     interrupt = DeferredInterrupt()
@@ -401,25 +402,28 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     try:
         for seed, result, record in outcomes:
             records.append(record)
-            if "interrupted_at" in record:
-                output = seed_path(args.output, seed, several)
-                partial = None if output is None else write_json(record, partial_path(output))
-                stopped.append(StoppedSeed(seed, record["interrupted_at"], partial))
-                continue
             results[f"seed {seed}"] = result
-            _write_outputs(args, result, record, seed, several)
-            if args.output is not None or args.csv is not None:
+            files = _write_outputs(args, result, record, seed, several)
+            if "interrupted_at" in record:
+                stopped.append(StoppedSeed(seed, record["interrupted_at"], files))
+            elif files:
                 written.append(seed)
     except KeyboardInterrupt:  # a second Ctrl-C, or --jobs workers that did not stop
         if not stopped:
             raise
-    if stopped:  # the seeds' partial records written before stay the run's report
-        _print_summary(args, plan, records, f"interrupted {stopped_after(stopped, several)}")
-        raise StoppedBetweenSamples(stopped)
+    title = f"{plan.model} on {plan.stream[1]}"
+    if stopped:  # the seeds' partial files written before stay the run's report
+        interrupted = f"interrupted {stopped_after(stopped, several)}"
+        plot = None if args.plot is None else plot_running_accuracy(
+            results, partial_path(args.plot), title=f"{title}; {interrupted}",
+            image_format=args.plot.suffix.removeprefix(".") or "png")
+        _print_summary(args, plan, records, interrupted)
+        raise StoppedBetweenSamples(stopped, plot)
     if len(records) < len(seeds):
         raise KeyboardInterrupt  # Ctrl-C during a seed's last sample: no next seed
     if args.plot is not None:
-        plot_running_accuracy(results, args.plot, title=f"{plan.model} on {plan.stream[1]}")
+        plot_running_accuracy(results, args.plot, title=title)
+        partial_path(args.plot).unlink(missing_ok=True)
     _print_summary(args, plan, records)
     return 0
 
@@ -612,15 +616,21 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
                                end=end, transform=transform, extra=identity)
 
 
-def _write_outputs(args: argparse.Namespace, result: Any, record: dict[str, Any], seed: int,
-                   several: bool) -> None:
-    """The ``--output`` JSON (removing the partial record of an interrupted run
-    to it) and ``--csv`` per-sample file of one seed."""
-    output: Optional[Path] = seed_path(args.output, seed, several)
-    if output is not None:
-        write_json(record, output)
-        partial_path(output).unlink(missing_ok=True)
-    csv_path = seed_path(args.csv, seed, several)
-    if csv_path is not None:
-        result.save_csv(csv_path)
+def _write_outputs(args: argparse.Namespace, result: PrequentialResult,
+                   record: dict[str, Any], seed: int, several: bool) -> tuple[Path, ...]:
+    """The ``--output`` JSON record and ``--csv`` per-sample file of one seed (those
+    asked for), which this returns: of a seed that Ctrl-C stopped (its ``record``
+    with ``interrupted_at``), to their :func:`~torch_geometric_stream.cli.report.partial_path`;
+    of a finished seed, to theirs, removing the partial files an interrupted run left."""
+    interrupted = "interrupted_at" in record
+    files = []
+    for path, write in ((seed_path(args.output, seed, several),
+                         lambda target: write_json(record, target)),
+                        (seed_path(args.csv, seed, several), result.save_csv)):
+        if path is None:
+            continue
+        files.append(write(partial_path(path) if interrupted else path))
+        if not interrupted:
+            partial_path(path).unlink(missing_ok=True)
+    return tuple(files)
 

@@ -503,21 +503,25 @@ def _show_accuracy(bar: tqdm, record: PrequentialRecord) -> None:
 
 
 def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLike,
-                          title: Optional[str] = None, num_points: int = 200) -> Path:
-    """Plot the running accuracy of one or more runs (legend = the mapping's keys) to ``path``."""
+                          title: Optional[str] = None, num_points: int = 200, *,
+                          image_format: Optional[str] = None) -> Path:
+    """Plot the running accuracy of one or more runs (legend = the mapping's keys) to
+    ``path`` (in ``image_format`` if given, see :func:`plot_curves`)."""
     curves = {}
     for name, result in results.items():
         counts, accuracy = result.accuracy_curve(num_points)
         curves[name] = (result.start + counts, accuracy)
-    return plot_curves(curves, path, title=title)
+    return plot_curves(curves, path, title=title, image_format=image_format)
 
 
 def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
-                title: Optional[str] = None) -> Path:
+                title: Optional[str] = None, *, image_format: Optional[str] = None) -> Path:
     """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
     ``"curve"`` entries of the CLI's JSON records) to ``path``, in the format its
-    suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`)."""
-    path = check_plot_path(path)
+    suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`), or in
+    ``image_format`` (``"png"``, ...) if given, whatever ``path``'s suffix (e.g. the
+    partial plot ``run.png.partial`` of a ``run`` that Ctrl-C stopped)."""
+    path = check_plot_path(path, image_format)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     figure = Figure(figsize=(6.4, 4.0))
@@ -528,14 +532,14 @@ def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
     axes.set(xlabel="stream position", ylabel="running accuracy", ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)
     axes.legend()
-    figure.savefig(path, dpi=120, bbox_inches="tight")
+    figure.savefig(path, format=image_format, dpi=120, bbox_inches="tight")
     return path
 
 
-def check_plot_path(path: PathLike) -> Path:
+def check_plot_path(path: PathLike, image_format: Optional[str] = None) -> Path:
     """``path`` as a :class:`~pathlib.Path` once matplotlib is importable and can
-    write the format its suffix names (no suffix: PNG), so that a run can refuse a
-    bad plot path before it starts rather than after.
+    write the format its suffix names (no suffix: PNG), or ``image_format`` if
+    given, so that a run can refuse a bad plot path before it starts rather than after.
 
     Raises:
         ImportError: without matplotlib.
@@ -549,7 +553,7 @@ def check_plot_path(path: PathLike) -> Path:
                           "(or torch_geometric_stream[plot])") from error
     path = Path(path)
     formats = FigureCanvasAgg.get_supported_filetypes()
-    suffix = path.suffix.lower().removeprefix(".")
+    suffix = (path.suffix if image_format is None else image_format).lower().removeprefix(".")
     if suffix and suffix not in formats:
         raise ValueError(f"cannot plot to {path}: matplotlib writes {', '.join(sorted(formats))} "
                          f"files, not {suffix!r}")
