@@ -142,11 +142,17 @@ def _read_record(path: Path) -> Record:
 def _check_values(path: Path, record: Record) -> None:
     """Refuse a run record whose ``seed`` is no integer or whose ``accuracy`` or
     ``label_ratio`` is no finite number (a record edited by hand, or broken): it
-    would be averaged as NaN or fail there.
+    would be averaged as NaN or fail there; and the record so far of a run that
+    Ctrl-C stopped (``interrupted_at``, ``run``'s ``FILE.json.partial``), whose
+    metrics cover only the samples done: it would be averaged as a finished run.
 
     Raises:
         BadRecord: the first such entry, named with its value.
     """
+    if "interrupted_at" in record:
+        raise BadRecord(f"{path}: the record of a run interrupted after sample "
+                        f"{record['interrupted_at']}, not a finished run: finish it (rerun "
+                        f"it, with --resume where it saved a checkpoint) or leave it out")
     for key, kinds in (("seed", (int,)), ("accuracy", (int, float)),
                        ("label_ratio", (int, float))):
         value = record[key]
