@@ -332,6 +332,10 @@ def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
     (["feature_range=-1:1"], "feature_range", ([-1.0, 1.0], [0.0, 1.0])),
     (["feature_range=0.0:1.0"], "feature_range", ([0.0, 1.0], [-1.0, 1.0])),
     (["scaling=robust"], "scaling", ("robust", "online")),
+    (["robust_clip=True"], "robust_clip", (True, False)),
+    # before: refused, 'no setting has robust_clip=true; its values here: False, True'
+    (["robust_clip=true"], "robust_clip", (True, False)),
+    (["supervise-graph=FALSE"], "supervise_graph", (False, True)),
 ])
 def test_a_baseline_value_is_read_as_the_row_names_print_it(tmp_path, capsys, given, entry,
                                                             values):
@@ -361,6 +365,8 @@ def test_several_baselines_must_all_hold(tmp_path, capsys):
 @pytest.mark.parametrize("given, message", [
     (["lr=7"], "--baseline lr=7: no setting has lr=7; its values here: 0.001, 0.005"),
     (["seed=0"], "--baseline seed=0: no setting has the entry seed"),
+    (["supervise_graph=yes"], "--baseline supervise_graph=yes: no setting has "
+                              "supervise_graph=yes; its values here: True"),
     (["model=sledge"], "--baseline model=sledge: 2 settings of one stream and label ratio "
                        "match (sledge on Shuttle at 0.01 (lr=0.001); sledge on Shuttle at "
                        "0.01 (lr=0.005)): add a --baseline for an entry in which they differ"),
