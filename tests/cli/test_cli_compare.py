@@ -227,6 +227,23 @@ def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
         assert capsys.readouterr().err.strip() == f"error: {bad}: {message}"
 
 
+def test_the_partial_record_of_an_interrupted_run_is_refused_in_a_folder_too(
+        tmp_path, capsys):
+    """Before: ``compare runs/*`` took run's ``FILE.json.partial`` (its metrics over
+    the samples done before Ctrl-C) as a finished run, averaged with the others."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write(folder, "g_seed0.json", record(0, 0.8))
+    partial = write(folder, "g_seed1.json.partial", {**record(1, 0.9), "interrupted_at": 480})
+    renamed = write(folder, "g_seed2.json", {**record(2, 0.7), "interrupted_at": 65})
+    message = ("the record of a run interrupted after sample {}, not a finished run: finish "
+               "it (rerun it, with --resume where it saved a checkpoint) or leave it out")
+    assert main(["compare", str(folder / "g_seed0.json"), partial]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {partial}: {message.format(480)}"
+    assert main(["compare", str(folder)]) == 2  # a .json one is refused in a folder too
+    assert capsys.readouterr().err.strip() == f"error: {renamed}: {message.format(65)}"
+
+
 def test_a_baseline_gives_each_setting_its_paired_difference_and_seeds_higher(
         tmp_path, capsys):
     """Against lr=0.001 (0.80, 0.90, 0.70 on seeds 0, 1, 2): lr=0.005 differs by
@@ -315,6 +332,10 @@ def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
     (["feature_range=-1:1"], "feature_range", ([-1.0, 1.0], [0.0, 1.0])),
     (["feature_range=0.0:1.0"], "feature_range", ([0.0, 1.0], [-1.0, 1.0])),
     (["scaling=robust"], "scaling", ("robust", "online")),
+    (["robust_clip=True"], "robust_clip", (True, False)),
+    # before: refused, 'no setting has robust_clip=true; its values here: False, True'
+    (["robust_clip=true"], "robust_clip", (True, False)),
+    (["supervise-graph=FALSE"], "supervise_graph", (False, True)),
 ])
 def test_a_baseline_value_is_read_as_the_row_names_print_it(tmp_path, capsys, given, entry,
                                                             values):
@@ -344,6 +365,8 @@ def test_several_baselines_must_all_hold(tmp_path, capsys):
 @pytest.mark.parametrize("given, message", [
     (["lr=7"], "--baseline lr=7: no setting has lr=7; its values here: 0.001, 0.005"),
     (["seed=0"], "--baseline seed=0: no setting has the entry seed"),
+    (["supervise_graph=yes"], "--baseline supervise_graph=yes: no setting has "
+                              "supervise_graph=yes; its values here: True"),
     (["model=sledge"], "--baseline model=sledge: 2 settings of one stream and label ratio "
                        "match (sledge on Shuttle at 0.01 (lr=0.001); sledge on Shuttle at "
                        "0.01 (lr=0.005)): add a --baseline for an entry in which they differ"),

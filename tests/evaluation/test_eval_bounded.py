@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from torch_geometric_stream.evaluation import (HISTORIES, PrequentialRecord, StreamMetrics,
-                                               accuracy_curve, class_metrics, prequential)
+                                               accuracy_curve, class_metrics, prequential,
+                                               tail_accuracy)
 from torch_geometric_stream.evaluation.bounded import (LATENCY_FLOOR, LATENCY_RATIO,
                                                        BoundedStreamMetrics, LatencyHistogram,
                                                        RunningAccuracy, RunningClassCounts)
@@ -252,6 +253,56 @@ def test_a_bounded_record_refuses_a_latency_it_cannot_count_and_stays_as_it_was(
         record.update(0, 1, True, seconds)
     after = repr(record.state_dict()["metrics"]) + repr(record.state_dict()["classes"])
     assert after == before and record.n_labels == 1
+
+
+@pytest.mark.parametrize("seconds", [-0.001, math.nan, math.inf])
+def test_a_latency_histogram_refuses_a_latency_it_cannot_count_and_stays_as_it_was(seconds):
+    """Before: -0.001 and NaN were counted in the lowest bin (and the minimum set
+    to them), a state that load_state_dict then refused: a checkpoint that does
+    not resume."""
+    histogram = LatencyHistogram()
+    histogram.update(0.002)
+    before = repr(histogram.state_dict())
+    with pytest.raises(ValueError, match="seconds must be a finite number >= 0"):
+        histogram.update(seconds)
+    assert repr(histogram.state_dict()) == before and histogram.count == 1
+    LatencyHistogram().load_state_dict(histogram.state_dict())
+
+
+@pytest.mark.parametrize("fraction, error, match", [
+    (1.5, ValueError, r"fraction must be in \(0, 1\], got 1.5"),
+    (-0.1, ValueError, r"fraction must be in \(0, 1\], got -0.1"),
+    (0, ValueError, r"fraction must be in \(0, 1\], got 0"),
+    (math.nan, ValueError, r"fraction must be in \(0, 1\], got nan"),
+    ("0.2", TypeError, "fraction must be a number, got str"),
+    (True, TypeError, "fraction must be a number, got bool")])
+def test_a_tail_of_no_fraction_is_refused_as_the_full_history_refuses_it(fraction, error,
+                                                                         match):
+    """Before: tail(1.5) after 20 samples gave (0.125, 32), a span longer than the
+    run, tail(-0.1) and tail(0) the last 4 samples, tail(nan) NumPy's error."""
+    accuracy = RunningAccuracy(8)
+    for index in range(20):
+        accuracy.update(index % 3 == 0)
+    with pytest.raises(error, match=match):
+        accuracy.tail(fraction)
+    with pytest.raises(error, match=match):
+        tail_accuracy(np.arange(20) % 3 == 0, fraction)
+    assert accuracy.tail(1.0) == (7 / 20, 20)
+
+
+@pytest.mark.parametrize("percent, error, match", [
+    (150, ValueError, r"percent must be in \[0, 100\], got 150"),
+    (-5, ValueError, r"percent must be in \[0, 100\], got -5"),
+    (math.nan, ValueError, r"percent must be in \[0, 100\], got nan"),
+    ("50", TypeError, "percent must be a number, got str")])
+def test_a_latency_quantile_of_no_percent_is_refused(percent, error, match):
+    """Before: quantile(150) raised an AssertionError, quantile(-5) gave the
+    smallest latency and quantile(nan) NumPy's error."""
+    histogram = LatencyHistogram()
+    for seconds in (0.001, 0.002, 0.004):
+        histogram.update(seconds)
+    with pytest.raises(error, match=match):
+        histogram.quantile(percent)
 
 
 @pytest.mark.parametrize("history, error, match", [

@@ -144,11 +144,17 @@ def _read_record(path: Path) -> Record:
 def _check_values(path: Path, record: Record) -> None:
     """Refuse a run record whose ``seed`` is no integer or whose ``accuracy`` or
     ``label_ratio`` is no finite number (a record edited by hand, or broken): it
-    would be averaged as NaN or fail there.
+    would be averaged as NaN or fail there; and the record so far of a run that
+    Ctrl-C stopped (``interrupted_at``, ``run``'s ``FILE.json.partial``), whose
+    metrics cover only the samples done: it would be averaged as a finished run.
 
     Raises:
         BadRecord: the first such entry, named with its value.
     """
+    if "interrupted_at" in record:
+        raise BadRecord(f"{path}: the record of a run interrupted after sample "
+                        f"{record['interrupted_at']}, not a finished run: finish it (rerun "
+                        f"it, with --resume where it saved a checkpoint) or leave it out")
     for key, kinds in (("seed", (int,)), ("accuracy", (int, float)),
                        ("label_ratio", (int, float))):
         value = record[key]
@@ -270,7 +276,10 @@ def _plain(value: Any) -> str:
 
 def _names_value(text: str, value: Any) -> bool:
     """Whether ``text`` is ``value`` as a row name prints it (:func:`_plain`),
-    numbers read as numbers: ``1e-3`` is ``0.001``, ``-1:1`` is ``[-1.0, 1.0]``."""
+    numbers read as numbers: ``1e-3`` is ``0.001``, ``-1:1`` is ``[-1.0, 1.0]``;
+    an on/off entry's in any case: ``true`` is ``True``, as ``tune --grid`` gives it."""
+    if isinstance(value, bool):
+        return text.strip().lower() == str(value).lower()
     return _parts(text) == _parts(_plain(value))
 
 
@@ -337,7 +346,7 @@ def _baselines(names: Mapping[Setting, tuple[str, str]], baseline: Mapping[str, 
     entries = {setting: _entries(setting) for setting in names}
     for key, text in baseline.items():
         values = {_plain(entry[key]) for entry in entries.values() if key in entry}
-        if not any(_names_value(text, value) for value in values):
+        if not any(_names_value(text, entry[key]) for entry in entries.values() if key in entry):
             raise UsageError(f"--baseline {key}={text}: " + (
                 f"no setting has {key}={text}; its values here: {', '.join(sorted(values))}"
                 if values else f"no setting has the entry {key}"
@@ -560,7 +569,8 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
                               "(the mean over its seeds)")
     compare.add_argument("--baseline", action="append", default=[], metavar="KEY=VALUE",
                          help="compare seed by seed with the setting of this entry, as the "
-                              "row names print it (e.g. model=sledge, robust_window=None; "
+                              "row names print it (e.g. model=sledge, robust_window=None, "
+                              "supervise_graph=false: an on/off entry in any case; "
                               "repeat it for several, which must all hold), within each "
                               "stream, label ratio, label mask, limit and synthetic length: "
                               "each other setting gets the mean, over the seeds both have, "

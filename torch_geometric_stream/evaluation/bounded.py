@@ -35,7 +35,7 @@ import numpy as np
 from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, TAIL_FRACTIONS,
                                                        class_metrics_from_counts,
                                                        curve_positions, tail_size)
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_positive_int, check_real, check_unit_interval
 
 __all__ = ["CURVE_POINTS", "LATENCY_FLOOR", "LATENCY_RATIO", "RunningClassCounts",
            "RunningAccuracy", "kept_curve", "approximate_tails", "LatencyHistogram",
@@ -233,8 +233,11 @@ class RunningAccuracy:
         5 %, 0.0025 for 10 % and 0.0012 for 20 %.
 
         Raises:
-            ValueError: before the first sample.
+            ValueError: before the first sample, or a ``fraction`` outside
+                :math:`(0, 1]` (as :func:`~torch_geometric_stream.evaluation.tail_accuracy`).
+            TypeError: a ``fraction`` that is not a number.
         """
+        fraction = check_unit_interval(fraction, "fraction")
         if not self.samples:
             raise ValueError("no sample recorded yet")
         target = self.samples - tail_size(fraction, self.samples)
@@ -324,7 +327,15 @@ class LatencyHistogram:
         self._maximum = -math.inf
 
     def update(self, seconds: float) -> None:
-        """Count one latency (a float :math:`\\geq 0`)."""
+        """Count one latency (a float :math:`\\geq 0`).
+
+        Raises:
+            ValueError: ``seconds`` is not a finite number :math:`\\geq 0` (nothing
+                is counted).
+        """
+        seconds = float(seconds)
+        if not 0.0 <= seconds < math.inf:
+            raise ValueError(f"seconds must be a finite number >= 0, got {seconds}")
         key = (math.floor(math.log(seconds / LATENCY_FLOOR) / _LOG_RATIO)
                if seconds >= LATENCY_FLOOR else _UNDERFLOW)
         self._bins[key] = self._bins.get(key, 0) + 1
@@ -357,8 +368,13 @@ class LatencyHistogram:
         plus 1 ns (each order statistic is within its bin, or below :math:`f`).
 
         Raises:
-            ValueError: before the first latency.
+            ValueError: before the first latency, or a ``percent`` outside
+                :math:`[0, 100]` (as :func:`numpy.percentile`).
+            TypeError: a ``percent`` that is not a number.
         """
+        percent = check_real(percent, "percent")
+        if not 0.0 <= percent <= 100.0:
+            raise ValueError(f"percent must be in [0, 100], got {percent}")
         if not self._count:
             raise ValueError("no sample recorded yet")
         bins = sorted(self._bins.items())
@@ -408,11 +424,9 @@ class BoundedStreamMetrics:
             ValueError: ``seconds`` is not a finite number :math:`\\geq 0` (nothing
                 is recorded).
         """
-        correct, seconds = bool(correct), float(seconds)  # both read before anything changes
-        if not 0.0 <= seconds < math.inf:
-            raise ValueError(f"seconds must be a finite number >= 0, got {seconds}")
+        correct = bool(correct)  # read before anything changes
+        self.latency.update(seconds)  # checks seconds first: a refused one counts nothing
         self.accuracy.update(correct)
-        self.latency.update(seconds)
 
     @property
     def n_samples(self) -> int:
