@@ -370,6 +370,18 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                              "needs --history full); a run that Ctrl-C stops writes its "
                              "rows so far to FILE.csv.partial instead, which a finished "
                              "run to FILE.csv removes")
+    output.add_argument("--eval-window", type=positive_int, metavar="N",
+                        help="also the accuracy, balanced accuracy, kappa and labels of each "
+                             "consecutive window of N samples (the last one shorter where N "
+                             "does not divide the stream), in the record's windows entry and "
+                             "as steps over the --plot curve: they show a drift and the "
+                             "recovery after it, which the running accuracy averages away "
+                             "(either --history; a checkpoint resumes only with its own N)")
+    output.add_argument("--windows-csv", type=Path, metavar="FILE.csv",
+                        help="one row per --eval-window window (several seeds: "
+                             "FILE_seed<S>.csv each); a run that Ctrl-C stops writes its "
+                             "windows so far to FILE.csv.partial instead, which a finished "
+                             "run to FILE.csv removes")
     output.add_argument("--history", choices=HISTORIES,
                         help=HISTORY_HELP + " (default: full; bounded with --stream)")
     output.add_argument("--plot", type=Path, metavar="FILE.png",

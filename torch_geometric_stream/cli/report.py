@@ -18,6 +18,7 @@ import torch_geometric
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialResult
 from torch_geometric_stream.evaluation.bounded import approximate_tails
+from torch_geometric_stream.evaluation.windows import window_lists
 from torch_geometric_stream.files import atomic_write_text
 
 __all__ = ["CURVE_POINTS", "APPROXIMATE", "APPROXIMATE_NOTE", "run_record", "cpu_model",
@@ -116,11 +117,13 @@ def run_record(result: PrequentialResult, *, run: Mapping[str, Any],
                config: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON record of one run: ``run`` (dataset, model, seed, ...,
     :func:`software_versions`), the metrics of ``result``, its running-accuracy
-    ``curve`` (at most :data:`CURVE_POINTS` points, enough to plot), when it
-    finished (``finished_at``, UTC, ISO 8601), machine and the resolved ``config``."""
+    ``curve`` (at most :data:`CURVE_POINTS` points, enough to plot), its
+    ``windows`` where it has them (:func:`~torch_geometric_stream.evaluation.windows.window_lists`),
+    when it finished (``finished_at``, UTC, ISO 8601), machine and the resolved ``config``."""
     counts, accuracy = result.accuracy_curve(CURVE_POINTS)
     curve = {"position": (result.start + counts).tolist(), "running_accuracy": accuracy.tolist()}
-    return {**run, **result.metrics, "curve": curve,
+    windows = {} if result.windows is None else {"windows": window_lists(result.windows)}
+    return {**run, **result.metrics, "curve": curve, **windows,
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "machine": machine_description(run.get("device")),
             "config": dict(config)}

@@ -68,7 +68,7 @@ OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: the resolved configuration and the stream's identity; a streamed run's
 #: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
-               "synthetic_samples", "flush_denormal", "history")
+               "synthetic_samples", "flush_denormal", "history", "eval_window")
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with (older checkpoints lack them, and until
 #: session 56 checkpoints left them out at that value).
@@ -92,6 +92,7 @@ STREAM_DIGEST = "stream_digest"
 #: the value those runs had (checkpoints predate flushing denormals). An older
 #: checkpoint of a synthetic stream, whose length it did not keep, is refused.
 OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full", "synthetic_samples": None,
+                     "eval_window": None,
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
 
 
@@ -208,8 +209,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.csv is not None and args.history == "bounded":
         raise UsageError("--csv writes one row per sample, which --history bounded does not "
                          "keep: drop --csv or run with --history full")
+    if args.windows_csv is not None and args.eval_window is None:
+        raise UsageError("--windows-csv writes one row per --eval-window window: add "
+                         "--eval-window N or drop --windows-csv")
     outputs = (("--output", args.output), ("--csv", args.csv), ("--plot", args.plot),
-               ("--checkpoint", args.checkpoint))
+               ("--checkpoint", args.checkpoint), ("--windows-csv", args.windows_csv))
     check_output_files(outputs, plot=args.plot)
     _check_files_apart(args, outputs)
     if args.show_config:
@@ -487,6 +491,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "preset": args.preset,
                            "threads": args.threads, "jobs": args.jobs,
                            "flush_denormal": args.flush_denormal, "history": args.history,
+                           "eval_window": args.eval_window,
                            "device": plan.device, "cuda_graph": plan.cuda_graph,
                            **software_versions()}  # the code as the run starts
     identity = {**{key: run[key] for key in RESUME_KEYS if key != "limit" or not args.stream},
@@ -510,7 +515,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                              progress_every=progress_every or progress_interval(),
                              start=start, initial=initial,
                              flush_denormal=args.flush_denormal, history=args.history,
-                             callback=checkpointer, stop=interrupt)
+                             callback=checkpointer, stop=interrupt, window=args.eval_window)
     if checkpointer is not None:
         checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
     record = run_record(result, run=run, config=plan.config)
@@ -618,15 +623,16 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
 
 def _write_outputs(args: argparse.Namespace, result: PrequentialResult,
                    record: dict[str, Any], seed: int, several: bool) -> tuple[Path, ...]:
-    """The ``--output`` JSON record and ``--csv`` per-sample file of one seed (those
-    asked for), which this returns: of a seed that Ctrl-C stopped (its ``record``
-    with ``interrupted_at``), to their :func:`~torch_geometric_stream.cli.report.partial_path`;
+    """The ``--output`` JSON record, ``--csv`` per-sample file and ``--windows-csv``
+    per-window file of one seed (those asked for), which this returns: of a seed
+    that Ctrl-C stopped (its ``record`` with ``interrupted_at``), to their :func:`~torch_geometric_stream.cli.report.partial_path`;
     of a finished seed, to theirs, removing the partial files an interrupted run left."""
     interrupted = "interrupted_at" in record
     files = []
     for path, write in ((seed_path(args.output, seed, several),
                          lambda target: write_json(record, target)),
-                        (seed_path(args.csv, seed, several), result.save_csv)):
+                        (seed_path(args.csv, seed, several), result.save_csv),
+                        (seed_path(args.windows_csv, seed, several), result.save_windows_csv)):
         if path is None:
             continue
         files.append(write(partial_path(path) if interrupted else path))

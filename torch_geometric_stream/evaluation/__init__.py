@@ -56,6 +56,7 @@ from torch_geometric_stream.evaluation.transforms import (
     resolve_scaling,
     unchanged_on_error,
 )
+from torch_geometric_stream.evaluation.windows import WINDOW_COLUMNS, WindowedMetrics
 
 __all__ = [
     "LABEL_MASKS",
@@ -99,4 +100,6 @@ __all__ = [
     "check_plot_path",
     "plot_curves",
     "plot_running_accuracy",
+    "WindowedMetrics",
+    "WINDOW_COLUMNS",
 ]

@@ -34,6 +34,8 @@ from torch_geometric_stream.evaluation.columns import (append_class_id, check_in
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines
+from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
+                                                       window_lists)
 from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
@@ -88,6 +90,14 @@ class PrequentialResult:
         kept: with ``history="bounded"``, the samples seen and the hits after
             them at the positions kept, ``int64`` :math:`(P,)` each
             (:meth:`~torch_geometric_stream.evaluation.bounded.RunningAccuracy.points`).
+        windows: with ``window=N`` (:func:`prequential`), the metrics of each
+            consecutive window of :math:`N` samples, under either history: a
+            dict of :data:`~torch_geometric_stream.evaluation.windows.WINDOW_COLUMNS`
+            arrays :math:`(W,)`, :math:`W = \lceil n / N \rceil`: ``start``,
+            ``end`` (stream positions, the window :math:`[start, end)`),
+            ``n_samples`` (:math:`N`, less for a last, partial window),
+            ``n_labels`` (``int64``), ``accuracy``, ``balanced_accuracy``,
+            ``kappa`` (``float64``, kappa NaN where undefined); ``None`` without.
     """
 
     correct: Optional[np.ndarray]
@@ -98,6 +108,7 @@ class PrequentialResult:
     start: int = 0
     history: str = "full"
     kept: Optional[Tuple[np.ndarray, np.ndarray]] = field(default=None, repr=False)
+    windows: Optional[Dict[str, np.ndarray]] = field(default=None, repr=False)
     positions: Optional[np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -122,12 +133,15 @@ class PrequentialResult:
                              f"{self.history!r} does not keep: run with history='full'")
 
     def to_dict(self, arrays: bool = False) -> Dict[str, Any]:
-        """JSON-serializable view: ``metrics``, ``start`` and, if asked, the per-sample arrays.
+        """JSON-serializable view: ``metrics``, ``start``, ``windows`` where the run
+        has them (lists, an undefined kappa ``None``) and, if asked, the per-sample arrays.
 
         Raises:
             ValueError: ``arrays`` with ``history="bounded"``.
         """
         payload: Dict[str, Any] = {"metrics": dict(self.metrics), "start": self.start}
+        if self.windows is not None:
+            payload["windows"] = window_lists(self.windows)
         if arrays:
             self._per_sample("to_dict(arrays=True)")
             payload.update({name: getattr(self, name).tolist()
@@ -160,8 +174,27 @@ class PrequentialResult:
                                  self.labeled.astype(int).tolist()))
         return path
 
+    def save_windows_csv(self, path: PathLike) -> Path:
+        """Write one row per window, under either history: the
+        :data:`~torch_geometric_stream.evaluation.windows.WINDOW_COLUMNS` (an
+        undefined kappa empty).
+
+        Raises:
+            ValueError: for a run without ``window`` (before ``path`` is opened).
+        """
+        if self.windows is None:
+            raise ValueError("save_windows_csv needs the windows of a run with window=N")
+        rows = window_lists(self.windows)
+        path = Path(path)
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(WINDOW_COLUMNS)
+            writer.writerows(zip(*(rows[key] for key in WINDOW_COLUMNS)))
+        return path
+
     def plot(self, path: PathLike, label: str = "learner") -> Path:
-        """Save the running accuracy over the stream as an image (needs matplotlib)."""
+        """Save the running accuracy over the stream as an image, with the
+        windowed accuracy where the run has windows (needs matplotlib)."""
         return plot_running_accuracy({label: self}, path)
 
 
@@ -187,16 +220,22 @@ class PrequentialRecord:
     ``classes`` a :class:`~torch_geometric_stream.evaluation.bounded.RunningClassCounts`,
     whose size depends on the number of classes, not of samples.
 
+    With ``window``, ``windowed`` is a
+    :class:`~torch_geometric_stream.evaluation.windows.WindowedMetrics` counting
+    the windows of ``window`` samples from ``start`` (``None`` without).
+
     Args:
         start: stream position of the first sample.
         cuda_device: the learner's CUDA device, whose peak memory is added to
             the report (``None`` for CPU learners).
         history: one of :data:`HISTORIES`.
+        window: samples per window (an integer >= 1), ``None`` for no windows.
     """
 
     def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None,
-                 history: str = "full") -> None:
+                 history: str = "full", window: Optional[int] = None) -> None:
         self.history = check_history(history)
+        self.windowed = None if window is None else WindowedMetrics(window)
         self.start = start
         self.cuda_device = cuda_device
         bounded = history == "bounded"
@@ -228,6 +267,13 @@ class PrequentialRecord:
             self.labels = append_class_id(self.labels, label)
             self.labeled.append(labeled)
         self.n_labels += labeled
+        if self.windowed is not None:
+            self.windowed.update(label, prediction, labeled)
+
+    @property
+    def window(self) -> Optional[int]:
+        """Samples per window, ``None`` for a record without windows."""
+        return None if self.windowed is None else self.windowed.size
 
     def state_dict(self) -> Dict[str, Any]:
         """The run so far, for a checkpoint (``initial`` of :func:`prequential`).
@@ -235,14 +281,18 @@ class PrequentialRecord:
         Keys: ``history``, ``start``, ``elapsed`` (wall time so far) and, for the
         full history, ``predictions``, ``labels`` (``int64``), ``labeled``
         (``bool``), ``seconds`` (per-sample latency, ``float64``), all
-        :math:`(n,)`; for the bounded one, ``n_samples``, ``n_labels`` and the
-        ``state_dict`` of ``metrics`` and ``classes``.
+        :math:`(n,)`; for the bounded one, ``n_samples``, ``n_labels``, the
+        ``state_dict`` of ``metrics`` and ``classes``, and ``windows``: that of
+        ``windowed``, ``None`` without (a full record's windows follow from its
+        per-sample arrays).
         """
         state: Dict[str, Any] = {"history": self.history, "start": self.start}
         if self.classes is not None:
             state.update({"n_samples": self.metrics.n_samples, "n_labels": self.n_labels,
                           "metrics": self.metrics.state_dict(),
-                          "classes": self.classes.state_dict()})
+                          "classes": self.classes.state_dict(),
+                          "windows": None if self.windowed is None
+                          else self.windowed.state_dict()})
         else:
             state.update({"predictions": to_numpy(self.predictions, np.int64),
                           "labels": to_numpy(self.labels, np.int64),
@@ -265,7 +315,10 @@ class PrequentialRecord:
 
         Raises:
             ValueError: a record that is not empty, a state of the other history
-                (naming it) or a state lacking or mismatching entries.
+                (naming it), a bounded state kept with another ``window`` than
+                this record's, or without one where this record has one (a full
+                state's windows are counted again from its per-sample arrays,
+                for any ``window``), or a state lacking or mismatching entries.
             TypeError: as :meth:`update`, for a full state's per-sample entry (as
                 its ValueError; the message names the sample).
         """
@@ -294,14 +347,15 @@ class PrequentialRecord:
                              f"{[array.shape for array in arrays]}")
         start = int(state["start"])
         # filled apart and adopted whole, so that a bad entry partway leaves this record as it was
-        loaded = PrequentialRecord(history="full")
+        loaded = PrequentialRecord(history="full", window=self.window)
         for index, sample in enumerate(zip(*(array.tolist() for array in arrays))):
             try:
                 loaded.update(*sample)
             except (TypeError, ValueError) as error:
                 raise type(error)(f"the record state's sample {index}: {error}") from error
         self.start = start
-        self.metrics, self.n_labels = loaded.metrics, loaded.n_labels
+        self.metrics, self.n_labels, self.windowed = (loaded.metrics, loaded.n_labels,
+                                                      loaded.windowed)
         self.predictions, self.labels, self.labeled = (loaded.predictions, loaded.labels,
                                                        loaded.labeled)
 
@@ -314,8 +368,31 @@ class PrequentialRecord:
             raise ValueError(f"the record state covers {samples} samples with {labels} labels, "
                              f"its metrics {metrics.n_samples} and its class counts "
                              f"{classes.samples} samples")
+        windowed = self._bounded_windows(state.get("windows"), samples)
         self.start = int(state["start"])
         self.metrics, self.classes, self.n_labels = metrics, classes, labels
+        self.windowed = windowed
+
+    def _bounded_windows(self, state: Optional[Mapping[str, Any]],
+                         samples: int) -> Optional[WindowedMetrics]:
+        """The windows of a bounded record ``state`` (its ``"windows"``) of
+        ``samples`` samples, for this record's ``window``; ``None`` without."""
+        if self.windowed is None:
+            return None  # a run resumed without windows
+        if state is None:
+            raise ValueError(f"the record state was kept without windows, this record counts "
+                             f"window={self.window}: a bounded history keeps no sample to "
+                             f"count them from; continue it without window (or start again)")
+        kept = int(state["size"]) if "size" in state else None
+        if kept != self.window:
+            raise ValueError(f"the record state was kept with window={kept}, this record "
+                             f"counts window={self.window}: continue it with window={kept}")
+        windowed = WindowedMetrics(self.window)
+        windowed.load_state_dict(state)
+        if windowed.n_samples != samples:
+            raise ValueError(f"the record state covers {samples} samples, its windows "
+                             f"{windowed.n_samples}")
+        return windowed
 
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
@@ -333,8 +410,9 @@ class PrequentialRecord:
         metrics.update(_peak_memory_mb(self.cuda_device))
         metrics["n_labels"] = self.n_labels
         kept = self.metrics.accuracy.points() if self.classes is not None else None
+        windows = None if self.windowed is None else self.windowed.columns(self.start)
         return PrequentialResult(**columns, metrics=metrics, start=self.start,
-                                 history=self.history, kept=kept)
+                                 history=self.history, kept=kept, windows=windows)
 
 
 def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
@@ -349,7 +427,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 initial: Optional[Mapping[str, Any]] = None,
                 flush_denormal: bool = True,
                 history: str = "full",
-                stop: Optional[Callable[[], bool]] = None) -> PrequentialResult:
+                stop: Optional[Callable[[], bool]] = None,
+                window: Optional[int] = None) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: its label is checked, ``x = transform(x)``, then
@@ -408,6 +487,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             run there, before the next sample is read, and the result covers
             the samples done (e.g. Ctrl-C deferred to the end of a sample, see
             :class:`~torch_geometric_stream.cli.interrupts.DeferredInterrupt`).
+        window: also the metrics of each consecutive window of ``window``
+            samples from the run's first position (``result.windows``, see
+            :class:`PrequentialResult`; the last, partial window included), as
+            MOA's and CapyMOA's windowed evaluation: they show a drift and the
+            recovery after it, which the running accuracy averages away. Counted
+            as the run goes (:math:`O(1)` per sample, memory :math:`O(T /
+            \text{window})`), under either history, through ``initial`` (a
+            bounded ``initial`` must be kept with the same ``window``) and up to
+            where ``stop`` ended the run. ``None``: no windows.
 
     Returns:
         A :class:`PrequentialResult` over the positions
@@ -419,18 +507,20 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the label mask is shorter than the stream (before the first sample
             when the stream has a ``len``, else at the first position the mask
             lacks), ``progress_every`` is not > 0, ``initial`` does not
-            end at ``start`` or was kept with another ``history``, ``history``
-            names no history, a ``y`` is not a class id of the learner (raised
+            end at ``start`` or was kept with another ``history`` (or, bounded,
+            another ``window``), ``history`` names no history, ``window`` is
+            below 1, a ``y`` is not a class id of the learner (raised
             at that sample, before the learner sees it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
         TypeError: if a ``y`` or a prediction is not an integer (a float or
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
-            learner see it), or ``history`` is no string.
+            learner see it), ``history`` is no string, or ``window`` is no integer.
     """
     history = check_history(history)
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
+    window = None if window is None else check_positive_int(window, "window")
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     is_labeled, mask_size = _mask_function(label_mask)
@@ -445,7 +535,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
-    record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history)
+    record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
+                               window=window)
     if initial is not None:
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
@@ -506,30 +597,45 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
                           title: Optional[str] = None, num_points: int = 200, *,
                           image_format: Optional[str] = None) -> Path:
     """Plot the running accuracy of one or more runs (legend = the mapping's keys) to
-    ``path`` (in ``image_format`` if given, see :func:`plot_curves`)."""
+    ``path`` (in ``image_format`` if given, see :func:`plot_curves`), with the
+    windowed accuracy of those that have windows."""
     curves = {}
     for name, result in results.items():
         counts, accuracy = result.accuracy_curve(num_points)
         curves[name] = (result.start + counts, accuracy)
-    return plot_curves(curves, path, title=title, image_format=image_format)
+    windows = {name: result.windows for name, result in results.items()
+               if result.windows is not None}
+    return plot_curves(curves, path, title=title, image_format=image_format, windows=windows)
 
 
 def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
-                title: Optional[str] = None, *, image_format: Optional[str] = None) -> Path:
+                title: Optional[str] = None, *, image_format: Optional[str] = None,
+                windows: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Path:
     """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
     ``"curve"`` entries of the CLI's JSON records) to ``path``, in the format its
     suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`), or in
     ``image_format`` (``"png"``, ...) if given, whatever ``path``'s suffix (e.g. the
-    partial plot ``run.png.partial`` of a ``run`` that Ctrl-C stopped)."""
+    partial plot ``run.png.partial`` of a ``run`` that Ctrl-C stopped).
+
+    ``windows``: ``name -> windows`` (:attr:`PrequentialResult.windows`, or the
+    ``"windows"`` entry of a record) of some of the curves, whose accuracy is
+    drawn as thin steps over each window, in its curve's colour."""
     path = check_plot_path(path, image_format)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     figure = Figure(figsize=(6.4, 4.0))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
+    windows = windows or {}
     for name, (positions, accuracy) in curves.items():
-        axes.plot(positions, accuracy, label=name)
-    axes.set(xlabel="stream position", ylabel="running accuracy", ylim=(0.0, 1.0), title=title)
+        (line,) = axes.plot(positions, accuracy, label=name)
+        if name in windows:
+            edges = np.append(windows[name]["start"], windows[name]["end"][-1:])
+            axes.stairs(windows[name]["accuracy"], edges, color=line.get_color(),
+                        linewidth=0.8, alpha=0.7, baseline=None,
+                        label=f"{name}, windows of {int(windows[name]['n_samples'][0])}")
+    ylabel = "accuracy: running, and per window (steps)" if windows else "running accuracy"
+    axes.set(xlabel="stream position", ylabel=ylabel, ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)
     axes.legend()
     figure.savefig(path, format=image_format, dpi=120, bbox_inches="tight")

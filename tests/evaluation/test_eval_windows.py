@@ -1,0 +1,221 @@
+"""prequential(..., window=N): the metrics of each consecutive window of N samples,
+exact, equal under both histories, through a resume and up to where a run stopped."""
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from torch_geometric_stream import evaluation
+from torch_geometric_stream.evaluation import HISTORIES, PrequentialRecord, prequential
+from torch_geometric_stream.evaluation.windows import WINDOW_COLUMNS, WindowedMetrics
+
+
+class Scripted:
+    """Duck-typed learner predicting ``predictions`` in turn."""
+
+    def __init__(self, predictions):
+        self.predictions = iter(np.asarray(predictions).tolist())
+
+    def predict(self, x):
+        return next(self.predictions)
+
+    def learn(self, x, y):
+        pass
+
+
+def run(labels, predictions, **options):
+    labels = np.asarray(labels)
+    stream = list(zip(np.zeros((labels.size, 1)), labels.tolist()))
+    return prequential(Scripted(predictions), stream, progress=False, **options)
+
+
+def random_run(seed, samples, classes=4):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, samples)
+    predictions = np.where(rng.random(samples) < 0.6, labels, rng.integers(0, classes, samples))
+    return labels, predictions, rng.random(samples) < 0.3
+
+
+def assert_same_windows(got, expected):
+    assert list(got) == list(expected) == list(WINDOW_COLUMNS)
+    for key in WINDOW_COLUMNS:
+        np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
+
+
+# 7 samples, windows of 3: [0, 3), [3, 6), [6, 7)
+LABELS = [0, 1, 1, 0, 0, 1, 1]
+PREDICTIONS = [0, 1, 0, 0, 1, 1, 1]
+MASK = np.array([1, 0, 1, 1, 0, 0, 1], dtype=bool)
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_seven_samples_in_windows_of_three_by_hand(history):
+    result = run(LABELS, PREDICTIONS, label_mask=MASK, history=history, window=3)
+    windows = result.windows
+    np.testing.assert_array_equal(windows["start"], [0, 3, 6])
+    np.testing.assert_array_equal(windows["end"], [3, 6, 7])
+    np.testing.assert_array_equal(windows["n_samples"], [3, 3, 1])  # the last one partial
+    np.testing.assert_array_equal(windows["n_labels"], [2, 1, 1])
+    # [0, 3): labels 0 1 1, predicted 0 1 0: 2 right; recalls 1/1 and 1/2; kappa: the
+    # marginals (1, 2) and (2, 1) agree by chance (2 + 2) / 9, so (2/3 - 4/9) / (5/9)
+    # [3, 6): labels 0 0 1, predicted 0 1 1: the same counts mirrored
+    # [6, 7): one right: every classifier agrees, kappa undefined
+    np.testing.assert_allclose(windows["accuracy"], [2 / 3, 2 / 3, 1.0])
+    np.testing.assert_allclose(windows["balanced_accuracy"], [0.75, 0.75, 1.0])
+    np.testing.assert_allclose(windows["kappa"], [0.4, 0.4, math.nan])
+    for key in ("start", "end", "n_samples", "n_labels"):
+        assert windows[key].dtype == np.int64
+    lists = result.to_dict()["windows"]
+    assert lists["kappa"][2] is None and lists["n_samples"] == [3, 3, 1]
+    assert lists["accuracy"] == windows["accuracy"].tolist()
+
+
+def test_windows_start_at_the_runs_first_position():
+    labels, predictions = [0] * 7, [0, 1, 0, 0, 0]  # for positions 2 to 6
+    result = run(labels, predictions, start=2, window=3)
+    np.testing.assert_array_equal(result.windows["start"], [2, 5])
+    np.testing.assert_array_equal(result.windows["end"], [5, 7])
+    np.testing.assert_allclose(result.windows["accuracy"], [2 / 3, 1.0])
+
+
+@pytest.mark.parametrize("seed, samples, window", [(0, 1, 1), (1, 7, 1), (2, 500, 7),
+                                                   (3, 500, 100), (4, 300, 1000)])
+def test_both_histories_give_the_same_windows_as_the_samples_say(seed, samples, window):
+    labels, predictions, mask = random_run(seed, samples)
+    full, bounded = (run(labels, predictions, label_mask=mask, history=history, window=window)
+                     for history in HISTORIES)
+    assert_same_windows(bounded.windows, full.windows)
+    # each window from the per-sample arrays
+    for index, (begin, end) in enumerate(zip(full.windows["start"], full.windows["end"])):
+        assert (begin, end) == (index * window, min((index + 1) * window, samples))
+        assert full.windows["accuracy"][index] == full.correct[begin:end].mean()
+        assert full.windows["n_labels"][index] == full.labeled[begin:end].sum()
+    # one window over the whole run is the run
+    whole = run(labels, predictions, label_mask=mask, window=samples)
+    assert whole.windows["accuracy"].tolist() == [whole.metrics["accuracy"]]
+    assert whole.windows["balanced_accuracy"].tolist() == [whole.metrics["balanced_accuracy"]]
+
+
+def test_no_window_adds_nothing():
+    result = run(LABELS, PREDICTIONS)
+    assert result.windows is None and "windows" not in result.to_dict()
+    assert PrequentialRecord().windowed is None and PrequentialRecord().window is None
+    with pytest.raises(ValueError, match="save_windows_csv needs the windows of a run with "
+                                         "window=N"):
+        result.save_windows_csv("never.csv")
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+@pytest.mark.parametrize("stopped_after", [4, 6, 10])  # mid-window, at a window's end, mid
+def test_a_resumed_run_has_the_uninterrupted_windows(history, stopped_after):
+    labels, predictions, mask = random_run(7, 23)
+    whole = run(labels, predictions, label_mask=mask, history=history, window=4)
+    states = {}
+    run(labels, predictions, label_mask=mask, history=history, window=4,
+        callback=lambda position, record: states.setdefault(position + 1, record.state_dict()))
+    resumed = run(labels, predictions[stopped_after:], label_mask=mask, history=history,
+                  window=4, start=stopped_after, initial=states[stopped_after])
+    assert resumed.start == 0
+    assert_same_windows(resumed.windows, whole.windows)
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_a_stopped_run_has_the_windows_of_the_samples_done(history):
+    calls = iter(range(100))
+    result = run(LABELS, PREDICTIONS, history=history, window=3, stop=lambda: next(calls) == 4)
+    np.testing.assert_array_equal(result.windows["n_samples"], [3, 2])
+    np.testing.assert_array_equal(result.windows["end"], [3, 5])
+    np.testing.assert_allclose(result.windows["accuracy"], [2 / 3, 0.5])
+
+
+def test_a_full_state_resumes_with_any_window_a_bounded_one_with_its_own():
+    labels, predictions, _ = random_run(8, 20)
+    states = {}
+    for history in HISTORIES:
+        run(labels[:9], predictions[:9], history=history, window=4,
+            callback=lambda position, record: states.__setitem__(history, record.state_dict()))
+    # the full history's windows are counted again from its samples: any window, or one now
+    for window in (3, 4, None):
+        resumed = run(labels, predictions[9:], window=window, start=9, initial=states["full"])
+        if window is None:
+            assert resumed.windows is None
+        else:
+            assert_same_windows(resumed.windows, run(labels, predictions, window=window).windows)
+    # a bounded one keeps its window's counts only
+    record = PrequentialRecord(history="bounded", window=3)
+    with pytest.raises(ValueError, match=r"the record state was kept with window=4, this "
+                                         r"record counts window=3: continue it with window=4"):
+        record.load_state_dict(states["bounded"])
+    assert record.metrics.n_samples == 0 and record.windowed.n_samples == 0  # as it was
+    without = dict(states["bounded"], windows=None)
+    with pytest.raises(ValueError, match="kept without windows, this record counts window=4"):
+        PrequentialRecord(history="bounded", window=4).load_state_dict(without)
+    # resumed without windows, a bounded run drops them
+    resumed = run(labels, predictions[9:], history="bounded", start=9,
+                  initial=states["bounded"])
+    assert resumed.windows is None and resumed.metrics["n_samples"] == 20
+
+
+def test_a_bounded_windows_state_that_does_not_fit_is_refused_whole():
+    record = PrequentialRecord(history="bounded", window=4)
+    for sample in range(6):
+        record.update(sample % 2, 0, True, 0.001)
+    state = record.state_dict()
+    for bad, message in (({"samples": 3}, "inconsistent windows state"),
+                         ({"done_hits": np.array([5])}, "inconsistent windows state"),
+                         ({"done_kappa": np.array([0.1, 0.2])}, "inconsistent windows state"),
+                         ({"done_hits": np.array([[1]])}, "done_hits must be a 1-D integer")):
+        target = PrequentialRecord(history="bounded", window=4)
+        with pytest.raises(ValueError, match=message):
+            target.load_state_dict({**state, "windows": {**state["windows"], **bad}})
+        assert target.metrics.n_samples == 0 and target.windowed.n_samples == 0
+    windows = WindowedMetrics(4)
+    windows.load_state_dict(state["windows"])
+    assert_same_windows(windows.columns(), record.result().windows)
+
+
+@pytest.mark.parametrize("window, error, message", [
+    (0, ValueError, "window must be >= 1, got 0"),
+    (-3, ValueError, "window must be >= 1, got -3"),
+    (2.0, TypeError, "window must be an integer, got float"),
+    (True, TypeError, "window must be an integer, got bool"),
+])
+def test_a_window_that_is_no_positive_integer_is_refused(window, error, message):
+    learner = Scripted(PREDICTIONS)
+    with pytest.raises(error, match=message):
+        prequential(learner, [(np.zeros(1), 0)], progress=False, window=window)
+    assert next(learner.predictions) == 0  # refused before the first sample
+    with pytest.raises(error, match=message):
+        PrequentialRecord(window=window)
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_windows_csv_has_one_row_per_window(tmp_path, history):
+    result = run(LABELS, PREDICTIONS, label_mask=MASK, history=history, window=3)
+    path = result.save_windows_csv(tmp_path / "windows.csv")
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == list(WINDOW_COLUMNS)
+    assert rows[1:] == [["0", "3", "3", "2", str(2 / 3), "0.75", str((2 / 3 - 4 / 9) / (5 / 9))],
+                        ["3", "6", "3", "1", str(2 / 3), "0.75", str((2 / 3 - 4 / 9) / (5 / 9))],
+                        ["6", "7", "1", "1", "1.0", "1.0", ""]]
+
+
+def test_the_plot_draws_the_windows_as_steps(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+    drawn = []
+    stairs = Axes.stairs
+    monkeypatch.setattr(Axes, "stairs", lambda self, values, edges, **kwargs: drawn.append(
+        (list(values), list(edges), kwargs["label"])) or stairs(self, values, edges, **kwargs))
+    run(LABELS, PREDICTIONS, window=3).plot(tmp_path / "run.png", label="seed 0")
+    assert drawn == [([2 / 3, 2 / 3, 1.0], [0, 3, 6, 7], "seed 0, windows of 3")]
+    assert (tmp_path / "run.png").stat().st_size > 0
+    run(LABELS, PREDICTIONS).plot(tmp_path / "plain.png")
+    assert len(drawn) == 1  # no window, no steps
+
+
+def test_the_windows_are_exported_by_the_evaluation_package():
+    assert evaluation.WindowedMetrics is WindowedMetrics
+    assert evaluation.WINDOW_COLUMNS is WINDOW_COLUMNS
