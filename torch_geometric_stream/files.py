@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Union
+from typing import BinaryIO, Callable, Optional, Union
 
 __all__ = ["atomic_write", "atomic_write_text", "remove_stale_temporaries"]
 
@@ -19,12 +20,17 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None
     """Call ``write(handle)`` on a temporary file beside ``path``, flush and fsync
     it, then rename it onto ``path`` (:func:`os.replace`): ``path`` holds either
     its previous content or the whole new one. The temporary file is removed if
-    ``write`` raises (or is interrupted)."""
+    ``write`` raises (or is interrupted). ``path`` gets the permissions a plain
+    ``open(path, "w")`` would give it (:func:`_file_mode`), not the owner-only ones
+    of a temporary file."""
     path = Path(path)
+    mode = _file_mode(path)
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=_prefix(path), suffix=".tmp",
                                          delete=False)
     try:
         with handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
@@ -57,6 +63,29 @@ def remove_stale_temporaries(path: Union[str, os.PathLike]) -> None:
             if own.fullmatch(candidate.name) and candidate.is_file():
                 with contextlib.suppress(FileNotFoundError):
                     candidate.unlink()
+
+
+def _file_mode(path: Path) -> Optional[int]:
+    """The permission bits of ``path`` where it exists (a rewrite keeps them), else
+    those of a new file under the process's umask (``0o666 & ~umask``: ``0o644``
+    under the usual ``0o022``); ``None`` where files have no such bits (Windows)."""
+    if not hasattr(os, "fchmod"):
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        return stat.S_IMODE(path.stat().st_mode)
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask: read from ``/proc`` on Linux, else set and restored
+    (the only portable way to read it)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _prefix(path: Path) -> str:

@@ -1,5 +1,7 @@
 """Atomic writes: a rerun that skips finished work never reads half a file."""
 import json
+import os
+import stat
 
 import pytest
 
@@ -32,3 +34,29 @@ def test_run_records_are_written_whole(tmp_path):
     path = write_json({"accuracy": 0.75, "seed": 0}, tmp_path / "r.json")
     assert json.loads(path.read_text()) == {"accuracy": 0.75, "seed": 0}
     assert path.read_text().endswith("}\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="no POSIX permission bits")
+@pytest.mark.parametrize("umask, expected", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_permissions_of_a_plain_open_under_the_umask(tmp_path, umask,
+                                                                         expected):
+    # a temporary file is owner-only (0o600): renamed as it was, a run record or plot
+    # could not be read by the group or others a plain open() would let read it
+    previous = os.umask(umask)
+    try:
+        path = atomic_write_text(tmp_path / "run.json", "{}\n")
+        with open(tmp_path / "plain.json", "w") as handle:
+            handle.write("{}\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == expected
+    assert stat.S_IMODE((tmp_path / "plain.json").stat().st_mode) == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="no POSIX permission bits")
+def test_a_rewrite_keeps_the_permissions_the_file_had(tmp_path):
+    path = atomic_write_text(tmp_path / "run.json", "{}\n")
+    path.chmod(0o640)
+    atomic_write_text(path, '{"accuracy": 0.5}\n')
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert path.read_text() == '{"accuracy": 0.5}\n'
