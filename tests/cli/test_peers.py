@@ -95,3 +95,41 @@ def test_capymoa_s_evaluator_runs_without_a_progress_bar(blobs, capsys):
                            None, "global")
     assert record["samples"] == N
     assert "\r" not in capsys.readouterr().err  # no tqdm bar redrawn
+
+
+class _Replay:
+    """A learner that predicts what it is given, in turn (to evaluate another
+    evaluator's predictions with ours)."""
+
+    def __init__(self, predictions, num_classes):
+        self.num_classes, self._predictions = num_classes, iter(predictions)
+
+    def predict(self, x):
+        return int(next(self._predictions))
+
+    def learn(self, x, y):
+        pass
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_the_windows_are_capymoa_s_windowed_accuracy_and_kappa(blobs, history):
+    # CapyMOA's (MOA's) windowed evaluator: a row per window of 20 instances, the
+    # last one of 10 (90 = 4 x 20 + 10), accuracy and kappa in percent
+    from capymoa.evaluation import prequential_ssl_evaluation
+
+    from torch_geometric_stream.evaluation import prequential
+
+    x, y = blobs
+    stream = peers.numpy_stream(x, y, "blobs")
+    capymoa_learner, _ = peers.make_learner("sledge-light", stream.get_schema(), "blobs", 0.1, 3)
+    expected = prequential_ssl_evaluation(stream, capymoa_learner, label_probability=0.1,
+                                          random_seed=3, optimise=False, window_size=20,
+                                          store_predictions=True)
+    table = expected.windowed.metrics_per_window()
+    ours = prequential(_Replay(expected.predictions(), 3), zip(x, y), window=20,
+                       label_mask=np.zeros(N, dtype=bool), history=history,
+                       progress=False).windows
+    np.testing.assert_array_equal(ours["end"], table["instances"].to_numpy())
+    np.testing.assert_allclose(100 * ours["accuracy"], table["accuracy"].to_numpy(), atol=1e-9)
+    np.testing.assert_allclose(100 * ours["kappa"], table["kappa"].to_numpy(), atol=1e-9)
+    assert list(ours["n_samples"]) == [20, 20, 20, 20, 10]
