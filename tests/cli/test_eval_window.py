@@ -63,6 +63,7 @@ def test_without_eval_window_the_record_has_no_windows(tmp_path, quick_run):
 @pytest.mark.parametrize("options, message", [
     (["--eval-window", "0"], "argument --eval-window: expected a positive integer, got '0'"),
     (["--eval-window", "2.5"], "argument --eval-window: expected a positive integer"),
+    (["--eval-window", str(2 ** 63)], "argument --eval-window: window must be at most 2**63 - 1"),
     (["--windows-csv", "{dir}/w.csv"], "--windows-csv writes one row per --eval-window window: "
                                        "add --eval-window N or drop --windows-csv"),
     (["--eval-window", "5", "--windows-csv", "{dir}/run.json"],

@@ -35,7 +35,7 @@ from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_c
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
-                                                       window_lists)
+                                                       check_window, window_lists)
 from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
@@ -520,7 +520,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     history = check_history(history)
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
-    window = None if window is None else check_positive_int(window, "window")
+    window = None if window is None else check_window(window)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     is_labeled, mask_size = _mask_function(label_mask)
