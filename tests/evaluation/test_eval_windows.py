@@ -224,6 +224,12 @@ def test_the_plot_draws_the_windows_as_steps(tmp_path, monkeypatch):
     assert (tmp_path / "run.png").stat().st_size > 0
     run(LABELS, PREDICTIONS).plot(tmp_path / "plain.png")
     assert len(drawn) == 1  # no window, no steps
+    # a run shorter than its window: one partial window, named by the window's size
+    # (it said "windows of 7", its n_samples)
+    shorter = run(LABELS, PREDICTIONS, window=10)
+    assert shorter.window == 10
+    shorter.plot(tmp_path / "short.png", label="seed 0")
+    assert drawn[1] == ([5 / 7], [0, 7], "seed 0, windows of 10")
 
 
 def test_the_windows_are_exported_by_the_evaluation_package():
