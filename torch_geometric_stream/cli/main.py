@@ -376,7 +376,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                              "does not divide the stream), in the record's windows entry and "
                              "as steps over the --plot curve: they show a drift and the "
                              "recovery after it, which the running accuracy averages away "
-                             "(either --history; a checkpoint resumes only with its own N)")
+                             "(either --history: 32 bytes kept per window, which under "
+                             "--history bounded grow with the stream; a checkpoint resumes "
+                             "only with its own N)")
     output.add_argument("--windows-csv", type=Path, metavar="FILE.csv",
                         help="one row per --eval-window window (several seeds: "
                              "FILE_seed<S>.csv each); a run that Ctrl-C stops writes its "
