@@ -63,6 +63,7 @@ def test_without_eval_window_the_record_has_no_windows(tmp_path, quick_run):
 @pytest.mark.parametrize("options, message", [
     (["--eval-window", "0"], "argument --eval-window: expected a positive integer, got '0'"),
     (["--eval-window", "2.5"], "argument --eval-window: expected a positive integer"),
+    (["--eval-window", str(2 ** 63)], "argument --eval-window: window must be at most 2**63 - 1"),
     (["--windows-csv", "{dir}/w.csv"], "--windows-csv writes one row per --eval-window window: "
                                        "add --eval-window N or drop --windows-csv"),
     (["--eval-window", "5", "--windows-csv", "{dir}/run.json"],
@@ -107,3 +108,17 @@ def test_ctrl_c_keeps_the_windows_of_the_samples_done(
     windows = _windows(partials[0])
     assert (windows["end"], windows["n_samples"]) == ([8, 13], [8, 5])
     assert [row["end"] for row in _csv_rows(partials[1])] == ["8", "13"]
+
+
+def test_several_seeds_get_windows_files_of_their_own_the_same_under_jobs(tmp_path, quick_run):
+    files = {}
+    for jobs in ("1", "2"):
+        windows_csv = tmp_path / f"jobs{jobs}.csv"
+        assert main(quick_run(tmp_path / f"jobs{jobs}.json", "--seed", "0,1", "--jobs", jobs,
+                              "--eval-window", "8", "--windows-csv", str(windows_csv))) == 0
+        files[jobs] = [(_windows(tmp_path / f"jobs{jobs}_seed{seed}.json"),
+                        _csv_rows(tmp_path / f"jobs{jobs}_seed{seed}.csv")) for seed in (0, 1)]
+    assert files["1"] == files["2"]
+    (seed0, rows0), (seed1, _) = files["1"]
+    assert [row["end"] for row in rows0] == ["8", "16", "24", "30"]
+    assert seed0["accuracy"] != seed1["accuracy"]  # each seed's own windows

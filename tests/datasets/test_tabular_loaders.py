@@ -290,3 +290,16 @@ def test_shuttle_a_field_that_is_no_number_is_named_by_line_and_column(tmp_path,
                                                  f"column 9 holds the non-numeric value "
                                                  f"'{value}'\\n"):
         load_dataset("shuttle", tmp_path)
+
+
+def test_a_numeric_table_names_the_field_that_is_no_number_past_a_comment(tmp_path):
+    # NumPy reads a comment line ('#' to the line's end); before, the error named
+    # it: "line 1, column 1 holds the non-numeric value '#'"
+    (tmp_path / "Shuttle").mkdir()
+    (tmp_path / "Shuttle" / "shuttle.trn").write_text(
+        "# class in the last column\n1 2 3 4 5 6 7 8 9 1 # one\n1 2 3 4 5 6 7 8 x 1\n",
+        encoding="utf-8")
+    (tmp_path / "Shuttle" / "shuttle.tst").write_text("1 2 3 4 5 6 7 8 9 1\n")
+    with pytest.raises(DatasetFormatError, match="^shuttle.trn: not a numeric table: line 3, "
+                                                 "column 9 holds the non-numeric value 'x'"):
+        load_dataset("shuttle", tmp_path)

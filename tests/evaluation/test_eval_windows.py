@@ -180,6 +180,9 @@ def test_a_bounded_windows_state_that_does_not_fit_is_refused_whole():
     (-3, ValueError, "window must be >= 1, got -3"),
     (2.0, TypeError, "window must be an integer, got float"),
     (True, TypeError, "window must be an integer, got bool"),
+    # its bounds are int64 positions: refused before the run, not after it (OverflowError)
+    (2 ** 63, ValueError, r"window must be at most 2\*\*63 - 1 \(int64 stream positions\), "
+                          r"got 9223372036854775808"),
 ])
 def test_a_window_that_is_no_positive_integer_is_refused(window, error, message):
     learner = Scripted(PREDICTIONS)
@@ -188,6 +191,13 @@ def test_a_window_that_is_no_positive_integer_is_refused(window, error, message)
     assert next(learner.predictions) == 0  # refused before the first sample
     with pytest.raises(error, match=message):
         PrequentialRecord(window=window)
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_the_largest_window_holds_the_whole_run(history):
+    windows = run(LABELS, PREDICTIONS, history=history, window=2 ** 63 - 1).windows
+    assert (windows["start"].tolist(), windows["end"].tolist(),
+            windows["n_samples"].tolist()) == ([0], [7], [7])
 
 
 @pytest.mark.parametrize("history", HISTORIES)
@@ -214,6 +224,12 @@ def test_the_plot_draws_the_windows_as_steps(tmp_path, monkeypatch):
     assert (tmp_path / "run.png").stat().st_size > 0
     run(LABELS, PREDICTIONS).plot(tmp_path / "plain.png")
     assert len(drawn) == 1  # no window, no steps
+    # a run shorter than its window: one partial window, named by the window's size
+    # (it said "windows of 7", its n_samples)
+    shorter = run(LABELS, PREDICTIONS, window=10)
+    assert shorter.window == 10
+    shorter.plot(tmp_path / "short.png", label="seed 0")
+    assert drawn[1] == ([5 / 7], [0, 7], "seed 0, windows of 10")
 
 
 def test_the_windows_are_exported_by_the_evaluation_package():

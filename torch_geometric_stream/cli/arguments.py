@@ -15,12 +15,13 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.datasets import default_data_root
 from torch_geometric_stream.datasets.csv_stream import class_lookup
 from torch_geometric_stream.evaluation import check_plot_path
+from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "positive_int", "label_ratio", "tau_value", "parse_seeds", "check_device",
-           "read_config_file", "check_output_file", "check_output_files", "check_folder",
-           "add_root_option", "plain_text"]
+__all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "parse_seeds",
+           "check_device", "read_config_file", "check_output_file", "check_output_files",
+           "check_folder", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -51,6 +52,15 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def window_size(text: str) -> int:
+    """An ``--eval-window``: an integer in ``[1, 2**63 - 1]``
+    (:func:`~torch_geometric_stream.evaluation.windows.check_window`)."""
+    try:
+        return check_window(positive_int(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def class_names(text: str) -> list[str]:

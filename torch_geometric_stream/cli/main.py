@@ -15,7 +15,7 @@ from torch_geometric.typing import WITH_TORCH_SCATTER, WITH_TORCH_SPARSE
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
                                                   coefficient_value, label_ratio, positive_int,
-                                                  tau_value)
+                                                  tau_value, window_size)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -370,13 +370,15 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                              "needs --history full); a run that Ctrl-C stops writes its "
                              "rows so far to FILE.csv.partial instead, which a finished "
                              "run to FILE.csv removes")
-    output.add_argument("--eval-window", type=positive_int, metavar="N",
+    output.add_argument("--eval-window", type=window_size, metavar="N",
                         help="also the accuracy, balanced accuracy, kappa and labels of each "
                              "consecutive window of N samples (the last one shorter where N "
                              "does not divide the stream), in the record's windows entry and "
                              "as steps over the --plot curve: they show a drift and the "
                              "recovery after it, which the running accuracy averages away "
-                             "(either --history; a checkpoint resumes only with its own N)")
+                             "(either --history: 32 bytes kept per window, which under "
+                             "--history bounded grow with the stream; a checkpoint resumes "
+                             "only with its own N)")
     output.add_argument("--windows-csv", type=Path, metavar="FILE.csv",
                         help="one row per --eval-window window (several seeds: "
                              "FILE_seed<S>.csv each); a run that Ctrl-C stops writes its "

@@ -26,6 +26,8 @@ __all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx"
 
 #: The booleans a CSV field may hold, as numbers (Shopper's Weekend: TRUE/FALSE).
 _BOOLEANS = {"true": 1.0, "false": 0.0}
+#: What starts a comment in a numeric table (:func:`read_numeric_table`), to the line's end.
+_COMMENT = "#"
 _IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
                0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -134,7 +136,8 @@ def read_numeric_table(path: Path | str, num_columns: int,
         # an empty file: NumPy's warning would come before the error below
         warnings.filterwarnings("ignore", "loadtxt: input contained no data")
         try:
-            table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2)
+            table = np.loadtxt(handle, dtype=np.float64, delimiter=delimiter, ndmin=2,
+                               comments=_COMMENT)
         except ValueError as error:
             raise (_non_number_in_table(path, delimiter)
                    or DatasetFormatError(f"{name}: not a numeric table ({error})")) from None
@@ -153,10 +156,12 @@ def read_numeric_table(path: Path | str, num_columns: int,
 def _non_number_in_table(path: Path | str, delimiter: Optional[str]
                          ) -> Optional[DatasetFormatError]:
     """The error of the first field of the table ``path`` that is not a number
-    (:mod:`~torch_geometric_stream.datasets.numbers`), naming its line and column;
-    ``None`` if every field is one."""
+    (:mod:`~torch_geometric_stream.datasets.numbers`), naming its line and column
+    (comments skipped, as :func:`read_numeric_table` reads them); ``None`` if every
+    field is one."""
     with open_text(path, encoding="utf-8-sig") as handle:
         for line_number, line in enumerate(handle, start=1):
+            line = line.partition(_COMMENT)[0]
             fields = line.split(delimiter) if line.strip() else []
             for column, field in enumerate(fields, start=1):
                 if not is_number(field.strip()):

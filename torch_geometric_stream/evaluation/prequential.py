@@ -35,7 +35,7 @@ from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_c
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
-                                                       window_lists)
+                                                       check_window, window_lists)
 from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
@@ -98,6 +98,7 @@ class PrequentialResult:
             ``n_samples`` (:math:`N`, less for a last, partial window),
             ``n_labels`` (``int64``), ``accuracy``, ``balanced_accuracy``,
             ``kappa`` (``float64``, kappa NaN where undefined); ``None`` without.
+        window: :math:`N`, the samples per window (``None`` without windows).
     """
 
     correct: Optional[np.ndarray]
@@ -109,6 +110,7 @@ class PrequentialResult:
     history: str = "full"
     kept: Optional[Tuple[np.ndarray, np.ndarray]] = field(default=None, repr=False)
     windows: Optional[Dict[str, np.ndarray]] = field(default=None, repr=False)
+    window: Optional[int] = None
     positions: Optional[np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -412,7 +414,8 @@ class PrequentialRecord:
         kept = self.metrics.accuracy.points() if self.classes is not None else None
         windows = None if self.windowed is None else self.windowed.columns(self.start)
         return PrequentialResult(**columns, metrics=metrics, start=self.start,
-                                 history=self.history, kept=kept, windows=windows)
+                                 history=self.history, kept=kept, windows=windows,
+                                 window=self.window)
 
 
 def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
@@ -520,7 +523,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     history = check_history(history)
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
-    window = None if window is None else check_positive_int(window, "window")
+    window = None if window is None else check_window(window)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     is_labeled, mask_size = _mask_function(label_mask)
@@ -603,23 +606,25 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
     for name, result in results.items():
         counts, accuracy = result.accuracy_curve(num_points)
         curves[name] = (result.start + counts, accuracy)
-    windows = {name: result.windows for name, result in results.items()
+    windows = {name: (result.window, result.windows) for name, result in results.items()
                if result.windows is not None}
     return plot_curves(curves, path, title=title, image_format=image_format, windows=windows)
 
 
 def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
                 title: Optional[str] = None, *, image_format: Optional[str] = None,
-                windows: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Path:
+                windows: Optional[Mapping[str, Tuple[int, Mapping[str, Any]]]] = None) -> Path:
     """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
     ``"curve"`` entries of the CLI's JSON records) to ``path``, in the format its
     suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`), or in
     ``image_format`` (``"png"``, ...) if given, whatever ``path``'s suffix (e.g. the
     partial plot ``run.png.partial`` of a ``run`` that Ctrl-C stopped).
 
-    ``windows``: ``name -> windows`` (:attr:`PrequentialResult.windows`, or the
-    ``"windows"`` entry of a record) of some of the curves, whose accuracy is
-    drawn as thin steps over each window, in its curve's colour."""
+    ``windows``: ``name -> (N, windows)`` of some of the curves: the samples per
+    window and their metrics (:attr:`PrequentialResult.window` and
+    :attr:`~PrequentialResult.windows`, or a record's ``eval_window`` and
+    ``"windows"`` entries), whose accuracy is drawn as thin steps over each
+    window, in its curve's colour."""
     path = check_plot_path(path, image_format)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -630,10 +635,10 @@ def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
     for name, (positions, accuracy) in curves.items():
         (line,) = axes.plot(positions, accuracy, label=name)
         if name in windows:
-            edges = np.append(windows[name]["start"], windows[name]["end"][-1:])
-            axes.stairs(windows[name]["accuracy"], edges, color=line.get_color(),
-                        linewidth=0.8, alpha=0.7, baseline=None,
-                        label=f"{name}, windows of {int(windows[name]['n_samples'][0])}")
+            size, columns = windows[name]
+            edges = np.append(columns["start"], columns["end"][-1:])
+            axes.stairs(columns["accuracy"], edges, color=line.get_color(), linewidth=0.8,
+                        alpha=0.7, baseline=None, label=f"{name}, windows of {size}")
     ylabel = "accuracy: running, and per window (steps)" if windows else "running accuracy"
     axes.set(xlabel="stream position", ylabel=ylabel, ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)

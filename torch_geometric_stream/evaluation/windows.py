@@ -24,7 +24,7 @@ import numpy as np
 from torch_geometric_stream.evaluation.bounded import RunningClassCounts
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["WINDOW_COLUMNS", "WindowedMetrics", "window_lists"]
+__all__ = ["WINDOW_COLUMNS", "MAX_WINDOW", "WindowedMetrics", "check_window", "window_lists"]
 
 #: The columns of :meth:`WindowedMetrics.columns`, in order: the window's first
 #: stream position, the position after its last, its samples and labels
@@ -34,8 +34,24 @@ __all__ = ["WINDOW_COLUMNS", "WindowedMetrics", "window_lists"]
 WINDOW_COLUMNS = ("start", "end", "n_samples", "n_labels", "accuracy", "balanced_accuracy",
                   "kappa")
 
+#: The largest window: its bounds are ``int64`` stream positions.
+MAX_WINDOW = int(np.iinfo(np.int64).max)
+
 _KEYS = ("size", "samples", "hits", "labels", "classes", "done_hits", "done_labels",
          "done_balanced_accuracy", "done_kappa")
+
+
+def check_window(size: Any) -> int:
+    """``size`` as ``int`` if it is an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
+
+    Raises:
+        TypeError, ValueError: otherwise, naming ``window``.
+    """
+    size = check_positive_int(size, "window")
+    if size > MAX_WINDOW:
+        raise ValueError(f"window must be at most 2**63 - 1 (int64 stream positions), "
+                         f"got {size}")
+    return size
 
 
 def _column(state: Mapping[str, Any], key: str, kind: str) -> np.ndarray:
@@ -53,15 +69,14 @@ class WindowedMetrics:
     of ``size`` samples.
 
     Args:
-        size: samples per window, an integer :math:`\geq 1`.
+        size: samples per window, an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
 
     Raises:
-        TypeError, ValueError: ``size`` is not an integer :math:`\geq 1` (the
-            message names ``window``).
+        TypeError, ValueError: ``size`` is not (:func:`check_window`).
     """
 
     def __init__(self, size: int) -> None:
-        self.size = check_positive_int(size, "window")
+        self.size = check_window(size)
         self._classes = RunningClassCounts()
         self._samples = self._hits = self._labels = 0
         # per finished window
