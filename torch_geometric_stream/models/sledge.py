@@ -7,7 +7,6 @@ from typing import Any, Optional, Union
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import k_hop_subgraph
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
@@ -16,6 +15,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       neighbors_to_edge_index, receptive_topk,
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
+from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
@@ -718,9 +718,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
                                                           check=False)
         if self.propagation != "dense" and nodes.device.type == "cpu":
-            subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
-                targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
-                num_nodes=num_nodes, directed=True)
+            subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
+                targets, self.backbone.num_layers, edge_index, num_nodes)
             out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
                                                    sub_edge_index, edge_weight[edge_mask])
             return out[mapping]
