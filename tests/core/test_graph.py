@@ -656,6 +656,46 @@ def test_receptive_topk_gives_the_rows_within_the_hops_their_full_search_neighbo
     assert not (masked.top.indices == full.indices[7, 1]).any()
 
 
+def test_in_hop_subgraph_on_a_hand_checked_graph():
+    from torch_geometric_stream.graph.subgraph import in_hop_subgraph
+
+    # 0 -> 1 -> 2 <- 3, 4 -> 4; two hops into row 2 read rows 0, 1, 2, 3
+    edge_index = torch.tensor([[0, 1, 3, 4], [1, 2, 2, 4]])
+    subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(torch.tensor([2]), 2,
+                                                                 edge_index, 5)
+    assert subset.tolist() == [0, 1, 2, 3]
+    assert edge_mask.tolist() == [True, True, True, False]
+    assert sub_edge_index.tolist() == [[0, 1, 3], [1, 2, 2]]
+    assert mapping.tolist() == [2]
+    # one hop: only the edges into row 2 (row 0 is read by nothing)
+    subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(torch.tensor([2]), 1,
+                                                                 edge_index, 5)
+    assert subset.tolist() == [1, 2, 3] and sub_edge_index.tolist() == [[0, 2], [1, 1]]
+    assert edge_mask.tolist() == [False, True, True, False] and mapping.tolist() == [1]
+
+
+@pytest.mark.parametrize("num_hops", [0, 1, 2, 3])
+def test_in_hop_subgraph_gives_what_pyg_k_hop_subgraph_gives(num_hops):
+    from torch_geometric.utils import k_hop_subgraph
+
+    from torch_geometric_stream.graph.subgraph import in_hop_subgraph
+
+    generator = torch.Generator().manual_seed(num_hops)
+    for num_nodes, k, num_targets in [(30, 2, 3), (50, 4, 1), (12, 1, 5), (40, 3, 0)]:
+        # top-k shaped (every query row k in-edges, some rows none) and random graphs
+        queries = torch.randperm(num_nodes, generator=generator)[:num_nodes // 2]
+        neighbors = torch.randint(num_nodes, (queries.numel(), k), generator=generator)
+        random_edges = torch.randint(num_nodes, (2, 3 * num_nodes), generator=generator)
+        for edge_index in (neighbors_to_edge_index(neighbors, queries), random_edges):
+            # duplicate targets too
+            targets = torch.randint(num_nodes, (num_targets,), generator=generator)
+            expected = k_hop_subgraph(targets, num_hops, edge_index, relabel_nodes=True,
+                                      num_nodes=num_nodes, directed=True)
+            found = in_hop_subgraph(targets, num_hops, edge_index, num_nodes)
+            for mine, theirs in zip(found, expected):
+                assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
+
+
 def test_receptive_topk_names_bad_input():
     from torch_geometric_stream.graph import receptive_topk
 

@@ -61,6 +61,64 @@ def test_quantiles_are_exact_on_tied_values_until_the_reservoir_fills():
     assert expected[0, 0] < 0 < expected[1, 0]  # a feature mostly 0 keeps its tails
 
 
+def _bits(values):
+    return np.asarray(values, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 20, 99, 100, 101, 1000])
+@pytest.mark.parametrize("quantile", [0.01, 0.05, 0.25, 1 / 3, 0.49])
+def test_quantiles_of_sorted_columns_are_numpys_bit_for_bit(count, quantile):
+    from torch_geometric_stream.nn.scaling import _quantiles_of_sorted
+
+    rng = np.random.default_rng(count)
+    # ties, and magnitudes far apart; + 0.0 turns a rounded -0.0 into 0.0
+    values = rng.standard_normal((6, count)).round(1) * 10.0 ** rng.integers(-3, 4, (6, 1)) + 0.0
+    expected = np.quantile(values, [quantile, 1 - quantile], axis=1)
+    found = _quantiles_of_sorted(np.sort(values, axis=1).tolist(),
+                                 np.asanyarray([quantile, 1 - quantile]))
+    assert found.shape == expected.shape and np.array_equal(_bits(found), _bits(expected))
+
+
+@pytest.mark.parametrize("window", [None, 300])
+def test_quantiles_stay_numpys_of_the_reservoir_bit_for_bit_as_rows_enter_and_leave(window):
+    """The sorted sample follows every row that enters (a free slot, then in
+    place of a kept row), also across deepcopy, pickling and a state load."""
+    import pickle
+
+    rng = np.random.default_rng(5)
+    rows = torch.from_numpy(rng.standard_normal((900, 4)).round(1) + 0.0)
+    scaler = RunningQuantileRange(4, reservoir_size=60, seed=3, window=window)
+    for start in range(0, 900, 9):
+        scaler.observe_(rows[start:start + 9])
+        filled = scaler._reservoir[:, :min(scaler._seen, 60)]
+        expected = np.quantile(filled, [0.01, 0.99], axis=1)
+        assert np.array_equal(_bits(scaler.quantiles()), _bits(expected))
+        assert scaler._sorted == np.sort(filled, axis=1).tolist()
+        if start % 90 == 0:
+            scaler = copy.deepcopy(scaler) if start % 180 else pickle.loads(pickle.dumps(scaler))
+        if start == 630:
+            twin = RunningQuantileRange(4, reservoir_size=60, seed=3, window=window)
+            twin.load_state_dict(scaler.state_dict())
+            scaler = twin
+
+
+def test_a_negative_zero_hands_the_quantiles_back_to_numpy_until_reset():
+    """-0.0 equals 0.0: which of the two np.quantile's partition puts at a
+    quantile's place is its own choice, so with a -0.0 in the sample the
+    quantiles are np.quantile's of the reservoir itself."""
+    rows = torch.tensor([[1.0, 0.0], [2.0, -0.0], [3.0, 0.0], [4.0, 5.0]], dtype=torch.float64)
+    scaler = RunningQuantileRange(2, quantile=0.25)
+    observe_all(scaler, rows[:1])
+    assert scaler._sorted == [[1.0], [0.0]]
+    observe_all(scaler, rows[1:])
+    assert scaler._sorted is None
+    expected = np.quantile(rows.numpy().T, [0.25, 0.75], axis=1)
+    assert np.array_equal(_bits(scaler.quantiles()), _bits(expected))
+    scaler.reset_state()
+    observe_all(scaler, rows[2:])
+    assert scaler._sorted == [[3.0, 4.0], [0.0, 5.0]]
+
+
 def test_reservoir_keeps_a_seeded_uniform_sample():
     rows = torch.arange(3000.0).unsqueeze(1)  # value = arrival position
     scaler = RunningQuantileRange(1, reservoir_size=200, seed=5)

@@ -11,6 +11,7 @@ from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
                                        make_adam)
+from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_device, check_nonnegative,
                                                check_positive_int, check_seed)
 
@@ -79,14 +80,14 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _predict_proba(self, x: Tensor) -> Tensor:
         was_training = self.training
-        self.eval()
+        set_training(self, False)  # self.eval(), faster
         with torch.no_grad():
             proba = self.backbone(F.normalize(x, dim=-1)).softmax(dim=-1)
-        self.train(was_training)
+        set_training(self, was_training)
         return proba
 
     def _learn(self, x: Tensor, y: Tensor) -> None:
-        self.train()
+        set_training(self, True)
         for row, label in zip(F.normalize(x, dim=-1), y):
             if int(label) < 0:
                 continue

@@ -7,7 +7,6 @@ from typing import Any, Optional, Union
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.utils import k_hop_subgraph
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
@@ -16,6 +15,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       neighbors_to_edge_index, receptive_topk,
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
+from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
@@ -23,6 +23,7 @@ from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       load_optimizer_state, make_adam)
 from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
                                                   seeded_generator)
+from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_seed)
@@ -666,7 +667,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             x = self.input_scaler.peek(x, check=False)
         x = F.normalize(x, dim=-1)
         was_training = self.training
-        self.eval()
+        set_training(self, False)  # self.eval(), faster
         try:
             with torch.no_grad():
                 if self.graph is None:
@@ -679,7 +680,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     logits = torch.stack([self._logits_of_query(snap, row, row_emb)
                                           for row, row_emb in zip(x, emb)])
         finally:
-            self.train(was_training)
+            set_training(self, was_training)
         if self.class_prior == "stream":
             logits = logits + self._prior_shift()
         return logits.softmax(dim=-1)
@@ -718,9 +719,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
                                                           check=False)
         if self.propagation != "dense" and nodes.device.type == "cpu":
-            subset, sub_edge_index, mapping, edge_mask = k_hop_subgraph(
-                targets, self.backbone.num_layers, edge_index, relabel_nodes=True,
-                num_nodes=num_nodes, directed=True)
+            subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
+                targets, self.backbone.num_layers, edge_index, num_nodes)
             out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
                                                    sub_edge_index, edge_weight[edge_mask])
             return out[mapping]
@@ -785,7 +785,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                                    else max(self._full_search_steps - 1, 0))
         if snap is not None and snap.memory_version != memory.version - (update is not None):
             snap = None  # the memory was written outside this step (e.g. memory.update)
-        self.train()
+        set_training(self, True)
         nodes = memory.nodes()
         labeled = memory.labeled_index()
         if self.graph is None:

@@ -11,7 +11,8 @@ cannot stretch (``SLeDGe(input_scaling="robust")``).
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence, Tuple
+from bisect import bisect_left, insort
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -182,6 +183,36 @@ class RunningMinMax(nn.Module):
 _WINDOW_LIMIT = 2 ** 63
 
 
+def _holds_negative_zero(values: np.ndarray) -> bool:
+    """Whether ``values`` hold a ``-0.0`` (equal to ``0.0``, so a sort or a partition
+    may put either first: their order is not the values' own)."""
+    return bool((np.signbit(values) & (values == 0)).any())
+
+
+def _quantiles_of_sorted(columns: List[List[float]], quantiles: np.ndarray) -> np.ndarray:
+    r"""``np.quantile(values, quantiles, axis=1)`` (``method="linear"``) of the
+    :math:`d` features' values, each given sorted (``columns``: :math:`d` lists of
+    :math:`n \geq 1` floats), :math:`(q, d)` float64: NumPy's own steps after its
+    partition, which only finds the order statistics that sorted lists hold
+    already, so the result is the same bit for bit (for values without
+    ``-0.0``, whose place among zeros is NumPy's partition's own choice)."""
+    count = len(columns[0])
+    virtual = (count - 1) * quantiles  # NumPy's virtual indices, neighbours and weights
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= count - 1
+    previous[above], following[above] = -1, -1
+    previous, following = previous.astype(np.intp), following.astype(np.intp)
+    gamma = (virtual - previous).reshape(-1, 1)
+    low = np.array([[column[i] for column in columns] for i in previous.tolist()])
+    high = np.array([[column[i] for column in columns] for i in following.tolist()])
+    # NumPy's _lerp: from the lower value below gamma 0.5, from the upper one above
+    difference = high - low
+    result = np.add(low, difference * gamma)
+    np.subtract(high, difference * (1 - gamma), out=result, where=gamma >= 0.5)
+    return result
+
+
 def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_size: int,
                                   window: Optional[int], clip: bool,
                                   names: Optional[Mapping[str, str]] = None
@@ -245,7 +276,9 @@ class RunningQuantileRange(nn.Module):
     as the module's extra state; the quantiles are recomputed only when a row
     enters it (every row at first, then a :math:`k / t` share, or with a
     window a :math:`k / W` share for good: the cost per row of a window is
-    that of its entering rows).
+    that of its entering rows), from each feature's sample kept sorted on the
+    host (an entering row is a binary search and a move per feature, not a
+    partition of the whole reservoir).
 
     Rows are scaled with the *effective* range, buffers ``low`` and ``high``
     :math:`(d,)`, and clipped to ``feature_range`` unless ``clip=False``: then
@@ -315,6 +348,15 @@ class RunningQuantileRange(nn.Module):
         self._reservoir = np.empty((self.low.numel(), self.reservoir_size))
         self._seen = 0  # rows seen; min(seen, reservoir_size) slots are filled
         self._rng = np.random.default_rng(self.seed)
+        self._forget_sorted()
+
+    def _forget_sorted(self) -> None:
+        """Drop the sorted copy of the sample; the next :meth:`quantiles` sorts it anew."""
+        # each feature's filled slots, sorted (None: not sorted yet); kept up to
+        # date by _offer while the sample holds no -0.0, after which the quantiles
+        # partition the reservoir as np.quantile does
+        self._sorted: Optional[List[List[float]]] = None
+        self._negative_zero = False
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """Scale ``rows`` with the effective range, clipped unless ``clip`` is
@@ -335,7 +377,15 @@ class RunningQuantileRange(nn.Module):
         if filled.shape[1] == 0:
             return np.stack([np.full(self.low.numel(), np.inf),
                              np.full(self.low.numel(), -np.inf)])
-        return np.quantile(filled, [self.quantile, 1 - self.quantile], axis=1)
+        quantiles = [self.quantile, 1 - self.quantile]
+        if self._sorted is None and not self._negative_zero:
+            if _holds_negative_zero(filled):
+                self._negative_zero = True
+            else:
+                self._sorted = np.sort(filled, axis=1).tolist()
+        if self._sorted is None:
+            return np.quantile(filled, quantiles, axis=1)
+        return _quantiles_of_sorted(self._sorted, np.asanyarray(quantiles))
 
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
@@ -383,8 +433,35 @@ class RunningQuantileRange(nn.Module):
             slot = int(self._rng.integers(self._seen if self.window is None else self.window))
             if slot >= self.reservoir_size:
                 return False
+        self._keep_sorted(row, None if self._seen <= self.reservoir_size
+                          else self._reservoir[:, slot])
         self._reservoir[:, slot] = row
         return True
+
+    def _keep_sorted(self, row: np.ndarray, replaced: Optional[np.ndarray]) -> None:
+        """Enter ``row`` :math:`(d,)` into the sorted sample, in place of ``replaced``
+        :math:`(d,)` (``None``: into a free slot); a row with ``-0.0`` drops it."""
+        if self._sorted is None:
+            return
+        if _holds_negative_zero(row):
+            self._sorted, self._negative_zero = None, True
+            return
+        if replaced is None:
+            for column, value in zip(self._sorted, row.tolist()):
+                insort(column, value)
+            return
+        for column, old, value in zip(self._sorted, replaced.tolist(), row.tolist()):
+            del column[bisect_left(column, old)]
+            insort(column, value)
+
+    def __getstate__(self) -> dict:
+        """For pickling and ``copy.deepcopy``: without the sorted copy of the
+        sample (sorted anew on first use)."""
+        return {**super().__getstate__(), "_sorted": None}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._forget_sorted()  # also for pickles from before the sorted copy
 
     def get_extra_state(self) -> dict:
         filled = self._reservoir[:, :min(self._seen, self.reservoir_size)].T  # (n, d)
@@ -431,6 +508,7 @@ class RunningQuantileRange(nn.Module):
             raise ValueError(f"rng state is not a state of NumPy's default generator: "
                              f"{error!r}") from None
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
+        self._forget_sorted()
 
     def extra_repr(self) -> str:
         return (f"channels={self.low.numel()}, quantile={self.quantile}, "
