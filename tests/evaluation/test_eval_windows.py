@@ -170,6 +170,13 @@ def test_a_bounded_windows_state_that_does_not_fit_is_refused_whole():
         with pytest.raises(ValueError, match=message):
             target.load_state_dict({**state, "windows": {**state["windows"], **bad}})
         assert target.metrics.n_samples == 0 and target.windowed.n_samples == 0
+    # a corrupt checkpoint's float is refused, not truncated (int() passed 4.0 and 2.0)
+    for bad, message in (({"size": 4.0}, "the windows state's size must be an integer"),
+                         ({"samples": 2.0}, "the windows state's samples must be an integer")):
+        target = PrequentialRecord(history="bounded", window=4)
+        with pytest.raises(TypeError, match=message):
+            target.load_state_dict({**state, "windows": {**state["windows"], **bad}})
+        assert target.metrics.n_samples == 0 and target.windowed.n_samples == 0
     windows = WindowedMetrics(4)
     windows.load_state_dict(state["windows"])
     assert_same_windows(windows.columns(), record.result().windows)

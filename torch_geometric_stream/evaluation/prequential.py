@@ -385,7 +385,7 @@ class PrequentialRecord:
             raise ValueError(f"the record state was kept without windows, this record counts "
                              f"window={self.window}: a bounded history keeps no sample to "
                              f"count them from; continue it without window (or start again)")
-        kept = int(state["size"]) if "size" in state else None
+        kept = state.get("size")  # checked as an integer by WindowedMetrics.load_state_dict
         if kept != self.window:
             raise ValueError(f"the record state was kept with window={kept}, this record "
                              f"counts window={self.window}: continue it with window={kept}")

@@ -150,14 +150,19 @@ class WindowedMetrics:
         Raises:
             ValueError: a lacking entry, another ``size`` (naming both) or
                 counts that do not fit together.
+            TypeError: a size or count that is not an integer (a float is not
+                truncated).
         """
         missing = [key for key in _KEYS if key not in state]
         if missing:
             raise ValueError(f"windows state lacks the entries {missing}")
-        if int(state["size"]) != self.size:
-            raise ValueError(f"the windows state was kept with window={int(state['size'])}, "
+        size = check_positive_int(state["size"], "the windows state's size")
+        if size != self.size:
+            raise ValueError(f"the windows state was kept with window={size}, "
                              f"these windows have window={self.size}")
-        samples, hits, labels = (int(state[key]) for key in ("samples", "hits", "labels"))
+        samples, hits, labels = (check_positive_int(state[key], f"the windows state's {key}",
+                                                    minimum=0)
+                                 for key in ("samples", "hits", "labels"))
         classes = RunningClassCounts()
         classes.load_state_dict(state["classes"])
         done = [_column(state, key, kind) for key, kind in (
