@@ -200,6 +200,35 @@ def test_index_structures_are_built_only_when_needed():
     assert torch.allclose(emb.grad, expected)
 
 
+def test_layers_sharing_weights_share_one_matrix_until_the_weights_change():
+    edge_index = torch.tensor([[0, 2, 1, 1], [1, 1, 0, 2]])
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], requires_grad=True)
+    weight = torch.tensor([2.0, 3.0, -1.0, 0.5], requires_grad=True)
+    graph = CSRGraph(edge_index, 3)  # by default every product builds its matrix
+    assert graph.by_target.matrix(weight) is not graph.by_target.matrix(weight)
+    graph = CSRGraph(edge_index, 3, reuse_matrices=True)
+    first = graph.by_target.matrix(weight)
+    assert graph.by_target.matrix(weight) is first  # same tensor, unchanged: reused
+    assert graph.by_target.matrix(weight.detach().clone()) is not first  # another tensor
+    h = graph.aggregate(graph.aggregate(x, weight), weight)  # two layers, one matrix
+    h.sum().backward()
+    # A (A x) with A[t, s] = w: hand-checked sums, and their gradients
+    adj = torch.tensor([[0.0, -1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.5, 0.0]])
+    assert torch.equal(h, adj @ (adj @ x.detach()))
+    assert torch.equal(x.grad, (adj @ adj).t() @ torch.ones(3, 2))
+    with torch.no_grad():
+        weight.mul_(2)  # in place: a new version, so a new matrix with the new values
+    assert torch.equal(graph.aggregate(x, weight), 2 * adj @ x.detach())
+    with torch.inference_mode():  # inference tensors have no version: never reused
+        frozen = torch.tensor([1.0, 1.0, 1.0, 1.0])
+        again = graph.by_target.matrix(frozen)
+        assert graph.by_target.matrix(frozen) is not again
+    # the zero pattern of the sampled products is built once per dtype
+    assert graph.by_target.zeros(x) is graph.by_target.zeros(x)
+    assert graph.by_target.zeros(x.double()).dtype == torch.float64
+    assert not graph.by_target.zeros(x).values().any()
+
+
 @pytest.mark.parametrize("edge_index, num_nodes, error, message", [
     (torch.tensor([[0, -1, 2], [1, 2, 0]]), 3, ValueError,
      r"node indices in \[0, 3\), got values in \[-1, 2\]"),
@@ -267,3 +296,6 @@ def test_check_indices_refuses_other_truth_values(flag):
     # 0 would skip the range check without a word, "no" keep it
     with pytest.raises(TypeError, match=f"check_indices must be a bool, got {type(flag).__name__}"):
         CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2, check_indices=flag)
+    with pytest.raises(TypeError,
+                       match=f"reuse_matrices must be a bool, got {type(flag).__name__}"):
+        CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2, reuse_matrices=flag)

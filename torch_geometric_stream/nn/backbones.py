@@ -299,8 +299,10 @@ class GCNBackbone(GraphBackbone):
         if self.aggregation == "message_passing" or not supports_csr(x):
             return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
                 edge_index, x=z, edge_weight=edge_weight)))
-        # forward checked the indices (check_graph_input); no second host sync here
-        graph = CSRGraph(edge_index, x.size(0), check_indices=False)
+        # forward checked the indices (check_graph_input); no second host sync here.
+        # The graph is this forward's own: every layer's product (and its
+        # backward's transpose) reuses the one CSR matrix of edge_weight.
+        graph = CSRGraph(edge_index, x.size(0), check_indices=False, reuse_matrices=True)
         edge_weight = edge_weight.to(x.dtype)
         return self._run(x, lambda conv, h: self._layer(
             conv, h, lambda z: graph.aggregate(z, edge_weight)))

@@ -61,7 +61,8 @@ def supports_csr(x: Tensor) -> bool:
 class _Orientation:
     """One CSR index structure: ``perm`` reorders edge-ordered weights into it."""
 
-    def __init__(self, rows: Tensor, cols: Tensor, num_rows: int, num_cols: int) -> None:
+    def __init__(self, rows: Tensor, cols: Tensor, num_rows: int, num_cols: int,
+                 reuse_matrices: bool = False) -> None:
         self.perm = torch.argsort(rows * num_cols + cols)
         # crow[i] = number of entries in rows < i (a bincount would read its
         # maximum back from the device)
@@ -69,11 +70,43 @@ class _Orientation:
                                        torch.arange(num_rows + 1, device=rows.device))
         self.col = cols[self.perm]
         self.size = (num_rows, num_cols)
+        self.reuse_matrices = reuse_matrices
+        # reuse_matrices: the last matrix built, with the values tensor and its version
+        self._last: Optional[tuple[Tensor, int, Tensor]] = None
+        self._zeros: dict[torch.dtype, Tensor] = {}  # zero-valued matrices by dtype
 
     def matrix(self, values: Tensor) -> Tensor:
-        """The sparse :math:`(R, C)` matrix with the edge-ordered ``values`` :math:`(E,)`."""
-        return torch.sparse_csr_tensor(self.crow, self.col, values[self.perm], self.size,
+        """The sparse :math:`(R, C)` matrix with the edge-ordered ``values`` :math:`(E,)`.
+
+        With ``reuse_matrices``, called again with the same ``values`` tensor at
+        the same version, it returns the matrix it built last instead of
+        reordering them anew."""
+        # (inference tensors keep no version counter to tell a change)
+        if not self.reuse_matrices or values.is_inference():
+            return self._build(values)
+        last = self._last
+        if last is not None and last[0] is values and last[1] == values._version:
+            return last[2]
+        matrix = self._build(values)
+        self._last = (values, values._version, matrix)
+        return matrix
+
+    def _build(self, values: Tensor) -> Tensor:
+        return self._build_ordered(values[self.perm])
+
+    def _build_ordered(self, ordered: Tensor) -> Tensor:
+        """The matrix of values already in CSR order :math:`(E,)`."""
+        return torch.sparse_csr_tensor(self.crow, self.col, ordered, self.size,
                                        check_invariants=False)
+
+    def zeros(self, like: Tensor) -> Tensor:
+        """The matrix with every stored value zero, in ``like``'s dtype (built once)."""
+        matrix = self._zeros.get(like.dtype)
+        if matrix is None:
+            # (perm-ordered zeros are zeros: no reordering)
+            matrix = self._zeros[like.dtype] = self._build_ordered(
+                like.new_zeros(self.perm.numel()))
+        return matrix
 
 
 class CSRGraph:
@@ -88,6 +121,12 @@ class CSRGraph:
         check_indices (bool): read the indices' range (one host sync on a GPU).
             Layers that built ``edge_index`` themselves pass ``False``; shape
             and dtype are checked either way. (default: ``True``)
+        reuse_matrices (bool): keep the last CSR matrix built from an
+            edge-weight tensor, and use it again for the same tensor at the same
+            version (``Tensor._version``), as the layers of one forward (and its
+            backward) do: for a graph private to one forward, whose weights no
+            one changes through ``.data`` (which keeps the version) in between.
+            (default: ``False``)
 
     Raises:
         TypeError: if ``edge_index`` is not an integer tensor, or
@@ -98,9 +137,10 @@ class CSRGraph:
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, *,
-                 check_indices: bool = True) -> None:
+                 check_indices: bool = True, reuse_matrices: bool = False) -> None:
         num_nodes = check_positive_int(num_nodes, "num_nodes", minimum=0)
         check_edge_index(edge_index, num_nodes, check_bool(check_indices, "check_indices"))
+        self.reuse_matrices = check_bool(reuse_matrices, "reuse_matrices")
         edge_index = edge_index.long()  # the CSR structures index in int64
         self.source, self.target = edge_index[0], edge_index[1]
         self.num_nodes = num_nodes
@@ -112,12 +152,14 @@ class CSRGraph:
     @cached_property
     def by_target(self) -> _Orientation:
         """Target-major structure: :math:`A` with ``A[target, source]``."""
-        return _Orientation(self.target, self.source, self.num_nodes, self.num_nodes)
+        return _Orientation(self.target, self.source, self.num_nodes, self.num_nodes,
+                            self.reuse_matrices)
 
     @cached_property
     def by_source(self) -> _Orientation:
         r"""Source-major structure: :math:`A^\top`."""
-        return _Orientation(self.source, self.target, self.num_nodes, self.num_nodes)
+        return _Orientation(self.source, self.target, self.num_nodes, self.num_nodes,
+                            self.reuse_matrices)
 
     @cached_property
     def _symmetric(self) -> _Orientation:
@@ -157,7 +199,7 @@ class CSRGraph:
             # sampled_addmm refuses those, so gather (sizes known on the host)
             return (a.index_select(0, self.target) * b.index_select(0, self.source)).sum(-1)
         # zeros, not empty: beta = 0 still multiplies the stored values (0 * NaN = NaN)
-        pattern = self.by_target.matrix(a.new_zeros(self.num_edges))
+        pattern = self.by_target.zeros(a)
         sampled = torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
         return torch.empty_like(sampled).index_copy_(0, self.by_target.perm, sampled)
 
@@ -257,7 +299,9 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
     """
     _check_features(x, graph, "csr_aggregate")
     _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
-    return _CSRAggregate.apply(x.contiguous(), edge_weight.reshape(-1), graph)
+    # the weights tensor itself where it is 1-D: its CSR matrix then serves every layer
+    weight = edge_weight if edge_weight.dim() == 1 else edge_weight.reshape(-1)
+    return _CSRAggregate.apply(x.contiguous(), weight, graph)
 
 
 def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
