@@ -1,4 +1,6 @@
-"""SLeDGe on a drifting stream, test-then-train, printing the running accuracy.
+"""SLeDGe on a drifting stream, test-then-train, printing the running accuracy
+and the accuracy of each fifth of the stream (a window: the sudden drift halfway
+shows there, while the running accuracy averages it away).
 On a GPU the step is replayed from CUDA graphs (``CUDAGraphStep``).
 
     python examples/quickstart.py --samples 3000
@@ -36,11 +38,12 @@ def main(argv=None) -> float:
                    input_scaling="online", seed=args.seed, device=args.device)
     learner = CUDAGraphStep(model) if model.device.type == "cuda" else model
     mask = paper_label_mask(stream.y, args.label_ratio, seed=args.seed)
-    result = prequential(learner, stream, label_mask=mask)
-    total = len(result.correct)
-    for position in sorted({-(-total * fifth // 5) for fifth in range(1, 6)}):
-        print(f"after {position:6d} samples: running accuracy "
-              f"{result.correct[:position].mean():.3f}")
+    # windows of a fifth of the stream (of one sample each below five samples)
+    result = prequential(learner, stream, label_mask=mask, window=-(-args.samples // 5))
+    windows = result.windows
+    for start, end, accuracy in zip(windows["start"], windows["end"], windows["accuracy"]):
+        print(f"after {end:6d} samples: running accuracy {result.correct[:end].mean():.3f}, "
+              f"samples {start}-{end}: {accuracy:.3f}")
     print({key: result.metrics[key] for key in ("accuracy", "accuracy_last_20", "n_labels")})
     return result.metrics["accuracy"]
 

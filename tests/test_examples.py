@@ -33,5 +33,7 @@ def test_image_encoder_learns_the_synthetic_rows():
 def test_quickstart_reports_a_stream_shorter_than_its_five_checkpoints(capsys):
     # before: range() arg 3 must not be zero
     load("quickstart").main(["--samples", "3"])
-    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()
-            if line.startswith("after")] == ["1", "2", "3"]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("after")]
+    assert [line.split()[1] for line in lines] == ["1", "2", "3"]
+    # each line also gives the accuracy of its window (a fifth; one sample here)
+    assert [line.split("samples ")[-1].split(":")[0] for line in lines] == ["0-1", "1-2", "2-3"]
