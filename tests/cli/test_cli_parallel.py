@@ -100,3 +100,46 @@ def test_ctrl_c_at_the_terminal_reaches_each_worker_once_and_each_saves_at_its_s
         assert record["interrupted_at"] == position >= 20
         last_line = (tmp_path / f"{name}.log").read_text().strip().splitlines()[-1]
         assert last_line.startswith(f"run interrupted after sample {position}; ")
+
+
+#: A ``run`` (its arguments after the script's, its first the sample of the
+#: terminal's Ctrl-C) whose parent's SIGTERM comes late: after the stream stopped,
+#: as the run writes its files (a parent slow to pass Ctrl-C on, on a busy machine).
+LATE_SIGTERM = """
+import signal
+import sys
+from torch_geometric_stream.cli import run
+from torch_geometric_stream.cli.main import main
+evaluate, write = run.prequential, run._write_outputs
+ctrl_c_at = int(sys.argv[1])
+
+def with_ctrl_c(*args, callback, **kwargs):
+    def step(position, record):
+        if callback is not None:
+            callback(position, record)
+        if position == ctrl_c_at:
+            signal.raise_signal(signal.SIGINT)  # the terminal's
+    return evaluate(*args, callback=step, **kwargs)
+
+def write_after_sigterm(*args, **kwargs):
+    signal.raise_signal(signal.SIGTERM)  # the parent's, late
+    return write(*args, **kwargs)
+
+run.prequential, run._write_outputs = with_ctrl_c, write_after_sigterm
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_sigterm_after_the_stream_stopped_still_lets_the_run_write_its_files(
+        tmp_path, quick_run, process_group):
+    """The parent's SIGTERM may come after the terminal's Ctrl-C stopped the
+    stream: the run still writes its checkpoint, its partial record and its line."""
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    argv = quick_run(out, "--checkpoint", str(checkpoint), "--checkpoint-every", "10")
+    run = process_group([sys.executable, "-c", LATE_SIGTERM, "14", *argv],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = run.communicate(timeout=300)[1].decode()
+    assert run.returncode == 130, err
+    assert json.loads(out.with_name("run.json.partial").read_text())["interrupted_at"] == 15
+    assert torch.load(checkpoint, weights_only=False)["position"] == 15
+    assert err.strip().splitlines()[-1].startswith("run interrupted after sample 15; ")

@@ -6,7 +6,7 @@ import sys
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
 import torch
 
@@ -402,6 +402,21 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     else:
         outcomes = ((seed, *_run_seed(args, plan, seed, interrupt=interrupt)) for seed in seeds
                     if not interrupt.requested)  # no seed starts after a Ctrl-C
+    with interrupt.deferring():  # from the first seed's stream to the last file
+        return _report_seeds(args, plan, seeds, outcomes, written)
+
+
+def _report_seeds(args: argparse.Namespace, plan: RunPlan, seeds: list[int],
+                  outcomes: Iterable[tuple[int, PrequentialResult, dict[str, Any]]],
+                  written: list[int]) -> int:
+    """Write each seed's files as its ``outcomes`` come (the seeds whose final
+    files are written join ``written``), then the ``--plot`` and the summary
+    table; :class:`StoppedBetweenSamples` if Ctrl-C stopped seeds at a sample.
+    Run within :meth:`DeferredInterrupt.deferring`: a first Ctrl-C or a SIGTERM
+    that comes after the streams stopped (a ``run_commands`` parent passes the
+    terminal's Ctrl-C on as SIGTERM, late on a busy machine) or between seeds
+    lets the run write its files, start no further seed, and say what it kept."""
+    several = len(seeds) > 1
     results, records, stopped = {}, [], []
     try:
         for seed, result, record in outcomes:
