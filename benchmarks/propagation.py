@@ -151,7 +151,6 @@ def measure(N: int, k: int, threads: int, args) -> dict:
         times = timed(fn, reps, args.max_seconds)
         result[name] = dict(median_ms=statistics.median(times), min_ms=min(times),
                             runs=len(times), times_ms=times)
-    del adj
     return result
 
 
