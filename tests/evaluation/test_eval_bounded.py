@@ -11,7 +11,8 @@ from torch_geometric_stream.evaluation import (HISTORIES, PrequentialRecord, Str
                                                tail_accuracy)
 from torch_geometric_stream.evaluation.bounded import (LATENCY_FLOOR, LATENCY_RATIO,
                                                        BoundedStreamMetrics, LatencyHistogram,
-                                                       RunningAccuracy, RunningClassCounts)
+                                                       RunningAccuracy, RunningClassCounts,
+                                                       kept_tail_span)
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 
 #: Entries that depend on the clock (or the process), not on the predictions.
@@ -155,6 +156,32 @@ def test_tail_accuracies_stay_within_their_bound(max_points):
         counts, running = bounded.accuracy.curve(50)
         assert counts[-1] == samples and len(counts) <= 50
         np.testing.assert_array_equal(running, np.cumsum(correct)[counts - 1] / counts)
+
+
+@pytest.mark.parametrize("max_points", [2, 4, 16])
+def test_kept_tail_span_is_the_span_a_running_accuracy_records(max_points):
+    """The span of a bounded history's tail follows from the stream's length alone
+    (the stride it reaches): what tune expects of the runs it has yet to make."""
+    accuracy = RunningAccuracy(max_points=max_points)
+    for samples in range(1, 40 * max_points + 3):  # through at least five doublings of the stride
+        accuracy.update(samples % 3 == 0)
+        for fraction in (*TAIL_FRACTIONS.values(), 0.3, 1.0):
+            assert kept_tail_span(fraction, samples, max_points) == \
+                accuracy.tail(fraction)[1], (samples, fraction)
+
+
+def test_kept_tail_span_of_the_default_points_and_its_checks():
+    assert [kept_tail_span(0.05, samples) for samples in (60, 4096, 5002, 60_000)] == \
+        [3, 205, 252, 3008]  # tail_size: 3, 205, 251, 3000
+    assert kept_tail_span(0.2, 60_000) == 12_000
+    with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\], got 0"):
+        kept_tail_span(0, 100)
+    with pytest.raises(ValueError, match="samples must be >= 1, got 0"):
+        kept_tail_span(0.05, 0)
+    with pytest.raises(TypeError, match="samples must be an integer, got float"):
+        kept_tail_span(0.05, 100.0)
+    with pytest.raises(ValueError, match="max_points must be >= 2, got 1"):
+        kept_tail_span(0.05, 100, 1)
 
 
 def test_latency_quantiles_stay_within_half_a_percent_plus_a_nanosecond():

@@ -38,8 +38,8 @@ from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, TA
 from torch_geometric_stream.validation import check_positive_int, check_real, check_unit_interval
 
 __all__ = ["CURVE_POINTS", "LATENCY_FLOOR", "LATENCY_RATIO", "RunningClassCounts",
-           "RunningAccuracy", "kept_curve", "approximate_tails", "LatencyHistogram",
-           "BoundedStreamMetrics"]
+           "RunningAccuracy", "kept_curve", "kept_tail_span", "approximate_tails",
+           "LatencyHistogram", "BoundedStreamMetrics"]
 
 #: Most cumulative-hit points :class:`RunningAccuracy` keeps (32 KiB of ``int64``).
 CURVE_POINTS = 4096
@@ -240,12 +240,8 @@ class RunningAccuracy:
         fraction = check_unit_interval(fraction, "fraction")
         if not self.samples:
             raise ValueError("no sample recorded yet")
-        target = self.samples - tail_size(fraction, self.samples)
-        below = target - target % self.stride  # a kept position, or 0
-        above = below + self.stride
-        start = above if (above < self.samples and above - target < target - below) else below
-        span = self.samples - start
-        return (self.correct - self._hits_at(start)) / span, span
+        span = _kept_span(fraction, self.samples, self.stride)
+        return (self.correct - self._hits_at(self.samples - span)) / span, span
 
     def curve(self, num_points: int) -> Tuple[np.ndarray, np.ndarray]:
         r"""``(counts, accuracy)`` as
@@ -296,6 +292,39 @@ def kept_curve(positions: np.ndarray, hits: np.ndarray,
                       before, after)
     chosen = np.unique(nearer)
     return positions[chosen], hits[chosen] / positions[chosen]
+
+
+def _kept_span(fraction: float, samples: int, stride: int) -> int:
+    """How many last of ``samples`` samples the tail ``fraction`` covers from the
+    multiple of ``stride`` (or 0) nearest to the start of its
+    :func:`~torch_geometric_stream.evaluation.metrics.tail_size` (ties to the longer span)."""
+    target = samples - tail_size(fraction, samples)
+    below = target - target % stride  # a kept position, or 0
+    above = below + stride
+    return samples - (above if (above < samples and above - target < target - below)
+                      else below)
+
+
+def kept_tail_span(fraction: float, samples: int, max_points: int = CURVE_POINTS) -> int:
+    r"""The ``tail_samples`` of a bounded history for the last ``fraction`` of a
+    stream of ``samples`` samples: the span of :meth:`RunningAccuracy.tail` after
+    ``samples`` updates, whose stride is then the smallest power of 2 that keeps at
+    most ``max_points`` positions (:func:`~torch_geometric_stream.evaluation.metrics.tail_size`
+    while ``samples`` :math:`\leq` ``max_points``).
+
+    Raises:
+        ValueError: ``fraction`` outside :math:`(0, 1]`, ``samples`` below 1 or
+            ``max_points`` below 2.
+        TypeError: a ``fraction`` that is not a number, or ``samples`` or
+            ``max_points`` not an integer.
+    """
+    fraction = check_unit_interval(fraction, "fraction")
+    samples = check_positive_int(samples, "samples")
+    max_points = check_positive_int(max_points, "max_points", minimum=2)
+    stride = 1
+    while samples // stride > max_points:
+        stride *= 2
+    return _kept_span(fraction, samples, stride)
 
 
 def approximate_tails(metrics: Mapping[str, Any]) -> List[str]:
