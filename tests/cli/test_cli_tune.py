@@ -614,7 +614,10 @@ def test_tune_ranks_a_tail_only_over_one_span(tmp_path, capsys, monkeypatch):
     _, rows = _ranking(tmp_path / "ranking_sledge-light_synthetic_0.01_by-accuracy_last_5.csv")
     assert [row[1] for row in rows] == ["5e-3", "1e-3"]
     capsys.readouterr()
-    assert main([*argv, "--grid", "lr=1e-3,5e-3,1e-2"]) == 2
+    # the runs' spans are checked again after they ran (here runs of a fresh --out-dir,
+    # so no JSON present to check them against before)
+    fresh = ["--out-dir", str(tmp_path / "fresh"), "--history", "bounded"]
+    assert main([*argv, *fresh, "--grid", "lr=1e-3,5e-3,1e-2"]) == 2
     assert capsys.readouterr().err == (
         "error: sledge-light_synthetic_0.01_lr=1e-2_seed0.json and "
         "sledge-light_synthetic_0.01_lr=1e-3_seed0.json give accuracy_last_5 over the last "
@@ -633,3 +636,49 @@ def test_tune_refuses_a_metric_it_cannot_rank_by_and_lists_the_choices(tmp_path,
     assert ("'accuracy', 'balanced_accuracy', 'kappa', 'kappa_m', 'kappa_t', "
             "'accuracy_last_20', 'accuracy_last_10', 'accuracy_last_5'" in err)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("present, history, span, spans", [
+    ("full", "bounded", 3000, "3000 samples, this search's --history bounded runs would "
+                              "give it over the last 3008"),
+    ("bounded", "full", 3008, "3008 samples, this search's --history full runs would give "
+                              "it over the last 3000"),
+])
+def test_tune_refuses_a_tail_of_another_span_than_the_missing_runs_before_any_run(
+        tmp_path, capsys, monkeypatch, present, history, span, spans):
+    """JSONs of one --history in --out-dir and missing runs of the other: on a stream
+    of more than 4096 samples their tails may cover other spans (60000 samples: the
+    last 3000 and, the nearest position kept, 3008), refused before any run, not
+    after them."""
+    tail = {"n_samples": 60_000, "accuracy": 0.8, "accuracy_last_5": 0.7, "history": present}
+    if present == "bounded":
+        tail["tail_samples"] = {"accuracy_last_5": span}
+    ran = _fake_runs(monkeypatch, {(lr, 0): tail for lr in ("1e-3", "5e-3")})
+    argv = ["tune", *SMALL, "--metric", "accuracy_last_5", "--out-dir", str(tmp_path)]
+    assert main([*argv, "--grid", "lr=1e-3", "--history", present]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--grid", "lr=1e-3,5e-3", "--history", history]) == 2
+    assert capsys.readouterr().err == (
+        f"error: sledge-light_synthetic_0.01_lr=1e-3_seed0.json gives accuracy_last_5 over "
+        f"the last {spans} (a --history bounded run's tail is over its record's "
+        f"tail_samples); rank runs of one --history: delete the stale JSON(s), use another "
+        f"--out-dir or run with the --history they used\n")
+    assert ran == [("1e-3", 0)]  # nothing ran
+    assert not (tmp_path / "sledge-light_synthetic_0.01_lr=5e-3_seed0.json").exists()
+    # the runs of their --history do; nothing is checked when no run is missing
+    assert main([*argv, "--grid", "lr=1e-3,5e-3", "--history", present]) == 0
+    assert ran == [("1e-3", 0), ("5e-3", 0)]
+    assert main([*argv, "--grid", "lr=1e-3,5e-3", "--history", history]) == 0
+    assert ran == [("1e-3", 0), ("5e-3", 0)]
+
+
+def test_tune_reuses_a_tail_of_either_history_of_a_short_stream(tmp_path, capsys):
+    """Up to 4096 samples a --history bounded run's tails are exact: JSONs of either
+    history rank together by a tail accuracy."""
+    argv = ["tune", *SMALL, "--metric", "accuracy_last_5", "--out-dir", str(tmp_path)]
+    assert main([*argv, "--grid", "lr=1e-3"]) == 0
+    assert main([*argv, "--grid", "lr=1e-3,5e-3", "--history", "bounded"]) == 0
+    histories = {path.name: json.loads(path.read_text())["history"]
+                 for path in tmp_path.glob("sledge-light_*.json")}
+    assert histories == {"sledge-light_synthetic_0.01_lr=1e-3_seed0.json": "full",
+                         "sledge-light_synthetic_0.01_lr=5e-3_seed0.json": "bounded"}

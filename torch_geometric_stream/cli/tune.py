@@ -43,7 +43,8 @@ runs recorded the metric is refused by name. Under ``--history bounded`` a tail
 accuracy is that of the last ``tail_samples`` samples of the record (within
 0.0049 of the exact one), a span the same for every bounded run of the stream; the
 runs ranked must agree on it (a run of the other history may not, on a stream of
-more than 4096 samples).
+more than 4096 samples): JSONs in ``--out-dir`` of another span than the missing
+runs would take are refused before those run.
 
 ``--jobs N`` runs N grid runs at once, each in its own process (see
 :mod:`~torch_geometric_stream.cli.parallel`).
@@ -76,6 +77,7 @@ from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_d
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.evaluation import HISTORIES
+from torch_geometric_stream.evaluation.bounded import kept_tail_span
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 from torch_geometric_stream.files import atomic_write_text
 
@@ -274,6 +276,8 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
     _check_metric(present_records, present, args.metric)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
+    if missing and present_records and args.metric in TAIL_FRACTIONS:
+        _check_missing_span(present_records, present, args.metric, args.history)
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
@@ -352,6 +356,28 @@ def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: 
                     f"{other} and {span} samples (a --history bounded run's tail is over its "
                     f"record's tail_samples); rank runs of one --history: delete the stale "
                     f"JSON(s) or use another --out-dir")
+
+
+def _check_missing_span(records: dict[tuple, dict], paths: dict[tuple, Path], metric: str,
+                        history: str) -> None:
+    """Raise, before they run, if the runs of ``history`` would take tail accuracy
+    ``metric`` over another span than the runs of ``records`` (all of one span, of
+    the same stream): a full history over its
+    :func:`~torch_geometric_stream.evaluation.metrics.tail_size`, a bounded one over
+    :func:`~torch_geometric_stream.evaluation.bounded.kept_tail_span`, which may differ
+    on a stream of more than 4096 samples."""
+    (key, record), *_ = records.items()
+    fraction, samples = TAIL_FRACTIONS[metric], record["n_samples"]
+    span = (kept_tail_span(fraction, samples) if history == "bounded"
+            else tail_size(fraction, samples))
+    present = _tail_span(record, metric)
+    if span != present:
+        raise UsageError(
+            f"{paths[key].name} gives {metric} over the last {present} samples, this "
+            f"search's --history {history} runs would give it over the last {span} (a "
+            f"--history bounded run's tail is over its record's tail_samples); rank runs of "
+            f"one --history: delete the stale JSON(s), use another --out-dir or run with the "
+            f"--history they used")
 
 
 def _rank(points: list[dict[str, str]], seeds: list[int],
