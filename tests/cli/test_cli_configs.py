@@ -41,6 +41,14 @@ def test_precedence_defaults_paper_file_flags():
     assert (config["k"], config["lr"], config["num_layers"]) == (7, 0.5, 4)
     config = resolve_config("MNIST", 0.01, "sledge", {"k": 2, "tau": "inf"}, {"k": 7, "tau": 1})
     assert (config["k"], config["lr"], config["tau"]) == (2, 1e-3, None)
+    # --robust-window none (any case) unsets a file's window, as the file's null does
+    for none in ("none", " NONE "):
+        config = resolve_config("MNIST", 0.01, "sledge", {"robust_window": none},
+                                {"robust_window": 2000})
+        assert config["robust_window"] is None
+    for none in (None, "None"):
+        config = resolve_config("MNIST", 0.01, "sledge", {}, {"robust_window": none})
+        assert config["robust_window"] is None
 
 
 def test_package_preset_ignores_the_paper_settings():

@@ -282,6 +282,14 @@ def test_a_robust_window_of_another_type_in_a_config_file_is_named(tmp_path, cap
         "error: --robust-window must be an integer, got float (config entries robust_window)")
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "2.5", "", "none5"])
+def test_a_robust_window_neither_a_positive_integer_nor_none_is_named(value, capsys, no_run):
+    line = _check_one_error_line(["run", "--scaling", "robust", "--robust-window", value,
+                                  "--quiet"], capsys)
+    assert line == ("error: torch_geometric_stream run: argument --robust-window: expected a "
+                    f"positive integer or 'none', got {value!r}")
+
+
 def test_a_warning_is_one_line_on_stderr(monkeypatch, capsys):
     """A warning while a command runs (e.g. GSAD's missing batches) shows as the
     command line's other messages do: one line, without Python's source line."""

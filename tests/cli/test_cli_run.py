@@ -146,6 +146,20 @@ def test_robust_scaling_options_reach_the_scaler_and_the_record(tmp_path, monkey
             config["robust_window"], config["robust_clip"]) == (0.2, 0.0, 30, 45, False)
 
 
+def test_robust_window_none_unsets_the_window_of_a_config_file(tmp_path, monkeypatch):
+    built, build = [], run_module.build_learner
+    monkeypatch.setattr(run_module, "build_learner",
+                        lambda *args, **kwargs: built.append(build(*args, **kwargs)) or built[-1])
+    config_file, out = tmp_path / "window.json", tmp_path / "run.json"
+    config_file.write_text(json.dumps({"scaling": "robust-rescale", "robust_reservoir": 30,
+                                       "robust_window": 45}))
+    assert main(["run", "--limit", "60", *FAST, "--model", "memory", "--config",
+                 str(config_file), "--robust-window", "None", "--output", str(out)]) == 0
+    assert (built[0].input_scaler.reservoir_size, built[0].input_scaler.window) == (30, None)
+    config = _read(out)["config"]
+    assert (config["robust_reservoir"], config["robust_window"]) == (30, None)
+
+
 @pytest.mark.parametrize("scaling, scaler", [("online-rescale", "RunningMinMax"),
                                              ("robust-rescale", "RunningQuantileRange")])
 def test_feature_range_reaches_the_learners_scaler_and_the_record(tmp_path, monkeypatch,

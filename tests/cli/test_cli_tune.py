@@ -60,6 +60,9 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     ("k=3,-1", "--grid point k=-1: configuration: k must be >= 0, got -1"),
     ("hidden-channels=16,0", "--grid point hidden_channels=0: configuration: "),
     ("labeled-size=10,5000", "--grid point labeled_size=5000: --labeled-size 5000 exceeds"),
+    ("robust-window=none,0", "--grid point robust_window=0: torch_geometric_stream run: "
+                             "argument --robust-window: expected a positive integer or "
+                             "'none', got '0'"),
 ])
 def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message):
     assert main(["tune", *SMALL, "--grid", grid, "--out-dir", str(tmp_path)]) == 2
@@ -352,6 +355,20 @@ def test_tune_grids_a_pair_option_as_its_two_values(tmp_path, capsys):
             [0.0, 1.0]}
     best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
     assert best["feature_range"] in ([-1.0, 1.0], [0.0, 1.0])
+
+
+def test_tune_grids_the_robust_window_with_none_for_no_window(tmp_path, capsys):
+    grid = ["--grid", "scaling=robust-rescale", "--grid", "robust-window=None,2000",
+            "--grid", "hidden-channels=8"]
+    assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path)]) == 0
+    runs = {path.name: json.loads(path.read_text())["config"]
+            for path in tmp_path.glob("sledge-light_*.json")}
+    name = ("sledge-light_synthetic_0.01_scaling=robust-rescale_robust_window={}_"
+            "hidden_channels=8_seed0.json")
+    assert {file: config["robust_window"] for file, config in runs.items()} == {
+        name.format("None"): None, name.format(2000): 2000}
+    best = json.loads(next(tmp_path.glob("best_*.json")).read_text())
+    assert best["robust_window"] in (None, 2000)
 
 
 @pytest.mark.parametrize("values, message", [

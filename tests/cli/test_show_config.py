@@ -176,6 +176,22 @@ def test_show_config_of_a_stream_file_and_a_config_file(tmp_path, capsys):
                                               "known value range")}
 
 
+@pytest.mark.parametrize("value", ["none", "NONE", " None "])
+def test_robust_window_none_unsets_a_config_files_window_as_its_null_does(tmp_path, capsys,
+                                                                         value):
+    config_file = tmp_path / "cfg.json"
+    argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "50", "--config",
+            str(config_file), "--show-config"]
+    config_file.write_text(json.dumps({"scaling": "robust", "robust_window": 2000}))
+    assert main(argv) == 0
+    assert _shown(capsys.readouterr().out)["robust_window"] == ("2000", f"--config {config_file}")
+    assert main([*argv, "--robust-window", value]) == 0
+    assert _shown(capsys.readouterr().out)["robust_window"] == ("null", "flag --robust-window")
+    config_file.write_text(json.dumps({"scaling": "robust", "robust_window": None}))
+    assert main(argv) == 0
+    assert _shown(capsys.readouterr().out)["robust_window"] == ("null", f"--config {config_file}")
+
+
 @pytest.mark.parametrize("options, message", [
     (["--model", "memory", "--k", "3"], "model 'memory' does not read k"),
     (["--model", "gsl", "--lam", "0.5"], "model 'gsl' always runs with lam = 0.0"),

@@ -19,9 +19,9 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "parse_seeds",
-           "check_device", "read_config_file", "check_output_file", "check_output_files",
-           "check_folder", "add_root_option", "plain_text"]
+__all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
+           "parse_seeds", "check_device", "read_config_file", "check_output_file",
+           "check_output_files", "check_folder", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -92,6 +92,18 @@ def tau_value(text: str) -> str | float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive number or 'inf', "
+                                         f"got {text!r}") from None
+
+
+def window_value(text: str) -> str | int:
+    """A ``--robust-window``: a positive integer or ``none`` (no window; kept as
+    ``"none"``, which the configuration resolves to ``None``, as ``--tau``'s ``inf``)."""
+    if text.strip().lower() == "none":
+        return "none"
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'none', "
                                          f"got {text!r}") from None
 
 

@@ -37,8 +37,8 @@ __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
            "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS",
            "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_given",
-           "check_not_fixed", "check_read", "parse_feature_range", "parse_tau", "resolve_config",
-           "resolve_stream_entries", "CONFIG_FILE_SOURCE", "FEW_LABEL_SOURCE",
+           "check_not_fixed", "check_read", "parse_feature_range", "parse_tau", "parse_window",
+           "resolve_config", "resolve_stream_entries", "CONFIG_FILE_SOURCE", "FEW_LABEL_SOURCE",
            "PACKAGE_DEFAULT_SOURCE"]
 
 #: Package-wide defaults of every configuration entry (measured where noted).
@@ -543,6 +543,15 @@ def parse_tau(value: Any) -> Optional[float]:
     return tau
 
 
+def parse_window(value: Any) -> Any:
+    """The ``robust_window`` entry: ``None`` (no window) for ``None`` or ``"none"``
+    (any case, spaces around: ``--robust-window none``); any other value as given,
+    which :func:`check_quantile_range_entries` checks."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    return value
+
+
 def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
              source: str) -> dict[str, Any]:
     unknown = sorted(set(entries) - set(allowed))
@@ -698,6 +707,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
                f"{config['memory_size']}", sources)
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
+    config["robust_window"] = parse_window(config["robust_window"])
     if "feature_range" in config:
         config["feature_range"] = parse_feature_range(config["feature_range"])
     if num_classes is not None and "labeled_size" in config:

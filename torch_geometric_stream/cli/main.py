@@ -15,7 +15,7 @@ from torch_geometric.typing import WITH_TORCH_SCATTER, WITH_TORCH_SPARSE
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
                                                   coefficient_value, label_ratio, positive_int,
-                                                  tau_value, window_size)
+                                                  tau_value, window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -188,11 +188,11 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                       "moves the range of robust and robust-rescale"),
         ("--robust-reservoir", positive_int, "rows robust and robust-rescale keep (a uniform "
                                              "sample) for their quantiles"),
-        ("--robust-window", positive_int, "forget the distant past: once the reservoir is "
+        ("--robust-window", window_value, "forget the distant past: once the reservoir is "
                                           "full, each row enters it with probability "
                                           "reservoir / N, so its rows are about N rows old "
-                                          "(N >= --robust-reservoir; default: no window, "
-                                          "a uniform sample of the whole stream)")))
+                                          "(N >= --robust-reservoir; none: no window, the "
+                                          "default, a uniform sample of the whole stream)")))
     data.add_argument("--robust-clip", action=argparse.BooleanOptionalAction,
                       help="whether robust and robust-rescale clip the values outside their "
                            "range to --feature-range (" + _package_default("robust_clip")
