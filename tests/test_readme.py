@@ -27,8 +27,11 @@ from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.cli import build_parser
 from torch_geometric_stream.cli.arguments import parse_seeds
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.run import (STDIN, _check_checkpoint_flags, _check_stream_flags,
+from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
+from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OVERRIDE_KEYS, STDIN,
+                                            _check_checkpoint_flags, _check_stream_flags,
                                             _synthetic_drift)
+from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.cli.tune import _run_argv, parse_grid
 from torch_geometric_stream.datasets import is_stream_file, resolve_dataset_name
 
@@ -442,3 +445,51 @@ def test_every_option_named_in_the_prose_exists():
                for option in re.findall(r"(?<![\w-])--[a-z][\w-]*", snippet.text)
                if option not in known]
     assert not unknown, "\n".join(unknown)
+
+
+# --------------------------------------------------------------------------------------
+# What a command prints
+# --------------------------------------------------------------------------------------
+
+def test_the_show_config_example_is_what_the_command_prints():
+    """README.md's ``--show-config`` example, its configuration lines (the stream's
+    line read for its class count and value range, not loaded): the lines it
+    cuts short are package defaults, as many as it says, so a measured setting
+    added to that cell, or a source reworded, fails here."""
+    example = next(snippet for snippet in snippets("README.md")
+                   if snippet.kind == "" and "--show-config\n" in snippet.text)
+    command, stream, _, *shown = example.text.splitlines()
+    args = build_parser().parse_args(shlex.split(command)[4:])
+    classes, low, high = re.search(r"(\d+) classes, values in \[(\S+), (\S+)\]", stream).groups()
+    model = args.model or DEFAULT_MODEL
+    sources: dict[str, str] = {}
+    config = resolve_config(args.dataset, args.label_ratio, model,
+                            {key: getattr(args, key) for key in OVERRIDE_KEYS}, None,
+                            num_classes=int(classes), preset=args.preset, sources=sources)
+    resolve_stream_entries(config, model, (float(low), float(high)), sources)
+    printed = [*config_lines(model, config, sources, None),
+               "--show-config: nothing was run or written"]
+    cut = next(index for index, line in enumerate(shown) if line.lstrip().startswith("..."))
+    more = int(re.fullmatch(r" *\.\.\. \((\d+) more package defaults\)", shown[cut])[1])
+    assert printed[cut:cut + more] == [line for line in printed[cut:cut + more]
+                                       if line.endswith("  package default")]
+    assert shown == printed[:cut] + [shown[cut]] + printed[cut + more:]
+
+
+#: The folders a README names files of, and where each is in the repository.
+REPOSITORY_FOLDERS = {"benchmarks/": "benchmarks/", "examples/": "examples/", "tests/": "tests/",
+                      "torch_geometric_stream/": "torch_geometric_stream/",
+                      "cli/": "torch_geometric_stream/cli/"}
+
+
+def test_every_file_of_the_repository_named_is_there():
+    """A path in an inline span of README.md (``benchmarks/RESULTS.md``,
+    ``cli/configs.py``: the package's) names a file or folder of the checkout."""
+    folders = "|".join(map(re.escape, REPOSITORY_FOLDERS))
+    missing = []
+    for snippet in snippets("README.md"):
+        found = re.match(rf"({folders})([\w./-]*)", snippet.text) if snippet.kind == "inline" \
+            else None
+        if found and not (ROOT / REPOSITORY_FOLDERS[found[1]] / found[2]).exists():
+            missing.append(f"{snippet.where}: {found[0]}")
+    assert not missing, "\n".join(missing)

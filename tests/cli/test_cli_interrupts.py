@@ -44,6 +44,21 @@ def test_a_process_that_ignores_ctrl_c_keeps_ignoring_it(request):
     assert not interrupt()
 
 
+def test_sigterm_is_deferred_where_ctrl_c_is_ignored(request):
+    """A run started in the background by a script (``python -m ... &``, whose shell
+    ignores Ctrl-C for it) still stops at the end of its sample on a scheduler's
+    SIGTERM (before: killed at once, nothing written); Ctrl-C stays ignored."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
+    interrupt = DeferredInterrupt()
+    with interrupt.deferring():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # else it kills pytest
+        signal.raise_signal(signal.SIGTERM)
+        assert interrupt()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
 def test_sigterm_is_deferred_like_a_first_ctrl_c_and_never_raises(ctrl_c_raises):
     """A scheduler's SIGTERM, or ``tune --jobs`` passing on a Ctrl-C that the worker
     also got from the terminal: noted, never "stop at once"; the default comes back."""

@@ -28,12 +28,13 @@ class DeferredInterrupt:
     parent's SIGTERM still stops at the end of its sample.
 
     Deferred only on the main thread (the one that gets signals, and the only one
-    that may set a handler) and where Ctrl-C raises ``KeyboardInterrupt``
-    (:func:`signal.default_int_handler`); elsewhere (a run in another thread, a
-    process that ignores SIGINT, such as a ``run --jobs`` worker, or a handler
-    of the caller's) the handler in place is left alone and :attr:`requested`
-    stays ``False`` until ``event`` is set; SIGTERM is deferred along with
-    Ctrl-C, where its handler is the default one.
+    that may set a handler): Ctrl-C where it raises ``KeyboardInterrupt``
+    (:func:`signal.default_int_handler`), SIGTERM where its handler is the
+    default one, also where Ctrl-C is ignored (a run started in the background
+    by a script, ``python -m ... &``). Elsewhere (a run in another thread, a
+    process that ignores both, such as a ``run --jobs`` worker, or a handler of
+    the caller's) the handler in place is left alone and :attr:`requested`
+    stays ``False`` until ``event`` is set.
 
     Args:
         event (optional): set (by another process: a ``run --jobs`` worker's
@@ -57,19 +58,22 @@ class DeferredInterrupt:
 
     @contextmanager
     def deferring(self) -> Iterator[None]:
-        """Defer Ctrl-C within; the previous handler is back on leaving, also by an error."""
-        if (threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        """Defer Ctrl-C and SIGTERM within; the previous handlers are back on
+        leaving, also by an error."""
+        if threading.current_thread() is not threading.main_thread():
             yield
             return
+        ctrl_c = signal.getsignal(signal.SIGINT) is signal.default_int_handler
         term = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-        previous = signal.signal(signal.SIGINT, self._handle_ctrl_c)
+        if ctrl_c:
+            signal.signal(signal.SIGINT, self._handle_ctrl_c)
         if term:
             signal.signal(signal.SIGTERM, self._handle_term)
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if ctrl_c:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             if term:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
