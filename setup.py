@@ -18,7 +18,9 @@ setup(
     install_requires=[
         "torch>=2.1",
         "torch-geometric>=2.5",
-        "numpy>=1.22",
+        # 1.23: loadtxt's own parser, which refuses what datasets.numbers calls no
+        # number (1_000, non-ASCII digits); 1.22's takes them as Python's float does
+        "numpy>=1.23",
         "tqdm>=4.60",
     ],
     extras_require={

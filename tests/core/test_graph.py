@@ -672,14 +672,25 @@ def test_in_hop_subgraph_on_a_hand_checked_graph():
                                                                  edge_index, 5)
     assert subset.tolist() == [1, 2, 3] and sub_edge_index.tolist() == [[0, 2], [1, 1]]
     assert edge_mask.tolist() == [False, True, True, False] and mapping.tolist() == [1]
+    # no hop: row 2 alone, no edge
+    subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(torch.tensor([2]), 0,
+                                                                 edge_index, 5)
+    assert subset.tolist() == [2] and sub_edge_index.shape == (2, 0)
+    assert edge_mask.tolist() == [False] * 4 and mapping.tolist() == [0]
 
 
 @pytest.mark.parametrize("num_hops", [0, 1, 2, 3])
 def test_in_hop_subgraph_gives_what_pyg_k_hop_subgraph_gives(num_hops):
+    import torch_geometric
     from torch_geometric.utils import k_hop_subgraph
 
-    from torch_geometric_stream.graph.subgraph import in_hop_subgraph
+    from torch_geometric_stream.graph.subgraph import InHopSubgraph, in_hop_subgraph
 
+    # before PyG 2.7, k_hop_subgraph(directed=True) keeps only the last hop's edges
+    # (and sets none at 0 hops: pyg-team/pytorch_geometric#9756); there the rows and
+    # the targets' places are compared, and the edges by the test above
+    pyg_version = tuple(int(part) for part in torch_geometric.__version__.split(".")[:2])
+    fields = InHopSubgraph._fields if pyg_version >= (2, 7) else ("subset", "mapping")
     generator = torch.Generator().manual_seed(num_hops)
     for num_nodes, k, num_targets in [(30, 2, 3), (50, 4, 1), (12, 1, 5), (40, 3, 0)]:
         # top-k shaped (every query row k in-edges, some rows none) and random graphs
@@ -689,11 +700,13 @@ def test_in_hop_subgraph_gives_what_pyg_k_hop_subgraph_gives(num_hops):
         for edge_index in (neighbors_to_edge_index(neighbors, queries), random_edges):
             # duplicate targets too
             targets = torch.randint(num_nodes, (num_targets,), generator=generator)
-            expected = k_hop_subgraph(targets, num_hops, edge_index, relabel_nodes=True,
-                                      num_nodes=num_nodes, directed=True)
+            expected = InHopSubgraph(*k_hop_subgraph(targets, num_hops, edge_index,
+                                                     relabel_nodes=True, num_nodes=num_nodes,
+                                                     directed=True))
             found = in_hop_subgraph(targets, num_hops, edge_index, num_nodes)
-            for mine, theirs in zip(found, expected):
-                assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
+            for field in fields:
+                mine, theirs = getattr(found, field), getattr(expected, field)
+                assert mine.dtype == theirs.dtype and torch.equal(mine, theirs), field
 
 
 def test_receptive_topk_names_bad_input():

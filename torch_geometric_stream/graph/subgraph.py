@@ -28,7 +28,8 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
 
     The same results, tensor for tensor, as PyG's
     ``k_hop_subgraph(targets, num_hops, edge_index, relabel_nodes=True,
-    num_nodes=num_nodes, directed=True)``, with fewer tensor operations: the
+    num_nodes=num_nodes, directed=True)`` from PyG 2.7 on (before it, PyG
+    kept only the last hop's edges), with fewer tensor operations: the
     reached rows are kept in one mask that each hop widens (instead of a list
     of frontiers made unique at the end), and relabelled by its running count.
     No input is checked: for callers that built the graph themselves.
