@@ -483,17 +483,16 @@ def progress_interval() -> Optional[float]:
 
 
 def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
-              progress_every: Optional[float] = None,
-              interrupt: Optional[DeferredInterrupt] = None
+              interrupt: DeferredInterrupt, progress_every: Optional[float] = None
               ) -> tuple[PrequentialResult, dict[str, Any]]:
     """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and
     record. Its progress: as :func:`progress_interval` says, or a line every
     ``progress_every`` seconds if given (a worker's, whose bar would garble the others').
 
-    The first Ctrl-C while the stream runs waits for the end of the sample in
-    progress (``interrupt``, a fresh :class:`DeferredInterrupt` if not given);
-    a run it stops before its end saves its checkpoint there and its record
-    has ``interrupted_at``, the stream position after its last sample."""
+    The stream stops at the end of the sample after which ``interrupt`` is
+    requested (the caller defers Ctrl-C: :func:`_run_seeds`; a worker's stop
+    event); a run so stopped before its end saves its checkpoint there and its
+    record has ``interrupted_at``, the stream position after its last sample."""
     dataset, name, source = plan.stream
     learner, mask, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source,
@@ -523,14 +522,12 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
-    interrupt = DeferredInterrupt() if interrupt is None else interrupt
-    with interrupt.deferring():
-        result = prequential(stepper, dataset, label_mask=mask, transform=transform,
-                             progress=not args.quiet, desc=f"seed {seed}",
-                             progress_every=progress_every or progress_interval(),
-                             start=start, initial=initial,
-                             flush_denormal=args.flush_denormal, history=args.history,
-                             callback=checkpointer, stop=interrupt, window=args.eval_window)
+    result = prequential(stepper, dataset, label_mask=mask, transform=transform,
+                         progress=not args.quiet, desc=f"seed {seed}",
+                         progress_every=progress_every or progress_interval(),
+                         start=start, initial=initial,
+                         flush_denormal=args.flush_denormal, history=args.history,
+                         callback=checkpointer, stop=interrupt, window=args.eval_window)
     if checkpointer is not None:
         checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
     record = run_record(result, run=run, config=plan.config)
