@@ -116,10 +116,16 @@ def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Pa
     return Path(found)
 
 
-def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path]) -> None:
+def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path],
+                  files: Optional[dict[str, Path]] = None) -> None:
     """Refuse, as a usage error before anything runs, an output folder (``{option:
-    folder}``; a file option gives its parent) that is a file or lies in one."""
-    for option, folder in outputs.items():
+    folder}``) that is a file or lies in one, and an output file (``files``,
+    ``{option: file}``) that is a folder or lies in a file."""
+    for option, file in (files or {}).items():
+        if file.is_dir():
+            parser.error(f"{option}: {file} is a folder, not a file")
+    folders = {**outputs, **{option: file.parent for option, file in (files or {}).items()}}
+    for option, folder in folders.items():
         try:
             check_folder(option, folder, must_exist=False)
         except UsageError as error:

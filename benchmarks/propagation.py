@@ -253,7 +253,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the table of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "propagation.md"
-    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
+    check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
     sizes, ks, threads_list = args.sizes, args.ks, args.threads
     args.out_dir.mkdir(parents=True, exist_ok=True)
     libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),

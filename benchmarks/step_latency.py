@@ -500,8 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir.with_suffix(".md")
     args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
-    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent,
-                           "--summary": args.summary.parent})
+    check_outputs(parser, {"--out-dir": args.out_dir},
+                  files={"--markdown": args.markdown, "--summary": args.summary})
 
     sizes, threads_list = args.sizes, args.threads
     models, configs = checked_selection(parser, args.models, args.configs,

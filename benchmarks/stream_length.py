@@ -377,7 +377,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="only print the tables of existing results")
     args = parser.parse_args(argv)
     args.markdown = args.markdown or args.out_dir / "stream_length.md"
-    check_outputs(parser, {"--out-dir": args.out_dir, "--markdown": args.markdown.parent})
+    check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
     models = ("light", "full") if args.model == "both" else (args.model,)
     if not args.report_only:
         check_trend_windows(parser, models, args)

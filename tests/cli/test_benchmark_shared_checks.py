@@ -124,3 +124,28 @@ def test_an_output_inside_a_file_is_one_usage_line(script, argv, option, tmp_pat
                         capsys)
     assert error.splitlines()[-1].endswith(f"error: {option}: {a_file} is a file, not a folder")
     assert [path.name for path in tmp_path.iterdir()] == ["a_file"]
+
+
+# (tiny runs: before the check, the runs came first)
+TINY_PROPAGATION = ["--sizes", "2", "--ks", "1", "--hidden", "2", "--repeats", "1"]
+TINY_STEP_LATENCY = ["--configs", "shuttle", "--models", "ours-light", "--sizes", "20",
+                     "--warmup", "0", "--steps", "1"]
+TINY_STREAM_LENGTH = ["--samples", "2", "--window", "1", "--warmup-windows", "0",
+                      "--unlabeled-size", "1", "--hidden", "2"]
+
+
+@pytest.mark.parametrize("script, argv, option", [
+    ("propagation", TINY_PROPAGATION, "--markdown"),
+    ("step_latency", TINY_STEP_LATENCY, "--markdown"),
+    ("step_latency", TINY_STEP_LATENCY, "--summary"),
+    ("stream_length", TINY_STREAM_LENGTH, "--markdown"),
+])
+def test_an_output_file_that_is_a_folder_is_one_usage_line(script, argv, option, tmp_path,
+                                                           capsys):
+    # (it was an IsADirectoryError traceback, after the runs)
+    a_folder = tmp_path / "a_folder"
+    a_folder.mkdir()
+    argv = [*argv, "--out-dir", str(tmp_path / "out"), option, str(a_folder)]
+    error = usage_error(importlib.import_module(script).main, argv, capsys)
+    assert error.splitlines()[-1].endswith(f"error: {option}: {a_folder} is a folder, not a file")
+    assert [path.name for path in tmp_path.iterdir()] == ["a_folder"]
