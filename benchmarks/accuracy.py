@@ -57,7 +57,7 @@ from typing import Any, Optional
 from accuracy_summary import (DATASETS_SHOWN, HOST_NOTE, NAMES, RATIOS, config_differences,
                               current_config, mean_std, memory_study_tables, select_cells,
                               summary_tables, targets_table)
-from machine import data_root, dataset_name, seed_value  # (benchmarks/ is on sys.path)
+from machine import data_root, dataset_name, folder_name, seed_value  # (benchmarks/ is on sys.path)
 from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
                                                   read_config_file)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, check_read
@@ -690,7 +690,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     plotter.set_defaults(func=plot)
     run = commands.add_parser("run", help="run missing (model, dataset, ratio, seed) cells")
     _add_grid_arguments(run, ["sledge", "sledge-light"])
-    run.add_argument("--tag", default="default",
+    run.add_argument("--tag", type=folder_name, default="default",
                      help="sub-folder of the JSONs: the name of a configuration variant")
     run.add_argument("extra", nargs=argparse.REMAINDER,
                      help="after --, more options for `run` (e.g. -- --lam 0.01)")
@@ -704,7 +704,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                        help="`run --device` for every run (its tags get the suffix -DEVICE)")
     study.add_argument("--cuda-graph", action="store_true",
                        help="with --device cuda: step through CUDA graphs (same tags)")
-    study.add_argument("--suffix", default=None,
+    study.add_argument("--suffix", type=folder_name, default=None,
                        help="appended to every tag and to the table's file name, to keep a "
                             "repeat of the study (e.g. at a later configuration) apart")
     study.add_argument("--defaults-tag", default=None, metavar="TAG",

@@ -16,7 +16,8 @@ from torch_geometric_stream.datasets import (StreamDataset, default_data_root, l
 from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
-           "positive_number", "argument_type", "seed_value", "dataset_name", "data_root",
+           "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
+           "data_root",
            "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
@@ -97,6 +98,16 @@ def _seed(text: str) -> int:
 #: An argparse type: a seed, an integer in [0, 2**64) (the package's
 #: :func:`~torch_geometric_stream.validation.check_seed`: what ``torch.manual_seed`` takes).
 seed_value = argument_type(_seed)
+
+def _folder_name(text: str) -> str:
+    if not text or text in (".", "..") or "/" in text:
+        raise ValueError(f"expected a folder name (no '/', not '.' or '..'), got {text!r}")
+    return text
+
+
+#: An argparse type: one folder's name (a result tag), never a path that leads out of
+#: the results folder or into a sub-folder the reports do not read.
+folder_name = argument_type(_folder_name)
 
 #: An argparse type: a paper dataset's canonical name (``gsad`` is ``GSAD``: its
 #: setting, its result files).

@@ -122,6 +122,17 @@ def test_a_run_of_a_choice_at_todays_configuration_passes_the_check(tmp_path, mo
     _check_tag_runs("choice-preset=package", ["--preset", "package"], *grid, hint="")
 
 
+def test_a_suffix_that_is_not_a_folder_name_is_refused(tmp_path, monkeypatch, capsys):
+    # (its tags were paths: choice-default-../x wrote outside the results folder)
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path / "results")
+    error = usage_error(accuracy.main, ["choices", *GRID, "--root", str(tmp_path),
+                                        "--render-only", "--suffix", "a/b"], capsys)
+    assert error.count("\n") == 1 and error.endswith(
+        " choices: argument --suffix: expected a folder name (no '/', not '.' or '..'), "
+        "got 'a/b'\n")
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_choice_without_value_is_refused():
     with pytest.raises(UsageError, match="expected NAME=VALUE"):
         _choice_tags(["normalization"], None)

@@ -40,6 +40,17 @@ def test_bad_grid_options_end_in_one_line(options, message, results, capsys):
     assert not results.exists()
 
 
+@pytest.mark.parametrize("tag", ["../x", "a/b", "..", ""])
+def test_a_tag_that_is_not_a_folder_name_is_refused(tag, results, tmp_path, capsys):
+    # (the runs went to results/../x, or to results/a/b where no report reads them)
+    error = usage_error(accuracy.main, ["run", *GRID, "--root", str(tmp_path / "no-data"),
+                                        "--tag", tag], capsys)
+    assert error.count("\n") == 1 and error.endswith(
+        f" run: argument --tag: expected a folder name (no '/', not '.' or '..'), "
+        f"got {tag!r}\n")
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("command", [["run"], ["choices"], ["compare", "base", "other"]])
 @pytest.mark.parametrize("ratios", [["0.01", "0"], ["1.5"], ["-0.01"]])
 def test_ratios_outside_0_1_are_refused_by_every_command(command, ratios, results, tmp_path,
