@@ -99,6 +99,7 @@ def _seed(text: str) -> int:
 #: :func:`~torch_geometric_stream.validation.check_seed`: what ``torch.manual_seed`` takes).
 seed_value = argument_type(_seed)
 
+
 def _folder_name(text: str) -> str:
     if not text or text in (".", "..") or "/" in text:
         raise ValueError(f"expected a folder name (no '/', not '.' or '..'), got {text!r}")
