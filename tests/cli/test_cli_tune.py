@@ -52,6 +52,16 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
 @pytest.mark.parametrize("grid, message", [
     ("colour=red", "colour"),
     ("k=1,2,1", "'k=1,2,1': 1 given twice"),
+    ("supervise-graph=true,yes", "'supervise-graph=true,yes': true given twice"),
+    # values that differ as text only: compared as run reads them
+    ("lr=1e-3,5e-3,0.001", "error: --grid lr: 1e-3 and 0.001 are the same value; give it once"),
+    ("robust-window=none,NONE", "error: --grid robust_window: none and NONE are the same "
+                                "value; give it once"),
+    ("tau=inf,Infinity", "error: --grid tau: inf and Infinity are the same value; give it once"),
+    ("memory-size=40,040", "error: --grid memory_size: 40 and 040 are the same value; give "
+                           "it once"),
+    ("feature-range=-1:1,-1.0:1e0", "error: --grid feature_range: -1:1 and -1.0:1e0 are the "
+                                    "same value; give it once"),
     # each point's run arguments are parsed and its configuration checked as run does
     ("lr=1e-3,2e-3,fast", "--grid point lr=fast: torch_geometric_stream run: argument --lr: "
                           "invalid float value: 'fast'"),
@@ -79,6 +89,11 @@ def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message)
     (["--model", "tlp", "--grid", "lr=0.1"],
      "error: --grid: unknown configuration keys for model 'tlp': lr"),
     (["--seeds", str(2 ** 64)], "error: --seeds must be below 2**64"),
+    (["--grid", "memory_size=80"], "error: --grid memory_size given twice; give all its "
+                                   "values in one --grid memory-size=V1,V2,..."),
+    # tune takes no run option: a fixed value is a grid of one
+    (["--memory-size", "80"], "error: torch_geometric_stream: unrecognized arguments: "
+                              "--memory-size 80"),
 ])
 def test_tune_rejects_a_bad_stream_model_or_seed_before_any_run(tmp_path, capsys, options,
                                                                  message):

@@ -126,7 +126,8 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
             raise UsageError(f"--grid {spec!r}: {key!r} is not a tunable option; choose from "
                              f"{', '.join(OVERRIDE_KEYS)}")
         if key in grid:
-            raise UsageError(f"--grid {key} given twice")
+            raise UsageError(f"--grid {key} given twice; give all its values in one --grid "
+                             f"{key.replace('_', '-')}=V1,V2,...")
         grid[key] = [_grid_value(key, value.strip(), spec)
                      for value in values.split(",") if value.strip()]
         repeated = sorted({value for value in grid[key] if grid[key].count(value) > 1})
@@ -436,10 +437,23 @@ def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: 
         with _grid_point(point):
             runs.append(parser.parse_args(_run_argv(args, point, seed,
                                                     _run_path(args, point, seed))))
+    _check_distinct(points, runs)
     stream = load_stream(runs[0])  # the same for every point
     for point, run_args in zip(points, runs):
         with _grid_point(point):
             check_run(run_args, stream)
+
+
+def _check_distinct(points: list[dict[str, str]], runs: list[argparse.Namespace]) -> None:
+    """Refuse two values of a gridded option that ``run`` reads as one (``1e-3`` and
+    ``0.001``, ``none`` and ``NONE``): their points would run the same configuration
+    twice. ``runs``: the parsed ``run`` arguments of ``points``, in order."""
+    for key in points[0]:
+        values = {point[key]: getattr(run_args, key) for point, run_args in zip(points, runs)}
+        for (text, value), (other, other_value) in itertools.combinations(values.items(), 2):
+            if value == other_value:
+                raise UsageError(f"--grid {key}: {text} and {other} are the same value; "
+                                 f"give it once")
 
 
 @contextmanager
