@@ -6,12 +6,14 @@ import itertools
 import pytest
 import torch
 
+from torch_geometric_stream.cli import configs
 from torch_geometric_stream.cli.configs import (BASE_MIN_LAYERS, DEFAULT_CONFIG,
                                                 FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, MEASURED_CONFIGS,
                                                 MEASURED_EXCEPTIONS, MEASURED_RATIO_CONFIGS,
-                                                PAPER_CONFIGS, paper_config, parse_tau,
-                                                resolve_config, resolve_stream_entries)
+                                                PAPER_CONFIGS, check_quantile_range_entries,
+                                                paper_config, parse_tau, resolve_config,
+                                                resolve_stream_entries)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, build_learner, model_kwargs
 from torch_geometric_stream.datasets import DATASETS
@@ -510,3 +512,16 @@ def test_package_labeled_slots_yield_to_the_options():
     per_class = resolve_config("Shuttle", 0.001, "sledge-light", {"light_memory": "per-class"},
                                None, num_classes=7, preset="package")
     assert per_class["labeled_size"] == 7
+
+
+def test_quantile_range_entries_are_named_by_their_whole_option(monkeypatch):
+    # an option whose name holds another's (--robust-window-reservoir holds
+    # --robust-window): before, the error named robust_window too
+    monkeypatch.setitem(configs._QUANTILE_RANGE_ENTRIES, "reservoir_size",
+                        "robust_window_reservoir")
+    config = {"robust_quantile": 0.01, "robust_tolerance": 0.0, "robust_window_reservoir": 0,
+              "robust_window": None, "robust_clip": True}
+    with pytest.raises(UsageError) as error:
+        check_quantile_range_entries(config)
+    assert str(error.value) == ("--robust-window-reservoir must be >= 1, got 0 (config "
+                                "entries robust_window_reservoir)")

@@ -22,6 +22,7 @@ single layer with 256 outputs (not c); here that is one layer with c outputs
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
@@ -798,11 +799,15 @@ def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
         check_quantile_range_settings(*(config[key] for key in _QUANTILE_RANGE_ENTRIES.values()),
                                       names=options)
     except (TypeError, ValueError) as error:
+        # whole options only: --robust-window is not named by a --robust-window-... one
+        given = set(_OPTION.findall(str(error)))
         named = [key for setting, key in _QUANTILE_RANGE_ENTRIES.items()
-                 if options[setting] in str(error)]
+                 if options[setting] in given]
         raise UsageError(f"{error} (config entries {', '.join(named)})") from None
 
 
+#: An option in a message: ``--`` and the letters, digits and dashes of its name.
+_OPTION = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*")
 #: The setting of :func:`~torch_geometric_stream.nn.scaling.check_quantile_range_settings`
 #: that each quantile range entry gives, in its order.
 _QUANTILE_RANGE_ENTRIES = {"quantile": "robust_quantile", "tolerance": "robust_tolerance",
