@@ -51,6 +51,8 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
 
 @pytest.mark.parametrize("grid, message", [
     ("colour=red", "colour"),
+    ("lr=, ,", "error: --grid 'lr=, ,': expected NAME=V1,V2,..."),  # before: an IndexError
+    ("=1e-3", "error: --grid '=1e-3': expected NAME=V1,V2,..."),
     ("k=1,2,1", "'k=1,2,1': 1 given twice"),
     ("supervise-graph=true,yes", "'supervise-graph=true,yes': true given twice"),
     # values that differ as text only: compared as run reads them

@@ -118,9 +118,10 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
     """``["lr=1e-4,1e-3", "lam=0.1"]`` -> ``{"lr": ["1e-4", "1e-3"], "lam": ["0.1"]}``."""
     grid: dict[str, list[str]] = {}
     for spec in specs:
-        key, sep, values = spec.partition("=")
+        key, sep, text = spec.partition("=")
         key = key.strip().replace("-", "_")
-        if not sep or not values.strip():
+        values = [value.strip() for value in text.split(",") if value.strip()]
+        if not key or not values:
             raise UsageError(f"--grid {spec!r}: expected NAME=V1,V2,...")
         if key not in OVERRIDE_KEYS:
             raise UsageError(f"--grid {spec!r}: {key!r} is not a tunable option; choose from "
@@ -128,8 +129,7 @@ def parse_grid(specs: list[str]) -> dict[str, list[str]]:
         if key in grid:
             raise UsageError(f"--grid {key} given twice; give all its values in one --grid "
                              f"{key.replace('_', '-')}=V1,V2,...")
-        grid[key] = [_grid_value(key, value.strip(), spec)
-                     for value in values.split(",") if value.strip()]
+        grid[key] = [_grid_value(key, value, spec) for value in values]
         repeated = sorted({value for value in grid[key] if grid[key].count(value) > 1})
         if repeated:
             raise UsageError(f"--grid {spec!r}: {', '.join(repeated)} given twice")
