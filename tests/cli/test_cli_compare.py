@@ -184,6 +184,14 @@ def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
     assert main(["compare", str(empty)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"error: {empty}: the folder holds no run record (*.json written by run)")
+    # why its *.json are none: before, a broken record went unnamed
+    (empty / "a.json").write_text('{"accuracy": ')
+    write(empty, "best_sledge.json", {"lr": 1e-3})
+    assert main(["compare", str(empty)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {empty}: the folder holds no run record (*.json written by run); "
+        f"{empty / 'a.json'}: cannot read a run record (Expecting value: line 1 column 14 "
+        f"(char 13)) (and 1 other *.json, none a run record)")
 
 
 def test_a_row_names_only_what_sets_it_apart_from_its_own_model_stream_and_ratio(

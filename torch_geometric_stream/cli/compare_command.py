@@ -102,16 +102,19 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
         if not path.is_dir():
             records.append((path, _read_record(path)))
             continue
-        found = []
+        found, passed_over = [], []
         for file in sorted(path.glob("*.json")):
             try:
                 found.append((file, _read_record(file)))
             except BadRecord:
                 raise
-            except UsageError:
-                continue  # not a run record: a folder holds other JSON too
+            except UsageError as error:  # not a run record: a folder holds other JSON too
+                passed_over.append(str(error))
         if not found:
-            raise UsageError(f"{path}: the folder holds no run record (*.json written by run)")
+            raise UsageError(f"{path}: the folder holds no run record (*.json written by run)"
+                             + "".join(f"; {why}" for why in passed_over[:1])
+                             + (f" (and {len(passed_over) - 1} other *.json, none a run "
+                                f"record)" if len(passed_over) > 1 else ""))
         records += found
     return _once_each(records)
 
