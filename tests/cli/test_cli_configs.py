@@ -514,6 +514,25 @@ def test_package_labeled_slots_yield_to_the_options():
     assert per_class["labeled_size"] == 7
 
 
+@pytest.mark.parametrize("flag, config_file", [({"labeled_size": 5}, None),
+                                               ({}, {"labeled_size": 5})])
+def test_a_per_class_light_memory_refuses_another_labeled_size(flag, config_file):
+    # before, the 5 was replaced by one slot per class without a word
+    with pytest.raises(UsageError) as error:
+        resolve_config("Shuttle", 0.001, "sledge-light", {"light_memory": "per-class", **flag},
+                       config_file, num_classes=7, preset="package")
+    assert str(error.value) == ("--labeled-size 5 (config entry labeled_size) does not apply "
+                                "to --light-memory per-class, which keeps one labeled slot "
+                                "per class (7); drop it, or choose --light-memory full")
+    # one slot per class given as such (a best configuration that tune wrote) is accepted,
+    # and so is a preset's labeled memory, which the per-class memory replaces
+    resolve_config("Shuttle", 0.001, "sledge-light", {"light_memory": "per-class"},
+                   {"labeled_size": 7}, num_classes=7, preset="package")
+    paper = resolve_config("MNIST", 0.001, "sledge-light", {"light_memory": "per-class"}, None,
+                           num_classes=10)
+    assert paper["labeled_size"] == 10
+
+
 def test_quantile_range_entries_are_named_by_their_whole_option(monkeypatch):
     # an option whose name holds another's (--robust-window-reservoir holds
     # --robust-window): before, the error named robust_window too

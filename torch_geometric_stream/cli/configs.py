@@ -852,7 +852,8 @@ def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: fl
     """Fill unset sizes: ``labeled_size`` by the paper's rule with
     ``slots_per_class`` (see :func:`~torch_geometric_stream.evaluation.paper_memory_sizes`),
     ``unlabeled_size = memory_size - labeled_size``; light mode with a per-class
-    labeled memory then keeps one labeled slot per class. Each filled entry's
+    labeled memory then keeps one labeled slot per class, and refuses another
+    ``labeled_size`` from a flag or the ``--config`` file. Each filled entry's
     source in ``sources`` names the rule (and what left it unset, unless the
     package default)."""
     if config["labeled_size"] is None:
@@ -871,6 +872,14 @@ def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: fl
         _apply(config, {"unlabeled_size": config["memory_size"] - config["labeled_size"]},
                "memory_size - labeled_size", sources)
     if light and config["light_memory"] == "per-class":
+        chosen_by = sources["labeled_size"]
+        if ((chosen_by.startswith("flag ") or chosen_by == CONFIG_FILE_SOURCE)
+                and config["labeled_size"] != num_classes):
+            # the value came from a flag or from a --config file's entry: name both
+            raise UsageError(f"--labeled-size {config['labeled_size']} (config entry "
+                             f"labeled_size) does not apply to --light-memory per-class, "
+                             f"which keeps one labeled slot per class ({num_classes}); drop "
+                             f"it, or choose --light-memory full")
         _apply(config, {"labeled_size": num_classes},
                f"one slot per class (light_memory per-class; c = {num_classes})", sources)
 
