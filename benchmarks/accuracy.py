@@ -48,16 +48,16 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from accuracy_summary import (DATASETS_SHOWN, HOST_NOTE, NAMES, RATIOS, config_differences,
                               current_config, mean_std, memory_study_tables, select_cells,
                               summary_tables, targets_table)
-from machine import data_root, dataset_name, folder_name, seed_value  # (benchmarks/ is on sys.path)
+from machine import (data_root, dataset_name, folder_name, read_run,  # (benchmarks/ is on sys.path)
+                     seed_value)
 from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
                                                   read_config_file)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, check_read
@@ -289,9 +289,31 @@ def _options(record: dict[str, Any]) -> str:
 
 
 def load_records() -> list[tuple[str, dict[str, Any]]]:
-    """Every run's ``(tag, record)``, in path order."""
-    return [(path.parent.name, json.loads(path.read_text()))
-            for path in sorted(RESULTS.glob("*/*.json"))]
+    """Every run's ``(tag, record)``, in path order.
+
+    Raises:
+        UsageError: a JSON that is no run record (:func:`~machine.read_run`).
+    """
+    return [(path.parent.name, read_run(path)) for path in sorted(RESULTS.glob("*/*.json"))]
+
+
+def tag_list(text: str) -> str:
+    """An argparse type: tags joined by commas (``TAG,TAG``), each one folder's name."""
+    for tag in text.split(","):
+        folder_name(tag)
+    return text
+
+
+def check_tags(what: str, tags: Iterable[str]) -> None:
+    """Refuse, before anything is read or run, tags that ``what`` names and that have
+    no folder of results (a mistyped tag).
+
+    Raises:
+        UsageError: naming every such tag.
+    """
+    missing = [tag for tag in tags if not (RESULTS / tag).is_dir()]
+    if missing:
+        raise UsageError(f"{what}: {', '.join(missing)}: no such folder in {RESULTS}")
 
 
 def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
@@ -369,8 +391,10 @@ def _plot_links(records: list[tuple[str, dict[str, Any]]]) -> str:
 def render(_: argparse.Namespace) -> None:
     """Write the summary tables (the paper's layout at today's configuration, with
     links to :func:`current_plots`) and the table of every run between their markers
-    in RESULTS.md (appended if absent)."""
+    in RESULTS.md (appended if absent); without any run, RESULTS.md is left as it is."""
     records = load_records()
+    if not records:
+        raise UsageError(f"no run record in {RESULTS}; {RESULTS_MD.name} left as it is")
     summary = "\n\n".join([
         summary_tables(records, PAPER, PAPER_SECONDS, PAPER_STD),
         "Issue 6's targets, mean over seeds (n = seeds where fewer than 3; † = some ran "
@@ -408,13 +432,15 @@ def plot(args: argparse.Namespace) -> None:
 
     if args.combine and not args.tags:
         raise SystemExit("error: --combine needs --tags")
+    check_tags("--tags", args.tags or [])
     groups: dict[tuple, dict[str, Any]] = defaultdict(dict)
     prefix_runs = 0
     for path in sorted(RESULTS.glob("*/*.json")):
-        record = json.loads(path.read_text())
         tag = path.parent.name
-        if record["model"] in args.models and "curve" in record and (
-                not args.tags or tag in args.tags):
+        if args.tags and tag not in args.tags:
+            continue
+        record = read_run(path)
+        if record["model"] in args.models and "curve" in record:
             if record.get("limit"):
                 prefix_runs += 1
                 continue
@@ -466,6 +492,8 @@ def choices(args: argparse.Namespace) -> None:
     """Run the defaults and every choice on the grid (unless ``--render-only``; with
     ``--jobs N`` the cells of every tag share the N workers), then print and write
     the comparison table; a table without rows leaves the file as it is."""
+    if args.defaults_tag:
+        check_tags("--defaults-tag", [args.defaults_tag])
     tags = _choice_tags(args.choice, args.device, args.cuda_graph, args.suffix,
                         args.defaults_tag)
     if not args.render_only:  # every run's options, its device among them, before any run
@@ -516,7 +544,7 @@ def _check_tag_runs(tag: str, options: list[str], models: list[str], datasets: l
             path = run_path(model, dataset, ratio, seed, limit, tag)
             # a prefix study (--limit) compares the configuration alone
             differences = path.exists() and config_differences(
-                {**json.loads(path.read_text()), "limit": None}, config, run_args.preset,
+                {**read_run(path), "limit": None}, config, run_args.preset,
                 run_args.label_mask)
             if differences:
                 raise SystemExit(f"error: the run {tag}/{path.name} was not made at today's "
@@ -529,7 +557,7 @@ def cell_runs(tag: str, model: str, dataset: str, ratio: float, seeds: list[int]
               limit: Optional[int]) -> dict[int, dict[str, Any]]:
     """Seed -> run record of one (model, dataset, ratio) cell under ``tag``, for the
     seeds among ``seeds`` whose run finished."""
-    return {seed: json.loads(path.read_text()) for seed in seeds
+    return {seed: read_run(path) for seed in seeds
             if (path := run_path(model, dataset, ratio, seed, limit, tag)).exists()}
 
 
@@ -644,6 +672,7 @@ def compare_table(base: str, other: str, models: list[str], datasets: list[str],
 
 def compare(args: argparse.Namespace) -> None:
     """Print and write the paired table of two tags."""
+    check_tags("compare", [*args.base.split(","), *args.other.split(",")])
     table = compare_table(args.base, args.other, args.models, args.datasets, args.ratios,
                           args.seeds, args.limit)
     if table.count("\n") < 2:
@@ -683,7 +712,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     plotter.add_argument("--models", nargs="+", choices=MODEL_NAMES,
                          default=["sledge", "sledge-light"],
                          help="models to plot (default: sledge sledge-light)")
-    plotter.add_argument("--tags", nargs="+", default=None,
+    plotter.add_argument("--tags", nargs="+", type=folder_name, default=None,
                          help="only these result folders (default: all)")
     plotter.add_argument("--combine", action="store_true",
                          help="one plot per dataset and ratio over all --tags")
@@ -698,16 +727,17 @@ def main(argv: Optional[list[str]] = None) -> None:
     study = commands.add_parser("choices", help="the defaults against one changed option "
                                                 "at a time, on the same grid")
     _add_grid_arguments(study, ["sledge"])
-    study.add_argument("--choice", action="append", default=[], metavar="NAME=VALUE",
+    study.add_argument("--choice", action="append", type=folder_name, default=[],
+                       metavar="NAME=VALUE",
                        help="a `run` option and its value, e.g. normalization=mean (repeatable)")
-    study.add_argument("--device", default=None,
+    study.add_argument("--device", type=folder_name, default=None,
                        help="`run --device` for every run (its tags get the suffix -DEVICE)")
     study.add_argument("--cuda-graph", action="store_true",
                        help="with --device cuda: step through CUDA graphs (same tags)")
     study.add_argument("--suffix", type=folder_name, default=None,
                        help="appended to every tag and to the table's file name, to keep a "
                             "repeat of the study (e.g. at a later configuration) apart")
-    study.add_argument("--defaults-tag", default=None, metavar="TAG",
+    study.add_argument("--defaults-tag", type=folder_name, default=None, metavar="TAG",
                        help="the defaults are the runs of TAG (made at today's configuration, "
                             "e.g. by an adopted choice), not choice-default-SUFFIX")
     study.add_argument("--render-only", action="store_true",
@@ -716,9 +746,9 @@ def main(argv: Optional[list[str]] = None) -> None:
                             "run on the grid)")
     study.set_defaults(func=choices)
     pair = commands.add_parser("compare", help="two tags seed by seed on the cells both ran")
-    pair.add_argument("base", help="the tag compared against (e.g. today's preset); "
+    pair.add_argument("base", type=tag_list, help="the tag compared against (e.g. today's preset); "
                                    "TAG,TAG,... joins tags, a seed from the first holding it")
-    pair.add_argument("other", help="the tag whose differences are shown (TAG,TAG,... too)")
+    pair.add_argument("other", type=tag_list, help="the tag whose differences are shown (TAG,TAG,... too)")
     pair.add_argument("--models", nargs="+", choices=MODEL_NAMES,
                       default=["sledge", "sledge-light"],
                       help="models to pair (default: sledge sledge-light)")

@@ -215,8 +215,14 @@ def print_tables(report: dict[str, Any]) -> None:
 
 
 def diagnosed_dataset(text: str) -> str:
-    """An argparse type: ``synthetic`` or a paper dataset's canonical name."""
-    return "synthetic" if text == "synthetic" else dataset_name(text)
+    """An argparse type: ``synthetic`` or a paper dataset's canonical name; an
+    unknown name's error lists both."""
+    if text == "synthetic":
+        return text
+    try:
+        return dataset_name(text)
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{error}, or synthetic") from None
 
 
 def spacing(report: dict[str, Any]) -> dict[str, Optional[int]]:

@@ -19,14 +19,15 @@ Prints the label arrivals and the table, and writes the table to
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from machine import (check_outputs, data_root, dataset_name, int_at_least,  # (on sys.path)
-                     seed_value)
+from machine import (check_outputs, data_root, dataset_name, folder_name,  # (on sys.path)
+                     input_folder, int_at_least, read_run, seed_value)
 from torch_geometric_stream.cli.arguments import label_ratio
+from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
 
@@ -117,8 +118,10 @@ def markdown_table(timelines: list[dict[str, Any]], class_share: np.ndarray) -> 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tag", required=True, help="sub-folder of benchmarks/results/accuracy")
-    parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
+    parser.add_argument("--tag", type=folder_name, required=True,
+                        help="sub-folder of benchmarks/results/accuracy")
+    parser.add_argument("--model", default="sledge", choices=MODEL_NAMES,
+                        help="model of the runs (default: sledge)")
     parser.add_argument("--dataset", type=dataset_name, required=True,
                         help="stream of the runs, any case (e.g. Shopper)")
     parser.add_argument("--ratio", type=label_ratio, required=True,
@@ -136,6 +139,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     check_outputs(parser, {"--out-dir": args.out_dir})
     root = data_root(parser, args.root)
+    input_folder(parser, "--results", args.results)
 
     folder = args.results / args.tag
     paths = [folder / f"{args.model}_{args.dataset}_{args.ratio:g}_seed{seed}.json"
@@ -143,7 +147,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         parser.error("no run record " + ", ".join(missing))
-    records = [json.loads(path.read_text()) for path in paths]
+    try:
+        records = [read_run(path) for path in paths]
+    except UsageError as error:
+        parser.error(str(error))
     no_curve = [str(path) for path, record in zip(paths, records) if "curve" not in record]
     if no_curve:
         parser.error("no running-accuracy curve in " + ", ".join(no_curve)

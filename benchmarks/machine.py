@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 from torch_geometric_stream.cli.arguments import check_folder
+from torch_geometric_stream.cli.compare_command import read_records
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.report import cpu_model
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
@@ -17,8 +18,7 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
-           "data_root",
-           "check_outputs", "load_or_exit"]
+           "data_root", "input_folder", "read_run", "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -121,11 +121,28 @@ def data_root(parser: argparse.ArgumentParser, root: Optional[str | Path]) -> Pa
     found = root or default_data_root()
     if found is None:
         parser.error("no data folder: pass --root or set TGS_DATA_ROOT")
+    return input_folder(parser, "--root", Path(found))
+
+
+def input_folder(parser: argparse.ArgumentParser, option: str, folder: Path) -> Path:
+    """``folder``, read by ``option``; a usage error when it does not exist or is a file."""
     try:
-        check_folder("--root", Path(found))
+        check_folder(option, folder)
     except UsageError as error:
         parser.error(str(error))
-    return Path(found)
+    return folder
+
+
+def read_run(path: Path) -> dict[str, Any]:
+    """The record of a ``python -m torch_geometric_stream run`` JSON (``accuracy.py``'s
+    results), read as the package's ``compare`` reads one.
+
+    Raises:
+        UsageError: the file is no such record (no JSON, cut short, an entry missing or
+            broken, an interrupted run's), named with what is wrong.
+    """
+    ((_, record),) = read_records([path])
+    return record
 
 
 def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path],

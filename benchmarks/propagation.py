@@ -28,7 +28,12 @@ Each ``(N, k, threads)`` configuration is one JSON in ``--out-dir``, skipped
 when present (resumable; ``--force`` re-measures). The table printed and
 written to ``--markdown`` gives medians, the dense/sparse ratio, and per
 (k, threads, pass) the crossover N above which sparse wins (log-linear
-interpolation of the ratio between grid points). Whether torch-scatter /
+interpolation of the ratio between grid points). Its ``edges`` column counts
+the N self-loops too: N (k + 1) edges. ``--out-dir``'s ``summary.json`` holds
+that crossover per (k, threads) (``summary``: ``crossover_fwd``,
+``crossover_fwd_bwd`` and the dense/sparse ratios at N = 10,000,
+``ratio_10k_fwd`` and ``ratio_10k_fwd_bwd``, ``null`` without that size) and
+the machines and libraries the results recorded. Whether torch-scatter /
 torch-sparse are installed (``torch_geometric.typing.WITH_TORCH_SCATTER`` /
 ``WITH_TORCH_SPARSE``) is recorded with every result.
 
@@ -245,7 +250,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="skip the dense products when the (N, N) matrices need more than "
                              "this (default: 4)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation",
-                        help="folder of the JSONs (default: benchmarks/results/propagation)")
+                        help="folder of the JSONs and of summary.json, the crossovers "
+                             "(default: benchmarks/results/propagation)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/propagation.md)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")

@@ -20,7 +20,6 @@ Writes the table to
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -28,9 +27,12 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
-from machine import check_outputs, data_root, dataset_name
+from machine import (check_outputs, data_root, dataset_name, folder_name, input_folder,
+                     read_run)
 
 from torch_geometric_stream.cli.arguments import label_ratio
+from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
 
 RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
@@ -44,13 +46,14 @@ def seed_records(results: Path, tags: Sequence[str], model: str, dataset: str,
     Raises:
         ValueError: with ``every_tag``, a tag (e.g. a mistyped one) holds no
             whole-stream run of the cell; the message names every such tag.
+        UsageError: a JSON of the cell that is no run record (:func:`~machine.read_run`).
     """
     chosen: dict[int, tuple[str, dict[str, Any]]] = {}
     empty = []
     for tag in tags:
         whole = [record for path in
                  sorted((results / tag).glob(f"{model}_{dataset}_{ratio:g}_seed*.json"))
-                 if (record := json.loads(path.read_text())).get("limit") is None]
+                 if (record := read_run(path)).get("limit") is None]
         if not whole:
             empty.append(tag)
         for record in whole:
@@ -98,12 +101,13 @@ def spread_table(rows: list[dict[str, Any]], rarest: int) -> str:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="sledge", help="model of the runs (default: sledge)")
+    parser.add_argument("--model", default="sledge", choices=MODEL_NAMES,
+                        help="model of the runs (default: sledge)")
     parser.add_argument("--dataset", type=dataset_name, required=True,
                         help="stream of the runs, any case (e.g. Shopper)")
     parser.add_argument("--ratio", type=label_ratio, required=True,
                         help="label ratio of the runs, in (0, 1]")
-    parser.add_argument("--tags", nargs="+", required=True,
+    parser.add_argument("--tags", nargs="+", type=folder_name, required=True,
                         help="sub-folders of benchmarks/results/accuracy, first wins per seed; "
                              "each must hold a whole-stream run of the cell")
     parser.add_argument("--root", type=Path, default=None,
@@ -116,10 +120,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     check_outputs(parser, {"--out": args.out})
     root = data_root(parser, args.root)
+    input_folder(parser, "--results", args.results)
     try:
         records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio,
                                every_tag=True)
-    except ValueError as error:
+    except (ValueError, UsageError) as error:
         parser.error(str(error))
     dataset = load_dataset(args.dataset, root)
     labels = np.asarray(dataset.y, dtype=np.int64)

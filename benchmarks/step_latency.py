@@ -17,7 +17,7 @@ implementation with the same semantics).
 Configurations (h = 256, the paper's width; L = M/10 labeled slots in full
 mode and ``ours-light-full``, i.e. 100 of 1000 as in the 1 % runs; ``ours-light`` L = c):
 
-* ``shuttle``: d = 7,   c = 7,  k = 5, num_layers = 2, embedding_layers = 1
+* ``shuttle``: d = 9,   c = 7,  k = 5, num_layers = 2, embedding_layers = 1
 * ``gsad``:    d = 128, c = 6,  k = 1, num_layers = 3 (authors' gcn_layer = 2), embedding_layers = 1
 * ``mnist``:   d = 784, c = 10, k = 5, num_layers = 4 (authors' gcn_layer = 3), embedding_layers = 1
 
@@ -69,7 +69,7 @@ from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # n
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 
 CONFIGS = {
-    "shuttle": dict(d=7, c=7, k=5, num_layers=2, embedding_layers=1),
+    "shuttle": dict(d=9, c=7, k=5, num_layers=2, embedding_layers=1),
     "gsad": dict(d=128, c=6, k=1, num_layers=3, embedding_layers=1),
     "mnist": dict(d=784, c=10, k=5, num_layers=4, embedding_layers=1),
 }

@@ -360,7 +360,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--unlabeled-size", type=int_at_least(0), default=900,
                         help="unlabeled slots (default: 900)")
     parser.add_argument("--k", type=int_at_least(0), default=5,
-                        help="neighbours per node (default: 5)")
+                        help="neighbours per node besides itself (0: none; the GCN acts as "
+                             "an MLP; default: 5)")
     parser.add_argument("--hidden", type=int_at_least(1), default=256,
                         help="hidden width (default: 256)")
     parser.add_argument("--num-layers", type=int_at_least(1), default=2,

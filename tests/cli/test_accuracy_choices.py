@@ -50,7 +50,7 @@ def _write_run(tag_dir: Path, config: dict, seed: int, preset: str = "paper") ->
     tag_dir.mkdir(parents=True, exist_ok=True)
     path = tag_dir / f"sledge-light_MNIST_0.001_seed{seed}.json"
     path.write_text(json.dumps({"model": "sledge-light", "dataset": "MNIST",
-                                "label_ratio": 0.001, "seed": seed, "limit": None,
+                                "label_ratio": 0.001, "seed": seed, "limit": None, "accuracy": 0.5,
                                 "preset": preset, "label_mask": "paper", "config": config}))
     return path
 
@@ -212,6 +212,7 @@ def test_a_render_without_the_defaults_leaves_the_table_file(tmp_path, monkeypat
     run.write_text(json.dumps({**json.loads(run.read_text()), "accuracy": 0.5}))
     table = tmp_path / "choices.md"
     table.write_text("the committed table\n")
+    (tmp_path / "nosuch").mkdir()  # a tag without runs on the grid
     grid = ["--models", "sledge-light", "--datasets", "mnist", "--ratios", "0.001",
             "--seeds", "0"]
     with pytest.raises(SystemExit, match="nosuch has no finished run on the grid.*left as it"):

@@ -101,9 +101,10 @@ def test_failed_runs_make_the_exit_status(jobs, results, tmp_path):
 def test_plot_says_when_nothing_matched(results, capsys):
     (results / "tag").mkdir(parents=True)
     (results / "tag" / "memory_Shuttle_0.01_seed0_limit30.json").write_text(json.dumps(
-        {"model": "sledge", "limit": 30, "curve": {}, "dataset": "Shuttle"}))
+        {"model": "sledge", "limit": 30, "curve": {}, "dataset": "Shuttle", "label_ratio": 0.01,
+         "seed": 0, "accuracy": 0.5, "config": {}}))
     with pytest.raises(SystemExit, match="no run .* matched --models and --tags$"):
-        accuracy.main(["plot", "--tags", "nosuchtag"])
+        accuracy.main(["plot", "--tags", "tag", "--models", "base"])
     with pytest.raises(SystemExit, match=r"\(all were made with --limit\)"):
         accuracy.main(["plot", "--tags", "tag"])
     assert "skipped 1 run(s) made with --limit" in capsys.readouterr().out
@@ -122,3 +123,81 @@ def test_ctrl_c_advises_rerunning_the_same_command(results, monkeypatch, capsys)
     error = capsys.readouterr().err
     assert exit_.value.code == 130 and error.count("\n") == 1
     assert "rerun the same accuracy.py command" in error and "--resume" not in error
+
+
+@pytest.mark.parametrize("command", [
+    ["render"], ["plot", "--tags", "tag"], ["compare", "tag", "tag"],
+    ["choices", "--render-only", "--defaults-tag", "tag", "--models", "sledge", "--datasets",
+     "Shuttle", "--ratios", "0.01", "--seeds", "0"],
+])
+def test_a_malformed_run_record_is_one_line_naming_it(command, results, tmp_path, monkeypatch,
+                                                      capsys):
+    # (it was a JSONDecodeError traceback)
+    monkeypatch.setattr(accuracy, "RESULTS_MD", tmp_path / "RESULTS.md")
+    (results / "tag").mkdir(parents=True)
+    record = results / "tag" / "sledge_Shuttle_0.01_seed0.json"
+    record.write_text("{")
+    error = usage_error(accuracy.main, command, capsys)
+    assert error == (f"error: {record}: cannot read a run record (Expecting property name "
+                     "enclosed in double quotes: line 1 column 2 (char 1))\n")
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["results", record.name, "tag"]
+
+
+def test_a_record_that_is_no_run_s_is_one_line_naming_it(results, capsys):
+    # (it was a KeyError traceback deep in the table)
+    for tag in ("base", "other"):
+        (results / tag).mkdir(parents=True)
+        (results / tag / "sledge_Shuttle_0.01_seed0.json").write_text('{"seed": 0}')
+    error = usage_error(accuracy.main, ["compare", "base", "other"], capsys)
+    assert error == (f"error: {results / 'base' / 'sledge_Shuttle_0.01_seed0.json'}: not a "
+                     "record of python -m torch_geometric_stream run (it lacks dataset, model, "
+                     "label_ratio, accuracy, config)\n")
+
+
+@pytest.mark.parametrize("command, option, value", [
+    (["compare", "base"], "other", "../x"),
+    (["compare", "base"], "other", "more-seeds,a/b"),
+    (["plot", "--combine", "--tags", "base"], "--tags", "a/b"),
+    (["choices", "--render-only", "--device"], "--device", "../x"),
+    (["choices", "--render-only", "--choice"], "--choice", "config=a/b.json"),
+    (["choices", "--render-only", "--defaults-tag"], "--defaults-tag", "../x"),
+])
+def test_a_tag_or_a_word_of_one_that_is_not_a_folder_name_is_refused(
+        command, option, value, results, capsys):
+    # (compare wrote compare-../x-vs-base.md: a FileNotFoundError traceback; plot wrote
+    # base+a/b_*.png; choices used choice-default-../x as a tag)
+    (results / "base").mkdir(parents=True)
+    error = usage_error(accuracy.main, [*command, value], capsys)
+    assert error.count("\n") == 1 and error.endswith(
+        f" {command[0]}: argument {option}: expected a folder name (no '/', not '.' or '..'), "
+        f"got {value.split(',')[-1]!r}\n")
+    assert [path.name for path in results.iterdir()] == ["base"]
+
+
+@pytest.mark.parametrize("command, message", [
+    (["compare", "base", "other,typo"], "compare: typo: no such folder in"),
+    (["compare", "typo", "other"], "compare: typo: no such folder in"),
+    (["plot", "--combine", "--tags", "base", "typo"], "--tags: typo: no such folder in"),
+    (["plot", "--tags", "typo"], "--tags: typo: no such folder in"),
+    (["choices", "--defaults-tag", "typo", *GRID], "--defaults-tag: typo: no such folder in"),
+])
+def test_a_tag_without_its_folder_is_refused(command, message, results, capsys):
+    # (plot drew base+typo_*.png; choices ran the defaults into the mistyped tag)
+    for tag in ("base", "other"):
+        (results / tag).mkdir(parents=True)
+    error = usage_error(accuracy.main, [*command, "--root", "."] if command[0] == "choices"
+                        else command, capsys)
+    assert error == f"error: {message} {results}\n"
+    assert sorted(path.name for path in results.iterdir()) == ["base", "other"]
+
+
+def test_render_without_any_run_leaves_results_md(results, tmp_path, monkeypatch, capsys):
+    # (it replaced RESULTS.md's tables with empty ones)
+    results_md = tmp_path / "RESULTS.md"
+    results_md.write_text("the committed tables\n")
+    monkeypatch.setattr(accuracy, "RESULTS_MD", results_md)
+    results.mkdir()
+    error = usage_error(accuracy.main, ["render"], capsys)
+    assert error == f"error: no run record in {results}; RESULTS.md left as it is\n"
+    assert results_md.read_text() == "the committed tables\n"
+    assert not list(results.iterdir())

@@ -30,7 +30,8 @@ def _run(accuracy_value: float, balanced: Optional[float] = 0.5, last_fifth: flo
 def _write(results: Path, tag: str, seed: int, record: dict[str, Any]) -> None:
     folder = results / tag
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"sledge_Shopper_0.001_seed{seed}.json").write_text(json.dumps(record))
+    (folder / f"sledge_Shopper_0.001_seed{seed}.json").write_text(json.dumps(
+        {**record, "seed": seed}))
 
 
 GRID = (["sledge", "sledge-light"], ["Shopper", "GSAD"], [0.001, 0.01], [0, 2000, 4000], None)

@@ -149,3 +149,56 @@ def test_an_output_file_that_is_a_folder_is_one_usage_line(script, argv, option,
     error = usage_error(importlib.import_module(script).main, argv, capsys)
     assert error.splitlines()[-1].endswith(f"error: {option}: {a_folder} is a folder, not a file")
     assert [path.name for path in tmp_path.iterdir()] == ["a_folder"]
+
+
+#: A run's arguments of the scripts that read accuracy.py's run records (then
+#: ``--results``, ``--root`` and the output folder follow).
+RECORD_READERS = [
+    ("label_timeline", ["--tag", "tag", "--dataset", "Shuttle", "--ratio", "0.01", "--seeds", "0"],
+     "--out-dir"),
+    ("seed_spread", ["--tags", "tag", "--dataset", "Shuttle", "--ratio", "0.01"], "--out"),
+]
+
+
+@pytest.mark.parametrize("script, argv, out", RECORD_READERS)
+@pytest.mark.parametrize("text, problem", [
+    ("{", "cannot read a run record (Expecting property name enclosed in double quotes: "
+          "line 1 column 2 (char 1))"),
+    ('{"seed": 0}', "not a record of python -m torch_geometric_stream run (it lacks dataset, "
+                    "model, label_ratio, accuracy, config)"),
+])
+def test_a_malformed_run_record_is_one_usage_line_naming_it(script, argv, out, text, problem,
+                                                            tmp_path, capsys):
+    # (it was a JSONDecodeError, AttributeError or KeyError traceback)
+    record = tmp_path / "tag" / "sledge_Shuttle_0.01_seed0.json"
+    record.parent.mkdir()
+    record.write_text(text)
+    error = usage_error(importlib.import_module(script).main,
+                        [*argv, "--results", str(tmp_path), "--root", str(tmp_path),
+                         out, str(tmp_path / "out")], capsys)
+    assert error.splitlines()[-1].endswith(f"error: {record}: {problem}")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["tag"]
+
+
+@pytest.mark.parametrize("script, argv, out", RECORD_READERS)
+@pytest.mark.parametrize("options, message", [
+    (["--model", "sledgee"], "argument --model: invalid choice: 'sledgee' (choose from "
+                             "'base', 'sledge', 'sledge-light', 'gsl', 'static', 'memory', "
+                             "'tlp', 'ressl', 'hdssl')"),
+    (["--results", "none"], "--results: folder {tmp_path}/none does not exist"),
+    (["TAG", "../x"], "expected a folder name (no '/', not '.' or '..'), got '../x'"),
+])
+def test_bad_run_arguments_are_one_usage_line(script, argv, out, options, message, tmp_path,
+                                              capsys):
+    # (a tag ../x wrote the table to OUT/..._../x.md: a FileNotFoundError traceback at the end)
+    if options[0] == "TAG":
+        options = [argv[0], options[1]]
+        message = f"argument {argv[0]}: {message}"
+    else:
+        options = [options[0], options[1].replace("none", str(tmp_path / "none"))]
+        message = message.format(tmp_path=tmp_path)
+    error = usage_error(importlib.import_module(script).main,
+                        [*argv, "--results", str(tmp_path), "--root", str(tmp_path),
+                         out, str(tmp_path / "out"), *options], capsys)
+    assert error.splitlines()[-1].endswith(message)
+    assert not list(tmp_path.iterdir())

@@ -118,6 +118,16 @@ def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, 
     assert not list(tmp_path.iterdir())
 
 
+def test_an_unknown_dataset_s_error_names_synthetic_too(tmp_path, capsys):
+    # (it listed the paper's datasets only)
+    from torch_geometric_stream.datasets import DATASETS
+
+    error = usage_error(main, ["--dataset", "Shoper", "--out-dir", str(tmp_path)], capsys)
+    assert error.splitlines()[-1].endswith(
+        f"argument --dataset: Unknown dataset 'Shoper'; valid names: {', '.join(DATASETS)}, "
+        "or synthetic")
+
+
 def test_no_data_folder_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
     without_data_folder(monkeypatch, tmp_path)
     argv = ["--dataset", "Shopper", "--limit", "50", "--out-dir", str(tmp_path / "out")]

@@ -54,7 +54,8 @@ def test_a_record_without_a_curve_is_named(tmp_path, capsys):
     folder = tmp_path / "old"
     folder.mkdir()
     (folder / "sledge_Shopper_0.001_seed0.json").write_text(
-        '{"n_samples": 10, "label_ratio": 0.001, "seed": 0, "accuracy": 0.5}')
+        '{"model": "sledge", "dataset": "Shopper", "config": {}, "n_samples": 10, '
+        '"label_ratio": 0.001, "seed": 0, "accuracy": 0.5}')
     with pytest.raises(SystemExit):
         main(["--tag", "old", "--dataset", "Shopper", "--ratio", "0.001", "--seeds", "0",
               "--results", str(tmp_path), "--root", str(tmp_path)])
@@ -72,7 +73,8 @@ def test_the_table_goes_to_out_dir(dataset, tmp_path):
     runs = tmp_path / "runs" / "tag"
     runs.mkdir(parents=True)
     (runs / "sledge_Shuttle_0.5_seed0.json").write_text(
-        '{"n_samples": 12, "label_mask": "paper", "label_ratio": 0.5, "seed": 0, '
+        '{"model": "sledge", "dataset": "Shuttle", "config": {}, '
+        '"n_samples": 12, "label_mask": "paper", "label_ratio": 0.5, "seed": 0, '
         '"accuracy": 0.5, "curve": {"position": [4, 8, 12], "running_accuracy": [0.5, 0.5, 0.5]}}')
     out = tmp_path / "tables"
     assert main(["--tag", "tag", "--dataset", dataset, "--ratio", "0.5", "--seeds", "0",

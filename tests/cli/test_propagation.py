@@ -43,3 +43,19 @@ def test_report_only_names_the_recorded_machine_not_this_one(tmp_path):
 def test_bad_sizes_are_refused_in_one_line(argv, message, tmp_path, capsys):
     error = usage_error(propagation.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
     assert message in error.splitlines()[-1]
+
+
+def test_the_edge_count_and_summary_json_are_documented():
+    # (the edges column counted self-loops without saying so; summary.json was undocumented)
+    from benchmark_script_helpers import built_parser
+
+    doc = " ".join(propagation.__doc__.split())
+    assert "Its ``edges`` column counts the N self-loops too: N (k + 1) edges." in doc
+    assert "``--out-dir``'s ``summary.json`` holds that crossover per (k, threads)" in doc
+    (out_dir,) = [action for action in built_parser("propagation")._actions
+                  if action.dest == "out_dir"]
+    assert "summary.json" in out_dir.help
+    readme = (Path(propagation.__file__).parent / "README.md").read_text()
+    entry = " ".join(readme.split("- `propagation.py`:")[1].split("- `peers.py`")[0].split())
+    assert "Its `edges` column counts each node's self-loop too (N (k + 1) edges)." in entry
+    assert "`summary.json` holds per (k, threads) the crossover N" in entry

@@ -17,7 +17,8 @@ def write_run(folder: Path, seed: int, accuracy: float, limit=None, dataset="toy
     folder.mkdir(parents=True, exist_ok=True)
     suffix = f"_limit{limit}" if limit else ""
     (folder / f"sledge_{dataset}_0.02_seed{seed}{suffix}.json").write_text(json.dumps(
-        {"seed": seed, "accuracy": accuracy, "limit": limit, "n_samples": 100,
+        {"model": "sledge", "dataset": dataset, "config": {},
+         "seed": seed, "accuracy": accuracy, "limit": limit, "n_samples": 100,
          "label_ratio": 0.02, "label_mask": "paper", "balanced_accuracy": None}))
 
 

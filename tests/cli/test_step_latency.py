@@ -80,3 +80,13 @@ def test_bad_sizes_and_counts_are_refused_in_one_line(argv, message, tmp_path, c
     error = usage_error(step_latency.main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)
     assert message in error.splitlines()[-1]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_shuttle_configuration_has_the_shuttle_stream_s_features(tmp_path):
+    # (it had d = 7, the paper's count; the loaded stream keeps all 9 attributes)
+    from torch_geometric_stream.datasets.tabular import load_shuttle
+
+    row = " ".join(["0"] * 9) + " 1\n"
+    for name in ("shuttle.trn", "shuttle.tst"):
+        (tmp_path / name).write_text(row)
+    assert step_latency.CONFIGS["shuttle"]["d"] == load_shuttle(tmp_path).num_features == 9
