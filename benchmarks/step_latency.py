@@ -335,8 +335,8 @@ def table(results: list) -> str:
     def variant(r):
         return r.get("variant", "exact")
 
-    index = {(r["model"], r["config"], r["M"], r["threads"], norm(r)): r for r in results
-             if variant(r) == "exact"}
+    index = {(r["model"], r["config"], r["d"], r["M"], r["threads"], norm(r)): r
+             for r in results if variant(r) == "exact"}
     lines = ["| config | norm | d | M | threads | model | variant | median ms | p95 ms | "
              "Adam ms | steps | "
              "ref/ours | GFLOP/step | GFLOP/s | gemm GFLOP/s | page faults/step |",
@@ -346,7 +346,7 @@ def table(results: list) -> str:
                                             order.get(r["model"], 9), variant(r))):
         ratio = ""
         if r["model"].startswith("ours"):
-            ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["M"],
+            ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["d"], r["M"],
                              r["threads"], norm(r)))
             if ref is not None:
                 ratio = f"{ref['median_ms'] / r['median_ms']:.1f}x"

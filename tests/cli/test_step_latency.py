@@ -90,3 +90,16 @@ def test_the_shuttle_configuration_has_the_shuttle_stream_s_features(tmp_path):
     for name in ("shuttle.trn", "shuttle.tst"):
         (tmp_path / name).write_text(row)
     assert step_latency.CONFIGS["shuttle"]["d"] == load_shuttle(tmp_path).num_features == 9
+
+
+def test_ours_is_set_against_the_reference_of_its_own_dimension():
+    # the shuttle configuration went from d = 7 to d = 9: an old reference run must not
+    # give the new one its ref/ours ratio
+    def result(model, d, median_ms):
+        return dict(model=model, config="shuttle", M=250, threads=1, d=d, median_ms=median_ms,
+                    p95_ms=1.0, steps=5, flops={"total": 1e9}, achieved_gflops=1.0,
+                    gemm_gflops=1.0)
+    rows = step_latency.table([result("ref-full", 7, 8.0), result("ours-full", 9, 2.0),
+                               result("ours-full", 7, 4.0)]).splitlines()[2:]
+    ours = {row.split(" | ")[2]: row.split(" | ")[11] for row in rows if "ours-full" in row}
+    assert ours == {"7": "2.0x", "9": ""}
