@@ -82,9 +82,11 @@ def by_model(rows: dict[tuple[str, float], tuple[float, ...]],
              models: tuple[str, ...] = PAPER_METHODS) -> dict[tuple[str, str, float], float]:
     """A paper table given row by row, ``(dataset, ratio) -> one value per model``,
     keyed by ``(model, dataset, ratio)``."""
+    if any(len(values) != len(models) for values in rows.values()):
+        raise ValueError(f"every row needs one value per model of {models}")
     return {(model, dataset, ratio): value
             for (dataset, ratio), values in rows.items()
-            for model, value in zip(models, values, strict=True)}
+            for model, value in zip(models, values)}
 
 
 #: The paper's mean accuracy over the whole stream (Table 3 and the baselines'
