@@ -54,6 +54,7 @@ from machine import check_outputs, int_at_least  # noqa: E402
 from step_latency import (CONFIGS, MODELS, build_model, checked_selection,  # noqa: E402
                           percentile, synthetic)
 
+from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
 
 OUT = HERE / "results" / "cuda"
@@ -243,7 +244,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             record = measure(model_name, config, args.size, args)
             graphs = "_graphs" if args.cuda_graph else ""
             path = args.out_dir / f"cuda_step_{model_name}_{config}_M{args.size}{graphs}.json"
-            path.write_text(json.dumps(record, indent=1))
+            atomic_write_text(path, json.dumps(record, indent=1))
             results.append(record)
             print(table([record]), flush=True)
     text = table(results)

@@ -35,12 +35,14 @@ from torch import Tensor
 from torch.nn.functional import normalize
 
 # (benchmarks/ is on sys.path)
-from machine import check_outputs, data_root, dataset_name, load_or_exit, seed_value
+from machine import (check_outputs, data_root, dataset_name, load_or_exit, read_result,
+                     seed_value)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
 from torch_geometric_stream.datasets.synthetic import make_synthetic_dataset
 from torch_geometric_stream.evaluation import paper_label_mask, prequential
+from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "graph_diagnostics"
@@ -267,7 +269,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     limit = f"_limit{args.limit}" if args.limit else ""
     path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
     if path.exists() and not args.force:
-        report = json.loads(path.read_text())
+        report = read_result(parser, path)
         made_with = [f"--{name} {value}" for name, value in spacing(report).items()
                      if value is not None and value != getattr(args, name)]
         if made_with:  # (its file name does not say: it was shown as if made with these)
@@ -278,7 +280,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
                           args.window)
         args.out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=1))
+        atomic_write_text(path, json.dumps(report, indent=1))
     print_tables(report)
 
 

@@ -4,6 +4,7 @@ command-line value types and data-folder checks."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
@@ -18,7 +19,9 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
-           "data_root", "input_folder", "read_run", "check_outputs", "load_or_exit"]
+           "data_root", "input_folder", "read_run", "read_json_object", "read_result",
+           "read_results",
+           "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -143,6 +146,54 @@ def read_run(path: Path) -> dict[str, Any]:
     """
     ((_, record),) = read_records([path])
     return record
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in result file ``path``: a benchmark's record of one run, read
+    back by a resume check or a report (``run`` records are :func:`read_run`'s).
+
+    Raises:
+        UsageError: ``path`` unreadable, not JSON (e.g. cut short by a run killed while
+            writing it) or no JSON object, named with what is wrong and that deleting it
+            reruns its run.
+    """
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise _bad_result(path, f"cannot be read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
+        raise _bad_result(path, f"not UTF-8 text ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise _bad_result(path, f"not JSON ({error}; cut short by a run killed while "
+                                "writing it?)") from None
+    if not isinstance(value, dict):
+        raise _bad_result(path, f"not a JSON object ({_JSON_VALUES[type(value)]})")
+    return value
+
+
+#: What :func:`json.loads` reads, by the type it gives.
+_JSON_VALUES = {list: "an array", str: "a string", int: "a number", float: "a number",
+                bool: "true or false", type(None): "null"}
+
+
+def _bad_result(path: Path, problem: str) -> UsageError:
+    return UsageError(f"{path}: {problem}; delete it to rerun its run")
+
+
+def read_result(parser: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
+    """:func:`read_json_object`, with a bad result file as a usage error."""
+    try:
+        return read_json_object(path)
+    except UsageError as error:
+        parser.error(str(error))
+
+
+def read_results(parser: argparse.ArgumentParser, folder: Path,
+                 pattern: str) -> list[dict[str, Any]]:
+    """:func:`read_result` of every file of ``folder`` that ``pattern`` matches, in name
+    order: a script's results, read back before its runs (a bad file refused before
+    any run) and by its report."""
+    return [read_result(parser, path) for path in sorted(folder.glob(pattern))]
 
 
 def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path],

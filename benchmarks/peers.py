@@ -48,12 +48,14 @@ import torch
 from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoint
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
-from machine import data_root, load_or_exit, seed_value  # noqa: E402  (benchmarks/ is on sys.path)
+from machine import (data_root, load_or_exit, read_results,  # noqa: E402  (on sys.path)
+                     seed_value)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.datasets import StreamDataset
 from torch_geometric_stream.evaluation import (PrequentialResult, capymoa_label_mask,
                                                prequential)
 from torch_geometric_stream.evaluation.transforms import make_transform
+from torch_geometric_stream.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "peers"
@@ -233,10 +235,9 @@ def summary_table(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render() -> str:
-    """All JSONs of ``RESULTS`` as Markdown tables, a summary and every run (also
-    written to ``peers.md``)."""
-    records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("*.json"))]
+def render(records: list[dict[str, Any]]) -> str:
+    """``records``, the JSONs of ``RESULTS``, as Markdown tables, a summary and every
+    run (also written to ``peers.md``)."""
     order = {name: i for i, name in enumerate(LEARNERS)}
     records.sort(key=lambda r: (r["dataset"], r["label_probability"], r["limit"] is not None,
                                 order.get(r["key"], len(order)), r["seed"]))
@@ -300,6 +301,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         root = data_root(parser, args.root)
         if importlib.util.find_spec("capymoa") is None:
             parser.error('CapyMOA is not installed: pip install ".[capymoa]"')
+        read_results(parser, RESULTS, "*.json")  # a bad result: refused before any run
         for dataset in args.datasets:
             arrays = stream = None
             for ratio in args.ratios:
@@ -324,11 +326,11 @@ def main(argv: Optional[list[str]] = None) -> None:
                         else:
                             record = run_one(learner, dataset, stream, ratio, seed,
                                              args.limit, args.scaling)
-                        path.write_text(json.dumps(record, indent=1))
+                        atomic_write_text(path, json.dumps(record, indent=1))
                         print(f"{record['learner']:>24} {dataset:>8} p={ratio:g} seed={seed} "
                               f"n={record['samples']}: {100 * record['accuracy']:.2f} % "
                               f"{record['ms_per_sample']:.2f} ms/sample", flush=True)
-    print(render())
+    print(render(read_results(parser, RESULTS, "*.json")))
 
 
 if __name__ == "__main__":

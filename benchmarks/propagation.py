@@ -63,8 +63,9 @@ HERE = Path(__file__).resolve().parent
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
-                     positive_number, recorded)  # (on sys.path)
+                     positive_number, read_results, recorded)  # (on sys.path)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -157,6 +158,10 @@ def measure(N: int, k: int, threads: int, args) -> dict:
         result[name] = dict(median_ms=statistics.median(times), min_ms=min(times),
                             runs=len(times), times_ms=times)
     return result
+
+
+#: The result files' names in ``--out-dir`` (:func:`result_path`).
+RESULT_FILES = "propagation_*.json"
 
 
 def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int) -> Path:
@@ -269,6 +274,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                **libs)
 
     if not args.report_only:
+        if not args.force:  # a result it would skip, or the report read, refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES)
         print(f"cpu: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
               f"PyG {env['torch_geometric']}, {libs}", flush=True)
         for threads in threads_list:
@@ -281,7 +288,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                     result = measure(N, k, threads, args)
                     result.update(env, command=" ".join(sys.argv),
                                   timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
-                    path.write_text(json.dumps(result, indent=1))
+                    atomic_write_text(path, json.dumps(result, indent=1))
                     dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
                              f"{result['dense_fwd_bwd']['median_ms']:.2f} ms"
                              if "dense_fwd" in result else f"dense skipped: "
@@ -290,9 +297,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                           f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
                           f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}", flush=True)
 
-    results = [json.loads(p.read_text()) for p in sorted(args.out_dir.glob("propagation_*.json"))]
-    results = [r for r in results if r["hidden"] == args.hidden
-               and r["num_layers"] == args.num_layers]
+    results = [r for r in read_results(parser, args.out_dir, RESULT_FILES)
+               if r["hidden"] == args.hidden and r["num_layers"] == args.num_layers]
     if not results:
         print("no results")
         return

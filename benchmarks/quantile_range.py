@@ -33,6 +33,7 @@ from machine import (check_outputs, cpu_model, data_root,  # noqa: E402  (on sys
                      dataset_name)
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.datasets import load_dataset
+from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.nn import RunningQuantileRange
 
 RESULTS = Path(__file__).resolve().parent / "results" / "quantile_range"
@@ -108,7 +109,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         stem = args.out_dir / (f"{name}_first{args.rows}"
                                + ("" if args.window is None else f"_window{args.window}"))
-        stem.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+        atomic_write_text(stem.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
     if results:
         table = markdown(results)
         print(table)

@@ -53,11 +53,12 @@ from torch_geometric_stream.cli.models import build_learner, build_transform
 from torch_geometric_stream.datasets import DatasetError, StreamDataset, load_dataset
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, StreamTransform,
                                                paper_label_mask, prequential)
+from torch_geometric_stream.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 # (dataset_name: gsad -> GSAD, its setting)
-from machine import cpu_model, data_root, dataset_name, seed_value  # noqa: E402
+from machine import cpu_model, data_root, dataset_name, read_results, seed_value  # noqa: E402
 from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 OUT = HERE / "results" / "reference_accuracy"
@@ -356,8 +357,8 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
             reference cannot mirror.
     """
     if args.command == "render":
-        records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
-        steps = [json.loads(p.read_text()) for p in sorted(LOCKSTEP.glob("*.json"))]
+        records = read_results(parser, OUT, "*.json")
+        steps = read_results(parser, LOCKSTEP, "*.json")
         table = render(records) + "\n" + render_noise(records) + "\n" + render_lockstep(steps)
         (HERE / "results" / "reference_accuracy.md").write_text(table)
         print(table)
@@ -370,7 +371,7 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         LOCKSTEP.mkdir(parents=True, exist_ok=True)
         path = LOCKSTEP / (f"{args.dataset}_{args.ratio:g}_seed{args.seed}_limit{args.limit}"
                            f"_{args.dtype}.json")
-        path.write_text(json.dumps(record))
+        atomic_write_text(path, json.dumps(record))
         print(render_lockstep([record]))
         return
     if args.perturb is not None and args.side != "ours":
@@ -387,7 +388,7 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
             continue
         record = run_one(load_prefix(dataset, root, args.limit), args.ratio, args.seed,
                          side, args.threads, getattr(torch, args.dtype), perturb)
-        path.write_text(json.dumps(record))
+        atomic_write_text(path, json.dumps(record))
         print(f"{path.name}: accuracy {record['accuracy']:.4f}, "
               f"{record['ms_per_sample']:.1f} ms/sample")
 

@@ -65,8 +65,9 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
-                     positive_number, recorded)
+                     positive_number, read_results, recorded)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 
 CONFIGS = {
     "shuttle": dict(d=9, c=7, k=5, num_layers=2, embedding_layers=1),
@@ -280,6 +281,10 @@ def variant_of(args, model: str) -> str:
                         "fused" if model.startswith("ref") else args.adam)
 
 
+#: The result files' names in ``--out-dir`` (:func:`result_path`).
+RESULT_FILES = "step_latency_*.json"
+
+
 def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
                 normalization: str = "symmetric", variant: str = "exact") -> Path:
     suffix = "" if normalization == "symmetric" else f"_{normalization}"
@@ -324,10 +329,6 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
 
 
 # ------------------------------------------------------------------- output
-def load_results(out_dir: Path) -> list:
-    return [json.loads(p.read_text()) for p in sorted(out_dir.glob("step_latency_*.json"))]
-
-
 def table(results: list) -> str:
     def norm(r):
         return r.get("normalization", "symmetric")
@@ -509,6 +510,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     if not args.report_only:
+        if not args.force:  # a result it would skip, or the report read, refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES)
         gemm = {t: gemm_gflops(t) for t in threads_list}
         print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
               f"gemm GFLOP/s: {gemm}", flush=True)
@@ -526,7 +529,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                             print(f"skip {model} at M={M} (> --ref-max-size)", flush=True)
                             continue
                         result = measure(model, config, M, threads, args, gemm[threads])
-                        path.write_text(json.dumps(result, indent=1))
+                        atomic_write_text(path, json.dumps(result, indent=1))
                         print(f"{model:10s} {config:7s} M={M:5d} t={threads}: median "
                               f"{result['median_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms, "
                               f"Adam {adam_text(result)} ms "
@@ -534,7 +537,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                               f"{result['achieved_gflops']:.1f} GFLOP/s, "
                               f"{faults_text(result)} page faults/step", flush=True)
 
-    results = load_results(args.out_dir)
+    results = read_results(parser, args.out_dir, RESULT_FILES)
     if not results:
         print("no results")
         if args.plot:

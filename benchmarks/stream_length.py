@@ -63,8 +63,9 @@ from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
+from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least,  # noqa: E402  (on sys.path)
-                     seed_value)
+                     read_json_object, read_result, read_results, seed_value)
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
 
@@ -152,10 +153,15 @@ def summarize(rows: list, warmup_windows: int) -> dict:
 
 
 def finished(out: Path, samples: int) -> bool:
-    """Whether the result ``out`` exists and covers all ``samples`` samples."""
+    """Whether the result ``out`` exists and covers all ``samples`` samples.
+
+    Raises:
+        UsageError: ``out`` is no JSON object (:func:`~machine.read_json_object`; ``main``
+            refuses it before any run).
+    """
     if not out.exists():
         return False
-    final = json.loads(out.read_text()).get("final")
+    final = read_json_object(out).get("final")
     return final is not None and final["position"] == samples
 
 
@@ -175,6 +181,10 @@ def check_trend_windows(parser: argparse.ArgumentParser, models: Sequence[str],
                          f"{args.window} leave {max(windows - args.warmup_windows, 0)} "
                          f"window(s) after --warmup-windows {args.warmup_windows}; a trend "
                          "needs 2")
+
+
+#: The result files' names in ``--out-dir`` (:func:`run_files`).
+RESULT_FILES = "stream_length_*.json"
 
 
 def run_files(model: str, args: argparse.Namespace) -> tuple[Path, Path]:
@@ -201,7 +211,7 @@ def check_existing_runs(parser: argparse.ArgumentParser, models: Sequence[str],
         _, out = run_files(model, args)
         if args.force or not out.exists():
             continue
-        recorded, asked = json.loads(out.read_text())["config"], run_config(model, args)
+        recorded, asked = read_result(parser, out)["config"], run_config(model, args)
         differing = [f"{key} {recorded[key]}" for key in asked
                      if key in recorded and recorded[key] != asked[key]]
         if differing:
@@ -220,7 +230,7 @@ def run(model: str, args) -> dict:
     elif finished(out, samples):
         print(f"[{model}] skip {out.name}: finished ({samples} samples); --force reruns it",
               flush=True)
-        return json.loads(out.read_text())
+        return read_json_object(out)
     learner = build_learner(model, args)
     rows, position = [], 0
     if ckpt.exists():
@@ -236,9 +246,7 @@ def run(model: str, args) -> dict:
                        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
         if final is not None:
             payload["final"] = final
-        tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(payload, indent=1))
-        os.replace(tmp, out)
+        atomic_write_text(out, json.dumps(payload, indent=1))
 
     stream = SyntheticStream(samples, D, C, seed=args.seed)
     times, cpu_times, correct, labeled = [], [], 0, 0
@@ -285,7 +293,7 @@ def run(model: str, args) -> dict:
     bad = non_finite_entries(learner)
     final = dict(position=samples, non_finite=bad, all_finite=not bad)
     write(final)
-    return json.loads(out.read_text())
+    return read_json_object(out)
 
 
 def table(results: list) -> str:
@@ -382,6 +390,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     models = ("light", "full") if args.model == "both" else (args.model,)
     if not args.report_only:
         check_trend_windows(parser, models, args)
+        if not args.force:  # a result it would skip, or the report read, refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES)
         check_existing_runs(parser, models, args)
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -391,7 +401,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         for model in models:
             run(model, args)
 
-    results = [json.loads(p.read_text()) for p in sorted(args.out_dir.glob("stream_length_*.json"))]
+    results = read_results(parser, args.out_dir, RESULT_FILES)
     if not results:
         print("no results")
         return

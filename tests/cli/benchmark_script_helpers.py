@@ -1,5 +1,5 @@
-"""A benchmark script's ``main`` on bad input: its usage error, and no data folder;
-the parser a script's ``main`` builds."""
+"""A benchmark script's ``main`` on bad input: its usage error, no data folder, and a
+result file cut short; the parser a script's ``main`` builds."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +26,15 @@ def usage_error(main: Callable[[Sequence[str]], Any], argv: Sequence[str],
         main(argv)
     assert exit_info.value.code == 2
     return capsys.readouterr().err
+
+
+def cut_short(path: Path) -> str:
+    """Write to ``path`` a result JSON cut short, as a run killed while writing it left
+    one; the end of the one-line usage error that names it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"median_ms": 2')
+    return (f"error: {path}: not JSON (Expecting ',' delimiter: line 1 column 16 (char 15); "
+            "cut short by a run killed while writing it?); delete it to rerun its run")
 
 
 def without_data_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:

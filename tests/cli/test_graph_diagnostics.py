@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
+from benchmark_script_helpers import NO_DATA_FOLDER, cut_short, usage_error, without_data_folder
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import graph_diagnostics  # noqa: E402
 from graph_diagnostics import (main, mean_cosine, nearest_classes, neighbour_stats,  # noqa: E402
                                window_shares)
 
@@ -104,6 +105,13 @@ def test_an_existing_report_is_skipped_only_at_its_spacing(tmp_path, capsys):
     assert path.read_text() == made
     main([*argv, "--every", "60", "--force"])
     assert [row["position"] for row in json.loads(path.read_text())["snapshots"]] == [60, 120]
+
+
+def test_an_existing_report_cut_short_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    refusal = cut_short(tmp_path / "sledge_synthetic-none_0.01_seed0_limit120.json")
+    monkeypatch.setattr(graph_diagnostics, "diagnose", lambda *args: pytest.fail("ran"))
+    argv = ["--dataset", "synthetic", "--limit", "120", "--out-dir", str(tmp_path)]
+    assert usage_error(main, argv, capsys).splitlines()[-1].endswith(refusal)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,5 +1,6 @@
-"""``benchmarks/peers.py``'s command line: a missing CapyMOA or data folder is
-one line; its own resumable runs show no progress bar (these tests need no CapyMOA)."""
+"""``benchmarks/peers.py``'s command line: a missing CapyMOA or data folder, and a
+result cut short, is one line; its own resumable runs show no progress bar (these tests
+need no CapyMOA)."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
+from benchmark_script_helpers import NO_DATA_FOLDER, cut_short, usage_error, without_data_folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import peers  # noqa: E402
@@ -38,6 +39,20 @@ def test_a_missing_dataset_folder_is_refused_without_a_traceback(monkeypatch, ca
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # "installed"
     argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", "/"]  # a folder without it
     assert "Dataset folder /Shopper does not exist" in usage_error(peers.main, argv, capsys)
+
+
+def test_the_table_refuses_a_result_cut_short_in_one_line(capsys):
+    refusal = cut_short(peers.result_path("KNN", "Shopper", 0.01, 1, None, "global"))
+    error = usage_error(peers.main, ["--render-only"], capsys)
+    assert error.splitlines()[-1].endswith(refusal)
+    assert not (peers.RESULTS / "peers.md").exists()
+
+
+def test_a_result_cut_short_is_refused_before_any_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # "installed"
+    refusal = cut_short(peers.result_path("KNN", "Shopper", 0.01, 1, None, "global"))
+    argv = ["--datasets", "GSAD", "--learners", "KNN", "--root", str(tmp_path)]  # no GSAD
+    assert usage_error(peers.main, argv, capsys).splitlines()[-1].endswith(refusal)
 
 
 def test_the_resumable_run_shows_no_progress_bar(tmp_path, monkeypatch, capsys):

@@ -1,15 +1,18 @@
 """``benchmarks/propagation.py``: the report names the machines of its results,
+refuses a result cut short in one line, a run's result is written whole or not at all,
 and the command line refuses bad sizes."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from benchmark_script_helpers import usage_error
+from benchmark_script_helpers import cut_short, usage_error
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
 import propagation  # noqa: E402
 
 
@@ -26,6 +29,33 @@ def test_report_only_names_the_recorded_machine_not_this_one(tmp_path):
     assert heading.startswith("### propagation (CPU: an old CPU, nproc=64, torch 1.0, PyG 2.0")
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["cpu"] == "an old CPU" and summary["nproc"] == "64"
+
+
+def test_report_only_refuses_a_result_cut_short_in_one_line(tmp_path, capsys):
+    refusal = cut_short(propagation.result_path(tmp_path, 100, 1, 1, 256, 2))
+    error = usage_error(propagation.main, ["--out-dir", str(tmp_path), "--report-only"], capsys)
+    assert error.splitlines()[-1].endswith(refusal)
+    assert not (tmp_path / "propagation.md").exists()
+
+
+#: propagation.py measuring N = 2, k = 1 (a made-up result of 100 kB) on a disk that
+#: takes 50 kB per file (a full disk, in a process of its own).
+FULL_DISK = f"""
+import resource, signal, sys
+sys.path.insert(0, {str(BENCHMARKS)!r})
+import propagation
+propagation.measure = lambda N, k, threads, args: {{"padding": "x" * 100_000}}
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, resource.RLIM_INFINITY))
+propagation.main(["--sizes", "2", "--ks", "1", "--out-dir", sys.argv[1]])
+"""
+
+
+def test_a_result_cut_short_by_a_full_disk_is_not_left_behind(tmp_path):
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "File too large" in done.stderr.splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []  # neither the result nor a temporary file
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -14,7 +14,7 @@ from torch_geometric_stream.datasets import StreamDataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import reference_accuracy  # noqa: E402
-from benchmark_script_helpers import usage_error  # noqa: E402
+from benchmark_script_helpers import cut_short, usage_error  # noqa: E402
 
 N = 60
 
@@ -98,6 +98,14 @@ def test_bad_input_is_one_usage_error_line(capsys, argv, message):
     error = usage_error(reference_accuracy.main, argv, capsys)  # exit status 2
     assert message in error.splitlines()[-1]
     assert "Traceback" not in error
+
+
+def test_render_refuses_a_result_cut_short_in_one_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(reference_accuracy, "OUT", tmp_path)
+    monkeypatch.setattr(reference_accuracy, "LOCKSTEP", tmp_path / "lockstep")
+    refusal = cut_short(tmp_path / "lockstep" / "GSAD_0.01_seed0_limit400_float32.json")
+    error = usage_error(reference_accuracy.main, ["render"], capsys)
+    assert error.splitlines()[-1].endswith(refusal)
 
 
 def test_an_unloadable_dataset_is_one_error_line(tmp_path):

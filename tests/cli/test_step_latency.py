@@ -2,15 +2,17 @@
 machines the table names, and the command line's refusals."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 import pytest
-from benchmark_script_helpers import usage_error
+from benchmark_script_helpers import cut_short, usage_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import step_latency  # noqa: E402
+from machine import read_results  # noqa: E402
 
 
 def write_result(out_dir: Path, cpu: str, normalization: str = "symmetric", M: int = 250) -> None:
@@ -31,7 +33,8 @@ def test_the_plot_goes_beside_its_out_dir_and_draws_every_normalization(tmp_path
     step_latency.main(["--out-dir", str(out_dir), "--report-only", "--plot"])
     assert (tmp_path / "step_latency_s63.png").exists()
     assert not (tmp_path / "step_latency.png").exists()
-    lines = step_latency.series(step_latency.load_results(out_dir))
+    results = read_results(argparse.ArgumentParser(), out_dir, step_latency.RESULT_FILES)
+    lines = step_latency.series(results)
     assert list(lines) == [("gsad", "ours-full", "exact", 1, "mean")]
     assert [r["M"] for r in lines[("gsad", "ours-full", "exact", 1, "mean")]] == [250, 500]
 
@@ -48,6 +51,23 @@ def test_the_heading_names_every_cpu_the_results_recorded(tmp_path):
     write_result(out_dir, "cpu B", M=500)
     step_latency.main(["--out-dir", str(out_dir), "--report-only"])
     assert "CPU: cpu A; cpu B," in (tmp_path / "mixed.md").read_text()
+
+
+def test_the_report_refuses_a_result_cut_short_in_one_line(tmp_path, capsys):
+    write_result(tmp_path, "cpu A")
+    refusal = cut_short(step_latency.result_path(tmp_path, "ours-full", "gsad", 500, 1))
+    error = usage_error(step_latency.main, ["--out-dir", str(tmp_path), "--report-only"], capsys)
+    assert error.splitlines()[-1].endswith(refusal)
+    assert not (tmp_path.parent / f"{tmp_path.name}.md").exists()
+
+
+def test_a_result_cut_short_is_refused_before_any_run(tmp_path, monkeypatch, capsys):
+    refusal = cut_short(step_latency.result_path(tmp_path, "ours-full", "gsad", 250, 1))
+    monkeypatch.setattr(step_latency, "gemm_gflops", lambda threads: 100.0)
+    monkeypatch.setattr(step_latency, "measure", lambda *args: pytest.fail("ran"))
+    argv = ["--configs", "gsad", "--models", "ours-full", "--sizes", "250,500",
+            "--out-dir", str(tmp_path)]  # (M = 250 would be skipped: its file exists)
+    assert usage_error(step_latency.main, argv, capsys).splitlines()[-1].endswith(refusal)
 
 
 @pytest.mark.parametrize("argv, message", [

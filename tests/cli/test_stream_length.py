@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from benchmark_script_helpers import usage_error
+from benchmark_script_helpers import cut_short, usage_error
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -77,6 +77,22 @@ def test_a_result_without_a_trend_is_a_row_of_the_report(capsys, tmp_path):
     row = "| light | 30 | 10 | 1 | 1 | too few windows after the warm-up for a trend |"
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(row))
     assert line.count("|") == 15 and line.endswith("| none |")  # 14 cells, as the header
+
+
+def test_a_result_cut_short_is_refused_before_the_run(capsys, tmp_path, monkeypatch):
+    refusal = cut_short(tmp_path / "stream_length_light_N30_w10_t1_seed0.json")
+    monkeypatch.setattr(stream_length, "run", lambda *args: pytest.fail("ran"))
+    error = usage_error(stream_length.main, [*TINY, "--out-dir", str(tmp_path)], capsys)
+    assert error.splitlines()[-1].endswith(refusal)
+
+
+def test_the_report_refuses_a_result_that_is_no_json_object(capsys, tmp_path):
+    (tmp_path / "stream_length_full_N30_w10_t1_seed0.json").write_text("[]")
+    error = usage_error(stream_length.main, ["--report-only", "--out-dir", str(tmp_path)],
+                        capsys)
+    assert error.splitlines()[-1].endswith(
+        f"error: {tmp_path / 'stream_length_full_N30_w10_t1_seed0.json'}: not a JSON object "
+        "(an array); delete it to rerun its run")
 
 
 def test_a_result_of_another_configuration_is_refused_not_skipped(capsys, tmp_path):
