@@ -20,8 +20,7 @@ from torch_geometric_stream.validation import check_seed
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
            "data_root", "input_folder", "read_run", "read_json_object", "read_result",
-           "read_results",
-           "check_outputs", "load_or_exit"]
+           "read_results", "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
