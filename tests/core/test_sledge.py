@@ -426,18 +426,36 @@ def test_online_mlp_refuses_a_step_size_that_is_not_finite_and_nonnegative(kw):
 
 @pytest.mark.parametrize("kw", [{}, {"light": True}, {"graph": "static"},
                                 {"lam": 0.0, "supervise_graph": False},
-                                {"lam": 0.0, "supervise_graph": False, "light": True}])
-def test_the_training_step_may_reuse_the_prediction_embeddings(kw):
-    """Reusing the prediction's memory embeddings (one row embedded anew) in the
-    training step gives the model that embedding the whole memory anew gives."""
+                                {"lam": 0.0, "supervise_graph": False, "light": True},
+                                {"input_scaling": "online"}])
+def test_the_training_step_may_reuse_the_prediction_embeddings(kw, monkeypatch):
+    """Reusing the prediction's embeddings (the memory's, one row embedded anew,
+    and the predicted row's in the memory's merge search) in the step gives the
+    model that embedding the memory and the row anew gives. The predicted row is
+    embedded again only where the step writes it into a free slot (the training
+    step embeds the written row with gradient) or the input range grows (the
+    memory is re-derived, its embeddings dropped)."""
     x, y = gaussian_stream(60)
     reused, fresh = small(**kw).double(), small(**kw).double()
+    embed, predicted, embeds_of_row = reused.graph.embed, None, []
+
+    def counted(rows, **kwargs):
+        embeds_of_row.append(predicted is not None and any(torch.equal(r, predicted) for r in rows))
+        return embed(rows, **kwargs)
+
+    monkeypatch.setattr(reused.graph, "embed", counted)
     for i in range(len(x)):
         row, label = x[i].double(), int(y[i]) if i % 3 == 0 else -1
         assert torch.allclose(reused.predict_proba(row), fresh.predict_proba(row), atol=1e-12)
+        predicted = reused._snapshot.query[0]
         fresh._drop_cached_graphs()  # its step embeds the memory from scratch
+        embeds_of_row.clear()
+        scaler = reused.input_scaler
+        grows = scaler is not None and bool(((row < scaler.low) | (row > scaler.high)).any())
+        inserts = reused.memory.candidate_slots(label) is None
         reused.learn(row, label)
         fresh.learn(row, label)
+        assert sum(embeds_of_row) <= (inserts or grows), i
     for (name, a), b in zip(reused.state_dict().items(), fresh.state_dict().values()):
         if isinstance(a, torch.Tensor) and a.is_floating_point():
             assert torch.allclose(a, b, atol=1e-10), name

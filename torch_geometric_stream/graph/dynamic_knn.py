@@ -457,7 +457,7 @@ class DynamicKNNGraph(nn.Module):
         if supports_csr(emb):
             graph = CSRGraph(neighbors_to_edge_index(neighbors, query_index, check=False),
                              emb.size(0), check_indices=False)
-            return graph.edge_dot(emb, emb)
+            return graph.edge_dot(emb, emb, check=check)
         query = emb if query_index is None else emb[query_index]
         return score_neighbors(query, emb, neighbors, check=False).view(-1)
 

@@ -107,6 +107,9 @@ class _Snapshot:
     top_index: Optional[Tensor]  # (P, K')
     live_emb: Optional[Tensor]  # ``emb`` with its autograd graph, reused by the training step
     gave_up: bool = False  # a prediction's search of only the rows read gave up
+    # A one-row prediction's row (d,) and its embedding (h,) on the CPU, at the
+    # snapshot's parameters: the memory update that follows reuses it
+    query: Optional[tuple[Tensor, Tensor]] = None
     # Left by a training step (or loaded with the state), not by a prediction: with
     # a kept memory graph, only such a snapshot is patched by the next step and saved
     kept: bool = False
@@ -677,6 +680,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     if x.size(0) > 1 or not self._searches_receptive_field():
                         self._snapshot_graph(snap)  # one search serves every row
                     emb = self.graph.embed(x, check=False)
+                    if x.size(0) == 1 and x.device.type == "cpu":  # (a GPU would sync to compare)
+                        snap.query = (x[0], emb[0])
                     logits = torch.stack([self._logits_of_query(snap, row, row_emb)
                                           for row, row_emb in zip(x, emb)])
         finally:
@@ -768,9 +773,18 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             return self.memory.update(x, label, **sources)  # insert, or raw-cosine merge
         with torch.no_grad():
             snap = self._snapshot_now()
-            x_emb = self.graph.embed(x.unsqueeze(0), check=False)[0]
+            x_emb = self._row_embedding(snap, x)
         return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
                                   node_embeddings=snap.emb, **sources)
+
+    def _row_embedding(self, snap: _Snapshot, x: Tensor) -> Tensor:
+        """The embedding :math:`(h,)` of the row :math:`(d,)` ``x``: the one-row
+        prediction's where it predicted this very row (the snapshot's parameters
+        are the current ones: a step or a new state drops the snapshot), else
+        embedded now."""
+        if snap.query is not None and torch.equal(snap.query[0], x):
+            return snap.query[1]
+        return self.graph.embed(x.unsqueeze(0), check=False)[0]
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None

@@ -305,7 +305,7 @@ class GCNBackbone(GraphBackbone):
         graph = CSRGraph(edge_index, x.size(0), check_indices=False, reuse_matrices=True)
         edge_weight = edge_weight.to(x.dtype)
         return self._run(x, lambda conv, h: self._layer(
-            conv, h, lambda z: graph.aggregate(z, edge_weight)))
+            conv, h, lambda z: graph.aggregate(z, edge_weight, check=False)))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
         r"""Same layers with a dense normalized adjacency :math:`(N, N)`

@@ -178,13 +178,15 @@ class CSRGraph:
             _check_edge_values(values, self, "symmetric_matrix", "values")
         return self._symmetric.matrix(torch.cat([values, values]))
 
-    def aggregate(self, x: Tensor, edge_weight: Tensor) -> Tensor:
-        r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`."""
-        return csr_aggregate(x, edge_weight, self)
+    def aggregate(self, x: Tensor, edge_weight: Tensor, *, check: bool = True) -> Tensor:
+        r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`;
+        ``check`` as in :func:`csr_aggregate`."""
+        return csr_aggregate(x, edge_weight, self, check=check)
 
-    def edge_dot(self, a: Tensor, b: Tensor) -> Tensor:
-        r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order."""
-        return csr_edge_dot(a, b, self)
+    def edge_dot(self, a: Tensor, b: Tensor, *, check: bool = True) -> Tensor:
+        r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order; ``check`` as in
+        :func:`csr_edge_dot`."""
+        return csr_edge_dot(a, b, self, check=check)
 
     def sampled_dot(self, a: Tensor, b: Tensor, *, check: bool = True) -> Tensor:
         r""":math:`a_t^\top b_s` per edge :math:`(E,)` in edge order, for ``a`` and
@@ -286,10 +288,14 @@ def _check_edge_values(values: Tensor, graph: CSRGraph, what: str, name: str,
     check_same_device(values, graph.source.device, f"{what}: {name}", "the graph's device")
 
 
-def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
+def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph, *,
+                  check: bool = True) -> Tensor:
     r"""Weighted sum over incoming edges, :math:`(N, F)`, differentiable in ``x``
     :math:`(N, F)` and ``edge_weight`` :math:`(E,)` (edge order of the
     ``edge_index`` ``graph`` was built from).
+
+    ``check``: refuse what is listed below (no value is read); layers that
+    built the graph and the weights themselves pass ``False``.
 
     Raises:
         ValueError: if the sizes do not match ``graph``.
@@ -297,17 +303,21 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
             a ``graph`` that is no :class:`CSRGraph`, non-tensors, tensors on the
             ``meta`` device or a sparse ``edge_weight``.
     """
-    _check_features(x, graph, "csr_aggregate")
-    _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
+    if check:
+        _check_features(x, graph, "csr_aggregate")
+        _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
     # the weights tensor itself where it is 1-D: its CSR matrix then serves every layer
     weight = edge_weight if edge_weight.dim() == 1 else edge_weight.reshape(-1)
     return _CSRAggregate.apply(x.contiguous(), weight, graph)
 
 
-def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
+def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph, *, check: bool = True) -> Tensor:
     r"""Per-edge dot products :math:`a_t^\top b_s` :math:`(E,)` (edge order of
     the ``edge_index`` ``graph`` was built from), differentiable in ``a`` and
     ``b`` :math:`(N, h)`; pass the same tensor twice for similarity weights.
+
+    ``check``: refuse what is listed below (no value is read); layers that
+    built the graph and the operands themselves pass ``False``.
 
     Raises:
         ValueError: if the sizes do not match ``graph`` or each other.
@@ -315,5 +325,6 @@ def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
             ``graph`` that is no :class:`CSRGraph`, non-tensors or tensors on the
             ``meta`` device.
     """
-    _check_pair(a, b, graph, "csr_edge_dot")
+    if check:
+        _check_pair(a, b, graph, "csr_edge_dot")
     return _CSREdgeDot.apply(a.contiguous(), b.contiguous(), graph)
