@@ -68,6 +68,131 @@ def test_static_graph_has_no_parameters_and_uses_raw_cosine():
     assert set(edge_index[0, edge_index[1] == 0].tolist()) == {0, 1}
 
 
+def _angles(*degrees):
+    """Unit rows at these angles (degrees) in the plane."""
+    radians = torch.tensor(degrees) * (np.pi / 180)
+    return torch.stack([radians.cos(), radians.sin()], dim=1)
+
+
+@pytest.mark.parametrize("k, expected", [
+    (2, [[0, 1, 1, 0, 2, 1, 3, 4, 4, 3], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]]),
+    # graph 1 has 2 rows: its queries get both, 2 edges each (E = 13 < Qk = 15)
+    (3, [[0, 1, 2, 1, 0, 2, 2, 1, 0, 3, 4, 4, 3], [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4]]),
+])
+def test_batch_links_rows_only_within_their_graph_hand_checked(k, expected):
+    # rows 0-2 (0, 40, 90 degrees) form graph 0, rows 3-4 (10, 80 degrees) graph 1;
+    # without batch, rows 0 and 1 would pick row 3 and row 2 row 4
+    x = _angles(0.0, 40.0, 90.0, 10.0, 80.0)
+    batch = torch.tensor([0, 0, 0, 1, 1])
+    edge_index, edge_weight = StaticKNNGraph(2, k=k)(x, batch=batch)
+    assert edge_index.tolist() == expected
+    angle = torch.tensor([0.0, 40.0, 90.0, 10.0, 80.0])
+    cosine = (angle[edge_index[0]] - angle[edge_index[1]]).deg2rad().cos()
+    torch.testing.assert_close(edge_weight, cosine)
+    assert StaticKNNGraph(2, k=2)(x)[0][0, :6].tolist() == [0, 3, 1, 3, 2, 4]  # no batch
+
+
+def _by_target(edge_index, edge_weight):
+    """The edges ordered by target, each target's edges in their given order."""
+    order = torch.sort(edge_index[1], stable=True).indices
+    return edge_index[:, order], edge_weight[order]
+
+
+def _per_graph(graph, x, batch, query_index=None, node_mask=None):
+    """``graph`` called on each graph's rows alone, the edges in global rows, by target."""
+    edges, weights = [], []
+    for graph_id in batch.unique().tolist():
+        rows = (batch == graph_id).nonzero().view(-1)
+        mask = None if node_mask is None else node_mask[rows]
+        queries = None
+        if query_index is not None:
+            queries = torch.searchsorted(rows, query_index[batch[query_index] == graph_id])
+        if (mask is not None and not mask.any()) or (queries is not None and not queries.numel()):
+            continue  # no row to pick, or no query: no edge
+        edge_index, edge_weight = graph(x[rows], query_index=queries, node_mask=mask)
+        edges.append(rows[edge_index])
+        weights.append(edge_weight)
+    return _by_target(torch.cat(edges, dim=1), torch.cat(weights))
+
+
+_GRAPH_SIZES = [5, 9, 2, 12]
+
+
+def _random_batch(shuffle):
+    batch = torch.repeat_interleave(torch.arange(len(_GRAPH_SIZES)), torch.tensor(_GRAPH_SIZES))
+    return batch[torch.randperm(batch.numel())] if shuffle else batch
+
+
+@pytest.mark.parametrize("make_graph", [lambda k: DynamicKNNGraph(6, k=k, hidden_channels=8),
+                                        lambda k: StaticKNNGraph(6, k=k)],
+                         ids=["dynamic", "static"])
+@pytest.mark.parametrize("k", [1, 3, 7, 40])  # 7 and 40: more than graphs of 5 and 2 rows
+@pytest.mark.parametrize("shuffle", [False, True], ids=["sorted", "unsorted"])
+def test_batch_gives_the_per_graph_graphs_concatenated(make_graph, k, shuffle):
+    graph = make_graph(k)
+    batch = _random_batch(shuffle)
+    x = torch.randn(batch.numel(), 6)
+    edge_index, edge_weight = graph(x, batch=batch)
+    expected_index, expected_weight = _per_graph(graph, x, batch)
+    assert edge_index.size(1) == sum(n * min(k, n) for n in _GRAPH_SIZES)
+    assert torch.equal(edge_index, expected_index)
+    torch.testing.assert_close(edge_weight, expected_weight)
+
+
+def test_batch_with_query_index_and_node_mask_gives_the_per_graph_graphs():
+    graph = DynamicKNNGraph(6, k=4, hidden_channels=8)
+    batch = _random_batch(shuffle=True)
+    x = torch.randn(batch.numel(), 6)
+    # graph 0 allows 2 rows (< k), graph 2 none (its queries get no edge)
+    node_mask = (batch != 2) & ~((batch == 0) & (torch.cumsum(batch == 0, 0) > 2))
+    query_index = torch.tensor([0, 3, 4, 7, 11, 12, 15, 20, 27])
+    edge_index, edge_weight = graph(x, query_index, node_mask, batch=batch)
+    expected_index, expected_weight = _per_graph(graph, x, batch, query_index, node_mask)
+    assert torch.equal(edge_index, expected_index)
+    torch.testing.assert_close(edge_weight, expected_weight)
+    assert node_mask[edge_index[0]].all()
+    assert torch.equal(batch[edge_index[0]], batch[edge_index[1]])
+    assert set(edge_index[1].tolist()) == set(query_index[batch[query_index] != 2].tolist())
+
+
+def test_batch_edge_weights_send_the_per_graph_gradient_to_the_embedding():
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8)
+    batch = _random_batch(shuffle=True)
+    x = torch.randn(batch.numel(), 6)
+    params = list(graph.parameters())
+    grads = torch.autograd.grad(graph(x, batch=batch)[1].square().sum(), params)
+    expected = torch.autograd.grad(_per_graph(graph, x, batch)[1].square().sum(), params)
+    for grad, grad_expected in zip(grads, expected):
+        assert grad.abs().sum() > 0
+        torch.testing.assert_close(grad, grad_expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_one_graph_batch_gives_the_graph_without_batch(dtype):
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8)
+    x = torch.randn(10, 6)
+    query = torch.tensor([2, 5])
+    for kwargs in ({}, {"query_index": query}):
+        edge_index, edge_weight = graph(x, batch=torch.zeros(10, dtype=dtype), **kwargs)
+        expected_index, expected_weight = graph(x, **kwargs)
+        assert torch.equal(edge_index, expected_index)
+        assert torch.equal(edge_weight, expected_weight)
+
+
+@pytest.mark.parametrize("search_dtype", [None, torch.bfloat16], ids=["exact", "bfloat16"])
+def test_topk_neighbors_scores_the_picks_beyond_a_graph_minus_inf(search_dtype):
+    keys = F.normalize(torch.randn(5, 4), dim=-1)
+    batch = torch.tensor([1, 0, 1, 1, 0])
+    key_mask = torch.tensor([True, True, True, False, True])  # 2 rows per graph: k = 3 goes
+    top = topk_neighbors(keys, keys, 3, key_mask=key_mask, query_batch=batch, key_batch=batch,
+                         search_dtype=search_dtype)
+    allowed = (batch[top.indices] == batch[:, None]) & key_mask[top.indices]
+    assert allowed.sum(dim=1).tolist() == [2] * 5
+    assert top.values[~allowed].isneginf().all()
+    torch.testing.assert_close(top.values[allowed],
+                               (keys[top.indices] @ keys.unsqueeze(-1)).squeeze(-1)[allowed])
+
+
 def test_symmetric_normalization_hand_checked():
     # 2 nodes, edge 0 -> 1 with weight 0.5; self-loops added with weight 1
     edge_index = torch.tensor([[0], [1]])
@@ -189,6 +314,18 @@ EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
     (lambda g: g(X10, node_mask=torch.ones(9, dtype=torch.bool)), ValueError,
      r"node_mask must have shape \(10,\)"),
     (lambda g: g(X10, node_mask=torch.zeros(10, dtype=torch.bool)), ValueError, "no row"),
+    (lambda g: g(X10, batch=torch.zeros(10)), TypeError,
+     r"batch must be an int64 \(or int32\) tensor of graph ids, got shape \(10,\), "
+     r"dtype torch.float32"),
+    (lambda g: g(X10, batch=[0] * 10), TypeError, "batch must be an int64 .* got list"),
+    (lambda g: g(X10, batch=torch.zeros(9, dtype=torch.long)), ValueError,
+     r"batch must have shape \(10,\), one graph id per row, got \(9,\)"),
+    (lambda g: g(X10, batch=torch.zeros(10, 1, dtype=torch.long)), ValueError,
+     r"batch must have shape \(10,\), one graph id per row, got \(10, 1\)"),
+    (lambda g: g(X10, batch=torch.zeros(10, dtype=torch.long, device="meta")), TypeError,
+     "batch is on the 'meta' device"),
+    (lambda g: g(X10, batch=torch.tensor([0, 1, -1, 0, 0, 0, 0, 0, 0, 0])), ValueError,
+     "batch must hold graph ids >= 0, got -1"),
     (lambda g: g.structure_loss(torch.randn(10, 5)), ValueError, r"x must have shape \(N, 4\)"),
     (lambda g: g.structure_loss(X10.long()), TypeError, "x must be torch.float32"),
     (lambda g: g.structure_loss(X10, query_index=torch.tensor([0, 10])), ValueError,
@@ -255,6 +392,14 @@ def test_backbone_names_bad_input(args, error, message):
     ((torch.randn(3, 4), torch.randn(5, 4), 2), {"key_mask": torch.ones(4, dtype=torch.bool)},
      ValueError, r"key_mask must have shape \(5,\)"),
     ((torch.randn(3, 4), torch.randn(5, 4), 2), {"block_size": 0}, ValueError, "block_size"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2), {"query_batch": torch.zeros(3, dtype=torch.long)},
+     ValueError, "query_batch and key_batch must be given together"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2),
+     {"query_batch": torch.zeros(5, dtype=torch.long), "key_batch": torch.zeros(5, dtype=torch.long)},
+     ValueError, r"query_batch must have shape \(3,\)"),
+    ((torch.randn(3, 4), torch.randn(5, 4), 2),
+     {"query_batch": torch.zeros(3, dtype=torch.long), "key_batch": torch.zeros(5, dtype=torch.bool)},
+     TypeError, "key_batch must be an int64 \\(or int32\\) tensor of graph ids"),
     ((torch.ones(3, 4, dtype=torch.bool), torch.ones(5, 4, dtype=torch.bool), 2), {}, TypeError,
      "query and keys must be real numbers, got torch.bool"),
     ((torch.randn(3, 4).cfloat(), torch.randn(5, 4).cfloat(), 2), {}, TypeError,

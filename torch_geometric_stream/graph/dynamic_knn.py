@@ -11,9 +11,9 @@ from torch import Tensor, nn
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
-                                               check_node_features, check_positive_int,
-                                               check_row_index, check_same_device,
-                                               describe_index)
+                                               check_has_values, check_node_features,
+                                               check_positive_int, check_row_index,
+                                               check_same_device, describe_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -102,6 +102,7 @@ def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor, *,
 
 @torch.no_grad()
 def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Tensor] = None,
+                   query_batch: Optional[Tensor] = None, key_batch: Optional[Tensor] = None,
                    block_size: int = 2048,
                    search_dtype: Union[str, torch.dtype, None] = None,
                    check_key_mask: bool = True) -> TopK:
@@ -116,7 +117,13 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         keys (Tensor): :math:`(N, h)`.
         k (int): neighbours per query, :math:`0 \leq k \leq N`.
         key_mask (Tensor, optional): :math:`(N,)` boolean, ``False`` keys are
-            never selected (at least ``k`` keys must be allowed).
+            never selected (at least ``k`` keys must be allowed, unless
+            ``query_batch`` is given).
+        query_batch, key_batch (Tensor, optional): integer graph ids
+            :math:`(Q,)` and :math:`(N,)` (given together): a query selects
+            only keys of its own graph, as PyG's ``batch`` vector (any ids,
+            sorted or not). A query whose graph has fewer than ``k`` allowed
+            keys gets the others with score ``-inf`` (drop them).
         block_size (int): query rows scored at once.
         search_dtype (torch.dtype or str, optional): an approximate search: the
             neighbours are *chosen* with scores in this (lower) precision, e.g.
@@ -133,14 +140,19 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
 
     Raises:
         TypeError: ``query`` and ``keys`` of different dtypes, boolean or
-            complex, or a ``key_mask`` that is not boolean.
-        ValueError: ``query`` or ``keys`` not 2-D with one width, a ``key_mask``
-            of another length or device than ``keys``, ``k`` outside :math:`[0, N]` or
-            above the allowed keys, or ``block_size < 1``.
+            complex, a ``key_mask`` that is not boolean, or a ``query_batch`` or
+            ``key_batch`` that is not an integer tensor.
+        ValueError: ``query`` or ``keys`` not 2-D with one width, a ``key_mask``,
+            ``query_batch`` or ``key_batch`` of another length or device than the
+            rows it labels, only one of ``query_batch`` and ``key_batch``, ``k``
+            outside :math:`[0, N]` or (without ``query_batch``) above the allowed
+            keys, or ``block_size < 1``.
     """
     _check_topk_input(query, keys, key_mask, block_size)
+    if query_batch is not None or key_batch is not None:
+        _check_query_key_batch(query_batch, key_batch, query, keys)
     _check_k(k, 0, keys.size(0), "keys")
-    if check_key_mask:
+    if check_key_mask and query_batch is None:
         _check_allowed_keys(k, key_mask)
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
@@ -153,11 +165,16 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         scores = query[block].to(search_keys.dtype) @ search_keys.t()
         if key_mask is not None:
             scores.masked_fill_(~key_mask, float("-inf"))
+        if query_batch is not None:  # keys of other graphs
+            scores.masked_fill_(query_batch[block, None] != key_batch, float("-inf"))
         if search_dtype is None:
             torch.topk(scores, k, dim=-1, out=(values[block], indices[block]))
         else:
             indices[block] = scores.topk(k, dim=-1).indices
             values[block] = score_neighbors(query[block], keys, indices[block], check=False)
+            if query_batch is not None:  # the picks the search could not avoid stay -inf
+                values[block].masked_fill_(scores.gather(-1, indices[block]).isneginf(),
+                                           float("-inf"))
     return TopK(values, indices)
 
 
@@ -169,6 +186,31 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
         _check_row_mask(key_mask, keys, "key_mask", "the keys' device")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+
+
+def _check_query_key_batch(query_batch: Optional[Tensor], key_batch: Optional[Tensor],
+                           query: Tensor, keys: Tensor) -> None:
+    """Raise unless both graph-id vectors are given and label ``query`` and ``keys``
+    (no value is read)."""
+    if query_batch is None or key_batch is None:
+        raise ValueError("query_batch and key_batch must be given together (the graph ids of "
+                         "the queries and of the keys)")
+    _check_batch(query_batch, query, "query_batch", "query's device")
+    _check_batch(key_batch, keys, "key_batch", "the keys' device")
+
+
+def _check_batch(batch: Tensor, rows: Tensor, name: str, where: str) -> None:
+    r"""Raise unless ``batch`` is an integer tensor :math:`(N,)` of graph ids over the
+    :math:`N` rows of ``rows``, on their device (``where`` names it in the
+    message); no value is read."""
+    if not isinstance(batch, Tensor) or batch.dtype not in INDEX_DTYPES:
+        raise TypeError(f"{name} must be an int64 (or int32) tensor of graph ids, got "
+                        f"{describe_index(batch)}")
+    check_has_values(batch, name)
+    if batch.shape != (rows.size(0),):
+        raise ValueError(f"{name} must have shape ({rows.size(0)},), one graph id per row, "
+                         f"got {tuple(batch.shape)}")
+    check_same_device(batch, rows.device, name, where)
 
 
 def _check_query_keys(query: Tensor, keys: Tensor) -> None:
@@ -376,8 +418,11 @@ class DynamicKNNGraph(nn.Module):
             (default: :obj:`None`, exact)
 
     Shapes:
-        - **input:** :math:`(N, d)`, optional ``query_index`` :math:`(Q,)`
-        - **output:** ``edge_index`` :math:`(2, Qk)`, ``edge_weight`` :math:`(Qk,)`
+        - **input:** :math:`(N, d)`, optional ``query_index`` :math:`(Q,)`,
+          ``node_mask`` :math:`(N,)`, ``batch`` :math:`(N,)`
+        - **output:** ``edge_index`` :math:`(2, E)`, ``edge_weight`` :math:`(E,)`:
+          :math:`E = Qk` (:math:`k` clipped to the rows ``node_mask`` allows);
+          :math:`E \leq Qk` with ``batch`` (graphs with fewer rows than :math:`k`)
     """
 
     def __init__(self, in_channels: int, k: int, hidden_channels: int = 256,
@@ -417,12 +462,22 @@ class DynamicKNNGraph(nn.Module):
         ``node_mask`` :math:`(N,)` excludes rows from being chosen (their own
         query rows still get neighbours; callers ignore them).
         """
+        return self._search(emb, query_index, node_mask).indices
+
+    def _search(self, emb: Tensor, query_index: Optional[Tensor], node_mask: Optional[Tensor],
+                batch: Optional[Tensor] = None) -> TopK:
+        r""":func:`topk_neighbors` of the rows ``query_index`` :math:`(Q, k')` among
+        the rows ``node_mask`` allows (of the query's graph, with ``batch``:
+        the picks beyond those score ``-inf``), :math:`k'` as in :meth:`neighbors`."""
         available = emb.size(0) if node_mask is None else int(node_mask.sum())
         k = min(self.k, available)
         query = emb if query_index is None else emb[query_index]
+        query_batch = batch if batch is None or query_index is None else batch[query_index]
         return topk_neighbors(query.detach(), emb.detach(), k, key_mask=node_mask,
-                              block_size=self.block_size, search_dtype=self.search_dtype,
-                              check_key_mask=False).indices  # k is at most the count
+                              query_batch=query_batch, key_batch=batch,
+                              block_size=self.block_size,
+                              search_dtype=self.search_dtype,
+                              check_key_mask=False)  # k is at most the count
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
@@ -462,7 +517,8 @@ class DynamicKNNGraph(nn.Module):
         return score_neighbors(query, emb, neighbors, check=False).view(-1)
 
     def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
-                node_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+                node_mask: Optional[Tensor] = None,
+                batch: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
         r"""Build the graph.
 
         Args:
@@ -471,24 +527,38 @@ class DynamicKNNGraph(nn.Module):
                 (class-query light mode); ``None`` = every row.
             node_mask (Tensor, optional): :math:`(N,)` rows that may be chosen
                 as neighbours.
+            batch (Tensor, optional): :math:`(N,)` integer graph ids
+                :math:`\geq 0` assigning each row to a graph of a mini-batch,
+                as in PyG: a query picks its :math:`k` neighbours among the rows
+                of its own graph only (all of them if its graph has fewer
+                allowed rows, like :func:`torch_geometric.nn.knn_graph`). Unlike
+                ``torch-cluster``, the ids need not be sorted.
 
         Returns:
-            ``(edge_index, edge_weight)`` in PyG convention.
+            ``(edge_index, edge_weight)`` in PyG convention (source = neighbour,
+            target = query), each query's edges together.
 
         Raises:
             TypeError / ValueError: an ``x`` that is not floating :math:`(N, d)`,
                 a ``query_index`` that is not a 1-D integer tensor of row
-                indices, or a ``node_mask`` that is not boolean :math:`(N,)` on
-                ``x``'s device with at least one ``True``.
+                indices, a ``node_mask`` that is not boolean :math:`(N,)` on
+                ``x``'s device with at least one ``True``, or a ``batch`` that is
+                not an integer :math:`(N,)` tensor on ``x``'s device with ids
+                :math:`\geq 0`.
         """
-        self._check_input(x, query_index, node_mask)
+        self._check_input(x, query_index, node_mask, batch)
         emb = self.embed(x, check=False)
-        neighbors = self.neighbors(emb, query_index, node_mask)
-        return (neighbors_to_edge_index(neighbors, query_index, check=False),
-                self.neighbor_weight(emb, neighbors, query_index, check=False))
+        if batch is None:
+            neighbors = self.neighbors(emb, query_index, node_mask)
+            return (neighbors_to_edge_index(neighbors, query_index, check=False),
+                    self.neighbor_weight(emb, neighbors, query_index, check=False))
+        top = self._search(emb, query_index, node_mask, batch)
+        kept = top.values.isneginf().logical_not_().view(-1)  # picks of the query's graph
+        return (neighbors_to_edge_index(top.indices, query_index, check=False)[:, kept],
+                self.neighbor_weight(emb, top.indices, query_index, check=False)[kept])
 
     def _check_input(self, x: Tensor, query_index: Optional[Tensor],
-                     node_mask: Optional[Tensor]) -> None:
+                     node_mask: Optional[Tensor], batch: Optional[Tensor] = None) -> None:
         self._check_rows(x)
         num_rows = x.size(0)
         if query_index is not None:
@@ -497,6 +567,10 @@ class DynamicKNNGraph(nn.Module):
             _check_row_mask(node_mask, x, "node_mask", "x's device")
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")
+        if batch is not None:
+            _check_batch(batch, x, "batch", "x's device")
+            if num_rows and (low := int(batch.min())) < 0:
+                raise ValueError(f"batch must hold graph ids >= 0, got {low}")
 
     def _check_rows(self, x: Tensor) -> None:
         """Raise unless ``x`` is a tensor :math:`(N, d)` that :math:`f_E` can embed
@@ -513,7 +587,8 @@ class DynamicKNNGraph(nn.Module):
         The rows are L2-normalized here (SLeDGe stores them so: the regularizer
         compares cosine similarities), then embedded unless ``emb``
         :math:`(N, h)`, L2-normalized rows, is given. ``query_index`` as in
-        :meth:`forward`.
+        :meth:`forward`. It takes no ``batch``: every pair of the rows given is
+        compared (pass one graph's rows for its pairs only).
 
         Raises:
             TypeError / ValueError: for ``x``, ``emb`` or ``query_index`` of the
