@@ -1,9 +1,10 @@
 """A benchmark script's ``main`` on bad input: its usage error, no data folder, and a
-result file cut short; the parser a script's ``main`` builds."""
+result file cut short; the parser a script's ``main`` builds; a run record to read."""
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -35,6 +36,16 @@ def cut_short(path: Path) -> str:
     path.write_text('{"median_ms": 2')
     return (f"error: {path}: not JSON (Expecting ',' delimiter: line 1 column 16 (char 15); "
             "cut short by a run killed while writing it?); delete it to rerun its run")
+
+
+def write_run_record(path: Path, **entries: Any) -> None:
+    """Write to ``path`` a record of ``python -m torch_geometric_stream run`` with the
+    entries every reader needs (a finished sledge run on Shopper at 0.1 %, config
+    ``{}``), ``entries`` added or replacing them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"dataset": "Shopper", "model": "sledge", "label_ratio": 0.001,
+                                "label_mask": "paper", "seed": 0, "accuracy": 0.5,
+                                "limit": None, "n_samples": 100, "config": {}, **entries}))
 
 
 def without_data_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:

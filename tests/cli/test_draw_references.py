@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from benchmark_script_helpers import NO_DATA_FOLDER, usage_error, without_data_folder
+from benchmark_script_helpers import (NO_DATA_FOLDER, usage_error, without_data_folder,
+                                      write_run_record)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from draw_references import (decide, knn_graph, main, offline_rows,  # noqa: E402
@@ -102,9 +103,8 @@ def test_a_run_column_names_its_model_and_tags():
 
 
 def write_run(folder: Path, model: str, seed: int, accuracy: float) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{model}_Shopper_0.001_seed{seed}.json").write_text(json.dumps(
-        {"seed": seed, "accuracy": accuracy, "limit": None}))
+    write_run_record(folder / f"{model}_Shopper_0.001_seed{seed}.json", model=model, seed=seed,
+                     accuracy=accuracy)
 
 
 def test_the_script_scores_every_seed_s_draw_on_the_bundled_shopper_stream(tmp_path):

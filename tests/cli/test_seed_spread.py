@@ -2,24 +2,22 @@
 draw revealed, and the table's means on hand-checkable cases."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_script_helpers import write_run_record
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from seed_spread import labels_per_class, main, seed_records, spread_table  # noqa: E402
 
 
 def write_run(folder: Path, seed: int, accuracy: float, limit=None, dataset="toy") -> None:
-    folder.mkdir(parents=True, exist_ok=True)
     suffix = f"_limit{limit}" if limit else ""
-    (folder / f"sledge_{dataset}_0.02_seed{seed}{suffix}.json").write_text(json.dumps(
-        {"model": "sledge", "dataset": dataset, "config": {},
-         "seed": seed, "accuracy": accuracy, "limit": limit, "n_samples": 100,
-         "label_ratio": 0.02, "label_mask": "paper", "balanced_accuracy": None}))
+    write_run_record(folder / f"sledge_{dataset}_0.02_seed{seed}{suffix}.json",
+                     dataset=dataset, seed=seed, accuracy=accuracy, limit=limit,
+                     label_ratio=0.02, balanced_accuracy=None)
 
 
 def test_the_first_tag_holding_a_seed_wins_and_prefixes_do_not_count(tmp_path):
