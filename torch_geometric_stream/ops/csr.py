@@ -213,7 +213,10 @@ def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
     passes over the output that matter when :math:`R` is the memory's every row
     and few of them have an entry (SLeDGe-L). Same kernel, same values:
     ``beta=0`` ignores the uninitialized input (NaN included) and every row,
-    with or without entries, is written."""
+    with or without entries, is written. On the CPU only: other devices keep
+    ``@``, the product checked on a GPU (this form was not)."""
+    if dense.device.type != "cpu":
+        return matrix @ dense
     return dense.new_empty(matrix.size(0), dense.size(1)).addmm_(matrix, dense, beta=0)
 
 
