@@ -85,6 +85,35 @@ def test_results_do_not_depend_on_uninitialized_memory():
         assert torch.isfinite(a.grad).all()
 
 
+def test_products_write_every_row_of_uninitialized_outputs():
+    # the sparse-dense products write into uninitialized tensors (beta=0): rows
+    # without an entry must come out zero, forward and backward, and the rest
+    # exactly what torch's own product gives, whatever the allocator left there
+    gen = torch.Generator().manual_seed(3)
+    n, h = 200, 16
+    edge_index = torch.randint(0, 20, (2, 30), generator=gen)  # rows 20.. have no edge
+    graph = CSRGraph(edge_index, n)
+    for _ in range(5):
+        garbage = torch.full((n * h,), float("nan"))  # leave NaN in the allocator
+        del garbage
+        x = torch.randn(n, h, generator=gen, requires_grad=True)
+        w = torch.randn(30, generator=gen, requires_grad=True)
+        out = graph.aggregate(x, w)
+        assert torch.equal(out, graph.by_target.matrix(w.detach()) @ x.detach())
+        assert torch.equal(out[20:], torch.zeros(n - 20, h))
+        grad = torch.randn(n, h, generator=gen)
+        grad_x, = torch.autograd.grad(out, x, grad)
+        assert torch.equal(grad_x, graph.by_source.matrix(w.detach()) @ grad)
+        edge_grad = torch.randn(30, generator=gen)
+        sym, = torch.autograd.grad(graph.edge_dot(x, x), x, edge_grad)
+        assert torch.equal(sym, graph.symmetric_matrix(edge_grad) @ x.detach())
+        assert torch.equal(sym[20:], torch.zeros(n - 20, h))
+        b = x.detach().clone().requires_grad_()
+        grad_a, grad_b = torch.autograd.grad(graph.edge_dot(x, b), (x, b), edge_grad)
+        assert torch.equal(grad_a, graph.by_target.matrix(edge_grad) @ b.detach())
+        assert torch.equal(grad_b, graph.by_source.matrix(edge_grad) @ x.detach())
+
+
 def test_empty_graph():
     graph = CSRGraph(torch.empty(2, 0, dtype=torch.long), 3)
     x = torch.randn(3, 2, requires_grad=True)

@@ -206,12 +206,26 @@ class CSRGraph:
         return torch.empty_like(sampled).index_copy_(0, self.by_target.perm, sampled)
 
 
+def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
+    r"""``matrix @ dense`` for a sparse CSR :math:`(R, C)` and a dense :math:`(C, F)`
+    matrix, :math:`(R, F)`, written straight into a new tensor: ``@`` fills a
+    zero :math:`(R, F)` tensor and copies it once more before the product, two
+    passes over the output that matter when :math:`R` is the memory's every row
+    and few of them have an entry (SLeDGe-L). Same kernel, same values:
+    ``beta=0`` ignores the uninitialized input (NaN included) and every row,
+    with or without entries, is written. On the CPU only: other devices keep
+    ``@``, the product checked on a GPU (this form was not)."""
+    if dense.device.type != "cpu":
+        return matrix @ dense
+    return dense.new_empty(matrix.size(0), dense.size(1)).addmm_(matrix, dense, beta=0)
+
+
 class _CSRAggregate(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
         ctx.graph = graph
         ctx.save_for_backward(x, edge_weight)
-        return graph.by_target.matrix(edge_weight) @ x
+        return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -220,7 +234,7 @@ class _CSRAggregate(torch.autograd.Function):
         grad = grad.contiguous()
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
-            grad_x = graph.by_source.matrix(edge_weight) @ grad
+            grad_x = _sparse_dense_product(graph.by_source.matrix(edge_weight), grad)
         if ctx.needs_input_grad[1]:
             grad_weight = graph.sampled_dot(grad, x, check=False)  # g_t . x_s per edge
         return grad_x, grad_weight, None
@@ -241,9 +255,11 @@ class _CSREdgeDot(torch.autograd.Function):
         grad = grad.contiguous()
         if ctx.same and all(ctx.needs_input_grad[:2]):
             # one tensor in both places: its whole gradient through one operand
-            return graph.symmetric_matrix(grad, check=False) @ a, None, None
-        grad_a = graph.by_target.matrix(grad) @ b if ctx.needs_input_grad[0] else None
-        grad_b = graph.by_source.matrix(grad) @ a if ctx.needs_input_grad[1] else None
+            return _sparse_dense_product(graph.symmetric_matrix(grad, check=False), a), None, None
+        grad_a = (_sparse_dense_product(graph.by_target.matrix(grad), b)
+                  if ctx.needs_input_grad[0] else None)
+        grad_b = (_sparse_dense_product(graph.by_source.matrix(grad), a)
+                  if ctx.needs_input_grad[1] else None)
         return grad_a, grad_b, None
 
 
