@@ -425,18 +425,27 @@ def test_online_mlp_refuses_a_step_size_that_is_not_finite_and_nonnegative(kw):
 
 
 @pytest.mark.parametrize("kw", [{}, {"light": True}, {"graph": "static"},
+                                {"light": True, "light_memory": "full"},
+                                {"embedding_layers": 3}, {"dropout": 0.2},
                                 {"lam": 0.0, "supervise_graph": False},
                                 {"lam": 0.0, "supervise_graph": False, "light": True},
-                                {"input_scaling": "online"}])
+                                {"input_scaling": "online"}, {"input_scaling": "robust"}])
 def test_the_training_step_may_reuse_the_prediction_embeddings(kw, monkeypatch):
     """Reusing the prediction's embeddings (the memory's, one row embedded anew,
     and the predicted row's in the memory's merge search) in the step gives the
     model that embedding the memory and the row anew gives. The predicted row is
     embedded again only where the step writes it into a free slot (the training
     step embeds the written row with gradient) or the input range grows (the
-    memory is re-derived, its embeddings dropped)."""
+    memory is re-derived, its embeddings dropped).
+
+    The backward of the reused embeddings reads the memory's rows after the
+    step's write (no copy is kept on the CPU): bit for bit the model whose
+    snapshot embeds a copy, as only the written row changed, and its gradient is
+    zero (a nonzero one, or another row written, would read other values)."""
     x, y = gaussian_stream(60)
-    reused, fresh = small(**kw).double(), small(**kw).double()
+    reused, fresh, copied = (small(**kw).double() for _ in range(3))
+    rows = copied.memory.prototypes
+    monkeypatch.setattr(copied.memory, "nodes", rows.clone)  # rows as they were at the snapshot
     embed, predicted, embeds_of_row = reused.graph.embed, None, []
 
     def counted(rows, **kwargs):
@@ -446,19 +455,25 @@ def test_the_training_step_may_reuse_the_prediction_embeddings(kw, monkeypatch):
     monkeypatch.setattr(reused.graph, "embed", counted)
     for i in range(len(x)):
         row, label = x[i].double(), int(y[i]) if i % 3 == 0 else -1
-        assert torch.allclose(reused.predict_proba(row), fresh.predict_proba(row), atol=1e-12)
+        proba = reused.predict_proba(row)
+        assert torch.allclose(proba, fresh.predict_proba(row), atol=1e-12)
+        assert torch.equal(proba, copied.predict_proba(row)), i
         predicted = reused._snapshot.query[0]
         fresh._drop_cached_graphs()  # its step embeds the memory from scratch
         embeds_of_row.clear()
         scaler = reused.input_scaler
         grows = scaler is not None and bool(((row < scaler.low) | (row > scaler.high)).any())
         inserts = reused.memory.candidate_slots(label) is None
-        reused.learn(row, label)
-        fresh.learn(row, label)
+        for model in (reused, fresh, copied):
+            model.learn(row, label)
         assert sum(embeds_of_row) <= (inserts or grows), i
     for (name, a), b in zip(reused.state_dict().items(), fresh.state_dict().values()):
         if isinstance(a, torch.Tensor) and a.is_floating_point():
             assert torch.allclose(a, b, atol=1e-10), name
+    for key, value in snapshot(copied).items():
+        assert torch.equal(snapshot(reused)[key], value), key
+    for a, c in zip(reused.optimizer.state.values(), copied.optimizer.state.values(), strict=True):
+        assert all(torch.equal(a[key], c[key]) for key in c)
 
 
 def test_a_graph_without_gradient_keeps_no_autograd_graph():

@@ -534,12 +534,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         step leaves the snapshot of the updated memory, its graph patched.
         """
         if self._snapshot is None or self._snapshot.memory_version != self.memory.version:
-            # with gradient, on a copy: autograd keeps the rows, which the memory
-            # update then writes in place
             trains = self._trains_graph
             nodes = self.memory.nodes()
             with torch.set_grad_enabled(trains):
-                live_emb = self.graph.embed(nodes.clone() if trains else nodes, check=False)
+                live_emb = self.graph.embed(_rows_kept_for_backward(nodes) if trains else nodes,
+                                            check=False)
             self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
@@ -924,6 +923,24 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
                          for key in incompatible_keys.missing_keys for buffer in buffers)
     if graph is not None and not memory_missing:
         model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None, kept=True)
+
+
+def _rows_kept_for_backward(nodes: Tensor) -> Tensor:
+    r"""The memory's rows :math:`(P, d)` as the snapshot embeds them with
+    gradient: autograd keeps them for :math:`f_E`'s first weight gradient
+    :math:`\sum_i g_i \mathbf{x}_i^\top`, and the memory update before the
+    training step's backward writes one row, slot :math:`j`, in place.
+
+    On the CPU, the rows themselves, outside autograd's version check
+    (``.data``), which spares a copy of the memory per step: the step replaces
+    the snapshot's embedding of row :math:`j` (:meth:`SLeDGe._training_embeddings`,
+    whose ``index_copy`` passes it no gradient), so :math:`g_j = 0` and the
+    written row enters the sum times zero, as the row before the write would
+    (the rows are finite). No other row changes before the backward: every
+    other write drops the snapshot (a re-derived memory, ``.to()``) or makes
+    it stale (the memory's version), and a stale snapshot trains nothing. A
+    GPU keeps the copy (the CUDA-graph step was checked with it)."""
+    return nodes.data if nodes.device.type == "cpu" else nodes.clone()
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:
