@@ -68,9 +68,12 @@ def test_csr_kernels_on_cuda_equal_cpu():
         out = graph.aggregate(xd, wd)
         dots = graph.edge_dot(xd, xd)
         (out.square().sum() + dots.sum()).backward()
-        results.append([t.detach().cpu() for t in (out, dots, xd.grad, wd.grad)])
+        # and one CSR structure: the CPU counts the rows, the GPU searches them
+        structure = [getattr(graph, name).crow for name in ("by_target", "by_source",
+                                                             "_symmetric")]
+        results.append([t.detach().cpu() for t in (out, dots, xd.grad, wd.grad, *structure)])
     for a, b in zip(*results):
-        assert torch.allclose(a, b, atol=1e-10)
+        assert a.dtype == b.dtype and torch.allclose(a, b, atol=1e-10)
 
 
 def test_cpu_input_to_a_cuda_model_and_bad_input():

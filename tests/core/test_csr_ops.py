@@ -237,6 +237,36 @@ def test_more_entries_than_a_dense_pattern():
 
 
 
+@pytest.mark.parametrize("edge_index, num_nodes, target_crow", [
+    # targets 1, 1, 0, 1, 3 (edge 0 -> 1 twice): rows 2 and 4 empty
+    (torch.tensor([[0, 2, 1, 0, 0], [1, 1, 0, 1, 3]]), 5, [0, 1, 4, 4, 5, 5]),
+    (torch.randint(0, 40, (2, 300), generator=torch.Generator().manual_seed(0)), 40, None),
+    (torch.zeros(2, 0, dtype=torch.long), 3, [0, 0, 0, 0]),  # no edges
+    (torch.zeros(2, 0, dtype=torch.long), 0, [0]),  # no nodes
+])
+def test_cpu_row_pointers_are_counted_and_equal_the_searched_ones(edge_index, num_nodes,
+                                                                   target_crow, monkeypatch):
+    """On the CPU the row pointers are a count of the rows, not a search of the
+    sorted rows (the GPU's way, which reads nothing back): same pointers, and
+    the whole CSR structure unchanged."""
+    def searched(rows, cols):
+        perm = torch.argsort(rows * num_nodes + cols)
+        return perm, torch.searchsorted(rows[perm], torch.arange(num_nodes + 1)), cols[perm]
+
+    source, target = edge_index
+    expected = {"by_target": searched(target, source), "by_source": searched(source, target),
+                "_symmetric": searched(torch.cat([target, source]), torch.cat([source, target]))}
+    monkeypatch.setattr(torch, "searchsorted", None)  # before: TypeError, not callable
+    graph = CSRGraph(edge_index, num_nodes)
+    for name, (perm, crow, col) in expected.items():
+        orientation = getattr(graph, name)
+        assert torch.equal(orientation.perm, perm)
+        assert torch.equal(orientation.crow, crow) and orientation.crow.dtype == torch.int64
+        assert torch.equal(orientation.col, col)
+    if target_crow is not None:
+        assert graph.by_target.crow.tolist() == target_crow
+
+
 def test_index_structures_are_built_only_when_needed():
     edge_index = torch.tensor([[0, 1, 2, 2], [1, 2, 0, 1]])
     x = torch.randn(3, 4, requires_grad=True)

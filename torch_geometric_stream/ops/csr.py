@@ -58,17 +58,29 @@ def supports_csr(x: Tensor) -> bool:
     return x.dtype in _CSR_DTYPES and x.layout == torch.strided
 
 
+def _row_pointers(rows: Tensor, perm: Tensor, num_rows: int) -> Tensor:
+    """CSR row pointers :math:`(R + 1,)`: entry ``i`` counts the ``rows`` below
+    ``i``, for ``perm`` the order that sorts them.
+
+    On the CPU a count of every row (``rows + 1`` leaves slot 0 empty) summed
+    up, three passes without the sorted rows; on other devices a search of the
+    sorted rows, since a count would read its maximum back from the device (a
+    host sync per graph)."""
+    if rows.device.type == "cpu":
+        return torch.bincount(rows + 1, minlength=num_rows + 1).cumsum(0)
+    return torch.searchsorted(rows.index_select(0, perm),
+                              torch.arange(num_rows + 1, device=rows.device))
+
+
 class _Orientation:
     """One CSR index structure: ``perm`` reorders edge-ordered weights into it."""
 
     def __init__(self, rows: Tensor, cols: Tensor, num_rows: int, num_cols: int,
                  reuse_matrices: bool = False) -> None:
-        self.perm = torch.argsort(rows * num_cols + cols)
-        # crow[i] = number of entries in rows < i (a bincount would read its
-        # maximum back from the device)
-        self.crow = torch.searchsorted(rows[self.perm],
-                                       torch.arange(num_rows + 1, device=rows.device))
-        self.col = cols[self.perm]
+        # sort key rows * num_cols + cols in one integer op (exact)
+        self.perm = torch.argsort(cols.add(rows, alpha=num_cols))
+        self.crow = _row_pointers(rows, self.perm, num_rows)
+        self.col = cols.index_select(0, self.perm)
         self.size = (num_rows, num_cols)
         self.reuse_matrices = reuse_matrices
         # reuse_matrices: the last matrix built, with the values tensor and its version
@@ -92,7 +104,7 @@ class _Orientation:
         return matrix
 
     def _build(self, values: Tensor) -> Tensor:
-        return self._build_ordered(values[self.perm])
+        return self._build_ordered(values.index_select(0, self.perm))
 
     def _build_ordered(self, ordered: Tensor) -> Tensor:
         """The matrix of values already in CSR order :math:`(E,)`."""
