@@ -52,7 +52,9 @@ def host_name(record: Mapping[str, Any]) -> str:
     """The machine's name in the OS release of the record's ``machine`` entry:
     ``fc-v1252`` from the platform ``Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36``
     (the release without its leading kernel version; :data:`UNKNOWN` without a
-    platform). Runs on one name ran on one machine type; results differ between them."""
+    platform). Results differ between machine types, and a name may later be given
+    to a machine of another type (``compare --by host`` adds the processor, which
+    older records left empty)."""
     machine = record.get("machine")
     platform = str(machine.get("platform") or "") if isinstance(machine, Mapping) else ""
     if not platform:
