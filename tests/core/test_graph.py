@@ -335,6 +335,15 @@ EDGES = torch.tensor([[1, 2, 3], [0, 0, 1]])
     (lambda g: g.structure_loss(X10, emb=torch.randn(10, 8).double()), TypeError,
      "emb must be a torch.float32 tensor like x, got torch.float64"),
     (lambda g: g.structure_loss(torch.randn(0, 4)), ValueError, "x has no rows"),
+    (lambda g: g.structure_loss(X10, batch=torch.zeros(10)), TypeError,
+     r"batch must be an int64 \(or int32\) tensor of graph ids, got shape \(10,\), "
+     r"dtype torch.float32"),
+    (lambda g: g.structure_loss(X10, batch=torch.zeros(9, dtype=torch.long)), ValueError,
+     r"batch must have shape \(10,\), one graph id per row, got \(9,\)"),
+    (lambda g: g.structure_loss(X10, batch=torch.zeros(10, dtype=torch.long, device="meta")),
+     TypeError, "batch is on the 'meta' device"),
+    (lambda g: g.structure_loss(X10, batch=torch.tensor([0, 1, -1, 0, 0, 0, 0, 0, 0, 0])),
+     ValueError, "batch must hold graph ids >= 0, got -1"),
     # before: torch's "mat1 and mat2 shapes cannot be multiplied"
     (lambda g: g.embed(torch.randn(10, 5)), ValueError,
      r"x must have shape \(N, 4\), got \(10, 5\)"),
@@ -746,6 +755,63 @@ def test_frobenius_form_is_finite_for_all_zero_inputs(query):
     loss = structure_loss(x, emb, query_index=query, form="frobenius")
     grad, = torch.autograd.grad(loss, emb)
     assert torch.isfinite(loss) and torch.isfinite(grad).all()
+
+
+def _dense_batched_structure_loss(x, emb, batch, query_index, form):
+    """The structure loss over the same-graph pairs from the dense matrices, by hand."""
+    x = F.normalize(x, dim=-1)
+    query = torch.arange(x.size(0)) if query_index is None else query_index
+    k, s = x[query] @ x.t(), emb[query] @ emb.t()
+    query_graph = batch[query][:, None]
+    same = query_graph == batch[None, :]
+    if form == "frobenius":  # each graph's block divided by its own Frobenius norm
+        for graph_id in batch.unique():
+            block = same & (query_graph == graph_id)
+            if block.any():
+                k = torch.where(block, k / k[block].norm(), k)
+                s = torch.where(block, s / s[block].norm(), s)
+    return (s - k)[same].square().mean()
+
+
+def _batch_without_graph_2_queries(batch):
+    """Unsorted query rows, one twice, none of graph 2 (its pairs drop out)."""
+    return (batch != 2).nonzero().view(-1)[torch.tensor([9, 0, 3, 3, 14, 7, 20])]
+
+
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+@pytest.mark.parametrize("with_query", [False, True], ids=["all-pairs", "query"])
+@pytest.mark.parametrize("shuffle", [False, True], ids=["sorted", "unsorted"])
+def test_the_learner_structure_loss_with_batch_compares_same_graph_pairs_only(
+        form, with_query, shuffle):
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8).double()
+    batch = _random_batch(shuffle)
+    x = torch.randn(batch.numel(), 6, dtype=torch.float64)
+    query = _batch_without_graph_2_queries(batch) if with_query else None
+    emb = graph.embed(F.normalize(x, dim=-1))
+    expected = _dense_batched_structure_loss(x, emb, batch, query, form)
+    loss = graph.structure_loss(x, query_index=query, form=form, batch=batch)
+    torch.testing.assert_close(loss, expected, rtol=0, atol=1e-12)
+    torch.testing.assert_close(graph.structure_loss(x, emb=emb, query_index=query, form=form,
+                                                    batch=batch), expected, rtol=0, atol=1e-12)
+    assert not torch.allclose(loss, graph.structure_loss(x, query_index=query, form=form),
+                              rtol=1e-3)  # without batch: all pairs
+    params = list(graph.parameters())
+    grads = torch.autograd.grad(loss, params)
+    expected_grads = torch.autograd.grad(expected, params)
+    for grad, grad_expected in zip(grads, expected_grads):
+        assert grad.abs().sum() > 0
+        torch.testing.assert_close(grad, grad_expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_the_learner_structure_loss_with_one_graph_batch_is_the_loss_without_batch(form, dtype):
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8)
+    x = torch.randn(10, 6)
+    batch = torch.full((10,), 3, dtype=dtype)  # any id
+    for query in (None, torch.tensor([5, 2, 5])):
+        assert torch.equal(graph.structure_loss(x, query_index=query, form=form, batch=batch),
+                           graph.structure_loss(x, query_index=query, form=form))
 
 
 def test_edge_weight_of_any_edge_index_matches_neighbor_weights():

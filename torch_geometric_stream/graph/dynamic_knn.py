@@ -390,6 +390,24 @@ def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = N
     return torch.stack([neighbors.reshape(-1), target.repeat_interleave(k)])
 
 
+def _batched_structure_loss(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
+                            batch: Tensor, form: str) -> Tensor:
+    r""":func:`structure_loss` of each graph of ``batch`` (its query rows against
+    its rows), averaged with weights proportional to the graphs' numbers of
+    pairs; graphs without a query row have no pairs."""
+    query_batch = batch if query_index is None else batch[query_index]
+    losses, num_pairs = [], []
+    for graph in torch.unique(query_batch):
+        rows = (batch == graph).nonzero().view(-1)
+        query = None if query_index is None else torch.searchsorted(
+            rows, query_index[query_batch == graph])  # positions among the graph's rows
+        losses.append(structure_loss(x[rows], emb[rows], query_index=query, form=form,
+                                     check=False))
+        num_pairs.append(rows.numel() * (rows.numel() if query is None else query.numel()))
+    total = sum(num_pairs)
+    return sum(loss * (count / total) for loss, count in zip(losses, num_pairs))
+
+
 class DynamicKNNGraph(nn.Module):
     r"""Learned top-k graph (:math:`f_P \circ f_S \circ f_E` of SLeDGe).
 
@@ -579,7 +597,8 @@ class DynamicKNNGraph(nn.Module):
         check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
-                       query_index: Optional[Tensor] = None, form: str = "plain") -> Tensor:
+                       query_index: Optional[Tensor] = None, form: str = "plain", *,
+                       batch: Optional[Tensor] = None) -> Tensor:
         r"""The structure regularizer of rows ``x`` :math:`(N, d)`, :math:`N \geq 1`:
         how far the embeddings' cosine similarities are from the inputs'; see
         :func:`~torch_geometric_stream.graph.structure_loss`.
@@ -587,15 +606,25 @@ class DynamicKNNGraph(nn.Module):
         The rows are L2-normalized here (SLeDGe stores them so: the regularizer
         compares cosine similarities), then embedded unless ``emb``
         :math:`(N, h)`, L2-normalized rows, is given. ``query_index`` as in
-        :meth:`forward`. It takes no ``batch``: every pair of the rows given is
-        compared (pass one graph's rows for its pairs only).
+        :meth:`forward`.
+
+        ``batch`` :math:`(N,)`, graph ids as in :meth:`forward`, compares only
+        the pairs of rows of one graph (with ``query_index``: each query row
+        against the rows of its graph). The loss is then the mean of each
+        graph's own loss weighted by its number of pairs: for ``"plain"``,
+        ``F.mse_loss`` of the same-graph entries of the two similarity
+        matrices; for ``"frobenius"``, each graph's two matrices divided by
+        their own Frobenius norm (so a graph's term does not depend on the
+        other graphs of the mini-batch), then the mean squared difference over
+        all same-graph pairs. One graph gives the loss without ``batch``.
 
         Raises:
-            TypeError / ValueError: for ``x``, ``emb`` or ``query_index`` of the
-                wrong type or shape, an ``emb`` on another device than ``x``, or
-                an ``x`` without rows.
+            TypeError / ValueError: for ``x``, ``emb``, ``query_index`` or
+                ``batch`` of the wrong type or shape, an ``emb`` or ``batch`` on
+                another device than ``x``, graph ids below 0, or an ``x``
+                without rows.
         """
-        self._check_input(x, query_index, None)
+        self._check_input(x, query_index, None, batch)
         if x.size(0) == 0:
             raise ValueError("x has no rows: the structure loss is a mean over row pairs")
         if emb is not None:
@@ -609,7 +638,9 @@ class DynamicKNNGraph(nn.Module):
         x = l2_normalize(x, check=False)
         if emb is None:
             emb = self.embed(x, check=False)
-        return structure_loss(x, emb, query_index=query_index, form=form, check=False)
+        if batch is None:
+            return structure_loss(x, emb, query_index=query_index, form=form, check=False)
+        return _batched_structure_loss(x, emb, query_index, batch, form)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, k={self.k}, embedding={self.embedding})"
