@@ -394,8 +394,11 @@ def _batched_structure_loss(x: Tensor, emb: Tensor, query_index: Optional[Tensor
                             batch: Tensor, form: str) -> Tensor:
     r""":func:`structure_loss` of each graph of ``batch`` (its query rows against
     its rows), averaged with weights proportional to the graphs' numbers of
-    pairs; graphs without a query row have no pairs."""
+    pairs; graphs without a query row have no pairs (none at all: the loss
+    without ``batch``, a mean over no pair)."""
     query_batch = batch if query_index is None else batch[query_index]
+    if query_batch.numel() == 0:
+        return structure_loss(x, emb, query_index=query_index, form=form, check=False)
     losses, num_pairs = [], []
     for graph in torch.unique(query_batch):
         rows = (batch == graph).nonzero().view(-1)
