@@ -712,6 +712,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if "feature_range" in config:
         config["feature_range"] = parse_feature_range(config["feature_range"])
     if num_classes is not None and "labeled_size" in config:
+        _check_per_class_labeled_size(model, config, chosen.get("labeled_size"), num_classes)
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
                            slots_per_class=slots_per_class, sources=sources)
     return config
@@ -847,13 +848,25 @@ def _check_memory_options(given: Mapping[str, Any]) -> None:
                          f"{sizes[1] + sizes[2]}); drop --memory-size")
 
 
+def _check_per_class_labeled_size(model: str, config: Mapping[str, Any],
+                                  chosen: Optional[int], num_classes: int) -> None:
+    """Refuse a ``labeled_size`` chosen by a flag or the ``--config`` file
+    (``chosen``; ``None``: none chosen) other than one slot per class where
+    SLeDGe-L's per-class labeled memory would replace it."""
+    if (model == "sledge-light" and config["light_memory"] == "per-class"
+            and chosen is not None and chosen != num_classes):
+        # the value came from a flag or from a --config file's entry: name both
+        raise UsageError(f"--labeled-size {chosen} (config entry labeled_size) does not "
+                         f"apply to --light-memory per-class, which keeps one labeled slot "
+                         f"per class ({num_classes}); drop it, or choose --light-memory full")
+
+
 def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: float,
                        light: bool, slots_per_class: int, sources: dict[str, str]) -> None:
     """Fill unset sizes: ``labeled_size`` by the paper's rule with
     ``slots_per_class`` (see :func:`~torch_geometric_stream.evaluation.paper_memory_sizes`),
     ``unlabeled_size = memory_size - labeled_size``; light mode with a per-class
-    labeled memory then keeps one labeled slot per class, and refuses another
-    ``labeled_size`` from a flag or the ``--config`` file. Each filled entry's
+    labeled memory then keeps one labeled slot per class. Each filled entry's
     source in ``sources`` names the rule (and what left it unset, unless the
     package default)."""
     if config["labeled_size"] is None:
@@ -872,14 +885,6 @@ def _fill_memory_sizes(config: dict[str, Any], num_classes: int, label_ratio: fl
         _apply(config, {"unlabeled_size": config["memory_size"] - config["labeled_size"]},
                "memory_size - labeled_size", sources)
     if light and config["light_memory"] == "per-class":
-        chosen_by = sources["labeled_size"]
-        if ((chosen_by.startswith("flag ") or chosen_by == CONFIG_FILE_SOURCE)
-                and config["labeled_size"] != num_classes):
-            # the value came from a flag or from a --config file's entry: name both
-            raise UsageError(f"--labeled-size {config['labeled_size']} (config entry "
-                             f"labeled_size) does not apply to --light-memory per-class, "
-                             f"which keeps one labeled slot per class ({num_classes}); drop "
-                             f"it, or choose --light-memory full")
         _apply(config, {"labeled_size": num_classes},
                f"one slot per class (light_memory per-class; c = {num_classes})", sources)
 
