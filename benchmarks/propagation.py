@@ -276,30 +276,30 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                    **libs)
 
         if not args.report_only:
-            if not args.force:  # a result it would skip, or the report read, refused before any run
-                read_results(parser, args.out_dir, RESULT_FILES)
+            runs = [(N, k, threads, result_path(args.out_dir, N, k, threads, args.hidden,
+                                                args.num_layers))
+                    for threads in threads_list for k in ks for N in sizes]
+            # a result it would skip, or the report read (not rewritten), refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES,
+                         {path for *_, path in runs} if args.force else set())
             print(f"cpu: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
                   f"PyG {env['torch_geometric']}, {libs}", flush=True)
-            for threads in threads_list:
-                for k in ks:
-                    for N in sizes:
-                        path = result_path(args.out_dir, N, k, threads, args.hidden,
-                                           args.num_layers)
-                        if path.exists() and not args.force:
-                            print(f"skip {path.name} (exists)", flush=True)
-                            continue
-                        result = measure(N, k, threads, args)
-                        result.update(env, command=" ".join(sys.argv),
-                                      timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
-                        atomic_write_text(path, json.dumps(result, indent=1))
-                        dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
-                                 f"{result['dense_fwd_bwd']['median_ms']:.2f} ms"
-                                 if "dense_fwd" in result else f"dense skipped: "
-                                 f"{result['dense_skipped']}")
-                        print(f"N={N:6d} k={k:2d} t={threads}: sparse fwd "
-                              f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
-                              f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}",
-                              flush=True)
+            for N, k, threads, path in runs:
+                if path.exists() and not args.force:
+                    print(f"skip {path.name} (exists)", flush=True)
+                    continue
+                result = measure(N, k, threads, args)
+                result.update(env, command=" ".join(sys.argv),
+                              timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                atomic_write_text(path, json.dumps(result, indent=1))
+                dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
+                         f"{result['dense_fwd_bwd']['median_ms']:.2f} ms"
+                         if "dense_fwd" in result else f"dense skipped: "
+                         f"{result['dense_skipped']}")
+                print(f"N={N:6d} k={k:2d} t={threads}: sparse fwd "
+                      f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
+                      f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}",
+                      flush=True)
 
         results = [r for r in read_results(parser, args.out_dir, RESULT_FILES)
                    if r["hidden"] == args.hidden and r["num_layers"] == args.num_layers]

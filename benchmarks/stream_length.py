@@ -392,8 +392,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         models = ("light", "full") if args.model == "both" else (args.model,)
         if not args.report_only:
             check_trend_windows(parser, models, args)
-            if not args.force:  # a result it would skip, or the report read, refused before any run
-                read_results(parser, args.out_dir, RESULT_FILES)
+            # a result it would skip, or the report read (not rewritten), refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES,
+                         {run_files(model, args)[1] for model in models} if args.force else set())
             check_existing_runs(parser, models, args)
         args.out_dir.mkdir(parents=True, exist_ok=True)
 
