@@ -29,6 +29,7 @@ from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
+from torch_geometric_stream.files import atomic_write_text
 
 ACCURACY_RESULTS = Path(__file__).resolve().parent / "results" / "accuracy"
 RESULTS = Path(__file__).resolve().parent / "results" / "label_timeline"
@@ -168,7 +169,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(table)
         args.out_dir.mkdir(parents=True, exist_ok=True)
         out = args.out_dir / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
-        out.write_text(table + "\n")
+        atomic_write_text(out, table + "\n")
         print(f"wrote {out}")
         return 0
 

@@ -269,7 +269,7 @@ def render(records: list[dict[str, Any]]) -> str:
                      f"| {r['seed']} | {100 * r['accuracy']:.2f} % | {r['ms_per_sample']:.2f} "
                      f"| {r['torch_threads']}/{r['omp_num_threads']} | {r['scaling']} |")
     text = "\n".join(lines) + "\n"
-    (RESULTS / "peers.md").write_text(text)
+    atomic_write_text(RESULTS / "peers.md", text)
     return text
 
 

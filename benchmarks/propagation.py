@@ -311,8 +311,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(cross)
         # the machines and libraries the results recorded, not this one's
         measured = {key: recorded(results, key) for key in env}
-        (args.out_dir / "summary.json").write_text(json.dumps(dict(summary=summary, **measured),
-                                                              indent=1))
+        atomic_write_text(args.out_dir / "summary.json",
+                          json.dumps(dict(summary=summary, **measured), indent=1))
         skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
         md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
               f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
@@ -324,7 +324,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
               + (f" Dense skipped at N = {skipped}: the (N, N) float32 adjacency exceeds "
                  f"{args.dense_max_gb:g} GB." if skipped else ""),
               "", text, "", cross]
-        args.markdown.write_text("\n".join(md) + "\n")
+        atomic_write_text(args.markdown, "\n".join(md) + "\n")
         print(f"markdown: {args.markdown}")
 
 

@@ -34,6 +34,7 @@ from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
+from torch_geometric_stream.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
 
@@ -138,7 +139,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(table)
         args.out.mkdir(parents=True, exist_ok=True)
         out = args.out / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tags[0]}.md"
-        out.write_text(f"Tags: {', '.join(args.tags)}.\n\n{table}\n")
+        atomic_write_text(out, f"Tags: {', '.join(args.tags)}.\n\n{table}\n")
         print(f"wrote {out}")
         return 0
 

@@ -561,9 +561,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         for s in slope_rows:
             print(f"slope {s['model']} {s['config']} t={s['threads']} M={s['M']}: "
                   f"{s['ms_per_1000_rows']:.2f} ms per 1000 rows")
-        args.summary.write_text(json.dumps(dict(results=[{k: v for k, v in r.items()
-                                                          if k != "times_ms"} for r in results],
-                                                slopes=slope_rows), indent=1))
+        summary = dict(results=[{k: v for k, v in r.items() if k != "times_ms"} for r in results],
+                       slopes=slope_rows)
+        atomic_write_text(args.summary, json.dumps(summary, indent=1))
         if args.markdown:
             md = [f"### step_latency (steady state, memory full; "
                   f"CPU: {recorded(results, 'cpu')}, nproc={recorded(results, 'nproc')}, "
@@ -579,7 +579,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                        "|---|---|---|---|---|"]
                 md += [f"| {s['model']} | {s['config']} | {s['threads']} | {s['M']} | "
                        f"{s['ms_per_1000_rows']:.2f} |" for s in slope_rows]
-            args.markdown.write_text("\n".join(md) + "\n")
+            atomic_write_text(args.markdown, "\n".join(md) + "\n")
         if args.plot:
             plot(results, plot_path(args.out_dir))
 

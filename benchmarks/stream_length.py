@@ -421,7 +421,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             cfg = r["config"]
             md += ["", f"#### {cfg['model']}, {cfg['samples']} samples, window {cfg['window']}, "
                        f"{cfg['threads']} thread(s)", "", f"`{r['command']}`", "", window_table(r)]
-        args.markdown.write_text("\n".join(md) + "\n")
+        atomic_write_text(args.markdown, "\n".join(md) + "\n")
         print(f"markdown: {args.markdown}")
 
 
