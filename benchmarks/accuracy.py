@@ -67,6 +67,7 @@ from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (LATER_ENTRIES, OLDER_RECORDS, OVERRIDE_KEYS,
                                             recorded_config, run_device)
+from torch_geometric_stream.files import atomic_write_text
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
@@ -422,7 +423,7 @@ def render(_: argparse.Namespace) -> None:
             text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
         else:
             text += f"\n## {heading}\n\n{block}\n"
-    RESULTS_MD.write_text(text)
+    atomic_write_text(RESULTS_MD, text)
 
 
 def plot(args: argparse.Namespace) -> None:
@@ -523,7 +524,7 @@ def choices(args: argparse.Namespace) -> None:
         raise SystemExit(f"error: {defaults} has no finished run on the grid (see --models, "
                          f"--datasets, --ratios, --seeds, --limit); "
                          f"{path.name} left as it is")
-    path.write_text(table + "\n")
+    atomic_write_text(path, table + "\n")
     print(table)
     _exit_if_failed(failed, total)
 
@@ -681,7 +682,7 @@ def compare(args: argparse.Namespace) -> None:
         raise SystemExit(f"error: {args.base} and {args.other} share no finished run on "
                          "the grid (see --models, --datasets, --ratios, --seeds, --limit)")
     name = f"compare-{args.other}-vs-{args.base}.md".replace(",", "+")
-    (RESULTS / name).write_text(table + "\n")
+    atomic_write_text(RESULTS / name, table + "\n")
     print(table)
 
 

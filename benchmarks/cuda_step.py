@@ -248,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             results.append(record)
             print(table([record]), flush=True)
     text = table(results)
-    (args.out_dir / f"cuda_step{'_graphs' if args.cuda_graph else ''}.md").write_text(text)
+    atomic_write_text(args.out_dir / f"cuda_step{'_graphs' if args.cuda_graph else ''}.md", text)
     print(text)
 
 

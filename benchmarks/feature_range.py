@@ -28,6 +28,7 @@ import numpy as np
 
 from machine import check_outputs, data_root, dataset_name, load_or_exit  # (on sys.path)
 from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results" / "feature_range"
 FRACTIONS = (0.5, 0.9, 1.0)
@@ -99,7 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prefix = "" if args.limit is None else f"_first{args.limit}"
         args.out_dir.mkdir(parents=True, exist_ok=True)
         out = args.out_dir / f"{dataset.name}{prefix}.md"
-        out.write_text(table + "\n")
+        atomic_write_text(out, table + "\n")
         print(f"wrote {out}")
     return 0
 

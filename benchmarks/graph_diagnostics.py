@@ -36,7 +36,7 @@ from torch.nn.functional import normalize
 
 # (benchmarks/ is on sys.path)
 from machine import (check_outputs, data_root, dataset_name, load_or_exit, read_result,
-                     seed_value)
+                     seed_value, usage_errors)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -257,31 +257,32 @@ def main(argv: Optional[list[str]] = None) -> None:
                         help="folder of the JSONs (default: benchmarks/results/graph_diagnostics)")
     parser.add_argument("--force", action="store_true", help="run even if the JSON exists")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--out-dir": args.out_dir})
-    torch.set_num_threads(1)
-    if args.dataset == "synthetic":
-        dataset = make_synthetic_dataset(args.limit or 2000)
-    else:
-        dataset = load_or_exit(parser, args.dataset, data_root(parser, args.root))
-    if args.limit:
-        dataset = dataset.head(args.limit)
-    name = dataset.name
-    limit = f"_limit{args.limit}" if args.limit else ""
-    path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
-    if path.exists() and not args.force:
-        report = read_result(parser, path)
-        made_with = [f"--{name} {value}" for name, value in spacing(report).items()
-                     if value is not None and value != getattr(args, name)]
-        if made_with:  # (its file name does not say: it was shown as if made with these)
-            parser.error(f"{path} exists, made with {' '.join(made_with)}: pass that, or "
-                         "--force to rerun it")
-        print(f"skip {path.name} (exists; --force reruns it)")
-    else:
-        report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
-                          args.window)
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(report, indent=1))
-    print_tables(report)
+    with usage_errors(parser):
+        check_outputs(parser, {"--out-dir": args.out_dir})
+        torch.set_num_threads(1)
+        if args.dataset == "synthetic":
+            dataset = make_synthetic_dataset(args.limit or 2000)
+        else:
+            dataset = load_or_exit(parser, args.dataset, data_root(parser, args.root))
+        if args.limit:
+            dataset = dataset.head(args.limit)
+        name = dataset.name
+        limit = f"_limit{args.limit}" if args.limit else ""
+        path = args.out_dir / f"{args.model}_{name}_{args.ratio}_seed{args.seed}{limit}.json"
+        if path.exists() and not args.force:
+            report = read_result(parser, path)
+            made_with = [f"--{name} {value}" for name, value in spacing(report).items()
+                         if value is not None and value != getattr(args, name)]
+            if made_with:  # (its file name does not say: it was shown as if made with these)
+                parser.error(f"{path} exists, made with {' '.join(made_with)}: pass that, or "
+                             "--force to rerun it")
+            print(f"skip {path.name} (exists; --force reruns it)")
+        else:
+            report = diagnose(dataset, name, args.model, args.ratio, args.seed, args.every,
+                              args.window)
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(report, indent=1))
+        print_tables(report)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,12 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 from machine import (check_outputs, data_root, dataset_name, folder_name,  # (on sys.path)
-                     input_folder, int_at_least, read_run, seed_value)
+                     input_folder, int_at_least, read_run, seed_value, usage_errors)
 from torch_geometric_stream.cli.arguments import label_ratio
-from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.evaluation import make_label_mask
+from torch_geometric_stream.files import atomic_write_text
 
 ACCURACY_RESULTS = Path(__file__).resolve().parent / "results" / "accuracy"
 RESULTS = Path(__file__).resolve().parent / "results" / "label_timeline"
@@ -137,43 +137,41 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
                         help="folder of the written table (default: %(default)s)")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--out-dir": args.out_dir})
-    root = data_root(parser, args.root)
-    input_folder(parser, "--results", args.results)
+    with usage_errors(parser):
+        check_outputs(parser, {"--out-dir": args.out_dir})
+        root = data_root(parser, args.root)
+        input_folder(parser, "--results", args.results)
 
-    folder = args.results / args.tag
-    paths = [folder / f"{args.model}_{args.dataset}_{args.ratio:g}_seed{seed}.json"
-             for seed in args.seeds]
-    missing = [str(path) for path in paths if not path.is_file()]
-    if missing:
-        parser.error("no run record " + ", ".join(missing))
-    try:
+        folder = args.results / args.tag
+        paths = [folder / f"{args.model}_{args.dataset}_{args.ratio:g}_seed{seed}.json"
+                 for seed in args.seeds]
+        missing = [str(path) for path in paths if not path.is_file()]
+        if missing:
+            parser.error("no run record " + ", ".join(missing))
         records = [read_run(path) for path in paths]
-    except UsageError as error:
-        parser.error(str(error))
-    no_curve = [str(path) for path, record in zip(paths, records) if "curve" not in record]
-    if no_curve:
-        parser.error("no running-accuracy curve in " + ", ".join(no_curve)
-                     + " (recorded by runs since the curve was added)")
-    dataset = load_dataset(args.dataset, root)
-    labels = np.asarray(dataset.y, dtype=np.int64)
-    timelines = [timeline(record, labels, dataset.num_classes, args.window)
-                 for record in records]
-    edges = timelines[0]["edges"]
-    onehot = _one_hot(labels[:edges[-1]], dataset.num_classes)
-    class_share = np.stack([onehot[a:b].mean(axis=0) for a, b in zip(edges[:-1], edges[1:])])
+        no_curve = [str(path) for path, record in zip(paths, records) if "curve" not in record]
+        if no_curve:
+            parser.error("no running-accuracy curve in " + ", ".join(no_curve)
+                         + " (recorded by runs since the curve was added)")
+        dataset = load_dataset(args.dataset, root)
+        labels = np.asarray(dataset.y, dtype=np.int64)
+        timelines = [timeline(record, labels, dataset.num_classes, args.window)
+                     for record in records]
+        edges = timelines[0]["edges"]
+        onehot = _one_hot(labels[:edges[-1]], dataset.num_classes)
+        class_share = np.stack([onehot[a:b].mean(axis=0) for a, b in zip(edges[:-1], edges[1:])])
 
-    for run in timelines:
-        arrivals = ", ".join(f"{pos:,}: {cls}" for pos, cls in run["arrivals"])
-        print(f"seed {run['seed']} (accuracy {run['accuracy']:.4f}), labels at (position: class): "
-              f"{arrivals}")
-    table = markdown_table(timelines, class_share)
-    print(table)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
-    out.write_text(table + "\n")
-    print(f"wrote {out}")
-    return 0
+        for run in timelines:
+            arrivals = ", ".join(f"{pos:,}: {cls}" for pos, cls in run["arrivals"])
+            print(f"seed {run['seed']} (accuracy {run['accuracy']:.4f}), labels at "
+                  f"(position: class): {arrivals}")
+        table = markdown_table(timelines, class_share)
+        print(table)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        out = args.out_dir / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tag}.md"
+        atomic_write_text(out, table + "\n")
+        print(f"wrote {out}")
+        return 0
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Collection, Iterator, Optional, TypeVar
 
 from torch_geometric_stream.cli.arguments import check_folder
 from torch_geometric_stream.cli.compare_command import read_records
@@ -19,8 +20,8 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
-           "data_root", "input_folder", "read_run", "read_json_object", "read_result",
-           "read_results", "check_outputs", "load_or_exit"]
+           "data_root", "input_folder", "ResultRecord", "read_run", "read_json_object",
+           "read_result", "read_results", "usage_errors", "check_outputs", "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -139,17 +140,22 @@ def read_run(path: Path) -> dict[str, Any]:
     """The record of a ``python -m torch_geometric_stream run`` JSON (``accuracy.py``'s
     results), read as the package's ``compare`` reads one.
 
+    Its objects are :class:`ResultRecord` objects: an entry the record lacks beyond
+    those ``compare`` requires is a :class:`UsageError` where it is read.
+
     Raises:
         UsageError: the file is no such record (no JSON, cut short, an entry missing or
             broken, an interrupted run's), named with what is wrong.
     """
     ((_, record),) = read_records([path])
-    return record
+    return _entries(path, record)
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
     """The JSON object in result file ``path``: a benchmark's record of one run, read
-    back by a resume check or a report (``run`` records are :func:`read_run`'s).
+    back by a resume check or a report (``run`` records are :func:`read_run`'s). Its
+    objects are :class:`ResultRecord` objects: an entry it lacks is a
+    :class:`UsageError` where it is read.
 
     Raises:
         UsageError: ``path`` unreadable, not JSON (e.g. cut short by a run killed while
@@ -167,6 +173,34 @@ def read_json_object(path: Path) -> dict[str, Any]:
                                 "writing it?)") from None
     if not isinstance(value, dict):
         raise _bad_result(path, f"not a JSON object ({_JSON_VALUES[type(value)]})")
+    return _entries(path, value)
+
+
+class ResultRecord(dict):
+    """A JSON object read from result file ``path`` (at ``where`` in it: ``""`` for
+    the file's object, ``flops.`` or ``rows[3].`` for one inside it), whose entry read
+    as ``record[key]`` but missing is a :class:`UsageError` naming the file and the
+    entry, not a ``KeyError`` traceback (an older or edited result lacking an entry
+    the report reads). ``get`` and ``in`` read it as a plain ``dict`` does."""
+
+    def __init__(self, path: Path, where: str, entries: dict[str, Any]) -> None:
+        super().__init__(entries)
+        self.path, self.where = path, where
+
+    def __missing__(self, key: str) -> Any:
+        raise _bad_result(self.path, f"lacks the entry {self.where}{key} (an older or "
+                                     "edited result?)")
+
+
+def _entries(path: Path, value: Any, where: str = "") -> Any:
+    """``value`` read from ``path`` at ``where``, with its objects (also those in
+    arrays) as :class:`ResultRecord` objects."""
+    if isinstance(value, dict):
+        return ResultRecord(path, where, {key: _entries(path, entry, f"{where}{key}.")
+                                          for key, entry in value.items()})
+    if isinstance(value, list):
+        return [_entries(path, entry, f"{where[:-1]}[{index}].")
+                for index, entry in enumerate(value)]
     return value
 
 
@@ -187,12 +221,24 @@ def read_result(parser: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
         parser.error(str(error))
 
 
-def read_results(parser: argparse.ArgumentParser, folder: Path,
-                 pattern: str) -> list[dict[str, Any]]:
+def read_results(parser: argparse.ArgumentParser, folder: Path, pattern: str,
+                 rewritten: Collection[Path] = ()) -> list[dict[str, Any]]:
     """:func:`read_result` of every file of ``folder`` that ``pattern`` matches, in name
-    order: a script's results, read back before its runs (a bad file refused before
-    any run) and by its report."""
-    return [read_result(parser, path) for path in sorted(folder.glob(pattern))]
+    order, but those of ``rewritten``: a script's results, read back before its runs (a
+    bad file refused before any run; with ``--force``, one that the runs do not rewrite
+    but the report reads) and by its report."""
+    return [read_result(parser, path) for path in sorted(folder.glob(pattern))
+            if path not in rewritten]
+
+
+@contextmanager
+def usage_errors(parser: argparse.ArgumentParser) -> Iterator[None]:
+    """Inside, a :class:`UsageError` (a result file lacking an entry read, the
+    :class:`ResultRecord`'s) is ``parser``'s usage error: one line, no traceback."""
+    try:
+        yield
+    except UsageError as error:
+        parser.error(str(error))
 
 
 def check_outputs(parser: argparse.ArgumentParser, outputs: dict[str, Path],

@@ -49,7 +49,7 @@ from torch_geometric_stream.checkpoint import checkpoint_callback, load_checkpoi
 from torch_geometric_stream.cli.configs import resolve_config
 from torch_geometric_stream.cli.models import model_kwargs
 from machine import (data_root, load_or_exit, read_results,  # noqa: E402  (on sys.path)
-                     seed_value)
+                     seed_value, usage_errors)
 from torch_geometric_stream.cli.arguments import label_ratio, positive_int
 from torch_geometric_stream.datasets import StreamDataset
 from torch_geometric_stream.evaluation import (PrequentialResult, capymoa_label_mask,
@@ -269,7 +269,7 @@ def render(records: list[dict[str, Any]]) -> str:
                      f"| {r['seed']} | {100 * r['accuracy']:.2f} % | {r['ms_per_sample']:.2f} "
                      f"| {r['torch_threads']}/{r['omp_num_threads']} | {r['scaling']} |")
     text = "\n".join(lines) + "\n"
-    (RESULTS / "peers.md").write_text(text)
+    atomic_write_text(RESULTS / "peers.md", text)
     return text
 
 
@@ -295,42 +295,43 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--render-only", action="store_true",
                         help="run nothing: print and write the table of the existing results")
     args = parser.parse_args(argv)
+    with usage_errors(parser):
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    if not args.render_only:
-        root = data_root(parser, args.root)
-        if importlib.util.find_spec("capymoa") is None:
-            parser.error('CapyMOA is not installed: pip install ".[capymoa]"')
-        read_results(parser, RESULTS, "*.json")  # a bad result: refused before any run
-        for dataset in args.datasets:
-            arrays = stream = None
-            for ratio in args.ratios:
-                for seed in args.seeds:
-                    for learner in args.learners:
-                        path = result_path(learner, dataset, ratio, seed, args.limit,
-                                           args.scaling)
-                        if path.exists():
-                            print(f"skip {path.name}")
-                            continue
-                        if arrays is None:
-                            arrays = load_arrays(load_or_exit(parser, dataset, root),
-                                                 args.scaling)
-                            stream = numpy_stream(*arrays, dataset)
-                        if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
-                            print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")
-                            continue
-                        if learner in LABELS and args.checkpoint_every:
-                            record = run_resumable(learner, dataset, *arrays, ratio, seed,
-                                                   args.limit, args.scaling, path,
-                                                   args.checkpoint_every)
-                        else:
-                            record = run_one(learner, dataset, stream, ratio, seed,
-                                             args.limit, args.scaling)
-                        atomic_write_text(path, json.dumps(record, indent=1))
-                        print(f"{record['learner']:>24} {dataset:>8} p={ratio:g} seed={seed} "
-                              f"n={record['samples']}: {100 * record['accuracy']:.2f} % "
-                              f"{record['ms_per_sample']:.2f} ms/sample", flush=True)
-    print(render(read_results(parser, RESULTS, "*.json")))
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        if not args.render_only:
+            root = data_root(parser, args.root)
+            if importlib.util.find_spec("capymoa") is None:
+                parser.error('CapyMOA is not installed: pip install ".[capymoa]"')
+            read_results(parser, RESULTS, "*.json")  # a bad result: refused before any run
+            for dataset in args.datasets:
+                arrays = stream = None
+                for ratio in args.ratios:
+                    for seed in args.seeds:
+                        for learner in args.learners:
+                            path = result_path(learner, dataset, ratio, seed, args.limit,
+                                               args.scaling)
+                            if path.exists():
+                                print(f"skip {path.name}")
+                                continue
+                            if arrays is None:
+                                arrays = load_arrays(load_or_exit(parser, dataset, root),
+                                                     args.scaling)
+                                stream = numpy_stream(*arrays, dataset)
+                            if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
+                                print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")
+                                continue
+                            if learner in LABELS and args.checkpoint_every:
+                                record = run_resumable(learner, dataset, *arrays, ratio, seed,
+                                                       args.limit, args.scaling, path,
+                                                       args.checkpoint_every)
+                            else:
+                                record = run_one(learner, dataset, stream, ratio, seed,
+                                                 args.limit, args.scaling)
+                            atomic_write_text(path, json.dumps(record, indent=1))
+                            print(f"{record['learner']:>24} {dataset:>8} p={ratio:g} seed={seed} "
+                                  f"n={record['samples']}: {100 * record['accuracy']:.2f} % "
+                                  f"{record['ms_per_sample']:.2f} ms/sample", flush=True)
+        print(render(read_results(parser, RESULTS, "*.json")))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,8 @@ from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
-                     positive_number, read_results, recorded)  # (on sys.path)
+                     positive_number, read_results, recorded,  # (on sys.path)
+                     usage_errors)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -263,65 +264,68 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table of existing results")
     args = parser.parse_args(argv)
-    args.markdown = args.markdown or args.out_dir / "propagation.md"
-    check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
-    sizes, ks, threads_list = args.sizes, args.ks, args.threads
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),
-                WITH_TORCH_SPARSE=bool(pyg_typing.WITH_TORCH_SPARSE))
-    env = dict(cpu=cpu_model(), nproc=os.cpu_count(), torch=torch.__version__,
-               torch_geometric=torch_geometric.__version__, python=platform.python_version(),
-               **libs)
+    with usage_errors(parser):
+        args.markdown = args.markdown or args.out_dir / "propagation.md"
+        check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
+        sizes, ks, threads_list = args.sizes, args.ks, args.threads
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),
+                    WITH_TORCH_SPARSE=bool(pyg_typing.WITH_TORCH_SPARSE))
+        env = dict(cpu=cpu_model(), nproc=os.cpu_count(), torch=torch.__version__,
+                   torch_geometric=torch_geometric.__version__, python=platform.python_version(),
+                   **libs)
 
-    if not args.report_only:
-        if not args.force:  # a result it would skip, or the report read, refused before any run
-            read_results(parser, args.out_dir, RESULT_FILES)
-        print(f"cpu: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
-              f"PyG {env['torch_geometric']}, {libs}", flush=True)
-        for threads in threads_list:
-            for k in ks:
-                for N in sizes:
-                    path = result_path(args.out_dir, N, k, threads, args.hidden, args.num_layers)
-                    if path.exists() and not args.force:
-                        print(f"skip {path.name} (exists)", flush=True)
-                        continue
-                    result = measure(N, k, threads, args)
-                    result.update(env, command=" ".join(sys.argv),
-                                  timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
-                    atomic_write_text(path, json.dumps(result, indent=1))
-                    dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
-                             f"{result['dense_fwd_bwd']['median_ms']:.2f} ms"
-                             if "dense_fwd" in result else f"dense skipped: "
-                             f"{result['dense_skipped']}")
-                    print(f"N={N:6d} k={k:2d} t={threads}: sparse fwd "
-                          f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
-                          f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}", flush=True)
+        if not args.report_only:
+            runs = [(N, k, threads, result_path(args.out_dir, N, k, threads, args.hidden,
+                                                args.num_layers))
+                    for threads in threads_list for k in ks for N in sizes]
+            # a result it would skip, or the report read (not rewritten), refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES,
+                         {path for *_, path in runs} if args.force else set())
+            print(f"cpu: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
+                  f"PyG {env['torch_geometric']}, {libs}", flush=True)
+            for N, k, threads, path in runs:
+                if path.exists() and not args.force:
+                    print(f"skip {path.name} (exists)", flush=True)
+                    continue
+                result = measure(N, k, threads, args)
+                result.update(env, command=" ".join(sys.argv),
+                              timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
+                atomic_write_text(path, json.dumps(result, indent=1))
+                dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
+                         f"{result['dense_fwd_bwd']['median_ms']:.2f} ms"
+                         if "dense_fwd" in result else f"dense skipped: "
+                         f"{result['dense_skipped']}")
+                print(f"N={N:6d} k={k:2d} t={threads}: sparse fwd "
+                      f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
+                      f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}",
+                      flush=True)
 
-    results = [r for r in read_results(parser, args.out_dir, RESULT_FILES)
-               if r["hidden"] == args.hidden and r["num_layers"] == args.num_layers]
-    if not results:
-        print("no results")
-        return
-    text, cross, summary = table(results)
-    print(text)
-    print(cross)
-    # the machines and libraries the results recorded, not this one's
-    measured = {key: recorded(results, key) for key in env}
-    (args.out_dir / "summary.json").write_text(json.dumps(dict(summary=summary, **measured),
-                                                          indent=1))
-    skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
-    md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
-          f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
-          f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
-          f"{measured['WITH_TORCH_SPARSE']})",
-          "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
-          "layers, random top-(k+1) graph, symmetric normalization; medians. fwd+bwd includes "
-          "the gradient of the edge weights (sparse) / of the adjacency (dense)."
-          + (f" Dense skipped at N = {skipped}: the (N, N) float32 adjacency exceeds "
-             f"{args.dense_max_gb:g} GB." if skipped else ""),
-          "", text, "", cross]
-    args.markdown.write_text("\n".join(md) + "\n")
-    print(f"markdown: {args.markdown}")
+        results = [r for r in read_results(parser, args.out_dir, RESULT_FILES)
+                   if r["hidden"] == args.hidden and r["num_layers"] == args.num_layers]
+        if not results:
+            print("no results")
+            return
+        text, cross, summary = table(results)
+        print(text)
+        print(cross)
+        # the machines and libraries the results recorded, not this one's
+        measured = {key: recorded(results, key) for key in env}
+        atomic_write_text(args.out_dir / "summary.json",
+                          json.dumps(dict(summary=summary, **measured), indent=1))
+        skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
+        md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
+              f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
+              f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
+              f"{measured['WITH_TORCH_SPARSE']})",
+              "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
+              "layers, random top-(k+1) graph, symmetric normalization; medians. fwd+bwd includes "
+              "the gradient of the edge weights (sparse) / of the adjacency (dense)."
+              + (f" Dense skipped at N = {skipped}: the (N, N) float32 adjacency exceeds "
+                 f"{args.dense_max_gb:g} GB." if skipped else ""),
+              "", text, "", cross]
+        atomic_write_text(args.markdown, "\n".join(md) + "\n")
+        print(f"markdown: {args.markdown}")
 
 
 if __name__ == "__main__":

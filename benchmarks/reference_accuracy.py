@@ -360,7 +360,7 @@ def command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         records = read_results(parser, OUT, "*.json")
         steps = read_results(parser, LOCKSTEP, "*.json")
         table = render(records) + "\n" + render_noise(records) + "\n" + render_lockstep(steps)
-        (HERE / "results" / "reference_accuracy.md").write_text(table)
+        atomic_write_text(HERE / "results" / "reference_accuracy.md", table)
         print(table)
         return
     root = data_root(parser, args.root)

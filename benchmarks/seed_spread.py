@@ -28,12 +28,13 @@ import numpy as np
 from accuracy_summary import PAPER_SEEDS, mean_std
 from label_timeline import ACCURACY_RESULTS, run_mask
 from machine import (check_outputs, data_root, dataset_name, folder_name, input_folder,
-                     read_run)
+                     read_run, usage_errors)
 
 from torch_geometric_stream.cli.arguments import label_ratio
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
+from torch_geometric_stream.files import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results" / "seed_spread"
 
@@ -118,28 +119,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="folder of the written table (default: "
                              "benchmarks/results/seed_spread)")
     args = parser.parse_args(argv)
-    check_outputs(parser, {"--out": args.out})
-    root = data_root(parser, args.root)
-    input_folder(parser, "--results", args.results)
-    try:
-        records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio,
-                               every_tag=True)
-    except (ValueError, UsageError) as error:
-        parser.error(str(error))
-    dataset = load_dataset(args.dataset, root)
-    labels = np.asarray(dataset.y, dtype=np.int64)
-    rows = [{"seed": record["seed"], "tag": tag, "accuracy": record["accuracy"],
-             "balanced": record.get("balanced_accuracy"),
-             "labels": labels_per_class(record, labels, dataset.num_classes)}
-            for tag, record in records]
-    rarest = int(np.argmin(np.bincount(labels, minlength=dataset.num_classes)))
-    table = spread_table(rows, rarest)
-    print(table)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tags[0]}.md"
-    out.write_text(f"Tags: {', '.join(args.tags)}.\n\n{table}\n")
-    print(f"wrote {out}")
-    return 0
+    with usage_errors(parser):
+        check_outputs(parser, {"--out": args.out})
+        root = data_root(parser, args.root)
+        input_folder(parser, "--results", args.results)
+        try:
+            records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio,
+                                   every_tag=True)
+        except (ValueError, UsageError) as error:
+            parser.error(str(error))
+        dataset = load_dataset(args.dataset, root)
+        labels = np.asarray(dataset.y, dtype=np.int64)
+        rows = [{"seed": record["seed"], "tag": tag, "accuracy": record["accuracy"],
+                 "balanced": record.get("balanced_accuracy"),
+                 "labels": labels_per_class(record, labels, dataset.num_classes)}
+                for tag, record in records]
+        rarest = int(np.argmin(np.bincount(labels, minlength=dataset.num_classes)))
+        table = spread_table(rows, rarest)
+        print(table)
+        args.out.mkdir(parents=True, exist_ok=True)
+        out = args.out / f"{args.model}_{args.dataset}_{args.ratio:g}_{args.tags[0]}.md"
+        atomic_write_text(out, f"Tags: {', '.join(args.tags)}.\n\n{table}\n")
+        print(f"wrote {out}")
+        return 0
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
-                     positive_number, read_results, recorded)
+                     positive_number, read_results, recorded, usage_errors)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 
@@ -293,6 +293,22 @@ def result_path(out_dir: Path, model: str, config: str, M: int, threads: int,
                       f"_t{threads}{suffix}.json")
 
 
+def planned_runs(args: argparse.Namespace, models: Sequence[str],
+                 configs: Sequence[str]) -> list[tuple[str, str, int, int, Path]]:
+    """``(model, config, M, threads, result file)`` of every run the command line asks
+    for, in the order they run."""
+    return [(model, config, M, threads, result_path(args.out_dir, model, config, M, threads,
+                                                    args.normalization, variant_of(args, model)))
+            for threads in args.threads for config in configs for M in args.sizes
+            for model in models]
+
+
+def too_large(args: argparse.Namespace, model: str, M: int) -> bool:
+    """Whether the run of ``model`` at ``M`` is skipped: the dense reference above
+    ``--ref-max-size``."""
+    return model.startswith("ref") and M > args.ref_max_size
+
+
 def measure(model_name: str, config: str, M: int, threads: int, args, gemm: float) -> dict:
     cfg = CONFIGS[config]
     torch.set_num_threads(threads)
@@ -499,76 +515,73 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table / plot of existing results")
     args = parser.parse_args(argv)
-    args.markdown = args.markdown or args.out_dir.with_suffix(".md")
-    args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
-    check_outputs(parser, {"--out-dir": args.out_dir},
-                  files={"--markdown": args.markdown, "--summary": args.summary})
+    with usage_errors(parser):
+        args.markdown = args.markdown or args.out_dir.with_suffix(".md")
+        args.summary = args.summary or args.out_dir.with_name(f"{args.out_dir.name}_summary.json")
+        check_outputs(parser, {"--out-dir": args.out_dir},
+                      files={"--markdown": args.markdown, "--summary": args.summary})
 
-    sizes, threads_list = args.sizes, args.threads
-    models, configs = checked_selection(parser, args.models, args.configs,
-                                        [] if args.report_only else sizes, "--sizes")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+        models, configs = checked_selection(parser, args.models, args.configs,
+                                            [] if args.report_only else args.sizes, "--sizes")
+        args.out_dir.mkdir(parents=True, exist_ok=True)
 
-    if not args.report_only:
-        if not args.force:  # a result it would skip, or the report read, refused before any run
-            read_results(parser, args.out_dir, RESULT_FILES)
-        gemm = {t: gemm_gflops(t) for t in threads_list}
-        print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
-              f"gemm GFLOP/s: {gemm}", flush=True)
-        for threads in threads_list:
-            for config in configs:
-                for M in sizes:
-                    for model in models:
-                        path = result_path(args.out_dir, model, config, M, threads,
-                                           args.normalization,
-                                           variant_of(args, model))
-                        if path.exists() and not args.force:
-                            print(f"skip {path.name} (exists)", flush=True)
-                            continue
-                        if model.startswith("ref") and M > args.ref_max_size:
-                            print(f"skip {model} at M={M} (> --ref-max-size)", flush=True)
-                            continue
-                        result = measure(model, config, M, threads, args, gemm[threads])
-                        atomic_write_text(path, json.dumps(result, indent=1))
-                        print(f"{model:10s} {config:7s} M={M:5d} t={threads}: median "
-                              f"{result['median_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms, "
-                              f"Adam {adam_text(result)} ms "
-                              f"({result['steps']} steps), "
-                              f"{result['achieved_gflops']:.1f} GFLOP/s, "
-                              f"{faults_text(result)} page faults/step", flush=True)
+        if not args.report_only:
+            runs = planned_runs(args, models, configs)
+            rewritten = ({path for model, _, M, _, path in runs if not too_large(args, model, M)}
+                         if args.force else set())
+            # a result it would skip, or the report read (not rewritten), refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES, rewritten)
+            gemm = {t: gemm_gflops(t) for t in args.threads}
+            print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
+                  f"gemm GFLOP/s: {gemm}", flush=True)
+            for model, config, M, threads, path in runs:
+                if path.exists() and not args.force:
+                    print(f"skip {path.name} (exists)", flush=True)
+                    continue
+                if too_large(args, model, M):
+                    print(f"skip {model} at M={M} (> --ref-max-size)", flush=True)
+                    continue
+                result = measure(model, config, M, threads, args, gemm[threads])
+                atomic_write_text(path, json.dumps(result, indent=1))
+                print(f"{model:10s} {config:7s} M={M:5d} t={threads}: median "
+                      f"{result['median_ms']:.1f} ms, p95 {result['p95_ms']:.1f} ms, "
+                      f"Adam {adam_text(result)} ms ({result['steps']} steps), "
+                      f"{result['achieved_gflops']:.1f} GFLOP/s, "
+                      f"{faults_text(result)} page faults/step", flush=True)
 
-    results = read_results(parser, args.out_dir, RESULT_FILES)
-    if not results:
-        print("no results")
+        results = read_results(parser, args.out_dir, RESULT_FILES)
+        if not results:
+            print("no results")
+            if args.plot:
+                plot(results, plot_path(args.out_dir))
+            return
+        text = table(results)
+        slope_rows = slopes(results)
+        print(text)
+        for s in slope_rows:
+            print(f"slope {s['model']} {s['config']} t={s['threads']} M={s['M']}: "
+                  f"{s['ms_per_1000_rows']:.2f} ms per 1000 rows")
+        summary = dict(results=[{k: v for k, v in r.items() if k != "times_ms"} for r in results],
+                       slopes=slope_rows)
+        atomic_write_text(args.summary, json.dumps(summary, indent=1))
+        if args.markdown:
+            md = [f"### step_latency (steady state, memory full; "
+                  f"CPU: {recorded(results, 'cpu')}, nproc={recorded(results, 'nproc')}, "
+                  f"torch {recorded(results, 'torch')})", "",
+                  "GFLOP/step = the method's arithmetic with the top-k searched for every "
+                  "row (benchmarks/step_latency.py:step_flops); GFLOP/s = that divided by the "
+                  "median, a nominal rate: full SLeDGe on the CPU searches only the rows a "
+                  "prediction or the loss reads (graph.receptive_topk) and can exceed the "
+                  "matrix-product rate; gemm = this machine's float32 1024^3 matrix-product "
+                  "rate at the same thread count.", "", text]
+            if slope_rows:
+                md += ["", "| model | config | threads | M | ms per 1000 rows |",
+                       "|---|---|---|---|---|"]
+                md += [f"| {s['model']} | {s['config']} | {s['threads']} | {s['M']} | "
+                       f"{s['ms_per_1000_rows']:.2f} |" for s in slope_rows]
+            atomic_write_text(args.markdown, "\n".join(md) + "\n")
         if args.plot:
             plot(results, plot_path(args.out_dir))
-        return
-    text = table(results)
-    slope_rows = slopes(results)
-    print(text)
-    for s in slope_rows:
-        print(f"slope {s['model']} {s['config']} t={s['threads']} M={s['M']}: "
-              f"{s['ms_per_1000_rows']:.2f} ms per 1000 rows")
-    args.summary.write_text(json.dumps(dict(results=[{k: v for k, v in r.items()
-                                                      if k != "times_ms"} for r in results],
-                                            slopes=slope_rows), indent=1))
-    if args.markdown:
-        md = [f"### step_latency (steady state, memory full; "
-              f"CPU: {recorded(results, 'cpu')}, nproc={recorded(results, 'nproc')}, "
-              f"torch {recorded(results, 'torch')})", "",
-              "GFLOP/step = the method's arithmetic with the top-k searched for every "
-              "row (benchmarks/step_latency.py:step_flops); GFLOP/s = that divided by the "
-              "median, a nominal rate: full SLeDGe on the CPU searches only the rows a "
-              "prediction or the loss reads (graph.receptive_topk) and can exceed the "
-              "matrix-product rate; gemm = this machine's float32 1024^3 matrix-product "
-              "rate at the same thread count.", "", text]
-        if slope_rows:
-            md += ["", "| model | config | threads | M | ms per 1000 rows |", "|---|---|---|---|---|"]
-            md += [f"| {s['model']} | {s['config']} | {s['threads']} | {s['M']} | "
-                   f"{s['ms_per_1000_rows']:.2f} |" for s in slope_rows]
-        args.markdown.write_text("\n".join(md) + "\n")
-    if args.plot:
-        plot(results, plot_path(args.out_dir))
 
 
 if __name__ == "__main__":

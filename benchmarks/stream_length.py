@@ -65,7 +65,8 @@ from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # no
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least,  # noqa: E402  (on sys.path)
-                     read_json_object, read_result, read_results, seed_value)
+                     read_json_object, read_result, read_results, seed_value,
+                     usage_errors)
 D, C = 32, 5
 DEFAULT_SAMPLES = {"light": 1_000_000, "full": 200_000}
 
@@ -385,41 +386,43 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--report-only", action="store_true",
                         help="only print the tables of existing results")
     args = parser.parse_args(argv)
-    args.markdown = args.markdown or args.out_dir / "stream_length.md"
-    check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
-    models = ("light", "full") if args.model == "both" else (args.model,)
-    if not args.report_only:
-        check_trend_windows(parser, models, args)
-        if not args.force:  # a result it would skip, or the report read, refused before any run
-            read_results(parser, args.out_dir, RESULT_FILES)
-        check_existing_runs(parser, models, args)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    with usage_errors(parser):
+        args.markdown = args.markdown or args.out_dir / "stream_length.md"
+        check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
+        models = ("light", "full") if args.model == "both" else (args.model,)
+        if not args.report_only:
+            check_trend_windows(parser, models, args)
+            # a result it would skip, or the report read (not rewritten), refused before any run
+            read_results(parser, args.out_dir, RESULT_FILES,
+                         {run_files(model, args)[1] for model in models} if args.force else set())
+            check_existing_runs(parser, models, args)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
 
-    if not args.report_only:
-        print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
-              f"threads={args.threads}", flush=True)
-        for model in models:
-            run(model, args)
+        if not args.report_only:
+            print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
+                  f"threads={args.threads}", flush=True)
+            for model in models:
+                run(model, args)
 
-    results = read_results(parser, args.out_dir, RESULT_FILES)
-    if not results:
-        print("no results")
-        return
-    for result in results:  # summaries by the current rules, also for older files
-        result["summary"] = summarize(result["rows"], args.warmup_windows)
-    text = table(results)
-    print(text)
-    md = [f"### stream_length (CPU: {results[0]['cpu']}, nproc={results[0]['nproc']}, "
-          f"torch {results[0]['torch']})", "",
-          "Slopes: least squares of the window median latency / RSS against the stream "
-          "position, windows after the first (warm-up) one; last/first: last window over the "
-          "first window after warm-up.", "", text]
-    for r in results:
-        cfg = r["config"]
-        md += ["", f"#### {cfg['model']}, {cfg['samples']} samples, window {cfg['window']}, "
-                   f"{cfg['threads']} thread(s)", "", f"`{r['command']}`", "", window_table(r)]
-    args.markdown.write_text("\n".join(md) + "\n")
-    print(f"markdown: {args.markdown}")
+        results = read_results(parser, args.out_dir, RESULT_FILES)
+        if not results:
+            print("no results")
+            return
+        for result in results:  # summaries by the current rules, also for older files
+            result["summary"] = summarize(result["rows"], args.warmup_windows)
+        text = table(results)
+        print(text)
+        md = [f"### stream_length (CPU: {results[0]['cpu']}, nproc={results[0]['nproc']}, "
+              f"torch {results[0]['torch']})", "",
+              "Slopes: least squares of the window median latency / RSS against the stream "
+              "position, windows after the first (warm-up) one; last/first: last window over the "
+              "first window after warm-up.", "", text]
+        for r in results:
+            cfg = r["config"]
+            md += ["", f"#### {cfg['model']}, {cfg['samples']} samples, window {cfg['window']}, "
+                       f"{cfg['threads']} thread(s)", "", f"`{r['command']}`", "", window_table(r)]
+        atomic_write_text(args.markdown, "\n".join(md) + "\n")
+        print(f"markdown: {args.markdown}")
 
 
 if __name__ == "__main__":

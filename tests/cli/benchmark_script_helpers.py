@@ -1,5 +1,6 @@
 """A benchmark script's ``main`` on bad input: its usage error, no data folder, and a
-result file cut short; the parser a script's ``main`` builds; a run record to read."""
+result file cut short; the parser a script's ``main`` builds; a run record and a small
+Shuttle dataset to read."""
 from __future__ import annotations
 
 import argparse
@@ -46,6 +47,16 @@ def write_run_record(path: Path, **entries: Any) -> None:
     path.write_text(json.dumps({"dataset": "Shopper", "model": "sledge", "label_ratio": 0.001,
                                 "label_mask": "paper", "seed": 0, "accuracy": 0.5,
                                 "limit": None, "n_samples": 100, "config": {}, **entries}))
+
+
+def write_shuttle(root: Path) -> None:
+    """Write under ``root`` a Shuttle dataset of 12 samples (9 features, classes 1 and
+    2 alternating; 6 in each of its two files)."""
+    data = root / "Shuttle"
+    data.mkdir(parents=True)
+    rows = "\n".join(" ".join(str(i + j) for j in range(9)) + f" {1 + i % 2}" for i in range(6))
+    (data / "shuttle.trn").write_text(rows + "\n")
+    (data / "shuttle.tst").write_text(rows + "\n")
 
 
 def without_data_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:

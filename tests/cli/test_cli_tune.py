@@ -60,6 +60,7 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     ("robust-window=none,NONE", "error: --grid robust_window: none and NONE are the same "
                                 "value; give it once"),
     ("tau=inf,Infinity", "error: --grid tau: inf and Infinity are the same value; give it once"),
+    ("tau=inf,1e999", "error: --grid tau: inf and 1e999 are the same value; give it once"),
     ("memory-size=40,040", "error: --grid memory_size: 40 and 040 are the same value; give "
                            "it once"),
     ("feature-range=-1:1,-1.0:1e0", "error: --grid feature_range: -1:1 and -1.0:1e0 are the "

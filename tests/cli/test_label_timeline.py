@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from benchmark_script_helpers import usage_error
+from benchmark_script_helpers import usage_error, write_shuttle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from label_timeline import labels_seen, main, timeline, window_accuracy  # noqa: E402
@@ -65,11 +65,7 @@ def test_a_record_without_a_curve_is_named(tmp_path, capsys):
 
 @pytest.mark.parametrize("dataset", ["Shuttle", "shuttle"])  # any case, as accuracy.py's
 def test_the_table_goes_to_out_dir(dataset, tmp_path):
-    data = tmp_path / "data" / "Shuttle"
-    data.mkdir(parents=True)
-    rows = "\n".join(" ".join(str(i + j) for j in range(9)) + f" {1 + i % 2}" for i in range(6))
-    (data / "shuttle.trn").write_text(rows + "\n")
-    (data / "shuttle.tst").write_text(rows + "\n")
+    write_shuttle(tmp_path / "data")
     runs = tmp_path / "runs" / "tag"
     runs.mkdir(parents=True)
     (runs / "sledge_Shuttle_0.5_seed0.json").write_text(

@@ -89,3 +89,13 @@ def test_the_edge_count_and_summary_json_are_documented():
     entry = " ".join(readme.split("- `propagation.py`:")[1].split("- `peers.py`")[0].split())
     assert "Its `edges` column counts each node's self-loop too (N (k + 1) edges)." in entry
     assert "`summary.json` holds per (k, threads) the crossover N" in entry
+
+
+def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_before_any_run(
+        tmp_path, monkeypatch, capsys):
+    # (--force skipped the check: the report refused it after the runs)
+    refusal = cut_short(propagation.result_path(tmp_path, 4, 1, 1, 256, 2))
+    cut_short(propagation.result_path(tmp_path, 2, 1, 1, 256, 2))  # rewritten
+    monkeypatch.setattr(propagation, "measure", lambda *args: pytest.fail("ran"))
+    argv = ["--sizes", "2", "--ks", "1", "--force", "--out-dir", str(tmp_path)]
+    assert usage_error(propagation.main, argv, capsys).splitlines()[-1].endswith(refusal)

@@ -123,3 +123,15 @@ def test_ours_is_set_against_the_reference_of_its_own_dimension():
                                result("ours-full", 7, 4.0)]).splitlines()[2:]
     ours = {row.split(" | ")[2]: row.split(" | ")[11] for row in rows if "ours-full" in row}
     assert ours == {"7": "2.0x", "9": ""}
+
+
+def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_before_any_run(
+        tmp_path, monkeypatch, capsys):
+    # (--force skipped the check: the report refused it after the runs)
+    refusal = cut_short(step_latency.result_path(tmp_path, "ours-full", "gsad", 500, 1))
+    cut_short(step_latency.result_path(tmp_path, "ours-full", "gsad", 250, 1))  # rewritten
+    monkeypatch.setattr(step_latency, "gemm_gflops", lambda threads: 100.0)
+    monkeypatch.setattr(step_latency, "measure", lambda *args: pytest.fail("ran"))
+    argv = ["--configs", "gsad", "--models", "ours-full", "--sizes", "250", "--force",
+            "--out-dir", str(tmp_path)]
+    assert usage_error(step_latency.main, argv, capsys).splitlines()[-1].endswith(refusal)

@@ -109,3 +109,14 @@ def test_a_result_of_another_configuration_is_refused_not_skipped(capsys, tmp_pa
     assert result.read_text() == made
     stream_length.main([*TINY, "--k", "3", "--out-dir", str(tmp_path), "--force"])
     assert json.loads(result.read_text())["config"]["k"] == 3
+
+
+def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_before_the_run(
+        capsys, tmp_path, monkeypatch):
+    # (--force skipped the check: the report refused it after the run)
+    cut_short(tmp_path / "stream_length_full_N30_w10_t1_seed0.json")  # rewritten
+    refusal = cut_short(tmp_path / "stream_length_light_N30_w10_t1_seed0.json")
+    monkeypatch.setattr(stream_length, "run", lambda *args: pytest.fail("ran"))
+    argv = [*TINY, "--model", "full", "--force", "--out-dir", str(tmp_path)]
+    error = usage_error(stream_length.main, argv, capsys)
+    assert error.splitlines()[-1].endswith(refusal)

@@ -3,6 +3,7 @@ output paths, the data folder option and help text."""
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import re
 import tempfile
@@ -85,14 +86,14 @@ def label_ratio(text: str) -> float:
 
 
 def tau_value(text: str) -> str | float:
-    """A positive number or ``inf`` (checked when the configuration is resolved)."""
-    if text.strip().lower() in ("inf", "infinity"):
-        return "inf"
+    """A positive number or ``inf`` (checked when the configuration is resolved); any
+    spelling of infinity (``Infinity``, ``1e999``) is ``"inf"``."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive number or 'inf', "
                                          f"got {text!r}") from None
+    return "inf" if value == math.inf else value
 
 
 def window_value(text: str) -> str | int:
