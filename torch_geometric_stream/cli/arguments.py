@@ -3,8 +3,8 @@ output paths, the data folder option and help text."""
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 import re
 import tempfile
 from pathlib import Path
