@@ -518,8 +518,8 @@ class DynamicKNNGraph(nn.Module):
         :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the embeddings
         :math:`(N, h)` and the neighbour matrix :math:`(Q, k)` of the rows
         ``query_index`` :math:`(Q,)` (``None``: every row, :math:`Q = N`):
-        sampled products over the CSR form of the graph (float32/float64),
-        else one gather.
+        sampled products over the CSR form of the graph (float32/float64,
+        outside :mod:`torch.func` transforms), else one gather.
 
         ``check``: refuse (``TypeError`` / ``ValueError``) inputs that do not fit
         together (one host sync on a GPU); the per-sample step, which built
