@@ -557,7 +557,15 @@ class DynamicKNNGraph(nn.Module):
 
         Returns:
             ``(edge_index, edge_weight)`` in PyG convention (source = neighbour,
-            target = query), each query's edges together.
+            target = query): ``int64`` :math:`(2, E)` and the cosine
+            similarities :math:`(E,)` in ``x``'s dtype, with gradient. Each
+            query's edges come together, queries in ``query_index`` order
+            (row order without it), and, for the exact search, by decreasing
+            weight (up to rounding): grouped by target, so not in the source-major order of
+            :func:`torch_geometric.utils.coalesce`. The graph is directed (not
+            symmetric); a row is a candidate of its own query, so self-loops
+            are usually among the edges (none is added); there are no duplicate
+            edges unless ``query_index`` repeats a row.
 
         Raises:
             TypeError / ValueError: an ``x`` that is not floating :math:`(N, d)`,
