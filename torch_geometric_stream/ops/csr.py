@@ -66,7 +66,7 @@ def _in_func_transform() -> bool:
     running: its wrapped tensors have no sparse form, so the kernels here cannot
     serve it. ``torch.compile``'s tracing, which they support, is not counted
     (it runs one of these transforms itself)."""
-    return not torch.compiler.is_compiling() and peek_interpreter_stack() is not None
+    return peek_interpreter_stack() is not None and not torch.compiler.is_compiling()
 
 
 def _row_pointers(rows: Tensor, perm: Tensor, num_rows: int) -> Tensor:
