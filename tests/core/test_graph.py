@@ -179,6 +179,28 @@ def test_one_graph_batch_gives_the_graph_without_batch(dtype):
         assert torch.equal(edge_weight, expected_weight)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_forward_gives_the_documented_edge_order_and_dtypes(dtype, index_dtype):
+    torch.manual_seed(0)
+    graph = DynamicKNNGraph(6, k=3, hidden_channels=8).to(dtype)
+    x = torch.randn(10, 6, dtype=dtype)
+    query = torch.tensor([7, 2, 5], dtype=index_dtype)
+    batch = torch.tensor([0] * 6 + [1] * 4, dtype=index_dtype)
+    for kwargs, targets in (({}, torch.arange(10)), ({"query_index": query}, query.long()),
+                            ({"batch": batch}, torch.arange(10))):
+        edge_index, edge_weight = graph(x, **kwargs)
+        assert edge_index.dtype == torch.int64 and edge_weight.dtype == dtype
+        assert edge_weight.requires_grad
+        # grouped by target in query order, each query's weights decreasing
+        assert torch.equal(edge_index[1], targets.repeat_interleave(3))
+        weights = edge_weight.detach().view(-1, 3).double()
+        rounding = 2 * torch.finfo(dtype).eps  # the weights are recomputed after the search
+        assert bool((weights[:, :-1] >= weights[:, 1:] - rounding).all())
+        assert edge_index.unique(dim=1).size(1) == edge_index.size(1)  # no duplicates
+        torch.testing.assert_close(edge_weight, graph.edge_weight(graph.embed(x), edge_index))
+
+
 @pytest.mark.parametrize("search_dtype", [None, torch.bfloat16], ids=["exact", "bfloat16"])
 def test_topk_neighbors_scores_the_picks_beyond_a_graph_minus_inf(search_dtype):
     keys = F.normalize(torch.randn(5, 4), dim=-1)

@@ -518,8 +518,8 @@ class DynamicKNNGraph(nn.Module):
         :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the embeddings
         :math:`(N, h)` and the neighbour matrix :math:`(Q, k)` of the rows
         ``query_index`` :math:`(Q,)` (``None``: every row, :math:`Q = N`):
-        sampled products over the CSR form of the graph (float32/float64),
-        else one gather.
+        sampled products over the CSR form of the graph (float32/float64,
+        outside :mod:`torch.func` transforms), else one gather.
 
         ``check``: refuse (``TypeError`` / ``ValueError``) inputs that do not fit
         together (one host sync on a GPU); the per-sample step, which built
@@ -557,7 +557,15 @@ class DynamicKNNGraph(nn.Module):
 
         Returns:
             ``(edge_index, edge_weight)`` in PyG convention (source = neighbour,
-            target = query), each query's edges together.
+            target = query): ``int64`` :math:`(2, E)` and the cosine
+            similarities :math:`(E,)` in ``x``'s dtype, with gradient. Each
+            query's edges come together, queries in ``query_index`` order
+            (row order without it), and, for the exact search, by decreasing
+            weight (up to rounding): grouped by target, so not in the source-major order of
+            :func:`torch_geometric.utils.coalesce`. The graph is directed (not
+            symmetric); a row is a candidate of its own query, so self-loops
+            are usually among the edges (none is added); there are no duplicate
+            edges unless ``query_index`` repeats a row.
 
         Raises:
             TypeError / ValueError: an ``x`` that is not floating :math:`(N, d)`,

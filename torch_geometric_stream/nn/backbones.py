@@ -263,8 +263,9 @@ class GCNBackbone(GraphBackbone):
     :mod:`~torch_geometric_stream.ops.csr`; several times faster
     than gather/scatter at SLeDGe's sizes, and still differentiable in the
     edge weights); ``"message_passing"`` uses each ``GCNConv``'s
-    gather/scatter ``propagate``. Dtypes other than float32/float64 always
-    use message passing. A dense normalized adjacency :math:`(N, N)`
+    gather/scatter ``propagate``. Dtypes other than float32/float64, and
+    :mod:`torch.func` transforms (``grad``, ``vjp``, ...; their tensors have no
+    sparse form), always use message passing. A dense normalized adjacency :math:`(N, N)`
     (``adj[target, source]``) goes through :meth:`forward_dense`.
 
     Args:

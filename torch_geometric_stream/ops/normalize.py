@@ -27,17 +27,22 @@ _EPS = 1e-12
 
 
 class _L2Normalize(torch.autograd.Function):
+    # forward and setup_context apart: what torch.func's transforms (grad, vjp) need
     @staticmethod
-    def forward(ctx, x: Tensor, eps: float) -> Tensor:
+    def forward(x: Tensor, eps: float) -> tuple[Tensor, Tensor, Tensor]:
         norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         denom = norm.clamp_min(eps)
-        out = x / denom
-        ctx.save_for_backward(out, denom, norm > eps)
-        return out
+        return x / denom, denom, norm > eps
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: tuple[Tensor, Tensor, Tensor]) -> None:
+        out, denom, unclamped = output
+        ctx.mark_non_differentiable(denom, unclamped)
+        ctx.save_for_backward(out, denom, unclamped)
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor):
+    def backward(ctx, grad: Tensor, _grad_denom: None, _grad_unclamped: None):
         out, denom, unclamped = ctx.saved_tensors
         # (y . g) per row; 0 where the norm was clamped (the clamp has no gradient)
         dot = (grad * out).sum(dim=-1, keepdim=True).mul_(unclamped)
@@ -63,4 +68,4 @@ def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
                              "0-d tensor")
         if not math.isfinite(check_positive(eps, "eps")):
             raise ValueError(f"eps must be a finite number > 0, got {eps}")
-    return _L2Normalize.apply(x, eps)
+    return _L2Normalize.apply(x, eps)[0]
