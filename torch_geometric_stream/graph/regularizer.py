@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import (check_bool, check_positive_int,
                                                check_row_index, check_same_device)
 
@@ -38,20 +39,15 @@ class _SelfGramNormSq(torch.autograd.Function):
     :math:`N \times h \times h` product backward, where autograd takes one per
     operand of :math:`E^\top E` and adds them."""
 
-    # forward apart from setup_context: what torch.func's transforms (grad, vjp) need
     @staticmethod
-    def forward(emb: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(ctx, emb: Tensor) -> Tensor:
         gram = emb.t() @ emb
-        return gram.square().sum(), gram
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple[Tensor], output: tuple[Tensor, Tensor]) -> None:
-        ctx.mark_non_differentiable(output[1])
-        ctx.save_for_backward(inputs[0], output[1])
+        ctx.save_for_backward(emb, gram)
+        return gram.square().sum()
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor, _grad_gram: None) -> Tensor:
+    def backward(ctx, grad: Tensor) -> Tensor:
         emb, gram = ctx.saved_tensors
         return emb @ (gram * (4.0 * grad))
 
@@ -59,7 +55,9 @@ class _SelfGramNormSq(torch.autograd.Function):
 def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
     r""":math:`\|A^\top B\|_F^2 = \operatorname{tr}(A A^\top B B^\top)` by the cheaper product."""
     if a.size(1) * b.size(1) <= a.size(0) * (a.size(1) + b.size(1)):
-        return _SelfGramNormSq.apply(a)[0] if a is b else (a.t() @ b).square().sum()
+        if a is b and not in_func_transform():  # torch.func: autograd's own form
+            return _SelfGramNormSq.apply(a)
+        return (a.t() @ b).square().sum()
     return ((a @ a.t()) * (b @ b.t())).sum()
 
 

@@ -33,8 +33,8 @@ from typing import Optional
 
 import torch
 from torch import Tensor
-from torch._C._functorch import peek_interpreter_stack
 
+from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
@@ -57,16 +57,8 @@ _CSR_DTYPES = (torch.float32, torch.float64)
 def supports_csr(x: Tensor) -> bool:
     """Whether the kernels here handle features like ``x`` (else gather/scatter):
     dense float32/float64 ones, outside :mod:`torch.func` transforms (see
-    :func:`_in_func_transform`)."""
-    return x.dtype in _CSR_DTYPES and x.layout == torch.strided and not _in_func_transform()
-
-
-def _in_func_transform() -> bool:
-    """Whether a :mod:`torch.func` transform (``grad``, ``vjp``, ``vmap``, ...) is
-    running: its wrapped tensors have no sparse form, so the kernels here cannot
-    serve it. ``torch.compile``'s tracing, which they support, is not counted
-    (it runs one of these transforms itself)."""
-    return peek_interpreter_stack() is not None and not torch.compiler.is_compiling()
+    :func:`~torch_geometric_stream.ops.functorch.in_func_transform`)."""
+    return x.dtype in _CSR_DTYPES and x.layout == torch.strided and not in_func_transform()
 
 
 def _row_pointers(rows: Tensor, perm: Tensor, num_rows: int) -> Tensor:
@@ -243,17 +235,12 @@ def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
     return dense.new_empty(matrix.size(0), dense.size(1)).addmm_(matrix, dense, beta=0)
 
 
-# Each autograd.Function's forward is apart from its setup_context: what
-# torch.func's transforms (grad, vjp) need.
 class _CSRAggregate(torch.autograd.Function):
     @staticmethod
-    def forward(x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
-        return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple[Tensor, Tensor, CSRGraph], output: Tensor) -> None:
-        x, edge_weight, ctx.graph = inputs
+    def forward(ctx, x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
+        ctx.graph = graph
         ctx.save_for_backward(x, edge_weight)
+        return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -270,14 +257,11 @@ class _CSRAggregate(torch.autograd.Function):
 
 class _CSREdgeDot(torch.autograd.Function):
     @staticmethod
-    def forward(a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
-        return graph.sampled_dot(a, b, check=False)
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple[Tensor, Tensor, CSRGraph], output: Tensor) -> None:
-        a, b, ctx.graph = inputs
+    def forward(ctx, a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
+        ctx.graph = graph
         ctx.same = a is b
         ctx.save_for_backward(a, b)
+        return graph.sampled_dot(a, b, check=False)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -300,7 +284,7 @@ def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{what} needs tensors, got {type(x).__name__}")
     check_has_values(x, what, strided=False)  # sparse: refused by supports_csr below
-    if _in_func_transform():
+    if in_func_transform():
         raise TypeError(f"{what} cannot run inside a torch.func transform (grad, vmap, ...), "
                         f"which has no sparse tensors: gather and scatter instead")
     if not supports_csr(x):

@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import check_has_values, check_positive
 
 __all__ = ["l2_normalize"]
@@ -27,22 +28,17 @@ _EPS = 1e-12
 
 
 class _L2Normalize(torch.autograd.Function):
-    # forward and setup_context apart: what torch.func's transforms (grad, vjp) need
     @staticmethod
-    def forward(x: Tensor, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(ctx, x: Tensor, eps: float) -> Tensor:
         norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         denom = norm.clamp_min(eps)
-        return x / denom, denom, norm > eps
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple, output: tuple[Tensor, Tensor, Tensor]) -> None:
-        out, denom, unclamped = output
-        ctx.mark_non_differentiable(denom, unclamped)
-        ctx.save_for_backward(out, denom, unclamped)
+        out = x / denom
+        ctx.save_for_backward(out, denom, norm > eps)
+        return out
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor, _grad_denom: None, _grad_unclamped: None):
+    def backward(ctx, grad: Tensor):
         out, denom, unclamped = ctx.saved_tensors
         # (y . g) per row; 0 where the norm was clamped (the clamp has no gradient)
         dot = (grad * out).sum(dim=-1, keepdim=True).mul_(unclamped)
@@ -68,4 +64,6 @@ def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
                              "0-d tensor")
         if not math.isfinite(check_positive(eps, "eps")):
             raise ValueError(f"eps must be a finite number > 0, got {eps}")
-    return _L2Normalize.apply(x, eps)[0]
+    if in_func_transform():  # autograd's own form: the same values and gradient
+        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(eps)
+    return _L2Normalize.apply(x, eps)
