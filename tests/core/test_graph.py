@@ -8,6 +8,7 @@ from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neigh
                                           normalize_edge_weight, score_neighbors, structure_loss,
                                           topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency, with_self_loops
+from torch_geometric_stream.graph.regularizer import _block_is_cheaper
 from torch_geometric_stream.nn import GCNBackbone, GraphBackbone, MLPBackbone
 
 
@@ -661,6 +662,39 @@ def test_structure_loss_cheap_form_equals_dense_mse(form):
         kq, sq = kq / kq.norm(), sq / sq.norm()
     assert torch.allclose(structure_loss(x, emb, query_index=query, form=form),
                           F.mse_loss(sq, kq), atol=1e-6)
+
+
+def _backward_node_names(tensor):
+    """Names of the autograd nodes ``tensor``'s backward runs."""
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(next_node for next_node, _ in node.next_functions)
+    return {type(node).__name__ for node in seen}
+
+
+@pytest.mark.parametrize("query", [[3, 0, 17], [3, 3, 0]])
+def test_structure_loss_query_block_gradient_is_autograds(query):
+    # SLeDGe-L's q x N block has its own backward (no (N, h) scatter of the query
+    # rows' gradient): the gradient of autograd's gather and product, bit for bit
+    # with distinct query rows (a repeated row sums its two parts in another order)
+    gen = torch.Generator().manual_seed(0)
+    x = F.normalize(torch.randn(40, 12, generator=gen), dim=-1)
+    emb = F.normalize(torch.randn(40, 7, generator=gen), dim=-1).requires_grad_()
+    query = torch.tensor(query)
+    assert _block_is_cheaper(3, 40, 12, 7, False)  # the block, not the Gram form
+    loss = structure_loss(x, emb, query_index=query, include_constant=False)
+    assert "IndexBackward0" not in _backward_node_names(loss)
+    sim_e, sim_x = emb[query] @ emb.t(), x[query] @ x.t()
+    expected = (sim_e.square().sum() - 2.0 * (sim_e * sim_x).sum()) / 120
+    assert torch.equal(loss, expected)
+    grad, expected_grad = (torch.autograd.grad(value, emb)[0] for value in (loss, expected))
+    if query.unique().numel() == query.numel():
+        assert torch.equal(grad, expected_grad)
+    else:
+        torch.testing.assert_close(grad, expected_grad, rtol=1e-6, atol=1e-7)
 
 
 _EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))

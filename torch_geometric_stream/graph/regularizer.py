@@ -52,6 +52,27 @@ class _SelfGramNormSq(torch.autograd.Function):
         return emb @ (gram * (4.0 * grad))
 
 
+class _QuerySimilarity(torch.autograd.Function):
+    r""":math:`E_q E^\top` :math:`(q, N)` of the rows ``query_index`` of :math:`E`
+    :math:`(N, h)`, with the gradient :math:`G^\top E_q` plus :math:`G E` added into
+    the rows ``query_index`` in place. Autograd would scatter :math:`G E` into an
+    :math:`(N, h)` matrix of zeros and add that matrix: two more passes over
+    :math:`(N, h)` on SLeDGe-L's per-sample step (the same sums: autograd adds the
+    scattered rows to :math:`G^\top E_q` too, and computes both products alike)."""
+
+    @staticmethod
+    def forward(ctx, emb: Tensor, query_index: Tensor) -> Tensor:
+        emb_q = emb[query_index]
+        ctx.save_for_backward(emb, emb_q, query_index)
+        return emb_q @ emb.t()
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
+        emb, emb_q, query_index = ctx.saved_tensors
+        return (grad.t() @ emb_q).index_add_(0, query_index, grad @ emb), None
+
+
 def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
     r""":math:`\|A^\top B\|_F^2 = \operatorname{tr}(A A^\top B B^\top)` by the cheaper product."""
     if a.size(1) * b.size(1) <= a.size(0) * (a.size(1) + b.size(1)):
@@ -108,12 +129,12 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
                  _gram_norm_sq(x, x) if constant else None)
         num_entries = num_rows ** 2
     else:
-        x_q, e_q = x[query_index], emb[query_index]
+        x_q = x[query_index]
         num_entries = x_q.size(0) * num_rows
         if _block_is_cheaper(x_q.size(0), x.size(0), x.size(1), emb.size(1), constant):
-            terms = _block_terms(x_q, x, e_q, emb, constant)
+            terms = _block_terms(x_q, x, query_index, emb, constant)
         else:
-            terms = _query_gram_terms(x_q, x, e_q, emb, constant)
+            terms = _query_gram_terms(x_q, x, emb[query_index], emb, constant)
     emb_term, cross, k_term = terms  # ||S||^2, <S, K>, ||K||^2 (None: not needed)
     if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
         norms = k_term.sqrt().clamp_min(_EPS) * emb_term.sqrt().clamp_min(_EPS)
@@ -162,10 +183,11 @@ def _query_gram_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
     return _gram_inner(e, e, e_q, e_q), _gram_inner(e, x, e_q, x_q), k_term
 
 
-def _block_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
+def _block_terms(x_q: Tensor, x: Tensor, query_index: Tensor, e: Tensor,
                  constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
     r"""The same three terms from the :math:`q \times N` similarity matrices."""
-    sim_e = e_q @ e.t()
+    sim_e = (_QuerySimilarity.apply(e, query_index) if e.device.type == "cpu"
+             else e[query_index] @ e.t())  # (a GPU keeps the CUDA-graph-checked ops)
     with torch.no_grad():
         sim_x = x_q @ x.t()
     k_term = sim_x.square().sum() if constant else None
