@@ -31,6 +31,16 @@ def test_l2_normalize_and_structure_loss_under_func_grad():
         lambda p: structure_loss(rows, l2_normalize(p["x"])), {"x": x + 1})
 
 
+def test_structure_loss_query_block_under_func_grad():
+    # a few query rows of many: the q x N block, SLeDGe-L's, with its own backward
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(50, 8, generator=gen, dtype=torch.float64)
+    emb = torch.randn(50, 4, generator=gen, dtype=torch.float64)
+    query_index = torch.tensor([3, 7])
+    assert_func_grad_equals_backward(
+        lambda p: structure_loss(x, p["emb"], query_index=query_index), {"emb": emb})
+
+
 @pytest.mark.parametrize("query_index", [None, torch.tensor([4, 1])])
 def test_learned_graph_and_gcn_parameters_under_func_grad(query_index):
     torch.manual_seed(0)

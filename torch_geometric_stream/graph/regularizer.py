@@ -186,8 +186,9 @@ def _query_gram_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
 def _block_terms(x_q: Tensor, x: Tensor, query_index: Tensor, e: Tensor,
                  constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
     r"""The same three terms from the :math:`q \times N` similarity matrices."""
-    sim_e = (_QuerySimilarity.apply(e, query_index) if e.device.type == "cpu"
-             else e[query_index] @ e.t())  # (a GPU keeps the CUDA-graph-checked ops)
+    # a GPU keeps the CUDA-graph-checked ops, torch.func autograd's own
+    plain = e.device.type != "cpu" or in_func_transform()
+    sim_e = e[query_index] @ e.t() if plain else _QuerySimilarity.apply(e, query_index)
     with torch.no_grad():
         sim_x = x_q @ x.t()
     k_term = sim_x.square().sum() if constant else None
