@@ -68,7 +68,8 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         check_weighted_graph(edge_index, edge_weight, num_nodes)
     if normalization == "none":
         return edge_index, edge_weight
-    # imported here, not with the module: the command line's constants come from it
+    # PyG takes seconds to import: not with this module, whose NORMALIZATIONS the
+    # command line reads as it starts
     from torch_geometric.utils import scatter
     if normalization == "mean":
         target = edge_index[1]
