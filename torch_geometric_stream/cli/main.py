@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import os
 import sys
@@ -9,8 +10,6 @@ import textwrap
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
-
-from torch_geometric.typing import WITH_TORCH_SCATTER, WITH_TORCH_SPARSE
 
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
@@ -426,14 +425,24 @@ def _add_config_flags(group: argparse._ArgumentGroup,
                            else f"{text} ({_package_default(key)})")
 
 
+def _importable(module: str) -> bool:
+    """Whether ``module`` imports, as PyTorch Geometric decides ``WITH_TORCH_SCATTER``
+    and ``WITH_TORCH_SPARSE`` (without importing PyTorch Geometric, which takes seconds)."""
+    try:
+        importlib.import_module(module)
+    except Exception:  # not installed, or installed but broken: PyG does not use it either
+        return False
+    return True
+
+
 def version_line() -> str:
     """What ``--version`` prints: this package's version and the versions of the
     software a run depends on, with the optional accelerators found (what a bug
     report needs), e.g. ``torch_geometric_stream 0.1.0 (torch 2.13.0+cpu, ...)``."""
     versions = software_versions()
-    accelerators = ", ".join(f"{name} {'found' if found else 'not installed'}" for name, found in
-                             (("torch-scatter", WITH_TORCH_SCATTER),
-                              ("torch-sparse", WITH_TORCH_SPARSE)))
+    accelerators = ", ".join(
+        f"{name} {'found' if _importable(name.replace('-', '_')) else 'not installed'}"
+        for name in ("torch-scatter", "torch-sparse"))
     commit = (f", git {versions['git_commit'][:12]}{' with changes' if versions['git_dirty'] else ''}"
               if versions["git_commit"] else "")
     return (f"torch_geometric_stream {versions['package_version']}{commit} (torch "

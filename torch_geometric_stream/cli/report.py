@@ -3,6 +3,7 @@ summary table."""
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import os
 import platform
@@ -13,7 +14,6 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
-import torch_geometric
 
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialResult
@@ -103,12 +103,13 @@ def git_revision(folder: Path) -> dict[str, Any]:
 def software_versions() -> dict[str, Any]:
     """What code computed a run, besides the machine: the versions of torch,
     NumPy (its generators draw the label masks and HDSSL's samples), PyTorch
-    Geometric (its layers' initialization) and this package, and the package's
-    :func:`git_revision` (``package_version`` alone names no commit). Read once per
-    process (call it as a run starts: the code imported then is the code that
-    runs, whatever is committed or edited while it runs)."""
+    Geometric (its layers' initialization; from its installed metadata, as
+    importing it takes seconds that ``--version`` should not) and this package, and
+    the package's :func:`git_revision` (``package_version`` alone names no commit).
+    Read once per process (call it as a run starts: the code imported then is the
+    code that runs, whatever is committed or edited while it runs)."""
     return {"torch_version": torch.__version__, "numpy_version": np.__version__,
-            "torch_geometric_version": torch_geometric.__version__,
+            "torch_geometric_version": importlib.metadata.version("torch-geometric"),
             "package_version": torch_geometric_stream.__version__,
             **git_revision(Path(torch_geometric_stream.__file__).parent)}
 

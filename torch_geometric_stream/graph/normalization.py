@@ -5,7 +5,6 @@ from typing import Optional
 
 import torch
 from torch import Tensor
-from torch_geometric.utils import scatter
 
 from torch_geometric_stream.validation import check_bool, check_finite, check_weighted_graph
 
@@ -69,6 +68,9 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         check_weighted_graph(edge_index, edge_weight, num_nodes)
     if normalization == "none":
         return edge_index, edge_weight
+    # PyG takes seconds to import: not with this module, whose NORMALIZATIONS the
+    # command line reads as it starts
+    from torch_geometric.utils import scatter
     if normalization == "mean":
         target = edge_index[1]
         count = scatter(torch.ones_like(edge_weight), target, 0, dim_size=num_nodes, reduce="sum")

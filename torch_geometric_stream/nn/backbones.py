@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn import GCNConv, MessagePassing
 
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
 from torch_geometric_stream.nn.generators import generator_state, load_generator_state
@@ -17,9 +16,12 @@ from torch_geometric_stream.validation import (check_dropout, check_graph_input,
                                                check_positive_int, check_same_device,
                                                check_weighted_graph)
 
+if TYPE_CHECKING:  # PyG is imported where a conv is built: the command line starts without it
+    from torch_geometric.nn import GCNConv, MessagePassing
+
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
-ConvFactory = Callable[[int, int], MessagePassing]
+ConvFactory = Callable[[int, int], "MessagePassing"]
 #: How :class:`GCNBackbone` sums over neighbourhoods.
 AGGREGATIONS = ("csr", "message_passing")
 #: Where a :class:`GCNBackbone` layer adds its bias: ``"after"`` propagation
@@ -243,6 +245,7 @@ def _build_conv(conv: ConvFactory, in_channels: int, out_channels: int) -> nn.Mo
 
 
 def _gcn_conv(in_channels: int, out_channels: int) -> GCNConv:
+    from torch_geometric.nn import GCNConv
     return GCNConv(in_channels, out_channels, normalize=False, add_self_loops=False)
 
 
