@@ -120,3 +120,18 @@ def test_summary_table_marks_the_tails_a_bounded_history_gives_approximately():
     assert lines[6].startswith("~ from --history bounded: over the last samples")
     assert len(lines) == 7
     assert "~" not in summary_table([exact, _record(2, 0.9, 0.2)])
+
+
+def test_software_versions_read_pyg_from_the_module_without_installed_metadata(monkeypatch):
+    # a source checkout of PyTorch Geometric on the path has no distribution metadata
+    import importlib.metadata
+
+    def no_metadata(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    software_versions.cache_clear()
+    monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+    try:
+        assert software_versions()["torch_geometric_version"] == torch_geometric.__version__
+    finally:
+        software_versions.cache_clear()

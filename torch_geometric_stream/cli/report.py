@@ -99,6 +99,16 @@ def git_revision(folder: Path) -> dict[str, Any]:
         return {"git_commit": None, "git_dirty": None}
 
 
+def _torch_geometric_version() -> str:
+    """PyTorch Geometric's version from its installed metadata, else (a source
+    checkout on the path, which has none) from the module itself."""
+    try:
+        return importlib.metadata.version("torch-geometric")
+    except importlib.metadata.PackageNotFoundError:
+        import torch_geometric
+        return torch_geometric.__version__
+
+
 @functools.lru_cache(maxsize=1)
 def software_versions() -> dict[str, Any]:
     """What code computed a run, besides the machine: the versions of torch,
@@ -109,7 +119,7 @@ def software_versions() -> dict[str, Any]:
     Read once per process (call it as a run starts: the code imported then is the
     code that runs, whatever is committed or edited while it runs)."""
     return {"torch_version": torch.__version__, "numpy_version": np.__version__,
-            "torch_geometric_version": importlib.metadata.version("torch-geometric"),
+            "torch_geometric_version": _torch_geometric_version(),
             "package_version": torch_geometric_stream.__version__,
             **git_revision(Path(torch_geometric_stream.__file__).parent)}
 
