@@ -547,7 +547,7 @@ def _check_tag_runs(tag: str, options: list[str], models: list[str], datasets: l
             path = run_path(model, dataset, ratio, seed, limit, tag)
             # a prefix study (--limit) compares the configuration alone
             differences = path.exists() and config_differences(
-                {**read_run(path), "limit": None}, config, run_args.preset,
+                read_run(path).with_entries(limit=None), config, run_args.preset,
                 run_args.label_mask)
             if differences:
                 raise SystemExit(f"error: the run {tag}/{path.name} was not made at today's "

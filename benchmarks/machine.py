@@ -136,7 +136,7 @@ def input_folder(parser: argparse.ArgumentParser, option: str, folder: Path) -> 
     return folder
 
 
-def read_run(path: Path) -> dict[str, Any]:
+def read_run(path: Path) -> ResultRecord:
     """The record of a ``python -m torch_geometric_stream run`` JSON (``accuracy.py``'s
     results), read as the package's ``compare`` reads one.
 
@@ -190,6 +190,10 @@ class ResultRecord(dict):
     def __missing__(self, key: str) -> Any:
         raise _bad_result(self.path, f"lacks the entry {self.where}{key} (an older or "
                                      "edited result?)")
+
+    def with_entries(self, **entries: Any) -> ResultRecord:
+        """A copy of this record, of the same file and place, with ``entries`` set."""
+        return ResultRecord(self.path, self.where, {**self, **entries})
 
 
 def _entries(path: Path, value: Any, where: str = "") -> Any:

@@ -31,7 +31,6 @@ from machine import (check_outputs, data_root, dataset_name, folder_name, input_
                      read_run, usage_errors)
 
 from torch_geometric_stream.cli.arguments import label_ratio
-from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.datasets import load_dataset
 from torch_geometric_stream.files import atomic_write_text
@@ -126,7 +125,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             records = seed_records(args.results, args.tags, args.model, args.dataset, args.ratio,
                                    every_tag=True)
-        except (ValueError, UsageError) as error:
+        except ValueError as error:  # UsageError too, a ValueError
             parser.error(str(error))
         dataset = load_dataset(args.dataset, root)
         labels = np.asarray(dataset.y, dtype=np.int64)

@@ -67,7 +67,7 @@ from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
                      positive_number, read_results, recorded, usage_errors)
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
-from torch_geometric_stream.files import atomic_write_text  # noqa: E402
+from torch_geometric_stream.files import atomic_savefig, atomic_write_text  # noqa: E402
 
 CONFIGS = {
     "shuttle": dict(d=9, c=7, k=5, num_layers=2, embedding_layers=1),
@@ -444,7 +444,7 @@ def plot(results: list, path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    atomic_savefig(path, fig, dpi=120)
     print(f"plot: {path}")
 
 

@@ -8,9 +8,9 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Optional, Union
+from typing import Any, BinaryIO, Callable, Optional, Union
 
-__all__ = ["atomic_write", "atomic_write_text", "remove_stale_temporaries"]
+__all__ = ["atomic_savefig", "atomic_write", "atomic_write_text", "remove_stale_temporaries"]
 
 #: The random part of a :mod:`tempfile` name: letters, digits and ``_``, no dot.
 _RANDOM_PART = r"[a-z0-9_]+"
@@ -46,6 +46,18 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
     """:func:`atomic_write` of ``text`` in UTF-8."""
     return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def atomic_savefig(path: Union[str, os.PathLike], figure: Any, **options: Any) -> Path:
+    """:func:`atomic_write` of a matplotlib ``figure`` (``figure.savefig(handle,
+    **options)``), so that an interrupted plot leaves no half image. The format is
+    ``options["format"]`` if given, else the one ``path``'s suffix names (no suffix:
+    matplotlib's default, PNG), as ``figure.savefig(path)`` would choose: the
+    temporary file's own suffix names none."""
+    path = Path(path)
+    if options.get("format") is None:
+        options["format"] = path.suffix.removeprefix(".") or None
+    return atomic_write(path, lambda handle: figure.savefig(handle, **options))
 
 
 def remove_stale_temporaries(path: Union[str, os.PathLike]) -> None:

@@ -222,3 +222,15 @@ def test_a_render_without_the_defaults_leaves_the_table_file(tmp_path, monkeypat
     assert table.read_text() == "the committed table\n"
     accuracy.main(["choices", "--render-only", *grid])  # the default tag's run is there
     assert "| MNIST | 0.001 | sledge-light | 0 |" in table.read_text()
+
+
+def test_the_check_of_a_tags_runs_reads_them_as_result_records(tmp_path, monkeypatch):
+    # a study's check compares a run without its --limit: before, that copy was a
+    # plain dict, and an entry it lacked a KeyError traceback, not the file named
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    path = _write_run(tmp_path / "adopted", TODAY["paper"], 0)
+    monkeypatch.setattr(accuracy, "config_differences",
+                        lambda record, *args: record["n_samples"])
+    with pytest.raises(UsageError, match=rf"^{path}: lacks the entry n_samples "):
+        _check_tag_runs("adopted", [], ["sledge-light"], ["MNIST"], [0.001], [0], None,
+                        hint="")

@@ -78,3 +78,11 @@ def test_a_record_reads_as_the_json_it_holds(tmp_path):
     assert record.get("missing") is None and "missing" not in record
     with pytest.raises(machine.UsageError, match=r"lacks the entry rows\[0\]\.b\[1\]\.e "):
         record["rows"][0]["b"][1]["e"]
+
+
+def test_a_record_with_an_entry_changed_is_still_one_of_its_file(tmp_path):
+    record = read(tmp_path, {"limit": 30, "config": {"lr": 0.1}})
+    changed = record.with_entries(limit=None)
+    assert changed == {"limit": None, "config": {"lr": 0.1}} and record["limit"] == 30
+    with pytest.raises(machine.UsageError, match=r"result\.json: lacks the entry model "):
+        changed["model"]

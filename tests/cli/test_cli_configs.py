@@ -544,3 +544,24 @@ def test_quantile_range_entries_are_named_by_their_whole_option(monkeypatch):
         check_quantile_range_entries(config)
     assert str(error.value) == ("--robust-window-reservoir must be >= 1, got 0 (config "
                                 "entries robust_window_reservoir)")
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"robust_window": 10},
+     "ROBUST_WINDOW must be >= 1000, got 10 (ROBUST_RESERVOIR: a row enters with probability "
+     "ROBUST_RESERVOIR / ROBUST_WINDOW) (config entries robust_reservoir, robust_window)"),
+    ({"robust_window": 2.5},
+     "ROBUST_WINDOW must be an integer, got float (config entries robust_window)"),
+    ({"robust_tolerance": -1},
+     "ROBUST_TOLERANCE must be a finite number >= 0, got -1 (config entries robust_tolerance)"),
+])
+def test_quantile_range_entries_are_named_whatever_the_error_says(monkeypatch, entries,
+                                                                  message):
+    # the check says which settings it refuses: before, the entries were read
+    # off the options in the error's text, and names not spelled --... named none
+    monkeypatch.setattr(configs, "_flag", lambda key, value: key.upper())
+    config = {"robust_quantile": 0.01, "robust_tolerance": 0.0, "robust_reservoir": 1000,
+              "robust_window": None, "robust_clip": True, **entries}
+    with pytest.raises(UsageError) as error:
+        check_quantile_range_entries(config)
+    assert str(error.value) == message

@@ -2,11 +2,13 @@
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
 from torch_geometric_stream.cli.report import write_json
-from torch_geometric_stream.files import atomic_write, atomic_write_text
+from torch_geometric_stream.evaluation import plot_curves
+from torch_geometric_stream.files import atomic_savefig, atomic_write, atomic_write_text
 
 
 def test_a_write_that_fails_midway_leaves_the_old_content_and_no_temporary_file(tmp_path):
@@ -60,3 +62,54 @@ def test_a_rewrite_keeps_the_permissions_the_file_had(tmp_path):
     atomic_write_text(path, '{"accuracy": 0.5}\n')
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert path.read_text() == '{"accuracy": 0.5}\n'
+
+
+def _interrupted_savefig(figure, target, **options):
+    """A savefig that writes half an image to ``target`` (a path or a handle), then
+    is interrupted."""
+    if isinstance(target, (str, os.PathLike)):
+        with open(target, "wb") as handle:
+            handle.write(b"\x89PNG half")
+    else:
+        target.write(b"\x89PNG half")
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("name, options, start", [
+    ("plot.png", {}, b"\x89PNG"), ("plot.SVG", {}, b"<?xml"), ("plot", {}, b"\x89PNG"),
+    ("plot.png.partial", {"format": "svg"}, b"<?xml"),
+])
+def test_a_figure_is_saved_in_the_format_its_path_names(tmp_path, name, options, start):
+    from matplotlib.figure import Figure
+    path = atomic_savefig(tmp_path / name, Figure(), **options)
+    assert path == tmp_path / name and path.read_bytes().startswith(start)
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_an_interrupted_savefig_leaves_the_old_figure_and_no_temporary_file(tmp_path,
+                                                                            monkeypatch):
+    from matplotlib.figure import Figure
+    path = atomic_savefig(tmp_path / "plot.png", Figure())
+    whole = path.read_bytes()
+    monkeypatch.setattr(Figure, "savefig", _interrupted_savefig)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_savefig(path, Figure())
+    assert path.read_bytes() == whole
+    assert [p.name for p in tmp_path.iterdir()] == ["plot.png"]
+
+
+def test_the_plots_of_the_package_and_the_benchmarks_are_saved_atomically(tmp_path,
+                                                                          monkeypatch):
+    # before, an interrupted plot_curves or step_latency plot left half a PNG
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import step_latency
+    from matplotlib.figure import Figure
+    monkeypatch.setattr(Figure, "savefig", _interrupted_savefig)
+    curves = tmp_path / "curves.png"
+    with pytest.raises(KeyboardInterrupt):
+        plot_curves({"a": ([1, 2], [0.5, 0.6])}, curves)
+    latency = tmp_path / "latency.png"
+    with pytest.raises(KeyboardInterrupt):
+        step_latency.plot([{"config": "gsad", "model": "ours-full", "threads": 1, "M": 250,
+                            "median_ms": 2.0}], latency)
+    assert list(tmp_path.iterdir()) == []

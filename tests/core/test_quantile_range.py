@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange, min_max_scale
+from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError,
+                                               check_quantile_range_settings)
 
 
 def observe_all(scaler, rows):
@@ -313,6 +315,34 @@ def test_bad_arguments_are_rejected(kwargs, match):
 def test_bad_arguments_are_named(make, error, message):
     with pytest.raises(error, match=message):
         make()
+
+
+_SETTINGS = {"quantile": 0.01, "tolerance": 0.05, "reservoir_size": 1000, "window": None,
+             "clip": True}
+
+
+@pytest.mark.parametrize("bad, error, settings, message", [
+    ({"clip": 1}, TypeError, ("clip",), "CLIP must be a bool, got int"),
+    ({"quantile": 0.5}, ValueError, ("quantile",), "Q must lie in (0, 0.5), got 0.5"),
+    ({"quantile": "0.1"}, TypeError, ("quantile",), "Q must be a number, got str"),
+    ({"tolerance": -1}, ValueError, ("tolerance",), "TOL must be a finite number >= 0, got -1"),
+    ({"reservoir_size": 0}, ValueError, ("reservoir_size",), "K must be >= 1, got 0"),
+    ({"window": 2.5}, TypeError, ("window",), "W must be an integer, got float"),
+    ({"window": 10}, ValueError, ("reservoir_size", "window"),
+     "W must be >= 1000, got 10 (K: a row enters with probability K / W)"),
+    ({"window": 2 ** 64}, ValueError, ("window",), f"W must be at most 2**63, got {2 ** 64}"),
+])
+def test_quantile_range_settings_errors_say_which_settings_they_refuse(bad, error, settings,
+                                                                       message):
+    """The errors name the settings as ``names`` says, and tell the parameters
+    apart in ``settings`` whatever the names (the command line's check reads them)."""
+    names = {"quantile": "Q", "tolerance": "TOL", "reservoir_size": "K", "window": "W",
+             "clip": "CLIP"}
+    with pytest.raises(QuantileRangeSettingError) as caught:
+        check_quantile_range_settings(**(_SETTINGS | bad), names=names)
+    assert isinstance(caught.value, error)
+    assert caught.value.settings == settings
+    assert str(caught.value) == message
 
 
 def scaler_state(scaler):

@@ -22,7 +22,6 @@ single layer with 256 outputs (not c); here that is one layer with c outputs
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from torch_geometric_stream.cli.errors import UsageError
@@ -32,7 +31,8 @@ from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALI
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_sizes,
                                                resolve_feature_transform, resolve_scaling)
 from torch_geometric_stream.models import SLEDGE_VARIANTS
-from torch_geometric_stream.nn.scaling import check_feature_range, check_quantile_range_settings
+from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError, check_feature_range,
+                                              check_quantile_range_settings)
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
            "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS",
@@ -793,22 +793,18 @@ def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
 
     Raises:
         UsageError: e.g. ``--robust-window must be >= 1000, got 10 (...) (config
-            entries robust_window, robust_reservoir)``.
+            entries robust_reservoir, robust_window)``.
     """
     options = {setting: _flag(key, None) for setting, key in _QUANTILE_RANGE_ENTRIES.items()}
     try:
         check_quantile_range_settings(*(config[key] for key in _QUANTILE_RANGE_ENTRIES.values()),
                                       names=options)
-    except (TypeError, ValueError) as error:
-        # whole options only: --robust-window is not named by a --robust-window-... one
-        given = set(_OPTION.findall(str(error)))
+    except QuantileRangeSettingError as error:
         named = [key for setting, key in _QUANTILE_RANGE_ENTRIES.items()
-                 if options[setting] in given]
+                 if setting in error.settings]
         raise UsageError(f"{error} (config entries {', '.join(named)})") from None
 
 
-#: An option in a message: ``--`` and the letters, digits and dashes of its name.
-_OPTION = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*")
 #: The setting of :func:`~torch_geometric_stream.nn.scaling.check_quantile_range_settings`
 #: that each quantile range entry gives, in its order.
 _QUANTILE_RANGE_ENTRIES = {"quantile": "robust_quantile", "tolerance": "robust_tolerance",

@@ -36,7 +36,7 @@ from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_c
 from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
                                                        check_window, window_lists)
-from torch_geometric_stream.files import atomic_write_text
+from torch_geometric_stream.files import atomic_savefig, atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
                                                check_positive_int)
@@ -643,8 +643,7 @@ def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
     axes.set(xlabel="stream position", ylabel=ylabel, ylim=(0.0, 1.0), title=title)
     axes.grid(alpha=0.3)
     axes.legend()
-    figure.savefig(path, format=image_format, dpi=120, bbox_inches="tight")
-    return path
+    return atomic_savefig(path, figure, format=image_format, dpi=120, bbox_inches="tight")
 
 
 def check_plot_path(path: PathLike, image_format: Optional[str] = None) -> Path:

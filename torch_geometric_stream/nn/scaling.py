@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import List, Mapping, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -24,7 +25,8 @@ from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_same_device, check_seed)
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange",
-           "check_quantile_range_settings"]
+           "check_quantile_range_settings", "QuantileRangeSettingError",
+           "QuantileRangeTypeError", "QuantileRangeValueError"]
 
 FeatureRange = Tuple[float, float]
 
@@ -213,6 +215,43 @@ def _quantiles_of_sorted(columns: List[List[float]], quantiles: np.ndarray) -> n
     return result
 
 
+class QuantileRangeSettingError(Exception):
+    """An error of :func:`check_quantile_range_settings`, a :class:`TypeError`
+    (:class:`QuantileRangeTypeError`) or a :class:`ValueError`
+    (:class:`QuantileRangeValueError`) that says which settings it refuses.
+
+    Args:
+        message (str): the error's text.
+        settings (tuple): the parameters it refuses, by their own names, in
+            the order of :func:`check_quantile_range_settings`'s signature (a
+            ``window`` below ``reservoir_size`` refuses both).
+    """
+
+    def __init__(self, message: str, settings: Tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.settings = settings
+
+
+class QuantileRangeTypeError(QuantileRangeSettingError, TypeError):
+    """A quantile range setting of the wrong type (:class:`QuantileRangeSettingError`)."""
+
+
+class QuantileRangeValueError(QuantileRangeSettingError, ValueError):
+    """A quantile range setting of a refused value (:class:`QuantileRangeSettingError`)."""
+
+
+@contextmanager
+def _refusing(*settings: str) -> Iterator[None]:
+    """Raise a :class:`TypeError` or :class:`ValueError` of the block as its
+    :class:`QuantileRangeSettingError` twin refusing ``settings``."""
+    try:
+        yield
+    except TypeError as error:
+        raise QuantileRangeTypeError(str(error), settings) from None
+    except ValueError as error:
+        raise QuantileRangeValueError(str(error), settings) from None
+
+
 def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_size: int,
                                   window: Optional[int], clip: bool,
                                   names: Optional[Mapping[str, str]] = None
@@ -222,24 +261,33 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     the errors call it (a command line's option, say; default: its own name).
 
     Raises:
-        TypeError / ValueError: the first bad setting, named.
+        QuantileRangeTypeError / QuantileRangeValueError: the first bad setting,
+            named; its ``settings`` say which (:class:`QuantileRangeSettingError`).
     """
     names = {key: key for key in ("quantile", "tolerance", "reservoir_size", "window",
                                   "clip")} | dict(names or {})
-    clip = check_bool(clip, names["clip"])
-    if not check_positive(quantile, names["quantile"]) < 0.5:
-        raise ValueError(f"{names['quantile']} must lie in (0, 0.5), got {quantile}")
-    tolerance = check_nonnegative(tolerance, names["tolerance"])
-    reservoir_size = check_positive_int(reservoir_size, names["reservoir_size"])
+    with _refusing("clip"):
+        clip = check_bool(clip, names["clip"])
+    with _refusing("quantile"):
+        if not check_positive(quantile, names["quantile"]) < 0.5:
+            raise ValueError(f"{names['quantile']} must lie in (0, 0.5), got {quantile}")
+    with _refusing("tolerance"):
+        tolerance = check_nonnegative(tolerance, names["tolerance"])
+    with _refusing("reservoir_size"):
+        reservoir_size = check_positive_int(reservoir_size, names["reservoir_size"])
     if window is not None:
         try:
             window = check_positive_int(window, names["window"], minimum=reservoir_size)
+        except TypeError as error:
+            raise QuantileRangeTypeError(str(error), ("window",)) from None
         except ValueError as error:
-            raise ValueError(f"{error} ({names['reservoir_size']}: a row enters with "
-                             f"probability {names['reservoir_size']} / {names['window']})"
-                             ) from None
+            raise QuantileRangeValueError(
+                f"{error} ({names['reservoir_size']}: a row enters with probability "
+                f"{names['reservoir_size']} / {names['window']})",
+                ("reservoir_size", "window")) from None
         if window > _WINDOW_LIMIT:
-            raise ValueError(f"{names['window']} must be at most 2**63, got {window}")
+            raise QuantileRangeValueError(f"{names['window']} must be at most 2**63, "
+                                          f"got {window}", ("window",))
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
