@@ -16,7 +16,7 @@ __all__ = ["atomic_savefig", "atomic_write", "atomic_write_text", "remove_stale_
 _RANDOM_PART = r"[a-z0-9_]+"
 
 
-def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], None]) -> Path:
+def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], object]) -> Path:
     """Call ``write(handle)`` on a temporary file beside ``path``, flush and fsync
     it, then rename it onto ``path`` (:func:`os.replace`): ``path`` holds either
     its previous content or the whole new one. The temporary file is removed if

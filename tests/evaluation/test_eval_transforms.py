@@ -84,6 +84,24 @@ def test_online_scaler_state_dict_resumes():
     assert torch.equal(resumed.transform_many(data[12:]), full[12:])
 
 
+@pytest.mark.parametrize("state, problem", [
+    ({"min": torch.zeros(3), "max": None}, "both None or both tensors, got a tensor and None"),
+    ({"min": None, "max": torch.ones(3)}, "both None or both tensors, got None and a tensor"),
+    ({"min": torch.zeros(3), "max": torch.ones(2)}, "of one shape (d,), got (3,) and (2,)"),
+    ({"min": torch.zeros(1, 3), "max": torch.ones(1, 3)},
+     "of one shape (d,), got (1, 3) and (1, 3)"),
+])
+def test_min_max_scaler_refuses_a_state_without_a_whole_range(state, problem):
+    scaler = OnlineMinMaxScaler()
+    scaler(np.array([0.0, 1.0, 2.0]))
+    before = scaler.state_dict()
+    with pytest.raises(ValueError) as error:
+        scaler.load_state_dict(state)
+    assert str(error.value) == f"OnlineMinMaxScaler state['min'] and state['max'] must be {problem}"
+    assert torch.equal(scaler.state_dict()["min"], before["min"])
+    assert torch.equal(scaler.state_dict()["max"], before["max"])
+
+
 def test_online_scaler_rejects_other_width():
     scaler = OnlineMinMaxScaler()
     scaler(np.zeros(3))

@@ -18,7 +18,7 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -248,7 +248,7 @@ class MicroClusterStore:
         return True
 
     def absorb_or_create(self, x: np.ndarray, label: int, now: float,
-                         fallback_radius=None) -> int:
+                         fallback_radius: Optional[Callable[[], float]] = None) -> int:
         """ReSSL update steps (3)-(4) for one point; returns the slot it went to.
 
         The nearest cluster absorbs ``x`` if ``x`` lies within its radius and

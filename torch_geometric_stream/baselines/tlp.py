@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
@@ -16,7 +16,7 @@ __all__ = ["TemporalLabelPropagation", "harmonic_solution"]
 
 
 @contextlib.contextmanager
-def _flush_denormals():
+def _flush_denormals() -> Iterator[None]:
     """Flush subnormal floats to zero (CPU FTZ/DAZ) inside the block, then restore.
 
     Gaussian weights and Kron reductions produce tiny values whose products in
@@ -325,8 +325,10 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         return self._weights.copy()
 
     # --------------------------------------------------------------- graph
-    def _neighbours(self, x: np.ndarray):
-        """Window slots ``x`` joins and their squared distances.
+    def _neighbours(self, x: np.ndarray
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The filled window slots and their squared distances to ``x``, then
+        those of the slots ``x`` joins (its ``knn`` nearest, or all of them).
 
         The distances to every slot are kept until the window changes, so
         learning the point just predicted (test-then-train) measures nothing
@@ -461,7 +463,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             out = np.stack([self._predict_one(row) for row in rows])
         return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 
-    def predict_proba_float64(self, x) -> np.ndarray:
+    def predict_proba_float64(self, x: Any) -> np.ndarray:
         """Like :meth:`predict_proba` on float64 inputs, returning float64 NumPy values.
 
         The public API works in float32; this is for exactness checks.

@@ -70,7 +70,7 @@ class _CheckedGzipFile(gzip.GzipFile):
             raise DatasetFormatError(f"{Path(self.name).name}: cannot be read "
                                      f"({error})") from None
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: Optional[int] = -1) -> bytes:
         return self._checked(super().read, size)
 
     def read1(self, size: int = -1) -> bytes:
@@ -79,7 +79,7 @@ class _CheckedGzipFile(gzip.GzipFile):
     def peek(self, n: int) -> bytes:
         return self._checked(super().peek, n)
 
-    def readline(self, size: int = -1) -> bytes:
+    def readline(self, size: Optional[int] = -1) -> bytes:
         return self._checked(super().readline, size)
 
 

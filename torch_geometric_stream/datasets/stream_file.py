@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from array import array
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, TextIO
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 from torch_geometric_stream.datasets.io import open_text
 from torch_geometric_stream.datasets.numbers import all_numbers, is_number
+
+if TYPE_CHECKING:  # the rows of a csv.reader, with the line it has read up to
+    from _csv import Reader as CSVReader
 
 __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
            "stream_file_digest"]
@@ -323,7 +326,7 @@ def _utf8_lines(handle: TextIO, file_name: str, digest: Optional["hashlib._Hash"
         yield line
 
 
-def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
+def _rows(reader: CSVReader) -> Iterator[tuple[int, list[str]]]:
     """``(line number, stripped fields)`` of each row that holds something (blank
     lines, and rows of empty fields a spreadsheet leaves, are skipped)."""
     for row in reader:
@@ -332,7 +335,7 @@ def _rows(reader: Iterator[list[str]]) -> Iterator[tuple[int, list[str]]]:
             yield reader.line_num, fields
 
 
-def _parse_csv(reader: Iterator[list[str]], file_name: str, label_column: Optional[str],
+def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
                limit: Optional[int] = None
                ) -> tuple[np.ndarray, np.ndarray, list[str], Optional[list[str]]]:
     """:func:`_read_csv` on the rows of ``reader`` (a ``csv.reader``), read no

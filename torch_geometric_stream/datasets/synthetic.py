@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -165,6 +165,6 @@ class SyntheticStream:
                              notes=repr(self))
 
 
-def make_synthetic_dataset(num_samples: int, **kwargs) -> StreamDataset:
+def make_synthetic_dataset(num_samples: int, **kwargs: Any) -> StreamDataset:
     """Materialize a whole :class:`SyntheticStream` (keyword arguments as its constructor)."""
     return SyntheticStream(num_samples, **kwargs).take(num_samples)

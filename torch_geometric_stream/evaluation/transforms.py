@@ -136,6 +136,7 @@ class _MinMaxScaler(StreamTransform):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"{type(self).__name__} state[{key!r}] must be a tensor or "
                                 f"None, got {type(value).__name__}")
+        _check_range_pair(state["min"], state["max"], type(self).__name__)
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
 
     def _check_width(self, rows: Tensor) -> None:
@@ -145,6 +146,18 @@ class _MinMaxScaler(StreamTransform):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(feature_range={self.feature_range})"
+
+
+def _check_range_pair(low: Optional[Tensor], high: Optional[Tensor], owner: str) -> None:
+    """Raise unless ``low`` and ``high`` are a whole per-feature range: both
+    ``None`` (nothing seen yet) or both of one shape :math:`(d,)`."""
+    prefix = f"{owner} state['min'] and state['max'] must be"
+    if (low is None) != (high is None):
+        got = "a tensor and None" if high is None else "None and a tensor"
+        raise ValueError(f"{prefix} both None or both tensors, got {got}")
+    if low is not None and high is not None and (low.dim() != 1 or low.shape != high.shape):
+        raise ValueError(f"{prefix} of one shape (d,), got {tuple(low.shape)} and "
+                         f"{tuple(high.shape)}")
 
 
 def _clone(tensor: Optional[Tensor]) -> Optional[Tensor]:
