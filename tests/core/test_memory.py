@@ -93,7 +93,7 @@ def test_all_zero_prototype_is_replaced_by_the_next_merge(label):
         assert torch.allclose(memory.prototypes[slot], unit(0.6, 0.8))
 
 
-@pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95)])
+@pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95), (0.3, 0.9)])
 def test_fixed_coefficients(alpha, beta):
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
                                  alpha=alpha, beta=beta)
@@ -357,3 +357,54 @@ def test_loading_a_state_by_assignment_is_refused():
 def test_light_must_be_a_boolean(light):
     with pytest.raises(TypeError, match=f"light must be a bool, got {type(light).__name__}"):
         DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3, light=light)
+
+
+def test_an_unlabeled_sample_without_unlabeled_slots_is_dropped():
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0)
+    memory.update(unit(1.0, 0.0), 0)
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    version = memory.version
+    assert memory.candidate_slots(-1) is None
+    assert memory.update(unit(0.6, 0.8), -1, raw) is None
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert memory.version == version and memory.fill_levels == (1, 0)
+
+
+def test_a_merge_into_a_zero_prototype_takes_the_new_source():
+    # the first source (1, 1) derives to a zero prototype (an online scaler's
+    # first row); the merge weight into it is 0, yet the slot takes the new source
+    def derive(sources):
+        return F.normalize(sources - 1.0, dim=-1)
+
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0,
+                                 source_channels=2)
+    first, second = torch.tensor([1.0, 1.0]), torch.tensor([1.0, 2.0])
+    memory.update(derive(first.unsqueeze(0))[0], 0, source=first, derive=derive)
+    assert torch.equal(memory.prototypes[0], torch.zeros(2))
+    memory.update(derive(second.unsqueeze(0))[0], 0, raw, source=second, derive=derive)
+    assert torch.equal(memory.sources[0], second)
+    assert torch.equal(memory.prototypes[0], torch.tensor([0.0, 1.0]))
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.0, 1.0), (1.0, 0.0)])
+def test_fixed_coefficients_at_the_ends_of_the_unit_interval(alpha, beta):
+    # alpha = 0 / beta = 1 keep the old prototype, alpha = 1 / beta = 0 take the sample
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+                                 alpha=alpha, beta=beta)
+    p, x = unit(1.0, 0.0), unit(0.0, 1.0)
+    memory.update(p, 0)
+    memory.update(p, -1)
+    memory.update(x, 0, raw)
+    memory.update(x, -1, raw)
+    kept = p if alpha == 0.0 else x
+    assert torch.equal(memory.prototypes, torch.stack([kept, kept]))
+
+
+def test_labeled_returns_the_ages_once_the_labeled_memory_is_full():
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=1)
+    memory.update(unit(1.0, 0.0), 0)
+    memory.update(unit(0.0, 1.0), 1)  # full: labeled() returns views of the buffers
+    memory.update(unit(0.6, 0.8), 1, raw)  # merge: class 1's slot back to age 0
+    rows, labels, ages = memory.labeled()
+    assert labels.tolist() == [0, 1] and ages.tolist() == [2, 0]
+    assert torch.equal(rows[0], unit(1.0, 0.0))

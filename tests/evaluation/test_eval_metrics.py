@@ -7,7 +7,8 @@ import pytest
 from torch_geometric_stream.evaluation import (StreamMetrics, accuracy_curve, class_metrics,
                                                tail_accuracy)
 from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, _chance_agreement,
-                                                       _prequential_majority)
+                                                       _prequential_majority, curve_positions,
+                                                       tail_size)
 
 # 20 samples: 10 right, 5 wrong, then 0 1 1 1 0.
 CORRECT = [True] * 10 + [False] * 5 + [False, True, True, True, False]
@@ -57,6 +58,20 @@ def test_accuracy_curve():
     assert counts.tolist() == [1, 4] and accuracy == pytest.approx([1.0, 0.75])
     counts, _ = accuracy_curve(np.ones(10_000, dtype=bool), num_points=200)
     assert counts.size == 200 and counts[-1] == 10_000
+
+
+def test_a_tail_is_at_least_one_sample():
+    # 1e-12 * 2 samples rounds up to 0 within the tolerance: the tail is still the last sample
+    assert tail_size(1e-12, 2) == 1
+    assert tail_accuracy([False, True], 1e-12) == 1.0
+
+
+def test_accuracy_curve_positions_are_rounded():
+    # 4 points evenly spaced in [1, 5]: 1, 2.33, 3.67, 5 -> 1, 2, 4, 5
+    assert curve_positions(5, 4).tolist() == [1, 2, 4, 5]
+    counts, accuracy = accuracy_curve([1, 0, 1, 1, 0], num_points=4)
+    assert counts.tolist() == [1, 2, 4, 5]
+    assert accuracy.tolist() == [1.0, 0.5, 0.75, 0.6]
 
 
 # class_metrics by hand: 6 samples, classes 0, 1, 2.
@@ -142,3 +157,13 @@ def test_class_metrics_peak_memory_stays_near_two_int64_per_sample():
     finally:
         tracemalloc.stop()
     assert peak / samples < 20
+
+
+def test_latency_summary_is_the_median_and_the_95th_percentile():
+    # 1, 2 and 9 ms: median 2 (the mean would be 4), p95 2 + 0.9 * 7 = 8.3
+    metrics = StreamMetrics()
+    for seconds in (0.001, 0.009, 0.002):
+        metrics.update(True, seconds)
+    summary = metrics.summary()
+    assert summary["ms_per_sample_median"] == pytest.approx(2.0)
+    assert summary["ms_per_sample_p95"] == pytest.approx(8.3)

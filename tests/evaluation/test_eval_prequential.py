@@ -1,4 +1,5 @@
 import csv
+import importlib
 import json
 import tracemalloc
 from array import array
@@ -511,3 +512,75 @@ def test_a_record_holds_at_most_20_bytes_per_sample():
     finally:
         tracemalloc.stop()
     assert held / samples < 20
+
+
+class FusedPreviousLabel(PreviousLabel):
+    """Duck-typed fused learner: ``predict_learn`` in one call."""
+
+    def predict_learn(self, x, y):
+        prediction = self.predict(x)
+        self.learn(x, y)
+        return prediction
+
+
+def test_a_fused_learner_gets_minus_one_for_unlabeled_samples():
+    mask = np.array([True, False, True, False, False, True])
+    learner = FusedPreviousLabel()
+    result = prequential(learner, stream(), label_mask=mask, progress=False)
+    assert learner.learned == [0, -1, 1, -1, -1, 1]
+    assert result.predictions.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def _record(start, labels, history="full", window=None):
+    record = PrequentialRecord(start=start, history=history, window=window)
+    for label in labels:
+        record.update(label, label, True, 0.001)
+    return record
+
+
+def test_a_run_resumed_from_a_late_start_covers_positions_from_there():
+    # the state covers positions [2, 4): the run continues at 4, not at 2 (its length)
+    state = _record(2, LABELS[2:4]).state_dict()
+    result = prequential(PreviousLabel(), stream(), progress=False, start=4, initial=state)
+    assert result.start == 2 and result.positions.tolist() == [2, 3, 4, 5]
+    assert result.predictions.tolist() == [1, 1, 0, 0]
+    with pytest.raises(ValueError, match=r"initial covers positions \[2, 4\) but start=2"):
+        prequential(PreviousLabel(), stream(), progress=False, start=2, initial=state)
+
+
+def test_a_resumed_run_reports_the_wall_time_before_it_too():
+    state = {**_record(0, LABELS[:2]).state_dict(), "elapsed": 1000.0}
+    result = prequential(PreviousLabel(), stream(), progress=False, start=2, initial=state)
+    assert 1000.0 <= result.metrics["seconds"] < 1100.0
+
+
+def test_a_bounded_state_whose_windows_cover_other_samples_is_refused():
+    state = {**_record(0, [0, 1, 1], "bounded", window=2).state_dict(),
+             "windows": _record(0, [0], "bounded", window=2).state_dict()["windows"]}
+    record = PrequentialRecord(history="bounded", window=2)
+    with pytest.raises(ValueError, match="the record state covers 3 samples, its windows 1"):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0
+
+
+def test_a_record_with_samples_refuses_a_state():
+    record = _record(0, [0, 1])
+    with pytest.raises(ValueError, match="load_state_dict needs an empty record"):
+        record.load_state_dict(_record(0, [1]).state_dict())
+    assert record.metrics.n_samples == 2 and record.labels.tolist() == [0, 1]
+
+
+def test_a_numpy_bool_prediction_is_refused():
+    with pytest.raises(TypeError, match="the prediction at stream position 0 must be one "
+                                        r"integer class id, got (np\.)?True"):
+        prequential(ConstantPrediction(np.bool_(True)), stream(), progress=False)
+
+
+def test_the_running_accuracy_plot_puts_a_late_run_at_its_stream_positions(monkeypatch):
+    module = importlib.import_module("torch_geometric_stream.evaluation.prequential")
+    drawn = {}
+    monkeypatch.setattr(module, "plot_curves", lambda curves, path, **kwargs: drawn.update(curves))
+    result = prequential(PreviousLabel(), stream(), progress=False, start=2)
+    module.plot_running_accuracy({"run": result}, "unused.png")
+    positions, accuracy = drawn["run"]
+    assert positions.tolist() == [3, 4, 5, 6] and accuracy.tolist() == [0.0, 0.5, 1 / 3, 0.25]
