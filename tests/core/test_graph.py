@@ -248,6 +248,19 @@ def test_negative_weights_never_give_nan_or_inf():
         assert torch.isfinite(w).all()
 
 
+def test_symmetric_degree_skips_negative_similarities_and_keeps_their_sign():
+    # node 1 receives 0 -> 1 (weight -0.5) and 2 -> 1 (weight 0.5), plus its added
+    # self-loop 1: degree 1 + 0.5 (the negative weight counts 0); nodes 0, 2 degree 1.
+    # The negative edge keeps its sign after scaling.
+    edge_index = torch.tensor([[0, 2], [1, 1]])
+    ei, w = normalize_edge_weight(edge_index, torch.tensor([-0.5, 0.5], dtype=torch.float64),
+                                  3, "symmetric")
+    expected = torch.tensor([[1.0, 0.0, 0.0],
+                             [-0.5 / 1.5 ** 0.5, 1.0 / 1.5, 0.5 / 1.5 ** 0.5],
+                             [0.0, 0.0, 1.0]], dtype=torch.float64)
+    torch.testing.assert_close(dense_adjacency(ei, w, 3), expected)
+
+
 def test_mean_normalization_is_authors_constant():
     edge_index = torch.tensor([[0, 1, 2, 0, 1, 2], [0, 0, 0, 1, 1, 1]])
     weight = torch.rand(6)
@@ -286,6 +299,52 @@ def test_bias_position_on_rows_without_in_edges(aggregation):
     # after: A x + b; before: A (x + b), so row 1 takes 2 * 0.5 + 1 * 0.5 of bias
     assert out["after"] == [0.5, 5.5, 0.5]
     assert out["before"] == [0.0, 6.5, 0.0]
+
+
+@pytest.mark.parametrize("aggregation", ["csr", "message_passing"])
+def test_normalized_weights_are_propagated_as_given(aggregation):
+    # one layer, W = 1, b = 0, edge 0 -> 1 of (already normalized) weight 0.5: the
+    # symmetric normalization would add self-loops and rescale; normalized=True does not
+    backbone = GCNBackbone(1, 4, 1, num_layers=1, aggregation=aggregation)
+    with torch.no_grad():
+        backbone.convs[0].lin.weight.fill_(1.0)
+        backbone.convs[0].bias.fill_(0.0)
+    x, edge_index = torch.tensor([[1.0], [3.0]]), torch.tensor([[0], [1]])
+    out = backbone(x, edge_index, torch.tensor([0.5]), normalized=True)
+    assert out.flatten().tolist() == [0.0, 0.5]
+
+
+def _mlp_by_hand(backbone: MLPBackbone, x: torch.Tensor,
+                 masks: tuple[torch.Tensor, ...] = ()) -> torch.Tensor:
+    """``backbone``'s layers applied by hand, hidden layer ``i``'s output scaled by
+    ``masks[i]`` where given."""
+    for i, lin in enumerate(backbone.lins[:-1]):
+        x = F.relu(backbone.norms[i](lin(x)))
+        if i < len(masks):
+            x = x * masks[i]
+    return backbone.lins[-1](x)
+
+
+def test_every_hidden_layer_has_its_own_layer_norm():
+    backbone = MLPBackbone(3, 8, 2, num_layers=3)
+    with torch.no_grad():  # the second norm unlike the first (both start at 1 and 0)
+        backbone.norms[1].weight.fill_(2.0)
+        backbone.norms[1].bias.fill_(-0.5)
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(backbone(x), _mlp_by_hand(backbone, x))
+
+
+def test_dropout_keeps_units_with_probability_one_minus_p_and_rescales_them():
+    # p = 0.25: the kept units are scaled by 1 / 0.75; the mask is the one a twin
+    # generator draws, and eval mode drops nothing
+    backbone = MLPBackbone(3, 8, 2, num_layers=2, dropout=0.25)
+    backbone.generator = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 3)
+    mask = torch.empty(5, 8).bernoulli_(0.75, generator=torch.Generator().manual_seed(3))
+    assert 0 < mask.sum() < mask.numel()
+    torch.testing.assert_close(backbone(x), _mlp_by_hand(backbone, x, (mask / 0.75,)))
+    backbone.eval()
+    torch.testing.assert_close(backbone(x), _mlp_by_hand(backbone, x))
 
 
 @pytest.mark.parametrize("conv, message", [
@@ -979,6 +1038,19 @@ def test_in_hop_subgraph_gives_what_pyg_k_hop_subgraph_gives(num_hops):
             for field in fields:
                 mine, theirs = getattr(found, field), getattr(expected, field)
                 assert mine.dtype == theirs.dtype and torch.equal(mine, theirs), field
+
+
+def test_receptive_topk_searches_up_to_max_rows_rows():
+    # identity embeddings, k = 1: every row picks itself, so targets 0 and 2 are
+    # the only rows searched, and max_rows = 2 is enough while 1 is not
+    from torch_geometric_stream.graph import receptive_topk
+
+    emb, targets = torch.eye(3), torch.tensor([0, 2])
+    found = receptive_topk(emb, targets, 1, num_hops=1, max_rows=2)
+    assert found.rows.tolist() == [0, 2]
+    assert found.top.indices.tolist() == [[0], [2]]
+    assert found.top.values.tolist() == [[1.0], [1.0]]
+    assert receptive_topk(emb, targets, 1, num_hops=1, max_rows=1) is None
 
 
 def test_receptive_topk_names_bad_input():
