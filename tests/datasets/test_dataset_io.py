@@ -7,7 +7,8 @@ import pytest
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              StreamDataset, encode_labels, find_file, open_text,
                                              read_idx)
-from torch_geometric_stream.datasets.io import read_csv_records, read_numeric_table
+from torch_geometric_stream.datasets.io import (as_integer_labels, read_csv_records,
+                                                read_numeric_table)
 
 
 def idx_bytes(array: np.ndarray) -> bytes:
@@ -92,6 +93,13 @@ def test_read_csv_records_strips_header_names_skips_blank_lines_and_needs_a_row(
     (tmp_path / "h.csv").write_text("a,b\n\n")
     with pytest.raises(DatasetFormatError, match="^h.csv: the file has no data rows$"):
         read_csv_records(tmp_path / "h.csv", ["a"])
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan, 1.5])
+def test_integer_labels_are_finite_whole_numbers(value):
+    assert as_integer_labels(np.array([2.0, -1.0]), "f").tolist() == [2, -1]
+    with pytest.raises(DatasetFormatError, match="^f: class labels must be integers$"):
+        as_integer_labels(np.array([1.0, value]), "f")
 
 
 def test_encode_labels_sorted_order_and_names():

@@ -526,3 +526,10 @@ def test_labels_of_plus_and_minus_two_to_the_63_stay_two_classes(tmp_path):
                                                    "2,-9223372036854775808\n"))
     assert ds.class_names == ["-9.223372036854776e+18", "9.223372036854776e+18"]
     assert ds.y.tolist() == [1, 0]
+
+
+def test_a_named_label_column_makes_the_header_over_labels_of_words(tmp_path):
+    ds = load_stream_file(write(tmp_path, "w.csv", "1,cls,2\n0.5,x,7\n0.25,y,8\n"),
+                          label_column="cls")
+    assert ds.feature_names == ["1", "2"] and ds.class_names == ["x", "y"]
+    assert ds.x.tolist() == [[0.5, 7], [0.25, 8]] and ds.y.tolist() == [0, 1]
