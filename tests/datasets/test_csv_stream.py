@@ -162,3 +162,40 @@ def test_classes_are_a_sequence_of_names_not_a_string_and_may_be_any_iterable(tm
         class_lookup("x,y")
     stream = CSVRowStream(path, (name for name in ["x", "y"]))  # read once, kept
     assert stream.class_names == ["x", "y"] and [y for _, y in stream] == [0, 1]
+
+
+def test_expect_takes_as_many_rows_as_the_limit(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("a,kind\n1,x\n2,y\n3,x\n")
+    stream = CSVRowStream(path, ["x", "y"], limit=2)
+    stream.expect(2, _digest_after(path, 2))
+    assert [y for _, y in stream] == [0, 1]
+
+
+@pytest.mark.parametrize("text, options", [
+    (",2,0\n1,2,0\n", {}),  # an empty field is no header name: the first row is data
+    ("x,0,label\n1,2,0\n", {"label_column": "0"}),  # a position that is another's name
+])
+def test_the_first_row_is_refused_as_the_whole_file_reader_refuses_it(tmp_path, text, options):
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    with pytest.raises(DatasetFormatError) as whole:
+        load_stream_file(path, **options)
+    with pytest.raises(DatasetFormatError) as streamed:
+        list(CSVRowStream(path, ["0"], **options))
+    assert str(streamed.value) == str(whole.value)
+
+
+def test_a_first_row_of_numbers_is_data_even_with_a_label_of_no_class(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("1,2,7\n3,4,0\n")
+    with pytest.raises(DatasetFormatError,
+                       match=r"^s.csv line 1: label '7' is none of the classes given \(0, 1\)$"):
+        list(CSVRowStream(path, ["0", "1"]))
+
+
+def test_class_names_are_stripped_and_an_upper_case_name_is_read(tmp_path):
+    path = tmp_path / "S.CSV"
+    path.write_text("1,2,x\n3,4,y\n")
+    stream = CSVRowStream(path, [" x", "y "])
+    assert stream.class_names == ["x", "y"] and [y for _, y in stream] == [0, 1]

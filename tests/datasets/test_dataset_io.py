@@ -7,7 +7,8 @@ import pytest
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              StreamDataset, encode_labels, find_file, open_text,
                                              read_idx)
-from torch_geometric_stream.datasets.io import read_csv_records, read_numeric_table
+from torch_geometric_stream.datasets.io import (as_integer_labels, read_csv_records,
+                                                read_numeric_table)
 
 
 def idx_bytes(array: np.ndarray) -> bytes:
@@ -45,6 +46,8 @@ def test_read_idx_roundtrip(tmp_path, write):
 
 @pytest.mark.parametrize("payload, match", [
     (b"\x01\x00\x08\x01\x00\x00\x00\x01\x05", "magic"),
+    (b"\x00\x01\x08\x01\x00\x00\x00\x01\x05", "magic number 00010801"),
+    (b"\x00\x00\x08\x01\x00\x00\x00\x01\x05\x06", r"shape \(1,\) \(1 bytes\) but 2 bytes"),
     (b"\x00\x00\x08\x01\x00\x00\x00\x03\x05", "shape"),
     (b"\x00\x00\x08\x02\x00\x00", "truncated"),
 ])
@@ -81,6 +84,22 @@ def test_read_csv_records_drops_leading_row_id(tmp_path):
     (tmp_path / "d.csv").write_text("a,b\n1,2,3,4\n")
     with pytest.raises(DatasetFormatError, match="line 2: 4 fields"):
         read_csv_records(tmp_path / "d.csv", ["a"])
+
+
+def test_read_csv_records_strips_header_names_skips_blank_lines_and_needs_a_row(tmp_path):
+    (tmp_path / "c.csv").write_text(" a , b\n\n1,2\n\n3,4\n\n")
+    assert read_csv_records(tmp_path / "c.csv", ["a", "b"]) == [{"a": "1", "b": "2"},
+                                                                 {"a": "3", "b": "4"}]
+    (tmp_path / "h.csv").write_text("a,b\n\n")
+    with pytest.raises(DatasetFormatError, match="^h.csv: the file has no data rows$"):
+        read_csv_records(tmp_path / "h.csv", ["a"])
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan, 1.5])
+def test_integer_labels_are_finite_whole_numbers(value):
+    assert as_integer_labels(np.array([2.0, -1.0]), "f").tolist() == [2, -1]
+    with pytest.raises(DatasetFormatError, match="^f: class labels must be integers$"):
+        as_integer_labels(np.array([1.0, value]), "f")
 
 
 def test_encode_labels_sorted_order_and_names():

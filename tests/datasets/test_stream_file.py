@@ -475,3 +475,61 @@ def test_npz_arrays_of_numbers_keep_their_classes(tmp_path, labels, y, class_nam
     np.savez(tmp_path / "n.npz", x=np.ones((len(labels), 1)), y=labels)
     ds = load_stream_file(tmp_path / "n.npz")
     assert ds.y.tolist() == y and ds.class_names == class_names
+
+
+def test_the_digest_reads_the_whole_file_and_the_label_column_without_spaces(tmp_path):
+    rows = "1,2,0\n" * ((1 << 20) // 6 + 1)  # past the first MiB read
+    path = write(tmp_path, "big.csv", rows + "3,4,1\n")
+    whole = stream_file_digest(path)
+    write(tmp_path, "big.csv", rows + "3,5,1\n")  # a byte after the first MiB edited
+    assert stream_file_digest(path) != whole
+    path = write(tmp_path, "s.csv", GOOD)
+    assert stream_file_digest(path, " label ") == stream_file_digest(path, "label")
+    assert stream_file_digest(path, " label ", limit=2) == stream_file_digest(path, "label",
+                                                                              limit=2)
+    with pytest.raises(DatasetFormatError, match=r"^s.csv: no column 'kind' in the header"):
+        stream_file_digest(path, "kind", limit=2)  # the rows are read with that label
+
+
+FLOAT32_MAX = str(np.finfo(np.float32).max.item())  # '3.4028234663852886e+38'
+
+
+def test_the_largest_float32_is_a_feature_value(tmp_path):
+    ds = load_stream_file(write(tmp_path, "m.csv", f"{FLOAT32_MAX},-{FLOAT32_MAX},0\n"))
+    assert ds.x.tolist() == [[np.finfo(np.float32).max, np.finfo(np.float32).min]]
+    with pytest.raises(DatasetFormatError, match=r"^m.csv line 1: column 2 holds 'inf', not a "):
+        load_stream_file(write(tmp_path, "m.csv", f"{FLOAT32_MAX},inf,0\n"))
+    np.savez(tmp_path / "m.npz", x=np.array([[float(FLOAT32_MAX), 1.0]]), y=np.array([0]))
+    assert load_stream_file(tmp_path / "m.npz").x.tolist() == [[np.finfo(np.float32).max, 1]]
+
+
+def test_one_bad_npz_entry_is_named_without_a_count(tmp_path):
+    np.savez(tmp_path / "a.npz", x=np.array([[1.0, np.nan], [1.0, 2.0]]), y=np.ones(2))
+    with pytest.raises(DatasetFormatError, match=r"^a.npz: x\[0, 1\] = nan is not a finite "
+                                                 r"number$"):
+        load_stream_file(tmp_path / "a.npz")
+
+
+def test_the_label_column_may_have_no_name_in_the_header(tmp_path):
+    ds = load_stream_file(write(tmp_path, "u.csv", "a,b,\n1,2,x\n3,4,y\n"))
+    assert ds.feature_names == ["a", "b"] and ds.class_names == ["x", "y"]
+    assert ds.x.tolist() == [[1, 2], [3, 4]] and ds.y.tolist() == [0, 1]
+
+
+def test_a_bad_feature_right_after_the_label_column_is_named_by_its_own_column(tmp_path):
+    with pytest.raises(DatasetFormatError, match=r"^f.csv line 2: column 2 holds 'abc', not a"):
+        load_stream_file(write(tmp_path, "f.csv", "0,1,2\n1,abc,3\n"), label_column="0")
+
+
+def test_labels_of_plus_and_minus_two_to_the_63_stay_two_classes(tmp_path):
+    ds = load_stream_file(write(tmp_path, "l.csv", "1,9223372036854775808\n"
+                                                   "2,-9223372036854775808\n"))
+    assert ds.class_names == ["-9.223372036854776e+18", "9.223372036854776e+18"]
+    assert ds.y.tolist() == [1, 0]
+
+
+def test_a_named_label_column_makes_the_header_over_labels_of_words(tmp_path):
+    ds = load_stream_file(write(tmp_path, "w.csv", "1,cls,2\n0.5,x,7\n0.25,y,8\n"),
+                          label_column="cls")
+    assert ds.feature_names == ["1", "2"] and ds.class_names == ["x", "y"]
+    assert ds.x.tolist() == [[0.5, 7], [0.25, 8]] and ds.y.tolist() == [0, 1]

@@ -54,6 +54,14 @@ def test_gsad_all_batches(tmp_path, write):
     assert ds.y[:4].tolist() == [1, 1, 2, 2] and ds.class_names[0] == "Ethanol"
 
 
+def test_gsad_blank_lines_are_skipped(tmp_path, write):
+    write_gsad(tmp_path / "GSAD", write, range(2, 11))
+    line = GSAD_ROW.format(label=3)
+    write(tmp_path / "GSAD" / "batch1.dat", f"\n{line}\n\n  \n{line}\n\n")
+    ds = load_dataset("GSAD", tmp_path, strict=True)
+    assert ds.x.shape == (20, 128) and ds.y[:2].tolist() == [2, 2]
+
+
 def test_gsad_uci_variant_with_concentration(tmp_path):
     write_gsad(tmp_path / "GSAD", lambda p, s: p.parent.mkdir(exist_ok=True) or p.write_text(s),
                range(1, 11), first_token="{label};10.000000")
@@ -121,6 +129,7 @@ def test_har_names_from_metadata_and_row_mismatch(tmp_path):
         load_dataset("HAR", tmp_path)
 
 
+OD_FILES = ("datatraining.txt", "datatest.txt", "datatest2.txt")
 OD_HEADER = '"date","Temperature","Humidity","Light","CO2","HumidityRatio","Occupancy"\n'
 
 
@@ -140,6 +149,16 @@ def test_od_three_files_in_order(tmp_path, write):
                                rtol=1e-6)
     np.testing.assert_allclose(ds.x[3, :2], [21.76, 31.1333333333333], rtol=1e-6)
     assert ds.y.tolist() == [1, 1, 0, 1] and ds.class_names == ["not occupied", "occupied"]
+
+
+def test_od_a_fractional_occupancy_is_no_class(tmp_path):
+    (tmp_path / "OD").mkdir()
+    for name in OD_FILES:
+        (tmp_path / "OD" / name).write_text(
+            OD_HEADER + '"1","2015-02-04 17:51:00",23.18,27.272,426,721.25,0.0047,0.5\n')
+    with pytest.raises(DatasetFormatError, match="^datatraining.txt: class labels must be "
+                                                 "integers\n"):
+        load_dataset("OD", tmp_path)
 
 
 SHOPPER_HEADER = ("Administrative,Administrative_Duration,Informational,Informational_Duration,"
