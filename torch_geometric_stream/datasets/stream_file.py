@@ -127,8 +127,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       other column is a numeric feature. An index that is also another column's
       header name is refused as ambiguous: the error gives each column's other
       spellings (its name, its index from the start or from the end). The first row is the
-      header if it holds the label column's name, a feature field that is not a
-      number (a word, an empty name), or a word over a label column of numbers.
+      header if it holds the label column's name, a feature field that is a word
+      (an empty field alone makes no header: it is a missing value), or a word
+      over a label column of numbers.
       Blank lines are skipped. Every row needs its true label: the evaluation
       hides labels itself.
     - **NPZ**: an array ``x`` (or ``X``) :math:`(T, d)` of numbers and an array ``y``
