@@ -115,6 +115,17 @@ def test_paper_label_mask_seeds():
     assert not np.array_equal(first, paper_label_mask(labels, 0.01, seed=2000))
 
 
+@pytest.mark.parametrize("seed, positions", [(0, [0, 3, 6, 7, 8]), (1, [0, 3, 4, 5, 6])])
+def test_paper_label_mask_draws_numpys_default_generator_seeded_with_seed(seed, positions):
+    """Classes 2, 0, 1 first at 0, 3, 6; half of 10 samples is 5 labels, so 2
+    more of the others, drawn by default_rng(seed).choice without replacement."""
+    labels = np.repeat([2, 0, 1], [3, 3, 4])
+    mask = paper_label_mask(labels, 0.5, seed)
+    assert np.flatnonzero(mask).tolist() == positions
+    extra = np.random.default_rng(seed).choice([1, 2, 4, 5, 7, 8, 9], size=2, replace=False)
+    assert sorted(extra.tolist()) == sorted(set(positions) - {0, 3, 6})
+
+
 @pytest.mark.parametrize("ratio", [0.0, -0.1, 1.5])
 def test_paper_label_mask_bad_ratio(ratio):
     with pytest.raises(ValueError, match="label_ratio"):
@@ -138,6 +149,15 @@ def test_bernoulli_label_mask():
         bernoulli_label_mask(10, 0.0, seed=0)
     with pytest.raises(ValueError, match="num_samples"):
         bernoulli_label_mask(0, 0.5, seed=0)
+
+
+def test_bernoulli_label_mask_draws_numpys_default_generator_below_p():
+    """default_rng(1) starts 0.5118, 0.9505, 0.1442, 0.9486, 0.3118; a position is
+    labeled when its draw is below p, so not at a p equal to its draw."""
+    assert bernoulli_label_mask(5, 0.5, seed=1).tolist() == [False, False, True, False, True]
+    first = np.random.default_rng(1).random()
+    assert bernoulli_label_mask(1, first, seed=1).tolist() == [False]
+    assert bernoulli_label_mask(1, np.nextafter(first, 1.0), seed=1).tolist() == [True]
 
 
 @pytest.mark.parametrize("num_classes, ratio, memory_size, expected", [
@@ -185,6 +205,9 @@ def test_capymoa_label_mask_draws_the_legacy_seeded_mersenne_twister():
     # numpy's legacy stream for seed 1 starts 0.417022, 0.720324, 0.000114, 0.302333, 0.146756
     assert capymoa_label_mask(5, 0.2, seed=1).tolist() == [False, False, True, False, True]
     assert capymoa_label_mask(5, 0.72, seed=1).tolist() == [True, False, True, True, True]
+    first = np.random.RandomState(1).random_sample()  # a draw equal to p: not below it
+    assert capymoa_label_mask(1, first, seed=1).tolist() == [False]
+    assert capymoa_label_mask(1, np.nextafter(first, 1.0), seed=1).tolist() == [True]
     mask = capymoa_label_mask(20_000, 0.01, seed=0)
     assert mask.dtype == bool and 150 < mask.sum() < 250
     assert not mask[:10].all()  # no first-occurrence rule
