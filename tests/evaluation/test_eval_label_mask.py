@@ -106,6 +106,8 @@ def test_every_label_mask_names_a_bad_seed_and_two_dimensional_labels(kind):
         make_label_mask(kind, labels, 0.1, seed=1.5)
     with pytest.raises(ValueError, match=r"labels must be 1-D \(T,\), got shape \(2, 50\)"):
         make_label_mask(kind, labels.reshape(2, 50), 0.1, seed=0)
+    with pytest.raises(ValueError, match=r"labels must be 1-D \(T,\), got shape \(\)"):
+        make_label_mask(kind, 3, 0.1, seed=0)  # one label, not a stream of them
 
 
 def test_paper_label_mask_seeds():
@@ -170,6 +172,7 @@ def test_bernoulli_label_mask_draws_numpys_default_generator_below_p():
     (5, 0.5, 1000, (100, 900)),
     (5, 0.01, 50, (49, 1)),          # L capped at M - 1
     (10, 0.01, 11, (10, 1)),         # L >= c
+    (150, 0.01, 1000, (150, 850)),   # L >= c above the paper's 100
 ])
 def test_paper_memory_sizes(num_classes, ratio, memory_size, expected):
     assert paper_memory_sizes(num_classes, ratio, memory_size) == expected
