@@ -219,6 +219,16 @@ def test_a_windows_state_with_finished_counts_outside_zero_to_size_is_refused():
     assert target.columns()["accuracy"].tolist() == [1.0, 0.5]
 
 
+def test_a_windows_state_of_another_size_is_refused_naming_both():
+    five = WindowedMetrics(5)
+    five.update(1, 1, True)
+    target = WindowedMetrics(4)
+    with pytest.raises(ValueError, match="the windows state was kept with window=5, "
+                                         "these windows have window=4"):
+        target.load_state_dict(five.state_dict())
+    assert target.n_samples == 0
+
+
 def test_a_windows_state_with_no_finished_window_loads_from_empty_lists():
     """Empty lists (as a state written as JSON holds them, float64 to NumPy)
     are columns of no finished window, whatever their dtype."""
