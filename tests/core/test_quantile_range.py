@@ -209,6 +209,9 @@ def test_a_drift_of_exactly_the_tolerance_leaves_the_range():
     assert observe_all(scaler, torch.tensor([[0.0], [4.0], [4.0]])) == [True, True, False]
     assert scaler.quantiles().tolist() == [[2.0], [4.0]]
     assert (scaler.low.item(), scaler.high.item()) == (1.0, 3.0)
+    batch = RunningQuantileRange(1, quantile=0.25, tolerance=0.5)  # one call, row after row
+    assert batch.observe_(torch.tensor([[0.0], [4.0], [4.0]])) is True
+    assert (batch.low.item(), batch.high.item()) == (1.0, 3.0)
     eager = RunningQuantileRange(1, quantile=0.25, tolerance=0.0)
     assert observe_all(eager, torch.tensor([[0.0], [1.0], [0.5]])) == [True, True, False]
     assert (eager.low.item(), eager.high.item()) == (0.25, 0.75)
