@@ -121,6 +121,33 @@ def test_a_negative_zero_hands_the_quantiles_back_to_numpy_until_reset():
     assert scaler._sorted == [[3.0, 4.0], [0.0, 5.0]]
 
 
+def test_a_state_load_replaces_the_sorted_sample():
+    """A range that has sorted its own sample (rows 10, 20) and loads another's
+    (rows 0, 4, q = 0.25) has the loaded sample's quantiles 1 and 3; a row 4 then
+    moves them to 2 and 4."""
+    scaler, other = (RunningQuantileRange(1, quantile=0.25, tolerance=0.0) for _ in range(2))
+    observe_all(scaler, torch.tensor([[0.0], [4.0]]))
+    observe_all(other, torch.tensor([[10.0], [20.0]]))
+    other.load_state_dict(scaler.state_dict())
+    assert other.quantiles().tolist() == [[1.0], [3.0]]
+    assert observe_all(other, torch.tensor([[4.0]])) == [True]
+    assert (other.low.item(), other.high.item()) == (2.0, 4.0)
+
+
+def test_a_loaded_sample_with_a_negative_zero_keeps_numpys_quantiles():
+    """The first sort of a loaded sample (0, -0, -0, -1) checks it for -0.0 too:
+    its quantiles stay np.quantile's bit for bit (q = 0.01: -0.97 and a zero
+    whose sign is np.quantile's choice)."""
+    rows = torch.tensor([[0.0], [-0.0], [-0.0], [-1.0]], dtype=torch.float64)
+    scaler, twin = (RunningQuantileRange(1, quantile=0.01) for _ in range(2))
+    observe_all(scaler, rows)
+    twin.load_state_dict(scaler.state_dict())
+    expected = np.quantile(rows.numpy().T, [0.01, 0.99], axis=1)
+    assert expected[0].tolist() == [-0.97]
+    assert np.array_equal(_bits(twin.quantiles()), _bits(expected))
+    assert twin._sorted is None
+
+
 def test_reservoir_keeps_a_seeded_uniform_sample():
     rows = torch.arange(3000.0).unsqueeze(1)  # value = arrival position
     scaler = RunningQuantileRange(1, reservoir_size=200, seed=5)
@@ -171,6 +198,23 @@ def test_the_range_settles_and_the_tolerance_limits_its_moves():
     assert changes[0] and sum(changes[3000:]) <= 2 < sum(changes[:1000])
     eager = RunningQuantileRange(4, quantile=0.05, tolerance=0.0)
     assert sum(observe_all(eager, rows[:2000])) > 10 * sum(changes[:2000])
+
+
+def test_a_drift_of_exactly_the_tolerance_leaves_the_range():
+    """Rows 0, 4 with q = 0.25: the range is 1 to 3 (span 2). A third row 4 moves
+    the quantiles to 2 and 4, by 1 = 0.5 * 2: not *more* than tolerance 0.5 times
+    the span, so the range stays. With tolerance 0, rows 0, 1 give 0.25 to 0.75,
+    and a row 0.5 that leaves both quantiles where they are changes nothing."""
+    scaler = RunningQuantileRange(1, quantile=0.25, tolerance=0.5)
+    assert observe_all(scaler, torch.tensor([[0.0], [4.0], [4.0]])) == [True, True, False]
+    assert scaler.quantiles().tolist() == [[2.0], [4.0]]
+    assert (scaler.low.item(), scaler.high.item()) == (1.0, 3.0)
+    batch = RunningQuantileRange(1, quantile=0.25, tolerance=0.5)  # one call, row after row
+    assert batch.observe_(torch.tensor([[0.0], [4.0], [4.0]])) is True
+    assert (batch.low.item(), batch.high.item()) == (1.0, 3.0)
+    eager = RunningQuantileRange(1, quantile=0.25, tolerance=0.0)
+    assert observe_all(eager, torch.tensor([[0.0], [1.0], [0.5]])) == [True, True, False]
+    assert (eager.low.item(), eager.high.item()) == (0.25, 0.75)
 
 
 def test_state_dict_round_trip_resumes_the_reservoir_and_reset_forgets():

@@ -106,6 +106,8 @@ def test_every_label_mask_names_a_bad_seed_and_two_dimensional_labels(kind):
         make_label_mask(kind, labels, 0.1, seed=1.5)
     with pytest.raises(ValueError, match=r"labels must be 1-D \(T,\), got shape \(2, 50\)"):
         make_label_mask(kind, labels.reshape(2, 50), 0.1, seed=0)
+    with pytest.raises(ValueError, match=r"labels must be 1-D \(T,\), got shape \(\)"):
+        make_label_mask(kind, 3, 0.1, seed=0)  # one label, not a stream of them
 
 
 def test_paper_label_mask_seeds():
@@ -113,6 +115,17 @@ def test_paper_label_mask_seeds():
     first = paper_label_mask(labels, 0.01, seed=0)
     assert np.array_equal(first, paper_label_mask(labels, 0.01, seed=0))
     assert not np.array_equal(first, paper_label_mask(labels, 0.01, seed=2000))
+
+
+@pytest.mark.parametrize("seed, positions", [(0, [0, 3, 6, 7, 8]), (1, [0, 3, 4, 5, 6])])
+def test_paper_label_mask_draws_numpys_default_generator_seeded_with_seed(seed, positions):
+    """Classes 2, 0, 1 first at 0, 3, 6; half of 10 samples is 5 labels, so 2
+    more of the others, drawn by default_rng(seed).choice without replacement."""
+    labels = np.repeat([2, 0, 1], [3, 3, 4])
+    mask = paper_label_mask(labels, 0.5, seed)
+    assert np.flatnonzero(mask).tolist() == positions
+    extra = np.random.default_rng(seed).choice([1, 2, 4, 5, 7, 8, 9], size=2, replace=False)
+    assert sorted(extra.tolist()) == sorted(set(positions) - {0, 3, 6})
 
 
 @pytest.mark.parametrize("ratio", [0.0, -0.1, 1.5])
@@ -140,6 +153,15 @@ def test_bernoulli_label_mask():
         bernoulli_label_mask(0, 0.5, seed=0)
 
 
+def test_bernoulli_label_mask_draws_numpys_default_generator_below_p():
+    """default_rng(1) starts 0.5118, 0.9505, 0.1442, 0.9486, 0.3118; a position is
+    labeled when its draw is below p, so not at a p equal to its draw."""
+    assert bernoulli_label_mask(5, 0.5, seed=1).tolist() == [False, False, True, False, True]
+    first = np.random.default_rng(1).random()
+    assert bernoulli_label_mask(1, first, seed=1).tolist() == [False]
+    assert bernoulli_label_mask(1, np.nextafter(first, 1.0), seed=1).tolist() == [True]
+
+
 @pytest.mark.parametrize("num_classes, ratio, memory_size, expected", [
     (10, 0.01, 1000, (100, 900)),    # paper, 1 %
     (10, 0.001, 1000, (10, 990)),    # paper, 0.1 %
@@ -150,6 +172,7 @@ def test_bernoulli_label_mask():
     (5, 0.5, 1000, (100, 900)),
     (5, 0.01, 50, (49, 1)),          # L capped at M - 1
     (10, 0.01, 11, (10, 1)),         # L >= c
+    (150, 0.01, 1000, (150, 850)),   # L >= c above the paper's 100
 ])
 def test_paper_memory_sizes(num_classes, ratio, memory_size, expected):
     assert paper_memory_sizes(num_classes, ratio, memory_size) == expected
@@ -185,6 +208,9 @@ def test_capymoa_label_mask_draws_the_legacy_seeded_mersenne_twister():
     # numpy's legacy stream for seed 1 starts 0.417022, 0.720324, 0.000114, 0.302333, 0.146756
     assert capymoa_label_mask(5, 0.2, seed=1).tolist() == [False, False, True, False, True]
     assert capymoa_label_mask(5, 0.72, seed=1).tolist() == [True, False, True, True, True]
+    first = np.random.RandomState(1).random_sample()  # a draw equal to p: not below it
+    assert capymoa_label_mask(1, first, seed=1).tolist() == [False]
+    assert capymoa_label_mask(1, np.nextafter(first, 1.0), seed=1).tolist() == [True]
     mask = capymoa_label_mask(20_000, 0.01, seed=0)
     assert mask.dtype == bool and 150 < mask.sum() < 250
     assert not mask[:10].all()  # no first-occurrence rule

@@ -182,6 +182,67 @@ def test_a_bounded_windows_state_that_does_not_fit_is_refused_whole():
     assert_same_windows(windows.columns(), record.result().windows)
 
 
+def test_a_windows_state_with_a_full_or_overcounted_current_window_is_refused():
+    """A current window of ``size`` samples would have been finished (and the
+    next sample would never finish one); more hits or labels than samples cannot be."""
+    full, three = WindowedMetrics(5), WindowedMetrics(4)
+    for sample in range(4):
+        full.update(sample % 2, 0, True)
+    for sample in range(3):
+        three.update(sample % 2, 0, True)  # 2 right of 3
+    target = WindowedMetrics(4)
+    for bad in ({**full.state_dict(), "size": 4},  # 4 samples in a window of 4
+                {**three.state_dict(), "hits": 4},  # 4 right of 3
+                {**three.state_dict(), "labels": 4}):  # 4 labels in 3 samples
+        with pytest.raises(ValueError, match="inconsistent windows state: window=4"):
+            target.load_state_dict(bad)
+        assert target.n_samples == 0
+    target.load_state_dict({**three.state_dict(), "hits": 3})  # 3 right of 3 fits
+    assert target.columns()["accuracy"].tolist() == [1.0]
+
+
+def test_a_windows_state_with_finished_counts_outside_zero_to_size_is_refused():
+    """A finished window of 4 holds 0 to 4 labels (and hits): -1 and 5 are refused,
+    4 (every sample labeled) fits."""
+    windows = WindowedMetrics(4)
+    for sample in range(6):
+        windows.update(sample % 2, 0, True)
+    state = windows.state_dict()
+    assert state["done_labels"].tolist() == [4] and state["done_hits"].tolist() == [2]
+    target = WindowedMetrics(4)
+    for key, count in (("done_labels", -1), ("done_labels", 5), ("done_hits", -1),
+                       ("done_hits", 5)):
+        with pytest.raises(ValueError, match="inconsistent windows state: window=4"):
+            target.load_state_dict({**state, key: np.array([count])})
+        assert target.n_samples == 0
+    target.load_state_dict({**state, "done_hits": np.array([4])})
+    assert target.columns()["accuracy"].tolist() == [1.0, 0.5]
+
+
+def test_a_windows_state_of_another_size_is_refused_naming_both():
+    five = WindowedMetrics(5)
+    five.update(1, 1, True)
+    target = WindowedMetrics(4)
+    with pytest.raises(ValueError, match="the windows state was kept with window=5, "
+                                         "these windows have window=4"):
+        target.load_state_dict(five.state_dict())
+    assert target.n_samples == 0
+
+
+def test_a_windows_state_with_no_finished_window_loads_from_empty_lists():
+    """Empty lists (as a state written as JSON holds them, float64 to NumPy)
+    are columns of no finished window, whatever their dtype."""
+    windows = WindowedMetrics(4)
+    for sample in range(3):
+        windows.update(sample % 2, 0, sample == 0)
+    empty = dict.fromkeys(("done_hits", "done_labels", "done_balanced_accuracy",
+                           "done_kappa"), [])
+    target = WindowedMetrics(4)
+    target.load_state_dict({**windows.state_dict(), **empty})
+    assert_same_windows(target.columns(), windows.columns())
+    assert target.columns()["n_labels"].tolist() == [1]
+
+
 @pytest.mark.parametrize("window, error, message", [
     (0, ValueError, "window must be >= 1, got 0"),
     (-3, ValueError, "window must be >= 1, got -3"),
