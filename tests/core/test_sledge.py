@@ -909,3 +909,47 @@ def test_the_step_trains_on_the_filled_labeled_slots_with_their_labels_and_ages(
     monkeypatch.setattr(model, "_supervised_loss", spy)
     model.learn(x, torch.tensor([0, 1, -1, 2]))  # slots 0, 2 and 4
     assert recorded[-1] == (3, [0, 1, 2], [2, 1, 0])
+
+
+def test_a_step_after_a_direct_memory_write_does_not_reuse_the_prediction_embeddings():
+    x, _ = gaussian_stream(6)
+    x = x.double()
+    model = small().double()
+    model.learn(x[:3], torch.tensor([0, 1, 2]))
+    fresh = copy.deepcopy(model)
+    model.predict(x[3])  # leaves the prediction's snapshot
+    for learner in (model, fresh):
+        learner.memory.update(torch.nn.functional.normalize(x[4], dim=0), -1)
+        learner.learn(x[5], 0)  # an insert: no merge search renews the snapshot
+    for (name, a), b in zip(model.named_parameters(), fresh.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_new_parameters_are_not_read_through_the_old_embeddings():
+    x, y = gaussian_stream(21)
+    model = small()
+    stream_through(model, x[:20], y[:20])
+    fresh = copy.deepcopy(model)
+    model.predict(x[20])  # leaves the prediction's snapshot
+    for learner in (model, fresh):
+        learner.reset_parameters()
+    assert torch.equal(model.predict_proba(x[20]), fresh.predict_proba(x[20]))
+
+
+def test_a_prediction_aggregates_from_every_stored_row_while_they_are_at_most_k(monkeypatch):
+    x, _ = gaussian_stream(3)
+    model = small(light=True)  # k = 3: the sample, and both stored rows
+    model.learn(x[:2], torch.tensor([0, 1]))
+    recorded = []
+    propagate = model._propagate
+
+    def spy(nodes, edge_index, edge_weight, targets, query=None):
+        recorded.append(edge_index)
+        return propagate(nodes, edge_index, edge_weight, targets, query)
+
+    monkeypatch.setattr(model, "_propagate", spy)
+    model.predict(x[2])
+    sample = model.memory.capacity
+    (edge_index,) = recorded
+    assert edge_index[1].tolist() == [sample] * 3
+    assert sorted(edge_index[0].tolist()) == [*model.memory.labeled_index().tolist(), sample]
