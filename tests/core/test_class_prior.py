@@ -123,3 +123,10 @@ def test_a_float64_learner_shifts_by_its_prior_in_float64():
     held = torch.ones(3, dtype=torch.float64)  # nothing learned: no slot filled
     expected = (stream / stream.sum()).log() - (held / held.sum()).log()
     torch.testing.assert_close(model._prior_shift(), expected, rtol=1e-14, atol=0)
+
+
+def test_unlabeled_samples_are_not_counted():
+    x, _ = gaussian_stream(4)
+    model = small(class_prior="stream")
+    model.learn(x, torch.tensor([1, -1, -1, 1]))
+    assert model.label_counts.tolist() == [0, 2, 0]

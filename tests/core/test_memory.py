@@ -408,3 +408,47 @@ def test_labeled_returns_the_ages_once_the_labeled_memory_is_full():
     rows, labels, ages = memory.labeled()
     assert labels.tolist() == [0, 1] and ages.tolist() == [2, 0]
     assert torch.equal(rows[0], unit(1.0, 0.0))
+
+
+def test_labeled_index_follows_every_labeled_insert():
+    # the cached index must be rebuilt once a labeled slot is filled
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=1)
+    memory.update(unit(1.0, 0.0), 0)
+    assert memory.labeled_index().tolist() == [0]
+    memory.update(unit(0.0, 1.0), 1)
+    assert memory.labeled_index().tolist() == [0, 2]
+    memory.update(unit(0.6, 0.8), 0)
+    assert memory.labeled_index().tolist() == [0, 1, 2]
+    rows, labels, ages = memory.labeled()
+    assert torch.equal(rows, torch.stack([unit(1.0, 0.0), unit(0.6, 0.8), unit(0.0, 1.0)]))
+    assert labels.tolist() == [0, 0, 1] and ages.tolist() == [2, 0, 1]
+
+
+def test_refresh_rederives_the_filled_slots_and_leaves_the_empty_ones_zero():
+    def shifted(sources):  # maps a zero source to a non-zero row
+        return F.normalize(sources + 1.0, dim=-1)
+
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=2,
+                                 source_channels=2)
+    memory.update(unit(1.0, 0.0), 1, source=torch.tensor([2.0, -1.0]), derive=shifted)
+    memory.update(unit(0.0, 1.0), -1, source=torch.tensor([-1.0, 0.0]), derive=shifted)
+    memory.refresh(shifted)
+    expected = torch.zeros(4, 2)
+    expected[1] = F.normalize(torch.tensor([3.0, 0.0]), dim=0)
+    expected[2] = F.normalize(torch.tensor([0.0, 1.0]), dim=0)
+    assert torch.equal(memory.prototypes, expected)
+
+
+def test_a_merge_mixes_the_sources_with_the_shares_of_its_partition():
+    # labeled: (1 - alpha) old + alpha new; unlabeled: beta old + (1 - beta) new;
+    # the merged source is stored and the prototype derived from it
+    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
+                                 alpha=0.25, beta=0.25, source_channels=2)
+    old, new = torch.tensor([4.0, 0.0]), torch.tensor([0.0, 8.0])
+    memory.update(raw(old.unsqueeze(0))[0], 0, source=old, derive=raw)
+    memory.update(raw(old.unsqueeze(0))[0], -1, source=old, derive=raw)
+    memory.update(raw(new.unsqueeze(0))[0], 0, raw, source=new, derive=raw)
+    memory.update(raw(new.unsqueeze(0))[0], -1, raw, source=new, derive=raw)
+    mixed = torch.tensor([[3.0, 2.0], [1.0, 6.0]])
+    assert torch.equal(memory.sources, mixed)
+    assert torch.equal(memory.prototypes, raw(mixed))

@@ -1,4 +1,5 @@
 import copy
+import math
 import io
 import pickle
 
@@ -831,3 +832,124 @@ def test_a_state_with_a_foreign_generator_state_is_refused_and_changes_nothing()
         stream_through(reference, x[20:], y[20:], label_every=2)
     for (name, a), b in zip(model.named_parameters(), reference.parameters()):
         assert torch.equal(a, b), name
+
+
+def test_a_prediction_of_another_row_does_not_change_where_a_sample_merges():
+    # the memory update reuses a prediction's embedding only for the very row predicted
+    x, y = gaussian_stream(40)
+    model = small()
+    stream_through(model, x[:30], y[:30])
+    assert model.memory.candidate_slots(-1) is not None  # an unlabeled sample merges
+    twin = copy.deepcopy(model)
+    model.predict(x[30])
+    for learner in (model, twin):
+        learner.learn(x[31], -1)
+    assert torch.equal(model.memory.prototypes, twin.memory.prototypes)
+    assert torch.equal(model.memory.counts, twin.memory.counts)
+
+
+@pytest.mark.parametrize("variant", ["light", "light-full-memory"])
+def test_the_light_training_graph_gives_edges_to_the_labeled_rows_only(monkeypatch, variant):
+    # SLeDGe-L: the labeled prototypes are the queries; each aggregates from
+    # itself and its k most similar filled slots
+    x, y = gaussian_stream(30)
+    model = small(**LIGHT_VARIANTS[variant])
+    stream_through(model, x[:29], y[:29], label_every=3)
+    recorded = []
+    propagate = model._propagate
+
+    def spy(nodes, edge_index, edge_weight, targets, query=None):
+        if query is None:
+            recorded.append((edge_index, targets, model.graph.embed(nodes).detach()))
+        return propagate(nodes, edge_index, edge_weight, targets, query)
+
+    monkeypatch.setattr(model, "_propagate", spy)
+    model.learn(x[29], int(y[29]))
+    (edge_index, targets, emb), = recorded
+    memory = model.memory
+    assert torch.equal(targets, memory.labeled_index())
+    scores = (emb[targets] @ emb.T).masked_fill(~memory.node_mask, float("-inf"))
+    neighbours = scores.topk(model.k + 1, dim=1).indices
+    expected = {(int(s), int(t)) for t, row in zip(targets, neighbours) for s in row}
+    assert set(zip(edge_index[0].tolist(), edge_index[1].tolist())) == expected
+    assert edge_index.size(1) == len(expected)
+
+
+def test_the_step_adds_lam_times_the_regularizer_to_the_supervised_loss(monkeypatch):
+    x, _ = gaussian_stream(4)
+    model = small(lam=0.25)
+    model.learn(x[:3], torch.tensor([0, 1, 2]))
+    supervised, structure = torch.zeros((), requires_grad=True), torch.zeros((), requires_grad=True)
+    monkeypatch.setattr(model, "_supervised_loss",
+                        lambda logits, labels, ages: supervised + 0 * logits.sum())
+    monkeypatch.setattr(model, "_structure_loss", lambda nodes, emb, labeled: structure)
+    model.learn(x[3], 0)
+    assert (supervised.grad.item(), structure.grad.item()) == (1.0, 0.25)
+
+
+def test_the_supervised_loss_is_the_mean_of_the_age_weighted_cross_entropies():
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    labels, ages = torch.tensor([0, 2]), torch.tensor([3, 0])
+    ce = torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+    weighted = small(tau=2.0)._supervised_loss(logits, labels, ages)
+    torch.testing.assert_close(weighted, (ce[0] * math.exp(-1.5) + ce[1]) / 2)
+    torch.testing.assert_close(small()._supervised_loss(logits, labels, ages), ce.mean())
+
+
+def test_the_step_trains_on_the_filled_labeled_slots_with_their_labels_and_ages(monkeypatch):
+    x, _ = gaussian_stream(4)
+    model = small(tau=2.0)  # 2 labeled slots per class
+    recorded = []
+    supervised_loss = model._supervised_loss
+
+    def spy(logits, labels, ages):
+        recorded.append((logits.size(0), labels.tolist(), ages.tolist()))
+        return supervised_loss(logits, labels, ages)
+
+    monkeypatch.setattr(model, "_supervised_loss", spy)
+    model.learn(x, torch.tensor([0, 1, -1, 2]))  # slots 0, 2 and 4
+    assert recorded[-1] == (3, [0, 1, 2], [2, 1, 0])
+
+
+def test_a_step_after_a_direct_memory_write_does_not_reuse_the_prediction_embeddings():
+    x, _ = gaussian_stream(6)
+    x = x.double()
+    model = small().double()
+    model.learn(x[:3], torch.tensor([0, 1, 2]))
+    fresh = copy.deepcopy(model)
+    model.predict(x[3])  # leaves the prediction's snapshot
+    for learner in (model, fresh):
+        learner.memory.update(torch.nn.functional.normalize(x[4], dim=0), -1)
+        learner.learn(x[5], 0)  # an insert: no merge search renews the snapshot
+    for (name, a), b in zip(model.named_parameters(), fresh.parameters()):
+        assert torch.equal(a, b), name
+
+
+def test_new_parameters_are_not_read_through_the_old_embeddings():
+    x, y = gaussian_stream(21)
+    model = small()
+    stream_through(model, x[:20], y[:20])
+    fresh = copy.deepcopy(model)
+    model.predict(x[20])  # leaves the prediction's snapshot
+    for learner in (model, fresh):
+        learner.reset_parameters()
+    assert torch.equal(model.predict_proba(x[20]), fresh.predict_proba(x[20]))
+
+
+def test_a_prediction_aggregates_from_every_stored_row_while_they_are_at_most_k(monkeypatch):
+    x, _ = gaussian_stream(3)
+    model = small(light=True)  # k = 3: the sample, and both stored rows
+    model.learn(x[:2], torch.tensor([0, 1]))
+    recorded = []
+    propagate = model._propagate
+
+    def spy(nodes, edge_index, edge_weight, targets, query=None):
+        recorded.append(edge_index)
+        return propagate(nodes, edge_index, edge_weight, targets, query)
+
+    monkeypatch.setattr(model, "_propagate", spy)
+    model.predict(x[2])
+    sample = model.memory.capacity
+    (edge_index,) = recorded
+    assert edge_index[1].tolist() == [sample] * 3
+    assert sorted(edge_index[0].tolist()) == [*model.memory.labeled_index().tolist(), sample]
