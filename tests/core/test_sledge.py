@@ -1012,3 +1012,11 @@ def test_no_edge_leaves_an_empty_slot(monkeypatch, variant):
     monkeypatch.setattr(model, "_propagate", spy)
     stream_through(model, x, y, label_every=2)  # 9 of 26 slots filled at most
     assert recorded == [True] * 18  # 9 predictions, 9 steps
+
+
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_the_probabilities_have_one_column_per_class(variant):
+    x, y = gaussian_stream(6)
+    model = small(**LIGHT_VARIANTS[variant])
+    model.learn(x[:4], y[:4])
+    assert model.predict_proba(x[4:]).shape == (2, C)
