@@ -953,3 +953,70 @@ def test_a_prediction_aggregates_from_every_stored_row_while_they_are_at_most_k(
     (edge_index,) = recorded
     assert edge_index[1].tolist() == [sample] * 3
     assert sorted(edge_index[0].tolist()) == [*model.memory.labeled_index().tolist(), sample]
+
+
+def test_a_learned_row_is_stored_l2_normalized():
+    x, _ = gaussian_stream(1)
+    model = small()
+    model.learn(3.0 * x[0], 0)
+    torch.testing.assert_close(model.memory.nodes()[0], torch.nn.functional.normalize(x[0], dim=0))
+
+
+@pytest.mark.parametrize("merge_similarity", ["embedding", "raw"])
+def test_a_full_class_partition_merges_by_the_chosen_similarity(merge_similarity):
+    x, _ = gaussian_stream(3)
+    model = small(merge_similarity=merge_similarity)  # 2 labeled slots per class
+    model.learn(x[:2], torch.tensor([0, 0]))
+    expected = copy.deepcopy(model.memory)
+    embed = model.graph.embed if merge_similarity == "embedding" else None
+    with torch.no_grad():
+        expected.update(torch.nn.functional.normalize(x[2], dim=0), 0, embed)
+    model.learn(x[2], 0)  # class 0 is full: a merge
+    torch.testing.assert_close(model.memory.nodes(), expected.nodes())
+
+
+@pytest.mark.parametrize("light", [False, True])
+def test_the_regularizer_reads_the_filled_slots_only(monkeypatch, light):
+    x, _ = gaussian_stream(4)
+    model = small(lam=0.5, light=light)
+    recorded = []
+    structure_loss = model._structure_loss
+
+    def spy(nodes, emb, labeled):
+        loss = structure_loss(nodes, emb, labeled)
+        filled = model.memory.node_mask
+        rows = (filled.cumsum(0) - 1)[labeled] if light else torch.arange(int(filled.sum()))
+        recorded.append((loss.detach(), nodes[filled], emb.detach()[filled], rows))
+        return loss
+
+    monkeypatch.setattr(model, "_structure_loss", spy)
+    model.learn(x, torch.tensor([0, 1, -1, 2]))  # 4 of 26 slots filled
+    loss, nodes, emb, rows = recorded[-1]
+    similarity, target = emb[rows] @ emb.T, nodes[rows] @ nodes.T
+    torch.testing.assert_close(
+        loss, ((similarity ** 2).sum() - 2 * (similarity * target).sum()) / similarity.numel())
+
+
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_no_edge_leaves_an_empty_slot(monkeypatch, variant):
+    x, y = gaussian_stream(9)
+    model = small(**LIGHT_VARIANTS[variant])
+    recorded = []
+    propagate = model._propagate
+
+    def spy(nodes, edge_index, edge_weight, targets, query=None):
+        readable = torch.cat([model.memory.node_mask, torch.ones(1, dtype=torch.bool)])
+        recorded.append(bool(readable[edge_index[0]].all()))  # filled slots, or the sample
+        return propagate(nodes, edge_index, edge_weight, targets, query)
+
+    monkeypatch.setattr(model, "_propagate", spy)
+    stream_through(model, x, y, label_every=2)  # 9 of 26 slots filled at most
+    assert recorded == [True] * 18  # 9 predictions, 9 steps
+
+
+@pytest.mark.parametrize("variant", LIGHT_VARIANTS)
+def test_the_probabilities_have_one_column_per_class(variant):
+    x, y = gaussian_stream(6)
+    model = small(**LIGHT_VARIANTS[variant])
+    model.learn(x[:4], y[:4])
+    assert model.predict_proba(x[4:]).shape == (2, C)
