@@ -4,7 +4,7 @@ import pytest
 
 from baseline_stream_helpers import gaussian_stream, prequential_accuracy
 from torch_geometric_stream.baselines import HDSSL, ReSSL
-from torch_geometric_stream.baselines.hdssl import sync_cluster
+from torch_geometric_stream.baselines.hdssl import knn_epsilon, sync_cluster
 from torch_geometric_stream.baselines.microclusters import MicroClusterStore, radius_from_sums
 
 
@@ -127,3 +127,137 @@ def test_accuracy_on_separated_gaussians(make, floor):
     # measured: 0.998 (ReSSL, HDSSL per-instance), 0.98-0.986 (HDSSL chunks of 50)
     x, y, observed = gaussian_stream(n=2000, dim=4, label_ratio=0.05, seed=0)
     assert prequential_accuracy(make(), x, y, observed) > floor
+
+
+# ---- exact, hand-checked rules (each kills a hand mutant that survived the tests above)
+def test_radius_is_the_standard_deviation_not_the_variance():
+    store = MicroClusterStore(2, 1)
+    slot = store.create_point(np.array([0.0]), -1, 0.0, now=0)
+    store.absorb(slot, np.array([4.0]), now=1)
+    assert store.radius[slot] == 2.0                    # variance 4
+
+
+def test_merge_adds_sums_and_takes_the_latest_time_the_largest_weight_and_a_label():
+    store = MicroClusterStore(3, 1)
+    unl = store.create_point(np.array([0.0]), -1, 0.0, now=5)
+    lab = store.create_point(np.array([2.0]), 1, 0.0, now=2)
+    store.weight[[unl, lab]] = [0.3, 0.8]
+    store.merge(unl, lab)                               # an unlabelled keep takes the label
+    assert (store.label[unl], store.time[unl], store.weight[unl]) == (1, 5.0, 0.8)
+    assert store.count[unl] == 2 and store.centre[unl, 0] == 1.0
+    assert store.num_items == 1 and not store.active[lab]
+
+
+def _labelled_store(points):
+    store = MicroClusterStore(len(points), 1)
+    for value, label in points:
+        store.create_point(np.array([value]), label, 0.0, now=0)
+    return store
+
+
+@pytest.mark.parametrize("points, merged", [
+    # label 0 has three clusters, label 1 two (the closer pair): label 0's closest pair merges
+    ([(0.0, 0), (1.0, 0), (5.0, 0), (10.0, 1), (10.25, 1)], (0, 1)),
+    # two clusters each: the tie goes to the smaller label
+    ([(10.0, 1), (10.25, 1), (0.0, 0), (1.0, 0)], (2, 3)),
+])
+def test_capacity_merge_without_unlabelled_merges_the_most_frequent_label(points, merged):
+    store = _labelled_store(points)
+    assert store.merge_for_capacity()
+    keep, drop = merged
+    assert not store.active[drop] and store.count[keep] == 2
+    assert store.num_items == len(points) - 1
+
+
+def test_capacity_merge_of_single_clusters_keeps_the_lower_slot_on_a_count_tie():
+    store = _labelled_store([(0.0, 0), (1.0, 1)])
+    assert store.merge_for_capacity()
+    assert store.active.tolist() == [True, False]
+    assert (store.label[0], store.count[0], store.centre[0, 0]) == (0, 2.0, 0.5)
+
+
+def test_a_weight_equal_to_the_threshold_is_not_pruned():
+    store = MicroClusterStore(2, 1)
+    store.create_point(np.array([0.0]), -1, 0.0, now=0)
+    store.weight[0] = 0.5
+    assert store.decay_and_prune(now=3, decay=0.0, threshold=0.5).size == 0
+    assert store.num_items == 1
+
+
+def test_ressl_rewards_and_penalises_the_chosen_voters_neighbours():
+    model = ReSSL(1, 2, ks=(1, 3), decay=0.0, prune_threshold=0.0)
+    stream = [(0.0, 0), (1.0, 1), (2.0, 1), (0.875, -1), (0.375, 1), (3.0, 1)]
+    for x, y in stream:
+        model.learn(np.array([x]), y)
+    # t=2: k=1 (empty window) uses A(0): -1.  t=3: tie -> k=1 uses B(1): +1.
+    # t=4: unlabelled, no reward.  t=5: tie -> k=1 uses A: -1 (kept: last of class 0).
+    # t=6: k=3 is now better (2/3 vs 1/3) and uses C(2), B(1), E(0.375): +1 and time 6.
+    store = model.micro_clusters
+    assert store.centre[:6, 0].tolist() == [x for x, _ in stream]
+    assert store.weight[:6].tolist() == [-1.0, 3.0, 2.0, 1.0, 2.0, 1.0]
+    assert store.time[:6].tolist() == [1.0, 6.0, 6.0, 4.0, 6.0, 6.0]
+    assert [row.tolist() for row in model._acc_window] == [
+        [False, False], [True, True], [False, True], [True, True]]
+
+
+def test_ressl_vote_tie_goes_to_the_nearer_neighbours_label():
+    model = ReSSL(1, 3, ks=(2,))
+    model.learn(np.array([0.0]), 2)
+    model.learn(np.array([1.0]), 1)
+    assert model.predict(np.array([0.25])).item() == 2
+    assert model.predict(np.array([0.75])).item() == 1
+    proba = model.predict_proba(np.array([0.25]))[0].tolist()
+    assert proba[0] == 0.0 and proba[2] > proba[1] == pytest.approx(0.5)
+
+
+def test_ressl_importance_decay_compounds_per_step():
+    model = ReSSL(1, 2, decay=0.5, prune_threshold=0.0)
+    for x, y in [(0.0, 0), (5.0, -1), (10.0, -1)]:
+        model.learn(np.array([x]), y)
+    # the cluster made at t=1 decays by 2^-0.5 at t=2 and 2^-1 at t=3
+    assert model.micro_clusters.weight[:3].tolist() == pytest.approx([2 ** -1.5, 2 ** -0.5, 1.0])
+
+
+def test_hdssl_penalises_only_for_a_wrong_label_and_sizes_new_clusters_by_knn():
+    model = HDSSL(1, 2, decay=0.0, prune_threshold=0.0)
+    model.learn(np.array([0.0]), 0)
+    model.learn(np.array([3.0]), 1)     # nearest labelled (0) is wrong: -1
+    store = model.micro_clusters
+    assert store.weight[:2].tolist() == [0.0, 1.0]
+    assert store.radius[:2].tolist() == [0.0, 3.0]  # eps over the centre and the point
+    model.learn(np.array([0.125]), -1)  # unlabelled: no reward, no penalty
+    assert store.weight[:3].tolist() == [0.0, 1.0, 1.0]
+
+
+class _FirstRows:
+    """A stand-in generator whose 'random' sample is the first rows (records its size)."""
+
+    def choice(self, m, size, replace):
+        assert not replace
+        self.size = size
+        return np.arange(size)
+
+
+@pytest.mark.parametrize("k, fraction, expected", [
+    (1, 1.0, 4 / 3),    # nearest other point: 1, 1, 2
+    (2, 1.0, 2.0),      # (1 + 3) / 2, (1 + 2) / 2, (2 + 3) / 2
+    (5, 1.0, 2.0),      # k clipped to m - 1 = 2
+    (1, 0.5, 1.0),      # a sample of one point: row 0
+])
+def test_knn_epsilon_exact(k, fraction, expected):
+    rng = _FirstRows()
+    assert knn_epsilon(np.array([[0.0], [1.0], [3.0]]), k, rng, fraction) == expected
+    assert rng.size == max(1, int(3 * fraction))
+
+
+def test_knn_epsilon_samples_a_tenth_of_the_points():
+    rng = _FirstRows()
+    points = np.arange(19, dtype=np.float64)[:, None] ** 2
+    assert knn_epsilon(points, 1, rng) == 1.0     # one row (19 // 10), row 0
+    assert rng.size == 1
+
+
+def test_sync_cluster_keeps_iterating_until_synchronized():
+    # one step only moves the ends to 0.24 / 0.76; the loop runs until they meet
+    groups = sync_cluster(np.array([[0.0], [0.5], [1.0]]), np.full(3, -1), eps=0.6)
+    assert [g.tolist() for g in groups] == [[0, 1, 2]]

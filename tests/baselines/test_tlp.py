@@ -290,3 +290,30 @@ def test_harmonic_solution_matches_high_precision_on_the_small_sigma_stream():
         for node in np.flatnonzero(sub_labels < 0):
             ref = exact_harmonic(weights[:t + 1, :t + 1], sub_labels, 3, int(node))
             np.testing.assert_allclose(got[node], ref, rtol=0, atol=1e-12)
+
+
+def test_an_unlabelled_node_with_two_neighbours_leaves_an_edge_between_them():
+    """knn=1, tau=3: the unlabelled point at 0 joins the labelled point at 1 and the
+    unlabelled point at -1; when it leaves, the Kron reduction joins those two, the
+    only path from a query at -1.5 (which joins -1) to a label."""
+    model = TemporalLabelPropagation(1, 2, memory_size=3, sigma=1.0, knn=1)
+    x = np.array([[0.0], [1.0], [-1.0], [5.0], [-1.5]], dtype=np.float32)
+    y = np.array([-1, 0, -1, 1, -1])
+    for row, label in zip(x[:4], y[:4]):
+        model.learn(row, int(label))
+    w = np.exp(-0.5)                                  # weight of a distance of 1
+    c = 2
+    assert model.weight_matrix[c + 1, c + 2] == w * w / (w + w)
+    got = model.predict_proba_float64(x[4])[0]
+    ref = harmonic_solution(reference_weights(x, 3, 1.0, knn=1), y, 2, query=np.array([4]))[0]
+    np.testing.assert_array_equal(got, [1.0, 0.0])
+    np.testing.assert_allclose(ref, [1.0, 0.0], rtol=0, atol=1e-15)
+
+
+def test_median_heuristic_ignores_the_distances_between_duplicates():
+    model = TemporalLabelPropagation(1, 2, memory_size=4)
+    for value in (0.0, 0.0, 0.0):
+        model.learn(np.array([value], dtype=np.float32), -1)
+    assert model.bandwidth == 1.0                     # no two distinct points yet
+    model.learn(np.array([3.0], dtype=np.float32), -1)
+    assert model.bandwidth == 3.0                     # distances 3, 3, 3 (zeros: 1.5)
