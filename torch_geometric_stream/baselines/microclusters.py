@@ -240,10 +240,9 @@ class MicroClusterStore:
         pair = self._closest_pair(act, act)
         if pair is None:
             return False
+        # every cluster here is labeled (an unlabeled one would have paired in 1.)
         a, b = min(pair), max(pair)
         keep, drop = (a, b) if self.count[a] >= self.count[b] else (b, a)
-        if self.label[keep] < 0:
-            keep, drop = drop, keep
         self.merge(keep, drop)
         return True
 
