@@ -93,8 +93,9 @@ def test_all_zero_prototype_is_replaced_by_the_next_merge(label):
         assert torch.allclose(memory.prototypes[slot], unit(0.6, 0.8))
 
 
-@pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95), (0.3, 0.9)])
-def test_fixed_coefficients(alpha, beta):
+def merged_with_fixed_coefficients(alpha, beta):
+    """A one-slot labeled and unlabeled memory that stored ``p`` and merged ``x`` into
+    each slot, with fixed coefficients: ``(memory, p, x)``."""
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
                                  alpha=alpha, beta=beta)
     p, x = unit(1.0, 0.0), unit(0.0, 1.0)
@@ -102,6 +103,12 @@ def test_fixed_coefficients(alpha, beta):
     memory.update(p, -1)
     memory.update(x, 0, raw)
     memory.update(x, -1, raw)
+    return memory, p, x
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.05, 0.05), (0.95, 0.95), (0.3, 0.9)])
+def test_fixed_coefficients(alpha, beta):
+    memory, p, x = merged_with_fixed_coefficients(alpha, beta)
     assert torch.allclose(memory.prototypes[0], F.normalize((1 - alpha) * p + alpha * x, dim=0))
     assert torch.allclose(memory.prototypes[1], F.normalize(beta * p + (1 - beta) * x, dim=0))
 
@@ -389,13 +396,7 @@ def test_a_merge_into_a_zero_prototype_takes_the_new_source():
 @pytest.mark.parametrize("alpha,beta", [(0.0, 1.0), (1.0, 0.0)])
 def test_fixed_coefficients_at_the_ends_of_the_unit_interval(alpha, beta):
     # alpha = 0 / beta = 1 keep the old prototype, alpha = 1 / beta = 0 take the sample
-    memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1,
-                                 alpha=alpha, beta=beta)
-    p, x = unit(1.0, 0.0), unit(0.0, 1.0)
-    memory.update(p, 0)
-    memory.update(p, -1)
-    memory.update(x, 0, raw)
-    memory.update(x, -1, raw)
+    memory, p, x = merged_with_fixed_coefficients(alpha, beta)
     kept = p if alpha == 0.0 else x
     assert torch.equal(memory.prototypes, torch.stack([kept, kept]))
 
