@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from baseline_stream_helpers import gaussian_stream, prequential_accuracy
+from baseline_stream_helpers import gaussian_stream, prequential_accuracy, states_equal
 from torch_geometric_stream.baselines import HDSSL, ReSSL
 from torch_geometric_stream.baselines.hdssl import knn_epsilon, sync_cluster
 from torch_geometric_stream.baselines.microclusters import MicroClusterStore, radius_from_sums
@@ -227,6 +227,58 @@ def test_hdssl_penalises_only_for_a_wrong_label_and_sizes_new_clusters_by_knn():
     assert store.radius[:2].tolist() == [0.0, 3.0]  # eps over the centre and the point
     model.learn(np.array([0.125]), -1)  # unlabelled: no reward, no penalty
     assert store.weight[:3].tolist() == [0.0, 1.0, 1.0]
+
+
+def test_hdssl_loaded_into_another_seed_draws_the_radius_samples_of_the_saved_one():
+    # the k-NN radius estimate samples its points with a generator seeded by
+    # (seed, time): a state loaded into a learner built with another seed must
+    # go on with the saved learner's samples. Before, the seed was no state
+    # entry and the copy's new cluster got another radius.
+    model = HDSSL(2, 2, k=1, seed=0)
+    for row in ([0.0, 0.0], [10.0, 0.0]):  # radii 0 (alone) and 10 (eps of the two)
+        model.learn(np.array(row), -1)
+    copy = HDSSL(2, 2, k=1, seed=5)
+    copy.load_state_dict(model.state_dict())
+    for learner in (model, copy):  # nearest (0, 0) has radius 0: eps over one sampled centre
+        learner.learn(np.array([1.0, 0.0]), -1)
+    assert model.micro_clusters.radius[2] == 9.0  # seed 0 at time 3 samples (10, 0)
+    assert copy.micro_clusters.radius[2] == 9.0   # before: 1.0 (seed 5 samples another)
+    assert copy.seed == 0 and states_equal(model.state_dict(), copy.state_dict())
+
+
+@pytest.mark.parametrize("seed, error, message", [
+    (np.int64(-1), ValueError, "state seed must be >= 0"),
+    (np.float64(0.0), TypeError, "state seed must be an integer")])
+def test_hdssl_refuses_a_state_seed_that_is_no_seed(seed, error, message):
+    model = HDSSL(2, 2, seed=3)
+    model.learn(np.array([1.0, 2.0]), 0)
+    before = model.state_dict()
+    with pytest.raises(error, match=message):
+        model.load_state_dict({**before, "seed": seed})
+    assert model.seed == 3 and states_equal(model.state_dict(), before)
+
+
+def test_hdssl_chunk_mode_copy_in_another_seed_continues_exactly():
+    # every chunk's eps samples a tenth of the chunk with the same generator
+    x, _, observed = gaussian_stream(n=200, dim=4, spread=1.5, seed=5)
+    model = HDSSL(4, 3, memory_size=40, chunk_size=25, seed=0)
+    for i in range(60):
+        model.learn(x[i], int(observed[i]))
+    copy = HDSSL(4, 3, memory_size=40, chunk_size=25, seed=5)
+    copy.load_state_dict(model.state_dict())
+    for i in range(60, len(x)):
+        model.learn(x[i], int(observed[i]))
+        copy.learn(x[i], int(observed[i]))
+    assert states_equal(model.state_dict(), copy.state_dict())
+
+
+def test_hdssl_new_cluster_copies_a_nonzero_radius_of_its_nearest():
+    # the k-NN estimate stands in only for a radius of 0 (official createMC);
+    # over (0, 3, 20) with k = 2 it would be 11.5, 10 or 18.5, never 3
+    model = HDSSL(1, 2, k=2, decay=0.0, prune_threshold=0.0)
+    for value in (0.0, 3.0, 20.0):
+        model.learn(np.array([value]), -1)
+    assert model.micro_clusters.radius[:3].tolist() == [0.0, 3.0, 3.0]
 
 
 class _FirstRows:

@@ -158,3 +158,25 @@ def test_light_mode_ignores_reselect_every():
     light, light_kept = small(light=True), small(light=True, reselect_every=5)
     assert torch.equal(run(light, x, y), run(light_kept, x, y))
     assert light_kept._kept_neighbors is None
+
+
+def test_a_grown_input_range_searches_the_kept_neighbours_anew():
+    # input_scaling re-derives every prototype once the range grows: the sets
+    # kept over the old prototypes must not stand in for the next search, so
+    # the step equals that of a copy that kept no sets
+    x, y = gaussian_stream(80)
+    model = small(reselect_every=50, input_scaling="online")
+    run(model, x[:60], y[:60])
+    assert model.memory.is_full and model._steps_since_search > 1
+    state = model.state_dict()
+    state["_extra_state"] = {**state["_extra_state"], "kept_neighbors": None,
+                             "steps_since_search": 0}
+    searched = small(reselect_every=50, input_scaling="online")
+    searched.load_state_dict(state)
+    wider = x[60] * 0 + 2 * x[:60].abs().max()  # beyond the range in every feature
+    for learner in (model, searched):
+        learner.learn(wider, -1)
+    assert model._steps_since_search == 1
+    assert torch.equal(model._kept_neighbors, searched._kept_neighbors)
+    for (name, a), b in zip(model.named_parameters(), searched.parameters()):
+        assert torch.equal(a, b), name

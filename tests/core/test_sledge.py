@@ -621,6 +621,34 @@ def test_full_mode_searching_only_the_rows_read_matches_dense_propagation(monkey
         assert torch.allclose(a, b, atol=1e-4), name
 
 
+def test_a_search_of_the_rows_read_that_gives_up_backs_off_to_whole_searches(monkeypatch):
+    """After a search of only the rows read gives up (too many rows within the
+    hops), in a prediction or in a training step, the next
+    ``_FULL_SEARCH_STEPS_AFTER_GIVING_UP`` training steps, and the predictions
+    before them, search every row: the next such search is the prediction of
+    the sample after them."""
+    from torch_geometric_stream.models import sledge as sledge_module
+
+    steps = sledge_module._FULL_SEARCH_STEPS_AFTER_GIVING_UP
+    calls = []  # (sample, in a prediction (the query row last), gave up)
+    search = sledge_module.receptive_topk
+
+    def counted(keys, targets, *args, **kwargs):
+        found = search(keys, targets, *args, **kwargs)
+        calls.append((sample, targets.tolist() == [keys.size(0) - 1], found is None))
+        return found
+
+    monkeypatch.setattr(sledge_module, "receptive_topk", counted)
+    x, y = gaussian_stream(250)
+    model = small()
+    for sample in range(len(x)):
+        model.predict(x[sample])
+        model.learn(x[sample], int(y[sample]) if sample % 5 == 0 else -1)
+    assert calls == [(0, False, True),  # the first step: one row, max_rows 0
+                     (steps + 1, True, True),
+                     (2 * steps + 2, True, False), (2 * steps + 2, False, True)]
+
+
 @pytest.mark.parametrize("propagation", ["sparse", "dense"])
 @pytest.mark.parametrize("fixed", [{"graph": "static"}, {"lam": 0.0, "supervise_graph": False}])
 def test_a_fixed_graph_is_patched_to_the_graph_a_whole_search_finds(monkeypatch, propagation,

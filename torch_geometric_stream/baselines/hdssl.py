@@ -9,7 +9,7 @@ from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             radius_from_sums)
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_positive_int, check_seed
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
 
@@ -130,7 +130,9 @@ class HDSSL(MicroClusterClassifier):
         prune_threshold: weight below which a cluster is pruned (default ``0.15``).
         chunk_size: ``1`` for the per-instance variant, ``> 1`` for chunked
             synchronization clustering (default ``1``).
-        seed: seed of the 10 % samples of the radius estimate (default ``0``).
+        seed: seed of the 10 % samples of the radius estimate (default ``0``);
+            part of the state: a loaded state brings the seed it was saved with,
+            so the learner goes on drawing the saved learner's samples.
 
     Deviations from the authors' code (Java, ``SyncSemiMC/src/SyncSemiMC.java``):
         * No initial labelled set (the official run clusters 1000 instances
@@ -200,6 +202,7 @@ class HDSSL(MicroClusterClassifier):
         state["buffer_x"] = self._buffer_x.copy()
         state["buffer_y"] = self._buffer_y.copy()
         state["buffered"] = np.int64(self._buffered)
+        state["seed"] = np.uint64(self.seed)  # with the time, it seeds the radius samples
         return state
 
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
@@ -210,7 +213,9 @@ class HDSSL(MicroClusterClassifier):
             if value.shape != current.shape:
                 raise ValueError(f"state {name} has shape {value.shape}, "
                                  f"expected {current.shape}")
+        seed = check_seed(np.asarray(state["seed"]).item(), "state seed")
         self._load_store_state(state)
+        self.seed = seed
         self._buffer_x = buffer_x.copy()
         self._buffer_y = buffer_y.copy()
         self._buffered = int(state["buffered"])
