@@ -417,17 +417,18 @@ def plot_path(out_dir: Path) -> Path:
 
 def plot(results: list, path: Path) -> None:
     """Median time against M, one panel per config (log-log); refuses (a message,
-    no file) when there is nothing to draw."""
+    no file) when there is nothing to draw. The figure is not pyplot's (as in
+    :func:`~torch_geometric_stream.evaluation.plot_curves`), so none is left open."""
     if not results:
         print(f"no results: no plot written to {path}")
         return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     configs = sorted({r["config"] for r in results})
-    fig, axes = plt.subplots(1, len(configs), figsize=(5 * len(configs), 4), squeeze=False)
+    fig = Figure(figsize=(5 * len(configs), 4))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(configs), squeeze=False)
     for ax, config in zip(axes[0], configs):
         for (cfg, model, variant, threads, norm), rows in sorted(series(results).items()):
             if cfg != config:

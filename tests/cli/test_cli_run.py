@@ -725,6 +725,23 @@ def test_a_reader_that_closes_stdout_ends_the_command_quietly(argv):
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
 
 
+def test_a_reader_that_closes_stdout_leaves_no_descriptor_open(tmp_path, monkeypatch):
+    # in process (main called from Python): stdout goes to os.devnull, whose own
+    # descriptor is closed once duplicated onto stdout's
+    cli_main = sys.modules["torch_geometric_stream.cli.main"]
+
+    def broken_pipe(argv):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(cli_main, "dispatch", broken_pipe)
+    with open(tmp_path / "stdout", "w") as stdout:
+        monkeypatch.setattr(sys, "stdout", stdout)
+        before = sorted(os.listdir("/proc/self/fd"))
+        assert main([]) == 1
+        assert sorted(os.listdir("/proc/self/fd")) == before
+        assert os.path.samefile(f"/proc/self/fd/{stdout.fileno()}", os.devnull)
+
+
 def _interrupted_after(samples: int, monkeypatch) -> None:
     """Ctrl-C once the run has evaluated ``samples`` samples (and saved its checkpoint)."""
     evaluate = run_module.prequential

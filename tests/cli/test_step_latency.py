@@ -39,6 +39,17 @@ def test_the_plot_goes_beside_its_out_dir_and_draws_every_normalization(tmp_path
     assert [r["M"] for r in lines[("gsad", "ours-full", "exact", 1, "mean")]] == [250, 500]
 
 
+def test_the_plot_leaves_no_matplotlib_figure_open(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    out_dir = tmp_path / "step_latency_s63"
+    write_result(out_dir, "cpu A")
+    results = read_results(argparse.ArgumentParser(), out_dir, step_latency.RESULT_FILES)
+    before = plt.get_fignums()
+    step_latency.plot(results, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").exists()
+    assert plt.get_fignums() == before
+
+
 def test_a_plot_of_nothing_is_refused(tmp_path, capsys):
     step_latency.main(["--out-dir", str(tmp_path / "empty"), "--report-only", "--plot"])
     assert "no plot written" in capsys.readouterr().out

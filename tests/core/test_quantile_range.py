@@ -624,3 +624,17 @@ def test_the_widest_and_narrowest_windows():
     widest = RunningQuantileRange(1, reservoir_size=1, window=2 ** 63)
     assert [widest._offer(np.array([float(t)])) for t in range(3)] == [True, False, False]
     assert repr(scaler).endswith("clip=True, window=3)")
+
+
+def test_the_nn_package_exports_the_quantile_range_errors():
+    # RunningQuantileRange raises them, so they are importable beside it, as the
+    # datasets package exports its loaders' errors
+    import torch_geometric_stream.nn as package
+    from torch_geometric_stream.nn import scaling
+    for name in ["QuantileRangeSettingError", "QuantileRangeTypeError",
+                 "QuantileRangeValueError"]:
+        assert name in package.__all__
+        assert getattr(package, name) is getattr(scaling, name)
+    assert all(hasattr(package, name) for name in package.__all__)
+    with pytest.raises(package.QuantileRangeValueError):
+        RunningQuantileRange(2, quantile=0.7)

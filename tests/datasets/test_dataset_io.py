@@ -1,4 +1,5 @@
 import gzip
+import os
 import warnings
 
 import numpy as np
@@ -34,6 +35,21 @@ def test_missing_file_raises_not_found(tmp_path):
     assert find_file(tmp_path / "nope") is None
     with pytest.raises(DatasetNotFoundError, match="nope"):
         open_text(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+@pytest.mark.parametrize("options, error", [({"encoding": "no-such-codec"}, LookupError),
+                                            ({"newline": "x"}, ValueError)])
+def test_open_text_refusing_its_options_leaves_no_file_open(tmp_path, suffix, options, error):
+    path = tmp_path / f"a.txt{suffix}"
+    path.write_bytes(gzip.compress(b"text") if suffix else b"text")
+    descriptors = sorted(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(error):
+            open_text(tmp_path / "a.txt", **options)
+        assert sorted(os.listdir("/proc/self/fd")) == descriptors
+    assert [str(warning.message) for warning in caught] == []
 
 
 def test_read_idx_roundtrip(tmp_path, write):

@@ -1,3 +1,4 @@
+import re
 import warnings
 
 import numpy as np
@@ -283,6 +284,21 @@ def test_gsad_a_field_is_a_number_in_ascii_decimal_notation_only(tmp_path, line,
     (tmp_path / "GSAD").mkdir()
     (tmp_path / "GSAD" / "batch1.dat").write_text("1 1:2.0\n" + line + "\n", encoding="utf-8")
     with pytest.raises(DatasetFormatError, match="^batch1.dat line 2: " + match + "\n"):
+        load_dataset("GSAD", tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:GSAD batches missing")
+@pytest.mark.parametrize("line, index", [("1 1:2.0 2:3.0 1:4.0", "1"),
+                                         ("1 7:2.0 007:3.0", "007"),
+                                         ("1 5:2.0 +5:3.0", "+5")])
+def test_gsad_a_repeated_feature_index_is_refused(tmp_path, line, index):
+    # the same feature twice (by its number, whatever the spelling) is an error, not
+    # the last value silently kept
+    (tmp_path / "GSAD").mkdir()
+    (tmp_path / "GSAD" / "batch1.dat").write_text("1 1:2.0\n" + line + "\n")
+    with pytest.raises(DatasetFormatError,
+                       match=f"^batch1.dat line 2: feature index {re.escape(index)} given "
+                             r"twice \(each feature at most once\)\n"):
         load_dataset("GSAD", tmp_path)
 
 

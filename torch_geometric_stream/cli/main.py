@@ -518,6 +518,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(str(interrupt) or "interrupted", file=sys.stderr)
         return INTERRUPTED_EXIT_CODE
     except BrokenPipeError:
-        # the Python documentation's idiom (library/signal, "Note on SIGPIPE")
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # the Python documentation's idiom (library/signal, "Note on SIGPIPE"), with
+        # os.devnull's own descriptor closed: main may be called again in the process
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
         return 1

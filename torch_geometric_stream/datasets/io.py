@@ -92,8 +92,14 @@ def open_binary(path: Path | str) -> BinaryIO:
 
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",
               newline: Optional[str] = None) -> TextIO:
-    """Open ``path`` or ``path.gz`` as text (universal newlines unless ``newline``)."""
-    return io.TextIOWrapper(open_binary(path), encoding=encoding, errors=errors, newline=newline)
+    """Open ``path`` or ``path.gz`` as text (universal newlines unless ``newline``);
+    the file is closed again if the options are refused (an unknown ``encoding``)."""
+    handle = open_binary(path)
+    try:
+        return io.TextIOWrapper(handle, encoding=encoding, errors=errors, newline=newline)
+    except BaseException:
+        handle.close()
+        raise
 
 
 def read_idx(path: Path | str) -> np.ndarray:

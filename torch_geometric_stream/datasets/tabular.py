@@ -100,10 +100,12 @@ def load_shuttle(folder: Path, strict: bool = False) -> StreamDataset:
 def _parse_gsad_line(line: str, file_name: str, line_number: int) -> tuple[int, np.ndarray]:
     """One ``<class>[;<concentration>] 1:v ... 128:v`` line -> (class, features
     :math:`(128,)`); the class, indices and values are numbers in ASCII decimal
-    notation (:mod:`~torch_geometric_stream.datasets.numbers`)."""
+    notation (:mod:`~torch_geometric_stream.datasets.numbers`), each feature
+    index at most once."""
     tokens = line.split()
     where = f"{file_name} line {line_number}"
     row = np.zeros(GSAD_NUM_FEATURES, dtype=np.float64)
+    seen = set()
     try:
         label_text = tokens[0].split(";")[0]
         label = int(label_text)
@@ -113,10 +115,15 @@ def _parse_gsad_line(line: str, file_name: str, line_number: int) -> tuple[int, 
             if not 0 <= position < GSAD_NUM_FEATURES:
                 raise DatasetFormatError(f"{where}: feature index {index} outside "
                                          f"1..{GSAD_NUM_FEATURES}")
-            row[position] = float(value)
-            if not math.isfinite(row[position]):
+            if position in seen:
+                raise DatasetFormatError(f"{where}: feature index {index} given twice "
+                                         "(each feature at most once)")
+            seen.add(position)
+            number = float(value)
+            if not math.isfinite(number):
                 raise DatasetFormatError(f"{where}: feature {index} holds the non-finite "
                                          f"value {value!r}")
+            row[position] = number
     except ValueError as error:
         if isinstance(error, DatasetFormatError):
             raise
