@@ -158,57 +158,28 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
         search_dtype = None
-    values = query.new_empty(query.size(0), k)
-    indices = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
-    search_keys = keys if search_dtype is None else keys.to(search_dtype)
-    try:
-        for start in range(0, query.size(0), block_size):
-            block = slice(start, start + block_size)
-            scores = query[block].to(search_keys.dtype) @ search_keys.t()
-            if key_mask is not None:
-                scores.masked_fill_(~key_mask, float("-inf"))
-            if query_batch is not None:  # keys of other graphs
-                scores.masked_fill_(query_batch[block, None] != key_batch, float("-inf"))
-            if search_dtype is None:
-                torch.topk(scores, k, dim=-1, out=(values[block], indices[block]))
-            else:
-                indices[block] = scores.topk(k, dim=-1).indices
-                values[block] = score_neighbors(query[block], keys, indices[block], check=False)
-                if query_batch is not None:  # the picks the search could not avoid stay -inf
-                    values[block].masked_fill_(scores.gather(-1, indices[block]).isneginf(),
-                                               float("-inf"))
-    except RuntimeError:
-        # vmap has no batching rule for topk's out= form nor for writes of batched
-        # blocks into the results: asked here, off the path without a transform
-        if not in_vmap():
-            raise
-        return _vmap_topk(query, keys, k, key_mask, query_batch, key_batch, block_size,
-                          search_dtype)
-    return TopK(values, indices)
-
-
-def _vmap_topk(query: Tensor, keys: Tensor, k: int, key_mask: Optional[Tensor],
-               query_batch: Optional[Tensor], key_batch: Optional[Tensor], block_size: int,
-               search_dtype: Optional[torch.dtype]) -> TopK:
-    """:func:`topk_neighbors`' search (checked arguments) under :func:`torch.func.vmap`:
-    the same blocks and picks, each block's results a new tensor, concatenated."""
     search_keys = keys if search_dtype is None else keys.to(search_dtype)
     values, indices = [], []
-    for start in range(0, max(query.size(0), 1), block_size):  # one block without queries
+    # out of place, block by block (vmap has no batching rule for topk's out= form
+    # nor for writes of batched blocks into preallocated results); no queries: one
+    # empty block
+    for start in range(0, max(query.size(0), 1), block_size):
         block = slice(start, start + block_size)
         scores = query[block].to(search_keys.dtype) @ search_keys.t()
         if key_mask is not None:
-            scores = scores.masked_fill(~key_mask, float("-inf"))
-        if query_batch is not None:
-            scores = scores.masked_fill(query_batch[block, None] != key_batch, float("-inf"))
+            scores.masked_fill_(~key_mask, float("-inf"))
+        if query_batch is not None:  # keys of other graphs
+            scores.masked_fill_(query_batch[block, None] != key_batch, float("-inf"))
         top = scores.topk(k, dim=-1)
         block_values = top.values
-        if search_dtype is not None:
+        if search_dtype is not None:  # the picks' scores in the inputs' precision
             block_values = score_neighbors(query[block], keys, top.indices, check=False)
-            if query_batch is not None:
-                block_values = block_values.masked_fill(top.values.isneginf(), float("-inf"))
+            if query_batch is not None:  # the picks the search could not avoid stay -inf
+                block_values.masked_fill_(top.values.isneginf(), float("-inf"))
         values.append(block_values)
         indices.append(top.indices)
+    if len(values) == 1:
+        return TopK(values[0], indices[0])
     return TopK(torch.cat(values), torch.cat(indices))
 
 
