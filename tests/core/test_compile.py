@@ -26,8 +26,11 @@ def test_aot_eager_compile_gives_eager_outputs_and_gradients():
     expected.square().sum().backward()
     expected_grads = {name: param.grad for name, param in model.named_parameters()}
     model.zero_grad(set_to_none=True)
-    out = torch.compile(model, backend="aot_eager")(x)
-    out.square().sum().backward()
+    try:
+        out = torch.compile(model, backend="aot_eager")(x)
+        out.square().sum().backward()
+    finally:
+        torch._dynamo.reset()  # no compiled code left for the tests that follow
     torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
     grads = {name: param.grad for name, param in model.named_parameters()}
     torch.testing.assert_close(grads, expected_grads, rtol=1e-12, atol=1e-12)
