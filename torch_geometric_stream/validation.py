@@ -281,9 +281,13 @@ def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> Non
 def _check_index_range(index: Tensor, size: int, name: str, kind: str,
                        what: str = "") -> None:
     """Raise unless every entry of ``index`` lies in :math:`[0, size)` (one host
-    sync: both ends are read together); ``what`` follows the range in the message."""
+    sync: both ends are read together); ``what`` follows the range in the message.
+    Under :func:`torch.func.vmap`, whose batched tensors have no values to read,
+    the indices of every sample are read together."""
+    # (here, not at the top: the ops package imports this module)
+    from torch_geometric_stream.ops.functorch import unwrapped
     if index.numel():
-        low, high = torch.stack(torch.aminmax(index)).tolist()
+        low, high = torch.stack(torch.aminmax(unwrapped(index))).tolist()
         if low < 0 or high >= size:
             raise ValueError(f"{name} must hold {kind} in [0, {size}){what}, got values in "
                              f"[{low}, {high}]")

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.ops import CSRGraph, l2_normalize, supports_csr
+from torch_geometric_stream.ops.functorch import in_vmap, is_batched
 from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_has_values, check_node_features,
@@ -157,25 +158,29 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
     search_dtype = check_search_dtype(search_dtype)
     if search_dtype == keys.dtype:
         search_dtype = None
-    values = query.new_empty(query.size(0), k)
-    indices = torch.empty(query.size(0), k, dtype=torch.long, device=query.device)
     search_keys = keys if search_dtype is None else keys.to(search_dtype)
-    for start in range(0, query.size(0), block_size):
+    values, indices = [], []
+    # out of place, block by block (vmap has no batching rule for topk's out= form
+    # nor for writes of batched blocks into preallocated results); no queries: one
+    # empty block
+    for start in range(0, max(query.size(0), 1), block_size):
         block = slice(start, start + block_size)
         scores = query[block].to(search_keys.dtype) @ search_keys.t()
         if key_mask is not None:
             scores.masked_fill_(~key_mask, float("-inf"))
         if query_batch is not None:  # keys of other graphs
             scores.masked_fill_(query_batch[block, None] != key_batch, float("-inf"))
-        if search_dtype is None:
-            torch.topk(scores, k, dim=-1, out=(values[block], indices[block]))
-        else:
-            indices[block] = scores.topk(k, dim=-1).indices
-            values[block] = score_neighbors(query[block], keys, indices[block], check=False)
+        top = scores.topk(k, dim=-1)
+        block_values = top.values
+        if search_dtype is not None:  # the picks' scores in the inputs' precision
+            block_values = score_neighbors(query[block], keys, top.indices, check=False)
             if query_batch is not None:  # the picks the search could not avoid stay -inf
-                values[block].masked_fill_(scores.gather(-1, indices[block]).isneginf(),
-                                           float("-inf"))
-    return TopK(values, indices)
+                block_values.masked_fill_(top.values.isneginf(), float("-inf"))
+        values.append(block_values)
+        indices.append(top.indices)
+    if len(values) == 1:
+        return TopK(values[0], indices[0])
+    return TopK(torch.cat(values), torch.cat(indices))
 
 
 def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
@@ -268,8 +273,24 @@ def _check_k(k: int, low: int, high: int, what: str) -> None:
 def _check_allowed_keys(k: int, key_mask: Optional[Tensor]) -> None:
     """Raise unless ``key_mask`` (if any) allows at least ``k`` keys (one host sync
     on a GPU)."""
-    if key_mask is not None and k > (allowed := int(key_mask.sum())):
+    if key_mask is None:
+        return
+    _refuse_batched(key_mask, "key_mask", _MASK_COUNTED)
+    if k > (allowed := int(key_mask.sum())):
         raise ValueError(f"k={k} but key_mask allows only {allowed} key(s)")
+
+
+#: Why a row mask must be one for every sample of a vmap (see :func:`_refuse_batched`).
+_MASK_COUNTED = ("the number of rows it allows, which bounds the neighbours per query, would "
+                 "differ between samples")
+
+
+def _refuse_batched(tensor: Tensor, name: str, reason: str) -> None:
+    """Raise a ``ValueError`` (saying ``reason``) if ``tensor`` varies over a running
+    :func:`torch.func.vmap`."""
+    if is_batched(tensor):
+        raise ValueError(f"{name} cannot vary over a torch.func.vmap batch: {reason}; pass "
+                         f"one {name} for all samples")
 
 
 def _check_row_mask(mask: Tensor, rows: Tensor, name: str, where: str) -> None:
@@ -576,6 +597,10 @@ class DynamicKNNGraph(nn.Module):
                 :math:`\geq 0`.
         """
         self._check_input(x, query_index, node_mask, batch)
+        if batch is not None and in_vmap():
+            raise ValueError("batch cannot be used under torch.func.vmap: a graph with fewer "
+                             "than k rows drops edges, so samples would get graphs of "
+                             "different sizes; vmap over a leading dimension of graphs instead")
         emb = self.embed(x, check=False)
         if batch is None:
             neighbors = self.neighbors(emb, query_index, node_mask)
@@ -594,10 +619,12 @@ class DynamicKNNGraph(nn.Module):
             check_row_index(query_index, num_rows)
         if node_mask is not None:
             _check_row_mask(node_mask, x, "node_mask", "x's device")
+            _refuse_batched(node_mask, "node_mask", _MASK_COUNTED)
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")
         if batch is not None:
             _check_batch(batch, x, "batch", "x's device")
+            _refuse_batched(batch, "batch", "its graph ids are read on the host")
             if num_rows and (low := int(batch.min())) < 0:
                 raise ValueError(f"batch must hold graph ids >= 0, got {low}")
 

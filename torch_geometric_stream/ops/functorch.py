@@ -1,22 +1,51 @@
-"""Whether a :mod:`torch.func` transform is running.
+"""Whether a :mod:`torch.func` transform is running, and what a tensor is under one.
 
 The custom kernels of :mod:`torch_geometric_stream.ops` (CSR sparse products,
 fused backward passes) serve autograd and ``torch.compile``; inside a
 ``torch.func`` transform (``grad``, ``vjp``, ``vmap``, ...), whose wrapped tensors
 have no sparse form and no rule for these kernels, the callers take autograd's
 plain forms instead: the same values and gradients, slower.
+
+Supported transforms of the public building blocks
+(:class:`~torch_geometric_stream.graph.DynamicKNNGraph`,
+:func:`~torch_geometric_stream.graph.structure_loss`,
+:class:`~torch_geometric_stream.nn.GCNBackbone`,
+:func:`~torch_geometric_stream.ops.l2_normalize`,
+:func:`~torch_geometric_stream.graph.topk_neighbors`):
+
+- ``grad``, ``vjp``, ``jacrev`` and ``vmap``, nested too (``vmap(grad(f))`` for
+  per-sample gradients): the values and gradients of a Python loop;
+- ``vmap`` over a leading batch of graphs (node features, edge weights, query
+  rows), each sample its own top-:math:`k` graph of :math:`k` edges per query.
+  What gives samples graphs of different sizes cannot be batched and is
+  refused with a ``ValueError`` naming it: a ``node_mask`` or ``key_mask``
+  that varies over the batch (the number :math:`k'` of neighbours would),
+  and ``DynamicKNNGraph``'s ``batch`` argument (graphs with fewer than
+  :math:`k` rows drop edges);
+- ``torch.compile`` (``"eager"``, ``"aot_eager"`` and ``"inductor"`` backends),
+  which traces through the custom kernels themselves.
+
+:func:`~torch_geometric_stream.ops.csr_aggregate` and
+:func:`~torch_geometric_stream.ops.csr_edge_dot` refuse every ``torch.func``
+transform (``TypeError``): their callers take gather and scatter instead.
 """
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
-__all__ = ["in_func_transform"]
+__all__ = ["in_func_transform", "in_vmap", "is_batched", "unwrapped"]
 
 try:  # non-empty while a torch.func transform runs (torch has no public query for it)
-    from torch._C._functorch import peek_interpreter_stack
-except ImportError:  # a torch without it: no transform to step aside for
+    from torch._C._functorch import (TransformType, get_unwrapped, is_batchedtensor,
+                                     is_functorch_wrapped_tensor, peek_interpreter_stack)
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+except ImportError:  # a torch without them: no transform to step aside for
     def peek_interpreter_stack() -> None:
         return None
+
+    def is_functorch_wrapped_tensor(tensor: Tensor) -> bool:
+        return False
 
 #: ``torch.compiler.is_compiling`` from torch 2.3 on; before it, compiled code takes
 #: the plain forms too (the same results, slower).
@@ -28,3 +57,32 @@ def in_func_transform() -> bool:
     tracing, which runs one of these transforms itself and which the kernels
     support, is not counted."""
     return peek_interpreter_stack() is not None and not _is_compiling()
+
+
+def in_vmap() -> bool:
+    """Whether a :func:`torch.func.vmap` runs, under or over other transforms."""
+    return in_func_transform() and any(interpreter.key() == TransformType.Vmap
+                                       for interpreter in retrieve_all_functorch_interpreters())
+
+
+def unwrapped(tensor: Tensor) -> Tensor:
+    """The plain tensor under ``tensor``'s :mod:`torch.func` wrappers (``tensor``
+    itself outside a transform): under ``vmap``, every sample's values at once,
+    which input checks read where the wrapped tensor has no values to read."""
+    if not in_func_transform():  # (nor does torch.compile trace the wrapper queries)
+        return tensor
+    while is_functorch_wrapped_tensor(tensor):
+        tensor = get_unwrapped(tensor)
+    return tensor
+
+
+def is_batched(tensor: Tensor) -> bool:
+    """Whether ``tensor`` varies over a running :func:`torch.func.vmap` (under any
+    other transform's wrappers)."""
+    if not in_func_transform():
+        return False
+    while is_functorch_wrapped_tensor(tensor):
+        if is_batchedtensor(tensor):
+            return True
+        tensor = get_unwrapped(tensor)
+    return False
