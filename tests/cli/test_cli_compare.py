@@ -121,9 +121,23 @@ def test_two_files_of_one_setting_and_seed_are_refused(tmp_path, capsys):
 def test_a_file_reached_twice_counts_once(tmp_path, capsys):
     path = write(tmp_path, "a.json", record(0, 0.8))
     write(tmp_path, "b.json", record(1, 0.9))
-    assert main(["compare", path, str(tmp_path), str(tmp_path / "." / "a.json")]) == 0
+    (tmp_path / "sub").mkdir()
+    assert main(["compare", path, str(tmp_path), str(tmp_path / "." / "a.json"),
+                 str(tmp_path / "sub" / ".." / "a.json")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and lines[1].split()[5:7] == ["2", "0.8500"]  # seeds 0 and 1
+
+
+def test_rows_go_by_label_ratio_before_accuracy_and_list_their_seeds_in_order(tmp_path,
+                                                                               capsys):
+    few = {**record(0, 0.5), "label_ratio": 0.001}
+    paths = [write(tmp_path, "b1.json", record(1, 0.9)), write(tmp_path, "b0.json", record(0, 0.8)),
+             write(tmp_path, "a0.json", few)]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--csv", str(table)]) == 0
+    rows = list(csv.DictReader(table.open()))
+    assert [(row["label_ratio"], row["seeds"]) for row in rows] == [("0.001", "0"),
+                                                                    ("0.01", "0 1")]
 
 
 @pytest.mark.parametrize("content, message", [

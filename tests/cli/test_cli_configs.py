@@ -36,6 +36,50 @@ def test_layer_mapping_and_nearest_ratio():
     assert paper_config("synthetic-none", 0.01) == {}
 
 
+#: The authors' (gcn_layer, k, scorer_layer, tau) per dataset and label ratio (their
+#: files config/best_config_<DATASET>_<ratio>.json; tau from the paper's table).
+AUTHORS_TABLE = {
+    "MNDS": {0.001: (2, 5, 2, 1), 0.01: (1, 10, 1, 1)},
+    "Shopper": {0.001: (3, 1, 3, None), 0.01: (1, 5, 3, None)},
+    "WebKB": {0.001: (3, 10, 3, 1), 0.01: (2, 5, 3, 1)},
+    "MNIST": {0.001: (3, 5, 2, None), 0.01: (3, 5, 1, None)},
+    "CIFAR-10": {0.001: (1, 10, 1, None), 0.01: (1, 10, 2, None)},
+    "KMNIST": {0.001: (3, 5, 1, None), 0.01: (3, 5, 3, None)},
+    "FashionMNIST": {0.001: (1, 10, 3, None), 0.01: (1, 5, 2, None)},
+    "Shuttle": {0.001: (1, 5, 1, None), 0.01: (1, 5, 1, None)},
+    "GSAD": {0.001: (2, 1, 1, None), 0.01: (2, 1, 1, None)},
+    "SDD": {0.001: (2, 1, 2, 1), 0.01: (2, 1, 1, 1)},
+    "HAR": {0.001: (2, 10, 1, None), 0.01: (2, 10, 1, None)},
+    "OD": {0.001: (1, 1, 1, 1), 0.01: (2, 1, 1, 1)},
+}
+
+
+@pytest.mark.parametrize("dataset, ratio", [(dataset, ratio) for dataset in AUTHORS_TABLE
+                                            for ratio in (0.001, 0.01)])
+def test_paper_configs_are_the_authors_table(dataset, ratio):
+    gcn_layer, k, scorer_layer, tau = AUTHORS_TABLE[dataset][ratio]
+    assert paper_config(dataset, ratio) == {
+        "num_layers": gcn_layer + 1 if gcn_layer > 1 else 1, "k": k,
+        "embedding_layers": scorer_layer, "tau": None if tau is None else float(tau)}
+
+
+def test_package_defaults_of_the_structure_and_training():
+    config = resolve_config("NewStream", 0.01, "sledge", {}, None, preset="package")
+    assert {key: config[key] for key in ("memory_size", "k", "hidden_channels",
+                                         "embedding_layers", "num_layers", "lam", "lr",
+                                         "tau")} == {
+        "memory_size": 1000, "k": 5, "hidden_channels": 256, "embedding_layers": 1,
+        "num_layers": 2, "lam": 0.1, "lr": 1e-3, "tau": None}
+
+
+def test_a_label_ratio_takes_the_measured_settings_of_its_nearest_paper_ratio():
+    # 0.2 % is the paper's 0.1 % regime, 5 % its 1 %: the per-ratio cells apply too
+    assert resolve_config("GSAD", 0.002, "sledge", {}, None)["robust_quantile"] == 0.05
+    assert resolve_config("GSAD", 0.05, "sledge", {}, None)["robust_quantile"] == 0.01
+    assert resolve_config("Shuttle", 0.002, "sledge-light", {}, None)["lam"] == 0.01
+    assert resolve_config("GSAD", 0.05, "sledge", {}, None)["normalization"] == "symmetric-add"
+
+
 def test_precedence_defaults_paper_file_flags():
     config = resolve_config("MNIST", 0.01, "sledge", {"lr": None}, None)
     assert config["k"] == 5 and config["num_layers"] == 4 and config["lr"] == DEFAULT_CONFIG["lr"]
@@ -293,6 +337,12 @@ def test_base_keeps_a_hidden_layer_under_the_paper_preset():
     assert resolve_config("MNIST", 0.01, "sledge-light", {}, None)["num_layers"] == 4
     assert resolve_config("MNIST", 0.01, "base", {"num_layers": 4}, None)["num_layers"] == 4
     assert resolve_config("Shuttle", 0.01, "base", {"num_layers": 1}, None)["num_layers"] == 1
+    # MNIST's 2 layers are its measured cell, not the floor (which only lifts fewer)
+    sources = {}
+    resolve_config("MNIST", 0.01, "base", {}, None, sources=sources)
+    assert sources["num_layers"] == "measured setting for base on MNIST at 1 % (see README)"
+    resolve_config("Shuttle", 0.01, "base", {}, None, sources=sources)
+    assert sources["num_layers"] == "paper preset: base keeps at least 2 layers"
 
 
 def test_memory_sizes_follow_the_paper_rule():
@@ -363,7 +413,12 @@ def test_unknown_keys_and_bad_tau_are_usage_errors():
         resolve_config("MNIST", 0.01, "sledge", {}, {"bogus": 1})
     with pytest.raises(UsageError, match="tau"):
         parse_tau(-1)
+    # zero and minus infinity are no positive numbers (minus infinity is no 'inf')
+    for value in (0, 0.0, "0", float("-inf"), "-inf", "-Infinity"):
+        with pytest.raises(UsageError, match="tau must be a positive number or 'inf'"):
+            parse_tau(value)
     assert parse_tau("inf") is None and parse_tau(2) == 2.0
+    assert parse_tau(float("inf")) is None and parse_tau(1e-9) == 1e-9
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
@@ -512,6 +567,23 @@ def test_package_labeled_slots_yield_to_the_options():
     per_class = resolve_config("Shuttle", 0.001, "sledge-light", {"light_memory": "per-class"},
                                None, num_classes=7, preset="package")
     assert per_class["labeled_size"] == 7
+
+
+def test_a_presets_labeled_memory_goes_only_with_a_memory_that_holds_more():
+    # SLeDGe on MNIST at 0.1 % keeps 100 labeled slots: a memory of 100 cannot hold
+    # them and an unlabeled memory, so the paper's rule sizes it; one of 101 can
+    exact = resolve_config("MNIST", 0.001, "sledge", {"memory_size": 100}, None, num_classes=10)
+    assert (exact["labeled_size"], exact["unlabeled_size"]) == (10, 90)
+    larger = resolve_config("MNIST", 0.001, "sledge", {"memory_size": 101}, None, num_classes=10)
+    assert (larger["labeled_size"], larger["unlabeled_size"]) == (100, 1)
+
+
+def test_only_sledge_light_keeps_one_labeled_slot_per_class():
+    # a --config file may hold every entry (tune's best configurations do): SLeDGe
+    # never reads light_memory, so its labeled memory stays the paper's
+    config = resolve_config("MNIST", 0.01, "sledge", {}, {"light_memory": "per-class"},
+                            num_classes=10)
+    assert (config["labeled_size"], config["unlabeled_size"]) == (100, 900)
 
 
 @pytest.mark.parametrize("flag, config_file", [({"labeled_size": 5}, None),
