@@ -66,3 +66,9 @@ def test_csr_kernels_refuse_a_func_transform_by_name():
                                         r"transform \(grad, vmap, \.\.\.\), which has no sparse "
                                         r"tensors: gather and scatter instead$"):
         grad(lambda x: csr_aggregate(x, weight, graph).sum())(torch.ones(2, 3))
+
+
+def test_l2_normalize_under_func_grad_clamps_at_the_given_eps():
+    # ||x|| = 0.5 under eps = 1: y = x / 1, so the gradient of sum(y) is (1, 1)
+    x = torch.tensor([[0.5, 0.0]], dtype=torch.float64)
+    assert grad(lambda t: l2_normalize(t, eps=1.0).sum())(x).tolist() == [[1.0, 1.0]]
