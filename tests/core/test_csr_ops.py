@@ -4,7 +4,7 @@ import torch
 
 from torch_geometric_stream.graph import DynamicKNNGraph
 from torch_geometric_stream.nn import GCNBackbone
-from torch_geometric_stream.ops import CSRGraph, csr_aggregate, csr_edge_dot
+from torch_geometric_stream.ops import CSRGraph, csr_aggregate, csr_edge_dot, supports_csr
 
 
 def scatter_aggregate(x, w, edge_index):
@@ -136,6 +136,24 @@ def test_bad_input_is_named():
         csr_aggregate(torch.ones(2, 2), torch.ones(3), graph)
     with pytest.raises(ValueError, match="must match"):
         csr_edge_dot(torch.ones(2, 2), torch.ones(2, 3), graph)
+    # one node per row, two dimensions: not the feature rows of a bigger or
+    # flatter tensor; as many weights as edges, not fewer; one dtype for a and b
+    with pytest.raises(ValueError, match=r"2 nodes, got features of shape \(2,\)"):
+        csr_aggregate(torch.ones(2), torch.ones(2), graph)
+    with pytest.raises(ValueError, match=r"2 nodes, got features of shape \(2, 2, 1\)"):
+        csr_aggregate(torch.ones(2, 2, 1), torch.ones(2), graph)
+    with pytest.raises(ValueError, match=r"2 edges, got edge_weight of shape \(1,\)"):
+        csr_aggregate(torch.ones(2, 2), torch.ones(1), graph)
+    with pytest.raises(ValueError, match="a and b must match, got .* torch.float32 and .* "
+                                         "torch.float64"):
+        csr_edge_dot(torch.ones(2, 2), torch.ones(2, 2, dtype=torch.float64), graph)
+
+
+def test_supports_csr_takes_dense_float32_and_float64_only():
+    assert supports_csr(torch.ones(2, 2)) and supports_csr(torch.ones(2, 2, dtype=torch.float64))
+    assert not supports_csr(torch.ones(2, 2, dtype=torch.float16))
+    assert not supports_csr(torch.ones(2, 2).to_sparse())
+    assert not supports_csr(torch.ones(2, 2).to_sparse_csr())
 
 
 @pytest.mark.parametrize("call, error, message", [
@@ -155,6 +173,11 @@ def test_bad_input_is_named():
      "'meta' device"),
     (lambda g: csr_edge_dot([[1.0, 0.0]], torch.ones(2, 2), g), TypeError,
      "csr_edge_dot needs tensors, got list"),
+    # before: "needs float32/float64 tensors, got torch.float32"
+    (lambda g: csr_aggregate(torch.ones(2, 2).to_sparse(), torch.ones(2), g), TypeError,
+     "csr_aggregate: features must be a dense tensor, got layout torch.sparse_coo"),
+    (lambda g: csr_edge_dot(torch.ones(2, 2), torch.ones(2, 2).to_sparse_csr(), g), TypeError,
+     "csr_edge_dot: features must be a dense tensor, got layout torch.sparse_csr"),
     (lambda g: CSRGraph(torch.tensor([[0, 1], [1, 0]]).to_sparse(), 2), TypeError,
      "edge_index must be a dense tensor"),
 ])
@@ -297,12 +320,15 @@ def test_layers_sharing_weights_share_one_matrix_until_the_weights_change():
     first = graph.by_target.matrix(weight)
     assert graph.by_target.matrix(weight) is first  # same tensor, unchanged: reused
     assert graph.by_target.matrix(weight.detach().clone()) is not first  # another tensor
+    matrix = graph.by_target.matrix(weight)
     h = graph.aggregate(graph.aggregate(x, weight), weight)  # two layers, one matrix
     h.sum().backward()
     # A (A x) with A[t, s] = w: hand-checked sums, and their gradients
     adj = torch.tensor([[0.0, -1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.5, 0.0]])
     assert torch.equal(h, adj @ (adj @ x.detach()))
     assert torch.equal(x.grad, (adj @ adj).t() @ torch.ones(3, 2))
+    # the two layers and their backward read the matrix built above: none built anew
+    assert graph.by_target.matrix(weight) is matrix
     with torch.no_grad():
         weight.mul_(2)  # in place: a new version, so a new matrix with the new values
     assert torch.equal(graph.aggregate(x, weight), 2 * adj @ x.detach())
@@ -337,7 +363,14 @@ def test_int32_indices_match_int64_and_a_trusted_graph_skips_the_range_check():
     edge_index = torch.tensor([[0, 2, 1], [1, 1, 0]])
     x, w = torch.randn(3, 2), torch.tensor([2.0, 3.0, -1.0])
     expected = CSRGraph(edge_index, 3).aggregate(x, w)
-    assert torch.equal(CSRGraph(edge_index.int(), 3).aggregate(x, w), expected)
+    graph = CSRGraph(edge_index.int(), 3)
+    assert torch.equal(graph.aggregate(x, w), expected)
+    # the index structures are int64 whatever the edge_index (as on the GPU's sparse kernels)
+    for orientation in (graph.by_target, graph.by_source):
+        assert (orientation.perm.dtype, orientation.crow.dtype, orientation.col.dtype) == (
+            torch.int64, torch.int64, torch.int64)
+    # a column of weights (E, 1) is one weight per edge, as a row (E,)
+    assert torch.equal(graph.aggregate(x, w.unsqueeze(1)), expected)
     # the layers that build their own graph skip the range check (no host sync)
     assert CSRGraph(torch.tensor([[0, 5], [1, 0]]), 3, check_indices=False).num_edges == 2
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 import torch
@@ -64,6 +65,31 @@ def test_the_setting_is_restored_when_the_block_raises():
         with flush_denormal():
             raise RuntimeError("inside")
     assert not flushes_denormal()
+
+
+def test_a_cpu_that_cannot_flush_runs_the_block_unchanged_without_a_warning(monkeypatch):
+    """Where torch cannot set flushing, the block yields False and asks no
+    worker thread (none flushes: that is no news)."""
+    calls = []
+    monkeypatch.setattr(torch, "set_flush_denormal", lambda mode: calls.append(mode) or False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with flush_denormal() as supported:
+            assert supported is False and not flushes_denormal()
+    assert calls == [True, False]
+
+
+def test_the_worker_thread_warning_points_at_the_with_statement(monkeypatch):
+    from torch_geometric_stream.ops import denormal
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    # the calling thread flushes, the (pretended) worker threads do not
+    monkeypatch.setattr(denormal, "flushes_denormal", lambda all_threads=False: not all_threads)
+    with pytest.warns(RuntimeWarning, match="1 intra-op worker thread") as caught:
+        with flush_denormal():
+            pass
+    assert caught[0].filename == __file__
 
 
 def _in_fresh_process(code: str) -> str:

@@ -177,3 +177,9 @@ def test_structure_loss_with_one_batch_under_vmap():
     xs = torch.randn(3, 9, 5, dtype=torch.float64)
     batch = torch.arange(9) % 3
     assert_vmap_equals_loop(lambda x: graph.structure_loss(x, batch=batch), xs)
+
+
+def test_l2_normalize_under_func_grad_clamps_at_the_given_eps():
+    # ||x|| = 0.5 under eps = 1: y = x / 1, so the gradient of sum(y) is (1, 1)
+    x = torch.tensor([[0.5, 0.0]], dtype=torch.float64)
+    assert grad(lambda t: l2_normalize(t, eps=1.0).sum())(x).tolist() == [[1.0, 1.0]]

@@ -43,7 +43,7 @@ def tree() -> nn.Module:
     root = nn.Sequential(nn.Linear(2, 2), nn.ModuleList([shared, nn.Dropout(0.2)]),
                          CountingTrain(), OwnSetattr())
     root.twice = shared  # one module under two names
-    root.empty = None  # a registered slot without a module
+    root.register_module("empty", None)  # a registered slot without a module
     root.add_module("again", root[2])  # the custom train() one under two names
     return root
 
@@ -67,6 +67,34 @@ def test_set_training_sets_what_module_train_sets(start, mode):
     # the module with its own __setattr__ saw the flag through it
     assert mine[2].calls - calls == theirs[2].calls - calls == 1
     assert mine[3].seen == theirs[3].seen == seen + [mode]
+
+
+class FrozenChild(nn.Module):
+    """A module whose train() keeps a child in evaluation mode (a frozen part)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frozen = nn.Dropout(0.5)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        self.frozen.eval()
+        return self
+
+
+def test_a_custom_train_has_the_last_word_on_its_subtree():
+    root = nn.Sequential(FrozenChild(), nn.Dropout(0.1))
+    set_training(root, True)
+    assert [root.training, root[0].training, root[0].frozen.training, root[1].training] == [
+        True, True, False, True]
+
+
+def test_a_module_under_two_names_of_a_two_child_parent_trains_once():
+    counting = CountingTrain()
+    root = nn.Module()
+    root.first, root.second = counting, counting
+    set_training(root, False)
+    assert counting.calls == 1 and not counting.training and not counting.inner.training
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(light=True), dict(dropout=0.3)])

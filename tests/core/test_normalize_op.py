@@ -43,3 +43,15 @@ def test_unchecked_l2_normalize_gives_the_checked_result():
     expected = torch.tensor([[0.6, 0.8], [0.0, 0.0]])
     assert torch.equal(l2_normalize(x), expected)
     assert torch.equal(l2_normalize(x, check=False), expected)
+
+
+def test_a_norm_of_exactly_eps_has_f_normalize_s_gradient():
+    """At ``||x|| = eps`` torch's clamp passes the gradient through the norm
+    (``clamp_min``'s backward keeps ``x >= min``): F.normalize, and this op
+    under torch.func, give ``(g - y (y . g)) / eps``. Before: ``g / eps``."""
+    x = torch.tensor([[1.0, 0.0]], dtype=torch.float64, requires_grad=True)
+    weights = torch.tensor([[1.0, 1.0]], dtype=torch.float64)
+    grad, = torch.autograd.grad((l2_normalize(x, eps=1.0) * weights).sum(), x)
+    expected, = torch.autograd.grad((F.normalize(x, dim=-1, eps=1.0) * weights).sum(), x)
+    # y = (1, 0), y . g = 1: (1, 1) - (1, 0)
+    assert grad.tolist() == expected.tolist() == [[0.0, 1.0]]

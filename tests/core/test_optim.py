@@ -9,7 +9,8 @@ import torch
 
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.models import OnlineMLP
-from torch_geometric_stream.nn import fit_optimizer_state, load_optimizer_state, make_adam
+from torch_geometric_stream.nn import (fit_optimizer_state, load_optimizer_state, make_adam,
+                                       make_adam_capturable)
 
 pytestmark = pytest.mark.skipif(torch.__version__ < "2.4",
                                 reason="torch < 2.4 has no fused CPU Adam")
@@ -103,3 +104,93 @@ def test_other_optimizers_are_moved_but_not_made_fused():
     fit_optimizer_state(optimizer)
     assert "fused" not in optimizer.param_groups[0]
     _steps(optimizer, params, steps=2)
+
+
+def test_adam_is_not_fused_unless_every_parameter_is_on_the_cpu():
+    params = [torch.randn(2, requires_grad=True), torch.randn(2, device="meta", requires_grad=True)]
+    assert make_adam(params, lr=1e-2, weight_decay=0.0).param_groups[0]["fused"] is False
+
+
+def test_a_capturable_group_on_the_cpu_becomes_plain_and_steps():
+    """torch's capturable Adam refuses CPU parameters (AssertionError at the step)."""
+    params = [torch.randn(3, requires_grad=True)]
+    optimizer = torch.optim.Adam(params, capturable=True)
+    fit_optimizer_state(optimizer)
+    assert optimizer.param_groups[0]["capturable"] is False
+    _steps(optimizer, params, steps=2)
+    assert optimizer.state[params[0]]["step"].item() == 2.0
+
+
+def test_float64_step_counts_load_fused_as_float32():
+    """A plain Adam stepped under a float64 default dtype counts its steps in
+    float64; the fused kernel counts in float32."""
+    params = [torch.randn(3, dtype=torch.float64, requires_grad=True)]
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        old = torch.optim.Adam(params, lr=1e-2)
+        _steps(old, params, steps=3)
+    finally:
+        torch.set_default_dtype(default)
+    assert old.state[params[0]]["step"].dtype == torch.float64
+    resumed_params = [params[0].detach().clone().requires_grad_()]
+    resumed = make_adam(resumed_params, lr=1e-2, weight_decay=0.0)
+    load_optimizer_state(resumed, old.state_dict())
+    step = resumed.state[resumed_params[0]]["step"]
+    assert step.dtype == torch.float32 and step.item() == 3.0
+
+
+@pytest.mark.parametrize("key, saved, message", [
+    ("eps", 1e-6, r"the saved optimizer has eps=1e-06 \(this learner: 1e-08\)"),
+    ("betas", (0.8, 0.999), r"betas=\(0.8, 0.999\) \(this learner: \(0.9, 0.999\)\)"),
+])
+def test_a_state_of_other_adam_settings_is_refused(key, saved, message):
+    params = [torch.randn(3, requires_grad=True)]
+    state = torch.optim.Adam(params, lr=1e-2, **{key: saved}).state_dict()
+    optimizer = make_adam(params, lr=1e-2, weight_decay=0.0)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(ValueError, match=message):
+        load_optimizer_state(optimizer, state)
+    assert optimizer.state_dict() == before
+
+
+def test_a_loaded_state_shares_no_tensor_with_the_saved_one():
+    params = [torch.randn(3, requires_grad=True)]
+    source = make_adam(params, lr=1e-2, weight_decay=0.0)
+    _steps(source, params, steps=2)
+    moments = {key: value.clone() for key, value in source.state[params[0]].items()}
+    copied = [params[0].detach().clone().requires_grad_()]
+    loaded = make_adam(copied, lr=1e-2, weight_decay=0.0)
+    load_optimizer_state(loaded, source.state_dict())  # a live state_dict: its own tensors
+    _steps(loaded, copied, steps=2)
+    for key, value in source.state[params[0]].items():
+        assert torch.equal(value, moments[key]), key
+
+
+def test_other_optimizers_keep_their_state_entries_that_are_no_tensors():
+    params = [torch.randn(3, requires_grad=True)]
+    optimizer = torch.optim.LBFGS(params)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = params[0].square().sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    state = optimizer.state[params[0]]
+    counts = (state["func_evals"], state["n_iter"])
+    assert all(isinstance(count, int) for count in counts)
+    fit_optimizer_state(optimizer)  # (an int has no .to())
+    assert (state["func_evals"], state["n_iter"]) == counts
+
+
+def test_make_adam_capturable_moves_the_step_counts_as_float32():
+    params = [torch.randn(3, dtype=torch.float64, requires_grad=True)]
+    optimizer = torch.optim.Adam(params)
+    _steps(optimizer, params, steps=2)
+    optimizer.state[params[0]]["step"] = torch.tensor(2.0, dtype=torch.float64)
+    make_adam_capturable(optimizer, torch.device("meta"))  # (a stand-in for a GPU)
+    step = optimizer.state[params[0]]["step"]
+    assert optimizer.param_groups[0]["capturable"] is True
+    assert step.device.type == "meta" and step.dtype == torch.float32

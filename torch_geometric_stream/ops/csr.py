@@ -283,7 +283,7 @@ def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
         raise TypeError(f"{what} needs a CSRGraph, got {type(graph).__name__}")
     if not isinstance(x, Tensor):
         raise TypeError(f"{what} needs tensors, got {type(x).__name__}")
-    check_has_values(x, what, strided=False)  # sparse: refused by supports_csr below
+    check_has_values(x, f"{what}: features")
     if in_func_transform():
         raise TypeError(f"{what} cannot run inside a torch.func transform (grad, vmap, ...), "
                         f"which has no sparse tensors: gather and scatter instead")

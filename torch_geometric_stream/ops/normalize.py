@@ -5,7 +5,7 @@ computes, :math:`y = x / \max(\|x\|, \epsilon)`, with the closed-form gradient
 
 .. math::
     \frac{\partial L}{\partial x} = \frac{g - y\,(y^\top g)}{\|x\|}
-    \quad (\|x\| > \epsilon), \qquad \frac{g}{\epsilon} \quad \text{otherwise},
+    \quad (\|x\| \geq \epsilon), \qquad \frac{g}{\epsilon} \quad \text{otherwise},
 
 three passes over :math:`(N, h)` where autograd's division by a broadcast norm
 takes about seven. The learned graph normalizes every memory embedding on every
@@ -33,14 +33,15 @@ class _L2Normalize(torch.autograd.Function):
         norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         denom = norm.clamp_min(eps)
         out = x / denom
-        ctx.save_for_backward(out, denom, norm > eps)
+        ctx.save_for_backward(out, denom, norm >= eps)
         return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad: Tensor):
         out, denom, unclamped = ctx.saved_tensors
-        # (y . g) per row; 0 where the norm was clamped (the clamp has no gradient)
+        # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
+        # there; at norm = eps it passes one, as torch's clamp_min does)
         dot = (grad * out).sum(dim=-1, keepdim=True).mul_(unclamped)
         return torch.addcmul(grad, out, dot, value=-1.0).div_(denom), None
 
