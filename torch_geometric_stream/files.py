@@ -3,14 +3,17 @@ file exists, never sees half a file, even after a crash or Ctrl-C mid-write."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import os
 import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Optional, Union
+from typing import Any, BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
-__all__ = ["atomic_savefig", "atomic_write", "atomic_write_text", "remove_stale_temporaries"]
+__all__ = ["atomic_savefig", "atomic_write", "atomic_write_csv", "atomic_write_text",
+           "remove_stale_temporaries"]
 
 #: The random part of a :mod:`tempfile` name: letters, digits and ``_``, no dot.
 _RANDOM_PART = r"[a-z0-9_]+"
@@ -46,6 +49,13 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], obje
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
     """:func:`atomic_write` of ``text`` in UTF-8."""
     return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def atomic_write_csv(path: Union[str, os.PathLike], rows: Iterable[Sequence[Any]]) -> Path:
+    """:func:`atomic_write_text` of ``rows`` (the header first) as CSV."""
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(rows)
+    return atomic_write_text(path, text.getvalue())
 
 
 def atomic_savefig(path: Union[str, os.PathLike], figure: Any, **options: Any) -> Path:

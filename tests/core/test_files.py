@@ -8,7 +8,8 @@ import pytest
 
 from torch_geometric_stream.cli.report import write_json
 from torch_geometric_stream.evaluation import plot_curves
-from torch_geometric_stream.files import atomic_savefig, atomic_write, atomic_write_text
+from torch_geometric_stream.files import (atomic_savefig, atomic_write, atomic_write_csv,
+                                          atomic_write_text)
 
 
 def test_a_write_that_fails_midway_leaves_the_old_content_and_no_temporary_file(tmp_path):
@@ -36,6 +37,40 @@ def test_run_records_are_written_whole(tmp_path):
     path = write_json({"accuracy": 0.75, "seed": 0}, tmp_path / "r.json")
     assert json.loads(path.read_text()) == {"accuracy": 0.75, "seed": 0}
     assert path.read_text().endswith("}\n")
+
+
+def test_a_csv_table_is_written_whole_with_its_header_first(tmp_path, monkeypatch):
+    path = atomic_write_csv(tmp_path / "t.csv", [("a", "b,c"), (1, 0.5)])
+    assert path.read_bytes() == b'a,"b,c"\r\n1,0.5\r\n'  # the csv module's dialect
+
+    def rows_then_interrupt():
+        yield ("a", "b")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_csv(path, rows_then_interrupt())
+    assert path.read_bytes() == b'a,"b,c"\r\n1,0.5\r\n'
+
+
+def test_tunes_ranking_is_written_whole(tmp_path, monkeypatch):
+    # before, the ranking CSV was opened with "w": an interrupted write left half a table
+    from torch_geometric_stream.cli.tune import _Ranked, _write_ranking
+    path = tmp_path / "ranking.csv"
+    row = _Ranked(point={"lr": "1e-3"}, seeds=[0, 2000], score=0.75, std=0.01, accuracy=0.75,
+                  ms_per_sample=2.5, config={})
+    _write_ranking([row], {"lr": ["1e-3"]}, "accuracy", path)
+    whole = path.read_text()
+    assert whole == ("rank,lr,seeds,accuracy,std,ms_per_sample\n"
+                     "1,1e-3,0 2000,0.750000,0.010000,2.500\n")
+
+    def interrupted_replace(source, target):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("torch_geometric_stream.files.os.replace", interrupted_replace)
+    with pytest.raises(KeyboardInterrupt):
+        _write_ranking([row, row], {"lr": ["1e-3"]}, "accuracy", path)
+    assert path.read_text() == whole
+    assert [p.name for p in tmp_path.iterdir()] == ["ranking.csv"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fchmod"), reason="no POSIX permission bits")

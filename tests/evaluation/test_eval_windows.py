@@ -280,6 +280,24 @@ def test_windows_csv_has_one_row_per_window(tmp_path, history):
                         ["6", "7", "1", "1", "1.0", "1.0", ""]]
 
 
+def test_the_csv_files_are_written_whole(tmp_path, monkeypatch):
+    # before, save_csv and save_windows_csv opened their path with "w": a crash or
+    # Ctrl-C mid-write left a truncated table where the previous one was
+    result = run(LABELS, PREDICTIONS, label_mask=MASK, history="full", window=3)
+
+    def interrupted_replace(source, target):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("torch_geometric_stream.files.os.replace", interrupted_replace)
+    for save in (result.save_csv, result.save_windows_csv):
+        path = tmp_path / "table.csv"
+        path.write_text("previous\n")
+        with pytest.raises(KeyboardInterrupt):
+            save(path)
+        assert path.read_text() == "previous\n"
+        assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+
+
 def test_the_plot_draws_the_windows_as_steps(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     from matplotlib.axes import Axes

@@ -52,7 +52,6 @@ runs would take are refused before those run.
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
 import math
@@ -79,7 +78,7 @@ from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.evaluation import HISTORIES
 from torch_geometric_stream.evaluation.bounded import kept_tail_span
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
-from torch_geometric_stream.files import atomic_write_text
+from torch_geometric_stream.files import atomic_write_csv, atomic_write_text
 
 __all__ = ["METRICS", "add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
 
@@ -403,15 +402,13 @@ def _write_ranking(rows: list[_Ranked], grid: dict[str, list[str]], metric: str,
     metric ranked and its std, the accuracy (when another metric is ranked) and
     the time per sample."""
     accuracy = metric != "accuracy"
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["rank", *grid, "seeds", metric, "std", *["accuracy"] * accuracy,
-                         "ms_per_sample"])
-        for rank, row in enumerate(rows, 1):
-            writer.writerow([rank, *(row.point[key] for key in grid),
-                             " ".join(map(str, row.seeds)), f"{row.score:.6f}",
-                             "" if row.std is None else f"{row.std:.6f}",
-                             *[f"{row.accuracy:.6f}"] * accuracy, f"{row.ms_per_sample:.3f}"])
+    header = ["rank", *grid, "seeds", metric, "std", *["accuracy"] * accuracy, "ms_per_sample"]
+    atomic_write_csv(path, [header, *([rank, *(row.point[key] for key in grid),
+                                       " ".join(map(str, row.seeds)), f"{row.score:.6f}",
+                                       "" if row.std is None else f"{row.std:.6f}",
+                                       *[f"{row.accuracy:.6f}"] * accuracy,
+                                       f"{row.ms_per_sample:.3f}"]
+                                      for rank, row in enumerate(rows, 1))])
 
 
 def _print_ranking(rows: list[_Ranked], metric: str) -> None:

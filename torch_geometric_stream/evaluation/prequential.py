@@ -12,7 +12,6 @@ stepped through it instead.
 from __future__ import annotations
 
 import contextlib
-import csv
 import itertools
 import json
 import sys
@@ -36,7 +35,7 @@ from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_c
 from torch_geometric_stream.evaluation.progress import ProgressLines
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
                                                        check_window, window_lists)
-from torch_geometric_stream.files import atomic_savefig, atomic_write_text
+from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
                                                check_positive_int)
@@ -167,14 +166,10 @@ class PrequentialResult:
             ValueError: with ``history="bounded"`` (before ``path`` is opened).
         """
         self._per_sample("save_csv")
-        path = Path(path)
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["index", "label", "prediction", "correct", "labeled"])
-            writer.writerows(zip(self.positions.tolist(), self.labels.tolist(),
-                                 self.predictions.tolist(), self.correct.astype(int).tolist(),
-                                 self.labeled.astype(int).tolist()))
-        return path
+        return atomic_write_csv(path, itertools.chain(
+            [("index", "label", "prediction", "correct", "labeled")],
+            zip(self.positions.tolist(), self.labels.tolist(), self.predictions.tolist(),
+                self.correct.astype(int).tolist(), self.labeled.astype(int).tolist())))
 
     def save_windows_csv(self, path: PathLike) -> Path:
         """Write one row per window, under either history: the
@@ -187,12 +182,8 @@ class PrequentialResult:
         if self.windows is None:
             raise ValueError("save_windows_csv needs the windows of a run with window=N")
         rows = window_lists(self.windows)
-        path = Path(path)
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(WINDOW_COLUMNS)
-            writer.writerows(zip(*(rows[key] for key in WINDOW_COLUMNS)))
-        return path
+        return atomic_write_csv(path, itertools.chain(
+            [WINDOW_COLUMNS], zip(*(rows[key] for key in WINDOW_COLUMNS))))
 
     def plot(self, path: PathLike, label: str = "learner") -> Path:
         """Save the running accuracy over the stream as an image, with the
