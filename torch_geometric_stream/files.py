@@ -51,10 +51,12 @@ def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
     return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
-def atomic_write_csv(path: Union[str, os.PathLike], rows: Iterable[Sequence[Any]]) -> Path:
-    """:func:`atomic_write_text` of ``rows`` (the header first) as CSV."""
+def atomic_write_csv(path: Union[str, os.PathLike], rows: Iterable[Sequence[Any]],
+                     lineterminator: str = "\r\n") -> Path:
+    """:func:`atomic_write_text` of ``rows`` (the header first) as CSV (the
+    :mod:`csv` module's dialect, its lines ending in ``lineterminator``)."""
     text = io.StringIO(newline="")
-    csv.writer(text).writerows(rows)
+    csv.writer(text, lineterminator=lineterminator).writerows(rows)
     return atomic_write_text(path, text.getvalue())
 
 

@@ -29,8 +29,6 @@ baseline: ``--by folder --baseline folder=before``.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import sys
@@ -46,7 +44,7 @@ from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
 from torch_geometric_stream.evaluation import plot_curves
 from torch_geometric_stream.evaluation.bounded import approximate_tails
-from torch_geometric_stream.files import atomic_write_text
+from torch_geometric_stream.files import atomic_write_csv
 
 __all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command",
            "group_settings", "parse_baseline", "read_records", "setting_names",
@@ -508,9 +506,7 @@ def _write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
                  "seeds_paired": comparison.get("seeds"),
                  "config": json.dumps(recorded_config(row["runs"][0][1]), sort_keys=True)}
         lines.append(["" if cells[column] is None else cells[column] for column in columns])
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows([columns, *lines])
-    atomic_write_text(path, buffer.getvalue())
+    atomic_write_csv(path, [columns, *lines], lineterminator="\n")
 
 
 def _curves(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, np.ndarray]]:
