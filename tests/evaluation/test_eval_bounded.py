@@ -99,6 +99,43 @@ def test_running_class_counts_by_hand():
     assert metrics == class_metrics([2, 0, 0, 2, 2], [2, 2, 0, 0, 2])
 
 
+@pytest.mark.parametrize("pairs", [[[0, 0, 1], [1, 0, 0]], [[0, 0, 1], [0, 0, 2]]],
+                         ids=["a count of 0", "a pair twice"])
+def test_class_counts_refuse_pairs_that_no_run_counts_and_stay_as_they_were(pairs):
+    counts = RunningClassCounts()
+    counts.update(1, 1)
+    state = {**RunningClassCounts().state_dict(), "pairs": np.array(pairs)}
+    with pytest.raises(ValueError, match=r"pairs must hold each \(label, prediction\) once "
+                                         r"with a count > 0"):
+        counts.load_state_dict(state)
+    assert counts.samples == 1 and counts.state_dict()["pairs"].tolist() == [[1, 1, 1]]
+
+
+@pytest.mark.parametrize("state", [
+    {"samples": 6, "correct": 3, "stride": 3, "points": [1, 3]},  # a stride no power of 2
+    {"samples": 4, "correct": 2, "stride": 1, "points": [1, 2, 2]},  # a point short
+    {"samples": 2, "correct": 3, "stride": 1, "points": [1, 3]},  # more right than seen
+], ids=["stride", "points", "correct"])
+def test_a_running_accuracy_refuses_an_inconsistent_state_and_stays_as_it_was(state):
+    accuracy = RunningAccuracy()
+    accuracy.update(True)
+    with pytest.raises(ValueError, match="inconsistent running accuracy state"):
+        accuracy.load_state_dict(state)
+    assert (accuracy.samples, accuracy.correct, accuracy.stride) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("state, match", [
+    ({"bins": [[-2, 1]], "minimum": 0.0, "maximum": 0.0}, "each bin >= -1 once"),
+    ({"bins": [[0, 1]], "minimum": 2e-9, "maximum": 1e-9}, "no range of latencies"),
+], ids=["bin", "range"])
+def test_a_latency_histogram_refuses_a_state_no_latencies_give(state, match):
+    histogram = LatencyHistogram()
+    histogram.update(0.5)
+    with pytest.raises(ValueError, match=match):
+        histogram.load_state_dict({**state, "bins": np.array(state["bins"])})
+    assert histogram.count == 1 and histogram.quantile(50) == 0.5
+
+
 def test_class_ids_beyond_int32_are_counted_and_saved_exactly():
     record = PrequentialRecord(history="bounded")
     record.update(1, 1, True, 0.001)
@@ -264,6 +301,13 @@ def test_a_bad_bounded_state_is_refused_and_the_record_stays_empty():
     fresh = PrequentialRecord(history="bounded")
     with pytest.raises(ValueError, match="covers 3 samples with 1 labels, its metrics 2"):
         fresh.load_state_dict({**state, "n_samples": 3})
+    with pytest.raises(ValueError, match="covers 2 samples with 3 labels"):
+        fresh.load_state_dict({**state, "n_labels": 3})  # more labels than samples
+    longer = PrequentialRecord(history="bounded")
+    for sample in ((0, 0, True, 0.001),) * 3:
+        longer.update(*sample)
+    with pytest.raises(ValueError, match="its metrics 2 and its class counts 3 samples"):
+        fresh.load_state_dict({**state, "classes": longer.state_dict()["classes"]})
     with pytest.raises(ValueError, match=r"lacks the entries \['classes'\]"):
         fresh.load_state_dict({key: value for key, value in state.items() if key != "classes"})
     assert fresh.metrics.n_samples == 0 and fresh.classes.samples == 0

@@ -1,6 +1,7 @@
 import csv
 import importlib
 import json
+import time
 import tracemalloc
 from array import array
 
@@ -363,6 +364,7 @@ def test_plot_format_follows_the_suffix_and_an_unknown_one_is_refused(tmp_path):
         plot_curves(curves, tmp_path / "curves.txt")
     assert not (tmp_path / "curves.txt").exists()
     assert check_plot_path(tmp_path / "CURVES.PDF") == tmp_path / "CURVES.PDF"
+    assert check_plot_path(tmp_path / "curves") == tmp_path / "curves"  # no suffix: PNG
 
 
 def test_an_image_format_given_overrides_the_suffix_and_is_checked(tmp_path):
@@ -552,6 +554,22 @@ def test_a_resumed_run_reports_the_wall_time_before_it_too():
     state = {**_record(0, LABELS[:2]).state_dict(), "elapsed": 1000.0}
     result = prequential(PreviousLabel(), stream(), progress=False, start=2, initial=state)
     assert 1000.0 <= result.metrics["seconds"] < 1100.0
+
+
+def test_a_records_state_holds_the_wall_time_since_the_record_started(monkeypatch):
+    clock = iter([10.0, 12.5])  # read when the record is made, then by state_dict
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    assert PrequentialRecord().state_dict()["elapsed"] == 2.5
+
+
+def test_a_full_state_whose_columns_differ_in_length_is_refused():
+    # zipped as they were, the longer column's last sample would be dropped silently
+    state = {**_record(0, [0, 1]).state_dict(), "labels": np.array([0, 1, 1])}
+    record = PrequentialRecord()
+    with pytest.raises(ValueError, match=r"must be 1-D of one length, got shapes "
+                                         r"\[\(2,\), \(3,\), \(2,\), \(2,\)\]"):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0
 
 
 def test_a_bounded_state_whose_windows_cover_other_samples_is_refused():

@@ -84,6 +84,24 @@ def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     assert lines[-1] == "prequential: 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample in all"
 
 
+def test_a_resumed_prequential_counts_its_total_from_the_record_and_its_speed_from_now(
+        monkeypatch, capsys):
+    ticks = itertools.count()  # one second per clock read: a line at every sample
+    monkeypatch.setattr(prequential_module, "ProgressLines",
+                        lambda total, every, desc, done_before: ProgressLines(
+                            total, every=every, desc=desc, done_before=done_before,
+                            clock=lambda: next(ticks)))
+    record = prequential_module.PrequentialRecord()
+    for _ in range(2):  # positions 0 and 1 done before, both right
+        record.update(0, 0, True, 0.001)
+    labels = [0, 0, 1, 1, 0, 1]  # from position 2 predicted 0 1 1 0: 1 of 4 right
+    prequential(PreviousLabel(), [([0.0], y) for y in labels], progress_every=1.0, start=2,
+                initial=record.state_dict())
+    # 6 of the run's 6 samples, 4 of them in 4 s in this process
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "prequential: 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample in all")
+
+
 @pytest.mark.parametrize("every", [0, -1.0, float("nan")])
 def test_a_progress_interval_that_is_no_positive_number_is_refused(every):
     with pytest.raises(ValueError, match="progress_every must be > 0"):
