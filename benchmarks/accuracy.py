@@ -320,20 +320,22 @@ def check_tags(what: str, tags: Iterable[str]) -> None:
 
 
 def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
-    """One row per (tag, dataset, ratio, model, scaling, options, device)."""
+    """One row per (tag, dataset, ratio, model, samples, scaling, options, device,
+    threads)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for tag, record in records:
-        # runs with different input scalings, options or devices are never averaged together
+        # runs with different input scalings, options, devices or thread counts are never
+        # averaged together (the row's seconds would mix thread counts it does not name)
         device = record.get("device", "cpu") + (" + graphs" if record.get("cuda_graph") else "")
         groups[(tag, record["dataset"], record["label_ratio"], record["model"],
                 record.get("limit"), record["config"].get("scaling", ""),
-                _options(record), device)].append(record)
+                _options(record), device, record.get("threads", ""))].append(record)
     lines = ["| tag | dataset | ratio | model | scaling | options | samples | seeds | "
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
              "| threads | device |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (tag, dataset, ratio, model, limit, scaling, options, device), records in sorted(
-            groups.items(), key=lambda item: str(item[0])):
+    for key, records in sorted(groups.items(), key=lambda item: str(item[0])):
+        tag, dataset, ratio, model, limit, scaling, options, device, threads = key
         paper = PAPER.get((model, dataset, ratio))
         lines.append(
             f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | {options} | "
@@ -343,7 +345,7 @@ def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
             f"{mean_std([r['accuracy_last_20'] for r in records])} | "
             f"{statistics.mean(r['seconds'] for r in records):.0f} | "
             f"{statistics.mean(r['ms_per_sample_median'] for r in records):.1f} | "
-            f"{records[0].get('threads', '')} | {device} |")
+            f"{threads} | {device} |")
     return "\n".join(lines)
 
 

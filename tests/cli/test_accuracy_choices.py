@@ -11,9 +11,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import accuracy  # noqa: E402
-from accuracy import _check_tag_runs, _choice_tags, _options  # noqa: E402
+from accuracy import _check_tag_runs, _choice_tags, _options, choices_table  # noqa: E402
 from accuracy_summary import current_config  # noqa: E402
-from benchmark_script_helpers import usage_error  # noqa: E402
+from benchmark_script_helpers import usage_error, write_run_record  # noqa: E402
 from torch_geometric_stream.cli.errors import UsageError  # noqa: E402
 
 GRID = ["--models", "memory", "--datasets", "Shuttle", "--ratios", "0.01", "--seeds", "0",
@@ -69,6 +69,30 @@ def test_a_defaults_tag_must_hold_runs_at_todays_configuration(tmp_path, monkeyp
     _write_run(tmp_path / "adopted", {**today, "lam": today["lam"] * 10}, 2000)
     with pytest.raises(SystemExit, match="seed2000.json was not made at today's config"):
         _check_tag_runs("adopted", [], *grid, hint="")
+
+
+def test_a_prefix_study_compares_the_configuration_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    path = _write_run(tmp_path / "adopted", TODAY["paper"], 0)
+    prefix = {**json.loads(path.read_text()), "limit": 30}
+    path.rename(path.with_name("sledge-light_MNIST_0.001_seed0_limit30.json")).write_text(
+        json.dumps(prefix))
+    _check_tag_runs("adopted", [], ["sledge-light"], ["MNIST"], [0.001], [0], 30, hint="")
+
+
+def test_the_table_sets_each_choice_against_the_defaults_on_the_seeds_both_finished(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(accuracy, "RESULTS", tmp_path)
+    for tag, seed, value in (("default", 0, 0.5), ("default", 2000, 0.7), ("default", 4000, 0.9),
+                             ("choice", 0, 0.6), ("choice", 2000, 0.8), ("choice", 1000, 0.1)):
+        write_run_record(tmp_path / tag / f"sledge_Shopper_0.001_seed{seed}.json", seed=seed,
+                         accuracy=value)
+    table = choices_table(["default", "choice"], ["sledge"], ["Shopper"], [0.001],
+                          [0, 1000, 2000, 4000], None)
+    # the choice's 0.7 against the defaults' 0.6 on seeds 0 and 2000, not their 0.7
+    assert table.splitlines()[2:] == [
+        "| Shopper | 0.001 | sledge | 0,2000,4000 | 0.7000 ± 0.2000 "
+        "| 0.7000 ± 0.1414 (+0.1000, n=2) |"]
 
 
 def test_a_study_refuses_a_run_of_its_own_defaults_left_at_another_configuration(
@@ -144,6 +168,29 @@ def test_options_name_what_a_run_switched_away_from_the_paper():
     record.update(preset="package", label_mask="authors")
     record["config"]["class_prior"] = "stream"
     assert _options(record) == "preset=package, label_mask=authors, class_prior=stream"
+
+
+def test_the_table_of_every_run_keeps_options_and_prefixes_apart():
+    def run(seed, accuracy, seconds, ms, limit=None, threads=1, **config):
+        return ("t", {"model": "sledge", "dataset": "Shuttle", "label_ratio": 0.01, "seed": seed,
+                      "limit": limit, "n_samples": limit or 43500, "accuracy": accuracy,
+                      "accuracy_last_20": accuracy - 0.1, "seconds": seconds,
+                      "ms_per_sample_median": ms, "threads": threads,
+                      "config": {"scaling": "online", **config}})
+    runs = [run(0, 0.90, 100.0, 1.0), run(2000, 0.92, 110.0, 2.0), run(4000, 0.97, 150.0, 6.0),
+            run(0, 0.80, 50.0, 1.0, class_prior="stream"), run(0, 0.70, 10.0, 1.0, limit=3000),
+            run(0, 0.91, 40.0, 0.5, threads=4)]
+    # the seconds and the ms per sample: means over the seeds; no paper value for a prefix;
+    # a run with more threads in a row of its own, not in the mean of the 1-thread runs
+    assert accuracy.render_tables(runs).splitlines()[2:] == [
+        "| t | Shuttle | 0.01 | sledge | online |  | 3000 | 1 | 0.7000 |  | 0.6000 | 10 | 1.0 "
+        "| 1 | cpu |",
+        "| t | Shuttle | 0.01 | sledge | online |  | 43500 | 3 | 0.9300 ± 0.0361 | 0.9370 "
+        "| 0.8300 ± 0.0361 | 120 | 3.0 | 1 | cpu |",
+        "| t | Shuttle | 0.01 | sledge | online |  | 43500 | 1 | 0.9100 | 0.9370 | 0.8100 | 40 "
+        "| 0.5 | 4 | cpu |",
+        "| t | Shuttle | 0.01 | sledge | online | class_prior=stream | 43500 | 1 | 0.8000 "
+        "| 0.9370 | 0.7000 | 50 | 1.0 | 1 | cpu |"]
 
 
 def test_options_name_a_structural_override_of_the_package_preset():

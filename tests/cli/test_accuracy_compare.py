@@ -60,6 +60,12 @@ def test_a_record_without_a_metric_shows_a_dash(tmp_path, monkeypatch):
     cells = [cell.strip() for cell in
              compare_table("old", "new", *GRID).splitlines()[2].strip("|").split("|")]
     assert cells[6:] == ["+0.0", "0 of 1", "- -> 0.500", "0.600 -> 0.600", "-"]
+    # a tag of which one paired run lacks it: no mean over the others alone
+    _write(tmp_path, "old", 2000, _run(0.50))
+    _write(tmp_path, "new", 2000, _run(0.50))
+    cells = [cell.strip() for cell in
+             compare_table("old", "new", *GRID).splitlines()[2].strip("|").split("|")]
+    assert cells[8] == "- -> 0.500"
 
 
 def test_setting_changes_name_each_change_once_in_order():
@@ -68,6 +74,7 @@ def test_setting_changes_name_each_change_once_in_order():
     assert setting_changes(pairs) == ["normalization: symmetric -> mean",
                                       "mkl_cbwr: None -> AVX2"]
     assert setting_changes([(_run(0.5), _run(0.7))]) == []  # the result is no setting
+    assert setting_changes([(_run(0.5), {**_run(0.5), "threads": 4})]) == ["threads: 1 -> 4"]
 
 
 def test_settings_a_record_predates_read_as_the_value_its_run_had():

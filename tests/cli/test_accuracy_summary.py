@@ -14,9 +14,11 @@ from accuracy_summary import (  # noqa: E402
     MEMORY_SIZES,
     STUDY_RATIO,
     SUPERSEDED,
+    config_differences,
     current_config,
     matches_current,
     matching_runs,
+    mean_std,
     memory_study_tables,
     one_host_row,
     select_cells,
@@ -37,6 +39,11 @@ def record(model="sledge", dataset="Shuttle", ratio=0.01, seed=0, accuracy=0.9,
             "config": config, **({} if curve is None else {"curve": curve}),
             "machine": {"platform": f"Linux-6.18.44-{host}-x86_64-with-glibc2.36",
                         "machine": "x86_64"}}
+
+
+def test_mean_std_is_the_mean_and_the_sample_std_to_four_places():
+    assert mean_std([0.5, 0.6, 0.9]) == "0.6667 ± 0.2082"   # not the median, 0.6
+    assert mean_std([0.91236]) == "0.9124"
 
 
 def test_current_config_is_what_run_resolves_for_the_stream():
@@ -76,6 +83,12 @@ def test_entries_older_runs_lack_count_with_the_value_they_had():
     del old_tlp["config"]["sigma"], old_tlp["config"]["knn"]   # before they were options
     assert matches_current(old_tlp, tlp)
     assert not matches_current(record("tlp", knn=10), tlp)
+    # records before --preset and --label-mask: the paper's
+    older = {key: value for key, value in record().items() if key not in ("preset", "label_mask")}
+    assert matches_current(older, config)
+    # an entry without a value for older runs (none before it was recorded) never counts
+    del older["config"]["lr"]
+    assert config_differences(older, config) == [f"lr missing (today {config['lr']})"]
 
 
 def test_an_older_record_of_a_fixed_entry_counts_with_the_value_the_model_ran_with():
@@ -110,6 +123,15 @@ def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():
         (0, 0.6), (2000, 0.7)]
 
 
+def test_among_tags_with_as_many_seeds_the_one_with_more_cpu_runs_wins():
+    cpu = [("cpu", {**record(seed=seed, accuracy=0.5), "finished_at": "2026-12-01T10:00:00"})
+           for seed in (0, 2000)]
+    gpu = [("gpu", {**record(seed=seed, accuracy=0.6, device="cuda" if seed else "cpu"),
+                    "finished_at": "2026-12-05T10:00:00"}) for seed in (0, 2000)]
+    assert [r["accuracy"] for r in select_cells(gpu + cpu)["sledge", "Shuttle", 0.01]] == [
+        0.5, 0.5]
+
+
 def test_runs_with_mkl_kernels_pinned_do_not_count_for_a_cell():
     runs = [("default", {**record(seed=seed, accuracy=0.4),
                          "machine": {"mkl_cbwr": None}, "finished_at": "2026-12-01T10:00:00"})
@@ -133,6 +155,10 @@ def test_among_tags_with_as_many_seeds_the_latest_finished_run_wins():
     assert select_cells(runs[:3])["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.1
     # the number of seeds still comes first
     assert select_cells(runs[:5])["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.1
+    # a tag's latest run dates it: one seed of "d" rerun after "c" finished
+    rerun = dated("d-rerun", 0.4, "2026-11-01T10:00:00+00:00")
+    rerun[0][1]["finished_at"] = "2026-12-10T10:00:00+00:00"
+    assert select_cells(runs + rerun)["sledge", "Shuttle", 0.01][0]["accuracy"] == 0.4
 
 
 def test_only_the_paper_seeds_count_for_a_cell():
@@ -144,6 +170,9 @@ def test_only_the_paper_seeds_count_for_a_cell():
     assert [(r["seed"], r["accuracy"]) for r in cells["sledge", "Shuttle", 0.01]] == [
         (0, 0.5), (2000, 0.5), (4000, 0.5)]
     assert select_cells(runs[3:]) == {}
+    # in seed order, whatever the order of the records
+    assert [r["seed"] for r in select_cells(runs[::-1])["sledge", "Shuttle", 0.01]] == [
+        0, 2000, 4000]
 
 
 def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
@@ -153,8 +182,14 @@ def test_tables_show_mean_std_seed_count_gpu_mark_and_paper_value():
                           {("sledge", "Shuttle", 0.01): 415.2})
     assert "| Shuttle 1 % | – | – | – | 0.8500 ± 0.0707 n=2 † (0.9370) | – |" in text
     assert "| Shuttle 1 % | – | – | – | 100 s / 2.0 ms † (415.2 s) | – |" in text
-    assert "- SLeDGe on Shuttle at 0.1 %" in text
+    assert text.count("- SLeDGe on Shuttle at 0.1 %") == 1   # a method and an ablation
     assert "- SLeDGe on Shuttle at 1 %" not in text
+
+
+def test_the_time_table_gives_the_mean_seconds_and_the_median_ms_per_sample():
+    runs = [("t", {**record(seed=seed), "seconds": seconds, "ms_per_sample_median": ms})
+            for seed, seconds, ms in ((0, 100.0, 1.0), (2000, 110.0, 2.0), (4000, 150.0, 6.0))]
+    assert "| Shuttle 1 % | – | – | – | 120 s / 2.0 ms | – |" in summary_tables(runs, {}, {})
 
 
 def test_paper_std_beside_the_paper_value_and_cells_further_than_it_starred():
@@ -169,13 +204,30 @@ def test_paper_std_beside_the_paper_value_and_cells_further_than_it_starred():
     assert "1 of the 2 method cells run so far differ" in text
 
 
+def test_a_mean_as_far_from_the_paper_as_its_std_at_four_places_is_not_starred():
+    runs = [("t", record(seed=0, accuracy=0.92384)),       # 0.9238: 0.0132 below
+            ("t", record("tlp", seed=0, accuracy=0.78614)),  # 0.7861: 0.0001 above
+            ("t", record("tlp", "Shopper", seed=0, accuracy=0.8453))]
+    paper = {("sledge", "Shuttle", 0.01): 0.937, ("tlp", "Shuttle", 0.01): 0.786,
+             ("tlp", "Shopper", 0.01): 0.8453}
+    std = {("sledge", "Shuttle", 0.01): 0.0132, ("tlp", "Shuttle", 0.01): 0.0001,
+           ("tlp", "Shopper", 0.01): 0.0}
+    text = summary_tables(runs, paper, {}, std)
+    assert ("| Shuttle 1 % | 0.7861 n=1 (0.7860 ± 0.0001) | – | – | "
+            "0.9238 n=1 (0.9370 ± 0.0132) | – |") in text
+    assert "| Shopper 1 % | 0.8453 n=1 (0.8453 ± 0.0000) | – | – | – | – |" in text
+    assert "0 of the 3 method cells run so far differ" in text
+
+
 def test_class_metrics_table_only_for_runs_that_recorded_them():
     runs = [("t", record(seed=0)),
             ("cm", {**record(seed=0), "balanced_accuracy": 0.6, "kappa_m": -0.25}),
-            ("cm", {**record(seed=2000), "balanced_accuracy": 0.8, "kappa_m": None})]
+            ("cm", {**record(seed=2000), "balanced_accuracy": 0.8, "kappa_m": None}),
+            ("cm", {**record(dataset="GSAD"), "balanced_accuracy": 0.5, "kappa_m": 0.125})]
     text = summary_tables(runs, {}, {})
     # SLeDGe is the 4th of the 8 columns; kappa_m averages the defined values only
     assert "| Shuttle 1 % | – | – | – | 0.700 / -0.250 n=2 | – | – | – | – | – |" in text
+    assert "| GSAD 1 % | – | – | – | 0.500 / +0.125 n=1 | – | – | – | – | – |" in text
     assert "| Shuttle 0.1 % | – | – | – | – | – | – | – | – | – |" not in text.split(
         "Balanced accuracy")[1]
     assert "Balanced accuracy" not in summary_tables(runs[:1], {}, {})
@@ -220,6 +272,20 @@ def test_targets_table_counts_each_preset_against_its_own_target():
     assert "| GSAD 1 % | 0.7000 n=1 † | – | – | – |" in text
     assert "- SLeDGe-L on Shuttle at 1 %, paper preset" in text
     assert "- SLeDGe on Shuttle at 1 %, package preset" not in text
+
+
+def test_a_mean_equal_to_its_target_at_four_places_meets_it():
+    # 0.84996 shows as 0.8500; 0.5247 - 0.03 is 0.49470000000000003 in floats
+    runs = [record(accuracy=0.93), record(preset="package", accuracy=0.9),
+            record(model="sledge-light", accuracy=0.84996),
+            record(dataset="GSAD", preset="package", accuracy=0.4947)]
+    text = targets_table([("tag", run) for run in runs],
+                         {("sledge", "Shuttle", 0.01): 0.93,
+                          ("sledge-light", "Shuttle", 0.01): 0.85,
+                          ("sledge", "GSAD", 0.01): 0.5247})
+    assert ("| Shuttle 1 % | 0.9300 n=1 (>= 0.9300: met) | 0.9000 n=1 (>= 0.9000: met) "
+            "| 0.8500 n=1 (>= 0.8500: met) | – |") in text
+    assert "| GSAD 1 % | – | 0.4947 n=1 (>= 0.4947: met) | – | – |" in text
 
 
 def test_memory_study_counts_each_run_under_the_one_entry_it_changed():

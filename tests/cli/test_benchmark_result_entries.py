@@ -86,3 +86,8 @@ def test_a_record_with_an_entry_changed_is_still_one_of_its_file(tmp_path):
     assert changed == {"limit": None, "config": {"lr": 0.1}} and record["limit"] == 30
     with pytest.raises(machine.UsageError, match=r"result\.json: lacks the entry model "):
         changed["model"]
+
+
+def test_a_heading_names_each_recorded_value_once_in_first_seen_order():
+    results = [{"cpu": "B"}, {"cpu": "A"}, {}, {"cpu": "B"}]
+    assert machine.recorded(results, "cpu") == "B; A; unknown"

@@ -16,7 +16,7 @@ from benchmark_script_helpers import (NO_DATA_FOLDER, usage_error, without_data_
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from draw_references import (decide, knn_graph, main, offline_rows,  # noqa: E402
-                             propagate_labels, references_table, run_spec,
+                             propagate_labels, references_table, run_spec, seed_row,
                              streaming_nearest_labeled)
 
 from torch_geometric_stream.datasets.bundled import bundled_data_folder  # noqa: E402
@@ -64,6 +64,10 @@ def test_label_propagation_fills_each_component_with_its_label_and_leaves_others
     scores = propagate_labels(edge_index, torch.ones(edge_index.size(1)), labels, mask, 2)
     assert decide(scores).tolist() == [0, 0, 0, 1, 1, 1, -1, -1]
     assert scores[:6].max() <= 1 and scores[6:].abs().sum() == 0
+    # a seed's row counts those rows (its mask: the first row of each class, 0 and 3)
+    row = seed_row(0, labels, 0.01, torch.rand(8, 3, dtype=torch.float64),
+                   (edge_index, torch.ones(edge_index.size(1))), 2)
+    assert row["labels"] == [1, 1] and row["unreached"] == 2
 
 
 def test_class_mass_normalization_scales_each_class_to_its_share():
@@ -73,6 +77,9 @@ def test_class_mass_normalization_scales_each_class_to_its_share():
     assert decide(scores, torch.tensor([0.5, 0.5])).tolist() == [0, 0, 1, -1]
     # a rare class 0: row 0 is 0.1 * 0.6 / 1.3 = 0.046 against 0.9 * 0.4 / 1.7 = 0.212
     assert decide(scores, torch.tensor([0.1, 0.9])).tolist() == [1, 1, 1, -1]
+    # column sums 0.3 and 1.4: row 0 is 1.0 * 0.5 against 0.286 * 0.5, not 0.3 against 0.4
+    assert decide(torch.tensor([[0.3, 0.4], [0.0, 1.0]]), torch.tensor([0.5, 0.5])).tolist() == [
+        0, 1]
 
 
 def test_the_table_gives_each_seed_and_the_means_of_the_paper_s_and_other_seeds():
@@ -107,7 +114,9 @@ def write_run(folder: Path, model: str, seed: int, accuracy: float) -> None:
                      accuracy=accuracy)
 
 
-def test_the_script_scores_every_seed_s_draw_on_the_bundled_shopper_stream(tmp_path):
+def test_the_script_scores_every_seed_s_draw_on_the_bundled_shopper_stream(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 3)  # recorded as torch has it
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "Shopper").symlink_to(bundled_data_folder())
     out = tmp_path / "out"
@@ -119,6 +128,7 @@ def test_the_script_scores_every_seed_s_draw_on_the_bundled_shopper_stream(tmp_p
                  "--results", str(tmp_path / "runs"), "--runs", "S=sledge:first,second",
                  "--runs", "L=sledge-light:second"]) == 0
     record = json.loads((out / "Shopper_0.001.json").read_text())
+    assert record["k"] == 10 and record["threads"] == 3
     assert [row["seed"] for row in record["rows"]] == [0, 4000]
     assert [row["runs"] for row in record["rows"]] == [{"S": 0.8, "L": None},
                                                        {"S": 0.66, "L": None}]

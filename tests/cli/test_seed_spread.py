@@ -52,6 +52,9 @@ def test_the_table_gives_each_group_s_mean_and_the_mean_per_rarest_count():
     assert "| all seeds | 4 | 0.7500 ± 0.1291 | 2.50 |" in table
     assert "| 1 | 1000, 3000 | 0.8000 ± 0.1414 |" in table
     assert "| 5 | 0 | 0.6000 |" in table
+    # every paper seed counts as one
+    assert "| the paper's seeds | 1 | 0.6000 | 5.00 |" in spread_table([{**rows[0], "seed": 4000}],
+                                                                      rarest=1)
 
 
 @pytest.mark.parametrize("dataset", ["Shuttle", "shuttle"])  # any case, as accuracy.py's
