@@ -130,7 +130,7 @@ def config_differences(record: dict[str, Any], config: dict[str, Any], preset: s
     return ([f"{key} {had} (today {want})" for key, had, want in run if had != want]
             + [f"{key} {recorded.get(key, 'missing')} (today {value})"
                for key, value in wanted.items()
-               if key in config and (key not in recorded or recorded[key] != value)])
+               if key not in recorded or recorded[key] != value])
 
 
 def matches_current(record: dict[str, Any], config: dict[str, Any],
