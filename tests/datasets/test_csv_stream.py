@@ -5,6 +5,7 @@ import gzip
 import hashlib
 import io
 import itertools
+import os
 import re
 import sys
 
@@ -42,6 +43,35 @@ def test_a_file_is_read_again_and_the_limit_stops_the_reading(tmp_path):
     stream = CSVRowStream(path, ["0", "1"], limit=2)
     assert [y for _, y in stream] == [0, 1]
     assert [y for _, y in stream] == [0, 1]
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="no /proc/self/fd")
+@pytest.mark.parametrize("name", ["s.csv", "s.csv.gz"])
+def test_close_and_a_with_block_close_the_file_read_for_the_head(tmp_path, name):
+    # before, the file opened to read the head stayed open until the stream was released
+    path = tmp_path / name
+    text = b"a,b,kind\n1,2,x\n3,4,y\n"
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    before = _open_descriptors()
+    with CSVRowStream(path, ["x", "y"]) as stream:
+        assert _open_descriptors() == before + 1
+    assert _open_descriptors() == before
+    assert [y for _, y in stream] == [0, 1]  # a file is read anew after close
+    stream.close()  # nothing left to close: no error
+    assert _open_descriptors() == before
+
+
+def test_closing_a_stream_of_standard_input_ends_it(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a,kind\n1,x\n2,y\n")))
+    stream = CSVRowStream("-", ["x", "y"])
+    stream.close()
+    assert not sys.stdin.buffer.closed  # detached, not closed
+    with pytest.raises(ValueError, match="standard input is read once"):
+        list(stream)
 
 
 def test_standard_input_is_read_once(monkeypatch):

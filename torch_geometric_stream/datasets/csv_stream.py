@@ -117,7 +117,9 @@ class CSVRowStream:
     the stream is made, to know its width; each further row when iterated.
 
     A file is read again from its start by each iteration; standard input
-    (``path="-"``) once. :attr:`rows_read` counts the data rows the iteration in
+    (``path="-"``) once. The file opened to read the head stays open until an
+    iteration takes it over; :meth:`close` (or leaving a ``with`` block) closes
+    it if none does. :attr:`rows_read` counts the data rows the iteration in
     progress (or the last one) has yielded, and :meth:`digest` identifies the
     text read for them.
 
@@ -197,6 +199,20 @@ class CSVRowStream:
         if not self.rows_read:
             raise DatasetFormatError(f"{self.name}: the stream has a header and no data rows")
 
+    def close(self) -> None:
+        """Close the file opened to read the head, unless an iteration took it
+        over (an iteration closes its file when it ends or is released). A file
+        stream is read anew by a later iteration; standard input is done."""
+        if self._pending is not None:
+            self._pending = None
+            self._head_reader.close()
+
+    def __enter__(self) -> "CSVRowStream":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def digest(self) -> str:
         """The first :data:`DIGEST_DIGITS` hex digits of the SHA-256 of the text
         (decompressed, for a ``.csv.gz``) read for the :attr:`rows_read` data rows
@@ -234,7 +250,7 @@ class CSVRowStream:
         """Open the stream and read its head: the width, the label column, the
         header if any (which set the attributes); the data rows, to read."""
         self._text_digest, self._digested = hashlib.sha256(), hashlib.sha256()
-        rows = self._read()
+        rows = self._head_reader = self._read()
         self._first_line, first = next(rows, (0, None))
         if first is None:
             raise DatasetFormatError(f"{self.name}: the stream has no rows")
