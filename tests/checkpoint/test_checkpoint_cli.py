@@ -392,6 +392,14 @@ def test_a_rerun_that_would_replace_its_checkpoint_is_warned_of(tmp_path, capsys
         f"and its first checkpoint replaces it (--resume {checkpoint} goes on from it)\n")
     assert main([*argv, "--resume", str(checkpoint)]) == 0
     assert "warning" not in capsys.readouterr().err
+    # resumed from another file, it goes on from there (before: it said "starts from
+    # the first sample"), and still replaces this one
+    other = tmp_path / "other.ckpt"
+    other.write_bytes(checkpoint.read_bytes())
+    assert main([*argv, "--resume", str(other)]) == 0
+    assert capsys.readouterr().err == (
+        f"warning: --checkpoint {checkpoint} exists; this run goes on from --resume {other} "
+        f"and its first checkpoint replaces it (--resume {checkpoint} goes on from it)\n")
 
 
 def test_a_bounded_run_resumes_exactly_and_a_run_of_the_other_history_is_refused(

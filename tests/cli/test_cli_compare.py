@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import compare_command, main
 from torch_geometric_stream.cli.compare_command import SETTING_KEYS
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
@@ -55,6 +55,30 @@ def test_runs_of_a_setting_are_one_row_with_mean_and_std(tmp_path, capsys):
         0.1 / 2 ** 0.5)
     assert json.loads(rows[1]["config"])["lr"] == 1e-3
     assert plot.stat().st_size > 0
+
+
+def test_a_plot_draws_a_settings_mean_curve_named_by_its_seeds(tmp_path, monkeypatch):
+    """One curve per setting, the mean over its seeds (named so where they are
+    several); seeds whose curves have other positions are a curve each."""
+    drawn = {}
+    monkeypatch.setattr(compare_command, "plot_curves",
+                        lambda curves, path, title: drawn.update(curves, title=title))
+    shifted = {**record(1, 0.6, lr=1e-2), "curve": {"position": [2, 4],
+                                                     "running_accuracy": [0.5, 0.6]}}
+    paths = [write(tmp_path, "a0.json", record(0, 0.80)),
+             write(tmp_path, "a1.json", record(1, 0.90)),
+             write(tmp_path, "b0.json", record(0, 0.95, lr=5e-3)),
+             write(tmp_path, "c0.json", record(0, 0.7, lr=1e-2)),
+             write(tmp_path, "c1.json", shifted)]
+    assert main(["compare", *paths, "--plot", str(tmp_path / "curves.png")]) == 0
+    title = drawn.pop("title")
+    assert title == "sledge on Shuttle at 0.01"
+    assert {name: (positions, list(accuracy)) for name, (positions, accuracy)
+            in drawn.items()} == {
+        "lr=0.005": ([1, 2], pytest.approx([0.95, 1.05])),
+        "lr=0.001, mean of 2 seeds": ([1, 2], pytest.approx([0.85, 0.95])),
+        "lr=0.01, seed 0": ([1, 2], [0.7, pytest.approx(0.8)]),
+        "lr=0.01, seed 1": ([2, 4], [0.5, 0.6])}
 
 
 def test_a_record_older_than_an_option_is_the_same_setting_as_a_newer_one(tmp_path, capsys):
@@ -200,6 +224,11 @@ def test_a_folder_gives_the_run_records_among_its_json_files(tmp_path, capsys):
         f"error: {empty}: the folder holds no run record (*.json written by run)")
     # why its *.json are none: before, a broken record went unnamed
     (empty / "a.json").write_text('{"accuracy": ')
+    assert main(["compare", str(empty)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {empty}: the folder holds no run record (*.json written by run); "
+        f"{empty / 'a.json'}: cannot read a run record (Expecting value: line 1 column 14 "
+        f"(char 13))")
     write(empty, "best_sledge.json", {"lr": 1e-3})
     assert main(["compare", str(empty)]) == 2
     assert capsys.readouterr().err.strip() == (
@@ -236,6 +265,7 @@ def test_a_row_names_only_what_sets_it_apart_from_its_own_model_stream_and_ratio
     ("accuracy", float("nan"), "the entry accuracy must be a finite number, got nan"),
     ("accuracy", "0.8", "the entry accuracy must be a finite number, got '0.8'"),
     ("seed", 1.5, "the entry seed must be an integer, got 1.5"),
+    ("seed", True, "the entry seed must be an integer, got True"),  # JSON true, no seed
     ("label_ratio", None, "the entry label_ratio must be a finite number, got None"),
 ])
 def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
@@ -313,6 +343,27 @@ def test_a_baseline_gives_each_setting_its_paired_difference_and_seeds_higher(
         "setting", "dataset", "label_ratio", "seeds", "accuracy", "accuracy_std",
         "accuracy_last_20", "balanced_accuracy", "kappa_m", "ms_per_sample_median", "config"]
     assert "diff" not in capsys.readouterr().out
+
+
+def test_a_metric_some_runs_lack_is_averaged_and_paired_over_the_runs_that_have_it(
+        tmp_path, capsys):
+    """A record older than the balanced accuracy lacks it and an undefined kappa is
+    null: the mean takes the other runs, the paired difference the seeds where
+    both settings have it (before, a null was averaged, or a baseline without it
+    paired, and compare failed)."""
+    older = {key: value for key, value in record(1, 0.9).items() if key != "balanced_accuracy"}
+    paths = [write(tmp_path, "base0.json", record(0, 0.8)),
+             write(tmp_path, "base1.json", older),
+             write(tmp_path, "fast0.json", {**record(0, 0.82, lr=5e-3), "kappa_m": None}),
+             write(tmp_path, "fast1.json", {**record(1, 0.85, lr=5e-3), "kappa_m": 0.25})]
+    table = tmp_path / "table.csv"
+    assert main(["compare", *paths, "--baseline", "lr=1e-3", "--csv", str(table)]) == 0
+    rows = {row["setting"].rpartition("(")[2][:-1]: row for row in csv.DictReader(table.open())}
+    assert float(rows["lr=0.001"]["balanced_accuracy"]) == pytest.approx(0.4)
+    assert float(rows["lr=0.005"]["kappa_m"]) == pytest.approx(0.25)
+    assert float(rows["lr=0.005"]["accuracy_diff"]) == pytest.approx((0.02 - 0.05) / 2)
+    assert float(rows["lr=0.005"]["balanced_accuracy_diff"]) == pytest.approx(0.01)
+    assert rows["lr=0.005"]["seeds_paired"] == "2"
 
 
 def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(

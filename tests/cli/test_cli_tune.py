@@ -9,6 +9,7 @@ from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli import tune as tune_module
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.models import config_keys
 from torch_geometric_stream.cli.tune import lambda_warning
 
 SMALL = ["--dataset", "synthetic", "--model", "sledge-light", "--limit", "60", "--seeds", "0"]
@@ -208,17 +209,20 @@ def test_tune_passes_the_preset_to_every_run_and_keeps_presets_apart(tmp_path, c
     assert (tmp_path / "best_sledge-light_synthetic_0.01_preset=package.json").exists()
 
 
-def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys):
-    grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+@pytest.mark.parametrize("gridded, entry", [("lr", "k"), ("k", "lr")])
+def test_tune_refuses_to_rank_runs_made_under_other_settings(tmp_path, capsys, gridded,
+                                                              entry):
+    grid = ["--grid", f"{gridded}=1e-3,5e-3" if gridded == "lr" else f"{gridded}=3,5",
+            "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
     assert main(["tune", *SMALL, *grid]) == 0
-    stale = tmp_path / "sledge-light_synthetic_0.01_lr=5e-3_hidden_channels=8_seed0.json"
+    stale = sorted(tmp_path.glob("sledge-light_*_seed0.json"))[-1]
     record = json.loads(stale.read_text())
-    record["config"]["k"] = record["config"]["k"] + 1  # as if the defaults had changed since
+    record["config"][entry] *= 2  # as if the defaults had changed since
     stale.write_text(json.dumps(record))
     capsys.readouterr()
     assert main(["tune", *SMALL, *grid]) == 2
     err = capsys.readouterr().err
-    assert stale.name in err and "k:" in err and "Traceback" not in err
+    assert stale.name in err and f"{entry}:" in err and "Traceback" not in err
 
 
 def test_tune_refuses_to_rank_runs_of_another_limit(tmp_path, capsys):
@@ -250,6 +254,37 @@ def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(
     capsys.readouterr()
     assert main(["tune", *SMALL, *grid]) == 2
     assert "supervise_graph:" in capsys.readouterr().err
+
+
+def test_tune_without_a_grid_runs_the_presets_configuration_as_the_point_defaults(
+        tmp_path, capsys):
+    assert main(["tune", *SMALL, "--out-dir", str(tmp_path)]) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "best_sledge-light_synthetic_0.01.json", "ranking_sledge-light_synthetic_0.01.csv",
+        "sledge-light_synthetic_0.01_defaults_seed0.json"]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-4].split()[0] == "rank" and printed[-3].split()[-1] == "defaults"
+
+
+def test_tune_writes_every_entry_of_the_model_from_older_records_as_the_best_configuration(
+        tmp_path, capsys):
+    """A record older than an entry lacks it (its run had the older value, see
+    OLDER_RECORDS) and an older baseline record held the SLeDGe entries too: the
+    best configuration holds every entry the model takes, and only those, so that
+    run --config repeats the point (before, it lacked the entry, which run then
+    took from the preset)."""
+    argv = ["tune", "--dataset", "synthetic", "--model", "tlp", "--limit", "60", "--grid",
+            "knn=2,4", "--out-dir", str(tmp_path)]
+    assert main(argv) == 0
+    for path in tmp_path.glob("tlp_*.json"):
+        record = json.loads(path.read_text())
+        assert record["config"].pop("feature_range") == [-1.0, 1.0]
+        record["config"]["lr"] = 1e-3
+        path.write_text(json.dumps(record))
+    assert main(argv) == 0  # nothing runs again
+    best = json.loads((tmp_path / "best_tlp_synthetic_0.01.json").read_text())
+    assert list(best) == sorted(config_keys("tlp"))  # in order: a diff of two is plain
+    assert best["feature_range"] == [-1.0, 1.0] and best["knn"] in (2, 4)
 
 
 @pytest.mark.parametrize("model, entry, values", [

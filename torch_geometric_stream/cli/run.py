@@ -237,14 +237,17 @@ def run_command(args: argparse.Namespace) -> int:
 def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
     """Warn on stderr when ``--checkpoint`` names a file that exists and the run
     does not resume from it: a rerun that forgot ``--resume`` starts from the
-    first sample, and its first checkpoint replaces the state it could go on from."""
+    first sample (one resumed from another file goes on from there), and its first
+    checkpoint replaces the state it could go on from."""
     if args.checkpoint is None or not args.checkpoint.is_file():
         return
     if args.resume is not None and args.resume.resolve() == args.checkpoint.resolve():
         return
-    print(f"warning: --checkpoint {args.checkpoint} exists; this run starts from the first "
-          f"sample and its first checkpoint replaces it (--resume {args.checkpoint} goes on "
-          f"from it)", file=sys.stderr)
+    start = ("starts from the first sample" if args.resume is None
+             else f"goes on from --resume {args.resume}")
+    print(f"warning: --checkpoint {args.checkpoint} exists; this run {start} and its first "
+          f"checkpoint replaces it (--resume {args.checkpoint} goes on from it)",
+          file=sys.stderr)
 
 
 def _check_files_apart(args: argparse.Namespace,

@@ -260,7 +260,7 @@ class _Ranked:
     std: Optional[float]  # its sample std over the seeds; None for one seed
     accuracy: float  # the mean accuracy
     ms_per_sample: float
-    config: dict
+    config: dict  # its runs' configuration, an entry older records lack as they ran it
 
 
 def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: list[int],
@@ -392,7 +392,7 @@ def _rank(points: list[dict[str, str]], seeds: list[int],
                             statistics.stdev(scores) if len(scores) > 1 else None,
                             statistics.mean(run["accuracy"] for run in runs),
                             statistics.mean(run["ms_per_sample_median"] for run in runs),
-                            runs[0]["config"]))
+                            {**OLDER_RECORDS, **runs[0]["config"]}))
     return sorted(rows, key=lambda row: -row.score)
 
 
