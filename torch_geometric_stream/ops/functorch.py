@@ -23,7 +23,9 @@ Supported transforms of the public building blocks
   and ``DynamicKNNGraph``'s ``batch`` argument (graphs with fewer than
   :math:`k` rows drop edges);
 - ``torch.compile`` (``"eager"``, ``"aot_eager"`` and ``"inductor"`` backends),
-  which traces through the custom kernels themselves.
+  which traces through the custom kernels themselves, but for the CSR kernels:
+  they build sparse tensors, which it cannot trace, so each runs eagerly behind
+  one graph break where it is called.
 
 :func:`~torch_geometric_stream.ops.csr_aggregate` and
 :func:`~torch_geometric_stream.ops.csr_edge_dot` refuse every ``torch.func``
