@@ -38,6 +38,7 @@ import collections
 import json
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -59,6 +60,8 @@ from torch_geometric_stream.graph import DynamicKNNGraph  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 
 BACKENDS = ("eager", "aot_eager", "inductor")
+#: An object's address in a repr, `` at 0x7f...``.
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 #: The package's folder: frames under it are the package's own.
 PACKAGE = str(Path(__file__).resolve().parents[1] / "torch_geometric_stream")
 
@@ -88,8 +91,9 @@ def frame_name(frame: Any) -> str:
 
 
 def break_reason(reason: str) -> str:
-    """A break's reason in one line: its first line, with its explanation if any."""
-    lines = [line.strip() for line in reason.splitlines()]
+    """A break's reason in one line: its first line, with its explanation if any,
+    without the objects' addresses (which differ from run to run)."""
+    lines = [line.strip() for line in ADDRESS.sub("", reason).splitlines()]
     explanation = next((line[len("Explanation:"):].strip() for line in lines
                         if line.startswith("Explanation:")), "")
     return f"{lines[0]}: {explanation}" if explanation else lines[0]

@@ -47,12 +47,17 @@ def test_a_tiny_run_counts_the_breaks_and_times_compiled_against_eager(tmp_path,
     assert "| eager | " in out and "(csr_aggregate)" in out
 
 
-def test_a_break_reason_is_one_line_with_its_explanation():
+def test_a_break_reason_is_one_line_with_its_explanation_without_addresses():
     reason = ("Unsupported context manager\n  Explanation: Dynamo does not know how to enter a "
               "`RLock` context manager.\n  Hint: Avoid using the unsupported context manager.")
     assert break_reason(reason) == ("Unsupported context manager: Dynamo does not know how to "
                                     "enter a `RLock` context manager.")
     assert break_reason("step_unsupported") == "step_unsupported"
+    disabled = ("Skip calling `torch.compiler.disable()`d function\n  Explanation: Skip calling "
+                "function `<function _outside_graph at 0x7fcf91d51440>` since it was wrapped")
+    assert break_reason(disabled) == ("Skip calling `torch.compiler.disable()`d function: Skip "
+                                      "calling function `<function _outside_graph>` since it "
+                                      "was wrapped")
 
 
 @pytest.mark.parametrize("argv, message", [
