@@ -17,7 +17,8 @@ structure loss. Per run:
   break on their own);
 * **first call** (``compiled.<backend>``): the seconds of the first forward +
   backward of a fresh ``torch.compile(module, backend=...)`` (compiling
-  included), per ``--backends``, and ``torch._dynamo``'s own count of the breaks
+  included, inductor's caches off: no kernel compiled by an earlier run
+  reused), per ``--backends``, and ``torch._dynamo``'s own count of the breaks
   it met (``dynamo_breaks``);
 * **steady state**: the median milliseconds of a forward + backward compiled
   (``compiled.<backend>``) and in eager mode (``uncompiled``), the same module
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch._inductor.config
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -136,6 +138,26 @@ def max_difference(loss: Tensor, expected_loss: Tensor, grads: list[Tensor],
                for a, b in zip([loss, *grads], [expected_loss, *expected_grads]))
 
 
+def compiled_steps(module: nn.Module, x: Tensor, y: Tensor, backend: str,
+                   expected_loss: Tensor, expected_grads: list[Tensor],
+                   args: argparse.Namespace) -> dict[str, Any]:
+    """A fresh ``torch.compile(module, backend=backend)``: its first forward +
+    backward (seconds, dynamo's count of breaks, the largest difference from eager
+    mode) and its steady state."""
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    step = forward_backward(torch.compile(module, backend=backend), module, x, y)
+    start = time.perf_counter()
+    loss = step()
+    first = time.perf_counter() - start
+    dynamo_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    difference = max_difference(loss, expected_loss,
+                                [param.grad for param in module.parameters()], expected_grads)
+    times = timed(step, args.repeats, args.max_seconds)
+    return dict(first_call_s=first, dynamo_breaks=dynamo_breaks,
+                median_ms=statistics.median(times), runs=len(times), max_abs_diff=difference)
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Breaks, then per backend the first call and the steady state, and eager."""
     torch.set_num_threads(args.threads)
@@ -150,22 +172,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     expected_grads = [param.grad.clone() for param in module.parameters()]
     times = timed(eager, args.repeats, args.max_seconds)
     result["uncompiled"] = dict(median_ms=statistics.median(times), runs=len(times))
-    result["compiled"] = {}
-    for backend in args.backends:
-        torch._dynamo.reset()
-        torch._dynamo.utils.counters.clear()
-        step = forward_backward(torch.compile(module, backend=backend), module, x, y)
-        start = time.perf_counter()
-        loss = step()
-        first = time.perf_counter() - start
-        dynamo_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-        difference = max_difference(loss, expected_loss,
-                                    [param.grad for param in module.parameters()],
-                                    expected_grads)
-        times = timed(step, args.repeats, args.max_seconds)
-        result["compiled"][backend] = dict(first_call_s=first, dynamo_breaks=dynamo_breaks,
-                               median_ms=statistics.median(times), runs=len(times),
-                               max_abs_diff=difference)
+    # a cold compile: inductor's caches would reuse what an earlier process compiled
+    with torch._inductor.config.patch(force_disable_caches=True):
+        result["compiled"] = {backend: compiled_steps(module, x, y, backend, expected_loss,
+                                                      expected_grads, args)
+                              for backend in args.backends}
     torch._dynamo.reset()  # no compiled code left behind
     return result
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch._inductor.config
 from benchmark_script_helpers import usage_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -22,6 +23,7 @@ def test_a_tiny_run_counts_the_breaks_and_times_compiled_against_eager(tmp_path,
         main([*TINY, "--backends", "eager", "--out-dir", str(tmp_path)])
     finally:
         torch.set_num_threads(threads)
+    assert not torch._inductor.config.force_disable_caches  # (off for the run only)
     (path,) = tmp_path.iterdir()
     assert path.name == "compile_breaks_N12_d5_t1.json"
     result = json.loads(path.read_text())
