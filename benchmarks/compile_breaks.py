@@ -43,6 +43,7 @@ import re
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -173,7 +174,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     times = timed(eager, args.repeats, args.max_seconds)
     result["uncompiled"] = dict(median_ms=statistics.median(times), runs=len(times))
     # a cold compile: inductor's caches would reuse what an earlier process compiled
-    with torch._inductor.config.patch(force_disable_caches=True):
+    # (dynamo says once that its profile-guided sizes are off with them)
+    with torch._inductor.config.patch(force_disable_caches=True), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
         result["compiled"] = {backend: compiled_steps(module, x, y, backend, expected_loss,
                                                       expected_grads, args)
                               for backend in args.backends}
