@@ -13,7 +13,7 @@ import pytest
 
 #: The benchmark scripts with a command line (``main(argv)``), importable by name
 #: once ``benchmarks/`` is on ``sys.path``.
-SCRIPTS = ["accuracy", "cuda_step", "draw_references", "feature_range", "graph_diagnostics",
+SCRIPTS = ["accuracy", "compile_breaks", "cuda_step", "draw_references", "feature_range", "graph_diagnostics",
            "label_timeline", "peers", "propagation", "quantile_range", "reference_accuracy",
            "seed_spread", "step_latency", "stream_length"]
 

@@ -1,10 +1,13 @@
 """torch.compile of the learned graph and the GCN backbone: the eager outputs and
-gradients (the CSR kernels and the top-k search break the graph, each piece compiled)."""
+gradients (the CSR kernels and the host reads of the input checks break the graph,
+each piece compiled), and a CSR kernel run eagerly behind one graph break."""
+import pytest
 import torch
 from torch import Tensor, nn
 
 from torch_geometric_stream.graph import DynamicKNNGraph
 from torch_geometric_stream.nn import GCNBackbone
+from torch_geometric_stream.ops import CSRGraph
 
 
 class _GraphClassifier(nn.Module):
@@ -34,3 +37,31 @@ def test_aot_eager_compile_gives_eager_outputs_and_gradients():
     torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
     grads = {name: param.grad for name, param in model.named_parameters()}
     torch.testing.assert_close(grads, expected_grads, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["aggregate", "edge_dot"])
+def test_a_csr_kernel_breaks_the_compiled_graph_at_its_call_and_runs_eagerly(kernel):
+    # (dynamo traced into the kernels and broke in each of their frames: on the
+    # lock of functools.cached_property, bincount, is_inference, sparse_csr_tensor)
+    torch.manual_seed(0)
+    edge_index = torch.tensor([[0, 1, 2, 2, 3], [1, 2, 0, 3, 3]])
+    graph = CSRGraph(edge_index, 4)
+    x, w = torch.randn(4, 3), torch.randn(5)
+
+    def step(x: Tensor, w: Tensor) -> Tensor:
+        h = x * 2.0
+        out = graph.aggregate(h, w) if kernel == "aggregate" else graph.edge_dot(h, h)
+        return out + 1.0
+
+    try:
+        explanation = torch._dynamo.explain(step)(x, w)
+        compiled = torch.compile(step, backend="eager")(x, w)
+    finally:
+        torch._dynamo.reset()
+    # every break is the call of the kernel run eagerly (dynamo breaks at it in each
+    # frame on the way: step's, then the kernel function's own)
+    assert explanation.break_reasons
+    for entry in explanation.break_reasons:
+        assert "_outside_graph" in entry.reason
+        assert entry.user_stack[-1].name == f"csr_{kernel}"
+    assert torch.equal(compiled, step(x, w))

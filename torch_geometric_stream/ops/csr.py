@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import warnings
 from functools import cached_property
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.ops.functorch import in_func_transform
+from torch_geometric_stream.ops.functorch import in_func_transform, is_compiling
 from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
@@ -278,6 +278,15 @@ class _CSREdgeDot(torch.autograd.Function):
         return grad_a, grad_b, None
 
 
+@torch.compiler.disable
+def _outside_graph(kernel: Callable[..., Tensor], *args: object) -> Tensor:
+    """``kernel(*args)`` run eagerly under ``torch.compile``: the kernels build
+    sparse CSR tensors, which it cannot trace. One graph break where the kernel is
+    called, instead of one in each frame of the kernel, which it would compile on
+    their own (and a graph per piece between them)."""
+    return kernel(*args)
+
+
 def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
     if not isinstance(graph, CSRGraph):
         raise TypeError(f"{what} needs a CSRGraph, got {type(graph).__name__}")
@@ -342,6 +351,8 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph, *,
         _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
     # the weights tensor itself where it is 1-D: its CSR matrix then serves every layer
     weight = edge_weight if edge_weight.dim() == 1 else edge_weight.reshape(-1)
+    if is_compiling():
+        return _outside_graph(_CSRAggregate.apply, x.contiguous(), weight, graph)
     return _CSRAggregate.apply(x.contiguous(), weight, graph)
 
 
@@ -361,4 +372,6 @@ def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph, *, check: bool = True) -
     """
     if check:
         _check_pair(a, b, graph, "csr_edge_dot")
+    if is_compiling():
+        return _outside_graph(_CSREdgeDot.apply, a.contiguous(), b.contiguous(), graph)
     return _CSREdgeDot.apply(a.contiguous(), b.contiguous(), graph)

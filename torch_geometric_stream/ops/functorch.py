@@ -23,7 +23,9 @@ Supported transforms of the public building blocks
   and ``DynamicKNNGraph``'s ``batch`` argument (graphs with fewer than
   :math:`k` rows drop edges);
 - ``torch.compile`` (``"eager"``, ``"aot_eager"`` and ``"inductor"`` backends),
-  which traces through the custom kernels themselves.
+  which traces through the custom kernels themselves, but for the CSR kernels:
+  they build sparse tensors, which it cannot trace, so each runs eagerly behind
+  one graph break where it is called.
 
 :func:`~torch_geometric_stream.ops.csr_aggregate` and
 :func:`~torch_geometric_stream.ops.csr_edge_dot` refuse every ``torch.func``
@@ -34,7 +36,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["in_func_transform", "in_vmap", "is_batched", "unwrapped"]
+__all__ = ["in_func_transform", "in_vmap", "is_batched", "is_compiling", "unwrapped"]
 
 try:  # non-empty while a torch.func transform runs (torch has no public query for it)
     from torch._C._functorch import (TransformType, get_unwrapped, is_batchedtensor,
@@ -47,16 +49,17 @@ except ImportError:  # a torch without them: no transform to step aside for
     def is_functorch_wrapped_tensor(tensor: Tensor) -> bool:
         return False
 
-#: ``torch.compiler.is_compiling`` from torch 2.3 on; before it, compiled code takes
-#: the plain forms too (the same results, slower).
-_is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+#: Whether ``torch.compile`` is tracing: ``torch.compiler.is_compiling`` from torch
+#: 2.3 on; before it, always ``False``, so compiled code takes the plain forms of
+#: :func:`in_func_transform` too (the same results, slower).
+is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
 
 
 def in_func_transform() -> bool:
     """Whether a :mod:`torch.func` transform is running. ``torch.compile``'s
     tracing, which runs one of these transforms itself and which the kernels
     support, is not counted."""
-    return peek_interpreter_stack() is not None and not _is_compiling()
+    return peek_interpreter_stack() is not None and not is_compiling()
 
 
 def in_vmap() -> bool:
