@@ -946,6 +946,20 @@ def test_ctrl_c_in_a_later_seed_keeps_the_seeds_done_and_that_seeds_metrics(
     assert _read(partial)["interrupted_at"] == 20
 
 
+def test_ctrl_c_in_a_later_seed_of_a_run_that_writes_no_file_names_every_seed_to_run(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    """Without --output, --csv or --windows-csv a finished seed kept nothing (its
+    line of the summary table is not printed): no seed's files are said to be
+    written, and every seed is left to run."""
+    argv = quick_run(tmp_path / "run.json", "--seed", "0,1,2")
+    del argv[7:9]  # no --output
+    ctrl_c_in_sample(19, call=2)
+    assert interrupted_main(argv) == 130
+    assert _one_stderr_line(capsys) == (
+        "run interrupted after sample 20 of seed 1; --seed 0,1,2 runs the rest")
+    assert not list(tmp_path.iterdir())
+
+
 def test_ctrl_c_in_the_last_sample_of_a_seed_lets_it_finish_and_starts_no_other(
         tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
     out = tmp_path / "run.json"
