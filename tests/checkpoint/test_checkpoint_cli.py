@@ -178,6 +178,7 @@ def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, interrupt_run
 @pytest.mark.parametrize("flags, message", [
     (["--checkpoint-every", "10"], "--checkpoint-every needs --checkpoint FILE"),
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
+    (["--seed", "0,1", "--resume", "{dir}/absent.ckpt"], "single seed, got 2"),
     (["--checkpoint", "{dir}/missing/c.ckpt"], "--checkpoint: folder .*missing does not exist"),
     (["--resume", "{dir}/absent.ckpt"], "--resume: cannot read checkpoint .*absent.ckpt"),
 ])
