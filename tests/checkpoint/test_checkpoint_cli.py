@@ -178,6 +178,7 @@ def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, interrupt_run
 @pytest.mark.parametrize("flags, message", [
     (["--checkpoint-every", "10"], "--checkpoint-every needs --checkpoint FILE"),
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
+    (["--seed", "0,1", "--resume", "{dir}/absent.ckpt"], "single seed, got 2"),
     (["--checkpoint", "{dir}/missing/c.ckpt"], "--checkpoint: folder .*missing does not exist"),
     (["--resume", "{dir}/absent.ckpt"], "--resume: cannot read checkpoint .*absent.ckpt"),
 ])
@@ -295,16 +296,18 @@ def _write_stream_csv(path: Path, first_feature: str = "0.5") -> Path:
     return path
 
 
-def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys):
+@pytest.mark.parametrize("saving", [True, False], ids=["checkpoint", "no_checkpoint"])
+def test_resume_refuses_a_stream_file_that_changed(tmp_path, capsys, saving):
     """A checkpoint of a run on a stream file resumes on that file's bytes and
     label column only: edited, replaced by another file of its name, or read by
-    another label column, it is refused with a line naming what differs."""
+    another label column, it is refused with a line naming what differs; by a
+    resume that saves no checkpoint (no --checkpoint) too."""
     stream = _write_stream_csv(tmp_path / "data" / "mine.csv")
     checkpoint = tmp_path / "mine.ckpt"
     argv = ["run", "--dataset", str(stream), "--model", "sledge-light", "--quiet",
             "--checkpoint", str(checkpoint)]
     assert main(argv) == 0
-    resume = [*argv, "--resume", str(checkpoint)]
+    resume = [*(argv if saving else argv[:-2]), "--resume", str(checkpoint)]
     # the same file by another path resumes
     assert main([*resume[:2], str(tmp_path / "data" / ".." / "data" / "mine.csv"),
                  *resume[3:]]) == 0

@@ -106,6 +106,10 @@ def test_light_memory_counts_for_sledge_light_only():
     light = current_config("sledge-light", "Shuttle", 0.01)
     assert matches_current(record("sledge-light", light_memory="full"), light)
     assert not matches_current(record("sledge-light", light_memory="per-class"), light)
+    older = record("sledge-light")
+    del older["config"]["light_memory"]  # a run before the entry: one slot per class
+    assert not matches_current(older, light)
+    assert matches_current(older, {**light, "light_memory": "per-class"})
 
 
 def test_the_cell_takes_the_tag_with_most_seeds_and_the_cpu_run_of_a_seed():

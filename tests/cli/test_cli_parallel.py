@@ -40,6 +40,18 @@ def test_jobs_must_be_positive(command):
         run_commands([command("x")], jobs=0)
 
 
+def test_each_worker_runs_with_the_threads_asked(command, monkeypatch):
+    """``threads`` reaches each worker process as its ``OMP_NUM_THREADS``."""
+    popen, threads = subprocess.Popen, []
+
+    def start(argv, **kwargs):
+        threads.append(kwargs["env"]["OMP_NUM_THREADS"])
+        return popen(argv, **kwargs)
+    monkeypatch.setattr(subprocess, "Popen", start)
+    assert run_commands([command("a"), command("b")], jobs=2, threads=3) == [0, 0]
+    assert threads == ["3", "3"]
+
+
 def test_on_success_runs_after_each_successful_command_before_the_next(command):
     first, bad, last = (command("first"), command("bad", "--label-ratio", "2"),
                         command("last"))
@@ -61,6 +73,38 @@ def test_ctrl_c_stops_the_running_workers_at_once_and_starts_no_other(
     assert time.monotonic() - tic < 2  # a worker left alone runs 4 s
     assert [worker.signals for worker in workers] == [[signal.SIGTERM]] * 2  # a first Ctrl-C
     assert "failed" not in capsys.readouterr().out  # stopped, not failed
+
+
+class StartingAsCtrlC:
+    """``sys.stdout`` of a test of workers whose Ctrl-C comes (from
+    :func:`ctrl_c_once_started`) as command ``name`` is starting: its ``start``
+    line waits until a worker got the interrupt."""
+
+    def __init__(self, name: str, workers: list) -> None:
+        self.name, self.workers = name, workers
+
+    def write(self, text: str) -> int:
+        deadline = time.monotonic() + 5
+        while (text == f"start {self.name}" and not any(worker.signals for worker in self.workers)
+               and time.monotonic() < deadline):
+            time.sleep(0.01)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_command_starting_as_ctrl_c_comes_starts_no_worker(
+        command, ctrl_c_once_started, monkeypatch):
+    """A command past its check for Ctrl-C as the running workers are
+    interrupted starts no worker of its own, which nothing would stop."""
+    workers = ctrl_c_once_started(2)
+    monkeypatch.setattr(sys, "stdout", StartingAsCtrlC("c.json", workers))
+    tic = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_commands([command(name) for name in "abc"], jobs=3)
+    assert time.monotonic() - tic < 2  # a worker left alone runs 4 s
+    assert [worker.signals for worker in workers] == [[signal.SIGTERM]] * 2
 
 
 #: A parent of two ``run`` workers (SLeDGe: some ms a sample, so that a second Ctrl-C

@@ -95,6 +95,16 @@ def test_auto_device_puts_only_gpu_capable_learners_on_a_gpu(monkeypatch):
     assert check_device("auto", gpu_capable=False) == "cpu"  # the baselines
 
 
+@pytest.mark.parametrize("flag, graph", [(None, True), (True, True), (False, False)])
+def test_a_sledge_run_on_a_gpu_steps_through_cuda_graphs_unless_no_cuda_graph(
+        monkeypatch, flag, graph):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    parsed = build_parser().parse_args(["run", *{True: ["--cuda-graph"], False: [
+        "--no-cuda-graph"]}.get(flag, [])])
+    assert parsed.cuda_graph is flag
+    assert run_module.run_device(parsed, "sledge") == ("cuda", graph)
+
+
 def test_baseline_with_auto_device_and_no_cuda_graph_runs_on_the_cpu(tmp_path):
     out = tmp_path / "run.json"
     argv = ["run", "--limit", "40", "--quiet", "--model", "ressl", "--no-cuda-graph",
@@ -779,6 +789,42 @@ def test_an_interrupted_run_says_where_its_checkpoint_is_and_resumes_from_it(
     assert (record["resumed_from"], record["n_samples"]) == (40, 60)
 
 
+def test_a_resumed_run_interrupted_after_it_saved_points_at_its_checkpoint(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    """A resumed run that saved its checkpoint since (to the file it resumed from)
+    continues from that one: the line names it, as a run's not resumed does."""
+    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
+    argv = quick_run(out, "--limit", "60", "--checkpoint", str(checkpoint),
+                     "--checkpoint-every", "20")
+    _interrupted_after(30, monkeypatch)
+    assert interrupted_main(argv) == 130
+    capsys.readouterr()
+    resume = [*argv, "--resume", str(checkpoint)]
+    monkeypatch.undo()
+    _interrupted_after(50, monkeypatch)  # after position 40, its next checkpoint
+    assert interrupted_main(resume) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted; last checkpoint in {checkpoint}: rerun the same command to "
+        f"continue from it")
+    monkeypatch.undo()
+    assert main(resume) == 0 and _read(out)["resumed_from"] == 40
+
+
+def test_a_run_without_checkpoint_every_saves_its_checkpoint_after_its_last_sample_only(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    checkpoint = tmp_path / "run.ckpt"
+    argv = quick_run(tmp_path / "run.json", "--checkpoint", str(checkpoint))
+    _interrupted_after(29, monkeypatch)
+    assert interrupted_main(argv) == 130
+    assert _one_stderr_line(capsys) == (
+        f"run interrupted before its first checkpoint (this run wrote none to {checkpoint}; "
+        f"--checkpoint-every N saves every N samples)")
+    assert not checkpoint.exists()
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert torch.load(checkpoint, weights_only=False)["position"] == 30
+
+
 @pytest.mark.parametrize("saving", [True, False])
 def test_a_resumed_run_interrupted_before_it_saves_names_the_state_it_resumed_from(
         tmp_path, capsys, monkeypatch, quick_run, interrupted_main, saving):
@@ -946,6 +992,20 @@ def test_ctrl_c_in_a_later_seed_keeps_the_seeds_done_and_that_seeds_metrics(
     assert _read(partial)["interrupted_at"] == 20
 
 
+def test_ctrl_c_in_a_later_seed_of_a_run_that_writes_no_file_names_every_seed_to_run(
+        tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
+    """Without --output, --csv or --windows-csv a finished seed kept nothing (its
+    line of the summary table is not printed): no seed's files are said to be
+    written, and every seed is left to run."""
+    argv = quick_run(tmp_path / "run.json", "--seed", "0,1,2")
+    del argv[7:9]  # no --output
+    ctrl_c_in_sample(19, call=2)
+    assert interrupted_main(argv) == 130
+    assert _one_stderr_line(capsys) == (
+        "run interrupted after sample 20 of seed 1; --seed 0,1,2 runs the rest")
+    assert not list(tmp_path.iterdir())
+
+
 def test_ctrl_c_in_the_last_sample_of_a_seed_lets_it_finish_and_starts_no_other(
         tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
     out = tmp_path / "run.json"
@@ -1036,6 +1096,7 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     record = _read(out)
     assert (record["dataset"], record["dataset_source"]) == ("mine.csv", str(stream.resolve()))
     assert record["label_column"] == "kind"  # before: the record did not say which column
+    assert record["synthetic_samples"] is None  # a synthetic stream's length only
     assert record["class_names"] == ["high", "low"]  # the confusion matrix's order
     assert (record["n_samples"], record["confusion_matrix"] and len(record["confusion_matrix"])
             ) == (80, 2)

@@ -33,6 +33,14 @@ def test_summary_table_mean_std_and_undefined_values():
     assert std[0] == "std" and std[1] == "0.2000" and std[column - 2] == "0.1414"
 
 
+def test_summary_table_leaves_the_mean_and_std_of_a_value_one_run_defines_blank():
+    header, *rows = summary_table([_record(0, 0.5, 0.2), _record(1, 0.7, None)]).splitlines()
+    start = header.index("kappa_m")
+    kappa_m = [row[start:start + len("kappa_m")].strip() for row in rows]
+    assert kappa_m == ["0.2000", "-", "", ""]  # no mean nor std of one value
+    assert rows[2].split()[:2] == ["mean", "0.6000"] and rows[3].split()[:2] == ["std", "0.1414"]
+
+
 def test_summary_table_reads_records_without_the_class_metrics():
     record = _record(0, 0.5, 0.1)
     del record["kappa_m"], record["balanced_accuracy"]
