@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -274,21 +275,23 @@ def test_a_bounded_run_resumes_from_its_checkpoint_to_the_uninterrupted_counts(t
 
 def test_the_callback_saves_every_n_at_the_end_and_at_finish_of_a_stream_of_no_known_end(
         tmp_path, monkeypatch):
-    """With ``end``, the last position is saved as the run reaches it; without
-    (a stream read as it comes), :meth:`finish` saves it, once; ``extra`` given
-    as a function is called at each save."""
+    """With ``end``, the last position is saved as the run reaches it (``during``
+    the run); without (a stream read as it comes), :meth:`finish` saves it, once;
+    ``extra`` given as a function is called at each save."""
     x, y = stream(10)
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
     saved: list[tuple[int, Any]] = []
     monkeypatch.setattr("torch_geometric_stream.checkpoint.save_checkpoint",
                         lambda path, learner, position, extra, **_: saved.append(
                             (position, extra)))
-    for every, end, positions in ((4, 10, [4, 8, 10]), (4, None, [4, 8, 10]),
-                                  (None, None, [10]), (5, None, [5, 10])):
+    for every, end, during, positions in ((4, 10, 3, [4, 8, 10]), (None, 10, 1, [10]),
+                                          (4, None, 2, [4, 8, 10]), (None, None, 0, [10]),
+                                          (5, None, 2, [5, 10])):
         saved.clear()
         callback = checkpoint_callback(tmp_path / "c.ckpt", learner, every=every, end=end,
                                        extra=lambda: {"saves": len(saved)})
         prequential(learner, list(zip(x, y)), progress=False, callback=callback)
+        assert len(saved) == during, (every, end)
         callback.finish()
         callback.finish()  # saved already: nothing more
         assert saved == [(position, {"saves": index}) for index, position in
@@ -457,18 +460,24 @@ def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
     assert state.position == 30
 
 
+def failing_once(real: Callable[..., Any]) -> tuple[Callable[..., Any], list]:
+    """``real`` except that its first call raises (a restore fails, its rollback
+    works), and the list of the calls' arguments."""
+    calls: list = []
+
+    def call(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("disk on fire")
+        return real(*args)
+
+    return call, calls
+
+
 def test_failed_restore_rolls_back(saved, monkeypatch):
     """A failure after the learner was loaded (here: the transform) undoes the load."""
     transform = make_transform("online")
-    calls = []
-    real_load = transform.load_state_dict
-
-    def fails_once(state: Any) -> None:  # the restore fails, the rollback works
-        calls.append(state)
-        if len(calls) == 1:
-            raise RuntimeError("disk on fire")
-        real_load(state)
-
+    fails_once, calls = failing_once(transform.load_state_dict)
     monkeypatch.setattr(transform, "load_state_dict", fails_once)
     learner = small_sledge(5)
     before = state_of(learner)
@@ -476,6 +485,21 @@ def test_failed_restore_rolls_back(saved, monkeypatch):
         load_checkpoint(saved, learner, transform=transform)
     assert_identical(state_of(learner), before)
     assert len(calls) == 2 and transform.state_dict() == {"0": {"min": None, "max": None}, "1": {}}
+
+
+def test_a_failed_restore_rolls_the_rng_states_back(saved, monkeypatch):
+    """A failure while the RNG states are set (here: Python's, after torch's and
+    NumPy's were set from the checkpoint) puts back the states from before."""
+    learner, transform = small_sledge(), make_transform("online")
+    torch.manual_seed(4)
+    np.random.seed(4)
+    before = torch.get_rng_state(), np.random.get_state()[1].copy()
+    setstate, calls = failing_once(random.setstate)
+    monkeypatch.setattr(random, "setstate", setstate)
+    with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
+        load_checkpoint(saved, learner, transform=transform)
+    assert len(calls) == 2 and torch.equal(torch.get_rng_state(), before[0])
+    np.testing.assert_array_equal(np.random.get_state()[1], before[1])
 
 
 # ------------------------------------------------------------------- atomicity
