@@ -366,6 +366,20 @@ def test_a_checkpoint_without_its_entries_is_named(saved):
     assert_refused(saved, small_sledge(), r"lacks the entries \['extra', 'rng'\]")
 
 
+def rewritten(saved: Path, path: Path, edit: Callable[[dict], Any]) -> Path:
+    """A copy of the checkpoint ``saved`` at ``path``, its payload changed by ``edit``."""
+    payload = torch.load(saved, weights_only=False)
+    edit(payload)
+    torch.save(payload, path)
+    return path
+
+
+def test_another_format_version_is_named(saved, tmp_path):
+    newer = rewritten(saved, tmp_path / "newer.ckpt",
+                      lambda payload: payload.update(format_version=2))
+    assert_refused(newer, small_sledge(), "newer.ckpt has format version 2, this package reads 1")
+
+
 def test_foreign_pickle(tmp_path):
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(2)}, other)
@@ -420,6 +434,26 @@ def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):
                            transform=make_transform("online")).position == 30
 
 
+def test_a_setting_the_learner_lacks_is_not_compared_but_a_size_it_has_is(saved, tmp_path):
+    # a setting of a learner that has it (not this one) does not concern this learner
+    newer = rewritten(saved, tmp_path / "newer.ckpt",
+                      lambda payload: payload["learner"]["settings"].update(future_setting=1))
+    assert load_checkpoint(newer, small_sledge(), transform=make_transform("online")).position == 30
+    # a size this learner has must be the checkpoint's, also when it does not record it
+    fewer = rewritten(newer, tmp_path / "fewer.ckpt",
+                      lambda payload: payload["learner"]["shape"].pop("hidden_channels"))
+    assert_refused(fewer, small_sledge(), "does not fit the learner: checkpoint has "
+                                          "hidden_channels=None, learner has 16")
+
+
+def test_a_learner_stored_another_way_is_named(saved, tmp_path):
+    # the state_dict's entries restored as attributes would wreck the learner
+    pickled = rewritten(saved, tmp_path / "pickled.ckpt",
+                        lambda payload: payload["learner"].update(kind="pickle"))
+    assert_refused(pickled, small_sledge(), "stores the learner as 'pickle', this learner "
+                                            "needs 'state_dict'")
+
+
 def test_wrong_class(saved):
     assert_refused(saved, OnlineMLP(D, C), "holds a torch_geometric_stream.models.sledge.SLeDGe, "
                                            "the learner is a .*OnlineMLP")
@@ -432,9 +466,10 @@ def test_wrong_state_entries(tmp_path):
     payload = torch.load(payload_path, weights_only=False)
     payload["learner"]["state"]["backbone.convs.0.lin.weight"] = torch.zeros(5, 5)
     del payload["learner"]["state"]["memory.ages"]
+    payload["learner"]["state"]["memory.extra"] = torch.zeros(1)
     torch.save(payload, payload_path)
-    assert_refused(payload_path, learner, r"missing entries \['memory.ages'\].*"
-                   r"backbone.convs.0.lin.weight has shape \(5, 5\)")
+    assert_refused(payload_path, learner, r"missing entries \['memory.ages'\]; unexpected "
+                   r"entries \['memory.extra'\]; backbone.convs.0.lin.weight has shape \(5, 5\)")
 
 
 def test_expected_extra_and_transform_presence(saved):
@@ -458,6 +493,14 @@ def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
     state = load_checkpoint(saved, small_sledge(), transform=make_transform("online"),
                             expect={"seed": 0, "flush": False}, assume={"flush": False})
     assert state.position == 30
+
+
+@pytest.mark.parametrize("items, shown", [
+    (10, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\]"),
+    (11, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\. \(11 in all\)\]")])
+def test_an_expected_list_is_shown_up_to_10_items(saved, items, shown):
+    assert_refused(saved, small_sledge(), f"seed=0 in the checkpoint, {shown} here",
+                   expect={"seed": list(range(items))})
 
 
 def failing_once(real: Callable[..., Any]) -> tuple[Callable[..., Any], list]:
