@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -274,21 +275,23 @@ def test_a_bounded_run_resumes_from_its_checkpoint_to_the_uninterrupted_counts(t
 
 def test_the_callback_saves_every_n_at_the_end_and_at_finish_of_a_stream_of_no_known_end(
         tmp_path, monkeypatch):
-    """With ``end``, the last position is saved as the run reaches it; without
-    (a stream read as it comes), :meth:`finish` saves it, once; ``extra`` given
-    as a function is called at each save."""
+    """With ``end``, the last position is saved as the run reaches it (``during``
+    the run); without (a stream read as it comes), :meth:`finish` saves it, once;
+    ``extra`` given as a function is called at each save."""
     x, y = stream(10)
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
     saved: list[tuple[int, Any]] = []
     monkeypatch.setattr("torch_geometric_stream.checkpoint.save_checkpoint",
                         lambda path, learner, position, extra, **_: saved.append(
                             (position, extra)))
-    for every, end, positions in ((4, 10, [4, 8, 10]), (4, None, [4, 8, 10]),
-                                  (None, None, [10]), (5, None, [5, 10])):
+    for every, end, during, positions in ((4, 10, 3, [4, 8, 10]), (None, 10, 1, [10]),
+                                          (4, None, 2, [4, 8, 10]), (None, None, 0, [10]),
+                                          (5, None, 2, [5, 10])):
         saved.clear()
         callback = checkpoint_callback(tmp_path / "c.ckpt", learner, every=every, end=end,
                                        extra=lambda: {"saves": len(saved)})
         prequential(learner, list(zip(x, y)), progress=False, callback=callback)
+        assert len(saved) == during, (every, end)
         callback.finish()
         callback.finish()  # saved already: nothing more
         assert saved == [(position, {"saves": index}) for index, position in
@@ -363,6 +366,20 @@ def test_a_checkpoint_without_its_entries_is_named(saved):
     assert_refused(saved, small_sledge(), r"lacks the entries \['extra', 'rng'\]")
 
 
+def rewritten(saved: Path, path: Path, edit: Callable[[dict], Any]) -> Path:
+    """A copy of the checkpoint ``saved`` at ``path``, its payload changed by ``edit``."""
+    payload = torch.load(saved, weights_only=False)
+    edit(payload)
+    torch.save(payload, path)
+    return path
+
+
+def test_another_format_version_is_named(saved, tmp_path):
+    newer = rewritten(saved, tmp_path / "newer.ckpt",
+                      lambda payload: payload.update(format_version=2))
+    assert_refused(newer, small_sledge(), "newer.ckpt has format version 2, this package reads 1")
+
+
 def test_foreign_pickle(tmp_path):
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(2)}, other)
@@ -417,6 +434,26 @@ def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):
                            transform=make_transform("online")).position == 30
 
 
+def test_a_setting_the_learner_lacks_is_not_compared_but_a_size_it_has_is(saved, tmp_path):
+    # a setting of a learner that has it (not this one) does not concern this learner
+    newer = rewritten(saved, tmp_path / "newer.ckpt",
+                      lambda payload: payload["learner"]["settings"].update(future_setting=1))
+    assert load_checkpoint(newer, small_sledge(), transform=make_transform("online")).position == 30
+    # a size this learner has must be the checkpoint's, also when it does not record it
+    fewer = rewritten(newer, tmp_path / "fewer.ckpt",
+                      lambda payload: payload["learner"]["shape"].pop("hidden_channels"))
+    assert_refused(fewer, small_sledge(), "does not fit the learner: checkpoint has "
+                                          "hidden_channels=None, learner has 16")
+
+
+def test_a_learner_stored_another_way_is_named(saved, tmp_path):
+    # the state_dict's entries restored as attributes would wreck the learner
+    pickled = rewritten(saved, tmp_path / "pickled.ckpt",
+                        lambda payload: payload["learner"].update(kind="pickle"))
+    assert_refused(pickled, small_sledge(), "stores the learner as 'pickle', this learner "
+                                            "needs 'state_dict'")
+
+
 def test_wrong_class(saved):
     assert_refused(saved, OnlineMLP(D, C), "holds a torch_geometric_stream.models.sledge.SLeDGe, "
                                            "the learner is a .*OnlineMLP")
@@ -429,9 +466,10 @@ def test_wrong_state_entries(tmp_path):
     payload = torch.load(payload_path, weights_only=False)
     payload["learner"]["state"]["backbone.convs.0.lin.weight"] = torch.zeros(5, 5)
     del payload["learner"]["state"]["memory.ages"]
+    payload["learner"]["state"]["memory.extra"] = torch.zeros(1)
     torch.save(payload, payload_path)
-    assert_refused(payload_path, learner, r"missing entries \['memory.ages'\].*"
-                   r"backbone.convs.0.lin.weight has shape \(5, 5\)")
+    assert_refused(payload_path, learner, r"missing entries \['memory.ages'\]; unexpected "
+                   r"entries \['memory.extra'\]; backbone.convs.0.lin.weight has shape \(5, 5\)")
 
 
 def test_expected_extra_and_transform_presence(saved):
@@ -457,18 +495,32 @@ def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
     assert state.position == 30
 
 
+@pytest.mark.parametrize("items, shown", [
+    (10, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\]"),
+    (11, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\. \(11 in all\)\]")])
+def test_an_expected_list_is_shown_up_to_10_items(saved, items, shown):
+    assert_refused(saved, small_sledge(), f"seed=0 in the checkpoint, {shown} here",
+                   expect={"seed": list(range(items))})
+
+
+def failing_once(real: Callable[..., Any]) -> tuple[Callable[..., Any], list]:
+    """``real`` except that its first call raises (a restore fails, its rollback
+    works), and the list of the calls' arguments."""
+    calls: list = []
+
+    def call(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("disk on fire")
+        return real(*args)
+
+    return call, calls
+
+
 def test_failed_restore_rolls_back(saved, monkeypatch):
     """A failure after the learner was loaded (here: the transform) undoes the load."""
     transform = make_transform("online")
-    calls = []
-    real_load = transform.load_state_dict
-
-    def fails_once(state: Any) -> None:  # the restore fails, the rollback works
-        calls.append(state)
-        if len(calls) == 1:
-            raise RuntimeError("disk on fire")
-        real_load(state)
-
+    fails_once, calls = failing_once(transform.load_state_dict)
     monkeypatch.setattr(transform, "load_state_dict", fails_once)
     learner = small_sledge(5)
     before = state_of(learner)
@@ -476,6 +528,21 @@ def test_failed_restore_rolls_back(saved, monkeypatch):
         load_checkpoint(saved, learner, transform=transform)
     assert_identical(state_of(learner), before)
     assert len(calls) == 2 and transform.state_dict() == {"0": {"min": None, "max": None}, "1": {}}
+
+
+def test_a_failed_restore_rolls_the_rng_states_back(saved, monkeypatch):
+    """A failure while the RNG states are set (here: Python's, after torch's and
+    NumPy's were set from the checkpoint) puts back the states from before."""
+    learner, transform = small_sledge(), make_transform("online")
+    torch.manual_seed(4)
+    np.random.seed(4)
+    before = torch.get_rng_state(), np.random.get_state()[1].copy()
+    setstate, calls = failing_once(random.setstate)
+    monkeypatch.setattr(random, "setstate", setstate)
+    with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
+        load_checkpoint(saved, learner, transform=transform)
+    assert len(calls) == 2 and torch.equal(torch.get_rng_state(), before[0])
+    np.testing.assert_array_equal(np.random.get_state()[1], before[1])
 
 
 # ------------------------------------------------------------------- atomicity

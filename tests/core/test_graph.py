@@ -773,6 +773,9 @@ _EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))
      r"query_index must hold row indices in \[0, 10\), got values in \[0, 10\]"),
     ((X10, _EMB10), {"query_index": torch.tensor([1.0])}, TypeError,
      "query_index must be a 1-D int64"),
+    ((X10, _EMB10), {"query_index": torch.tensor([[0, 1]])}, TypeError,
+     r"query_index must be a 1-D int64 \(or int32\) integer tensor of row indices, got "
+     r"shape \(1, 2\), dtype torch.int64"),
     ((X10, _EMB10), {"num_rows": 11}, ValueError, "num_rows must be at most x's 10 rows, got 11"),
     ((X10, _EMB10), {"num_rows": 0}, ValueError, "num_rows must be >= 1, got 0"),
     # before: a meta-device loss silently (another device: torch's matmul error)

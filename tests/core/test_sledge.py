@@ -389,6 +389,7 @@ def test_invalid_constructor_arguments():
     ({"seed": 1.5}, TypeError, "seed must be an integer, got float"),
     ({"seed": "abc"}, TypeError, "seed must be an integer, got str"),
     ({"seed": -1}, ValueError, "seed must be >= 0"),
+    ({"seed": 2 ** 64}, ValueError, r"seed must be below 2\*\*64, got 18446744073709551616"),
 ])
 def test_mistyped_constructor_arguments_name_the_argument(kw, error, message):
     with pytest.raises(error, match=message):
@@ -410,6 +411,7 @@ def test_numpy_scalars_are_accepted_where_python_numbers_are():
     ({"lam": float("inf")}, "lam must be a finite number >= 0"),
     ({"lam": -1.0, "graph": "none"}, "lam must be"),  # checked before the ablation drops it
     ({"dropout": 1.5}, r"dropout must be in \[0, 1\)"),
+    ({"dropout": 1.0}, r"dropout must be in \[0, 1\), got 1.0"),  # would drop every unit
     ({"dropout": -0.1, "graph": "none"}, "dropout must be"),
     ({"embedding_layers": 0}, "embedding_layers must be >= 1"),
 ])

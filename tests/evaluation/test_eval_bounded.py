@@ -161,6 +161,9 @@ def test_running_accuracy_doubles_its_stride_and_keeps_exact_points():
     assert kept.tolist() == np.cumsum(hits)[positions - 1].tolist()
     accuracy.update(True)
     assert accuracy.stride == 4 and accuracy.points()[0].tolist() == [4, 8, 10]
+    # a curve of 3 points asks for 1, 6 and 10: 6 lies as near 4 as 8, and goes to 4
+    counts, running = accuracy.curve(3)
+    assert counts.tolist() == [4, 10] and running.tolist() == [0.75, 0.7]
     # the last 20 % of 10: 2 samples from position 8, kept; the last 5 %: 1 sample
     # from 9, not kept: from 8, 2 samples
     assert accuracy.tail(0.2) == (1.0, 2)
@@ -239,6 +242,19 @@ def test_latency_quantiles_stay_within_half_a_percent_plus_a_nanosecond():
     assert single.quantile(50) == 0.003
 
 
+def test_a_bounded_latency_summary_is_the_median_and_the_95th_percentile():
+    # 1, 2 and 9 ms as in the full history: median 2, p95 2 + 0.9 * 7 = 8.3; the
+    # histogram's 2 ms is its bin's middle (within 0.5 %), 1 and 9 ms the extremes
+    metrics = BoundedStreamMetrics()
+    for seconds in (0.001, 0.009, 0.002):
+        metrics.update(True, seconds)
+    summary = metrics.summary()
+    middle = LATENCY_FLOOR * LATENCY_RATIO ** (math.floor(math.log(0.002 / LATENCY_FLOOR,
+                                                                   LATENCY_RATIO)) + 0.5)
+    assert summary["ms_per_sample_median"] == pytest.approx(middle * 1e3)
+    assert summary["ms_per_sample_p95"] == pytest.approx((middle + 0.9 * (0.009 - middle)) * 1e3)
+
+
 @pytest.mark.parametrize("samples", [10_000, 100_000])
 def test_a_bounded_record_holds_at_most_64_kib_however_long_the_run(samples):
     """The kept points (32 KiB at most), the counts of 7 x 5 pairs and 97 latency
@@ -308,6 +324,9 @@ def test_a_bad_bounded_state_is_refused_and_the_record_stays_empty():
         longer.update(*sample)
     with pytest.raises(ValueError, match="its metrics 2 and its class counts 3 samples"):
         fresh.load_state_dict({**state, "classes": longer.state_dict()["classes"]})
+    with pytest.raises(ValueError, match="the state counts 2 samples but 3 latencies"):
+        fresh.load_state_dict({**state, "metrics": {
+            **state["metrics"], "latency": longer.state_dict()["metrics"]["latency"]}})
     with pytest.raises(ValueError, match=r"lacks the entries \['classes'\]"):
         fresh.load_state_dict({key: value for key, value in state.items() if key != "classes"})
     assert fresh.metrics.n_samples == 0 and fresh.classes.samples == 0

@@ -51,10 +51,22 @@ def test_a_stream_of_unknown_length_gets_no_share_and_no_time_left():
         "prequential: 20 samples, accuracy 0.5000, 100.0 ms per sample in all"]
 
 
-@pytest.mark.parametrize("seconds, text", [(45, "45 s"), (89.4, "89 s"), (120, "2 min"),
-                                           (2040, "34 min"), (9000, "2.5 h")])
+@pytest.mark.parametrize("seconds, text", [(45, "45 s"), (89.4, "89 s"), (90, "2 min"),
+                                           (120, "2 min"), (2040, "34 min"), (4000, "67 min"),
+                                           (5399, "90 min"), (5400, "1.5 h"), (9000, "2.5 h")])
 def test_durations_are_rounded_for_a_reader(seconds, text):
     assert format_duration(seconds) == text
+
+
+def test_the_share_is_rounded_down_so_100_percent_means_done():
+    assert lines_of(1000, 1.0, [2.0], [999]) == [
+        "prequential: 999 / 1,000 samples (99 %), accuracy 0.5000, 2.0 ms per sample in all, "
+        "about 0 s left"]
+
+
+def test_a_run_of_no_samples_gets_no_share():
+    # a run resumed at its end: nothing to divide by
+    assert ProgressLines(0).line(0, 0.5, 1.0) == "prequential: 0 / 0 samples, accuracy 0.5000"
 
 
 class PreviousLabel:

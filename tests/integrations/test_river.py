@@ -61,6 +61,38 @@ def test_a_rejected_call_leaves_the_label_draws_as_they_were():
     assert [other.predict_one(x) for x, _ in rows] == [clean.predict_one(x) for x, _ in rows]
 
 
+class Recorder:
+    """A River-like classifier that logs the labels it learns."""
+
+    def __init__(self):
+        self.learned = []
+
+    def learn_one(self, x, y):
+        self.learned.append(y)
+
+
+def test_a_missing_label_takes_its_positions_draw_too():
+    # the label mask is drawn for every position, so a position without a label does
+    # not shift the draws of the positions after it
+    labels = [None, 1, None, 0, 1, 0, 1, 0, 1, 0]
+    draws = np.random.default_rng(1).random(len(labels)) < 0.5
+    wrapper = SemiSupervisedWrapper(Recorder(), label_probability=0.5, seed=1,
+                                    pass_unlabeled=True)
+    for i, label in enumerate(labels):
+        wrapper.learn_one({"a": float(i)}, label)
+    assert wrapper.model.learned == [label if draw else None
+                                     for label, draw in zip(labels, draws)]
+
+
+def test_a_pipeline_ending_in_a_river_classifier_learns_unlabeled_positions():
+    from river import preprocessing, tree
+
+    for model, passes in ((preprocessing.StandardScaler() | small_model(), True),
+                          (preprocessing.StandardScaler() | tree.HoeffdingTreeClassifier(),
+                           False)):
+        assert SemiSupervisedWrapper(model, label_probability=0.5)._pass is passes
+
+
 def test_wrapper_mask_and_skip_for_supervised_models():
     from river import tree
 
@@ -88,6 +120,9 @@ def test_boolean_flags_refuse_other_truth_values(flag):
 
 def test_learn_and_predict_one_with_unlabeled():
     model = small_model(num_classes=3)
+    with pytest.raises(ValueError, match="the first sample has no features"):
+        model.learn_one({}, "cat")
+    assert model.features_ is None and model.model_ is None
     assert model.predict_one({"a": 1.0, "b": 0.0}) is None  # no class seen yet
     assert model.model_ is not None and model.model_.in_channels == 2
     model.learn_one({"a": 1.0, "b": 0.0}, "cat")
@@ -168,6 +203,8 @@ def test_built_learner_and_bad_arguments():
         RiverClassifier(learner, feature_names=["u", "v", "w"])
     with pytest.raises(TypeError, match="StreamClassifier"):
         RiverClassifier(42)
+    with pytest.raises(ValueError, match=r"classes must be distinct, got \['u', 'v', 'u'\]"):
+        RiverClassifier(learner, classes=["u", "v", "u"])
     with pytest.raises(TypeError, match="dict"):
         model.learn_one([1.0, 2.0], 1)
     with pytest.raises(ValueError, match="feature 'v' must be a number, got 'high'"):
@@ -225,6 +262,22 @@ def test_learn_many_and_predict_many(phishing):
     assert list(proba.columns) == model.classes_ and proba.shape == (60, 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
     assert set(model.predict_many(X)) <= {True, False}
+    # predicting rows beyond the range seen so far leaves the transform's state
+    state = repr(model.transform.state_dict())
+    model.predict_proba_many(1000.0 * X)
+    assert repr(model.transform.state_dict()) == state
+
+
+def test_learn_many_maps_a_new_class_that_repeats_to_its_first_id(monkeypatch):
+    pd = pytest.importorskip("pandas")
+    model = small_model(num_classes=3)
+    model.learn_one({"x": 0.0}, "a")
+    learned = []
+    real_learn = model.model_.learn
+    monkeypatch.setattr(model.model_, "learn",
+                        lambda rows, ids: learned.append(list(ids)) or real_learn(rows, ids))
+    model.learn_many(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}), ["b", "c", "b", "a"])
+    assert learned == [[1, 2, 1, 0]] and model.classes_ == ["a", "b", "c"]
 
 
 def test_the_order_of_a_dicts_keys_does_not_matter():
