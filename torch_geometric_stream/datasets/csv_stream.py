@@ -175,6 +175,7 @@ class CSVRowStream:
             if self._path is None:
                 raise ValueError("standard input is read once: a stream from it runs once")
             rows = self._open()
+        self._head_reader = None  # the iteration's now, which closes it
         expected, self._expected = self._expected, None
         first = (self._first_line, self.width)
         self.rows_read = 0
@@ -206,6 +207,7 @@ class CSVRowStream:
         if self._pending is not None:
             self._pending = None
             self._head_reader.close()
+            self._head_reader = None
 
     def __enter__(self) -> "CSVRowStream":
         return self
