@@ -1375,6 +1375,11 @@ def test_run_takes_seeds_as_tune_spells_it():
     assert parse_seeds(args.seed) == [0, 2000, 4000]
 
 
+def test_a_seed_given_twice_runs_once_in_the_place_it_was_first_given():
+    assert parse_seeds(["3,1", "3", "1,2,2"]) == [3, 1, 2]
+    assert parse_seeds(None) == parse_seeds([]) == [0]
+
+
 def test_a_bounded_history_reports_the_full_historys_numbers_and_plots(tmp_path, capsys):
     """Up to 4096 samples everything but the timings is the full history's; the
     record says which history ran and how many samples each tail covers."""
