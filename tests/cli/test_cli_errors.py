@@ -68,6 +68,8 @@ NAMED_ERRORS = {
                                "--checkpoint: {tmp}/empty is a folder"),
     "output in a file": (["--output", "{tmp}/bad.json/out.json"],
                          "--output: {tmp}/bad.json is a file, not a folder"),
+    "tau of minus infinity": (["--tau=-Infinity"],  # not taken for inf
+                              "tau must be a positive number or 'inf', got -inf"),
     "seed beyond 2**64": (["--seed", str(2 ** 70)], "--seed must be below 2**64"),
     "drift of a synthetic-<drift> name": (
         ["--dataset", "synthetic-gradual", "--synthetic-drift", "sudden"],

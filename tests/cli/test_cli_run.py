@@ -692,7 +692,10 @@ def test_the_workers_end_at_once_when_their_main_process_is_killed(tmp_path, pro
     assert list(outputs.iterdir()) == []
 
 
-def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):
+@pytest.mark.parametrize("alpha, beta, coefficients", [("0.05", "adaptive", (0.05, "adaptive")),
+                                                      ("0", "1", (0.0, 1.0))])  # [0, 1]'s ends
+def test_fixed_memory_coefficients_reach_the_model(alpha, beta, coefficients, tmp_path,
+                                                   monkeypatch):
     from torch_geometric_stream.cli import run as run_module
 
     built = []
@@ -705,11 +708,11 @@ def test_fixed_memory_coefficients_reach_the_model(tmp_path, monkeypatch):
     monkeypatch.setattr(run_module, "build_learner", spy)
     out = tmp_path / "fixed.json"
     argv = ["run", "--dataset", "synthetic", "--synthetic-samples", "60", "--model", "sledge",
-            *FAST, "--alpha", "0.05", "--beta", "adaptive", "--output", str(out)]
+            *FAST, "--alpha", alpha, "--beta", beta, "--output", str(out)]
     assert main(argv) == 0
     config = _read(out)["config"]
-    assert (config["alpha"], config["beta"]) == (0.05, "adaptive")
-    assert (built[0].memory.alpha, built[0].memory.beta) == (0.05, "adaptive")
+    assert (config["alpha"], config["beta"]) == coefficients
+    assert (built[0].memory.alpha, built[0].memory.beta) == coefficients
 
 
 def test_module_entry_point(tmp_path):
@@ -1370,6 +1373,11 @@ def test_run_takes_seeds_as_tune_spells_it():
     # was "unrecognized arguments"
     args = build_parser().parse_args(["run", "--seeds", "0,2000", "--seed", "4000"])
     assert parse_seeds(args.seed) == [0, 2000, 4000]
+
+
+def test_a_seed_given_twice_runs_once_in_the_place_it_was_first_given():
+    assert parse_seeds(["3,1", "3", "1,2,2"]) == [3, 1, 2]
+    assert parse_seeds(None) == parse_seeds([]) == [0]
 
 
 def test_a_bounded_history_reports_the_full_historys_numbers_and_plots(tmp_path, capsys):

@@ -359,6 +359,17 @@ def test_tune_refuses_to_confirm_more_points_than_the_grid_has(tmp_path, capsys,
                                        "confirm at most all of them\n")
 
 
+def test_tune_confirms_every_point_of_the_grid_when_asked(tmp_path, capsys, monkeypatch):
+    ran = _fake_runs(monkeypatch, {("1e-3", 0): {"accuracy": 0.8}, ("5e-3", 0): {"accuracy": 0.9},
+                                   ("1e-3", 7): {"accuracy": 0.6}, ("5e-3", 7): {"accuracy": 0.3}})
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--confirm-top", "2",
+                 "--confirm-seeds", "7", "--out-dir", str(tmp_path)]) == 0
+    assert ran == [("1e-3", 0), ("5e-3", 0), ("5e-3", 7), ("1e-3", 7)]
+    _, rows = _ranking(tmp_path / "ranking_sledge-light_synthetic_0.01.csv")
+    assert [(row[1], row[2], row[3]) for row in rows] == [("1e-3", "0 7", "0.700000"),
+                                                          ("5e-3", "0 7", "0.600000")]
+
+
 def test_tune_refuses_to_grid_an_entry_the_model_fixes(tmp_path, capsys):
     argv = ["tune", "--dataset", "synthetic", "--model", "gsl", "--limit", "60", "--seeds", "0",
             "--grid", "lam=0.01,0.1", "--out-dir", str(tmp_path)]
@@ -394,6 +405,12 @@ def test_tune_refuses_an_on_off_option_given_another_value(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "supervise_graph is on or off; give true or false, got 'maybe'" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_grid_reads_every_spelling_of_on_and_off():
+    on, off = ["true", "Yes", "ON", "1"], ["False", "no", "off", "0"]
+    assert [tune_module.parse_grid([f"supervise-graph={word}"]) for word in on + off] == (
+        [{"supervise_graph": ["true"]}] * 4 + [{"supervise_graph": ["false"]}] * 4)
 
 
 def test_tune_grids_a_pair_option_as_its_two_values(tmp_path, capsys):
@@ -658,6 +675,8 @@ def test_tune_refuses_by_name_a_record_without_the_metric_before_any_run(tmp_pat
     (None, "kappa is undefined for its run (null: the reference classifier of the kappa is "
            "right on every sample); choose another --metric"),
     ("0.5", "kappa must be a finite number, got '0.5'; delete it to run its point again"),
+    (True, "kappa must be a finite number, got True; delete it to run its point again"),
+    (float("nan"), "kappa must be a finite number, got nan; delete it to run its point again"),
 ])
 def test_tune_refuses_a_metric_a_record_does_not_define(tmp_path, capsys, monkeypatch, value,
                                                          problem):

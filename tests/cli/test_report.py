@@ -8,8 +8,9 @@ import torch
 import torch_geometric
 
 import torch_geometric_stream
-from torch_geometric_stream.cli.report import (git_revision, machine_description,
+from torch_geometric_stream.cli.report import (git_revision, machine_description, run_record,
                                                software_versions, summary_table)
+from torch_geometric_stream.evaluation import PrequentialResult
 
 
 def _record(seed, accuracy, kappa_m):
@@ -143,3 +144,17 @@ def test_software_versions_read_pyg_from_the_module_without_installed_metadata(m
         assert software_versions()["torch_geometric_version"] == torch_geometric.__version__
     finally:
         software_versions.cache_clear()
+
+
+def test_a_record_places_its_curve_at_the_stream_positions_its_samples_end():
+    # a run resumed at position 10 from a checkpoint without the per-sample arrays
+    # before it (save_checkpoint(..., record=None)) covers positions 10 to 13 only
+    # (the CLI's own checkpoints keep the arrays from 0: its results start at 0)
+    correct = np.array([True, False, True, True])
+    classes = np.zeros(4, dtype=np.int64)
+    result = PrequentialResult(correct, classes, classes, np.ones(4, dtype=bool),
+                               metrics={"accuracy": 0.75}, start=10)
+    record = run_record(result, run={"seed": 0}, config={"k": 2})
+    assert record["curve"] == {"position": [11, 12, 13, 14],
+                               "running_accuracy": [1.0, 0.5, 2 / 3, 0.75]}
+    assert (record["seed"], record["accuracy"], record["config"]) == (0, 0.75, {"k": 2})
