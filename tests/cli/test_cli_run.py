@@ -792,16 +792,25 @@ def test_an_interrupted_run_says_where_its_checkpoint_is_and_resumes_from_it(
     assert (record["resumed_from"], record["n_samples"]) == (40, 60)
 
 
-def test_a_resumed_run_interrupted_after_it_saved_points_at_its_checkpoint(
-        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
-    """A resumed run that saved its checkpoint since (to the file it resumed from)
-    continues from that one: the line names it, as a run's not resumed does."""
+def _run_checkpointed_and_interrupted_after_30(tmp_path, capsys, monkeypatch, quick_run,
+                                                interrupted_main):
+    """A 60-sample run saving every 20 samples, interrupted after sample 30 (its
+    checkpoint at 20): its record's and checkpoint's paths and its arguments."""
     out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
     argv = quick_run(out, "--limit", "60", "--checkpoint", str(checkpoint),
                      "--checkpoint-every", "20")
     _interrupted_after(30, monkeypatch)
     assert interrupted_main(argv) == 130
     capsys.readouterr()
+    return out, checkpoint, argv
+
+
+def test_a_resumed_run_interrupted_after_it_saved_points_at_its_checkpoint(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main):
+    """A resumed run that saved its checkpoint since (to the file it resumed from)
+    continues from that one: the line names it, as a run's not resumed does."""
+    out, checkpoint, argv = _run_checkpointed_and_interrupted_after_30(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main)
     resume = [*argv, "--resume", str(checkpoint)]
     monkeypatch.undo()
     _interrupted_after(50, monkeypatch)  # after position 40, its next checkpoint
@@ -833,12 +842,8 @@ def test_a_resumed_run_interrupted_before_it_saves_names_the_state_it_resumed_fr
         tmp_path, capsys, monkeypatch, quick_run, interrupted_main, saving):
     """It still holds a resumable state: the line says so, not 'nothing saved' or
     'wrote none', whether the run saves to that file (``saving``) or to none."""
-    out, checkpoint = tmp_path / "run.json", tmp_path / "run.ckpt"
-    argv = quick_run(out, "--limit", "60", "--checkpoint", str(checkpoint),
-                     "--checkpoint-every", "20")
-    _interrupted_after(30, monkeypatch)
-    assert interrupted_main(argv) == 130
-    capsys.readouterr()
+    out, checkpoint, argv = _run_checkpointed_and_interrupted_after_30(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main)
     resume = [*(argv if saving else argv[:-4]), "--resume", str(checkpoint)]
     _interrupted_after(30, monkeypatch)  # before position 40, its next checkpoint
     assert interrupted_main(resume) == 130
