@@ -25,7 +25,8 @@ import math
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterable, Iterator, Optional, Sequence, TextIO
+from typing import (Callable, ContextManager, Generator, Iterable, Iterator, Optional, Sequence,
+                    TextIO)
 
 import numpy as np
 
@@ -47,6 +48,8 @@ DIGEST_DIGITS = 16
 
 #: ``(line number, stripped fields)`` of each CSV row that holds something.
 Rows = Iterator[tuple[int, list[str]]]
+#: The reader of a stream's rows, which :meth:`~CSVRowStream.close` can close.
+RowReader = Generator[tuple[int, list[str]], None, None]
 
 
 def _class_list(names: Iterable[str]) -> list[str]:
@@ -158,6 +161,7 @@ class CSVRowStream:
             self.name, self.source = self._path.name, str(self._path.resolve())
         self.rows_read = 0
         self._expected: Optional[tuple[int, str]] = None  # checked by the next iteration
+        self._head_reader: Optional[RowReader] = None  # set by _open, until an iteration
         self._pending: Optional[Rows] = self._open()  # the rows after the head, to iterate
 
     @property
@@ -204,7 +208,7 @@ class CSVRowStream:
         """Close the file opened to read the head, unless an iteration took it
         over (an iteration closes its file when it ends or is released). A file
         stream is read anew by a later iteration; standard input is done."""
-        if self._pending is not None:
+        if self._head_reader is not None:  # (exactly while _pending is not None)
             self._pending = None
             self._head_reader.close()
             self._head_reader = None
@@ -272,7 +276,7 @@ class CSVRowStream:
         self.feature_names = _feature_names(first, self._index, self.name, self._first_line)
         return rows
 
-    def _read(self) -> Rows:
+    def _read(self) -> RowReader:
         """The rows of the stream (a generator: the file opens at the first row)."""
         csv.field_size_limit(sys.maxsize)
         try:
