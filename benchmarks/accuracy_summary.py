@@ -265,6 +265,9 @@ def _marks(runs: list[dict[str, Any]]) -> str:
 
 
 def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
+    """The cell's 1-thread runs (the table's heading says 1 thread): their mean seconds
+    and median ms per sample; ``–`` when none ran with 1 thread."""
+    runs = [r for r in runs if r.get("threads", 1) == 1]
     if not runs:
         return "–"
     device = " †" if any(r.get("device", "cpu") != "cpu" for r in runs) else ""

@@ -196,6 +196,17 @@ def test_the_time_table_gives_the_mean_seconds_and_the_median_ms_per_sample():
     assert "| Shuttle 1 % | – | – | – | 120 s / 2.0 ms | – |" in summary_tables(runs, {}, {})
 
 
+def test_the_time_table_leaves_out_runs_with_more_than_one_thread():
+    runs = [("t", {**record(seed=0), "threads": 1, "seconds": 100.0}),
+            ("t", {**record(seed=2000), "threads": 2, "seconds": 40.0,
+                   "ms_per_sample_median": 0.5}),
+            ("t", {**record(seed=4000), "seconds": 140.0})]   # older records: 1 thread
+    text = summary_tables(runs, {}, {})
+    assert "| Shuttle 1 % | – | – | – | 120 s / 2.0 ms | – |" in text
+    only_two = [("t", {**record(seed=0), "threads": 2})]
+    assert "| Shuttle 1 % | – | – | – | – | – |" in summary_tables(only_two, {}, {})
+
+
 def test_paper_std_beside_the_paper_value_and_cells_further_than_it_starred():
     runs = [("t", record(seed=0, accuracy=0.90)), ("t", record(seed=2000, accuracy=0.92)),
             ("t", record("tlp", seed=0, accuracy=0.786004))]  # equal at four places
