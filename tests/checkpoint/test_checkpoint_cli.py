@@ -287,6 +287,30 @@ def test_checkpoints_older_than_an_entry_resume_at_its_old_value(tmp_path, capsy
     assert "config.count_offset=1 in the checkpoint, 0 here" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("stop_after", [30, 20], ids=["at_the_end", "mid_stream"])
+def test_resume_refuses_a_checkpoint_without_the_record_of_its_samples(
+        tmp_path, capsys, monkeypatch, interrupt_run_after, stop_after):
+    """The outputs of a resumed run cover the whole stream: a checkpoint saved
+    by hand with ``record=None`` cannot give them (before, one at the stream's
+    end crashed in ``prequential`` and one mid-stream gave metrics of the
+    resumed part only, unmarked)."""
+    checkpoint, output = tmp_path / "bare.ckpt", tmp_path / "resumed.json"
+    run = [*run_argv(30), "--checkpoint", str(checkpoint), "--checkpoint-every", "10"]
+    if stop_after < 30:
+        interrupt_run_after(stop_after)
+    main(run)
+    monkeypatch.undo()
+    payload = torch.load(checkpoint, weights_only=False)
+    assert payload["position"] == stop_after
+    payload["record"] = None
+    torch.save(payload, checkpoint)
+    capsys.readouterr()
+    assert main([*run, "--resume", str(checkpoint), "--output", str(output)]) == 2
+    assert (f"--resume: checkpoint {checkpoint} holds no record of its first {stop_after} "
+            "samples (saved with record=None)") in capsys.readouterr().err
+    assert not output.exists()
+
+
 def _write_stream_csv(path: Path, first_feature: str = "0.5") -> Path:
     """A 30-row, two-class stream file: features a, b, the label last."""
     path.parent.mkdir(exist_ok=True)

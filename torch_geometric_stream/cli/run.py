@@ -521,6 +521,11 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                                     expect=identity, assume=OLDER_CHECKPOINTS)
             if args.stream:  # its rows read again are checked as they are
                 dataset.expect(state.position, state.extra[STREAM_DIGEST])
+        if state.record is None and state.position > 0:  # saved by hand, not by run
+            raise UsageError(f"--resume: checkpoint {args.resume} holds no record of its "
+                             f"first {state.position} samples (saved with record=None), "
+                             "so the run's outputs could not cover the whole stream; save "
+                             "it with the run's record (save_checkpoint(..., record=...))")
         start, initial = state.position, state.record
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
