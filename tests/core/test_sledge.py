@@ -9,7 +9,8 @@ import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP
-from torch_geometric_stream.models.sledge import _gather_rows
+from torch_geometric_stream.models.sledge import _gather_rows, _RowReplacedInPlace
+from torch_geometric_stream.ops.normalize import l2_normalize
 
 
 def stream_through(model, x, y, label_every=10):
@@ -477,6 +478,28 @@ def test_the_training_step_may_reuse_the_prediction_embeddings(kw, monkeypatch):
         assert torch.equal(snapshot(reused)[key], value), key
     for a, c in zip(reused.optimizer.state.values(), copied.optimizer.state.values(), strict=True):
         assert all(torch.equal(a[key], c[key]) for key in c)
+
+
+def test_the_snapshot_row_replaced_in_place_gives_index_copys_values_and_gradients():
+    """The training step writes the new row's embedding into the snapshot's own
+    storage: the values and every gradient of ``index_copy``, bit for bit, though
+    the L2 normalization that made the embeddings kept them for its backward."""
+    gen = torch.Generator().manual_seed(0)
+    lin = torch.nn.Linear(5, 4)
+    x, new_x = torch.randn(6, 5, generator=gen), torch.randn(1, 5, generator=gen)
+    weights, row = torch.randn(6, 4, generator=gen), torch.tensor([2])
+
+    def grads(replace):
+        lin.zero_grad(set_to_none=True)
+        emb = replace(l2_normalize(lin(x)), row, l2_normalize(lin(new_x)))
+        ((emb * weights).sum() + (emb @ emb.t()).square().sum()).backward()
+        return emb.detach().clone(), lin.weight.grad.clone(), lin.bias.grad.clone()
+
+    expected = grads(lambda emb, row, new: emb.index_copy(0, row, new))
+    for got, want in zip(grads(_RowReplacedInPlace.apply), expected, strict=True):
+        assert torch.equal(got, want)
+    emb = l2_normalize(lin(x))
+    assert _RowReplacedInPlace.apply(emb, row, new_x[:, :4]).data_ptr() == emb.data_ptr()
 
 
 def test_a_graph_without_gradient_keeps_no_autograd_graph():

@@ -7,6 +7,7 @@ from typing import Any, Optional, Union
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
@@ -597,7 +598,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             if update is None:
                 return reused
             row = update.node.view(1)
-            return reused.index_copy(0, row, self.graph.embed(nodes[row], check=False))
+            new_row = self.graph.embed(nodes[row], check=False)
+            if snap.live_emb is not None and reused.device.type == "cpu":
+                return _RowReplacedInPlace.apply(reused, row, new_row)
+            return reused.index_copy(0, row, new_row)
 
     def _filled_slots_mask(self) -> Optional[Tensor]:
         """The slots a search may pick :math:`(P,)`; ``None`` once every slot is filled."""
@@ -934,13 +938,40 @@ def _rows_kept_for_backward(nodes: Tensor) -> Tensor:
     On the CPU, the rows themselves, outside autograd's version check
     (``.data``), which spares a copy of the memory per step: the step replaces
     the snapshot's embedding of row :math:`j` (:meth:`SLeDGe._training_embeddings`,
-    whose ``index_copy`` passes it no gradient), so :math:`g_j = 0` and the
+    whose row replacement passes it no gradient), so :math:`g_j = 0` and the
     written row enters the sum times zero, as the row before the write would
     (the rows are finite). No other row changes before the backward: every
     other write drops the snapshot (a re-derived memory, ``.to()``) or makes
     it stale (the memory's version), and a stale snapshot trains nothing. A
     GPU keeps the copy (the CUDA-graph step was checked with it)."""
     return nodes.data if nodes.device.type == "cpu" else nodes.clone()
+
+
+class _RowReplacedInPlace(torch.autograd.Function):
+    r"""``emb.index_copy(0, row, new)`` for the snapshot's live embeddings
+    :math:`(P, h)`, written into their own storage: the training step spares
+    the copy of every embedding (the CPU's step; a GPU keeps ``index_copy``).
+
+    The same values and gradients: ``index_copy``'s backward, row ``row`` of
+    the gradient to ``emb`` zero. ``emb``'s own backward (:math:`f_E`'s
+    L2 normalization, which kept ``emb``) then reads the new row outside
+    autograd's version check (``.data``), but only times that zero gradient,
+    as the old row would be read (both rows are finite), just as
+    :func:`_rows_kept_for_backward` reads the written memory row. Nothing else
+    reads the old row: the snapshot it belongs to is the training step's own,
+    dropped before the write, and never saved (a snapshot with live
+    embeddings is neither pickled nor a kept memory graph)."""
+
+    @staticmethod
+    def forward(ctx, emb: Tensor, row: Tensor, new: Tensor) -> Tensor:
+        ctx.save_for_backward(row)
+        return emb.data.index_copy_(0, row, new)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, Tensor]:
+        row, = ctx.saved_tensors
+        return grad.index_fill(0, row, 0), None, grad.index_select(0, row)
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:
