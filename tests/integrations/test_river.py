@@ -381,6 +381,23 @@ def test_an_unhashable_label_is_named_and_changes_nothing():
         RiverClassifier.sledge(num_classes=2, classes=["a", {"b": 1}], **SMALL)
 
 
+def test_a_tensor_label_is_named_and_changes_nothing():
+    # before: a tensor hashes by identity, so each torch.tensor(0) became a class of its own
+    message = (r"^a label must be hashable by value \(a class name or id such as 1 or 'cat'\), "
+               r"got a tensor tensor\(0\): pass label.item\(\)$")
+    model, twin = small_model(num_classes=3), small_model(num_classes=3)
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, 0)
+    for _ in range(2):
+        with pytest.raises(TypeError, match=message):
+            model.learn_one({"a": 100.0, "b": -100.0}, torch.tensor(0))
+    with pytest.raises(TypeError, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, 0.2]}), [1, torch.tensor(0)])
+    assert_same_learner(model, twin)
+    with pytest.raises(TypeError, match=message):
+        RiverClassifier.sledge(num_classes=2, classes=[torch.tensor(0)], **SMALL)
+
+
 def test_sledge_scales_raw_rows_by_default():
     # before: RiverClassifier.sledge fed River's raw rows to SLeDGe unscaled, so a
     # feature in thousands (a salary) outweighed the others in the cosine graph; the
