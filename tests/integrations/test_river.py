@@ -118,6 +118,18 @@ def test_boolean_flags_refuse_other_truth_values(flag):
         RiverClassifier.sledge(2, light=flag)
 
 
+@pytest.mark.parametrize("seed, error, message", [
+    ("a", TypeError, "seed must be an integer, got str"),
+    (1.5, TypeError, "seed must be an integer, got float"),
+    (-1, ValueError, "seed must be >= 0, got -1"),
+    (2 ** 64, ValueError, f"seed must be below 2\\*\\*64, got {2 ** 64}"),
+])
+def test_the_wrappers_seed_is_checked_naming_it(seed, error, message):
+    # before: NumPy's "SeedSequence expects int ..." or "expected non-negative integer"
+    with pytest.raises(error, match=f"^{message}$"):
+        SemiSupervisedWrapper(small_model(), label_probability=0.5, seed=seed)
+
+
 def test_learn_and_predict_one_with_unlabeled():
     model = small_model(num_classes=3)
     with pytest.raises(ValueError, match="the first sample has no features"):

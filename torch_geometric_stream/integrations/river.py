@@ -40,7 +40,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
-from torch_geometric_stream.validation import check_bool, check_unit_interval
+from torch_geometric_stream.validation import check_bool, check_seed, check_unit_interval
 
 try:
     from river import base as _river_base
@@ -411,7 +411,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
                                   else check_unit_interval(label_probability,
                                                            "label_probability"))
         self.mask = None if mask is None else np.asarray(mask, dtype=bool)
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.pass_unlabeled = (None if pass_unlabeled is None
                                else check_bool(pass_unlabeled, "pass_unlabeled"))
         if self.mask is not None and self.mask.ndim != 1:
