@@ -363,6 +363,13 @@ def test_global_scaling_refuses_data_without_features():
         make_transform("global", data=[])
 
 
+@pytest.mark.parametrize("l2", ["yes", 1, None])
+def test_make_transform_refuses_an_l2_that_is_no_bool(l2):
+    # before: a truthy "yes" or 1 appended L2Normalize, None left it out
+    with pytest.raises(TypeError, match=f"^l2 must be a bool, got {type(l2).__name__}$"):
+        make_transform(l2=l2)
+
+
 def test_argument_errors():
     with pytest.raises(ValueError, match="feature_range"):
         OnlineMinMaxScaler(feature_range=(1, -1))
