@@ -87,6 +87,7 @@ from torch import nn
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
+from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_checkpoint",
            "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
@@ -186,7 +187,11 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
 
     Raises:
         ValueError: ``position`` negative or ``record`` not ending at it.
+        TypeError: ``record``, ``transform`` or ``extra`` of another type.
     """
+    _check_record(record)
+    _check_transform_argument(transform)
+    _check_mapping(extra, "extra")
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
         raise ValueError(f"position must be an integer >= 0, got {position!r}")
     arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
@@ -232,11 +237,20 @@ class CheckpointCallback:
         end: stream position after the run's last sample; ``None``: not known.
         extra: as for :func:`save_checkpoint`, or a function returning it,
             called at each save.
+
+    Raises:
+        TypeError, ValueError: ``every`` or ``end`` is not an integer of its range,
+            ``transform`` or ``extra`` of another type (before the run's first sample).
     """
 
     def __init__(self, path: PathLike, learner: Any, *, every: Optional[int],
                  end: Optional[int], transform: Optional[StreamTransform] = None,
                  extra: Extra = None) -> None:
+        every = None if every is None else check_positive_int(every, "every")
+        end = None if end is None else check_positive_int(end, "end", minimum=0)
+        _check_transform_argument(transform)
+        if not callable(extra):
+            _check_mapping(extra, "extra")
         self.path, self.learner, self.transform = path, learner, transform
         self.every, self.end, self.extra = every, end, extra
         self._last: Optional[tuple[int, PrequentialRecord]] = None  # position done, record
@@ -300,6 +314,9 @@ def load_checkpoint(path: PathLike, learner: Any, *,
             (the message names it, e.g. ``checkpoint has in_channels=8,
             learner has 16``).
     """
+    _check_transform_argument(transform)
+    _check_mapping(expect, "expect")
+    _check_mapping(assume, "assume")
     path = Path(path)
     payload = _read(path)
     _check_expected(path, payload["extra"], expect or {}, assume or {})
@@ -322,6 +339,28 @@ def load_checkpoint(path: PathLike, learner: Any, *,
         raise CheckpointError(f"cannot restore checkpoint {path}: {error}") from error
     return CheckpointState(position=payload["position"], record=payload["record"],
                            extra=payload["extra"], package_version=payload["package_version"])
+
+
+# ------------------------------------------------------------------ arguments
+def _check_mapping(value: Any, name: str) -> None:
+    """``TypeError`` naming ``name`` unless ``value`` is ``None`` or a mapping."""
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping (e.g. a dict) or None, got "
+                        f"{type(value).__name__}")
+
+
+def _check_transform_argument(transform: Any) -> None:
+    """``TypeError`` unless ``transform`` is ``None`` or a :class:`StreamTransform`."""
+    if transform is not None and not isinstance(transform, StreamTransform):
+        raise TypeError(f"transform must be a StreamTransform or None, got "
+                        f"{type(transform).__name__}")
+
+
+def _check_record(record: Any) -> None:
+    """``TypeError`` unless ``record`` is ``None``, a :class:`PrequentialRecord` or a mapping."""
+    if record is not None and not isinstance(record, (PrequentialRecord, Mapping)):
+        raise TypeError(f"record must be a PrequentialRecord, its state_dict() or None, "
+                        f"got {type(record).__name__}")
 
 
 # ------------------------------------------------------------------ writing

@@ -106,7 +106,7 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     Raises:
         TypeError: for integer, boolean, complex or non-numeric input.
         ValueError: for a wrong number of dimensions or features, an empty
-            batch, NaN/inf values, or (``finite_norms``) an overflowing norm.
+            batch, rows without features, NaN/inf values, or (``finite_norms``) an overflowing norm.
     """
     tensor = _to_tensor(x, name)
     if tensor.requires_grad:  # no new tensor object (0.7 us) in the usual case
@@ -120,6 +120,9 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
                          f"got shape {tuple(tensor.shape)}")
     if tensor.size(0) == 0:
         raise ValueError(f"{name} is an empty batch (0 rows)")
+    if tensor.size(1) == 0:
+        raise ValueError(f"{name} has no features (shape {tuple(tensor.shape)}): each row "
+                         f"needs at least one")
     if num_features is not None and tensor.size(1) != num_features:
         raise ValueError(f"{name} has {tensor.size(1)} features, expected {num_features}")
     # checked where the rows are (host rows: no device synchronization), after

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -611,3 +612,50 @@ def test_save_checks_position_against_record(tmp_path):
     with pytest.raises(ValueError, match="position must be an integer >= 0"):
         save_checkpoint(tmp_path / "x.ckpt", learner, position=-1)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"every": 0}, ValueError, "every must be >= 1, got 0"),
+    ({"every": -1}, ValueError, "every must be >= 1, got -1"),
+    ({"every": "2"}, TypeError, "every must be an integer, got str"),
+    ({"every": 1.5}, TypeError, "every must be an integer, got float"),
+    ({"every": True}, TypeError, "every must be an integer, got bool"),
+    ({"end": -1}, ValueError, "end must be >= 0, got -1"),
+    ({"end": "3"}, TypeError, "end must be an integer, got str"),
+    ({"extra": 5}, TypeError, "extra must be a mapping (e.g. a dict) or None, got int"),
+    ({"transform": 5}, TypeError, "transform must be a StreamTransform or None, got int"),
+])
+def test_the_callback_refuses_bad_arguments_before_the_run_learns(tmp_path, kwargs, error,
+                                                                  message):
+    """Before, ``every=0`` divided by zero and ``every="2"``, ``extra=5`` or
+    ``transform=5`` failed at the first save, after the learner had learned;
+    ``every=-1``, ``1.5``, ``True`` or ``end=-1`` were taken."""
+    options = {"every": None, "end": None, **kwargs}
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        checkpoint_callback(tmp_path / "c.ckpt", OnlineMLP(D, C), **options)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"extra": 5}, "extra must be a mapping (e.g. a dict) or None, got int"),
+    ({"extra": "ab"}, "extra must be a mapping (e.g. a dict) or None, got str"),
+    ({"transform": 5}, "transform must be a StreamTransform or None, got int"),
+    ({"record": "abc"}, "record must be a PrequentialRecord, its state_dict() or None, got str"),
+])
+def test_save_refuses_arguments_of_another_type(tmp_path, kwargs, message):
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        save_checkpoint(tmp_path / "x.ckpt", OnlineMLP(D, C), position=0, **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"expect": 5}, "expect must be a mapping (e.g. a dict) or None, got int"),
+    ({"expect": "ab"}, "expect must be a mapping (e.g. a dict) or None, got str"),
+    ({"assume": 5}, "assume must be a mapping (e.g. a dict) or None, got int"),
+    ({"transform": 5}, "transform must be a StreamTransform or None, got int"),
+])
+def test_load_refuses_arguments_of_another_type(saved, kwargs, message):
+    learner = small_sledge(seed=1)
+    before = state_of(learner)
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        load_checkpoint(saved, learner, **kwargs)
+    assert_identical(state_of(learner), before)

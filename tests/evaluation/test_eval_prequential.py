@@ -1,6 +1,7 @@
 import csv
 import importlib
 import json
+import re
 import time
 import tracemalloc
 from array import array
@@ -222,6 +223,23 @@ def test_errors():
         prequential(PreviousLabel(), stream(), start=-1, progress=False)
     with pytest.raises(TypeError, match="y at stream position 0 must be one integer"):
         prequential(PreviousLabel(), [(np.zeros(1), 0.5)], progress=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"callback": 5}, "callback must be callable or None, got int"),
+    ({"stop": "yes"}, "stop must be callable or None, got str"),
+    ({"transform": 5}, "transform must be callable or None, got int"),
+    ({"initial": "abc"}, "initial must be a record state (a mapping), got str"),
+    ({"stream": 5}, "stream must be an iterable of (x, y) pairs, got int"),
+])
+def test_an_argument_of_another_type_is_refused_before_the_first_sample(kwargs, message):
+    """Before, a callback or stop that is not callable failed after the first
+    sample was learned, and initial='abc' raised an AttributeError."""
+    learner = PreviousLabel()
+    options = {"stream": stream(), **kwargs}
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        prequential(learner, options.pop("stream"), progress=False, **options)
+    assert learner.learned == [] and learner.seen_x == []
 
 
 @pytest.mark.parametrize("label, dtype", [(torch.tensor(1.7), "torch.float32"),

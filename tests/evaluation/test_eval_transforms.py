@@ -347,6 +347,29 @@ def test_auto_scaling_uses_the_known_range_when_declared():
     assert "OnlineMinMaxScaler" in repr(make_transform("auto"))
 
 
+@pytest.mark.parametrize("build", [OnlineMinMaxScaler, make_transform, L2Normalize,
+                                   OnlineQuantileRangeScaler])
+def test_a_row_without_features_is_refused_and_leaves_the_state(build):
+    transform = build()
+    for empty in (np.zeros(0), [], np.zeros((2, 0))):
+        with pytest.raises(ValueError, match=r"^x has no features \(shape \((1|2), 0\)\): "
+                                             r"each row needs at least one$"):
+            transform(empty)
+    assert torch.equal(transform(np.array([0.0, 2.0, 4.0])), build()(np.array([0.0, 2.0, 4.0])))
+
+
+def test_global_scaling_refuses_data_without_features():
+    with pytest.raises(ValueError, match=r"^data has no features \(shape \(1, 0\)\)"):
+        make_transform("global", data=[])
+
+
+@pytest.mark.parametrize("l2", ["yes", 1, None])
+def test_make_transform_refuses_an_l2_that_is_no_bool(l2):
+    # before: a truthy "yes" or 1 appended L2Normalize, None left it out
+    with pytest.raises(TypeError, match=f"^l2 must be a bool, got {type(l2).__name__}$"):
+        make_transform(l2=l2)
+
+
 def test_argument_errors():
     with pytest.raises(ValueError, match="feature_range"):
         OnlineMinMaxScaler(feature_range=(1, -1))

@@ -118,6 +118,18 @@ def test_boolean_flags_refuse_other_truth_values(flag):
         RiverClassifier.sledge(2, light=flag)
 
 
+@pytest.mark.parametrize("seed, error, message", [
+    ("a", TypeError, "seed must be an integer, got str"),
+    (1.5, TypeError, "seed must be an integer, got float"),
+    (-1, ValueError, "seed must be >= 0, got -1"),
+    (2 ** 64, ValueError, f"seed must be below 2\\*\\*64, got {2 ** 64}"),
+])
+def test_the_wrappers_seed_is_checked_naming_it(seed, error, message):
+    # before: NumPy's "SeedSequence expects int ..." or "expected non-negative integer"
+    with pytest.raises(error, match=f"^{message}$"):
+        SemiSupervisedWrapper(small_model(), label_probability=0.5, seed=seed)
+
+
 def test_learn_and_predict_one_with_unlabeled():
     model = small_model(num_classes=3)
     with pytest.raises(ValueError, match="the first sample has no features"):
@@ -379,6 +391,23 @@ def test_an_unhashable_label_is_named_and_changes_nothing():
     assert_same_learner(model, twin)
     with pytest.raises(TypeError, match="a label must be hashable .*got dict"):
         RiverClassifier.sledge(num_classes=2, classes=["a", {"b": 1}], **SMALL)
+
+
+def test_a_tensor_label_is_named_and_changes_nothing():
+    # before: a tensor hashes by identity, so each torch.tensor(0) became a class of its own
+    message = (r"^a label must be hashable by value \(a class name or id such as 1 or 'cat'\), "
+               r"got a tensor tensor\(0\): pass label.item\(\)$")
+    model, twin = small_model(num_classes=3), small_model(num_classes=3)
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, 0)
+    for _ in range(2):
+        with pytest.raises(TypeError, match=message):
+            model.learn_one({"a": 100.0, "b": -100.0}, torch.tensor(0))
+    with pytest.raises(TypeError, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, 0.2]}), [1, torch.tensor(0)])
+    assert_same_learner(model, twin)
+    with pytest.raises(TypeError, match=message):
+        RiverClassifier.sledge(num_classes=2, classes=[torch.tensor(0)], **SMALL)
 
 
 def test_sledge_scales_raw_rows_by_default():

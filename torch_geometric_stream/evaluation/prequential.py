@@ -509,9 +509,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         TypeError: if a ``y`` or a prediction is not an integer (a float or
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
-            learner see it), ``history`` is no string, or ``window`` is no integer.
+            learner see it), ``history`` is no string, ``window`` is no integer,
+            ``stream`` is not iterable, ``initial`` is no mapping, or
+            ``transform``, ``callback`` or ``stop`` is not callable (before the
+            first sample).
     """
     history = check_history(history)
+    _check_arguments(stream, initial, transform=transform, callback=callback, stop=stop)
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     window = None if window is None else check_window(window)
@@ -580,6 +584,21 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         raise ValueError(f"stream is empty (no sample at position >= start={start}"
                          f"{'' if limit is None else f' and < limit={limit}'})")
     return record.result()
+
+
+def _check_arguments(stream: Any, initial: Any, **functions: Any) -> None:
+    """``TypeError`` naming the first argument of :func:`prequential` of another type:
+    ``stream`` not iterable, ``initial`` no mapping, or one of ``functions`` (given,
+    ``None`` allowed) not callable: they would fail only once a sample was learned."""
+    if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
+        raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
+                        f"{type(stream).__name__}")
+    if initial is not None and not isinstance(initial, Mapping):
+        raise TypeError(f"initial must be a record state (a mapping), got "
+                        f"{type(initial).__name__}")
+    for name, function in functions.items():
+        if function is not None and not callable(function):
+            raise TypeError(f"{name} must be callable or None, got {type(function).__name__}")
 
 
 def _show_accuracy(bar: tqdm, record: PrequentialRecord) -> None:

@@ -30,7 +30,7 @@ from torch import Tensor
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
                                                min_max_scale)
-from torch_geometric_stream.validation import as_feature_matrix
+from torch_geometric_stream.validation import as_feature_matrix, check_bool
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
@@ -431,7 +431,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             ``"robust-rescale"``): scaling and normalization happen inside the
             learner, so the pipeline is empty (only the cast to ``float32``;
             ``l2`` is ignored).
-        l2: append :class:`L2Normalize` (default ``True``).
+        l2: append :class:`L2Normalize` (default ``True``); a bool.
         data: the whole stream :math:`(T, d)`; required by, and only allowed
             with, ``scaling="global"``.
         value_range: ``(low, high)`` of every feature; required by ``"range"``.
@@ -447,6 +447,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             feature's range to (ignored by ``"none"`` and the learner's scalings,
             whose learner holds its own scaler).
     """
+    l2 = check_bool(l2, "l2")
     scaling = resolve_scaling(scaling, value_range)
     feature_transform = resolve_feature_transform(feature_transform, value_range)
     if (scaling == "global") != (data is not None):

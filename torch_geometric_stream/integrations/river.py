@@ -40,7 +40,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
-from torch_geometric_stream.validation import check_bool, check_unit_interval
+from torch_geometric_stream.validation import check_bool, check_seed, check_unit_interval
 
 try:
     from river import base as _river_base
@@ -101,7 +101,11 @@ def _as_float32(values: np.ndarray, features: Sequence) -> np.ndarray:
 
 
 def _check_label(label: Any) -> None:
-    """``TypeError`` unless ``label`` is hashable (it keys the class mapping)."""
+    """``TypeError`` unless ``label`` is hashable by value (it keys the class mapping):
+    a tensor hashes by identity, so each ``torch.tensor(0)`` would be a new class."""
+    if isinstance(label, torch.Tensor):
+        raise TypeError(f"a label must be hashable by value (a class name or id such as 1 "
+                        f"or 'cat'), got a tensor {label!r}: pass label.item()")
     try:
         hash(label)
     except TypeError:
@@ -158,7 +162,8 @@ class RiverClassifier(_MiniBatchBase):
 
     Feature values are cast to float32: a finite value beyond its range (``1e39``)
     is a :class:`ValueError` naming the feature, and a label that is not hashable
-    (``[1]``) a :class:`TypeError`; a call that raises changes nothing.
+    by value (``[1]``, or a tensor: pass ``label.item()``) a :class:`TypeError`; a
+    call that raises changes nothing.
 
     ``learn_one(x, None)`` learns ``x`` unlabeled. ``predict_proba_one`` gives
     the probabilities of the classes seen so far (renormalized over them), an
@@ -406,7 +411,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
                                   else check_unit_interval(label_probability,
                                                            "label_probability"))
         self.mask = None if mask is None else np.asarray(mask, dtype=bool)
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.pass_unlabeled = (None if pass_unlabeled is None
                                else check_bool(pass_unlabeled, "pass_unlabeled"))
         if self.mask is not None and self.mask.ndim != 1:
