@@ -1,4 +1,6 @@
 """ReSSL / HDSSL micro-cluster rules and accuracy."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -313,3 +315,116 @@ def test_sync_cluster_keeps_iterating_until_synchronized():
     # one step only moves the ends to 0.24 / 0.76; the loop runs until they meet
     groups = sync_cluster(np.array([[0.0], [0.5], [1.0]]), np.full(3, -1), eps=0.6)
     assert [g.tolist() for g in groups] == [[0, 1, 2]]
+
+
+# ---- chunk mode, exact (each kills a hand mutant of the chunk code that survived)
+def _clusters(model):
+    """(centre, count, label, radius, time, weight) of every active cluster, by slot."""
+    store = model.micro_clusters
+    return [(store.centre[s].tolist(), store.count[s], store.label[s], store.radius[s],
+             store.time[s], store.weight[s]) for s in np.flatnonzero(store.active)]
+
+
+def test_hdssl_chunk_is_clustered_when_full_and_the_next_one_starts_empty():
+    model = HDSSL(1, 2, k=1, decay=0.0, prune_threshold=0.0, chunk_size=2)
+    model.learn(np.array([0.0]), 1)
+    assert model.num_items == 0 and model.num_buffered == 1   # buffered, not clustered
+    model.learn(np.array([4.0]), 0)                          # the chunk is full
+    assert model.num_items == 2 and model.num_buffered == 0
+    state = model.state_dict()                               # the flushed buffer is blank
+    assert state["buffer_x"].tolist() == [[0.0], [0.0]]
+    assert state["buffer_y"].tolist() == [-1, -1]
+    model.learn(np.array([7.0]), -1)                         # first row of the next chunk
+    state = model.state_dict()
+    assert model.num_buffered == 1 and model.num_items == 2
+    assert state["buffer_x"].tolist() == [[7.0], [0.0]]
+    assert state["buffer_y"].tolist() == [-1, -1]
+    # the per-instance learner has no chunk buffer (none in its state either)
+    assert HDSSL(1, 2).state_dict()["buffer_x"].shape == (0, 1)
+
+
+def test_hdssl_chunk_singletons_get_the_mean_radius_of_the_chunk_s_groups():
+    # k = 2 over the chunk: eps is 1.75, 1.5 or 2.75 (whichever point the 10 %
+    # sample holds), always > 0.5, so the two 0s link; 3.0 (label 1) cannot link.
+    # Groups {0, 0.5} (radius 0.25) and {3}: the singleton gets mean(0.25, 0).
+    model = HDSSL(1, 2, k=2, decay=0.0, prune_threshold=0.0, chunk_size=3)
+    for value, label in ((0.0, 0), (0.5, 0), (3.0, 1)):
+        model.learn(np.array([value]), label)
+    assert _clusters(model) == [([0.25], 2.0, 0, 0.25, 3.0, 1.0),
+                                ([3.0], 1.0, 1, 0.125, 3.0, 1.0)]
+
+
+def test_hdssl_chunk_of_isolated_points_gives_each_the_knn_radius():
+    # unit square, k = 2: every point's two nearest are at 1, so eps = 1; no pair
+    # lies strictly within it, every group is a singleton (mean radius 0) and
+    # each cluster gets eps
+    model = HDSSL(2, 2, k=2, decay=0.0, prune_threshold=0.0, chunk_size=4)
+    corners = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+    for corner in corners:
+        model.learn(np.array(corner), -1)
+    assert _clusters(model) == [(c, 1.0, -1, 1.0, 4.0, 1.0) for c in corners]
+
+
+def _sync_groups(points, labels, eps, **kwargs):
+    groups = sync_cluster(np.array(points, dtype=np.float64)[:, None], np.array(labels), eps,
+                          **kwargs)
+    return [g.tolist() for g in groups]
+
+
+@pytest.mark.parametrize("gap, groups", [
+    (1e-4, [[0], [1]]),   # the order moves by ~2e-6 a step: stagnation stops it at once
+    (1e-2, [[0, 1]]),     # by ~2e-4 a step (> 1e-5): it goes on until the two meet
+])
+def test_sync_cluster_stops_when_the_order_stagnates(gap, groups):
+    # two points pi - gap apart barely pull (sin(pi - gap) = gap): the gap doubles
+    # a step until they fall together, within the 20 iterations
+    assert _sync_groups([0.0, np.pi - gap], [-1, -1], eps=4.0) == groups
+
+
+def test_sync_cluster_cannot_link_keeps_a_bridge_point_from_pulling():
+    # 0.9 (label 1) is within eps of both others (label 0), but may link with
+    # neither: nothing moves, three groups (linked, all three would meet)
+    assert _sync_groups([0.0, 0.9, 1.8], [0, 1, 0], eps=1.0) == [[0], [1], [2]]
+
+
+def test_sync_cluster_links_a_labelled_point_with_an_unlabelled_one_both_ways():
+    assert _sync_groups([0.0, 0.5], [0, -1], eps=1.0) == [[0, 1]]
+
+
+def test_sync_cluster_groups_points_strictly_within_the_tolerance():
+    # no link (eps 0.1), no move: 0.5 apart is not within group_tol = 0.5
+    assert _sync_groups([0.0, 0.5], [-1, -1], eps=0.1, group_tol=0.5) == [[0], [1]]
+    assert _sync_groups([0.0, 0.5], [-1, -1], eps=0.1, group_tol=0.51) == [[0, 1]]
+
+
+def test_sync_cluster_groups_hold_one_label_the_first_member_s():
+    # two labelled copies that may not link, and an unlabelled one: the first
+    # group takes the unlabelled copy and the first label; the other label alone
+    assert _sync_groups([0.0, 0.0, 0.0], [0, 1, -1], eps=1.0) == [[0, 2], [1]]
+
+
+def test_sync_cluster_of_duplicates_at_eps_zero_is_one_group_without_nan():
+    # eps 0 (the k-NN distance of a chunk of copies) links a point with itself
+    # only: no 0 / 0 in the pull or the order
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _sync_groups([2.0, 2.0], [-1, -1], eps=0.0) == [[0, 1]]
+
+
+def test_sync_cluster_with_a_zero_group_tolerance_makes_singletons():
+    assert _sync_groups([2.0, 2.0], [-1, -1], eps=1.0, group_tol=0.0) == [[0], [1]]
+
+
+@pytest.mark.parametrize("max_iter, groups", [(1, [[0], [1]]), (2, [[0, 1]])])
+def test_sync_cluster_runs_at_most_max_iter_steps(max_iter, groups):
+    # 0.5 apart: one step leaves them 0.5 - sin(0.5) = 0.02 apart, two 2e-6
+    assert _sync_groups([0.0, 0.5], [-1, -1], eps=1.0, max_iter=max_iter) == groups
+
+
+def test_sync_cluster_order_counts_an_isolated_point_as_synchronized():
+    # the pair 1 apart scores (1 + e^-1) / 2 = 0.68, each of the six isolated
+    # points 1: the order (6 + 1.37) / 8 = 0.92 passes 0.9 after the first step,
+    # which leaves the pair 0.16 apart (isolated points counted as 0, or by 1 / m,
+    # the loop would go on until the pair met)
+    points = [0.0, 1.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+    assert _sync_groups(points, [-1] * 8, eps=1.5, order_threshold=0.9) == [[i] for i in range(8)]

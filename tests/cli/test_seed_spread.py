@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from benchmark_script_helpers import write_run_record
+from benchmark_script_helpers import write_run_record, write_shuttle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from seed_spread import labels_per_class, main, seed_records, spread_table  # noqa: E402
@@ -37,6 +37,14 @@ def test_labels_per_class_redraws_the_mask():
     assert labels_per_class(record, labels, 3) == [1, 1, 1]
     more = labels_per_class({**record, "label_ratio": 0.1}, labels, 3)
     assert sum(more) == 10 and min(more) >= 1
+
+
+def test_labels_per_class_counts_a_class_the_draw_missed_as_zero():
+    # a run over the first 10 samples never sees class 2: its count is 0, and the
+    # vector keeps one entry per class of the stream (the table's columns)
+    labels = np.repeat([0, 1, 2], [6, 4, 2])
+    record = {"n_samples": 10, "label_ratio": 0.2, "seed": 7, "label_mask": "paper"}
+    assert labels_per_class(record, labels, 3) == [1, 1, 0]   # max(c, 2) = 2 labels
 
 
 def test_the_table_gives_each_group_s_mean_and_the_mean_per_rarest_count():
@@ -80,3 +88,20 @@ def test_a_tag_without_runs_is_an_error_even_beside_one_with_runs(tmp_path, caps
     assert err.endswith("error: no whole-stream run of sledge on Shuttle at 0.02 in typo, "
                         "limited\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_table_file_is_named_by_model_dataset_ratio_and_first_tag(tmp_path, capsys):
+    write_shuttle(tmp_path / "data")
+    for tag, seed in (("later", 0), ("first", 1000)):
+        write_run_record(tmp_path / "runs" / tag / f"sledge-light_Shuttle_0.25_seed{seed}.json",
+                         model="sledge-light", dataset="Shuttle", label_ratio=0.25,
+                         n_samples=12, seed=seed)
+    assert main(["--model", "sledge-light", "--dataset", "shuttle", "--ratio", "0.25",
+                 "--tags", "first", "later", "--results", str(tmp_path / "runs"),
+                 "--root", str(tmp_path / "data"), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out" / "sledge-light_Shuttle_0.25_first.md"
+    assert [path.name for path in (tmp_path / "out").iterdir()] == [out.name]
+    text = out.read_text()
+    assert text.startswith("Tags: first, later.\n\n| seed | labels per class |")
+    assert "| 0 | 2 / 1 | 0.5000 | – | later |" in text
+    assert capsys.readouterr().out.endswith(f"wrote {out}\n")

@@ -188,9 +188,13 @@ class CSRGraph:
 
         ``check``: refuse (``TypeError`` / ``ValueError``) ``values`` that are not a
         dense float32/float64 tensor of :math:`E` entries on the graph's device (no
-        value is read); the kernels' backward passes ``False``."""
+        value is read). Under ``torch.compile`` the matrix is built eagerly, behind
+        one graph break."""
         if check:
             _check_edge_values(values, self, "symmetric_matrix", "values")
+        return _call_kernel(self._symmetric_matrix, values)
+
+    def _symmetric_matrix(self, values: Tensor) -> Tensor:
         return self._symmetric.matrix(torch.cat([values, values]))
 
     def aggregate(self, x: Tensor, edge_weight: Tensor, *, check: bool = True) -> Tensor:
@@ -207,10 +211,13 @@ class CSRGraph:
         r""":math:`a_t^\top b_s` per edge :math:`(E,)` in edge order, for ``a`` and
         ``b`` :math:`(N, h)`, without autograd.
 
-        ``check``: refuse what :func:`csr_edge_dot` refuses (no value is read); the
-        kernels, which checked their operands, pass ``False``."""
+        ``check``: refuse what :func:`csr_edge_dot` refuses (no value is read). Under
+        ``torch.compile`` the product runs eagerly, behind one graph break."""
         if check:
             _check_pair(a, b, self, "sampled_dot")
+        return _call_kernel(self._sampled_dot, a, b)
+
+    def _sampled_dot(self, a: Tensor, b: Tensor) -> Tensor:
         if self.num_edges > self.num_nodes ** 2:
             # more entries than a dense pattern (duplicate edges on a tiny graph):
             # sampled_addmm refuses those, so gather (sizes known on the host)
@@ -251,7 +258,7 @@ class _CSRAggregate(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_x = _sparse_dense_product(graph.by_source.matrix(edge_weight), grad)
         if ctx.needs_input_grad[1]:
-            grad_weight = graph.sampled_dot(grad, x, check=False)  # g_t . x_s per edge
+            grad_weight = graph._sampled_dot(grad, x)  # g_t . x_s per edge
         return grad_x, grad_weight, None
 
 
@@ -261,7 +268,7 @@ class _CSREdgeDot(torch.autograd.Function):
         ctx.graph = graph
         ctx.same = a is b
         ctx.save_for_backward(a, b)
-        return graph.sampled_dot(a, b, check=False)
+        return graph._sampled_dot(a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -270,7 +277,7 @@ class _CSREdgeDot(torch.autograd.Function):
         grad = grad.contiguous()
         if ctx.same and all(ctx.needs_input_grad[:2]):
             # one tensor in both places: its whole gradient through one operand
-            return _sparse_dense_product(graph.symmetric_matrix(grad, check=False), a), None, None
+            return _sparse_dense_product(graph._symmetric_matrix(grad), a), None, None
         grad_a = (_sparse_dense_product(graph.by_target.matrix(grad), b)
                   if ctx.needs_input_grad[0] else None)
         grad_b = (_sparse_dense_product(graph.by_source.matrix(grad), a)
@@ -284,6 +291,14 @@ def _outside_graph(kernel: Callable[..., Tensor], *args: object) -> Tensor:
     sparse CSR tensors, which it cannot trace. One graph break where the kernel is
     called, instead of one in each frame of the kernel, which it would compile on
     their own (and a graph per piece between them)."""
+    return kernel(*args)
+
+
+def _call_kernel(kernel: Callable[..., Tensor], *args: object) -> Tensor:
+    """``kernel(*args)``; under ``torch.compile``, through :func:`_outside_graph`
+    (the one check of the eager path)."""
+    if is_compiling():
+        return _outside_graph(kernel, *args)
     return kernel(*args)
 
 
@@ -351,9 +366,7 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph, *,
         _check_edge_values(edge_weight, graph, "csr_aggregate", "edge_weight", x.dtype)
     # the weights tensor itself where it is 1-D: its CSR matrix then serves every layer
     weight = edge_weight if edge_weight.dim() == 1 else edge_weight.reshape(-1)
-    if is_compiling():
-        return _outside_graph(_CSRAggregate.apply, x.contiguous(), weight, graph)
-    return _CSRAggregate.apply(x.contiguous(), weight, graph)
+    return _call_kernel(_CSRAggregate.apply, x.contiguous(), weight, graph)
 
 
 def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph, *, check: bool = True) -> Tensor:
@@ -372,6 +385,4 @@ def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph, *, check: bool = True) -
     """
     if check:
         _check_pair(a, b, graph, "csr_edge_dot")
-    if is_compiling():
-        return _outside_graph(_CSREdgeDot.apply, a.contiguous(), b.contiguous(), graph)
-    return _CSREdgeDot.apply(a.contiguous(), b.contiguous(), graph)
+    return _call_kernel(_CSREdgeDot.apply, a.contiguous(), b.contiguous(), graph)
