@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -22,7 +23,7 @@ from torch_geometric_stream.validation import check_seed
 
 __all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
            "parse_seeds", "check_device", "read_config_file", "check_output_file",
-           "check_output_files", "check_folder", "add_root_option", "plain_text"]
+           "check_output_files", "check_folder", "root_option", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -215,6 +216,13 @@ def check_folder(option: str, folder: Path, must_exist: bool = True) -> None:
         raise UsageError(f"{option}: {nearest} is a file, not a folder")
     if must_exist and nearest != folder:
         raise UsageError(f"{option}: folder {folder} does not exist")
+
+
+def root_option(root: Path) -> str:
+    """How an error names the data folder ``root``: ``$TGS_DATA_ROOT`` where that
+    variable gave it (``--root``'s default), else ``--root``."""
+    variable = os.environ.get("TGS_DATA_ROOT")
+    return "$TGS_DATA_ROOT" if variable and Path(variable) == root else "--root"
 
 
 def add_root_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
