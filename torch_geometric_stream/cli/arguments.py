@@ -22,8 +22,9 @@ from torch_geometric_stream.validation import check_device as check_device_exist
 from torch_geometric_stream.validation import check_seed
 
 __all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
-           "parse_seeds", "check_device", "read_config_file", "check_output_file",
-           "check_output_files", "check_folder", "root_option", "add_root_option", "plain_text"]
+           "seed_value", "device_value", "parse_seeds", "check_device", "read_config_file",
+           "check_output_file", "check_output_files", "check_folder", "root_option",
+           "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -121,6 +122,26 @@ def coefficient_value(text: str) -> str | float:
         raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number in [0, 1], "
                                          f"got {text!r}")
     return value
+
+
+def seed_value(text: str) -> int:
+    """One seed: an integer in [0, 2**64), what :func:`torch.manual_seed` takes."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}") from None
+    try:
+        return check_seed(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def device_value(text: str) -> str:
+    """A device this machine has: ``cpu``, ``cuda``, ``cuda:i`` or ``mps``."""
+    try:
+        return str(check_device_exists(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_seeds(values: Optional[Sequence[str]], option: str = "--seed") -> list[int]:
