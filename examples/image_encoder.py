@@ -17,6 +17,8 @@ from torch_geometric.nn import GCNConv
 
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.errors import one_line
+from torch_geometric_stream.datasets import DatasetError
 from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
 from torch_geometric_stream.nn import GraphBackbone
 
@@ -60,7 +62,10 @@ def main(argv=None) -> float:
     parser.add_argument("--root", default=None,
                         help="folder holding MNIST/; without it, a synthetic stream")
     args = parser.parse_args(argv)
-    stream = load_stream(args)
+    try:
+        stream = load_stream(args)
+    except DatasetError as error:  # no MNIST under --root: one line, not a traceback
+        parser.error(one_line(error))
     model = SLeDGe(784, 10, labeled_size=20, unlabeled_size=100, k=5, hidden_channels=64,
                    lr=2e-3, seed=0)
     model.backbone = GraphBackbone(784, 64, 10, num_layers=2, conv=conv_factory)

@@ -10,7 +10,8 @@ import argparse
 import torch
 
 from torch_geometric_stream import SLeDGe
-from torch_geometric_stream.cli.arguments import label_ratio, positive_int
+from torch_geometric_stream.cli.arguments import (device_value, label_ratio, positive_int,
+                                                  seed_value)
 from torch_geometric_stream.datasets import SyntheticStream
 from torch_geometric_stream.evaluation import paper_label_mask, prequential
 from torch_geometric_stream.models import CUDAGraphStep
@@ -24,8 +25,10 @@ def main(argv=None) -> float:
     parser.add_argument("--label-ratio", type=label_ratio, default=0.01,
                         help="share of labelled samples, in (0, 1] (default: %(default)s)")
     parser.add_argument("--light", action="store_true", help="SLeDGe-L")
-    parser.add_argument("--seed", type=int, default=0, help="stream, label and model seed")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="stream, label and model seed (default: %(default)s)")
+    parser.add_argument("--device", type=device_value,
+                        default="cuda" if torch.cuda.is_available() else "cpu",
                         help="cpu or cuda (default: cuda when there is one)")
     args = parser.parse_args(argv)
 

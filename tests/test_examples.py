@@ -2,6 +2,8 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -37,3 +39,20 @@ def test_quickstart_reports_a_stream_shorter_than_its_five_checkpoints(capsys):
     assert [line.split()[1] for line in lines] == ["1", "2", "3"]
     # each line also gives the accuracy of its window (a fifth; one sample here)
     assert [line.split("samples ")[-1].split(":")[0] for line in lines] == ["0-1", "1-2", "2-3"]
+
+
+@pytest.mark.parametrize("example, argv, message", [
+    ("quickstart", ["--seed", "-1"], "argument --seed: seed must be >= 0, got -1"),
+    ("quickstart", ["--seed", "x"], "argument --seed: seed must be an integer, got 'x'"),
+    ("quickstart", ["--device", "gpu"],
+     "argument --device: invalid device 'gpu' (e.g. cpu, cuda, cuda:0, mps)"),
+    ("image_encoder", ["--root", "{tmp}"], "Dataset folder {tmp}/MNIST does not exist"),
+])
+def test_bad_input_to_an_example_is_one_usage_error(example, argv, message, tmp_path, capsys):
+    # before: a traceback (quickstart's seed and device reached the learner unchecked,
+    # image_encoder's missing MNIST folder was not caught)
+    with pytest.raises(SystemExit) as exit_info:
+        load(example).main([arg.format(tmp=tmp_path) for arg in argv])
+    assert exit_info.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.split(": error: ", 1)[1].startswith(message.format(tmp=tmp_path)), last

@@ -369,7 +369,9 @@ def test_a_metric_some_runs_lack_is_averaged_and_paired_over_the_runs_that_have_
 def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
         tmp_path, capsys):
     """Paired are only settings of one stream, label ratio, label mask, limit and
-    synthetic length: another mask or stream has no baseline here."""
+    synthetic length: another mask or stream has no baseline here, and its note gives
+    these entries of its own (before: not, so a row whose name leaves out its limit
+    gave no clue why it had no baseline)."""
     paths = [write(tmp_path, "base.json", record(0, 0.8)),
              write(tmp_path, "other_seed.json", record(1, 0.9, lr=5e-3)),
              write(tmp_path, "mask.json", {**record(0, 0.7, lr=5e-3), "label_mask": "bernoulli"}),
@@ -386,13 +388,15 @@ def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
         "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005)": "2.00"}
     assert lines[5:] == [
         "sledge on GSAD at 0.01: no paired difference: no lr=0.001 among the settings of its "
-        "stream, label ratio, label mask, limit and synthetic length",
+        "stream, label ratio, label mask, limit and synthetic length (dataset=GSAD, "
+        "label_ratio=0.01, label_mask=paper, limit=None, synthetic_samples=None)",
         "sledge on Shuttle at 0.01 (label_mask=paper, lr=0.005): no paired difference: no "
         "seed in common with its baseline sledge on Shuttle at 0.01 (label_mask=paper, "
         "lr=0.001)",
         "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005): no paired difference: "
         "no lr=0.001 among the settings of its stream, label ratio, label mask, limit and "
-        "synthetic length"]
+        "synthetic length (dataset=Shuttle, label_ratio=0.01, label_mask=bernoulli, "
+        "limit=None, synthetic_samples=None)"]
     blank = [row for row in csv.DictReader(table.open()) if row["baseline"] != "baseline"]
     assert len(blank) == 3 and all(row[column] == "" for row in blank for column in (
         "baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher", "seeds_tied",

@@ -150,6 +150,16 @@ def test_tune_names_a_missing_data_folder_before_any_run(tmp, capsys, no_run):
     assert not (tmp / "grid").exists()
 
 
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_a_missing_data_folder_from_the_environment_is_named_as_such(command, tmp, capsys,
+                                                                    monkeypatch, no_run):
+    # before: "--root: folder ... does not exist", an option the command line never gave
+    monkeypatch.setenv("TGS_DATA_ROOT", str(tmp / "absent"))
+    outputs = ["--out-dir", str(tmp / "grid")] if command == "tune" else ["--quiet"]
+    line = _check_one_error_line([command, "--dataset", "mnist", *outputs], capsys)
+    assert line == f"error: $TGS_DATA_ROOT: folder {tmp / 'absent'} does not exist"
+
+
 @pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)
 def test_a_tune_output_path_that_cannot_be_written_stops_it_before_any_run(
         option, path, message, tmp, capsys, no_run):

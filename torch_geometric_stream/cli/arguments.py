@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -21,8 +22,9 @@ from torch_geometric_stream.validation import check_device as check_device_exist
 from torch_geometric_stream.validation import check_seed
 
 __all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
-           "parse_seeds", "check_device", "read_config_file", "check_output_file",
-           "check_output_files", "check_folder", "add_root_option", "plain_text"]
+           "seed_value", "device_value", "parse_seeds", "check_device", "read_config_file",
+           "check_output_file", "check_output_files", "check_folder", "root_option",
+           "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -122,6 +124,26 @@ def coefficient_value(text: str) -> str | float:
     return value
 
 
+def seed_value(text: str) -> int:
+    """One seed: an integer in [0, 2**64), what :func:`torch.manual_seed` takes."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}") from None
+    try:
+        return check_seed(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def device_value(text: str) -> str:
+    """A device this machine has: ``cpu``, ``cuda``, ``cuda:i`` or ``mps``."""
+    try:
+        return str(check_device_exists(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parse_seeds(values: Optional[Sequence[str]], option: str = "--seed") -> list[int]:
     """Seeds from repeated ``option`` options, each an integer in [0, 2**64) or
     a comma list of them (duplicates dropped, order kept); ``[0]`` when none is
@@ -215,6 +237,13 @@ def check_folder(option: str, folder: Path, must_exist: bool = True) -> None:
         raise UsageError(f"{option}: {nearest} is a file, not a folder")
     if must_exist and nearest != folder:
         raise UsageError(f"{option}: folder {folder} does not exist")
+
+
+def root_option(root: Path) -> str:
+    """How an error names the data folder ``root``: ``$TGS_DATA_ROOT`` where that
+    variable gave it (``--root``'s default), else ``--root``."""
+    variable = os.environ.get("TGS_DATA_ROOT")
+    return "$TGS_DATA_ROOT" if variable and Path(variable) == root else "--root"
 
 
 def add_root_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

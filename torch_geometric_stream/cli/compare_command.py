@@ -381,9 +381,11 @@ def _paired(groups: Mapping[Setting, list[tuple[Path, Record]]],
     for setting, runs in groups.items():
         reference = baselines.get(_pairing(setting))
         if reference is None:
+            own = ", ".join(f"{key}={_plain(value)}"
+                            for key, value in zip(PAIRED_KEYS, _pairing(setting)))
             paired[setting] = {"note": f"no {_given(baseline)} among the settings of its "
                                        f"stream, label ratio, label mask, limit and "
-                                       f"synthetic length"}
+                                       f"synthetic length ({own})"}
             continue
         if reference == setting:
             paired[setting] = {"baseline": True}

@@ -13,7 +13,7 @@ import torch
 from torch_geometric_stream.checkpoint import (CheckpointCallback, checkpoint_callback,
                                                load_checkpoint)
 from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_files,
-                                                  parse_seeds, read_config_file)
+                                                  parse_seeds, read_config_file, root_option)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
@@ -158,7 +158,8 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     if args.root is None:
         raise UsageError(f"no data folder found: pass --root DIR or set TGS_DATA_ROOT (only "
                          f"{BUNDLED_DATASET} is bundled)")
-    check_folder("--root", Path(args.root))  # named itself, not as a dataset's missing folder
+    # named itself, not as a dataset's missing folder
+    check_folder(root_option(Path(args.root)), Path(args.root))
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
 
 
