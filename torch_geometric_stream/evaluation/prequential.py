@@ -510,12 +510,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
-            ``stream`` is not iterable, ``initial`` is no mapping, or
+            ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
+            string, ``progress`` or ``flush_denormal`` is no bool, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
     history = check_history(history)
-    _check_arguments(stream, initial, transform=transform, callback=callback, stop=stop)
+    _check_arguments(stream, initial, desc, transform=transform, callback=callback, stop=stop)
+    progress = check_bool(progress, "progress")
+    flush_denormal = check_bool(flush_denormal, "flush_denormal")
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     window = None if window is None else check_window(window)
@@ -586,16 +589,19 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     return record.result()
 
 
-def _check_arguments(stream: Any, initial: Any, **functions: Any) -> None:
+def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:
     """``TypeError`` naming the first argument of :func:`prequential` of another type:
-    ``stream`` not iterable, ``initial`` no mapping, or one of ``functions`` (given,
-    ``None`` allowed) not callable: they would fail only once a sample was learned."""
+    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string, or one of
+    ``functions`` (given, ``None`` allowed) not callable: they would fail only once
+    a sample was learned."""
     if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
         raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
                         f"{type(stream).__name__}")
     if initial is not None and not isinstance(initial, Mapping):
         raise TypeError(f"initial must be a record state (a mapping), got "
                         f"{type(initial).__name__}")
+    if not isinstance(desc, str):
+        raise TypeError(f"desc must be a string, got {type(desc).__name__}")
     for name, function in functions.items():
         if function is not None and not callable(function):
             raise TypeError(f"{name} must be callable or None, got {type(function).__name__}")
