@@ -196,6 +196,20 @@ _RECORD_KEYS = {"full": ("start", "predictions", "labels", "labeled", "seconds",
                 "bounded": ("start", "n_samples", "n_labels", "metrics", "classes", "elapsed")}
 
 
+def _state_history(state: Mapping[str, Any]) -> str:
+    """The history a :meth:`PrequentialRecord.state_dict` was kept with (``"full"``
+    without a ``history`` entry, as states older than the option), or a
+    ``ValueError`` if it names none or ``state`` lacks that history's entries."""
+    kept = state.get("history", "full")
+    if kept not in _RECORD_KEYS:
+        raise ValueError(f"record state was kept with history={kept!r}, which is none of "
+                         f"{HISTORIES}")
+    missing = [key for key in _RECORD_KEYS[kept] if key not in state]
+    if missing:
+        raise ValueError(f"record state lacks the entries {missing}")
+    return kept
+
+
 class PrequentialRecord:
     """What :func:`prequential` has seen so far; handed to its ``callback``.
 
@@ -297,8 +311,12 @@ class PrequentialRecord:
     @staticmethod
     def state_samples(state: Mapping[str, Any]) -> int:
         """How many samples a :meth:`state_dict` covers (either history; a state
-        without ``history`` is a full one)."""
-        if state.get("history", "full") == "bounded":
+        without ``history`` is a full one).
+
+        Raises:
+            ValueError: ``state`` names no history or lacks its entries.
+        """
+        if _state_history(state) == "bounded":
             return int(state["n_samples"])
         return len(state["predictions"])
 
@@ -322,9 +340,7 @@ class PrequentialRecord:
             raise ValueError(f"the record state was kept with history={kept!r}, this record "
                              f"keeps history={self.history!r}: continue it with "
                              f"history={kept!r}")
-        missing = [key for key in _RECORD_KEYS[kept] if key not in state]
-        if missing:
-            raise ValueError(f"record state lacks the entries {missing}")
+        _state_history(state)
         elapsed = float(state["elapsed"])  # read before anything changes
         if self.classes is not None:
             self._load_bounded(state)
