@@ -186,7 +186,8 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         ``path`` as a :class:`~pathlib.Path`.
 
     Raises:
-        ValueError: ``position`` negative or ``record`` not ending at it.
+        ValueError: ``position`` negative, ``record`` a mapping lacking a
+            state's entries (naming them), or not ending at ``position``.
         TypeError: ``record``, ``transform`` or ``extra`` of another type.
     """
     _check_record(record)
@@ -196,7 +197,8 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         raise ValueError(f"position must be an integer >= 0, got {position!r}")
     arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
     if arrays is not None:
-        end = int(arrays["start"]) + PrequentialRecord.state_samples(arrays)
+        samples = PrequentialRecord.state_samples(arrays)  # checks its entries first
+        end = int(arrays["start"]) + samples
         if end != position:
             raise ValueError(f"record ends at position {end}, not at position={position}")
     kind, state = _learner_state(learner)

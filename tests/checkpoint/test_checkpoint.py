@@ -606,11 +606,31 @@ def test_a_save_removes_the_temporary_file_of_a_killed_save_of_that_checkpoint(t
 
 def test_save_checks_position_against_record(tmp_path):
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
-    record = {"start": 0, "predictions": np.zeros(5, dtype=np.int64)}
+    record = {"start": 0, "predictions": np.zeros(5, dtype=np.int64),
+              "labels": np.zeros(5, dtype=np.int64), "labeled": np.ones(5, dtype=np.uint8),
+              "seconds": np.zeros(5), "elapsed": 0.0}
     with pytest.raises(ValueError, match="record ends at position 5, not at position=6"):
         save_checkpoint(tmp_path / "x.ckpt", learner, position=6, record=record)
     with pytest.raises(ValueError, match="position must be an integer >= 0"):
         save_checkpoint(tmp_path / "x.ckpt", learner, position=-1)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("record, message", [
+    # before: KeyError: 'start'
+    ({}, "record state lacks the entries ['start', 'predictions', 'labels', 'labeled', "
+         "'seconds', 'elapsed']"),
+    ({"start": 0, "predictions": [1, 0]}, "record state lacks the entries ['labels', "
+                                          "'labeled', 'seconds', 'elapsed']"),
+    ({"history": "bounded", "start": 0, "n_samples": 2},
+     "record state lacks the entries ['n_labels', 'metrics', 'classes', 'elapsed']"),
+    ({"history": "some", "start": 0}, "record state was kept with history='some', which is "
+                                      "none of ('full', 'bounded')"),
+])
+def test_save_refuses_a_mapping_that_is_no_records_state(tmp_path, record, message):
+    learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        save_checkpoint(tmp_path / "x.ckpt", learner, position=2, record=record)
     assert not list(tmp_path.iterdir())
 
 

@@ -102,6 +102,15 @@ def test_read_csv_records_drops_leading_row_id(tmp_path):
         read_csv_records(tmp_path / "d.csv", ["a"])
 
 
+def test_read_csv_records_refuses_a_header_that_names_two_columns_alike(tmp_path):
+    # before: the record kept the last column of the name, silently
+    (tmp_path / "c.csv").write_text("a, b ,b\n1,2,3\n")
+    with pytest.raises(DatasetFormatError, match=r"^c.csv line 1: columns 2 and 3 of the "
+                                                 r"header share the name 'b'; give each "
+                                                 r"column its own name$"):
+        read_csv_records(tmp_path / "c.csv", ["a"])
+
+
 def test_read_csv_records_strips_header_names_skips_blank_lines_and_needs_a_row(tmp_path):
     (tmp_path / "c.csv").write_text(" a , b\n\n1,2\n\n3,4\n\n")
     assert read_csv_records(tmp_path / "c.csv", ["a", "b"]) == [{"a": "1", "b": "2"},

@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              is_stream_file, load_stream_file,
                                              stream_file_digest)
+from torch_geometric_stream.datasets.csv_stream import CSVRowStream
 from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 
@@ -157,7 +158,30 @@ def test_the_label_column_name_is_unique_and_read_without_spaces(tmp_path):
     path = write(tmp_path, "h.csv", "a,a,b\n1,2,0\n")
     with pytest.raises(DatasetFormatError, match=r"h.csv: 2 columns named 'a' in the header"):
         load_stream_file(path, label_column="a")
+    path = write(tmp_path, "g.csv", "a,c,b\n1,2,0\n")
     assert load_stream_file(path, label_column=" b ").x.tolist() == [[1, 2]]
+
+
+@pytest.mark.parametrize("text, options, message", [
+    # before: accepted, the label read from one of the two (which, by the reader)
+    ("a,label,label\n1,0,1\n", {}, "columns 2 and 3 of the header share the name 'label'"),
+    ("a,label,label\n1,0,1\n", {"label_column": "1"},
+     "columns 2 and 3 of the header share the name 'label'"),
+    # before: accepted, two features of one name
+    ("a,a,label\n1,0,1\n2,3,0\n", {"label_column": " label"},
+     "columns 1 and 2 of the header share the name 'a'"),
+    ("x,b,x,x\n1,0,1,2\n", {}, "columns 1, 3 and 4 of the header share the name 'x'"),
+    # a header by its label alone (a word over number labels)
+    ("2,2,label\n0.5,1,0\n1.5,2,1\n", {}, "columns 1 and 2 of the header share the name '2'"),
+])
+def test_a_header_that_names_two_columns_alike_is_refused_by_both_readers(tmp_path, text,
+                                                                          options, message):
+    path = write(tmp_path, "d.csv", text)
+    full = f"^d.csv line 1: {message}; give each column its own name$"
+    with pytest.raises(DatasetFormatError, match=full):
+        load_stream_file(path, **options)
+    with pytest.raises(DatasetFormatError, match=full):
+        list(CSVRowStream(path, ["0", "1"], **options))
 
 
 def test_an_upper_case_gzip_name_is_read_and_unreadable_bytes_are_named(tmp_path):

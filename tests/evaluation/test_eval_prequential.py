@@ -231,14 +231,21 @@ def test_errors():
     ({"transform": 5}, "transform must be callable or None, got int"),
     ({"initial": "abc"}, "initial must be a record state (a mapping), got str"),
     ({"stream": 5}, "stream must be an iterable of (x, y) pairs, got int"),
+    # before: a truthy "no" showed the bar, or flushed denormals; desc=5 was shown as "5"
+    ({"progress": "no"}, "progress must be a bool, got str"),
+    ({"progress": None}, "progress must be a bool, got NoneType"),
+    ({"flush_denormal": "no"}, "flush_denormal must be a bool, got str"),
+    ({"flush_denormal": 0}, "flush_denormal must be a bool, got int"),
+    ({"desc": 5}, "desc must be a string, got int"),
+    ({"desc": 5, "progress": True, "progress_every": 1.0}, "desc must be a string, got int"),
 ])
 def test_an_argument_of_another_type_is_refused_before_the_first_sample(kwargs, message):
     """Before, a callback or stop that is not callable failed after the first
     sample was learned, and initial='abc' raised an AttributeError."""
     learner = PreviousLabel()
-    options = {"stream": stream(), **kwargs}
+    options = {"stream": stream(), "progress": False, **kwargs}
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
-        prequential(learner, options.pop("stream"), progress=False, **options)
+        prequential(learner, options.pop("stream"), **options)
     assert learner.learned == [] and learner.seen_x == []
 
 

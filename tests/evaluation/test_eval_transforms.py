@@ -363,6 +363,47 @@ def test_global_scaling_refuses_data_without_features():
         make_transform("global", data=[])
 
 
+@pytest.mark.parametrize("build", [OnlineMinMaxScaler, make_transform, L2Normalize,
+                                   OnlineQuantileRangeScaler])
+@pytest.mark.parametrize("update", ["no", 0, None])
+def test_update_must_be_a_bool_and_a_refused_one_leaves_the_state(build, update):
+    # before: a truthy "no" updated the state, a falsy 0 or None did not
+    transform, twin = build(), build()
+    for scaler in (transform, twin):
+        scaler.transform_one(np.array([0.0, 2.0]))
+    message = f"^update must be a bool, got {type(update).__name__}$"
+    with pytest.raises(TypeError, match=message):
+        transform.transform_one(np.array([-5.0, 9.0]), update=update)
+    with pytest.raises(TypeError, match=message):
+        transform.transform_many(np.array([[-5.0, 9.0]]), update=update)
+    for row in (np.array([1.0, 1.0]), np.array([-5.0, 9.0])):  # the range is [0, 2] still
+        assert torch.equal(transform.transform_one(row), twin.transform_one(row))
+
+
+@pytest.mark.parametrize("robust_options", [[("quantile", 0.1)], "quantile", 0.1])
+def test_make_transform_refuses_robust_options_that_are_no_mapping(robust_options):
+    # before: TypeError: ... argument after ** must be a mapping, not list
+    message = (r"^robust_options must be a mapping of OnlineQuantileRangeScaler's keyword "
+               r"arguments \(e\.g\. {'quantile': 0\.05}\), got ")
+    with pytest.raises(TypeError, match=message + type(robust_options).__name__ + "$"):
+        make_transform("robust", robust_options=robust_options)
+
+
+@pytest.mark.parametrize("data", [np.array([1.0, 5.0, 3.0]), [1.0, 5.0, 3.0],
+                                  torch.tensor([1.0, 5.0, 3.0])])
+@pytest.mark.parametrize("feature_transform", ["none", "signed-log1p"])
+def test_global_scaling_refuses_a_one_dimensional_stream(data, feature_transform):
+    # before: taken as a single row (d = 3), whose every feature was then constant
+    message = (r"^data must be the whole stream \(T, d\), got 1-D values of shape \(3,\): "
+               r"reshape them to \(1, d\) for one row or \(T, 1\) for one feature$")
+    with pytest.raises(ValueError, match=message):
+        make_transform("global", data=data, feature_transform=feature_transform)
+    with pytest.raises(ValueError, match=message):
+        GlobalMinMaxScaler().fit(data)
+    scaler = make_transform("global", data=np.array([[1.0], [5.0], [3.0]]), l2=False)
+    assert scaler.transform_many(np.array([[1.0], [3.0]])).tolist() == [[-1.0], [0.0]]
+
+
 @pytest.mark.parametrize("l2", ["yes", 1, None])
 def test_make_transform_refuses_an_l2_that_is_no_bool(l2):
     # before: a truthy "yes" or 1 appended L2Normalize, None left it out

@@ -455,3 +455,57 @@ def test_sledge_light_keeps_the_command_lines_labeled_memory():
     assert fills[None] == (2, 1, 0)  # 5 labeled slots per class: "x" twice, "y" once
     assert fills["per-class"] == (1, 1, 0)  # the second "x" merged into the first
     assert DEFAULT_CONFIG["light_memory"] == "full"
+
+
+def test_a_tensor_without_values_as_a_feature_is_named_and_changes_nothing():
+    # before: RuntimeError: Tensor.item() cannot be called on meta tensors
+    meta = torch.tensor(1.0, device="meta")
+    message = r"^feature 'b' is on the 'meta' device, which holds no values"
+    fresh = small_model()
+    with pytest.raises(TypeError, match=message):
+        fresh.learn_one({"a": 0.0, "b": meta}, "cat")
+    assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    with pytest.raises(TypeError, match=message):
+        model.learn_one({"a": 100.0, "b": meta}, "dog")
+    with pytest.raises(TypeError, match=message):
+        model.predict_proba_one({"a": 0.5, "b": meta})
+    with pytest.raises(TypeError, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, meta]}), ["dog", None])
+    # before: RuntimeError: value cannot be converted to type double without overflow
+    complex_value, complex_message = torch.tensor(1 + 2j), r"^feature 'b' must be a number, got "
+    with pytest.raises(ValueError, match=complex_message + r"tensor\(1\.\+2\.j\)$"):
+        model.learn_one({"a": 100.0, "b": complex_value}, "dog")
+    with pytest.raises(ValueError, match=complex_message + r"tensor\(1\.\+2\.j\)$"):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, complex_value]}), ["dog", None])
+    assert_same_learner(model, twin)
+    model.learn_one({"a": 0.5, "b": torch.tensor(0.25)}, "dog")  # a tensor with a value is one
+
+
+@pytest.mark.parametrize("feature_names, error, message", [
+    # before: each accepted when the classifier was built
+    ([], ValueError, r"^feature_names is empty: give at least one name, or None to take the "
+                     r"first sample's keys$"),
+    (["a", "b", "a"], ValueError, r"^feature_names must be distinct: 'a' is given twice$"),
+    ("ab", TypeError, r"^feature_names must be a sequence of names, got the string 'ab'$"),
+    (b"ab", TypeError, r"^feature_names must be a sequence of names, got the bytes b'ab'$"),
+    (["a", ["b"]], TypeError, r"^feature_names must hold hashable names \(dict keys\), got "
+                              r"list \['b'\]$"),
+])
+def test_bad_feature_names_are_refused_when_the_classifier_is_built(feature_names, error,
+                                                                     message):
+    with pytest.raises(error, match=message):
+        RiverClassifier.sledge(num_classes=2, feature_names=feature_names, **SMALL)
+
+
+@pytest.mark.parametrize("missing", [None, float("nan")])
+def test_a_class_that_means_unlabeled_is_refused_when_the_classifier_is_built(missing):
+    # before: accepted, though a label of None (or NaN) is learned unlabeled
+    with pytest.raises(ValueError, match=rf"^classes\[1\] is {missing!r}, which means "
+                                         r"unlabeled: give class names or ids$"):
+        RiverClassifier.sledge(num_classes=2, classes=["x", missing], **SMALL)
+    with pytest.raises(TypeError, match=r"^classes must be a sequence of names, got the string "
+                                        r"'xy'$"):
+        RiverClassifier.sledge(num_classes=2, classes="xy", **SMALL)

@@ -34,9 +34,9 @@ from torch_geometric_stream.datasets.errors import DatasetFormatError
 from torch_geometric_stream.datasets.io import open_text
 from torch_geometric_stream.datasets.numbers import is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
-                                                         _check_limit, _check_unambiguous,
-                                                         _data_row, _feature_names, _label_index,
-                                                         _narrow_row, _rows, _utf8_lines)
+                                                         _check_limit, _data_row, _header_names,
+                                                         _label_index, _narrow_row, _rows,
+                                                         _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["STDIN", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
@@ -272,8 +272,8 @@ class CSVRowStream:
         self.feature_names = None
         if self._header is None:
             return _chain_first(self._first_line, first, rows)
-        _check_unambiguous(self.label_column, first, self._index, self.name)
-        self.feature_names = _feature_names(first, self._index, self.name, self._first_line)
+        self.feature_names = _header_names(self.label_column, first, self._index, self.name,
+                                           self._first_line)
         return rows
 
     def _read(self) -> RowReader:

@@ -22,7 +22,8 @@ from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNo
 from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 __all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx",
-           "read_numeric_table", "read_csv_records", "records_to_matrix", "as_integer_labels"]
+           "read_numeric_table", "read_csv_records", "records_to_matrix", "as_integer_labels",
+           "check_header_names"]
 
 #: The booleans a CSV field may hold, as numbers (Shopper's Weekend: TRUE/FALSE).
 _BOOLEANS = {"true": 1.0, "false": 0.0}
@@ -177,6 +178,22 @@ def _non_number_in_table(path: Path | str, delimiter: Optional[str]
     return None
 
 
+def check_header_names(header: list[str], file_name: str, line: int) -> None:
+    """Raise a :class:`~.errors.DatasetFormatError` if two columns of CSV
+    ``header`` (on ``line`` of the file) share a name, naming it and their columns
+    (from 1): a column picked by its name would be either of them. Columns without
+    a name are left to the caller."""
+    columns: dict[str, list[int]] = {}
+    for column, name in enumerate(header, start=1):
+        if name:
+            columns.setdefault(name, []).append(column)
+    for name, found in columns.items():
+        if len(found) > 1:
+            numbers = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+            raise DatasetFormatError(f"{file_name} line {line}: columns {numbers} of the header "
+                                     f"share the name {name!r}; give each column its own name")
+
+
 def read_csv_records(path: Path | str, required: Iterable[str],
                      encoding: str = "utf-8-sig") -> list[dict[str, str]]:
     """Rows of a CSV file with a header, as dicts keyed by column name (UTF-8 by
@@ -191,6 +208,7 @@ def read_csv_records(path: Path | str, required: Iterable[str],
     with open_text(path, encoding=encoding, newline="") as handle:
         reader = csv.reader(handle)
         header = [column.strip() for column in next(reader, [])]
+        check_header_names(header, name, reader.line_num)
         missing = [column for column in required if column not in header]
         if missing:
             raise DatasetFormatError(f"{name}: header {header} lacks the columns {missing}")

@@ -28,7 +28,7 @@ import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
-from torch_geometric_stream.datasets.io import open_text
+from torch_geometric_stream.datasets.io import check_header_names, open_text
 from torch_geometric_stream.datasets.numbers import all_numbers, is_number
 
 if TYPE_CHECKING:  # the rows of a csv.reader, with the line it has read up to
@@ -352,8 +352,8 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     words = [field for column, field in enumerate(first)
              if column != index and field and not is_number(field)]
     header = first if named or words else None
-    if header is not None:
-        _check_unambiguous(label_column, header, index, file_name)
+    names = None if header is None else _header_names(label_column, header, index, file_name,
+                                                      first_line)
     data = rows if header is not None else _chain_first(first_line, first, rows)
     # Without a header so far, the first row is the header if its label is a word
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
@@ -370,12 +370,11 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
             break
     if header_by_label and len(labels) > 1:
         header = first
-        _check_unambiguous(label_column, header, index, file_name)
+        names = _header_names(label_column, header, index, file_name, first_line)
         features, labels, lines = features[1:], labels[1:], lines[1:]
     features, labels, lines = features[:limit], labels[:limit], lines[:limit]
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
-    names = None if header is None else _feature_names(header, index, file_name, first_line)
     return (np.stack(features),
             *_label_classes(labels, _missing_csv_labels(labels, lines, file_name,
                                                         _column_name(index, header))), names)
@@ -396,6 +395,16 @@ def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
                                  f"{_column_name(index, header)} (the label) is empty; "
                                  f"every row needs its true label")
     return _feature_values(fields, file_name, line, index, header), label
+
+
+def _header_names(label_column: Optional[str], header: list[str], index: int,
+                  file_name: str, line: int) -> list[str]:
+    """The feature names of ``header`` (on ``line``; the label at ``index``, picked
+    by ``label_column``), checked: no name given twice, a label column that is
+    unambiguous, each feature named."""
+    check_header_names(header, file_name, line)
+    _check_unambiguous(label_column, header, index, file_name)
+    return _feature_names(header, index, file_name, line)
 
 
 def _feature_names(header: list[str], index: int, file_name: str, line: int) -> list[str]:

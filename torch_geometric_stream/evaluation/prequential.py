@@ -196,6 +196,20 @@ _RECORD_KEYS = {"full": ("start", "predictions", "labels", "labeled", "seconds",
                 "bounded": ("start", "n_samples", "n_labels", "metrics", "classes", "elapsed")}
 
 
+def _state_history(state: Mapping[str, Any]) -> str:
+    """The history a :meth:`PrequentialRecord.state_dict` was kept with (``"full"``
+    without a ``history`` entry, as states older than the option), or a
+    ``ValueError`` if it names none or ``state`` lacks that history's entries."""
+    kept = state.get("history", "full")
+    if kept not in _RECORD_KEYS:
+        raise ValueError(f"record state was kept with history={kept!r}, which is none of "
+                         f"{HISTORIES}")
+    missing = [key for key in _RECORD_KEYS[kept] if key not in state]
+    if missing:
+        raise ValueError(f"record state lacks the entries {missing}")
+    return kept
+
+
 class PrequentialRecord:
     """What :func:`prequential` has seen so far; handed to its ``callback``.
 
@@ -297,8 +311,12 @@ class PrequentialRecord:
     @staticmethod
     def state_samples(state: Mapping[str, Any]) -> int:
         """How many samples a :meth:`state_dict` covers (either history; a state
-        without ``history`` is a full one)."""
-        if state.get("history", "full") == "bounded":
+        without ``history`` is a full one).
+
+        Raises:
+            ValueError: ``state`` names no history or lacks its entries.
+        """
+        if _state_history(state) == "bounded":
             return int(state["n_samples"])
         return len(state["predictions"])
 
@@ -322,9 +340,7 @@ class PrequentialRecord:
             raise ValueError(f"the record state was kept with history={kept!r}, this record "
                              f"keeps history={self.history!r}: continue it with "
                              f"history={kept!r}")
-        missing = [key for key in _RECORD_KEYS[kept] if key not in state]
-        if missing:
-            raise ValueError(f"record state lacks the entries {missing}")
+        _state_history(state)
         elapsed = float(state["elapsed"])  # read before anything changes
         if self.classes is not None:
             self._load_bounded(state)
@@ -510,12 +526,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
-            ``stream`` is not iterable, ``initial`` is no mapping, or
+            ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
+            string, ``progress`` or ``flush_denormal`` is no bool, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
     history = check_history(history)
-    _check_arguments(stream, initial, transform=transform, callback=callback, stop=stop)
+    _check_arguments(stream, initial, desc, transform=transform, callback=callback, stop=stop)
+    progress = check_bool(progress, "progress")
+    flush_denormal = check_bool(flush_denormal, "flush_denormal")
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     window = None if window is None else check_window(window)
@@ -586,16 +605,19 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     return record.result()
 
 
-def _check_arguments(stream: Any, initial: Any, **functions: Any) -> None:
+def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:
     """``TypeError`` naming the first argument of :func:`prequential` of another type:
-    ``stream`` not iterable, ``initial`` no mapping, or one of ``functions`` (given,
-    ``None`` allowed) not callable: they would fail only once a sample was learned."""
+    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string, or one of
+    ``functions`` (given, ``None`` allowed) not callable: they would fail only once
+    a sample was learned."""
     if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
         raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
                         f"{type(stream).__name__}")
     if initial is not None and not isinstance(initial, Mapping):
         raise TypeError(f"initial must be a record state (a mapping), got "
                         f"{type(initial).__name__}")
+    if not isinstance(desc, str):
+        raise TypeError(f"desc must be a string, got {type(desc).__name__}")
     for name, function in functions.items():
         if function is not None and not callable(function):
             raise TypeError(f"{name} must be callable or None, got {type(function).__name__}")

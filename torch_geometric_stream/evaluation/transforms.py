@@ -23,6 +23,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -49,7 +50,8 @@ class StreamTransform:
         """Update the state with one row ``x`` :math:`(d,)`; return it transformed, :math:`(d,)`.
 
         With ``update=False`` the row is transformed as if it had arrived, and the
-        state stays as it was (a prediction that must not change the transform).
+        state stays as it was (a prediction that must not change the transform);
+        ``update`` is a bool.
         """
         rows = as_feature_matrix(x, None, dtype=torch.float64)
         if rows.size(0) != 1:
@@ -62,7 +64,7 @@ class StreamTransform:
         return self._transform_rows(rows, update).to(torch.float32)
 
     def _transform_rows(self, rows: Tensor, update: bool) -> Tensor:
-        if update:
+        if check_bool(update, "update"):
             return self._transform(rows)
         state = self.state_dict()
         try:
@@ -273,7 +275,7 @@ class GlobalMinMaxScaler(_MinMaxScaler):
 
     def fit(self, data: Any) -> "GlobalMinMaxScaler":
         """Store the per-feature minimum and maximum of ``data`` :math:`(T, d)`."""
-        rows = as_feature_matrix(data, None, name="data", dtype=torch.float64)
+        rows = _stream_rows(data)
         self.min_, self.max_ = rows.min(dim=0).values, rows.max(dim=0).values
         return self
 
@@ -283,6 +285,17 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         self._check_width(rows)
         return min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
                               self.feature_range, check=False)
+
+
+def _stream_rows(data: Any) -> Tensor:
+    """The whole stream ``data`` :math:`(T, d)` as float64 rows; 1-D ``data`` is
+    refused: one row or one feature's values, either could be meant."""
+    rows = as_feature_matrix(data, None, name="data", dtype=torch.float64)
+    if np.ndim(data) == 1:
+        raise ValueError(f"data must be the whole stream (T, d), got 1-D values of shape "
+                         f"({rows.size(1)},): reshape them to (1, d) for one row or (T, 1) "
+                         f"for one feature")
+    return rows
 
 
 class FixedRangeScaler(StreamTransform):
@@ -432,14 +445,14 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             learner, so the pipeline is empty (only the cast to ``float32``;
             ``l2`` is ignored).
         l2: append :class:`L2Normalize` (default ``True``); a bool.
-        data: the whole stream :math:`(T, d)`; required by, and only allowed
-            with, ``scaling="global"``.
+        data: the whole stream :math:`(T, d)` (2-D: one row is :math:`(1, d)`);
+            required by, and only allowed with, ``scaling="global"``.
         value_range: ``(low, high)`` of every feature; required by ``"range"``.
         feature_transform: one of :data:`FEATURE_TRANSFORMS`: ``"none"``,
             ``"signed-log1p"`` (:class:`SignedLog1p` first; the global range is
             then fitted, and an a-priori range mapped, through it) or ``"auto"``
             (see :func:`resolve_feature_transform`).
-        robust_options: keyword arguments of :class:`OnlineQuantileRangeScaler`
+        robust_options: a mapping of keyword arguments of :class:`OnlineQuantileRangeScaler`
             (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``,
             ``window``); only
             allowed with ``scaling="robust"``.
@@ -452,6 +465,10 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     feature_transform = resolve_feature_transform(feature_transform, value_range)
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
+    if robust_options is not None and not isinstance(robust_options, Mapping):
+        raise TypeError(f"robust_options must be a mapping of OnlineQuantileRangeScaler's "
+                        f"keyword arguments (e.g. {{'quantile': 0.05}}), got "
+                        f"{type(robust_options).__name__}")
     if robust_options and scaling != "robust":
         raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
     if robust_options and "feature_range" in robust_options:
@@ -463,8 +480,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     if feature_transform == "signed-log1p":  # fit / map the ranges through it, in float64
         steps.append(SignedLog1p())
         if data is not None:
-            data = steps[0]._transform(as_feature_matrix(data, None, name="data",
-                                                         dtype=torch.float64))
+            data = steps[0]._transform(_stream_rows(data))
         if value_range is not None:
             value_range = steps[0]._transform(
                 torch.tensor(value_range, dtype=torch.float64)).tolist()

@@ -40,7 +40,8 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
 from torch_geometric_stream.models.registry import build_model
-from torch_geometric_stream.validation import check_bool, check_seed, check_unit_interval
+from torch_geometric_stream.validation import (check_bool, check_has_values, check_seed,
+                                               check_unit_interval)
 
 try:
     from river import base as _river_base
@@ -76,13 +77,16 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _number(feature: Hashable, value: Any) -> float:
-    """``value`` as ``float``, or a ``ValueError`` naming ``feature``."""
+    """``value`` as ``float``, or a ``ValueError`` naming ``feature`` (a
+    ``TypeError`` for a tensor without values, e.g. on the ``meta`` device)."""
+    if isinstance(value, torch.Tensor):
+        check_has_values(value, f"feature {feature!r}", strided=False)
     try:
         return float(value)
     except OverflowError:  # an int beyond float64, so beyond float32 too
         raise ValueError(f"feature {feature!r} is beyond float32's range "
                          f"(|x| <= {_FLOAT32_MAX:.7g})") from None
-    except (TypeError, ValueError):
+    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex tensor
         raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
 
 
@@ -111,6 +115,49 @@ def _check_label(label: Any) -> None:
     except TypeError:
         raise TypeError(f"a label must be hashable (a class name or id such as 1 or 'cat'), "
                         f"got {type(label).__name__} {label!r}") from None
+
+
+def _name_list(names: Iterable, argument: str) -> list:
+    """``names`` as a list; ``TypeError`` for a string (or bytes), which would be
+    read as one name per character."""
+    if isinstance(names, (str, bytes)):
+        kind = "string" if isinstance(names, str) else "bytes"
+        raise TypeError(f"{argument} must be a sequence of names, got the {kind} {names!r}")
+    return list(names)
+
+
+def _feature_list(names: Iterable) -> list:
+    """``feature_names`` as a list of distinct hashable names (each keys a dict),
+    else a ``TypeError`` or ``ValueError`` naming the problem."""
+    names = _name_list(names, "feature_names")
+    if not names:
+        raise ValueError("feature_names is empty: give at least one name, or None to take "
+                         "the first sample's keys")
+    seen: set = set()
+    for name in names:
+        try:
+            hash(name)
+        except TypeError:
+            raise TypeError(f"feature_names must hold hashable names (dict keys), got "
+                            f"{type(name).__name__} {name!r}") from None
+        if name in seen:
+            raise ValueError(f"feature_names must be distinct: {name!r} is given twice")
+        seen.add(name)
+    return names
+
+
+def _class_list(classes: Iterable) -> list:
+    """``classes`` as a list of distinct labels, hashable by value and none of which
+    means "unlabeled" (``None``, NaN), else a ``TypeError`` or ``ValueError``."""
+    classes = _name_list(classes, "classes")
+    for position, label in enumerate(classes):
+        _check_label(label)
+        if _is_missing(label):
+            raise ValueError(f"classes[{position}] is {label!r}, which means unlabeled: "
+                             f"give class names or ids")
+    if len(set(classes)) != len(classes):
+        raise ValueError(f"classes must be distinct, got {classes}")
+    return classes
 
 
 def _sorted_features(keys: Iterable) -> list:
@@ -153,15 +200,18 @@ class RiverClassifier(_MiniBatchBase):
         feature_names: feature order; default: the keys of the first dict seen,
             sorted (by type name and ``repr`` if they do not compare), so that
             the model does not depend on the order of a dict's keys. Keys missing from a later dict count as ``0.0`` (River's sparse
-            convention), keys not in the order are ignored.
-        classes: class labels in id order; default: ids are given to labels in
+            convention), keys not in the order are ignored. Given, it is a
+            non-empty sequence of distinct names (not a string).
+        classes: class labels in id order, distinct and none ``None`` or NaN
+            (which mean "unlabeled"); default: ids are given to labels in
             order of first sight. More classes than the learner's
             ``num_classes`` raise :class:`ValueError`.
         transform: optional per-row input transform applied before the learner,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`.
 
     Feature values are cast to float32: a finite value beyond its range (``1e39``)
-    is a :class:`ValueError` naming the feature, and a label that is not hashable
+    is a :class:`ValueError` naming the feature (a tensor without values, on the
+    ``meta`` device, a :class:`TypeError`), and a label that is not hashable
     by value (``[1]``, or a tensor: pass ``label.item()``) a :class:`TypeError`; a
     call that raises changes nothing.
 
@@ -182,13 +232,9 @@ class RiverClassifier(_MiniBatchBase):
             raise TypeError(f"transform must be a StreamTransform, got "
                             f"{type(transform).__name__}")
         self.learner = learner
-        self.feature_names = None if feature_names is None else list(feature_names)
-        self.classes = None if classes is None else list(classes)
+        self.feature_names = None if feature_names is None else _feature_list(feature_names)
+        self.classes = None if classes is None else _class_list(classes)
         self.transform = transform
-        for label in self.classes or []:
-            _check_label(label)
-        if self.classes is not None and len(set(self.classes)) != len(self.classes):
-            raise ValueError(f"classes must be distinct, got {self.classes}")
         self.model_: Optional[StreamClassifier] = (learner if isinstance(learner, StreamClassifier)
                                                    else None)
         self.features_: Optional[list] = self.feature_names
@@ -284,7 +330,7 @@ class RiverClassifier(_MiniBatchBase):
         frame = X.reindex(columns=self.features_, fill_value=0.0)
         try:
             rows = frame.to_numpy(dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
+        except (OverflowError, RuntimeError, TypeError, ValueError):  # RuntimeError: a tensor
             for name in self.features_:  # name the first column that is not numeric
                 for value in frame[name]:
                     _number(name, value)
