@@ -1122,6 +1122,20 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     assert again_record["label_column"] is None
 
 
+def test_the_record_s_class_metrics_cover_every_class_seen_or_not(tmp_path):
+    # "odd" is a class of the stream that never comes (nor is predicted by this model):
+    # before, the matrix had 2 rows for the 3 class_names
+    stream, out = _two_class_csv(tmp_path / "mine.csv"), tmp_path / "run.json"
+    assert main(["run", "--dataset", str(stream), "--label-column", "kind", "--stream",
+                 "--classes", "high,low,odd", "--label-mask", "bernoulli", "--model", "memory",
+                 *FAST, "--label-ratio", "0.1", "--output", str(out)]) == 0
+    record = _read(out)
+    assert record["class_names"] == ["high", "low", "odd"]
+    confusion, recall = record["confusion_matrix"], record["recall_per_class"]
+    assert confusion == [[15, 25, 0], [0, 40, 0], [0, 0, 0]]
+    assert recall == [15 / 40, 1.0, None]
+
+
 def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there(tmp_path):
     stream = _two_class_csv(tmp_path / "mine.csv")
     with stream.open("a") as handle:  # a third class and a bad row, after the limit
