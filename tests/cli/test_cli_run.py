@@ -61,6 +61,17 @@ def _read(path: Path) -> dict:
     return record
 
 
+def test_a_run_draws_a_bar_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    # the rule is prequential's own (progress_interval): stderr a file or a pipe gets a
+    # line a minute, none in a run this short, and no bar redraws
+    argv = ["run", "--limit", "30", *(option for option in FAST if option != "--quiet")]
+    assert main([*argv, "--output", str(tmp_path / "log.json")]) == 0
+    assert "\r" not in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*argv, "--output", str(tmp_path / "terminal.json")]) == 0
+    assert "\rseed 0:" in capsys.readouterr().err
+
+
 def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     out, csv = tmp_path / "run.json", tmp_path / "run.csv"
     assert main(["run", "--limit", "150", *FAST, "--output", str(out), "--csv", str(csv)]) == 0

@@ -32,7 +32,7 @@ from torch_geometric_stream.evaluation.columns import (append_class_id, check_in
                                                        class_ids, to_numpy)
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
-from torch_geometric_stream.evaluation.progress import ProgressLines
+from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
                                                        check_window, window_lists)
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
@@ -463,7 +463,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             ``progress_every`` seconds instead of the bar
             (:class:`~torch_geometric_stream.evaluation.progress.ProgressLines`:
             done, accuracy, ms per sample, time left), for a log file where the
-            bar's redraws would pile up; ``None``: the bar.
+            bar's redraws would pile up; ``None``: as ``run`` does
+            (:func:`~torch_geometric_stream.evaluation.progress.progress_interval`),
+            the bar where stderr is a terminal (or in a Jupyter notebook), else
+            a line every
+            :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`.
         desc: the first word of the bar or the lines (e.g. ``"seed 0"``).
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
@@ -539,6 +543,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     window = None if window is None else check_window(window)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
+    elif progress:
+        progress_every = progress_interval()
     is_labeled, mask_size = _mask_function(label_mask)
     length = len(stream) if hasattr(stream, "__len__") else None  # None: e.g. a generator
     ends = [n for n in (length, limit) if n is not None]
