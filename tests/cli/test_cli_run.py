@@ -61,6 +61,17 @@ def _read(path: Path) -> dict:
     return record
 
 
+def test_a_run_draws_a_bar_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    # the rule is prequential's own (progress_interval): stderr a file or a pipe gets a
+    # line a minute, none in a run this short, and no bar redraws
+    argv = ["run", "--limit", "30", *(option for option in FAST if option != "--quiet")]
+    assert main([*argv, "--output", str(tmp_path / "log.json")]) == 0
+    assert "\r" not in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*argv, "--output", str(tmp_path / "terminal.json")]) == 0
+    assert "\rseed 0:" in capsys.readouterr().err
+
+
 def test_bundled_default_writes_json_and_csv(tmp_path, capsys):
     out, csv = tmp_path / "run.json", tmp_path / "run.csv"
     assert main(["run", "--limit", "150", *FAST, "--output", str(out), "--csv", str(csv)]) == 0
@@ -1120,6 +1131,20 @@ def test_a_csv_file_of_your_own_is_a_stream(tmp_path, capsys):
     again_record = _read(again)
     assert again_record["confusion_matrix"] == record["confusion_matrix"]
     assert again_record["label_column"] is None
+
+
+def test_the_record_s_class_metrics_cover_every_class_seen_or_not(tmp_path):
+    # "odd" is a class of the stream that never comes (nor is predicted by this model):
+    # before, the matrix had 2 rows for the 3 class_names
+    stream, out = _two_class_csv(tmp_path / "mine.csv"), tmp_path / "run.json"
+    assert main(["run", "--dataset", str(stream), "--label-column", "kind", "--stream",
+                 "--classes", "high,low,odd", "--label-mask", "bernoulli", "--model", "memory",
+                 *FAST, "--label-ratio", "0.1", "--output", str(out)]) == 0
+    record = _read(out)
+    assert record["class_names"] == ["high", "low", "odd"]
+    confusion, recall = record["confusion_matrix"], record["recall_per_class"]
+    assert confusion == [[15, 25, 0], [0, 40, 0], [0, 0, 0]]
+    assert recall == [15 / 40, 1.0, None]
 
 
 def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there(tmp_path):

@@ -97,6 +97,14 @@ def test_running_class_counts_by_hand():
     assert metrics["kappa_m"] == (0.6 - 0.8) / (1 - 0.8)  # majority right at 1, 2, 3, 5
     assert metrics["kappa_t"] == (0.6 - 0.4) / (1 - 0.4)  # previous right at 3, 5
     assert metrics == class_metrics([2, 0, 0, 2, 2], [2, 2, 0, 0, 2])
+    # over 4 classes: class 3, never seen, gets a zero row and column and recall None
+    metrics = counts.metrics(num_classes=4)
+    assert metrics["confusion_matrix"] == [[1, 0, 1, 0], [0, 0, 0, 0], [1, 0, 2, 0],
+                                           [0, 0, 0, 0]]
+    assert metrics["recall_per_class"] == [0.5, None, 2 / 3, None]
+    assert metrics == class_metrics([2, 0, 0, 2, 2], [2, 2, 0, 0, 2], num_classes=4)
+    with pytest.raises(ValueError, match=r"class id 2 is outside \[0, num_classes=2\)"):
+        counts.metrics(num_classes=2)
 
 
 @pytest.mark.parametrize("pairs", [[[0, 0, 1], [1, 0, 0]], [[0, 0, 1], [0, 0, 2]]],

@@ -103,6 +103,47 @@ def test_class_metrics_undefined_and_absent_classes():
     assert metrics["confusion_matrix"] == [[1, 1], [0, 0]]
 
 
+# 5 classes: 0 right once and once taken for 3; 1 seen, never predicted (taken for 0);
+# 2 and 4 never seen nor predicted (4 above the largest id seen); 3 right twice of 3
+FIVE_LABELS = [0, 0, 1, 3, 3, 3]
+FIVE_PREDICTIONS = [0, 3, 0, 3, 3, 0]
+
+
+def test_class_metrics_over_the_classes_of_the_stream_by_hand():
+    metrics = class_metrics(FIVE_LABELS, FIVE_PREDICTIONS, num_classes=5)
+    assert metrics["confusion_matrix"] == [[1, 0, 0, 1, 0],
+                                           [1, 0, 0, 0, 0],
+                                           [0, 0, 0, 0, 0],
+                                           [1, 0, 0, 2, 0],
+                                           [0, 0, 0, 0, 0]]
+    assert metrics["recall_per_class"] == [0.5, 0.0, None, 2 / 3, None]
+    assert metrics["balanced_accuracy"] == float(np.mean([0.5, 0.0, 2 / 3]))
+    # observed 3/6; chance (2*3 + 1*0 + 3*3) / 36 = 15/36
+    assert metrics["kappa"] == (3 / 6 - 15 / 36) / (1 - 15 / 36)
+    # majority 0 0 0 0 0(tie) 3: right 3 times; previous 0 0 0 1 3 3: right 4 times
+    assert metrics["kappa_m"] == 0.0 and metrics["kappa_t"] == (3 / 6 - 4 / 6) / (1 - 4 / 6)
+    # before: sized by the largest id seen, 4 rows: the values of those classes are the same
+    seen = class_metrics(FIVE_LABELS, FIVE_PREDICTIONS)
+    assert seen["confusion_matrix"] == [row[:4] for row in metrics["confusion_matrix"][:4]]
+    assert seen["recall_per_class"] == metrics["recall_per_class"][:4]
+    assert without(seen, ("confusion_matrix", "recall_per_class")) == \
+        without(metrics, ("confusion_matrix", "recall_per_class"))
+
+
+@pytest.mark.parametrize("num_classes, error, match", [
+    (3, ValueError, r"class id 3 is outside \[0, num_classes=3\): pass the number of classes"),
+    (0, ValueError, "num_classes must be >= 1, got 0"),
+    (4.0, TypeError, "num_classes must be an integer, got float"),
+])
+def test_class_metrics_refuse_a_num_classes_below_the_ids(num_classes, error, match):
+    with pytest.raises(error, match=match):
+        class_metrics(FIVE_LABELS, FIVE_PREDICTIONS, num_classes=num_classes)
+
+
+def without(metrics, keys):
+    return {key: value for key, value in metrics.items() if key not in keys}
+
+
 def test_class_metrics_leave_out_the_confusion_matrix_of_many_classes():
     labels = np.arange(MAX_CONFUSION_CLASSES + 1)
     metrics = class_metrics(labels, labels)

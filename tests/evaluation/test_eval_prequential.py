@@ -12,6 +12,7 @@ import torch
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation import (
+    HISTORIES,
     L2Normalize,
     OnlineMinMaxScaler,
     PrequentialRecord,
@@ -332,6 +333,44 @@ def test_a_mask_shorter_than_a_stream_with_a_length_stops_before_the_first_sampl
     result = prequential(PreviousLabel(), iter(stream()), label_mask=np.ones(6, dtype=bool),
                          limit=10, progress=False)
     assert result.metrics["n_samples"] == 6
+
+
+class ThreeClassPreviousLabel(PreviousLabel):
+    """:class:`PreviousLabel` with 3 classes."""
+
+    num_classes = 3
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_the_class_metrics_cover_every_class_of_the_learner(history):
+    # labels 0 0 1 1 0 1, predicted 0 0 0 1 1 0; class 2 never seen nor predicted
+    # (before: a 2 x 2 matrix, whose rows a reader could not tell from the classes')
+    result = prequential(ThreeClassPreviousLabel(), stream(), history=history, progress=False)
+    assert result.metrics["confusion_matrix"] == [[2, 1, 0], [2, 1, 0], [0, 0, 0]]
+    assert result.metrics["recall_per_class"] == [2 / 3, 1 / 3, None]
+    unsized = prequential(PreviousLabel(), stream(), history=history, progress=False).metrics
+    assert unsized["confusion_matrix"] == [[2, 1], [2, 1]]
+    apart = ("seconds", "peak_memory_mb", "ms_per_sample_median", "ms_per_sample_p95",
+             "confusion_matrix", "recall_per_class")  # the timings and the two sized ones
+    assert {key: value for key, value in unsized.items() if key not in apart} == {
+        key: value for key, value in result.metrics.items() if key not in apart}
+
+
+@pytest.mark.parametrize("history", HISTORIES)
+def test_a_resumed_run_refuses_a_record_of_more_classes_than_the_learner(history):
+    state = _record(0, [0, 3], history=history).state_dict()
+    with pytest.raises(ValueError, match="initial holds class id 3, but the learner has "
+                                         "num_classes=3: resume with a learner"):
+        prequential(ThreeClassPreviousLabel(), stream(), progress=False, start=2,
+                    initial=state, history=history)
+
+
+def test_a_learner_whose_num_classes_is_no_integer_is_refused_before_the_first_sample():
+    learner = PreviousLabel()
+    learner.num_classes = 3.0
+    with pytest.raises(TypeError, match="num_classes must be an integer, got float"):
+        prequential(learner, stream(), progress=False)
+    assert learner.seen_x == []
 
 
 def test_a_learner_without_num_classes_gets_any_label_from_zero():

@@ -2,13 +2,15 @@
 import importlib
 import io
 import itertools
+import sys
 
 import pytest
+import tqdm.notebook
 
-from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.evaluation import prequential
+from torch_geometric_stream.evaluation import progress as progress_module
 from torch_geometric_stream.evaluation.progress import (LOG_PROGRESS_SECONDS, ProgressLines,
-                                                        format_duration)
+                                                        format_duration, progress_interval)
 
 # the module, which the package's ``prequential`` function shadows as an attribute
 prequential_module = importlib.import_module("torch_geometric_stream.evaluation.prequential")
@@ -80,13 +82,18 @@ class PreviousLabel:
         self.last = y
 
 
-def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
-    ticks = itertools.count()  # one second per clock read: a line at every sample
+def tick(monkeypatch, seconds):
+    """Make :func:`prequential`'s progress lines read a clock that moves ``seconds``
+    at every read."""
+    ticks = itertools.count(step=seconds)
     monkeypatch.setattr(prequential_module, "ProgressLines",
                         lambda total, every, desc, done_before: ProgressLines(
                             total, every=every, desc=desc, done_before=done_before,
                             clock=lambda: next(ticks)))
 
+
+def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
+    tick(monkeypatch, 1)  # one second per clock read: a line at every sample
     labels = [0, 0, 1, 1, 0, 1]  # predicted 0 0 0 1 1 0: 3 of 6 right
     prequential(PreviousLabel(), [([0.0], y) for y in labels], progress_every=1.0)
     err = capsys.readouterr().err
@@ -98,11 +105,7 @@ def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
 
 def test_a_resumed_prequential_counts_its_total_from_the_record_and_its_speed_from_now(
         monkeypatch, capsys):
-    ticks = itertools.count()  # one second per clock read: a line at every sample
-    monkeypatch.setattr(prequential_module, "ProgressLines",
-                        lambda total, every, desc, done_before: ProgressLines(
-                            total, every=every, desc=desc, done_before=done_before,
-                            clock=lambda: next(ticks)))
+    tick(monkeypatch, 1)  # one second per clock read: a line at every sample
     record = prequential_module.PrequentialRecord()
     for _ in range(2):  # positions 0 and 1 done before, both right
         record.update(0, 0, True, 0.001)
@@ -120,23 +123,40 @@ def test_a_progress_interval_that_is_no_positive_number_is_refused(every):
         prequential(lambda: None, [([0.0], 0)], progress=False, progress_every=every)
 
 
-def test_the_command_line_draws_a_bar_on_a_terminal_and_writes_lines_to_a_file(monkeypatch):
+def test_a_bar_on_a_terminal_or_in_a_notebook_and_lines_to_a_file(monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
-    monkeypatch.setattr(run_module.sys, "stderr", Terminal())
-    assert run_module.progress_interval() is None
-    monkeypatch.setattr(run_module.sys, "stderr", io.StringIO())
-    assert run_module.progress_interval() == LOG_PROGRESS_SECONDS
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert progress_interval() is None
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert progress_interval() == LOG_PROGRESS_SECONDS
+    monkeypatch.setattr(progress_module, "tqdm", tqdm.notebook.tqdm)  # a widget: no redraws
+    assert progress_interval() is None
+
+
+def test_prequential_from_python_writes_lines_where_stderr_is_no_terminal(monkeypatch, capsys):
+    # before: the default drew the bar into a log file too (nohup, a pipe), a redraw
+    # ten times a second; now it writes the command line's line a minute
+    tick(monkeypatch, LOG_PROGRESS_SECONDS)  # a minute per clock read: a line a sample
+    prequential(PreviousLabel(), [([0.0], y) for y in [0, 0, 1, 1, 0, 1]])
+    err = capsys.readouterr().err
+    assert "\r" not in err and "acc=" not in err  # no bar
+    assert err.splitlines()[-1] == ("prequential: 6 / 6 samples (100 %), accuracy 0.5000, "
+                                    "60000.0 ms per sample in all")
+    prequential(PreviousLabel(), [([0.0], 0)], progress=False)  # an explicit choice holds
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("as_generator", [False, True])
-def test_the_bar_ends_on_the_accuracy_of_the_whole_run(as_generator, capsys):
+def test_the_bar_ends_on_the_accuracy_of_the_whole_run(as_generator, monkeypatch, capsys):
     # before: the bar's acc was set every POSTFIX_EVERY samples only, so a run of
     # 250 ended on the accuracy after 200 samples (1.0000), not the result's 0.8000
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the bar
     labels = [0] * prequential_module.POSTFIX_EVERY + [1, 0] * 25  # the last 50 all wrong
     samples = [([0.0], y) for y in labels]
     result = prequential(PreviousLabel(), iter(samples) if as_generator else samples)
     assert result.metrics["accuracy"] == 0.8
-    assert capsys.readouterr().err.rsplit("acc=", 1)[1].startswith("0.8000")
+    err = capsys.readouterr().err
+    assert "\r" in err and err.rsplit("acc=", 1)[1].startswith("0.8000")

@@ -479,19 +479,14 @@ def _run_seed_in_worker(args: argparse.Namespace, seed: int
                          interrupt=DeferredInterrupt(stop))
 
 
-def progress_interval() -> Optional[float]:
-    """How a run shows its progress: a bar on a terminal (``None``), and where
-    stderr is a file or a pipe (``nohup``, a batch job), a line every
-    :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`."""
-    return None if sys.stderr.isatty() else LOG_PROGRESS_SECONDS
-
-
 def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
               interrupt: DeferredInterrupt, progress_every: Optional[float] = None
               ) -> tuple[PrequentialResult, dict[str, Any]]:
     """Evaluate one seed of ``plan`` (from ``--resume`` if given): its result and
-    record. Its progress: as :func:`progress_interval` says, or a line every
-    ``progress_every`` seconds if given (a worker's, whose bar would garble the others').
+    record. Its progress: as
+    :func:`~torch_geometric_stream.evaluation.progress.progress_interval` says, or a
+    line every ``progress_every`` seconds if given (a worker's, whose bar would garble
+    the others').
 
     The stream stops at the end of the sample after which ``interrupt`` is
     requested (the caller defers Ctrl-C: :func:`_run_seeds`; a worker's stop
@@ -533,7 +528,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
     result = prequential(stepper, dataset, label_mask=mask, transform=transform,
                          progress=not args.quiet, desc=f"seed {seed}",
-                         progress_every=progress_every or progress_interval(),
+                         progress_every=progress_every,
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal, history=args.history,
                          callback=checkpointer, stop=interrupt, window=args.eval_window)

@@ -38,7 +38,8 @@ from torch_geometric_stream.evaluation.prequential import (
     plot_running_accuracy,
     prequential,
 )
-from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS, ProgressLines
+from torch_geometric_stream.evaluation.progress import (LOG_PROGRESS_SECONDS, ProgressLines,
+                                                        progress_interval)
 from torch_geometric_stream.evaluation.transforms import (
     FEATURE_TRANSFORMS,
     LEARNER_SCALINGS,
@@ -93,6 +94,7 @@ __all__ = [
     "prequential",
     "ProgressLines",
     "LOG_PROGRESS_SECONDS",
+    "progress_interval",
     "PrequentialResult",
     "PrequentialRecord",
     "HISTORIES",

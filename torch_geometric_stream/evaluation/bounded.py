@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from torch_geometric_stream.evaluation.metrics import (MAX_CONFUSION_CLASSES, TAIL_FRACTIONS,
-                                                       class_metrics_from_counts,
+                                                       class_count, class_metrics_from_counts,
                                                        curve_positions, tail_size)
 from torch_geometric_stream.validation import check_positive_int, check_real, check_unit_interval
 
@@ -111,11 +111,19 @@ class RunningClassCounts:
         """Number of samples counted."""
         return sum(self._support.values())
 
-    def metrics(self) -> Dict[str, Any]:
-        """:func:`~torch_geometric_stream.evaluation.class_metrics` of the samples counted.
+    @property
+    def largest(self) -> int:
+        """The largest class id counted, label or prediction (-1 before the first sample)."""
+        return max((max(pair) for pair in self._pairs), default=-1)
+
+    def metrics(self, num_classes: Optional[int] = None) -> Dict[str, Any]:
+        """:func:`~torch_geometric_stream.evaluation.class_metrics` of the samples
+        counted, with ``num_classes`` as there.
 
         Raises:
-            ValueError: before the first sample, or for a negative class id.
+            ValueError: before the first sample, for a negative class id, or one
+                not below ``num_classes``.
+            TypeError: a ``num_classes`` that is no integer.
         """
         if not self._pairs:
             raise ValueError("no sample recorded yet")
@@ -123,7 +131,7 @@ class RunningClassCounts:
             smallest = min(pair[index] for pair in self._pairs)
             if smallest < 0:
                 raise ValueError(f"{name} must hold class ids >= 0, got {smallest}")
-        num_classes = max(max(pair) for pair in self._pairs) + 1
+        num_classes = class_count(self.largest, num_classes)
         support, hits, predicted = ([0] * num_classes for _ in range(3))
         for (label, prediction), count in self._pairs.items():
             support[label] += count

@@ -23,7 +23,7 @@ from torch_geometric_stream.evaluation.columns import to_numpy
 from torch_geometric_stream.validation import check_positive_int, check_unit_interval
 
 __all__ = ["StreamMetrics", "tail_accuracy", "tail_size", "accuracy_curve", "curve_positions",
-           "class_metrics", "class_metrics_from_counts"]
+           "class_count", "class_metrics", "class_metrics_from_counts"]
 
 #: Most classes for which :func:`class_metrics` returns the confusion matrix.
 MAX_CONFUSION_CLASSES = 100
@@ -119,19 +119,42 @@ def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
     return np.frombuffer(majority, dtype=np.int64)
 
 
-def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
+def class_count(largest: int, num_classes: Optional[int] = None) -> int:
+    r"""The :math:`c` that :func:`class_metrics` sizes its matrix and recall by:
+    ``num_classes`` if given, else 1 + ``largest``, the largest class id seen.
+
+    Raises:
+        TypeError, ValueError: ``num_classes`` is not an integer >= 1, or not above
+            ``largest``.
+    """
+    if num_classes is None:
+        return largest + 1
+    num_classes = check_positive_int(num_classes, "num_classes")
+    if largest >= num_classes:
+        raise ValueError(f"class id {largest} is outside [0, num_classes={num_classes}): "
+                         f"pass the number of classes of the stream")
+    return num_classes
+
+
+def class_metrics(labels: Any, predictions: Any,
+                  num_classes: Optional[int] = None) -> Dict[str, Any]:
     r"""Class-wise and chance-corrected agreement of a run's predictions.
 
     Args:
         labels: true class ids :math:`(T,)`.
         predictions: predicted class ids :math:`(T,)`.
+        num_classes: the number of classes :math:`c` of the stream, where known
+            (e.g. ``learner.num_classes``): the matrix and the recall then cover
+            every class, seen or not; ``None``: :math:`c` = 1 + the largest id in
+            either (the classes above it left out).
 
     Returns:
-        ``confusion_matrix``: :math:`(c, c)` nested lists, entry ``[i][j]`` the
-        samples of class ``i`` predicted as ``j`` (:math:`c` = 1 + the largest
-        id in either), ``None`` above :data:`MAX_CONFUSION_CLASSES` classes
-        (a run record would hold :math:`c^2` numbers); ``recall_per_class``:
-        :math:`(c,)`, ``None`` for classes absent from ``labels``; ``balanced_accuracy``: mean recall
+        ``confusion_matrix``: :math:`(c, c)` nested lists indexed by class id,
+        entry ``[i][j]`` the samples of class ``i`` predicted as ``j`` (a class
+        never seen and never predicted has a row and a column of zeros),
+        ``None`` above :data:`MAX_CONFUSION_CLASSES` classes (a run record would
+        hold :math:`c^2` numbers); ``recall_per_class``: :math:`(c,)` indexed by
+        class id, ``None`` for classes absent from ``labels``; ``balanced_accuracy``: mean recall
         over the classes present; ``kappa``: Cohen's :math:`\kappa` against
         chance agreement of the two marginals; ``kappa_m``: against the
         accuracy of the prequential majority-class classifier (the most
@@ -142,15 +165,16 @@ def class_metrics(labels: Any, predictions: Any) -> Dict[str, Any]:
         A :math:`\kappa` whose reference classifier is always right is ``None``.
 
     Raises:
-        ValueError: empty or unequal lengths, or negative ids.
-        TypeError: non-integer ids.
+        ValueError: empty or unequal lengths, negative ids, or ids not below
+            ``num_classes``.
+        TypeError: non-integer ids, or a ``num_classes`` that is no integer.
     """
     labels = _as_class_ids(labels, "labels")
     predictions = _as_class_ids(predictions, "predictions")
     if labels.size == 0 or labels.size != predictions.size:
         raise ValueError(f"labels and predictions must be non-empty and of one length, got "
                          f"{labels.size} and {predictions.size}")
-    num_classes = int(max(labels.max(), predictions.max())) + 1
+    num_classes = class_count(int(max(labels.max(), predictions.max())), num_classes)
     right = labels == predictions
     # each reference's hits at once: its (T,) predictions are freed before the next one
     majority_hits = int(np.count_nonzero(_prequential_majority(labels, num_classes) == labels))

@@ -32,7 +32,7 @@ from torch_geometric_stream.evaluation.columns import (append_class_id, check_in
                                                        class_ids, to_numpy)
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
-from torch_geometric_stream.evaluation.progress import ProgressLines
+from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
                                                        check_window, window_lists)
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
@@ -78,8 +78,9 @@ class PrequentialResult:
         labels: true class ids, ``int64`` :math:`(n,)`.
         labeled: whether the learner got the label, ``bool`` :math:`(n,)`.
         metrics: :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
-            matrix, balanced accuracy, kappa, kappa_m, kappa_t) plus ``seconds``
-            (wall time), ``peak_memory_mb`` and ``n_labels``.
+            matrix, balanced accuracy, kappa, kappa_m, kappa_t; the matrix and the
+            recall over all ``learner.num_classes`` classes where the learner has
+            it) plus ``seconds`` (wall time), ``peak_memory_mb`` and ``n_labels``.
         start: stream position of the first entry.
         history: ``"full"``, or ``"bounded"``: then the four per-sample arrays
             (and ``positions``) are ``None``, ``metrics`` is
@@ -237,11 +238,17 @@ class PrequentialRecord:
             the report (``None`` for CPU learners).
         history: one of :data:`HISTORIES`.
         window: samples per window (an integer >= 1), ``None`` for no windows.
+        num_classes: the classes of the stream (an integer >= 1), by which
+            :meth:`result` sizes the confusion matrix and the recall
+            (:func:`class_metrics`); ``None``: by the largest class id seen.
     """
 
     def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None,
-                 history: str = "full", window: Optional[int] = None) -> None:
+                 history: str = "full", window: Optional[int] = None,
+                 num_classes: Optional[int] = None) -> None:
         self.history = check_history(history)
+        self.num_classes = (None if num_classes is None
+                            else check_positive_int(num_classes, "num_classes"))
         self.windowed = None if window is None else WindowedMetrics(window)
         self.start = start
         self.cuda_device = cuda_device
@@ -281,6 +288,15 @@ class PrequentialRecord:
     def window(self) -> Optional[int]:
         """Samples per window, ``None`` for a record without windows."""
         return None if self.windowed is None else self.windowed.size
+
+    def largest_class(self) -> int:
+        """The largest class id recorded, label or prediction (-1 before the first sample)."""
+        if self.classes is not None:
+            return self.classes.largest
+        if not self.labels:
+            return -1
+        return int(max(to_numpy(self.labels, np.int64).max(),
+                       to_numpy(self.predictions, np.int64).max()))
 
     def state_dict(self) -> Dict[str, Any]:
         """The run so far, for a checkpoint (``initial`` of :func:`prequential`).
@@ -407,14 +423,15 @@ class PrequentialRecord:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
         metrics = self.metrics.summary()
         if self.classes is not None:
-            metrics.update(self.classes.metrics())
+            metrics.update(self.classes.metrics(self.num_classes))
             columns = dict(correct=None, predictions=None, labels=None, labeled=None)
         else:
             columns = dict(correct=self.metrics.correct,
                            predictions=to_numpy(self.predictions, np.int64),
                            labels=to_numpy(self.labels, np.int64),
                            labeled=to_numpy(self.labeled, bool))
-            metrics.update(class_metrics(columns["labels"], columns["predictions"]))
+            metrics.update(class_metrics(columns["labels"], columns["predictions"],
+                                         self.num_classes))
         metrics["seconds"] = time.perf_counter() - self._started
         metrics.update(_peak_memory_mb(self.cuda_device))
         metrics["n_labels"] = self.n_labels
@@ -462,7 +479,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             ``progress_every`` seconds instead of the bar
             (:class:`~torch_geometric_stream.evaluation.progress.ProgressLines`:
             done, accuracy, ms per sample, time left), for a log file where the
-            bar's redraws would pile up; ``None``: the bar.
+            bar's redraws would pile up; ``None``: as ``run`` does
+            (:func:`~torch_geometric_stream.evaluation.progress.progress_interval`),
+            the bar where stderr is a terminal (or in a Jupyter notebook), else
+            a line every
+            :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`.
         desc: the first word of the bar or the lines (e.g. ``"seed 0"``).
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
@@ -517,8 +538,9 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the label mask is shorter than the stream (before the first sample
             when the stream has a ``len``, else at the first position the mask
             lacks), ``progress_every`` is not > 0, ``initial`` does not
-            end at ``start`` or was kept with another ``history`` (or, bounded,
-            another ``window``), ``history`` names no history, ``window`` is
+            end at ``start``, was kept with another ``history`` (or, bounded,
+            another ``window``) or holds a class id not below
+            ``learner.num_classes``, ``history`` names no history, ``window`` is
             below 1, a ``y`` is not a class id of the learner (raised
             at that sample, before the learner sees it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
@@ -527,7 +549,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string, ``progress`` or ``flush_denormal`` is no bool, or
+            string, ``progress`` or ``flush_denormal`` is no bool,
+            ``learner.num_classes`` is there but no integer, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
@@ -540,6 +563,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     window = None if window is None else check_window(window)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
+    elif progress:
+        progress_every = progress_interval()
     is_labeled, mask_size = _mask_function(label_mask)
     length = len(stream) if hasattr(stream, "__len__") else None  # None: e.g. a generator
     ends = [n for n in (length, limit) if n is not None]
@@ -553,12 +578,16 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
-                               window=window)
+                               window=window, num_classes=num_classes)
     if initial is not None:
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
             raise ValueError(f"initial covers positions [{record.start}, "
                              f"{record.start + record.metrics.n_samples}) but start={start}")
+        if num_classes is not None and record.largest_class() >= num_classes:
+            raise ValueError(f"initial holds class id {record.largest_class()}, but the "
+                             f"learner has num_classes={num_classes}: resume with a learner "
+                             f"of the run's classes")
     samples = itertools.islice(stream, start, limit)
     lines = None if not progress or progress_every is None else ProgressLines(
         None if end is None else max(0, end - record.start), every=progress_every, desc=desc,

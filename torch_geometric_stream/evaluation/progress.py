@@ -7,6 +7,9 @@ whole line every so many seconds instead (here wrapped)::
 
     prequential: 22,500 / 70,000 samples (32 %), accuracy 0.7123, 42.5 ms per sample in all,
     about 34 min left
+
+:func:`progress_interval` chooses between the two for ``run`` and for
+:func:`~torch_geometric_stream.evaluation.prequential` alike.
 """
 from __future__ import annotations
 
@@ -15,12 +18,25 @@ import sys
 import time
 from typing import Callable, Optional, TextIO
 
+from tqdm.auto import tqdm
+
 from torch_geometric_stream.validation import check_positive
 
-__all__ = ["LOG_PROGRESS_SECONDS", "ProgressLines", "format_duration"]
+__all__ = ["LOG_PROGRESS_SECONDS", "ProgressLines", "format_duration", "progress_interval"]
 
 #: Seconds between two progress lines of a run whose output is not a terminal.
 LOG_PROGRESS_SECONDS = 60.0
+
+
+def progress_interval() -> Optional[float]:
+    """How a run shows its progress unless told: ``None``, a tqdm bar, where it is
+    redrawn in place (stderr a terminal, or a Jupyter notebook, where the bar is a
+    widget); else, stderr a file or a pipe (``nohup``, a batch job), a line every
+    :data:`LOG_PROGRESS_SECONDS`."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    in_place = (callable(isatty) and isatty()) or any(
+        base.__module__ == "tqdm.notebook" for base in tqdm.__mro__)
+    return None if in_place else LOG_PROGRESS_SECONDS
 
 
 def format_duration(seconds: float) -> str:
