@@ -84,6 +84,11 @@ class GraphClassifier(nn.Module):
         return F.cross_entropy(logits, y) + self.graph.structure_loss(x)
 
 
+#: Package functions that only pass a kernel call on (behind the graph break under
+#: compilation): a break in one is listed at the package frame that called it.
+FORWARDERS = frozenset({"_call_kernel"})
+
+
 def frame_name(frame: Any) -> str:
     """``path:line (function)`` of a traceback frame, the path relative to the
     package's parent for the package's files, else the file's name."""
@@ -104,13 +109,15 @@ def break_reason(reason: str) -> str:
 
 def explained_breaks(module: nn.Module, *inputs: Tensor) -> dict[str, Any]:
     """``torch._dynamo.explain`` of ``module(*inputs)``: graphs, breaks, and the
-    breaks counted by reason and place (most frequent first)."""
+    breaks counted by reason and place (most frequent first): the innermost frame,
+    and the innermost package frame outside :data:`FORWARDERS`."""
     torch._dynamo.reset()
     explanation = torch._dynamo.explain(module)(*inputs)
     counts: collections.Counter = collections.Counter()
     for entry in explanation.break_reasons:
         stack = entry.user_stack
-        own = [frame for frame in stack if frame.filename.startswith(PACKAGE)]
+        own = [frame for frame in stack if frame.filename.startswith(PACKAGE)
+               and frame.name not in FORWARDERS]
         counts[(break_reason(entry.reason), frame_name(stack[-1]) if stack else "",
                 frame_name(own[-1]) if own else "")] += 1
     torch._dynamo.reset()
