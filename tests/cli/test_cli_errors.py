@@ -84,6 +84,10 @@ NAMED_ERRORS = {
                             "--root: folder {tmp}/absent does not exist"),
     "data folder a file": (["--dataset", "mnist", "--root", "{tmp}/bad.json"],
                            "--root: {tmp}/bad.json is a file, not a folder"),
+    "missing stream file": (["--dataset", "{tmp}/absent.csv"],
+                            "stream file {tmp}/absent.csv does not exist"),
+    "stream file a folder": (["--dataset", "{tmp}/folder.csv"],
+                             "stream file {tmp}/folder.csv is a folder, not a file"),
 }
 
 #: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
@@ -98,6 +102,7 @@ def tmp(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "unknown.json").write_text('{"k": 3, "nosuchkey": 1}')
     (tmp_path / "empty").mkdir()
+    (tmp_path / "folder.csv").mkdir()
     return tmp_path
 
 

@@ -1163,7 +1163,7 @@ def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, datase
 def test_a_missing_or_malformed_stream_file_is_one_error_line(tmp_path, capsys):
     assert main(["run", "--dataset", str(tmp_path / "absent.csv")]) == 2
     assert capsys.readouterr().err.strip() == \
-        f"error: Stream file {tmp_path / 'absent.csv'} does not exist"
+        f"error: stream file {tmp_path / 'absent.csv'} does not exist"
     (tmp_path / "bad.csv").write_text("a,b\n1,x\n2,y\n")
     assert main(["run", "--dataset", str(tmp_path / "bad.csv"), "--label-column", "0"]) == 2
     assert capsys.readouterr().err.strip() == (
