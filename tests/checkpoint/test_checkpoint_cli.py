@@ -188,6 +188,14 @@ def test_flag_errors(tmp_path, capsys, flags, message):
     assert re.search(message, capsys.readouterr().err)
 
 
+def test_a_resume_file_that_is_no_checkpoint_is_named_in_one_line(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a checkpoint\n")
+    assert main([*run_argv(20), "--resume", str(notes)]) == 2
+    assert capsys.readouterr().err == \
+        f"error: --resume: {notes} is not a torch_geometric_stream checkpoint\n"
+
+
 @pytest.mark.parametrize("files, message", [
     (["--checkpoint", "{dir}/mine.csv"], "--dataset and --checkpoint name one file"),
     (["--output", "{dir}/mine.csv"], "--dataset and --output name one file"),
