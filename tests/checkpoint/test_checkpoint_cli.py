@@ -180,7 +180,7 @@ def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, interrupt_run
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
     (["--seed", "0,1", "--resume", "{dir}/absent.ckpt"], "single seed, got 2"),
     (["--checkpoint", "{dir}/missing/c.ckpt"], "--checkpoint: folder .*missing does not exist"),
-    (["--resume", "{dir}/absent.ckpt"], "--resume: cannot read checkpoint .*absent.ckpt"),
+    (["--resume", "{dir}/absent.ckpt"], "--resume: file .*absent.ckpt does not exist"),
 ])
 def test_flag_errors(tmp_path, capsys, flags, message):
     flags = [flag.format(dir=tmp_path) for flag in flags]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 import torch
@@ -163,6 +164,25 @@ def test_a_missing_data_folder_from_the_environment_is_named_as_such(command, tm
     outputs = ["--out-dir", str(tmp / "grid")] if command == "tune" else ["--quiet"]
     line = _check_one_error_line([command, "--dataset", "mnist", *outputs], capsys)
     assert line == f"error: $TGS_DATA_ROOT: folder {tmp / 'absent'} does not exist"
+
+
+@pytest.mark.parametrize("option", ["--config", "--resume"])
+def test_a_missing_input_file_is_named_alike_for_every_option(option, tmp, capsys, no_run):
+    # before: "cannot read --config file F: No such file or directory" and "--resume:
+    # cannot read checkpoint F: FileNotFoundError: [Errno 2] No such file or directory: 'F'"
+    line = _check_one_error_line(["run", option, str(tmp / "absent"), "--quiet"], capsys)
+    assert line == f"error: {option}: file {tmp / 'absent'} does not exist"
+    line = _check_one_error_line(["run", option, str(tmp / "empty"), "--quiet"], capsys)
+    assert line == f"error: {option}: {tmp / 'empty'} is a folder, not a file"
+
+
+def test_a_config_file_that_cannot_be_read_is_named_as_a_missing_one(tmp, capsys,
+                                                                       monkeypatch, no_run):
+    def refuse(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "read_text", refuse)
+    line = _check_one_error_line(["run", "--config", str(tmp / "list.json"), "--quiet"], capsys)
+    assert line == f"error: --config: cannot read file {tmp / 'list.json'} (Permission denied)"
 
 
 @pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)

@@ -304,7 +304,7 @@ def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
                                       "--config", str(tmp_path / "gone.json"), "--jobs", "2",
                                       "--quiet"])
-    with pytest.raises(UsageError, match="cannot read --config file .*gone.json"):
+    with pytest.raises(UsageError, match="--config: file .*gone.json does not exist"):
         _in_workers(args, _shared_synthetic_stream(30), [0, 1])
 
 
