@@ -166,6 +166,20 @@ def test_a_missing_data_folder_from_the_environment_is_named_as_such(command, tm
     assert line == f"error: $TGS_DATA_ROOT: folder {tmp / 'absent'} does not exist"
 
 
+@pytest.mark.parametrize("argv, unknown", [
+    (["run", "--datset", "mnist"], "--datset mnist"),
+    (["tune", "--dataset", "synthetic", "--grid", "k=3", "--out-dir", "grid", "--modle", "x"],
+     "--modle x"),
+    (["compare", "a.json", "--baseline-of", "b"], "--baseline-of b"),
+    (["datasets", "--roots", "data"], "--roots data"),
+])
+def test_a_mistyped_option_is_named_by_its_command(argv, unknown, capsys, no_run):
+    # before: "torch_geometric_stream: unrecognized arguments: ...", as if the
+    # option were the top-level command's
+    line = _check_one_error_line(argv, capsys)
+    assert line == f"error: torch_geometric_stream {argv[0]}: unrecognized arguments: {unknown}"
+
+
 @pytest.mark.parametrize("option", ["--config", "--resume"])
 def test_a_missing_input_file_is_named_alike_for_every_option(option, tmp, capsys, no_run):
     # before: "cannot read --config file F: No such file or directory" and "--resume:

@@ -21,7 +21,7 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
+__all__ = ["Parser", "CommandParser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
            "seed_value", "device_value", "parse_seeds", "check_device", "check_input_file",
            "read_config_file", "check_output_file", "check_output_files", "check_folder",
            "root_option", "add_root_option", "plain_text"]
@@ -44,6 +44,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+
+class CommandParser(Parser):
+    """The :class:`Parser` of a command (``run``, ``tune``, ...): an option it does
+    not know is its own error, named by its prog (``torch_geometric_stream run:
+    unrecognized arguments: --datset``), where ``argparse`` hands it up to the
+    top-level parser, which names none. It returns no unknown arguments."""
+
+    def parse_known_args(self, args: Optional[Sequence[str]] = None,
+                         namespace: Optional[argparse.Namespace] = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, unknown = super().parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return namespace, []
 
 
 def positive_int(text: str) -> int:
