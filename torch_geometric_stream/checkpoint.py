@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import copy
 import random
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
@@ -97,6 +98,8 @@ PathLike = Union[str, Path]
 #: Version of the file layout; bumped on incompatible changes.
 FORMAT_VERSION = 1
 _FORMAT = "torch_geometric_stream.checkpoint"
+#: The first bytes of every file :func:`torch.save` writes: a zip archive's.
+_ZIP_MAGIC = b"PK\x03\x04"
 #: Entries every checkpoint holds beside its format tags.
 _PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
                            "position", "record", "extra"})
@@ -524,8 +527,9 @@ def _read(path: Path) -> Dict[str, Any]:
     if path.is_file() and path.stat().st_size == 0:  # torch says 'EOFError: Ran out of input'
         raise CheckpointError(f"checkpoint {path} is empty (0 bytes): not a checkpoint")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as error:  # truncated zip, garbage pickle, missing file ...
+        payload = (torch.load(path, map_location="cpu", weights_only=False)
+                   if _saved_by_torch(path) else None)
+    except Exception as error:  # truncated zip, missing file, damaged pickle ...
         raise CheckpointError(f"cannot read checkpoint {path}: {type(error).__name__}: "
                               f"{error}") from error
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
@@ -538,6 +542,21 @@ def _read(path: Path) -> Dict[str, Any]:
     if missing:
         raise CheckpointError(f"checkpoint {path} lacks the entries {missing}")
     return payload
+
+
+def _saved_by_torch(path: Path) -> bool:
+    """Whether ``path`` may be a file that :func:`torch.save` wrote: a zip archive
+    holding a ``data.pkl`` entry, or one too damaged to list (a truncated checkpoint,
+    which :func:`torch.load` then names). Any other file (text, JSON, a plain pickle,
+    an ``.npz``) is no checkpoint, and is not unpickled."""
+    with open(path, "rb") as handle:
+        if handle.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+            return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(name.endswith("/data.pkl") for name in archive.namelist())
+    except zipfile.BadZipFile:
+        return True
 
 
 # ---------------------------------------------------------------------- RNG

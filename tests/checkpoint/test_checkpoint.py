@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import os
+import pickle
 import random
 import re
 import signal
@@ -354,10 +355,19 @@ def test_empty_file(tmp_path):
     assert_refused(empty, small_sledge(), r"checkpoint .*empty.ckpt is empty \(0 bytes\)")
 
 
-def test_garbage_file(tmp_path):
-    garbage = tmp_path / "garbage.ckpt"
-    garbage.write_bytes(np.random.default_rng(0).bytes(4096))
-    assert_refused(garbage, small_sledge(), "cannot read checkpoint .*garbage.ckpt")
+@pytest.mark.parametrize("name, write", [
+    ("garbage.ckpt", lambda path: path.write_bytes(np.random.default_rng(0).bytes(4096))),
+    ("notes.txt", lambda path: path.write_text("hello\nworld\n")),
+    ("run.json", lambda path: path.write_text('{"accuracy": 0.9}')),
+    ("plain.pkl", lambda path: path.write_bytes(pickle.dumps({"format": "x"}))),
+    ("stream.npz", lambda path: np.savez(path, x=np.zeros((2, 2)), y=np.zeros(2))),
+], ids=["random bytes", "text", "JSON", "plain pickle", "NumPy archive"])
+def test_a_file_torch_save_did_not_write_is_named_as_no_checkpoint(tmp_path, name, write):
+    # before: pickle and zip internals ("UnpicklingError: invalid load key, '{'.")
+    path = tmp_path / name
+    write(path)
+    assert_refused(path, small_sledge(),
+                   f"^{re.escape(str(path))} is not a torch_geometric_stream checkpoint$")
 
 
 def test_a_checkpoint_without_its_entries_is_named(saved):

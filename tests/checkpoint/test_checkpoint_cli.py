@@ -180,12 +180,20 @@ def test_every_model_family_resumes_exactly(tmp_path, monkeypatch, interrupt_run
     (["--seed", "0,1", "--checkpoint", "{dir}/c.ckpt"], "single seed, got 2"),
     (["--seed", "0,1", "--resume", "{dir}/absent.ckpt"], "single seed, got 2"),
     (["--checkpoint", "{dir}/missing/c.ckpt"], "--checkpoint: folder .*missing does not exist"),
-    (["--resume", "{dir}/absent.ckpt"], "--resume: cannot read checkpoint .*absent.ckpt"),
+    (["--resume", "{dir}/absent.ckpt"], "--resume: file .*absent.ckpt does not exist"),
 ])
 def test_flag_errors(tmp_path, capsys, flags, message):
     flags = [flag.format(dir=tmp_path) for flag in flags]
     assert main([*run_argv(20), *flags]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_resume_file_that_is_no_checkpoint_is_named_in_one_line(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a checkpoint\n")
+    assert main([*run_argv(20), "--resume", str(notes)]) == 2
+    assert capsys.readouterr().err == \
+        f"error: --resume: {notes} is not a torch_geometric_stream checkpoint\n"
 
 
 @pytest.mark.parametrize("files, message", [

@@ -222,7 +222,7 @@ def no_runs(tmp_path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("options, message", [
     (["--choice", "normaliztion=mean"],
-     "error: the runs of choice-normaliztion=mean: torch_geometric_stream: "
+     "error: the runs of choice-normaliztion=mean: torch_geometric_stream run: "
      "unrecognized arguments: --normaliztion mean"),
     (["--device", "cuda"],
      "error: the runs of choice-default-cuda: --device 'cuda': CUDA is not available"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 import torch
@@ -84,6 +85,10 @@ NAMED_ERRORS = {
                             "--root: folder {tmp}/absent does not exist"),
     "data folder a file": (["--dataset", "mnist", "--root", "{tmp}/bad.json"],
                            "--root: {tmp}/bad.json is a file, not a folder"),
+    "missing stream file": (["--dataset", "{tmp}/absent.csv"],
+                            "stream file {tmp}/absent.csv does not exist"),
+    "stream file a folder": (["--dataset", "{tmp}/folder.csv"],
+                             "stream file {tmp}/folder.csv is a folder, not a file"),
 }
 
 #: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
@@ -98,6 +103,7 @@ def tmp(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "unknown.json").write_text('{"k": 3, "nosuchkey": 1}')
     (tmp_path / "empty").mkdir()
+    (tmp_path / "folder.csv").mkdir()
     return tmp_path
 
 
@@ -158,6 +164,39 @@ def test_a_missing_data_folder_from_the_environment_is_named_as_such(command, tm
     outputs = ["--out-dir", str(tmp / "grid")] if command == "tune" else ["--quiet"]
     line = _check_one_error_line([command, "--dataset", "mnist", *outputs], capsys)
     assert line == f"error: $TGS_DATA_ROOT: folder {tmp / 'absent'} does not exist"
+
+
+@pytest.mark.parametrize("argv, unknown", [
+    (["run", "--datset", "mnist"], "--datset mnist"),
+    (["tune", "--dataset", "synthetic", "--grid", "k=3", "--out-dir", "grid", "--modle", "x"],
+     "--modle x"),
+    (["compare", "a.json", "--baseline-of", "b"], "--baseline-of b"),
+    (["datasets", "--roots", "data"], "--roots data"),
+])
+def test_a_mistyped_option_is_named_by_its_command(argv, unknown, capsys, no_run):
+    # before: "torch_geometric_stream: unrecognized arguments: ...", as if the
+    # option were the top-level command's
+    line = _check_one_error_line(argv, capsys)
+    assert line == f"error: torch_geometric_stream {argv[0]}: unrecognized arguments: {unknown}"
+
+
+@pytest.mark.parametrize("option", ["--config", "--resume"])
+def test_a_missing_input_file_is_named_alike_for_every_option(option, tmp, capsys, no_run):
+    # before: "cannot read --config file F: No such file or directory" and "--resume:
+    # cannot read checkpoint F: FileNotFoundError: [Errno 2] No such file or directory: 'F'"
+    line = _check_one_error_line(["run", option, str(tmp / "absent"), "--quiet"], capsys)
+    assert line == f"error: {option}: file {tmp / 'absent'} does not exist"
+    line = _check_one_error_line(["run", option, str(tmp / "empty"), "--quiet"], capsys)
+    assert line == f"error: {option}: {tmp / 'empty'} is a folder, not a file"
+
+
+def test_a_config_file_that_cannot_be_read_is_named_as_a_missing_one(tmp, capsys,
+                                                                       monkeypatch, no_run):
+    def refuse(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "read_text", refuse)
+    line = _check_one_error_line(["run", "--config", str(tmp / "list.json"), "--quiet"], capsys)
+    assert line == f"error: --config: cannot read file {tmp / 'list.json'} (Permission denied)"
 
 
 @pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)

@@ -315,7 +315,7 @@ def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
                                       "--config", str(tmp_path / "gone.json"), "--jobs", "2",
                                       "--quiet"])
-    with pytest.raises(UsageError, match="cannot read --config file .*gone.json"):
+    with pytest.raises(UsageError, match="--config: file .*gone.json does not exist"):
         _in_workers(args, _shared_synthetic_stream(30), [0, 1])
 
 
@@ -1188,7 +1188,7 @@ def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, datase
 def test_a_missing_or_malformed_stream_file_is_one_error_line(tmp_path, capsys):
     assert main(["run", "--dataset", str(tmp_path / "absent.csv")]) == 2
     assert capsys.readouterr().err.strip() == \
-        f"error: Stream file {tmp_path / 'absent.csv'} does not exist"
+        f"error: stream file {tmp_path / 'absent.csv'} does not exist"
     (tmp_path / "bad.csv").write_text("a,b\n1,x\n2,y\n")
     assert main(["run", "--dataset", str(tmp_path / "bad.csv"), "--label-column", "0"]) == 2
     assert capsys.readouterr().err.strip() == (

@@ -96,7 +96,7 @@ def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message)
     (["--grid", "memory_size=80"], "error: --grid memory_size given twice; give all its "
                                    "values in one --grid memory-size=V1,V2,..."),
     # tune takes no run option: a fixed value is a grid of one
-    (["--memory-size", "80"], "error: torch_geometric_stream: unrecognized arguments: "
+    (["--memory-size", "80"], "error: torch_geometric_stream tune: unrecognized arguments: "
                               "--memory-size 80"),
 ])
 def test_tune_rejects_a_bad_stream_model_or_seed_before_any_run(tmp_path, capsys, options,

@@ -196,7 +196,7 @@ def test_robust_window_none_unsets_a_config_files_window_as_its_null_does(tmp_pa
     (["--model", "memory", "--k", "3"], "model 'memory' does not read k"),
     (["--model", "gsl", "--lam", "0.5"], "model 'gsl' always runs with lam = 0.0"),
     (["--lr", "-1"], "lr must be a finite number >= 0, got -1.0"),  # the learner refuses it
-    (["--config", "missing.json"], "cannot read --config file missing.json"),
+    (["--config", "missing.json"], "--config: file missing.json does not exist"),
     (["--output", "no/such/folder/run.json"], "--output: folder no/such/folder does not exist"),
 ])
 def test_show_config_refuses_what_the_run_refuses_in_one_line(tmp_path, capsys, monkeypatch,

@@ -88,7 +88,7 @@ def test_bad_archives_and_paths_are_named(tmp_path):
         load_stream_file(tmp_path / "junk.npz")
     with pytest.raises(ValueError, match="label_column applies to a CSV file"):
         load_stream_file(tmp_path / "nox.npz", label_column="y")
-    with pytest.raises(DatasetNotFoundError, match="does not exist"):
+    with pytest.raises(DatasetNotFoundError, match=r"^stream file \S+absent.csv does not exist$"):
         load_stream_file(tmp_path / "absent.csv")
     with pytest.raises(ValueError, match="must end in .csv, .csv.gz, .npz"):
         load_stream_file(write(tmp_path, "s.txt", "1,2\n"))
@@ -197,7 +197,8 @@ def test_an_upper_case_gzip_name_is_read_and_unreadable_bytes_are_named(tmp_path
     with pytest.raises(DatasetFormatError, match=r"^latin.csv line 3: not UTF-8 text"):
         load_stream_file(tmp_path / "latin.csv")
     (tmp_path / "folder.csv").mkdir()
-    with pytest.raises(DatasetNotFoundError, match="folder.csv is a folder, not a file"):
+    with pytest.raises(DatasetNotFoundError,
+                       match=r"^stream file \S+folder.csv is a folder, not a file$"):
         load_stream_file(tmp_path / "folder.csv")
 
 

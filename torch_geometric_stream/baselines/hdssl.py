@@ -73,8 +73,7 @@ def sync_cluster(x: np.ndarray, y: np.ndarray, eps: float, max_iter: int = 20,
         sin_p, cos_p = np.sin(pos), np.cos(pos)
         # sum_j sin(x_j - x_i) = cos(x_i) * sum_j sin(x_j) - sin(x_i) * sum_j cos(x_j)
         pull = cos_p * (weights @ sin_p) - sin_p * (weights @ cos_p)
-        moving = n > 1
-        pos = pos + np.where(moving[:, None], pull / n[:, None], 0.0)
+        pos = pos + pull / n[:, None]  # n >= 1; an isolated point's pull is c*s - s*c = 0
         order = float(((np.exp(-dist) * weights).sum(1) / n).mean())
         if order > order_threshold or (previous is not None and abs(order - previous) < 1e-5):
             break
@@ -259,16 +258,17 @@ class HDSSL(MicroClusterClassifier):
         sums = [(x[g].sum(0), (x[g] ** 2).sum(0), float(g.size)) for g in groups]
         radii = np.array([radius_from_sums(ls, ss, np.float64(n)) if n > 1 else 0.0
                           for ls, ss, n in sums])
-        fallback = float(radii.mean()) if radii.size else 0.0
-        if fallback <= 0.0:
-            fallback = eps
+        singleton_radius = float(radii.mean()) if radii.size else 0.0
+        if singleton_radius <= 0.0:
+            singleton_radius = eps
         store = self._store
-        for (ls, ss, n), members, radius in zip(sums, groups, radii):
+        for (ls, ss, n), members in zip(sums, groups):
             labels = y[members]
             label = int(labels[labels >= 0][0]) if (labels >= 0).any() else -1
             if store.num_items >= store.capacity:
                 store.merge_for_capacity()
-            store.create(ls, ss, n, label, radius if radius > 0 else fallback, now)
+            # the store computes a larger group's radius from its sums
+            store.create(ls, ss, n, label, singleton_radius, now)
 
     def _learn_one(self, x: np.ndarray, y: int) -> None:
         store = self._store

@@ -21,10 +21,10 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
-           "seed_value", "device_value", "parse_seeds", "check_device", "read_config_file",
-           "check_output_file", "check_output_files", "check_folder", "root_option",
-           "add_root_option", "plain_text"]
+__all__ = ["Parser", "CommandParser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
+           "seed_value", "device_value", "parse_seeds", "check_device", "check_input_file",
+           "read_config_file", "check_output_file", "check_output_files", "check_folder",
+           "root_option", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
@@ -44,6 +44,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+
+class CommandParser(Parser):
+    """The :class:`Parser` of a command (``run``, ``tune``, ...): an option it does
+    not know is its own error, named by its prog (``torch_geometric_stream run:
+    unrecognized arguments: --datset``), where ``argparse`` hands it up to the
+    top-level parser, which names none. It returns no unknown arguments."""
+
+    def parse_known_args(self, args: Optional[Sequence[str]] = None,
+                         namespace: Optional[argparse.Namespace] = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, unknown = super().parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return namespace, []
 
 
 def positive_int(text: str) -> int:
@@ -177,14 +192,24 @@ def check_device(spec: str, gpu_capable: bool = True) -> str:
         raise UsageError(str(error)) from None
 
 
+def check_input_file(option: str, path: Path) -> None:
+    """Refuse an input file that does not exist or is a folder, naming ``option``."""
+    if path.is_dir():
+        raise UsageError(f"{option}: {path} is a folder, not a file")
+    if not path.exists():
+        raise UsageError(f"{option}: file {path} does not exist")
+
+
 def read_config_file(path: Optional[Path]) -> Optional[dict[str, Any]]:
     """The JSON object of a ``--config`` file (``None`` without one)."""
     if path is None:
         return None
+    path = Path(path)
+    check_input_file("--config", path)
     try:
-        content = json.loads(Path(path).read_text(encoding="utf-8"))
+        content = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise UsageError(f"cannot read --config file {path}: {error.strerror or error}") from None
+        raise UsageError(f"--config: cannot read file {path} ({error.strerror or error})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise UsageError(f"--config file {path} is not valid JSON: {error}") from None
     if not isinstance(content, dict):

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from torch_geometric_stream.baselines import BASELINES
-from torch_geometric_stream.cli.arguments import (Parser, add_root_option, class_names,
-                                                  coefficient_value, label_ratio, positive_int,
-                                                  tau_value, window_size, window_value)
+from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_root_option,
+                                                  class_names, coefficient_value, label_ratio,
+                                                  positive_int, tau_value, window_size,
+                                                  window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -473,7 +474,7 @@ def build_parser() -> Parser:
                         help="print the versions of this package, torch, PyTorch Geometric "
                              "and NumPy, and which optional accelerators are installed")
     commands = parser.add_subparsers(dest="command", metavar="{run,tune,compare,datasets}",
-                                     required=True)
+                                     required=True, parser_class=CommandParser)
     _add_run_parser(commands)
     add_tune_parser(commands)
     add_compare_parser(commands)

@@ -12,8 +12,9 @@ import torch
 
 from torch_geometric_stream.checkpoint import (CheckpointCallback, checkpoint_callback,
                                                load_checkpoint)
-from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_output_files,
-                                                  parse_seeds, read_config_file, root_option)
+from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_input_file,
+                                                  check_output_files, parse_seeds,
+                                                  read_config_file, root_option)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
@@ -217,6 +218,8 @@ def run_command(args: argparse.Namespace) -> int:
                ("--checkpoint", args.checkpoint), ("--windows-csv", args.windows_csv))
     check_output_files(outputs, plot=args.plot)
     _check_files_apart(args, outputs)
+    if args.resume is not None:  # before the stream loads
+        check_input_file("--resume", args.resume)
     if args.show_config:
         return _show_config(args, seeds)
     _warn_of_replaced_checkpoint(args)

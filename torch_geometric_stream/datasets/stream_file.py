@@ -185,9 +185,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
 def _check_exists(path: Path) -> None:
     """Raise :class:`DatasetNotFoundError` unless the stream file ``path`` is a file."""
     if path.is_dir():
-        raise DatasetNotFoundError(f"Stream file {path} is a folder, not a file")
+        raise DatasetNotFoundError(f"stream file {path} is a folder, not a file")
     if not path.is_file():
-        raise DatasetNotFoundError(f"Stream file {path} does not exist")
+        raise DatasetNotFoundError(f"stream file {path} does not exist")
 
 
 # -- NPZ -----------------------------------------------------------------------------
