@@ -21,10 +21,10 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "CommandParser", "positive_int", "window_size", "label_ratio", "tau_value", "window_value",
-           "seed_value", "device_value", "parse_seeds", "check_device", "check_input_file",
-           "read_config_file", "check_output_file", "check_output_files", "check_folder",
-           "root_option", "add_root_option", "plain_text"]
+__all__ = ["Parser", "CommandParser", "positive_int", "window_size", "label_ratio", "tau_value",
+           "window_value", "seed_value", "device_value", "parse_seeds", "check_device",
+           "check_input_file", "read_config_file", "check_output_file", "check_output_files",
+           "check_folder", "root_option", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
