@@ -231,15 +231,19 @@ def test_a_plot_path_matplotlib_cannot_write_stops_the_run_before_it_starts(tmp,
 
 
 def test_missing_dataset_error_names_folder_and_url(tmp, capsys):
-    assert main(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")]) == 2
-    err = capsys.readouterr().err
-    assert "shuttle.trn" in err and "archive.ics.uci.edu" in err
+    folder = tmp / "empty" / "Shuttle"
+    line = _check_one_error_line(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")],
+                                 capsys)
+    assert line == (f"error: dataset folder {folder} does not exist; dataset 'Shuttle': "
+                    f"searched folder {folder}; expected files (each text file may also be "
+                    f"gzip-compressed as <name>.gz): shuttle.trn, shuttle.tst; the dataset is "
+                    f"published at https://archive.ics.uci.edu/dataset/148/statlog+shuttle")
 
 
 def test_a_multi_line_message_reads_as_one_line():
-    message = "Folder x does not exist\nExpected files:\n  - a.csv\n  - b.csv\nSee http://u"
+    message = "folder x does not exist\nexpected files:\n  - a.csv\n  - b.csv\nsee http://u"
     assert one_line(ValueError(message)) == (
-        "Folder x does not exist; Expected files: a.csv, b.csv; See http://u")
+        "folder x does not exist; expected files: a.csv, b.csv; see http://u")
     assert one_line(ValueError("")) == "ValueError"
 
 

@@ -119,7 +119,7 @@ def test_an_existing_report_cut_short_is_refused_in_one_line(tmp_path, monkeypat
     (["--window", "0"], "--window: expected a positive integer"),
     (["--limit", "0"], "--limit: expected a positive integer"),
     (["--dataset", "Shoper"], "Unknown dataset 'Shoper'"),
-    (["--root", "/"], "Dataset folder /Shopper does not exist"),  # a data folder without it
+    (["--root", "/"], "dataset folder /Shopper does not exist"),  # a data folder without it
 ])
 def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):
     assert message in usage_error(main, [*argv, "--out-dir", str(tmp_path)], capsys)

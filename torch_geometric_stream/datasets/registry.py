@@ -179,7 +179,7 @@ def load_dataset(name: str, root: str | Path, *, strict: bool = False) -> Stream
     folder = _dataset_folder(Path(root), info.folder)
     context = dict(name=info.name, folder=folder, expected_files=info.expected_files, url=info.url)
     if not folder.is_dir():
-        raise with_context(DatasetNotFoundError(f"Dataset folder {folder} does not exist"),
+        raise with_context(DatasetNotFoundError(f"dataset folder {folder} does not exist"),
                            **context)
     try:
         dataset = info.loader(folder, strict=strict)
