@@ -144,7 +144,7 @@ def resolve_dataset_name(name: str) -> str:
     """
     canonical = _ALIASES.get(_key(name))
     if canonical is None:
-        raise ValueError(f"Unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
+        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
     return canonical
 
 
