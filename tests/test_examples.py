@@ -46,7 +46,7 @@ def test_quickstart_reports_a_stream_shorter_than_its_five_checkpoints(capsys):
     ("quickstart", ["--seed", "x"], "argument --seed: seed must be an integer, got 'x'"),
     ("quickstart", ["--device", "gpu"],
      "argument --device: invalid device 'gpu' (e.g. cpu, cuda, cuda:0, mps)"),
-    ("image_encoder", ["--root", "{tmp}"], "Dataset folder {tmp}/MNIST does not exist"),
+    ("image_encoder", ["--root", "{tmp}"], "dataset folder {tmp}/MNIST does not exist"),
 ])
 def test_bad_input_to_an_example_is_one_usage_error(example, argv, message, tmp_path, capsys):
     # before: a traceback (quickstart's seed and device reached the learner unchecked,

@@ -27,7 +27,7 @@ def results(tmp_path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("options, message", [
     (["--models", "sledg"], "argument --models: invalid choice: 'sledg'"),
-    (["--datasets", "shutle"], "argument --datasets: Unknown dataset 'shutle'"),
+    (["--datasets", "shutle"], "argument --datasets: unknown dataset 'shutle'"),
     (["--limit", "0"], "argument --limit: expected a positive integer"),
     (["--seeds", "-1"], "argument --seeds: seed must be >= 0"),
     (["--jobs", "0"], "argument --jobs: expected a positive integer"),

@@ -516,7 +516,7 @@ def test_an_option_the_model_never_reads_is_refused(model, overrides, unread):
 
 @pytest.mark.parametrize("source, overrides, config_file", [
     ("options", {"lam": 0.5}, None),
-    ("--config file", {}, {"lam": 0.01, "k": 3}),
+    ("--config", {}, {"lam": 0.01, "k": 3}),
 ])
 def test_an_entry_the_model_fixes_is_refused_not_ignored(source, overrides, config_file):
     with pytest.raises(UsageError, match=rf"^{source}: model 'gsl' always runs with lam = 0.0; "

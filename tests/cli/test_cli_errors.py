@@ -199,6 +199,27 @@ def test_a_config_file_that_cannot_be_read_is_named_as_a_missing_one(tmp, capsys
     assert line == f"error: --config: cannot read file {tmp / 'list.json'} (Permission denied)"
 
 
+@pytest.mark.parametrize("name, content, message", [
+    ("bad.json", None, "file {path} is not valid JSON (Expecting property name enclosed in "
+                       "double quotes: line 1 column 2 (char 1))"),
+    ("list.json", None, "file {path} must hold a JSON object, got list"),
+    ("unknown.json", None, "unknown configuration keys for model 'sledge-light': nosuchkey "
+                           "(valid: "),
+    ("gsl.json", '{"lam": 0.5}', "model 'gsl' always runs with lam = 0.0; drop lam, or use "
+                                 "model 'sledge' to set it"),
+])
+def test_every_config_file_error_names_the_option_alike(name, content, message, tmp, capsys,
+                                                        no_run):
+    # before: "--config file F is not valid JSON: ...", "--config file F must hold ...",
+    # "--config file: unknown configuration keys ...", beside "--config: file F does not exist"
+    path = tmp / name
+    if content is not None:
+        path.write_text(content)
+    model = ["--model", "gsl"] if name == "gsl.json" else []
+    line = _check_one_error_line(["run", "--config", str(path), *model, "--quiet"], capsys)
+    assert line.startswith(f"error: --config: {message.format(path=path)}"), line
+
+
 @pytest.mark.parametrize("option, path, message", TUNE_OUTPUT_PATHS)
 def test_a_tune_output_path_that_cannot_be_written_stops_it_before_any_run(
         option, path, message, tmp, capsys, no_run):
@@ -231,15 +252,19 @@ def test_a_plot_path_matplotlib_cannot_write_stops_the_run_before_it_starts(tmp,
 
 
 def test_missing_dataset_error_names_folder_and_url(tmp, capsys):
-    assert main(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")]) == 2
-    err = capsys.readouterr().err
-    assert "shuttle.trn" in err and "archive.ics.uci.edu" in err
+    folder = tmp / "empty" / "Shuttle"
+    line = _check_one_error_line(["run", "--dataset", "shuttle", "--root", str(tmp / "empty")],
+                                 capsys)
+    assert line == (f"error: dataset folder {folder} does not exist; dataset 'Shuttle': "
+                    f"searched folder {folder}; expected files (each text file may also be "
+                    f"gzip-compressed as <name>.gz): shuttle.trn, shuttle.tst; the dataset is "
+                    f"published at https://archive.ics.uci.edu/dataset/148/statlog+shuttle")
 
 
 def test_a_multi_line_message_reads_as_one_line():
-    message = "Folder x does not exist\nExpected files:\n  - a.csv\n  - b.csv\nSee http://u"
+    message = "folder x does not exist\nexpected files:\n  - a.csv\n  - b.csv\nsee http://u"
     assert one_line(ValueError(message)) == (
-        "Folder x does not exist; Expected files: a.csv, b.csv; See http://u")
+        "folder x does not exist; expected files: a.csv, b.csv; see http://u")
     assert one_line(ValueError("")) == "ValueError"
 
 

@@ -55,8 +55,8 @@ def test_a_prefix_table_goes_beside_the_whole_stream_table_not_over_it(tmp_path)
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--datasets", "Foo"], "Unknown dataset 'Foo'"),
-    (["--datasets", "Shuttle", "--root", "/"], "Dataset folder /Shuttle does not exist"),
+    (["--datasets", "Foo"], "unknown dataset 'Foo'"),
+    (["--datasets", "Shuttle", "--root", "/"], "dataset folder /Shuttle does not exist"),
     (["--datasets", "Shuttle", "--limit", "0"], "--limit: expected a positive integer"),
 ])
 def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):

@@ -118,8 +118,8 @@ def test_an_existing_report_cut_short_is_refused_in_one_line(tmp_path, monkeypat
     (["--every", "0"], "--every: expected a positive integer"),
     (["--window", "0"], "--window: expected a positive integer"),
     (["--limit", "0"], "--limit: expected a positive integer"),
-    (["--dataset", "Shoper"], "Unknown dataset 'Shoper'"),
-    (["--root", "/"], "Dataset folder /Shopper does not exist"),  # a data folder without it
+    (["--dataset", "Shoper"], "unknown dataset 'Shoper'"),
+    (["--root", "/"], "dataset folder /Shopper does not exist"),  # a data folder without it
 ])
 def test_bad_arguments_are_refused_without_a_traceback(argv, message, tmp_path, capsys):
     assert message in usage_error(main, [*argv, "--out-dir", str(tmp_path)], capsys)
@@ -132,7 +132,7 @@ def test_an_unknown_dataset_s_error_names_synthetic_too(tmp_path, capsys):
 
     error = usage_error(main, ["--dataset", "Shoper", "--out-dir", str(tmp_path)], capsys)
     assert error.splitlines()[-1].endswith(
-        f"argument --dataset: Unknown dataset 'Shoper'; valid names: {', '.join(DATASETS)}, "
+        f"argument --dataset: unknown dataset 'Shoper'; valid names: {', '.join(DATASETS)}, "
         "or synthetic")
 
 

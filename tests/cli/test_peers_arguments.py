@@ -38,7 +38,7 @@ def test_no_data_folder_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
 def test_a_missing_dataset_folder_is_refused_without_a_traceback(monkeypatch, capsys):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())  # "installed"
     argv = ["--datasets", "Shopper", "--learners", "KNN", "--root", "/"]  # a folder without it
-    assert "Dataset folder /Shopper does not exist" in usage_error(peers.main, argv, capsys)
+    assert "dataset folder /Shopper does not exist" in usage_error(peers.main, argv, capsys)
 
 
 def test_the_table_refuses_a_result_cut_short_in_one_line(capsys):

@@ -14,7 +14,7 @@ from quantile_range import main  # noqa: E402
 @pytest.mark.parametrize("argv, message", [
     (["--rows", "0"], "--rows: expected a positive integer"),
     (["--rows", "-5"], "--rows: expected a positive integer"),
-    (["--datasets", "Foo"], "Unknown dataset 'Foo'"),
+    (["--datasets", "Foo"], "unknown dataset 'Foo'"),
 ])
 def test_bad_arguments_are_refused_in_one_line(argv, message, tmp_path, capsys):
     error = usage_error(main, [*argv, "--out-dir", str(tmp_path / "out")], capsys)

@@ -83,8 +83,8 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "--datasets", "Foo"], "Unknown dataset 'Foo'"),
-    (["lockstep", "--dataset", "Foo"], "Unknown dataset 'Foo'"),
+    (["run", "--datasets", "Foo"], "unknown dataset 'Foo'"),
+    (["lockstep", "--dataset", "Foo"], "unknown dataset 'Foo'"),
     (["run", "--threads", "0"], "--threads: expected a positive integer"),
     (["run", "--limit", "0"], "--limit: expected a positive integer"),
     (["run", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),

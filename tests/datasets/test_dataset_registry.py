@@ -26,7 +26,9 @@ def test_resolve_dataset_name(alias, canonical):
 
 
 def test_unknown_name_lists_valid_names(tmp_path):
-    with pytest.raises(ValueError, match="Unknown dataset 'imagenet'.*MNDS, Shopper, WebKB"):
+    # before: "Unknown dataset ...", unlike every other error's start
+    with pytest.raises(ValueError, match="^unknown dataset 'imagenet'; valid names: MNDS, "
+                                         "Shopper, WebKB, "):
         load_dataset("imagenet", tmp_path)
 
 
@@ -41,6 +43,20 @@ def test_missing_folder_error_names_files_folder_and_url(tmp_path, name):
     assert isinstance(caught.value, FileNotFoundError)
 
 
+def test_missing_folder_error_lists_the_expected_files_in_lower_case_lines(tmp_path):
+    # before: "Dataset folder ... does not exist", "Dataset 'Shuttle': ...", "Expected
+    # files ...", "The dataset is published at ...", unlike every other error's start
+    url = DATASETS["Shuttle"].url
+    with pytest.raises(DatasetNotFoundError) as caught:
+        load_dataset("Shuttle", tmp_path)
+    assert str(caught.value) == (
+        f"dataset folder {tmp_path / 'Shuttle'} does not exist\n"
+        f"dataset 'Shuttle': searched folder {tmp_path / 'Shuttle'}\n"
+        f"expected files (each text file may also be gzip-compressed as <name>.gz):\n"
+        f"  - shuttle.trn\n  - shuttle.tst\n"
+        f"the dataset is published at {url}")
+
+
 @pytest.mark.parametrize("name", CANONICAL)
 def test_empty_folder_error_names_files_folder_and_url(tmp_path, name):
     info = DATASETS[name]
@@ -50,6 +66,7 @@ def test_empty_folder_error_names_files_folder_and_url(tmp_path, name):
     message = str(caught.value)
     assert str(tmp_path / info.folder) in message and info.url in message
     assert info.expected_files[0] in message
+    assert message[0].islower(), message  # the loader's own line, as every other error
 
 
 def test_format_error_gets_context(tmp_path):

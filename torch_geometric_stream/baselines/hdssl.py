@@ -258,7 +258,7 @@ class HDSSL(MicroClusterClassifier):
         sums = [(x[g].sum(0), (x[g] ** 2).sum(0), float(g.size)) for g in groups]
         radii = np.array([radius_from_sums(ls, ss, np.float64(n)) if n > 1 else 0.0
                           for ls, ss, n in sums])
-        singleton_radius = float(radii.mean()) if radii.size else 0.0
+        singleton_radius = float(radii.mean())  # a full chunk has at least one group
         if singleton_radius <= 0.0:
             singleton_radius = eps
         store = self._store

@@ -211,9 +211,9 @@ def read_config_file(path: Optional[Path]) -> Optional[dict[str, Any]]:
     except OSError as error:
         raise UsageError(f"--config: cannot read file {path} ({error.strerror or error})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UsageError(f"--config file {path} is not valid JSON: {error}") from None
+        raise UsageError(f"--config: file {path} is not valid JSON ({error})") from None
     if not isinstance(content, dict):
-        raise UsageError(f"--config file {path} must hold a JSON object, "
+        raise UsageError(f"--config: file {path} must hold a JSON object, "
                          f"got {type(content).__name__}")
     return content
 

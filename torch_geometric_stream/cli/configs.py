@@ -684,7 +684,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
             _apply(config, FEW_LABEL_LIGHT_DEFAULTS, FEW_LABEL_SOURCE, sources)
     _apply(config, fixed_config_entries(model), f"fixed by model {model}", sources)
     if config_file is not None:
-        _apply(config, _checked(config_file, allowed, model, "--config file"),
+        _apply(config, _checked(config_file, allowed, model, "--config"),
                CONFIG_FILE_SOURCE, sources)
     given = {key: value for key, value in overrides.items() if value is not None}
     check_given(model, given, "options")

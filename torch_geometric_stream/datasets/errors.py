@@ -29,7 +29,7 @@ def with_context(error: DatasetError, *, name: str, folder: Path,
                  expected_files: Sequence[str], url: str) -> DatasetError:
     """A new error of the same type whose message adds where to look and what to get."""
     files = "\n".join(f"  - {entry}" for entry in expected_files)
-    message = (f"{error}\nDataset {name!r}: searched folder {folder}\n"
-               f"Expected files (each text file may also be gzip-compressed as <name>.gz):\n"
-               f"{files}\nThe dataset is published at {url}")
+    message = (f"{error}\ndataset {name!r}: searched folder {folder}\n"
+               f"expected files (each text file may also be gzip-compressed as <name>.gz):\n"
+               f"{files}\nthe dataset is published at {url}")
     return type(error)(message)

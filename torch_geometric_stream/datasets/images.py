@@ -108,7 +108,7 @@ def load_kmnist(folder: Path, strict: bool = False) -> StreamDataset:
         paths = [folder / f for f in KMNIST_NPZ_FILES[split]]
         for path in paths:
             if not path.is_file():
-                raise DatasetNotFoundError(f"Missing file {path.name} (and the IDX files)")
+                raise DatasetNotFoundError(f"missing file {path.name} (and the IDX files)")
         splits.append(tuple(_read_npz_array(p) for p in paths))
     return _image_stream("KMNIST", splits, KMNIST_CLASSES)
 

@@ -55,7 +55,7 @@ def first_existing(folders: Iterable[Path], name: str) -> Optional[Path]:
 def _require(path: Path | str) -> Path:
     found = find_file(path)
     if found is None:
-        raise DatasetNotFoundError(f"Missing file {Path(path).name} (nor {Path(path).name}.gz)")
+        raise DatasetNotFoundError(f"missing file {Path(path).name} (nor {Path(path).name}.gz)")
     return found
 
 

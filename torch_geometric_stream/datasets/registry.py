@@ -144,7 +144,7 @@ def resolve_dataset_name(name: str) -> str:
     """
     canonical = _ALIASES.get(_key(name))
     if canonical is None:
-        raise ValueError(f"Unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
+        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(DATASETS)}")
     return canonical
 
 
@@ -179,7 +179,7 @@ def load_dataset(name: str, root: str | Path, *, strict: bool = False) -> Stream
     folder = _dataset_folder(Path(root), info.folder)
     context = dict(name=info.name, folder=folder, expected_files=info.expected_files, url=info.url)
     if not folder.is_dir():
-        raise with_context(DatasetNotFoundError(f"Dataset folder {folder} does not exist"),
+        raise with_context(DatasetNotFoundError(f"dataset folder {folder} does not exist"),
                            **context)
     try:
         dataset = info.loader(folder, strict=strict)

@@ -163,7 +163,7 @@ def load_gsad(folder: Path, strict: bool = False) -> StreamDataset:
     present = [n for n in names if find_file(folder / n) is not None]
     missing = [n for n in names if n not in present]
     if not present:
-        raise DatasetNotFoundError("None of the GSAD batch files was found")
+        raise DatasetNotFoundError("none of the GSAD batch files was found")
     if missing:
         if strict:
             raise DatasetNotFoundError(f"GSAD batches missing (strict: nothing is streamed): "
@@ -227,7 +227,7 @@ def load_har(folder: Path, strict: bool = False) -> StreamDataset:
         found = {kind: first_existing(places, f"{kind}_{split}.txt") for kind in ("X", "y")}
         for kind, path in found.items():
             if path is None:
-                raise DatasetNotFoundError(f"Missing file {kind}_{split}.txt")
+                raise DatasetNotFoundError(f"missing file {kind}_{split}.txt")
         x = read_numeric_table(found["X"], HAR_NUM_FEATURES)
         labels = as_integer_labels(read_numeric_table(found["y"], 1)[:, 0], found["y"].name)
         if len(x) != len(labels):

@@ -103,7 +103,7 @@ def load_mnds(folder: Path, strict: bool = False) -> StreamDataset:
     if path is None:
         candidates = sorted(folder.glob("*.csv")) + sorted(folder.glob("*.csv.gz"))
         if len(candidates) != 1:
-            raise DatasetNotFoundError(f"Missing file {MNDS_FILE} (found {len(candidates)} "
+            raise DatasetNotFoundError(f"missing file {MNDS_FILE} (found {len(candidates)} "
                                        f"other CSV files, need exactly one)")
         path = candidates[0]
     records = read_csv_records(path, ["title", "content", "category_level_1"])
@@ -148,7 +148,7 @@ def load_webkb(folder: Path, strict: bool = False) -> StreamDataset:
         return _text_stream("WebKB", documents, labels, notes + " tf-idf fitted on the whole "
                                                                 "corpus, as the paper.")
     if any(find_file(folder / f) is None for f in WEBKB_STEMMED_FILES):
-        raise DatasetNotFoundError("Neither the webkb/<class>/<university>/<page> tree nor "
+        raise DatasetNotFoundError("neither the webkb/<class>/<university>/<page> tree nor "
                                    "both preprocessed files were found")
     documents, labels = [], []
     for name in WEBKB_STEMMED_FILES:
