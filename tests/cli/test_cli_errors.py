@@ -72,6 +72,8 @@ NAMED_ERRORS = {
     "tau of minus infinity": (["--tau=-Infinity"],  # not taken for inf
                               "tau must be a positive number or 'inf', got -inf"),
     "seed beyond 2**64": (["--seed", str(2 ** 70)], "--seed must be below 2**64"),
+    "unknown dataset": (["--dataset", "Shutle"], "--dataset: unknown dataset 'Shutle'; valid "
+                                                 "names: MNDS, Shopper"),
     "drift of a synthetic-<drift> name": (
         ["--dataset", "synthetic-gradual", "--synthetic-drift", "sudden"],
         "--dataset synthetic-gradual does not read --synthetic-drift"),

@@ -87,7 +87,7 @@ def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message)
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--dataset", "Shutle"], "error: dataset: unknown dataset 'Shutle'"),
+    (["--dataset", "Shutle"], "error: --dataset: unknown dataset 'Shutle'"),
     (["--dataset", "-"], "error: --dataset - (standard input) is read once; tune reads its "
                          "stream for every grid point and seed: save it to a CSV file"),
     (["--model", "tlp", "--grid", "lr=0.1"],

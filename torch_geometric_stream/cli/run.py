@@ -287,7 +287,7 @@ class RunPlan:
 
 def load_stream(args: argparse.Namespace) -> Stream:
     """The :data:`Stream` of a ``run``'s arguments, cut to its limit."""
-    with user_input("dataset"):
+    with user_input("--dataset"):
         dataset, name, source = _load_stream(args)
     limit = _limit(args)
     if limit is None or args.stream:  # a streamed file stops at the limit itself
