@@ -502,6 +502,29 @@ def test_the_snapshot_row_replaced_in_place_gives_index_copys_values_and_gradien
     assert _RowReplacedInPlace.apply(emb, row, new_x[:, :4]).data_ptr() == emb.data_ptr()
 
 
+def test_only_the_package_embedding_has_its_row_replaced_in_place(monkeypatch):
+    """Another f_E (here the package's, wrapped: the same values) keeps the
+    out-of-place ``index_copy``, whose backward holds for any embedding; the
+    package's own takes the in-place write, with the same predictions."""
+    x, y = gaussian_stream(30)
+    calls = []
+    apply = _RowReplacedInPlace.apply
+    monkeypatch.setattr(_RowReplacedInPlace, "apply",
+                        lambda *args: calls.append(1) or apply(*args))
+    own, wrapped = small(), small()
+    wrapped.graph.embedding = torch.nn.Sequential(wrapped.graph.embedding)
+    for model in (own, wrapped):
+        for i in range(len(x)):
+            model.predict(x[i])
+            model.learn(x[i], int(y[i]))
+        calls.append(None)  # where the model's steps end
+    taken = calls.index(None)
+    assert taken > 0 and calls[taken + 1:] == [None]
+    assert all(torch.equal(a, b) for a, b in zip(own.state_dict().values(),
+                                                 wrapped.state_dict().values())
+               if isinstance(a, torch.Tensor))
+
+
 def test_a_graph_without_gradient_keeps_no_autograd_graph():
     """With ``supervise_graph=False`` and ``lam=0`` nothing trains f_E, so the
     prediction's embeddings carry no autograd graph into the step."""

@@ -10,8 +10,8 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
-from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, StaticKNNGraph,
-                                          structure_loss)
+from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, EmbeddingMLP,
+                                          StaticKNNGraph, structure_loss)
 from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check_search_dtype,
                                                       neighbors_to_edge_index, receptive_topk,
                                                       score_neighbors, topk_neighbors)
@@ -599,7 +599,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 return reused
             row = update.node.view(1)
             new_row = self.graph.embed(nodes[row], check=False)
-            if snap.live_emb is not None and reused.device.type == "cpu":
+            if (snap.live_emb is not None and reused.device.type == "cpu"
+                    and type(self.graph.embedding) is EmbeddingMLP):
                 return _RowReplacedInPlace.apply(reused, row, new_row)
             return reused.index_copy(0, row, new_row)
 
@@ -960,7 +961,13 @@ class _RowReplacedInPlace(torch.autograd.Function):
     :func:`_rows_kept_for_backward` reads the written memory row. Nothing else
     reads the old row: the snapshot it belongs to is the training step's own,
     dropped before the write, and never saved (a snapshot with live
-    embeddings is neither pickled nor a kept memory graph)."""
+    embeddings is neither pickled nor a kept memory graph).
+
+    Only for the package's :class:`~torch_geometric_stream.graph.EmbeddingMLP`
+    as :math:`f_E`, whose last backward multiplies by the row it kept: another
+    embedding's could divide by it (the written row's zeros would give NaN).
+    A forward hook on :math:`f_E` that keeps its output sees the written row
+    change in it."""
 
     @staticmethod
     def forward(ctx, emb: Tensor, row: Tensor, new: Tensor) -> Tensor:
