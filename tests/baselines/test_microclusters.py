@@ -428,3 +428,46 @@ def test_sync_cluster_order_counts_an_isolated_point_as_synchronized():
     # the loop would go on until the pair met)
     points = [0.0, 1.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
     assert _sync_groups(points, [-1] * 8, eps=1.5, order_threshold=0.9) == [[i] for i in range(8)]
+
+
+def _learned(model, rows=12):
+    """``model`` after ``rows`` labelled and unlabelled samples of a small stream."""
+    rng = np.random.default_rng(0)
+    for row, label in zip(rng.normal(size=(rows, 2)), [0, -1, 1, -1] * rows):
+        model.learn(row, label)
+    return model
+
+
+@pytest.mark.parametrize("make, entry, value, message", [
+    # before: 4 and 9 were loaded, the next learn_one raised IndexError writing the
+    # buffer; -1 wrote the next sample into the buffer's last row
+    (lambda: HDSSL(2, 2, chunk_size=4), "buffered", np.int64(4),
+     r"state buffered must be below chunk_size 4 \(a full chunk is clustered at once\), "
+     r"got 4"),
+    (lambda: HDSSL(2, 2, chunk_size=4), "buffered", np.int64(9), "must be below chunk_size 4"),
+    (lambda: HDSSL(2, 2, chunk_size=4), "buffered", np.int64(-1),
+     "state buffered must be >= 0, got -1"),
+    (lambda: HDSSL(2, 2), "buffered", np.int64(1), "must be below chunk_size 1"),
+    # before: loaded, then chunk mode's radius generator raised at the next flush
+    (lambda: HDSSL(2, 2, chunk_size=4), "now", np.int64(-5), "state now must be >= 0, got -5"),
+    (lambda: ReSSL(2, 2), "now", np.int64(-5), "state now must be >= 0, got -5")])
+def test_a_state_counter_out_of_range_is_refused(make, entry, value, message):
+    model = _learned(make())
+    before = model.state_dict()
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict({**before, entry: value})
+    assert states_equal(model.state_dict(), before)
+
+
+@pytest.mark.parametrize("make", [ReSSL, HDSSL])
+@pytest.mark.parametrize("entry", ["mc_centre", "mc_weight", "mc_radius", "mc_count"])
+def test_a_state_with_nan_in_a_micro_cluster_is_refused(make, entry):
+    # before: a NaN centre was loaded and ReSSL's next capacity merge raised
+    # 'micro-cluster store is full' (a NaN distance is never the closest pair)
+    model = _learned(make(2, 2, memory_size=4))
+    before = model.state_dict()
+    corrupt = before[entry].copy()
+    corrupt[0] = np.nan
+    with pytest.raises(ValueError, match=f"state {entry} holds NaN or inf values"):
+        model.load_state_dict({**before, entry: corrupt})
+    assert states_equal(model.state_dict(), before)

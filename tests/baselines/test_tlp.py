@@ -317,3 +317,48 @@ def test_median_heuristic_ignores_the_distances_between_duplicates():
     assert model.bandwidth == 1.0                     # no two distinct points yet
     model.learn(np.array([3.0], dtype=np.float32), -1)
     assert model.bandwidth == 3.0                     # distances 3, 3, 3 (zeros: 1.5)
+
+
+def _learned(sigma=None, tau=4, n=9):
+    rng = np.random.default_rng(0)
+    model = TemporalLabelPropagation(2, 2, memory_size=tau, sigma=sigma)
+    for row, label in zip(rng.normal(size=(n, 2)), [0, -1, 1] * n):
+        model.learn(row, label)
+    return model
+
+
+def _arrival_of_every_slot(state):
+    arrival = state["arrival"].copy()
+    arrival[arrival == -1] = state["time"]  # the free slot marked as a window point
+    return arrival
+
+
+@pytest.mark.parametrize("entry, corrupt, message", [
+    # before: loaded, then the next learn found no free slot (IndexError)
+    ("arrival", _arrival_of_every_slot,
+     r"state arrival marks 5 window points, at most memory_size 4 \(-1: free slot\)"),
+    # before: loaded, then a new point arrived "before" older ones and the wrong
+    # node left the window
+    ("arrival", lambda state: np.where(state["arrival"] >= 0, state["arrival"] + 20, -1),
+     r"state arrival must hold distinct times in \[0, time 9\)"),
+    ("arrival", lambda state: np.where(state["arrival"] >= 0, 5, -1), "distinct times"),
+    ("time", lambda state: np.int64(-3), "state time must be >= 0, got -3"),
+    # before: loaded, then every weight was NaN (0 / 0) or grew with the distance
+    ("sigma", lambda state: np.float64(0.0), "state sigma must be > 0, got 0.0"),
+    ("sigma", lambda state: np.float64(-1.0), "state sigma must be > 0, got -1.0"),
+    ("sigma", lambda state: np.float64(np.nan), "state sigma must be a finite number, got nan")])
+def test_a_state_out_of_range_is_refused(entry, corrupt, message):
+    model = _learned(sigma=1.0)
+    before = model.state_dict()
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict({**before, entry: corrupt(before)})
+    assert all(np.array_equal(model.state_dict()[key], value, equal_nan=True)
+               for key, value in before.items())
+
+
+def test_states_it_writes_load_filling_and_past_the_window():
+    for n in (0, 1, 3, 9):
+        model = _learned(n=n)
+        copy = TemporalLabelPropagation(2, 2, memory_size=4)
+        copy.load_state_dict(model.state_dict())
+        assert copy.num_items == model.num_items

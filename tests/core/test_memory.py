@@ -453,3 +453,31 @@ def test_a_merge_mixes_the_sources_with_the_shares_of_its_partition():
     mixed = torch.tensor([[3.0, 2.0], [1.0, 6.0]])
     assert torch.equal(memory.sources, mixed)
     assert torch.equal(memory.prototypes, raw(mixed))
+
+
+def _filled_memory():
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    for row, label in ((unit(1.0, 0.0), 0), (unit(0.0, 1.0), 1), (unit(1.0, 1.0), -1),
+                       (unit(0.6, 0.8), 0)):
+        memory.update(row, label)
+    return memory
+
+
+@pytest.mark.parametrize("entry, corrupt, message", [
+    # before: loaded; a count below 1 zeroed the adaptive merge weight, a count in an
+    # empty slot survived into the slot's first merge, a negative age raised the
+    # slot's loss weight exp(-age / tau) above 1, a NaN prototype made every
+    # prediction NaN
+    ("counts", lambda t: t.fill_(-5), r"counts must be >= 1 in the filled slots \(node_mask\) "
+                                      r"and 0 in the empty ones, got \[-5, "),
+    ("counts", lambda t: t.masked_fill_(t == 0, 3), "counts must be >= 1 in the filled"),
+    ("ages", lambda t: t.fill_(-100), r"ages must be >= 0, got \[-100, "),
+    ("prototypes", lambda t: t.fill_(math.nan), "prototypes holds NaN or inf values")])
+def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corrupt, message):
+    memory = _filled_memory()
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    state = {key: value.clone() for key, value in before.items()}
+    corrupt(state[entry])
+    with pytest.raises(ValueError, match=message):
+        memory.load_state_dict(state)
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())

@@ -1096,3 +1096,64 @@ def test_the_probabilities_have_one_column_per_class(variant):
     model = small(**LIGHT_VARIANTS[variant])
     model.learn(x[:4], y[:4])
     assert model.predict_proba(x[4:]).shape == (2, C)
+
+
+def _trained_state(**kw):
+    model = small(**kw)
+    x, y = gaussian_stream(40, seed=3)
+    stream_through(model, x, y, label_every=2)
+    return model, model.state_dict()
+
+
+def _with_extra(state, **entries):
+    return {**state, "_extra_state": {**state["_extra_state"], **entries}}
+
+
+def _shifted_memory_graph(state, shift):
+    emb, value, index = state["_extra_state"]["memory_graph"]
+    return _with_extra(state, memory_graph=(emb, value, index + shift))
+
+
+@pytest.mark.parametrize("kw, corrupt, message", [
+    # before: loaded, then the next prediction or step raised IndexError
+    (dict(reselect_every=3),
+     lambda s: _with_extra(s, kept_neighbors=s["_extra_state"]["kept_neighbors"] + 100),
+     r"the state's kept_neighbors must hold row indices in \[0, 26\), got values in \[100,"),
+    (dict(reselect_every=3),
+     lambda s: _with_extra(s, kept_neighbors=s["_extra_state"]["kept_neighbors"][:5]),
+     r"the state's kept_neighbors must be a \(26, k\) tensor of slot indices"),
+    (dict(graph="static"), lambda s: _shifted_memory_graph(s, -100),
+     r"the state's memory graph's top-k slots must hold row indices in \[0, 26\)"),
+    # before: loaded, then NaN predictions
+    (dict(graph="static"),
+     lambda s: _with_extra(s, memory_graph=(s["_extra_state"]["memory_graph"][0] * math.nan,
+                                            *s["_extra_state"]["memory_graph"][1:])),
+     "the state's memory graph embeddings hold NaN or inf values"),
+    (dict(class_prior="stream"), lambda s: {**s, "label_counts": torch.full((C,), -10)},
+     r"label_counts must be >= 0 \(labels seen per class\), got \[-10, -10, -10\]"),
+    # before: loaded, then kept neighbour sets were reused for more steps than reselect_every
+    (dict(reselect_every=3), lambda s: _with_extra(s, steps_since_search=-5),
+     "the state's steps_since_search must be >= 0, got -5"),
+    (dict(), lambda s: _with_extra(s, full_search_steps=-5),
+     "the state's full_search_steps must be >= 0, got -5"),
+    (dict(reselect_every=3), lambda s: _with_extra(s, kept_num_nodes=99),
+     "the state's kept_num_nodes must be at most the memory's 26 slots, got 99"),
+    (dict(input_scaling="online"),
+     lambda s: {**s, "input_scaler.low": torch.full((D,), -math.inf)},
+     r"input_scaler.low and input_scaler.high must be, per feature, inf and -inf \(no row "
+     r"seen\) or finite with low <= high"),
+    (dict(input_scaling="robust"),
+     lambda s: {**s, "input_scaler.high": torch.full((D,), math.nan)}, "input_scaler.high must")])
+def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, message):
+    model, state = _trained_state(**kw)
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict(corrupt(state))
+    after = model.state_dict()
+    assert all(torch.equal(after[key], value) for key, value in state.items()
+               if isinstance(value, torch.Tensor))
+    extra, saved = after["_extra_state"], state["_extra_state"]
+    assert [extra[key] for key in ("kept_num_nodes", "steps_since_search", "full_search_steps")] \
+        == [saved[key] for key in ("kept_num_nodes", "steps_since_search", "full_search_steps")]
+    assert (extra["kept_neighbors"] is None) == (saved["kept_neighbors"] is None)
+    assert extra["kept_neighbors"] is None or torch.equal(extra["kept_neighbors"],
+                                                          saved["kept_neighbors"])

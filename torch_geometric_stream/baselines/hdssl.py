@@ -213,11 +213,16 @@ class HDSSL(MicroClusterClassifier):
                 raise ValueError(f"state {name} has shape {value.shape}, "
                                  f"expected {current.shape}")
         seed = check_seed(np.asarray(state["seed"]).item(), "state seed")
+        buffered = check_positive_int(np.asarray(state["buffered"]).item(), "state buffered",
+                                      minimum=0)
+        if buffered >= self.chunk_size:  # a full chunk is clustered at once
+            raise ValueError(f"state buffered must be below chunk_size {self.chunk_size} "
+                             f"(a full chunk is clustered at once), got {buffered}")
         self._load_store_state(state)
         self.seed = seed
         self._buffer_x = buffer_x.copy()
         self._buffer_y = buffer_y.copy()
-        self._buffered = int(state["buffered"])
+        self._buffered = buffered
 
     # ------------------------------------------------------------ predicting
     def _nearest_labelled(self, x: np.ndarray) -> int:

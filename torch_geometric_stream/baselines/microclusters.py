@@ -30,6 +30,8 @@ __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
 
 _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "active",
            "dist2")
+#: The arrays that hold finite values in every slot (``dist2`` holds ``inf``).
+_FINITE_ARRAYS = ("ls", "ss", "centre", "count", "time", "weight", "radius")
 
 
 def radius_from_sums(ls: np.ndarray, ss: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -73,13 +75,17 @@ class MicroClusterStore:
         return {prefix + name: getattr(self, name).copy() for name in _ARRAYS}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], prefix: str = "mc_") -> None:
-        """Restore :meth:`state_dict`'s arrays, every shape checked before any is set."""
+        """Restore :meth:`state_dict`'s arrays, every shape (and that the sums,
+        counts, times, weights and radii are finite) checked before any is set."""
         values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
         for name, value in values.items():
             expected = getattr(self, name).shape
             if value.shape != expected:
                 raise ValueError(f"state {prefix + name} has shape {value.shape}, "
                                  f"expected {expected}")
+        for name in _FINITE_ARRAYS:
+            if not np.isfinite(values[name].astype(np.float64)).all():
+                raise ValueError(f"state {prefix + name} holds NaN or inf values")
         for name, value in values.items():
             setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
@@ -355,5 +361,6 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         return state
 
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
+        now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)
         self._store.load_state_dict(state)
-        self._now = int(state["now"])
+        self._now = now

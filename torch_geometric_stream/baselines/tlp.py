@@ -10,7 +10,8 @@ from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad
-from torch_geometric_stream.validation import as_feature_matrix, check_positive_int
+from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
+                                               check_positive_int)
 
 __all__ = ["TemporalLabelPropagation", "harmonic_solution"]
 
@@ -298,13 +299,30 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             if value.shape != expected:
                 raise ValueError(f"state {name.lstrip('_')} has shape {value.shape}, "
                                  f"expected {expected}")
+        time = check_positive_int(np.asarray(state["time"]).item(), "state time", minimum=0)
+        sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
+        check_positive(sigma, "state sigma")
+        self._check_arrivals(np.asarray(state["arrival"]), time)
         for name in self._STATE:
             current = getattr(self, name)
             setattr(self, name, np.asarray(state[name.lstrip("_")]).astype(current.dtype))
-        self._time = int(state["time"])
-        self._sigma = float(state["sigma"])
+        self._time = time
+        self._sigma = sigma
         self._frozen = frozen
         self._last_query = None
+
+    def _check_arrivals(self, arrival: np.ndarray, time: int) -> None:
+        """Raise unless the state's ``arrival`` marks at most ``memory_size`` window
+        points (a learned point needs a free slot) with distinct times in
+        :math:`[0, time)`, and free slots with ``-1``."""
+        held = arrival[arrival != -1]
+        if held.size > self.memory_size:
+            raise ValueError(f"state arrival marks {held.size} window points, at most "
+                             f"memory_size {self.memory_size} (-1: free slot)")
+        if held.size and (held.min() < 0 or held.max() >= time
+                          or np.unique(held).size != held.size):
+            raise ValueError(f"state arrival must hold distinct times in [0, time {time}) "
+                             f"(-1: free slot), got {sorted(held.tolist())}")
 
     @property
     def num_items(self) -> int:

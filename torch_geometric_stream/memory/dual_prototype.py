@@ -161,9 +161,33 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         mask = state_dict.get(prefix + "node_mask")
         if isinstance(mask, Tensor) and mask.shape == self.node_mask.shape:
             self._fill_levels(mask)  # refuse a mask with a gap before any buffer is copied
+            self._check_loaded_values(state_dict, prefix, mask.detach().cpu().bool())
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self.version += 1
         self._sync_host_counts()
+
+    def _check_loaded_values(self, state_dict: dict, prefix: str, mask: Tensor) -> None:
+        r"""Raise unless the state's ``counts`` are :math:`\geq 1` in the slots its
+        ``mask`` fills and 0 in the others, its ``ages`` :math:`\geq 0` and its
+        prototypes and sources finite (a count below 1 would zero the adaptive merge
+        weight, a negative age inflate the slot's loss weight, a NaN row every
+        prediction); an entry missing or of another shape is torch's to report."""
+        def given(name: str) -> Optional[Tensor]:
+            value = state_dict.get(prefix + name)
+            own = getattr(self, name)
+            fits = isinstance(value, Tensor) and own is not None and value.shape == own.shape
+            return value.detach().cpu() if fits else None
+        counts, ages = given("counts"), given("ages")
+        if counts is not None and (bool((counts[mask] < 1).any())
+                                   or bool((counts[~mask] != 0).any())):
+            raise ValueError(f"{prefix}counts must be >= 1 in the filled slots (node_mask) "
+                             f"and 0 in the empty ones, got {counts.tolist()}")
+        if ages is not None and bool((ages < 0).any()):
+            raise ValueError(f"{prefix}ages must be >= 0, got {ages.tolist()}")
+        for name in ("prototypes", "sources"):
+            rows = given(name)
+            if rows is not None and not bool(torch.isfinite(rows).all()):
+                raise ValueError(f"{prefix}{name} holds NaN or inf values")
 
     # -------------------------------------------------------------- accessors
     @property

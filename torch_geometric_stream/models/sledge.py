@@ -27,7 +27,8 @@ from torch_geometric_stream.nn.generators import (generator_on, load_generator_s
 from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
-                                               check_positive_int, check_seed)
+                                               check_positive_int, check_row_index,
+                                               check_seed, describe_index)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -468,22 +469,48 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 "memory_graph": self._kept_memory_graph(),
                 "dropout_generator": self.backbone.generator_state()}
 
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        counts = state_dict.get(prefix + "label_counts")
+        if self.class_prior == "stream" and isinstance(counts, Tensor) and \
+                bool((counts < 0).any()):  # a negative count makes the stream prior NaN
+            raise ValueError(f"{prefix}label_counts must be >= 0 (labels seen per class), "
+                             f"got {counts.tolist()}")
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     def set_extra_state(self, state: dict) -> None:
         # states saved before the learner had its dropout generator keep its own
         generator = self.backbone.generator
         if generator is not None and state.get("dropout_generator") is not None:
             generator = load_generator_state(generator, state["dropout_generator"])
+        kept = state.get("kept_neighbors")
+        if kept is not None:
+            self._check_slot_indices(kept, "kept_neighbors")
+        kept_num_nodes, steps_since_search, full_search_steps = (
+            check_positive_int(state.get(name, 0), f"the state's {name}", minimum=0)
+            for name in ("kept_num_nodes", "steps_since_search", "full_search_steps"))
+        if kept_num_nodes > self.memory.capacity:
+            raise ValueError(f"the state's kept_num_nodes must be at most the memory's "
+                             f"{self.memory.capacity} slots, got {kept_num_nodes}")
+        memory_graph = self._fitted_memory_graph(state.get("memory_graph"))
         # a copy (never another learner's live moments), fitted to this learner's
         # device: e.g. saved from CUDA graphs, resumed on the CPU
         load_optimizer_state(self.optimizer, state["optimizer"])
         self.backbone.generator = generator
-        kept = state.get("kept_neighbors")
         self._snapshot = None
         self._kept_neighbors = None if kept is None else kept.to(self.device, copy=True)
-        self._kept_num_nodes = int(state.get("kept_num_nodes", 0))
-        self._steps_since_search = int(state.get("steps_since_search", 0))
-        self._full_search_steps = int(state.get("full_search_steps", 0))
-        self._loaded_memory_graph = self._fitted_memory_graph(state.get("memory_graph"))
+        self._kept_num_nodes = kept_num_nodes
+        self._steps_since_search = steps_since_search
+        self._full_search_steps = full_search_steps
+        self._loaded_memory_graph = memory_graph
+
+    def _check_slot_indices(self, index: Any, name: str) -> None:
+        """Raise unless the state's ``index`` is a top-k graph of the memory: an
+        integer tensor :math:`(P, K')` of slot indices in :math:`[0, P)`."""
+        slots = self.memory.capacity
+        if not isinstance(index, Tensor) or index.dim() != 2 or index.size(0) != slots:
+            raise ValueError(f"the state's {name} must be a ({slots}, k) tensor of slot "
+                             f"indices, one row per memory slot, got {describe_index(index)}")
+        check_row_index(index.reshape(-1), slots, f"the state's {name}")
 
     def _kept_memory_graph(self) -> Optional[tuple[Tensor, Tensor, Tensor]]:
         """The memory's embeddings :math:`(P, h)` and top-k graph :math:`(P, K')`
@@ -513,6 +540,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             raise ValueError(f"the state's memory graph has {emb.size(0)} rows and top-k "
                              f"shapes {tuple(top_value.shape)}, {tuple(top_index.shape)}; "
                              f"this learner's memory has {slots} slots")
+        self._check_slot_indices(top_index, "memory graph's top-k slots")
+        if not bool(torch.isfinite(emb).all()):  # NaN embeddings: NaN predictions
+            raise ValueError("the state's memory graph embeddings hold NaN or inf values")
         return (emb.to(self.device, self.dtype, copy=True),
                 top_value.to(self.device, self.dtype, copy=True),
                 top_index.to(self.device, copy=True))

@@ -100,7 +100,27 @@ def _check_rows(rows: Tensor, bound: Tensor) -> None:
     check_node_features(rows, bound.numel(), None, "rows", device=bound.device, strided=True)
 
 
-class RunningMinMax(nn.Module):
+class _CheckedRangeLoad:
+    """Mixin for the range modules (list it before :class:`torch.nn.Module`): a
+    loaded ``low`` / ``high`` must be a range the module could have reached, per
+    feature either none yet (``+inf`` / ``-inf``) or finite with low <= high;
+    otherwise ``ValueError`` before any buffer is copied (a NaN bound would stay
+    for ever, a ``-inf`` low would scale every row to NaN)."""
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+        low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")
+        if isinstance(low, Tensor) and isinstance(high, Tensor) and low.shape == high.shape:
+            low, high = low.detach().cpu().double(), high.detach().cpu().double()
+            unseen = (low == math.inf) & (high == -math.inf)
+            seen = torch.isfinite(low) & torch.isfinite(high) & (low <= high)
+            if not bool((unseen | seen).all()):
+                raise ValueError(f"{prefix}low and {prefix}high must be, per feature, inf and "
+                                 f"-inf (no row seen) or finite with low <= high, got "
+                                 f"{low.tolist()} and {high.tolist()}")
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
+class RunningMinMax(_CheckedRangeLoad, nn.Module):
     r"""Per-feature running minimum and maximum, and min-max scaling with them.
 
     The state is two buffers :math:`(d,)`, ``low`` and ``high``, starting at
@@ -291,7 +311,7 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
-class RunningQuantileRange(nn.Module):
+class RunningQuantileRange(_CheckedRangeLoad, nn.Module):
     r"""Per-feature running quantile range, and min-max scaling with it
     (clipped by default): a range one outlier cannot stretch.
 
