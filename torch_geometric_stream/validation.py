@@ -19,7 +19,7 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool",
            "check_graph_input", "check_has_values", "check_node_features", "check_nonnegative",
            "check_positive", "check_positive_int", "check_real", "check_row_index",
            "check_same_device", "check_seed", "check_unit_interval", "check_weighted_graph",
-           "describe_index"]
+           "describe_index", "first_offender"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -269,6 +269,15 @@ def describe_index(value: Any) -> str:
     if isinstance(value, Tensor):
         return f"shape {tuple(value.shape)}, dtype {value.dtype}"
     return type(value).__name__
+
+
+def first_offender(bad: Tensor, values: Tensor) -> str:
+    """``"[i] = v"``: the first index where the boolean ``bad`` holds and the
+    entry of ``values`` there, for a message that names one offending entry
+    rather than listing a whole state (``bad`` must hold somewhere)."""
+    index = tuple(int(i) for i in bad.nonzero()[0])
+    where = ", ".join(map(str, index))
+    return f"[{where}] = {values[index].item()}"
 
 
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:

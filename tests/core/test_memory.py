@@ -469,9 +469,9 @@ def _filled_memory():
     # slot's loss weight exp(-age / tau) above 1, a NaN prototype made every
     # prediction NaN
     ("counts", lambda t: t.fill_(-5), r"counts must be >= 1 in the filled slots \(node_mask\) "
-                                      r"and 0 in the empty ones, got \[-5, "),
+                                      r"and 0 in the empty ones, got counts\[0\] = -5$"),
     ("counts", lambda t: t.masked_fill_(t == 0, 3), "counts must be >= 1 in the filled"),
-    ("ages", lambda t: t.fill_(-100), r"ages must be >= 0, got \[-100, "),
+    ("ages", lambda t: t.__setitem__(2, -100), r"ages must be >= 0, got ages\[2\] = -100$"),
     ("prototypes", lambda t: t.fill_(math.nan), "prototypes holds NaN or inf values")])
 def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corrupt, message):
     memory = _filled_memory()

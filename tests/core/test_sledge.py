@@ -1130,7 +1130,7 @@ def _shifted_memory_graph(state, shift):
                                             *s["_extra_state"]["memory_graph"][1:])),
      "the state's memory graph embeddings hold NaN or inf values"),
     (dict(class_prior="stream"), lambda s: {**s, "label_counts": torch.full((C,), -10)},
-     r"label_counts must be >= 0 \(labels seen per class\), got \[-10, -10, -10\]"),
+     r"label_counts must be >= 0 \(labels seen per class\), got label_counts\[0\] = -10$"),
     # before: loaded, then kept neighbour sets were reused for more steps than reselect_every
     (dict(reselect_every=3), lambda s: _with_extra(s, steps_since_search=-5),
      "the state's steps_since_search must be >= 0, got -5"),
@@ -1141,7 +1141,7 @@ def _shifted_memory_graph(state, shift):
     (dict(input_scaling="online"),
      lambda s: {**s, "input_scaler.low": torch.full((D,), -math.inf)},
      r"input_scaler.low and input_scaler.high must be, per feature, inf and -inf \(no row "
-     r"seen\) or finite with low <= high"),
+     r"seen\) or finite with low <= high, got low\[0\] = -inf and high\[0\] = "),
     (dict(input_scaling="robust"),
      lambda s: {**s, "input_scaler.high": torch.full((D,), math.nan)}, "input_scaler.high must")])
 def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, message):

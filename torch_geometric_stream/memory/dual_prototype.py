@@ -10,7 +10,7 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
 from torch_geometric_stream.validation import (check_bool, check_has_values,
-                                               check_positive_int)
+                                               check_positive_int, first_offender)
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
@@ -178,12 +178,15 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             fits = isinstance(value, Tensor) and own is not None and value.shape == own.shape
             return value.detach().cpu() if fits else None
         counts, ages = given("counts"), given("ages")
-        if counts is not None and (bool((counts[mask] < 1).any())
-                                   or bool((counts[~mask] != 0).any())):
-            raise ValueError(f"{prefix}counts must be >= 1 in the filled slots (node_mask) "
-                             f"and 0 in the empty ones, got {counts.tolist()}")
+        if counts is not None:
+            wrong = torch.where(mask, counts < 1, counts != 0)
+            if bool(wrong.any()):
+                raise ValueError(f"{prefix}counts must be >= 1 in the filled slots "
+                                 f"(node_mask) and 0 in the empty ones, got "
+                                 f"{prefix}counts{first_offender(wrong, counts)}")
         if ages is not None and bool((ages < 0).any()):
-            raise ValueError(f"{prefix}ages must be >= 0, got {ages.tolist()}")
+            raise ValueError(f"{prefix}ages must be >= 0, got "
+                             f"{prefix}ages{first_offender(ages < 0, ages)}")
         for name in ("prototypes", "sources"):
             rows = given(name)
             if rows is not None and not bool(torch.isfinite(rows).all()):

@@ -28,7 +28,7 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
-                                               check_seed, describe_index)
+                                               check_seed, describe_index, first_offender)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -474,7 +474,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if self.class_prior == "stream" and isinstance(counts, Tensor) and \
                 bool((counts < 0).any()):  # a negative count makes the stream prior NaN
             raise ValueError(f"{prefix}label_counts must be >= 0 (labels seen per class), "
-                             f"got {counts.tolist()}")
+                             f"got {prefix}label_counts{first_offender(counts < 0, counts)}")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def set_extra_state(self, state: dict) -> None:

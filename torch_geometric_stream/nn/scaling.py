@@ -22,7 +22,8 @@ from torch import Tensor, nn
 from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_node_features, check_nonnegative,
                                                check_positive, check_positive_int,
-                                               check_same_device, check_seed)
+                                               check_same_device, check_seed,
+                                               first_offender)
 
 __all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange",
            "check_quantile_range_settings", "QuantileRangeSettingError",
@@ -113,10 +114,12 @@ class _CheckedRangeLoad:
             low, high = low.detach().cpu().double(), high.detach().cpu().double()
             unseen = (low == math.inf) & (high == -math.inf)
             seen = torch.isfinite(low) & torch.isfinite(high) & (low <= high)
-            if not bool((unseen | seen).all()):
+            wrong = ~(unseen | seen)
+            if bool(wrong.any()):
                 raise ValueError(f"{prefix}low and {prefix}high must be, per feature, inf and "
                                  f"-inf (no row seen) or finite with low <= high, got "
-                                 f"{low.tolist()} and {high.tolist()}")
+                                 f"low{first_offender(wrong, low)} and "
+                                 f"high{first_offender(wrong, high)}")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
