@@ -79,14 +79,14 @@ import random
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Union
 
 import numpy as np
 import torch
 from torch import nn
 
 import torch_geometric_stream
-from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
+from torch_geometric_stream.evaluation import PrequentialRecord
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
 from torch_geometric_stream.validation import check_positive_int
 
@@ -94,6 +94,16 @@ __all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_che
            "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
 
 PathLike = Union[str, Path]
+
+
+class Stateful(Protocol):
+    """What a checkpoint needs of a transform: its state, and a way to set it back
+    (a :class:`~torch_geometric_stream.evaluation.StreamTransform`, a
+    :class:`~torch.nn.Module` ...)."""
+
+    def state_dict(self) -> Any: ...
+
+    def load_state_dict(self, state: Any) -> Any: ...
 
 #: Version of the file layout; bumped on incompatible changes.
 FORMAT_VERSION = 1
@@ -172,7 +182,7 @@ class CheckpointState:
 
 def save_checkpoint(path: PathLike, learner: Any, *, position: int,
                     record: Union[PrequentialRecord, Mapping[str, Any], None] = None,
-                    transform: Optional[StreamTransform] = None,
+                    transform: Optional[Stateful] = None,
                     extra: Optional[Mapping[str, Any]] = None) -> Path:
     """Atomically write ``learner`` and the run's state to ``path``.
 
@@ -182,7 +192,8 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         position: number of stream samples processed (the resume position).
         record: the run so far, a :class:`PrequentialRecord` or its
             :meth:`~PrequentialRecord.state_dict`; it must end at ``position``.
-        transform: the input transform whose state to store.
+        transform: the input transform whose state to store: any object with
+            ``state_dict()`` and ``load_state_dict()`` (see :class:`Stateful`).
         extra: picklable values to store and check on loading (``expect``).
 
     Returns:
@@ -191,7 +202,8 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     Raises:
         ValueError: ``position`` negative, ``record`` a mapping lacking a
             state's entries (naming them), or not ending at ``position``.
-        TypeError: ``record``, ``transform`` or ``extra`` of another type.
+        TypeError: ``record`` or ``extra`` of another type, ``transform``
+            without ``state_dict()`` and ``load_state_dict()``.
     """
     _check_record(record)
     _check_transform_argument(transform)
@@ -249,7 +261,7 @@ class CheckpointCallback:
     """
 
     def __init__(self, path: PathLike, learner: Any, *, every: Optional[int],
-                 end: Optional[int], transform: Optional[StreamTransform] = None,
+                 end: Optional[int], transform: Optional[Stateful] = None,
                  extra: Extra = None) -> None:
         every = None if every is None else check_positive_int(every, "every")
         end = None if end is None else check_positive_int(end, "end", minimum=0)
@@ -282,7 +294,7 @@ class CheckpointCallback:
 
 
 def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
-                        end: Optional[int], transform: Optional[StreamTransform] = None,
+                        end: Optional[int], transform: Optional[Stateful] = None,
                         extra: Extra = None) -> CheckpointCallback:
     """The :class:`CheckpointCallback` of these arguments."""
     return CheckpointCallback(path, learner, every=every, end=end, transform=transform,
@@ -290,7 +302,7 @@ def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
 
 
 def load_checkpoint(path: PathLike, learner: Any, *,
-                    transform: Optional[StreamTransform] = None,
+                    transform: Optional[Stateful] = None,
                     expect: Optional[Mapping[str, Any]] = None,
                     assume: Optional[Mapping[str, Any]] = None) -> CheckpointState:
     """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
@@ -355,10 +367,12 @@ def _check_mapping(value: Any, name: str) -> None:
 
 
 def _check_transform_argument(transform: Any) -> None:
-    """``TypeError`` unless ``transform`` is ``None`` or a :class:`StreamTransform`."""
-    if transform is not None and not isinstance(transform, StreamTransform):
-        raise TypeError(f"transform must be a StreamTransform or None, got "
-                        f"{type(transform).__name__}")
+    """``TypeError`` unless ``transform`` is ``None`` or has callable ``state_dict``
+    and ``load_state_dict`` (see :class:`Stateful`)."""
+    if transform is not None and not all(callable(getattr(transform, name, None))
+                                         for name in ("state_dict", "load_state_dict")):
+        raise TypeError(f"transform must have state_dict() and load_state_dict() (e.g. a "
+                        f"StreamTransform) or be None, got {type(transform).__name__}")
 
 
 def _check_record(record: Any) -> None:
@@ -483,7 +497,7 @@ def _entry_mismatches(saved: Mapping[str, Any], current: Mapping[str, Any],
 
 
 def _check_transform(path: Path, saved: Optional[Mapping[str, Any]],
-                     transform: Optional[StreamTransform]) -> None:
+                     transform: Optional[Stateful]) -> None:
     if saved is None and transform is None:
         return
     if saved is None or transform is None:
