@@ -130,6 +130,17 @@ def test_the_wrappers_seed_is_checked_naming_it(seed, error, message):
         SemiSupervisedWrapper(small_model(), label_probability=0.5, seed=seed)
 
 
+def test_the_wrappers_seed_none_draws_unseeded():
+    # River's convention; before: "seed must be an integer, got NoneType"
+    wrapper = SemiSupervisedWrapper(Recorder(), label_probability=0.5, seed=None,
+                                    pass_unlabeled=True)
+    assert wrapper.seed is None
+    for i in range(100):
+        wrapper.learn_one({"a": float(i)}, 1)
+    assert wrapper.n_seen == 100 and 0 < wrapper.n_labeled < 100
+    assert wrapper.model.learned.count(1) == wrapper.n_labeled
+
+
 def test_learn_and_predict_one_with_unlabeled():
     model = small_model(num_classes=3)
     with pytest.raises(ValueError, match="the first sample has no features"):

@@ -436,7 +436,8 @@ class SemiSupervisedWrapper(_ClassifierBase):
         mask: alternatively, the labeled positions as booleans (``True`` =
             labeled), e.g. from
             :func:`~torch_geometric_stream.evaluation.label_mask.paper_label_mask`.
-        seed: seed of the Bernoulli draws.
+        seed: seed of the Bernoulli draws; ``None``: unseeded (fresh entropy from
+            the operating system, River's convention).
         pass_unlabeled: learn unlabeled positions with ``y=None``; ``None``
             (default) does so for a :class:`RiverClassifier` (or a pipeline
             ending in one) and skips them for other, supervised River models,
@@ -447,7 +448,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
     """
 
     def __init__(self, model: Any, label_probability: Optional[float] = None, *,
-                 mask: Optional[Sequence[bool]] = None, seed: int = 0,
+                 mask: Optional[Sequence[bool]] = None, seed: Optional[int] = 0,
                  pass_unlabeled: Optional[bool] = None) -> None:
         _require_river("SemiSupervisedWrapper")
         if (label_probability is None) == (mask is None):
@@ -457,7 +458,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
                                   else check_unit_interval(label_probability,
                                                            "label_probability"))
         self.mask = None if mask is None else np.asarray(mask, dtype=bool)
-        self.seed = check_seed(seed)
+        self.seed = None if seed is None else check_seed(seed)
         self.pass_unlabeled = (None if pass_unlabeled is None
                                else check_bool(pass_unlabeled, "pass_unlabeled"))
         if self.mask is not None and self.mask.ndim != 1:
