@@ -237,8 +237,8 @@ def test_errors():
     ({"progress": None}, "progress must be a bool, got NoneType"),
     ({"flush_denormal": "no"}, "flush_denormal must be a bool, got str"),
     ({"flush_denormal": 0}, "flush_denormal must be a bool, got int"),
-    ({"desc": 5}, "desc must be a string, got int"),
-    ({"desc": 5, "progress": True, "progress_every": 1.0}, "desc must be a string, got int"),
+    ({"desc": 5}, "desc must be a string or None, got int"),
+    ({"desc": 5, "progress": True, "progress_every": 1.0}, "desc must be a string or None, got int"),
 ])
 def test_an_argument_of_another_type_is_refused_before_the_first_sample(kwargs, message):
     """Before, a callback or stop that is not callable failed after the first

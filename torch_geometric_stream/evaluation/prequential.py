@@ -447,7 +447,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 transform: Optional[Callable[[Any], Any]] = None,
                 progress: bool = True,
                 progress_every: Optional[float] = None,
-                desc: str = "prequential",
+                desc: Optional[str] = "prequential",
                 limit: Optional[int] = None,
                 callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
                 start: int = 0,
@@ -484,7 +484,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the bar where stderr is a terminal (or in a Jupyter notebook), else
             a line every
             :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`.
-        desc: the first word of the bar or the lines (e.g. ``"seed 0"``).
+        desc: the first word of the bar or the lines (e.g. ``"seed 0"``); ``None``:
+            none.
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
         callback: ``callback(position, record)`` after every sample, with the
@@ -549,7 +550,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string, ``progress`` or ``flush_denormal`` is no bool,
+            string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
             ``learner.num_classes`` is there but no integer, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
@@ -636,7 +637,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 
 def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:
     """``TypeError`` naming the first argument of :func:`prequential` of another type:
-    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string, or one of
+    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string or ``None``, or one of
     ``functions`` (given, ``None`` allowed) not callable: they would fail only once
     a sample was learned."""
     if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
@@ -645,8 +646,8 @@ def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> 
     if initial is not None and not isinstance(initial, Mapping):
         raise TypeError(f"initial must be a record state (a mapping), got "
                         f"{type(initial).__name__}")
-    if not isinstance(desc, str):
-        raise TypeError(f"desc must be a string, got {type(desc).__name__}")
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a string or None, got {type(desc).__name__}")
     for name, function in functions.items():
         if function is not None and not callable(function):
             raise TypeError(f"{name} must be callable or None, got {type(function).__name__}")
