@@ -365,12 +365,33 @@ def test_a_resumed_run_refuses_a_record_of_more_classes_than_the_learner(history
                     initial=state, history=history)
 
 
-def test_a_learner_whose_num_classes_is_no_integer_is_refused_before_the_first_sample():
+@pytest.mark.parametrize("num_classes", [np.int64(3), torch.tensor(3)])
+def test_a_learner_whose_num_classes_is_an_integer_tensor_sizes_the_record(num_classes):
+    # a module keeping num_classes as a buffer; before: "num_classes must be an
+    # integer, got Tensor" before the first sample
+    learner = PreviousLabel()
+    learner.num_classes = num_classes
+    result = prequential(learner, stream(), progress=False)
+    assert np.array(result.metrics["confusion_matrix"]).shape == (3, 3)  # classes 0, 1 seen
+    with pytest.raises(ValueError, match="^y at stream position 2 must be a class id >= 0 "
+                                         "and < num_classes=3, got 3$"):
+        prequential(learner, stream([0, 1, 3]), progress=False)
+    learner.last = 5  # predicted next
+    with pytest.raises(ValueError, match="^the prediction at stream position 0 must be a "
+                                         "class id >= 0 and < num_classes=3, got 5$"):
+        prequential(learner, stream(), progress=False)
+
+
+def test_a_learner_whose_num_classes_is_a_float_runs_sized_by_the_classes_seen():
+    # as before the record knew the learner's classes; before: "num_classes must be an
+    # integer, got float" before the first sample
     learner = PreviousLabel()
     learner.num_classes = 3.0
-    with pytest.raises(TypeError, match="num_classes must be an integer, got float"):
-        prequential(learner, stream(), progress=False)
-    assert learner.seen_x == []
+    result = prequential(learner, stream(), progress=False)
+    assert np.array(result.metrics["confusion_matrix"]).shape == (2, 2)
+    with pytest.raises(ValueError, match="^y at stream position 2 must be a class id >= 0 "
+                                         "and < num_classes=3.0, got 3$"):
+        prequential(learner, stream([0, 1, 3]), progress=False)
 
 
 def test_a_learner_without_num_classes_gets_any_label_from_zero():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import operator
 import sys
 import time
 from array import array
@@ -80,7 +81,8 @@ class PrequentialResult:
         metrics: :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
             matrix, balanced accuracy, kappa, kappa_m, kappa_t; the matrix and the
             recall over all ``learner.num_classes`` classes where the learner has
-            it) plus ``seconds`` (wall time), ``peak_memory_mb`` and ``n_labels``.
+            it as an integer, a 0-d integer tensor included) plus ``seconds`` (wall
+            time), ``peak_memory_mb`` and ``n_labels``.
         start: stream position of the first entry.
         history: ``"full"``, or ``"bounded"``: then the four per-sample arrays
             (and ``positions``) are ``None``, ``metrics`` is
@@ -550,8 +552,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
-            ``learner.num_classes`` is there but no integer, or
+            string or ``None``, ``progress`` or ``flush_denormal`` is no bool, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
@@ -573,13 +574,14 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     if mask_size is not None and length is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
-    num_classes = getattr(learner, "num_classes", None)
+    num_classes = _learner_classes(learner)
     fused_step = getattr(learner, "predict_learn", None)
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
-                               window=window, num_classes=num_classes)
+                               window=window,
+                               num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
@@ -775,6 +777,18 @@ def _as_int(value: Any, name: str) -> int:
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be one integer class id, got {value!r}")
     return int(array.item())
+
+
+def _learner_classes(learner: Any) -> Any:
+    """``learner.num_classes`` as an ``int`` where it is an integer (a NumPy integer,
+    a 0-d integer tensor a module keeps as a buffer, ...), else as the learner has
+    it: ``None`` when it has none, or e.g. a float ``3.0``, which still bounds the
+    class ids but leaves the record sized by the largest class id seen."""
+    num_classes = getattr(learner, "num_classes", None)
+    try:
+        return operator.index(num_classes)
+    except TypeError:
+        return num_classes
 
 
 def _class_id(value: Any, name: str, num_classes: Optional[int]) -> int:
