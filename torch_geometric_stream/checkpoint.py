@@ -108,8 +108,12 @@ class Stateful(Protocol):
 #: Version of the file layout; bumped on incompatible changes.
 FORMAT_VERSION = 1
 _FORMAT = "torch_geometric_stream.checkpoint"
-#: The first bytes of every file :func:`torch.save` writes: a zip archive's.
+#: The first bytes of every file :func:`torch.save` writes: a zip archive's ...
 _ZIP_MAGIC = b"PK\x03\x04"
+#: ... or, with ``_use_new_zipfile_serialization=False`` (the legacy format, which
+#: :func:`torch.load` reads too), torch's magic number pickled with protocol 2: a
+#: ``PROTO 2`` opcode, then a ``LONG1`` of 10 bytes, little-endian.
+_LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little")
 #: Entries every checkpoint holds beside its format tags.
 _PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
                            "position", "record", "extra"})
@@ -561,11 +565,15 @@ def _read(path: Path) -> Dict[str, Any]:
 def _saved_by_torch(path: Path) -> bool:
     """Whether ``path`` may be a file that :func:`torch.save` wrote: a zip archive
     holding a ``data.pkl`` entry, or one too damaged to list (a truncated checkpoint,
-    which :func:`torch.load` then names). Any other file (text, JSON, a plain pickle,
-    an ``.npz``) is no checkpoint, and is not unpickled."""
+    which :func:`torch.load` then names), or a file of the legacy format (starting
+    with :data:`_LEGACY_MAGIC`). Any other file (text, JSON, a plain pickle, an
+    ``.npz``) is no checkpoint, and is not unpickled."""
     with open(path, "rb") as handle:
-        if handle.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
-            return False
+        head = handle.read(len(_LEGACY_MAGIC))
+    if head == _LEGACY_MAGIC:
+        return True
+    if not head.startswith(_ZIP_MAGIC):
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             return any(name.endswith("/data.pkl") for name in archive.namelist())

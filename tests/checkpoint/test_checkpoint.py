@@ -396,6 +396,18 @@ def test_a_file_torch_save_did_not_write_is_named_as_no_checkpoint(tmp_path, nam
                    f"^{re.escape(str(path))} is not a torch_geometric_stream checkpoint$")
 
 
+def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path):
+    # torch.load reads it; before: "... is not a torch_geometric_stream checkpoint"
+    payload = torch.load(saved, weights_only=False)
+    legacy = tmp_path / "legacy.ckpt"
+    torch.save(payload, legacy, _use_new_zipfile_serialization=False)
+    assert legacy.read_bytes()[:2] != b"PK"
+    learner, transform = small_sledge(seed=1), make_transform("online")
+    assert load_checkpoint(legacy, learner, transform=transform).position == 30
+    assert_identical(learner.state_dict(), payload["learner"]["state"])
+    assert_identical(transform.state_dict(), payload["transform"]["state"])
+
+
 def test_a_checkpoint_without_its_entries_is_named(saved):
     payload = torch.load(saved, weights_only=False)
     del payload["extra"], payload["rng"]
