@@ -78,16 +78,20 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 def _number(feature: Hashable, value: Any) -> float:
     """``value`` as ``float``, or a ``ValueError`` naming ``feature`` (a
-    ``TypeError`` for a tensor without values, e.g. on the ``meta`` device)."""
-    if isinstance(value, torch.Tensor):
-        check_has_values(value, f"feature {feature!r}", strided=False)
+    ``TypeError`` for a tensor without values, e.g. on the ``meta`` device).
+
+    Called for every feature of every row: the tensor check runs only for a
+    value ``float()`` refuses."""
     try:
         return float(value)
     except OverflowError:  # an int beyond float64, so beyond float32 too
         raise ValueError(f"feature {feature!r} is beyond float32's range "
                          f"(|x| <= {_FLOAT32_MAX:.7g})") from None
-    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex tensor
-        raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
+    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex or meta tensor
+        pass
+    if isinstance(value, torch.Tensor):
+        check_has_values(value, f"feature {feature!r}", strided=False)
+    raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
 
 
 def _as_float32(values: np.ndarray, features: Sequence) -> np.ndarray:
