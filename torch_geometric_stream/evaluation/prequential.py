@@ -204,7 +204,7 @@ def _state_history(state: Mapping[str, Any]) -> str:
     without a ``history`` entry, as states older than the option), or a
     ``ValueError`` if it names none or ``state`` lacks that history's entries."""
     kept = state.get("history", "full")
-    if kept not in _RECORD_KEYS:
+    if not isinstance(kept, str) or kept not in _RECORD_KEYS:
         raise ValueError(f"record state was kept with history={kept!r}, which is none of "
                          f"{HISTORIES}")
     missing = [key for key in _RECORD_KEYS[kept] if key not in state]
@@ -353,12 +353,11 @@ class PrequentialRecord:
         """
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
-        kept = state.get("history", "full")  # states older than the option are full
+        kept = _state_history(state)  # a history it names, with that history's entries
         if kept != self.history:
             raise ValueError(f"the record state was kept with history={kept!r}, this record "
                              f"keeps history={self.history!r}: continue it with "
                              f"history={kept!r}")
-        _state_history(state)
         elapsed = float(state["elapsed"])  # read before anything changes
         if self.classes is not None:
             self._load_bounded(state)
