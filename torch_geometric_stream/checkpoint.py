@@ -88,7 +88,7 @@ from torch import nn
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_mapping, check_positive_int
 
 __all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_checkpoint",
            "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
@@ -211,7 +211,7 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     """
     _check_record(record)
     _check_transform_argument(transform)
-    _check_mapping(extra, "extra")
+    check_mapping(extra, "extra")
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
         raise ValueError(f"position must be an integer >= 0, got {position!r}")
     arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
@@ -271,7 +271,7 @@ class CheckpointCallback:
         end = None if end is None else check_positive_int(end, "end", minimum=0)
         _check_transform_argument(transform)
         if not callable(extra):
-            _check_mapping(extra, "extra")
+            check_mapping(extra, "extra")
         self.path, self.learner, self.transform = path, learner, transform
         self.every, self.end, self.extra = every, end, extra
         self._last: Optional[tuple[int, PrequentialRecord]] = None  # position done, record
@@ -336,8 +336,8 @@ def load_checkpoint(path: PathLike, learner: Any, *,
             learner has 16``).
     """
     _check_transform_argument(transform)
-    _check_mapping(expect, "expect")
-    _check_mapping(assume, "assume")
+    check_mapping(expect, "expect")
+    check_mapping(assume, "assume")
     path = Path(path)
     payload = _read(path)
     _check_expected(path, payload["extra"], expect or {}, assume or {})
@@ -363,13 +363,6 @@ def load_checkpoint(path: PathLike, learner: Any, *,
 
 
 # ------------------------------------------------------------------ arguments
-def _check_mapping(value: Any, name: str) -> None:
-    """``TypeError`` naming ``name`` unless ``value`` is ``None`` or a mapping."""
-    if value is not None and not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping (e.g. a dict) or None, got "
-                        f"{type(value).__name__}")
-
-
 def _check_transform_argument(transform: Any) -> None:
     """``TypeError`` unless ``transform`` is ``None`` or has callable ``state_dict``
     and ``load_state_dict`` (see :class:`Stateful`)."""

@@ -230,7 +230,7 @@ def test_errors():
     ({"callback": 5}, "callback must be callable or None, got int"),
     ({"stop": "yes"}, "stop must be callable or None, got str"),
     ({"transform": 5}, "transform must be callable or None, got int"),
-    ({"initial": "abc"}, "initial must be a record state (a mapping), got str"),
+    ({"initial": "abc"}, "initial must be a mapping (a record state) or None, got str"),
     ({"stream": 5}, "stream must be an iterable of (x, y) pairs, got int"),
     # before: a truthy "no" showed the bar, or flushed denormals; desc=5 was shown as "5"
     ({"progress": "no"}, "progress must be a bool, got str"),

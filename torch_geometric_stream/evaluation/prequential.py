@@ -38,8 +38,8 @@ from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedM
                                                        check_window, window_lists)
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
-from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
-                                               check_positive_int)
+from torch_geometric_stream.validation import (check_bool, check_choice, check_mapping,
+                                               check_positive, check_positive_int)
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
            "plot_running_accuracy", "plot_curves", "check_plot_path"]
@@ -644,9 +644,7 @@ def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> 
     if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
         raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
                         f"{type(stream).__name__}")
-    if initial is not None and not isinstance(initial, Mapping):
-        raise TypeError(f"initial must be a record state (a mapping), got "
-                        f"{type(initial).__name__}")
+    check_mapping(initial, "initial", " (a record state)")
     if desc is not None and not isinstance(desc, str):
         raise TypeError(f"desc must be a string or None, got {type(desc).__name__}")
     for name, function in functions.items():
