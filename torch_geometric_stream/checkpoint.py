@@ -79,27 +79,41 @@ import random
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Union
 
 import numpy as np
 import torch
 from torch import nn
 
 import torch_geometric_stream
-from torch_geometric_stream.evaluation import PrequentialRecord, StreamTransform
+from torch_geometric_stream.evaluation import PrequentialRecord
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_mapping, check_positive_int
 
 __all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_checkpoint",
            "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
 
 PathLike = Union[str, Path]
 
+
+class Stateful(Protocol):
+    """What a checkpoint needs of a transform: its state, and a way to set it back
+    (a :class:`~torch_geometric_stream.evaluation.StreamTransform`, a
+    :class:`~torch.nn.Module` ...)."""
+
+    def state_dict(self) -> Any: ...
+
+    def load_state_dict(self, state: Any) -> Any: ...
+
 #: Version of the file layout; bumped on incompatible changes.
 FORMAT_VERSION = 1
 _FORMAT = "torch_geometric_stream.checkpoint"
-#: The first bytes of every file :func:`torch.save` writes: a zip archive's.
+#: The first bytes of every file :func:`torch.save` writes: a zip archive's ...
 _ZIP_MAGIC = b"PK\x03\x04"
+#: ... or, with ``_use_new_zipfile_serialization=False`` (the legacy format, which
+#: :func:`torch.load` reads too), torch's magic number pickled with protocol 2: a
+#: ``PROTO 2`` opcode, then a ``LONG1`` of 10 bytes, little-endian.
+_LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little")
 #: Entries every checkpoint holds beside its format tags.
 _PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
                            "position", "record", "extra"})
@@ -172,7 +186,7 @@ class CheckpointState:
 
 def save_checkpoint(path: PathLike, learner: Any, *, position: int,
                     record: Union[PrequentialRecord, Mapping[str, Any], None] = None,
-                    transform: Optional[StreamTransform] = None,
+                    transform: Optional[Stateful] = None,
                     extra: Optional[Mapping[str, Any]] = None) -> Path:
     """Atomically write ``learner`` and the run's state to ``path``.
 
@@ -182,7 +196,8 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
         position: number of stream samples processed (the resume position).
         record: the run so far, a :class:`PrequentialRecord` or its
             :meth:`~PrequentialRecord.state_dict`; it must end at ``position``.
-        transform: the input transform whose state to store.
+        transform: the input transform whose state to store: any object with
+            ``state_dict()`` and ``load_state_dict()`` (see :class:`Stateful`).
         extra: picklable values to store and check on loading (``expect``).
 
     Returns:
@@ -191,11 +206,12 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     Raises:
         ValueError: ``position`` negative, ``record`` a mapping lacking a
             state's entries (naming them), or not ending at ``position``.
-        TypeError: ``record``, ``transform`` or ``extra`` of another type.
+        TypeError: ``record`` or ``extra`` of another type, ``transform``
+            without ``state_dict()`` and ``load_state_dict()``.
     """
     _check_record(record)
     _check_transform_argument(transform)
-    _check_mapping(extra, "extra")
+    check_mapping(extra, "extra")
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
         raise ValueError(f"position must be an integer >= 0, got {position!r}")
     arrays = record.state_dict() if isinstance(record, PrequentialRecord) else record
@@ -249,13 +265,13 @@ class CheckpointCallback:
     """
 
     def __init__(self, path: PathLike, learner: Any, *, every: Optional[int],
-                 end: Optional[int], transform: Optional[StreamTransform] = None,
+                 end: Optional[int], transform: Optional[Stateful] = None,
                  extra: Extra = None) -> None:
         every = None if every is None else check_positive_int(every, "every")
         end = None if end is None else check_positive_int(end, "end", minimum=0)
         _check_transform_argument(transform)
         if not callable(extra):
-            _check_mapping(extra, "extra")
+            check_mapping(extra, "extra")
         self.path, self.learner, self.transform = path, learner, transform
         self.every, self.end, self.extra = every, end, extra
         self._last: Optional[tuple[int, PrequentialRecord]] = None  # position done, record
@@ -282,7 +298,7 @@ class CheckpointCallback:
 
 
 def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
-                        end: Optional[int], transform: Optional[StreamTransform] = None,
+                        end: Optional[int], transform: Optional[Stateful] = None,
                         extra: Extra = None) -> CheckpointCallback:
     """The :class:`CheckpointCallback` of these arguments."""
     return CheckpointCallback(path, learner, every=every, end=end, transform=transform,
@@ -290,7 +306,7 @@ def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
 
 
 def load_checkpoint(path: PathLike, learner: Any, *,
-                    transform: Optional[StreamTransform] = None,
+                    transform: Optional[Stateful] = None,
                     expect: Optional[Mapping[str, Any]] = None,
                     assume: Optional[Mapping[str, Any]] = None) -> CheckpointState:
     """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
@@ -320,8 +336,8 @@ def load_checkpoint(path: PathLike, learner: Any, *,
             learner has 16``).
     """
     _check_transform_argument(transform)
-    _check_mapping(expect, "expect")
-    _check_mapping(assume, "assume")
+    check_mapping(expect, "expect")
+    check_mapping(assume, "assume")
     path = Path(path)
     payload = _read(path)
     _check_expected(path, payload["extra"], expect or {}, assume or {})
@@ -347,18 +363,13 @@ def load_checkpoint(path: PathLike, learner: Any, *,
 
 
 # ------------------------------------------------------------------ arguments
-def _check_mapping(value: Any, name: str) -> None:
-    """``TypeError`` naming ``name`` unless ``value`` is ``None`` or a mapping."""
-    if value is not None and not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping (e.g. a dict) or None, got "
-                        f"{type(value).__name__}")
-
-
 def _check_transform_argument(transform: Any) -> None:
-    """``TypeError`` unless ``transform`` is ``None`` or a :class:`StreamTransform`."""
-    if transform is not None and not isinstance(transform, StreamTransform):
-        raise TypeError(f"transform must be a StreamTransform or None, got "
-                        f"{type(transform).__name__}")
+    """``TypeError`` unless ``transform`` is ``None`` or has callable ``state_dict``
+    and ``load_state_dict`` (see :class:`Stateful`)."""
+    if transform is not None and not all(callable(getattr(transform, name, None))
+                                         for name in ("state_dict", "load_state_dict")):
+        raise TypeError(f"transform must have state_dict() and load_state_dict() (e.g. a "
+                        f"StreamTransform) or be None, got {type(transform).__name__}")
 
 
 def _check_record(record: Any) -> None:
@@ -483,7 +494,7 @@ def _entry_mismatches(saved: Mapping[str, Any], current: Mapping[str, Any],
 
 
 def _check_transform(path: Path, saved: Optional[Mapping[str, Any]],
-                     transform: Optional[StreamTransform]) -> None:
+                     transform: Optional[Stateful]) -> None:
     if saved is None and transform is None:
         return
     if saved is None or transform is None:
@@ -547,11 +558,15 @@ def _read(path: Path) -> Dict[str, Any]:
 def _saved_by_torch(path: Path) -> bool:
     """Whether ``path`` may be a file that :func:`torch.save` wrote: a zip archive
     holding a ``data.pkl`` entry, or one too damaged to list (a truncated checkpoint,
-    which :func:`torch.load` then names). Any other file (text, JSON, a plain pickle,
-    an ``.npz``) is no checkpoint, and is not unpickled."""
+    which :func:`torch.load` then names), or a file of the legacy format (starting
+    with :data:`_LEGACY_MAGIC`). Any other file (text, JSON, a plain pickle, an
+    ``.npz``) is no checkpoint, and is not unpickled."""
     with open(path, "rb") as handle:
-        if handle.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
-            return False
+        head = handle.read(len(_LEGACY_MAGIC))
+    if head == _LEGACY_MAGIC:
+        return True
+    if not head.startswith(_ZIP_MAGIC):
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             return any(name.endswith("/data.pkl") for name in archive.namelist())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 import torch
@@ -16,10 +16,10 @@ from torch import Tensor
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool", "check_choice",
            "check_device", "check_dropout", "check_edge_index", "check_finite",
-           "check_graph_input", "check_has_values", "check_node_features", "check_nonnegative",
-           "check_positive", "check_positive_int", "check_real", "check_row_index",
-           "check_same_device", "check_seed", "check_unit_interval", "check_weighted_graph",
-           "describe_index", "first_offender"]
+           "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
+           "check_nonnegative", "check_positive", "check_positive_int", "check_real",
+           "check_row_index", "check_same_device", "check_seed", "check_unit_interval",
+           "check_weighted_graph", "describe_index", "first_offender"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -322,6 +322,15 @@ def check_choice(value: Any, choices: tuple, name: str) -> None:
 
 #: Seeds reach :func:`torch.manual_seed`, which takes 64-bit unsigned integers.
 _SEED_LIMIT = 2 ** 64
+
+
+def check_mapping(value: Any, name: str, what: str = " (e.g. a dict)"
+                  ) -> Optional[Mapping[str, Any]]:
+    """Return ``value`` if it is ``None`` or a mapping, else a :class:`TypeError`
+    reading ``{name} must be a mapping{what} or None, got {type}``."""
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping{what} or None, got {type(value).__name__}")
+    return value
 
 
 def check_seed(value: Any, name: str = "seed") -> int:

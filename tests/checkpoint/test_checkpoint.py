@@ -206,6 +206,32 @@ def test_prequential_resume_gives_the_uninterrupted_result(tmp_path, scaling, op
         assert resumed.metrics[key] == full.metrics[key]
 
 
+class ModuleTransform(torch.nn.Linear):
+    """A transform that is a :class:`torch.nn.Module`, not a ``StreamTransform``."""
+
+    def __call__(self, x: Any) -> torch.Tensor:
+        return super().__call__(torch.as_tensor(x, dtype=torch.float32)).detach()
+
+
+def test_a_module_transform_is_saved_by_the_callback_and_restored(tmp_path):
+    """Any transform with ``state_dict()`` and ``load_state_dict()`` is checkpointed
+    (before: ``TypeError: transform must be a StreamTransform or None``)."""
+    x, y = stream(20)
+    path = tmp_path / "run.ckpt"
+    torch.manual_seed(0)
+    transform = ModuleTransform(D, D)
+    every_10 = checkpoint_callback(path, OnlineMLP(D, C, seed=0), every=10, end=20,
+                                   transform=transform)
+    prequential(every_10.learner, list(zip(x, y)), transform=transform, progress=False,
+                callback=every_10)
+    torch.manual_seed(1)
+    restored = ModuleTransform(D, D)
+    assert not torch.equal(restored.weight, transform.weight)
+    state = load_checkpoint(path, OnlineMLP(D, C, seed=1), transform=restored)
+    assert state.position == 20
+    assert_identical(restored.state_dict(), transform.state_dict())
+
+
 def test_a_checkpoint_whose_record_holds_lists_resumes_to_the_uninterrupted_result(tmp_path):
     """A record saved as Python lists (not as :meth:`PrequentialRecord.state_dict`'s
     arrays) resumes into the compact record as if never interrupted; a record saved
@@ -368,6 +394,18 @@ def test_a_file_torch_save_did_not_write_is_named_as_no_checkpoint(tmp_path, nam
     write(path)
     assert_refused(path, small_sledge(),
                    f"^{re.escape(str(path))} is not a torch_geometric_stream checkpoint$")
+
+
+def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path):
+    # torch.load reads it; before: "... is not a torch_geometric_stream checkpoint"
+    payload = torch.load(saved, weights_only=False)
+    legacy = tmp_path / "legacy.ckpt"
+    torch.save(payload, legacy, _use_new_zipfile_serialization=False)
+    assert legacy.read_bytes()[:2] != b"PK"
+    learner, transform = small_sledge(seed=1), make_transform("online")
+    assert load_checkpoint(legacy, learner, transform=transform).position == 30
+    assert_identical(learner.state_dict(), payload["learner"]["state"])
+    assert_identical(transform.state_dict(), payload["transform"]["state"])
 
 
 def test_a_checkpoint_without_its_entries_is_named(saved):
@@ -653,7 +691,7 @@ def test_save_refuses_a_mapping_that_is_no_records_state(tmp_path, record, messa
     ({"end": -1}, ValueError, "end must be >= 0, got -1"),
     ({"end": "3"}, TypeError, "end must be an integer, got str"),
     ({"extra": 5}, TypeError, "extra must be a mapping (e.g. a dict) or None, got int"),
-    ({"transform": 5}, TypeError, "transform must be a StreamTransform or None, got int"),
+    ({"transform": 5}, TypeError, "transform must have state_dict() and load_state_dict() (e.g. a StreamTransform) or be None, got int"),
 ])
 def test_the_callback_refuses_bad_arguments_before_the_run_learns(tmp_path, kwargs, error,
                                                                   message):
@@ -668,7 +706,7 @@ def test_the_callback_refuses_bad_arguments_before_the_run_learns(tmp_path, kwar
 @pytest.mark.parametrize("kwargs, message", [
     ({"extra": 5}, "extra must be a mapping (e.g. a dict) or None, got int"),
     ({"extra": "ab"}, "extra must be a mapping (e.g. a dict) or None, got str"),
-    ({"transform": 5}, "transform must be a StreamTransform or None, got int"),
+    ({"transform": 5}, "transform must have state_dict() and load_state_dict() (e.g. a StreamTransform) or be None, got int"),
     ({"record": "abc"}, "record must be a PrequentialRecord, its state_dict() or None, got str"),
 ])
 def test_save_refuses_arguments_of_another_type(tmp_path, kwargs, message):
@@ -681,7 +719,7 @@ def test_save_refuses_arguments_of_another_type(tmp_path, kwargs, message):
     ({"expect": 5}, "expect must be a mapping (e.g. a dict) or None, got int"),
     ({"expect": "ab"}, "expect must be a mapping (e.g. a dict) or None, got str"),
     ({"assume": 5}, "assume must be a mapping (e.g. a dict) or None, got int"),
-    ({"transform": 5}, "transform must be a StreamTransform or None, got int"),
+    ({"transform": 5}, "transform must have state_dict() and load_state_dict() (e.g. a StreamTransform) or be None, got int"),
 ])
 def test_load_refuses_arguments_of_another_type(saved, kwargs, message):
     learner = small_sledge(seed=1)

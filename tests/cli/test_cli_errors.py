@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
 import torch
 
 from torch_geometric_stream.cli import build_parser, main
-from torch_geometric_stream.cli.errors import one_line
+from torch_geometric_stream.cli.arguments import parse_seeds, seed_value
+from torch_geometric_stream.cli.errors import UsageError, one_line
 
 BAD_INPUTS = {
     "unknown dataset": ["--dataset", "nosuchdata"],
@@ -384,3 +386,23 @@ def test_a_warning_is_one_line_on_stderr(monkeypatch, capsys):
     assert main(["datasets"]) == 0
     assert capsys.readouterr().err == (
         "warning: GSAD batches missing,; streaming only the others\n")
+
+
+@pytest.mark.parametrize("values, error", [
+    (["1,x"], "--seeds expects integers or comma lists of integers, got '1,x'"),
+    (["2", "1.5"], "--seeds expects integers or comma lists of integers, got '1.5'"),
+    (["-1"], "--seeds must be >= 0, got -1"),
+    ([str(2 ** 64)], f"--seeds must be below 2**64, got {2 ** 64}"),
+])
+def test_seed_lists_and_one_seed_read_seeds_alike(values, error):
+    """``parse_seeds`` and ``seed_value`` share one conversion, each with its messages."""
+    with pytest.raises(UsageError, match=f"^{re.escape(error)}$"):
+        parse_seeds(values, "--seeds")
+    assert parse_seeds(["3,1", "3", " 2"], "--seeds") == [3, 1, 2]
+    assert parse_seeds(None) == [0]
+    part = values[-1].split(",")[-1]
+    with pytest.raises(argparse.ArgumentTypeError,
+                       match=f"^{re.escape(error.replace('--seeds', 'seed'))}$"
+                       if "must be" in error else f"^seed must be an integer, got '{part}'$"):
+        seed_value(part)
+    assert seed_value("7") == 7

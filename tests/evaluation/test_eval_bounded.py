@@ -1,6 +1,7 @@
 """history="bounded": fixed-memory running counts, exact where the full history is
 exact, within their documented bounds elsewhere, resumable."""
 import math
+import re
 import tracemalloc
 
 import numpy as np
@@ -315,6 +316,19 @@ def test_a_state_of_the_other_history_is_refused_naming_both(kept, resumed):
     PrequentialRecord().load_state_dict(older)
     with pytest.raises(ValueError, match="kept with history='full'"):
         PrequentialRecord(history="bounded").load_state_dict(older)
+
+
+@pytest.mark.parametrize("history", ["xyz", ["full"]])
+def test_a_state_of_an_unknown_history_is_named_as_unknown(history):
+    # before: "... kept with history='xyz', this record keeps history='full': continue
+    # it with history='xyz'", a history no record keeps; ["full"]: unhashable type
+    state = {**PrequentialRecord().state_dict(), "history": history}
+    for record in (PrequentialRecord(), PrequentialRecord(history="bounded")):
+        with pytest.raises(ValueError, match="^" + re.escape(
+                f"record state was kept with history={history!r}, which is none of "
+                f"('full', 'bounded')") + "$"):
+            record.load_state_dict(state)
+        assert record.metrics.n_samples == 0
 
 
 def test_a_bad_bounded_state_is_refused_and_the_record_stays_empty():

@@ -230,15 +230,15 @@ def test_errors():
     ({"callback": 5}, "callback must be callable or None, got int"),
     ({"stop": "yes"}, "stop must be callable or None, got str"),
     ({"transform": 5}, "transform must be callable or None, got int"),
-    ({"initial": "abc"}, "initial must be a record state (a mapping), got str"),
+    ({"initial": "abc"}, "initial must be a mapping (a record state) or None, got str"),
     ({"stream": 5}, "stream must be an iterable of (x, y) pairs, got int"),
     # before: a truthy "no" showed the bar, or flushed denormals; desc=5 was shown as "5"
     ({"progress": "no"}, "progress must be a bool, got str"),
     ({"progress": None}, "progress must be a bool, got NoneType"),
     ({"flush_denormal": "no"}, "flush_denormal must be a bool, got str"),
     ({"flush_denormal": 0}, "flush_denormal must be a bool, got int"),
-    ({"desc": 5}, "desc must be a string, got int"),
-    ({"desc": 5, "progress": True, "progress_every": 1.0}, "desc must be a string, got int"),
+    ({"desc": 5}, "desc must be a string or None, got int"),
+    ({"desc": 5, "progress": True, "progress_every": 1.0}, "desc must be a string or None, got int"),
 ])
 def test_an_argument_of_another_type_is_refused_before_the_first_sample(kwargs, message):
     """Before, a callback or stop that is not callable failed after the first
@@ -365,12 +365,33 @@ def test_a_resumed_run_refuses_a_record_of_more_classes_than_the_learner(history
                     initial=state, history=history)
 
 
-def test_a_learner_whose_num_classes_is_no_integer_is_refused_before_the_first_sample():
+@pytest.mark.parametrize("num_classes", [np.int64(3), torch.tensor(3)])
+def test_a_learner_whose_num_classes_is_an_integer_tensor_sizes_the_record(num_classes):
+    # a module keeping num_classes as a buffer; before: "num_classes must be an
+    # integer, got Tensor" before the first sample
+    learner = PreviousLabel()
+    learner.num_classes = num_classes
+    result = prequential(learner, stream(), progress=False)
+    assert np.array(result.metrics["confusion_matrix"]).shape == (3, 3)  # classes 0, 1 seen
+    with pytest.raises(ValueError, match="^y at stream position 2 must be a class id >= 0 "
+                                         "and < num_classes=3, got 3$"):
+        prequential(learner, stream([0, 1, 3]), progress=False)
+    learner.last = 5  # predicted next
+    with pytest.raises(ValueError, match="^the prediction at stream position 0 must be a "
+                                         "class id >= 0 and < num_classes=3, got 5$"):
+        prequential(learner, stream(), progress=False)
+
+
+def test_a_learner_whose_num_classes_is_a_float_runs_sized_by_the_classes_seen():
+    # as before the record knew the learner's classes; before: "num_classes must be an
+    # integer, got float" before the first sample
     learner = PreviousLabel()
     learner.num_classes = 3.0
-    with pytest.raises(TypeError, match="num_classes must be an integer, got float"):
-        prequential(learner, stream(), progress=False)
-    assert learner.seen_x == []
+    result = prequential(learner, stream(), progress=False)
+    assert np.array(result.metrics["confusion_matrix"]).shape == (2, 2)
+    with pytest.raises(ValueError, match="^y at stream position 2 must be a class id >= 0 "
+                                         "and < num_classes=3.0, got 3$"):
+        prequential(learner, stream([0, 1, 3]), progress=False)
 
 
 def test_a_learner_without_num_classes_gets_any_label_from_zero():

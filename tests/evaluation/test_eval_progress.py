@@ -103,6 +103,21 @@ def test_prequential_writes_lines_instead_of_the_bar(monkeypatch, capsys):
     assert lines[-1] == "prequential: 6 / 6 samples (100 %), accuracy 0.5000, 1000.0 ms per sample in all"
 
 
+@pytest.mark.parametrize("desc", [None, ""])
+def test_a_run_without_desc_writes_lines_and_a_bar_without_a_first_word(desc, monkeypatch,
+                                                                          capsys):
+    # before: desc=None was refused ("desc must be a string, got NoneType"), which tqdm
+    # takes; the lines read "None: 3 / 3 samples", ": 3 / 3 samples"
+    tick(monkeypatch, 1)  # one second per clock read: a line at every sample
+    samples = [([0.0], y) for y in [0, 0, 1]]  # predicted 0 0 0: 2 of 3 right
+    prequential(PreviousLabel(), samples, progress_every=1.0, desc=desc)
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "3 / 3 samples (100 %), accuracy 0.6667, 1000.0 ms per sample in all")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: the bar
+    assert prequential(PreviousLabel(), samples, desc=desc).metrics["n_samples"] == 3
+    assert capsys.readouterr().err.splitlines()[-1].startswith("100%|")
+
+
 def test_a_resumed_prequential_counts_its_total_from_the_record_and_its_speed_from_now(
         monkeypatch, capsys):
     tick(monkeypatch, 1)  # one second per clock read: a line at every sample

@@ -384,7 +384,7 @@ def test_update_must_be_a_bool_and_a_refused_one_leaves_the_state(build, update)
 def test_make_transform_refuses_robust_options_that_are_no_mapping(robust_options):
     # before: TypeError: ... argument after ** must be a mapping, not list
     message = (r"^robust_options must be a mapping of OnlineQuantileRangeScaler's keyword "
-               r"arguments \(e\.g\. {'quantile': 0\.05}\), got ")
+               r"arguments \(e\.g\. {'quantile': 0\.05}\) or None, got ")
     with pytest.raises(TypeError, match=message + type(robust_options).__name__ + "$"):
         make_transform("robust", robust_options=robust_options)
 

@@ -139,15 +139,22 @@ def coefficient_value(text: str) -> str | float:
     return value
 
 
-def seed_value(text: str) -> int:
-    """One seed: an integer in [0, 2**64), what :func:`torch.manual_seed` takes."""
+def _seed(text: str, name: str) -> int:
+    """``text`` as a seed: an integer in [0, 2**64), what :func:`torch.manual_seed`
+    takes; a ``TypeError`` if it is no integer, :func:`check_seed`'s ``ValueError``
+    naming ``name`` if it is out of range."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}") from None
+        raise TypeError(f"{name} must be an integer, got {text!r}") from None
+    return check_seed(value, name)
+
+
+def seed_value(text: str) -> int:
+    """One seed: an integer in [0, 2**64), what :func:`torch.manual_seed` takes."""
     try:
-        return check_seed(value)
-    except ValueError as error:
+        return _seed(text, "seed")
+    except (TypeError, ValueError) as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
@@ -167,12 +174,10 @@ def parse_seeds(values: Optional[Sequence[str]], option: str = "--seed") -> list
     for value in values or ["0"]:
         for part in value.split(","):
             try:
-                seed = int(part)
-            except ValueError:
+                seed = _seed(part, option)
+            except TypeError:
                 raise UsageError(f"{option} expects integers or comma lists of integers, "
                                  f"got {value!r}") from None
-            try:
-                check_seed(seed, option)  # what torch.manual_seed takes
             except ValueError as error:
                 raise UsageError(str(error)) from None
             if seed not in seeds:

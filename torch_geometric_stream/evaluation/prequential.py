@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import operator
 import sys
 import time
 from array import array
@@ -37,8 +38,8 @@ from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedM
                                                        check_window, window_lists)
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
-from torch_geometric_stream.validation import (check_bool, check_choice, check_positive,
-                                               check_positive_int)
+from torch_geometric_stream.validation import (check_bool, check_choice, check_mapping,
+                                               check_positive, check_positive_int)
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
            "plot_running_accuracy", "plot_curves", "check_plot_path"]
@@ -80,7 +81,8 @@ class PrequentialResult:
         metrics: :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
             matrix, balanced accuracy, kappa, kappa_m, kappa_t; the matrix and the
             recall over all ``learner.num_classes`` classes where the learner has
-            it) plus ``seconds`` (wall time), ``peak_memory_mb`` and ``n_labels``.
+            it as an integer, a 0-d integer tensor included) plus ``seconds`` (wall
+            time), ``peak_memory_mb`` and ``n_labels``.
         start: stream position of the first entry.
         history: ``"full"``, or ``"bounded"``: then the four per-sample arrays
             (and ``positions``) are ``None``, ``metrics`` is
@@ -202,7 +204,7 @@ def _state_history(state: Mapping[str, Any]) -> str:
     without a ``history`` entry, as states older than the option), or a
     ``ValueError`` if it names none or ``state`` lacks that history's entries."""
     kept = state.get("history", "full")
-    if kept not in _RECORD_KEYS:
+    if not isinstance(kept, str) or kept not in _RECORD_KEYS:
         raise ValueError(f"record state was kept with history={kept!r}, which is none of "
                          f"{HISTORIES}")
     missing = [key for key in _RECORD_KEYS[kept] if key not in state]
@@ -351,12 +353,11 @@ class PrequentialRecord:
         """
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
-        kept = state.get("history", "full")  # states older than the option are full
+        kept = _state_history(state)  # a history it names, with that history's entries
         if kept != self.history:
             raise ValueError(f"the record state was kept with history={kept!r}, this record "
                              f"keeps history={self.history!r}: continue it with "
                              f"history={kept!r}")
-        _state_history(state)
         elapsed = float(state["elapsed"])  # read before anything changes
         if self.classes is not None:
             self._load_bounded(state)
@@ -447,7 +448,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 transform: Optional[Callable[[Any], Any]] = None,
                 progress: bool = True,
                 progress_every: Optional[float] = None,
-                desc: str = "prequential",
+                desc: Optional[str] = "prequential",
                 limit: Optional[int] = None,
                 callback: Optional[Callable[[int, PrequentialRecord], None]] = None,
                 start: int = 0,
@@ -484,7 +485,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the bar where stderr is a terminal (or in a Jupyter notebook), else
             a line every
             :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`.
-        desc: the first word of the bar or the lines (e.g. ``"seed 0"``).
+        desc: the first word of the bar or the lines (e.g. ``"seed 0"``); ``None``:
+            none.
         limit: only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
         callback: ``callback(position, record)`` after every sample, with the
@@ -549,8 +551,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string, ``progress`` or ``flush_denormal`` is no bool,
-            ``learner.num_classes`` is there but no integer, or
+            string or ``None``, ``progress`` or ``flush_denormal`` is no bool, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
@@ -572,13 +573,14 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     if mask_size is not None and length is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
-    num_classes = getattr(learner, "num_classes", None)
+    num_classes = _learner_classes(learner)
     fused_step = getattr(learner, "predict_learn", None)
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
-                               window=window, num_classes=num_classes)
+                               window=window,
+                               num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
@@ -636,17 +638,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 
 def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:
     """``TypeError`` naming the first argument of :func:`prequential` of another type:
-    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string, or one of
+    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string or ``None``, or one of
     ``functions`` (given, ``None`` allowed) not callable: they would fail only once
     a sample was learned."""
     if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
         raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
                         f"{type(stream).__name__}")
-    if initial is not None and not isinstance(initial, Mapping):
-        raise TypeError(f"initial must be a record state (a mapping), got "
-                        f"{type(initial).__name__}")
-    if not isinstance(desc, str):
-        raise TypeError(f"desc must be a string, got {type(desc).__name__}")
+    check_mapping(initial, "initial", " (a record state)")
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a string or None, got {type(desc).__name__}")
     for name, function in functions.items():
         if function is not None and not callable(function):
             raise TypeError(f"{name} must be callable or None, got {type(function).__name__}")
@@ -774,6 +774,18 @@ def _as_int(value: Any, name: str) -> int:
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be one integer class id, got {value!r}")
     return int(array.item())
+
+
+def _learner_classes(learner: Any) -> Any:
+    """``learner.num_classes`` as an ``int`` where it is an integer (a NumPy integer,
+    a 0-d integer tensor a module keeps as a buffer, ...), else as the learner has
+    it: ``None`` when it has none, or e.g. a float ``3.0``, which still bounds the
+    class ids but leaves the record sized by the largest class id seen."""
+    num_classes = getattr(learner, "num_classes", None)
+    try:
+        return operator.index(num_classes)
+    except TypeError:
+        return num_classes
 
 
 def _class_id(value: Any, name: str, num_classes: Optional[int]) -> int:

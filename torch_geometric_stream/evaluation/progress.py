@@ -58,7 +58,8 @@ class ProgressLines:
         every (float): seconds between two lines. (default: :data:`LOG_PROGRESS_SECONDS`)
         file (TextIO, optional): where the lines go. (default: ``sys.stderr``)
         clock (callable): the time in seconds, e.g. ``time.monotonic``.
-        desc (str): the line's first word.
+        desc (str, optional): the line's first word; ``None`` or ``""``: none (as
+            :class:`tqdm.tqdm` shows no description).
         done_before (int): samples of the run done before this process (a
             resumed run's), which :meth:`update`'s counts include.
 
@@ -72,7 +73,7 @@ class ProgressLines:
     def __init__(self, total: Optional[int], *, every: float = LOG_PROGRESS_SECONDS,
                  file: Optional[TextIO] = None,
                  clock: Callable[[], float] = time.monotonic,
-                 desc: str = "prequential", done_before: int = 0) -> None:
+                 desc: Optional[str] = "prequential", done_before: int = 0) -> None:
         self.total = total
         self.every = check_positive(every, "every")
         self.file = file
@@ -95,8 +96,8 @@ class ProgressLines:
     def line(self, done: int, accuracy: float, seconds: float) -> str:
         """The progress line after ``seconds`` in this process, ``done`` samples in all."""
         ran = done - self.done_before
-        parts = [f"{self.desc}: {done:,}" + ("" if self.total is None else
-                                          f" / {self.total:,}") + " samples"]
+        parts = [(f"{self.desc}: " if self.desc else "") + f"{done:,}"
+                 + ("" if self.total is None else f" / {self.total:,}") + " samples"]
         if self.total:
             parts[0] += f" ({math.floor(100 * done / self.total)} %)"
         parts.append(f"accuracy {accuracy:.4f}")

@@ -31,7 +31,7 @@ from torch import Tensor
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
                                                min_max_scale)
-from torch_geometric_stream.validation import as_feature_matrix, check_bool
+from torch_geometric_stream.validation import as_feature_matrix, check_bool, check_mapping
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
@@ -465,10 +465,8 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     feature_transform = resolve_feature_transform(feature_transform, value_range)
     if (scaling == "global") != (data is not None):
         raise ValueError("data is required by scaling='global' and unused otherwise")
-    if robust_options is not None and not isinstance(robust_options, Mapping):
-        raise TypeError(f"robust_options must be a mapping of OnlineQuantileRangeScaler's "
-                        f"keyword arguments (e.g. {{'quantile': 0.05}}), got "
-                        f"{type(robust_options).__name__}")
+    check_mapping(robust_options, "robust_options", " of OnlineQuantileRangeScaler's keyword "
+                  "arguments (e.g. {'quantile': 0.05})")
     if robust_options and scaling != "robust":
         raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
     if robust_options and "feature_range" in robust_options:

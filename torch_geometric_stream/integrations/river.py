@@ -78,16 +78,20 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 def _number(feature: Hashable, value: Any) -> float:
     """``value`` as ``float``, or a ``ValueError`` naming ``feature`` (a
-    ``TypeError`` for a tensor without values, e.g. on the ``meta`` device)."""
-    if isinstance(value, torch.Tensor):
-        check_has_values(value, f"feature {feature!r}", strided=False)
+    ``TypeError`` for a tensor without values, e.g. on the ``meta`` device).
+
+    Called for every feature of every row: the tensor check runs only for a
+    value ``float()`` refuses."""
     try:
         return float(value)
     except OverflowError:  # an int beyond float64, so beyond float32 too
         raise ValueError(f"feature {feature!r} is beyond float32's range "
                          f"(|x| <= {_FLOAT32_MAX:.7g})") from None
-    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex tensor
-        raise ValueError(f"feature {feature!r} must be a number, got {value!r}") from None
+    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex or meta tensor
+        pass
+    if isinstance(value, torch.Tensor):
+        check_has_values(value, f"feature {feature!r}", strided=False)
+    raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
 
 
 def _as_float32(values: np.ndarray, features: Sequence) -> np.ndarray:
@@ -436,7 +440,8 @@ class SemiSupervisedWrapper(_ClassifierBase):
         mask: alternatively, the labeled positions as booleans (``True`` =
             labeled), e.g. from
             :func:`~torch_geometric_stream.evaluation.label_mask.paper_label_mask`.
-        seed: seed of the Bernoulli draws.
+        seed: seed of the Bernoulli draws; ``None``: unseeded (fresh entropy from
+            the operating system, River's convention).
         pass_unlabeled: learn unlabeled positions with ``y=None``; ``None``
             (default) does so for a :class:`RiverClassifier` (or a pipeline
             ending in one) and skips them for other, supervised River models,
@@ -447,7 +452,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
     """
 
     def __init__(self, model: Any, label_probability: Optional[float] = None, *,
-                 mask: Optional[Sequence[bool]] = None, seed: int = 0,
+                 mask: Optional[Sequence[bool]] = None, seed: Optional[int] = 0,
                  pass_unlabeled: Optional[bool] = None) -> None:
         _require_river("SemiSupervisedWrapper")
         if (label_probability is None) == (mask is None):
@@ -457,7 +462,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
                                   else check_unit_interval(label_probability,
                                                            "label_probability"))
         self.mask = None if mask is None else np.asarray(mask, dtype=bool)
-        self.seed = check_seed(seed)
+        self.seed = None if seed is None else check_seed(seed)
         self.pass_unlabeled = (None if pass_unlabeled is None
                                else check_bool(pass_unlabeled, "pass_unlabeled"))
         if self.mask is not None and self.mask.ndim != 1:
