@@ -468,6 +468,26 @@ def test_sledge_light_keeps_the_command_lines_labeled_memory():
     assert DEFAULT_CONFIG["light_memory"] == "full"
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # ComplexWarning is one
+def test_a_complex_numpy_value_is_refused_not_cut_to_its_real_part():
+    """Before: ``float(np.complex128(1 + 2j))`` gave 1.0 with only a NumPy
+    ComplexWarning, and the row was learned with the imaginary part dropped."""
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    value = np.complex128(1 + 2j)
+    message = r"^feature 'b' must be a number, got "
+    with pytest.raises(ValueError, match=message):
+        model.learn_one({"a": 0.5, "b": value}, "dog")
+    with pytest.raises(ValueError, match=message):
+        model.predict_proba_one({"a": 0.5, "b": value})
+    with pytest.raises(ValueError, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, value]}), ["dog", None])
+    assert_same_learner(model, twin)
+    model.learn_one({"a": 0.5, "b": np.float64(0.25)}, "dog")  # a real NumPy value is one
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # ComplexWarning is one
 def test_a_tensor_without_values_as_a_feature_is_named_and_changes_nothing():
     # before: RuntimeError: Tensor.item() cannot be called on meta tensors
     meta = torch.tensor(1.0, device="meta")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -76,6 +77,20 @@ def _is_missing(label: Any) -> bool:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+#: NumPy's warning on a complex value cast to a real one, its imaginary part dropped
+#: (``numpy.exceptions`` from NumPy 1.25 on).
+_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
+
+
+@contextmanager
+def _complex_refused() -> Iterator[None]:
+    """Within it, a complex feature value (``np.complex128(1 + 2j)``) cast to a
+    float raises instead of losing its imaginary part with only a warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _ComplexWarning)
+        yield
+
+
 def _number(feature: Hashable, value: Any) -> float:
     """``value`` as ``float``, or a ``ValueError`` naming ``feature`` (a
     ``TypeError`` for a tensor without values, e.g. on the ``meta`` device).
@@ -87,8 +102,8 @@ def _number(feature: Hashable, value: Any) -> float:
     except OverflowError:  # an int beyond float64, so beyond float32 too
         raise ValueError(f"feature {feature!r} is beyond float32's range "
                          f"(|x| <= {_FLOAT32_MAX:.7g})") from None
-    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex or meta tensor
-        pass
+    except (RuntimeError, TypeError, ValueError, _ComplexWarning):  # RuntimeError: a complex
+        pass  # or meta tensor; the warning: a complex NumPy value under _complex_refused
     if isinstance(value, torch.Tensor):
         check_has_values(value, f"feature {feature!r}", strided=False)
     raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
@@ -323,8 +338,9 @@ class RiverClassifier(_MiniBatchBase):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
         _check_shares_a_feature(x.keys(), self.features_, "x")
-        row = _as_float32(np.array([_number(name, x.get(name, 0.0))
-                                    for name in self.features_]), self.features_)
+        with _complex_refused():
+            values = [_number(name, x.get(name, 0.0)) for name in self.features_]
+        row = _as_float32(np.array(values), self.features_)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
@@ -332,13 +348,15 @@ class RiverClassifier(_MiniBatchBase):
         self._fix_features(X.columns)
         _check_shares_a_feature(X.columns, self.features_, "X")
         frame = X.reindex(columns=self.features_, fill_value=0.0)
-        try:
-            rows = frame.to_numpy(dtype=np.float64)
-        except (OverflowError, RuntimeError, TypeError, ValueError):  # RuntimeError: a tensor
-            for name in self.features_:  # name the first column that is not numeric
-                for value in frame[name]:
-                    _number(name, value)
-            raise
+        with _complex_refused():
+            try:
+                rows = frame.to_numpy(dtype=np.float64)
+            except (OverflowError, RuntimeError, TypeError, ValueError,  # RuntimeError: a
+                    _ComplexWarning):  # tensor; the warning: a complex value
+                for name in self.features_:  # name the first column that is not numeric
+                    for value in frame[name]:
+                        _number(name, value)
+                raise
         rows = _as_float32(rows, self.features_)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
