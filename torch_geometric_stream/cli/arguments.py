@@ -52,10 +52,8 @@ class CommandParser(Parser):
     unrecognized arguments: --datset``), where ``argparse`` hands it up to the
     top-level parser, which names none. It returns no unknown arguments."""
 
-    def parse_known_args(self, args: Optional[Sequence[str]] = None,
-                         namespace: Optional[argparse.Namespace] = None
-                         ) -> tuple[argparse.Namespace, list[str]]:
-        namespace, unknown = super().parse_known_args(args, namespace)
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:  # argparse's overloads
+        namespace, unknown = super().parse_known_args(*args, **kwargs)
         if unknown:
             self.error(f"unrecognized arguments: {' '.join(unknown)}")
         return namespace, []

@@ -295,10 +295,10 @@ class PrequentialRecord:
         """The largest class id recorded, label or prediction (-1 before the first sample)."""
         if self.classes is not None:
             return self.classes.largest
-        if not self.labels:
+        labels, predictions = self.labels, self.predictions  # kept under the full history
+        if not labels or predictions is None:
             return -1
-        return int(max(to_numpy(self.labels, np.int64).max(),
-                       to_numpy(self.predictions, np.int64).max()))
+        return int(max(to_numpy(labels, np.int64).max(), to_numpy(predictions, np.int64).max()))
 
     def state_dict(self) -> Dict[str, Any]:
         """The run so far, for a checkpoint (``initial`` of :func:`prequential`).
@@ -783,7 +783,7 @@ def _learner_classes(learner: Any) -> Any:
     class ids but leaves the record sized by the largest class id seen."""
     num_classes = getattr(learner, "num_classes", None)
     try:
-        return operator.index(num_classes)
+        return operator.index(num_classes)  # type: ignore[arg-type]  # None: TypeError
     except TypeError:
         return num_classes
 

@@ -175,8 +175,9 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         def given(name: str) -> Optional[Tensor]:
             value = state_dict.get(prefix + name)
             own = getattr(self, name)
-            fits = isinstance(value, Tensor) and own is not None and value.shape == own.shape
-            return value.detach().cpu() if fits else None
+            if isinstance(value, Tensor) and own is not None and value.shape == own.shape:
+                return value.detach().cpu()
+            return None
         counts, ages = given("counts"), given("ages")
         if counts is not None:
             wrong = torch.where(mask, counts < 1, counts != 0)

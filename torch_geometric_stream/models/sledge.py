@@ -629,7 +629,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 return reused
             row = update.node.view(1)
             new_row = self.graph.embed(nodes[row], check=False)
-            if (snap.live_emb is not None and reused.device.type == "cpu"
+            if (snap is not None and snap.live_emb is not None and reused.device.type == "cpu"
                     and type(self.graph.embedding) is EmbeddingMLP):
                 return _RowReplacedInPlace.apply(reused, row, new_row)
             return reused.index_copy(0, row, new_row)
