@@ -1,6 +1,7 @@
 import csv
 import importlib
 import json
+import math
 import re
 import time
 import tracemalloc
@@ -555,6 +556,72 @@ def test_a_full_record_state_with_a_bad_late_entry_loads_nothing(column, bad, er
     assert fresh.result().metrics["accuracy"] == 0.6
     for key in ("predictions", "labels", "labeled", "seconds"):
         np.testing.assert_array_equal(fresh.state_dict()[key], good[key], err_msg=key)
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+@pytest.mark.parametrize("entry, bad, error, message", [
+    ("start", -3, ValueError, "the record state's start must be >= 0, got -3"),
+    ("start", 1.5, TypeError, "the record state's start must be an integer, got float"),
+    ("elapsed", -5.0, ValueError,
+     "the record state's elapsed must be a finite number >= 0, got -5.0"),
+    ("elapsed", math.nan, ValueError,
+     "the record state's elapsed must be a finite number >= 0, got nan"),
+])
+def test_a_record_state_with_a_negative_start_or_elapsed_loads_nothing(history, entry, bad,
+                                                                       error, message):
+    # before: loaded; result() then gave positions from -3 or a negative / NaN wall time
+    record = _record(4, [0, 1, 1], history=history)
+    fresh = PrequentialRecord(history=history)
+    with pytest.raises(error) as raised:
+        fresh.load_state_dict({**record.state_dict(), entry: bad})
+    assert str(raised.value) == message
+    assert fresh.metrics.n_samples == 0 and fresh.start == 0
+    fresh.load_state_dict(record.state_dict())
+    assert fresh.start == 4 and fresh.metrics.n_samples == 3
+
+
+@pytest.mark.parametrize("column, index, bad, error, message", [
+    # before: loaded; result() then raised (class ids) or gave a NaN / 100 s median latency
+    ("labels", 4, -1, ValueError, "sample 4: label must be a class id >= 0, got -1"),
+    ("predictions", 2, -2, ValueError, "sample 2: prediction must be a class id >= 0, got -2"),
+    ("labeled", 0, 2, TypeError, "sample 0: labeled must be a bool, got int"),
+    ("seconds", 1, -1.0, ValueError, "sample 1: seconds must be a finite number >= 0, got -1.0"),
+    ("seconds", 3, math.nan, ValueError, "sample 3: seconds must be a finite number >= 0, got nan"),
+])
+def test_a_full_record_state_with_an_entry_out_of_range_loads_nothing(column, index, bad, error,
+                                                                      message):
+    record = PrequentialRecord(start=4)
+    for sample in SAMPLES:
+        record.update(*sample)
+    good = record.state_dict()
+    values = good[column].tolist()
+    values[index] = bad
+    fresh = PrequentialRecord()
+    with pytest.raises(error) as raised:
+        fresh.load_state_dict({**good, column: np.array(values)})
+    assert str(raised.value) == f"the record state's {message}"
+    assert fresh.metrics.n_samples == 0 and fresh.n_labels == 0 and fresh.start == 0
+    fresh.load_state_dict(good)
+    assert fresh.result().metrics["accuracy"] == 0.6
+
+
+def test_a_bounded_record_state_with_a_negative_class_id_loads_nothing():
+    # before: loaded; result() then raised 'labels must hold class ids >= 0, got -1'
+    record = _record(0, [0, 1, 2], history="bounded")
+    good = record.state_dict()
+    pairs = good["classes"]["pairs"].copy()
+    pairs[1, 0] = -1
+    fresh = PrequentialRecord(history="bounded")
+    with pytest.raises(ValueError) as raised:
+        fresh.load_state_dict({**good, "classes": {**good["classes"], "pairs": pairs}})
+    assert str(raised.value) == "pairs must hold class ids >= 0, got the pair [-1, 1]"
+    with pytest.raises(ValueError) as raised:
+        fresh.load_state_dict({**good, "classes": {**good["classes"], "previous": -1}})
+    assert str(raised.value) == ("majority, majority_hits, previous, no_change_hits must be "
+                                 ">= 0, got [0, 1, -1, 1]")
+    assert fresh.metrics.n_samples == 0
+    fresh.load_state_dict(good)
+    assert fresh.result().metrics["confusion_matrix"] == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 
 
 def test_class_ids_beyond_int32_widen_the_columns_exactly():

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -100,6 +102,59 @@ def test_min_max_scaler_refuses_a_state_without_a_whole_range(state, problem):
     assert str(error.value) == f"OnlineMinMaxScaler state['min'] and state['max'] must be {problem}"
     assert torch.equal(scaler.state_dict()["min"], before["min"])
     assert torch.equal(scaler.state_dict()["max"], before["max"])
+
+
+@pytest.mark.parametrize("scaler_class", [OnlineMinMaxScaler, GlobalMinMaxScaler])
+@pytest.mark.parametrize("key, index, value, error, problem", [
+    ("min", 1, math.nan, ValueError, "must be, per feature, inf and -inf (no row seen) or "
+     "finite with low <= high, got min[1] = nan and max[1] = 4.0"),
+    ("min", 1, -math.inf, ValueError, "must be, per feature, inf and -inf (no row seen) or "
+     "finite with low <= high, got min[1] = -inf and max[1] = 4.0"),
+    ("min", 2, 9.0, ValueError, "must be, per feature, inf and -inf (no row seen) or "
+     "finite with low <= high, got min[2] = 9.0 and max[2] = 5.0"),
+    ("max", 0, math.inf, ValueError, "must be, per feature, inf and -inf (no row seen) or "
+     "finite with low <= high, got min[0] = 0.0 and max[0] = inf"),
+    ("max", None, None, TypeError, "must be floating-point tensors, got torch.float64 and "
+     "torch.int64"),
+])
+def test_min_max_scaler_refuses_a_range_it_cannot_reach(scaler_class, key, index, value,
+                                                        error, problem):
+    # before: each loaded; a NaN or -inf bound then scaled rows to 0 or NaN for ever, a
+    # low above high or an integer range scaled them silently wrong
+    rows = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    scaler = scaler_class()
+    if scaler_class is GlobalMinMaxScaler:
+        scaler.fit(rows)
+    scaler.transform_many(rows)
+    before = scaler.state_dict()
+    state = scaler.state_dict()
+    if index is None:
+        state[key] = state[key].long()
+    else:
+        state[key][index] = value
+    with pytest.raises(error) as raised:
+        scaler.load_state_dict(state)
+    assert str(raised.value) == (f"{type(scaler).__name__} state['min'] and state['max'] "
+                                 f"{problem}")
+    assert all(torch.equal(scaler.state_dict()[name], before[name]) for name in before)
+    unseen = {"min": torch.full((3,), math.inf, dtype=torch.float64),
+              "max": torch.full((3,), -math.inf, dtype=torch.float64)}
+    scaler.load_state_dict(unseen)  # a feature no row has reached is a range
+
+
+def test_quantile_scaler_refuses_a_range_state_without_its_entries():
+    # before: torch's RuntimeError 'Error(s) in loading state_dict'
+    scaler = OnlineQuantileRangeScaler()
+    scaler.transform_many(np.arange(6.0).reshape(2, 3))
+    state = scaler.state_dict()
+    before = {key: value for key, value in state["range"].items() if key != "_extra_state"}
+    del state["range"]["high"]
+    with pytest.raises(ValueError) as raised:
+        scaler.load_state_dict(state)
+    assert str(raised.value) == ("OnlineQuantileRangeScaler state['range'] must have the keys "
+                                 "['_extra_state', 'high', 'low'], got ['_extra_state', 'low']")
+    assert all(torch.equal(scaler.range_.state_dict()[key], value)
+               for key, value in before.items())
 
 
 def test_online_scaler_rejects_other_width():

@@ -162,7 +162,12 @@ class RunningClassCounts:
         rows = _integers(state, "pairs", 3)
         if (rows[:, 2] <= 0).any() or len({(a, b) for a, b, _ in rows.tolist()}) != len(rows):
             raise ValueError("pairs must hold each (label, prediction) once with a count > 0")
+        if (rows[:, :2] < 0).any():  # class ids: metrics() would refuse them after the load
+            raise ValueError(f"pairs must hold class ids >= 0, got the pair "
+                             f"{rows[(rows[:, :2] < 0).any(axis=1)][0, :2].tolist()}")
         scalars = [int(state[key]) for key in self._KEYS[1:]]
+        if min(scalars) < 0:
+            raise ValueError(f"{', '.join(self._KEYS[1:])} must be >= 0, got {scalars}")
         pairs: Dict[Tuple[int, int], int] = {}
         support: Dict[int, int] = {}
         for label, prediction, count in rows.tolist():

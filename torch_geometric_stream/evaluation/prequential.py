@@ -39,7 +39,8 @@ from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedM
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
 from torch_geometric_stream.ops.denormal import flush_denormal as flushing_denormal
 from torch_geometric_stream.validation import (check_bool, check_choice, check_mapping,
-                                               check_positive, check_positive_int)
+                                               check_nonnegative, check_positive,
+                                               check_positive_int)
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
            "plot_running_accuracy", "plot_curves", "check_plot_path"]
@@ -213,6 +214,17 @@ def _state_history(state: Mapping[str, Any]) -> str:
     return kept
 
 
+def _check_sample(prediction: int, label: int, labeled: Any, seconds: float) -> None:
+    """Raise unless a full record state's sample (one :meth:`PrequentialRecord.update`
+    took: integers, numbers) is one a run records: class ids >= 0, ``labeled`` a
+    bool, ``seconds`` a finite number >= 0."""
+    for name, class_id in (("prediction", prediction), ("label", label)):
+        if class_id < 0:
+            raise ValueError(f"{name} must be a class id >= 0, got {class_id}")
+    check_bool(labeled, "labeled")
+    check_nonnegative(seconds, "seconds")
+
+
 class PrequentialRecord:
     """What :func:`prequential` has seen so far; handed to its ``callback``.
 
@@ -347,9 +359,13 @@ class PrequentialRecord:
                 (naming it), a bounded state kept with another ``window`` than
                 this record's, or without one where this record has one (a full
                 state's windows are counted again from its per-sample arrays,
-                for any ``window``), or a state lacking or mismatching entries.
-            TypeError: as :meth:`update`, for a full state's per-sample entry (as
-                its ValueError; the message names the sample).
+                for any ``window``), or a state lacking or mismatching entries, a
+                ``start`` below 0, an ``elapsed`` that is not a finite number >= 0,
+                a class id below 0 or a per-sample ``seconds`` that is not a finite
+                number >= 0.
+            TypeError: as :meth:`update`, for a full state's per-sample entry, or a
+                ``labeled`` entry that is no bool (as its ValueError; the message
+                names the sample), a ``start`` that is no integer.
         """
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
@@ -358,11 +374,14 @@ class PrequentialRecord:
             raise ValueError(f"the record state was kept with history={kept!r}, this record "
                              f"keeps history={self.history!r}: continue it with "
                              f"history={kept!r}")
-        elapsed = float(state["elapsed"])  # read before anything changes
+        # read before anything changes
+        start = check_positive_int(state["start"], "the record state's start", minimum=0)
+        elapsed = check_nonnegative(state["elapsed"], "the record state's elapsed")
         if self.classes is not None:
             self._load_bounded(state)
         else:
             self._load_full(state)
+        self.start = start
         self._started = time.perf_counter() - elapsed
 
     def _load_full(self, state: Mapping[str, Any]) -> None:
@@ -371,15 +390,14 @@ class PrequentialRecord:
         if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
             raise ValueError(f"the per-sample arrays must be 1-D of one length, got shapes "
                              f"{[array.shape for array in arrays]}")
-        start = int(state["start"])
         # filled apart and adopted whole, so that a bad entry partway leaves this record as it was
         loaded = PrequentialRecord(history="full", window=self.window)
         for index, sample in enumerate(zip(*(array.tolist() for array in arrays))):
             try:
                 loaded.update(*sample)
+                _check_sample(*sample)
             except (TypeError, ValueError) as error:
                 raise type(error)(f"the record state's sample {index}: {error}") from error
-        self.start = start
         self.metrics, self.n_labels, self.windowed = (loaded.metrics, loaded.n_labels,
                                                       loaded.windowed)
         self.predictions, self.labels, self.labeled = (loaded.predictions, loaded.labels,
@@ -395,7 +413,6 @@ class PrequentialRecord:
                              f"its metrics {metrics.n_samples} and its class counts "
                              f"{classes.samples} samples")
         windowed = self._bounded_windows(state.get("windows"), samples)
-        self.start = int(state["start"])
         self.metrics, self.classes, self.n_labels = metrics, classes, labels
         self.windowed = windowed
 

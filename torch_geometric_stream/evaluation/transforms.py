@@ -30,7 +30,7 @@ from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
-                                               min_max_scale)
+                                               check_range_state, min_max_scale)
 from torch_geometric_stream.validation import as_feature_matrix, check_bool, check_mapping
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
@@ -152,14 +152,21 @@ class _MinMaxScaler(StreamTransform):
 
 def _check_range_pair(low: Optional[Tensor], high: Optional[Tensor], owner: str) -> None:
     """Raise unless ``low`` and ``high`` are a whole per-feature range: both
-    ``None`` (nothing seen yet) or both of one shape :math:`(d,)`."""
-    prefix = f"{owner} state['min'] and state['max'] must be"
+    ``None`` (nothing seen yet) or both floating-point of one shape :math:`(d,)`,
+    a range a scaler can reach (:func:`check_range_state`)."""
+    subject = f"{owner} state['min'] and state['max']"
     if (low is None) != (high is None):
         got = "a tensor and None" if high is None else "None and a tensor"
-        raise ValueError(f"{prefix} both None or both tensors, got {got}")
-    if low is not None and high is not None and (low.dim() != 1 or low.shape != high.shape):
-        raise ValueError(f"{prefix} of one shape (d,), got {tuple(low.shape)} and "
+        raise ValueError(f"{subject} must be both None or both tensors, got {got}")
+    if low is None or high is None:
+        return
+    if low.dim() != 1 or low.shape != high.shape:
+        raise ValueError(f"{subject} must be of one shape (d,), got {tuple(low.shape)} and "
                          f"{tuple(high.shape)}")
+    if not (low.is_floating_point() and high.is_floating_point()):
+        raise TypeError(f"{subject} must be floating-point tensors, got {low.dtype} and "
+                        f"{high.dtype}")
+    check_range_state(low, high, subject, ("min", "max"))
 
 
 def _clone(tensor: Optional[Tensor]) -> Optional[Tensor]:
@@ -253,6 +260,9 @@ class OnlineQuantileRangeScaler(StreamTransform):
             raise ValueError(f"{type(self).__name__} state['range'] must be None or a "
                              f"RunningQuantileRange state (with a 'low' tensor)")
         scaler = RunningQuantileRange(low.numel(), **self._settings)
+        if set(state["range"]) != set(scaler.state_dict()):
+            raise ValueError(f"{type(self).__name__} state['range'] must have the keys "
+                             f"{sorted(scaler.state_dict())}, got {sorted(state['range'])}")
         scaler.load_state_dict(state["range"])
         self.range_ = scaler
 

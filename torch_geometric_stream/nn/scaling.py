@@ -25,7 +25,8 @@ from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_same_device, check_seed,
                                                first_offender)
 
-__all__ = ["check_feature_range", "min_max_scale", "RunningMinMax", "RunningQuantileRange",
+__all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
+           "RunningQuantileRange",
            "check_quantile_range_settings", "QuantileRangeSettingError",
            "QuantileRangeTypeError", "QuantileRangeValueError"]
 
@@ -101,25 +102,33 @@ def _check_rows(rows: Tensor, bound: Tensor) -> None:
     check_node_features(rows, bound.numel(), None, "rows", device=bound.device, strided=True)
 
 
+def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
+                      names: Tuple[str, str] = ("low", "high")) -> None:
+    """Raise ``ValueError`` unless the per-feature range ``low`` / ``high`` (one
+    shape) is one a running range can reach: per feature either none yet
+    (``+inf`` / ``-inf``) or finite with low <= high (a NaN bound would stay for
+    ever, a ``-inf`` low would scale every row to NaN). The message names the
+    first offending feature by ``names`` (one host sync); ``what`` is the
+    subject of the message."""
+    low, high = low.detach().cpu().double(), high.detach().cpu().double()
+    unseen = (low == math.inf) & (high == -math.inf)
+    seen = torch.isfinite(low) & torch.isfinite(high) & (low <= high)
+    wrong = ~(unseen | seen)
+    if bool(wrong.any()):
+        raise ValueError(f"{what} must be, per feature, inf and -inf (no row seen) or finite "
+                         f"with low <= high, got {names[0]}{first_offender(wrong, low)} and "
+                         f"{names[1]}{first_offender(wrong, high)}")
+
+
 class _CheckedRangeLoad:
     """Mixin for the range modules (list it before :class:`torch.nn.Module`): a
-    loaded ``low`` / ``high`` must be a range the module could have reached, per
-    feature either none yet (``+inf`` / ``-inf``) or finite with low <= high;
-    otherwise ``ValueError`` before any buffer is copied (a NaN bound would stay
-    for ever, a ``-inf`` low would scale every row to NaN)."""
+    loaded ``low`` / ``high`` must pass :func:`check_range_state`, checked
+    before any buffer is copied."""
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")
         if isinstance(low, Tensor) and isinstance(high, Tensor) and low.shape == high.shape:
-            low, high = low.detach().cpu().double(), high.detach().cpu().double()
-            unseen = (low == math.inf) & (high == -math.inf)
-            seen = torch.isfinite(low) & torch.isfinite(high) & (low <= high)
-            wrong = ~(unseen | seen)
-            if bool(wrong.any()):
-                raise ValueError(f"{prefix}low and {prefix}high must be, per feature, inf and "
-                                 f"-inf (no row seen) or finite with low <= high, got "
-                                 f"low{first_offender(wrong, low)} and "
-                                 f"high{first_offender(wrong, high)}")
+            check_range_state(low, high, f"{prefix}low and {prefix}high")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
