@@ -120,10 +120,9 @@ def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
                          f"{names[1]}{first_offender(wrong, high)}")
 
 
-class _CheckedRangeLoad:
-    """Mixin for the range modules (list it before :class:`torch.nn.Module`): a
-    loaded ``low`` / ``high`` must pass :func:`check_range_state`, checked
-    before any buffer is copied."""
+class _CheckedRangeLoad(nn.Module):
+    """Base of the range modules: a loaded ``low`` / ``high`` must pass
+    :func:`check_range_state`, checked before any buffer is copied."""
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")
@@ -132,7 +131,7 @@ class _CheckedRangeLoad:
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
-class RunningMinMax(_CheckedRangeLoad, nn.Module):
+class RunningMinMax(_CheckedRangeLoad):
     r"""Per-feature running minimum and maximum, and min-max scaling with them.
 
     The state is two buffers :math:`(d,)`, ``low`` and ``high``, starting at
@@ -323,7 +322,7 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
-class RunningQuantileRange(_CheckedRangeLoad, nn.Module):
+class RunningQuantileRange(_CheckedRangeLoad):
     r"""Per-feature running quantile range, and min-max scaling with it
     (clipped by default): a range one outlier cannot stretch.
 
