@@ -154,6 +154,33 @@ def test_a_state_of_other_adam_settings_is_refused(key, saved, message):
     assert optimizer.state_dict() == before
 
 
+@pytest.mark.parametrize("corrupt, message", [
+    # before: each loaded; a negative step divided by zero in the bias correction
+    # (inf/NaN weights), a negative second moment gave a NaN square root, moments of
+    # another shape failed deep inside the next step
+    (lambda s: s.update(step=torch.tensor(-3.0)), "parameter 0 has step -3: a step count"),
+    (lambda s: s.update(exp_avg_sq=-s["exp_avg_sq"] - 1), "parameter 0 has a negative "
+                                                          "exp_avg_sq"),
+    (lambda s: s.update(exp_avg=torch.zeros(4)), r"parameter 0 has exp_avg of shape \(4,\), "
+                                                 r"its parameter \(3,\)"),
+])
+def test_a_state_no_step_can_leave_is_refused(corrupt, message):
+    params = [torch.randn(3, requires_grad=True)]
+    source = make_adam(params, lr=1e-2, weight_decay=0.0)
+    _steps(source, params, steps=2)
+    state = copy.deepcopy(source.state_dict())
+    corrupt(state["state"][0])
+    optimizer = make_adam([params[0].detach().clone().requires_grad_()], lr=1e-2,
+                          weight_decay=0.0)
+    before = copy.deepcopy(optimizer.state_dict())
+    with pytest.raises(ValueError, match=message):
+        load_optimizer_state(optimizer, state)
+    assert optimizer.state_dict() == before
+    nan = copy.deepcopy(source.state_dict())
+    nan["state"][0]["exp_avg"].fill_(float("nan"))  # a diverged run's own state loads
+    load_optimizer_state(optimizer, nan)
+
+
 def test_a_loaded_state_shares_no_tensor_with_the_saved_one():
     params = [torch.randn(3, requires_grad=True)]
     source = make_adam(params, lr=1e-2, weight_decay=0.0)

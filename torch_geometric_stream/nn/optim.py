@@ -83,7 +83,8 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]
     Raises:
         ValueError: the saved hyperparameters (learning rate, weight decay, betas,
             eps) differ from ``optimizer``'s, which its learner was built with:
-            loading would silently replace them.
+            loading would silently replace them; or a parameter's saved state no
+            step can have left (:func:`_check_moments`).
     """
     for saved, group in zip(state.get("param_groups", []), optimizer.param_groups):
         differing = [f"{key}={saved[key]!r} (this learner: {group[key]!r})"
@@ -92,8 +93,34 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]
         if differing:
             raise ValueError(f"the saved optimizer has {', '.join(differing)}: build the "
                              f"learner with the saved settings")
+        for index, param in zip(saved.get("params", []), group["params"]):
+            _check_moments(state.get("state", {}).get(index), param, index)
     optimizer.load_state_dict(copy.deepcopy(state))
     fit_optimizer_state(optimizer)
+
+
+def _check_moments(saved: Any, param: Tensor, index: Any) -> None:
+    """Raise ``ValueError`` unless a parameter's saved Adam state is one steps can
+    leave: a step count >= 0 (a negative one divides by zero in the bias
+    correction), moments of the parameter's shape (torch's step would fail deep
+    inside) and a second moment >= 0 (a negative one is a NaN square root). NaN
+    moments pass: a diverged run saves them itself."""
+    if not isinstance(saved, dict):
+        return
+    step = saved.get("step")
+    if step is not None and float(step) < 0:
+        raise ValueError(f"the saved optimizer's parameter {index} has step {float(step):g}: "
+                         f"a step count is >= 0")
+    for name in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
+        moment = saved.get(name)
+        if not isinstance(moment, Tensor):
+            continue
+        if moment.shape != param.shape:
+            raise ValueError(f"the saved optimizer's parameter {index} has {name} of shape "
+                             f"{tuple(moment.shape)}, its parameter {tuple(param.shape)}")
+        if name != "exp_avg" and bool((moment < 0).any()):
+            raise ValueError(f"the saved optimizer's parameter {index} has a negative "
+                             f"{name} (a mean of squares is >= 0)")
 
 
 def make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
