@@ -111,9 +111,10 @@ _FORMAT = "torch_geometric_stream.checkpoint"
 #: The first bytes of every file :func:`torch.save` writes: a zip archive's ...
 _ZIP_MAGIC = b"PK\x03\x04"
 #: ... or, with ``_use_new_zipfile_serialization=False`` (the legacy format, which
-#: :func:`torch.load` reads too), torch's magic number pickled with protocol 2: a
-#: ``PROTO 2`` opcode, then a ``LONG1`` of 10 bytes, little-endian.
-_LEGACY_MAGIC = b"\x80\x02\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little")
+#: :func:`torch.load` reads too), torch's magic number pickled first: a ``PROTO``
+#: opcode (protocol 2 to 5), from protocol 4 on a ``FRAME`` opcode with its 8-byte
+#: length, then this ``LONG1`` of 10 bytes, little-endian.
+_LEGACY_MAGIC = b"\x8a\x0a" + (0x1950a86a20f9469cfc6c).to_bytes(10, "little")
 #: Entries every checkpoint holds beside its format tags.
 _PAYLOAD_KEYS = frozenset({"package_version", "torch_version", "learner", "transform", "rng",
                            "position", "record", "extra"})
@@ -555,6 +556,15 @@ def _read(path: Path) -> Dict[str, Any]:
     return payload
 
 
+def _is_legacy_torch_file(head: bytes) -> bool:
+    """Whether the first bytes ``head`` of a file open a legacy :func:`torch.save`
+    file of any pickle protocol from 2 on (see :data:`_LEGACY_MAGIC`)."""
+    if len(head) < 2 or head[0] != 0x80 or not 2 <= head[1] <= 5:  # PROTO n
+        return False
+    body = head[11:] if head[1] >= 4 and head[2:3] == b"\x95" else head[2:]  # FRAME
+    return body.startswith(_LEGACY_MAGIC)
+
+
 def _saved_by_torch(path: Path) -> bool:
     """Whether ``path`` may be a file that :func:`torch.save` wrote: a zip archive
     holding a ``data.pkl`` entry, or one too damaged to list (a truncated checkpoint,
@@ -562,8 +572,8 @@ def _saved_by_torch(path: Path) -> bool:
     with :data:`_LEGACY_MAGIC`). Any other file (text, JSON, a plain pickle, an
     ``.npz``) is no checkpoint, and is not unpickled."""
     with open(path, "rb") as handle:
-        head = handle.read(len(_LEGACY_MAGIC))
-    if head == _LEGACY_MAGIC:
+        head = handle.read(2 + 9 + len(_LEGACY_MAGIC))
+    if _is_legacy_torch_file(head):
         return True
     if not head.startswith(_ZIP_MAGIC):
         return False

@@ -396,11 +396,13 @@ def test_a_file_torch_save_did_not_write_is_named_as_no_checkpoint(tmp_path, nam
                    f"^{re.escape(str(path))} is not a torch_geometric_stream checkpoint$")
 
 
-def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path):
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path, protocol):
     # torch.load reads it; before: "... is not a torch_geometric_stream checkpoint"
+    # (protocols 3 to 5 until the sniff read the PROTO and FRAME opcodes)
     payload = torch.load(saved, weights_only=False)
     legacy = tmp_path / "legacy.ckpt"
-    torch.save(payload, legacy, _use_new_zipfile_serialization=False)
+    torch.save(payload, legacy, _use_new_zipfile_serialization=False, pickle_protocol=protocol)
     assert legacy.read_bytes()[:2] != b"PK"
     learner, transform = small_sledge(seed=1), make_transform("online")
     assert load_checkpoint(legacy, learner, transform=transform).position == 30
