@@ -481,3 +481,16 @@ def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corru
     with pytest.raises(ValueError, match=message):
         memory.load_state_dict(state)
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+
+
+def test_only_the_filled_slots_prototypes_must_be_finite():
+    # an empty slot's row is never read unmasked (and a float16 run's can be NaN);
+    # before: refused as 'prototypes holds NaN or inf values'
+    memory = _filled_memory()
+    state = memory.state_dict()
+    prototypes = state["prototypes"].clone()
+    prototypes[~state["node_mask"]] = math.nan
+    other = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    other.load_state_dict({**state, "prototypes": prototypes})
+    assert torch.equal(other.node_mask, memory.node_mask)
+    assert torch.equal(other.prototypes[memory.node_mask], memory.prototypes[memory.node_mask])

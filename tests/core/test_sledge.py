@@ -1157,3 +1157,26 @@ def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, 
     assert (extra["kept_neighbors"] is None) == (saved["kept_neighbors"] is None)
     assert extra["kept_neighbors"] is None or torch.equal(extra["kept_neighbors"],
                                                           saved["kept_neighbors"])
+
+
+@pytest.mark.parametrize("samples", [1, 5])
+def test_a_float16_static_graph_learner_loads_its_own_state(samples):
+    # float16 normalizes an empty slot's zero prototype to NaN, a row of the kept
+    # memory graph the search masks; before: its own state was refused as NaN
+    model = small(graph="static").half()
+    x, y = gaussian_stream(samples, seed=3)
+    stream_through(model, x.half(), y, label_every=2)
+    state = model.state_dict()
+    emb, _, index = state["_extra_state"]["memory_graph"]
+    assert bool(emb.isnan().any()) and bool(emb[index.unique()].isfinite().all())
+    twin = small(graph="static").half()
+    twin.load_state_dict(state)
+    probe, _ = gaussian_stream(10, seed=4)
+    assert all(torch.equal(model.predict_proba(row.half()), twin.predict_proba(row.half()))
+               for row in probe)
+    emb = emb.clone()
+    emb[index[0, 0]] = math.nan  # a row the graph names is still refused
+    with pytest.raises(ValueError, match="the state's memory graph embeddings hold NaN or inf "
+                                         "values in rows its top-k slots name"):
+        twin.load_state_dict(_with_extra(state, memory_graph=(emb, *state["_extra_state"]
+                                                              ["memory_graph"][1:])))

@@ -169,9 +169,10 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     def _check_loaded_values(self, state_dict: dict, prefix: str, mask: Tensor) -> None:
         r"""Raise unless the state's ``counts`` are :math:`\geq 1` in the slots its
         ``mask`` fills and 0 in the others, its ``ages`` :math:`\geq 0` and its
-        prototypes and sources finite (a count below 1 would zero the adaptive merge
-        weight, a negative age inflate the slot's loss weight, a NaN row every
-        prediction); an entry missing or of another shape is torch's to report."""
+        prototypes and sources finite in the filled slots (a count below 1 would
+        zero the adaptive merge weight, a negative age inflate the slot's loss
+        weight, a NaN row every prediction; an empty slot's row is never read
+        unmasked); an entry missing or of another shape is torch's to report."""
         def given(name: str) -> Optional[Tensor]:
             value = state_dict.get(prefix + name)
             own = getattr(self, name)
@@ -190,7 +191,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                              f"{prefix}ages{first_offender(ages < 0, ages)}")
         for name in ("prototypes", "sources"):
             rows = given(name)
-            if rows is not None and not bool(torch.isfinite(rows).all()):
+            if rows is not None and not bool(torch.isfinite(rows[mask]).all()):
                 raise ValueError(f"{prefix}{name} holds NaN or inf values")
 
     # -------------------------------------------------------------- accessors

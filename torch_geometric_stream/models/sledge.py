@@ -530,7 +530,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _fitted_memory_graph(self, graph: Optional[tuple[Tensor, Tensor, Tensor]]
                              ) -> Optional[tuple[Tensor, Tensor, Tensor]]:
         """A saved :meth:`_kept_memory_graph` as copies on this learner's device
-        and dtype; ``ValueError`` unless it has a row per memory slot."""
+        and dtype; ``ValueError`` unless it has a row per memory slot, its top-k
+        slots lie in the memory and the embeddings of those slots are finite."""
         if graph is None:
             return None
         emb, top_value, top_index = graph
@@ -541,8 +542,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                              f"shapes {tuple(top_value.shape)}, {tuple(top_index.shape)}; "
                              f"this learner's memory has {slots} slots")
         self._check_slot_indices(top_index, "memory graph's top-k slots")
-        if not bool(torch.isfinite(emb).all()):  # NaN embeddings: NaN predictions
-            raise ValueError("the state's memory graph embeddings hold NaN or inf values")
+        # only the rows the graph names are read: an empty slot's row may be NaN
+        # (float16 normalizes its zero prototype to NaN), which the search masks
+        if not bool(torch.isfinite(emb[top_index.unique()]).all()):
+            raise ValueError("the state's memory graph embeddings hold NaN or inf values "
+                             "in rows its top-k slots name")
         return (emb.to(self.device, self.dtype, copy=True),
                 top_value.to(self.device, self.dtype, copy=True),
                 top_index.to(self.device, copy=True))
