@@ -28,7 +28,8 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
-                                               check_seed, describe_index, first_offender)
+                                               check_seed, describe_index, first_offender,
+                                               not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -471,10 +472,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         counts = state_dict.get(prefix + "label_counts")
-        if self.class_prior == "stream" and isinstance(counts, Tensor) and \
-                bool((counts < 0).any()):  # a negative count makes the stream prior NaN
-            raise ValueError(f"{prefix}label_counts must be >= 0 (labels seen per class), "
-                             f"got {prefix}label_counts{first_offender(counts < 0, counts)}")
+        if self.class_prior == "stream" and isinstance(counts, Tensor):
+            wrong = not_a_count(counts)  # loaded as int64, it would make the stream prior NaN
+            if bool(wrong.any()):
+                raise ValueError(f"{prefix}label_counts must be integers >= 0 (labels seen "
+                                 f"per class), got {prefix}label_counts"
+                                 f"{first_offender(wrong, counts)}")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def set_extra_state(self, state: dict) -> None:
