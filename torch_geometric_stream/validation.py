@@ -19,7 +19,7 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_same_device", "check_seed", "check_unit_interval",
-           "check_weighted_graph", "describe_index", "first_offender"]
+           "check_weighted_graph", "describe_index", "first_offender", "not_a_count"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -274,10 +274,22 @@ def describe_index(value: Any) -> str:
 def first_offender(bad: Tensor, values: Tensor) -> str:
     """``"[i] = v"``: the first index where the boolean ``bad`` holds and the
     entry of ``values`` there, for a message that names one offending entry
-    rather than listing a whole state (``bad`` must hold somewhere)."""
+    rather than listing a whole state (``bad`` has the shape of ``values`` and
+    must hold somewhere)."""
     index = tuple(int(i) for i in bad.nonzero()[0])
     where = ", ".join(map(str, index))
     return f"[{where}] = {values[index].item()}"
+
+
+def not_a_count(values: Tensor) -> Tensor:
+    r"""The boolean mask of the entries of ``values`` that are no count an
+    ``int64`` holds: negative, or, in a floating tensor (older states may keep
+    counts as floats), NaN, infinite, fractional or :math:`\geq 2^{63}` (each
+    of which an integer buffer would load as a wrong count, e.g. ``INT64_MIN``)."""
+    bad = values < 0
+    if values.is_floating_point():
+        bad |= ~torch.isfinite(values) | (values != values.trunc()) | (values >= 2.0 ** 63)
+    return bad
 
 
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:

@@ -468,10 +468,12 @@ def _filled_memory():
     # empty slot survived into the slot's first merge, a negative age raised the
     # slot's loss weight exp(-age / tau) above 1, a NaN prototype made every
     # prediction NaN
-    ("counts", lambda t: t.fill_(-5), r"counts must be >= 1 in the filled slots \(node_mask\) "
-                                      r"and 0 in the empty ones, got counts\[0\] = -5$"),
-    ("counts", lambda t: t.masked_fill_(t == 0, 3), "counts must be >= 1 in the filled"),
-    ("ages", lambda t: t.__setitem__(2, -100), r"ages must be >= 0, got ages\[2\] = -100$"),
+    ("counts", lambda t: t.fill_(-5), r"counts must be integers >= 1 in the filled slots "
+                                      r"\(node_mask\) and 0 in the empty ones, got "
+                                      r"counts\[0\] = -5$"),
+    ("counts", lambda t: t.masked_fill_(t == 0, 3), "counts must be integers >= 1 in the filled"),
+    ("ages", lambda t: t.__setitem__(2, -100),
+     r"ages must be integers >= 0, got ages\[2\] = -100$"),
     ("prototypes", lambda t: t.fill_(math.nan), "prototypes holds NaN or inf values")])
 def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corrupt, message):
     memory = _filled_memory()
@@ -481,3 +483,53 @@ def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corru
     with pytest.raises(ValueError, match=message):
         memory.load_state_dict(state)
     assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+
+
+def _as_floats(entry, index, value):
+    def corrupt(state):
+        values = state[entry].double()
+        values[index] = value
+        return {**state, entry: values}
+    return corrupt
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    # before: loaded into the int64 buffers as INT64_MIN (1e30, inf, NaN) or cut to 2
+    (_as_floats("counts", 0, 1e30),
+     r"counts must be integers >= 1 in the filled slots \(node_mask\) and 0 in the empty "
+     r"ones, got counts\[0\] = 1e\+30$"),
+    (_as_floats("counts", 1, math.nan), r"got counts\[1\] = nan$"),
+    (_as_floats("counts", 0, 2.7), r"got counts\[0\] = 2.7$"),
+    (_as_floats("counts", 0, 2.0 ** 63), r"got counts\[0\] = 9.223372036854776e\+18$"),
+    (_as_floats("ages", 0, math.inf), r"ages must be integers >= 0, got ages\[0\] = inf$"),
+    (_as_floats("ages", 1, 0.5), r"ages must be integers >= 0, got ages\[1\] = 0.5$")])
+def test_loaded_counts_or_ages_that_are_no_integers_are_refused(corrupt, message):
+    memory = _filled_memory()
+    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    with pytest.raises(ValueError, match=message):
+        memory.load_state_dict(corrupt(before))
+    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+
+
+def test_integer_valued_float_counts_and_ages_still_load():
+    memory = _filled_memory()
+    memory.ages[1] = 7
+    state = memory.state_dict()
+    other = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    other.load_state_dict({**state, "counts": state["counts"].double(),
+                           "ages": state["ages"].float()})
+    assert other.counts.dtype == other.ages.dtype == torch.long
+    assert torch.equal(other.counts, memory.counts) and torch.equal(other.ages, memory.ages)
+
+
+def test_only_the_filled_slots_prototypes_must_be_finite():
+    # an empty slot's row is never read unmasked (and a float16 run's can be NaN);
+    # before: refused as 'prototypes holds NaN or inf values'
+    memory = _filled_memory()
+    state = memory.state_dict()
+    prototypes = state["prototypes"].clone()
+    prototypes[~state["node_mask"]] = math.nan
+    other = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=3)
+    other.load_state_dict({**state, "prototypes": prototypes})
+    assert torch.equal(other.node_mask, memory.node_mask)
+    assert torch.equal(other.prototypes[memory.node_mask], memory.prototypes[memory.node_mask])

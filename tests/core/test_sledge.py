@@ -1129,8 +1129,16 @@ def _shifted_memory_graph(state, shift):
      lambda s: _with_extra(s, memory_graph=(s["_extra_state"]["memory_graph"][0] * math.nan,
                                             *s["_extra_state"]["memory_graph"][1:])),
      "the state's memory graph embeddings hold NaN or inf values"),
+    # before: a float count NaN, inf or 1e30 loaded as INT64_MIN (a NaN stream prior), 2.7 as 2
+    *[(dict(class_prior="stream"),
+       lambda s, v=value: {**s, "label_counts": torch.tensor([v] + [1.0] * (C - 1))},
+       rf"label_counts must be integers >= 0 \(labels seen per class\), got "
+       rf"label_counts\[0\] = {shown}$")
+      for value, shown in ((math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf"),
+                           (1e30, r"1\.0000000150474662e\+30"), (2.7, r"2\.700000047683716"))],
     (dict(class_prior="stream"), lambda s: {**s, "label_counts": torch.full((C,), -10)},
-     r"label_counts must be >= 0 \(labels seen per class\), got label_counts\[0\] = -10$"),
+     r"label_counts must be integers >= 0 \(labels seen per class\), got "
+     r"label_counts\[0\] = -10$"),
     # before: loaded, then kept neighbour sets were reused for more steps than reselect_every
     (dict(reselect_every=3), lambda s: _with_extra(s, steps_since_search=-5),
      "the state's steps_since_search must be >= 0, got -5"),
@@ -1157,3 +1165,34 @@ def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, 
     assert (extra["kept_neighbors"] is None) == (saved["kept_neighbors"] is None)
     assert extra["kept_neighbors"] is None or torch.equal(extra["kept_neighbors"],
                                                           saved["kept_neighbors"])
+
+
+def test_integer_valued_float_label_counts_still_load():
+    _, state = _trained_state(class_prior="stream")
+    counts = state["label_counts"].clone()
+    twin = small(class_prior="stream")
+    twin.load_state_dict({**state, "label_counts": counts.double()})
+    assert twin.label_counts.dtype == torch.long and torch.equal(twin.label_counts, counts)
+
+
+@pytest.mark.parametrize("samples", [1, 5])
+def test_a_float16_static_graph_learner_loads_its_own_state(samples):
+    # float16 normalizes an empty slot's zero prototype to NaN, a row of the kept
+    # memory graph the search masks; before: its own state was refused as NaN
+    model = small(graph="static").half()
+    x, y = gaussian_stream(samples, seed=3)
+    stream_through(model, x.half(), y, label_every=2)
+    state = model.state_dict()
+    emb, _, index = state["_extra_state"]["memory_graph"]
+    assert bool(emb.isnan().any()) and bool(emb[index.unique()].isfinite().all())
+    twin = small(graph="static").half()
+    twin.load_state_dict(state)
+    probe, _ = gaussian_stream(10, seed=4)
+    assert all(torch.equal(model.predict_proba(row.half()), twin.predict_proba(row.half()))
+               for row in probe)
+    emb = emb.clone()
+    emb[index[0, 0]] = math.nan  # a row the graph names is still refused
+    with pytest.raises(ValueError, match="the state's memory graph embeddings hold NaN or inf "
+                                         "values in rows its top-k slots name"):
+        twin.load_state_dict(_with_extra(state, memory_graph=(emb, *state["_extra_state"]
+                                                              ["memory_graph"][1:])))

@@ -10,7 +10,8 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
 from torch_geometric_stream.validation import (check_bool, check_has_values,
-                                               check_positive_int, first_offender)
+                                               check_positive_int, first_offender,
+                                               not_a_count)
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
@@ -167,11 +168,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         self._sync_host_counts()
 
     def _check_loaded_values(self, state_dict: dict, prefix: str, mask: Tensor) -> None:
-        r"""Raise unless the state's ``counts`` are :math:`\geq 1` in the slots its
-        ``mask`` fills and 0 in the others, its ``ages`` :math:`\geq 0` and its
-        prototypes and sources finite (a count below 1 would zero the adaptive merge
-        weight, a negative age inflate the slot's loss weight, a NaN row every
-        prediction); an entry missing or of another shape is torch's to report."""
+        r"""Raise unless the state's ``counts`` are integers :math:`\geq 1` in the
+        slots its ``mask`` fills and 0 in the others, its ``ages`` integers
+        :math:`\geq 0` (:func:`~torch_geometric_stream.validation.not_a_count`) and its
+        prototypes and sources finite in the filled slots (a count below 1 would
+        zero the adaptive merge weight, a negative age inflate the slot's loss
+        weight, a NaN row every prediction; an empty slot's row is never read
+        unmasked); an entry missing or of another shape is torch's to report."""
         def given(name: str) -> Optional[Tensor]:
             value = state_dict.get(prefix + name)
             own = getattr(self, name)
@@ -180,17 +183,18 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             return None
         counts, ages = given("counts"), given("ages")
         if counts is not None:
-            wrong = torch.where(mask, counts < 1, counts != 0)
+            wrong = not_a_count(counts) | torch.where(mask, counts < 1, counts != 0)
             if bool(wrong.any()):
-                raise ValueError(f"{prefix}counts must be >= 1 in the filled slots "
+                raise ValueError(f"{prefix}counts must be integers >= 1 in the filled slots "
                                  f"(node_mask) and 0 in the empty ones, got "
                                  f"{prefix}counts{first_offender(wrong, counts)}")
-        if ages is not None and bool((ages < 0).any()):
-            raise ValueError(f"{prefix}ages must be >= 0, got "
-                             f"{prefix}ages{first_offender(ages < 0, ages)}")
+        wrong = None if ages is None else not_a_count(ages)
+        if wrong is not None and bool(wrong.any()):
+            raise ValueError(f"{prefix}ages must be integers >= 0, got "
+                             f"{prefix}ages{first_offender(wrong, ages)}")
         for name in ("prototypes", "sources"):
             rows = given(name)
-            if rows is not None and not bool(torch.isfinite(rows).all()):
+            if rows is not None and not bool(torch.isfinite(rows[mask]).all()):
                 raise ValueError(f"{prefix}{name} holds NaN or inf values")
 
     # -------------------------------------------------------------- accessors

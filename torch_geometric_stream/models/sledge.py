@@ -28,7 +28,8 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
-                                               check_seed, describe_index, first_offender)
+                                               check_seed, describe_index, first_offender,
+                                               not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -471,10 +472,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         counts = state_dict.get(prefix + "label_counts")
-        if self.class_prior == "stream" and isinstance(counts, Tensor) and \
-                bool((counts < 0).any()):  # a negative count makes the stream prior NaN
-            raise ValueError(f"{prefix}label_counts must be >= 0 (labels seen per class), "
-                             f"got {prefix}label_counts{first_offender(counts < 0, counts)}")
+        if self.class_prior == "stream" and isinstance(counts, Tensor):
+            wrong = not_a_count(counts)  # loaded as int64, it would make the stream prior NaN
+            if bool(wrong.any()):
+                raise ValueError(f"{prefix}label_counts must be integers >= 0 (labels seen "
+                                 f"per class), got {prefix}label_counts"
+                                 f"{first_offender(wrong, counts)}")
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def set_extra_state(self, state: dict) -> None:
@@ -530,7 +533,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _fitted_memory_graph(self, graph: Optional[tuple[Tensor, Tensor, Tensor]]
                              ) -> Optional[tuple[Tensor, Tensor, Tensor]]:
         """A saved :meth:`_kept_memory_graph` as copies on this learner's device
-        and dtype; ``ValueError`` unless it has a row per memory slot."""
+        and dtype; ``ValueError`` unless it has a row per memory slot, its top-k
+        slots lie in the memory and the embeddings of those slots are finite."""
         if graph is None:
             return None
         emb, top_value, top_index = graph
@@ -541,8 +545,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                              f"shapes {tuple(top_value.shape)}, {tuple(top_index.shape)}; "
                              f"this learner's memory has {slots} slots")
         self._check_slot_indices(top_index, "memory graph's top-k slots")
-        if not bool(torch.isfinite(emb).all()):  # NaN embeddings: NaN predictions
-            raise ValueError("the state's memory graph embeddings hold NaN or inf values")
+        # only the rows the graph names are read: an empty slot's row may be NaN
+        # (float16 normalizes its zero prototype to NaN), which the search masks
+        if not bool(torch.isfinite(emb[top_index.unique()]).all()):
+            raise ValueError("the state's memory graph embeddings hold NaN or inf values "
+                             "in rows its top-k slots name")
         return (emb.to(self.device, self.dtype, copy=True),
                 top_value.to(self.device, self.dtype, copy=True),
                 top_index.to(self.device, copy=True))
