@@ -1,5 +1,6 @@
 """River adapter: progressive validation, unlabeled learning, class mapping."""
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -344,7 +345,7 @@ class Table:
     def reindex(self, columns, fill_value):
         return Table({name: self.data.get(name, [fill_value] * len(self)) for name in columns})
 
-    def to_numpy(self, dtype):
+    def to_numpy(self, dtype=None):
         return np.array([self.data[name] for name in self.columns], dtype=dtype).T
 
 
@@ -514,6 +515,72 @@ def test_a_tensor_without_values_as_a_feature_is_named_and_changes_nothing():
     assert_same_learner(model, twin)
     model.learn_one({"a": 0.5, "b": torch.tensor(0.25)}, "dog")  # a tensor with a value is one
 
+
+
+def users_step():
+    warnings.warn("the user's own once-per-location warning", UserWarning)
+
+
+def test_a_row_leaves_the_warning_filters_alone():
+    """Before: each row entered ``warnings.catch_warnings()``, which clears every
+    module's warning registry, so a warning the user's code shows once per location
+    (the "default" action) was shown again after every sample."""
+    model = small_model()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("default")
+        for i in range(3):
+            model.learn_one({"a": float(i), "b": 1.0}, "cat")
+            model.predict_proba_one({"a": 0.5, "b": 0.5})
+            model.learn_many(Table({"a": [0.5, 1.0], "b": [0.1, 0.2]}), ["cat", None])
+            users_step()
+    users = [warning for warning in shown if warning.filename == __file__]
+    assert [str(warning.message) for warning in users] == [
+        "the user's own once-per-location warning"]
+
+
+@pytest.mark.parametrize("value, want", [
+    (True, 1.0), (3, 3.0), (2 ** 53 + 1, float(2 ** 53 + 1)), (-(2 ** 63) + 1, -(2.0 ** 63)),
+    (2 ** 64 + 1, float(2 ** 64 + 1)), (np.int64(2 ** 62 + 1), float(2 ** 62 + 1)),
+    (np.uint64(2 ** 64 - 1), 2.0 ** 64), (np.float16(0.1), float(np.float16(0.1))),
+    (np.float32(0.1), float(np.float32(0.1))), (0.1, 0.1), (torch.tensor(0.25), 0.25),
+    (torch.tensor(0.1, dtype=torch.float64), 0.1), ("1.5", 1.5), (np.bool_(True), 1.0),
+    pytest.param(torch.tensor(0.5, requires_grad=True), 0.5, marks=pytest.mark.filterwarnings(
+        "ignore:Converting a tensor with requires_grad=True")), (torch.tensor([0.5]), 0.5),
+])
+def test_a_row_holds_each_accepted_value_as_float_would(value, want):
+    """A row NumPy holds as real numbers is cast at once, any other value by value:
+    both give the float32 of ``float(value)``, next to Python and NumPy values."""
+    for neighbour in (0.5, np.float32(0.5), 2, np.int8(2)):
+        model = small_model()
+        model.learn_one({"a": neighbour, "b": value}, "cat")
+        assert model._row({"a": neighbour, "b": value}, update=False).tolist() == \
+            model.transform.transform_one(np.array([float(neighbour), want], np.float32),
+                                          update=False).tolist()
+        frame = Table({"a": [neighbour, neighbour], "b": [value, value]})
+        assert model._rows(frame, update=False).tolist() == model.transform.transform_many(
+            np.array([[float(neighbour), want]] * 2, np.float32), update=False).tolist()
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (np.complex64(1 + 2j), ValueError, r"must be a number, got np\.complex64\(1\+2j\)$"),
+    (np.complex128(1 + 0j), ValueError, r"must be a number, got np\.complex128\(1\+0j\)$"),
+    (np.array(1 + 2j), ValueError, r"must be a number, got array\(1\.\+2\.j\)$"),
+    (1 + 2j, ValueError, r"must be a number, got \(1\+2j\)$"),
+    (None, ValueError, r"must be a number, got None$"),
+    ("high", ValueError, r"must be a number, got 'high'$"),
+    (10 ** 400, ValueError, r"is beyond float32's range"),
+    (1e39, ValueError, r"is 1e\+39, beyond float32's range"),
+    (torch.tensor(1.0, device="meta"), TypeError, r"is on the 'meta' device"),
+])
+@pytest.mark.filterwarnings("error")
+def test_a_row_refuses_each_value_that_is_no_real_number(value, error, message):
+    for neighbour in (0.5, np.float32(0.5)):
+        model = small_model()
+        model.learn_one({"a": 1.0, "b": 1.0}, "cat")
+        with pytest.raises(error, match=r"^feature 'b' " + message):
+            model.learn_one({"a": neighbour, "b": value}, "cat")
+        with pytest.raises(error, match=r"^feature 'b' " + message):
+            model.learn_many(Table({"a": [neighbour, 1.0], "b": [1.0, value]}), ["cat", None])
 
 def test_a_feature_value_float_takes_skips_the_tensor_check(monkeypatch):
     # isinstance(value, torch.Tensor) goes through torch's metaclass: run for every value

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import math
 import sys
-import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -77,33 +76,40 @@ def _is_missing(label: Any) -> bool:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-#: NumPy's warning on a complex value cast to a real one, its imaginary part dropped
-#: (``numpy.exceptions`` from NumPy 1.25 on).
-_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
+#: dtype kinds NumPy casts to float64 as ``float()`` casts each value: float, signed and
+#: unsigned integer, bool.
+_REAL_KINDS = "fiub"
 
 
-@contextmanager
-def _complex_refused() -> Iterator[None]:
-    """Within it, a complex feature value (``np.complex128(1 + 2j)``) cast to a
-    float raises instead of losing its imaginary part with only a warning."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", _ComplexWarning)
-        yield
+def _real_array(make: Callable[[], Any], shape: tuple) -> Optional[np.ndarray]:
+    """``make()`` as a float64 array of ``shape`` where NumPy holds it as real numbers,
+    otherwise ``None``: complex, str, object (``None``, an int beyond int64), a value
+    that is no scalar, or a tensor NumPy cannot read (``meta``, requiring grad)."""
+    try:
+        array = np.asarray(make())
+    except (RuntimeError, TypeError, ValueError):  # a meta or grad tensor, a ragged row
+        return None
+    if array.dtype.kind not in _REAL_KINDS or array.shape != shape:
+        return None
+    return array.astype(np.float64)
 
 
 def _number(feature: Hashable, value: Any) -> float:
     """``value`` as ``float``, or a ``ValueError`` naming ``feature`` (a
     ``TypeError`` for a tensor without values, e.g. on the ``meta`` device).
 
-    Called for every feature of every row: the tensor check runs only for a
-    value ``float()`` refuses."""
+    Called only for rows :func:`_real_array` does not take; a complex NumPy value
+    is refused here (``float()`` would drop its imaginary part with only a warning)."""
+    if isinstance(value, np.complexfloating) or (isinstance(value, np.ndarray)
+                                                 and value.dtype.kind == "c"):
+        raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
     try:
         return float(value)
     except OverflowError:  # an int beyond float64, so beyond float32 too
         raise ValueError(f"feature {feature!r} is beyond float32's range "
                          f"(|x| <= {_FLOAT32_MAX:.7g})") from None
-    except (RuntimeError, TypeError, ValueError, _ComplexWarning):  # RuntimeError: a complex
-        pass  # or meta tensor; the warning: a complex NumPy value under _complex_refused
+    except (RuntimeError, TypeError, ValueError):  # RuntimeError: a complex or meta tensor
+        pass
     if isinstance(value, torch.Tensor):
         check_has_values(value, f"feature {feature!r}", strided=False)
     raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
@@ -338,9 +344,11 @@ class RiverClassifier(_MiniBatchBase):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
         self._fix_features(x)
         _check_shares_a_feature(x.keys(), self.features_, "x")
-        with _complex_refused():
-            values = [_number(name, x.get(name, 0.0)) for name in self.features_]
-        row = _as_float32(np.array(values), self.features_)
+        raw = [x.get(name, 0.0) for name in self.features_]
+        values = _real_array(lambda: np.array(raw), (len(raw),))
+        if values is None:
+            values = np.array([_number(name, value) for name, value in zip(self.features_, raw)])
+        row = _as_float32(values, self.features_)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
@@ -348,15 +356,10 @@ class RiverClassifier(_MiniBatchBase):
         self._fix_features(X.columns)
         _check_shares_a_feature(X.columns, self.features_, "X")
         frame = X.reindex(columns=self.features_, fill_value=0.0)
-        with _complex_refused():
-            try:
-                rows = frame.to_numpy(dtype=np.float64)
-            except (OverflowError, RuntimeError, TypeError, ValueError,  # RuntimeError: a
-                    _ComplexWarning):  # tensor; the warning: a complex value
-                for name in self.features_:  # name the first column that is not numeric
-                    for value in frame[name]:
-                        _number(name, value)
-                raise
+        rows = _real_array(frame.to_numpy, (len(frame), len(self.features_)))
+        if rows is None:  # column by column: the first feature that is no number is named
+            rows = np.array([[_number(name, value) for value in frame[name]]
+                             for name in self.features_], dtype=np.float64).T
         rows = _as_float32(rows, self.features_)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
