@@ -188,10 +188,9 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                 raise ValueError(f"{prefix}counts must be integers >= 1 in the filled slots "
                                  f"(node_mask) and 0 in the empty ones, got "
                                  f"{prefix}counts{first_offender(wrong, counts)}")
-        wrong = None if ages is None else not_a_count(ages)
-        if wrong is not None and bool(wrong.any()):
+        if ages is not None and bool(not_a_count(ages).any()):
             raise ValueError(f"{prefix}ages must be integers >= 0, got "
-                             f"{prefix}ages{first_offender(wrong, ages)}")
+                             f"{prefix}ages{first_offender(not_a_count(ages), ages)}")
         for name in ("prototypes", "sources"):
             rows = given(name)
             if rows is not None and not bool(torch.isfinite(rows[mask]).all()):
