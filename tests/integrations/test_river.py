@@ -22,6 +22,16 @@ def small_model(num_classes=2, **kwargs):
                                   input_scaling=None, **SMALL, **kwargs)
 
 
+def trained_twins(*samples):
+    """Two small learners that learned the same ``(x, y)`` / ``(x,)`` samples: a
+    call refused by one must leave it equal to the other."""
+    model, twin = small_model(), small_model()
+    for learner in (model, twin):
+        for sample in samples:
+            learner.learn_one(*sample)
+    return model, twin
+
+
 @pytest.fixture(scope="module")
 def phishing():
     return list(itertools.islice(datasets.Phishing(), 300))
@@ -203,10 +213,7 @@ def test_a_failing_call_changes_nothing_not_even_the_first_one():
     fresh.learn_one({"a": 1.0, "b": 2.0, "c": 3.0}, "x")
     assert fresh.features_ == ["a", "b", "c"] and fresh.model_.in_channels == 3
 
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
-        learner.learn_one({"a": 0.0, "b": 1.0}, "dog")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"), ({"a": 0.0, "b": 1.0}, "dog"))
     with pytest.raises(ValueError, match="unknown class 'z'"):
         model.learn_one({"a": 100.0, "b": -100.0}, "z")  # would widen the scaler's range
     with pytest.raises(ValueError, match="NaN"):
@@ -237,10 +244,7 @@ def test_built_learner_and_bad_arguments():
 
 def test_rows_keyed_by_other_features_and_tables_that_are_no_frames_are_named():
     pd = pytest.importorskip("pandas")
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
-        learner.learn_one({"a": 0.0, "b": 1.0}, "dog")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"), ({"a": 0.0, "b": 1.0}, "dog"))
     # before: learned (and predicted) as an all-zero row
     for row in ({"q": 1.0, "r": 2.0}, {}):
         with pytest.raises(ValueError, match="none of the 2 features fixed by the first "
@@ -264,9 +268,7 @@ def test_rows_keyed_by_other_features_and_tables_that_are_no_frames_are_named():
 
 def test_a_non_numeric_column_is_named_and_changes_nothing():
     pd = pytest.importorskip("pandas")
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
     frame = pd.DataFrame({"a": [0.5, 100.0], "b": [0.1, "n/a"]})
     with pytest.raises(ValueError, match="feature 'b' must be a number, got 'n/a'"):
         model.learn_many(frame, ["dog", "cat"])
@@ -368,10 +370,7 @@ def test_a_finite_feature_beyond_float32_is_named_and_changes_nothing(value, sho
     with pytest.raises(ValueError, match=message):
         fresh.learn_one({"a": 0.0, "b": value}, "cat")
     assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
-        learner.learn_one({"a": 0.0, "b": 1.0})
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"), ({"a": 0.0, "b": 1.0},))
     with pytest.raises(ValueError, match=message):
         model.learn_one({"a": 0.5, "b": value}, "dog")
     with pytest.raises(ValueError, match=message):
@@ -393,9 +392,7 @@ def test_an_unhashable_label_is_named_and_changes_nothing():
     with pytest.raises(TypeError, match=message):
         fresh.learn_one({"a": 1.0, "b": 0.0}, [1])
     assert fresh.features_ is None and fresh.model_ is None
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
     with pytest.raises(TypeError, match=message):
         model.learn_one({"a": 100.0, "b": -100.0}, [1])  # would widen the scaler's range
     with pytest.raises(TypeError, match=message):
@@ -473,9 +470,7 @@ def test_sledge_light_keeps_the_command_lines_labeled_memory():
 def test_a_complex_numpy_value_is_refused_not_cut_to_its_real_part():
     """Before: ``float(np.complex128(1 + 2j))`` gave 1.0 with only a NumPy
     ComplexWarning, and the row was learned with the imaginary part dropped."""
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
     value = np.complex128(1 + 2j)
     message = r"^feature 'b' must be a number, got "
     with pytest.raises(ValueError, match=message):
@@ -497,9 +492,7 @@ def test_a_tensor_without_values_as_a_feature_is_named_and_changes_nothing():
     with pytest.raises(TypeError, match=message):
         fresh.learn_one({"a": 0.0, "b": meta}, "cat")
     assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
-    model, twin = small_model(), small_model()
-    for learner in (model, twin):
-        learner.learn_one({"a": 1.0, "b": 0.0}, "cat")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
     with pytest.raises(TypeError, match=message):
         model.learn_one({"a": 100.0, "b": meta}, "dog")
     with pytest.raises(TypeError, match=message):
