@@ -351,6 +351,19 @@ class Table:
         return np.array([self.data[name] for name in self.columns], dtype=dtype).T
 
 
+def assert_refused_by_every_call(model, twin, value, error, message):
+    """``learn_one``, ``predict_proba_one`` and ``learn_many`` refuse feature ``b``
+    of ``value`` with ``error`` matching ``message``, and leave ``model`` equal to
+    ``twin`` (:func:`trained_twins`)."""
+    with pytest.raises(error, match=message):
+        model.learn_one({"a": 0.5, "b": value}, "dog")
+    with pytest.raises(error, match=message):
+        model.predict_proba_one({"a": 0.5, "b": value})
+    with pytest.raises(error, match=message):
+        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, value]}), ["dog", None])
+    assert_same_learner(model, twin)
+
+
 def assert_same_learner(model, twin):
     assert (model.features_, model.classes_) == (twin.features_, twin.classes_)
     torch.testing.assert_close(model.model_.state_dict(), twin.model_.state_dict(),
@@ -371,13 +384,7 @@ def test_a_finite_feature_beyond_float32_is_named_and_changes_nothing(value, sho
         fresh.learn_one({"a": 0.0, "b": value}, "cat")
     assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
     model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"), ({"a": 0.0, "b": 1.0},))
-    with pytest.raises(ValueError, match=message):
-        model.learn_one({"a": 0.5, "b": value}, "dog")
-    with pytest.raises(ValueError, match=message):
-        model.predict_proba_one({"a": 0.5, "b": value})
-    with pytest.raises(ValueError, match=message):
-        model.learn_many(Table({"a": [0.5, 0.2], "b": [0.1, value]}), ["dog", None])
-    assert_same_learner(model, twin)
+    assert_refused_by_every_call(model, twin, value, ValueError, message)
     largest = float(np.finfo(np.float32).max)  # the largest float32 itself is fine
     for learner in (model, twin):
         learner.learn_one({"a": 0.5, "b": largest}, "dog")
@@ -473,13 +480,7 @@ def test_a_complex_numpy_value_is_refused_not_cut_to_its_real_part():
     model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
     value = np.complex128(1 + 2j)
     message = r"^feature 'b' must be a number, got "
-    with pytest.raises(ValueError, match=message):
-        model.learn_one({"a": 0.5, "b": value}, "dog")
-    with pytest.raises(ValueError, match=message):
-        model.predict_proba_one({"a": 0.5, "b": value})
-    with pytest.raises(ValueError, match=message):
-        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, value]}), ["dog", None])
-    assert_same_learner(model, twin)
+    assert_refused_by_every_call(model, twin, value, ValueError, message)
     model.learn_one({"a": 0.5, "b": np.float64(0.25)}, "dog")  # a real NumPy value is one
 
 
@@ -493,19 +494,10 @@ def test_a_tensor_without_values_as_a_feature_is_named_and_changes_nothing():
         fresh.learn_one({"a": 0.0, "b": meta}, "cat")
     assert fresh.features_ is None and fresh.model_ is None and fresh.classes_ == []
     model, twin = trained_twins(({"a": 1.0, "b": 0.0}, "cat"))
-    with pytest.raises(TypeError, match=message):
-        model.learn_one({"a": 100.0, "b": meta}, "dog")
-    with pytest.raises(TypeError, match=message):
-        model.predict_proba_one({"a": 0.5, "b": meta})
-    with pytest.raises(TypeError, match=message):
-        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, meta]}), ["dog", None])
+    assert_refused_by_every_call(model, twin, meta, TypeError, message)
     # before: RuntimeError: value cannot be converted to type double without overflow
-    complex_value, complex_message = torch.tensor(1 + 2j), r"^feature 'b' must be a number, got "
-    with pytest.raises(ValueError, match=complex_message + r"tensor\(1\.\+2\.j\)$"):
-        model.learn_one({"a": 100.0, "b": complex_value}, "dog")
-    with pytest.raises(ValueError, match=complex_message + r"tensor\(1\.\+2\.j\)$"):
-        model.learn_many(Table({"a": [0.5, 50.0], "b": [0.1, complex_value]}), ["dog", None])
-    assert_same_learner(model, twin)
+    assert_refused_by_every_call(model, twin, torch.tensor(1 + 2j), ValueError,
+                                 r"^feature 'b' must be a number, got tensor\(1\.\+2\.j\)$")
     model.learn_one({"a": 0.5, "b": torch.tensor(0.25)}, "dog")  # a tensor with a value is one
 
 
