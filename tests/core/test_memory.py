@@ -523,7 +523,7 @@ def test_integer_valued_float_counts_and_ages_still_load():
 
 
 def test_only_the_filled_slots_prototypes_must_be_finite():
-    # an empty slot's row is never read unmasked (and a float16 run's can be NaN);
+    # an empty slot's row is never read unmasked (an older float16 run's can be NaN);
     # before: refused as 'prototypes holds NaN or inf values'
     memory = _filled_memory()
     state = memory.state_dict()

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from torch_geometric_stream.ops import l2_normalize
+from torch_geometric_stream.ops import l2_normalize, unit_rows
 
 
 def test_l2_normalize_hand_checked_and_equal_to_f_normalize():
@@ -55,3 +55,27 @@ def test_a_norm_of_exactly_eps_has_f_normalize_s_gradient():
     expected, = torch.autograd.grad((F.normalize(x, dim=-1, eps=1.0) * weights).sum(), x)
     # y = (1, 0), y . g = 1: (1, 1) - (1, 0)
     assert grad.tolist() == expected.tolist() == [[0.0, 1.0]]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_a_zero_row_stays_zero_in_every_floating_dtype(dtype):
+    """float16 rounds the default eps (1e-12) to 0, so F.normalize divides a zero
+    row by 0 there (NaN); both ops raise eps to the dtype's smallest normal
+    number. Before: l2_normalize gave NaN too (SLeDGe's first prediction in
+    float16 with online scaling, whose first scaled row is a zero row)."""
+    x = torch.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=dtype)
+    expected = torch.tensor([[0.0, 0.0], [0.6, 0.8]], dtype=dtype)
+    assert torch.equal(unit_rows(x), expected)
+    assert torch.equal(l2_normalize(x), expected)
+    leaf = x.clone().requires_grad_()
+    grad, = torch.autograd.grad(l2_normalize(leaf).sum(), leaf)
+    assert bool(grad.isfinite().all())
+
+
+def test_unit_rows_is_f_normalize_bit_for_bit_in_float32_and_float64():
+    for dtype in (torch.float32, torch.float64):
+        x = torch.randn(50, 17, dtype=dtype, generator=torch.Generator().manual_seed(0))
+        x[3] = 0.0
+        assert torch.equal(unit_rows(x), F.normalize(x, dim=-1))
+        assert torch.equal(unit_rows(x[5]), F.normalize(x[5], dim=0))
+        assert torch.equal(unit_rows(x, eps=10.0), F.normalize(x, dim=-1, eps=10.0))

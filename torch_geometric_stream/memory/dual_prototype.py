@@ -5,10 +5,10 @@ import numbers
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
+from torch_geometric_stream.ops import unit_rows
 from torch_geometric_stream.validation import (check_bool, check_has_values,
                                                check_positive_int, first_offender,
                                                not_a_count)
@@ -432,7 +432,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             old_share, new_share = weight, 1 - weight
         old = self.prototypes.index_select(0, index)[0]
         if source is None:
-            merged = F.normalize(_replace_if_zero(old, old_share * old + new_share * x, x), dim=0)
+            merged = unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x))
         else:
             mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
             mixed = _replace_if_zero(old, mixed, source)
@@ -474,7 +474,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
 
 
 def _normalized(rows: Tensor) -> Tensor:
-    return F.normalize(rows, dim=-1)
+    return unit_rows(rows)
 
 
 def _replace_if_zero(old: Tensor, merged: Tensor, x: Tensor) -> Tensor:

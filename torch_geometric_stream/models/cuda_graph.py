@@ -17,7 +17,7 @@ from torch import Tensor
 
 from torch_geometric_stream.base import with_autograd
 from torch_geometric_stream.models.sledge import SLeDGe
-from torch_geometric_stream.nn import RunningMinMax, make_adam_capturable
+from torch_geometric_stream.nn import RunningMinMax, check_adam_dtype, make_adam_capturable
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
 __all__ = ["CUDAGraphStep"]
@@ -135,9 +135,12 @@ class CUDAGraphStep:
         ``None`` = unlabeled), row after row; the predictions :math:`(n,)`.
 
         Raises:
-            ValueError, TypeError: on invalid rows or labels, before any state changes.
+            ValueError, TypeError: on invalid rows or labels, or a float16 model
+                (see :func:`~torch_geometric_stream.nn.check_adam_dtype`), before
+                any state changes.
         """
         model = self.model
+        check_adam_dtype(model.dtype, type(model).__name__)
         host = torch.device("cpu")
         scales = model.input_scaler is not None  # rows are then checked on the host too
         rows = as_feature_matrix(x, model.in_channels, device=host if scales else model.device,

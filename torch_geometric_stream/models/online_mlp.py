@@ -9,9 +9,10 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.models.seeding import seeded_draws
-from torch_geometric_stream.nn import (MLPBackbone, fit_optimizer_state, load_optimizer_state,
-                                       make_adam)
+from torch_geometric_stream.nn import (MLPBackbone, check_adam_dtype, fit_optimizer_state,
+                                       load_optimizer_state, make_adam)
 from torch_geometric_stream.nn.modes import set_training
+from torch_geometric_stream.ops import unit_rows
 from torch_geometric_stream.validation import (check_device, check_nonnegative,
                                                check_positive_int, check_seed)
 
@@ -82,13 +83,14 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         was_training = self.training
         set_training(self, False)  # self.eval(), faster
         with torch.no_grad():
-            proba = self.backbone(F.normalize(x, dim=-1)).softmax(dim=-1)
+            proba = self.backbone(unit_rows(x)).softmax(dim=-1)
         set_training(self, was_training)
         return proba
 
     def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_adam_dtype(self.dtype, type(self).__name__)
         set_training(self, True)
-        for row, label in zip(F.normalize(x, dim=-1), y):
+        for row, label in zip(unit_rows(x), y):
             if int(label) < 0:
                 continue
             target = label.view(1).to(row.device, non_blocking=True)

@@ -20,11 +20,12 @@ from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
-                                      RunningMinMax, RunningQuantileRange, fit_optimizer_state,
-                                      load_optimizer_state, make_adam)
+                                      RunningMinMax, RunningQuantileRange, check_adam_dtype,
+                                      fit_optimizer_state, load_optimizer_state, make_adam)
 from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
                                                   seeded_generator)
 from torch_geometric_stream.nn.modes import set_training
+from torch_geometric_stream.ops import unit_rows
 from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
@@ -546,7 +547,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                              f"this learner's memory has {slots} slots")
         self._check_slot_indices(top_index, "memory graph's top-k slots")
         # only the rows the graph names are read: an empty slot's row may be NaN
-        # (float16 normalizes its zero prototype to NaN), which the search masks
+        # (float16 states saved before eps was floored: a zero prototype normalized
+        # to NaN), which the search masks
         if not bool(torch.isfinite(emb[top_index.unique()]).all()):
             raise ValueError("the state's memory graph embeddings hold NaN or inf values "
                              "in rows its top-k slots name")
@@ -709,7 +711,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _predict_proba(self, x: Tensor) -> Tensor:
         if self.input_scaler is not None:
             x = self.input_scaler.peek(x, check=False)
-        x = F.normalize(x, dim=-1)
+        x = unit_rows(x)
         was_training = self.training
         set_training(self, False)  # self.eval(), faster
         try:
@@ -780,6 +782,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     # -------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_adam_dtype(self.dtype, type(self).__name__)
         for row, label in zip(x, y.tolist()):
             self._learn_row(row, label)
 
@@ -792,7 +795,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         source = None
         if self.input_scaler is not None:
             source, row = row, self._observe(row, range_grows)
-        self._train_step(self._update_memory(F.normalize(row, dim=0), label, source))
+        self._train_step(self._update_memory(unit_rows(row), label, source))
 
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
@@ -805,7 +808,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
-        return F.normalize(self.input_scaler(sources, check=False), dim=-1)
+        return unit_rows(self.input_scaler(sources, check=False))
 
     def _update_memory(self, x: Tensor, label: int,
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:

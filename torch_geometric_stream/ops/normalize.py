@@ -22,9 +22,28 @@ from torch.autograd.function import once_differentiable
 from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import check_has_values, check_positive
 
-__all__ = ["l2_normalize"]
+__all__ = ["l2_normalize", "unit_rows"]
 
 _EPS = 1e-12
+
+#: The smallest normal number of each floating dtype: ``eps`` is raised to it, since a
+#: smaller one (the default 1e-12 in float16) rounds to 0 and a zero row would be
+#: divided by 0 (NaN) where it should stay zero.
+_SMALLEST_NORMAL = {dtype: torch.finfo(dtype).tiny for dtype in
+                    (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+
+
+def _norm_floor(eps: float, dtype: torch.dtype) -> float:
+    return max(eps, _SMALLEST_NORMAL.get(dtype, 0.0))
+
+
+def unit_rows(x: Tensor, eps: float = _EPS) -> Tensor:
+    r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least ``eps``,
+    and at least the dtype's smallest normal number: a zero row stays zero in
+    float16 too), :math:`(\ldots, h)`, with autograd's own gradient. No checks: for
+    the learners' rows, where :func:`l2_normalize`'s fused backward is not needed."""
+    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(
+        _norm_floor(eps, x.dtype))
 
 
 class _L2Normalize(torch.autograd.Function):
@@ -49,7 +68,9 @@ class _L2Normalize(torch.autograd.Function):
 def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
     r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least
     ``eps``), :math:`(\ldots, h)`; equal to ``F.normalize(x, dim=-1, eps=eps)``
-    in value and gradient (up to rounding).
+    in value and gradient (up to rounding), except that ``eps`` is raised to the
+    dtype's smallest normal number (in float16 ``F.normalize`` turns a zero row
+    into NaN: its default eps rounds to 0).
 
     ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
     dense floating tensor with values and at least one dimension, or an ``eps``
@@ -66,5 +87,5 @@ def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
         if not math.isfinite(check_positive(eps, "eps")):
             raise ValueError(f"eps must be a finite number > 0, got {eps}")
     if in_func_transform():  # autograd's own form: the same values and gradient
-        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(eps)
-    return _L2Normalize.apply(x, eps)
+        return unit_rows(x, eps)
+    return _L2Normalize.apply(x, _norm_floor(eps, x.dtype))
