@@ -614,3 +614,22 @@ def test_a_class_that_means_unlabeled_is_refused_when_the_classifier_is_built(mi
     with pytest.raises(TypeError, match=r"^classes must be a sequence of names, got the string "
                                         r"'xy'$"):
         RiverClassifier.sledge(num_classes=2, classes="xy", **SMALL)
+
+
+def test_a_frame_of_mixed_column_types_is_read_column_by_column_as_its_rows():
+    """A bool column beside float ones makes the frame object-typed: its columns
+    are read at once where NumPy holds them as numbers, value by value where not
+    (an object column of floats and bools); the rows equal ``learn_one``'s."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [0.5, -1.25, 3.0], "b": [True, False, True], "c": [1, 2, 3],
+                          "d": pd.Series([0.25, True, 2.0], dtype=object)})
+    model, twin = small_model(num_classes=3), small_model(num_classes=3)
+    model.learn_many(frame, ["x", None, "y"])
+    for record, label in zip(frame.to_dict("records"), ["x", None, "y"]):
+        twin.learn_one(record, label)
+    assert model.classes_ == twin.classes_
+    assert all(torch.equal(a, b) for a, b in zip(model.model_.state_dict().values(),
+                                                 twin.model_.state_dict().values())
+               if isinstance(a, torch.Tensor))
+    probe = {"a": 1.0, "b": False, "c": 2, "d": 0.5}
+    assert model.predict_proba_one(probe) == twin.predict_proba_one(probe)

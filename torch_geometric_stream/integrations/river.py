@@ -115,6 +115,16 @@ def _number(feature: Hashable, value: Any) -> float:
     raise ValueError(f"feature {feature!r} must be a number, got {value!r}")
 
 
+def _column(feature: Hashable, column: Any) -> np.ndarray:
+    """A frame's ``column`` :math:`(n,)` as float64: at once where NumPy holds it
+    as real numbers (a bool column beside float ones makes the whole frame
+    object-typed), otherwise value by value with :func:`_number`."""
+    values = _real_array(lambda: column, (len(column),))
+    if values is None:
+        values = np.array([_number(feature, value) for value in column], dtype=np.float64)
+    return values
+
+
 def _as_float32(values: np.ndarray, features: Sequence) -> np.ndarray:
     """float64 ``values`` (:math:`(d,)` or :math:`(n, d)`, columns in ``features`` order)
     as float32, or a ``ValueError`` naming the first feature whose finite value float32
@@ -358,8 +368,8 @@ class RiverClassifier(_MiniBatchBase):
         frame = X.reindex(columns=self.features_, fill_value=0.0)
         rows = _real_array(frame.to_numpy, (len(frame), len(self.features_)))
         if rows is None:  # column by column: the first feature that is no number is named
-            rows = np.array([[_number(name, value) for value in frame[name]]
-                             for name in self.features_], dtype=np.float64).T
+            rows = np.array([_column(name, frame[name]) for name in self.features_],
+                            dtype=np.float64).reshape(len(self.features_), len(frame)).T
         rows = _as_float32(rows, self.features_)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
