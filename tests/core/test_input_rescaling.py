@@ -252,3 +252,28 @@ def test_extreme_finite_values_do_not_overflow_the_range():
         model.learn(torch.tensor(row), -1)
     assert all(bool(torch.isfinite(v).all()) for v in model.state_dict().values()
                if isinstance(v, torch.Tensor) and v.is_floating_point())
+
+
+@pytest.mark.parametrize("make", [lambda: RunningMinMax(2), lambda: RunningQuantileRange(2)],
+                         ids=["min-max", "quantile"])
+@pytest.mark.parametrize("dtype, rows_dtype, value",
+                         [(torch.float32, torch.float64, 1e39),
+                          (torch.float16, torch.float32, 1e5),
+                          (torch.bfloat16, torch.float64, 1e39)])
+def test_rows_beyond_the_range_s_dtype_are_refused(make, dtype, rows_dtype, value):
+    """Finite rows of a wider dtype cast into an inf bound. Before: the range
+    took them, scaled the feature to -1 for good and its own state_dict was
+    refused on loading ('finite with low <= high, got ... high[0] = inf')."""
+    scaler = make().to(dtype)
+    scaler.observe_(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=rows_dtype))
+    before = {key: value.clone() for key, value in scaler.state_dict().items()
+              if isinstance(value, torch.Tensor)}
+    with pytest.raises(ValueError, match=rf"rows hold values beyond {dtype}'s range \(about "
+                                         r"±.*\), the range's dtype: the range is left as it "
+                                         r"was; scale the rows first or move the range to a "
+                                         r"wider dtype"):
+        scaler.observe_(torch.tensor([[value, 0.5]], dtype=rows_dtype))
+    after = scaler.state_dict()
+    assert all(torch.equal(value, after[key]) for key, value in before.items())
+    assert scaler.observe_(torch.tensor([[2.0, 3.0]], dtype=rows_dtype))  # rows that fit do
+    make().to(dtype).load_state_dict(scaler.state_dict())

@@ -102,6 +102,20 @@ def _check_rows(rows: Tensor, bound: Tensor) -> None:
     check_node_features(rows, bound.numel(), None, "rows", device=bound.device, strided=True)
 
 
+def _check_fits(rows: Tensor, bound: Tensor) -> None:
+    """Raise ``ValueError`` if ``rows`` of a wider dtype than the range's ``bound``
+    hold a finite value beyond the bound's dtype (float64 rows beyond float32's, or
+    float32 rows beyond float16's): it would turn a bound into inf, a range no
+    state may hold. Rows of the bound's dtype (a learner's) cost one comparison."""
+    if rows.dtype == bound.dtype:
+        return
+    if bool((torch.isfinite(rows) & ~torch.isfinite(rows.to(bound.dtype))).any()):
+        raise ValueError(f"rows hold values beyond {bound.dtype}'s range (about "
+                         f"±{torch.finfo(bound.dtype).max:.1e}), the range's dtype: the range "
+                         f"is left as it was; scale the rows first or move the range to a "
+                         f"wider dtype")
+
+
 def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
                       names: Tuple[str, str] = ("low", "high")) -> None:
     """Raise ``ValueError`` unless the per-feature range ``low`` / ``high`` (one
@@ -192,10 +206,11 @@ class RunningMinMax(_CheckedRangeLoad):
 
         Raises:
             TypeError / ValueError: for rows that are not a dense floating
-                :math:`(n, d)` tensor on the range's device, or hold NaN or inf
-                (the range is left as it was).
+                :math:`(n, d)` tensor on the range's device, or hold NaN or inf,
+                or values beyond the range's dtype (the range is left as it was).
         """
         _check_rows(rows, self.low)
+        _check_fits(rows, self.low)
         if rows.size(0) == 0:
             return False
         low = torch.minimum(self.low, rows.min(dim=0).values)
@@ -474,10 +489,11 @@ class RunningQuantileRange(_CheckedRangeLoad):
 
         Raises:
             TypeError / ValueError: for rows that are not a dense floating
-                :math:`(n, d)` tensor on the range's device, or hold NaN or inf
-                (nothing is offered).
+                :math:`(n, d)` tensor on the range's device, or hold NaN or inf,
+                or values beyond the range's dtype (nothing is offered).
         """
         _check_rows(rows, self.low)
+        _check_fits(rows, self.low)
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)
