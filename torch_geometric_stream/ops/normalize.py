@@ -27,8 +27,9 @@ __all__ = ["l2_normalize", "unit_rows"]
 _EPS = 1e-12
 
 #: The smallest normal number of each floating dtype: ``eps`` is raised to it, since a
-#: smaller one (the default 1e-12 in float16) rounds to 0 and a zero row would be
-#: divided by 0 (NaN) where it should stay zero.
+#: smaller one (the default 1e-12 in float16) rounds to 0, and a subnormal one reads
+#: as 0 where denormals are flushed (as the learners flush them on the CPU): a zero
+#: row would be divided by 0 (NaN) where it should stay zero.
 _SMALLEST_NORMAL = {dtype: torch.finfo(dtype).tiny for dtype in
                     (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
 
