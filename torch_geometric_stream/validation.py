@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Mapping, Optional
+from itertools import chain
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool", "check_choice",
-           "check_device", "check_dropout", "check_edge_index", "check_finite",
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool",
+           "cast_overflow", "check_cast_keeps_finite", "check_choice", "check_device", "check_dropout", "check_edge_index", "check_finite",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_same_device", "check_seed", "check_unit_interval",
@@ -279,6 +280,38 @@ def first_offender(bad: Tensor, values: Tensor) -> str:
     index = tuple(int(i) for i in bad.nonzero()[0])
     where = ", ".join(map(str, index))
     return f"[{where}] = {values[index].item()}"
+
+
+def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
+    """``"[i] = v is beyond float16's range (|x| <= 65504)"`` for the first entry of
+    ``values`` that a cast to the floating ``dtype`` turns from finite into inf;
+    ``None`` if there is none (also for a cast to a dtype at least as wide)."""
+    if torch.finfo(dtype).max >= torch.finfo(values.dtype).max:
+        return None
+    overflow = torch.isfinite(values) & ~torch.isfinite(values.detach().to(dtype))
+    if not bool(overflow.any()):
+        return None
+    return (f"{first_offender(overflow, values)} is beyond {str(dtype).removeprefix('torch.')}'s "
+            f"range (|x| <= {torch.finfo(dtype).max:.7g})")
+
+
+def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -> None:
+    """Raise ``ValueError`` before ``module._apply(fn)`` (``.half()``,
+    ``.to(dtype)``) casts a floating parameter or buffer to a narrower dtype that
+    would turn one of its finite values into inf (``.half()`` of a running range
+    that saw 1e5): nothing is cast then. ``fn`` is probed on an empty tensor, so
+    moves between devices and widening casts read no value."""
+    for name, tensor in chain(module.named_parameters(), module.named_buffers()):
+        if not tensor.is_floating_point() or tensor.is_meta:
+            continue
+        dtype = fn(tensor.new_empty(0)).dtype
+        if dtype == tensor.dtype or not dtype.is_floating_point:
+            continue
+        overflow = cast_overflow(tensor, dtype)
+        if overflow is not None:
+            raise ValueError(f"{name}{overflow}: {type(module).__name__} in "
+                             f"{str(dtype).removeprefix('torch.')} would hold inf there; "
+                             f"nothing was cast")
 
 
 def not_a_count(values: Tensor) -> Tensor:

@@ -130,3 +130,16 @@ def test_prequential_steps_a_fused_learner_through_predict_learn():
     result = prequential(stepper, stream, label_mask=mask, progress=False)
     assert len(calls) == 60
     assert (result.predictions == expected.predictions).all()
+
+
+def test_a_float16_model_is_refused_before_any_row_is_read():
+    # Adam's steps turn float16 weights NaN (nn.check_adam_dtype); before: learned on
+    x, y = gaussian_stream(20)
+    model, twin = small(input_scaling="online"), small(input_scaling="online")
+    for learner in (model, twin):
+        learner.learn(x[:10], _labels(y[:10]))
+    stepper = CUDAGraphStep(model.half())
+    with pytest.raises(TypeError, match="SLeDGe can't learn in float16"):
+        stepper.predict_learn(x[10:12], [0, -1])
+    assert stepper.captures == 0 and stepper._range is None
+    _assert_same_state(model, twin.half())

@@ -1,6 +1,7 @@
 """In-model online scaling: RunningMinMax, memory sources, SLeDGe(input_scaling="online"),
 and the same learner invariants with input_scaling="robust"."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -268,10 +269,11 @@ def test_rows_beyond_the_range_s_dtype_are_refused(make, dtype, rows_dtype, valu
     scaler.observe_(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=rows_dtype))
     before = {key: value.clone() for key, value in scaler.state_dict().items()
               if isinstance(value, torch.Tensor)}
-    with pytest.raises(ValueError, match=rf"rows hold values beyond {dtype}'s range \(about "
-                                         r"±.*\), the range's dtype: the range is left as it "
-                                         r"was; scale the rows first or move the range to a "
-                                         r"wider dtype"):
+    name, shown = str(dtype).removeprefix("torch."), torch.tensor(value, dtype=rows_dtype).item()
+    with pytest.raises(ValueError, match=rf"^rows\[0, 0\] = {re.escape(str(shown))} is beyond "
+                                         rf"{name}'s range \(\|x\| <= .*\), the range's dtype: "
+                                         r"the range is left as it was; scale the rows first or "
+                                         r"move the range to a wider dtype"):
         scaler.observe_(torch.tensor([[value, 0.5]], dtype=rows_dtype))
     after = scaler.state_dict()
     assert all(torch.equal(value, after[key]) for key, value in before.items())

@@ -1216,16 +1216,45 @@ def test_a_float16_learner_predicts_but_refuses_to_learn(make):
     stream_through(model, x, y, label_every=3)
     reference = model.predict_proba(x)
     model.half()
-    before = snapshot(model)
-    for call in (lambda: model.learn_one(x[0], 1), lambda: model.learn(x[:3], [0, -1, 2])):
+    before, moments = snapshot(model), copy.deepcopy(model.optimizer.state_dict()["state"])
+    for call in (lambda: model.learn_one(x[0], 1), lambda: model.learn(x[:3], [0, -1, 2]),
+                 lambda: model.learn(x[:2], [-1, -1])):  # also a call without a step
         with pytest.raises(TypeError, match="can't learn in float16: Adam's second moments "
                                             "underflow"):
             call()
     after = snapshot(model)
     assert before.keys() == after.keys()
     assert all(torch.equal(before[key], after[key]) for key in before)
+    assert all(torch.equal(value, model.optimizer.state_dict()["state"][index][name])
+               for index, state in moments.items() for name, value in state.items())
     proba = model.predict_proba(x)
     assert proba.dtype == torch.float16 and bool(proba.isfinite().all())
     assert torch.allclose(proba.float(), reference, atol=2e-2)
     model.bfloat16().learn(x, y)  # bfloat16 keeps float32's exponent range
     assert all(bool(p.isfinite().all()) for p in model.parameters())
+
+
+def test_a_cast_that_would_make_a_state_value_inf_is_refused():
+    """A raw feature of 1e5 (GSAD's resistances reach that) is beyond float16: the
+    running range's bound, and the memory's raw source rows, would turn inf.
+    Before: ``.half()`` cast them; the feature scaled to a constant and the copy's
+    own state was refused at load ('low <= high, got ... high[0] = inf')."""
+    model = small(input_scaling="online", merge_similarity="raw")
+    x, y = gaussian_stream(12, seed=3)
+    x[2, 0] = 1e5
+    stream_through(model, x, y, label_every=2)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=r"input_scaler\.high\[0\] = 100000\.0 is beyond "
+                                         r"float16's range \(\|x\| <= 65504\): SLeDGe in "
+                                         r"float16 would hold inf there; nothing was cast"):
+        model.half()
+    with pytest.raises(ValueError, match=r"^high\[0\] = 100000\.0 is beyond float16's range"):
+        model.input_scaler.half()
+    with pytest.raises(ValueError, match=r"^sources\[\d+, 0\] = 100000\.0 is beyond float16's"):
+        model.memory.half()
+    assert model.dtype == torch.float32 and model.input_scaler.low.dtype == torch.float32
+    after = snapshot(model)
+    assert all(torch.equal(before[key], after[key]) for key in before)
+    probe, _ = gaussian_stream(5, seed=4)
+    reference = model.predict_proba(probe)
+    assert torch.allclose(model.bfloat16().predict_proba(probe).float(), reference, atol=5e-2)

@@ -633,3 +633,18 @@ def test_a_frame_of_mixed_column_types_is_read_column_by_column_as_its_rows():
                if isinstance(a, torch.Tensor))
     probe = {"a": 1.0, "b": False, "c": 2, "d": 0.5}
     assert model.predict_proba_one(probe) == twin.predict_proba_one(probe)
+
+
+@pytest.mark.parametrize("dtype, missing", [("Int64", 2), ("Float64", 2.5), ("boolean", True)])
+def test_a_missing_value_of_a_pandas_extension_column_is_named(dtype, missing):
+    """A frame NumPy holds as objects (the bool column) is read column by column;
+    an extension column's ``pd.NA`` is named as ``learn_one`` names it. Before
+    (reading such a column at once): NaN, refused as 'x contains NaN or inf values'."""
+    pd = pytest.importorskip("pandas")
+    model, twin = small_model(), small_model()
+    frame = pd.DataFrame({"a": pd.Series([missing, pd.NA], dtype=dtype), "b": [True, False]})
+    with pytest.raises(ValueError, match="feature 'a' must be a number, got <NA>"):
+        model.learn_many(frame, ["cat", None])
+    with pytest.raises(ValueError, match="feature 'a' must be a number, got <NA>"):
+        model.learn_one({"a": pd.NA, "b": True}, "cat")
+    assert model.classes_ == twin.classes_ == [] and model.features_ is None

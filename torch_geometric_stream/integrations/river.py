@@ -118,8 +118,12 @@ def _number(feature: Hashable, value: Any) -> float:
 def _column(feature: Hashable, column: Any) -> np.ndarray:
     """A frame's ``column`` :math:`(n,)` as float64: at once where NumPy holds it
     as real numbers (a bool column beside float ones makes the whole frame
-    object-typed), otherwise value by value with :func:`_number`."""
-    values = _real_array(lambda: column, (len(column),))
+    object-typed), otherwise value by value with :func:`_number`; a pandas
+    extension column (``Int64``, ``boolean``, ...) goes value by value too, so
+    that a missing value (``pd.NA``, which NumPy would read as NaN) is named."""
+    values = None
+    if isinstance(getattr(column, "dtype", np.dtype(object)), np.dtype):
+        values = _real_array(lambda: column, (len(column),))
     if values is None:
         values = np.array([_number(feature, value) for value in column], dtype=np.float64)
     return values

@@ -8,10 +8,10 @@ import torch
 from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad
-from torch_geometric_stream.ops import unit_rows
-from torch_geometric_stream.validation import (check_bool, check_has_values,
-                                               check_positive_int, first_offender,
-                                               not_a_count)
+from torch_geometric_stream.ops.normalize import unit_rows
+from torch_geometric_stream.validation import (check_bool, check_cast_keeps_finite,
+                                               check_has_values, check_positive_int,
+                                               first_offender, not_a_count)
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
@@ -157,6 +157,10 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                 raise ValueError(f"node_mask must fill the slots of {name} from its first "
                                  f"slot on, got {block.int().tolist()}")
         return levels
+
+    def _apply(self, fn, *args, **kwargs):  # .half() must not make a kept source row inf
+        check_cast_keeps_finite(self, fn)
+        return super()._apply(fn, *args, **kwargs)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         mask = state_dict.get(prefix + "node_mask")

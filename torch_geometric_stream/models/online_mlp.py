@@ -12,9 +12,10 @@ from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (MLPBackbone, check_adam_dtype, fit_optimizer_state,
                                        load_optimizer_state, make_adam)
 from torch_geometric_stream.nn.modes import set_training
-from torch_geometric_stream.ops import unit_rows
-from torch_geometric_stream.validation import (check_device, check_nonnegative,
-                                               check_positive_int, check_seed)
+from torch_geometric_stream.ops.normalize import unit_rows
+from torch_geometric_stream.validation import (check_cast_keeps_finite, check_device,
+                                               check_nonnegative, check_positive_int,
+                                               check_seed)
 
 
 class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -74,6 +75,7 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         load_optimizer_state(self.optimizer, state["optimizer"])
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows
+        check_cast_keeps_finite(self, fn)
         module = super()._apply(fn, *args, **kwargs)
         if hasattr(self, "optimizer"):  # not yet while __init__ moves the modules
             fit_optimizer_state(self.optimizer)

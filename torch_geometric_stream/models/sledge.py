@@ -25,8 +25,9 @@ from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
 from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
                                                   seeded_generator)
 from torch_geometric_stream.nn.modes import set_training
-from torch_geometric_stream.ops import unit_rows
-from torch_geometric_stream.validation import (check_bool, check_choice, check_device,
+from torch_geometric_stream.ops.normalize import unit_rows
+from torch_geometric_stream.validation import (check_bool, check_cast_keeps_finite,
+                                               check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
                                                check_seed, describe_index, first_offender,
@@ -448,6 +449,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return {**super().__getstate__(), "_snapshot": snap if portable else None}
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
+        check_cast_keeps_finite(self, fn)
         self._snapshot = None
         module = super()._apply(fn, *args, **kwargs)
         if self._kept_neighbors is not None:

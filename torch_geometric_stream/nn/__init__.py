@@ -13,5 +13,4 @@ from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError, Quanti
 __all__ = ["AGGREGATIONS", "BIAS_POSITIONS", "GCNBackbone", "GraphBackbone", "MLPBackbone",
            "QuantileRangeSettingError", "QuantileRangeTypeError", "QuantileRangeValueError",
            "RunningMinMax", "RunningQuantileRange", "check_adam_dtype", "fit_optimizer_state",
-           "load_optimizer_state",
-           "make_adam", "make_adam_capturable", "min_max_scale"]
+           "load_optimizer_state", "make_adam", "make_adam_capturable", "min_max_scale"]

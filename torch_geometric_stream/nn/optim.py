@@ -45,17 +45,18 @@ def make_adam(params: Iterable[Tensor], lr: float, weight_decay: float) -> torch
 
 
 def check_adam_dtype(dtype: torch.dtype, learner: str) -> None:
-    """Raise ``TypeError`` for a ``learner`` whose parameters are float16, before
-    it takes a step: Adam's second moments (a thousandth of the squared
-    gradients at first) underflow to 0 in float16 for gradients below about
-    8e-3, and its eps (1e-8) rounds to 0, so a step divides by about nothing
-    (weights jump by about 100 within a few samples, then turn NaN).
-    bfloat16 has float32's exponent range, and float16 predicts well."""
+    """Raise ``TypeError`` for a ``learner`` whose parameters are float16, on every
+    learn call (also one that would take no step, e.g. of unlabeled rows only):
+    Adam's second moments (a thousandth of the squared gradients at first)
+    underflow to 0 in float16 for gradients below about 8e-3, and its eps (1e-8)
+    rounds to 0, so a step divides by about nothing (weights jump by about 100
+    within a few samples, then turn NaN). bfloat16 has float32's exponent range,
+    and float16 predicts well."""
     if dtype == torch.float16:
         raise TypeError(f"{learner} can't learn in float16: Adam's second moments underflow "
                         "to 0 there and its steps blow the weights up to NaN within a few "
-                        "samples; learn in float32, float64 or bfloat16 (a float16 copy, "
-                        ".half(), predicts)")
+                        "samples; call .float() or .bfloat16() before learning (a float16 "
+                        "copy, .half(), predicts)")
 
 
 def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:

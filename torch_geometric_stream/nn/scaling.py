@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.validation import (check_bool, check_has_values,
+from torch_geometric_stream.validation import (cast_overflow, check_bool,
+                                               check_cast_keeps_finite, check_has_values,
                                                check_node_features, check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
@@ -109,11 +110,10 @@ def _check_fits(rows: Tensor, bound: Tensor) -> None:
     state may hold. Rows of the bound's dtype (a learner's) cost one comparison."""
     if rows.dtype == bound.dtype:
         return
-    if bool((torch.isfinite(rows) & ~torch.isfinite(rows.to(bound.dtype))).any()):
-        raise ValueError(f"rows hold values beyond {bound.dtype}'s range (about "
-                         f"±{torch.finfo(bound.dtype).max:.1e}), the range's dtype: the range "
-                         f"is left as it was; scale the rows first or move the range to a "
-                         f"wider dtype")
+    overflow = cast_overflow(rows, bound.dtype)
+    if overflow is not None:
+        raise ValueError(f"rows{overflow}, the range's dtype: the range is left as it was; "
+                         f"scale the rows first or move the range to a wider dtype")
 
 
 def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
@@ -137,6 +137,10 @@ def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
 class _CheckedRangeLoad(nn.Module):
     """Base of the range modules: a loaded ``low`` / ``high`` must pass
     :func:`check_range_state`, checked before any buffer is copied."""
+
+    def _apply(self, fn, *args, **kwargs):  # .half() must not make a bound inf
+        check_cast_keeps_finite(self, fn)
+        return super()._apply(fn, *args, **kwargs)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
         low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")

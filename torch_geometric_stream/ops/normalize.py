@@ -9,7 +9,9 @@ computes, :math:`y = x / \max(\|x\|, \epsilon)`, with the closed-form gradient
 
 three passes over :math:`(N, h)` where autograd's division by a broadcast norm
 takes about seven. The learned graph normalizes every memory embedding on every
-step, so this sits on the per-sample path.
+step, so this sits on the per-sample path. Both functions here raise
+:math:`\epsilon` to the dtype's smallest positive number, so that a zero row stays
+zero in float16 too.
 """
 from __future__ import annotations
 
@@ -22,27 +24,27 @@ from torch.autograd.function import once_differentiable
 from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import check_has_values, check_positive
 
-__all__ = ["l2_normalize", "unit_rows"]
+__all__ = ["l2_normalize"]
 
 _EPS = 1e-12
 
-#: The smallest normal number of each floating dtype: ``eps`` is raised to it, since a
-#: smaller one (the default 1e-12 in float16) rounds to 0, and a subnormal one reads
-#: as 0 where denormals are flushed (as the learners flush them on the CPU): a zero
-#: row would be divided by 0 (NaN) where it should stay zero.
-_SMALLEST_NORMAL = {dtype: torch.finfo(dtype).tiny for dtype in
-                    (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+#: The smallest positive (subnormal) number of each floating dtype: ``eps`` is raised to
+#: it, since a smaller one (the default 1e-12 in float16) rounds to 0, and a zero row
+#: would be divided by 0 (NaN) where it should stay zero. (A float16 subnormal is a
+#: normal float32 number, which the kernels compute in: flushed denormals keep it.)
+_SMALLEST_POSITIVE = {dtype: torch.finfo(dtype).tiny * torch.finfo(dtype).eps for dtype in
+                      (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
 
 
 def _norm_floor(eps: float, dtype: torch.dtype) -> float:
-    return max(eps, _SMALLEST_NORMAL.get(dtype, 0.0))
+    return max(eps, _SMALLEST_POSITIVE.get(dtype, 0.0))
 
 
 def unit_rows(x: Tensor, eps: float = _EPS) -> Tensor:
     r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least ``eps``,
-    and at least the dtype's smallest normal number: a zero row stays zero in
-    float16 too), :math:`(\ldots, h)`, with autograd's own gradient. No checks: for
-    the learners' rows, where :func:`l2_normalize`'s fused backward is not needed."""
+    and at least the dtype's smallest positive number: a zero row stays zero in
+    float16 too), :math:`(\ldots, h)`, with autograd's own gradient. No checks: the
+    learners' rows, where :func:`l2_normalize`'s fused backward is not needed."""
     return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(
         _norm_floor(eps, x.dtype))
 
@@ -70,7 +72,7 @@ def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
     r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least
     ``eps``), :math:`(\ldots, h)`; equal to ``F.normalize(x, dim=-1, eps=eps)``
     in value and gradient (up to rounding), except that ``eps`` is raised to the
-    dtype's smallest normal number (in float16 ``F.normalize`` turns a zero row
+    dtype's smallest positive number (in float16 ``F.normalize`` turns a zero row
     into NaN: its default eps rounds to 0).
 
     ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
