@@ -772,8 +772,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
                 targets, self.backbone.num_layers, edge_index, num_nodes)
             out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
-                                                   sub_edge_index, edge_weight[edge_mask])
-            return out[mapping]
+                                                   sub_edge_index,
+                                                   edge_weight.masked_select(edge_mask))
+            return out.index_select(0, mapping)
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
@@ -1027,9 +1028,10 @@ def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tenso
     r"""Rows ``index`` :math:`(R,)` of ``nodes`` :math:`(P, d)` with ``query``
     :math:`(d,)` appended as row :math:`P`, without copying ``nodes``: :math:`(R, d)`."""
     if query is None:
-        return nodes[index]
+        return nodes.index_select(0, index)
     is_query = (index == nodes.size(0)).unsqueeze(1)
-    return torch.where(is_query, query, nodes[index.clamp_max(nodes.size(0) - 1)])
+    return torch.where(is_query, query,
+                       nodes.index_select(0, index.clamp_max(nodes.size(0) - 1)))
 
 
 def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int,
