@@ -368,15 +368,15 @@ def receptive_topk(query_keys: Tensor, targets: Tensor, k: int, num_hops: int, *
         if max_rows is not None and searched > max_rows:
             return None
         seen[frontier] = True
-        top = topk_neighbors(query_keys[frontier], query_keys, k, key_mask=key_mask,
-                             block_size=block_size, search_dtype=search_dtype,
-                             check_key_mask=False)
+        top = topk_neighbors(query_keys.index_select(0, frontier), query_keys, k,
+                             key_mask=key_mask, block_size=block_size,
+                             search_dtype=search_dtype, check_key_mask=False)
         rows.append(frontier)
         values.append(top.values)
         indices.append(top.indices)
         if hop < num_hops:
             picked = top.indices.unique()
-            frontier = picked[~seen[picked]]
+            frontier = picked.masked_select(seen.index_select(0, picked).logical_not_())
             if frontier.numel() == 0:
                 break
     return ReceptiveTopK(torch.cat(rows), TopK(torch.cat(values), torch.cat(indices)))

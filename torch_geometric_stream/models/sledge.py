@@ -639,7 +639,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             if update is None:
                 return reused
             row = update.node.view(1)
-            new_row = self.graph.embed(nodes[row], check=False)
+            new_row = self.graph.embed(nodes.index_select(0, row), check=False)
             if (snap is not None and snap.live_emb is not None and reused.device.type == "cpu"
                     and type(self.graph.embedding) is EmbeddingMLP):
                 return _RowReplacedInPlace.apply(reused, row, new_row)
@@ -652,7 +652,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _memory_topk(self, emb: Tensor, rows: Optional[Tensor] = None) -> TopK:
         """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
         ``None``) among the filled slots."""
-        query = emb if rows is None else emb[rows]
+        query = emb if rows is None else emb.index_select(0, rows)
         return topk_neighbors(query, emb, min(self.num_neighbors, self.memory.num_nodes),
                               key_mask=self._filled_slots_mask(),
                               block_size=self.graph.block_size,
@@ -772,8 +772,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
                 targets, self.backbone.num_layers, edge_index, num_nodes)
             out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
-                                                   sub_edge_index, edge_weight[edge_mask])
-            return out[mapping]
+                                                   sub_edge_index,
+                                                   edge_weight.masked_select(edge_mask))
+            return out.index_select(0, mapping)
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
@@ -865,7 +866,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             weighted = emb if self.supervise_graph else emb.detach()
             edge_weight = self.graph.neighbor_weight(weighted, neighbors, queries, check=False)
             logits = self._propagate(nodes, edge_index, edge_weight, labeled)
-        loss = self._supervised_loss(logits, memory.slot_labels[labeled], memory.ages[labeled])
+        loss = self._supervised_loss(logits, memory.slot_labels.index_select(0, labeled),
+                                     memory.ages.index_select(0, labeled))
         if self.lam > 0:
             loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
         self.optimizer.zero_grad(set_to_none=True)
@@ -1027,9 +1029,10 @@ def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tenso
     r"""Rows ``index`` :math:`(R,)` of ``nodes`` :math:`(P, d)` with ``query``
     :math:`(d,)` appended as row :math:`P`, without copying ``nodes``: :math:`(R, d)`."""
     if query is None:
-        return nodes[index]
+        return nodes.index_select(0, index)
     is_query = (index == nodes.size(0)).unsqueeze(1)
-    return torch.where(is_query, query, nodes[index.clamp_max(nodes.size(0) - 1)])
+    return torch.where(is_query, query,
+                       nodes.index_select(0, index.clamp_max(nodes.size(0) - 1)))
 
 
 def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int,
