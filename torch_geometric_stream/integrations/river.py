@@ -372,8 +372,7 @@ class RiverClassifier(_MiniBatchBase):
         frame = X.reindex(columns=self.features_, fill_value=0.0)
         rows = _real_array(frame.to_numpy, (len(frame), len(self.features_)))
         if rows is None:  # column by column: the first feature that is no number is named
-            rows = np.array([_column(name, frame[name]) for name in self.features_],
-                            dtype=np.float64).reshape(len(self.features_), len(frame)).T
+            rows = np.stack([_column(name, frame[name]) for name in self.features_], axis=1)
         rows = _as_float32(rows, self.features_)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 

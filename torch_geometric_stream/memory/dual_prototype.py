@@ -86,6 +86,12 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         - **sources:** :math:`(L + U, d_s)` when ``source_channels`` is set
     """
 
+    prototypes: Tensor
+    counts: Tensor
+    ages: Tensor
+    node_mask: Tensor
+    slot_labels: Tensor
+
     def __init__(self, in_channels: int, num_classes: int, labeled_size: int,
                  unlabeled_size: int, *, light: bool = False,
                  alpha: Coefficient = "adaptive", beta: Coefficient = "adaptive",

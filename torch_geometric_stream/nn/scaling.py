@@ -138,6 +138,9 @@ class _CheckedRangeLoad(nn.Module):
     """Base of the range modules: a loaded ``low`` / ``high`` must pass
     :func:`check_range_state`, checked before any buffer is copied."""
 
+    low: Tensor
+    high: Tensor
+
     def _apply(self, fn, *args, **kwargs):  # .half() must not make a bound inf
         check_cast_keeps_finite(self, fn)
         return super()._apply(fn, *args, **kwargs)
