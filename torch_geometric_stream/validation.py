@@ -282,6 +282,10 @@ def first_offender(bad: Tensor, values: Tensor) -> str:
     return f"[{where}] = {values[index].item()}"
 
 
+#: The floating dtypes a cast can overflow into inf (float8 types saturate or have no inf).
+_DTYPES_WITH_INF = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
     """``"[i] = v is beyond float16's range (|x| <= 65504)"`` for the first entry of
     ``values`` that a cast to the floating ``dtype`` turns from finite into inf;
@@ -299,19 +303,20 @@ def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -
     """Raise ``ValueError`` before ``module._apply(fn)`` (``.half()``,
     ``.to(dtype)``) casts a floating parameter or buffer to a narrower dtype that
     would turn one of its finite values into inf (``.half()`` of a running range
-    that saw 1e5): nothing is cast then. ``fn`` is probed on an empty tensor, so
+    that saw 1e5): nothing of ``module`` is cast then (a container of it may have
+    cast its other children already). ``fn`` is probed on an empty tensor, so
     moves between devices and widening casts read no value."""
     for name, tensor in chain(module.named_parameters(), module.named_buffers()):
         if not tensor.is_floating_point() or tensor.is_meta:
             continue
         dtype = fn(tensor.new_empty(0)).dtype
-        if dtype == tensor.dtype or not dtype.is_floating_point:
+        if dtype == tensor.dtype or dtype not in _DTYPES_WITH_INF:  # float8: no inf to check
             continue
         overflow = cast_overflow(tensor, dtype)
         if overflow is not None:
             raise ValueError(f"{name}{overflow}: {type(module).__name__} in "
                              f"{str(dtype).removeprefix('torch.')} would hold inf there; "
-                             f"nothing was cast")
+                             f"the cast was refused")
 
 
 def not_a_count(values: Tensor) -> Tensor:

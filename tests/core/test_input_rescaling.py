@@ -279,3 +279,10 @@ def test_rows_beyond_the_range_s_dtype_are_refused(make, dtype, rows_dtype, valu
     assert all(torch.equal(value, after[key]) for key, value in before.items())
     assert scaler.observe_(torch.tensor([[2.0, 3.0]], dtype=rows_dtype))  # rows that fit do
     make().to(dtype).load_state_dict(scaler.state_dict())
+
+
+def test_a_cast_to_float8_is_not_checked_for_inf():
+    # float8_e4m3fn has no inf (it saturates); before: isfinite raised NotImplementedError
+    scaler = RunningMinMax(2)
+    scaler.observe_(torch.tensor([[1000.0, 1.0], [0.0, 0.0]]))
+    assert scaler.to(torch.float8_e4m3fn).low.dtype == torch.float8_e4m3fn

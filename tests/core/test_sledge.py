@@ -1246,7 +1246,7 @@ def test_a_cast_that_would_make_a_state_value_inf_is_refused():
     before = snapshot(model)
     with pytest.raises(ValueError, match=r"input_scaler\.high\[0\] = 100000\.0 is beyond "
                                          r"float16's range \(\|x\| <= 65504\): SLeDGe in "
-                                         r"float16 would hold inf there; nothing was cast"):
+                                         r"float16 would hold inf there; the cast was refused"):
         model.half()
     with pytest.raises(ValueError, match=r"^high\[0\] = 100000\.0 is beyond float16's range"):
         model.input_scaler.half()
@@ -1258,3 +1258,19 @@ def test_a_cast_that_would_make_a_state_value_inf_is_refused():
     probe, _ = gaussian_stream(5, seed=4)
     reference = model.predict_proba(probe)
     assert torch.allclose(model.bfloat16().predict_proba(probe).float(), reference, atol=5e-2)
+
+
+def test_adam_s_moments_survive_a_float16_round_trip():
+    """A float16 learner can't learn, so its Adam moments stay float32. Before:
+    they were cast to float16 with the parameters, small second moments rounded
+    to 0 beside nonzero first moments, and after ``.float()`` a step moved those
+    weights by about lr / eps."""
+    x, y = gaussian_stream(40, seed=3)
+    model = small()
+    stream_through(model, x * 3000, y, label_every=2)
+    moments = copy.deepcopy(model.optimizer.state_dict()["state"])
+    assert any(bool(((state["exp_avg_sq"] > 0) & (state["exp_avg_sq"] < 6e-8)).any())
+               for state in moments.values())  # below float16's smallest subnormal
+    model.half().float()
+    assert all(torch.equal(value, model.optimizer.state_dict()["state"][index][name])
+               for index, state in moments.items() for name, value in state.items())

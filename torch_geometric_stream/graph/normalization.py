@@ -82,9 +82,11 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
 
 
 def _sum_by_target(values: Tensor, target: Tensor, num_nodes: int) -> Tensor:
-    """Per-node sums :math:`(N,)` of the edge ``values`` :math:`(E,)`, in edge order
-    (PyG's ``scatter(..., reduce="sum")``, with fewer kernel calls on the per-sample path)."""
-    return values.new_zeros(num_nodes).index_add_(0, target, values)
+    """Per-node sums :math:`(N,)` of the edge ``values`` :math:`(E,)`: PyG's
+    ``scatter(..., reduce="sum")`` bit for bit (also in float16 and bfloat16, where
+    ``index_add_`` would round after every addition), with fewer calls on the
+    per-sample path."""
+    return values.new_zeros(num_nodes).scatter_add_(0, target, values)
 
 
 def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,

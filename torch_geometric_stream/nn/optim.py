@@ -61,8 +61,10 @@ def check_adam_dtype(dtype: torch.dtype, learner: str) -> None:
 
 def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
     """Move each parameter's state to the parameter: moments in its device and
-    dtype, step counts on the host, or on the parameter's GPU for a group in
-    ``capturable`` form. A capturable group whose parameters are not all on a
+    dtype (float32 for a float16 parameter, which can't learn, see
+    :func:`check_adam_dtype`: float16 would round small second moments to 0 and
+    make the steps jump after a later ``.float()``), step counts on the host, or
+    on the parameter's GPU for a group in ``capturable`` form. A capturable group whose parameters are not all on a
     GPU becomes plain (the same update, step counts on the host). An Adam
     group runs fused while :func:`_fuses` allows it (parameters moved to a GPU
     turn it off, moved back to the CPU on), unless it asked for ``foreach``."""
@@ -78,11 +80,15 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
                 if not isinstance(value, Tensor):
                     continue
                 if key != "step":
-                    state[key] = value.to(device=param.device, dtype=param.dtype)
+                    state[key] = value.to(device=param.device, dtype=_moment_dtype(param))
                 elif group.get("fused"):  # the fused kernel counts in float32
                     state[key] = value.to(device=param.device, dtype=torch.float32)
                 else:
                     state[key] = value.to(param.device if group["capturable"] else "cpu")
+
+
+def _moment_dtype(param: Tensor) -> torch.dtype:
+    return torch.float32 if param.dtype == torch.float16 else param.dtype
 
 
 #: Hyperparameters a learner sets from its own arguments (``lr=``, ``weight_decay=``).

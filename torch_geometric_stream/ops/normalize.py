@@ -73,7 +73,8 @@ def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
     ``eps``), :math:`(\ldots, h)`; equal to ``F.normalize(x, dim=-1, eps=eps)``
     in value and gradient (up to rounding), except that ``eps`` is raised to the
     dtype's smallest positive number (in float16 ``F.normalize`` turns a zero row
-    into NaN: its default eps rounds to 0).
+    into NaN: its default eps rounds to 0; here its gradient ``g / eps`` is inf
+    there for ``|g| > 0.004``).
 
     ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
     dense floating tensor with values and at least one dimension, or an ``eps``
