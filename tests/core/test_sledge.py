@@ -1274,3 +1274,16 @@ def test_adam_s_moments_survive_a_float16_round_trip():
     model.half().float()
     assert all(torch.equal(value, model.optimizer.state_dict()["state"][index][name])
                for index, state in moments.items() for name, value in state.items())
+
+
+def test_a_float16_learner_loads_adam_s_moments_in_float32():
+    # torch's Optimizer.load_state_dict casts moments to the parameters' dtype;
+    # before: a float16 learner rounded small second moments to 0 on loading
+    x, y = gaussian_stream(40, seed=3)
+    model = small()
+    stream_through(model, x * 3000, y, label_every=2)
+    twin = small().half()
+    twin.load_state_dict(model.state_dict())
+    saved, loaded = (learner.optimizer.state_dict()["state"] for learner in (model, twin))
+    assert all(torch.equal(value, loaded[index][name])
+               for index, state in saved.items() for name, value in state.items())

@@ -118,7 +118,21 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]
         for index, param in zip(saved.get("params", []), group["params"]):
             _check_moments(state.get("state", {}).get(index), param, index)
     optimizer.load_state_dict(copy.deepcopy(state))
+    _restore_float16_moments(optimizer, state)
     fit_optimizer_state(optimizer)
+
+
+def _restore_float16_moments(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Copy the saved moments of float16 parameters again, in float32: torch's
+    ``load_state_dict`` cast them to float16 (:func:`_moment_dtype` says why not)."""
+    for saved, group in zip(state.get("param_groups", []), optimizer.param_groups):
+        for index, param in zip(saved.get("params", []), group["params"]):
+            if param.dtype != torch.float16:
+                continue
+            for key, value in state.get("state", {}).get(index, {}).items():
+                if key != "step" and isinstance(value, Tensor):
+                    optimizer.state[param][key] = value.detach().to(
+                        param.device, torch.float32, copy=True)
 
 
 def _check_moments(saved: Any, param: Tensor, index: Any) -> None:
