@@ -15,8 +15,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "check_bool",
-           "cast_overflow", "check_cast_keeps_finite", "check_choice", "check_device", "check_dropout", "check_edge_index", "check_finite",
+__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflow", "check_bool",
+           "check_cast_keeps_finite", "check_choice", "check_device", "check_dropout",
+           "check_edge_index", "check_finite",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_same_device", "check_seed", "check_unit_interval",

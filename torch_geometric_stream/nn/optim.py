@@ -64,10 +64,11 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
     dtype (float32 for a float16 parameter, which can't learn, see
     :func:`check_adam_dtype`: float16 would round small second moments to 0 and
     make the steps jump after a later ``.float()``), step counts on the host, or
-    on the parameter's GPU for a group in ``capturable`` form. A capturable group whose parameters are not all on a
-    GPU becomes plain (the same update, step counts on the host). An Adam
-    group runs fused while :func:`_fuses` allows it (parameters moved to a GPU
-    turn it off, moved back to the CPU on), unless it asked for ``foreach``."""
+    on the parameter's GPU for a group in ``capturable`` form. A capturable group
+    whose parameters are not all on a GPU becomes plain (the same update, step
+    counts on the host). An Adam group runs fused while :func:`_fuses` allows it
+    (parameters moved to a GPU turn it off, moved back to the CPU on), unless it
+    asked for ``foreach``."""
     adam = isinstance(optimizer, torch.optim.Adam)
     for group in optimizer.param_groups:
         group["capturable"] = bool(group.get("capturable")) and all(
