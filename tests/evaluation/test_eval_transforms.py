@@ -506,3 +506,34 @@ def test_a_transforms_state_does_not_grow_with_the_stream(scaling):
     shapes = state_shapes(transform.state_dict())
     transform.transform_many(rows[20:])
     assert state_shapes(transform.state_dict()) == shapes
+
+
+@pytest.mark.parametrize("build, value", [
+    (lambda: Compose([]), 1e39),
+    (lambda: OnlineQuantileRangeScaler(clip=False), 1e30),  # 1e30 / 1e-40: extrapolated
+    (lambda: Compose([SignedLog1p(), OnlineQuantileRangeScaler(clip=False)]), 1e30),
+])
+@pytest.mark.parametrize("many", [False, True])
+def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many):
+    # before: the cast to float32 made it inf, and a learner refused "NaN or inf"
+    transform, twin = build(), build()
+    for scaler in (transform, twin):  # the second feature's range is [0, 1e-40]
+        scaler.transform_many(np.array([[0.0, 0.0], [2.0, 1e-40]] * 200))
+    huge = np.array([[0.5, value]])
+    with pytest.raises(ValueError, match=r"^transformed rows\[0, 1\] = .*is beyond "
+                                         r"float32's range .*: a float32 learner would "
+                                         r"read inf there$"):
+        transform.transform_many(huge) if many else transform.transform_one(huge[0])
+    for row in (np.array([0.5, 1e-41]), np.array([-3.0, 0.0])):
+        assert torch.equal(transform.transform_one(row), twin.transform_one(row))
+
+
+@pytest.mark.parametrize("build, value", [
+    (L2Normalize, 1e300), (SignedLog1p, 1e300), (OnlineMinMaxScaler, 1e300),
+    (OnlineQuantileRangeScaler, 3e38),  # its float32 range refuses more itself
+    (lambda: make_transform("range", value_range=(0, 1)), 1e300),
+])
+def test_a_bounded_transform_maps_a_large_value_into_float32(build, value):
+    out = build().transform_many(np.array([[0.5, 1.0], [0.25, value]]))
+    assert out.dtype == torch.float32 and bool(torch.isfinite(out).all())
+    assert float(out.abs().max()) <= 710.0

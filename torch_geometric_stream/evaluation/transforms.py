@@ -4,9 +4,11 @@ Every transform maps one row :math:`(d,)` (NumPy array or tensor) to a
 ``float32`` tensor with :meth:`StreamTransform.transform_one` (also its
 ``__call__``), or a batch :math:`(n, d)` *in stream order* with
 :meth:`StreamTransform.transform_many`; both give identical results.  Work is
-done in ``float64`` and cast at the end.  State lives in plain tensors exposed
-by :meth:`~StreamTransform.state_dict` / :meth:`~StreamTransform.load_state_dict`
-so a checkpoint can store it.
+done in ``float64`` and cast at the end; a transformed value beyond ``float32``'s
+range (a raw ``1e39`` through an empty pipeline) is refused with a
+``ValueError`` naming it, and the state is then as before the call.  State
+lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
+:meth:`~StreamTransform.load_state_dict` so a checkpoint can store it.
 
 The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and
 maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
@@ -31,13 +33,20 @@ from torch import Tensor
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
                                                check_range_state, min_max_scale)
-from torch_geometric_stream.validation import as_feature_matrix, check_bool, check_mapping
+from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
+                                               check_mapping)
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS", "LEARNER_SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
            "resolve_feature_transform", "unchanged_on_error"]
+
+_FLOAT32_MAX = torch.finfo(torch.float32).max
+
+
+def _fits_float32(bounds: Sequence[float]) -> bool:
+    return max(abs(float(bound)) for bound in bounds) <= _FLOAT32_MAX
 
 
 class StreamTransform:
@@ -56,21 +65,39 @@ class StreamTransform:
         rows = as_feature_matrix(x, None, dtype=torch.float64)
         if rows.size(0) != 1:
             raise ValueError(f"transform_one expects one sample (d,), got {rows.size(0)} rows")
-        return self._transform_rows(rows, update)[0].to(torch.float32)
+        return self._transform_rows(rows, update)[0]
 
     def transform_many(self, x: Any, update: bool = True) -> Tensor:
         """Transform the rows of ``x`` :math:`(n, d)` in order, as :meth:`transform_one` would."""
         rows = as_feature_matrix(x, None, dtype=torch.float64)
-        return self._transform_rows(rows, update).to(torch.float32)
+        return self._transform_rows(rows, update)
 
     def _transform_rows(self, rows: Tensor, update: bool) -> Tensor:
-        if check_bool(update, "update"):
-            return self._transform(rows)
+        """The ``float32`` transform of ``rows``; a ``ValueError`` names a
+        transformed value beyond ``float32``'s range (a raw ``1e39`` through an
+        empty pipeline), and the state is then as before the call."""
+        keep, bounded = check_bool(update, "update"), self._bounded()
+        if keep and bounded:
+            return self._transform(rows).to(torch.float32)
         state = self.state_dict()
-        try:
-            return self._transform(rows)
-        finally:
+        with restored_on_error(state, self.load_state_dict):
+            transformed = self._transform(rows)
+            # one reduction on the usual path (NaN compares False: the learner names it)
+            if not bounded and transformed.numel() and bool(transformed.abs().amax() >
+                                                             _FLOAT32_MAX):
+                overflow = cast_overflow(transformed, torch.float32)
+                if overflow is not None:
+                    raise ValueError(f"transformed rows{overflow}: a float32 learner would "
+                                     f"read inf there")
+        if not keep:
             self.load_state_dict(state)
+        return transformed.to(torch.float32)
+
+    def _bounded(self) -> bool:
+        """Whether every transformed value lies within ``float32``'s range, whatever
+        the row (then nothing is checked, and no state saved, for the cast);
+        ``False`` unless a subclass knows better."""
+        return False
 
     def state_dict(self) -> Dict[str, Any]:
         """The learned state (empty for stateless transforms)."""
@@ -104,6 +131,9 @@ class L2Normalize(StreamTransform):
     def _transform(self, rows: Tensor) -> Tensor:
         return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
 
+    def _bounded(self) -> bool:
+        return True
+
 
 class SignedLog1p(StreamTransform):
     r"""Compress every feature with :math:`\operatorname{sign}(x)\,\log(1 + |x|)`.
@@ -117,6 +147,9 @@ class SignedLog1p(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         return rows.sign() * rows.abs().log1p()
+
+    def _bounded(self) -> bool:
+        return True  # |log1p(x)| <= 710 for every float64 x
 
 
 class _MinMaxScaler(StreamTransform):
@@ -196,6 +229,9 @@ class OnlineMinMaxScaler(_MinMaxScaler):
         self.min_, self.max_ = low[-1].clone(), high[-1].clone()
         return min_max_scale(rows, low, high, self.feature_range, check=False)
 
+    def _bounded(self) -> bool:
+        return _fits_float32(self.feature_range)  # each row is in the range it is scaled by
+
 
 class OnlineQuantileRangeScaler(StreamTransform):
     r"""Min-max scaling with the running per-feature quantile range, values
@@ -241,6 +277,9 @@ class OnlineQuantileRangeScaler(StreamTransform):
             scaler.observe_(row)
             scaled[index] = scaler(row, check=False)[0]  # observe_ checked it
         return scaled
+
+    def _bounded(self) -> bool:
+        return self._settings["clip"] and _fits_float32(self._settings["feature_range"])
 
     def state_dict(self) -> Dict[str, Any]:
         if self.range_ is None:
@@ -347,6 +386,9 @@ class Compose(StreamTransform):
         for transform in self.transforms:
             rows = transform._transform(rows)
         return rows
+
+    def _bounded(self) -> bool:
+        return bool(self.transforms) and self.transforms[-1]._bounded()
 
     def state_dict(self) -> Dict[str, Any]:
         return {str(index): transform.state_dict()
