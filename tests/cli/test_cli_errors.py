@@ -93,6 +93,16 @@ NAMED_ERRORS = {
                             "stream file {tmp}/absent.csv does not exist"),
     "stream file a folder": (["--dataset", "{tmp}/folder.csv"],
                              "stream file {tmp}/folder.csv is a folder, not a file"),
+    # before: "--dataset: unknown dataset '.../bad.json'; valid names: MNDS, ...", which
+    # named neither the file's suffix nor the suffixes a stream file takes
+    "stream file of another suffix": (["--dataset", "{tmp}/bad.json"],
+                                      "--dataset: {tmp}/bad.json is not a stream file: its "
+                                      "name must end in .csv, .csv.gz, .npz (convert or "
+                                      "rename it)"),
+    "dataset folder as the dataset": (["--dataset", "{tmp}/empty"],
+                                      "--dataset: {tmp}/empty is a folder; for a dataset's "
+                                      "folder give its name and the folder above it "
+                                      "(--dataset NAME --root DIR)"),
 }
 
 #: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
