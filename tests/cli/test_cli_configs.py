@@ -319,7 +319,7 @@ def test_gsad_few_label_preset_takes_the_wider_quantile_only_with_its_scaling():
     # an explicit quantile with another scaling is still refused
     config = resolve_config("GSAD", 0.001, "sledge", {"scaling": "online-rescale",
                                                       "robust_quantile": 0.05}, None)
-    with pytest.raises(UsageError, match="only apply to --scaling robust"):
+    with pytest.raises(UsageError, match="only applies to --scaling robust"):
         resolve_stream_entries(config, "sledge", None)
 
 
@@ -615,7 +615,7 @@ def test_quantile_range_entries_are_named_by_their_whole_option(monkeypatch):
     with pytest.raises(UsageError) as error:
         check_quantile_range_entries(config)
     assert str(error.value) == ("--robust-window-reservoir must be >= 1, got 0 (config "
-                                "entries robust_window_reservoir)")
+                                "entry robust_window_reservoir)")
 
 
 @pytest.mark.parametrize("entries, message", [
@@ -623,9 +623,9 @@ def test_quantile_range_entries_are_named_by_their_whole_option(monkeypatch):
      "ROBUST_WINDOW must be >= 1000, got 10 (ROBUST_RESERVOIR: a row enters with probability "
      "ROBUST_RESERVOIR / ROBUST_WINDOW) (config entries robust_reservoir, robust_window)"),
     ({"robust_window": 2.5},
-     "ROBUST_WINDOW must be an integer, got float (config entries robust_window)"),
+     "ROBUST_WINDOW must be an integer, got float (config entry robust_window)"),
     ({"robust_tolerance": -1},
-     "ROBUST_TOLERANCE must be a finite number >= 0, got -1 (config entries robust_tolerance)"),
+     "ROBUST_TOLERANCE must be a finite number >= 0, got -1 (config entry robust_tolerance)"),
 ])
 def test_quantile_range_entries_are_named_whatever_the_error_says(monkeypatch, entries,
                                                                   message):

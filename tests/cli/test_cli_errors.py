@@ -93,6 +93,16 @@ NAMED_ERRORS = {
                             "stream file {tmp}/absent.csv does not exist"),
     "stream file a folder": (["--dataset", "{tmp}/folder.csv"],
                              "stream file {tmp}/folder.csv is a folder, not a file"),
+    # before: "--dataset: unknown dataset '.../bad.json'; valid names: MNDS, ...", which
+    # named neither the file's suffix nor the suffixes a stream file takes
+    "stream file of another suffix": (["--dataset", "{tmp}/bad.json"],
+                                      "--dataset: {tmp}/bad.json is not a stream file: its "
+                                      "name must end in .csv, .csv.gz, .npz (convert or "
+                                      "rename it)"),
+    "dataset folder as the dataset": (["--dataset", "{tmp}/empty"],
+                                      "--dataset: {tmp}/empty is a folder; for a dataset's "
+                                      "folder give its name and the folder above it "
+                                      "(--dataset NAME --root DIR)"),
 }
 
 #: ``tune`` output paths that cannot be written: ``(option, path, the line's start)``.
@@ -278,7 +288,7 @@ def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_pat
     assert main(["run", "--preset", "package", "--config", str(config),
                  "--scaling", "online-rescale"]) == 2
     err = capsys.readouterr().err
-    assert "(config entries robust_quantile) only apply to --scaling robust" in err
+    assert "(config entry robust_quantile) only applies to --scaling robust" in err
     assert "Traceback" not in err
 
 
@@ -319,11 +329,11 @@ WINDOW_HINT = ("(--robust-reservoir: a row enters with probability --robust-rese
     (["--scaling", "robust-rescale", "--robust-reservoir", "50", "--robust-window", "20"],
      f"--robust-window must be >= 50, got 20 {WINDOW_HINT}"),
     (["--scaling", "robust", "--robust-window", str(2 ** 64)],
-     f"--robust-window must be at most 2**63, got {2 ** 64} (config entries robust_window)"),
+     f"--robust-window must be at most 2**63, got {2 ** 64} (config entry robust_window)"),
     (["--scaling", "robust", "--robust-quantile", "0.7"],
-     "--robust-quantile must lie in (0, 0.5), got 0.7 (config entries robust_quantile)"),
+     "--robust-quantile must lie in (0, 0.5), got 0.7 (config entry robust_quantile)"),
     (["--model", "tlp", "--scaling", "robust", "--robust-tolerance", "-1"],
-     "--robust-tolerance must be a finite number >= 0, got -1.0 (config entries "
+     "--robust-tolerance must be a finite number >= 0, got -1.0 (config entry "
      "robust_tolerance)"),
     (["--config", "{tmp}/robust.json"],
      f"--robust-window must be >= 1000, got 999 {WINDOW_HINT}"),
@@ -341,7 +351,7 @@ def test_quantile_range_settings_are_refused_naming_the_options(options, message
 def test_no_robust_clip_with_another_scaling_names_the_flag_as_given(capsys):
     assert main(["run", "--preset", "package", "--no-robust-clip"]) == 2
     err = capsys.readouterr().err
-    assert ("--no-robust-clip (config entries robust_clip) only apply to --scaling robust "
+    assert ("--no-robust-clip (config entry robust_clip) only applies to --scaling robust "
             "or robust-rescale; this run's scaling is online-rescale") in err
 
 
@@ -359,7 +369,7 @@ def test_a_robust_window_of_another_type_in_a_config_file_is_named(tmp_path, cap
     config.write_text('{"robust_window": 2500.0}')
     assert main(["run", "--scaling", "robust-rescale", "--config", str(config)]) == 2
     assert capsys.readouterr().err.strip() == (
-        "error: --robust-window must be an integer, got float (config entries robust_window)")
+        "error: --robust-window must be an integer, got float (config entry robust_window)")
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "2.5", "", "none5"])

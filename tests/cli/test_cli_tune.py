@@ -109,6 +109,19 @@ def test_tune_rejects_a_bad_stream_model_or_seed_before_any_run(tmp_path, capsys
     assert "start" not in captured.out and not list(tmp_path.iterdir())
 
 
+def test_tune_names_a_stream_file_of_another_suffix_before_any_run(tmp_path, capsys):
+    # before: "--dataset: unknown dataset '.../sensors.txt'; valid names: MNDS, ..."
+    stream = tmp_path / "sensors.txt"
+    stream.write_text("a,b,label\n1,2,x\n")
+    argv = ["tune", "--dataset", str(stream), "--grid", "memory-size=40,60", "--out-dir",
+            str(tmp_path / "grid")]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"error: --dataset: {stream} is not a stream file: its name must "
+                            f"end in .csv, .csv.gz, .npz (convert or rename it)\n")
+    assert "start" not in captured.out and not (tmp_path / "grid").exists()
+
+
 def test_tune_with_jobs_gives_the_same_runs_as_one_after_the_other(tmp_path, capsys):
     grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=16"]
     assert main(["tune", *SMALL, *grid, "--out-dir", str(tmp_path / "serial")]) == 0

@@ -739,6 +739,11 @@ def _flag(key: str, value: Any) -> str:
     return "--" + ("no-" if value is False else "") + key.replace("_", "-")
 
 
+def _config_entries(keys: Sequence[str]) -> str:
+    """``config entry k`` or ``config entries k1, k2``: the entries an error names."""
+    return f"config entr{'y' if len(keys) == 1 else 'ies'} {', '.join(keys)}"
+
+
 def resolve_stream_entries(config: dict[str, Any], model: str,
                            value_range: Optional[Sequence[float]],
                            sources: Optional[dict[str, str]] = None) -> dict[str, Any]:
@@ -772,7 +777,8 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
     if unread and config["scaling"] not in ROBUST_SCALINGS:
         # the value came from a flag or from a --config file's entry: name both
         flags = ", ".join(_flag(key, config[key]) for key in unread)
-        raise UsageError(f"{flags} (config entries {', '.join(unread)}) only apply to "
+        verb = "applies" if len(unread) == 1 else "apply"
+        raise UsageError(f"{flags} ({_config_entries(unread)}) only {verb} to "
                          f"--scaling robust or robust-rescale; this run's scaling is "
                          f"{config['scaling']}")
     if config["scaling"] in ROBUST_SCALINGS:
@@ -793,7 +799,8 @@ def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
 
     Raises:
         UsageError: e.g. ``--robust-window must be >= 1000, got 10 (...) (config
-            entries robust_reservoir, robust_window)``.
+            entries robust_reservoir, robust_window)``; ``(config entry robust_window)``
+            where one entry is at fault.
     """
     options = {setting: _flag(key, None) for setting, key in _QUANTILE_RANGE_ENTRIES.items()}
     try:
@@ -802,7 +809,7 @@ def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
     except QuantileRangeSettingError as error:
         named = [key for setting, key in _QUANTILE_RANGE_ENTRIES.items()
                  if setting in error.settings]
-        raise UsageError(f"{error} (config entries {', '.join(named)})") from None
+        raise UsageError(f"{error} ({_config_entries(named)})") from None
 
 
 #: The setting of :func:`~torch_geometric_stream.nn.scaling.check_quantile_range_settings`

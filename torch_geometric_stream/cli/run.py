@@ -28,8 +28,8 @@ from torch_geometric_stream.cli.report import (partial_path, run_record, seed_pa
                                                software_versions, summary_table, write_json)
 from torch_geometric_stream.cli.seed_workers import SharedStream, run_in_workers, worker_state
 from torch_geometric_stream.cli.show_config import config_lines
-from torch_geometric_stream.datasets import (DatasetError, StreamDataset, is_stream_file,
-                                             load_dataset, load_stream_file,
+from torch_geometric_stream.datasets import (STREAM_FILE_SUFFIXES, DatasetError, StreamDataset,
+                                             is_stream_file, load_dataset, load_stream_file,
                                              make_synthetic_dataset, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
@@ -152,7 +152,7 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     if drift is not None:
         dataset = make_synthetic_dataset(_synthetic_length(args), drift=drift)
         return dataset, dataset.name, "synthetic"
-    name = resolve_dataset_name(args.dataset)
+    name = _dataset_name(args.dataset)
     if args.root is None and name == BUNDLED_DATASET:
         print(f"no data folder found: using the bundled {name} copy", file=sys.stderr)
         return load_bundled_dataset(), name, "bundled"
@@ -162,6 +162,25 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     # named itself, not as a dataset's missing folder
     check_folder(root_option(Path(args.root)), Path(args.root))
     return load_dataset(name, args.root, strict=args.strict), name, str(Path(args.root).resolve())
+
+
+def _dataset_name(value: str) -> str:
+    """The canonical name of the paper dataset ``--dataset value``. A file or
+    folder there that is no stream file is named as what it is: the list of
+    dataset names would not say why a path was refused."""
+    try:
+        return resolve_dataset_name(value)
+    except ValueError:
+        path = Path(value.strip())
+        if path.is_dir():
+            raise UsageError(f"--dataset: {value} is a folder; for a dataset's folder give "
+                             f"its name and the folder above it (--dataset NAME --root DIR)"
+                             ) from None
+        if path.exists():
+            raise UsageError(f"--dataset: {value} is not a stream file: its name must end "
+                             f"in {', '.join(STREAM_FILE_SUFFIXES)} (convert or rename it)"
+                             ) from None
+        raise
 
 
 def _synthetic_length(args: argparse.Namespace) -> int:
