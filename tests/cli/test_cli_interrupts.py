@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import threading
 
 import pytest
 
-from torch_geometric_stream.cli.interrupts import DeferredInterrupt, interrupted_line
+from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, interrupted_line,
+                                                   until_stopped)
 from torch_geometric_stream.cli.main import build_parser
 
 
@@ -126,3 +129,52 @@ def test_a_run_of_one_seed_stopped_at_once_points_at_checkpoint():
     args = build_parser().parse_args(["run", "--dataset", "synthetic"])
     assert interrupted_line(args, None, [0], []) == (
         "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)")
+
+
+def _pipe_with(text: str) -> tuple:
+    """A pipe's read end as text, ``text`` in it and its write end kept open: a read
+    past ``text`` waits for more, as standard input does while its writer lives."""
+    read_end, write_end = os.pipe()
+    writer = os.fdopen(write_end, "w")
+    writer.write(text)
+    writer.flush()
+    return os.fdopen(read_end, "r"), writer
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_the_next_item_is_awaited_ends_the_items_at_once(ctrl_c_raises, signum):
+    # before: the deferred stop waited for a row that never came (until a second Ctrl-C)
+    reader, writer = _pipe_with("a\nb\n")
+    interrupt = DeferredInterrupt()
+    main_thread = threading.main_thread().ident
+    timer = threading.Timer(0.5, signal.pthread_kill, (main_thread, signum))
+    with reader, writer, interrupt.deferring():
+        timer.start()
+        items = list(until_stopped(reader, interrupt))  # waits after "b\n" until the signal
+    timer.join()
+    assert items == ["a\n", "b\n"] and interrupt.requested
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_stop_before_the_first_item_is_an_interrupt_and_one_asked_before_reads_nothing(
+        ctrl_c_raises):
+    reader, writer = _pipe_with("")
+    interrupt = DeferredInterrupt()
+    timer = threading.Timer(0.5, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT))
+    with reader, writer, interrupt.deferring():
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            next(until_stopped(reader, interrupt))
+        timer.join()
+        writer.write("a\n")
+        writer.flush()
+        with pytest.raises(KeyboardInterrupt):  # asked before: nothing is read
+            next(until_stopped(reader, interrupt))
+        assert reader.readline() == "a\n"
+
+
+def test_items_end_with_their_iterable_and_without_signals_nothing_stops_them():
+    interrupt = DeferredInterrupt()
+    assert list(until_stopped(iter("abc"), interrupt)) == ["a", "b", "c"]
+    assert not interrupt.requested

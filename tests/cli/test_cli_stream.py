@@ -1,9 +1,15 @@
 """``run --stream``: a CSV read row by row as the run goes (a file, or standard input)."""
 from __future__ import annotations
 
+import fcntl
 import io
 import json
+import signal
+import struct
+import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -344,3 +350,36 @@ def test_a_streamed_run_interrupted_before_its_first_checkpoint_says_how_to_save
         f"run interrupted before its first checkpoint (this run wrote none to {checkpoint}; "
         f"--checkpoint-every N saves every N samples)\n")
     assert not checkpoint.exists()
+
+
+def _unread_bytes(pipe) -> int:
+    """The bytes written to ``pipe`` that its reader has not taken yet."""
+    return struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_standard_input_sends_no_row_keeps_the_rows_done(tmp_path, process_group,
+                                                                      signum):
+    # before: the run waited for a row that never came; a second Ctrl-C lost everything
+    rows = _csv(tmp_path / "data.csv", rows=60).read_bytes()
+    out, log = tmp_path / "stdin.json", tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        command = process_group([sys.executable, "-m", "torch_geometric_stream", "run", *FAST,
+                                 "--dataset", "-", "--stream", "--classes", "a,b,c",
+                                 "--label-column", "kind", "--label-mask", "bernoulli",
+                                 "--output", str(out)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr)
+    command.stdin.write(rows)
+    command.stdin.flush()  # and kept open (not communicate()): the writer lives on, silent
+    deadline = time.monotonic() + 120
+    while _unread_bytes(command.stdin) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(3.0)  # the 60 rows learned, the run waits for the next
+    command.send_signal(signum)
+    assert command.wait(timeout=60) == 130, log.read_text()
+    assert log.read_text().splitlines()[-1] == (
+        f"run interrupted after sample 60; its metrics so far are in {out}.partial; nothing "
+        f"resumable was saved (--checkpoint FILE keeps a resumable state)")
+    record = json.loads(Path(f"{out}.partial").read_text())
+    assert (record["n_samples"], record["interrupted_at"]) == (60, 60)
+    assert not out.exists()

@@ -10,10 +10,19 @@ from contextlib import contextmanager
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from types import FrameType
-from typing import Iterator, NamedTuple, Optional
+from typing import Iterable, Iterator, NamedTuple, Optional, TypeVar
 
 __all__ = ["DeferredInterrupt", "StoppedBetweenSamples", "StoppedSeed", "interrupted_line",
-           "modified_time", "stopped_after", "stopped_line"]
+           "modified_time", "stopped_after", "stopped_line", "until_stopped"]
+
+Item = TypeVar("Item")
+
+
+class _StopWaiting(BaseException):
+    """A stop asked for while :meth:`DeferredInterrupt.waiting`: raised by the
+    signal's handler, so that a read blocked on input gives up (a handler that
+    returns lets Python retry the read). A ``BaseException``, which no
+    ``except Exception`` on the way out of the read keeps."""
 
 
 class DeferredInterrupt:
@@ -45,6 +54,7 @@ class DeferredInterrupt:
     def __init__(self, event: Optional[Event] = None) -> None:
         self._requested = False
         self._ctrl_c = False  # a Ctrl-C came (the next one raises)
+        self._waiting = False  # within waiting(): a stop raises _StopWaiting at once
         self._event = event
 
     @property
@@ -77,13 +87,53 @@ class DeferredInterrupt:
             if term:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Within, a stop asked for (also before: :attr:`requested`) raises
+        ``_StopWaiting`` at once: for a read that may wait for input without end
+        (standard input), where no sample ends for the deferred stop to be read at.
+        Only what such a read does may run within: it is abandoned where it was."""
+        self._waiting = True
+        try:
+            if self.requested:
+                raise _StopWaiting
+            yield
+        finally:
+            self._waiting = False
+
     def _handle_ctrl_c(self, signum: int, frame: Optional[FrameType]) -> None:
         if self._ctrl_c:
             signal.default_int_handler(signum, frame)  # the second: KeyboardInterrupt now
-        self._ctrl_c = self._requested = True
+        self._ctrl_c = True
+        self._handle_term(signum, frame)
 
     def _handle_term(self, signum: int, frame: Optional[FrameType]) -> None:
         self._requested = True
+        if self._waiting:
+            raise _StopWaiting
+
+
+def until_stopped(items: Iterable[Item], interrupt: DeferredInterrupt) -> Iterator[Item]:
+    """The items of ``items`` until ``interrupt`` asks for a stop, also while the
+    next one is awaited (standard input that sends no row: Ctrl-C or SIGTERM then
+    ends the stream at once, where the deferred stop alone would wait for a row
+    that may never come). The item being read is dropped; those yielded were
+    whole. ``KeyboardInterrupt`` if the stop came before the first item: there is
+    no stream to keep."""
+    iterator = iter(items)
+    yielded = False
+    while True:
+        try:
+            with interrupt.waiting():
+                item = next(iterator)
+        except StopIteration:
+            return
+        except _StopWaiting:
+            if not yielded:
+                raise KeyboardInterrupt from None
+            return
+        yield item
+        yielded = True
 
 
 class StoppedSeed(NamedTuple):

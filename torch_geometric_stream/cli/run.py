@@ -19,7 +19,8 @@ from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_en
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
                                                    StoppedSeed, interrupted_line, modified_time,
-                                                   stopped_after, stopped_line)
+                                                   stopped_after, stopped_line,
+                                                   until_stopped)
 from torch_geometric_stream.cli.models import (BASELINE_HYPERPARAMETER_KEYS, MODEL_NAMES,
                                                SLEDGE_CONFIG_KEYS, build_learner,
                                                build_transform, config_keys,
@@ -33,7 +34,7 @@ from torch_geometric_stream.datasets import (STREAM_FILE_SUFFIXES, DatasetError,
                                              make_synthetic_dataset, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
-from torch_geometric_stream.datasets.csv_stream import STDIN, CSVRowStream
+from torch_geometric_stream.datasets.csv_stream import STDIN, STDIN_SOURCE, CSVRowStream
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (POSITION_MASKS, PositionMask, PrequentialResult,
                                                StreamTransform, make_label_mask,
@@ -548,7 +549,9 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
         run["resumed_from"] = start
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
-    result = prequential(stepper, dataset, label_mask=mask, transform=transform,
+    # standard input may wait for a row without end: a stop must not wait for one
+    rows = until_stopped(dataset, interrupt) if source == STDIN_SOURCE else dataset
+    result = prequential(stepper, rows, label_mask=mask, transform=transform,
                          progress=not args.quiet, desc=f"seed {seed}",
                          progress_every=progress_every,
                          start=start, initial=initial,

@@ -39,10 +39,12 @@ from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_ex
                                                          _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
-__all__ = ["STDIN", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
+__all__ = ["STDIN", "STDIN_SOURCE", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
 
 #: The ``path`` of :class:`CSVRowStream` that reads standard input.
 STDIN = "-"
+#: The ``source`` of a :class:`CSVRowStream` that reads standard input.
+STDIN_SOURCE = "stdin"
 #: Hex digits of :meth:`CSVRowStream.digest`.
 DIGEST_DIGITS = 16
 
@@ -155,7 +157,7 @@ class CSVRowStream:
         self.label_column, self.limit = label_column, limit
         self._path = None if str(path) == STDIN else Path(path)
         if self._path is None:
-            self.name, self.source = "<stdin>", "stdin"
+            self.name, self.source = "<stdin>", STDIN_SOURCE
         else:
             _check_csv_file(self._path)
             self.name, self.source = self._path.name, str(self._path.resolve())
