@@ -998,7 +998,11 @@ class _RowReplacedInPlace(torch.autograd.Function):
     the copy of every embedding (the CPU's step; a GPU keeps ``index_copy``).
 
     The same values and gradients: ``index_copy``'s backward, row ``row`` of
-    the gradient to ``emb`` zero. ``emb``'s own backward (:math:`f_E`'s
+    the gradient to ``emb`` zero. That row is zeroed in the incoming gradient
+    :math:`(P, h)` itself, one copy less: the step's consumers of the
+    embeddings (the edge weights, the regularizer) each return a new gradient
+    that nothing else holds, and autograd sums them into one of those or a
+    new tensor. ``emb``'s own backward (:math:`f_E`'s
     L2 normalization, which kept ``emb``) then reads the new row outside
     autograd's version check (``.data``), but only times that zero gradient,
     as the old row would be read (both rows are finite), just as
@@ -1022,7 +1026,8 @@ class _RowReplacedInPlace(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, Tensor]:
         row, = ctx.saved_tensors
-        return grad.index_fill(0, row, 0), None, grad.index_select(0, row)
+        new_grad = grad.index_select(0, row)
+        return grad.index_fill_(0, row, 0), None, new_grad
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:
