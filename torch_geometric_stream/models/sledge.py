@@ -21,7 +21,8 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, check_adam_dtype,
-                                      fit_optimizer_state, load_optimizer_state, make_adam)
+                                      clear_grads, fit_optimizer_state, load_optimizer_state,
+                                      make_adam)
 from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
                                                   seeded_generator)
 from torch_geometric_stream.nn.modes import set_training
@@ -870,7 +871,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                                      memory.ages.index_select(0, labeled))
         if self.lam > 0:
             loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
-        self.optimizer.zero_grad(set_to_none=True)
+        clear_grads(self.optimizer)
         loss.backward()
         self.optimizer.step()
 
