@@ -9,8 +9,8 @@ import torch
 
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.models import OnlineMLP
-from torch_geometric_stream.nn import (fit_optimizer_state, load_optimizer_state, make_adam,
-                                       make_adam_capturable)
+from torch_geometric_stream.nn import (clear_grads, fit_optimizer_state, load_optimizer_state,
+                                       make_adam, make_adam_capturable)
 
 pytestmark = pytest.mark.skipif(torch.__version__ < "2.4",
                                 reason="torch < 2.4 has no fused CPU Adam")
@@ -49,6 +49,17 @@ def test_the_learners_step_with_fused_adam_on_the_cpu(build):
     learner.learn(torch.randn(6, 4), torch.tensor([0, 1, 0, 1, 0, 1]))
     steps = [state["step"] for state in learner.optimizer.state.values()]
     assert steps and all(s.dtype == torch.float32 and s.device.type == "cpu" for s in steps)
+
+
+def test_clear_grads_sets_every_groups_gradients_to_none_as_zero_grad_does():
+    params = [torch.randn(3, requires_grad=True) for _ in range(3)]
+    optimizer = torch.optim.Adam([{"params": params[:2]}, {"params": params[2:], "lr": 0.1}])
+    params[0].grad, params[2].grad = torch.ones(3), torch.ones(3)  # params[1] has none
+    clear_grads(optimizer)
+    assert [p.grad for p in params] == [None, None, None]
+    (params[0] * params[2]).sum().backward()  # the next backward's gradients as they are
+    assert torch.equal(params[0].grad, params[2].detach())
+    assert params[1].grad is None
 
 
 def test_reset_parameters_builds_a_fused_adam_again():

@@ -2,6 +2,7 @@ import copy
 import math
 import io
 import pickle
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -500,6 +501,17 @@ def test_the_snapshot_row_replaced_in_place_gives_index_copys_values_and_gradien
         assert torch.equal(got, want)
     emb = l2_normalize(lin(x))
     assert _RowReplacedInPlace.apply(emb, row, new_x[:, :4]).data_ptr() == emb.data_ptr()
+
+
+def test_the_row_replaced_in_place_zeroes_the_row_in_the_incoming_gradient():
+    """Its backward writes the row's zeros into the gradient it is given (no copy
+    of the (P, h) gradient) and passes the row's gradient to the new embedding."""
+    grad, row = torch.arange(12.0).view(4, 3), torch.tensor([1])
+    to_emb, _, to_new = _RowReplacedInPlace.backward(SimpleNamespace(saved_tensors=(row,)),
+                                                     grad)
+    assert to_emb is grad
+    assert torch.equal(to_emb, torch.tensor([[0.0, 1, 2], [0, 0, 0], [6, 7, 8], [9, 10, 11]]))
+    assert torch.equal(to_new, torch.tensor([[3.0, 4, 5]]))
 
 
 def test_only_the_package_embedding_has_its_row_replaced_in_place(monkeypatch):

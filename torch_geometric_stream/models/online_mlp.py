@@ -9,8 +9,8 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
 from torch_geometric_stream.models.seeding import seeded_draws
-from torch_geometric_stream.nn import (MLPBackbone, check_adam_dtype, fit_optimizer_state,
-                                       load_optimizer_state, make_adam)
+from torch_geometric_stream.nn import (MLPBackbone, check_adam_dtype, clear_grads,
+                                       fit_optimizer_state, load_optimizer_state, make_adam)
 from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_cast_keeps_finite, check_device,
@@ -97,6 +97,6 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 continue
             target = label.view(1).to(row.device, non_blocking=True)
             loss = F.cross_entropy(self.backbone(row.unsqueeze(0)), target)
-            self.optimizer.zero_grad(set_to_none=True)
+            clear_grads(self.optimizer)
             loss.backward()
             self.optimizer.step()

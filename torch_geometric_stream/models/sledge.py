@@ -21,7 +21,8 @@ from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, check_adam_dtype,
-                                      fit_optimizer_state, load_optimizer_state, make_adam)
+                                      clear_grads, fit_optimizer_state, load_optimizer_state,
+                                      make_adam)
 from torch_geometric_stream.nn.generators import (generator_on, load_generator_state,
                                                   seeded_generator)
 from torch_geometric_stream.nn.modes import set_training
@@ -870,7 +871,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                                      memory.ages.index_select(0, labeled))
         if self.lam > 0:
             loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
-        self.optimizer.zero_grad(set_to_none=True)
+        clear_grads(self.optimizer)
         loss.backward()
         self.optimizer.step()
 
@@ -998,7 +999,11 @@ class _RowReplacedInPlace(torch.autograd.Function):
     the copy of every embedding (the CPU's step; a GPU keeps ``index_copy``).
 
     The same values and gradients: ``index_copy``'s backward, row ``row`` of
-    the gradient to ``emb`` zero. ``emb``'s own backward (:math:`f_E`'s
+    the gradient to ``emb`` zero. That row is zeroed in the incoming gradient
+    :math:`(P, h)` itself, one copy less: the step's consumers of the
+    embeddings (the edge weights, the regularizer) each return a new gradient
+    that nothing else holds, and autograd sums them into one of those or a
+    new tensor. ``emb``'s own backward (:math:`f_E`'s
     L2 normalization, which kept ``emb``) then reads the new row outside
     autograd's version check (``.data``), but only times that zero gradient,
     as the old row would be read (both rows are finite), just as
@@ -1022,7 +1027,8 @@ class _RowReplacedInPlace(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, Tensor]:
         row, = ctx.saved_tensors
-        return grad.index_fill(0, row, 0), None, grad.index_select(0, row)
+        new_grad = grad.index_select(0, row)
+        return grad.index_fill_(0, row, 0), None, new_grad
 
 
 def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tensor:

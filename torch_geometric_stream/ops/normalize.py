@@ -64,8 +64,10 @@ class _L2Normalize(torch.autograd.Function):
         out, denom, unclamped = ctx.saved_tensors
         # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
         # there; at norm = eps it passes one, as torch's clamp_min does)
-        dot = (grad * out).sum(dim=-1, keepdim=True).mul_(unclamped)
-        return torch.addcmul(grad, out, dot, value=-1.0).div_(denom), None
+        prod = grad * out
+        dot = prod.sum(dim=-1, keepdim=True).mul_(unclamped)
+        # the product's buffer takes the result: one (N, h) allocation less
+        return torch.addcmul(grad, out, dot, value=-1.0, out=prod).div_(denom), None
 
 
 def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
