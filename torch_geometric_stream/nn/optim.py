@@ -21,8 +21,8 @@ from typing import Any, Iterable
 import torch
 from torch import Tensor
 
-__all__ = ["check_adam_dtype", "clear_grads", "fit_optimizer_state", "load_optimizer_state", "make_adam",
-           "make_adam_capturable"]
+__all__ = ["check_adam_dtype", "clear_grads", "fit_optimizer_state", "load_optimizer_state",
+           "make_adam", "make_adam_capturable"]
 
 #: torch has Adam's fused CPU kernel from 2.4 on.
 _FUSED_ON_CPU = torch.__version__ >= "2.4"
