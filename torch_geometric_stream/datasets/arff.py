@@ -2,7 +2,7 @@
 the header's attributes, then each data row as the texts of its values.
 
 >>> lines = enumerate(open("stream.arff"), start=1)              # doctest: +SKIP
->>> attributes = read_header(lines, "stream.arff")                # up to @data
+>>> attributes = read_header(lines, "stream.arff")  # up to @data  # doctest: +SKIP
 >>> for line, values in data_rows(lines, attributes, "stream.arff"): ...  # doctest: +SKIP
 
 Keywords (``@relation``, ``@attribute``, ``@data``, the types) are read in any case;
