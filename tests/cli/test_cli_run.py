@@ -1162,6 +1162,43 @@ def test_a_limit_on_a_csv_file_runs_on_its_first_rows_as_if_the_file_ended_there
     assert record["confusion_matrix"] == whole["confusion_matrix"]  # the same run
 
 
+def _two_class_arff(path: Path, rows: int = 60) -> Path:
+    """An ARFF stream of two separated classes, with a nominal feature; its header
+    declares a third class, which no row holds."""
+    generator = np.random.default_rng(0)
+    lines = ["% two classes", "@relation two", "@attribute f1 numeric", "@attribute f2 real",
+             "@attribute side {left, right}", "@attribute kind {low, high, odd}", "@data"]
+    for index in range(rows):
+        f1, f2 = generator.normal(3.0 * (index % 2), 0.5, size=2)
+        lines.append(f"{f1:.5f},{f2:.5f},{('left', 'right')[index % 2]},"
+                     f"{('low', 'high')[index % 2]}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_arff_file_of_your_own_is_a_stream_read_no_further_than_its_limit(tmp_path,
+                                                                             capsys):
+    stream = _two_class_arff(tmp_path / "small.arff")
+    cut = tmp_path / "cut.arff"  # its header and first 50 rows
+    cut.write_text("\n".join(stream.read_text().splitlines()[:57]) + "\n")
+    with stream.open("a") as handle:  # a row no stream holds, after the limit
+        handle.write("1,2,up,low\n")
+    argv = ["run", *FAST, "--label-ratio", "0.1", "--limit", "50"]
+    out, again = tmp_path / "run.json", tmp_path / "again.json"
+    assert main([*argv, "--dataset", str(stream), "--output", str(out)]) == 0
+    record = _read(out)
+    assert (record["dataset"], record["n_samples"], record["limit"]) == ("small.arff", 50, 50)
+    assert record["class_names"] == ["low", "high", "odd"]  # declared, in their order
+    assert len(record["confusion_matrix"]) == 3 and record["accuracy"] > 0.8
+    assert main([*argv, "--dataset", str(cut), "--label-column", "kind",
+                 "--output", str(again)]) == 0
+    assert _read(again)["confusion_matrix"] == record["confusion_matrix"]  # the same run
+    assert main(["run", "--dataset", str(stream), *FAST]) == 2  # read whole: the last row
+    assert capsys.readouterr().err.strip() == (
+        "error: small.arff line 68: attribute 'side' holds 'up', which it does not declare "
+        "({left, right})")
+
+
 def test_an_integer_label_column_that_names_another_column_is_one_error_line(tmp_path, capsys):
     stream = _two_class_csv(tmp_path / "mine.csv")
     stream.write_text(stream.read_text().replace("kind,f1,f2,f3", "kind,f1,0,f3", 1))
@@ -1181,8 +1218,8 @@ def test_an_integer_label_column_that_names_another_column_is_one_error_line(tmp
 def test_a_label_column_where_no_csv_is_read_is_refused(tmp_path, capsys, dataset):
     assert main(["run", "--dataset", dataset, "--label-column", "kind", "--limit", "20"]) == 2
     assert capsys.readouterr().err.strip() == (
-        "error: --label-column applies to a CSV file given as --dataset (an .npz file holds "
-        "its labels in y); drop it")
+        "error: --label-column applies to a CSV or ARFF file given as --dataset (an .npz file "
+        "holds its labels in y); drop it")
 
 
 def test_a_missing_or_malformed_stream_file_is_one_error_line(tmp_path, capsys):
@@ -1259,7 +1296,8 @@ def test_datasets_command_lists_all_twelve(tmp_path, capsys):
     assert status["SDD"] == "missing" and status["FashionMNIST"] == "missing"
     assert {"MNDS", "WebKB", "CIFAR-10", "OD"} <= set(lines)
     assert out.splitlines()[-1] == ("your own stream: run --dataset FILE.csv (label in the last "
-                                    "column, or --label-column NAME) or FILE.npz (arrays x and y)")
+                                    "column, or --label-column NAME), FILE.arff (the label the "
+                                    "last attribute) or FILE.npz (arrays x and y)")
 
 
 def test_synthetic_name_with_its_drift_round_trips(tmp_path):

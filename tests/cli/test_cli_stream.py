@@ -189,6 +189,10 @@ def test_stream_options_are_refused_where_they_do_not_apply(tmp_path, capsys):
     assert _error(capsys, "--dataset", "synthetic", "--stream", "--classes", "a,b") == (
         "error: --stream reads a CSV file (.csv, .csv.gz) or standard input (-) given as "
         "--dataset, got --dataset synthetic")
+    for arff in ("small.arff", "small.ARFF.gz"):  # before: the CSV-or-stdin error alone
+        assert _error(capsys, "--dataset", arff, "--stream", "--classes", "a,b") == (
+            "error: --stream reads a CSV file row by row; an ARFF file is read whole: drop "
+            "--stream and --classes (its header declares the classes)")
     assert _error(capsys, "--dataset", "-", "--stream", "--classes", "a,b", "--seed", "0,1",
                   "--label-mask", "bernoulli") == (
         "error: --stream runs one seed at a time (standard input is read once): give one "

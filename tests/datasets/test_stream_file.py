@@ -86,7 +86,8 @@ def test_bad_archives_and_paths_are_named(tmp_path):
     write(tmp_path, "junk.npz", "not a zip")
     with pytest.raises(DatasetFormatError, match="not a readable .npz archive"):
         load_stream_file(tmp_path / "junk.npz")
-    with pytest.raises(ValueError, match="label_column applies to a CSV file"):
+    with pytest.raises(ValueError, match="^label_column applies to a CSV or ARFF file; an "
+                                         ".npz file holds its labels in the array y$"):
         load_stream_file(tmp_path / "nox.npz", label_column="y")
     with pytest.raises(DatasetNotFoundError, match=r"^stream file \S+absent.csv does not exist$"):
         load_stream_file(tmp_path / "absent.csv")

@@ -82,5 +82,6 @@ def datasets_command(args: argparse.Namespace) -> int:
           f"({bundled_data_folder() / 'online_shoppers_intention.csv.gz'}, CC BY 4.0, "
           f"see ATTRIBUTION.md there)")
     print("your own stream: run --dataset FILE.csv (label in the last column, or "
-          "--label-column NAME) or FILE.npz (arrays x and y)")
+          "--label-column NAME), FILE.arff (the label the last attribute) or FILE.npz "
+          "(arrays x and y)")
     return 0

@@ -140,7 +140,9 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            f"(drift from --synthetic-drift), 'synthetic-<drift>', or a file "
                            f"of your own stream: FILE.csv (rows in stream order, the label "
                            f"in the last column or --label-column, a header row allowed; "
-                           f"also .csv.gz) or FILE.npz (arrays x and y), or - for a CSV on "
+                           f"also .csv.gz), FILE.arff (Weka's, MOA's: the label the last "
+                           f"attribute or --label-column, nominal features one-hot; also "
+                           f".arff.gz) or FILE.npz (arrays x and y), or - for a CSV on "
                            f"standard input (with --stream) (default: the "
                            f"bundled Shopper stream, which Shopper also uses when no data "
                            f"folder is found)")
@@ -157,15 +159,17 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "this order; a row with another label is an error naming its "
                            "line (numbers match as numbers: 1.0 is class 1)")
     data.add_argument("--label-column", metavar="NAME",
-                      help="a CSV --dataset's label column: its header name or its index "
+                      help="a CSV --dataset's label column (an ARFF's label attribute): "
+                           "its header name or its index "
                            "(negative from the end; an index that is also another column's "
                            "header name is refused, the error says how to pick each) "
                            "(default: the last column)")
     add_root_option(data)
     data.add_argument("--limit", type=positive_int, metavar="N",
                       help=f"only the first N samples (default: all; {BUNDLED_LIMIT} for the "
-                           f"bundled default); a CSV --dataset is read no further, its "
-                           f"classes those of these rows")
+                           f"bundled default); a CSV or ARFF --dataset is read no further, "
+                           f"its classes those of these rows (an ARFF's nominal label: all "
+                           f"it declares)")
     data.add_argument("--strict", action="store_true",
                       help="error instead of a warning when part of a dataset is missing")
     data.add_argument("--scaling", choices=SCALINGS,

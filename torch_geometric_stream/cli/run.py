@@ -138,8 +138,8 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     from_file = args.dataset is not None and is_stream_file(args.dataset)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
     if args.label_column is not None and not (from_csv or args.stream):
-        raise UsageError("--label-column applies to a CSV file given as --dataset (an .npz "
-                         "file holds its labels in y); drop it")
+        raise UsageError("--label-column applies to a CSV or ARFF file given as --dataset "
+                         "(an .npz file holds its labels in y); drop it")
     if args.stream:
         dataset = CSVRowStream(args.dataset.strip(), args.classes, label_column=args.label_column,
                                limit=args.limit)
@@ -620,6 +620,10 @@ def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
             raise UsageError(f"--dataset {STDIN} (standard input) is read as it comes: add "
                              f"--stream --classes A,B,...")
         return
+    if args.dataset is not None and args.dataset.strip().lower().endswith(
+            (".arff", ".arff.gz")):
+        raise UsageError("--stream reads a CSV file row by row; an ARFF file is read whole: "
+                         "drop --stream and --classes (its header declares the classes)")
     if args.dataset is None or not (stdin or args.dataset.strip().lower().endswith(
             (".csv", ".csv.gz"))):
         raise UsageError(f"--stream reads a CSV file (.csv, .csv.gz) or standard input "

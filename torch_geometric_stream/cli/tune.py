@@ -582,9 +582,9 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--dataset", required=True, metavar="NAME",
                       help=f"the stream every run evaluates on: one of {', '.join(DATASETS)} "
                            f"(case-insensitive), a synthetic one or a file of your own "
-                           f"stream, FILE.csv or FILE.npz (see run --help)")
+                           f"stream, FILE.csv, FILE.arff or FILE.npz (see run --help)")
     tune.add_argument("--label-column", metavar="NAME",
-                      help="a CSV --dataset's label column (see run --help)")
+                      help="a CSV or ARFF --dataset's label column (see run --help)")
     add_root_option(tune)
     tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
                       help="the model every run evaluates (default: %(default)s)")
@@ -608,8 +608,8 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--confirm-seeds", action="append", metavar="S",
                       help="the second stage's extra seeds, e.g. 2000,4000")
     tune.add_argument("--limit", type=positive_int, metavar="N",
-                      help="first N samples only (a CSV --dataset is read no further, its "
-                           "classes those of these rows)")
+                      help="first N samples only (a CSV or ARFF --dataset is read no "
+                           "further, its classes those of these rows: see run --help)")
     tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
                       help="threads of each run (default: %(default)s)")
     tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",

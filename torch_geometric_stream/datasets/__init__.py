@@ -12,7 +12,7 @@ with raw, unscaled features.
 
 Text datasets (MNDS, WebKB) become 500 tf-idf features, see
 :mod:`~torch_geometric_stream.datasets.text` for the layouts read. A stream of
-your own comes from a CSV file or an ``.npz`` archive: :func:`load_stream_file`;
+your own comes from a CSV file, an ARFF file or an ``.npz`` archive: :func:`load_stream_file`;
 :class:`CSVRowStream` reads a CSV row by row, with its classes given.
 """
 from torch_geometric_stream.datasets.csv_stream import CSVRowStream

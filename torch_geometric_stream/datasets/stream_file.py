@@ -1,31 +1,37 @@
-"""A stream of your own from one file: a CSV table or a NumPy ``.npz`` archive.
+"""A stream of your own from one file: a CSV table, an ARFF file (Weka's, MOA's and
+CapyMOA's format) or a NumPy ``.npz`` archive.
 
 >>> ds = load_stream_file("sensors.csv", label_column="fault")   # doctest: +SKIP
+>>> ds = load_stream_file("covtype.arff")                         # doctest: +SKIP
 >>> ds = load_stream_file("stream.npz")                           # arrays x and y
 
 Rows are taken in file order, which is the stream's order. Labels may be numbers or
 strings; they become class ids ``0..c-1`` in the order of their sorted distinct values
 (numbers sorted as numbers; among labels of numbers and words, a CSV label column or an
 ``.npz`` array of strings, the numbers first, then the words in text order), with the
-original values as ``class_names``. A number, label or feature, is ASCII decimal
-notation (``-2``, ``.5``, ``1e-3``; NaN and infinities as Python spells them): ``1_000``
-or other scripts' digits, which ``float()`` reads, are words.
+original values as ``class_names`` (an ARFF's nominal class: its declared values, in
+their order). A number, label or feature, is ASCII decimal notation (``-2``, ``.5``,
+``1e-3``; NaN and infinities as Python spells them): ``1_000`` or other scripts'
+digits, which ``float()`` reads, are words.
 """
 from __future__ import annotations
 
 import csv
 import functools
 import hashlib
+import itertools
 import re
 import sys
 import zipfile
 import zlib
 from array import array
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, TextIO
 
 import numpy as np
 
+from torch_geometric_stream.datasets import arff
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 from torch_geometric_stream.datasets.io import check_header_names, open_text
@@ -38,7 +44,9 @@ __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
            "stream_file_digest"]
 
 #: The file names :func:`load_stream_file` reads, by how they end (any case).
-STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz")
+STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
+#: The stream files that are ARFF files, by how their names end (any case).
+_ARFF_SUFFIXES = (".arff", ".arff.gz")
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Separators of other tables, named when a CSV row is one field holding them.
@@ -61,8 +69,8 @@ def stream_file_digest(path: str | Path, label_column: Optional[str] = None,
     with another label column, gets another digest; the file found by another
     path, the same one.
 
-    With ``limit``, of a CSV's text read for its first ``limit`` data rows
-    (:func:`load_stream_file` with ``limit``) instead of the whole file's bytes:
+    With ``limit``, of a CSV's or an ARFF's text read for its first ``limit`` data
+    rows (:func:`load_stream_file` with ``limit``) instead of the whole file's bytes:
     the digest of what such a stream is made of, which an edit further on leaves
     as it is. An ``.npz`` archive is read whole, and hashed whole.
 
@@ -93,9 +101,9 @@ def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional
 @functools.lru_cache(maxsize=4)
 def _prefix_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str],
                    limit: int) -> str:
-    """:func:`stream_file_digest` of a CSV read for its first ``limit`` rows."""
+    """:func:`stream_file_digest` of a CSV or an ARFF read for its first ``limit`` rows."""
     digest = hashlib.sha256()
-    _read_csv(path, label_column, limit, digest)
+    _table_reader(path)(path, label_column, limit, digest)
     return _with_label_column(digest, label_column)
 
 
@@ -118,7 +126,7 @@ def _check_limit(limit: Optional[int]) -> None:
 
 def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
                      limit: Optional[int] = None) -> StreamDataset:
-    r"""Read a labelled stream from a CSV file or an ``.npz`` archive.
+    r"""Read a labelled stream from a CSV file, an ARFF file or an ``.npz`` archive.
 
     - **CSV** (``.csv``, or gzip-compressed ``.csv.gz``; UTF-8, comma-separated):
       one sample per row, the label in the last column unless ``label_column``
@@ -132,6 +140,20 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       over a label column of numbers.
       Blank lines are skipped. Every row needs its true label: the evaluation
       hides labels itself.
+    - **ARFF** (``.arff``, or ``.arff.gz``; UTF-8): a header of ``@attribute NAME
+      TYPE`` lines, the type ``numeric`` (``real``, ``integer``) or nominal ``{v1,
+      v2, ...}``, then ``@data`` and one sample per row, dense (``1.5,red,yes``) or
+      sparse (``{0 1.5, 2 yes}``: omitted values are 0, or a nominal attribute's
+      first value); :mod:`~torch_geometric_stream.datasets.arff` reads the syntax.
+      The label is the last attribute (MOA's convention) unless ``label_column``
+      names another, by name or index as a CSV's. A nominal label's classes are its
+      declared values, in their order, rows or not (the class ids do not depend on
+      ``limit``); a numeric label is read as a CSV label column of numbers. A
+      numeric attribute is a feature; a nominal one is one feature per declared
+      value, named ``attr=value``, 1 for the row's value and 0 for the others (a
+      two-valued one too; CapyMOA gives nominal features as index codes instead).
+      A missing value (``?``), an undeclared nominal value, a ``string``, ``date``
+      or ``relational`` attribute, an instance weight are refused.
     - **NPZ**: an array ``x`` (or ``X``) :math:`(T, d)` of numbers and an array ``y``
       (or ``Y``) :math:`(T,)` of labels (integers, whole or other floats, strings),
       as ``np.savez("stream.npz", x=x, y=y)`` writes them.
@@ -139,13 +161,15 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     With ``limit``, the stream is the file's first ``limit`` data rows, as if the
     file ended there: a CSV is read no further than them (and the one row after,
     while the first row may be a header by its label alone: a word over labels
-    that are all numbers), and is checked as far as it is read; an ``.npz``
-    archive is read whole, its rows beyond ``limit`` dropped before any check.
-    The classes are those of the rows kept.
+    that are all numbers), an ARFF no further than its header and them, and each
+    is checked as far as it is read; an ``.npz`` archive is read whole, its rows
+    beyond ``limit`` dropped before any check. The classes are those of the rows
+    kept (an ARFF's nominal label: all its declared values).
 
     Args:
         path: the file.
-        label_column (str, optional): the CSV label column's header name or index.
+        label_column (str, optional): the label column's header name or index (a
+            CSV's), or the label attribute's name or index (an ARFF's).
         limit (int, optional): the number of data rows to keep (default: all).
 
     Returns:
@@ -157,9 +181,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
         DatasetFormatError: the content is not such a table: a feature that is not
             a finite float32 number (categorical columns must be encoded first), an
             empty or non-finite label, rows of different lengths, a missing label
-            column or array, text that is not UTF-8, or no rows. Its message names
-            the file, the line (CSV) or entry (NPZ) and the column; an ambiguous
-            ``label_column``.
+            column or array, text that is not UTF-8, or no rows; in an ARFF, any of
+            the refusals above. Its message names the file, the line (CSV, ARFF) or
+            entry (NPZ) and the column or attribute; an ambiguous ``label_column``.
         ValueError: ``label_column`` with an ``.npz`` file, a name that is not a
             stream file's, or a ``limit`` below 1.
         TypeError: a ``limit`` that is not an integer.
@@ -172,14 +196,20 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     _check_exists(path)
     if path.name.lower().endswith(".npz"):
         if label_column is not None:
-            raise ValueError("label_column applies to a CSV file; an .npz file holds its "
-                             "labels in the array y")
+            raise ValueError("label_column applies to a CSV or ARFF file; an .npz file "
+                             "holds its labels in the array y")
         x, y, class_names, feature_names = _read_npz(path, limit)
     else:
-        x, y, class_names, feature_names = _read_csv(path, label_column, limit)
+        x, y, class_names, feature_names = _table_reader(path)(path, label_column, limit)
     return StreamDataset(name=path.name, x=x, y=y, num_classes=len(class_names),
                          class_names=class_names, feature_names=feature_names,
                          source=str(path.resolve()))
+
+
+def _table_reader(path: Path) -> Callable[..., tuple[np.ndarray, np.ndarray, list[str],
+                                                     Optional[list[str]]]]:
+    """The reader of text stream file ``path``: :func:`_read_arff` or :func:`_read_csv`."""
+    return _read_arff if path.name.lower().endswith(_ARFF_SUFFIXES) else _read_csv
 
 
 def _check_exists(path: Path) -> None:
@@ -297,31 +327,42 @@ def _read_csv(path: Path, label_column: Optional[str], limit: Optional[int] = No
     read row by row: a large file is held as numbers, not as strings. ``digest``, if
     given, is updated with the text read."""
     csv.field_size_limit(sys.maxsize)
+    with _text_lines(path, digest) as lines:
+        reader = csv.reader(lines)
+        try:
+            return _parse_csv(reader, path.name, label_column, limit)
+        except csv.Error as error:
+            raise DatasetFormatError(f"{path.name} line {reader.line_num}: not CSV text "
+                                     f"({error})") from None
+
+
+@contextmanager
+def _text_lines(path: Path, digest: Optional["hashlib._Hash"], save_as: str = "CSV UTF-8"
+                ) -> Iterator[Iterator[str]]:
+    """The lines of text stream file ``path`` (:func:`_utf8_lines`), for a ``with``
+    block in which a read that fails (a damaged .gz: io.open_binary names it) is a
+    :class:`DatasetFormatError`."""
     try:
         with open_text(path, encoding="utf-8-sig", errors="surrogateescape",
                        newline="") as handle:
-            reader = csv.reader(_utf8_lines(handle, path.name, digest))
-            try:
-                return _parse_csv(reader, path.name, label_column, limit)
-            except csv.Error as error:
-                raise DatasetFormatError(f"{path.name} line {reader.line_num}: not CSV text "
-                                         f"({error})") from None
-    except OSError as error:  # a read that fails (a damaged .gz: io.open_binary names it)
+            yield _utf8_lines(handle, path.name, digest, save_as)
+    except OSError as error:
         raise DatasetFormatError(f"{path.name}: cannot be read ({error})") from None
 
 
-def _utf8_lines(handle: TextIO, file_name: str, digest: Optional["hashlib._Hash"]
-                ) -> Iterator[str]:
+def _utf8_lines(handle: TextIO, file_name: str, digest: Optional["hashlib._Hash"],
+                save_as: str = "CSV UTF-8") -> Iterator[str]:
     """The lines of ``handle`` (decoded with ``surrogateescape``), each refused
-    if it is not UTF-8 as it is read: a stream read in part is checked as far as
-    it is read. ``digest``, if given, is updated with each line."""
+    if it is not UTF-8 as it is read (the error says to save the file ``save_as``):
+    a stream read in part is checked as far as it is read. ``digest``, if given,
+    is updated with each line."""
     for number, line in enumerate(handle, start=1):
         if not line.isascii():
             try:
                 line.encode("utf-8")
             except UnicodeEncodeError:  # an undecodable byte, escaped as a lone surrogate
                 raise DatasetFormatError(f"{file_name} line {number}: not UTF-8 text (save "
-                                         f"the file as CSV UTF-8)") from None
+                                         f"the file as {save_as})") from None
         if digest is not None:
             digest.update(line.encode("utf-8"))
         yield line
@@ -376,8 +417,8 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
     return (np.stack(features),
-            *_label_classes(labels, _missing_csv_labels(labels, lines, file_name,
-                                                        _column_name(index, header))), names)
+            *_label_classes(labels, _missing_csv_labels(
+                labels, lines, file_name, f"column {_column_name(index, header)}")), names)
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
@@ -451,13 +492,21 @@ def _feature_value_ok(text: str) -> bool:
 def _feature_values(fields: list[str], file_name: str, line: int, index: int,
                     header: Optional[list[str]]) -> np.ndarray:
     """A row's feature ``fields`` (the label at ``index`` taken out) as float64 :math:`(d,)`."""
+    values = _float32_numbers(fields)
+    if values is None:
+        raise _bad_field(file_name, line, fields, index, header)
+    return values
+
+
+def _float32_numbers(fields: list[str]) -> Optional[np.ndarray]:
+    """``fields`` as float64 :math:`(d,)` if each is a finite number that float32
+    holds (:func:`_feature_value_ok`), else ``None``."""
     try:
         values = np.array(fields, dtype=np.float64)
     except ValueError:
-        values = None
-    if (values is None or not all_numbers(fields)
-            or not np.all(np.abs(values) <= _FLOAT32_MAX)):
-        raise _bad_field(file_name, line, fields, index, header)
+        return None
+    if not all_numbers(fields) or not np.all(np.abs(values) <= _FLOAT32_MAX):
+        return None
     return values
 
 
@@ -477,15 +526,17 @@ def _bad_field(file_name: str, line: int, features: list[str], index: int,
                               f"{_field_problem(features[column])}")
 
 
-def _field_problem(value: str) -> str:
-    """What is wrong with feature field ``value``, which is no finite float32 number."""
+def _field_problem(value: str, word: str = "encode categorical features as numbers first"
+                   ) -> str:
+    """What is wrong with feature field ``value``, which is no finite float32 number
+    (``word``: what to do where it is a word)."""
     if not value:
         return "is empty (a missing value: fill in or drop the row first)"
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
     if not is_number(value):
-        return f"holds {value!r}, not a number (encode categorical features as numbers first)"
+        return f"holds {value!r}, not a number ({word})"
     if np.isfinite(float(value)):
         return f"holds {value!r}, beyond float32's range (±{_FLOAT32_MAX:.4g})"
     return f"holds {value!r}, not a finite number"
@@ -533,12 +584,13 @@ def _numbers(labels: Sequence[str] | np.ndarray, missing: MissingLabels) -> np.n
 
 def _missing_csv_labels(labels: list[str], lines: array, file_name: str, column: str
                         ) -> MissingLabels:
-    """The :data:`MissingLabels` of CSV label fields read from ``lines``: it names the
-    first one's line, column and text."""
+    """The :data:`MissingLabels` of CSV (or ARFF) label fields read from ``lines``:
+    it names the first one's line, ``column`` (``column 3``, ``attribute 'y'``) and
+    text."""
     def missing(bad: np.ndarray) -> DatasetFormatError:
-        return DatasetFormatError(f"{file_name} line {lines[bad[0]]}: column {column} (the "
-                                  f"label) holds {labels[bad[0]]!r}, not a label; every row "
-                                  f"needs its true label")
+        return DatasetFormatError(f"{file_name} line {lines[bad[0]]}: {column} (the label) "
+                                  f"holds {labels[bad[0]]!r}, not a label; every row needs "
+                                  f"its true label")
     return missing
 
 
@@ -607,3 +659,139 @@ def _spellings(column: int, header: list[str]) -> list[str]:
         if text and index == column and not named_elsewhere:
             spellings.append(text if _is_index(text) else repr(text))
     return spellings
+
+
+# -- ARFF ----------------------------------------------------------------------------
+
+def _read_arff(path: Path, label_column: Optional[str], limit: Optional[int] = None,
+               digest: Optional["hashlib._Hash"] = None
+               ) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    """Features, class ids, class names and feature names of an ARFF file (its
+    header and first ``limit`` data rows if given, read no further), read row by
+    row (:class:`_ArffTable`). ``digest``, if given, is updated with the text read."""
+    with _text_lines(path, digest, "UTF-8") as text:
+        lines = enumerate(text, start=1)
+        attributes = arff.read_header(lines, path.name)
+        table = _ArffTable(attributes, _attribute_index(label_column, attributes, path.name),
+                           path.name)
+        for line, values in itertools.islice(arff.data_rows(lines, attributes, path.name),
+                                             limit):
+            table.add(line, values)
+    return table.arrays()
+
+
+def _attribute_index(label_column: Optional[str], attributes: list[arff.Attribute],
+                     file_name: str) -> int:
+    """The position of the label attribute: the last by default, else the one
+    ``label_column`` names, by name or index as a CSV's label column."""
+    names = [attribute.name for attribute in attributes]
+    if len(names) < 2:
+        raise DatasetFormatError(f"{file_name}: the header declares {len(names)} "
+                                 f"attribute{'s' * (len(names) != 1)}; a stream needs a "
+                                 f"feature and a label")
+    index, _ = _label_index(label_column, names, len(names), file_name)
+    _check_unambiguous(label_column, names, index, file_name)
+    return index
+
+
+class _ArffTable:
+    """The features and labels of an ARFF file's data rows, gathered as they are
+    read: a numeric attribute is one feature, a nominal one a feature per declared
+    value (``attr=value``; 1 for the row's value, 0 for the others); the label
+    attribute (at ``index``) a class id, its declared value's position (nominal),
+    or a number (numeric), whose classes are sorted at the end as a CSV's."""
+
+    def __init__(self, attributes: list[arff.Attribute], index: int, file_name: str) -> None:
+        self._attributes, self._index, self._file_name = attributes, index, file_name
+        self._codes = [None if attribute.values is None
+                       else {value: code for code, value in enumerate(attribute.values)}
+                       for attribute in attributes]
+        self.feature_names: list[str] = []
+        self._numeric: list[int] = []  # positions of the numeric features
+        self._numeric_columns: list[int] = []  # and their columns
+        self._nominal: list[tuple[int, int]] = []  # (position, first column)
+        for position, attribute in enumerate(attributes):
+            if position == index:
+                continue
+            if attribute.values is None:
+                self._numeric.append(position)
+                self._numeric_columns.append(len(self.feature_names))
+                self.feature_names.append(attribute.name)
+            else:
+                self._nominal.append((position, len(self.feature_names)))
+                self.feature_names += [f"{attribute.name}={value}" for value in attribute.values]
+        self._rows: list[np.ndarray] = []
+        self._labels: list[int | str] = []
+        self._lines = array("q")
+
+    def add(self, line: int, values: list[Optional[str]]) -> None:
+        """Gather data row ``values`` (:func:`~.arff.data_rows`) read from ``line``."""
+        where = f"{self._file_name} line {line}"
+        numbers = _float32_numbers([values[position] or "" for position in self._numeric])
+        if numbers is None:
+            raise self._bad_number(values, where)
+        row = np.zeros(len(self.feature_names))
+        row[self._numeric_columns] = numbers
+        for position, column in self._nominal:
+            row[column + self._code(position, values[position], where)] = 1.0
+        self._rows.append(row)
+        self._labels.append(self._label(values[self._index], where))
+        self._lines.append(line)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+        """The features, class ids, class names and feature names of the rows added."""
+        if not self._rows:
+            raise DatasetFormatError(f"{self._file_name}: the file has an @data line and no "
+                                     f"data rows")
+        label = self._attributes[self._index]
+        if label.values is not None:
+            y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
+        else:
+            y, class_names = _label_classes(self._labels, _missing_csv_labels(
+                self._labels, self._lines, self._file_name, f"attribute {label.name!r}"))
+        return np.stack(self._rows), y, class_names, self.feature_names
+
+    def _label(self, value: Optional[str], where: str) -> int | str:
+        """The label ``value``: its class id (nominal) or its number's text (numeric)."""
+        if self._codes[self._index] is not None:
+            return self._code(self._index, value, where)
+        if not value:
+            raise self._missing(self._index, value, where)
+        if not is_number(value):
+            raise DatasetFormatError(f"{where}: {self._named(self._index)} holds {value!r}, "
+                                     f"not a number (it is declared numeric)")
+        return value
+
+    def _code(self, position: int, value: Optional[str], where: str) -> int:
+        """The position of ``value`` among the values nominal attribute ``position`` declares."""
+        code = self._codes[position].get(value)
+        if code is not None:
+            return code
+        if not value:
+            raise self._missing(position, value, where)
+        declared = ", ".join(self._attributes[position].values)
+        raise DatasetFormatError(f"{where}: {self._named(position)} holds {value!r}, which it "
+                                 f"does not declare ({{{declared}}})")
+
+    def _bad_number(self, values: list[Optional[str]], where: str) -> DatasetFormatError:
+        """The error of the row ``values`` whose numeric features are not all finite
+        float32 numbers: its first bad one."""
+        position = next(position for position in self._numeric
+                        if not (values[position] and _feature_value_ok(values[position])))
+        if not values[position]:
+            return self._missing(position, values[position], where)
+        return DatasetFormatError(f"{where}: {self._named(position)} "
+                                  f"{_field_problem(values[position], 'it is declared numeric')}")
+
+    def _missing(self, position: int, value: Optional[str], where: str) -> DatasetFormatError:
+        """The error of the missing (``None``, ``?``) or empty ``value`` of attribute
+        ``position``."""
+        problem = "is missing (?)" if value is None else "is empty"
+        remedy = ("every row needs its true label" if position == self._index
+                  else "fill in missing values first")
+        return DatasetFormatError(f"{where}: {self._named(position)} {problem}; {remedy}")
+
+    def _named(self, position: int) -> str:
+        """Attribute ``position`` as an error names it (``attribute 'y' (the label)``)."""
+        label = " (the label)" if position == self._index else ""
+        return f"attribute {self._attributes[position].name!r}{label}"
