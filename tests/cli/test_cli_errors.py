@@ -97,8 +97,8 @@ NAMED_ERRORS = {
     # named neither the file's suffix nor the suffixes a stream file takes
     "stream file of another suffix": (["--dataset", "{tmp}/bad.json"],
                                       "--dataset: {tmp}/bad.json is not a stream file: its "
-                                      "name must end in .csv, .csv.gz, .npz (convert or "
-                                      "rename it)"),
+                                      "name must end in .csv, .csv.gz, .npz, .arff, "
+                                      ".arff.gz (convert or rename it)"),
     "dataset folder as the dataset": (["--dataset", "{tmp}/empty"],
                                       "--dataset: {tmp}/empty is a folder; for a dataset's "
                                       "folder give its name and the folder above it "

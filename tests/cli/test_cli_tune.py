@@ -118,7 +118,8 @@ def test_tune_names_a_stream_file_of_another_suffix_before_any_run(tmp_path, cap
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.err == (f"error: --dataset: {stream} is not a stream file: its name must "
-                            f"end in .csv, .csv.gz, .npz (convert or rename it)\n")
+                            f"end in .csv, .csv.gz, .npz, .arff, .arff.gz (convert or rename "
+                            f"it)\n")
     assert "start" not in captured.out and not (tmp_path / "grid").exists()
 
 
