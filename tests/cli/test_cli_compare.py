@@ -180,7 +180,8 @@ def test_what_is_not_a_run_record_is_named(tmp_path, capsys, content, message):
 
 def test_a_missing_file_and_a_bad_plot_name_are_usage_errors(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "absent.json")]) == 2
-    assert "cannot read a run record" in capsys.readouterr().err
+    assert capsys.readouterr().err.strip() == (
+        f"error: {tmp_path / 'absent.json'}: no such file or folder")
     path = write(tmp_path, "a.json", record(0, 0.8))
     assert main(["compare", path, "--plot", str(tmp_path / "curves.xyz")]) == 2
     assert capsys.readouterr().err.startswith("error: --plot:")
@@ -640,3 +641,20 @@ def test_a_rerun_of_the_tlp_results_pairs_with_them_seed_for_seed(capsys):
                       for stream in ("GSAD", "Shopper") for ratio in ("0.001", "0.01")}
     # and each of the six settings of balanced-tlp-v1252 (Shuttle too) is a baseline
     assert len(lines) == 10 and sum(cells[-1] == "baseline" for cells in lines.values()) == 6
+
+
+def test_a_path_that_is_not_there_and_a_folder_of_partial_records_say_so(tmp_path, capsys):
+    # before: "cannot read a run record ([Errno 2] No such file or directory: ...)", and
+    # a folder of partial records only: "holds no run record", which did not say why
+    missing = tmp_path / "nope"
+    assert main(["compare", f"{missing}/"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {missing}: no such file or folder"
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for seed in (0, 1):
+        write(folder, f"g_seed{seed}.json.partial", {**record(seed, 0.9), "interrupted_at": 9})
+    assert main(["compare", str(folder)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {folder}: the folder holds no run record (*.json written by run); it holds 2 "
+        f"partial records of interrupted runs (*.json.partial), which compare leaves out: "
+        f"finish them (rerun them, with --resume where they saved a checkpoint)")

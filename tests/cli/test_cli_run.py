@@ -801,6 +801,12 @@ def test_an_interrupted_run_says_where_its_checkpoint_is_and_resumes_from_it(
     assert main([*argv, "--resume", str(checkpoint)]) == 0
     record = _read(out)
     assert (record["resumed_from"], record["n_samples"]) == (40, 60)
+    assert capsys.readouterr().err == ""  # --quiet
+    out.unlink()
+    argv.remove("--quiet")  # before: nothing said that the run went on from a checkpoint
+    assert main([*argv, "--resume", str(checkpoint)]) == 0  # saved at its end now
+    assert (f"seed 0: resumed from {checkpoint} after sample 60"
+            in capsys.readouterr().err.splitlines())
 
 
 def _run_checkpointed_and_interrupted_after_30(tmp_path, capsys, monkeypatch, quick_run,

@@ -97,6 +97,8 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
     """
     records = []
     for path in map(Path, paths):
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or folder")
         if not path.is_dir():
             records.append((path, _read_record(path)))
             continue
@@ -109,10 +111,16 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
             except UsageError as error:  # not a run record: a folder holds other JSON too
                 passed_over.append(str(error))
         if not found:
+            partial = len(list(path.glob("*.json.partial")))
             raise UsageError(f"{path}: the folder holds no run record (*.json written by run)"
                              + "".join(f"; {why}" for why in passed_over[:1])
                              + (f" (and {len(passed_over) - 1} other *.json, none a run "
-                                f"record)" if len(passed_over) > 1 else ""))
+                                f"record)" if len(passed_over) > 1 else "")
+                             + (f"; it holds {partial} partial record"
+                                f"{'s' * (partial != 1)} of interrupted runs (*.json.partial), "
+                                f"which compare leaves out: finish them (rerun them, with "
+                                f"--resume where they saved a checkpoint)"
+                                if partial else ""))
         records += found
     return _once_each(records)
 

@@ -547,6 +547,9 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                              "it with the run's record (save_checkpoint(..., record=...))")
         start, initial = state.position, state.record
         run["resumed_from"] = start
+        if not args.quiet:
+            print(f"seed {seed}: resumed from {args.resume} after sample {start:,}",
+                  file=sys.stderr)
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
     # standard input may wait for a row without end: a stop must not wait for one
