@@ -514,6 +514,16 @@ def test_the_row_replaced_in_place_zeroes_the_row_in_the_incoming_gradient():
     assert torch.equal(to_new, torch.tensor([[3.0, 4, 5]]))
 
 
+def test_a_sum_of_the_rows_replaced_in_place_gets_the_gradient_of_index_copy():
+    # before: sum's expanded gradient (one memory for every row) was zeroed in place,
+    # so every row's gradient became 0
+    emb = torch.ones(4, 3, requires_grad=True)
+    new = torch.full((1, 3), 2.0, requires_grad=True)
+    _RowReplacedInPlace.apply(emb * 1.0, torch.tensor([1]), new).sum().backward()
+    assert torch.equal(emb.grad, torch.tensor([[1.0] * 3, [0.0] * 3, [1.0] * 3, [1.0] * 3]))
+    assert torch.equal(new.grad, torch.ones(1, 3))
+
+
 def test_only_the_package_embedding_has_its_row_replaced_in_place(monkeypatch):
     """Another f_E (here the package's, wrapped: the same values) keeps the
     out-of-place ``index_copy``, whose backward holds for any embedding; the

@@ -537,3 +537,14 @@ def test_a_bounded_transform_maps_a_large_value_into_float32(build, value):
     out = build().transform_many(np.array([[0.5, 1.0], [0.25, value]]))
     assert out.dtype == torch.float32 and bool(torch.isfinite(out).all())
     assert float(out.abs().max()) <= 710.0
+
+
+@pytest.mark.parametrize("build", [make_transform, lambda: make_transform("robust"),
+                                   lambda: make_transform("online-rescale",
+                                                          feature_transform="signed-log1p")])
+def test_a_bounded_pipeline_saves_no_state_for_a_row_it_learns(build, monkeypatch):
+    # the float32 check's state copy would cost a robust range its reservoir per row
+    transform = build()
+    monkeypatch.setattr(transform, "state_dict", lambda: pytest.fail("the state was saved"))
+    out = transform.transform_many(np.array([[1.0, 2.0], [3.0, -1.0]]))
+    assert out.dtype == torch.float32 and out.shape == (2, 2)

@@ -6,8 +6,11 @@ Every transform maps one row :math:`(d,)` (NumPy array or tensor) to a
 :meth:`StreamTransform.transform_many`; both give identical results.  Work is
 done in ``float64`` and cast at the end; a transformed value beyond ``float32``'s
 range (a raw ``1e39`` through an empty pipeline) is refused with a
-``ValueError`` naming it, and the state is then as before the call.  State
-lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
+``ValueError`` naming it, and the state is then as before the call (a pipeline
+that does not end in a bounded transform, :class:`L2Normalize`,
+:class:`SignedLog1p`, an online min-max range or a clipped quantile range, copies
+its state for that on every call: an unclipped quantile range its reservoir).
+State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
 :meth:`~StreamTransform.load_state_dict` so a checkpoint can store it.
 
 The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and

@@ -1003,7 +1003,9 @@ class _RowReplacedInPlace(torch.autograd.Function):
     :math:`(P, h)` itself, one copy less: the step's consumers of the
     embeddings (the edge weights, the regularizer) each return a new gradient
     that nothing else holds, and autograd sums them into one of those or a
-    new tensor. ``emb``'s own backward (:math:`f_E`'s
+    new tensor; an expanded gradient (stride 0, as a sum's backward gives),
+    whose rows share memory, is copied as before. A new consumer must return
+    a gradient of its own. ``emb``'s own backward (:math:`f_E`'s
     L2 normalization, which kept ``emb``) then reads the new row outside
     autograd's version check (``.data``), but only times that zero gradient,
     as the old row would be read (both rows are finite), just as
@@ -1028,6 +1030,8 @@ class _RowReplacedInPlace(torch.autograd.Function):
     def backward(ctx, grad: Tensor) -> tuple[Tensor, None, Tensor]:
         row, = ctx.saved_tensors
         new_grad = grad.index_select(0, row)
+        if 0 in grad.stride():  # an expanded gradient (a sum's): one memory for many rows
+            return grad.index_fill(0, row, 0), None, new_grad
         return grad.index_fill_(0, row, 0), None, new_grad
 
 
