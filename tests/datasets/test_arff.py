@@ -1,6 +1,8 @@
 """A stream of your own from an ARFF file (Weka's, MOA's and CapyMOA's format)."""
 import gzip
 import re
+import signal
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -205,6 +207,34 @@ def test_an_arff_that_is_no_stream_is_refused_by_file_line_and_attribute(tmp_pat
                                                                           message):
     with pytest.raises(DatasetFormatError, match=f"^{re.escape(message)}$"):
         load_stream_file(write(tmp_path, "b.arff", text))
+
+
+@contextmanager
+def deadline(seconds):
+    """Fail the test, rather than hang it, where its block runs past ``seconds``."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("row, message", [
+    ("1," + " ," * 38 + " x % a comment", "40 values, the header declares 2 attributes"),
+    ("1" + " , " * 39 + "}", "40 values, the header declares 2 attributes"),
+    ("1" + " , " * 39 + "'", "the quote ' is never closed (a quote in a quoted text is "
+     "escaped: \\')"),
+], ids=["comment", "brace", "quote"])
+def test_a_row_of_many_empty_values_and_a_mark_is_refused_at_once(tmp_path, row, message):
+    # blanks around many commas, then a mark no plain row holds: read in linear time
+    path = write(tmp_path, "b.arff", HEADER + row + "\n")
+    with deadline(20), pytest.raises(DatasetFormatError,
+                                     match=f"^b.arff line 5: {re.escape(message)}$"):
+        load_stream_file(path)
 
 
 def test_a_limit_reads_the_header_and_its_rows_and_no_further(tmp_path):
