@@ -109,6 +109,10 @@ def test_the_label_attribute_is_picked_by_name_or_index_as_a_csv_column(tmp_path
                                      "color=green", "class=no", "class=yes", "class=maybe"]
     assert by_name.x[0].tolist() == [1.5, 1, 0, 0, 0, 1, 0]
     by_index = load_stream_file(path, label_column="1")
+    # a label is no feature: its name may be a feature's
+    shared = write(tmp_path, "n.arff", "@relation r\n@attribute n {p, q}\n"
+                   "@attribute 'n=p' numeric\n@data\nq,1\n")
+    assert load_stream_file(shared, label_column="n=p").feature_names == ["n=p", "n=q"]
     assert by_index.class_names == ["red", "dark blue", "green"]
     assert by_index.y.tolist() == [0, 1, 2]
     assert load_stream_file(path, label_column="-4").class_names == ["-2.0", "1.5", "4.0"]
@@ -155,6 +159,13 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
     ("@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute a {x}\n@data\n",
      "b.arff line 4: attribute 'a' is declared again (first on line 2); give each attribute "
      "its own name"),
+    ("@relation r\n@attribute n {p, q}\n@attribute 'n=p' numeric\n@attribute c {x}\n@data\n",
+     "b.arff line 3: attribute 'n=p' and attribute 'n' (line 2) both name a feature 'n=p' (a "
+     "nominal attribute's features are named attr=value); rename one of them"),
+    ("@relation r\n@attribute 'a=b' {c, d}\n@attribute x numeric\n@attribute a {e, 'b=c'}\n"
+     "@attribute c {x}\n@data\n", "b.arff line 4: attribute 'a' and attribute 'a=b' (line 2) "
+     "both name a feature 'a=b=c' (a nominal attribute's features are named attr=value); "
+     "rename one of them"),
     ("@relation r\n@attribute c {x, y, x}\n@data\n",
      "b.arff line 2: attribute 'c' declares 'x' twice; give each value once"),
     ("@relation r\n@attribute c {x, , y}\n@data\n",

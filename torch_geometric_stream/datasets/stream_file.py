@@ -155,7 +155,8 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       value, named ``attr=value``, 1 for the row's value and 0 for the others (a
       two-valued one too; CapyMOA gives nominal features as index codes instead).
       A missing value (``?``), an undeclared nominal value, a ``string``, ``date``
-      or ``relational`` attribute, an instance weight are refused.
+      or ``relational`` attribute, an instance weight, two features of one name
+      (attribute ``n=p`` and value ``p`` of attribute ``n``) are refused.
     - **NPZ**: an array ``x`` (or ``X``) :math:`(T, d)` of numbers and an array ``y``
       (or ``Y``) :math:`(T,)` of labels (integers, whole or other floats, strings),
       as ``np.savez("stream.npz", x=x, y=y)`` writes them.
@@ -696,6 +697,29 @@ def _attribute_index(label_column: Optional[str], attributes: list[arff.Attribut
     return index
 
 
+def _arff_feature_names(attribute: arff.Attribute) -> list[str]:
+    """The names of the features of ``attribute``: its own (numeric), or
+    ``attr=value`` for each value it declares (nominal)."""
+    if attribute.values is None:
+        return [attribute.name]
+    return [f"{attribute.name}={value}" for value in attribute.values]
+
+
+def _check_arff_feature_names(attributes: list[arff.Attribute], file_name: str) -> None:
+    """Raise if two of the feature ``attributes`` name a feature alike (attribute
+    ``n=p`` and value ``p`` of attribute ``n``), naming both and their lines."""
+    named: dict[str, arff.Attribute] = {}
+    for attribute in attributes:
+        for name in _arff_feature_names(attribute):
+            first = named.setdefault(name, attribute)
+            if first is not attribute:
+                raise DatasetFormatError(
+                    f"{file_name} line {attribute.line}: attribute {attribute.name!r} and "
+                    f"attribute {first.name!r} (line {first.line}) both name a feature "
+                    f"{name!r} (a nominal attribute's features are named attr=value); "
+                    f"rename one of them")
+
+
 class _ArffTable:
     """The features and labels of an ARFF file's data rows, gathered as they are
     read: a numeric attribute is one feature, a nominal one a feature per declared
@@ -720,12 +744,11 @@ class _ArffTable:
         for position, attribute in enumerate(attributes):
             if position == index:
                 continue
-            if attribute.values is None:
-                self._columns[position] = len(self.feature_names)
-                self.feature_names.append(attribute.name)
-            else:
-                self._firsts[position] = len(self.feature_names)
-                self.feature_names += [f"{attribute.name}={value}" for value in attribute.values]
+            (self._columns if attribute.values is None else self._firsts)[position] = len(
+                self.feature_names)
+            self.feature_names += _arff_feature_names(attribute)
+        _check_arff_feature_names([attribute for position, attribute in enumerate(attributes)
+                                   if position != index], file_name)
         self._numeric, self._nominal = list(self._columns), list(self._firsts)
         self._omitted = [arff.omitted_value(attribute) for attribute in attributes]
         self._default = np.zeros(len(self.feature_names), dtype=np.float32)
