@@ -1,11 +1,14 @@
 """A stream of your own from an ARFF file (Weka's, MOA's and CapyMOA's format)."""
 import gzip
 import re
+import signal
+import tracemalloc
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
 
-from torch_geometric_stream.datasets import (DatasetFormatError, is_stream_file,
+from torch_geometric_stream.datasets import (DatasetFormatError, arff, is_stream_file,
                                              load_stream_file, stream_file_digest)
 
 
@@ -56,6 +59,25 @@ def test_sparse_rows_fill_in_zeros_and_first_declared_values(tmp_path):
     assert ds.y.tolist() == [1, 0, 0, 1, 0] and ds.class_names == ["u", "v"]
 
 
+def test_features_are_gathered_as_float32_in_about_twice_their_memory(tmp_path):
+    # a nominal attribute of 2000 values, one-hot: 3000 rows make 24 MB of float32
+    declared = ",".join(f"v{value}" for value in range(2000))
+    rows = "".join(f"v{row % 2000},{'xy'[row % 2]}\n" for row in range(3000))
+    path = write(tmp_path, "wide.arff", f"@relation r\n@attribute f {{{declared}}}\n"
+                 f"@attribute c {{x, y}}\n@data\n{rows}")
+    tracemalloc.start()
+    try:
+        ds = load_stream_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ds.x.shape == (3000, 2000) and ds.x.dtype == np.float32
+    assert ds.x.sum() == 3000 and ds.x[2001, 1] == 1 and ds.y[:3].tolist() == [0, 1, 0]
+    # the features, and as much again while their blocks are joined (a float64 row
+    # each, stacked, then cast to float32, took 4 times as much)
+    assert peak < 2.2 * ds.x.nbytes, peak / ds.x.nbytes
+
+
 def test_quoted_names_and_values_hold_spaces_commas_quotes_and_percents(tmp_path):
     path = write(tmp_path, "q.arff", "@relation \"a, b\"\n"
                  "@attribute 'it\\'s 50%' numeric\n"
@@ -87,6 +109,10 @@ def test_the_label_attribute_is_picked_by_name_or_index_as_a_csv_column(tmp_path
                                      "color=green", "class=no", "class=yes", "class=maybe"]
     assert by_name.x[0].tolist() == [1.5, 1, 0, 0, 0, 1, 0]
     by_index = load_stream_file(path, label_column="1")
+    # a label is no feature: its name may be a feature's
+    shared = write(tmp_path, "n.arff", "@relation r\n@attribute n {p, q}\n"
+                   "@attribute 'n=p' numeric\n@data\nq,1\n")
+    assert load_stream_file(shared, label_column="n=p").feature_names == ["n=p", "n=q"]
     assert by_index.class_names == ["red", "dark blue", "green"]
     assert by_index.y.tolist() == [0, 1, 2]
     assert load_stream_file(path, label_column="-4").class_names == ["-2.0", "1.5", "4.0"]
@@ -133,6 +159,13 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
     ("@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute a {x}\n@data\n",
      "b.arff line 4: attribute 'a' is declared again (first on line 2); give each attribute "
      "its own name"),
+    ("@relation r\n@attribute n {p, q}\n@attribute 'n=p' numeric\n@attribute c {x}\n@data\n",
+     "b.arff line 3: attribute 'n=p' and attribute 'n' (line 2) both name a feature 'n=p' (a "
+     "nominal attribute's features are named attr=value); rename one of them"),
+    ("@relation r\n@attribute 'a=b' {c, d}\n@attribute x numeric\n@attribute a {e, 'b=c'}\n"
+     "@attribute c {x}\n@data\n", "b.arff line 4: attribute 'a' and attribute 'a=b' (line 2) "
+     "both name a feature 'a=b=c' (a nominal attribute's features are named attr=value); "
+     "rename one of them"),
     ("@relation r\n@attribute c {x, y, x}\n@data\n",
      "b.arff line 2: attribute 'c' declares 'x' twice; give each value once"),
     ("@relation r\n@attribute c {x, , y}\n@data\n",
@@ -205,6 +238,62 @@ def test_an_arff_that_is_no_stream_is_refused_by_file_line_and_attribute(tmp_pat
                                                                           message):
     with pytest.raises(DatasetFormatError, match=f"^{re.escape(message)}$"):
         load_stream_file(write(tmp_path, "b.arff", text))
+
+
+def test_a_sparse_row_is_read_as_the_values_it_gives():
+    # its reader fills in the others: a sparse row costs the values it gives
+    lines = enumerate(HEADER.splitlines(keepends=True)
+                      + ["{1 y}\n", "{}\n", "{1 ?, 0 2}\n", "3,x\n"], start=1)
+    attributes = arff.read_header(lines, "s.arff")
+    assert list(arff.data_rows(lines, attributes, "s.arff")) == [
+        (5, {1: "y"}), (6, {}), (7, {1: None, 0: "2"}), (8, ["3", "x"])]
+    assert [arff.omitted_value(attribute) for attribute in attributes] == ["0", "x"]
+
+
+#: A header of a nominal feature, two numeric ones and a nominal label, for sparse rows.
+SPARSE = ("@relation r\n@attribute f {p, q}\n@attribute a numeric\n@attribute b numeric\n"
+          "@attribute c {x}\n@data\n")
+
+
+@pytest.mark.parametrize("row, message", [
+    ("{3 z, 2 abc, 0 r, 1 ?}", "attribute 'a' is missing (?); fill in missing values first"),
+    ("{3 z, 0 r, 2 abc}", "attribute 'b' holds 'abc', not a number (it is declared numeric)"),
+    ("{3 z, 0 r}", "attribute 'f' holds 'r', which it does not declare ({p, q})"),
+    ("{3 z}", "attribute 'c' (the label) holds 'z', which it does not declare ({x})"),
+])
+def test_a_sparse_row_is_refused_for_its_first_bad_value_as_a_dense_row(tmp_path, row,
+                                                                        message):
+    # numeric features first, then nominal ones, then the label; each by position
+    with pytest.raises(DatasetFormatError, match=f"^b.arff line 7: {re.escape(message)}$"):
+        load_stream_file(write(tmp_path, "b.arff", SPARSE + row + "\n"))
+
+
+@contextmanager
+def deadline(seconds):
+    """Fail the test, rather than hang it, where its block runs past ``seconds``."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("row, message", [
+    ("1," + " ," * 38 + " x % a comment", "40 values, the header declares 2 attributes"),
+    ("1" + " , " * 39 + "}", "40 values, the header declares 2 attributes"),
+    ("1" + " , " * 39 + "'", "the quote ' is never closed (a quote in a quoted text is "
+     "escaped: \\')"),
+], ids=["comment", "brace", "quote"])
+def test_a_row_of_many_empty_values_and_a_mark_is_refused_at_once(tmp_path, row, message):
+    # blanks around many commas, then a mark no plain row holds: read in linear time
+    path = write(tmp_path, "b.arff", HEADER + row + "\n")
+    with deadline(20), pytest.raises(DatasetFormatError,
+                                     match=f"^b.arff line 5: {re.escape(message)}$"):
+        load_stream_file(path)
 
 
 def test_a_limit_reads_the_header_and_its_rows_and_no_further(tmp_path):

@@ -5,6 +5,10 @@ the header's attributes, then each data row as the texts of its values.
 >>> attributes = read_header(lines, "stream.arff")  # up to @data  # doctest: +SKIP
 >>> for line, values in data_rows(lines, attributes, "stream.arff"): ...  # doctest: +SKIP
 
+A sparse row's values are those it gives, by attribute index: each it omits is
+:func:`omitted_value`, which its reader fills in (a row of many attributes and few
+values is read in the time of its values).
+
 Keywords (``@relation``, ``@attribute``, ``@data``, the types) are read in any case;
 a name or a value may be quoted with ``'`` or ``"`` (a backslash escapes the next
 character; ``\\n``, ``\\t``, ``\\r`` are a newline, a tab, a carriage return); an
@@ -18,14 +22,17 @@ numeric attribute and the first declared value for a nominal one); instance weig
 from __future__ import annotations
 
 import re
-from typing import Iterator, NamedTuple, Optional
+from typing import Iterator, NamedTuple, Optional, Union
 
 from torch_geometric_stream.datasets.errors import DatasetFormatError
 
-__all__ = ["Attribute", "read_header", "data_rows"]
+__all__ = ["Attribute", "Values", "read_header", "data_rows", "omitted_value"]
 
 #: ``(line number, text)`` of each line of the file, from its first.
 Lines = Iterator[tuple[int, str]]
+#: The values of a data row: a dense row's, one per attribute; a sparse row's, those it
+#: gives, by attribute index. ``None`` is a missing value (an unquoted ``?``).
+Values = Union[list[Optional[str]], dict[int, Optional[str]]]
 
 #: One token of a line after blanks: a quoted text, a mark, a word, the line's end
 #: (or a comment to it), or a quote never closed.
@@ -45,7 +52,10 @@ _NUMERIC_TYPES = ("numeric", "real", "integer")
 _REFUSED_TYPES = ("string", "date", "relational")
 #: A dense row of plain values (no quotes, braces, comment, nor blanks within a value),
 #: which splitting at its commas reads as its tokens do, and faster.
-_PLAIN_ROW = re.compile(r"\s*[^'\"{}%\s,]*(?:\s*,\s*[^'\"{}%\s,]*)*\s*")
+#: No two of its parts match the same text, so a line that is no such row fails in
+#: linear time (``\s*X*(?:\s*,\s*X*)*\s*``, X a value's character, reads the same rows
+#: but backtracks exponentially on many empty values with blanks around their commas).
+_PLAIN_ROW = re.compile(r"\s*(?:[^'\"{}%\s,]+\s*)?(?:,\s*(?:[^'\"{}%\s,]+\s*)?)*")
 #: A sparse row's attribute index.
 _SPARSE_INDEX = re.compile(r"[0-9]+")
 
@@ -99,11 +109,11 @@ def read_header(lines: Lines, file_name: str) -> list[Attribute]:
 
 
 def data_rows(lines: Lines, attributes: list[Attribute], file_name: str
-              ) -> Iterator[tuple[int, list[Optional[str]]]]:
+              ) -> Iterator[tuple[int, Values]]:
     """``(line number, values)`` of each data row of ``lines`` (those after the
-    header), read as they are iterated: one text per attribute, ``None`` for a
-    missing value (an unquoted ``?``), ``""`` for an empty one; a sparse row's
-    omitted values filled in.
+    header), read as they are iterated: a dense row's text of each attribute, a
+    sparse row's of each attribute it gives (:data:`Values`); ``None`` for a missing
+    value (an unquoted ``?``), ``""`` for an empty one.
 
     Raises:
         DatasetFormatError: a row that is not as wide as the header, a sparse index
@@ -123,6 +133,12 @@ def data_rows(lines: Lines, attributes: list[Attribute], file_name: str
             yield number, _sparse_row(tokens, attributes, where)
         else:
             yield number, _dense_row(tokens, len(attributes), where)
+
+
+def omitted_value(attribute: Attribute) -> str:
+    """The value of ``attribute`` in a sparse row that omits it: ``"0"`` for a numeric
+    attribute, its first declared value for a nominal one."""
+    return "0" if attribute.values is None else attribute.values[0]
 
 
 def _tokens(line: str, where: str) -> list[_Token]:
@@ -235,9 +251,9 @@ def _width_error(count: int, width: int, where: str) -> DatasetFormatError:
 
 
 def _sparse_row(tokens: list[_Token], attributes: list[Attribute], where: str
-                ) -> list[Optional[str]]:
-    """The values of a sparse row (``tokens``, ``{i v, j w, ...}``), one per
-    attribute: those it omits are 0, or a nominal attribute's first value."""
+                ) -> dict[int, Optional[str]]:
+    """The values a sparse row (``tokens``, ``{i v, j w, ...}``) gives, by attribute
+    index (those it omits are :func:`omitted_value`)."""
     end = next((position for position, token in enumerate(tokens) if token.kind == "}"), None)
     if end is None:
         raise DatasetFormatError(f"{where}: a sparse row {{i v, j w, ...}} has no closing }}")
@@ -246,14 +262,11 @@ def _sparse_row(tokens: list[_Token], attributes: list[Attribute], where: str
         raise _weight(after[1:], where)
     if after:
         raise DatasetFormatError(f"{where}: {_shown(after)} after the sparse row's }}")
-    values = [("0" if attribute.values is None else attribute.values[0])
-              for attribute in attributes]
-    given: set[int] = set()
+    values: dict[int, Optional[str]] = {}
     for entry in _split(tokens[1:end]) if end > 1 else []:
         index, value = _sparse_entry(entry, len(attributes), where)
-        if index in given:
+        if index in values:
             raise DatasetFormatError(f"{where}: sparse index {index} is given twice")
-        given.add(index)
         values[index] = value
     return values
 

@@ -49,6 +49,8 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
 _ARFF_SUFFIXES = (".arff", ".arff.gz")
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: The bytes of each block of float32 features an ARFF's rows are gathered in.
+_ARFF_BLOCK_BYTES = 1 << 20
 #: Separators of other tables, named when a CSV row is one field holding them.
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 #: A column index: ASCII digits, a sign.
@@ -153,7 +155,8 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       value, named ``attr=value``, 1 for the row's value and 0 for the others (a
       two-valued one too; CapyMOA gives nominal features as index codes instead).
       A missing value (``?``), an undeclared nominal value, a ``string``, ``date``
-      or ``relational`` attribute, an instance weight are refused.
+      or ``relational`` attribute, an instance weight, two features of one name
+      (attribute ``n=p`` and value ``p`` of attribute ``n``) are refused.
     - **NPZ**: an array ``x`` (or ``X``) :math:`(T, d)` of numbers and an array ``y``
       (or ``Y``) :math:`(T,)` of labels (integers, whole or other floats, strings),
       as ``np.savez("stream.npz", x=x, y=y)`` writes them.
@@ -694,12 +697,41 @@ def _attribute_index(label_column: Optional[str], attributes: list[arff.Attribut
     return index
 
 
+def _arff_feature_names(attribute: arff.Attribute) -> list[str]:
+    """The names of the features of ``attribute``: its own (numeric), or
+    ``attr=value`` for each value it declares (nominal)."""
+    if attribute.values is None:
+        return [attribute.name]
+    return [f"{attribute.name}={value}" for value in attribute.values]
+
+
+def _check_arff_feature_names(attributes: list[arff.Attribute], file_name: str) -> None:
+    """Raise if two of the feature ``attributes`` name a feature alike (attribute
+    ``n=p`` and value ``p`` of attribute ``n``), naming both and their lines."""
+    named: dict[str, arff.Attribute] = {}
+    for attribute in attributes:
+        for name in _arff_feature_names(attribute):
+            first = named.setdefault(name, attribute)
+            if first is not attribute:
+                raise DatasetFormatError(
+                    f"{file_name} line {attribute.line}: attribute {attribute.name!r} and "
+                    f"attribute {first.name!r} (line {first.line}) both name a feature "
+                    f"{name!r} (a nominal attribute's features are named attr=value); "
+                    f"rename one of them")
+
+
 class _ArffTable:
     """The features and labels of an ARFF file's data rows, gathered as they are
     read: a numeric attribute is one feature, a nominal one a feature per declared
     value (``attr=value``; 1 for the row's value, 0 for the others); the label
     attribute (at ``index``) a class id, its declared value's position (nominal),
-    or a number (numeric), whose classes are sorted at the end as a CSV's."""
+    or a number (numeric), whose classes are sorted at the end as a CSV's.
+
+    The features are float32 from the first (each number read as float64, then
+    rounded), gathered in blocks of :data:`_ARFF_BLOCK_BYTES` joined once at the
+    end: a table holds about twice its features at most. Each row starts as the
+    default row, that of a sparse row that omits every value, and each value the
+    row gives is set: a sparse row costs the values it gives."""
 
     def __init__(self, attributes: list[arff.Attribute], index: int, file_name: str) -> None:
         self._attributes, self._index, self._file_name = attributes, index, file_name
@@ -707,49 +739,80 @@ class _ArffTable:
                        else {value: code for code, value in enumerate(attribute.values)}
                        for attribute in attributes]
         self.feature_names: list[str] = []
-        self._numeric: list[int] = []  # positions of the numeric features
-        self._numeric_columns: list[int] = []  # and their columns
-        self._nominal: list[tuple[int, int]] = []  # (position, first column)
+        self._columns: dict[int, int] = {}  # a numeric feature's position: its column
+        self._firsts: dict[int, int] = {}  # a nominal feature's position: its first column
         for position, attribute in enumerate(attributes):
             if position == index:
                 continue
-            if attribute.values is None:
-                self._numeric.append(position)
-                self._numeric_columns.append(len(self.feature_names))
-                self.feature_names.append(attribute.name)
-            else:
-                self._nominal.append((position, len(self.feature_names)))
-                self.feature_names += [f"{attribute.name}={value}" for value in attribute.values]
-        self._rows: list[np.ndarray] = []
+            (self._columns if attribute.values is None else self._firsts)[position] = len(
+                self.feature_names)
+            self.feature_names += _arff_feature_names(attribute)
+        _check_arff_feature_names([attribute for position, attribute in enumerate(attributes)
+                                   if position != index], file_name)
+        self._numeric, self._nominal = list(self._columns), list(self._firsts)
+        self._omitted = [arff.omitted_value(attribute) for attribute in attributes]
+        self._default = np.zeros(len(self.feature_names), dtype=np.float32)
+        self._set(self._default, self._omitted, self._numeric, self._nominal, file_name)
+        self._block_rows = max(1, _ARFF_BLOCK_BYTES // self._default.nbytes)
+        self._blocks: list[np.ndarray] = []
         self._labels: list[int | str] = []
         self._lines = array("q")
 
-    def add(self, line: int, values: list[Optional[str]]) -> None:
+    def add(self, line: int, values: arff.Values) -> None:
         """Gather data row ``values`` (:func:`~.arff.data_rows`) read from ``line``."""
         where = f"{self._file_name} line {line}"
-        numbers = _float32_numbers([values[position] or "" for position in self._numeric])
-        if numbers is None:
-            raise self._bad_number(values, where)
-        row = np.zeros(len(self.feature_names))
-        row[self._numeric_columns] = numbers
-        for position, column in self._nominal:
-            row[column + self._code(position, values[position], where)] = 1.0
-        self._rows.append(row)
-        self._labels.append(self._label(values[self._index], where))
+        if isinstance(values, dict):  # a sparse row: the values it gives
+            given = sorted(values)
+            numeric = [position for position in given if position in self._columns]
+            nominal = [position for position in given if position in self._firsts]
+            label = values.get(self._index, self._omitted[self._index])
+        else:
+            numeric, nominal, label = self._numeric, self._nominal, values[self._index]
+        row = self._next_row()
+        row[:] = self._default
+        self._set(row, values, numeric, nominal, where)
+        self._labels.append(self._label(label, where))
         self._lines.append(line)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
         """The features, class ids, class names and feature names of the rows added."""
-        if not self._rows:
+        count = len(self._labels)
+        if not count:
             raise DatasetFormatError(f"{self._file_name}: the file has an @data line and no "
                                      f"data rows")
+        x = np.concatenate([block[:count - start] for start, block
+                            in zip(range(0, count, self._block_rows), self._blocks)])
         label = self._attributes[self._index]
         if label.values is not None:
             y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
         else:
             y, class_names = _label_classes(self._labels, _missing_csv_labels(
                 self._labels, self._lines, self._file_name, f"attribute {label.name!r}"))
-        return np.stack(self._rows), y, class_names, self.feature_names
+        return x, y, class_names, self.feature_names
+
+    def _next_row(self) -> np.ndarray:
+        """The row of the blocks the next row added is gathered in (a new block's
+        first where the last block is full)."""
+        block, row = divmod(len(self._labels), self._block_rows)
+        if block == len(self._blocks):
+            self._blocks.append(np.empty((self._block_rows, len(self._default)),
+                                         dtype=np.float32))
+        return self._blocks[block][row]
+
+    def _set(self, row: np.ndarray, values: arff.Values, numeric: list[int],
+             nominal: list[int], where: str) -> None:
+        """Set the features of the ``numeric`` and ``nominal`` attributes (positions,
+        in order) of ``values`` in ``row``, which holds the default row's (a nominal
+        attribute's first value's 1): raise on the first value that is no feature's."""
+        if numeric:
+            numbers = _float32_numbers([values[position] or "" for position in numeric])
+            if numbers is None:
+                raise self._bad_number(values, numeric, where)
+            row[[self._columns[position] for position in numeric]] = numbers
+        for position in nominal:
+            first = self._firsts[position]
+            row[first] = 0.0
+            row[first + self._code(position, values[position], where)] = 1.0
 
     def _label(self, value: Optional[str], where: str) -> int | str:
         """The label ``value``: its class id (nominal) or its number's text (numeric)."""
@@ -773,10 +836,11 @@ class _ArffTable:
         raise DatasetFormatError(f"{where}: {self._named(position)} holds {value!r}, which it "
                                  f"does not declare ({{{declared}}})")
 
-    def _bad_number(self, values: list[Optional[str]], where: str) -> DatasetFormatError:
-        """The error of the row ``values`` whose numeric features are not all finite
-        float32 numbers: its first bad one."""
-        position = next(position for position in self._numeric
+    def _bad_number(self, values: arff.Values, numeric: list[int], where: str
+                    ) -> DatasetFormatError:
+        """The error of the row ``values`` whose ``numeric`` features (positions, in
+        order) are not all finite float32 numbers: its first bad one."""
+        position = next(position for position in numeric
                         if not (values[position] and _feature_value_ok(values[position])))
         if not values[position]:
             return self._missing(position, values[position], where)
