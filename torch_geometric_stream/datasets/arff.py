@@ -143,9 +143,11 @@ def omitted_value(attribute: Attribute) -> str:
 
 def _tokens(line: str, where: str) -> list[_Token]:
     """The tokens of ``line`` (on ``where``), up to its end or a comment."""
-    tokens, position = [], 0
+    tokens: list[_Token] = []
+    position = 0
     while True:
         match = _TOKEN.match(line, position)
+        assert match is not None and match.lastgroup is not None  # one group matches always
         kind = match.lastgroup
         if kind == "end":
             return tokens

@@ -259,9 +259,9 @@ class OnlineQuantileRangeScaler(StreamTransform):
                  reservoir_size: int = 1000, seed: int = 0,
                  feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True,
                  window: Optional[int] = None) -> None:
-        self._settings = {"quantile": quantile, "tolerance": tolerance,
-                          "reservoir_size": reservoir_size, "seed": seed,
-                          "feature_range": feature_range, "clip": clip, "window": window}
+        self._settings: Dict[str, Any] = {
+            "quantile": quantile, "tolerance": tolerance, "reservoir_size": reservoir_size,
+            "seed": seed, "feature_range": feature_range, "clip": clip, "window": window}
         RunningQuantileRange(1, **self._settings)  # check the settings now
         self.range_: Optional[RunningQuantileRange] = None  # built by the first row
 
