@@ -49,8 +49,8 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
 _ARFF_SUFFIXES = (".arff", ".arff.gz")
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-#: The bytes of each block of float32 features an ARFF's rows are gathered in.
-_ARFF_BLOCK_BYTES = 1 << 20
+#: The bytes of each block of float32 features a table's rows are gathered in.
+_FLOAT32_BLOCK_BYTES = 1 << 20
 #: Separators of other tables, named when a CSV row is one field holding them.
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 #: A column index: ASCII digits, a sign.
@@ -320,6 +320,42 @@ def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
     return numbers.astype(np.int64) if whole else numbers
 
 
+# -- Features of a CSV or an ARFF ----------------------------------------------------
+
+class _Float32Rows:
+    """Rows of features, gathered as float32 as they are read (a CSV's or an ARFF's
+    data rows): in blocks of :data:`_FLOAT32_BLOCK_BYTES` joined once at the end,
+    they take about twice their float32 array at most (a float64 array a row,
+    stacked, then cast, took several times as much; a long, narrow table's rows
+    more still)."""
+
+    def __init__(self, width: int) -> None:
+        self._width, self._count = width, 0
+        self._block_rows = max(1, _FLOAT32_BLOCK_BYTES // (4 * width))
+        self._blocks: list[np.ndarray] = []
+
+    def next_row(self) -> np.ndarray:
+        """The next row, float32 :math:`(d,)` and unset, to fill (a new block's first
+        where the last block is full)."""
+        block, row = divmod(self._count, self._block_rows)
+        if block == len(self._blocks):
+            self._blocks.append(np.empty((self._block_rows, self._width), dtype=np.float32))
+        self._count += 1
+        return self._blocks[block][row]
+
+    def append(self, values: np.ndarray) -> None:
+        """Gather row ``values`` :math:`(d,)` (float64 numbers float32 holds), each
+        rounded to float32 as ``astype`` rounds it."""
+        self.next_row()[:] = values
+
+    def array(self, start: int = 0, stop: Optional[int] = None) -> np.ndarray:
+        """Rows ``start`` to ``stop`` (all by default), at least one, as one float32
+        array :math:`(T, d)`."""
+        stop = self._count if stop is None else stop
+        return np.concatenate([block[max(0, start - first):stop - first] for first, block
+                               in zip(range(0, stop, self._block_rows), self._blocks)])
+
+
 # -- CSV -----------------------------------------------------------------------------
 
 def _read_csv(path: Path, label_column: Optional[str], limit: Optional[int] = None,
@@ -403,7 +439,7 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
     # writes unnamed features): while it may be, one row more than ``limit`` is read.
     header_by_label = header is None and not is_number(first[index])
-    features, labels, lines = [], [], array("q")
+    features, labels, lines = _Float32Rows(width - 1), [], array("q")
     for line, row in data:
         values, label = _data_row(line, row, (first_line, width), index, header, file_name)
         features.append(values)
@@ -412,14 +448,15 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
         header_by_label = header_by_label and (len(labels) == 1 or is_number(label))
         if limit is not None and len(labels) >= limit + header_by_label:
             break
-    if header_by_label and len(labels) > 1:
+    start = int(header_by_label and len(labels) > 1)  # the first row, the header
+    if start:
         header = first
         names = _header_names(label_column, header, index, file_name, first_line)
-        features, labels, lines = features[1:], labels[1:], lines[1:]
-    features, labels, lines = features[:limit], labels[:limit], lines[:limit]
+    stop = None if limit is None else start + limit
+    labels, lines = labels[start:stop], lines[start:stop]
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
-    return (np.stack(features),
+    return (features.array(start, start + len(labels)),
             *_label_classes(labels, _missing_csv_labels(
                 labels, lines, file_name, f"column {_column_name(index, header)}")), names)
 
@@ -728,10 +765,10 @@ class _ArffTable:
     or a number (numeric), whose classes are sorted at the end as a CSV's.
 
     The features are float32 from the first (each number read as float64, then
-    rounded), gathered in blocks of :data:`_ARFF_BLOCK_BYTES` joined once at the
-    end: a table holds about twice its features at most. Each row starts as the
-    default row, that of a sparse row that omits every value, and each value the
-    row gives is set: a sparse row costs the values it gives."""
+    rounded), gathered in :class:`_Float32Rows`: a table holds about twice its
+    features at most. Each row starts as the default row, that of a sparse row
+    that omits every value, and each value the row gives is set: a sparse row
+    costs the values it gives."""
 
     def __init__(self, attributes: list[arff.Attribute], index: int, file_name: str) -> None:
         self._attributes, self._index, self._file_name = attributes, index, file_name
@@ -753,8 +790,7 @@ class _ArffTable:
         self._omitted = [arff.omitted_value(attribute) for attribute in attributes]
         self._default = np.zeros(len(self.feature_names), dtype=np.float32)
         self._set(self._default, self._omitted, self._numeric, self._nominal, file_name)
-        self._block_rows = max(1, _ARFF_BLOCK_BYTES // self._default.nbytes)
-        self._blocks: list[np.ndarray] = []
+        self._rows = _Float32Rows(len(self.feature_names))
         self._labels: list[int | str] = []
         self._lines = array("q")
 
@@ -768,7 +804,7 @@ class _ArffTable:
             label = values.get(self._index, self._omitted[self._index])
         else:
             numeric, nominal, label = self._numeric, self._nominal, values[self._index]
-        row = self._next_row()
+        row = self._rows.next_row()
         row[:] = self._default
         self._set(row, values, numeric, nominal, where)
         self._labels.append(self._label(label, where))
@@ -776,12 +812,10 @@ class _ArffTable:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
         """The features, class ids, class names and feature names of the rows added."""
-        count = len(self._labels)
-        if not count:
+        if not self._labels:
             raise DatasetFormatError(f"{self._file_name}: the file has an @data line and no "
                                      f"data rows")
-        x = np.concatenate([block[:count - start] for start, block
-                            in zip(range(0, count, self._block_rows), self._blocks)])
+        x = self._rows.array()
         label = self._attributes[self._index]
         if label.values is not None:
             y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
@@ -789,15 +823,6 @@ class _ArffTable:
             y, class_names = _label_classes(self._labels, _missing_csv_labels(
                 self._labels, self._lines, self._file_name, f"attribute {label.name!r}"))
         return x, y, class_names, self.feature_names
-
-    def _next_row(self) -> np.ndarray:
-        """The row of the blocks the next row added is gathered in (a new block's
-        first where the last block is full)."""
-        block, row = divmod(len(self._labels), self._block_rows)
-        if block == len(self._blocks):
-            self._blocks.append(np.empty((self._block_rows, len(self._default)),
-                                         dtype=np.float32))
-        return self._blocks[block][row]
 
     def _set(self, row: np.ndarray, values: arff.Values, numeric: list[int],
              nominal: list[int], where: str) -> None:
