@@ -27,7 +27,7 @@ import zlib
 from array import array
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, TextIO, cast
 
 import numpy as np
 
@@ -787,7 +787,8 @@ class _ArffTable:
         _check_arff_feature_names([attribute for position, attribute in enumerate(attributes)
                                    if position != index], file_name)
         self._numeric, self._nominal = list(self._columns), list(self._firsts)
-        self._omitted = [arff.omitted_value(attribute) for attribute in attributes]
+        self._omitted: list[Optional[str]] = [arff.omitted_value(attribute)
+                                              for attribute in attributes]
         self._default = np.zeros(len(self.feature_names), dtype=np.float32)
         self._set(self._default, self._omitted, self._numeric, self._nominal, file_name)
         self._rows = _Float32Rows(len(self.feature_names))
@@ -820,8 +821,9 @@ class _ArffTable:
         if label.values is not None:
             y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
         else:
-            y, class_names = _label_classes(self._labels, _missing_csv_labels(
-                self._labels, self._lines, self._file_name, f"attribute {label.name!r}"))
+            texts = cast("list[str]", self._labels)  # a numeric label's: its numbers' texts
+            y, class_names = _label_classes(texts, _missing_csv_labels(
+                texts, self._lines, self._file_name, f"attribute {label.name!r}"))
         return x, y, class_names, self.feature_names
 
     def _set(self, row: np.ndarray, values: arff.Values, numeric: list[int],
@@ -852,12 +854,13 @@ class _ArffTable:
 
     def _code(self, position: int, value: Optional[str], where: str) -> int:
         """The position of ``value`` among the values nominal attribute ``position`` declares."""
-        code = self._codes[position].get(value)
+        codes = self._codes[position]
+        code = None if codes is None or value is None else codes.get(value)
         if code is not None:
             return code
         if not value:
             raise self._missing(position, value, where)
-        declared = ", ".join(self._attributes[position].values)
+        declared = ", ".join(self._attributes[position].values or ())
         raise DatasetFormatError(f"{where}: {self._named(position)} holds {value!r}, which it "
                                  f"does not declare ({{{declared}}})")
 
@@ -866,11 +869,12 @@ class _ArffTable:
         """The error of the row ``values`` whose ``numeric`` features (positions, in
         order) are not all finite float32 numbers: its first bad one."""
         position = next(position for position in numeric
-                        if not (values[position] and _feature_value_ok(values[position])))
-        if not values[position]:
-            return self._missing(position, values[position], where)
+                        if not _feature_value_ok(values[position] or ""))
+        value = values[position]
+        if not value:
+            return self._missing(position, value, where)
         return DatasetFormatError(f"{where}: {self._named(position)} "
-                                  f"{_field_problem(values[position], 'it is declared numeric')}")
+                                  f"{_field_problem(value, 'it is declared numeric')}")
 
     def _missing(self, position: int, value: Optional[str], where: str) -> DatasetFormatError:
         """The error of the missing (``None``, ``?``) or empty ``value`` of attribute
