@@ -787,10 +787,12 @@ class _ArffTable:
         _check_arff_feature_names([attribute for position, attribute in enumerate(attributes)
                                    if position != index], file_name)
         self._numeric, self._nominal = list(self._columns), list(self._firsts)
+        self._numeric_columns = np.array(list(self._columns.values()), dtype=np.intp)
         self._omitted: list[Optional[str]] = [arff.omitted_value(attribute)
                                               for attribute in attributes]
         self._default = np.zeros(len(self.feature_names), dtype=np.float32)
-        self._set(self._default, self._omitted, self._numeric, self._nominal, file_name)
+        self._set(self._default, self._omitted, self._numeric, self._numeric_columns,
+                  self._nominal, file_name)
         self._rows = _Float32Rows(len(self.feature_names))
         self._labels: list[int | str] = []
         self._lines = array("q")
@@ -801,13 +803,16 @@ class _ArffTable:
         if isinstance(values, dict):  # a sparse row: the values it gives
             given = sorted(values)
             numeric = [position for position in given if position in self._columns]
+            columns = np.array([self._columns[position] for position in numeric],
+                               dtype=np.intp)
             nominal = [position for position in given if position in self._firsts]
             label = values.get(self._index, self._omitted[self._index])
-        else:
-            numeric, nominal, label = self._numeric, self._nominal, values[self._index]
+        else:  # a dense row: every attribute, in the columns found once
+            numeric, columns, nominal = self._numeric, self._numeric_columns, self._nominal
+            label = values[self._index]
         row = self._rows.next_row()
         row[:] = self._default
-        self._set(row, values, numeric, nominal, where)
+        self._set(row, values, numeric, columns, nominal, where)
         self._labels.append(self._label(label, where))
         self._lines.append(line)
 
@@ -827,15 +832,16 @@ class _ArffTable:
         return x, y, class_names, self.feature_names
 
     def _set(self, row: np.ndarray, values: arff.Values, numeric: list[int],
-             nominal: list[int], where: str) -> None:
-        """Set the features of the ``numeric`` and ``nominal`` attributes (positions,
-        in order) of ``values`` in ``row``, which holds the default row's (a nominal
-        attribute's first value's 1): raise on the first value that is no feature's."""
+             columns: np.ndarray, nominal: list[int], where: str) -> None:
+        """Set the features of the ``numeric`` attributes (positions, in order; their
+        ``columns``) and the ``nominal`` ones of ``values`` in ``row``, which holds the
+        default row's (a nominal attribute's first value's 1): raise on the first
+        value that is no feature's."""
         if numeric:
             numbers = _float32_numbers([values[position] or "" for position in numeric])
             if numbers is None:
                 raise self._bad_number(values, numeric, where)
-            row[[self._columns[position] for position in numeric]] = numbers
+            row[columns] = numbers
         for position in nominal:
             first = self._firsts[position]
             row[first] = 0.0
