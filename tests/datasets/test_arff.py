@@ -2,12 +2,12 @@
 import gzip
 import re
 import signal
-import tracemalloc
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
 
+from stream_file_helpers import load_with_peak
 from torch_geometric_stream.datasets import (DatasetFormatError, arff, is_stream_file,
                                              load_stream_file, stream_file_digest)
 
@@ -65,12 +65,7 @@ def test_features_are_gathered_as_float32_in_about_twice_their_memory(tmp_path):
     rows = "".join(f"v{row % 2000},{'xy'[row % 2]}\n" for row in range(3000))
     path = write(tmp_path, "wide.arff", f"@relation r\n@attribute f {{{declared}}}\n"
                  f"@attribute c {{x, y}}\n@data\n{rows}")
-    tracemalloc.start()
-    try:
-        ds = load_stream_file(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    ds, peak = load_with_peak(path)
     assert ds.x.shape == (3000, 2000) and ds.x.dtype == np.float32
     assert ds.x.sum() == 3000 and ds.x[2001, 1] == 1 and ds.y[:3].tolist() == [0, 1, 0]
     # the features, and as much again while their blocks are joined (a float64 row

@@ -1,11 +1,11 @@
 """A stream of your own from a CSV file or an ``.npz`` archive."""
 import gzip
-import tracemalloc
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from stream_file_helpers import load_with_peak
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              is_stream_file, load_stream_file,
                                              stream_file_digest)
@@ -306,12 +306,7 @@ def test_csv_features_are_gathered_as_float32_in_about_twice_their_memory(tmp_pa
     rows = "".join(",".join(map(repr, row)) + f",{number % 3}\n"
                    for number, row in enumerate(values.tolist()))
     path = write(tmp_path, "wide.csv", ",".join(map(str, range(128))) + f",label\n{rows}")
-    tracemalloc.start()
-    try:
-        ds = load_stream_file(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    ds, peak = load_with_peak(path)
     # each value read as float64, then rounded to float32
     assert ds.x.dtype == np.float32 and ds.x.tobytes() == values.astype(np.float32).tobytes()
     assert ds.y.tolist() == [number % 3 for number in range(4095)]
