@@ -65,6 +65,25 @@ def test_close_and_a_with_block_close_the_file_read_for_the_head(tmp_path, name)
     assert _open_descriptors() == before
 
 
+def _open_files() -> set[str]:
+    return {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="no /proc/self/fd")
+@pytest.mark.parametrize("text, make", [
+    ("1,2,7\n3,4,0\n", lambda path: list(CSVRowStream(path, ["0", "1"]))),  # a row refused
+    ("1,2,0\n3,4,0\n", lambda path: list(CSVRowStream(path, ["0"], limit=1)) + [
+        CSVRowStream(path, ["0"], label_column="z")]),  # the head of a new stream refused
+], ids=["row", "head"])
+def test_a_refused_stream_closes_its_file_while_its_error_is_kept(tmp_path, text, make):
+    # before: the file stayed open as long as the error (its traceback) was referenced
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    with pytest.raises(DatasetFormatError) as refused:
+        make(path)
+    assert refused.value is not None and str(path.resolve()) not in _open_files()
+
+
 def test_closing_a_stream_of_standard_input_ends_it(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a,kind\n1,x\n2,y\n")))
     stream = CSVRowStream("-", ["x", "y"])

@@ -23,7 +23,7 @@ import hashlib
 import io
 import math
 import sys
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import (Callable, ContextManager, Generator, Iterable, Iterator, Optional, Sequence,
                     TextIO)
@@ -164,7 +164,7 @@ class CSVRowStream:
         self.rows_read = 0
         self._expected: Optional[tuple[int, str]] = None  # checked by the next iteration
         self._head_reader: Optional[RowReader] = None  # set by _open, until an iteration
-        self._pending: Optional[Rows] = self._open()  # the rows after the head, to iterate
+        self._pending: Optional[Rows] = self._opened()  # the rows after the head, to iterate
 
     @property
     def num_classes(self) -> int:
@@ -180,8 +180,14 @@ class CSVRowStream:
         if rows is None:
             if self._path is None:
                 raise ValueError("standard input is read once: a stream from it runs once")
-            rows = self._open()
-        self._head_reader = None  # the iteration's now, which closes it
+            rows = self._opened()
+        reader, self._head_reader = self._head_reader, None  # the iteration's now: it closes it
+        assert reader is not None
+        with closing(reader):  # as the iteration ends, by an error too (one kept holds it)
+            yield from self._data(rows)
+
+    def _data(self, rows: Rows) -> Iterator[tuple[np.ndarray, int]]:
+        """The samples of ``rows``, the rows after the head, checked."""
         expected, self._expected = self._expected, None
         first = (self._first_line, self.width)
         self.rows_read = 0
@@ -253,6 +259,14 @@ class CSVRowStream:
             raise DatasetFormatError(
                 f"{self.source}: its first {rows} data rows are not the text read before "
                 f"(digest {self.digest()}, was {digest}): the file's beginning changed since")
+
+    def _opened(self) -> Rows:
+        """:meth:`_open`, whose file is closed again if its head is refused."""
+        try:
+            return self._open()
+        except BaseException:
+            self.close()
+            raise
 
     def _open(self) -> Rows:
         """Open the stream and read its head: the width, the label column, the
