@@ -95,6 +95,11 @@ NAMED_ERRORS = {
                              "stream file {tmp}/folder.csv is a folder, not a file"),
     # before: "--dataset: unknown dataset '.../bad.json'; valid names: MNDS, ...", which
     # named neither the file's suffix nor the suffixes a stream file takes
+    # before: "unknown dataset 'nothing.txt'; valid names: ...", which did not say that
+    # no file of that name was there, nor the suffixes of a stream file
+    "no file of a file's name": (["--dataset", "{tmp}/nothing.txt"],
+                                 "--dataset: no file {tmp}/nothing.txt is there, and unknown "
+                                 "dataset '{tmp}/nothing.txt'; valid names: MNDS, "),
     "stream file of another suffix": (["--dataset", "{tmp}/bad.json"],
                                       "--dataset: {tmp}/bad.json is not a stream file: its "
                                       "name must end in .csv, .csv.gz, .npz, .arff, "

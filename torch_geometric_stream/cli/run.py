@@ -167,11 +167,12 @@ def _load_stream(args: argparse.Namespace) -> Stream:
 
 def _dataset_name(value: str) -> str:
     """The canonical name of the paper dataset ``--dataset value``. A file or
-    folder there that is no stream file is named as what it is: the list of
-    dataset names would not say why a path was refused."""
+    folder there that is no stream file is named as what it is, and a value named
+    like a file (a suffix, a folder) that is none: the list of dataset names
+    would not say why a path was refused."""
     try:
         return resolve_dataset_name(value)
-    except ValueError:
+    except ValueError as error:
         path = Path(value.strip())
         if path.is_dir():
             raise UsageError(f"--dataset: {value} is a folder; for a dataset's folder give "
@@ -180,6 +181,10 @@ def _dataset_name(value: str) -> str:
         if path.exists():
             raise UsageError(f"--dataset: {value} is not a stream file: its name must end "
                              f"in {', '.join(STREAM_FILE_SUFFIXES)} (convert or rename it)"
+                             ) from None
+        if path.suffix or len(path.parts) > 1:
+            raise UsageError(f"--dataset: no file {value} is there, and {error} (a stream "
+                             f"file's name ends in {', '.join(STREAM_FILE_SUFFIXES)})"
                              ) from None
         raise
 
