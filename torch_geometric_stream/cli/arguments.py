@@ -21,7 +21,7 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "CommandParser", "positive_int", "window_size", "label_ratio", "tau_value",
+__all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "window_size", "label_ratio", "tau_value",
            "window_value", "seed_value", "device_value", "parse_seeds", "check_device",
            "check_input_file", "read_config_file", "check_output_file", "check_output_files",
            "check_folder", "root_option", "add_root_option", "plain_text"]
@@ -67,6 +67,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
     return value
 
 

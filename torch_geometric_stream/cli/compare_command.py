@@ -52,7 +52,7 @@ __all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command
 
 #: Record entries that, with the resolved ``config``, make a run's setting.
 SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synthetic_samples",
-                "preset")
+                "preset", "label_delay")
 
 #: Entries that settings compared seed by seed (``--baseline``) share: with them
 #: one seed runs on the same samples with the same labeled positions.
@@ -174,11 +174,12 @@ def _check_values(path: Path, record: Record) -> None:
 
 def _setting(path: Path, record: Mapping[str, Any], by: Sequence[str]) -> Setting:
     """The setting of a record read from ``path``: :data:`SETTING_KEYS` (a record
-    older than the preset and the label mask ran the paper's), its configuration,
+    older than the preset and the label mask ran the paper's, one older than the
+    label delay learned every label at once), its configuration,
     comparable with newer records
     (:func:`~torch_geometric_stream.cli.run.recorded_config`), and its origin
     (:func:`~torch_geometric_stream.cli.record_origin.origin`) for each of ``by``."""
-    known = {"preset": "paper", "label_mask": "paper"}
+    known = {"preset": "paper", "label_mask": "paper", "label_delay": 0}
     return (*(record.get(key, known.get(key)) for key in SETTING_KEYS),
             json.dumps(recorded_config(record), sort_keys=True),
             json.dumps({what: origin(path, record, what) for what in by}))

@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_root_option,
                                                   class_names, coefficient_value, label_ratio,
-                                                  positive_int, tau_value, window_size,
-                                                  window_value)
+                                                  nonnegative_int, positive_int, tau_value,
+                                                  window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -25,8 +25,8 @@ from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
-                                            HISTORY_HELP, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
-                                            run_command)
+                                            HISTORY_HELP, LABEL_DELAY_HELP, SYNTHETIC_DRIFT,
+                                            SYNTHETIC_SAMPLES, run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS, SCALINGS
@@ -229,6 +229,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                "sample with probability R; capymoa: likewise, with the draws "
                                "of CapyMOA's prequential_ssl_evaluation for random_seed=S "
                                "(default: %(default)s)")
+    protocol.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
+                          help=LABEL_DELAY_HELP)
     protocol.add_argument("--seed", "--seeds", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0; "
                                "--seeds as in tune)")

@@ -44,8 +44,9 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
-           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
-           "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
+           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP",
+           "LABEL_DELAY_HELP", "Stream", "check_run", "label_delay_words", "load_stream",
+           "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -64,13 +65,18 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
                 "the kept position nearest to the tail's start (exact up to 4096 samples; "
                 "the record's tail_samples says how many each covers) and ms per sample "
                 "from a histogram (within 0.5 %%); --csv needs full")
+#: Help of ``--label-delay`` (``run`` and ``tune``).
+LABEL_DELAY_HELP = ("samples predicted between a labeled sample and the learning of its label: "
+                    "each label arrives N samples late, as MOA's EvaluatePrequentialDelayed "
+                    "(River's delay=N+1); unlabeled samples are learned as they arrive "
+                    "(default: 0, every label at once)")
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream's identity; a streamed run's
 #: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
-               "synthetic_samples", "flush_denormal", "history", "eval_window")
+               "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay")
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with (older checkpoints lack them, and until
 #: session 56 checkpoints left them out at that value).
@@ -94,8 +100,13 @@ STREAM_DIGEST = "stream_digest"
 #: the value those runs had (checkpoints predate flushing denormals). An older
 #: checkpoint of a synthetic stream, whose length it did not keep, is refused.
 OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full", "synthetic_samples": None,
-                     "eval_window": None,
+                     "eval_window": None, "label_delay": 0,
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
+
+
+def label_delay_words(delay: int) -> str:
+    """``", labels N samples late"`` for a run's headings, ``""`` without delay."""
+    return f", labels {delay} samples late" if delay else ""
 
 
 def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -406,7 +417,8 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
               else f"{'' if plan.limit is None else 'its first '}{dataset.num_samples} samples")
     print(f"{plan.model} on {name}: {length}, {dataset.num_features} features, "
           f"{dataset.num_classes} classes{values}")
-    print(f"label ratio {args.label_ratio} (mask {args.label_mask}), preset {args.preset}, "
+    print(f"label ratio {args.label_ratio} (mask {args.label_mask})"
+          f"{label_delay_words(args.label_delay)}, preset {args.preset}, "
           f"seeds {','.join(map(str, seeds))}, device {plan.device}"
           f"{' with CUDA graphs' if plan.cuda_graph else ''}")
     print("\n".join(config_lines(plan.model, plan.config, sources, args.config)))
@@ -486,7 +498,8 @@ def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[s
     dataset, name, source = plan.stream
     length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
               else f"{dataset.num_samples} samples")
-    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}, {length}"
+    print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}"
+          f"{label_delay_words(args.label_delay)}, {length}"
           f"{'' if interrupted is None else f'; {interrupted}'}")
     print(summary_table(records))
 
@@ -526,7 +539,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            "label_column": args.label_column,
                            "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
-                           "seed": seed, "limit": plan.limit,
+                           "label_delay": args.label_delay, "seed": seed, "limit": plan.limit,
                            "synthetic_samples": _synthetic_length(args) if source == "synthetic"
                            else None,
                            "preset": args.preset,
@@ -564,7 +577,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                          progress_every=progress_every,
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal, history=args.history,
-                         callback=checkpointer, stop=interrupt, window=args.eval_window)
+                         callback=checkpointer, stop=interrupt, window=args.eval_window,
+                         label_delay=args.label_delay)
     if checkpointer is not None:
         checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
     record = run_record(result, run=run, config=plan.config)

@@ -63,15 +63,17 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from torch_geometric_stream.cli.arguments import (add_root_option, check_folder,
-                                                  check_output_file, label_ratio, parse_seeds,
-                                                  plain_text, positive_int)
+                                                  check_output_file, label_ratio,
+                                                  nonnegative_int, parse_seeds, plain_text,
+                                                  positive_int)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
-                                            check_run, load_stream)
+from torch_geometric_stream.cli.run import (DEFAULT_MODEL, LABEL_DELAY_HELP, OLDER_RECORDS,
+                                            OVERRIDE_KEYS, check_run, label_delay_words,
+                                            load_stream)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
@@ -146,10 +148,12 @@ def _by_metric(metric: str) -> str:
 
 
 def _search_name(args: argparse.Namespace) -> str:
-    """``<model>_<dataset>_<ratio>``, with ``_preset=<name>`` unless the preset is
-    ``paper``: runs of different presets never share (or skip on) a file."""
+    """``<model>_<dataset>_<ratio>``, with ``_label-delay=<N>`` for a delay and
+    ``_preset=<name>`` unless the preset is ``paper``: runs of different delays or
+    presets never share (or skip on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
-    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{preset}"
+    delay = f"_label-delay={args.label_delay}" if args.label_delay else ""
+    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{delay}{preset}"
 
 
 def _stream_name(args: argparse.Namespace) -> str:
@@ -178,7 +182,8 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--preset", args.preset, "--history", args.history, "--output", str(path)]
+            "--label-delay", str(args.label_delay), "--preset", args.preset,
+            "--history", args.history, "--output", str(path)]
     argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
@@ -203,10 +208,11 @@ def _stream_options(args: argparse.Namespace) -> list[str]:
 def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     """The ``run`` command that repeats the search's best point: its configuration
     file holds configuration entries only, so the stream, model, label ratio and
-    preset go on the command line."""
+    preset (and a label delay) go on the command line."""
     argv = ["python", "-m", "torch_geometric_stream", "run", "--config", str(best_path),
             "--dataset", args.dataset, "--model", args.model, "--label-ratio",
-            f"{args.label_ratio:g}", "--preset", args.preset]
+            f"{args.label_ratio:g}", "--preset", args.preset,
+            *(["--label-delay", str(args.label_delay)] if args.label_delay else [])]
     argv += _stream_options(args)
     return argv
 
@@ -515,8 +521,8 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         _check_metric(records, paths, args.metric)
         rows = (_rank(finalists, seeds + confirm_seeds, records, args.metric)
                 + rows[args.confirm_top:])
-    print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}, "
-          f"seeds {','.join(map(str, seeds))}"
+    print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}"
+          f"{label_delay_words(args.label_delay)}, seeds {','.join(map(str, seeds))}"
           + (f" (top {args.confirm_top} also {','.join(map(str, confirm_seeds))})"
              if confirm_seeds else "")
           + (f", first {args.limit}" if args.limit else "")
@@ -590,6 +596,8 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="the model every run evaluates (default: %(default)s)")
     tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
                       help="fraction of labeled samples in (0, 1] (default: %(default)s)")
+    tune.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
+                      help=f"{LABEL_DELAY_HELP}; every run of the search has it")
     tune.add_argument("--preset", choices=PRESETS, default="paper",
                       help="the grid's base: the paper's per-dataset settings (default) or "
                            "the package defaults (see run --help)")

@@ -10,6 +10,7 @@ r"""Prequential evaluation of stream learners: label masks, input transforms, me
     result.metrics["accuracy"]
 """
 from torch_geometric_stream.evaluation.bounded import BoundedStreamMetrics, approximate_tails
+from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_delay
 from torch_geometric_stream.evaluation.label_mask import (
     LABEL_MASKS,
     POSITION_MASKS,
@@ -92,6 +93,8 @@ __all__ = [
     "class_metrics",
     "class_metrics_from_counts",
     "prequential",
+    "DelayedLabels",
+    "check_label_delay",
     "ProgressLines",
     "LOG_PROGRESS_SECONDS",
     "progress_interval",

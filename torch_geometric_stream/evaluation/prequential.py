@@ -31,6 +31,7 @@ from torch_geometric_stream.evaluation.bounded import (BoundedStreamMetrics, Run
                                                        kept_curve)
 from torch_geometric_stream.evaluation.columns import (append_class_id, check_int64,
                                                        class_ids, to_numpy)
+from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_delay
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
@@ -246,6 +247,12 @@ class PrequentialRecord:
     :class:`~torch_geometric_stream.evaluation.windows.WindowedMetrics` counting
     the windows of ``window`` samples from ``start`` (``None`` without).
 
+    With a ``label_delay`` of 1 or more, ``delayed`` is the
+    :class:`~torch_geometric_stream.evaluation.delay.DelayedLabels` holding the
+    labels not yet learned (``None`` for 0): part of the run's
+    state, so a checkpoint keeps them. ``labeled`` and ``n_labels`` count the
+    labels given, learned or still held.
+
     Args:
         start: stream position of the first sample.
         cuda_device: the learner's CUDA device, whose peak memory is added to
@@ -255,12 +262,16 @@ class PrequentialRecord:
         num_classes: the classes of the stream (an integer >= 1), by which
             :meth:`result` sizes the confusion matrix and the recall
             (:func:`class_metrics`); ``None``: by the largest class id seen.
+        label_delay: samples predicted between a labeled sample and the
+            learning of its label (an integer >= 0, see :func:`prequential`).
     """
 
     def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None,
                  history: str = "full", window: Optional[int] = None,
-                 num_classes: Optional[int] = None) -> None:
+                 num_classes: Optional[int] = None, label_delay: int = 0) -> None:
         self.history = check_history(history)
+        label_delay = check_label_delay(label_delay)
+        self.delayed = DelayedLabels(label_delay) if label_delay else None
         self.num_classes = (None if num_classes is None
                             else check_positive_int(num_classes, "num_classes"))
         self.windowed = None if window is None else WindowedMetrics(window)
@@ -303,6 +314,11 @@ class PrequentialRecord:
         """Samples per window, ``None`` for a record without windows."""
         return None if self.windowed is None else self.windowed.size
 
+    @property
+    def label_delay(self) -> int:
+        """Samples predicted between a labeled sample and the learning of its label."""
+        return 0 if self.delayed is None else self.delayed.delay
+
     def largest_class(self) -> int:
         """The largest class id recorded, label or prediction (-1 before the first sample)."""
         if self.classes is not None:
@@ -321,7 +337,8 @@ class PrequentialRecord:
         :math:`(n,)`; for the bounded one, ``n_samples``, ``n_labels``, the
         ``state_dict`` of ``metrics`` and ``classes``, and ``windows``: that of
         ``windowed``, ``None`` without (a full record's windows follow from its
-        per-sample arrays).
+        per-sample arrays); with a ``label_delay`` of 1 or more, ``delayed``:
+        :meth:`DelayedLabels.state_dict` (a state without it has delay 0).
         """
         state: Dict[str, Any] = {"history": self.history, "start": self.start}
         if self.classes is not None:
@@ -335,6 +352,8 @@ class PrequentialRecord:
                           "labels": to_numpy(self.labels, np.int64),
                           "labeled": to_numpy(self.labeled, bool),
                           "seconds": self.metrics.seconds})
+        if self.delayed is not None:
+            state["delayed"] = self.delayed.state_dict()
         state["elapsed"] = time.perf_counter() - self._started
         return state
 
@@ -362,10 +381,14 @@ class PrequentialRecord:
                 for any ``window``), or a state lacking or mismatching entries, a
                 ``start`` below 0, an ``elapsed`` that is not a finite number >= 0,
                 a class id below 0 or a per-sample ``seconds`` that is not a finite
-                number >= 0.
+                number >= 0, or held labels (``delayed``) of another
+                ``label_delay`` than this record's (a state without them has 0) or
+                that are not those of the state's last positions
+                (:meth:`DelayedLabels.load_state_dict`).
             TypeError: as :meth:`update`, for a full state's per-sample entry, or a
                 ``labeled`` entry that is no bool (as its ValueError; the message
-                names the sample), a ``start`` that is no integer.
+                names the sample), a ``start`` that is no integer, a held label
+                or its position that is no integer.
         """
         if self.metrics.n_samples:
             raise ValueError("load_state_dict needs an empty record")
@@ -377,12 +400,32 @@ class PrequentialRecord:
         # read before anything changes
         start = check_positive_int(state["start"], "the record state's start", minimum=0)
         elapsed = check_nonnegative(state["elapsed"], "the record state's elapsed")
+        delayed = self._held_labels(state.get("delayed"),
+                                    start + PrequentialRecord.state_samples(state))
         if self.classes is not None:
             self._load_bounded(state)
         else:
             self._load_full(state)
-        self.start = start
+        self.start, self.delayed = start, delayed
         self._started = time.perf_counter() - elapsed
+
+    def _held_labels(self, state: Optional[Mapping[str, Any]],
+                     end: int) -> Optional[DelayedLabels]:
+        """The held labels of a record state (its ``"delayed"``) that ends at stream
+        position ``end``, for this record's ``label_delay``; ``None`` for delay 0."""
+        check_mapping(state, "the record state's delayed")
+        if state is not None and "label_delay" not in state:
+            raise ValueError("the held labels' state lacks the entries ['label_delay']")
+        kept = 0 if state is None else state["label_delay"]
+        if kept != self.label_delay:
+            raise ValueError(f"the record state was kept with label_delay={kept!r}, this "
+                             f"record has label_delay={self.label_delay}: continue it with "
+                             f"label_delay={kept!r}")
+        if state is None:
+            return None
+        delayed = DelayedLabels(self.label_delay)
+        delayed.load_state_dict(state, end)
+        return delayed
 
     def _load_full(self, state: Mapping[str, Any]) -> None:
         arrays = [np.asarray(state[key]) for key in ("predictions", "labels", "labeled",
@@ -473,13 +516,19 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 flush_denormal: bool = True,
                 history: str = "full",
                 stop: Optional[Callable[[], bool]] = None,
-                window: Optional[int] = None) -> PrequentialResult:
+                window: Optional[int] = None,
+                label_delay: int = 0) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: its label is checked, ``x = transform(x)``, then
     ``learner.predict(x)``, then ``learner.learn(x, y if mask[t] else -1)``
     (one call ``learner.predict_learn(x, y if mask[t] else -1)`` where the
     learner has it). The latency recorded per sample covers ``predict`` and ``learn`` only.
+
+    With ``label_delay`` :math:`d \geq 1` a labeled sample is only predicted
+    as it arrives, and ``learner.learn(x, y)`` comes right after the sample at
+    :math:`t + d` (:mod:`~torch_geometric_stream.evaluation.delay`); that
+    sample's latency covers it.
 
     Args:
         learner: any object with ``predict(x)`` and ``learn(x, y)``, or with
@@ -546,6 +595,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             \text{window})`), under either history, through ``initial`` (a
             bounded ``initial`` must be kept with the same ``window``) and up to
             where ``stop`` ended the run. ``None``: no windows.
+        label_delay: :math:`d`, the samples predicted between a labeled sample
+            and the learning of its label (MOA's ``EvaluatePrequentialDelayed``;
+            River's ``delay=d + 1``): ``0``, the usual test-then-train. The
+            labels still held at the end are not learned; they are part of
+            the record's state (``initial`` must be kept with the same delay).
+            An unlabeled sample is learned as it arrives, and a
+            ``predict_learn`` learner is stepped through it for those only.
 
     Returns:
         A :class:`PrequentialResult` over the positions
@@ -560,7 +616,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             end at ``start``, was kept with another ``history`` (or, bounded,
             another ``window``) or holds a class id not below
             ``learner.num_classes``, ``history`` names no history, ``window`` is
-            below 1, a ``y`` is not a class id of the learner (raised
+            below 1, ``label_delay`` below 0 (or ``initial`` kept with another), a ``y`` is not a class id of the learner (raised
             at that sample, before the learner sees it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
         TypeError: if a ``y`` or a prediction is not an integer (a float or
@@ -568,7 +624,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string or ``None``, ``progress`` or ``flush_denormal`` is no bool, or
+            string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
+            ``label_delay`` is no integer, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
@@ -579,6 +636,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     start = check_positive_int(start, "start", minimum=0)
     limit = None if limit is None else check_positive_int(limit, "limit")
     window = None if window is None else check_window(window)
+    label_delay = check_label_delay(label_delay)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     elif progress:
@@ -596,7 +654,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
-                               window=window,
+                               window=window, label_delay=label_delay,
                                num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
         record.load_state_dict(initial)
@@ -627,7 +685,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             if transform is not None:
                 x = transform(x)
             tic = time.perf_counter()
-            if fused_step is not None:
+            if record.delayed is not None:
+                prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
+                                           position, num_classes)
+            elif fused_step is not None:
                 prediction = _prediction(fused_step(x, target), position, num_classes)
             else:
                 prediction = _prediction(learner.predict(x), position, num_classes)
@@ -651,6 +712,24 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         raise ValueError(f"stream is empty (no sample at position >= start={start}"
                          f"{'' if limit is None else f' and < limit={limit}'})")
     return record.result()
+
+
+def _delayed_step(learner: Any, fused_step: Optional[Callable[[Any, int], Any]],
+                  delayed: DelayedLabels, x: Any, target: int, position: int,
+                  num_classes: Optional[int]) -> int:
+    """One sample of a run with ``delayed`` labels: predict ``x``; learn it now if
+    unlabeled (``target`` -1), else hold its label; then learn the labels due."""
+    if target == -1 and fused_step is not None:
+        prediction = _prediction(fused_step(x, -1), position, num_classes)
+    else:
+        prediction = _prediction(learner.predict(x), position, num_classes)
+        if target == -1:
+            learner.learn(x, -1)
+        else:
+            delayed.push(position, x, target)
+    for row, label in delayed.due(position):
+        learner.learn(row, label)
+    return prediction
 
 
 def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:

@@ -1,0 +1,175 @@
+"""Labels that reach the learner ``label_delay`` samples late (``prequential``)."""
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream.evaluation import (DelayedLabels, PrequentialRecord,
+                                               check_label_delay, prequential)
+
+X = np.arange(6, dtype=np.float32).reshape(6, 1)
+Y = [0, 1, 2, 0, 1, 2]
+MASK = np.array([1, 0, 1, 1, 0, 0], dtype=bool)
+
+
+class CallLog:
+    """Duck-typed learner that logs its calls by the row's value; predicts class 0."""
+
+    num_classes = 3
+
+    def __init__(self) -> None:
+        self.calls = []
+
+    def predict(self, x):
+        self.calls.append(("predict", int(x[0])))
+        return 0
+
+    def learn(self, x, y):
+        self.calls.append(("learn", int(x[0]), int(y)))
+
+
+class FusedCallLog(CallLog):
+    """A learner with ``predict_learn``, as ``CUDAGraphStep``."""
+
+    def predict_learn(self, x, y):
+        self.calls.append(("predict_learn", int(x[0]), int(y)))
+        return 0
+
+
+def _calls(delay, learner=None, **kwargs):
+    learner = CallLog() if learner is None else learner
+    result = prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False,
+                         label_delay=delay, **kwargs)
+    return learner.calls, result
+
+
+def test_delay_zero_is_the_usual_test_then_train_run_call_for_call():
+    calls, _ = _calls(0)
+    assert calls == [
+        ("predict", 0), ("learn", 0, 0), ("predict", 1), ("learn", 1, -1),
+        ("predict", 2), ("learn", 2, 2), ("predict", 3), ("learn", 3, 0),
+        ("predict", 4), ("learn", 4, -1), ("predict", 5), ("learn", 5, -1)]
+    learner = CallLog()
+    prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False)
+    assert learner.calls == calls
+
+
+def test_a_label_is_learned_right_after_the_sample_delay_positions_later():
+    # unlabeled samples are learned as they arrive; the labels of 0, 2 and 3 come 2 late
+    calls, result = _calls(2)
+    assert calls == [("predict", 0), ("predict", 1), ("learn", 1, -1),
+                     ("predict", 2), ("learn", 0, 0), ("predict", 3),
+                     ("predict", 4), ("learn", 4, -1), ("learn", 2, 2),
+                     ("predict", 5), ("learn", 5, -1), ("learn", 3, 0)]
+    # the labels given are counted as before; the record says which samples had one
+    assert result.metrics["n_labels"] == 3
+    assert result.labeled.tolist() == MASK.tolist()
+
+
+def test_labels_due_after_the_stream_ends_are_held_not_learned():
+    calls, result = _calls(10)
+    assert [call for call in calls if call[0] == "learn"] == [
+        ("learn", 1, -1), ("learn", 4, -1), ("learn", 5, -1)]
+
+
+def test_a_fused_learner_is_stepped_only_for_unlabeled_samples():
+    calls, _ = _calls(1, FusedCallLog())
+    assert calls == [("predict", 0), ("predict_learn", 1, -1), ("learn", 0, 0),
+                     ("predict", 2), ("predict", 3), ("learn", 2, 2),
+                     ("predict_learn", 4, -1), ("learn", 3, 0), ("predict_learn", 5, -1)]
+
+
+def test_a_held_row_is_a_copy_of_the_sample_not_the_streams_buffer():
+    buffers = {"numpy": np.zeros(1, dtype=np.float32), "tensor": torch.zeros(1)}
+    for buffer in buffers.values():
+        def refilled():
+            for value, label in zip(range(6), Y):
+                buffer[0] = value  # one buffer handed out for every sample
+                yield buffer, label
+        learner = CallLog()
+        prequential(learner, refilled(), label_mask=MASK, progress=False, label_delay=2)
+        assert ("learn", 0, 0) in learner.calls and ("learn", 2, 2) in learner.calls
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_a_run_resumed_from_its_record_state_makes_the_uninterrupted_calls(history):
+    whole, _ = _calls(2, history=history)
+    for stop_after in range(1, 6):
+        first = CallLog()
+        done = []
+        prequential(first, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                    history=history, callback=lambda position, record: done.append(record),
+                    stop=lambda: len(done) == stop_after)
+        state = done[-1].state_dict()
+        assert state["delayed"]["positions"] == [p for p in range(stop_after)
+                                                  if MASK[p] and p + 2 >= stop_after]
+        rest = CallLog()
+        result = prequential(rest, list(zip(X, Y)), label_mask=MASK, progress=False,
+                             label_delay=2, history=history, start=stop_after, initial=state)
+        assert first.calls + rest.calls == whole
+        assert result.metrics["n_samples"] == 6 and result.metrics["n_labels"] == 3
+
+
+def _state_after(samples, delay, history="full"):
+    records = []
+    prequential(CallLog(), list(zip(X, Y)), label_mask=MASK, progress=False,
+                label_delay=delay, history=history, limit=samples,
+                callback=lambda position, record: records.append(record))
+    return records[-1].state_dict()
+
+
+@pytest.mark.parametrize("kept, resumed", [(2, 3), (2, 0), (0, 2)])
+def test_a_record_state_continues_only_with_the_delay_it_was_kept_with(kept, resumed):
+    state = _state_after(3, kept)
+    record = PrequentialRecord(label_delay=resumed)
+    with pytest.raises(ValueError, match=f"kept with label_delay={kept}, this record has "
+                                         f"label_delay={resumed}: continue it with "
+                                         f"label_delay={kept}"):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0 and record.label_delay == resumed
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda held: held.update(positions=[2, 0]), ValueError, r"positions \[2, 0\] are not"),
+    (lambda held: held.update(positions=[0, 0]), ValueError, "are not distinct positions in"),
+    (lambda held: held.update(positions=[0, 3]), ValueError, r"in \[0, 3\), in order"),
+    (lambda held: held.update(labels=[2]), ValueError, "2 positions, 2 rows and 1 labels"),
+    (lambda held: held.update(labels=[0, -1]), ValueError, "a held label must be >= 0"),
+    (lambda held: held.update(positions=[0.0, 2]), TypeError, "position must be an integer"),
+    (lambda held: held.pop("rows"), ValueError, r"lacks the entries \['rows'\]"),
+])
+def test_held_labels_that_no_run_could_hold_are_refused_and_the_record_stays_empty(
+        change, error, message):
+    state = _state_after(3, 3)
+    assert state["delayed"]["positions"] == [0, 2]  # positions [0, 3) may be held at 3
+    change(state["delayed"])
+    record = PrequentialRecord(label_delay=3)
+    with pytest.raises(error, match=message):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0 and len(record.delayed) == 0
+
+
+@pytest.mark.parametrize("delay, error, message", [
+    (-1, ValueError, "label_delay must be >= 0, got -1"),
+    (1.0, TypeError, "label_delay must be an integer, got float"),
+    (True, TypeError, "label_delay must be an integer, got bool"),
+])
+def test_a_label_delay_that_is_no_count_of_samples_is_refused_before_the_run(delay, error,
+                                                                               message):
+    learner = CallLog()
+    with pytest.raises(error, match=message):
+        prequential(learner, list(zip(X, Y)), progress=False, label_delay=delay)
+    assert learner.calls == []
+    with pytest.raises(error, match=message):
+        check_label_delay(delay)
+
+
+def test_the_queue_holds_copies_and_releases_each_label_once_when_due():
+    queue = DelayedLabels(3)
+    row = torch.tensor([1.0, 2.0])
+    queue.push(4, row, 1)
+    row.zero_()
+    assert list(queue.due(6)) == [] and len(queue) == 1
+    (held, label), = list(queue.due(7))
+    assert held.tolist() == [1.0, 2.0] and label == 1 and len(queue) == 0
+    with pytest.raises(ValueError, match="label_delay must be >= 1, got 0"):
+        DelayedLabels(0)
