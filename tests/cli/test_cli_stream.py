@@ -160,7 +160,8 @@ def test_a_label_outside_the_classes_is_an_error_naming_its_line(tmp_path, capsy
 @pytest.mark.parametrize("options, message", [
     (["--label-mask", "paper"], "error: --label-mask paper needs the whole stream (the first "
      "sample of each class, floor(R*T) labels); with --stream give --label-mask bernoulli "
-     "or capymoa"),
+     "or capymoa, or a label query (fixed-uncertainty, variable-uncertainty, "
+     "randomized-uncertainty, selective-sampling)"),
     (["--label-mask", "bernoulli", "--scaling", "global"], "error: --stream: scaling global "
      "(from flag --scaling) scales by the range of the whole stream, which a stream read as "
      "it comes does not know: pass --scaling online or robust (online-rescale or "

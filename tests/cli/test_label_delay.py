@@ -62,6 +62,26 @@ def test_a_delayed_run_resumes_to_the_uninterrupted_record_with_its_held_labels(
              *saving[saving.index("--label-delay") + 2:], "--resume", str(checkpoint)]
     assert main(other) == 2
     assert "label_delay" in capsys.readouterr().err
+    assert main([*saving, "--no-learn-on-arrival", "--resume", str(checkpoint)]) == 2
+    assert "learn_on_arrival" in capsys.readouterr().err
+
+
+def test_a_row_held_for_its_label_is_a_setting_of_its_own(tmp_path, capsys, quick_run):
+    records = {}
+    for name, options in (("arrival", []), ("held", ["--no-learn-on-arrival"])):
+        out = tmp_path / f"{name}.json"
+        assert main(quick_run(out, *LABELS, "--label-delay", "4", *options, "--csv",
+                              str(tmp_path / f"{name}.csv"))) == 0
+        records[name] = json.loads(out.read_text()), _predictions(tmp_path / f"{name}.csv")
+    assert "labels 4 samples late (rows held for them), 30 samples" in capsys.readouterr().out
+    assert [record["learn_on_arrival"] for record, _ in records.values()] == [True, False]
+    assert records["arrival"][1] != records["held"][1]
+    # a run without delay never reads the flag
+    out = tmp_path / "plain.json"
+    assert main(quick_run(out, "--no-learn-on-arrival")) == 2
+    assert ("--no-learn-on-arrival is read with --label-delay N (N >= 1), where labels come "
+            "late: add one or drop --no-learn-on-arrival") in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("value, message", [
@@ -89,10 +109,11 @@ def test_compare_keeps_delays_apart_and_pairs_them_seed_by_seed(tmp_path, capsys
     assert main(["compare", *paths, str(tmp_path / "older.json"),
                  "--baseline", "label_delay=0"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = {line.split()[0]: line.split() for line in lines[2:]}
-    assert set(rows) == {"label_delay=0", "label_delay=8"}
-    assert rows["label_delay=0"][1] == "2"  # the older record is the delay-0 setting's seed 1
-    assert rows["label_delay=0"][-1] == "baseline" and rows["label_delay=8"][-1] == "0/1"
+    rows = {line.split("  ")[0]: line.split() for line in lines[2:]}
+    plain, late = "label_delay=0, learn_on_arrival=None", "label_delay=8, learn_on_arrival=True"
+    assert set(rows) == {plain, late}
+    assert rows[plain][2] == "2"  # the older record is the delay-0 setting's seed 1
+    assert rows[plain][-1] == "baseline" and rows[late][-1] == "0/1"
 
 
 def test_tune_runs_every_point_with_the_delay_and_names_its_files_by_it(tmp_path, capsys):
@@ -106,3 +127,18 @@ def test_tune_runs_every_point_with_the_delay_and_names_its_files_by_it(tmp_path
     runs = sorted(out_dir.glob("memory_synthetic_0.3_label-delay=5_tau=*_seed0.json"))
     assert len(runs) == 2
     assert [json.loads(path.read_text())["label_delay"] for path in runs] == [5, 5]
+    # a JSON of another delay under the search's name is refused, not ranked
+    record = json.loads(runs[0].read_text())
+    runs[0].write_text(json.dumps({**record, "label_delay": 0, "learn_on_arrival": None}))
+    capsys.readouterr()
+    assert main(["tune", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
+                 "--label-ratio", "0.3", "--label-delay", "5", "--grid", "tau=0.5,1",
+                 "--out-dir", str(out_dir)]) == 2
+    assert (f"{runs[0].name} ran with label_delay=0, learn_on_arrival=None, this search asks "
+            f"for label_delay=5, learn_on_arrival=True") in capsys.readouterr().err
+    # rows held for their labels get runs of their own
+    assert main(["tune", "--dataset", "synthetic", "--model", "memory", "--limit", "30",
+                 "--label-ratio", "0.3", "--label-delay", "5", "--no-learn-on-arrival",
+                 "--grid", "tau=0.5", "--out-dir", str(out_dir)]) == 0
+    held, = out_dir.glob("memory_synthetic_0.3_label-delay=5-held_tau=0.5_seed0.json")
+    assert json.loads(held.read_text())["learn_on_arrival"] is False

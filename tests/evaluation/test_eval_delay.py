@@ -54,10 +54,11 @@ def test_delay_zero_is_the_usual_test_then_train_run_call_for_call():
 
 
 def test_a_label_is_learned_right_after_the_sample_delay_positions_later():
-    # unlabeled samples are learned as they arrive; the labels of 0, 2 and 3 come 2 late
+    # every sample is learned as it arrives, unlabeled; the labels of 0, 2 and 3 come 2 late
     calls, result = _calls(2)
-    assert calls == [("predict", 0), ("predict", 1), ("learn", 1, -1),
-                     ("predict", 2), ("learn", 0, 0), ("predict", 3),
+    assert calls == [("predict", 0), ("learn", 0, -1), ("predict", 1), ("learn", 1, -1),
+                     ("predict", 2), ("learn", 2, -1), ("learn", 0, 0),
+                     ("predict", 3), ("learn", 3, -1),
                      ("predict", 4), ("learn", 4, -1), ("learn", 2, 2),
                      ("predict", 5), ("learn", 5, -1), ("learn", 3, 0)]
     # the labels given are counted as before; the record says which samples had one
@@ -65,46 +66,119 @@ def test_a_label_is_learned_right_after_the_sample_delay_positions_later():
     assert result.labeled.tolist() == MASK.tolist()
 
 
+def test_without_learning_on_arrival_a_labeled_row_waits_for_its_label():
+    calls, _ = _calls(2, learn_on_arrival=False)
+    assert calls == [("predict", 0), ("predict", 1), ("learn", 1, -1),
+                     ("predict", 2), ("learn", 0, 0), ("predict", 3),
+                     ("predict", 4), ("learn", 4, -1), ("learn", 2, 2),
+                     ("predict", 5), ("learn", 5, -1), ("learn", 3, 0)]
+
+
+def _capymoa_ssl_calls(delay_length):
+    """The calls of CapyMOA's ``prequential_ssl_evaluation`` loop (capymoa 0.15,
+    ``evaluation.py``) for an SSL learner, on the samples of ``MASK``: labels due
+    at index ``i`` are trained before predicting it; a labeled sample is trained
+    unlabeled and comes back at ``i + delay_length``."""
+    learner, due = CallLog(), []
+    for i, (x, y) in enumerate(zip(X, Y)):
+        while due and due[0][0] <= i:
+            _, row, label = due.pop(0)
+            learner.learn(row, label)
+        learner.predict(x)
+        if not MASK[i]:
+            learner.learn(x, -1)
+        elif delay_length > 0:
+            learner.learn(x, -1)
+            due.append((i + delay_length, x, y))
+        else:
+            learner.learn(x, y)
+    return learner.calls
+
+
+@pytest.mark.parametrize("delay", [0, 1, 2, 4])
+def test_the_calls_are_capymoa_s_ssl_evaluation_with_a_delay_one_longer(delay):
+    # CapyMOA trains the labels due before the next prediction, this package after the
+    # last: the same calls in the same order, up to the last sample's (a label due after
+    # it this package learns, CapyMOA never)
+    calls, reference = _calls(delay)[0], _capymoa_ssl_calls(delay + 1 if delay else 0)
+    last = ("learn", 5, -1)
+    assert calls[:calls.index(last) + 1] == reference[:reference.index(last) + 1]
+
+
 def test_labels_due_after_the_stream_ends_are_held_not_learned():
-    calls, result = _calls(10)
+    calls, _ = _calls(10, learn_on_arrival=False)
     assert [call for call in calls if call[0] == "learn"] == [
         ("learn", 1, -1), ("learn", 4, -1), ("learn", 5, -1)]
+    calls, _ = _calls(10)
+    assert [call for call in calls if call[0] == "learn"] == [("learn", i, -1) for i in range(6)]
 
 
-def test_a_fused_learner_is_stepped_only_for_unlabeled_samples():
+def test_a_fused_learner_is_stepped_for_every_sample_learned_on_arrival():
     calls, _ = _calls(1, FusedCallLog())
+    assert calls == [("predict_learn", 0, -1), ("predict_learn", 1, -1), ("learn", 0, 0),
+                     ("predict_learn", 2, -1), ("predict_learn", 3, -1), ("learn", 2, 2),
+                     ("predict_learn", 4, -1), ("learn", 3, 0), ("predict_learn", 5, -1)]
+    calls, _ = _calls(1, FusedCallLog(), learn_on_arrival=False)
     assert calls == [("predict", 0), ("predict_learn", 1, -1), ("learn", 0, 0),
                      ("predict", 2), ("predict", 3), ("learn", 2, 2),
                      ("predict_learn", 4, -1), ("learn", 3, 0), ("predict_learn", 5, -1)]
 
 
-def test_a_held_row_is_a_copy_of_the_sample_not_the_streams_buffer():
-    buffers = {"numpy": np.zeros(1, dtype=np.float32), "tensor": torch.zeros(1)}
-    for buffer in buffers.values():
+@pytest.mark.parametrize("learn_on_arrival, missing", [(True, "learn"),
+                                                       (False, "learn and predict")])
+def test_a_learner_without_the_calls_a_delay_needs_is_refused_before_the_first_sample(
+        learn_on_arrival, missing):
+    class FusedOnly:
+        num_classes = 3
+
+        def __init__(self):
+            self.steps = 0
+
+        def predict_learn(self, x, y):
+            self.steps += 1
+            return 0
+
+    learner = FusedOnly()
+    with pytest.raises(TypeError, match=f"label_delay needs the learner's {missing}, which "
+                                        f"FusedOnly lacks"):
+        prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                    learn_on_arrival=learn_on_arrival)
+    assert learner.steps == 0
+
+
+def test_a_held_row_is_a_copy_of_the_sample_of_its_type_not_the_streams_buffer():
+    buffers = {np.ndarray: np.zeros(1, dtype=np.float32), torch.Tensor: torch.zeros(1),
+               list: [0.0]}
+    for kind, buffer in buffers.items():
         def refilled():
             for value, label in zip(range(6), Y):
                 buffer[0] = value  # one buffer handed out for every sample
                 yield buffer, label
-        learner = CallLog()
-        prequential(learner, refilled(), label_mask=MASK, progress=False, label_delay=2)
-        assert ("learn", 0, 0) in learner.calls and ("learn", 2, 2) in learner.calls
+        learner, rows = CallLog(), []
+        learner.learn = lambda x, y: rows.append((type(x), int(x[0]), int(y)))
+        prequential(learner, refilled(), label_mask=MASK, progress=False, label_delay=2,
+                    learn_on_arrival=False)
+        assert (kind, 0, 0) in rows and (kind, 2, 2) in rows
 
 
-@pytest.mark.parametrize("history", ["full", "bounded"])
-def test_a_run_resumed_from_its_record_state_makes_the_uninterrupted_calls(history):
-    whole, _ = _calls(2, history=history)
+@pytest.mark.parametrize("history, learn_on_arrival", [("full", True), ("bounded", True),
+                                                       ("full", False)])
+def test_a_run_resumed_from_its_record_state_makes_the_uninterrupted_calls(history,
+                                                                           learn_on_arrival):
+    whole, _ = _calls(2, history=history, learn_on_arrival=learn_on_arrival)
     for stop_after in range(1, 6):
         first = CallLog()
         done = []
         prequential(first, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
                     history=history, callback=lambda position, record: done.append(record),
-                    stop=lambda: len(done) == stop_after)
+                    stop=lambda: len(done) == stop_after, learn_on_arrival=learn_on_arrival)
         state = done[-1].state_dict()
         assert state["delayed"]["positions"] == [p for p in range(stop_after)
                                                   if MASK[p] and p + 2 >= stop_after]
         rest = CallLog()
         result = prequential(rest, list(zip(X, Y)), label_mask=MASK, progress=False,
-                             label_delay=2, history=history, start=stop_after, initial=state)
+                             label_delay=2, history=history, start=stop_after, initial=state,
+                             learn_on_arrival=learn_on_arrival)
         assert first.calls + rest.calls == whole
         assert result.metrics["n_samples"] == 6 and result.metrics["n_labels"] == 3
 
@@ -115,6 +189,29 @@ def _state_after(samples, delay, history="full"):
                 label_delay=delay, history=history, limit=samples,
                 callback=lambda position, record: records.append(record))
     return records[-1].state_dict()
+
+
+def test_a_held_labels_state_is_a_copy_both_ways():
+    queue = DelayedLabels(2)
+    queue.push(0, torch.tensor([1.0]), 1)
+    state = queue.state_dict()
+    state["rows"][0].fill_(9.0)
+    (row, _), = list(queue.due(2))
+    assert row.tolist() == [1.0]
+    queue.load_state_dict(state, end=1)
+    state["rows"][0].fill_(7.0)
+    (row, _), = list(queue.due(2))
+    assert row.tolist() == [9.0]
+
+
+def test_held_labels_continue_only_with_the_arrival_rule_they_were_kept_with():
+    state = _state_after(3, 2)
+    record = PrequentialRecord(label_delay=2, learn_on_arrival=False)
+    with pytest.raises(ValueError, match="kept with learn_on_arrival=True, this run has "
+                                         "learn_on_arrival=False: continue it with "
+                                         "learn_on_arrival=True"):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0
 
 
 @pytest.mark.parametrize("kept, resumed", [(2, 3), (2, 0), (0, 2)])
@@ -136,6 +233,8 @@ def test_a_record_state_continues_only_with_the_delay_it_was_kept_with(kept, res
     (lambda held: held.update(labels=[0, -1]), ValueError, "a held label must be >= 0"),
     (lambda held: held.update(positions=[0.0, 2]), TypeError, "position must be an integer"),
     (lambda held: held.pop("rows"), ValueError, r"lacks the entries \['rows'\]"),
+    (lambda held: held.pop("learn_on_arrival"), ValueError,
+     r"lacks the entries \['learn_on_arrival'\]"),
 ])
 def test_held_labels_that_no_run_could_hold_are_refused_and_the_record_stays_empty(
         change, error, message):

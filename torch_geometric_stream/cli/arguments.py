@@ -21,7 +21,8 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "window_size", "label_ratio", "tau_value",
+__all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "unit_fraction",
+           "window_size", "label_ratio", "tau_value",
            "window_value", "seed_value", "device_value", "parse_seeds", "check_device",
            "check_input_file", "read_config_file", "check_output_file", "check_output_files",
            "check_folder", "root_option", "add_root_option", "plain_text"]
@@ -78,6 +79,17 @@ def nonnegative_int(text: str) -> int:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def unit_fraction(text: str) -> float:
+    """A number in ``[0, 1]``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
     return value
 
 

@@ -52,7 +52,7 @@ __all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command
 
 #: Record entries that, with the resolved ``config``, make a run's setting.
 SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synthetic_samples",
-                "preset", "label_delay")
+                "preset", "label_delay", "learn_on_arrival", "query_threshold", "query_step")
 
 #: Entries that settings compared seed by seed (``--baseline``) share: with them
 #: one seed runs on the same samples with the same labeled positions.

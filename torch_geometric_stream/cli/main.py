@@ -15,7 +15,7 @@ from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_root_option,
                                                   class_names, coefficient_value, label_ratio,
                                                   nonnegative_int, positive_int, tau_value,
-                                                  window_size, window_value)
+                                                  unit_fraction, window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
@@ -25,11 +25,14 @@ from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
-                                            HISTORY_HELP, LABEL_DELAY_HELP, SYNTHETIC_DRIFT,
-                                            SYNTHETIC_SAMPLES, run_command)
+                                            ARRIVAL_HELP, HISTORY_HELP, LABEL_DELAY_HELP,
+                                            QUERY_STEP,
+                                            QUERY_THRESHOLD, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
+                                            run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS, SCALINGS
+from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS,
+                                               LABEL_QUERIES, SCALINGS)
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS)
 from torch_geometric_stream.graph import NORMALIZATIONS, STRUCTURE_LOSS_FORMS
@@ -222,15 +225,28 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                           help=f"default: {DEFAULT_MODEL} ({BUNDLED_MODEL} for the default job)")
     protocol.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
                           help="fraction of labeled samples in (0, 1] (default: %(default)s)")
-    protocol.add_argument("--label-mask", choices=LABEL_MASKS, default="paper",
+    protocol.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
                           help="paper: first sample of each class + random positions up to "
                                "max(c, floor(R*T)) labels; authors: the same rule with the "
                                "positions the authors' code draws for a seed; bernoulli: each "
                                "sample with probability R; capymoa: likewise, with the draws "
-                               "of CapyMOA's prequential_ssl_evaluation for random_seed=S "
+                               "of CapyMOA's prequential_ssl_evaluation for random_seed=S; "
+                               "fixed-uncertainty, variable-uncertainty, "
+                               "randomized-uncertainty, selective-sampling: active learning, "
+                               "the label asked for where the model is unsure, within a "
+                               "budget of R labels per sample, as MOA's ALUncertainty "
                                "(default: %(default)s)")
+    protocol.add_argument("--query-threshold", type=unit_fraction, metavar="U",
+                          help=f"fixed-uncertainty: ask for a label where the largest class "
+                               f"probability is below U (default: {QUERY_THRESHOLD})")
+    protocol.add_argument("--query-step", type=unit_fraction, metavar="S",
+                          help=f"variable- and randomized-uncertainty: the threshold falls by "
+                               f"the factor 1-S after a label asked for and rises by 1+S "
+                               f"after none (default: {QUERY_STEP})")
     protocol.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
                           help=LABEL_DELAY_HELP)
+    protocol.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
+                          help=ARRIVAL_HELP)
     protocol.add_argument("--seed", "--seeds", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0; "
                                "--seeds as in tune)")

@@ -36,8 +36,9 @@ from torch_geometric_stream.datasets import (STREAM_FILE_SUFFIXES, DatasetError,
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.csv_stream import STDIN, STDIN_SOURCE, CSVRowStream
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import (POSITION_MASKS, PositionMask, PrequentialResult,
-                                               StreamTransform, make_label_mask,
+from torch_geometric_stream.evaluation import (LABEL_QUERIES, POSITION_MASKS, PositionMask,
+                                               PrequentialResult, StreamTransform,
+                                               UncertaintyQuery, make_label_mask,
                                                plot_running_accuracy, prequential)
 from torch_geometric_stream.evaluation.progress import LOG_PROGRESS_SECONDS
 from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
@@ -45,8 +46,11 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP",
-           "LABEL_DELAY_HELP", "Stream", "check_run", "label_delay_words", "load_stream",
-           "recorded_config", "run_command", "run_device"]
+           "LABEL_DELAY_HELP", "ARRIVAL_HELP", "QUERY_STEP", "QUERY_THRESHOLD", "Stream",
+           "check_run",
+           "label_delay_words", "learn_on_arrival", "load_stream", "query_settings",
+           "recorded_config",
+           "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -67,16 +71,27 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
                 "from a histogram (within 0.5 %%); --csv needs full")
 #: Help of ``--label-delay`` (``run`` and ``tune``).
 LABEL_DELAY_HELP = ("samples predicted between a labeled sample and the learning of its label: "
-                    "each label arrives N samples late, as MOA's EvaluatePrequentialDelayed "
-                    "(River's delay=N+1); unlabeled samples are learned as they arrive "
-                    "(default: 0, every label at once)")
+                    "each label arrives N samples late, as in MOA's "
+                    "EvaluateInterleavedTestThenTrainSSLDelayed -k N and CapyMOA's "
+                    "prequential_ssl_evaluation delay_length=N+1 (default: 0, every label at "
+                    "once)")
+#: Help of ``--learn-on-arrival`` (``run`` and ``tune``).
+ARRIVAL_HELP = ("with --label-delay: learn a labeled sample without label as it arrives, "
+                "then with its label (default, as MOA and CapyMOA); --no-learn-on-arrival: "
+                "only once its label comes, as River's delay=N+1")
+#: ``--query-threshold`` and ``--query-step`` not given (MOA's ``ALUncertainty`` defaults).
+QUERY_THRESHOLD, QUERY_STEP = 0.9, 0.01
+#: The label queries (``--label-mask``) that read each query option, and its default.
+_QUERY_OPTIONS = {"query_threshold": (("fixed-uncertainty",), QUERY_THRESHOLD),
+                  "query_step": (("variable-uncertainty", "randomized-uncertainty"), QUERY_STEP)}
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream's identity; a streamed run's
 #: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
-               "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay")
+               "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay",
+               "learn_on_arrival", *_QUERY_OPTIONS)
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with (older checkpoints lack them, and until
 #: session 56 checkpoints left them out at that value).
@@ -100,13 +115,65 @@ STREAM_DIGEST = "stream_digest"
 #: the value those runs had (checkpoints predate flushing denormals). An older
 #: checkpoint of a synthetic stream, whose length it did not keep, is refused.
 OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full", "synthetic_samples": None,
-                     "eval_window": None, "label_delay": 0,
+                     "eval_window": None, "label_delay": 0, "learn_on_arrival": None,
+                     **{key: None for key in _QUERY_OPTIONS},
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
 
 
-def label_delay_words(delay: int) -> str:
-    """``", labels N samples late"`` for a run's headings, ``""`` without delay."""
-    return f", labels {delay} samples late" if delay else ""
+def query_settings(args: argparse.Namespace) -> dict[str, Optional[float]]:
+    """``query_threshold`` and ``query_step`` of a run: the value (given, or the
+    default) where its ``--label-mask`` reads the option, ``None`` where not.
+
+    Raises:
+        UsageError: an option given that the label mask does not read.
+    """
+    settings: dict[str, Optional[float]] = {}
+    for key, (masks, default) in _QUERY_OPTIONS.items():
+        given, reads = getattr(args, key), args.label_mask in masks
+        if given is not None and not reads:
+            raise UsageError(f"--{key.replace('_', '-')} is read by --label-mask "
+                             f"{' and '.join(masks)}, not by --label-mask {args.label_mask}: "
+                             f"drop it")
+        settings[key] = (default if given is None else given) if reads else None
+    return settings
+
+
+def _label_query(args: argparse.Namespace, seed: int) -> Optional[UncertaintyQuery]:
+    """The run's active-learning query of seed ``seed``, ``None`` for a label mask."""
+    if args.label_mask not in LABEL_QUERIES:
+        return None
+    settings = query_settings(args)
+    return UncertaintyQuery(args.label_mask, args.label_ratio, seed=seed,
+                            **{key.removeprefix("query_"): value
+                               for key, value in settings.items() if value is not None})
+
+
+def _query_words(args: argparse.Namespace) -> str:
+    """``", labels asked by STRATEGY"`` for a run's heading, ``""`` for a label mask."""
+    return f", labels asked by {args.label_mask}" if args.label_mask in LABEL_QUERIES else ""
+
+
+def learn_on_arrival(args: argparse.Namespace) -> Optional[bool]:
+    """Whether a run with ``--label-delay`` learns a labeled sample without label as
+    it arrives (``--[no-]learn-on-arrival``, default on); ``None`` without delay.
+
+    Raises:
+        UsageError: the flag given without a delay, which never reads it.
+    """
+    if not args.label_delay:
+        if args.learn_on_arrival is not None:
+            flag = "--learn-on-arrival" if args.learn_on_arrival else "--no-learn-on-arrival"
+            raise UsageError(f"{flag} is read with --label-delay N (N >= 1), where labels "
+                             f"come late: add one or drop {flag}")
+        return None
+    return True if args.learn_on_arrival is None else args.learn_on_arrival
+
+
+def label_delay_words(delay: int, on_arrival: Optional[bool]) -> str:
+    """``", labels N samples late"`` for a run's headings (and how a labeled row
+    waits where it is not learned on arrival), ``""`` without delay."""
+    held = "" if on_arrival in (None, True) else " (rows held for them)"
+    return f", labels {delay} samples late{held}" if delay else ""
 
 
 def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -242,6 +309,8 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``args.model`` on the stream once per seed; write and print the results."""
     seeds = parse_seeds(args.seed)
     _check_checkpoint_flags(args, seeds)
+    query_settings(args)  # a query option its label mask does not read
+    learn_on_arrival(args)  # the arrival flag without a delay
     _check_stream_flags(args, seeds)
     args.history = args.history or ("bounded" if args.stream else "full")
     if args.csv is not None and args.history == "bounded":
@@ -377,16 +446,19 @@ def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
 
 
 def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
-              ) -> tuple[Any, Any, StreamTransform]:
-    """The learner, label mask and input transform of one seed of ``plan``."""
+              ) -> tuple[Any, Any, Optional[UncertaintyQuery], StreamTransform]:
+    """The learner, label mask (``None`` for a label query), label query (``None``
+    for a label mask) and input transform of one seed of ``plan``."""
     dataset = plan.stream[0]
+    query = _label_query(args, seed)
     with user_input("configuration"):
         learner = build_learner(plan.model, dataset.num_features, dataset.num_classes,
                                 plan.config, seed, plan.device)
-        mask = (PositionMask(args.label_mask, args.label_ratio, seed) if args.stream
+        mask = (None if query is not None
+                else PositionMask(args.label_mask, args.label_ratio, seed) if args.stream
                 else make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed))
         transform = build_transform(plan.config, dataset, seed)
-    return learner, mask, transform
+    return learner, mask, query, transform
 
 
 def check_run(args: argparse.Namespace, stream: Stream) -> None:
@@ -418,7 +490,8 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     print(f"{plan.model} on {name}: {length}, {dataset.num_features} features, "
           f"{dataset.num_classes} classes{values}")
     print(f"label ratio {args.label_ratio} (mask {args.label_mask})"
-          f"{label_delay_words(args.label_delay)}, preset {args.preset}, "
+          f"{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
+          f"preset {args.preset}, "
           f"seeds {','.join(map(str, seeds))}, device {plan.device}"
           f"{' with CUDA graphs' if plan.cuda_graph else ''}")
     print("\n".join(config_lines(plan.model, plan.config, sources, args.config)))
@@ -499,7 +572,8 @@ def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[s
     length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
               else f"{dataset.num_samples} samples")
     print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}"
-          f"{label_delay_words(args.label_delay)}, {length}"
+          f"{_query_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}"
+          f", {length}"
           f"{'' if interrupted is None else f'; {interrupted}'}")
     print(summary_table(records))
 
@@ -534,12 +608,14 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     event); a run so stopped before its end saves its checkpoint there and its
     record has ``interrupted_at``, the stream position after its last sample."""
     dataset, name, source = plan.stream
-    learner, mask, transform = _seed_run(args, plan, seed)
+    learner, mask, query, transform = _seed_run(args, plan, seed)
     run: dict[str, Any] = {"dataset": name, "dataset_source": source,
                            "label_column": args.label_column,
                            "class_names": dataset.class_names, "model": plan.model,
                            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
-                           "label_delay": args.label_delay, "seed": seed, "limit": plan.limit,
+                           **query_settings(args), "label_delay": args.label_delay,
+                           "learn_on_arrival": learn_on_arrival(args),
+                           "seed": seed, "limit": plan.limit,
                            "synthetic_samples": _synthetic_length(args) if source == "synthetic"
                            else None,
                            "preset": args.preset,
@@ -578,7 +654,9 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                          start=start, initial=initial,
                          flush_denormal=args.flush_denormal, history=args.history,
                          callback=checkpointer, stop=interrupt, window=args.eval_window,
-                         label_delay=args.label_delay)
+                         label_delay=args.label_delay,
+                         learn_on_arrival=learn_on_arrival(args) is not False,
+                         label_query=query)
     if checkpointer is not None:
         checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
     record = run_record(result, run=run, config=plan.config)
@@ -653,10 +731,11 @@ def _check_stream_flags(args: argparse.Namespace, seeds: list[int]) -> None:
     if args.classes is None:
         raise UsageError("--stream needs --classes A,B,... (the class names, class ids in "
                          "that order): a stream read as it comes cannot sort all its labels")
-    if args.label_mask not in POSITION_MASKS:
+    if args.label_mask not in POSITION_MASKS + LABEL_QUERIES:
         raise UsageError(f"--label-mask {args.label_mask} needs the whole stream (the first "
                          f"sample of each class, floor(R*T) labels); with --stream give "
-                         f"--label-mask {' or '.join(POSITION_MASKS)}")
+                         f"--label-mask {' or '.join(POSITION_MASKS)}, or a label query "
+                         f"({', '.join(LABEL_QUERIES)})")
     for flag, value in (("--checkpoint", args.checkpoint), ("--resume", args.resume)):
         if value is not None and stdin:
             raise UsageError(f"{flag} is not available on standard input: a resume reads "

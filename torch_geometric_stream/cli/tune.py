@@ -8,7 +8,8 @@ grid: a reused JSON made under other settings (older defaults, another
 ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts; the ranking is also written as
 ``ranking_<model>_<dataset>_<ratio>.csv`` (``<ratio>_preset=package`` under
-``--preset package``, whose runs get files of their own). A stream file's
+``--preset package``, ``<ratio>_label-delay=N`` with ``--label-delay N``: their
+runs get files of their own). A stream file's
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
 file edited, gets runs of its own.
@@ -71,9 +72,9 @@ from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_g
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import (DEFAULT_MODEL, LABEL_DELAY_HELP, OLDER_RECORDS,
-                                            OVERRIDE_KEYS, check_run, label_delay_words,
-                                            load_stream)
+from torch_geometric_stream.cli.run import (ARRIVAL_HELP, DEFAULT_MODEL, LABEL_DELAY_HELP,
+                                            OLDER_RECORDS, OVERRIDE_KEYS, check_run,
+                                            label_delay_words, learn_on_arrival, load_stream)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
@@ -148,11 +149,13 @@ def _by_metric(metric: str) -> str:
 
 
 def _search_name(args: argparse.Namespace) -> str:
-    """``<model>_<dataset>_<ratio>``, with ``_label-delay=<N>`` for a delay and
-    ``_preset=<name>`` unless the preset is ``paper``: runs of different delays or
-    presets never share (or skip on) a file."""
+    """``<model>_<dataset>_<ratio>``, with ``_label-delay=<N>`` for a delay
+    (``<N>-held`` with ``--no-learn-on-arrival``) and ``_preset=<name>`` unless the
+    preset is ``paper``: runs of different delays or presets never share (or skip
+    on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
-    delay = f"_label-delay={args.label_delay}" if args.label_delay else ""
+    held = "-held" if learn_on_arrival(args) is False else ""
+    delay = f"_label-delay={args.label_delay}{held}" if args.label_delay else ""
     return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{delay}{preset}"
 
 
@@ -182,7 +185,8 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--label-delay", str(args.label_delay), "--preset", args.preset,
+            "--label-delay", str(args.label_delay), *_arrival_flag(args),
+            "--preset", args.preset,
             "--history", args.history, "--output", str(path)]
     argv += _stream_options(args)
     for key, value in point.items():
@@ -194,6 +198,11 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
         else:
             argv += [f"--{flag}", value]
     return argv
+
+
+def _arrival_flag(args: argparse.Namespace) -> list[str]:
+    """``--no-learn-on-arrival`` where the search holds a labeled row for its label."""
+    return ["--no-learn-on-arrival"] if learn_on_arrival(args) is False else []
 
 
 def _stream_options(args: argparse.Namespace) -> list[str]:
@@ -212,7 +221,8 @@ def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     argv = ["python", "-m", "torch_geometric_stream", "run", "--config", str(best_path),
             "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             f"{args.label_ratio:g}", "--preset", args.preset,
-            *(["--label-delay", str(args.label_delay)] if args.label_delay else [])]
+            *(["--label-delay", str(args.label_delay)] if args.label_delay else []),
+            *_arrival_flag(args)]
     argv += _stream_options(args)
     return argv
 
@@ -279,6 +289,7 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
     # before any run: stale JSONs cost no run
     present_records = _read_runs(present)
     _check_limits(present_records, present, args.limit)
+    _check_protocol(present_records, present, args)
     _check_metric(present_records, present, args.metric)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
@@ -522,7 +533,8 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         rows = (_rank(finalists, seeds + confirm_seeds, records, args.metric)
                 + rows[args.confirm_top:])
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}"
-          f"{label_delay_words(args.label_delay)}, seeds {','.join(map(str, seeds))}"
+          f"{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
+          f"seeds {','.join(map(str, seeds))}"
           + (f" (top {args.confirm_top} also {','.join(map(str, confirm_seeds))})"
              if confirm_seeds else "")
           + (f", first {args.limit}" if args.limit else "")
@@ -555,6 +567,22 @@ def _check_limits(records: dict[tuple, dict], paths: dict[tuple, Path],
                           for value in (record["limit"], limit))
             raise UsageError(f"{paths[key].name} ran {ran}, this search asks for {asked}; "
                              f"delete the stale JSON(s) or use another --out-dir")
+
+
+def _check_protocol(records: dict[tuple, dict], paths: dict[tuple, Path],
+                    args: argparse.Namespace) -> None:
+    """Raise if a run gave its labels otherwise than the search asks: another
+    ``label_delay`` or ``learn_on_arrival`` (a JSON renamed, or written by hand;
+    a record older than the options had neither)."""
+    asked = {"label_delay": args.label_delay, "learn_on_arrival": learn_on_arrival(args)}
+    for key, record in records.items():
+        ran = {entry: record.get(entry, 0 if entry == "label_delay" else None)
+               for entry in asked}
+        if ran != asked:
+            shown = ", ".join(f"{entry}={value}" for entry, value in ran.items())
+            raise UsageError(f"{paths[key].name} ran with {shown}, this search asks for "
+                             f"{', '.join(f'{entry}={value}' for entry, value in asked.items())};"
+                             f" delete the stale JSON(s) or use another --out-dir")
 
 
 def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
@@ -598,6 +626,8 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="fraction of labeled samples in (0, 1] (default: %(default)s)")
     tune.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
                       help=f"{LABEL_DELAY_HELP}; every run of the search has it")
+    tune.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
+                      help=ARRIVAL_HELP)
     tune.add_argument("--preset", choices=PRESETS, default="paper",
                       help="the grid's base: the paper's per-dataset settings (default) or "
                            "the package defaults (see run --help)")
@@ -642,6 +672,7 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--best", type=Path, metavar="FILE.json",
                       help="where to write the best configuration "
                            "(default: OUT_DIR/best_<model>_<dataset>_<ratio>.json, "
+                           "<ratio>_label-delay=N with --label-delay N, "
                            "<ratio>_preset=package under --preset package, ending "
                            "_by-NAME.json under another --metric than accuracy)")
     tune.set_defaults(handler=tune_command)

@@ -11,6 +11,7 @@ r"""Prequential evaluation of stream learners: label masks, input transforms, me
 """
 from torch_geometric_stream.evaluation.bounded import BoundedStreamMetrics, approximate_tails
 from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_delay
+from torch_geometric_stream.evaluation.label_query import LABEL_QUERIES, UncertaintyQuery
 from torch_geometric_stream.evaluation.label_mask import (
     LABEL_MASKS,
     POSITION_MASKS,
@@ -95,6 +96,8 @@ __all__ = [
     "prequential",
     "DelayedLabels",
     "check_label_delay",
+    "LABEL_QUERIES",
+    "UncertaintyQuery",
     "ProgressLines",
     "LOG_PROGRESS_SECONDS",
     "progress_interval",

@@ -4,15 +4,20 @@ In a deployed stream the label of a sample often comes later than the sample:
 a fraud is confirmed days after the payment, a purchase ends a session some
 clicks after it started. :func:`~torch_geometric_stream.evaluation.prequential`
 with ``label_delay=d`` evaluates a learner so: every sample is predicted as it
-arrives; a sample without label is learned then (there is nothing to wait
-for); a labeled one's label is held back and learned, with its row, right
-after the sample :math:`d` positions later was predicted (and learned, if
-unlabeled). The :math:`d` samples in between are predicted without it.
+arrives and learned then without label (``learn_on_arrival``, the default: the
+row is there, only its label is not); a labeled one's label is held back and
+learned, with its row, right after the sample :math:`d` positions later was
+predicted and learned. The :math:`d` samples in between are predicted without
+it. That is the semi-supervised protocol of MOA's
+``EvaluateInterleavedTestThenTrainSSLDelayed -k d`` and CapyMOA's
+``prequential_ssl_evaluation(..., delay_length=d + 1)`` (whose delay counts the
+sample itself).
 
-That is MOA's ``EvaluatePrequentialDelayed`` with ``delayLength`` :math:`d`;
-River's ``progressive_val_score(..., delay=d + 1)`` reveals each label at the
-same point (its delay counts the sample itself). With :math:`d = 0` the run is
-the usual test-then-train one, call for call.
+With ``learn_on_arrival=False`` a labeled sample's row waits for its label and
+is learned once, with it: the supervised protocol of River's
+``progressive_val_score(..., delay=d + 1)`` and MOA's
+``EvaluatePrequentialDelayed -k d + 1``. Either way, :math:`d = 0` is the usual
+test-then-train run, call for call.
 
 :class:`DelayedLabels` is the queue of labels on their way: at most :math:`d +
 1` of them (one per position of the last :math:`d + 1`), so its memory does not
@@ -20,13 +25,14 @@ grow with the stream.
 """
 from __future__ import annotations
 
+import copy
 from collections import deque
 from typing import Any, Dict, Iterator, Mapping, Tuple
 
 import numpy as np
 from torch import Tensor
 
-from torch_geometric_stream.validation import check_positive_int
+from torch_geometric_stream.validation import check_bool, check_positive_int
 
 __all__ = ["DelayedLabels", "check_label_delay"]
 
@@ -41,11 +47,13 @@ def check_label_delay(delay: Any) -> int:
 
 
 def _held(row: Any) -> Any:
-    """A copy of ``row`` that later changes to the caller's object do not reach: a
-    stream may hand out one buffer refilled for every sample."""
+    """A copy of ``row``, of its type, that later changes to the caller's object do
+    not reach: a stream may hand out one buffer refilled for every sample."""
     if isinstance(row, Tensor):
         return row.detach().clone()
-    return np.array(row, copy=True)
+    if isinstance(row, np.ndarray):
+        return row.copy()
+    return copy.deepcopy(row)  # e.g. a list or River's dict
 
 
 class DelayedLabels:
@@ -54,13 +62,18 @@ class DelayedLabels:
     Args:
         delay: :math:`d`, the samples predicted between a sample and the
             learning of its label (an integer >= 1; ``0`` needs no queue).
+        learn_on_arrival: whether the held samples were learned without label
+            as they arrived (kept with the queue, so that a run goes on as it
+            began; the queue itself learns nothing).
 
     Raises:
-        TypeError, ValueError: ``delay`` is no integer >= 1.
+        TypeError, ValueError: ``delay`` is no integer >= 1, ``learn_on_arrival``
+            no bool.
     """
 
-    def __init__(self, delay: int) -> None:
+    def __init__(self, delay: int, learn_on_arrival: bool = True) -> None:
         self.delay = check_positive_int(delay, "label_delay")
+        self.learn_on_arrival = check_bool(learn_on_arrival, "learn_on_arrival")
         self._pending: deque[Tuple[int, Any, int]] = deque()  # (position, row, label)
 
     def __len__(self) -> int:
@@ -79,31 +92,36 @@ class DelayedLabels:
             yield row, label
 
     def state_dict(self) -> Dict[str, Any]:
-        """``label_delay`` and the held samples: ``positions`` and ``labels``
-        (lists of ints) and ``rows`` (the rows as held, a list), oldest first."""
+        """``label_delay``, ``learn_on_arrival`` and the held samples:
+        ``positions`` and ``labels`` (lists of ints) and ``rows`` (copies of the
+        rows held, a list), oldest first."""
         positions, rows, labels = zip(*self._pending) if self._pending else ((), (), ())
-        return {"label_delay": self.delay, "positions": list(positions),
-                "rows": list(rows), "labels": list(labels)}
+        return {"label_delay": self.delay, "learn_on_arrival": self.learn_on_arrival,
+                "positions": list(positions), "rows": [_held(row) for row in rows],
+                "labels": list(labels)}
 
     def load_state_dict(self, state: Mapping[str, Any], end: int) -> None:
         r"""Hold what :meth:`state_dict` returned, for a run whose next sample is at
         stream position ``end`` (everything is checked before anything changes).
 
         Raises:
-            ValueError: ``state`` was kept with another ``label_delay`` (naming
-                it), lacks an entry, its lists differ in length, or a position
-                is not one whose label is still held before ``end`` (held labels
-                come from the last :math:`d` positions, in order), or a label is
-                no class id >= 0.
+            ValueError: ``state`` was kept with another ``label_delay`` or
+                ``learn_on_arrival`` (naming it), lacks an entry, its lists differ
+                in length, a position is not one whose label is still held before
+                ``end`` (held labels come from the last :math:`d` positions, in
+                order), or a label is no class id >= 0.
+            TypeError: a position or a label is no integer.
         """
-        missing = [key for key in ("label_delay", "positions", "rows", "labels")
-                   if key not in state]
+        missing = [key for key in ("label_delay", "learn_on_arrival", "positions", "rows",
+                                   "labels") if key not in state]
         if missing:
             raise ValueError(f"the held labels' state lacks the entries {missing}")
-        if state["label_delay"] != self.delay:
-            raise ValueError(f"the held labels were kept with label_delay="
-                             f"{state['label_delay']!r}, this run has label_delay={self.delay}: "
-                             f"continue it with label_delay={state['label_delay']!r}")
+        for key, value in (("label_delay", self.delay),
+                           ("learn_on_arrival", self.learn_on_arrival)):
+            if state[key] != value:
+                raise ValueError(f"the held labels were kept with {key}={state[key]!r}, this "
+                                 f"run has {key}={value}: continue it with "
+                                 f"{key}={state[key]!r}")
         positions, rows, labels = (list(state[key]) for key in ("positions", "rows", "labels"))
         if not len(positions) == len(rows) == len(labels):
             raise ValueError(f"the held labels' state has {len(positions)} positions, "
@@ -116,4 +134,4 @@ class DelayedLabels:
                              f"[{end - self.delay}, {end}), in order: those of a run whose next "
                              f"sample is at position {end} with label_delay={self.delay}")
         classes = [check_positive_int(label, "a held label", minimum=0) for label in labels]
-        self._pending = deque(zip(held, rows, classes))
+        self._pending = deque(zip(held, map(_held, rows), classes))

@@ -20,7 +20,7 @@ import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Protocol, Tuple, Union
 
 import numpy as np
 import torch
@@ -48,6 +48,17 @@ __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES",
 
 PathLike = Union[str, Path]
 LabelMask = Union[np.ndarray, Callable[[int], bool], None]
+
+
+class LabelQuery(Protocol):
+    """What :func:`prequential` takes as ``label_query`` (e.g.
+    :class:`~torch_geometric_stream.evaluation.label_query.UncertaintyQuery`)."""
+
+    def __call__(self, probabilities: Any) -> bool: ...
+
+    def state_dict(self) -> Dict[str, Any]: ...
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
 
 POSTFIX_EVERY = 200
 
@@ -264,14 +275,23 @@ class PrequentialRecord:
             (:func:`class_metrics`); ``None``: by the largest class id seen.
         label_delay: samples predicted between a labeled sample and the
             learning of its label (an integer >= 0, see :func:`prequential`).
+        learn_on_arrival: with a ``label_delay``, whether labeled samples were
+            learned without label as they arrived (see :func:`prequential`).
+        label_query: the run's ``label_query`` (see :func:`prequential`), whose
+            ``state_dict()`` is then part of the record's: the record reads and
+            sets its state, it does not call it.
     """
 
     def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None,
                  history: str = "full", window: Optional[int] = None,
-                 num_classes: Optional[int] = None, label_delay: int = 0) -> None:
+                 num_classes: Optional[int] = None, label_delay: int = 0,
+                 learn_on_arrival: bool = True,
+                 label_query: Optional[LabelQuery] = None) -> None:
         self.history = check_history(history)
+        self.label_query = label_query
         label_delay = check_label_delay(label_delay)
-        self.delayed = DelayedLabels(label_delay) if label_delay else None
+        self.delayed = (DelayedLabels(label_delay, learn_on_arrival) if label_delay
+                        else None)
         self.num_classes = (None if num_classes is None
                             else check_positive_int(num_classes, "num_classes"))
         self.windowed = None if window is None else WindowedMetrics(window)
@@ -338,7 +358,8 @@ class PrequentialRecord:
         ``state_dict`` of ``metrics`` and ``classes``, and ``windows``: that of
         ``windowed``, ``None`` without (a full record's windows follow from its
         per-sample arrays); with a ``label_delay`` of 1 or more, ``delayed``:
-        :meth:`DelayedLabels.state_dict` (a state without it has delay 0).
+        :meth:`DelayedLabels.state_dict` (a state without it has delay 0); with a
+        ``label_query``, ``label_query``: its ``state_dict()``.
         """
         state: Dict[str, Any] = {"history": self.history, "start": self.start}
         if self.classes is not None:
@@ -354,6 +375,8 @@ class PrequentialRecord:
                           "seconds": self.metrics.seconds})
         if self.delayed is not None:
             state["delayed"] = self.delayed.state_dict()
+        if self.label_query is not None:
+            state["label_query"] = self.label_query.state_dict()
         state["elapsed"] = time.perf_counter() - self._started
         return state
 
@@ -384,7 +407,9 @@ class PrequentialRecord:
                 number >= 0, or held labels (``delayed``) of another
                 ``label_delay`` than this record's (a state without them has 0) or
                 that are not those of the state's last positions
-                (:meth:`DelayedLabels.load_state_dict`).
+                (:meth:`DelayedLabels.load_state_dict`), a ``label_query`` state
+                where this record has no query or none where it has one, or
+                one its query refuses (its ``load_state_dict``).
             TypeError: as :meth:`update`, for a full state's per-sample entry, or a
                 ``labeled`` entry that is no bool (as its ValueError; the message
                 names the sample), a ``start`` that is no integer, a held label
@@ -402,12 +427,30 @@ class PrequentialRecord:
         elapsed = check_nonnegative(state["elapsed"], "the record state's elapsed")
         delayed = self._held_labels(state.get("delayed"),
                                     start + PrequentialRecord.state_samples(state))
-        if self.classes is not None:
-            self._load_bounded(state)
-        else:
-            self._load_full(state)
+        restore_query = self._load_query(state.get("label_query"))
+        try:
+            if self.classes is not None:
+                self._load_bounded(state)
+            else:
+                self._load_full(state)
+        except (TypeError, ValueError):
+            restore_query()
+            raise
         self.start, self.delayed = start, delayed
         self._started = time.perf_counter() - elapsed
+
+    def _load_query(self, state: Optional[Mapping[str, Any]]) -> Callable[[], None]:
+        """Set the label query to ``state`` (a record state's ``"label_query"``);
+        return what sets it back."""
+        if (state is None) != (self.label_query is None):
+            kept, here = ("no", "one") if state is None else ("a", "none")
+            raise ValueError(f"the record state was kept with {kept} label query, this "
+                             f"record has {here}: continue it as it was run")
+        if self.label_query is None or state is None:
+            return lambda: None
+        query, previous = self.label_query, self.label_query.state_dict()
+        query.load_state_dict(state)
+        return lambda: query.load_state_dict(previous)
 
     def _held_labels(self, state: Optional[Mapping[str, Any]],
                      end: int) -> Optional[DelayedLabels]:
@@ -421,9 +464,9 @@ class PrequentialRecord:
             raise ValueError(f"the record state was kept with label_delay={kept!r}, this "
                              f"record has label_delay={self.label_delay}: continue it with "
                              f"label_delay={kept!r}")
-        if state is None:
+        if state is None or self.delayed is None:
             return None
-        delayed = DelayedLabels(self.label_delay)
+        delayed = DelayedLabels(self.label_delay, self.delayed.learn_on_arrival)
         delayed.load_state_dict(state, end)
         return delayed
 
@@ -517,7 +560,9 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                 history: str = "full",
                 stop: Optional[Callable[[], bool]] = None,
                 window: Optional[int] = None,
-                label_delay: int = 0) -> PrequentialResult:
+                label_delay: int = 0,
+                learn_on_arrival: bool = True,
+                label_query: Optional[LabelQuery] = None) -> PrequentialResult:
     r"""Run ``learner`` test-then-train over ``stream``.
 
     For the sample at position :math:`t`: its label is checked, ``x = transform(x)``, then
@@ -525,10 +570,15 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     (one call ``learner.predict_learn(x, y if mask[t] else -1)`` where the
     learner has it). The latency recorded per sample covers ``predict`` and ``learn`` only.
 
-    With ``label_delay`` :math:`d \geq 1` a labeled sample is only predicted
-    as it arrives, and ``learner.learn(x, y)`` comes right after the sample at
-    :math:`t + d` (:mod:`~torch_geometric_stream.evaluation.delay`); that
-    sample's latency covers it.
+    With ``label_delay`` :math:`d \geq 1` a labeled sample is learned as it
+    arrives as if unlabeled, ``learner.learn(x, -1)``, and ``learner.learn(x,
+    y)`` comes right after the sample at :math:`t + d`
+    (:mod:`~torch_geometric_stream.evaluation.delay`); that sample's latency
+    covers it.
+
+    With ``label_query`` the learner's class probabilities decide which labels
+    it gets (active learning): ``p = learner.predict_proba(x)``, the prediction
+    ``p.argmax()``, then ``learner.learn(x, y if label_query(p) else -1)``.
 
     Args:
         learner: any object with ``predict(x)`` and ``learn(x, y)``, or with
@@ -596,12 +646,28 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             bounded ``initial`` must be kept with the same ``window``) and up to
             where ``stop`` ended the run. ``None``: no windows.
         label_delay: :math:`d`, the samples predicted between a labeled sample
-            and the learning of its label (MOA's ``EvaluatePrequentialDelayed``;
-            River's ``delay=d + 1``): ``0``, the usual test-then-train. The
-            labels still held at the end are not learned; they are part of
-            the record's state (``initial`` must be kept with the same delay).
-            An unlabeled sample is learned as it arrives, and a
-            ``predict_learn`` learner is stepped through it for those only.
+            and the learning of its label (MOA's
+            ``EvaluateInterleavedTestThenTrainSSLDelayed -k d``; CapyMOA's
+            ``prequential_ssl_evaluation(..., delay_length=d + 1)``): ``0``, the
+            usual test-then-train. The labels still held at the end are not
+            learned; they are part of the record's state (``initial`` must be
+            kept with the same delay and ``learn_on_arrival``). The learner
+            needs ``learn``.
+        learn_on_arrival: with a ``label_delay``, learn a labeled sample without
+            label as it arrives (``True``, the semi-supervised protocol of MOA
+            and CapyMOA; a ``predict_learn`` learner is stepped through it) or
+            only once its label comes (``False``: River's ``delay=d + 1`` and
+            MOA's ``EvaluatePrequentialDelayed -k d + 1``; the learner needs
+            ``predict``).
+        label_query: instead of ``label_mask``, a function of the learner's
+            class probabilities for a sample (``predict_proba(x)``, e.g.
+            :math:`(1, c)`) that says whether the sample's label is asked for,
+            with ``state_dict()`` and ``load_state_dict()`` (its state is part
+            of the record's, so ``initial`` must come from a run with one):
+            e.g. :class:`~torch_geometric_stream.evaluation.label_query.UncertaintyQuery`.
+            The learner needs ``predict_proba``; a ``predict_learn`` one is
+            stepped through ``predict_proba`` and ``learn``. Combines with
+            ``label_delay``: an asked label then comes late.
 
     Returns:
         A :class:`PrequentialResult` over the positions
@@ -616,8 +682,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             end at ``start``, was kept with another ``history`` (or, bounded,
             another ``window``) or holds a class id not below
             ``learner.num_classes``, ``history`` names no history, ``window`` is
-            below 1, ``label_delay`` below 0 (or ``initial`` kept with another), a ``y`` is not a class id of the learner (raised
-            at that sample, before the learner sees it), or the learner predicts
+            below 1, ``label_delay`` below 0 (or ``initial`` kept with another),
+            ``label_mask`` and ``label_query`` both given, a ``y`` is not a class
+            id of the learner (raised at that sample, before the learner sees
+            it), or the learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
         TypeError: if a ``y`` or a prediction is not an integer (a float or
             bool label is refused, not truncated), a ``label_mask`` function
@@ -625,7 +693,11 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             learner see it), ``history`` is no string, ``window`` is no integer,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
             string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
-            ``label_delay`` is no integer, or
+            ``label_delay`` is no integer, ``learn_on_arrival`` no bool, the
+            learner lacks a method a ``label_delay`` needs (``learn``, and
+            ``predict`` where it is stepped without ``predict_learn``),
+            ``label_query`` is not callable or the learner has no
+            ``predict_proba`` for it, or
             ``transform``, ``callback`` or ``stop`` is not callable (before the
             first sample).
     """
@@ -637,6 +709,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     limit = None if limit is None else check_positive_int(limit, "limit")
     window = None if window is None else check_window(window)
     label_delay = check_label_delay(label_delay)
+    learn_on_arrival = check_bool(learn_on_arrival, "learn_on_arrival")
+    _check_query(label_query, label_mask, learner)
+    if label_delay:
+        _check_delay_learner(learner, learn_on_arrival, label_query is not None)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     elif progress:
@@ -655,6 +731,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
         torch.cuda.reset_peak_memory_stats(cuda_device)
     record = PrequentialRecord(start=start, cuda_device=cuda_device, history=history,
                                window=window, label_delay=label_delay,
+                               learn_on_arrival=learn_on_arrival,
+                               label_query=label_query,
                                num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
         record.load_state_dict(initial)
@@ -685,7 +763,10 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             if transform is not None:
                 x = transform(x)
             tic = time.perf_counter()
-            if record.delayed is not None:
+            if label_query is not None:
+                prediction, target = _queried_step(learner, label_query, record.delayed, x,
+                                                   label, position, num_classes)
+            elif record.delayed is not None:
                 prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
                                            position, num_classes)
             elif fused_step is not None:
@@ -717,19 +798,88 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
 def _delayed_step(learner: Any, fused_step: Optional[Callable[[Any, int], Any]],
                   delayed: DelayedLabels, x: Any, target: int, position: int,
                   num_classes: Optional[int]) -> int:
-    """One sample of a run with ``delayed`` labels: predict ``x``; learn it now if
-    unlabeled (``target`` -1), else hold its label; then learn the labels due."""
-    if target == -1 and fused_step is not None:
+    """One sample of a run with ``delayed`` labels: predict ``x``; learn it now
+    without label if it has none (``target`` -1) or ``delayed.learn_on_arrival``;
+    hold its label; then learn the labels due."""
+    if fused_step is not None and (target == -1 or delayed.learn_on_arrival):
         prediction = _prediction(fused_step(x, -1), position, num_classes)
+        if target != -1:
+            delayed.push(position, x, target)
+        _learn_due(learner, delayed, position)
     else:
         prediction = _prediction(learner.predict(x), position, num_classes)
-        if target == -1:
+        _learn_or_hold(learner, delayed, x, target, position)
+    return prediction
+
+
+def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[DelayedLabels],
+                  x: Any, label: int, position: int,
+                  num_classes: Optional[int]) -> Tuple[int, int]:
+    """One sample of a run with ``label_query``: the prediction from the learner's
+    class probabilities, which decide whether it learns ``label`` (or, with
+    ``delayed``, holds it); the prediction and the label given (-1 for none)."""
+    probabilities = learner.predict_proba(x)
+    prediction = _prediction(_top_class(probabilities), position, num_classes)
+    target = label if label_query(probabilities) else -1
+    _learn_or_hold(learner, delayed, x, target, position)
+    return prediction, target
+
+
+def _top_class(probabilities: Any) -> Any:
+    """The class of the largest of one sample's ``probabilities`` (:math:`(c,)` or
+    :math:`(1, c)`), the first of a tie, as ``predict`` takes it."""
+    if isinstance(probabilities, Tensor):
+        return probabilities.reshape(-1).argmax()
+    return np.asarray(probabilities).reshape(-1).argmax()
+
+
+def _learn_or_hold(learner: Any, delayed: Optional[DelayedLabels], x: Any, target: int,
+                   position: int) -> None:
+    """Learn ``x`` with ``target``, or with ``delayed`` hold a label (``x`` is then
+    learned without it at once where ``delayed.learn_on_arrival``) and learn the
+    labels due."""
+    if delayed is None or target == -1:
+        learner.learn(x, target)
+    else:
+        if delayed.learn_on_arrival:
             learner.learn(x, -1)
-        else:
-            delayed.push(position, x, target)
+        delayed.push(position, x, target)
+    if delayed is not None:
+        _learn_due(learner, delayed, position)
+
+
+def _learn_due(learner: Any, delayed: DelayedLabels, position: int) -> None:
+    """Learn the held labels due once the sample at ``position`` is done."""
     for row, label in delayed.due(position):
         learner.learn(row, label)
-    return prediction
+
+
+def _check_delay_learner(learner: Any, learn_on_arrival: bool, queried: bool) -> None:
+    """Raise before the first sample unless ``learner`` has what a run with a
+    label delay calls: ``learn`` for the labels due, and ``predict`` where a
+    labeled sample is not stepped through ``predict_learn`` (nor ``queried``)."""
+    fused = callable(getattr(learner, "predict_learn", None))
+    needed = ["learn"] + (["predict"] if not queried and not (fused and learn_on_arrival)
+                          else [])
+    missing = [name for name in needed if not callable(getattr(learner, name, None))]
+    if missing:
+        raise TypeError(f"label_delay needs the learner's {' and '.join(missing)}, which "
+                        f"{type(learner).__name__} lacks")
+
+
+def _check_query(label_query: Any, label_mask: LabelMask, learner: Any) -> None:
+    """Raise before the first sample unless ``label_query`` is ``None`` or a callable
+    the run can use: without ``label_mask``, for a learner with ``predict_proba``."""
+    if label_query is None:
+        return
+    if not callable(label_query):
+        raise TypeError(f"label_query must be callable, got {type(label_query).__name__}")
+    if label_mask is not None:
+        raise ValueError("label_mask and label_query both decide which labels the learner "
+                         "gets: give one of them")
+    if not callable(getattr(learner, "predict_proba", None)):
+        raise TypeError(f"label_query needs the learner's class probabilities, but "
+                        f"{type(learner).__name__} has no predict_proba")
 
 
 def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:

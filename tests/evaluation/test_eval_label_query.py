@@ -1,0 +1,219 @@
+"""Active learning: ``UncertaintyQuery`` and ``prequential(..., label_query=...)``."""
+import numpy as np
+import pytest
+import torch
+
+from torch_geometric_stream.evaluation import (LABEL_QUERIES, PrequentialRecord,
+                                               UncertaintyQuery, prequential)
+
+
+def _asks(query, probabilities):
+    return [query(p) for p in probabilities]
+
+
+def test_fixed_uncertainty_asks_below_its_threshold_while_the_budget_allows():
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5, threshold=0.7)
+    # seen 1: 0/1 < 0.5, 0.6 < 0.7 asks; seen 2: 1/2 is not below the budget; seen 3: 1/3,
+    # 0.8 is not below 0.7; seen 4: 1/4, 0.5 asks; seen 5: 2/5, 0.65 asks
+    assert _asks(query, [[0.6, 0.4], [0.1, 0.9], [0.8, 0.2], [0.5, 0.5], [0.35, 0.65]]) == [
+        True, False, False, True, True]
+    assert (query.seen, query.asked) == (5, 3)
+
+
+def test_variable_uncertainty_lowers_its_threshold_after_asking_and_raises_it_after_not():
+    query = UncertaintyQuery("variable-uncertainty", budget=1.0, step=0.5)
+    assert query([0.9, 0.1]) is True and query.variable_threshold == 0.5  # 0.9 < 1
+    assert query([0.6, 0.4]) is False and query.variable_threshold == 0.75  # 0.6 >= 0.5
+    assert query([0.7, 0.3]) is True and query.variable_threshold == 0.375  # 0.7 < 0.75
+
+
+def test_over_the_budget_nothing_is_asked_and_the_threshold_stays():
+    query = UncertaintyQuery("variable-uncertainty", budget=0.25, step=0.5)
+    assert query([0.5, 0.5]) is True and query.variable_threshold == 0.5  # 0/1 < 0.25
+    # 1/2, 1/3 and 1/4 are not below the budget: nothing asked, theta stays
+    assert _asks(query, [[0.5, 0.5]] * 3) == [False] * 3 and query.variable_threshold == 0.5
+    assert query([0.5, 0.5]) is False and query.variable_threshold == 0.75  # 1/5: 0.5 >= 0.5
+    assert query([0.5, 0.5]) is True and query.seen == 6  # 1/6: 0.5 < 0.75
+
+
+def test_selective_sampling_asks_with_probability_b_over_b_plus_the_margin():
+    query = UncertaintyQuery("selective-sampling", budget=1.0, seed=3)
+    draws = np.random.default_rng(3).random(4)
+    margins = [abs(0.9 - 0.5), 0.0, abs(0.7 - 0.5), abs(1.0 - 0.5)]
+    expected = [bool(draw < 1.0 / (1.0 + margin)) for draw, margin in zip(draws, margins)]
+    assert _asks(query, [[0.9, 0.1], [0.5, 0.5], [0.3, 0.7], [1.0, 0.0]]) == expected
+
+
+def test_randomized_uncertainty_divides_by_one_plus_a_normal_draw():
+    query = UncertaintyQuery("randomized-uncertainty", budget=1.0, step=0.0, seed=5)
+    draws = np.random.default_rng(5).standard_normal(3)
+    expected = [bool(0.8 / (draw + 1.0) < 1.0) for draw in draws]
+    assert _asks(query, [[0.8, 0.2]] * 3) == expected
+
+
+def test_probabilities_are_normalized_and_one_class_counts_as_unsure():
+    query = UncertaintyQuery("fixed-uncertainty", budget=1.0, threshold=0.7)
+    assert query(torch.tensor([[2.0, 6.0]])) is False  # 0.75 once normalized
+    assert query(np.array([3.0, 2.0, 5.0])) is True  # 0.5
+    assert query([1.0]) is True  # one class: MOA's 0
+
+
+@pytest.mark.parametrize("probabilities, message", [
+    ([[0.5, 0.5], [0.5, 0.5]], r"one sample's \(c,\) or \(1, c\), got shape \(2, 2\)"),
+    ([], r"got shape \(0,\)"),
+    ([0.5, float("nan")], "must be numbers >= 0"),
+    ([-0.1, 1.1], "must be numbers >= 0"),
+])
+def test_probabilities_no_learner_gives_are_refused_and_nothing_is_counted(probabilities,
+                                                                          message):
+    query = UncertaintyQuery("variable-uncertainty", budget=0.5)
+    before = query.state_dict()
+    with pytest.raises(ValueError, match=message):
+        query(probabilities)
+    assert query.state_dict() == before
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(strategy="uncertain"), ValueError, "strategy must be one of"),
+    (dict(strategy=1), TypeError, "strategy must be one of"),
+    (dict(budget=0.0), ValueError, r"budget must be in \(0, 1\]"),
+    (dict(threshold=1.5), ValueError, r"threshold must be in \[0, 1\]"),
+    (dict(step=-0.1), ValueError, r"step must be in \[0, 1\]"),
+    (dict(seed=-1), ValueError, "seed must be >= 0"),
+])
+def test_settings_outside_their_range_are_refused_by_name(kwargs, error, message):
+    arguments = {"strategy": "fixed-uncertainty", "budget": 0.1, **kwargs}
+    with pytest.raises(error, match=message):
+        UncertaintyQuery(**arguments)
+
+
+@pytest.mark.parametrize("strategy", LABEL_QUERIES)
+def test_a_query_continued_from_its_state_asks_as_the_uninterrupted_one(strategy):
+    rng = np.random.default_rng(0)
+    stream = rng.dirichlet(np.ones(3), size=60)
+    whole = UncertaintyQuery(strategy, budget=0.3, seed=7)
+    first = UncertaintyQuery(strategy, budget=0.3, seed=7)
+    asks = _asks(first, stream[:25])
+    rest = UncertaintyQuery(strategy, budget=0.3, seed=99)  # the state carries the draws
+    with pytest.raises(ValueError, match="kept with budget=0.3 \\(this query: 0.5\\)"):
+        UncertaintyQuery(strategy, budget=0.5).load_state_dict(first.state_dict())
+    rest.load_state_dict(first.state_dict())
+    assert asks + _asks(rest, stream[25:]) == _asks(whole, stream)
+
+
+def test_a_state_no_query_keeps_is_refused_and_the_query_left_as_it_was():
+    query = UncertaintyQuery("randomized-uncertainty", budget=0.3)
+    query([0.5, 0.5])
+    before = query.state_dict()
+    for change in ({"asked": 5, "seen": 2}, {"variable_threshold": float("inf")},
+                   {"rng": {"bit_generator": "MT19937"}}):
+        with pytest.raises(ValueError):
+            query.load_state_dict({**before, **change})
+        assert query.state_dict() == before
+    with pytest.raises(ValueError, match=r"lacks the entries \['rng'\]"):
+        query.load_state_dict({key: value for key, value in before.items() if key != "rng"})
+
+
+class Confidence:
+    """A learner whose probabilities are fixed per sample (its x); logs its labels."""
+
+    num_classes = 2
+
+    def __init__(self) -> None:
+        self.learned = []
+
+    def predict_proba(self, x):
+        return torch.tensor([[float(x[0]), 1.0 - float(x[0])]])
+
+    def predict(self, x):
+        return int(self.predict_proba(x).argmax())
+
+    def learn(self, x, y):
+        self.learned.append(int(y))
+
+
+CONFIDENCES = np.array([[0.95], [0.6], [0.99], [0.3], [0.5], [0.97]], dtype=np.float32)
+LABELS = [1, 1, 0, 0, 1, 0]
+
+
+def test_prequential_asks_for_the_labels_the_query_picks_and_records_them():
+    learner = Confidence()
+    result = prequential(learner, list(zip(CONFIDENCES, LABELS)), progress=False,
+                         label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5,
+                                                      threshold=0.9))
+    # largest probabilities 0.95, 0.6, 0.99, 0.7, 0.5, 0.97: those below 0.9 are asked
+    # for while fewer than half the samples seen so far (this one included) were: at the
+    # last, 3 of 6 were
+    assert learner.learned == [-1, 1, -1, 0, 1, -1]
+    assert result.labeled.tolist() == [False, True, False, True, True, False]
+    assert result.metrics["n_labels"] == 3
+    # the prediction is the most probable class, the first of a tie
+    assert result.predictions.tolist() == [0, 0, 0, 1, 0, 0]
+
+
+def test_asked_labels_come_late_with_a_delay():
+    learner = Confidence()
+    prequential(learner, list(zip(CONFIDENCES, LABELS)), progress=False, label_delay=2,
+                label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5, threshold=0.9))
+    # samples 1, 3 and 4 are asked about: each learned unlabeled as it comes, its label
+    # after the sample 2 later (4's after the stream's end: held)
+    assert learner.learned == [-1, -1, -1, -1, 1, -1, -1, 0]
+
+
+def test_a_run_resumed_from_its_record_state_continues_the_query():
+    stream = list(zip(CONFIDENCES, LABELS))
+
+    def run(**kwargs):
+        learner = Confidence()
+        query = UncertaintyQuery("randomized-uncertainty", budget=0.5, seed=1)
+        records = []
+        prequential(learner, stream, progress=False, label_query=query,
+                    callback=lambda position, record: records.append(record), **kwargs)
+        return learner.learned, records[-1].state_dict()
+
+    whole, _ = run()
+    first, state = run(limit=3)
+    rest, _ = run(start=3, initial=state)
+    assert first + rest == whole
+    assert state["label_query"]["seen"] == 3
+
+
+def test_a_record_state_continues_only_with_a_query_if_it_was_kept_with_one():
+    learner, stream = Confidence(), list(zip(CONFIDENCES, LABELS))
+    records = []
+    prequential(learner, stream, progress=False, limit=2,
+                callback=lambda position, record: records.append(record))
+    plain = records[-1].state_dict()
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    record = PrequentialRecord(label_query=query)
+    with pytest.raises(ValueError, match="kept with no label query, this record has one"):
+        record.load_state_dict(plain)
+    asked = {**plain, "label_query": {**query.state_dict(), "seen": 2, "asked": 1}}
+    with pytest.raises(ValueError, match="kept with a label query, this record has none"):
+        PrequentialRecord().load_state_dict(asked)
+    # a record part refused after the query's state was read sets the query back
+    broken = {**asked, "labeled": np.array([True])}
+    with pytest.raises(ValueError, match="1-D of one length"):
+        record.load_state_dict(broken)
+    assert (query.seen, query.asked) == (0, 0)
+
+
+def test_a_query_is_refused_before_the_first_sample_with_a_mask_or_without_probabilities():
+    stream = list(zip(CONFIDENCES, LABELS))
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    with pytest.raises(ValueError, match="label_mask and label_query both decide"):
+        prequential(Confidence(), stream, progress=False, label_query=query,
+                    label_mask=np.ones(6, bool))
+
+    class PredictOnly:
+        def predict(self, x):
+            return 0
+
+        def learn(self, x, y):
+            raise AssertionError("never reached")
+
+    with pytest.raises(TypeError, match="PredictOnly has no predict_proba"):
+        prequential(PredictOnly(), stream, progress=False, label_query=query)
+    with pytest.raises(TypeError, match="label_query must be callable, got str"):
+        prequential(Confidence(), stream, progress=False, label_query="fixed-uncertainty")
+    assert query.seen == 0
