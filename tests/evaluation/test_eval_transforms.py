@@ -226,6 +226,33 @@ def test_quantile_range_scaler_state_resumes_and_peeking_keeps_it():
     assert torch.equal(first(data[0]), resumed(data[0]))  # the failed row left no trace
 
 
+@pytest.mark.parametrize("clip", [True, False])  # a bounded and an unbounded pipeline
+def test_a_transform_without_update_copies_the_reservoir_once_and_loads_nothing(monkeypatch,
+                                                                                 clip):
+    # before: three copies of the state (one to restore, two while loading it back:
+    # Compose's own and the range's) and a load that dropped the sorted sample
+    from torch_geometric_stream.nn.scaling import RunningQuantileRange
+
+    transform, twin = (make_transform("robust", l2=clip,
+                                      robust_options={"reservoir_size": 20, "clip": clip})
+                       for _ in range(2))
+    data = np.random.default_rng(7).normal(size=(40, 3))
+    transform.transform_many(data[:30])
+    twin.transform_many(data[:30])
+    calls = []
+    for name in ("get_extra_state", "__getstate__", "set_extra_state"):
+        method = getattr(RunningQuantileRange, name)
+        monkeypatch.setattr(RunningQuantileRange, name,
+                            lambda self, *args, _name=name, _method=method:
+                            calls.append(_name) or _method(self, *args))
+    transform.transform_one(data[30], update=False)
+    transform.transform_many(data[31:], update=False)
+    assert calls == ["__getstate__", "__getstate__"]  # copy.deepcopy, one per call
+    monkeypatch.undo()
+    assert transform.transforms[0].range_._sorted is not None  # not loaded back: still sorted
+    assert torch.equal(transform.transform_many(data[30:]), twin.transform_many(data[30:]))
+
+
 def test_quantile_range_scaler_passes_its_window_and_keeps_it_in_the_state():
     """``window`` reaches the range (checked at construction, as its other
     settings); the state resumes only a scaler of the same window."""
@@ -514,7 +541,8 @@ def test_a_transforms_state_does_not_grow_with_the_stream(scaling):
     (lambda: Compose([SignedLog1p(), OnlineQuantileRangeScaler(clip=False)]), 1e30),
 ])
 @pytest.mark.parametrize("many", [False, True])
-def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many):
+@pytest.mark.parametrize("update", [True, False])
+def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many, update):
     # before: the cast to float32 made it inf, and a learner refused "NaN or inf"
     transform, twin = build(), build()
     for scaler in (transform, twin):  # the second feature's range is [0, 1e-40]
@@ -523,7 +551,10 @@ def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many
     with pytest.raises(ValueError, match=r"^transformed rows\[0, 1\] = .*is beyond "
                                          r"float32's range .*: a float32 learner would "
                                          r"read inf there$"):
-        transform.transform_many(huge) if many else transform.transform_one(huge[0])
+        if many:
+            transform.transform_many(huge, update)
+        else:
+            transform.transform_one(huge[0], update)
     for row in (np.array([0.5, 1e-41]), np.array([-3.0, 0.0])):
         assert torch.equal(transform.transform_one(row), twin.transform_one(row))
 

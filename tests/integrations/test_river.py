@@ -225,6 +225,82 @@ def test_a_failing_call_changes_nothing_not_even_the_first_one():
         assert model.predict_proba_one(row) == twin.predict_proba_one(row)
 
 
+def robust_twins(reservoir_size=20):
+    """Two small learners with the robust transform, equal after 30 rows (more than
+    ``reservoir_size``: the reservoir's generator has drawn)."""
+    model, twin = (RiverClassifier.sledge(
+        num_classes=2, input_scaling=None, **SMALL,
+        transform=make_transform("robust", robust_options={"reservoir_size": reservoir_size}))
+        for _ in range(2))
+    for x, y in itertools.islice(datasets.Phishing(), 30):
+        for learner in (model, twin):
+            learner.learn_one(x, y)
+    return model, twin
+
+
+def assert_same_state(state, other):
+    """``state`` and ``other`` (nested dicts of tensors, arrays and plain values) are equal."""
+    assert type(state) is type(other)
+    if isinstance(state, dict):
+        assert state.keys() == other.keys()
+        for key in state:
+            assert_same_state(state[key], other[key])
+    elif isinstance(state, torch.Tensor):
+        assert state.dtype == other.dtype and torch.equal(state, other)
+    else:
+        assert state == other
+
+
+def test_refused_calls_and_predictions_leave_the_robust_transform_as_it_was():
+    pd = pytest.importorskip("pandas")
+    model, twin = robust_twins()
+    x, y = next(iter(datasets.Phishing()))
+    with pytest.raises(ValueError, match="unknown class 'z'"):
+        model.learn_one(x, "z")  # refused after the transform took the row
+    with pytest.raises(ValueError, match="unknown class 'z'"):
+        model.learn_many(pd.DataFrame([x, x]), [y, "z"])
+    model.predict_proba_one({key: 100.0 * value for key, value in x.items()})
+    model.predict_proba_many(pd.DataFrame([x] * 3))
+    with pytest.raises(ValueError, match="none of the"):
+        model.predict_proba_one({"q": 1.0})
+    assert_same_state(model.transform.state_dict(), twin.transform.state_dict())
+    torch.testing.assert_close(model.model_.state_dict(), twin.model_.state_dict(),
+                               rtol=0, atol=0)
+    for row, label in itertools.islice(datasets.Phishing(), 30, 40):
+        assert model.predict_proba_one(row) == twin.predict_proba_one(row)
+        model.learn_one(row, label)
+        twin.learn_one(row, label)
+    assert_same_state(model.transform.state_dict(), twin.transform.state_dict())
+
+
+def test_predictions_copy_the_robust_transform_once_and_learning_once(monkeypatch):
+    """The reservoir is copied once per call: a prediction transforms with a copy
+    of the transform (before: four copies and a load), learning saves the state
+    in case the learner refuses the row."""
+    from torch_geometric_stream.nn.scaling import RunningQuantileRange
+
+    model, _ = robust_twins()
+    copies = {"copied": 0, "loaded": 0}
+
+    def counting(method, key):
+        def counted(self, *args):
+            copies[key] += 1
+            return method(self, *args)
+        return counted
+
+    for name, key in (("get_extra_state", "copied"), ("__getstate__", "copied"),
+                      ("set_extra_state", "loaded")):
+        monkeypatch.setattr(RunningQuantileRange, name,
+                            counting(getattr(RunningQuantileRange, name), key))
+    rows = list(itertools.islice(datasets.Phishing(), 30, 33))
+    for x, y in rows:
+        model.predict_proba_one(x)
+    assert copies == {"copied": 3, "loaded": 0}
+    for x, y in rows:
+        model.learn_one(x, y)
+    assert copies == {"copied": 6, "loaded": 0}
+
+
 def test_built_learner_and_bad_arguments():
     learner = build_model("sledge-light", 2, 2, **SMALL)
     model = RiverClassifier(learner, feature_names=["u", "v"])

@@ -9,7 +9,9 @@ range (a raw ``1e39`` through an empty pipeline) is refused with a
 ``ValueError`` naming it, and the state is then as before the call (a pipeline
 that does not end in a bounded transform, :class:`L2Normalize`,
 :class:`SignedLog1p`, an online min-max range or a clipped quantile range, copies
-its state for that on every call: an unclipped quantile range its reservoir).
+its state for that on every update: an unclipped quantile range its reservoir).
+A call with ``update=False`` transforms with a copy of the transform (one copy of
+its state) and leaves the transform itself untouched.
 State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
 :meth:`~StreamTransform.load_state_dict` so a checkpoint can store it.
 
@@ -25,6 +27,7 @@ compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 """
 from __future__ import annotations
 
+import copy
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
@@ -78,22 +81,29 @@ class StreamTransform:
     def _transform_rows(self, rows: Tensor, update: bool) -> Tensor:
         """The ``float32`` transform of ``rows``; a ``ValueError`` names a
         transformed value beyond ``float32``'s range (a raw ``1e39`` through an
-        empty pipeline), and the state is then as before the call."""
-        keep, bounded = check_bool(update, "update"), self._bounded()
-        if keep and bounded:
+        empty pipeline), and the state is then as before the call.
+
+        Without ``update`` a copy of the transform takes the rows (one copy of
+        the state, and this state is never touched: not restored, so not copied
+        back); with it only an unbounded pipeline saves its state, for the cast."""
+        if not check_bool(update, "update"):
+            return copy.deepcopy(self)._cast(rows)
+        if self._bounded():
             return self._transform(rows).to(torch.float32)
-        state = self.state_dict()
-        with restored_on_error(state, self.load_state_dict):
-            transformed = self._transform(rows)
-            # one reduction on the usual path (NaN compares False: the learner names it)
-            if not bounded and transformed.numel() and bool(transformed.abs().amax() >
-                                                             _FLOAT32_MAX):
-                overflow = cast_overflow(transformed, torch.float32)
-                if overflow is not None:
-                    raise ValueError(f"transformed rows{overflow}: a float32 learner would "
-                                     f"read inf there")
-        if not keep:
-            self.load_state_dict(state)
+        with restored_on_error(self.state_dict(), self.load_state_dict):
+            return self._cast(rows)
+
+    def _cast(self, rows: Tensor) -> Tensor:
+        """:meth:`_transform` of ``rows`` cast to ``float32``, or a ``ValueError``
+        naming a value the cast would make inf (checked unless :meth:`_bounded`)."""
+        transformed = self._transform(rows)
+        # one reduction on the usual path (NaN compares False: the learner names it)
+        if not self._bounded() and transformed.numel() and bool(transformed.abs().amax() >
+                                                                _FLOAT32_MAX):
+            overflow = cast_overflow(transformed, torch.float32)
+            if overflow is not None:
+                raise ValueError(f"transformed rows{overflow}: a float32 learner would "
+                                 f"read inf there")
         return transformed.to(torch.float32)
 
     def _bounded(self) -> bool:

@@ -409,13 +409,15 @@ class RiverClassifier(_MiniBatchBase):
         return np.where(total > 0, known / np.where(total > 0, total, 1.0), uniform)
 
     @contextmanager
-    def _unchanged_on_error(self) -> Iterator[None]:
+    def _unchanged_on_error(self, update: bool = True) -> Iterator[None]:
         """Undo what a failing call fixed or updated before it failed: the feature
-        order, the lazily built learner and the transform's state (the learner
-        itself leaves its state unchanged on bad input)."""
+        order, the lazily built learner and, for a call that ``update`` s the
+        transform, its state (saved only then: a transform leaves its state as it
+        was without ``update``; the learner itself leaves its state unchanged on
+        bad input)."""
         features, model = self.features_, self.model_
         try:
-            with unchanged_on_error(self.transform):
+            with unchanged_on_error(self.transform if update else None):
                 yield
         except Exception:
             self.features_, self.model_ = features, model
@@ -434,7 +436,7 @@ class RiverClassifier(_MiniBatchBase):
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
         """``{class: probability}`` over the classes seen so far (empty before any label).
         The transform's state does not change (the row is scaled as if it had arrived)."""
-        with self._unchanged_on_error():
+        with self._unchanged_on_error(update=False):
             row = self._row(x, update=False)
             proba = self._model().predict_proba(row)
         return dict(zip(self.classes_, self._known_proba(proba)[0].tolist()))
@@ -456,7 +458,7 @@ class RiverClassifier(_MiniBatchBase):
         """A ``pandas.DataFrame`` of probabilities, one column per known class."""
         import pandas as pd
 
-        with self._unchanged_on_error():
+        with self._unchanged_on_error(update=False):
             proba = self._model().predict_proba(self._rows(X, update=False))
         return pd.DataFrame(self._known_proba(proba), index=X.index, columns=self.classes_)
 
