@@ -393,6 +393,18 @@ def check_seed(value: Any, name: str = "seed") -> int:
     return seed
 
 
+def generator_from_state(state: Any, name: str) -> np.random.Generator:
+    """A NumPy default generator (PCG64) in the ``bit_generator.state`` ``state``, or
+    a :class:`ValueError` naming ``name`` where NumPy refuses it."""
+    rng = np.random.default_rng()
+    try:
+        rng.bit_generator.state = state
+    except (TypeError, ValueError, KeyError) as error:
+        raise ValueError(f"{name} is not a state of NumPy's default generator: "
+                         f"{error!r}") from None
+    return rng
+
+
 def check_device(device: Any, name: str = "device") -> torch.device:
     """``device`` as a :class:`torch.device` if it names a CPU, or a CUDA or MPS
     device that this machine has; otherwise a :class:`ValueError` saying why."""

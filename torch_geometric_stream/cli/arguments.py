@@ -9,7 +9,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 
@@ -71,26 +71,26 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _read_number(text: str, kind: type, fits: Callable[[float], bool], expected: str) -> Any:
+    """``text`` read as ``kind`` (``int`` or ``float``) if ``fits`` the value, else
+    the ``argparse`` error ``expected {expected}, got {text!r}``."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not fits(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return value
+
+
 def nonnegative_int(text: str) -> int:
     """An integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+    return _read_number(text, int, lambda value: value >= 0, "an integer >= 0")
 
 
 def unit_fraction(text: str) -> float:
     """A number in ``[0, 1]``."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}")
-    return value
+    return _read_number(text, float, lambda value: 0.0 <= value <= 1.0, "a number in [0, 1]")
 
 
 def window_size(text: str) -> int:

@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 from torch_geometric_stream.validation import (check_choice, check_positive_int, check_real,
-                                               check_seed, check_unit_interval)
+                                               check_seed, check_unit_interval,
+                                               generator_from_state)
 
 __all__ = ["LABEL_QUERIES", "UncertaintyQuery"]
 
@@ -173,12 +174,7 @@ class UncertaintyQuery:
         if not (math.isfinite(variable) and variable > 0):
             raise ValueError(f"the label query's variable_threshold must be a finite number "
                              f"> 0, got {variable}")
-        rng = np.random.default_rng()
-        try:
-            rng.bit_generator.state = state["rng"]
-        except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(f"the label query's rng state is not a NumPy generator's: "
-                             f"{error}") from error
+        rng = generator_from_state(state["rng"], "the label query's rng state")
         self.seen, self.asked, self.variable_threshold, self._rng = seen, asked, variable, rng
 
     def __repr__(self) -> str:

@@ -24,7 +24,7 @@ from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_node_features, check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
-                                               first_offender)
+                                               first_offender, generator_from_state)
 
 __all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
            "RunningQuantileRange",
@@ -604,12 +604,7 @@ class RunningQuantileRange(_CheckedRangeLoad):
             raise ValueError("reservoir state holds NaN or inf values")
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
-        rng = np.random.default_rng()
-        try:
-            rng.bit_generator.state = state["rng"]
-        except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(f"rng state is not a state of NumPy's default generator: "
-                             f"{error!r}") from None
+        rng = generator_from_state(state["rng"], "rng state")
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
         self._forget_sorted()
 
