@@ -26,9 +26,9 @@ from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             ARRIVAL_HELP, HISTORY_HELP, LABEL_DELAY_HELP,
-                                            QUERY_STEP,
-                                            QUERY_THRESHOLD, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
-                                            run_command)
+                                            LABEL_MASK_HELP, QUERY_STEP_HELP,
+                                            QUERY_THRESHOLD_HELP, SYNTHETIC_DRIFT,
+                                            SYNTHETIC_SAMPLES, run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS,
@@ -226,23 +226,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     protocol.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
                           help="fraction of labeled samples in (0, 1] (default: %(default)s)")
     protocol.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
-                          help="paper: first sample of each class + random positions up to "
-                               "max(c, floor(R*T)) labels; authors: the same rule with the "
-                               "positions the authors' code draws for a seed; bernoulli: each "
-                               "sample with probability R; capymoa: likewise, with the draws "
-                               "of CapyMOA's prequential_ssl_evaluation for random_seed=S; "
-                               "fixed-uncertainty, variable-uncertainty, "
-                               "randomized-uncertainty, selective-sampling: active learning, "
-                               "the label asked for where the model is unsure, within a "
-                               "budget of R labels per sample, as MOA's ALUncertainty "
-                               "(default: %(default)s)")
+                          help=LABEL_MASK_HELP)
     protocol.add_argument("--query-threshold", type=unit_fraction, metavar="U",
-                          help=f"fixed-uncertainty: ask for a label where the largest class "
-                               f"probability is below U (default: {QUERY_THRESHOLD})")
-    protocol.add_argument("--query-step", type=unit_fraction, metavar="S",
-                          help=f"variable- and randomized-uncertainty: the threshold falls by "
-                               f"the factor 1-S after a label asked for and rises by 1+S "
-                               f"after none (default: {QUERY_STEP})")
+                          help=QUERY_THRESHOLD_HELP)
+    protocol.add_argument("--query-step", type=unit_fraction, metavar="S", help=QUERY_STEP_HELP)
     protocol.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
                           help=LABEL_DELAY_HELP)
     protocol.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,

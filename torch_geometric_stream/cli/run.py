@@ -46,9 +46,11 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP",
-           "LABEL_DELAY_HELP", "ARRIVAL_HELP", "QUERY_STEP", "QUERY_THRESHOLD", "Stream",
+           "LABEL_DELAY_HELP", "ARRIVAL_HELP", "LABEL_MASK_HELP", "QUERY_STEP",
+           "QUERY_STEP_HELP", "QUERY_THRESHOLD", "QUERY_THRESHOLD_HELP", "Stream",
            "check_run",
            "label_delay_words", "learn_on_arrival", "load_stream", "query_settings",
+           "query_words",
            "recorded_config",
            "run_command", "run_device"]
 
@@ -81,6 +83,24 @@ ARRIVAL_HELP = ("with --label-delay: learn a labeled sample without label as it 
                 "only once its label comes, as River's delay=N+1")
 #: ``--query-threshold`` and ``--query-step`` not given (MOA's ``ALUncertainty`` defaults).
 QUERY_THRESHOLD, QUERY_STEP = 0.9, 0.01
+#: Help of ``--label-mask`` (``run`` and ``tune``).
+LABEL_MASK_HELP = ("paper: first sample of each class + random positions up to "
+                   "max(c, floor(R*T)) labels; authors: the same rule with the "
+                   "positions the authors' code draws for a seed; bernoulli: each "
+                   "sample with probability R; capymoa: likewise, with the draws "
+                   "of CapyMOA's prequential_ssl_evaluation for random_seed=S; "
+                   "fixed-uncertainty, variable-uncertainty, "
+                   "randomized-uncertainty, selective-sampling: active learning, "
+                   "the label asked for where the model is unsure, within a "
+                   "budget of R labels per sample, as MOA's ALUncertainty "
+                   "(default: %(default)s)")
+#: Help of ``--query-threshold`` (``run`` and ``tune``).
+QUERY_THRESHOLD_HELP = (f"fixed-uncertainty: ask for a label where the largest class "
+                        f"probability is below U (default: {QUERY_THRESHOLD})")
+#: Help of ``--query-step`` (``run`` and ``tune``).
+QUERY_STEP_HELP = (f"variable- and randomized-uncertainty: the threshold falls by "
+                   f"the factor 1-S after a label asked for and rises by 1+S "
+                   f"after none (default: {QUERY_STEP})")
 #: The label queries (``--label-mask``) that read each query option, and its default.
 _QUERY_OPTIONS = {"query_threshold": (("fixed-uncertainty",), QUERY_THRESHOLD),
                   "query_step": (("variable-uncertainty", "randomized-uncertainty"), QUERY_STEP)}
@@ -148,7 +168,7 @@ def _label_query(args: argparse.Namespace, seed: int) -> Optional[UncertaintyQue
                                for key, value in settings.items() if value is not None})
 
 
-def _query_words(args: argparse.Namespace) -> str:
+def query_words(args: argparse.Namespace) -> str:
     """``", labels asked by STRATEGY"`` for a run's heading, ``""`` for a label mask."""
     return f", labels asked by {args.label_mask}" if args.label_mask in LABEL_QUERIES else ""
 
@@ -572,7 +592,7 @@ def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[s
     length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
               else f"{dataset.num_samples} samples")
     print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}"
-          f"{_query_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}"
+          f"{query_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}"
           f", {length}"
           f"{'' if interrupted is None else f'; {interrupted}'}")
     print(summary_table(records))

@@ -8,8 +8,10 @@ grid: a reused JSON made under other settings (older defaults, another
 ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts; the ranking is also written as
 ``ranking_<model>_<dataset>_<ratio>.csv`` (``<ratio>_preset=package`` under
-``--preset package``, ``<ratio>_label-delay=N`` with ``--label-delay N``: their
-runs get files of their own). A stream file's
+``--preset package``, ``<ratio>_mask=NAME`` with another ``--label-mask NAME``
+than ``paper``, followed by the query options that mask reads at their values
+(``_mask=fixed-uncertainty_query-threshold=0.9``), ``<ratio>_label-delay=N`` with
+``--label-delay N``: their runs get files of their own). A stream file's
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
 file edited, gets runs of its own.
@@ -66,19 +68,21 @@ from typing import Iterator, Optional
 from torch_geometric_stream.cli.arguments import (add_root_option, check_folder,
                                                   check_output_file, label_ratio,
                                                   nonnegative_int, parse_seeds, plain_text,
-                                                  positive_int)
+                                                  positive_int, unit_fraction)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.run import (ARRIVAL_HELP, DEFAULT_MODEL, LABEL_DELAY_HELP,
-                                            OLDER_RECORDS, OVERRIDE_KEYS, check_run,
-                                            label_delay_words, learn_on_arrival, load_stream)
+                                            LABEL_MASK_HELP, OLDER_RECORDS, OVERRIDE_KEYS,
+                                            QUERY_STEP_HELP, QUERY_THRESHOLD_HELP, check_run,
+                                            label_delay_words, learn_on_arrival, load_stream,
+                                            query_settings, query_words)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
-from torch_geometric_stream.evaluation import HISTORIES
+from torch_geometric_stream.evaluation import HISTORIES, LABEL_MASKS, LABEL_QUERIES
 from torch_geometric_stream.evaluation.bounded import kept_tail_span
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 from torch_geometric_stream.files import atomic_write_csv, atomic_write_text
@@ -149,14 +153,44 @@ def _by_metric(metric: str) -> str:
 
 
 def _search_name(args: argparse.Namespace) -> str:
-    """``<model>_<dataset>_<ratio>``, with ``_label-delay=<N>`` for a delay
-    (``<N>-held`` with ``--no-learn-on-arrival``) and ``_preset=<name>`` unless the
-    preset is ``paper``: runs of different delays or presets never share (or skip
-    on) a file."""
+    """``<model>_<dataset>_<ratio>``, with ``_mask=<name>`` unless the label mask is
+    ``paper`` (a label query's options after it, as :func:`_mask_options` gives
+    them: ``_mask=fixed-uncertainty_query-threshold=0.9``), ``_label-delay=<N>`` for
+    a delay (``<N>-held`` with ``--no-learn-on-arrival``) and ``_preset=<name>``
+    unless the preset is ``paper``: runs of different label protocols or presets
+    never share (or skip on) a file."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
     held = "-held" if learn_on_arrival(args) is False else ""
     delay = f"_label-delay={args.label_delay}{held}" if args.label_delay else ""
-    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{delay}{preset}"
+    mask = "" if args.label_mask == "paper" else f"_mask={args.label_mask}" + "".join(
+        f"_{key.replace('_', '-')}={value}" for key, value in _query_values(args).items())
+    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{mask}{delay}{preset}"
+
+
+def _query_values(args: argparse.Namespace) -> dict[str, float]:
+    """The query options that the search's ``--label-mask`` reads, by entry, each
+    given or at its default (:func:`~torch_geometric_stream.cli.run.query_settings`)."""
+    return {key: value for key, value in query_settings(args).items() if value is not None}
+
+
+def _mask_options(args: argparse.Namespace) -> list[str]:
+    """The ``run`` options of the search's label mask: none for ``paper``, ``run``'s
+    default, else ``--label-mask`` and the query options it reads, each at its value."""
+    if args.label_mask == "paper":
+        return []
+    return ["--label-mask", args.label_mask,
+            *itertools.chain.from_iterable((f"--{key.replace('_', '-')}", str(value))
+                                           for key, value in _query_values(args).items())]
+
+
+def _label_words(args: argparse.Namespace) -> str:
+    """The search's label mask for its heading: nothing for ``paper``, `` (mask NAME)``
+    for another mask, ``, labels asked by NAME`` and the query options it reads
+    for a label query."""
+    if args.label_mask not in LABEL_QUERIES:
+        return "" if args.label_mask == "paper" else f" (mask {args.label_mask})"
+    return query_words(args) + "".join(f", {key.replace('_', ' ')} {value}"
+                                       for key, value in _query_values(args).items())
 
 
 def _stream_name(args: argparse.Namespace) -> str:
@@ -185,8 +219,8 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
     """The ``run`` arguments of one grid point and seed, writing ``path``."""
     argv = ["run", "--dataset", args.dataset, "--model", args.model, "--label-ratio",
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
-            "--label-delay", str(args.label_delay), *_arrival_flag(args),
-            "--preset", args.preset,
+            *_mask_options(args), "--label-delay", str(args.label_delay),
+            *_arrival_flag(args), "--preset", args.preset,
             "--history", args.history, "--output", str(path)]
     argv += _stream_options(args)
     for key, value in point.items():
@@ -217,10 +251,10 @@ def _stream_options(args: argparse.Namespace) -> list[str]:
 def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     """The ``run`` command that repeats the search's best point: its configuration
     file holds configuration entries only, so the stream, model, label ratio and
-    preset (and a label delay) go on the command line."""
+    preset (and a label mask and delay) go on the command line."""
     argv = ["python", "-m", "torch_geometric_stream", "run", "--config", str(best_path),
             "--dataset", args.dataset, "--model", args.model, "--label-ratio",
-            f"{args.label_ratio:g}", "--preset", args.preset,
+            f"{args.label_ratio:g}", "--preset", args.preset, *_mask_options(args),
             *(["--label-delay", str(args.label_delay)] if args.label_delay else []),
             *_arrival_flag(args)]
     argv += _stream_options(args)
@@ -494,6 +528,8 @@ def tune_command(args: argparse.Namespace) -> int:
 
 def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     """:func:`tune_command`, recording the JSON of each grid run in ``paths``."""
+    query_settings(args)  # a query option its label mask does not read
+    learn_on_arrival(args)  # the arrival flag without a delay
     if args.dataset.strip() == STDIN:
         raise UsageError(f"--dataset {STDIN} (standard input) is read once; tune reads its "
                          f"stream for every grid point and seed: save it to a CSV file and "
@@ -533,7 +569,7 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         rows = (_rank(finalists, seeds + confirm_seeds, records, args.metric)
                 + rows[args.confirm_top:])
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}"
-          f"{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
+          f"{_label_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
           f"seeds {','.join(map(str, seeds))}"
           + (f" (top {args.confirm_top} also {','.join(map(str, confirm_seeds))})"
              if confirm_seeds else "")
@@ -569,20 +605,28 @@ def _check_limits(records: dict[tuple, dict], paths: dict[tuple, Path],
                              f"delete the stale JSON(s) or use another --out-dir")
 
 
+#: The label protocol's entries of a run record, with the value of a record older
+#: than the entry.
+_OLDER_PROTOCOL = {"label_mask": "paper", "query_threshold": None, "query_step": None,
+                   "label_delay": 0, "learn_on_arrival": None}
+
+
 def _check_protocol(records: dict[tuple, dict], paths: dict[tuple, Path],
                     args: argparse.Namespace) -> None:
-    """Raise if a run gave its labels otherwise than the search asks: another
-    ``label_delay`` or ``learn_on_arrival`` (a JSON renamed, or written by hand;
-    a record older than the options had neither)."""
-    asked = {"label_delay": args.label_delay, "learn_on_arrival": learn_on_arrival(args)}
+    """Raise if a run gave its labels otherwise than the search asks, naming the
+    entries that differ: another ``label_mask``, ``query_threshold``,
+    ``query_step``, ``label_delay`` or ``learn_on_arrival`` (a JSON renamed, or
+    written by hand; a record older than an entry ran as :data:`_OLDER_PROTOCOL` says)."""
+    asked = {"label_mask": args.label_mask, **query_settings(args),
+             "label_delay": args.label_delay, "learn_on_arrival": learn_on_arrival(args)}
     for key, record in records.items():
-        ran = {entry: record.get(entry, 0 if entry == "label_delay" else None)
-               for entry in asked}
-        if ran != asked:
-            shown = ", ".join(f"{entry}={value}" for entry, value in ran.items())
-            raise UsageError(f"{paths[key].name} ran with {shown}, this search asks for "
-                             f"{', '.join(f'{entry}={value}' for entry, value in asked.items())};"
-                             f" delete the stale JSON(s) or use another --out-dir")
+        differing = [entry for entry, value in asked.items()
+                     if record.get(entry, _OLDER_PROTOCOL[entry]) != value]
+        if differing:
+            ran, wanted = (", ".join(f"{entry}={values.get(entry, _OLDER_PROTOCOL[entry])}"
+                                     for entry in differing) for values in (record, asked))
+            raise UsageError(f"{paths[key].name} ran with {ran}, this search asks for "
+                             f"{wanted}; delete the stale JSON(s) or use another --out-dir")
 
 
 def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
@@ -624,6 +668,11 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                       help="the model every run evaluates (default: %(default)s)")
     tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
                       help="fraction of labeled samples in (0, 1] (default: %(default)s)")
+    tune.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
+                      help=f"{LABEL_MASK_HELP}; every run of the search has it")
+    tune.add_argument("--query-threshold", type=unit_fraction, metavar="U",
+                      help=QUERY_THRESHOLD_HELP)
+    tune.add_argument("--query-step", type=unit_fraction, metavar="S", help=QUERY_STEP_HELP)
     tune.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
                       help=f"{LABEL_DELAY_HELP}; every run of the search has it")
     tune.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
@@ -672,6 +721,9 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--best", type=Path, metavar="FILE.json",
                       help="where to write the best configuration "
                            "(default: OUT_DIR/best_<model>_<dataset>_<ratio>.json, "
+                           "<ratio>_mask=NAME with another --label-mask NAME than paper "
+                           "(and the query options it reads, e.g. "
+                           "_mask=fixed-uncertainty_query-threshold=0.9), "
                            "<ratio>_label-delay=N with --label-delay N, "
                            "<ratio>_preset=package under --preset package, ending "
                            "_by-NAME.json under another --metric than accuracy)")
