@@ -93,3 +93,22 @@ def test_a_query_reads_a_stream_as_it_comes(tmp_path):
     whole, streamed = outputs
     assert streamed["n_labels"] == whole["n_labels"] > 0
     assert streamed["accuracy"] == whole["accuracy"]
+
+
+def test_a_query_steps_eagerly_on_cuda_and_refuses_cuda_graphs(monkeypatch):
+    from torch_geometric_stream.cli import run as run_module
+    from torch_geometric_stream.cli.errors import UsageError
+    from torch_geometric_stream.cli.main import build_parser
+
+    monkeypatch.setattr(run_module, "check_device", lambda spec, gpu_capable: "cuda:0")
+    parser = build_parser()
+    plain = parser.parse_args(["run", "--device", "cuda"])
+    assert run_module.run_device(plain, "sledge") == ("cuda:0", True)  # graphs by default
+    queried = parser.parse_args(["run", "--device", "cuda", "--label-mask",
+                                 "variable-uncertainty"])
+    assert run_module.run_device(queried, "sledge") == ("cuda:0", False)
+    forced = parser.parse_args(["run", "--device", "cuda", "--label-mask", "selective-sampling",
+                                "--cuda-graph"])
+    with pytest.raises(UsageError, match="--label-mask selective-sampling decides the label "
+                                         "between them: drop --cuda-graph"):
+        run_module.run_device(forced, "sledge")

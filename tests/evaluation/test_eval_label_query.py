@@ -61,8 +61,8 @@ def test_probabilities_are_normalized_and_one_class_counts_as_unsure():
 @pytest.mark.parametrize("probabilities, message", [
     ([[0.5, 0.5], [0.5, 0.5]], r"one sample's \(c,\) or \(1, c\), got shape \(2, 2\)"),
     ([], r"got shape \(0,\)"),
-    ([0.5, float("nan")], "must be numbers >= 0"),
-    ([-0.1, 1.1], "must be numbers >= 0"),
+    ([0.5, float("nan")], "must be finite numbers >= 0"),
+    ([-0.1, 1.1], "must be finite numbers >= 0"),
 ])
 def test_probabilities_no_learner_gives_are_refused_and_nothing_is_counted(probabilities,
                                                                           message):
@@ -217,3 +217,44 @@ def test_a_query_is_refused_before_the_first_sample_with_a_mask_or_without_proba
     with pytest.raises(TypeError, match="label_query must be callable, got str"):
         prequential(Confidence(), stream, progress=False, label_query="fixed-uncertainty")
     assert query.seen == 0
+
+
+def test_a_step_of_one_keeps_a_threshold_of_zero_that_a_state_carries():
+    # MOA's rule: theta * (1 - 1) = 0 after the first label, and nothing is asked after
+    query = UncertaintyQuery("variable-uncertainty", budget=1.0, step=1.0)
+    assert _asks(query, [[0.6, 0.4], [0.5, 0.5]]) == [True, False]
+    assert query.variable_threshold == 0.0
+    resumed = UncertaintyQuery("variable-uncertainty", budget=1.0, step=1.0)
+    resumed.load_state_dict(query.state_dict())
+    assert resumed.variable_threshold == 0.0 and resumed([0.5, 0.5]) is False
+
+
+def test_infinite_probabilities_are_refused_and_name_the_sample_in_a_run():
+    query = UncertaintyQuery("fixed-uncertainty", budget=1.0)
+    with pytest.raises(ValueError, match="must be finite numbers >= 0"):
+        query([float("inf"), 1.0])
+    assert query.seen == 0
+
+    class Batch(Confidence):
+        def predict_proba(self, x):
+            return torch.full((2, 2), 0.5)
+
+    with pytest.raises(ValueError, match=r"class probabilities for the sample at position 0: "
+                                         r"probabilities must be one sample's"):
+        prequential(Batch(), list(zip(CONFIDENCES, LABELS)), progress=False, label_query=query)
+
+
+def test_a_run_refusing_its_initial_state_leaves_the_query_as_it_was():
+    stream = list(zip(CONFIDENCES, LABELS))
+    records = []
+    prequential(Confidence(), stream, progress=False, limit=4,
+                label_query=UncertaintyQuery("randomized-uncertainty", budget=0.5, seed=1),
+                callback=lambda position, record: records.append(record))
+    state = records[-1].state_dict()
+    query = UncertaintyQuery("randomized-uncertainty", budget=0.5, seed=1)
+    before = query.state_dict()
+    with pytest.raises(ValueError, match=r"initial covers positions \[0, 4\) but start=2"):
+        prequential(Confidence(), stream, progress=False, label_query=query, initial=state,
+                    start=2)
+    assert query.state_dict()["seen"] == before["seen"] == 0
+    assert query.state_dict()["rng"] == before["rng"]

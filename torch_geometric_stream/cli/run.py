@@ -73,10 +73,10 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
                 "from a histogram (within 0.5 %%); --csv needs full")
 #: Help of ``--label-delay`` (``run`` and ``tune``).
 LABEL_DELAY_HELP = ("samples predicted between a labeled sample and the learning of its label: "
-                    "each label arrives N samples late, as in MOA's "
-                    "EvaluateInterleavedTestThenTrainSSLDelayed -k N and CapyMOA's "
-                    "prequential_ssl_evaluation delay_length=N+1 (default: 0, every label at "
-                    "once)")
+                    "each label arrives N samples late (N >= 1: as MOA's "
+                    "EvaluateInterleavedTestThenTrainSSLDelayed -k N and CapyMOA's Python "
+                    "prequential_ssl_evaluation loop with delay_length=N+1; default: 0, every "
+                    "label at once)")
 #: Help of ``--learn-on-arrival`` (``run`` and ``tune``).
 ARRIVAL_HELP = ("with --label-delay: learn a labeled sample without label as it arrives, "
                 "then with its label (default, as MOA and CapyMOA); --no-learn-on-arrival: "
@@ -428,6 +428,10 @@ def run_device(args: argparse.Namespace, model: str) -> tuple[str, bool]:
     """The device of a run of ``model`` (``--device``, checked to exist here) and
     whether it steps through CUDA graphs (``--cuda-graph``, checked to fit them).
 
+    A label query decides a sample's label between its prediction and its
+    learning, which a CUDA graph's fused step does in one call: such a run steps
+    eagerly.
+
     Raises:
         UsageError: a device this machine lacks, or CUDA graphs where none can run.
     """
@@ -436,6 +440,12 @@ def run_device(args: argparse.Namespace, model: str) -> tuple[str, bool]:
     if args.cuda_graph and not graphable:
         raise UsageError(f"--cuda-graph needs a SLeDGe model on CUDA, got model {model!r} on "
                          f"device {device}")
+    if args.cuda_graph and args.label_mask in LABEL_QUERIES:
+        raise UsageError(f"--cuda-graph replays a sample's prediction and learning as one "
+                         f"step, but --label-mask {args.label_mask} decides the label between "
+                         f"them: drop --cuda-graph")
+    if args.label_mask in LABEL_QUERIES:
+        return device, False
     return device, graphable if args.cuda_graph is None else args.cuda_graph
 
 
@@ -509,7 +519,9 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
               else f"{'' if plan.limit is None else 'its first '}{dataset.num_samples} samples")
     print(f"{plan.model} on {name}: {length}, {dataset.num_features} features, "
           f"{dataset.num_classes} classes{values}")
-    print(f"label ratio {args.label_ratio} (mask {args.label_mask})"
+    query = "".join(f", {key.replace('_', ' ')} {value}"
+                    for key, value in query_settings(args).items() if value is not None)
+    print(f"label ratio {args.label_ratio} (mask {args.label_mask}{query})"
           f"{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
           f"preset {args.preset}, "
           f"seeds {','.join(map(str, seeds))}, device {plan.device}"

@@ -11,7 +11,7 @@ predicted and learned. The :math:`d` samples in between are predicted without
 it. That is the semi-supervised protocol of MOA's
 ``EvaluateInterleavedTestThenTrainSSLDelayed -k d`` and CapyMOA's
 ``prequential_ssl_evaluation(..., delay_length=d + 1)`` (whose delay counts the
-sample itself).
+sample itself; the Python loop it runs for a Python learner), for :math:`d \geq 1`.
 
 With ``learn_on_arrival=False`` a labeled sample's row waits for its label and
 is learned once, with it: the supervised protocol of River's

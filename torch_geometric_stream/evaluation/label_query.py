@@ -98,7 +98,7 @@ class UncertaintyQuery:
         counting the sample and, if asked, its label.
 
         Raises:
-            ValueError: ``probabilities`` hold a NaN or a negative value, are
+            ValueError: ``probabilities`` hold a NaN, an inf or a negative value, are
                 empty or have another shape (the state is left as it was).
         """
         largest, classes = self._largest_probability(probabilities)
@@ -133,8 +133,8 @@ class UncertaintyQuery:
         if values.ndim != 1 or values.size == 0:
             raise ValueError(f"probabilities must be one sample's (c,) or (1, c), got shape "
                              f"{tuple(np.shape(probabilities))}")
-        if np.isnan(values).any() or (values < 0).any():
-            raise ValueError(f"probabilities must be numbers >= 0, got {values.tolist()}")
+        if not np.isfinite(values).all() or (values < 0).any():
+            raise ValueError(f"probabilities must be finite numbers >= 0, got {values.tolist()}")
         if values.size == 1:
             return 0.0, 1
         total = values.sum()
@@ -154,7 +154,7 @@ class UncertaintyQuery:
         Raises:
             ValueError: a missing entry, settings that differ from this query's
                 (naming them), counts that no run gives (``asked`` above
-                ``seen``), a threshold that is not a finite number > 0, or a
+                ``seen``), a threshold that is not a finite number >= 0, or a
                 generator state NumPy refuses.
         """
         missing = [key for key in _STATE_KEYS if key not in state]
@@ -171,9 +171,9 @@ class UncertaintyQuery:
         if asked > seen:
             raise ValueError(f"the label query's state asked {asked} labels of {seen} samples")
         variable = check_real(state["variable_threshold"], "the label query's variable_threshold")
-        if not (math.isfinite(variable) and variable > 0):
+        if not (math.isfinite(variable) and variable >= 0):  # 0 after a step of 1, as MOA's
             raise ValueError(f"the label query's variable_threshold must be a finite number "
-                             f"> 0, got {variable}")
+                             f">= 0, got {variable}")
         rng = generator_from_state(state["rng"], "the label query's rng state")
         self.seen, self.asked, self.variable_threshold, self._rng = seen, asked, variable, rng
 

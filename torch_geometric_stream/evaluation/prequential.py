@@ -433,7 +433,7 @@ class PrequentialRecord:
                 self._load_bounded(state)
             else:
                 self._load_full(state)
-        except (TypeError, ValueError):
+        except BaseException:
             restore_query()
             raise
         self.start, self.delayed = start, delayed
@@ -735,14 +735,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
                                label_query=label_query,
                                num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
-        record.load_state_dict(initial)
-        if record.start + record.metrics.n_samples != start:
-            raise ValueError(f"initial covers positions [{record.start}, "
-                             f"{record.start + record.metrics.n_samples}) but start={start}")
-        if num_classes is not None and record.largest_class() >= num_classes:
-            raise ValueError(f"initial holds class id {record.largest_class()}, but the "
-                             f"learner has num_classes={num_classes}: resume with a learner "
-                             f"of the run's classes")
+        _load_initial(record, initial, start, num_classes)
     samples = itertools.islice(stream, start, limit)
     lines = None if not progress or progress_every is None else ProgressLines(
         None if end is None else max(0, end - record.start), every=progress_every, desc=desc,
@@ -795,6 +788,27 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     return record.result()
 
 
+def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: int,
+                  num_classes: Any) -> None:
+    """Load ``initial`` into the empty ``record`` of a run from ``start`` with a
+    learner of ``num_classes``; a refusal leaves the record's label query as it was."""
+    query = record.label_query
+    previous = None if query is None else query.state_dict()
+    try:
+        record.load_state_dict(initial)
+        if record.start + record.metrics.n_samples != start:
+            raise ValueError(f"initial covers positions [{record.start}, "
+                             f"{record.start + record.metrics.n_samples}) but start={start}")
+        if num_classes is not None and record.largest_class() >= num_classes:
+            raise ValueError(f"initial holds class id {record.largest_class()}, but the "
+                             f"learner has num_classes={num_classes}: resume with a learner "
+                             f"of the run's classes")
+    except BaseException:
+        if query is not None and previous is not None:
+            query.load_state_dict(previous)
+        raise
+
+
 def _delayed_step(learner: Any, fused_step: Optional[Callable[[Any, int], Any]],
                   delayed: DelayedLabels, x: Any, target: int, position: int,
                   num_classes: Optional[int]) -> int:
@@ -819,8 +833,13 @@ def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[Delay
     class probabilities, which decide whether it learns ``label`` (or, with
     ``delayed``, holds it); the prediction and the label given (-1 for none)."""
     probabilities = learner.predict_proba(x)
+    try:
+        asked = label_query(probabilities)  # checks them first: one sample's, finite
+    except ValueError as error:
+        raise ValueError(f"the learner's class probabilities for the sample at position "
+                         f"{position}: {error}") from error
     prediction = _prediction(_top_class(probabilities), position, num_classes)
-    target = label if label_query(probabilities) else -1
+    target = label if asked else -1
     _learn_or_hold(learner, delayed, x, target, position)
     return prediction, target
 
