@@ -24,11 +24,12 @@ from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError,
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
+from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY_HELP,
+                                                       LABEL_MASK_HELP, QUERY_STEP_HELP,
+                                                       QUERY_THRESHOLD_HELP)
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
-                                            ARRIVAL_HELP, HISTORY_HELP, LABEL_DELAY_HELP,
-                                            LABEL_MASK_HELP, QUERY_STEP_HELP,
-                                            QUERY_THRESHOLD_HELP, SYNTHETIC_DRIFT,
-                                            SYNTHETIC_SAMPLES, run_command)
+                                            HISTORY_HELP, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
+                                            run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS,

@@ -36,6 +36,9 @@ from torch_geometric_stream.datasets import (STREAM_FILE_SUFFIXES, DatasetError,
 from torch_geometric_stream.datasets.bundled import BUNDLED_DATASET, load_bundled_dataset
 from torch_geometric_stream.datasets.csv_stream import STDIN, STDIN_SOURCE, CSVRowStream
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
+from torch_geometric_stream.cli.label_protocol import (QUERY_OPTIONS, label_delay_words,
+                                                       label_query, learn_on_arrival,
+                                                       query_settings, query_words)
 from torch_geometric_stream.evaluation import (LABEL_QUERIES, POSITION_MASKS, PositionMask,
                                                PrequentialResult, StreamTransform,
                                                UncertaintyQuery, make_label_mask,
@@ -45,14 +48,8 @@ from torch_geometric_stream.models import SLEDGE_VARIANTS, CUDAGraphStep
 from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
-           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP",
-           "LABEL_DELAY_HELP", "ARRIVAL_HELP", "LABEL_MASK_HELP", "QUERY_STEP",
-           "QUERY_STEP_HELP", "QUERY_THRESHOLD", "QUERY_THRESHOLD_HELP", "Stream",
-           "check_run",
-           "label_delay_words", "learn_on_arrival", "load_stream", "query_settings",
-           "query_words",
-           "recorded_config",
-           "run_command", "run_device"]
+           "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
+           "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -71,39 +68,6 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
                 "the kept position nearest to the tail's start (exact up to 4096 samples; "
                 "the record's tail_samples says how many each covers) and ms per sample "
                 "from a histogram (within 0.5 %%); --csv needs full")
-#: Help of ``--label-delay`` (``run`` and ``tune``).
-LABEL_DELAY_HELP = ("samples predicted between a labeled sample and the learning of its label: "
-                    "each label arrives N samples late (N >= 1: as MOA's "
-                    "EvaluateInterleavedTestThenTrainSSLDelayed -k N and CapyMOA's Python "
-                    "prequential_ssl_evaluation loop with delay_length=N+1; default: 0, every "
-                    "label at once)")
-#: Help of ``--learn-on-arrival`` (``run`` and ``tune``).
-ARRIVAL_HELP = ("with --label-delay: learn a labeled sample without label as it arrives, "
-                "then with its label (default, as MOA and CapyMOA); --no-learn-on-arrival: "
-                "only once its label comes, as River's delay=N+1")
-#: ``--query-threshold`` and ``--query-step`` not given (MOA's ``ALUncertainty`` defaults).
-QUERY_THRESHOLD, QUERY_STEP = 0.9, 0.01
-#: Help of ``--label-mask`` (``run`` and ``tune``).
-LABEL_MASK_HELP = ("paper: first sample of each class + random positions up to "
-                   "max(c, floor(R*T)) labels; authors: the same rule with the "
-                   "positions the authors' code draws for a seed; bernoulli: each "
-                   "sample with probability R; capymoa: likewise, with the draws "
-                   "of CapyMOA's prequential_ssl_evaluation for random_seed=S; "
-                   "fixed-uncertainty, variable-uncertainty, "
-                   "randomized-uncertainty, selective-sampling: active learning, "
-                   "the label asked for where the model is unsure, within a "
-                   "budget of R labels per sample, as MOA's ALUncertainty "
-                   "(default: %(default)s)")
-#: Help of ``--query-threshold`` (``run`` and ``tune``).
-QUERY_THRESHOLD_HELP = (f"fixed-uncertainty: ask for a label where the largest class "
-                        f"probability is below U (default: {QUERY_THRESHOLD})")
-#: Help of ``--query-step`` (``run`` and ``tune``).
-QUERY_STEP_HELP = (f"variable- and randomized-uncertainty: the threshold falls by "
-                   f"the factor 1-S after a label asked for and rises by 1+S "
-                   f"after none (default: {QUERY_STEP})")
-#: The label queries (``--label-mask``) that read each query option, and its default.
-_QUERY_OPTIONS = {"query_threshold": (("fixed-uncertainty",), QUERY_THRESHOLD),
-                  "query_step": (("variable-uncertainty", "randomized-uncertainty"), QUERY_STEP)}
 #: Flags that override configuration entries (argparse destination = entry name).
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
@@ -111,7 +75,7 @@ OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: ``limit`` excepted, see :func:`_stream_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
                "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay",
-               "learn_on_arrival", *_QUERY_OPTIONS)
+               "learn_on_arrival", *QUERY_OPTIONS)
 #: Configuration entries added after checkpoints were first written, with the
 #: value every older checkpoint ran with (older checkpoints lack them, and until
 #: session 56 checkpoints left them out at that value).
@@ -136,64 +100,8 @@ STREAM_DIGEST = "stream_digest"
 #: checkpoint of a synthetic stream, whose length it did not keep, is refused.
 OLDER_CHECKPOINTS = {"flush_denormal": False, "history": "full", "synthetic_samples": None,
                      "eval_window": None, "label_delay": 0, "learn_on_arrival": None,
-                     **{key: None for key in _QUERY_OPTIONS},
+                     **{key: None for key in QUERY_OPTIONS},
                      **{f"config.{key}": value for key, value in LATER_ENTRIES.items()}}
-
-
-def query_settings(args: argparse.Namespace) -> dict[str, Optional[float]]:
-    """``query_threshold`` and ``query_step`` of a run: the value (given, or the
-    default) where its ``--label-mask`` reads the option, ``None`` where not.
-
-    Raises:
-        UsageError: an option given that the label mask does not read.
-    """
-    settings: dict[str, Optional[float]] = {}
-    for key, (masks, default) in _QUERY_OPTIONS.items():
-        given, reads = getattr(args, key), args.label_mask in masks
-        if given is not None and not reads:
-            raise UsageError(f"--{key.replace('_', '-')} is read by --label-mask "
-                             f"{' and '.join(masks)}, not by --label-mask {args.label_mask}: "
-                             f"drop it")
-        settings[key] = (default if given is None else given) if reads else None
-    return settings
-
-
-def _label_query(args: argparse.Namespace, seed: int) -> Optional[UncertaintyQuery]:
-    """The run's active-learning query of seed ``seed``, ``None`` for a label mask."""
-    if args.label_mask not in LABEL_QUERIES:
-        return None
-    settings = query_settings(args)
-    return UncertaintyQuery(args.label_mask, args.label_ratio, seed=seed,
-                            **{key.removeprefix("query_"): value
-                               for key, value in settings.items() if value is not None})
-
-
-def query_words(args: argparse.Namespace) -> str:
-    """``", labels asked by STRATEGY"`` for a run's heading, ``""`` for a label mask."""
-    return f", labels asked by {args.label_mask}" if args.label_mask in LABEL_QUERIES else ""
-
-
-def learn_on_arrival(args: argparse.Namespace) -> Optional[bool]:
-    """Whether a run with ``--label-delay`` learns a labeled sample without label as
-    it arrives (``--[no-]learn-on-arrival``, default on); ``None`` without delay.
-
-    Raises:
-        UsageError: the flag given without a delay, which never reads it.
-    """
-    if not args.label_delay:
-        if args.learn_on_arrival is not None:
-            flag = "--learn-on-arrival" if args.learn_on_arrival else "--no-learn-on-arrival"
-            raise UsageError(f"{flag} is read with --label-delay N (N >= 1), where labels "
-                             f"come late: add one or drop {flag}")
-        return None
-    return True if args.learn_on_arrival is None else args.learn_on_arrival
-
-
-def label_delay_words(delay: int, on_arrival: Optional[bool]) -> str:
-    """``", labels N samples late"`` for a run's headings (and how a labeled row
-    waits where it is not learned on arrival), ``""`` without delay."""
-    held = "" if on_arrival in (None, True) else " (rows held for them)"
-    return f", labels {delay} samples late{held}" if delay else ""
 
 
 def recorded_config(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -480,7 +388,7 @@ def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
     """The learner, label mask (``None`` for a label query), label query (``None``
     for a label mask) and input transform of one seed of ``plan``."""
     dataset = plan.stream[0]
-    query = _label_query(args, seed)
+    query = label_query(args, seed)
     with user_input("configuration"):
         learner = build_learner(plan.model, dataset.num_features, dataset.num_classes,
                                 plan.config, seed, plan.device)

@@ -74,11 +74,13 @@ from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_g
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.run import (ARRIVAL_HELP, DEFAULT_MODEL, LABEL_DELAY_HELP,
-                                            LABEL_MASK_HELP, OLDER_RECORDS, OVERRIDE_KEYS,
-                                            QUERY_STEP_HELP, QUERY_THRESHOLD_HELP, check_run,
-                                            label_delay_words, learn_on_arrival, load_stream,
-                                            query_settings, query_words)
+from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY_HELP,
+                                                       LABEL_MASK_HELP, QUERY_STEP_HELP,
+                                                       QUERY_THRESHOLD_HELP, label_delay_words,
+                                                       learn_on_arrival, query_settings,
+                                                       query_words)
+from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
+                                            check_run, load_stream)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
