@@ -445,15 +445,24 @@ def test_several_baselines_must_all_hold(tmp_path, capsys):
     (["seed=0"], "--baseline seed=0: no setting has the entry seed"),
     (["supervise_graph=yes"], "--baseline supervise_graph=yes: no setting has "
                               "supervise_graph=yes; its values here: True"),
-    (["model=sledge"], "--baseline model=sledge: 2 settings of one stream and label ratio "
-                       "match (sledge on Shuttle at 0.01 (lr=0.001); sledge on Shuttle at "
-                       "0.01 (lr=0.005)): add a --baseline for an entry in which they differ"),
+    (["model=sledge"], "--baseline model=sledge: 2 settings of one stream, label ratio, "
+                       "label mask, limit and synthetic length match (sledge on Shuttle at "
+                       "0.01 (lr=0.001); sledge on Shuttle at 0.01 (lr=0.005)): add a "
+                       "--baseline for an entry in which they differ"),
     (["model=sledge", "lr=0.005", "k=3"], "--baseline k=3: no setting has k=3; its values "
                                           "here: 5"),
     (["model=memory", "lr=0.005"], "--baseline model=memory lr=0.005: no setting has all "
                                    "of these"),
-    (["label_ratio=0.01"], "--baseline 'label_ratio=0.01': the settings compared seed by "
-                           "seed share their label_ratio; name an entry in which they differ"),
+    (["dataset=Shuttle"], "--baseline 'dataset=Shuttle': the settings compared seed by "
+                          "seed run on the same samples, so they share their dataset; name "
+                          "an entry in which they differ"),
+    (["limit=None"], "--baseline 'limit=None': the settings compared seed by seed run on the "
+                     "same samples, so they share their limit; name an entry in which they "
+                     "differ"),
+    (["label_mask=paper"], "--baseline label_mask=paper: 3 settings of one stream, label ratio, "
+                           "limit and synthetic length match (memory on Shuttle at 0.01; sledge on "
+                           "Shuttle at 0.01 (lr=0.001); sledge on Shuttle at 0.01 (lr=0.005)): "
+                           "add a --baseline for an entry in which they differ"),
     (["lr"], "--baseline 'lr': expected KEY=VALUE, e.g. model=sledge"),
     (["lr=0.001", "lr=0.005"], "--baseline lr given twice"),
 ])
@@ -658,3 +667,57 @@ def test_a_path_that_is_not_there_and_a_folder_of_partial_records_say_so(tmp_pat
         f"error: {folder}: the folder holds no run record (*.json written by run); it holds 2 "
         f"partial records of interrupted runs (*.json.partial), which compare leaves out: "
         f"finish them (rerun them, with --resume where they saved a checkpoint)")
+
+
+def _queried(seed, accuracy, **entries):
+    """A record of a label query's run (``--label-mask variable-uncertainty``)."""
+    return {**record(seed, accuracy), "label_mask": "variable-uncertainty",
+            "query_threshold": 0.9, "query_step": 0.01, **entries}
+
+
+def test_a_label_mask_baseline_pairs_a_query_with_the_mask_seed_by_seed(tmp_path, capsys):
+    paths = [write(tmp_path, "mask0.json", record(0, 0.70)),
+             write(tmp_path, "mask1.json", record(1, 0.80)),
+             write(tmp_path, "query0.json", _queried(0, 0.75)),
+             write(tmp_path, "query1.json", _queried(1, 0.78)),
+             write(tmp_path, "bernoulli0.json", {**record(0, 0.72), "label_mask": "bernoulli"}),
+             write(tmp_path, "other.json", {**record(0, 0.9), "label_ratio": 0.001})]
+    assert main(["compare", *paths, "--baseline", "label_mask=paper"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cells = {line.split("  ")[0]: line.split() for line in lines[1:]
+             if line.startswith("sledge")}
+    # the query's threshold and step, unset for a mask, set it apart from no other query
+    query = "sledge on Shuttle at 0.01 (label_mask=variable-uncertainty)"
+    assert cells["sledge on Shuttle at 0.01 (label_mask=paper)"][-1] == "baseline"
+    # (0.75 - 0.70 + 0.78 - 0.80) / 2 and balanced accuracy its half; higher on seed 0
+    assert cells[query][-3:] == ["+0.0150", "+0.0075", "1/2"]
+    assert cells["sledge on Shuttle at 0.01 (label_mask=bernoulli)"][-3:] == [
+        "+0.0200", "+0.0100", "1/1"]
+    # another label ratio pairs within its own: its paper mask is its baseline
+    assert cells["sledge on Shuttle at 0.001"][-1] == "baseline"
+
+
+def test_a_label_ratio_baseline_pairs_the_ratios_of_one_stream(tmp_path, capsys):
+    paths = [write(tmp_path, "few.json", {**record(0, 0.6), "label_ratio": 0.001}),
+             write(tmp_path, "many.json", record(0, 0.8))]
+    assert main(["compare", *paths, "--baseline", "label_ratio=0.001"]) == 0
+    cells = {line.split("  ")[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert cells["sledge on Shuttle at 0.001"][-1] == "baseline"
+    assert cells["sledge on Shuttle at 0.01"][-3:] == ["+0.2000", "+0.1000", "1/1"]
+
+
+def test_a_row_name_leaves_out_the_entries_that_do_not_apply_to_its_run(tmp_path, capsys):
+    paths = [write(tmp_path, "mask.json", record(0, 0.7)),
+             write(tmp_path, "query.json", _queried(0, 0.8)),
+             write(tmp_path, "step.json", _queried(0, 0.9, query_step=0.05)),
+             write(tmp_path, "late.json", {**record(0, 0.6), "label_delay": 5,
+                                           "learn_on_arrival": True}),
+             write(tmp_path, "held.json", {**record(0, 0.5), "label_delay": 5,
+                                           "learn_on_arrival": False})]
+    assert main(["compare", *paths]) == 0
+    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names == ["label_delay=0, label_mask=variable-uncertainty, query_step=0.05",
+                     "label_delay=0, label_mask=variable-uncertainty, query_step=0.01",
+                     "label_delay=0, label_mask=paper",
+                     "label_delay=5, label_mask=paper, learn_on_arrival=True",
+                     "label_delay=5, label_mask=paper, learn_on_arrival=False"]

@@ -110,9 +110,9 @@ def test_compare_keeps_delays_apart_and_pairs_them_seed_by_seed(tmp_path, capsys
                  "--baseline", "label_delay=0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split("  ")[0]: line.split() for line in lines[2:]}
-    plain, late = "label_delay=0, learn_on_arrival=None", "label_delay=8, learn_on_arrival=True"
+    plain, late = "label_delay=0", "label_delay=8"  # learn_on_arrival: unset at delay 0
     assert set(rows) == {plain, late}
-    assert rows[plain][2] == "2"  # the older record is the delay-0 setting's seed 1
+    assert rows[plain][1] == "2"  # the older record is the delay-0 setting's seed 1
     assert rows[plain][-1] == "baseline" and rows[late][-1] == "0/1"
 
 

@@ -16,7 +16,10 @@ settings that share the stream, label ratio, label mask, limit and synthetic len
 seeds it shares with the baseline of its accuracy minus the baseline's, the same for
 balanced accuracy, and on how many of these seeds its accuracy is higher (a tie is
 not higher and is counted apart). The spread over seeds is often larger than such a
-difference, which the unpaired mean and std then hide.
+difference, which the unpaired mean and std then hide. A baseline may name the label
+ratio or mask (:data:`LABEL_KEYS`), e.g. ``label_mask=paper`` to set a label query
+beside the paper's mask: the settings then pair across its values, on the same
+samples with each seed's own labels.
 
 ``--by WHAT`` (:data:`~torch_geometric_stream.cli.record_origin.ORIGINS`:
 ``folder``, ``commit``, ``host``, ``torch``, ``package``; repeated or a comma list)
@@ -46,7 +49,7 @@ from torch_geometric_stream.evaluation import plot_curves
 from torch_geometric_stream.evaluation.bounded import approximate_tails
 from torch_geometric_stream.files import atomic_write_csv
 
-__all__ = ["PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command",
+__all__ = ["LABEL_KEYS", "PAIRED_KEYS", "SETTING_KEYS", "add_compare_parser", "compare_command",
            "group_settings", "parse_baseline", "read_records", "setting_names",
            "shared_origins"]
 
@@ -57,6 +60,14 @@ SETTING_KEYS = ("dataset", "model", "label_ratio", "label_mask", "limit", "synth
 #: Entries that settings compared seed by seed (``--baseline``) share: with them
 #: one seed runs on the same samples with the same labeled positions.
 PAIRED_KEYS = ("dataset", "label_ratio", "label_mask", "limit", "synthetic_samples")
+
+#: Entries of :data:`PAIRED_KEYS` that only decide which samples are labeled: a
+#: ``--baseline`` that names one pairs settings across its values (on the same samples).
+LABEL_KEYS = ("label_ratio", "label_mask")
+
+#: Entries of :data:`SETTING_KEYS` that are ``None`` where they do not apply (no label
+#: delay, no label query): a row name leaves such an entry out.
+_UNSET_WHEN_NONE = ("learn_on_arrival", "query_threshold", "query_step")
 
 #: Entries every run record holds, which ``compare`` reads.
 _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
@@ -71,6 +82,10 @@ _PAIRED_HEADERS = ("accuracy diff", "balanced diff", "seeds higher")
 #: Columns ``--baseline`` adds to the CSV (see :func:`_write_csv`).
 _PAIRED_COLUMNS = ("baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher",
                    "seeds_tied", "seeds_paired")
+
+#: :data:`PAIRED_KEYS` in words.
+_PAIRING_WORDS = {"dataset": "stream", "label_ratio": "label ratio", "label_mask": "label mask",
+                  "limit": "limit", "synthetic_samples": "synthetic length"}
 
 #: Joins a list's items in a row name (``feature_range=-1.0:1.0``, as the flag takes it).
 _LIST_SEPARATOR = ":"
@@ -240,12 +255,24 @@ def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]
                    if what not in shared}
         peers = [entries[other] for other in settings if other[:3] == setting[:3]]
         differing = [key for key in sorted(entry) if key not in _origins(setting)
-                     and len({json.dumps(peer.get(key), sort_keys=True) for peer in peers}) > 1]
+                     and _differs(key, peers) and not _unset(key, entry[key])]
         dataset, model, ratio = setting[:3]
         names[setting] = (f"{model} on {dataset} at {ratio:g}",
                           ", ".join(f"{key}={_plain(entry[key])}"
                                     for key in [*origins, *differing]))
     return names
+
+
+def _differs(key: str, entries: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``entries`` (settings' :func:`_entries`) hold several values of
+    ``key``, counting none that is unset (:func:`_unset`)."""
+    return len({json.dumps(entry.get(key), sort_keys=True) for entry in entries
+                if not _unset(key, entry.get(key))}) > 1
+
+
+def _unset(key: str, value: Any) -> bool:
+    """Whether ``value`` of the entry ``key`` says that it does not apply."""
+    return value is None and key in _UNSET_WHEN_NONE
 
 
 def shared_origins(origins: Sequence[Mapping[str, str]]) -> dict[str, str]:
@@ -316,7 +343,8 @@ def parse_baseline(specs: Sequence[str]) -> dict[str, str]:
 
     Raises:
         UsageError: a spec without ``=`` or value, a key given twice, or one of
-            :data:`PAIRED_KEYS` (every setting compared seed by seed shares it).
+            :data:`PAIRED_KEYS` but :data:`LABEL_KEYS` (every setting compared seed by
+            seed runs on the same samples).
     """
     baseline: dict[str, str] = {}
     for spec in specs:
@@ -324,18 +352,31 @@ def parse_baseline(specs: Sequence[str]) -> dict[str, str]:
         key, value = key.strip().replace("-", "_"), value.strip()
         if not sep or not key or not value:
             raise UsageError(f"--baseline {spec!r}: expected KEY=VALUE, e.g. model=sledge")
-        if key in PAIRED_KEYS:
-            raise UsageError(f"--baseline {spec!r}: the settings compared seed by seed share "
-                             f"their {key}; name an entry in which they differ")
+        if key in PAIRED_KEYS and key not in LABEL_KEYS:
+            raise UsageError(f"--baseline {spec!r}: the settings compared seed by seed run "
+                             f"on the same samples, so they share their {key}; name an entry "
+                             f"in which they differ")
         if key in baseline:
             raise UsageError(f"--baseline {key} given twice")
         baseline[key] = value
     return baseline
 
 
-def _pairing(setting: Setting) -> tuple:
-    """The entries (:data:`PAIRED_KEYS`) that the settings compared with ``setting`` share."""
-    return tuple(setting[SETTING_KEYS.index(key)] for key in PAIRED_KEYS)
+def _pairing_keys(baseline: Mapping[str, str]) -> tuple[str, ...]:
+    """The entries that settings compared seed by seed with ``baseline`` share:
+    :data:`PAIRED_KEYS` but those of :data:`LABEL_KEYS` it names."""
+    return tuple(key for key in PAIRED_KEYS if key not in baseline)
+
+
+def _pairing(setting: Setting, keys: Sequence[str]) -> tuple:
+    """The values of ``keys`` (:func:`_pairing_keys`) in ``setting``: the settings
+    compared with it share them."""
+    return tuple(setting[SETTING_KEYS.index(key)] for key in keys)
+
+
+def _pairing_words(keys: Sequence[str]) -> str:
+    """``keys`` (:func:`_pairing_keys`) in words: ``stream, label mask and limit``."""
+    return _listed([_PAIRING_WORDS[key] for key in keys])
 
 
 def _given(baseline: Mapping[str, str]) -> str:
@@ -362,17 +403,18 @@ def _baselines(names: Mapping[Setting, tuple[str, str]], baseline: Mapping[str, 
                 if values else f"no setting has the entry {key}"
                 + f" (add --by {key})" * (key in ORIGINS)))
     found: dict[tuple, list[Setting]] = {}
+    keys = _pairing_keys(baseline)
     for setting, entry in entries.items():
         if all(key in entry and _names_value(text, entry[key]) for key, text in baseline.items()):
-            found.setdefault(_pairing(setting), []).append(setting)
+            found.setdefault(_pairing(setting, keys), []).append(setting)
     if not found:
         raise UsageError(f"--baseline {_given(baseline)}: no setting has all of these")
     for group in found.values():
         if len(group) > 1:
             matching = "; ".join(sorted(_full_name(names[setting]) for setting in group))
-            raise UsageError(f"--baseline {_given(baseline)}: {len(group)} settings of one "
-                             f"stream and label ratio match ({matching}): add a --baseline "
-                             f"for an entry in which they differ")
+            raise UsageError(f"--baseline {_given(baseline)}: {len(group)} settings of "
+                             f"one {_pairing_words(keys)} match ({matching}): add a "
+                             f"--baseline for an entry in which they differ")
     return {pairing: group[0] for pairing, group in found.items()}
 
 
@@ -385,16 +427,15 @@ def _paired(groups: Mapping[Setting, list[tuple[Path, Record]]],
     difference of ``"accuracy"`` and ``"balanced_accuracy"`` (None where no such
     seed's records both hold it), the seeds ``"higher"`` and ``"tied"`` on
     accuracy of ``"seeds"`` in all; or ``{"note": why}`` where there is none."""
-    baselines = _baselines(names, baseline)
+    baselines, keys = _baselines(names, baseline), _pairing_keys(baseline)
     paired = {}
     for setting, runs in groups.items():
-        reference = baselines.get(_pairing(setting))
+        reference = baselines.get(_pairing(setting, keys))
         if reference is None:
             own = ", ".join(f"{key}={_plain(value)}"
-                            for key, value in zip(PAIRED_KEYS, _pairing(setting)))
+                            for key, value in zip(keys, _pairing(setting, keys)))
             paired[setting] = {"note": f"no {_given(baseline)} among the settings of its "
-                                       f"stream, label ratio, label mask, limit and "
-                                       f"synthetic length ({own})"}
+                                       f"{_pairing_words(keys)} ({own})"}
             continue
         if reference == setting:
             paired[setting] = {"baseline": True}
@@ -582,7 +623,9 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
                               "row names print it (e.g. model=sledge, robust_window=None, "
                               "supervise_graph=false: an on/off entry in any case; "
                               "repeat it for several, which must all hold), within each "
-                              "stream, label ratio, label mask, limit and synthetic length: "
+                              "stream, label ratio, label mask, limit and synthetic length "
+                              "(label_ratio=R or label_mask=NAME pairs across ratios or "
+                              "masks, e.g. a label query against --label-mask paper): "
                               "each other setting gets the mean, over the seeds both have, "
                               "of its accuracy and balanced accuracy minus the baseline's, "
                               "and on how many of these seeds its accuracy is higher (a tie "
