@@ -184,6 +184,41 @@ def test_unchanged_on_error_restores_the_state_a_failing_block_changed(build):
         raise RuntimeError("no transform: nothing to restore")
 
 
+def test_within_unchanged_on_error_an_unbounded_pipeline_saves_its_state_once(monkeypatch):
+    # before: the block saved the state, and the pipeline saved it again on each
+    # call for its float32 check (a robust range: its reservoir twice per learned row)
+    def unbounded():  # log1p(1e30) = 69 over a range of width 1e-40: beyond float32
+        scaler = Compose([SignedLog1p(), OnlineQuantileRangeScaler(clip=False)])
+        scaler.transform_many(np.array([[0.0, 0.0], [2.0, 1e-40]] * 200))
+        return scaler
+
+    def reservoir(scaler):
+        return scaler.transforms[1].range_.get_extra_state()
+
+    transform, twin, other = unbounded(), unbounded(), unbounded()
+    saved = []
+    for scaler in (transform, other):
+        monkeypatch.setattr(scaler, "state_dict",
+                            lambda _scaler=scaler, _method=scaler.state_dict:
+                            saved.append(_scaler) or _method())
+    huge = np.array([0.5, 1e30])
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        with unchanged_on_error(transform):
+            transform.transform_one(np.array([3.0, 0.0]))  # learned, then undone by the block
+            other.transform_one(np.array([3.0, 0.0]))  # not in a block of its own: saves
+            assert saved == [transform, other]
+            transform.transform_one(huge)  # refused after it took the row
+    assert reservoir(other)["seen"] == reservoir(twin)["seen"] + 1
+    for scaler in (transform, twin):
+        assert reservoir(scaler)["seen"] == 400
+    assert torch.equal(reservoir(transform)["reservoir"], reservoir(twin)["reservoir"])
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        transform.transform_one(huge)  # out of the block: saves, and restores, itself
+    assert reservoir(transform)["seen"] == 400
+    rows = np.array([[1.0, 0.0], [0.5, 1e-40]])
+    assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
+
+
 def test_quantile_range_scaler_by_hand():
     """Rows 5, 1, 4, 2, 3, 6 with q = 0.25 and tolerance 0: row t is scaled with
     NumPy's 25-75 % quantiles of rows 1..t, clipped: [5, 5] (zero span: the

@@ -9,7 +9,9 @@ range (a raw ``1e39`` through an empty pipeline) is refused with a
 ``ValueError`` naming it, and the state is then as before the call (a pipeline
 that does not end in a bounded transform, :class:`L2Normalize`,
 :class:`SignedLog1p`, an online min-max range or a clipped quantile range, copies
-its state for that on every update: an unclipped quantile range its reservoir).
+its state for that on every update: an unclipped quantile range its reservoir;
+within :func:`unchanged_on_error`, which saves it once for its whole block, it
+copies nothing more).
 A call with ``update=False`` transforms with a copy of the transform (one copy of
 its state) and leaves the transform itself untouched.
 State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
@@ -29,7 +31,8 @@ from __future__ import annotations
 
 import copy
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from contextvars import ContextVar
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -49,6 +52,10 @@ __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler"
            "resolve_feature_transform", "unchanged_on_error"]
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
+#: ``id`` s of the transforms whose state an enclosing :func:`unchanged_on_error`
+#: saved (per thread: a context variable).
+_RESTORED_ON_ERROR: ContextVar[FrozenSet[int]] = ContextVar("_RESTORED_ON_ERROR",
+                                                            default=frozenset())
 
 
 def _fits_float32(bounds: Sequence[float]) -> bool:
@@ -85,11 +92,14 @@ class StreamTransform:
 
         Without ``update`` a copy of the transform takes the rows (one copy of
         the state, and this state is never touched: not restored, so not copied
-        back); with it only an unbounded pipeline saves its state, for the cast."""
+        back); with it only an unbounded pipeline saves its state, for the cast,
+        and not within :func:`unchanged_on_error` of it, which saved it already."""
         if not check_bool(update, "update"):
             return copy.deepcopy(self)._cast(rows)
         if self._bounded():
             return self._transform(rows).to(torch.float32)
+        if id(self) in _RESTORED_ON_ERROR.get():  # the enclosing block saved the state
+            return self._cast(rows)
         with restored_on_error(self.state_dict(), self.load_state_dict):
             return self._cast(rows)
 
@@ -432,6 +442,10 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
     a row the transform updated on but the learner then rejected (a wrong label, a
     wrong width) leaves no trace.
 
+    The state is saved once, here: within the block, the transform's own calls
+    save nothing (an unbounded pipeline would, for its float32 check), so a call
+    of it that raises is undone when the error leaves the block, not before.
+
     Example::
 
         with unchanged_on_error(transform):
@@ -440,8 +454,13 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
     if transform is None:
         yield
         return
-    with restored_on_error(transform.state_dict(), transform.load_state_dict):
-        yield
+    saved = transform.state_dict()
+    restored = _RESTORED_ON_ERROR.set(_RESTORED_ON_ERROR.get() | {id(transform)})
+    try:
+        with restored_on_error(saved, transform.load_state_dict):
+            yield
+    finally:
+        _RESTORED_ON_ERROR.reset(restored)
 
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and
