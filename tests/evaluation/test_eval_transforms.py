@@ -1,4 +1,6 @@
+import copy
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -14,11 +16,13 @@ from torch_geometric_stream.evaluation import (
     OnlineMinMaxScaler,
     OnlineQuantileRangeScaler,
     SignedLog1p,
+    StreamTransform,
     make_transform,
     resolve_feature_transform,
     resolve_scaling,
     unchanged_on_error,
 )
+from torch_geometric_stream.evaluation.transforms import check_transform
 
 
 def row_by_row(transform, data):
@@ -217,6 +221,63 @@ def test_within_unchanged_on_error_an_unbounded_pipeline_saves_its_state_once(mo
     assert reservoir(transform)["seen"] == 400
     rows = np.array([[1.0, 0.0], [0.5, 1e-40]])
     assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
+
+
+class Locked(StreamTransform):
+    """A custom transform that holds a lock, which ``copy.deepcopy`` cannot copy."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rows = 0
+
+    def _transform(self, rows):
+        with self.lock:
+            self.rows += rows.size(0)
+        return rows
+
+    def state_dict(self):
+        return {"rows": self.rows}
+
+    def load_state_dict(self, state):
+        self.rows = state["rows"]
+
+
+class SharedLock(Locked):
+    """:class:`Locked` with a ``__deepcopy__``: the copy shares the lock (its state,
+    a number, cannot be shared)."""
+
+    def __deepcopy__(self, memo):
+        return copy.copy(self)
+
+
+@pytest.mark.parametrize("build", [Locked, lambda: Compose([OnlineMinMaxScaler(), Locked()]),
+                                   lambda: Compose([Compose([Locked()])])])
+def test_a_transform_that_cannot_be_copied_is_named_with_what_to_do(build):
+    # before: a prediction raised "cannot pickle '_thread.lock' object" from deep in copy
+    transform = build()
+    transform.transform_one(np.array([1.0]))  # learning copies nothing
+    # the part of a pipeline that cannot be copied is named (not "Compose([...])")
+    message = (r"^Locked\(\) cannot be deep-copied \(cannot pickle '_thread.lock' object\), "
+               r"and a transform called with update=False \(a prediction\) transforms with a "
+               r"copy of itself: give Locked a __deepcopy__ that copies its state and shares "
+               r"or re-creates the rest \(a lock, a file, a generator\)$")
+    state = transform.state_dict()
+    with pytest.raises(TypeError, match=message):
+        transform.transform_one(np.array([2.0]), update=False)
+    assert transform.state_dict() == state
+    with pytest.raises(TypeError, match=message):
+        check_transform(transform)
+    with pytest.raises(TypeError, match="transform must be a StreamTransform, got lock"):
+        check_transform(threading.Lock())
+    assert check_transform(None) is None
+
+
+def test_a_transform_with_its_own_deepcopy_predicts():
+    transform = SharedLock()
+    assert check_transform(transform) is transform
+    assert torch.equal(transform.transform_one(np.array([2.0]), update=False),
+                       torch.tensor([2.0]))
+    assert transform.rows == 0
 
 
 def test_quantile_range_scaler_by_hand():

@@ -1,5 +1,6 @@
 """River adapter: progressive validation, unlabeled learning, class mapping."""
 import itertools
+import threading
 import warnings
 
 import numpy as np
@@ -9,7 +10,8 @@ import torch
 river = pytest.importorskip("river")
 from river import datasets, evaluate, metrics  # noqa: E402
 
-from torch_geometric_stream.evaluation.transforms import make_transform  # noqa: E402
+from torch_geometric_stream.evaluation.transforms import (OnlineMinMaxScaler,  # noqa: E402
+                                                          make_transform)
 from torch_geometric_stream.integrations.river import (RiverClassifier,  # noqa: E402
                                                        SemiSupervisedWrapper)
 from torch_geometric_stream.models.registry import build_model  # noqa: E402
@@ -319,6 +321,14 @@ def test_built_learner_and_bad_arguments():
         RiverClassifier(learner, feature_names=["u", "v", "w"])
     with pytest.raises(TypeError, match="StreamClassifier"):
         RiverClassifier(42)
+    with pytest.raises(TypeError, match="transform must be a StreamTransform, got function"):
+        RiverClassifier(learner, transform=lambda x: x)
+    locked = OnlineMinMaxScaler()
+    locked.lock = threading.Lock()  # copy.deepcopy cannot copy it: before, the first
+    # prediction raised "cannot pickle '_thread.lock' object" from deep in copy
+    with pytest.raises(TypeError, match=r"^OnlineMinMaxScaler\(.*\) cannot be deep-copied .*: "
+                                        r"give OnlineMinMaxScaler a __deepcopy__"):
+        RiverClassifier(learner, transform=locked)
     with pytest.raises(ValueError, match=r"classes must be distinct, got \['u', 'v', 'u'\]"):
         RiverClassifier(learner, classes=["u", "v", "u"])
     with pytest.raises(TypeError, match="dict"):

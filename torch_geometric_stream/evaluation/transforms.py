@@ -49,7 +49,7 @@ __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler"
            "OnlineQuantileRangeScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS", "LEARNER_SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
-           "resolve_feature_transform", "unchanged_on_error"]
+           "resolve_feature_transform", "unchanged_on_error", "check_transform"]
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
 #: ``id`` s of the transforms whose state an enclosing :func:`unchanged_on_error`
@@ -63,7 +63,17 @@ def _fits_float32(bounds: Sequence[float]) -> bool:
 
 
 class StreamTransform:
-    """Base class: subclasses implement :meth:`_transform` on validated ``float64`` rows."""
+    """Base class: subclasses implement :meth:`_transform` on validated ``float64`` rows.
+
+    A subclass that learns keeps all its learned state in :meth:`state_dict` /
+    :meth:`load_state_dict` (a refused row is undone by loading the state saved
+    before it), and every transform must be deep-copyable: a call with
+    ``update=False`` (a prediction) transforms with a ``copy.deepcopy`` of it.
+    One that holds what cannot be copied (a lock, an open file, a generator)
+    implements ``__deepcopy__``, copying its state and sharing or re-creating
+    the rest; otherwise such a call raises a ``TypeError`` naming it, and
+    :func:`check_transform` (the River and CapyMOA wrappers) refuses it up front.
+    """
 
     def __call__(self, x: Any) -> Tensor:
         return self.transform_one(x)
@@ -95,7 +105,7 @@ class StreamTransform:
         back); with it only an unbounded pipeline saves its state, for the cast,
         and not within :func:`unchanged_on_error` of it, which saved it already."""
         if not check_bool(update, "update"):
-            return copy.deepcopy(self)._cast(rows)
+            return _copied(self)._cast(rows)
         if self._bounded():
             return self._transform(rows).to(torch.float32)
         if id(self) in _RESTORED_ON_ERROR.get():  # the enclosing block saved the state
@@ -434,6 +444,35 @@ class Compose(StreamTransform):
 
     def __repr__(self) -> str:
         return f"Compose({self.transforms!r})"
+
+
+def _copied(transform: StreamTransform) -> StreamTransform:
+    """A deep copy of ``transform``, or a ``TypeError`` naming it (the part of a
+    pipeline that cannot be copied) and what to do."""
+    try:
+        return copy.deepcopy(transform)
+    except (TypeError, copy.Error) as error:
+        if isinstance(transform, Compose):
+            for part in transform.transforms:
+                _copied(part)
+        raise TypeError(f"{transform!r} cannot be deep-copied ({error}), and a transform "
+                        f"called with update=False (a prediction) transforms with a copy of "
+                        f"itself: give {type(transform).__name__} a __deepcopy__ that copies "
+                        f"its state and shares or re-creates the rest (a lock, a file, a "
+                        f"generator)") from None
+
+
+def check_transform(transform: Any) -> Optional[StreamTransform]:
+    """``transform``, ``None`` or a :class:`StreamTransform` that can be deep-copied
+    (see :class:`StreamTransform`: predictions copy it), else a ``TypeError``
+    saying what is wrong; for wrappers to refuse a transform when they are built,
+    not at the first prediction."""
+    if transform is not None:
+        if not isinstance(transform, StreamTransform):
+            raise TypeError(f"transform must be a StreamTransform, got "
+                            f"{type(transform).__name__}")
+        _copied(transform)
+    return transform
 
 
 @contextmanager
