@@ -655,6 +655,19 @@ def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many
         assert torch.equal(transform.transform_one(row), twin.transform_one(row))
 
 
+@pytest.mark.parametrize("build", [OnlineQuantileRangeScaler, lambda: make_transform("robust")])
+def test_a_bounded_robust_range_refuses_a_batch_whose_later_row_it_cannot_hold_whole(build):
+    # before: the rows before it were offered to the reservoir, and stayed (a bounded
+    # pipeline saves no state for its learned rows)
+    transform, twin = build(), build()
+    data = np.random.default_rng(3).normal(size=(30, 2))
+    transform.transform_many(data[:20])
+    twin.transform_many(data[:20])
+    with pytest.raises(ValueError, match=r"rows\[1, 0\] = 1e\+300 is beyond float32's range"):
+        transform.transform_many(np.array([[100.0, 100.0], [1e300, 1.0]]))
+    assert torch.equal(transform.transform_many(data[20:]), twin.transform_many(data[20:]))
+
+
 @pytest.mark.parametrize("build, value", [
     (L2Normalize, 1e300), (SignedLog1p, 1e300), (OnlineMinMaxScaler, 1e300),
     (OnlineQuantileRangeScaler, 3e38),  # its float32 range refuses more itself

@@ -40,8 +40,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
-from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
-                                               check_range_state, min_max_scale)
+from torch_geometric_stream.nn.scaling import (RunningQuantileRange, _check_fits,
+                                               check_feature_range, check_range_state,
+                                               min_max_scale)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
                                                check_mapping)
 
@@ -305,6 +306,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         scaler = self._scaler(rows.size(1))
+        if rows.size(0) > 1:  # observe_ checks its row: a later row's check comes too late
+            _check_fits(rows, scaler.low)
         scaled = torch.empty_like(rows)
         for index, row in enumerate(rows.unsqueeze(1)):
             scaler.observe_(row)
