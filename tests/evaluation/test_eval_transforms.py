@@ -1,4 +1,6 @@
+import copy
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -14,11 +16,13 @@ from torch_geometric_stream.evaluation import (
     OnlineMinMaxScaler,
     OnlineQuantileRangeScaler,
     SignedLog1p,
+    StreamTransform,
     make_transform,
     resolve_feature_transform,
     resolve_scaling,
     unchanged_on_error,
 )
+from torch_geometric_stream.evaluation.transforms import check_transform
 
 
 def row_by_row(transform, data):
@@ -182,6 +186,98 @@ def test_unchanged_on_error_restores_the_state_a_failing_block_changed(build):
         assert not torch.equal(transform(data[5]), twin(data[5]))
     with pytest.raises(RuntimeError), unchanged_on_error(None):
         raise RuntimeError("no transform: nothing to restore")
+
+
+def test_within_unchanged_on_error_an_unbounded_pipeline_saves_its_state_once(monkeypatch):
+    # before: the block saved the state, and the pipeline saved it again on each
+    # call for its float32 check (a robust range: its reservoir twice per learned row)
+    def unbounded():  # log1p(1e30) = 69 over a range of width 1e-40: beyond float32
+        scaler = Compose([SignedLog1p(), OnlineQuantileRangeScaler(clip=False)])
+        scaler.transform_many(np.array([[0.0, 0.0], [2.0, 1e-40]] * 200))
+        return scaler
+
+    def reservoir(scaler):
+        return scaler.transforms[1].range_.get_extra_state()
+
+    transform, twin, other = unbounded(), unbounded(), unbounded()
+    saved = []
+    for scaler in (transform, other):
+        monkeypatch.setattr(scaler, "state_dict",
+                            lambda _scaler=scaler, _method=scaler.state_dict:
+                            saved.append(_scaler) or _method())
+    huge = np.array([0.5, 1e30])
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        with unchanged_on_error(transform):
+            transform.transform_one(np.array([3.0, 0.0]))  # learned, then undone by the block
+            other.transform_one(np.array([3.0, 0.0]))  # not in a block of its own: saves
+            assert saved == [transform, other]
+            transform.transform_one(huge)  # refused after it took the row
+    assert reservoir(other)["seen"] == reservoir(twin)["seen"] + 1
+    for scaler in (transform, twin):
+        assert reservoir(scaler)["seen"] == 400
+    assert torch.equal(reservoir(transform)["reservoir"], reservoir(twin)["reservoir"])
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        transform.transform_one(huge)  # out of the block: saves, and restores, itself
+    assert reservoir(transform)["seen"] == 400
+    rows = np.array([[1.0, 0.0], [0.5, 1e-40]])
+    assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
+
+
+class Locked(StreamTransform):
+    """A custom transform that holds a lock, which ``copy.deepcopy`` cannot copy."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rows = 0
+
+    def _transform(self, rows):
+        with self.lock:
+            self.rows += rows.size(0)
+        return rows
+
+    def state_dict(self):
+        return {"rows": self.rows}
+
+    def load_state_dict(self, state):
+        self.rows = state["rows"]
+
+
+class SharedLock(Locked):
+    """:class:`Locked` with a ``__deepcopy__``: the copy shares the lock (its state,
+    a number, cannot be shared)."""
+
+    def __deepcopy__(self, memo):
+        return copy.copy(self)
+
+
+@pytest.mark.parametrize("build", [Locked, lambda: Compose([OnlineMinMaxScaler(), Locked()]),
+                                   lambda: Compose([Compose([Locked()])])])
+def test_a_transform_that_cannot_be_copied_is_named_with_what_to_do(build):
+    # before: a prediction raised "cannot pickle '_thread.lock' object" from deep in copy
+    transform = build()
+    transform.transform_one(np.array([1.0]))  # learning copies nothing
+    # the part of a pipeline that cannot be copied is named (not "Compose([...])")
+    message = (r"^Locked\(\) cannot be deep-copied \(cannot pickle '_thread.lock' object\), "
+               r"and a transform called with update=False \(a prediction\) transforms with a "
+               r"copy of itself: give Locked a __deepcopy__ that copies its state and shares "
+               r"or re-creates the rest \(a lock, a file, a generator\)$")
+    state = transform.state_dict()
+    with pytest.raises(TypeError, match=message):
+        transform.transform_one(np.array([2.0]), update=False)
+    assert transform.state_dict() == state
+    with pytest.raises(TypeError, match=message):
+        check_transform(transform)
+    with pytest.raises(TypeError, match="transform must be a StreamTransform, got lock"):
+        check_transform(threading.Lock())
+    assert check_transform(None) is None
+
+
+def test_a_transform_with_its_own_deepcopy_predicts():
+    transform = SharedLock()
+    assert check_transform(transform) is transform
+    assert torch.equal(transform.transform_one(np.array([2.0]), update=False),
+                       torch.tensor([2.0]))
+    assert transform.rows == 0
 
 
 def test_quantile_range_scaler_by_hand():
@@ -557,6 +653,19 @@ def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many
             transform.transform_one(huge[0], update)
     for row in (np.array([0.5, 1e-41]), np.array([-3.0, 0.0])):
         assert torch.equal(transform.transform_one(row), twin.transform_one(row))
+
+
+@pytest.mark.parametrize("build", [OnlineQuantileRangeScaler, lambda: make_transform("robust")])
+def test_a_bounded_robust_range_refuses_a_batch_whose_later_row_it_cannot_hold_whole(build):
+    # before: the rows before it were offered to the reservoir, and stayed (a bounded
+    # pipeline saves no state for its learned rows)
+    transform, twin = build(), build()
+    data = np.random.default_rng(3).normal(size=(30, 2))
+    transform.transform_many(data[:20])
+    twin.transform_many(data[:20])
+    with pytest.raises(ValueError, match=r"rows\[1, 0\] = 1e\+300 is beyond float32's range"):
+        transform.transform_many(np.array([[100.0, 100.0], [1e300, 1.0]]))
+    assert torch.equal(transform.transform_many(data[20:]), twin.transform_many(data[20:]))
 
 
 @pytest.mark.parametrize("build, value", [

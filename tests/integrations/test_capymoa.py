@@ -1,4 +1,5 @@
 """CapyMOA adapter driven by CapyMOA's own prequential_ssl_evaluation."""
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -51,6 +52,17 @@ def test_predict_proba_shape_and_seed(stream):
     assert first.predict(instance) == int(np.argmax(proba))
     with pytest.raises(TypeError, match="random_seed"):
         CapyMOASLeDGe(schema, seed=1)
+
+
+def test_a_transform_is_refused_when_built_unless_a_prediction_can_copy_it(stream):
+    schema = stream.get_schema()
+    with pytest.raises(TypeError, match="transform must be a StreamTransform, got function"):
+        CapyMOASLeDGe(schema, transform=lambda x: x)
+    locked = OnlineMinMaxScaler()
+    locked.lock = threading.Lock()  # what copy.deepcopy cannot copy
+    with pytest.raises(TypeError, match=r"^OnlineMinMaxScaler\(.*\) cannot be deep-copied .*: "
+                                        r"give OnlineMinMaxScaler a __deepcopy__"):
+        CapyMOASLeDGe(schema, transform=locked)
 
 
 def test_a_rejected_instance_or_a_prediction_changes_nothing_the_transform_included(stream):

@@ -1,5 +1,6 @@
 """River adapter: progressive validation, unlabeled learning, class mapping."""
 import itertools
+import threading
 import warnings
 
 import numpy as np
@@ -9,7 +10,8 @@ import torch
 river = pytest.importorskip("river")
 from river import datasets, evaluate, metrics  # noqa: E402
 
-from torch_geometric_stream.evaluation.transforms import make_transform  # noqa: E402
+from torch_geometric_stream.evaluation.transforms import (OnlineMinMaxScaler,  # noqa: E402
+                                                          make_transform)
 from torch_geometric_stream.integrations.river import (RiverClassifier,  # noqa: E402
                                                        SemiSupervisedWrapper)
 from torch_geometric_stream.models.registry import build_model  # noqa: E402
@@ -225,12 +227,14 @@ def test_a_failing_call_changes_nothing_not_even_the_first_one():
         assert model.predict_proba_one(row) == twin.predict_proba_one(row)
 
 
-def robust_twins(reservoir_size=20):
+def robust_twins(reservoir_size=20, clip=True):
     """Two small learners with the robust transform, equal after 30 rows (more than
-    ``reservoir_size``: the reservoir's generator has drawn)."""
+    ``reservoir_size``: the reservoir's generator has drawn); ``clip=False``: an
+    unbounded pipeline (the range unclipped, no L2 normalization after it)."""
     model, twin = (RiverClassifier.sledge(
         num_classes=2, input_scaling=None, **SMALL,
-        transform=make_transform("robust", robust_options={"reservoir_size": reservoir_size}))
+        transform=make_transform("robust", l2=clip, robust_options={
+            "reservoir_size": reservoir_size, "clip": clip}))
         for _ in range(2))
     for x, y in itertools.islice(datasets.Phishing(), 30):
         for learner in (model, twin):
@@ -251,12 +255,17 @@ def assert_same_state(state, other):
         assert state == other
 
 
-def test_refused_calls_and_predictions_leave_the_robust_transform_as_it_was():
+@pytest.mark.parametrize("clip", [True, False])  # a bounded and an unbounded pipeline
+def test_refused_calls_and_predictions_leave_the_robust_transform_as_it_was(clip):
     pd = pytest.importorskip("pandas")
-    model, twin = robust_twins()
+    model, twin = robust_twins(clip=clip)
     x, y = next(iter(datasets.Phishing()))
     with pytest.raises(ValueError, match="unknown class 'z'"):
         model.learn_one(x, "z")  # refused after the transform took the row
+    if not clip:  # refused by the transform's float32 check after it took the row,
+        # undone by learn_one's own save of the state (the transform saves none there)
+        with pytest.raises(ValueError, match="transformed rows.*beyond float32's range"):
+            model.learn_one({key: 3e38 for key in x}, y)
     with pytest.raises(ValueError, match="unknown class 'z'"):
         model.learn_many(pd.DataFrame([x, x]), [y, "z"])
     model.predict_proba_one({key: 100.0 * value for key, value in x.items()})
@@ -273,13 +282,15 @@ def test_refused_calls_and_predictions_leave_the_robust_transform_as_it_was():
     assert_same_state(model.transform.state_dict(), twin.transform.state_dict())
 
 
-def test_predictions_copy_the_robust_transform_once_and_learning_once(monkeypatch):
+@pytest.mark.parametrize("clip", [True, False])
+def test_predictions_copy_the_robust_transform_once_and_learning_once(monkeypatch, clip):
     """The reservoir is copied once per call: a prediction transforms with a copy
     of the transform (before: four copies and a load), learning saves the state
-    in case the learner refuses the row."""
+    in case the learner refuses the row (an unbounded pipeline, before: again for
+    its float32 check)."""
     from torch_geometric_stream.nn.scaling import RunningQuantileRange
 
-    model, _ = robust_twins()
+    model, _ = robust_twins(clip=clip)
     copies = {"copied": 0, "loaded": 0}
 
     def counting(method, key):
@@ -310,6 +321,14 @@ def test_built_learner_and_bad_arguments():
         RiverClassifier(learner, feature_names=["u", "v", "w"])
     with pytest.raises(TypeError, match="StreamClassifier"):
         RiverClassifier(42)
+    with pytest.raises(TypeError, match="transform must be a StreamTransform, got function"):
+        RiverClassifier(learner, transform=lambda x: x)
+    locked = OnlineMinMaxScaler()
+    locked.lock = threading.Lock()  # copy.deepcopy cannot copy it: before, the first
+    # prediction raised "cannot pickle '_thread.lock' object" from deep in copy
+    with pytest.raises(TypeError, match=r"^OnlineMinMaxScaler\(.*\) cannot be deep-copied .*: "
+                                        r"give OnlineMinMaxScaler a __deepcopy__"):
+        RiverClassifier(learner, transform=locked)
     with pytest.raises(ValueError, match=r"classes must be distinct, got \['u', 'v', 'u'\]"):
         RiverClassifier(learner, classes=["u", "v", "u"])
     with pytest.raises(TypeError, match="dict"):

@@ -9,7 +9,9 @@ range (a raw ``1e39`` through an empty pipeline) is refused with a
 ``ValueError`` naming it, and the state is then as before the call (a pipeline
 that does not end in a bounded transform, :class:`L2Normalize`,
 :class:`SignedLog1p`, an online min-max range or a clipped quantile range, copies
-its state for that on every update: an unclipped quantile range its reservoir).
+its state for that on every update: an unclipped quantile range its reservoir;
+within :func:`unchanged_on_error`, which saves it once for its whole block, it
+copies nothing more).
 A call with ``update=False`` transforms with a copy of the transform (one copy of
 its state) and leaves the transform itself untouched.
 State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
@@ -29,7 +31,8 @@ from __future__ import annotations
 
 import copy
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from contextvars import ContextVar
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -37,8 +40,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
-from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
-                                               check_range_state, min_max_scale)
+from torch_geometric_stream.nn.scaling import (RunningQuantileRange, _check_fits,
+                                               check_feature_range, check_range_state,
+                                               min_max_scale)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
                                                check_mapping)
 
@@ -46,9 +50,13 @@ __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler"
            "OnlineQuantileRangeScaler",
            "GlobalMinMaxScaler", "FixedRangeScaler", "Compose", "SCALINGS", "LEARNER_SCALINGS",
            "FEATURE_TRANSFORMS", "make_transform", "resolve_scaling",
-           "resolve_feature_transform", "unchanged_on_error"]
+           "resolve_feature_transform", "unchanged_on_error", "check_transform"]
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
+#: ``id`` s of the transforms whose state an enclosing :func:`unchanged_on_error`
+#: saved (per thread: a context variable).
+_RESTORED_ON_ERROR: ContextVar[FrozenSet[int]] = ContextVar("_RESTORED_ON_ERROR",
+                                                            default=frozenset())
 
 
 def _fits_float32(bounds: Sequence[float]) -> bool:
@@ -56,7 +64,17 @@ def _fits_float32(bounds: Sequence[float]) -> bool:
 
 
 class StreamTransform:
-    """Base class: subclasses implement :meth:`_transform` on validated ``float64`` rows."""
+    """Base class: subclasses implement :meth:`_transform` on validated ``float64`` rows.
+
+    A subclass that learns keeps all its learned state in :meth:`state_dict` /
+    :meth:`load_state_dict` (a refused row is undone by loading the state saved
+    before it), and every transform must be deep-copyable: a call with
+    ``update=False`` (a prediction) transforms with a ``copy.deepcopy`` of it.
+    One that holds what cannot be copied (a lock, an open file, a generator)
+    implements ``__deepcopy__``, copying its state and sharing or re-creating
+    the rest; otherwise such a call raises a ``TypeError`` naming it, and
+    :func:`check_transform` (the River and CapyMOA wrappers) refuses it up front.
+    """
 
     def __call__(self, x: Any) -> Tensor:
         return self.transform_one(x)
@@ -85,11 +103,14 @@ class StreamTransform:
 
         Without ``update`` a copy of the transform takes the rows (one copy of
         the state, and this state is never touched: not restored, so not copied
-        back); with it only an unbounded pipeline saves its state, for the cast."""
+        back); with it only an unbounded pipeline saves its state, for the cast,
+        and not within :func:`unchanged_on_error` of it, which saved it already."""
         if not check_bool(update, "update"):
-            return copy.deepcopy(self)._cast(rows)
+            return _copied(self)._cast(rows)
         if self._bounded():
             return self._transform(rows).to(torch.float32)
+        if id(self) in _RESTORED_ON_ERROR.get():  # the enclosing block saved the state
+            return self._cast(rows)
         with restored_on_error(self.state_dict(), self.load_state_dict):
             return self._cast(rows)
 
@@ -285,6 +306,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         scaler = self._scaler(rows.size(1))
+        if rows.size(0) > 1:  # observe_ checks its row: a later row's check comes too late
+            _check_fits(rows, scaler.low)
         scaled = torch.empty_like(rows)
         for index, row in enumerate(rows.unsqueeze(1)):
             scaler.observe_(row)
@@ -426,11 +449,44 @@ class Compose(StreamTransform):
         return f"Compose({self.transforms!r})"
 
 
+def _copied(transform: StreamTransform) -> StreamTransform:
+    """A deep copy of ``transform``, or a ``TypeError`` naming it (the part of a
+    pipeline that cannot be copied) and what to do."""
+    try:
+        return copy.deepcopy(transform)
+    except (TypeError, copy.Error) as error:
+        if isinstance(transform, Compose):
+            for part in transform.transforms:
+                _copied(part)
+        raise TypeError(f"{transform!r} cannot be deep-copied ({error}), and a transform "
+                        f"called with update=False (a prediction) transforms with a copy of "
+                        f"itself: give {type(transform).__name__} a __deepcopy__ that copies "
+                        f"its state and shares or re-creates the rest (a lock, a file, a "
+                        f"generator)") from None
+
+
+def check_transform(transform: Any) -> Optional[StreamTransform]:
+    """``transform``, ``None`` or a :class:`StreamTransform` that can be deep-copied
+    (see :class:`StreamTransform`: predictions copy it), else a ``TypeError``
+    saying what is wrong; for wrappers to refuse a transform when they are built,
+    not at the first prediction."""
+    if transform is not None:
+        if not isinstance(transform, StreamTransform):
+            raise TypeError(f"transform must be a StreamTransform, got "
+                            f"{type(transform).__name__}")
+        _copied(transform)
+    return transform
+
+
 @contextmanager
 def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
     """Restore ``transform``'s state if the block raises (nothing to do for ``None``):
     a row the transform updated on but the learner then rejected (a wrong label, a
     wrong width) leaves no trace.
+
+    The state is saved once, here: within the block, the transform's own calls
+    save nothing (an unbounded pipeline would, for its float32 check), so a call
+    of it that raises is undone when the error leaves the block, not before.
 
     Example::
 
@@ -440,8 +496,13 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
     if transform is None:
         yield
         return
-    with restored_on_error(transform.state_dict(), transform.load_state_dict):
-        yield
+    saved = transform.state_dict()
+    restored = _RESTORED_ON_ERROR.set(_RESTORED_ON_ERROR.get() | {id(transform)})
+    try:
+        with restored_on_error(saved, transform.load_state_dict):
+            yield
+    finally:
+        _RESTORED_ON_ERROR.reset(restored)
 
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and

@@ -25,7 +25,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
+from torch_geometric_stream.evaluation.transforms import (StreamTransform, check_transform,
+                                                          unchanged_on_error)
 from torch_geometric_stream.models.registry import build_model
 from torch_geometric_stream.validation import check_bool
 
@@ -47,7 +48,8 @@ class CapyMOASLeDGe(_ClassifierSSL):
         random_seed: seed of SLeDGe's parameter initialization.
         transform: optional per-row input transform applied to ``instance.x``,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
-            (default: none, the stream is used as given).
+            (default: none, the stream is used as given); deep-copyable (a
+            prediction transforms with a copy), or a :class:`TypeError` says what to do.
         input_scaling: SLeDGe's; ``"online"`` (the default) min-max scales the raw
             rows with the running range SLeDGe re-derives its memory from, as the
             command line's ``--scaling auto`` does for a stream without a known
@@ -72,9 +74,7 @@ class CapyMOASLeDGe(_ClassifierSSL):
             raise TypeError("pass the seed as random_seed, CapyMOA's name for it")
         if not schema.is_classification():
             raise ValueError("CapyMOASLeDGe needs a classification schema")
-        if transform is not None and not isinstance(transform, StreamTransform):
-            raise TypeError(f"transform must be a StreamTransform, got "
-                            f"{type(transform).__name__}")
+        transform = check_transform(transform)
         super().__init__(schema=schema, random_seed=random_seed)
         self.light = light
         self.transform = transform

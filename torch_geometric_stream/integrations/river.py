@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.evaluation.transforms import StreamTransform, unchanged_on_error
+from torch_geometric_stream.evaluation.transforms import (StreamTransform, check_transform,
+                                                          unchanged_on_error)
 from torch_geometric_stream.models.registry import build_model
 from torch_geometric_stream.validation import (check_bool, check_has_values, check_seed,
                                                check_unit_interval)
@@ -246,7 +247,9 @@ class RiverClassifier(_MiniBatchBase):
             order of first sight. More classes than the learner's
             ``num_classes`` raise :class:`ValueError`.
         transform: optional per-row input transform applied before the learner,
-            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`.
+            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`;
+            deep-copyable (a prediction transforms with a copy), or a
+            :class:`TypeError` says what to do.
 
     Feature values are cast to float32: a finite value beyond its range (``1e39``)
     is a :class:`ValueError` naming the feature (a tensor without values, on the
@@ -267,13 +270,10 @@ class RiverClassifier(_MiniBatchBase):
         if not isinstance(learner, StreamClassifier) and not callable(learner):
             raise TypeError(f"learner must be a StreamClassifier or a factory "
                             f"in_channels -> StreamClassifier, got {type(learner).__name__}")
-        if transform is not None and not isinstance(transform, StreamTransform):
-            raise TypeError(f"transform must be a StreamTransform, got "
-                            f"{type(transform).__name__}")
         self.learner = learner
         self.feature_names = None if feature_names is None else _feature_list(feature_names)
         self.classes = None if classes is None else _class_list(classes)
-        self.transform = transform
+        self.transform = check_transform(transform)
         self.model_: Optional[StreamClassifier] = (learner if isinstance(learner, StreamClassifier)
                                                    else None)
         self.features_: Optional[list] = self.feature_names
