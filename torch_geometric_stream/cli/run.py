@@ -287,6 +287,21 @@ def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
           file=sys.stderr)
 
 
+def _warn_of_labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> None:
+    """Warn on stderr when ``--label-delay`` is at least the number of samples the
+    run's stream has (a file read whole, a named dataset, or ``--stream`` with
+    ``--limit``, which it has at most): the label of sample ``t`` comes after
+    sample ``t + N``, so none comes before the stream ends and the run learns no
+    label. A stream read as it comes without ``--limit`` has no known end."""
+    length = plan.limit if args.stream else plan.stream[0].num_samples
+    if length is None or args.label_delay < length:
+        return
+    samples = f"at most {length:,} samples: --limit" if args.stream else f"{length:,} samples"
+    print(f"warning: --label-delay {args.label_delay} is at least the stream's length "
+          f"({samples}): every label comes after the stream's end, so the run learns none "
+          f"(give a delay below the stream's length)", file=sys.stderr)
+
+
 def _check_files_apart(args: argparse.Namespace,
                        outputs: tuple[tuple[str, Optional[Path]], ...]) -> None:
     """Refuse a file that two of ``outputs`` (``(option, path)``; ``None``: not
@@ -419,6 +434,7 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     meant to be appended to the command about to run."""
     sources: dict[str, str] = {}
     plan = _plan(args, sources=sources)
+    _warn_of_labels_after_the_end(args, plan)
     _seed_run(args, plan, seeds[0])  # what the run refuses before its stream starts
     dataset, name, _ = plan.stream
     values = ("" if dataset.value_range is None
@@ -450,6 +466,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     plain ``KeyboardInterrupt`` where none was in progress)."""
     several = len(seeds) > 1
     plan = _plan(args)
+    _warn_of_labels_after_the_end(args, plan)
     interrupt = DeferredInterrupt()
     if args.jobs > 1 and several:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
