@@ -140,7 +140,7 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     """The :data:`Stream` of ``--dataset`` (the bundled default without; the
     bundled copy for Shopper too when no data folder is found)."""
     drift = None if args.dataset is None else _synthetic_drift(args.dataset, args.synthetic_drift)
-    _check_synthetic_options(args, drift)
+    _check_stream_options(args, drift)
     from_file = args.dataset is not None and is_stream_file(args.dataset)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
     if args.label_column is not None and not (from_csv or args.stream):
@@ -216,16 +216,19 @@ def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     return drift
 
 
-def _check_synthetic_options(args: argparse.Namespace, drift: Optional[str]) -> None:
-    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` where the stream
-    does not read them (``drift``: the synthetic stream's, ``None`` for another
-    stream): setting them would change nothing."""
+def _check_stream_options(args: argparse.Namespace, drift: Optional[str]) -> None:
+    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` and ``--strict``
+    where the stream does not read them (``drift``: the synthetic stream's,
+    ``None`` for another stream): setting them would change nothing."""
     plain = drift is not None and args.dataset.strip().lower() == "synthetic"
+    named = args.dataset is not None and drift is None and not is_stream_file(args.dataset)
     for flag, value, read, readers in (
             ("--synthetic-samples", args.synthetic_samples, drift is not None,
              "the synthetic datasets do"),
             ("--synthetic-drift", args.synthetic_drift, plain,
-             "--dataset synthetic does")):
+             "--dataset synthetic does"),
+            ("--strict", args.strict or None, named,
+             "the paper's datasets, read from a data folder, do")):
         if value is not None and not read:
             stream = ("the bundled default stream" if args.dataset is None
                       else f"--dataset {args.dataset}")
