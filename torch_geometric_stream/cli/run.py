@@ -49,7 +49,8 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
-           "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
+           "check_run", "load_stream", "recorded_config", "run_command", "run_device",
+           "synthetic_drift"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -139,8 +140,8 @@ Stream = tuple[StreamDataset | CSVRowStream, str, str]
 def _load_stream(args: argparse.Namespace) -> Stream:
     """The :data:`Stream` of ``--dataset`` (the bundled default without; the
     bundled copy for Shopper too when no data folder is found)."""
-    drift = None if args.dataset is None else _synthetic_drift(args.dataset, args.synthetic_drift)
-    _check_synthetic_options(args, drift)
+    drift = None if args.dataset is None else synthetic_drift(args.dataset, args.synthetic_drift)
+    _check_stream_options(args, drift)
     from_file = args.dataset is not None and is_stream_file(args.dataset)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
     if args.label_column is not None and not (from_csv or args.stream):
@@ -200,7 +201,7 @@ def _synthetic_length(args: argparse.Namespace) -> int:
     return args.synthetic_samples or SYNTHETIC_SAMPLES
 
 
-def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
+def synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
     ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
     so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
@@ -216,16 +217,19 @@ def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     return drift
 
 
-def _check_synthetic_options(args: argparse.Namespace, drift: Optional[str]) -> None:
-    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` where the stream
-    does not read them (``drift``: the synthetic stream's, ``None`` for another
-    stream): setting them would change nothing."""
+def _check_stream_options(args: argparse.Namespace, drift: Optional[str]) -> None:
+    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` and ``--strict``
+    where the stream does not read them (``drift``: the synthetic stream's,
+    ``None`` for another stream): setting them would change nothing."""
     plain = drift is not None and args.dataset.strip().lower() == "synthetic"
+    named = args.dataset is not None and drift is None and not is_stream_file(args.dataset)
     for flag, value, read, readers in (
             ("--synthetic-samples", args.synthetic_samples, drift is not None,
              "the synthetic datasets do"),
             ("--synthetic-drift", args.synthetic_drift, plain,
-             "--dataset synthetic does")):
+             "--dataset synthetic does"),
+            ("--strict", args.strict or None, named,
+             "the paper's datasets, read from a data folder, do")):
         if value is not None and not read:
             stream = ("the bundled default stream" if args.dataset is None
                       else f"--dataset {args.dataset}")
