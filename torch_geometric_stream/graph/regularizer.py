@@ -103,11 +103,12 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
             :math:`N`). ``None`` = :math:`N`.
         row_mask (Tensor, optional): ``bool`` :math:`(N,)`: the rows of ``emb``
             outside it count as zero rows (e.g. the embeddings of a memory's
-            empty slots, whose rows of ``x`` are zero), the same loss and
-            gradient as ``emb * row_mask.unsqueeze(1)`` given as ``emb``. With
-            ``query_index`` and the :math:`q \times N` form, the similarities
-            of those rows are zeroed instead, which spares that
-            :math:`(N, h)` product (forward and backward). ``None``: every row.
+            empty slots, whose rows of ``x`` are zero): for finite ``emb``, the
+            loss and gradient of ``emb * row_mask.unsqueeze(1)`` given as
+            ``emb``, exactly. With ``query_index`` and the
+            :math:`q \times N` form, the similarities of those rows are zeroed
+            instead, which spares that :math:`(N, h)` product and its backward.
+            ``None``: every row.
         check (bool): check the inputs first (reading ``query_index``'s range
             costs one host sync on a GPU, so a per-sample step that built
             them itself passes ``False``).
