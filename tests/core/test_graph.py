@@ -910,11 +910,11 @@ def test_structure_loss_row_mask_equals_the_masked_embeddings_bit_for_bit(form, 
 
 
 @pytest.mark.parametrize("row_mask, error, message", [
-    (torch.ones(10), TypeError, "row_mask must be a bool tensor, got torch.float32"),
-    ([True] * 10, TypeError, "row_mask must be a bool tensor, got list"),
+    (torch.ones(10), TypeError, "row_mask must be a boolean tensor, got torch.float32"),
+    ([True] * 10, TypeError, "row_mask must be a boolean tensor, got list"),
     (torch.ones(9, dtype=torch.bool), ValueError,
-     r"row_mask must have one entry per row \(10,\), got shape \(9,\)"),
-    (torch.ones(10, 1, dtype=torch.bool), ValueError, r"got shape \(10, 1\)"),
+     r"row_mask must have shape \(10,\), got \(9,\)"),
+    (torch.ones(10, 1, dtype=torch.bool), ValueError, r"got \(10, 1\)"),
     (torch.ones(10, dtype=torch.bool, device="meta"), ValueError,
      "row_mask must be on x's device cpu, got meta"),
 ])

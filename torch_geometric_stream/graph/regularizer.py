@@ -23,7 +23,8 @@ from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import (check_bool, check_positive_int,
-                                               check_row_index, check_same_device)
+                                               check_row_index, check_row_mask,
+                                               check_same_device)
 
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
@@ -178,13 +179,7 @@ def _check_input(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
     if query_index is not None:
         check_row_index(query_index, x.size(0))
     if row_mask is not None:
-        if not isinstance(row_mask, Tensor) or row_mask.dtype != torch.bool:
-            raise TypeError(f"row_mask must be a bool tensor, got "
-                            f"{getattr(row_mask, 'dtype', type(row_mask).__name__)}")
-        if row_mask.shape != (x.size(0),):
-            raise ValueError(f"row_mask must have one entry per row ({x.size(0)},), got "
-                             f"shape {tuple(row_mask.shape)}")
-        check_same_device(row_mask, x.device, "row_mask", "x's device")
+        check_row_mask(row_mask, x, "row_mask", "x's device")
 
 
 def _gram_inner(a: Tensor, b: Tensor, a_q: Tensor, b_q: Tensor) -> Tensor:
