@@ -85,7 +85,8 @@ _PAIRED_COLUMNS = ("baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds
                    "seeds_tied", "seeds_paired")
 
 #: The entries :func:`_pairing_keys` gives, in words.
-_PAIRING_WORDS = {"model": "model", "dataset": "stream", "label_ratio": "label ratio", "label_mask": "label mask",
+_PAIRING_WORDS = {"model": "model", "dataset": "stream", "label_ratio": "label ratio",
+                  "label_mask": "label mask",
                   "limit": "limit", "synthetic_samples": "synthetic length"}
 
 #: Joins a list's items in a row name (``feature_range=-1.0:1.0``, as the flag takes it).
