@@ -740,3 +740,15 @@ def test_a_baseline_that_names_no_model_pairs_each_model_with_its_own(tmp_path, 
         "-0.1000", "-0.0500", "0/1"]
     assert cells["sledge on Shuttle at 0.01 (label_mask=paper)"][-1] == "baseline"
     assert cells["memory on Shuttle at 0.01 (label_mask=paper)"][-1] == "baseline"
+
+
+def test_a_delayed_record_older_than_learn_on_arrival_keeps_its_name_apart(tmp_path, capsys):
+    """Records of a label delay written before ``learn_on_arrival`` held their rows
+    (None): beside records that learned on arrival they are another setting, and
+    their names must say so (before the fix both names were empty)."""
+    older = {**record(0, 0.6), "label_delay": 5}  # no learn_on_arrival entry
+    newer = {**record(0, 0.7), "label_delay": 5, "learn_on_arrival": True}
+    paths = [write(tmp_path, "older.json", older), write(tmp_path, "newer.json", newer)]
+    assert main(["compare", *paths]) == 0
+    names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names == ["learn_on_arrival=True", "learn_on_arrival=None"]

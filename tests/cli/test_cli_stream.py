@@ -183,8 +183,9 @@ def test_a_suspect_label_column_is_warned_of_where_the_file_is_read_whole(tmp_pa
     assert main(options) == 0
     assert [line for line in capsys.readouterr().err.splitlines()
             if line.startswith("warning:")] == [
-        "warning: ids.csv: column 'id' (the label) has 30 distinct values in 30 rows: is it "
-        "the label? (label_column, --label-column on the command line, picks another)"]
+        "warning: ids.csv: column 'id' (the label) has 30 distinct values in 30 rows, 30 of "
+        "them in one row only: is it the label? (label_column, --label-column on the "
+        "command line, picks another)"]
     classes = ",".join(map(str, range(30)))
     assert main([*options, "--stream", "--classes", classes, "--label-mask", "bernoulli",
                  "--scaling", "online"]) == 0

@@ -830,6 +830,20 @@ def test_tune_runs_a_synthetic_stream_of_the_length_and_drift_given(tmp_path, ca
     assert not (tmp_path / "other").exists()
 
 
+def test_tune_naming_the_default_drift_reuses_the_search_that_left_it_out(tmp_path, capsys):
+    # before: --synthetic-drift sudden (the default) named the files synthetic-sudden, so
+    # the same search, run without the flag, ran again under the name synthetic
+    stream = ["--dataset", "synthetic", "--model", "memory", "--synthetic-samples", "40",
+              "--grid", "memory-size=20", "--out-dir", str(tmp_path)]
+    assert main(["tune", *stream]) == 0
+    first = sorted(path.name for path in tmp_path.glob("memory_*.json"))
+    assert first == ["memory_synthetic_0.01_memory_size=20_seed0.json"]
+    capsys.readouterr()
+    assert main(["tune", *stream, "--synthetic-drift", "sudden"]) == 0
+    assert sorted(path.name for path in tmp_path.glob("memory_*.json")) == first
+    assert "start " not in capsys.readouterr().out
+
+
 def test_tune_quiet_prints_the_ranking_without_each_runs_summary(tmp_path, capsys):
     # before: tune took no --quiet; with --jobs 1 every run printed its summary table
     argv = ["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]

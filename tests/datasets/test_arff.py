@@ -360,6 +360,7 @@ def test_a_label_attribute_of_more_distinct_values_than_half_its_rows_is_warned_
     ds = load_stream_file(path, label_column=label_column)
     assert ds.num_classes == (30 if warned else 2)
     assert [str(warning.message) for warning in recwarn.list] == (
-        ["t.arff: attribute 'temp' (the label) has 30 distinct values in 30 rows: is it the "
-         "label? (label_column, --label-column on the command line, picks another)"]
+        ["t.arff: attribute 'temp' (the label) has 30 distinct values in 30 rows, 30 of them "
+         "in one row only: is it the label? (label_column, --label-column on the command "
+         "line, picks another)"]
         if warned else [])

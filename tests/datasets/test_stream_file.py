@@ -655,19 +655,27 @@ def _label_column(distinct, rows):
     return "a,label\n" + "".join(f"{row},{label}\n" for row, label in enumerate(labels))
 
 
-@pytest.mark.parametrize("distinct, rows, warned", [
-    (21, 41, True), (21, 42, False),  # more than half the rows: warned
-    (20, 20, False), (21, 21, True),  # more than 20 classes
+@pytest.mark.parametrize("distinct, rows, once, warned", [
+    (22, 41, 21, True), (22, 42, 21, False),  # more than half the rows once: warned
+    (20, 20, 20, False), (21, 21, 21, True),  # more than 20 classes seen once
 ])
-def test_a_label_column_of_more_distinct_values_than_half_its_rows_is_warned_of(
-        tmp_path, recwarn, distinct, rows, warned):
+def test_a_label_column_of_more_values_seen_once_than_half_its_rows_is_warned_of(
+        tmp_path, recwarn, distinct, rows, once, warned):
     # before: a measurement or an ID as the label ran silently, a class per row
     ds = load_stream_file(write(tmp_path, "id.csv", _label_column(distinct, rows)))
     assert ds.num_classes == distinct
     assert [str(warning.message) for warning in recwarn.list] == (
-        [f"id.csv: column 'label' (the label) has {distinct} distinct values in {rows} rows: "
-         f"is it the label? (label_column, --label-column on the command line, picks "
-         f"another)"] if warned else [])
+        [f"id.csv: column 'label' (the label) has {distinct} distinct values in {rows} rows, "
+         f"{once} of them in one row only: is it the label? (label_column, --label-column on "
+         f"the command line, picks another)"] if warned else [])
+
+
+def test_a_prefix_of_a_stream_of_many_classes_is_not_warned_of(tmp_path, recwarn):
+    # the first form counted distinct values: 26 letters in a 40-row --limit warned
+    rows = "".join(f"{row},{chr(65 + row % 26)}\n" for row in range(200))
+    path = write(tmp_path, "letters.csv", "a,letter\n" + rows)
+    assert load_stream_file(path, limit=40).num_classes == 26
+    assert not recwarn.list
 
 
 def test_the_label_spread_is_of_the_rows_read_and_a_limit_digest_warns_of_nothing(tmp_path,
@@ -675,7 +683,7 @@ def test_the_label_spread_is_of_the_rows_read_and_a_limit_digest_warns_of_nothin
     path = write(tmp_path, "id.csv", _label_column(30, 100))
     load_stream_file(path)
     assert not recwarn.list
-    with pytest.warns(UserWarning, match="has 30 distinct values in 40 rows"):
+    with pytest.warns(UserWarning, match="has 30 distinct values in 40 rows, 29 of them"):
         load_stream_file(path, limit=40)
     recwarn.clear()
     stream_file_digest(path, limit=40)  # the rows' warnings are the stream's, not the digest's

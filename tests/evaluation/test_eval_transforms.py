@@ -22,7 +22,7 @@ from torch_geometric_stream.evaluation import (
     resolve_scaling,
     unchanged_on_error,
 )
-from torch_geometric_stream.evaluation.transforms import check_transform
+from torch_geometric_stream.evaluation.transforms import FixedRangeScaler, check_transform
 
 
 def row_by_row(transform, data):
@@ -207,7 +207,7 @@ def test_within_unchanged_on_error_an_unbounded_pipeline_saves_its_state_once(mo
                             saved.append(_scaler) or _method())
     huge = np.array([0.5, 1e30])
     with pytest.raises(ValueError, match="beyond float32's range"):
-        with unchanged_on_error(transform):
+        with unchanged_on_error(transform, sole=True):
             transform.transform_one(np.array([3.0, 0.0]))  # learned, then undone by the block
             other.transform_one(np.array([3.0, 0.0]))  # not in a block of its own: saves
             assert saved == [transform, other]
@@ -221,6 +221,57 @@ def test_within_unchanged_on_error_an_unbounded_pipeline_saves_its_state_once(mo
     assert reservoir(transform)["seen"] == 400
     rows = np.array([[1.0, 0.0], [0.5, 1e-40]])
     assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
+
+
+class Counting(StreamTransform):
+    """A custom unbounded transform that counts its rows and scales them by 1e10:
+    a row of 1e30 ends beyond float32 and is refused after it was counted."""
+
+    def __init__(self):
+        self.rows = 0
+
+    def _transform(self, rows):
+        self.rows += rows.size(0)
+        return rows * 1e10
+
+    def state_dict(self):
+        return {"rows": self.rows}
+
+    def load_state_dict(self, state):
+        self.rows = state["rows"]
+
+
+def test_by_default_a_block_that_catches_a_refused_row_sees_the_transform_as_before_it():
+    # with the transform's own save skipped in every block (this session's first
+    # form), the refused row stayed counted in a block that caught it and went on
+    transform = Counting()
+    with unchanged_on_error(transform):
+        for row in ([1.0], [1e30], [2.0]):
+            try:
+                transform.transform_one(row)
+            except ValueError:
+                pass  # a bad row skipped
+    assert transform.rows == 2
+
+
+def test_by_default_a_generator_paused_in_a_block_leaves_the_transform_to_save_itself():
+    # the first form marked the transform for the caller while the generator paused
+    # in its block: a refused row outside the generator then stayed counted
+    transform = Counting()
+
+    def scaled(rows):
+        with unchanged_on_error(transform):
+            for row in rows:
+                yield transform.transform_one(row)
+
+    rows = scaled([[1.0], [2.0]])
+    next(rows)
+    with pytest.raises(ValueError, match="beyond float32's range"):
+        transform.transform_one([1e30])
+    assert transform.rows == 1
+    with pytest.raises(TypeError, match="sole must be a bool"):
+        with unchanged_on_error(transform, sole=1):
+            pass
 
 
 class Locked(StreamTransform):
@@ -666,6 +717,25 @@ def test_a_bounded_robust_range_refuses_a_batch_whose_later_row_it_cannot_hold_w
     with pytest.raises(ValueError, match=r"rows\[1, 0\] = 1e\+300 is beyond float32's range"):
         transform.transform_many(np.array([[100.0, 100.0], [1e300, 1.0]]))
     assert torch.equal(transform.transform_many(data[20:]), twin.transform_many(data[20:]))
+
+
+def test_a_robust_range_refuses_a_batch_whose_later_row_an_earlier_step_made_infinite():
+    # before: the range's batch check read only values beyond float32; a row that the
+    # pipeline's fixed range scaled to inf was refused after the rows before it had
+    # entered the reservoir, which kept them (the error said it was left as it was)
+    def build():
+        return Compose([FixedRangeScaler((0.0, 1e-300)),
+                        OnlineQuantileRangeScaler(reservoir_size=10)])
+
+    transform, twin = build(), build()
+    for scaler in (transform, twin):
+        scaler.transform_many(np.array([[0.0], [1e-301]]))
+    with pytest.raises(ValueError, match="NaN or inf values: the range is left as it was"):
+        transform.transform_many(np.array([[2e-301], [1e10]]))
+    assert torch.equal(transform.transforms[1].range_.get_extra_state()["reservoir"],
+                       twin.transforms[1].range_.get_extra_state()["reservoir"])
+    rows = np.array([[3e-301], [5e-301]])
+    assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
 
 
 @pytest.mark.parametrize("build, value", [

@@ -46,7 +46,7 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.record_origin import ORIGINS, origin, parse_by
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
-from torch_geometric_stream.evaluation import plot_curves
+from torch_geometric_stream.evaluation import LABEL_QUERIES, plot_curves
 from torch_geometric_stream.evaluation.bounded import approximate_tails
 from torch_geometric_stream.files import atomic_write_csv
 
@@ -66,9 +66,8 @@ PAIRED_KEYS = ("dataset", "label_ratio", "label_mask", "limit", "synthetic_sampl
 #: ``--baseline`` that names one pairs settings across its values (on the same samples).
 LABEL_KEYS = ("label_ratio", "label_mask")
 
-#: Entries of :data:`SETTING_KEYS` that are ``None`` where they do not apply (no label
-#: delay, no label query): a row name leaves such an entry out.
-_UNSET_WHEN_NONE = ("learn_on_arrival", "query_threshold", "query_step")
+#: Entries of :data:`SETTING_KEYS` that a label query's run sets (:func:`_unset`).
+_QUERY_KEYS = ("query_threshold", "query_step")
 
 #: Entries every run record holds, which ``compare`` reads.
 _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
@@ -257,7 +256,7 @@ def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]
                    if what not in shared}
         peers = [entries[other] for other in settings if other[:3] == setting[:3]]
         differing = [key for key in sorted(entry) if key not in _origins(setting)
-                     and _differs(key, peers) and not _unset(key, entry[key])]
+                     and _differs(key, peers) and not _unset(key, entry)]
         dataset, model, ratio = setting[:3]
         names[setting] = (f"{model} on {dataset} at {ratio:g}",
                           ", ".join(f"{key}={_plain(entry[key])}"
@@ -267,14 +266,19 @@ def setting_names(settings: Sequence[Setting]) -> dict[Setting, tuple[str, str]]
 
 def _differs(key: str, entries: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``entries`` (settings' :func:`_entries`) hold several values of
-    ``key``, counting none that is unset (:func:`_unset`)."""
+    ``key``, counting none where it does not apply (:func:`_unset`)."""
     return len({json.dumps(entry.get(key), sort_keys=True) for entry in entries
-                if not _unset(key, entry.get(key))}) > 1
+                if not _unset(key, entry)}) > 1
 
 
-def _unset(key: str, value: Any) -> bool:
-    """Whether ``value`` of the entry ``key`` says that it does not apply."""
-    return value is None and key in _UNSET_WHEN_NONE
+def _unset(key: str, entry: Mapping[str, Any]) -> bool:
+    """Whether the entry ``key`` does not apply to the setting of ``entry``
+    (:func:`_entries`): ``learn_on_arrival`` without a label delay, a query's
+    options under a label mask. (A record of a delay older than
+    ``learn_on_arrival`` lacks it: held, it is set apart by its ``None``.)"""
+    if key == "learn_on_arrival":
+        return not entry.get("label_delay")
+    return key in _QUERY_KEYS and entry.get("label_mask") not in LABEL_QUERIES
 
 
 def shared_origins(origins: Sequence[Mapping[str, str]]) -> dict[str, str]:

@@ -15,7 +15,7 @@ than ``paper``, followed by the query options that mask reads at their values
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
 file edited, gets runs of its own. ``--synthetic-drift D`` names the stream
-``synthetic-D``, as its runs do. ``--config FILE.json`` is every point's base,
+``synthetic-D``, as its runs do (the default drift keeps ``synthetic``). ``--config FILE.json`` is every point's base,
 which the grid overrides (as flags override ``run --config``): the names end
 ``_config=`` and 8 hex digits of the SHA-256 of its entries.
 
@@ -85,8 +85,8 @@ from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY
                                                        learn_on_arrival, query_settings,
                                                        query_words)
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
-                                            SYNTHETIC_SAMPLES, check_run, load_stream,
-                                            synthetic_drift)
+                                            SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES, check_run,
+                                            load_stream, synthetic_drift)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
@@ -221,9 +221,10 @@ def _stream_name(args: argparse.Namespace) -> str:
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that two
     files of one name, or a file edited since, never share a JSON."""
     if not is_stream_file(args.dataset):
-        # --synthetic-drift D: the name its runs report, as --dataset synthetic-D names it
+        # --synthetic-drift D: the name its runs report, as --dataset synthetic-D names
+        # it; the default drift named keeps the name of a search that left it out
         drift = args.synthetic_drift and synthetic_drift(args.dataset, args.synthetic_drift)
-        return f"synthetic-{drift}" if drift else args.dataset
+        return f"synthetic-{drift}" if drift and drift != SYNTHETIC_DRIFT else args.dataset
     path = Path(args.dataset.strip())
     if not path.is_file():
         return path.name  # loading the stream names the problem, before any run

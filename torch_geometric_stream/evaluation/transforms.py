@@ -10,8 +10,8 @@ range (a raw ``1e39`` through an empty pipeline) is refused with a
 that does not end in a bounded transform, :class:`L2Normalize`,
 :class:`SignedLog1p`, an online min-max range or a clipped quantile range, copies
 its state for that on every update: an unclipped quantile range its reservoir;
-within :func:`unchanged_on_error`, which saves it once for its whole block, it
-copies nothing more).
+within ``unchanged_on_error(transform, sole=True)``, which saves it once for its
+whole block, it copies nothing more).
 A call with ``update=False`` transforms with a copy of the transform (one copy of
 its state) and leaves the transform itself untouched.
 State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
@@ -40,9 +40,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
-from torch_geometric_stream.nn.scaling import (RunningQuantileRange, _check_fits,
-                                               check_feature_range, check_range_state,
-                                               min_max_scale)
+from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
+                                               check_range_state, min_max_scale)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
                                                check_mapping)
 
@@ -53,8 +52,8 @@ __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler"
            "resolve_feature_transform", "unchanged_on_error", "check_transform"]
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
-#: ``id`` s of the transforms whose state an enclosing :func:`unchanged_on_error`
-#: saved (per thread: a context variable).
+#: ``id`` s of the transforms whose state an enclosing ``unchanged_on_error(...,
+#: sole=True)`` saved (per thread: a context variable).
 _RESTORED_ON_ERROR: ContextVar[FrozenSet[int]] = ContextVar("_RESTORED_ON_ERROR",
                                                             default=frozenset())
 
@@ -104,7 +103,8 @@ class StreamTransform:
         Without ``update`` a copy of the transform takes the rows (one copy of
         the state, and this state is never touched: not restored, so not copied
         back); with it only an unbounded pipeline saves its state, for the cast,
-        and not within :func:`unchanged_on_error` of it, which saved it already."""
+        and not within ``unchanged_on_error(self, sole=True)``, which saved it
+        already."""
         if not check_bool(update, "update"):
             return _copied(self)._cast(rows)
         if self._bounded():
@@ -307,7 +307,7 @@ class OnlineQuantileRangeScaler(StreamTransform):
     def _transform(self, rows: Tensor) -> Tensor:
         scaler = self._scaler(rows.size(1))
         if rows.size(0) > 1:  # observe_ checks its row: a later row's check comes too late
-            _check_fits(rows, scaler.low)
+            scaler.check_rows(rows)
         scaled = torch.empty_like(rows)
         for index, row in enumerate(rows.unsqueeze(1)):
             scaler.observe_(row)
@@ -479,14 +479,21 @@ def check_transform(transform: Any) -> Optional[StreamTransform]:
 
 
 @contextmanager
-def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
+def unchanged_on_error(transform: Optional[StreamTransform], *,
+                       sole: bool = False) -> Iterator[None]:
     """Restore ``transform``'s state if the block raises (nothing to do for ``None``):
     a row the transform updated on but the learner then rejected (a wrong label, a
     wrong width) leaves no trace.
 
-    The state is saved once, here: within the block, the transform's own calls
-    save nothing (an unbounded pipeline would, for its float32 check), so a call
-    of it that raises is undone when the error leaves the block, not before.
+    Args:
+        transform: the transform whose state the block may change.
+        sole: the block promises that an error of the transform leaves it, and that
+            it does not pause (no ``yield`` or ``await`` within it): the state is
+            then saved once, here, and the transform's own calls within the block
+            save nothing (an unbounded pipeline would, for its float32 check; a call
+            of it that raises is undone as the error leaves the block). By default
+            they save and undo themselves, as outside a block: a block that catches
+            a refused row and goes on sees the transform as before that row.
 
     Example::
 
@@ -497,6 +504,10 @@ def unchanged_on_error(transform: Optional[StreamTransform]) -> Iterator[None]:
         yield
         return
     saved = transform.state_dict()
+    if not check_bool(sole, "sole"):
+        with restored_on_error(saved, transform.load_state_dict):
+            yield
+        return
     restored = _RESTORED_ON_ERROR.set(_RESTORED_ON_ERROR.get() | {id(transform)})
     try:
         with restored_on_error(saved, transform.load_state_dict):

@@ -97,12 +97,12 @@ class CapyMOASLeDGe(_ClassifierSSL):
         if label < 0:
             raise ValueError(f"train needs a labelled instance, got y_index={label}: "
                              f"learn it with train_on_unlabeled")
-        with unchanged_on_error(self.transform):
+        with unchanged_on_error(self.transform, sole=True):
             self.model.learn(self._features(instance), label)
 
     def train_on_unlabeled(self, instance: Any) -> None:
         """Learn an instance without its label. A call that raises changes nothing."""
-        with unchanged_on_error(self.transform):
+        with unchanged_on_error(self.transform, sole=True):
             self.model.learn(self._features(instance), -1)
 
     def predict_proba(self, instance: Any) -> np.ndarray:

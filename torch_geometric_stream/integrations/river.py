@@ -417,7 +417,7 @@ class RiverClassifier(_MiniBatchBase):
         bad input)."""
         features, model = self.features_, self.model_
         try:
-            with unchanged_on_error(self.transform if update else None):
+            with unchanged_on_error(self.transform if update else None, sole=True):
                 yield
         except Exception:
             self.features_, self.model_ = features, model

@@ -489,6 +489,15 @@ class RunningQuantileRange(_CheckedRangeLoad):
             return np.quantile(filled, quantiles, axis=1)
         return _quantiles_of_sorted(self._sorted, np.asanyarray(quantiles))
 
+    def check_rows(self, rows: Tensor) -> None:
+        """Raise as :meth:`observe_` would for ``rows`` :math:`(n, d)`, offering
+        nothing: a batch checked whole before its first row is offered (observe_
+        offers the rows one by one, and a later row's refusal comes too late)."""
+        _check_rows(rows, self.low)
+        _check_fits(rows, self.low)
+        if not bool(torch.isfinite(rows).all()):
+            raise ValueError(_NOT_FINITE)
+
     @torch.no_grad()
     def observe_(self, rows: Tensor) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
