@@ -721,3 +721,19 @@ def test_a_row_name_leaves_out_the_entries_that_do_not_apply_to_its_run(tmp_path
                      "label_delay=0, label_mask=paper",
                      "label_delay=5, label_mask=paper, learn_on_arrival=True",
                      "label_delay=5, label_mask=paper, learn_on_arrival=False"]
+
+
+def test_a_csv_that_would_overwrite_a_record_or_is_no_csv_is_refused(tmp_path, capsys):
+    """Before: ``--csv a0.json`` replaced the record by the table, and ``--csv
+    DIR/table.json`` wrote a JSON that is no record into the folder compared."""
+    path = write(tmp_path, "a0.json", record(0, 0.80))
+    before = Path(path).read_text()
+    assert main(["compare", path, "--csv", path]) == 2
+    assert capsys.readouterr().err == (
+        f"error: a record compared and --csv name one file, {path}: the --csv file would "
+        f"overwrite it; give it another name\n")
+    assert main(["compare", str(tmp_path), "--csv", str(tmp_path / "table.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --csv writes CSV: give a FILE.csv, got {tmp_path / 'table.json'}\n")
+    assert [file.name for file in tmp_path.iterdir()] == ["a0.json"]
+    assert Path(path).read_text() == before

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import build_parser, main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli import tune as tune_module
 from torch_geometric_stream.cli.errors import UsageError
@@ -785,3 +785,36 @@ def test_tune_reuses_a_tail_of_either_history_of_a_short_stream(tmp_path, capsys
                  for path in tmp_path.glob("sledge-light_*.json")}
     assert histories == {"sledge-light_synthetic_0.01_lr=1e-3_seed0.json": "full",
                          "sledge-light_synthetic_0.01_lr=5e-3_seed0.json": "bounded"}
+
+
+def test_a_best_file_that_would_overwrite_the_stream_or_a_grid_run_or_is_no_json_is_refused(
+        tmp_path, capsys, monkeypatch):
+    """Before: ``--best mine.csv`` replaced the stream by the best configuration;
+    a grid run's JSON was replaced alike; any name was written."""
+    stream = tmp_path / "mine.csv"
+    stream.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n"
+                                              for i in range(20)))
+    before = stream.read_text()
+    monkeypatch.setattr(tune_module, "run_commands",
+                        lambda *args, **kwargs: pytest.fail("ran"))
+    out = tmp_path / "grid"
+    argv = ["tune", "--dataset", str(stream), "--model", "memory", "--label-mask", "bernoulli",
+            "--grid", "memory-size=40,60", "--seeds", "0,1", "--out-dir", str(out)]
+    for best, message in [
+            (stream, f"--dataset and --best name one file, {stream}: the --best file would "
+                     f"overwrite it; give it another name"),
+            (out / "best.txt", f"--best writes JSON: give a FILE.json, got {out / 'best.txt'}")]:
+        assert main([*argv, "--best", str(best)]) == 2
+        assert capsys.readouterr().err == f"error: {message}\n"
+    grid_run = _grid_run_name(argv, {"memory_size": "60"}, 1)
+    assert main([*argv, "--best", str(out / grid_run)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the grid run memory_size=60 (seed 1) and --best name one file, "
+        f"{out / grid_run}: the --best file would overwrite it; give it another name\n")
+    assert stream.read_text() == before and not list(out.iterdir())
+
+
+def _grid_run_name(argv: list[str], point: dict[str, str], seed: int) -> str:
+    """The name of the JSON of grid point ``point``'s run of ``seed`` in the
+    ``tune`` command ``argv``."""
+    return tune_module._run_path(build_parser().parse_args(argv), point, seed).name

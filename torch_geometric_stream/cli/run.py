@@ -12,9 +12,10 @@ import torch
 
 from torch_geometric_stream.checkpoint import (CheckpointCallback, CheckpointError,
                                                checkpoint_callback, load_checkpoint)
-from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_input_file,
-                                                  check_output_files, parse_seeds,
-                                                  read_config_file, root_option)
+from torch_geometric_stream.cli.arguments import (check_device, check_files_apart,
+                                                  check_folder, check_input_file,
+                                                  check_output_files, check_suffixes,
+                                                  parse_seeds, read_config_file, root_option)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
@@ -252,6 +253,8 @@ def run_command(args: argparse.Namespace) -> int:
                ("--checkpoint", args.checkpoint), ("--windows-csv", args.windows_csv))
     check_output_files(outputs, plot=args.plot)
     _check_files_apart(args, outputs)
+    check_suffixes((("--output", args.output, ".json"), ("--csv", args.csv, ".csv"),
+                    ("--windows-csv", args.windows_csv, ".csv")))
     if args.resume is not None:  # before the stream loads
         check_input_file("--resume", args.resume)
     if args.show_config:
@@ -290,22 +293,13 @@ def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
 
 def _check_files_apart(args: argparse.Namespace,
                        outputs: tuple[tuple[str, Optional[Path]], ...]) -> None:
-    """Refuse a file that two of ``outputs`` (``(option, path)``; ``None``: not
-    asked for) name, or that an output shares with an input (the stream file,
-    ``--config``, ``--resume``) it would overwrite; ``--checkpoint`` may be
-    ``--resume``: the run goes on saving where it resumed from."""
-    stream_file = _on_stream_file(args)
-    inputs = (("--dataset", Path(args.dataset.strip()) if stream_file else None),
+    """:func:`~torch_geometric_stream.cli.arguments.check_files_apart` of
+    ``outputs`` and the run's inputs (the stream file, ``--config``, ``--resume``);
+    ``--checkpoint`` may be ``--resume``: the run goes on saving where it resumed
+    from."""
+    inputs = (("--dataset", Path(args.dataset.strip()) if _on_stream_file(args) else None),
               ("--config", args.config), ("--resume", args.resume))
-    named = {path.resolve(): option for option, path in reversed(inputs) if path is not None}
-    for option, path in outputs:
-        if path is None:
-            continue
-        earlier = named.setdefault(path.resolve(), option)
-        if earlier != option and {earlier, option} != {"--resume", "--checkpoint"}:
-            raise UsageError(f"{earlier} and {option} name one file, {path}: the "
-                             f"{option} file would overwrite it; give it another name")
-
+    check_files_apart(inputs, outputs, may_share=frozenset({"--resume", "--checkpoint"}))
 
 
 @dataclass
