@@ -30,7 +30,7 @@ from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OVERRIDE_KEYS, STDIN,
                                             _check_checkpoint_flags, _check_stream_flags,
-                                            _synthetic_drift)
+                                            synthetic_drift)
 from torch_geometric_stream.cli.show_config import config_lines
 from torch_geometric_stream.cli.tune import _run_argv, parse_grid
 from torch_geometric_stream.datasets import is_stream_file, resolve_dataset_name
@@ -274,7 +274,7 @@ def _check_dataset(name: Optional[str]) -> None:
     """``--dataset NAME`` names a stream: a dataset, a synthetic one, a file or ``-``."""
     if name is None or name.strip() == STDIN or is_stream_file(name):
         return
-    if _synthetic_drift(name, None) is None:
+    if synthetic_drift(name, None) is None:
         try:
             resolve_dataset_name(name)
         except ValueError as error:

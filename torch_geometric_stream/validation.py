@@ -20,8 +20,9 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_edge_index", "check_finite",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
-           "check_row_index", "check_same_device", "check_seed", "check_unit_interval",
-           "check_weighted_graph", "describe_index", "first_offender", "not_a_count"]
+           "check_row_index", "check_row_mask", "check_same_device", "check_seed",
+           "check_unit_interval", "check_weighted_graph", "describe_index", "first_offender",
+           "not_a_count"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -247,6 +248,17 @@ def check_same_device(tensor: Tensor, device: torch.device, name: str, where: st
     names that device in the message, e.g. ``"x's device"``."""
     if tensor.device != device:
         raise ValueError(f"{name} must be on {where} {device}, got {tensor.device}")
+
+
+def check_row_mask(mask: Any, rows: Tensor, name: str, where: str) -> None:
+    r"""Raise unless ``mask`` is a boolean tensor :math:`(N,)` over the :math:`N` rows
+    of ``rows``, on their device (``where`` names it in the message); no value is read."""
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean tensor, got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if mask.shape != (rows.size(0),):
+        raise ValueError(f"{name} must have shape ({rows.size(0)},), got {tuple(mask.shape)}")
+    check_same_device(mask, rows.device, name, where)
 
 
 def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True,

@@ -389,15 +389,16 @@ def test_settings_without_a_baseline_or_a_common_seed_are_blank_with_a_note(
         "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005)": "2.00"}
     assert lines[5:] == [
         "sledge on GSAD at 0.01: no paired difference: no lr=0.001 among the settings of its "
-        "stream, label ratio, label mask, limit and synthetic length (dataset=GSAD, "
-        "label_ratio=0.01, label_mask=paper, limit=None, synthetic_samples=None)",
+        "model, stream, label ratio, label mask, limit and synthetic length (model=sledge, "
+        "dataset=GSAD, label_ratio=0.01, label_mask=paper, limit=None, "
+        "synthetic_samples=None)",
         "sledge on Shuttle at 0.01 (label_mask=paper, lr=0.005): no paired difference: no "
         "seed in common with its baseline sledge on Shuttle at 0.01 (label_mask=paper, "
         "lr=0.001)",
         "sledge on Shuttle at 0.01 (label_mask=bernoulli, lr=0.005): no paired difference: "
-        "no lr=0.001 among the settings of its stream, label ratio, label mask, limit and "
-        "synthetic length (dataset=Shuttle, label_ratio=0.01, label_mask=bernoulli, "
-        "limit=None, synthetic_samples=None)"]
+        "no lr=0.001 among the settings of its model, stream, label ratio, label mask, "
+        "limit and synthetic length (model=sledge, dataset=Shuttle, label_ratio=0.01, "
+        "label_mask=bernoulli, limit=None, synthetic_samples=None)"]
     blank = [row for row in csv.DictReader(table.open()) if row["baseline"] != "baseline"]
     assert len(blank) == 3 and all(row[column] == "" for row in blank for column in (
         "baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher", "seeds_tied",
@@ -459,10 +460,10 @@ def test_several_baselines_must_all_hold(tmp_path, capsys):
     (["limit=None"], "--baseline 'limit=None': the settings compared seed by seed run on the "
                      "same samples, so they share their limit; name an entry in which they "
                      "differ"),
-    (["label_mask=paper"], "--baseline label_mask=paper: 3 settings of one stream, label ratio, "
-                           "limit and synthetic length match (memory on Shuttle at 0.01; sledge on "
-                           "Shuttle at 0.01 (lr=0.001); sledge on Shuttle at 0.01 (lr=0.005)): "
-                           "add a --baseline for an entry in which they differ"),
+    (["label_mask=paper"], "--baseline label_mask=paper: 2 settings of one model, stream, "
+                           "label ratio, limit and synthetic length match (sledge on Shuttle at "
+                           "0.01 (lr=0.001); sledge on Shuttle at 0.01 (lr=0.005)): add a "
+                           "--baseline for an entry in which they differ"),
     (["lr"], "--baseline 'lr': expected KEY=VALUE, e.g. model=sledge"),
     (["lr=0.001", "lr=0.005"], "--baseline lr given twice"),
 ])
@@ -721,6 +722,24 @@ def test_a_row_name_leaves_out_the_entries_that_do_not_apply_to_its_run(tmp_path
                      "label_delay=0, label_mask=paper",
                      "label_delay=5, label_mask=paper, learn_on_arrival=True",
                      "label_delay=5, label_mask=paper, learn_on_arrival=False"]
+
+
+def test_a_baseline_that_names_no_model_pairs_each_model_with_its_own(tmp_path, capsys):
+    """Before: both models' paper-mask runs matched label_mask=paper in one group,
+    an error; a baseline without a model now pairs within each model."""
+    paths = [write(tmp_path, "mask.json", record(0, 0.70)),
+             write(tmp_path, "query.json", _queried(0, 0.75)),
+             write(tmp_path, "memory_mask.json", {**record(0, 0.60), "model": "memory"}),
+             write(tmp_path, "memory_query.json", {**_queried(0, 0.50), "model": "memory"})]
+    assert main(["compare", *paths, "--baseline", "label_mask=paper"]) == 0
+    cells = {line.split("  ")[0]: line.split()[-3:]
+             for line in capsys.readouterr().out.splitlines()[1:]}
+    assert cells["sledge on Shuttle at 0.01 (label_mask=variable-uncertainty)"] == [
+        "+0.0500", "+0.0250", "1/1"]
+    assert cells["memory on Shuttle at 0.01 (label_mask=variable-uncertainty)"] == [
+        "-0.1000", "-0.0500", "0/1"]
+    assert cells["sledge on Shuttle at 0.01 (label_mask=paper)"][-1] == "baseline"
+    assert cells["memory on Shuttle at 0.01 (label_mask=paper)"][-1] == "baseline"
 
 
 def test_a_csv_that_would_overwrite_a_record_or_is_no_csv_is_refused(tmp_path, capsys):

@@ -82,6 +82,29 @@ NAMED_ERRORS = {
     "synthetic length of a real stream": (["--synthetic-samples", "50"],
                                           "the bundled default stream does not read "
                                           "--synthetic-samples"),
+    # before: accepted, though only a paper dataset read from --root reads it
+    "strict of a stream file": (["--dataset", "{tmp}/stream.csv", "--strict"],
+                                "--dataset {tmp}/stream.csv does not read --strict (only "
+                                "the paper's datasets, read from a data folder, do; setting "
+                                "it changes nothing); drop it"),
+    "strict of a synthetic stream": (["--dataset", "synthetic", "--strict"],
+                                     "--dataset synthetic does not read --strict"),
+    # before: accepted (propagating the raw similarities), as --normalization none is not
+    "normalization none in a config": (["--dataset", "synthetic", "--config",
+                                        "{tmp}/none.json"],
+                                       "--config: normalization must be one of symmetric, "
+                                       "symmetric-add, mean (as --normalization), got 'none'"),
+    # before: light_memory listed too, which sledge does not read (refused as an option)
+    "valid keys of sledge": (["--dataset", "synthetic", "--model", "sledge", "--sigma", "1"],
+                             "options: unknown configuration keys for model 'sledge': sigma "
+                             "(valid: memory_size, labeled_size, unlabeled_size, k, "
+                             "hidden_channels, embedding_layers, num_layers, normalization, "
+                             "bias_position, regularizer, lam, tau, lr, weight_decay, "
+                             "propagation, scaling, alpha, beta, class_prior, reselect_every, "
+                             "search_dtype, feature_transform, count_offset, "
+                             "merge_similarity, supervise_graph, robust_quantile, "
+                             "robust_tolerance, robust_reservoir, robust_window, robust_clip, "
+                             "feature_range)"),
     "labeled memory beyond the memory": (["--labeled-size", "5000"],
                                          "--labeled-size 5000 exceeds the memory size 1000 "
                                          "(--memory-size)"),
@@ -123,6 +146,8 @@ def tmp(tmp_path):
     (tmp_path / "unknown.json").write_text('{"k": 3, "nosuchkey": 1}')
     (tmp_path / "empty").mkdir()
     (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "stream.csv").write_text("a,y\n1,0\n2,1\n")
+    (tmp_path / "none.json").write_text('{"normalization": "none"}')
     return tmp_path
 
 

@@ -138,6 +138,12 @@ def test_command_help_is_plain_text_without_restructuredtext_markup(name):
     assert "``" not in text and ":class:" not in text and ":func:" not in text
 
 
+@pytest.mark.parametrize("name", ["run", "tune", "compare", "datasets"])
+def test_every_command_help_has_a_description(name):
+    # before: datasets --help showed its usage and options only
+    assert _command(name).description
+
+
 def test_version_names_the_package_and_what_it_runs_on_and_exits_zero(capsys, monkeypatch):
     import numpy as np
     import torch

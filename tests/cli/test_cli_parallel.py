@@ -35,6 +35,18 @@ def test_stop_on_failure_starts_nothing_after_a_failure(command):
     assert run_commands([bad, good]) == [2, 0]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_quiet_prints_only_the_failures(command, capsys, jobs):
+    bad, good = command("bad", "--label-ratio", "2"), command("good")
+    assert run_commands([bad, good], jobs=jobs, quiet=True) == [2, 0]
+    captured = capsys.readouterr()
+    log = f" (output in {bad[1].with_suffix('.log')})" if jobs > 1 else ""
+    # the failure, and for a worker the log that holds its error; no summary table
+    assert captured.out == f"failed with exit code 2: bad.json{log}\n"
+    assert ("label-ratio" in captured.err) == (jobs == 1)
+    assert json.loads(good[1].read_text())["n_samples"] == 30
+
+
 def test_jobs_must_be_positive(command):
     with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
         run_commands([command("x")], jobs=0)

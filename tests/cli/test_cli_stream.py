@@ -157,6 +157,40 @@ def test_a_label_outside_the_classes_is_an_error_naming_its_line(tmp_path, capsy
     assert not out.exists()
 
 
+def test_a_nan_label_stops_a_streamed_run_as_it_stops_the_whole_file_run(tmp_path, capsys):
+    # before: the whole file ran with a class 'nan' (its other labels words), the stream
+    # said 'nan' was none of the classes given
+    stream = _csv(tmp_path / "data.csv", rows=20)
+    lines = stream.read_text().splitlines()
+    fields = lines[7].split(",")
+    lines[7] = ",".join([fields[0], "NaN", *fields[2:]])
+    stream.write_text("\n".join(lines) + "\n")
+    message = ("error: data.csv line 8: column 'kind' (the label) holds 'NaN', not a label; "
+               "every row needs its true label")
+    whole = ["--dataset", str(stream), "--label-column", "kind", "--model", "base"]
+    assert _error(capsys, *whole) == message
+    assert _error(capsys, *whole, "--stream", "--classes", "a,b,c",
+                  "--label-mask", "bernoulli") == message
+
+
+def test_a_suspect_label_column_is_warned_of_where_the_file_is_read_whole(tmp_path, capsys):
+    # before: a run on an ID column, one class per row, was silent
+    stream = tmp_path / "ids.csv"
+    stream.write_text("id,f,kind\n" + "".join(f"{row},{row % 3},{row % 2}\n"
+                                               for row in range(30)))
+    options = ["run", "--quiet", "--dataset", str(stream), "--model", "base",
+               "--label-column", "id"]
+    assert main(options) == 0
+    assert [line for line in capsys.readouterr().err.splitlines()
+            if line.startswith("warning:")] == [
+        "warning: ids.csv: column 'id' (the label) has 30 distinct values in 30 rows: is it "
+        "the label? (label_column, --label-column on the command line, picks another)"]
+    classes = ",".join(map(str, range(30)))
+    assert main([*options, "--stream", "--classes", classes, "--label-mask", "bernoulli",
+                 "--scaling", "online"]) == 0
+    assert "warning:" not in capsys.readouterr().err  # its classes are given
+
+
 @pytest.mark.parametrize("options, message", [
     (["--label-mask", "paper"], "error: --label-mask paper needs the whole stream (the first "
      "sample of each class, floor(R*T) labels); with --stream give --label-mask bernoulli "

@@ -4,6 +4,7 @@ import json
 import time
 
 import pytest
+import torch
 
 from torch_geometric_stream.cli import build_parser, main
 from torch_geometric_stream.cli import run as run_module
@@ -787,31 +788,139 @@ def test_tune_reuses_a_tail_of_either_history_of_a_short_stream(tmp_path, capsys
                          "sledge-light_synthetic_0.01_lr=5e-3_seed0.json": "bounded"}
 
 
+def test_tune_names_the_one_value_grid_of_a_run_option_it_does_not_take(tmp_path, capsys):
+    # before: "unrecognized arguments: --lr 1e-3 --no-supervise-graph" alone
+    assert main(["tune", *SMALL, "--lr", "1e-3", "--no-supervise-graph", "--feature-range",
+                 "0", "1", "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: torch_geometric_stream tune: unrecognized arguments: --lr 1e-3 "
+        "--no-supervise-graph --feature-range 0 1; tune fixes an option through a one-value "
+        "grid: --grid lr=1e-3 --grid supervise-graph=false --grid feature-range=0:1")
+    assert main(["tune", *SMALL, "--colour", "red", "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().endswith("unrecognized arguments: --colour red")
+    assert not list(tmp_path.iterdir())
+
+
+def test_tune_runs_a_synthetic_stream_of_the_length_and_drift_given(tmp_path, capsys):
+    # before: --synthetic-samples and --synthetic-drift were unrecognized by tune
+    stream = ["--dataset", "synthetic", "--model", "memory", "--synthetic-drift", "gradual",
+              "--grid", "memory-size=20,30", "--out-dir", str(tmp_path)]
+    assert main(["tune", *stream, "--synthetic-samples", "50"]) == 0
+    runs = sorted(tmp_path.glob("memory_*.json"))
+    assert [path.name for path in runs] == [
+        "memory_synthetic-gradual_0.01_memory_size=20_seed0.json",
+        "memory_synthetic-gradual_0.01_memory_size=30_seed0.json"]
+    record = json.loads(runs[0].read_text())
+    assert (record["dataset"], record["n_samples"], record["synthetic_samples"]) == (
+        "synthetic-gradual", 50, 50)
+    printed = capsys.readouterr().out
+    assert printed.split("(use: python -m torch_geometric_stream ")[1].split(")\n")[0].endswith(
+        "--synthetic-samples 50 --synthetic-drift gradual")
+    # another length reuses no JSON of this one, as another --limit
+    assert main(["tune", *stream, "--synthetic-samples", "60"]) == 2
+    assert ("memory_synthetic-gradual_0.01_memory_size=20_seed0.json ran --synthetic-samples "
+            "50, this search asks for --synthetic-samples 60; delete the stale JSON(s)"
+            in capsys.readouterr().err)
+    # a stream that does not read them refuses them, as run does, before any run
+    assert main(["tune", "--dataset", "synthetic-sudden", "--model", "memory",
+                 "--synthetic-drift", "gradual", "--out-dir", str(tmp_path / "other")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: --dataset synthetic-sudden does not read --synthetic-drift (only --dataset "
+        "synthetic does; setting it changes nothing); drop it")
+    assert not (tmp_path / "other").exists()
+
+
+def test_tune_quiet_prints_the_ranking_without_each_runs_summary(tmp_path, capsys):
+    # before: tune took no --quiet; with --jobs 1 every run printed its summary table
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]
+    assert main([*argv, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith("tune sledge-light on synthetic, label ratio 0.01")
+    assert lines[1].split() == ["rank", "accuracy", "std", "seeds", "ms/sample", "point"]
+    assert len(lines) == 5 and lines[2].endswith("lr=1e-3")  # and the two files written
+    assert captured.err == ""  # no progress
+    (path,) = tmp_path.glob("sledge-light_*.json")
+    path.unlink()
+    assert main(argv) == 0  # without: the run's start, summary and done lines too
+    out = capsys.readouterr().out
+    assert f"start {path.name}" in out and "sledge-light on synthetic-sudden" in out
+
+
+def test_tune_runs_every_point_on_the_device_given(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--device", "cpu", "--quiet",
+                 "--out-dir", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("sledge-light_*.json")
+    assert json.loads(path.read_text())["device"] == "cpu"
+    assert main(["tune", *SMALL, "--device", "nosuchdevice", "--out-dir",
+                 str(tmp_path / "other")]) == 2
+    assert capsys.readouterr().err == ("error: invalid --device 'nosuchdevice' (e.g. cpu, "
+                                       "cuda, cuda:0, mps)\n")
+    assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_tune_refuses_cuda_without_cuda_before_any_run(tmp_path, capsys):
+    assert main(["tune", *SMALL, "--device", "cuda", "--out-dir", str(tmp_path / "grid")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "cuda" in err and len(err.splitlines()) == 1
+    assert "--grid point" not in err and not (tmp_path / "grid").exists()
+
+
+def test_tune_searches_around_a_config_file_that_the_grid_overrides(tmp_path, capsys):
+    # before: tune took no --config
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"hidden_channels": 8, "lr": 0.5}))
+    out = tmp_path / "grid"
+    argv = ["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--quiet", "--out-dir", str(out)]
+    assert main([*argv, "--config", str(base)]) == 0
+    runs = sorted(out.glob("sledge-light_*.json"))
+    assert [path.name for path in runs] == [
+        f"sledge-light_synthetic_0.01_config=2c8c7803_lr={lr}_seed0.json"
+        for lr in ("1e-3", "5e-3")]
+    configs = [json.loads(path.read_text())["config"] for path in runs]
+    assert [(config["hidden_channels"], config["lr"]) for config in configs] == [
+        (8, 1e-3), (8, 5e-3)]  # the file's entry, the grid's over the file's
+    assert json.loads(next(out.glob("best_*config=2c8c7803.json")).read_text())[
+        "hidden_channels"] == 8
+    capsys.readouterr()
+    assert main(argv) == 0  # without the file: runs of its own
+    assert len(list(out.glob("sledge-light_synthetic_0.01_lr=*_seed0.json"))) == 2
+    base.write_text(json.dumps({"colour": "red"}))
+    assert main([*argv, "--config", str(base)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: --config: unknown configuration keys for model 'sledge-light': colour")
+
+
 def test_a_best_file_that_would_overwrite_the_stream_or_a_grid_run_or_is_no_json_is_refused(
         tmp_path, capsys, monkeypatch):
     """Before: ``--best mine.csv`` replaced the stream by the best configuration;
-    a grid run's JSON was replaced alike; any name was written."""
+    --config and a grid run's JSON were replaced alike; any name was written."""
     stream = tmp_path / "mine.csv"
     stream.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n"
                                               for i in range(20)))
     before = stream.read_text()
     monkeypatch.setattr(tune_module, "run_commands",
                         lambda *args, **kwargs: pytest.fail("ran"))
-    out = tmp_path / "grid"
+    out, config = tmp_path / "grid", tmp_path / "base.json"
+    config.write_text('{"lr": 0.01}\n')
     argv = ["tune", "--dataset", str(stream), "--model", "memory", "--label-mask", "bernoulli",
             "--grid", "memory-size=40,60", "--seeds", "0,1", "--out-dir", str(out)]
     for best, message in [
             (stream, f"--dataset and --best name one file, {stream}: the --best file would "
                      f"overwrite it; give it another name"),
+            (config, f"--config and --best name one file, {config}: the --best file would "
+                     f"overwrite it; give it another name"),
             (out / "best.txt", f"--best writes JSON: give a FILE.json, got {out / 'best.txt'}")]:
-        assert main([*argv, "--best", str(best)]) == 2
+        assert main([*argv, "--config", str(config), "--best", str(best)]) == 2
         assert capsys.readouterr().err == f"error: {message}\n"
     grid_run = _grid_run_name(argv, {"memory_size": "60"}, 1)
     assert main([*argv, "--best", str(out / grid_run)]) == 2
     assert capsys.readouterr().err == (
         f"error: the grid run memory_size=60 (seed 1) and --best name one file, "
         f"{out / grid_run}: the --best file would overwrite it; give it another name\n")
-    assert stream.read_text() == before and not list(out.iterdir())
+    assert stream.read_text() == before and config.read_text() == '{"lr": 0.01}\n'
+    assert not list(out.iterdir())
 
 
 def _grid_run_name(argv: list[str], point: dict[str, str], seed: int) -> str:

@@ -142,3 +142,31 @@ def test_tune_runs_every_point_with_the_delay_and_names_its_files_by_it(tmp_path
                  "--grid", "tau=0.5", "--out-dir", str(out_dir)]) == 0
     held, = out_dir.glob("memory_synthetic_0.3_label-delay=5-held_tau=0.5_seed0.json")
     assert json.loads(held.read_text())["learn_on_arrival"] is False
+
+
+@pytest.mark.parametrize("delay, warned", [(29, False), (30, True), (45, True)])
+def test_a_delay_as_long_as_the_stream_is_warned_of(tmp_path, capsys, quick_run, delay,
+                                                    warned):
+    # before: the run went through without a word, and learned no label
+    out = tmp_path / "late.json"
+    assert main(quick_run(out, *LABELS, "--label-delay", str(delay))) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == ([f"warning: --label-delay {delay} is at least the stream's length "
+                         f"(30 samples): every label comes after the stream's end, so the run "
+                         f"learns none (give a delay below the stream's length)"]
+                        if warned else [])
+
+
+def test_a_streamed_run_is_warned_of_a_delay_as_long_as_its_limit_only(tmp_path, capsys):
+    stream = tmp_path / "s.csv"
+    stream.write_text("a,label\n" + "".join(f"{row},{row % 2}\n" for row in range(40)))
+    options = ["run", "--dataset", str(stream), "--stream", "--classes", "0,1",
+               "--label-mask", "bernoulli", "--scaling", "online", "--model", "memory",
+               "--quiet", "--label-delay", "20"]
+    assert main([*options, "--limit", "20"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: --label-delay 20 is at least the stream's length (at most 20 samples: "
+        "--limit): every label comes after the stream's end, so the run learns none (give a "
+        "delay below the stream's length)"]
+    assert main(options) == 0  # a stream read as it comes has no known end
+    assert "warning" not in capsys.readouterr().err

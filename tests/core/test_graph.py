@@ -879,6 +879,50 @@ def test_structure_loss_of_zero_padded_rows_equals_the_loss_of_the_real_rows(for
                               expected, rtol=1e-3)  # without num_rows: the mean over 32
 
 
+@pytest.mark.parametrize("form", ["plain", "frobenius"])
+@pytest.mark.parametrize("query", [None, [3, 0, 17], [3, 5, 0], list(range(5, 35))])
+def test_structure_loss_row_mask_equals_the_masked_embeddings_bit_for_bit(form, query):
+    # SLeDGe's memory before it is full: the empty slots' embeddings count as zero
+    # rows. The q x N block zeroes their similarities instead of an (N, h) product:
+    # the same loss and gradient bit for bit (a query row outside the mask, 5, too)
+    gen = torch.Generator().manual_seed(0)
+    x = F.normalize(torch.randn(40, 4, generator=gen), dim=-1)
+    mask = torch.rand(40, generator=gen) < 0.7
+    mask[[0, 3, 17]] = True
+    mask[5] = False
+    x = x * mask.unsqueeze(1)  # empty slots: zero rows of x
+    emb = F.normalize(torch.randn(40, 3, generator=gen), dim=-1).requires_grad_()
+    query = None if query is None else torch.tensor(query)
+    if query is not None:  # 3 queries: the q x N block; 30: the Gram form
+        assert _block_is_cheaper(query.numel(), 40, 4, 3, form == "frobenius") == (
+            query.numel() == 3)
+    kwargs = dict(query_index=query, form=form, include_constant=False,
+                  num_rows=int(mask.sum()))
+    loss = structure_loss(x, emb, row_mask=mask, **kwargs)
+    expected = structure_loss(x, emb * mask.unsqueeze(1), **kwargs)
+    assert torch.equal(loss, expected)
+    grad, expected_grad = (torch.autograd.grad(value, emb)[0] for value in (loss, expected))
+    assert torch.equal(grad, expected_grad)
+    assert torch.equal(structure_loss(x, emb, row_mask=mask, check=False, **kwargs), loss)
+    full = torch.ones(40, dtype=torch.bool)  # every row: the loss without a mask
+    assert torch.equal(structure_loss(x, emb, row_mask=full, **kwargs),
+                       structure_loss(x, emb, **kwargs))
+
+
+@pytest.mark.parametrize("row_mask, error, message", [
+    (torch.ones(10), TypeError, "row_mask must be a boolean tensor, got torch.float32"),
+    ([True] * 10, TypeError, "row_mask must be a boolean tensor, got list"),
+    (torch.ones(9, dtype=torch.bool), ValueError,
+     r"row_mask must have shape \(10,\), got \(9,\)"),
+    (torch.ones(10, 1, dtype=torch.bool), ValueError, r"got \(10, 1\)"),
+    (torch.ones(10, dtype=torch.bool, device="meta"), ValueError,
+     "row_mask must be on x's device cpu, got meta"),
+])
+def test_structure_loss_names_a_bad_row_mask(row_mask, error, message):
+    with pytest.raises(error, match=message):
+        structure_loss(X10, _EMB10, row_mask=row_mask)
+
+
 def test_structure_loss_gradient_without_constant_is_the_same():
     x = F.normalize(torch.randn(20, 50), dim=-1)  # d > N: other product order
     emb = F.normalize(torch.randn(20, 6), dim=-1).requires_grad_()

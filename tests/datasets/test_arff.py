@@ -214,7 +214,12 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
      "value ({i v, j w, ...}, i from 0)"),
     (HEADER + "abc,x\n", "b.arff line 5: attribute 'a' holds 'abc', not a number (it is "
      "declared numeric)"),
-    (HEADER + "nan,x\n", "b.arff line 5: attribute 'a' holds 'nan', not a finite number"),
+    # a missing value as tables write one is named so (before: 'nan' was not a finite
+    # number, 'NA' not a number)
+    (HEADER + "nan,x\n", "b.arff line 5: attribute 'a' holds 'nan' (a missing value: fill in "
+     "or drop the row first)"),
+    (HEADER + "NA,x\n", "b.arff line 5: attribute 'a' holds 'NA' (a missing value: fill in "
+     "or drop the row first)"),
     (HEADER + "-inf,x\n", "b.arff line 5: attribute 'a' holds '-inf', not a finite number"),
     (HEADER + "1e39,x\n", "b.arff line 5: attribute 'a' holds '1e39', beyond float32's range "
      "(±3.403e+38)"),
@@ -343,3 +348,18 @@ def test_windows_line_ends_and_blanks_around_values_are_no_part_of_them(tmp_path
         load_stream_file(path)
     ds = load_stream_file(path, limit=2)
     assert ds.x.ravel().tolist() == [1, 2] and ds.y.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("label_column, warned", [("temp", True), (None, False)])
+def test_a_label_attribute_of_more_distinct_values_than_half_its_rows_is_warned_of(
+        tmp_path, recwarn, label_column, warned):
+    # before: --label-column temp ran silently with a class per row
+    rows = "".join(f"{20 + row / 10},{'xy'[row % 2]}\n" for row in range(30))
+    path = write(tmp_path, "t.arff", "@relation r\n@attribute temp numeric\n"
+                                     "@attribute c {x, y}\n@data\n" + rows)
+    ds = load_stream_file(path, label_column=label_column)
+    assert ds.num_classes == (30 if warned else 2)
+    assert [str(warning.message) for warning in recwarn.list] == (
+        ["t.arff: attribute 'temp' (the label) has 30 distinct values in 30 rows: is it the "
+         "label? (label_column, --label-column on the command line, picks another)"]
+        if warned else [])

@@ -130,6 +130,20 @@ def test_class_lookup_matches_text_and_numbers():
         class_lookup([])
 
 
+@pytest.mark.parametrize("nan", ["nan", "NaN", " -NAN"])
+def test_a_nan_is_refused_as_a_class_and_as_a_label_as_the_whole_file_reader_refuses_it(
+        tmp_path, nan):
+    # before: a class 'nan' given took the label 'nan'; a label 'nan' was none of the classes
+    with pytest.raises(ValueError, match=f"^class 1 is '{nan}', a missing label, not a class$"):
+        class_lookup(["x", nan])
+    path = tmp_path / "s.csv"
+    path.write_text(f"a,kind\n1,x\n2,{nan}\n")
+    with pytest.raises(DatasetFormatError) as error:
+        list(CSVRowStream(path, ["x", "y"]))
+    assert str(error.value) == (f"s.csv line 3: column 'kind' (the label) holds "
+                                f"'{nan.strip()}', not a label; every row needs its true label")
+
+
 def test_class_lookup_takes_numbers_in_ascii_decimal_notation_only():
     # before: '1_000' and '\u0663' (ARABIC-INDIC DIGIT THREE) were the numbers 1000 and 3
     lookup = class_lookup(["1000", "3", "x"])

@@ -63,7 +63,7 @@ def test_a_gzipped_csv_and_an_npz_archive(tmp_path):
     ("a,b\n", {}, "a header and no data rows"),
     ("1\n2\n", {}, "line 1: a row needs a feature and a label, this one has 1 field"),
     ("", {}, "the file has no rows"),
-    ("1,nan,0\n", {}, "line 1: column 2 holds 'nan', not a finite number"),
+    ("1,nan,0\n", {}, r"line 1: column 2 holds 'nan' \(a missing value: fill in or drop"),
     ("a,b,c\n1,2,0\n-inf,2,0\n", {}, "line 3: column 'a' holds '-inf', not a finite"),
     ("1,2,0\n", {"label_column": "3"}, "label column 3 is outside the 3 columns"),
     ("a,b,c\n1,2,0\n", {"label_column": "z"}, r"no column 'z' in the header \['a', 'b', 'c'\]"),
@@ -212,7 +212,7 @@ def test_npz_labels_may_be_floats_or_bytes_and_are_checked(tmp_path):
     np.savez(tmp_path / "b.npz", x=x, y=np.array([b"no", b"yes", b"no"]))
     assert load_stream_file(tmp_path / "b.npz").class_names == ["no", "yes"]
     np.savez(tmp_path / "n.npz", x=x, y=np.array([1.0, np.nan, np.nan]))
-    with pytest.raises(DatasetFormatError, match=r"^n.npz: y\[1\] = nan is not a label \(the "
+    with pytest.raises(DatasetFormatError, match=r"^n.npz: y\[1\] = nan, not a label \(the "
                                                  r"first of 2\)"):
         load_stream_file(tmp_path / "n.npz")
 
@@ -414,7 +414,7 @@ def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path)
     (["10", "2", "10"], [1, 0, 1], ["2", "10"]),  # as before: numbers alone, words alone
     (["b", "10", "a"], [2, 0, 1], ["10", "a", "b"]),  # as before: the numbers already first
     (["dog", "cat"], [1, 0], ["cat", "dog"]),
-    (["1", "x", "nan"], [0, 2, 1], ["1", "nan", "x"]),  # among words, 'nan' is a word
+    (["1", "x", "nano"], [0, 2, 1], ["1", "nano", "x"]),
     ([" 2", "a ", "2"], [0, 1, 0], ["2", "a"]),  # stripped (before, in an .npz: 3 classes)
 ])
 @pytest.mark.parametrize("form", ["csv", "npz str", "npz bytes"])
@@ -505,7 +505,7 @@ def test_an_empty_npz_string_label_is_refused_as_an_empty_csv_label_is(tmp_path,
 
 def test_an_npz_array_of_number_strings_has_a_nan_refused_as_a_csv_column_has(tmp_path):
     np.savez(tmp_path / "s.npz", x=np.ones((4, 1)), y=np.array(["2", "nan", "1", "inf"]))
-    with pytest.raises(DatasetFormatError, match=r"^s.npz: y\[1\] = 'nan' is not a label "
+    with pytest.raises(DatasetFormatError, match=r"^s.npz: y\[1\] = 'nan', not a label "
                                                  r"\(the first of 2\); every row needs"):
         load_stream_file(tmp_path / "s.npz")
 
@@ -579,3 +579,104 @@ def test_a_named_label_column_makes_the_header_over_labels_of_words(tmp_path):
                           label_column="cls")
     assert ds.feature_names == ["1", "2"] and ds.class_names == ["x", "y"]
     assert ds.x.tolist() == [[0.5, 7], [0.25, 8]] and ds.y.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("nan", ["nan", "NaN", "-NAN"])
+@pytest.mark.parametrize("form", ["csv", "npz str", "npz bytes"])
+def test_a_nan_label_is_refused_among_words_as_among_numbers(tmp_path, nan, form):
+    # before: among labels that are words, a NaN was a class of its own
+    labels = ["x", nan, "x", nan]
+    if form == "csv":
+        text = "a,label\n" + "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+        message = (f"^m.csv line 3: column 'label' \\(the label\\) holds '{nan}', not a label "
+                   f"\\(the first of 2\\); every row needs its true label$")
+        path = write(tmp_path, "m.csv", text)
+    else:
+        path = tmp_path / "m.npz"
+        np.savez(path, x=np.ones((4, 1)), y=np.array(labels, "S" if form == "npz bytes" else "U"))
+        message = (f"^m.npz: y\\[1\\] = '{nan}', not a label \\(the first of 2\\); every row "
+                   f"needs its true label$")
+    with pytest.raises(DatasetFormatError, match=message):
+        load_stream_file(path)
+
+
+@pytest.mark.parametrize("labels, marker, class_names", [
+    (["0", "NA", "1", "NA"], "NA", ["0", "1", "NA"]),  # pandas' NA among numbers
+    (["x", "N/A", "y"], "N/A", ["N/A", "x", "y"]),
+    (["x", "null", "y"], "null", ["null", "x", "y"]),
+    (["x", "?", "y"], "?", ["?", "x", "y"]),
+])
+@pytest.mark.parametrize("form", ["csv", "npz str"])
+def test_a_label_that_reads_as_a_missing_value_is_a_class_with_a_warning(
+        tmp_path, labels, marker, class_names, form):
+    # it may be a class's name: kept, but said (before: silently a class)
+    count = labels.count(marker)
+    if form == "csv":
+        path = write(tmp_path, "m.csv", "a,label\n" + "".join(
+            f"{row},{label}\n" for row, label in enumerate(labels)))
+        where = f"m.csv line 3: column 'label' (the label) holds '{marker}'"
+    else:
+        path = tmp_path / "m.npz"
+        np.savez(path, x=np.ones((len(labels), 1)), y=np.array(labels))
+        where = f"m.npz: y[1] = '{marker}'"
+    first_of = f" (the first of {count})" if count > 1 else ""
+    with pytest.warns(UserWarning) as caught:
+        ds = load_stream_file(path)
+    assert [str(warning.message) for warning in caught] == [
+        f"{where}{first_of}, which reads as a missing value: it is learned as a class; if it "
+        f"marks an unknown label, fill it in or drop the row first"]
+    assert ds.class_names == class_names
+
+
+def test_labels_that_only_look_like_missing_values_read_without_a_warning(tmp_path, recwarn):
+    ds = load_stream_file(write(tmp_path, "w.csv", "a,label\n1,nano\n2,Nancy\n3,none yet\n"
+                                                   "4,NAB\n5,inf\n"))
+    assert ds.class_names == ["NAB", "Nancy", "inf", "nano", "none yet"]
+    assert not recwarn.list
+
+
+@pytest.mark.parametrize("value", ["NA", "n/a", "?", "null", "NULL", "None", "NaN", "-nan",
+                                   "#N/A", "<NA>"])
+def test_a_feature_that_reads_as_a_missing_value_is_named_so(tmp_path, value):
+    # before: 'NA' was a word to encode as a number, 'NaN' not a finite number
+    path = write(tmp_path, "m.csv", f"a,b,label\n1,2,x\n3,{value},y\n")
+    with pytest.raises(DatasetFormatError) as error:
+        load_stream_file(path)
+    assert str(error.value) == (f"m.csv line 3: column 'b' holds '{value}' (a missing value: "
+                                f"fill in or drop the row first)")
+    with pytest.raises(DatasetFormatError) as streamed:
+        list(CSVRowStream(path, ["x", "y"]))
+    assert str(streamed.value) == str(error.value)
+
+
+def _label_column(distinct, rows):
+    """Rows ``a,label``: ``distinct`` labels, the first repeated to fill ``rows``."""
+    labels = [*range(distinct), *[0] * (rows - distinct)]
+    return "a,label\n" + "".join(f"{row},{label}\n" for row, label in enumerate(labels))
+
+
+@pytest.mark.parametrize("distinct, rows, warned", [
+    (21, 41, True), (21, 42, False),  # more than half the rows: warned
+    (20, 20, False), (21, 21, True),  # more than 20 classes
+])
+def test_a_label_column_of_more_distinct_values_than_half_its_rows_is_warned_of(
+        tmp_path, recwarn, distinct, rows, warned):
+    # before: a measurement or an ID as the label ran silently, a class per row
+    ds = load_stream_file(write(tmp_path, "id.csv", _label_column(distinct, rows)))
+    assert ds.num_classes == distinct
+    assert [str(warning.message) for warning in recwarn.list] == (
+        [f"id.csv: column 'label' (the label) has {distinct} distinct values in {rows} rows: "
+         f"is it the label? (label_column, --label-column on the command line, picks "
+         f"another)"] if warned else [])
+
+
+def test_the_label_spread_is_of_the_rows_read_and_a_limit_digest_warns_of_nothing(tmp_path,
+                                                                                  recwarn):
+    path = write(tmp_path, "id.csv", _label_column(30, 100))
+    load_stream_file(path)
+    assert not recwarn.list
+    with pytest.warns(UserWarning, match="has 30 distinct values in 40 rows"):
+        load_stream_file(path, limit=40)
+    recwarn.clear()
+    stream_file_digest(path, limit=40)  # the rows' warnings are the stream's, not the digest's
+    assert not recwarn.list

@@ -51,12 +51,20 @@ class CommandParser(Parser):
     """The :class:`Parser` of a command (``run``, ``tune``, ...): an option it does
     not know is its own error, named by its prog (``torch_geometric_stream run:
     unrecognized arguments: --datset``), where ``argparse`` hands it up to the
-    top-level parser, which names none. It returns no unknown arguments."""
+    top-level parser, which names none, followed by ``unknown_hint(unknown)``
+    where given (what the command takes instead). It returns no unknown arguments."""
+
+    def __init__(self, *args: Any,
+                 unknown_hint: Optional[Callable[[list[str]], str]] = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unknown_hint = unknown_hint
 
     def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:  # argparse's overloads
         namespace, unknown = super().parse_known_args(*args, **kwargs)
         if unknown:
-            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+            hint = "" if self._unknown_hint is None else self._unknown_hint(unknown)
+            self.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
         return namespace, []
 
 

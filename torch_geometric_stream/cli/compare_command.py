@@ -11,7 +11,8 @@ entries in which it differs from the other settings of these three.
 
 ``--baseline KEY=VALUE`` (an entry as the row names print it, e.g. ``model=sledge`` or
 ``robust_window=None``; several must all hold) compares seed by seed: among the
-settings that share the stream, label ratio, label mask, limit and synthetic length
+settings that share the model (unless the baseline names one: then across models),
+stream, label ratio, label mask, limit and synthetic length
 (:data:`PAIRED_KEYS`: a seed then draws the same labels), each gets the mean over the
 seeds it shares with the baseline of its accuracy minus the baseline's, the same for
 balanced accuracy, and on how many of these seeds its accuracy is higher (a tie is
@@ -84,8 +85,9 @@ _PAIRED_HEADERS = ("accuracy diff", "balanced diff", "seeds higher")
 _PAIRED_COLUMNS = ("baseline", "accuracy_diff", "balanced_accuracy_diff", "seeds_higher",
                    "seeds_tied", "seeds_paired")
 
-#: :data:`PAIRED_KEYS` in words.
-_PAIRING_WORDS = {"dataset": "stream", "label_ratio": "label ratio", "label_mask": "label mask",
+#: The entries :func:`_pairing_keys` gives, in words.
+_PAIRING_WORDS = {"model": "model", "dataset": "stream", "label_ratio": "label ratio",
+                  "label_mask": "label mask",
                   "limit": "limit", "synthetic_samples": "synthetic length"}
 
 #: Joins a list's items in a row name (``feature_range=-1.0:1.0``, as the flag takes it).
@@ -365,8 +367,10 @@ def parse_baseline(specs: Sequence[str]) -> dict[str, str]:
 
 def _pairing_keys(baseline: Mapping[str, str]) -> tuple[str, ...]:
     """The entries that settings compared seed by seed with ``baseline`` share:
+    the model unless it names one (each model then has its own baseline), and
     :data:`PAIRED_KEYS` but those of :data:`LABEL_KEYS` it names."""
-    return tuple(key for key in PAIRED_KEYS if key not in baseline)
+    return ("model",) * ("model" not in baseline) + tuple(
+        key for key in PAIRED_KEYS if key not in baseline)
 
 
 def _pairing(setting: Setting, keys: Sequence[str]) -> tuple:
@@ -628,7 +632,8 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> None:
                               "row names print it (e.g. model=sledge, robust_window=None, "
                               "supervise_graph=false: an on/off entry in any case; "
                               "repeat it for several, which must all hold), within each "
-                              "stream, label ratio, label mask, limit and synthetic length "
+                              "model (across models where it names one), stream, label "
+                              "ratio, label mask, limit and synthetic length "
                               "(label_ratio=R or label_mask=NAME pairs across ratios or "
                               "masks, e.g. a label query against --label-mask paper): "
                               "each other setting gets the mean, over the seeds both have, "

@@ -30,12 +30,13 @@ from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALI
                                                unread_config_entries, uses_sledge_config)
 from torch_geometric_stream.evaluation import (LEARNER_SCALINGS, paper_memory_sizes,
                                                resolve_feature_transform, resolve_scaling)
+from torch_geometric_stream.graph import NORMALIZATIONS
 from torch_geometric_stream.models import SLEDGE_VARIANTS
 from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError, check_feature_range,
                                               check_quantile_range_settings)
 
 __all__ = ["BASELINE_DEFAULTS", "DEFAULT_CONFIG", "FEW_LABEL_LIGHT_DEFAULTS",
-           "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS",
+           "FEW_LABEL_SLOTS_PER_CLASS", "MEASURED_CONFIGS", "NORMALIZATION_CHOICES",
            "MEASURED_EXCEPTIONS", "MEASURED_RATIO_CONFIGS", "PAPER_CONFIGS",
            "PAPER_PRESET_DEFAULTS", "PAPER_RATIOS", "PRESETS", "paper_config", "check_given",
            "check_not_fixed", "check_read", "parse_feature_range", "parse_tau", "parse_window",
@@ -206,6 +207,12 @@ PAPER_PRESET_DEFAULTS: dict[str, Any] = {"normalization": "symmetric"}
 #: per-dataset settings (and :data:`MEASURED_CONFIGS`) on its datasets, package
 #: defaults elsewhere; ``"package"``, the package defaults on every stream.
 PRESETS = ("paper", "package")
+#: The graph normalizations a run takes (``--normalization``, a ``--config``
+#: entry): every one of :data:`~torch_geometric_stream.graph.NORMALIZATIONS` but
+#: ``"none"``, which leaves the normalizing to a conv that does its own (a
+#: :class:`~torch_geometric_stream.GraphBackbone` of the library); the command
+#: line's GCN layers do none, so it would propagate the raw similarities.
+NORMALIZATION_CHOICES = tuple(name for name in NORMALIZATIONS if name != "none")
 
 #: The two label ratios the paper tuned for.
 PAPER_RATIOS = (0.001, 0.01)
@@ -554,11 +561,13 @@ def parse_window(value: Any) -> Any:
 
 
 def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
-             source: str) -> dict[str, Any]:
+             source: str, valid: Optional[tuple[str, ...]] = None) -> dict[str, Any]:
+    """``entries``, refused where a key is not in ``allowed`` (the error lists
+    ``valid``, else ``allowed``) or sets an entry the model fixes otherwise."""
     unknown = sorted(set(entries) - set(allowed))
     if unknown:
         raise UsageError(f"{source}: unknown configuration keys for model {model!r}: "
-                         f"{', '.join(unknown)} (valid: {', '.join(allowed)})")
+                         f"{', '.join(unknown)} (valid: {', '.join(valid or allowed)})")
     check_not_fixed(model, entries, source)
     return dict(entries)
 
@@ -566,12 +575,15 @@ def _checked(entries: Mapping[str, Any], allowed: tuple[str, ...], model: str,
 def check_given(model: str, entries: Mapping[str, Any], source: str) -> None:
     """Refuse entries a user sets on purpose (options, ``--grid``) that model
     ``model`` does not take, sets itself (:func:`check_not_fixed`) or never
-    reads (:func:`check_read`).
+    reads (:func:`check_read`); an unknown one is named with the entries the
+    model reads and does not fix, the ones a user may set.
 
     Raises:
         UsageError: naming the entries and ``source``.
     """
-    _checked(entries, config_keys(model), model, source)
+    left_out = {*unread_config_entries(model), *fixed_config_entries(model)}
+    _checked(entries, config_keys(model), model, source,
+             valid=tuple(key for key in config_keys(model) if key not in left_out))
     check_read(model, entries, source)
 
 
@@ -686,6 +698,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if config_file is not None:
         _apply(config, _checked(config_file, allowed, model, "--config"),
                CONFIG_FILE_SOURCE, sources)
+        _check_normalization(config_file)
     given = {key: value for key, value in overrides.items() if value is not None}
     check_given(model, given, "options")
     for key, value in given.items():
@@ -716,6 +729,16 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
                            slots_per_class=slots_per_class, sources=sources)
     return config
+
+
+def _check_normalization(config_file: Mapping[str, Any]) -> None:
+    """Refuse a ``--config`` file's ``normalization`` outside
+    :data:`NORMALIZATION_CHOICES`, as ``--normalization`` does."""
+    value = config_file.get("normalization", NORMALIZATION_CHOICES[0])
+    if value not in NORMALIZATION_CHOICES:
+        raise UsageError(f"--config: normalization must be one of "
+                         f"{', '.join(NORMALIZATION_CHOICES)} (as --normalization), got "
+                         f"{value!r}")
 
 
 def _apply(config: dict[str, Any], entries: Mapping[str, Any], source: str,

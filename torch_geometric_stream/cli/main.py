@@ -17,7 +17,8 @@ from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_roo
                                                   nonnegative_int, positive_int, tau_value,
                                                   unit_fraction, window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
-                                                FEW_LABEL_SLOTS_PER_CLASS, PRESETS)
+                                                FEW_LABEL_SLOTS_PER_CLASS,
+                                                NORMALIZATION_CHOICES, PRESETS)
 from torch_geometric_stream.cli.compare_command import add_compare_parser
 from torch_geometric_stream.cli.datasets_command import datasets_command
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
@@ -36,7 +37,7 @@ from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LA
                                                LABEL_QUERIES, SCALINGS)
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS)
-from torch_geometric_stream.graph import NORMALIZATIONS, STRUCTURE_LOSS_FORMS
+from torch_geometric_stream.graph import STRUCTURE_LOSS_FORMS
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
 __all__ = ["build_parser", "dispatch", "main"]
@@ -175,7 +176,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            f"its classes those of these rows (an ARFF's nominal label: all "
                            f"it declares)")
     data.add_argument("--strict", action="store_true",
-                      help="error instead of a warning when part of a dataset is missing")
+                      help="a paper dataset read from --root: error instead of a warning "
+                           "when part of it is missing (see datasets); other streams refuse it")
     data.add_argument("--scaling", choices=SCALINGS,
                       help="min-max scaling to [-1, 1] (see --feature-range): auto (the "
                            "known value range of image datasets, else online-rescale for "
@@ -301,9 +303,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "through the edge weights (yes: the paper); with "
                             "--no-supervise-graph only the structure regularizer trains it ("
                             + _package_default("supervise_graph") + ")")
-    # every graph normalization but "none" (raw similarities: no GCN normalization at all)
-    hyper.add_argument("--normalization",
-                       choices=tuple(name for name in NORMALIZATIONS if name != "none"),
+    hyper.add_argument("--normalization", choices=NORMALIZATION_CHOICES,
                        help="the learned graph's normalization: 'symmetric' (the paper's "
                             "D^-1/2 (A + I) D^-1/2 with a kept self-similarity as the "
                             "self-loop, as in PyG; the paper preset's default), "
@@ -488,8 +488,12 @@ def build_parser() -> Parser:
     _add_run_parser(commands)
     add_tune_parser(commands)
     add_compare_parser(commands)
-    datasets = commands.add_parser("datasets", help="list the paper's datasets and which "
-                                                    "are found under --root")
+    datasets = commands.add_parser(
+        "datasets", help="list the paper's datasets and which are found under --root",
+        description="List the paper's datasets: their shape, where to download them, the "
+                    "files each needs in its folder under --root and which of them are "
+                    "found there; then the bundled stream and how to run a stream file "
+                    "of your own.")
     add_root_option(datasets)
     datasets.set_defaults(handler=datasets_command)
     return parser

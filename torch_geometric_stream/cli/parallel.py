@@ -7,6 +7,8 @@ share the machine's cores.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -33,7 +35,8 @@ _INTERRUPT = signal.SIGTERM
 
 def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, threads: int = 1,
                  stop_on_failure: bool = False,
-                 on_success: Optional[Callable[[Path], None]] = None) -> list[Optional[int]]:
+                 on_success: Optional[Callable[[Path], None]] = None,
+                 quiet: bool = False) -> list[Optional[int]]:
     """Run ``(argv, output)`` pairs of ``python -m torch_geometric_stream``
     arguments and return their exit codes, in order.
 
@@ -51,6 +54,9 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
         on_success (callable, optional): called with a command's output path as
             soon as that command succeeds (e.g. to delete its checkpoint), so
             that an interrupted batch has tidied up after every finished run.
+        quiet (bool): print only the failures: no ``start`` / ``done`` line, and
+            a command run in this process writes nothing to stdout (its errors
+            and warnings, on stderr, stay).
 
     On Ctrl-C no further command starts and the running workers are interrupted
     once (each run stops at the end of its sample, saving its checkpoint and
@@ -61,18 +67,20 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     failed = threading.Event()
     workers = _Workers()
-    run_one = _run_here if jobs == 1 else workers.run
+    run_one = (_run_quietly if quiet else _run_here) if jobs == 1 else workers.run
 
     def run(command: tuple[list[str], Path]) -> Optional[int]:
         if (stop_on_failure and failed.is_set()) or workers.interrupted.is_set():
             return None
         argv, output = command
-        print(f"start {output.name}", flush=True)
+        if not quiet:
+            print(f"start {output.name}", flush=True)
         code = run_one(argv, output, threads)
         if code is None or (code != 0 and workers.interrupted.is_set()):
             return code  # never started, or stopped by Ctrl-C: no failure to report
         if code == 0:
-            print(f"done {output.name}", flush=True)
+            if not quiet:
+                print(f"done {output.name}", flush=True)
             if on_success is not None:
                 on_success(output)
         else:
@@ -96,6 +104,12 @@ def run_commands(commands: Sequence[tuple[list[str], Path]], jobs: int = 1, thre
 def _run_here(argv: list[str], output: Path, threads: int) -> int:
     from torch_geometric_stream.cli.main import dispatch  # the parser lives there
     return dispatch(argv)
+
+
+def _run_quietly(argv: list[str], output: Path, threads: int) -> int:
+    """:func:`_run_here`, its stdout (the run's summary table) discarded."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return _run_here(argv, output, threads)
 
 
 class _Workers:

@@ -50,7 +50,8 @@ from torch_geometric_stream.ops import flush_denormal
 
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
-           "check_run", "load_stream", "recorded_config", "run_command", "run_device"]
+           "check_run", "load_stream", "recorded_config", "run_command", "run_device",
+           "synthetic_drift"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -141,8 +142,8 @@ Stream = tuple[StreamDataset | CSVRowStream, str, str]
 def _load_stream(args: argparse.Namespace) -> Stream:
     """The :data:`Stream` of ``--dataset`` (the bundled default without; the
     bundled copy for Shopper too when no data folder is found)."""
-    drift = None if args.dataset is None else _synthetic_drift(args.dataset, args.synthetic_drift)
-    _check_synthetic_options(args, drift)
+    drift = None if args.dataset is None else synthetic_drift(args.dataset, args.synthetic_drift)
+    _check_stream_options(args, drift)
     from_file = _on_stream_file(args)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
     if args.label_column is not None and not (from_csv or args.stream):
@@ -202,7 +203,7 @@ def _synthetic_length(args: argparse.Namespace) -> int:
     return args.synthetic_samples or SYNTHETIC_SAMPLES
 
 
-def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
+def synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
     ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
     so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
@@ -218,16 +219,19 @@ def _synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     return drift
 
 
-def _check_synthetic_options(args: argparse.Namespace, drift: Optional[str]) -> None:
-    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` where the stream
-    does not read them (``drift``: the synthetic stream's, ``None`` for another
-    stream): setting them would change nothing."""
+def _check_stream_options(args: argparse.Namespace, drift: Optional[str]) -> None:
+    """Refuse ``--synthetic-samples`` / ``--synthetic-drift`` and ``--strict``
+    where the stream does not read them (``drift``: the synthetic stream's,
+    ``None`` for another stream): setting them would change nothing."""
     plain = drift is not None and args.dataset.strip().lower() == "synthetic"
+    named = args.dataset is not None and drift is None and not is_stream_file(args.dataset)
     for flag, value, read, readers in (
             ("--synthetic-samples", args.synthetic_samples, drift is not None,
              "the synthetic datasets do"),
             ("--synthetic-drift", args.synthetic_drift, plain,
-             "--dataset synthetic does")):
+             "--dataset synthetic does"),
+            ("--strict", args.strict or None, named,
+             "the paper's datasets, read from a data folder, do")):
         if value is not None and not read:
             stream = ("the bundled default stream" if args.dataset is None
                       else f"--dataset {args.dataset}")
@@ -289,6 +293,21 @@ def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
     print(f"warning: --checkpoint {args.checkpoint} exists; this run {start} and its first "
           f"checkpoint replaces it (--resume {args.checkpoint} goes on from it)",
           file=sys.stderr)
+
+
+def _warn_of_labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> None:
+    """Warn on stderr when ``--label-delay`` is at least the number of samples the
+    run's stream has (a file read whole, a named dataset, or ``--stream`` with
+    ``--limit``, which it has at most): the label of sample ``t`` comes after
+    sample ``t + N``, so none comes before the stream ends and the run learns no
+    label. A stream read as it comes without ``--limit`` has no known end."""
+    length = plan.limit if args.stream else plan.stream[0].num_samples
+    if length is None or args.label_delay < length:
+        return
+    samples = f"at most {length:,} samples: --limit" if args.stream else f"{length:,} samples"
+    print(f"warning: --label-delay {args.label_delay} is at least the stream's length "
+          f"({samples}): every label comes after the stream's end, so the run learns none "
+          f"(give a delay below the stream's length)", file=sys.stderr)
 
 
 def _check_files_apart(args: argparse.Namespace,
@@ -414,6 +433,7 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     meant to be appended to the command about to run."""
     sources: dict[str, str] = {}
     plan = _plan(args, sources=sources)
+    _warn_of_labels_after_the_end(args, plan)
     _seed_run(args, plan, seeds[0])  # what the run refuses before its stream starts
     dataset, name, _ = plan.stream
     values = ("" if dataset.value_range is None
@@ -445,6 +465,7 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     plain ``KeyboardInterrupt`` where none was in progress)."""
     several = len(seeds) > 1
     plan = _plan(args)
+    _warn_of_labels_after_the_end(args, plan)
     interrupt = DeferredInterrupt()
     if args.jobs > 1 and several:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once

@@ -14,7 +14,10 @@ than ``paper``, followed by the query options that mask reads at their values
 ``--label-delay N``: their runs get files of their own). A stream file's
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
-file edited, gets runs of its own.
+file edited, gets runs of its own. ``--synthetic-drift D`` names the stream
+``synthetic-D``, as its runs do. ``--config FILE.json`` is every point's base,
+which the grid overrides (as flags override ``run --config``): the names end
+``_config=`` and 8 hex digits of the SHA-256 of its entries.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
@@ -55,6 +58,7 @@ runs would take are refused before those run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import math
@@ -65,11 +69,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from torch_geometric_stream.cli.arguments import (add_root_option, check_files_apart,
-                                                  check_folder, check_output_file,
-                                                  check_suffixes, label_ratio,
+from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
+                                                  check_files_apart, check_folder,
+                                                  check_output_file, check_suffixes, label_ratio,
                                                   nonnegative_int, parse_seeds, plain_text,
-                                                  positive_int, unit_fraction)
+                                                  positive_int, read_config_file,
+                                                  unit_fraction)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
@@ -81,14 +86,17 @@ from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY
                                                        learn_on_arrival, query_settings,
                                                        query_words)
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
-                                            check_run, load_stream)
+                                            SYNTHETIC_SAMPLES, check_run, load_stream,
+                                            synthetic_drift)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
+from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import HISTORIES, LABEL_MASKS, LABEL_QUERIES
 from torch_geometric_stream.evaluation.bounded import kept_tail_span
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 from torch_geometric_stream.files import atomic_write_csv, atomic_write_text
+from torch_geometric_stream.models import SLEDGE_VARIANTS
 
 __all__ = ["METRICS", "add_tune_parser", "lambda_warning", "parse_grid", "tune_command"]
 
@@ -167,7 +175,18 @@ def _search_name(args: argparse.Namespace) -> str:
     delay = f"_label-delay={args.label_delay}{held}" if args.label_delay else ""
     mask = "" if args.label_mask == "paper" else f"_mask={args.label_mask}" + "".join(
         f"_{key.replace('_', '-')}={value}" for key, value in _query_values(args).items())
-    return f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{mask}{delay}{preset}"
+    return (f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{mask}{delay}{preset}"
+            f"{_config_name(args)}")
+
+
+def _config_name(args: argparse.Namespace) -> str:
+    """``_config=`` and 8 hex digits of the SHA-256 of the ``--config`` file's
+    entries (nothing without one): a search around another base configuration,
+    or the file edited, gets runs of its own."""
+    if args.config is None:
+        return ""
+    entries = json.dumps(read_config_file(args.config), sort_keys=True)
+    return f"_config={hashlib.sha256(entries.encode()).hexdigest()[:8]}"
 
 
 def _query_values(args: argparse.Namespace) -> dict[str, float]:
@@ -203,7 +222,9 @@ def _stream_name(args: argparse.Namespace) -> str:
     (:func:`~torch_geometric_stream.datasets.stream_file_digest`), so that two
     files of one name, or a file edited since, never share a JSON."""
     if not is_stream_file(args.dataset):
-        return args.dataset
+        # --synthetic-drift D: the name its runs report, as --dataset synthetic-D names it
+        drift = args.synthetic_drift and synthetic_drift(args.dataset, args.synthetic_drift)
+        return f"synthetic-{drift}" if drift else args.dataset
     path = Path(args.dataset.strip())
     if not path.is_file():
         return path.name  # loading the stream names the problem, before any run
@@ -224,7 +245,9 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
             str(args.label_ratio), "--seed", str(seed), "--threads", str(args.threads),
             *_mask_options(args), "--label-delay", str(args.label_delay),
             *_arrival_flag(args), "--preset", args.preset,
-            "--history", args.history, "--output", str(path)]
+            "--history", args.history, "--device", args.device, "--output", str(path),
+            *(["--config", str(args.config)] if args.config is not None else []),
+            *(["--quiet"] if args.quiet else [])]
     argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
@@ -248,7 +271,11 @@ def _stream_options(args: argparse.Namespace) -> list[str]:
     root = args.root is not None and not is_stream_file(args.dataset)
     return [*(["--root", str(args.root)] if root else []),
             *(["--label-column", args.label_column] if args.label_column is not None else []),
-            *(["--limit", str(args.limit)] if args.limit is not None else [])]
+            *(["--limit", str(args.limit)] if args.limit is not None else []),
+            *(["--synthetic-samples", str(args.synthetic_samples)]
+              if args.synthetic_samples is not None else []),
+            *(["--synthetic-drift", args.synthetic_drift]
+              if args.synthetic_drift is not None else [])]
 
 
 def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
@@ -273,7 +300,8 @@ def _number(value: object) -> Optional[float]:
 
 
 def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
-                   points: list[dict[str, str]]) -> Optional[str]:
+                   points: list[dict[str, str]],
+                   config_file: Optional[dict] = None) -> Optional[str]:
     """The warning for grid points that differ in a positive lambda only and run with
     ``supervise_graph`` off and no weight decay, or ``None``: ``f_E``'s only gradient
     is then lambda times the regularizer's, Adam's step does not depend on a
@@ -281,11 +309,7 @@ def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
     :class:`~torch_geometric_stream.SLeDGe`'s ``supervise_graph``)."""
     if not points or "lam" not in points[0] or "supervise_graph" not in config_keys(model):
         return None
-    try:
-        name = resolve_dataset_name(dataset)
-    except ValueError:
-        name = dataset  # outside the registry (a synthetic stream): the package defaults
-    base = resolve_config(name, label_ratio, model, {}, None, preset=preset)
+    base = _base_config(dataset, label_ratio, model, preset, config_file)
     same: dict[tuple, list[str]] = {}
     for point in points:
         supervised = point.get("supervise_graph", str(base["supervise_graph"]).lower())
@@ -302,6 +326,18 @@ def lambda_warning(dataset: str, label_ratio: float, model: str, preset: str,
             f"supervise_graph is off and weight_decay is 0 ({model} on {dataset}, preset "
             f"{preset}): lambda then only scales f_E's gradient, which Adam's step "
             f"normalizes")
+
+
+def _base_config(dataset: str, label_ratio: float, model: str, preset: str,
+                 config_file: Optional[dict]) -> dict:
+    """The configuration of the search's runs before the grid: the preset's
+    settings for ``dataset`` and the ``--config`` file's entries (its keys and
+    values checked as ``run`` checks them)."""
+    try:
+        name = resolve_dataset_name(dataset)
+    except ValueError:
+        name = dataset  # outside the registry (a synthetic stream): the package defaults
+    return resolve_config(name, label_ratio, model, {}, config_file, preset=preset)
 
 
 @dataclass
@@ -325,14 +361,15 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
     present = {key: path for key, path in paths.items() if path.exists()}
     # before any run: stale JSONs cost no run
     present_records = _read_runs(present)
-    _check_limits(present_records, present, args.limit)
+    _check_length(present_records, present, args)
     _check_protocol(present_records, present, args)
     _check_metric(present_records, present, args.metric)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
     if missing and present_records and args.metric in TAIL_FRACTIONS:
         _check_missing_span(present_records, present, args.metric, args.history)
-    codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True)
+    codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True,
+                         quiet=args.quiet)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
     if failed:
         raise UsageError(f"grid run(s) failed (see the errors above): {', '.join(failed)}")
@@ -547,6 +584,10 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     if confirm_seeds and args.confirm_top is None:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
     check_folder("--out-dir", args.out_dir, must_exist=False)
+    check_device(args.device, gpu_capable=args.model in SLEDGE_VARIANTS)  # as run does
+    _search_name(args)  # a bad synthetic stream, named once and not for a grid point
+    config_file = read_config_file(args.config)
+    _base_config(args.dataset, args.label_ratio, args.model, args.preset, config_file)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     if args.confirm_top is not None and args.confirm_top > len(points):
         raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
@@ -557,7 +598,8 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         check_output_file("--best", args.best)
         _check_best_apart(args, points, seeds + confirm_seeds)
         check_suffixes([("--best", args.best, ".json")])
-    warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points)
+    warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points,
+                             config_file)
     if warning:
         print(warning, file=sys.stderr)
     _run_missing(args, points, seeds, paths)
@@ -595,14 +637,14 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
 
 def _check_best_apart(args: argparse.Namespace, points: list[dict[str, str]],
                       seeds: list[int]) -> None:
-    """Refuse a ``--best`` file that is the stream file or the JSON of a grid run
-    (a point and seed of ``points`` and ``seeds``, in ``--out-dir``): writing the
-    best configuration would overwrite it."""
+    """Refuse a ``--best`` file that is the stream file, ``--config`` or the JSON
+    of a grid run (a point and seed of ``points`` and ``seeds``, in ``--out-dir``):
+    writing the best configuration would overwrite it."""
     stream = Path(args.dataset.strip())
     runs = [(f"the grid run {_point_name(point)} (seed {seed})",
              _run_path(args, point, seed)) for point in points for seed in seeds]
-    check_files_apart([("--dataset", stream if is_stream_file(args.dataset) else None), *runs],
-                      [("--best", args.best)])
+    check_files_apart([("--dataset", stream if is_stream_file(args.dataset) else None),
+                       ("--config", args.config), *runs], [("--best", args.best)])
 
 
 #: Entries resolved from others (the memory sizes): they may differ when these are gridded.
@@ -610,16 +652,22 @@ _DERIVED = {"labeled_size": ("memory_size", "light_memory", "unlabeled_size"),
             "unlabeled_size": ("memory_size", "light_memory", "labeled_size")}
 
 
-def _check_limits(records: dict[tuple, dict], paths: dict[tuple, Path],
-                  limit: Optional[int]) -> None:
-    """Raise if a run covers another part of the stream than ``limit`` asks (a JSON
-    reused from a search with another ``--limit``)."""
+def _check_length(records: dict[tuple, dict], paths: dict[tuple, Path],
+                  args: argparse.Namespace) -> None:
+    """Raise if a run covers another part of the stream than ``--limit`` asks, or
+    a synthetic stream of another length than ``--synthetic-samples`` (a JSON
+    reused from a search with another ``--limit`` or ``--synthetic-samples``)."""
+    drift = synthetic_drift(args.dataset, args.synthetic_drift)
+    samples = (args.synthetic_samples or SYNTHETIC_SAMPLES) if drift else None
     for key, record in records.items():
-        if "limit" in record and record["limit"] != limit:
-            ran, asked = (f"--limit {value}" if value else "the whole stream"
-                          for value in (record["limit"], limit))
-            raise UsageError(f"{paths[key].name} ran {ran}, this search asks for {asked}; "
-                             f"delete the stale JSON(s) or use another --out-dir")
+        for entry, asked, option in (("limit", args.limit, "--limit"),
+                                     ("synthetic_samples", samples, "--synthetic-samples")):
+            if entry in record and record[entry] != asked:
+                ran, wanted = (f"{option} {value}" if value else "the whole stream"
+                               for value in (record[entry], asked))
+                raise UsageError(f"{paths[key].name} ran {ran}, this search asks for "
+                                 f"{wanted}; delete the stale JSON(s) or use another "
+                                 f"--out-dir")
 
 
 #: The label protocol's entries of a run record, with the value of a record older
@@ -670,10 +718,37 @@ def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
                 f"--out-dir")
 
 
+def _fixed_option_hint(unknown: list[str]) -> str:
+    """What to give instead of ``unknown`` arguments (as the parser left them) that
+    set a configuration entry, as ``run`` takes them: ``--lr 1e-3`` ->
+    ``"; tune fixes an option through a one-value grid: --grid lr=1e-3"``;
+    nothing where none does."""
+    grids = []
+    for index, word in enumerate(unknown):
+        if not word.startswith("--"):
+            continue
+        name, sep, value = word[2:].partition("=")
+        key = name.replace("-", "_")
+        following = [text for text in unknown[index + 1:index + 3] if not text.startswith("--")]
+        if key.startswith("no_") and key[3:] in _SWITCHES:
+            name, value = name[3:], "false"
+        elif key in _SWITCHES:
+            value = "true"
+        elif key in _PAIRS:
+            value = ":".join(following) if len(following) == 2 else "LOW:HIGH"
+        elif key in OVERRIDE_KEYS:
+            value = value if sep else (following[:1] or ["V"])[0]
+        else:
+            continue
+        grids.append(f"--grid {name}={value}")
+    return f"; tune fixes an option through a one-value grid: {' '.join(grids)}" if grids else ""
+
+
 def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune = commands.add_parser("tune", help="resumable grid search over run options",
                                description=plain_text(__doc__),
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               unknown_hint=_fixed_option_hint)
     tune.add_argument("--dataset", required=True, metavar="NAME",
                       help=f"the stream every run evaluates on: one of {', '.join(DATASETS)} "
                            f"(case-insensitive), a synthetic one or a file of your own "
@@ -681,6 +756,12 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--label-column", metavar="NAME",
                       help="a CSV or ARFF --dataset's label column (see run --help)")
     add_root_option(tune)
+    tune.add_argument("--synthetic-samples", type=positive_int, metavar="N",
+                      help=f"length of a synthetic --dataset (default: {SYNTHETIC_SAMPLES}); "
+                           f"a JSON of another length in --out-dir is refused")
+    tune.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
+                      help="drift of --dataset synthetic (see run --help); its files are "
+                           "named synthetic-<drift>, as the runs name the stream")
     tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
                       help="the model every run evaluates (default: %(default)s)")
     tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
@@ -703,7 +784,12 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            "hyperparameters, approximations, baseline hyperparameters and "
                            "the scaling options), an on/off one as true or false, "
                            "--feature-range as LOW:HIGH; not --seed and --limit (use --seeds "
-                           "and --limit)")
+                           "and --limit). One value fixes the option for every point: "
+                           "--grid lr=1e-3 (tune takes no --lr)")
+    tune.add_argument("--config", type=Path, metavar="FILE.json",
+                      help="the base configuration of every point (as run --config): "
+                           "--grid overrides its entries, which override the preset's; its "
+                           "files' names end _config=<8 hex digits of its entries' SHA-256>")
     tune.add_argument("--seeds", action="append", metavar="S", help="e.g. 0,2000 (default: 0)")
     tune.add_argument("--confirm-top", type=positive_int, metavar="N",
                       help="a second stage: run the N best points of --seeds again on "
@@ -714,6 +800,11 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--limit", type=positive_int, metavar="N",
                       help="first N samples only (a CSV or ARFF --dataset is read no "
                            "further, its classes those of these rows: see run --help)")
+    tune.add_argument("--device", default="auto",
+                      help="the device of every run, as run's --device: auto, cpu, cuda, "
+                           "cuda:i or mps (default: %(default)s); with --jobs N the N runs "
+                           "share it; a JSON of another device is reused (its ms/sample "
+                           "that device's)")
     tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
                       help="threads of each run (default: %(default)s)")
     tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",
@@ -733,6 +824,9 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            f"accuracy's. Under --history bounded a tail accuracy "
                            f"(accuracy_last_*) is over the record's tail_samples, the same "
                            f"span for every bounded run of the stream")
+    tune.add_argument("--quiet", action="store_true",
+                      help="print the ranking only: no progress, no start/done line and no "
+                           "summary table of each run (errors stay)")
     tune.add_argument("--out-dir", type=Path, default=Path("tune_results"), metavar="DIR",
                       help="one JSON per grid point and seed (default: %(default)s)")
     tune.add_argument("--best", type=Path, metavar="FILE.json",

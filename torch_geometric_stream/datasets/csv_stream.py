@@ -32,11 +32,12 @@ import numpy as np
 
 from torch_geometric_stream.datasets.errors import DatasetFormatError
 from torch_geometric_stream.datasets.io import open_text
-from torch_geometric_stream.datasets.numbers import is_number
+from torch_geometric_stream.datasets.numbers import is_nan, is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
-                                                         _check_limit, _data_row, _header_names,
-                                                         _label_index, _narrow_row, _rows,
-                                                         _utf8_lines)
+                                                         _check_limit, _column_name, _data_row,
+                                                         _header_names, _label_field,
+                                                         _label_index, _narrow_row,
+                                                         _not_a_label, _rows, _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["STDIN", "STDIN_SOURCE", "DIGEST_DIGITS", "CSVRowStream", "class_lookup"]
@@ -70,8 +71,9 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     :func:`~torch_geometric_stream.datasets.load_stream_file` reads labels).
 
     Raises:
-        ValueError: no names, an empty name, or two names of one class (as text
-            or as numbers).
+        ValueError: no names, an empty name, a NaN (a missing label, as
+            :func:`~torch_geometric_stream.datasets.load_stream_file` reads one),
+            or two names of one class (as text or as numbers).
         TypeError: a name that is not a string, or ``names`` a string.
     """
     names = _class_list(names)
@@ -84,6 +86,8 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
             raise TypeError(f"class names must be strings, got {name!r}")
         if not name.strip():
             raise ValueError(f"class {class_id} has an empty name")
+        if is_nan(name.strip()):
+            raise ValueError(f"class {class_id} is {name!r}, a missing label, not a class")
         number = _finite_number(name.strip())
         earlier = by_text.get(name.strip(), by_number.get(number))
         if earlier is not None:
@@ -194,6 +198,10 @@ class CSVRowStream:
         for line, row in rows:
             values, label = _data_row(line, row, first, self._index, self._header, self.name)
             class_id = self._lookup(label)
+            if class_id is None and is_nan(label):
+                raise _not_a_label(_label_field(self.name, line, f"column "
+                                                f"{_column_name(self._index, self._header)}",
+                                                label))
             if class_id is None:
                 raise DatasetFormatError(
                     f"{self.name} line {line}: label {label!r} is none of the classes given "

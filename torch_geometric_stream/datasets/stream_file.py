@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import re
 import sys
+import warnings
 import zipfile
 import zlib
 from array import array
@@ -35,7 +36,8 @@ from torch_geometric_stream.datasets import arff
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
 from torch_geometric_stream.datasets.errors import DatasetFormatError, DatasetNotFoundError
 from torch_geometric_stream.datasets.io import check_header_names, open_text
-from torch_geometric_stream.datasets.numbers import all_numbers, is_number
+from torch_geometric_stream.datasets.numbers import (all_numbers, is_missing_value, is_nan,
+                                                     is_number)
 
 if TYPE_CHECKING:  # the rows of a csv.reader, with the line it has read up to
     from _csv import Reader as CSVReader
@@ -55,8 +57,13 @@ _FLOAT32_BLOCK_BYTES = 1 << 20
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 #: A column index: ASCII digits, a sign.
 _INDEX = re.compile(r"[+-]?[0-9]+")
-#: The error for labels that are no label (NaN, infinite), from their positions ``(k,)``.
-MissingLabels = Callable[[np.ndarray], DatasetFormatError]
+#: A label of a stream file as its messages name it, from its position ``k``: its file,
+#: line and column, and its text (``"d.csv line 3: column 'y' (the label) holds 'NA'"``,
+#: ``"d.npz: y[1] = 'NA'"``).
+LabelAt = Callable[[int], str]
+#: A label column with more distinct values than this, and more than half as many as
+#: rows, is most likely no label (:func:`_check_label_spread`).
+_MANY_CLASSES = 20
 
 
 def is_stream_file(name: str) -> bool:
@@ -105,7 +112,9 @@ def _prefix_digest(path: Path, size: int, modified_ns: int, label_column: Option
                    limit: int) -> str:
     """:func:`stream_file_digest` of a CSV or an ARFF read for its first ``limit`` rows."""
     digest = hashlib.sha256()
-    _table_reader(path)(path, label_column, limit, digest)
+    with warnings.catch_warnings():  # the rows' warnings are the stream's, read to run
+        warnings.simplefilter("ignore")
+        _table_reader(path)(path, label_column, limit, digest)
     return _with_label_column(digest, label_column)
 
 
@@ -182,14 +191,21 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     Raises:
         DatasetNotFoundError: no such file.
         DatasetFormatError: the content is not such a table: a feature that is not
-            a finite float32 number (categorical columns must be encoded first), an
-            empty or non-finite label, rows of different lengths, a missing label
+            a finite float32 number (categorical columns must be encoded first; a
+            missing value is named so), an empty or NaN label (an infinity too, among
+            labels of numbers), rows of different lengths, a missing label
             column or array, text that is not UTF-8, or no rows; in an ARFF, any of
             the refusals above. Its message names the file, the line (CSV, ARFF) or
             entry (NPZ) and the column or attribute; an ambiguous ``label_column``.
         ValueError: ``label_column`` with an ``.npz`` file, a name that is not a
             stream file's, or a ``limit`` below 1.
         TypeError: a ``limit`` that is not an integer.
+
+    Warns:
+        UserWarning: a label that reads as a missing value (``NA``, ``N/A``, ``null``,
+            ``?``: a class, as it may be one's name; NaN is refused); a CSV's or an
+            ARFF's label column with more than 20 distinct values in the rows read
+            and more than half as many as rows (an ID, a measurement: is it the label?).
     """
     _check_limit(limit)
     path = Path(path)
@@ -292,9 +308,8 @@ def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
     label field), floats
     checked finite and whole ones made integers (``1.0`` is class ``1``, as in a CSV),
     other numbers as they are."""
-    def missing(bad: np.ndarray) -> DatasetFormatError:
-        return DatasetFormatError(f"{file_name}: y[{bad[0]}] = {y[bad[0]].item()!r} is not a "
-                                  f"label{_first_of(len(bad))}; every row needs its true label")
+    def at(k: int) -> str:
+        return f"{file_name}: y[{k}] = {y[k].item()!r}"
 
     if y.dtype.kind == "S":
         try:
@@ -309,8 +324,8 @@ def _npz_labels(y: np.ndarray, file_name: str) -> tuple[np.ndarray, list[str]]:
             raise DatasetFormatError(f"{file_name}: y[{empty[0]}] = {y[empty[0]].item()!r} is "
                                      f"empty{_first_of(len(empty))}; every row needs its true "
                                      f"label")
-        return _label_classes(labels.tolist(), missing)
-    return encode_labels(_numbers(y, missing) if y.dtype.kind == "f" else y)
+        return _label_classes(labels.tolist(), at)
+    return encode_labels(_numbers(y, at) if y.dtype.kind == "f" else y)
 
 
 def _whole_as_integers(numbers: np.ndarray) -> np.ndarray:
@@ -456,9 +471,10 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     labels, lines = labels[start:stop], lines[start:stop]
     if not labels:
         raise DatasetFormatError(f"{file_name}: the file has a header and no data rows")
-    return (features.array(start, start + len(labels)),
-            *_label_classes(labels, _missing_csv_labels(
-                labels, lines, file_name, f"column {_column_name(index, header)}")), names)
+    column = f"column {_column_name(index, header)}"
+    y, class_names = _label_classes(labels, _csv_label_at(labels, lines, file_name, column))
+    _check_label_spread(y, file_name, column)
+    return features.array(start, start + len(labels)), y, class_names, names
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
@@ -570,8 +586,9 @@ def _field_problem(value: str, word: str = "encode categorical features as numbe
                    ) -> str:
     """What is wrong with feature field ``value``, which is no finite float32 number
     (``word``: what to do where it is a word)."""
-    if not value:
-        return "is empty (a missing value: fill in or drop the row first)"
+    if is_missing_value(value):
+        problem = "is empty" if not value else f"holds {value!r}"
+        return f"{problem} (a missing value: fill in or drop the row first)"
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
@@ -587,16 +604,18 @@ def _separator_in(text: str) -> Optional[str]:
     return next((name for mark, name in _OTHER_SEPARATORS.items() if mark in text), None)
 
 
-def _label_classes(labels: Sequence[str], missing: MissingLabels
-                   ) -> tuple[np.ndarray, list[str]]:
+def _label_classes(labels: Sequence[str], at: LabelAt) -> tuple[np.ndarray, list[str]]:
     """Text labels :math:`(T,)` (a CSV label column, an ``.npz`` array of strings) as
     class ids :math:`(T,)` and class names (:func:`encode_labels`): labels that are all
-    numbers (each finite, else ``missing`` of the others' positions is raised: a NaN is
-    a missing label) as numbers, whole ones as integers; words in text order; both, the
-    (finite) numbers' classes first, as if they were alone, then the words'."""
+    numbers (each finite, else the first that is not, named by ``at``, is refused: a NaN
+    is a missing label) as numbers, whole ones as integers; words in text order; both,
+    the (finite) numbers' classes first, as if they were alone, then the words'. A NaN
+    among words is refused too; another missing value as tables write one (``NA``,
+    ``null``, ``?``) is a class, with a warning (:func:`_check_missing_labels`)."""
     if all(map(is_number, labels)):
-        return encode_labels(_numbers(labels, missing))
+        return encode_labels(_numbers(labels, at))
     y, texts = encode_labels(np.array(labels, dtype=str))  # distinct labels, in text order
+    _check_missing_labels(y, texts, at)
     numeric = np.array([is_number(text) and np.isfinite(float(text)) for text in texts],
                        dtype=bool)
     if not numeric.any():
@@ -611,27 +630,64 @@ def _label_classes(labels: Sequence[str], missing: MissingLabels
     return class_of_text[y], number_names + words
 
 
-def _numbers(labels: Sequence[str] | np.ndarray, missing: MissingLabels) -> np.ndarray:
+def _check_missing_labels(y: np.ndarray, texts: list[str], at: LabelAt) -> None:
+    """Check labels :math:`(T,)` of words, class ids ``y`` of the distinct ``texts``, for
+    missing values as tables write them (:func:`~.numbers.is_missing_value`): refuse a
+    NaN, the first named by ``at``, as a label of numbers is refused; warn of the first
+    other one (``NA``, ``null``, ``?``), which may be a class's name."""
+    missing = [k for k, text in enumerate(texts) if is_missing_value(text)]
+    if not missing:
+        return
+    nan = [k for k in missing if is_nan(texts[k])]
+    rows = np.flatnonzero(np.isin(y, nan or missing))
+    if nan:
+        raise _not_a_label(at(rows[0]), len(rows))
+    warnings.warn(f"{at(rows[0])}{_first_of(len(rows))}, which reads as a missing value: it "
+                  f"is learned as a class; if it marks an unknown label, fill it in or drop "
+                  f"the row first")
+
+
+def _numbers(labels: Sequence[str] | np.ndarray, at: LabelAt) -> np.ndarray:
     """Labels :math:`(T,)`, each a number (or its text), as integers where all are
-    whole numbers, else floats; ``missing`` of the positions of those not finite (a
-    NaN is a missing label) is raised."""
+    whole numbers, else floats; the first not finite (a NaN is a missing label),
+    named by ``at``, is refused."""
     numbers = np.asarray(labels, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(numbers))
     if len(bad):
-        raise missing(bad)
+        raise _not_a_label(at(bad[0]), len(bad))
     return _whole_as_integers(numbers)
 
 
-def _missing_csv_labels(labels: list[str], lines: array, file_name: str, column: str
-                        ) -> MissingLabels:
-    """The :data:`MissingLabels` of CSV (or ARFF) label fields read from ``lines``:
-    it names the first one's line, ``column`` (``column 3``, ``attribute 'y'``) and
-    text."""
-    def missing(bad: np.ndarray) -> DatasetFormatError:
-        return DatasetFormatError(f"{file_name} line {lines[bad[0]]}: {column} (the label) "
-                                  f"holds {labels[bad[0]]!r}, not a label; every row needs "
-                                  f"its true label")
-    return missing
+def _not_a_label(label: str, count: int = 1) -> DatasetFormatError:
+    """The error of a ``label`` (:data:`LabelAt`) that is no label, the first of
+    ``count``: a NaN, an infinity."""
+    return DatasetFormatError(f"{label}, not a label{_first_of(count)}; every row needs its "
+                              f"true label")
+
+
+def _csv_label_at(labels: list[str], lines: array, file_name: str, column: str) -> LabelAt:
+    """The :data:`LabelAt` of CSV (or ARFF) label fields read from ``lines``: its
+    line, ``column`` (``column 3``, ``attribute 'y'``) and text."""
+    return lambda k: _label_field(file_name, lines[k], column, labels[k])
+
+
+def _label_field(file_name: str, line: int, column: str, label: str) -> str:
+    """Label field ``label`` of ``column`` (``column 3``, ``attribute 'y'``) on
+    ``line`` as messages name it (:data:`LabelAt`)."""
+    return f"{file_name} line {line}: {column} (the label) holds {label!r}"
+
+
+def _check_label_spread(y: np.ndarray, file_name: str, column: str) -> None:
+    """Warn when the label ``column`` (``column 3``, ``attribute 'y'``) of the class
+    ids ``y`` :math:`(T,)` has more than :data:`_MANY_CLASSES` distinct values and
+    more than half as many as rows (more than 20, and over ``T / 2``): a measurement
+    or an ID, most likely, read as one class per row or nearly, which a run learns
+    nothing from. 20 classes in 20 rows, 21 in 42, pass."""
+    distinct = np.count_nonzero(np.bincount(y))
+    if distinct > _MANY_CLASSES and 2 * distinct > len(y):
+        warnings.warn(f"{file_name}: {column} (the label) has {distinct} distinct values in "
+                      f"{len(y)} rows: is it the label? (label_column, --label-column on the "
+                      f"command line, picks another)")
 
 
 def _label_index(label_column: Optional[str], first_row: list[str], width: int,
@@ -823,12 +879,14 @@ class _ArffTable:
                                      f"data rows")
         x = self._rows.array()
         label = self._attributes[self._index]
+        column = f"attribute {label.name!r}"
         if label.values is not None:
             y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
         else:
             texts = cast("list[str]", self._labels)  # a numeric label's: its numbers' texts
-            y, class_names = _label_classes(texts, _missing_csv_labels(
-                texts, self._lines, self._file_name, f"attribute {label.name!r}"))
+            y, class_names = _label_classes(texts, _csv_label_at(texts, self._lines,
+                                                                 self._file_name, column))
+        _check_label_spread(y, self._file_name, column)
         return x, y, class_names, self.feature_names
 
     def _set(self, row: np.ndarray, values: arff.Values, numeric: list[int],

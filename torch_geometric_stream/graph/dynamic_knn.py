@@ -14,7 +14,8 @@ from torch_geometric_stream.graph.regularizer import structure_loss
 from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_has_values, check_node_features,
                                                check_positive_int, check_row_index,
-                                               check_same_device, describe_index)
+                                               check_row_mask, check_same_device,
+                                               describe_index)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -188,7 +189,7 @@ def _check_topk_input(query: Tensor, keys: Tensor, key_mask: Optional[Tensor],
     """Shapes and dtypes of :func:`topk_neighbors`' inputs (no value is read)."""
     _check_query_keys(query, keys)
     if key_mask is not None:
-        _check_row_mask(key_mask, keys, "key_mask", "the keys' device")
+        check_row_mask(key_mask, keys, "key_mask", "the keys' device")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
 
@@ -291,17 +292,6 @@ def _refuse_batched(tensor: Tensor, name: str, reason: str) -> None:
     if is_batched(tensor):
         raise ValueError(f"{name} cannot vary over a torch.func.vmap batch: {reason}; pass "
                          f"one {name} for all samples")
-
-
-def _check_row_mask(mask: Tensor, rows: Tensor, name: str, where: str) -> None:
-    r"""Raise unless ``mask`` is a boolean tensor :math:`(N,)` over the :math:`N` rows
-    of ``rows``, on their device (``where`` names it in the message)."""
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        raise TypeError(f"{name} must be a boolean tensor, got "
-                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
-    if mask.shape != (rows.size(0),):
-        raise ValueError(f"{name} must have shape ({rows.size(0)},), got {tuple(mask.shape)}")
-    check_same_device(mask, rows.device, name, where)
 
 
 class ReceptiveTopK(NamedTuple):
@@ -618,7 +608,7 @@ class DynamicKNNGraph(nn.Module):
         if query_index is not None:
             check_row_index(query_index, num_rows)
         if node_mask is not None:
-            _check_row_mask(node_mask, x, "node_mask", "x's device")
+            check_row_mask(node_mask, x, "node_mask", "x's device")
             _refuse_batched(node_mask, "node_mask", _MASK_COUNTED)
             if not bool(node_mask.any()):
                 raise ValueError("node_mask allows no row as a neighbour")

@@ -23,7 +23,8 @@ from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.ops.functorch import in_func_transform
 from torch_geometric_stream.validation import (check_bool, check_positive_int,
-                                               check_row_index, check_same_device)
+                                               check_row_index, check_row_mask,
+                                               check_same_device)
 
 __all__ = ["structure_loss", "STRUCTURE_LOSS_FORMS"]
 
@@ -84,7 +85,8 @@ def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
 
 def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = None,
                    form: str = "plain", include_constant: bool = True,
-                   num_rows: Optional[int] = None, check: bool = True) -> Tensor:
+                   num_rows: Optional[int] = None, row_mask: Optional[Tensor] = None,
+                   check: bool = True) -> Tensor:
     r"""Mean squared difference between input and embedding similarities.
 
     Args:
@@ -100,6 +102,14 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
             zero padding (their pairs add nothing to any sum, so the result is
             the loss of the :math:`n` real rows, with shapes fixed at
             :math:`N`). ``None`` = :math:`N`.
+        row_mask (Tensor, optional): ``bool`` :math:`(N,)`: the rows of ``emb``
+            outside it count as zero rows (e.g. the embeddings of a memory's
+            empty slots, whose rows of ``x`` are zero): for finite ``emb``, the
+            loss and gradient of ``emb * row_mask.unsqueeze(1)`` given as
+            ``emb``, exactly. With ``query_index`` and the
+            :math:`q \times N` form, the similarities of those rows are zeroed
+            instead, which spares that :math:`(N, h)` product and its backward.
+            ``None``: every row.
         check (bool): check the inputs first (reading ``query_index``'s range
             costs one host sync on a GPU, so a per-sample step that built
             them itself passes ``False``).
@@ -120,10 +130,14 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     if form not in STRUCTURE_LOSS_FORMS:
         raise ValueError(f"form must be one of {STRUCTURE_LOSS_FORMS}, got {form!r}")
     if check:
-        _check_input(x, emb, query_index, num_rows)
+        _check_input(x, emb, query_index, num_rows, row_mask)
         check_bool(include_constant, "include_constant")
     num_rows = x.size(0) if num_rows is None else num_rows
     constant = include_constant or form == "frobenius"
+    block = query_index is not None and _block_is_cheaper(
+        query_index.size(0), x.size(0), x.size(1), emb.size(1), constant)
+    if row_mask is not None and not block:
+        emb = emb * row_mask.unsqueeze(1).to(emb.dtype)
     if query_index is None:
         terms = (_gram_norm_sq(emb, emb), _gram_norm_sq(x, emb),
                  _gram_norm_sq(x, x) if constant else None)
@@ -131,8 +145,8 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
     else:
         x_q = x[query_index]
         num_entries = x_q.size(0) * num_rows
-        if _block_is_cheaper(x_q.size(0), x.size(0), x.size(1), emb.size(1), constant):
-            terms = _block_terms(x_q, x, query_index, emb, constant)
+        if block:
+            terms = _block_terms(x_q, x, query_index, emb, constant, row_mask)
         else:
             terms = _query_gram_terms(x_q, x, emb[query_index], emb, constant)
     emb_term, cross, k_term = terms  # ||S||^2, <S, K>, ||K||^2 (None: not needed)
@@ -146,7 +160,7 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
 
 
 def _check_input(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
-                 num_rows: Optional[int]) -> None:
+                 num_rows: Optional[int], row_mask: Optional[Tensor]) -> None:
     """Raise unless :func:`structure_loss`'s inputs fit together."""
     if not isinstance(x, Tensor) or not isinstance(emb, Tensor):
         raise TypeError(f"x and emb must be tensors, got {type(x).__name__} and "
@@ -164,6 +178,8 @@ def _check_input(x: Tensor, emb: Tensor, query_index: Optional[Tensor],
         raise ValueError(f"num_rows must be at most x's {x.size(0)} rows, got {num_rows}")
     if query_index is not None:
         check_row_index(query_index, x.size(0))
+    if row_mask is not None:
+        check_row_mask(row_mask, x, "row_mask", "x's device")
 
 
 def _gram_inner(a: Tensor, b: Tensor, a_q: Tensor, b_q: Tensor) -> Tensor:
@@ -184,11 +200,15 @@ def _query_gram_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
 
 
 def _block_terms(x_q: Tensor, x: Tensor, query_index: Tensor, e: Tensor,
-                 constant: bool) -> tuple[Tensor, Tensor, Optional[Tensor]]:
-    r"""The same three terms from the :math:`q \times N` similarity matrices."""
+                 constant: bool, row_mask: Optional[Tensor] = None
+                 ) -> tuple[Tensor, Tensor, Optional[Tensor]]:
+    r"""The same three terms from the :math:`q \times N` similarity matrices; the
+    similarities of rows outside ``row_mask`` zeroed."""
     # a GPU keeps the CUDA-graph-checked ops, torch.func autograd's own
     plain = e.device.type != "cpu" or in_func_transform()
     sim_e = e[query_index] @ e.t() if plain else _QuerySimilarity.apply(e, query_index)
+    if row_mask is not None:
+        sim_e = sim_e.masked_fill(~(row_mask[query_index].unsqueeze(1) & row_mask), 0.0)
     with torch.no_grad():
         sim_x = x_q @ x.t()
     k_term = sim_x.square().sum() if constant else None

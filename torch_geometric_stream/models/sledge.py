@@ -944,11 +944,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         """The regularizer over the filled slots; empty slots (zero prototypes)
         enter as zero rows, so that shapes do not depend on the fill level."""
         memory = self.memory
-        if not memory.is_full:
-            emb = emb * memory.node_mask.unsqueeze(1).to(emb.dtype)
         return structure_loss(nodes, emb, query_index=labeled if self.light else None,
                               form=self.regularizer, include_constant=False,
-                              num_rows=memory.num_nodes, check=False)
+                              num_rows=memory.num_nodes,
+                              row_mask=None if memory.is_full else memory.node_mask,
+                              check=False)
 
     def extra_repr(self) -> str:
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, k={self.k}, "
