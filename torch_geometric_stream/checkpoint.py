@@ -306,9 +306,16 @@ def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
                               extra=extra)
 
 
+#: The ``expect`` of :func:`load_checkpoint`: a mapping, or a function of the
+#: checkpoint's ``extra`` giving it (what to compare may depend on what the
+#: checkpoint is of), which may refuse the checkpoint itself by raising
+#: :class:`CheckpointError`.
+Expect = Union[Mapping[str, Any], Callable[[Mapping[str, Any]], Mapping[str, Any]], None]
+
+
 def load_checkpoint(path: PathLike, learner: Any, *,
                     transform: Optional[Stateful] = None,
-                    expect: Optional[Mapping[str, Any]] = None,
+                    expect: Expect = None,
                     assume: Optional[Mapping[str, Any]] = None) -> CheckpointState:
     """Restore ``learner`` (and ``transform`` and the RNG states) from ``path``.
 
@@ -323,7 +330,9 @@ def load_checkpoint(path: PathLike, learner: Any, *,
         learner: a learner built like the saved one.
         transform: the transform to restore; required exactly when the
             checkpoint holds a transform state.
-        expect: entries that the checkpoint's ``extra`` must hold with equal values.
+        expect: entries that the checkpoint's ``extra`` must hold with equal values,
+            or a function of the checkpoint's ``extra`` returning them (called
+            before anything changes; it may raise :class:`CheckpointError`).
         assume: the value of an ``expect`` entry in checkpoints that lack it
             (written before the entry existed, or leaving it out at that
             value); without one, a lacking entry reads ``None``.
@@ -337,10 +346,14 @@ def load_checkpoint(path: PathLike, learner: Any, *,
             learner has 16``).
     """
     _check_transform_argument(transform)
-    check_mapping(expect, "expect")
+    if not callable(expect):
+        check_mapping(expect, "expect")
     check_mapping(assume, "assume")
     path = Path(path)
     payload = _read(path)
+    if callable(expect):
+        expect = expect(payload["extra"])
+        check_mapping(expect, "expect(extra)")
     _check_expected(path, payload["extra"], expect or {}, assume or {})
     saved = payload["learner"]
     _check_learner(path, saved, learner)

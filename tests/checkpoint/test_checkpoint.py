@@ -546,6 +546,31 @@ def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
     assert state.position == 30
 
 
+def test_expect_may_be_a_function_of_the_checkpoints_extra(saved):
+    """Called with the saved ``extra`` before anything changes: the entries it
+    returns are compared, and a CheckpointError it raises refuses the checkpoint."""
+    seen = []
+
+    def expect(extra):
+        seen.append(dict(extra))
+        return {"seed": 1} if "seed" in extra else {}
+
+    assert_refused(saved, small_sledge(), "seed=0 in the checkpoint, 1 here", expect=expect)
+    assert seen == [{"seed": 0}]
+
+    def refuse(extra):
+        raise CheckpointError(f"a checkpoint of seed {extra['seed']} is not for this run")
+
+    assert_refused(saved, small_sledge(), "^a checkpoint of seed 0 is not for this run$",
+                   expect=refuse)
+    with pytest.raises(TypeError, match=r"^expect\(extra\) must be a mapping"):
+        load_checkpoint(saved, small_sledge(), transform=make_transform("online"),
+                        expect=lambda extra: 5)
+    state = load_checkpoint(saved, small_sledge(), transform=make_transform("online"),
+                            expect=lambda extra: {"seed": 0})
+    assert state.position == 30
+
+
 @pytest.mark.parametrize("items, shown", [
     (10, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\]"),
     (11, r"\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\. \(11 in all\)\]")])

@@ -752,3 +752,19 @@ def test_a_delayed_record_older_than_learn_on_arrival_keeps_its_name_apart(tmp_p
     assert main(["compare", *paths]) == 0
     names = [line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
     assert names == ["learn_on_arrival=True", "learn_on_arrival=None"]
+
+
+def test_a_csv_that_would_overwrite_a_record_or_is_no_csv_is_refused(tmp_path, capsys):
+    """Before: ``--csv a0.json`` replaced the record by the table, and ``--csv
+    DIR/table.json`` wrote a JSON that is no record into the folder compared."""
+    path = write(tmp_path, "a0.json", record(0, 0.80))
+    before = Path(path).read_text()
+    assert main(["compare", path, "--csv", path]) == 2
+    assert capsys.readouterr().err == (
+        f"error: a record compared and --csv name one file, {path}: the --csv file would "
+        f"overwrite it; give it another name\n")
+    assert main(["compare", str(tmp_path), "--csv", str(tmp_path / "table.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --csv writes CSV: give a FILE.csv, got {tmp_path / 'table.json'}\n")
+    assert [file.name for file in tmp_path.iterdir()] == ["a0.json"]
+    assert Path(path).read_text() == before

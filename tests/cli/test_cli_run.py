@@ -1483,3 +1483,25 @@ def test_a_bounded_history_refuses_the_per_sample_csv_before_the_run(tmp_path, c
         "--csv or run with --history full\n")
     assert main(["run", "--limit", "40", "--quiet", "--history", "partial"]) == 2
     assert "argument --history: invalid choice: 'partial'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, message", [
+    # before: plain JSON as out.json_seed0.gz and out.json_seed1.gz, which compare DIR
+    # (reading *.json) never found
+    (["--output", "{dir}/out.json.gz", "--seed", "0,1"],
+     "--output writes JSON: give a FILE.json, got {dir}/out.json.gz"),
+    (["--output", "{dir}/out", "--seed", "0"],
+     "--output writes JSON: give a FILE.json, got {dir}/out"),
+    (["--output", "{dir}/out.json", "--csv", "{dir}/rows.csv.gz"],
+     "--csv writes CSV: give a FILE.csv, got {dir}/rows.csv.gz"),
+    (["--output", "{dir}/out.json", "--eval-window", "10", "--windows-csv", "{dir}/w.txt"],
+     "--windows-csv writes CSV: give a FILE.csv, got {dir}/w.txt"),
+])
+def test_an_output_named_for_another_format_is_refused_before_the_run(
+        tmp_path, capsys, monkeypatch, options, message):
+    monkeypatch.setattr(run_module, "prequential", lambda *args, **kwargs: pytest.fail("ran"))
+    argv = ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30", "--quiet",
+            *(option.format(dir=tmp_path) for option in options)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"error: {message.format(dir=tmp_path)}\n"
+    assert not list(tmp_path.iterdir())

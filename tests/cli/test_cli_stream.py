@@ -423,3 +423,65 @@ def test_a_stop_while_standard_input_sends_no_row_keeps_the_rows_done(tmp_path, 
     record = json.loads(Path(f"{out}.partial").read_text())
     assert (record["n_samples"], record["interrupted_at"]) == (60, 60)
     assert not out.exists()
+
+
+#: ``RESUMABLE`` reading the file whole (without ``--stream --classes a,b,c``).
+READ_WHOLE = [option for option in RESUMABLE if option not in ("--stream", "--classes", "a,b,c")]
+
+
+@pytest.mark.parametrize("options", [["--history", "bounded"], ["--history", "full"],
+                                     ["--history", "bounded", "--limit", "200"]])
+def test_a_checkpoint_resumed_with_another_reading_of_its_file_is_refused_as_such(
+        tmp_path, capsys, options):
+    """A checkpoint of a run that read its file whole, resumed with --stream, and
+    one of a --stream run resumed without, are named as such (before: a KeyError
+    for the digest of the rows read, and entries 'older than' the checkpoint).
+    The label is the last column: no --label-column."""
+    stream = tmp_path / "data.csv"
+    stream.write_text("".join(",".join([*fields[:1], *fields[2:], fields[1]]) + "\n"
+                              for fields in (line.split(",") for line in
+                                             _csv(tmp_path / "kind.csv").read_text().split())))
+    streamed_run, whole_run = (["--dataset", str(stream), *options,
+                                *[option for option in reading if option not in
+                                  ("--label-column", "kind")]]
+                               for reading in (RESUMABLE, READ_WHOLE))
+    whole, streamed = tmp_path / "whole.ckpt", tmp_path / "streamed.ckpt"
+    _run(tmp_path, "first", *whole_run, "--checkpoint", str(whole))
+    _run(tmp_path, "second", *streamed_run, "--checkpoint", str(streamed))
+    assert _error(capsys, *FAST, *streamed_run, "--resume", str(whole)) == (
+        f"error: --resume: checkpoint {whole} was made by a run that read data.csv whole: "
+        f"drop --stream and --classes to resume it, or start the streamed run afresh "
+        f"(without --resume)")
+    assert _error(capsys, *FAST, *whole_run, "--resume", str(streamed)) == (
+        f"error: --resume: checkpoint {streamed} was made by a --stream run of data.csv: "
+        f"add --stream --classes a,b,c to resume it")
+
+
+@pytest.mark.parametrize("reading", [RESUMABLE, READ_WHOLE], ids=["stream", "file-read-whole"])
+def test_a_renamed_copy_of_the_stream_resumes_and_an_edited_one_is_refused(
+        tmp_path, capsys, interrupt_run_after, monkeypatch, reading):
+    """A file stream is its bytes (read whole: their SHA-256; streamed: the
+    digest of the rows read), not its name: a run stopped on data.csv resumes on
+    a renamed copy to the uninterrupted record (before: refused, dataset='data.csv'
+    in the checkpoint, 'renamed.csv' here); a copy edited is refused."""
+    stream = _csv(tmp_path / "data.csv")
+    whole = _run(tmp_path, "whole", "--dataset", str(stream), *reading)
+    checkpoint = tmp_path / "ck.ckpt"
+    interrupt_run_after(120)
+    assert main(["run", *FAST, "--dataset", str(stream), *reading, "--checkpoint",
+                 str(checkpoint), "--checkpoint-every", "50"]) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_bytes(stream.read_bytes())
+    resume = ["--dataset", str(renamed), *reading, "--resume", str(checkpoint)]
+    resumed = _run(tmp_path, "resumed", *resume)
+    assert resumed["resumed_from"] == 100
+    _same(resumed, {**whole, "dataset": "renamed.csv", "dataset_source": str(renamed.resolve())})
+    lines = renamed.read_text().splitlines(keepends=True)
+    lines[5] = lines[5].replace(".", "9", 1)  # a value of row 5 edited
+    renamed.write_text("".join(lines))
+    assert _error(capsys, *FAST, *resume).startswith(
+        f"error: {renamed.resolve()}: its first 100 data rows are not the text read before"
+        if "--stream" in reading else
+        f"error: --resume: checkpoint {checkpoint} was made by another run: dataset_sha256=")

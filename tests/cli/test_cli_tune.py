@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from torch_geometric_stream.cli import main
+from torch_geometric_stream.cli import build_parser, main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli import tune as tune_module
 from torch_geometric_stream.cli.errors import UsageError
@@ -904,3 +904,40 @@ def test_tune_searches_around_a_config_file_that_the_grid_overrides(tmp_path, ca
     assert main([*argv, "--config", str(base)]) == 2
     assert capsys.readouterr().err.startswith(
         "error: --config: unknown configuration keys for model 'sledge-light': colour")
+
+
+def test_a_best_file_that_would_overwrite_the_stream_or_a_grid_run_or_is_no_json_is_refused(
+        tmp_path, capsys, monkeypatch):
+    """Before: ``--best mine.csv`` replaced the stream by the best configuration;
+    --config and a grid run's JSON were replaced alike; any name was written."""
+    stream = tmp_path / "mine.csv"
+    stream.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n"
+                                              for i in range(20)))
+    before = stream.read_text()
+    monkeypatch.setattr(tune_module, "run_commands",
+                        lambda *args, **kwargs: pytest.fail("ran"))
+    out, config = tmp_path / "grid", tmp_path / "base.json"
+    config.write_text('{"lr": 0.01}\n')
+    argv = ["tune", "--dataset", str(stream), "--model", "memory", "--label-mask", "bernoulli",
+            "--grid", "memory-size=40,60", "--seeds", "0,1", "--out-dir", str(out)]
+    for best, message in [
+            (stream, f"--dataset and --best name one file, {stream}: the --best file would "
+                     f"overwrite it; give it another name"),
+            (config, f"--config and --best name one file, {config}: the --best file would "
+                     f"overwrite it; give it another name"),
+            (out / "best.txt", f"--best writes JSON: give a FILE.json, got {out / 'best.txt'}")]:
+        assert main([*argv, "--config", str(config), "--best", str(best)]) == 2
+        assert capsys.readouterr().err == f"error: {message}\n"
+    grid_run = _grid_run_name(argv, {"memory_size": "60"}, 1)
+    assert main([*argv, "--best", str(out / grid_run)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the grid run memory_size=60 (seed 1) and --best name one file, "
+        f"{out / grid_run}: the --best file would overwrite it; give it another name\n")
+    assert stream.read_text() == before and config.read_text() == '{"lr": 0.01}\n'
+    assert not list(out.iterdir())
+
+
+def _grid_run_name(argv: list[str], point: dict[str, str], seed: int) -> str:
+    """The name of the JSON of grid point ``point``'s run of ``seed`` in the
+    ``tune`` command ``argv``."""
+    return tune_module._run_path(build_parser().parse_args(argv), point, seed).name

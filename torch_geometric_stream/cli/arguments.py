@@ -288,6 +288,38 @@ def check_output_files(outputs: Sequence[tuple[str, Optional[Path]]],
             raise UsageError(f"--plot: {error}") from error
 
 
+def check_files_apart(inputs: Sequence[tuple[str, Optional[Path]]],
+                      outputs: Sequence[tuple[str, Optional[Path]]],
+                      may_share: frozenset[str] = frozenset()) -> None:
+    """Refuse a file that two of ``outputs`` name, or that an output shares with
+    one of ``inputs``, which it would overwrite (each ``(option, path)``; ``None``:
+    not given); the two options of ``may_share`` may name one file."""
+    named = {path.resolve(): option for option, path in reversed(inputs) if path is not None}
+    for option, path in outputs:
+        if path is None:
+            continue
+        earlier = named.setdefault(path.resolve(), option)
+        if earlier != option and {earlier, option} != may_share:
+            raise UsageError(f"{earlier} and {option} name one file, {path}: the "
+                             f"{option} file would overwrite it; give it another name")
+
+
+#: What an output file of each suffix holds.
+_WRITES = {".json": "JSON", ".csv": "CSV"}
+
+
+def check_suffixes(outputs: Sequence[tuple[str, Optional[Path], str]]) -> None:
+    """Refuse an output file (``(option, path, suffix)``; ``path`` ``None``: not
+    asked for) whose name does not end in its ``suffix``: records are found by
+    theirs (``compare`` and ``tune`` read a folder's ``*.json``), and several
+    seeds' files are named ``<stem>_seed<S><suffix>`` (``out.json.gz`` would give
+    plain JSON named ``out.json_seed0.gz``)."""
+    for option, path, suffix in outputs:
+        if path is not None and path.suffix != suffix:
+            raise UsageError(f"{option} writes {_WRITES[suffix]}: give a FILE{suffix}, "
+                             f"got {path}")
+
+
 def check_folder(option: str, folder: Path, must_exist: bool = True) -> None:
     """Refuse an output folder that is a file or lies in one, or (``must_exist``)
     that does not exist; else ``folder`` can be created with its parents."""

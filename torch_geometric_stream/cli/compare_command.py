@@ -41,7 +41,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from torch_geometric_stream.cli.arguments import check_output_files, plain_text
+from torch_geometric_stream.cli.arguments import (check_files_apart, check_output_files,
+                                                  check_suffixes, plain_text)
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.record_origin import ORIGINS, origin, parse_by
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
@@ -593,7 +594,11 @@ def _curves(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, np.ndarr
 
 def compare_command(args: argparse.Namespace) -> int:
     """Print the table of ``args.records`` and write its CSV and plot if asked."""
-    check_output_files((("--csv", args.csv), ("--plot", args.plot)), plot=args.plot)
+    outputs = (("--csv", args.csv), ("--plot", args.plot))
+    check_output_files(outputs, plot=args.plot)
+    check_files_apart([("a record compared", path) for path in args.records
+                       if not path.is_dir()], outputs)
+    check_suffixes([("--csv", args.csv, ".csv")])
     baseline, by = parse_baseline(args.baseline), parse_by(args.by)
     rows = _rows(group_settings(read_records(args.records), by), baseline)
     curves = _curves(rows) if args.plot is not None else {}

@@ -6,15 +6,16 @@ import sys
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 import torch
 
-from torch_geometric_stream.checkpoint import (CheckpointCallback, checkpoint_callback,
-                                               load_checkpoint)
-from torch_geometric_stream.cli.arguments import (check_device, check_folder, check_input_file,
-                                                  check_output_files, parse_seeds,
-                                                  read_config_file, root_option)
+from torch_geometric_stream.checkpoint import (CheckpointCallback, CheckpointError,
+                                               checkpoint_callback, load_checkpoint)
+from torch_geometric_stream.cli.arguments import (check_device, check_files_apart,
+                                                  check_folder, check_input_file,
+                                                  check_output_files, check_suffixes,
+                                                  parse_seeds, read_config_file, root_option)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import Interrupted, UsageError
 from torch_geometric_stream.cli.interrupts import (DeferredInterrupt, StoppedBetweenSamples,
@@ -73,7 +74,8 @@ HISTORY_HELP = ("what the run keeps of its samples: full, the per-sample predict
 OVERRIDE_KEYS = SLEDGE_CONFIG_KEYS + BASELINE_HYPERPARAMETER_KEYS
 #: Run entries a ``--resume`` checkpoint must share with the command (besides
 #: the resolved configuration and the stream's identity; a streamed run's
-#: ``limit`` excepted, see :func:`_stream_identity`).
+#: ``limit`` excepted, see :func:`_stream_identity`, and a stream file's name,
+#: see :func:`_resume_identity`).
 RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
                "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay",
                "learn_on_arrival", *QUERY_OPTIONS)
@@ -142,7 +144,7 @@ def _load_stream(args: argparse.Namespace) -> Stream:
     bundled copy for Shopper too when no data folder is found)."""
     drift = None if args.dataset is None else synthetic_drift(args.dataset, args.synthetic_drift)
     _check_stream_options(args, drift)
-    from_file = args.dataset is not None and is_stream_file(args.dataset)
+    from_file = _on_stream_file(args)
     from_csv = from_file and not args.dataset.strip().lower().endswith(".npz")
     if args.label_column is not None and not (from_csv or args.stream):
         raise UsageError("--label-column applies to a CSV or ARFF file given as --dataset "
@@ -255,6 +257,8 @@ def run_command(args: argparse.Namespace) -> int:
                ("--checkpoint", args.checkpoint), ("--windows-csv", args.windows_csv))
     check_output_files(outputs, plot=args.plot)
     _check_files_apart(args, outputs)
+    check_suffixes((("--output", args.output, ".json"), ("--csv", args.csv, ".csv"),
+                    ("--windows-csv", args.windows_csv, ".csv")))
     if args.resume is not None:  # before the stream loads
         check_input_file("--resume", args.resume)
     if args.show_config:
@@ -308,22 +312,13 @@ def _warn_of_labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> No
 
 def _check_files_apart(args: argparse.Namespace,
                        outputs: tuple[tuple[str, Optional[Path]], ...]) -> None:
-    """Refuse a file that two of ``outputs`` (``(option, path)``; ``None``: not
-    asked for) name, or that an output shares with an input (the stream file,
-    ``--config``, ``--resume``) it would overwrite; ``--checkpoint`` may be
-    ``--resume``: the run goes on saving where it resumed from."""
-    stream_file = args.dataset is not None and is_stream_file(args.dataset)
-    inputs = (("--dataset", Path(args.dataset.strip()) if stream_file else None),
+    """:func:`~torch_geometric_stream.cli.arguments.check_files_apart` of
+    ``outputs`` and the run's inputs (the stream file, ``--config``, ``--resume``);
+    ``--checkpoint`` may be ``--resume``: the run goes on saving where it resumed
+    from."""
+    inputs = (("--dataset", Path(args.dataset.strip()) if _on_stream_file(args) else None),
               ("--config", args.config), ("--resume", args.resume))
-    named = {path.resolve(): option for option, path in reversed(inputs) if path is not None}
-    for option, path in outputs:
-        if path is None:
-            continue
-        earlier = named.setdefault(path.resolve(), option)
-        if earlier != option and {earlier, option} != {"--resume", "--checkpoint"}:
-            raise UsageError(f"{earlier} and {option} name one file, {path}: the "
-                             f"{option} file would overwrite it; give it another name")
-
+    check_files_apart(inputs, outputs, may_share=frozenset({"--resume", "--checkpoint"}))
 
 
 @dataclass
@@ -592,7 +587,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     if args.resume is not None:
         with user_input("--resume"):
             state = load_checkpoint(args.resume, learner, transform=transform,
-                                    expect=identity, assume=OLDER_CHECKPOINTS)
+                                    expect=_resume_identity(args, identity),
+                                    assume=OLDER_CHECKPOINTS)
             if args.stream:  # its rows read again are checked as they are
                 dataset.expect(state.position, state.extra[STREAM_DIGEST])
         if state.record is None and state.position > 0:  # saved by hand, not by run
@@ -627,6 +623,36 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     return result, record
 
 
+def _resume_identity(args: argparse.Namespace, identity: dict[str, Any]
+                     ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """The ``expect`` of a ``--resume`` checkpoint, a function of its ``extra``:
+    ``identity``, without the file's name where the run and the checkpoint are
+    both of a stream file (its bytes, or a streamed run's rows read, identify it:
+    a renamed copy is the same stream). A checkpoint of a run that read its file
+    whole resumed with ``--stream``, or one of a ``--stream`` run resumed
+    without, is refused as such: the entries either lacks would read as older."""
+    def expect(extra: Mapping[str, Any]) -> dict[str, Any]:
+        streamed, name = STREAM_DIGEST in extra, extra.get("dataset")
+        if args.stream and not streamed:
+            raise CheckpointError(
+                f"checkpoint {args.resume} was made by a run that read {name} whole: drop "
+                f"--stream and --classes to resume it, or start the streamed run afresh "
+                f"(without --resume)")
+        if streamed and not args.stream:
+            raise CheckpointError(
+                f"checkpoint {args.resume} was made by a --stream run of {name}: add --stream "
+                f"--classes {','.join(map(str, extra.get('classes', [])))} to resume it")
+        if _on_stream_file(args) and isinstance(name, str) and is_stream_file(name):
+            return {key: value for key, value in identity.items() if key != "dataset"}
+        return identity
+    return expect
+
+
+def _on_stream_file(args: argparse.Namespace) -> bool:
+    """Whether ``--dataset`` names a stream file (read whole or as it comes)."""
+    return args.dataset is not None and is_stream_file(args.dataset)
+
+
 def _stream_identity(args: argparse.Namespace, dataset: StreamDataset | CSVRowStream
                      ) -> dict[str, Any]:
     """What a ``--resume`` checkpoint must share with the run about its stream,
@@ -652,8 +678,7 @@ def _stream_file_identity(args: argparse.Namespace, dataset: StreamDataset
     class id order, which a package that orders labels otherwise (numbers before
     words since session 72) gives the same bytes (a checkpoint older than them is
     refused). Read only by checkpoints: a run without one does not hash the file."""
-    if (args.dataset is None or not is_stream_file(args.dataset)
-            or (args.checkpoint is None and args.resume is None)):
+    if not _on_stream_file(args) or (args.checkpoint is None and args.resume is None):
         return {}
     return {"dataset_sha256": stream_file_digest(args.dataset.strip(), limit=args.limit),
             "label_column": args.label_column, "classes": dataset.class_names}

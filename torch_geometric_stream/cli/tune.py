@@ -69,8 +69,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from torch_geometric_stream.cli.arguments import (add_root_option, check_device, check_folder,
-                                                  check_output_file, label_ratio,
+from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
+                                                  check_files_apart, check_folder,
+                                                  check_output_file, check_suffixes, label_ratio,
                                                   nonnegative_int, parse_seeds, plain_text,
                                                   positive_int, read_config_file,
                                                   unit_fraction)
@@ -596,6 +597,8 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
         check_output_file("--best", args.best)
+        _check_best_apart(args, points, seeds + confirm_seeds)
+        check_suffixes([("--best", args.best, ".json")])
     warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points,
                              config_file)
     if warning:
@@ -631,6 +634,18 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     print(f"best configuration written to {best_path} (use: "
           f"{' '.join(_best_run_argv(args, best_path))})")
     return 0
+
+
+def _check_best_apart(args: argparse.Namespace, points: list[dict[str, str]],
+                      seeds: list[int]) -> None:
+    """Refuse a ``--best`` file that is the stream file, ``--config`` or the JSON
+    of a grid run (a point and seed of ``points`` and ``seeds``, in ``--out-dir``):
+    writing the best configuration would overwrite it."""
+    stream = Path(args.dataset.strip())
+    runs = [(f"the grid run {_point_name(point)} (seed {seed})",
+             _run_path(args, point, seed)) for point in points for seed in seeds]
+    check_files_apart([("--dataset", stream if is_stream_file(args.dataset) else None),
+                       ("--config", args.config), *runs], [("--best", args.best)])
 
 
 #: Entries resolved from others (the memory sizes): they may differ when these are gridded.
