@@ -301,7 +301,8 @@ def _warn_of_labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> No
     ``--limit``, which it has at most): the label of sample ``t`` comes after
     sample ``t + N``, so none comes before the stream ends and the run learns no
     label. A stream read as it comes without ``--limit`` has no known end."""
-    length = plan.limit if args.stream else plan.stream[0].num_samples
+    dataset = plan.stream[0]  # a stream read as it comes (--stream): its --limit at most
+    length = dataset.num_samples if isinstance(dataset, StreamDataset) else plan.limit
     if length is None or args.label_delay < length:
         return
     samples = f"at most {length:,} samples: --limit" if args.stream else f"{length:,} samples"

@@ -151,6 +151,8 @@ class CSVRowStream:
     """
 
     value_range: Optional[tuple[float, float]] = None  # a CSV declares no range
+    _index: int  # the label column's position, and the header (None: the file has none),
+    _header: Optional[list[str]]  # both set as the first row is read
 
     def __init__(self, path: str | Path, classes: Sequence[str], *,
                  label_column: Optional[str] = None, limit: Optional[int] = None) -> None:
