@@ -485,3 +485,22 @@ def test_a_renamed_copy_of_the_stream_resumes_and_an_edited_one_is_refused(
         f"error: {renamed.resolve()}: its first 100 data rows are not the text read before"
         if "--stream" in reading else
         f"error: --resume: checkpoint {checkpoint} was made by another run: dataset_sha256=")
+
+
+def test_a_prefix_of_a_file_whose_label_column_is_no_last_one_checkpoints_and_resumes(
+        tmp_path, capsys, interrupt_run_after, monkeypatch):
+    """Before: the checkpoint's digest of the rows read for --limit read them without
+    --label-column, so the word labels of the middle column were features: 'column
+    'kind' holds 'b', not a number', and no such run could checkpoint."""
+    stream = _csv(tmp_path / "data.csv")
+    options = ["--dataset", str(stream), *READ_WHOLE, "--limit", "200"]
+    whole = _run(tmp_path, "whole", *options)
+    checkpoint = tmp_path / "ck.ckpt"
+    interrupt_run_after(120)
+    assert main(["run", *FAST, *options, "--checkpoint", str(checkpoint),
+                 "--checkpoint-every", "50"]) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+    resumed = _run(tmp_path, "resumed", *options, "--resume", str(checkpoint))
+    assert resumed["resumed_from"] == 100
+    _same(resumed, whole)

@@ -681,8 +681,12 @@ def _stream_file_identity(args: argparse.Namespace, dataset: StreamDataset
     refused). Read only by checkpoints: a run without one does not hash the file."""
     if not _on_stream_file(args) or (args.checkpoint is None and args.resume is None):
         return {}
-    return {"dataset_sha256": stream_file_digest(args.dataset.strip(), limit=args.limit),
-            "label_column": args.label_column, "classes": dataset.class_names}
+    # the rows read with their label column (a word in a feature's place would be
+    # refused), whose name the identity keeps apart, as it did before the digest read it
+    digest = stream_file_digest(args.dataset.strip(), args.label_column, limit=args.limit,
+                                name_label_column=False)
+    return {"dataset_sha256": digest, "label_column": args.label_column,
+            "classes": dataset.class_names}
 
 
 def _check_checkpoint_flags(args: argparse.Namespace, seeds: list[int]) -> None:

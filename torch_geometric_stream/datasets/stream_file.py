@@ -72,16 +72,18 @@ def is_stream_file(name: str) -> bool:
 
 
 def stream_file_digest(path: str | Path, label_column: Optional[str] = None,
-                       limit: Optional[int] = None) -> str:
+                       limit: Optional[int] = None, *, name_label_column: bool = True) -> str:
     """The first 8 hex digits of the SHA-256 of the bytes of stream file ``path``
     and of ``label_column``: another file of one name, the file edited, or read
     with another label column, gets another digest; the file found by another
     path, the same one.
 
     With ``limit``, of a CSV's or an ARFF's text read for its first ``limit`` data
-    rows (:func:`load_stream_file` with ``limit``) instead of the whole file's bytes:
-    the digest of what such a stream is made of, which an edit further on leaves
-    as it is. An ``.npz`` archive is read whole, and hashed whole.
+    rows (:func:`load_stream_file` with ``limit`` and ``label_column``) instead of
+    the whole file's bytes: the digest of what such a stream is made of, which an
+    edit further on leaves as it is. An ``.npz`` archive is read whole, and hashed
+    whole. ``name_label_column=False`` leaves ``label_column`` out of the digest
+    (it still reads the rows): for an identity that names it apart.
 
     Raises:
         FileNotFoundError: no such file.
@@ -91,9 +93,10 @@ def stream_file_digest(path: str | Path, label_column: Optional[str] = None,
     path = Path(path).resolve()
     stat = path.stat()
     label_column = None if label_column is None else label_column.strip()
+    named = label_column if name_label_column else None
     if limit is not None and not path.name.lower().endswith(".npz"):
-        return _prefix_digest(path, stat.st_size, stat.st_mtime_ns, label_column, limit)
-    return _file_digest(path, stat.st_size, stat.st_mtime_ns, label_column)
+        return _prefix_digest(path, stat.st_size, stat.st_mtime_ns, label_column, limit, named)
+    return _file_digest(path, stat.st_size, stat.st_mtime_ns, named)
 
 
 @functools.lru_cache(maxsize=4)
@@ -109,13 +112,14 @@ def _file_digest(path: Path, size: int, modified_ns: int, label_column: Optional
 
 @functools.lru_cache(maxsize=4)
 def _prefix_digest(path: Path, size: int, modified_ns: int, label_column: Optional[str],
-                   limit: int) -> str:
-    """:func:`stream_file_digest` of a CSV or an ARFF read for its first ``limit`` rows."""
+                   limit: int, named: Optional[str]) -> str:
+    """:func:`stream_file_digest` of a CSV or an ARFF read for its first ``limit`` rows
+    with ``label_column``, the label column ``named`` in the digest (``None``: none)."""
     digest = hashlib.sha256()
     with warnings.catch_warnings():  # the rows' warnings are the stream's, read to run
         warnings.simplefilter("ignore")
         _table_reader(path)(path, label_column, limit, digest)
-    return _with_label_column(digest, label_column)
+    return _with_label_column(digest, named)
 
 
 def _with_label_column(digest: "hashlib._Hash", label_column: Optional[str]) -> str:
