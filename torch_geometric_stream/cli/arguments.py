@@ -25,7 +25,7 @@ __all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "unit_f
            "window_size", "label_ratio", "tau_value",
            "window_value", "seed_value", "device_value", "parse_seeds", "check_device",
            "check_input_file", "read_config_file", "check_output_file", "check_output_files",
-           "check_folder", "root_option", "add_root_option", "plain_text"]
+           "check_files_apart", "check_suffixes", "check_folder", "root_option", "add_root_option", "plain_text"]
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
