@@ -52,16 +52,21 @@ class ProgressLines:
     r"""Write a run's progress to ``file`` as one line every ``every`` seconds.
 
     Args:
-        total (int, optional): samples in the whole run, counted from where its
+        total (int or None): samples in the whole run, counted from where its
             record starts (a resumed run included); ``None`` when unknown (a
             generator): the line then gives no share and no time left.
-        every (float): seconds between two lines. (default: :data:`LOG_PROGRESS_SECONDS`)
-        file (TextIO, optional): where the lines go. (default: ``sys.stderr``)
-        clock (callable): the time in seconds, e.g. ``time.monotonic``.
+        every (float, optional): seconds between two lines.
+            (default: :data:`LOG_PROGRESS_SECONDS`)
+        file (TextIO, optional): where the lines go; ``None``: the
+            ``sys.stderr`` of the moment of each line (so a redirected or
+            captured stderr gets them). (default: :obj:`None`)
+        clock (callable, optional): the time in seconds.
+            (default: ``time.monotonic``)
         desc (str, optional): the line's first word; ``None`` or ``""``: none (as
-            :class:`tqdm.tqdm` shows no description).
-        done_before (int): samples of the run done before this process (a
-            resumed run's), which :meth:`update`'s counts include.
+            :class:`tqdm.tqdm` shows no description). (default: :obj:`"prequential"`)
+        done_before (int, optional): samples of the run done before this process
+            (a resumed run's), which :meth:`update`'s counts include.
+            (default: ``0``)
 
     The speed and the time left come from the samples this process ran since the
     reporter was made, so a resumed run's earlier samples do not count as instant.

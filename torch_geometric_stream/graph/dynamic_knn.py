@@ -126,15 +126,16 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
             only keys of its own graph, as PyG's ``batch`` vector (any ids,
             sorted or not). A query whose graph has fewer than ``k`` allowed
             keys gets the others with score ``-inf`` (drop them).
-        block_size (int): query rows scored at once.
+        block_size (int, optional): query rows scored at once. (default: 2048)
         search_dtype (torch.dtype or str, optional): an approximate search: the
             neighbours are *chosen* with scores in this (lower) precision, e.g.
             ``torch.bfloat16``, and their returned scores recomputed in the
             inputs' precision. Near-ties may then pick other neighbours than
             the exact search. ``None``: exact, in the inputs' precision.
-        check_key_mask (bool): count the keys ``key_mask`` allows (one host
-            sync on a GPU); callers that chose ``k`` by that count pass
-            ``False``. Shapes and dtypes are checked either way.
+        check_key_mask (bool, optional): count the keys ``key_mask`` allows
+            (one host sync on a GPU); callers that chose ``k`` by that count
+            pass ``False``. Shapes and dtypes are checked either way.
+            (default: :obj:`True`)
 
     Returns:
         :class:`TopK` of scores and ``int64`` indices into ``keys``, :math:`(Q, k)`
@@ -687,6 +688,14 @@ class StaticKNNGraph(DynamicKNNGraph):
 
     Same interface as :class:`DynamicKNNGraph` with the identity (then
     L2 normalization) as embedding, so it has no parameters.
+
+    Args:
+        in_channels (int): input size :math:`d`.
+        k (int): neighbours kept per query row (clipped to the number of rows).
+        block_size (int, optional): query rows scored at once. (default: 2048)
+        search_dtype (torch.dtype or str, optional): choose the neighbours with
+            scores in this lower precision, as :class:`DynamicKNNGraph`.
+            (default: :obj:`None`, exact)
     """
 
     def __init__(self, in_channels: int, k: int, block_size: int = 2048,

@@ -94,9 +94,11 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
         emb (Tensor): embeddings :math:`(N, h)`, rows L2-normalized.
         query_index (Tensor, optional): only the rows ``query_index`` against
             all rows (SLeDGe-L's :math:`c \times N` block); ``None`` = all pairs.
-        form (str): ``"plain"`` (authors' code) or ``"frobenius"`` (paper).
-        include_constant (bool): add the term that does not depend on ``emb``
-            (:math:`\|K\|_F^2`, plain form); gradients are the same without it.
+        form (str, optional): ``"plain"`` (authors' code) or ``"frobenius"``
+            (paper). (default: :obj:`"plain"`)
+        include_constant (bool, optional): add the term that does not depend on
+            ``emb`` (:math:`\|K\|_F^2`, plain form); gradients are the same
+            without it. (default: :obj:`True`)
         num_rows (int, optional): the number of rows :math:`n` the mean runs
             over, when the other :math:`N - n` rows of ``x`` and ``emb`` are
             zero padding (their pairs add nothing to any sum, so the result is
@@ -110,9 +112,10 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
             :math:`q \times N` form, the similarities of those rows are zeroed
             instead, which spares that :math:`(N, h)` product and its backward.
             ``None``: every row.
-        check (bool): check the inputs first (reading ``query_index``'s range
-            costs one host sync on a GPU, so a per-sample step that built
-            them itself passes ``False``).
+        check (bool, optional): check the inputs first (reading
+            ``query_index``'s range costs one host sync on a GPU, so a
+            per-sample step that built them itself passes ``False``).
+            (default: :obj:`True`)
 
     Returns:
         A scalar tensor, equal (up to rounding) to

@@ -347,6 +347,15 @@ class MLPBackbone(_LayerStack):
     r"""Linear layers with LayerNorm + ReLU between them, ignoring any graph
     (the "Base" and "+M" ablations).
 
+    Args:
+        in_channels (int): input size.
+        hidden_channels (int): hidden size.
+        out_channels (int): output size (number of classes for logits).
+        num_layers (int): number of linear layers.
+        dropout (float, optional): dropout between layers, its masks drawn
+            from the attribute ``generator`` (``None``: torch's global
+            generator). (default: 0)
+
     Shapes:
         - **input:** :math:`(N, F_{in})` (``edge_index``/``edge_weight`` ignored)
         - **output:** :math:`(N, F_{out})`
