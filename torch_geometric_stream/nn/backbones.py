@@ -276,8 +276,10 @@ class GCNBackbone(GraphBackbone):
         hidden_channels (int): hidden size (256 in the paper).
         out_channels (int): number of classes.
         num_layers (int): number of GCN layers :math:`\alpha_2`.
-        normalization (str, optional): ``"symmetric"`` (paper) or ``"mean"``
-            (authors' code). (default: :obj:`"symmetric"`)
+        normalization (str, optional): one of
+            :data:`~torch_geometric_stream.graph.NORMALIZATIONS`: ``"symmetric"``
+            (paper), ``"symmetric-add"`` (:math:`A + I` literally), ``"mean"``
+            (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
             generator). (default: 0)
