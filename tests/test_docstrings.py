@@ -21,8 +21,9 @@ its public methods; a function), each callable is checked against these rules:
 3. an entry marked ``optional`` documents a parameter that has a default; in
    a section that marks any entry ``optional``, every typed entry of a
    parameter with a default is marked (sections that never use the marker,
-   about half of them, are left alone: the package follows PyG's marker only
-   where it uses it at all).
+   about a quarter of those that document a default, all with untyped
+   ``name: text`` entries, are left alone: the package follows PyG's marker
+   only where it uses it at all).
 
 Every class of :mod:`torch_geometric_stream` itself has a constructor
 ``Args:`` section of its own.

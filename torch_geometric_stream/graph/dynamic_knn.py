@@ -29,7 +29,8 @@ class EmbeddingMLP(nn.Module):
     Args:
         in_channels (int): input size :math:`d`.
         hidden_channels (int): width and output size :math:`h`.
-        num_layers (int): number of linear layers :math:`\alpha_1 \geq 1`.
+        num_layers (int, optional): number of linear layers :math:`\alpha_1 \geq 1`.
+            (default: ``1``)
 
     Shapes:
         - **input:** :math:`(N, d)`; **output:** :math:`(N, h)`, unit rows

@@ -44,7 +44,8 @@ class CapyMOASLeDGe(_ClassifierSSL):
 
     Args:
         schema: the stream's ``capymoa.stream.Schema`` (classification).
-        light (bool): build SLeDGe-L (a TypeError for anything but a bool).
+        light (bool, optional): build SLeDGe-L (a TypeError for anything but a
+            bool). (default: :obj:`False`)
         random_seed: seed of SLeDGe's parameter initialization.
         transform: optional per-row input transform applied to ``instance.x``,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`

@@ -137,10 +137,10 @@ class CSRGraph:
         edge_index (Tensor): :math:`(2, E)` ``int64`` (or ``int32``), every index
             in :math:`[0, N)`.
         num_nodes (int): number of nodes :math:`N`.
-        check_indices (bool): read the indices' range (one host sync on a GPU).
+        check_indices (bool, optional): read the indices' range (one host sync on a GPU).
             Layers that built ``edge_index`` themselves pass ``False``; shape
             and dtype are checked either way. (default: ``True``)
-        reuse_matrices (bool): keep the last CSR matrix built from an
+        reuse_matrices (bool, optional): keep the last CSR matrix built from an
             edge-weight tensor, and use it again for the same tensor at the same
             version (``Tensor._version``), as the layers of one forward (and its
             backward) do: for a graph private to one forward, whose weights no
