@@ -83,16 +83,39 @@ class StreamClassifier(abc.ABC):
 
     @with_autograd
     def predict_proba(self, x: Any) -> Tensor:
-        """Class probabilities of every row of ``x`` against the current state."""
+        """Class probabilities of every row of ``x`` against the current state.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+
+        Returns:
+            Tensor: the probabilities, shape :math:`(n, c)`.
+        """
         return self._predict_proba(self._rows(x))
 
     def predict(self, x: Any) -> Tensor:
-        """Predicted class id of every row of ``x``, shape :math:`(n,)`."""
+        """Predicted class id of every row of ``x``.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+
+        Returns:
+            Tensor: the class ids, shape :math:`(n,)`.
+        """
         return self.predict_proba(x).argmax(dim=-1)
 
     @with_autograd
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
-        """Learn from the rows of ``x`` one after another; ``y=-1`` or ``None`` = unlabeled."""
+        """Learn from the rows of ``x`` one after another.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+            y (int or Tensor or array-like, optional): the labels, a scalar or
+                :math:`(n,)`; ``-1`` or ``None`` = unlabeled. (default: :obj:`None`)
+
+        Returns:
+            StreamClassifier: ``self``.
+        """
         rows = self._rows(x)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
         self._learn(rows, labels)
@@ -100,21 +123,50 @@ class StreamClassifier(abc.ABC):
 
     @with_autograd
     def predict_proba_one(self, x: Any) -> dict[int, float]:
-        """River's ``predict_proba_one``: ``{class id: probability}`` for one sample
-        :math:`(d,)` (or :math:`(1, d)`)."""
+        """River's ``predict_proba_one``.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` (or :math:`(1, d)`).
+
+        Returns:
+            dict[int, float]: ``{class id: probability}``.
+
+        Raises:
+            ValueError: if ``x`` holds more than one row.
+        """
         probabilities = self._predict_proba(self._rows(x, "predict_proba_one"))[0]
         return dict(enumerate(probabilities.tolist()))
 
     @with_autograd
     def predict_one(self, x: Any) -> int:
-        """River's ``predict_one``: the predicted class id of one sample :math:`(d,)`
-        (or :math:`(1, d)`) as a Python ``int``."""
+        """River's ``predict_one``.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` (or :math:`(1, d)`).
+
+        Returns:
+            int: the predicted class id.
+
+        Raises:
+            ValueError: if ``x`` holds more than one row.
+        """
         return int(self._predict_proba(self._rows(x, "predict_one"))[0].argmax())
 
     @with_autograd
     def learn_one(self, x: Any, y: Any = None) -> "StreamClassifier":
-        """River's ``learn_one``: learn one sample :math:`(d,)` (or :math:`(1, d)`);
-        ``y=None`` (or ``-1``) learns it unlabeled."""
+        """River's ``learn_one``: learn one sample.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` (or :math:`(1, d)`).
+            y (int, optional): its label; ``None`` (or ``-1``) learns it unlabeled.
+                (default: :obj:`None`)
+
+        Returns:
+            StreamClassifier: ``self``.
+
+        Raises:
+            ValueError: if ``x`` holds more than one row.
+        """
         rows = self._rows(x, "learn_one")
         self._learn(rows, as_label_vector(y, 1, self.num_classes, device=torch.device("cpu")))
         return self
@@ -170,6 +222,17 @@ class RollbackOnFailedLoad:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> Any:
+        """:meth:`torch.nn.Module.load_state_dict`, all or nothing.
+
+        Args:
+            state_dict (Mapping[str, Any]): the state to load.
+            strict (bool, optional): whether the keys must match exactly.
+                (default: :obj:`True`)
+            assign (bool, optional): refused unless ``False``. (default: :obj:`False`)
+
+        Raises:
+            ValueError: if ``assign`` is ``True``.
+        """
         if assign:
             raise ValueError(f"{type(self).__name__}.load_state_dict copies into its own "
                              "tensors, which it updates as it learns: assign=True would "

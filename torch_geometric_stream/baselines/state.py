@@ -39,6 +39,10 @@ class CheckedStateLoad(abc.ABC):
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore a state from :meth:`state_dict`, entirely or not at all.
 
+        Args:
+            state (Mapping[str, Any]): entry names to arrays, as :meth:`state_dict`
+                gives them.
+
         Raises:
             TypeError: if ``state`` is not a mapping.
             ValueError: for missing or unexpected entries, an array where a

@@ -485,6 +485,12 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         """Like :meth:`predict_proba` on float64 inputs, returning float64 NumPy values.
 
         The public API works in float32; this is for exactness checks.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+
+        Returns:
+            numpy.ndarray: the probabilities, shape :math:`(n, c)`, float64.
         """
         rows = as_feature_matrix(x, self.in_channels, dtype=torch.float64).cpu().numpy()
         with _flush_denormals():

@@ -524,7 +524,15 @@ def _warning_line(message: Warning | str, category: type[Warning], filename: str
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line: :func:`dispatch`, and for Ctrl-C the interrupted
     command's one line on stderr (exit code 130); a closed stdout (``| head``)
-    ends it quietly."""
+    ends it quietly.
+
+    Args:
+        argv (Sequence[str], optional): the arguments; ``None``: ``sys.argv[1:]``.
+            (default: :obj:`None`)
+
+    Returns:
+        int: the exit code.
+    """
     try:
         code = dispatch(argv)
         sys.stdout.flush()  # a reader gone shows here, not in the interpreter's last flush

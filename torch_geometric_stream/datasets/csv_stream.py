@@ -252,6 +252,10 @@ class CSVRowStream:
         rows only. The check is made as the ``rows``-th row is read, before it
         is yielded; a stream that ends before it (not at its limit) fails too.
 
+        Args:
+            rows (int): the data rows read before, a positive integer.
+            digest (str): :meth:`digest` after those rows.
+
         Raises:
             ValueError: ``rows`` not a positive integer, or more than the limit.
             DatasetFormatError: in the iteration, the text read for the rows is

@@ -24,15 +24,31 @@ class StreamDataset:
 
     Features are raw (no scaling, no normalization): stream transforms do that.
 
+    Args:
+        name (str): the dataset's name.
+        x (numpy.ndarray): the features, converted to float32.
+        y (numpy.ndarray): the class ids, converted to int64.
+        num_classes (int): the number of classes :math:`c`.
+        class_names (list[str]): the name of each class, in class id order.
+        feature_names (list[str], optional): the name of each feature.
+            (default: :obj:`None`)
+        source (str, optional): where the data come from. (default: :obj:`""`)
+        notes (str, optional): free text. (default: :obj:`""`)
+        value_range (tuple[float, float], optional): the range every feature is
+            known to lie in a priori (pixels: ``(0, 255)``), ``None`` when it is
+            not known (tabular data); the ``"range"`` / ``"auto"`` input scaling
+            uses it. (default: :obj:`None`)
+
+    Raises:
+        ValueError: shapes or lengths that disagree, labels outside
+            :math:`[0, c)`, or non-finite features.
+
     Shapes:
         - **x:** :math:`(T, d)` float32
         - **y:** :math:`(T,)` int64 in :math:`[0, c)`
 
     Iterating yields ``(x_row, y)`` pairs: a float32 array of shape
-    :math:`(d,)` and a Python ``int``. ``value_range`` is the range every
-    feature is known to lie in a priori (pixels: ``(0, 255)``), ``None`` when
-    it is not known (tabular data); the ``"range"`` / ``"auto"`` input scaling
-    uses it.
+    :math:`(d,)` and a Python ``int``.
     """
 
     name: str
@@ -82,7 +98,14 @@ class StreamDataset:
             yield row, int(label)
 
     def head(self, n: int) -> "StreamDataset":
-        """The first ``n`` rows as a new dataset (same classes and metadata)."""
+        """The first ``n`` rows as a new dataset (same classes and metadata).
+
+        Args:
+            n (int): the number of rows, non-negative.
+
+        Raises:
+            ValueError: if ``n`` is negative.
+        """
         if n < 0:
             raise ValueError(f"n must be non-negative, got {n}")
         return replace(self, x=self.x[:n].copy(), y=self.y[:n].copy())

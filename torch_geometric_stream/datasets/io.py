@@ -34,7 +34,11 @@ _IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2
 
 
 def find_file(path: Path | str) -> Optional[Path]:
-    """``path`` if it exists, else ``path.gz`` if that exists, else ``None``."""
+    """``path`` if it exists, else ``path.gz`` if that exists, else ``None``.
+
+    Args:
+        path (Path or str): the file, without ``.gz``.
+    """
     path = Path(path)
     gz = path.with_name(path.name + ".gz")
     for candidate in (path, gz):
@@ -94,7 +98,15 @@ def open_binary(path: Path | str) -> BinaryIO:
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",
               newline: Optional[str] = None) -> TextIO:
     """Open ``path`` or ``path.gz`` as text (universal newlines unless ``newline``);
-    the file is closed again if the options are refused (an unknown ``encoding``)."""
+    the file is closed again if the options are refused (an unknown ``encoding``).
+
+    Args:
+        path (Path or str): the file, without ``.gz``.
+        encoding (str, optional): the text encoding. (default: :obj:`"utf-8"`)
+        errors (str, optional): how decoding errors are handled, as in
+            :func:`open`. (default: :obj:`"strict"`)
+        newline (str, optional): as in :func:`open`. (default: :obj:`None`)
+    """
     handle = open_binary(path)
     try:
         return io.TextIOWrapper(handle, encoding=encoding, errors=errors, newline=newline)
@@ -109,9 +121,16 @@ def read_idx(path: Path | str) -> np.ndarray:
     The header is two zero bytes, a type code, the number of dimensions ``n``
     and ``n`` big-endian int32 sizes; the data follows in C order.
 
+    Args:
+        path (Path or str): the file, without ``.gz``.
+
     Returns:
-        The array with its native shape, e.g. ``(N, 28, 28)`` uint8 images or
-        ``(N,)`` uint8 labels.
+        numpy.ndarray: the array with its native shape, e.g. ``(N, 28, 28)``
+        uint8 images or ``(N,)`` uint8 labels.
+
+    Raises:
+        DatasetFormatError: not an IDX file, or its size is not the one its
+            header announces.
     """
     with open_binary(path) as handle:
         raw = handle.read()

@@ -25,7 +25,25 @@ Loader = Callable[..., StreamDataset]
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """Where a dataset lives, what it should look like (paper's table) and how to read it."""
+    """Where a dataset lives, what it should look like (paper's table) and how to read it.
+
+    Attributes:
+        name (str): the canonical name.
+        folder (str): its folder under the data root.
+        expected_files (list[str]): the files it needs, described for a user.
+        url (str): where to download it.
+        paper_rows, paper_features, paper_classes (int): its size in the
+            paper's table.
+        loader (Callable[..., StreamDataset]): reads it.
+        citation (str, optional): its reference. (default: :obj:`""`)
+        value_range (tuple[float, float], optional): the range every feature
+            lies in a priori (the loaded stream's ``value_range``; images:
+            pixels), ``None`` where only the data tell. (default: :obj:`None`)
+        required_files (tuple[str, ...], optional): the file names the loader
+            reads directly in the folder (each also as ``<name>.gz``) where the
+            dataset has one layout; empty where its files come in several
+            layouts (``expected_files`` describes them). (default: ``()``)
+    """
 
     name: str
     folder: str
@@ -36,12 +54,7 @@ class DatasetInfo:
     paper_classes: int
     loader: Loader
     citation: str = ""
-    #: The range every feature lies in a priori (the loaded stream's
-    #: ``value_range``; images: pixels), ``None`` where only the data tell.
     value_range: Optional[tuple[float, float]] = None
-    #: The file names the loader reads directly in the folder (each also as
-    #: ``<name>.gz``) where the dataset has one layout; empty where its files
-    #: come in several layouts (``expected_files`` describes them).
     required_files: tuple[str, ...] = ()
 
 
@@ -138,6 +151,9 @@ def list_datasets() -> list[str]:
 
 def resolve_dataset_name(name: str) -> str:
     """Canonical name for ``name``, ignoring case, spaces, dots, dashes and underscores.
+
+    Args:
+        name (str): a dataset's name, in any spelling.
 
     Raises:
         ValueError: for an unknown name (the message lists the valid ones).

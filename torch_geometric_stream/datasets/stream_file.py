@@ -67,7 +67,11 @@ _MANY_CLASSES = 20
 
 
 def is_stream_file(name: str) -> bool:
-    """Whether ``name`` names a file :func:`load_stream_file` reads (by its suffix)."""
+    """Whether ``name`` names a file :func:`load_stream_file` reads (by its suffix).
+
+    Args:
+        name (str): a file name or path.
+    """
     return name.strip().lower().endswith(STREAM_FILE_SUFFIXES)
 
 
@@ -85,7 +89,17 @@ def stream_file_digest(path: str | Path, label_column: Optional[str] = None,
     whole. ``name_label_column=False`` leaves ``label_column`` out of the digest
     (it still reads the rows): for an identity that names it apart.
 
+    Args:
+        path (str or Path): the stream file.
+        label_column (str, optional): the label column it is read with.
+            (default: :obj:`None`)
+        limit (int, optional): the data rows the digest covers, ``None`` for the
+            whole file. (default: :obj:`None`)
+        name_label_column (bool, optional): whether ``label_column`` is part of
+            the digest. (default: :obj:`True`)
+
     Raises:
+        TypeError, ValueError: ``limit`` not a positive integer.
         FileNotFoundError: no such file.
         DatasetFormatError: ``limit`` given and the rows read are no stream table.
     """

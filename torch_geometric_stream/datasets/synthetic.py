@@ -118,7 +118,12 @@ class SyntheticStream:
                 f"class_incremental={self.class_incremental}, seed={self.seed})")
 
     def class_centres(self, t: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Centre of class ``y[i]`` at time ``t[i]``, shape ``(n, d)``."""
+        """Centre of class ``y[i]`` at time ``t[i]``, shape ``(n, d)``.
+
+        Args:
+            t (numpy.ndarray): stream positions :math:`(n,)`.
+            y (numpy.ndarray): class ids :math:`(n,)`.
+        """
         t, y = np.asarray(t, dtype=np.int64), np.asarray(y, dtype=np.int64)
         concept = np.searchsorted(self.drift_points, t, side="right")
         previous = np.maximum(concept - 1, 0)
@@ -150,7 +155,14 @@ class SyntheticStream:
                 yield row, int(label)
 
     def take(self, n: int) -> StreamDataset:
-        """The first ``min(n, T)`` rows as a :class:`StreamDataset`."""
+        """The first ``min(n, T)`` rows as a :class:`StreamDataset`.
+
+        Args:
+            n (int): the number of rows, non-negative.
+
+        Raises:
+            ValueError: if ``n`` is negative.
+        """
         if n < 0:
             raise ValueError(f"n must be non-negative, got {n}")
         n = min(n, self.num_samples)
@@ -166,5 +178,10 @@ class SyntheticStream:
 
 
 def make_synthetic_dataset(num_samples: int, **kwargs: Any) -> StreamDataset:
-    """Materialize a whole :class:`SyntheticStream` (keyword arguments as its constructor)."""
+    """Materialize a whole :class:`SyntheticStream` (keyword arguments as its constructor).
+
+    Args:
+        num_samples (int): stream length :math:`T`.
+        **kwargs: the other arguments of :class:`SyntheticStream`.
+    """
     return SyntheticStream(num_samples, **kwargs).take(num_samples)

@@ -66,10 +66,16 @@ def tfidf(documents: Sequence[str],
           max_features: int = NUM_TEXT_FEATURES) -> tuple[np.ndarray, list[str]]:
     """Tf-idf matrix over the ``max_features`` most frequent terms of ``documents``.
 
+    Args:
+        documents (Sequence[str]): the texts.
+        max_features (int, optional): the most frequent terms kept.
+            (default: :data:`NUM_TEXT_FEATURES`)
+
     Returns:
-        ``(x, vocabulary)``: float32 of shape ``(len(documents), V)`` with unit
-        (or zero) L2 rows, ``V = min(max_features, #distinct terms)``, and the
-        ``V`` terms in column order (alphabetical).
+        tuple[numpy.ndarray, list[str]]: ``(x, vocabulary)``: float32 of shape
+        ``(len(documents), V)`` with unit (or zero) L2 rows,
+        ``V = min(max_features, #distinct terms)``, and the ``V`` terms in
+        column order (alphabetical).
     """
     counts = [Counter(tokenize(doc)) for doc in documents]
     totals: Counter = Counter()

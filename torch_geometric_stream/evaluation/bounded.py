@@ -341,10 +341,14 @@ def kept_tail_span(fraction: float, samples: int, max_points: int = CURVE_POINTS
 
 
 def approximate_tails(metrics: Mapping[str, Any]) -> List[str]:
-    """The tail accuracy keys (``accuracy_last_20``, ...) of ``metrics`` (a
-    result's ``metrics`` or a run's JSON record) that are not exact: those whose
+    """The tail accuracy keys (``accuracy_last_20``, ...) of ``metrics`` that
+    are not exact: those whose
     ``tail_samples`` (a bounded history's) differ from the tail's size; none for a
-    full history, which has no ``tail_samples``."""
+    full history, which has no ``tail_samples``.
+
+    Args:
+        metrics (Mapping[str, Any]): a result's ``metrics`` or a run's JSON record.
+    """
     spans = metrics.get("tail_samples") or {}
     return [key for key, fraction in TAIL_FRACTIONS.items()
             if key in spans and spans[key] != tail_size(fraction, metrics["n_samples"])]
@@ -462,6 +466,10 @@ class BoundedStreamMetrics:
     def update(self, correct: bool, seconds: float) -> None:
         """Record one sample: whether it was predicted right and how long it took.
 
+        Args:
+            correct (bool): whether the sample was predicted right.
+            seconds (float): how long it took.
+
         Raises:
             ValueError: ``seconds`` is not a finite number :math:`\\geq 0` (nothing
                 is recorded).
@@ -507,7 +515,15 @@ class BoundedStreamMetrics:
         return {"accuracy": self.accuracy.state_dict(), "latency": self.latency.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Replace both by :meth:`state_dict`'s (both checked before either is set)."""
+        """Replace both by :meth:`state_dict`'s (both checked before either is set).
+
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
+
+        Raises:
+            ValueError: an entry missing or refused, or counts of samples and
+                latencies that differ.
+        """
         _missing(state, ("accuracy", "latency"), "metrics")
         accuracy, latency = RunningAccuracy(self.accuracy.max_points), LatencyHistogram()
         accuracy.load_state_dict(state["accuracy"])

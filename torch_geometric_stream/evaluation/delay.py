@@ -40,6 +40,9 @@ __all__ = ["DelayedLabels", "check_label_delay"]
 def check_label_delay(delay: Any) -> int:
     """``delay`` as an ``int`` if it is an integer >= 0 (a bool is refused).
 
+    Args:
+        delay (Any): the value to check.
+
     Raises:
         TypeError, ValueError: otherwise, naming ``label_delay``.
     """
@@ -80,13 +83,23 @@ class DelayedLabels:
         return len(self._pending)
 
     def push(self, position: int, row: Any, label: int) -> None:
-        """Hold the label ``label`` of the sample at ``position`` (a copy of its row)."""
+        """Hold the label ``label`` of the sample at ``position`` (a copy of its row).
+
+        Args:
+            position (int): the sample's stream position.
+            row (Any): its features.
+            label (int): its label.
+        """
         self._pending.append((position, _held(row), label))
 
     def due(self, position: int) -> Iterator[Tuple[Any, int]]:
         r"""Remove and yield ``(row, label)`` of every held sample whose label is
         due once the sample at ``position`` is done: those at positions
-        :math:`\le position - d`, oldest first."""
+        :math:`\le position - d`, oldest first.
+
+        Args:
+            position (int): the stream position of the sample just done.
+        """
         while self._pending and self._pending[0][0] + self.delay <= position:
             _, row, label = self._pending.popleft()
             yield row, label
@@ -103,6 +116,10 @@ class DelayedLabels:
     def load_state_dict(self, state: Mapping[str, Any], end: int) -> None:
         r"""Hold what :meth:`state_dict` returned, for a run whose next sample is at
         stream position ``end`` (everything is checked before anything changes).
+
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
+            end (int): the stream position of the run's next sample.
 
         Raises:
             ValueError: ``state`` was kept with another ``label_delay`` or

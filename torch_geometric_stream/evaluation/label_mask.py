@@ -184,7 +184,7 @@ class PositionMask:
         kind (str): ``"bernoulli"`` or ``"capymoa"``.
         label_ratio (float): :math:`p \in (0, 1]`.
         seed (int): as the mask's function takes it.
-        block (int): positions drawn at a time. (default: 4096)
+        block (int, optional): positions drawn at a time. (default: 4096)
 
     Raises:
         ValueError: a kind that needs the whole stream (``"paper"``,

@@ -151,6 +151,9 @@ class UncertaintyQuery:
         """Continue from what :meth:`state_dict` returned, for a query of the same
         settings (everything is checked before anything changes).
 
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
+
         Raises:
             ValueError: a missing entry, settings that differ from this query's
                 (naming them), counts that no run gives (``asked`` above

@@ -39,7 +39,18 @@ def _as_correct(correct: Any) -> np.ndarray:
 
 
 def tail_accuracy(correct: Any, fraction: float) -> float:
-    r"""Mean of the last :math:`\lceil p \cdot T \rceil` entries of ``correct`` :math:`(T,)`."""
+    r"""Mean of the last :math:`\lceil p \cdot T \rceil` entries of ``correct``.
+
+    Args:
+        correct (array-like): whether each prediction was right, a non-empty
+            :math:`(T,)`.
+        fraction (float): the tail's share :math:`p` of the stream, in
+            :math:`(0, 1]`.
+
+    Raises:
+        ValueError: ``correct`` empty or not 1-D, or ``fraction`` outside
+            :math:`(0, 1]`.
+    """
     correct = _as_correct(correct)
     fraction = check_unit_interval(fraction, "fraction")
     return float(correct[-tail_size(fraction, correct.size):].mean())
@@ -239,7 +250,12 @@ class StreamMetrics:
         self._num_correct = 0
 
     def update(self, correct: bool, seconds: float) -> None:
-        """Record one sample: whether it was predicted right and how long it took."""
+        """Record one sample: whether it was predicted right and how long it took.
+
+        Args:
+            correct (bool): whether the sample was predicted right.
+            seconds (float): how long it took.
+        """
         correct, seconds = bool(correct), float(seconds)  # both read before anything changes
         self._correct.append(correct)
         self._seconds.append(seconds)

@@ -71,6 +71,9 @@ HISTORIES = ("full", "bounded")
 def check_history(history: Any) -> str:
     """``history`` if it is one of :data:`HISTORIES`.
 
+    Args:
+        history (Any): the value to check.
+
     Raises:
         TypeError: ``history`` is not a string.
         ValueError: it names no history.
@@ -138,7 +141,11 @@ class PrequentialResult:
         the positions of :func:`~torch_geometric_stream.evaluation.accuracy_curve`,
         or with ``history="bounded"`` at the kept positions nearest to them
         (:func:`~torch_geometric_stream.evaluation.bounded.kept_curve`), exact
-        either way."""
+        either way.
+
+        Args:
+            num_points (int, optional): the most points :math:`P`. (default: ``200``)
+        """
         if self.kept is not None:
             return kept_curve(*self.kept, num_points)
         return accuracy_curve(self.correct, num_points)
@@ -152,6 +159,10 @@ class PrequentialResult:
     def to_dict(self, arrays: bool = False) -> Dict[str, Any]:
         """JSON-serializable view: ``metrics``, ``start``, ``windows`` where the run
         has them (lists, an undefined kappa ``None``) and, if asked, the per-sample arrays.
+
+        Args:
+            arrays (bool, optional): whether to add the per-sample arrays.
+                (default: :obj:`False`)
 
         Raises:
             ValueError: ``arrays`` with ``history="bounded"``.
@@ -167,7 +178,19 @@ class PrequentialResult:
 
     def save_json(self, path: PathLike, extra: Optional[Mapping[str, Any]] = None,
                   arrays: bool = False) -> Path:
-        """Write :meth:`to_dict` merged with ``extra`` (e.g. the configuration) to ``path``."""
+        """Write :meth:`to_dict` merged with ``extra`` (e.g. the configuration) to ``path``.
+
+        Args:
+            path (str or Path): the file to write.
+            extra (Mapping[str, Any], optional): more entries, none of :meth:`to_dict`'s
+                keys. (default: :obj:`None`)
+            arrays (bool, optional): whether to add the per-sample arrays.
+                (default: :obj:`False`)
+
+        Raises:
+            ValueError: ``extra`` redefines a key of :meth:`to_dict`, or as
+                :meth:`to_dict`.
+        """
         payload = self.to_dict(arrays=arrays)
         clashes = sorted(set(extra or {}) & set(payload))
         if clashes:
@@ -177,6 +200,9 @@ class PrequentialResult:
 
     def save_csv(self, path: PathLike) -> Path:
         """Write one row per sample: ``index, label, prediction, correct, labeled``.
+
+        Args:
+            path (str or Path): the file to write.
 
         Raises:
             ValueError: with ``history="bounded"`` (before ``path`` is opened).
@@ -192,6 +218,9 @@ class PrequentialResult:
         :data:`~torch_geometric_stream.evaluation.windows.WINDOW_COLUMNS` (an
         undefined kappa empty).
 
+        Args:
+            path (str or Path): the file to write.
+
         Raises:
             ValueError: for a run without ``window`` (before ``path`` is opened).
         """
@@ -203,7 +232,12 @@ class PrequentialResult:
 
     def plot(self, path: PathLike, label: str = "learner") -> Path:
         """Save the running accuracy over the stream as an image, with the
-        windowed accuracy where the run has windows (needs matplotlib)."""
+        windowed accuracy where the run has windows (needs matplotlib).
+
+        Args:
+            path (str or Path): the image file (its suffix names the format).
+            label (str, optional): the curve's legend. (default: :obj:`"learner"`)
+        """
         return plot_running_accuracy({label: self}, path)
 
 
@@ -310,6 +344,12 @@ class PrequentialRecord:
     def update(self, prediction: int, label: int, labeled: bool, seconds: float) -> None:
         """Record one sample.
 
+        Args:
+            prediction (int): the predicted class id.
+            label (int): the true class id.
+            labeled (bool): whether the learner got the label.
+            seconds (float): how long the sample took.
+
         Raises:
             TypeError: ``prediction`` or ``label`` is not an integer.
             ValueError: either does not fit an ``int64``, or (``history="bounded"``)
@@ -385,6 +425,9 @@ class PrequentialRecord:
         """How many samples a :meth:`state_dict` covers (either history; a state
         without ``history`` is a full one).
 
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
+
         Raises:
             ValueError: ``state`` names no history or lacks its entries.
         """
@@ -395,6 +438,9 @@ class PrequentialRecord:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Continue from what :meth:`state_dict` returned (only on an empty record
         of the same history; everything is checked before anything changes).
+
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
 
         Raises:
             ValueError: a record that is not empty, a state of the other history
@@ -927,7 +973,16 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
                           image_format: Optional[str] = None) -> Path:
     """Plot the running accuracy of one or more runs (legend = the mapping's keys) to
     ``path`` (in ``image_format`` if given, see :func:`plot_curves`), with the
-    windowed accuracy of those that have windows."""
+    windowed accuracy of those that have windows.
+
+    Args:
+        results (Mapping[str, PrequentialResult]): the runs, by legend.
+        path (str or Path): the image file.
+        title (str, optional): the plot's title. (default: :obj:`None`)
+        num_points (int, optional): the most points per curve. (default: ``200``)
+        image_format (str, optional): as in :func:`plot_curves`.
+            (default: :obj:`None`)
+    """
     curves = {}
     for name, result in results.items():
         counts, accuracy = result.accuracy_curve(num_points)
@@ -940,17 +995,25 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
 def plot_curves(curves: Mapping[str, Tuple[Any, Any]], path: PathLike,
                 title: Optional[str] = None, *, image_format: Optional[str] = None,
                 windows: Optional[Mapping[str, Tuple[int, Mapping[str, Any]]]] = None) -> Path:
-    """Plot ``name -> (stream positions, running accuracy)`` curves (e.g. the
-    ``"curve"`` entries of the CLI's JSON records) to ``path``, in the format its
-    suffix names (PNG, PDF, SVG, ...; see :func:`check_plot_path`), or in
-    ``image_format`` (``"png"``, ...) if given, whatever ``path``'s suffix (e.g. the
-    partial plot ``run.png.partial`` of a ``run`` that Ctrl-C stopped).
+    """Plot running accuracy curves to ``path``, in the format its suffix names
+    (PNG, PDF, SVG, ...; see :func:`check_plot_path`), or in ``image_format``
+    if given.
 
-    ``windows``: ``name -> (N, windows)`` of some of the curves: the samples per
-    window and their metrics (:attr:`PrequentialResult.window` and
-    :attr:`~PrequentialResult.windows`, or a record's ``eval_window`` and
-    ``"windows"`` entries), whose accuracy is drawn as thin steps over each
-    window, in its curve's colour."""
+    Args:
+        curves (Mapping[str, tuple]): ``name -> (stream positions, running accuracy)``
+            (e.g. the ``"curve"`` entries of the CLI's JSON records).
+        path (str or Path): the image file.
+        title (str, optional): the plot's title. (default: :obj:`None`)
+        image_format (str, optional): the format (``"png"``, ...), whatever
+            ``path``'s suffix (e.g. the partial plot ``run.png.partial`` of a
+            ``run`` that Ctrl-C stopped). (default: :obj:`None`)
+        windows (Mapping[str, tuple], optional): ``name -> (N, windows)`` of some
+            of the curves: the samples per window and their metrics
+            (:attr:`PrequentialResult.window` and
+            :attr:`~PrequentialResult.windows`, or a record's ``eval_window`` and
+            ``"windows"`` entries), whose accuracy is drawn as thin steps over
+            each window, in its curve's colour. (default: :obj:`None`)
+    """
     path = check_plot_path(path, image_format)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -976,6 +1039,11 @@ def check_plot_path(path: PathLike, image_format: Optional[str] = None) -> Path:
     """``path`` as a :class:`~pathlib.Path` once matplotlib is importable and can
     write the format its suffix names (no suffix: PNG), or ``image_format`` if
     given, so that a run can refuse a bad plot path before it starts rather than after.
+
+    Args:
+        path (str or Path): the image file.
+        image_format (str, optional): the format, whatever ``path``'s suffix.
+            (default: :obj:`None`)
 
     Raises:
         ImportError: without matplotlib.

@@ -90,7 +90,12 @@ class ProgressLines:
 
     def update(self, done: int, accuracy: float) -> None:
         """Note that ``done`` samples of the run are evaluated, with running
-        ``accuracy``; write a line if ``every`` seconds passed since the last."""
+        ``accuracy``; write a line if ``every`` seconds passed since the last.
+
+        Args:
+            done (int): the samples evaluated in all.
+            accuracy (float): the running accuracy.
+        """
         now = self.clock()
         if now - self._last < self.every:
             return
@@ -99,7 +104,13 @@ class ProgressLines:
               file=self.file if self.file is not None else sys.stderr)
 
     def line(self, done: int, accuracy: float, seconds: float) -> str:
-        """The progress line after ``seconds`` in this process, ``done`` samples in all."""
+        """The progress line after ``seconds`` in this process, ``done`` samples in all.
+
+        Args:
+            done (int): the samples evaluated in all.
+            accuracy (float): the running accuracy.
+            seconds (float): the time spent in this process.
+        """
         ran = done - self.done_before
         parts = [(f"{self.desc}: " if self.desc else "") + f"{done:,}"
                  + ("" if self.total is None else f" / {self.total:,}") + " samples"]

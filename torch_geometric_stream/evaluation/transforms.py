@@ -79,11 +79,20 @@ class StreamTransform:
         return self.transform_one(x)
 
     def transform_one(self, x: Any, update: bool = True) -> Tensor:
-        """Update the state with one row ``x`` :math:`(d,)`; return it transformed, :math:`(d,)`.
+        """Update the state with one row ``x``; return it transformed.
 
-        With ``update=False`` the row is transformed as if it had arrived, and the
-        state stays as it was (a prediction that must not change the transform);
-        ``update`` is a bool.
+        Args:
+            x (Tensor or array-like): one row :math:`(d,)`.
+            update (bool, optional): whether the state learns from it; with
+                ``False`` the row is transformed as if it had arrived, and the
+                state stays as it was (a prediction that must not change the
+                transform). (default: :obj:`True`)
+
+        Returns:
+            Tensor: the transformed row :math:`(d,)`.
+
+        Raises:
+            ValueError: ``x`` holds more than one row.
         """
         rows = as_feature_matrix(x, None, dtype=torch.float64)
         if rows.size(0) != 1:
@@ -91,7 +100,16 @@ class StreamTransform:
         return self._transform_rows(rows, update)[0]
 
     def transform_many(self, x: Any, update: bool = True) -> Tensor:
-        """Transform the rows of ``x`` :math:`(n, d)` in order, as :meth:`transform_one` would."""
+        """Transform the rows of ``x`` in order, as :meth:`transform_one` would.
+
+        Args:
+            x (Tensor or array-like): the rows :math:`(n, d)`.
+            update (bool, optional): whether the state learns from them.
+                (default: :obj:`True`)
+
+        Returns:
+            Tensor: the transformed rows :math:`(n, d)`.
+        """
         rows = as_feature_matrix(x, None, dtype=torch.float64)
         return self._transform_rows(rows, update)
 
@@ -138,7 +156,14 @@ class StreamTransform:
         return {}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned."""
+        """Restore what :meth:`state_dict` returned.
+
+        Args:
+            state (dict): the state; this stateless transform takes an empty one.
+
+        Raises:
+            ValueError: a non-empty ``state``.
+        """
         if state:
             raise ValueError(f"{type(self).__name__} has no state, got keys {sorted(state)}")
 
@@ -198,6 +223,16 @@ class _MinMaxScaler(StreamTransform):
         return {"min": _clone(self.min_), "max": _clone(self.max_)}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned.
+
+        Args:
+            state (dict): ``{"min": ..., "max": ...}``, each a tensor :math:`(d,)`
+                or ``None``.
+
+        Raises:
+            ValueError: a state of other keys, or bounds that do not fit together.
+            TypeError: a bound that is neither a tensor nor ``None``.
+        """
         if not isinstance(state, dict) or set(state) != {"min", "max"}:
             raise ValueError(f"{type(self).__name__} state must have the keys 'min' and "
                              f"'max', got {sorted(state) if isinstance(state, dict) else state!r}")
@@ -324,6 +359,14 @@ class OnlineQuantileRangeScaler(StreamTransform):
                           for key, value in self.range_.state_dict().items()}}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned.
+
+        Args:
+            state (dict): ``{"range": None}`` or the scaler's state.
+
+        Raises:
+            ValueError: a state of other keys, or a scaler state that does not fit.
+        """
         if not isinstance(state, dict) or set(state) != {"range"}:
             raise ValueError(f"{type(self).__name__} state must have the key 'range', got "
                              f"{sorted(state) if isinstance(state, dict) else state!r}")
@@ -359,7 +402,18 @@ class GlobalMinMaxScaler(_MinMaxScaler):
     """
 
     def fit(self, data: Any) -> "GlobalMinMaxScaler":
-        """Store the per-feature minimum and maximum of ``data`` :math:`(T, d)`."""
+        """Store the per-feature minimum and maximum of ``data`` :math:`(T, d)`.
+
+        Args:
+            data (Tensor or array-like): the whole stream :math:`(T, d)`.
+
+        Returns:
+            GlobalMinMaxScaler: ``self``.
+
+        Raises:
+            ValueError: 1-D ``data`` (one row or one feature's values, either could
+                be meant).
+        """
         rows = _stream_rows(data)
         self.min_, self.max_ = rows.min(dim=0).values, rows.max(dim=0).values
         return self
@@ -409,7 +463,14 @@ class FixedRangeScaler(StreamTransform):
 
 
 class Compose(StreamTransform):
-    """Apply ``transforms`` one after the other (an empty list only casts to ``float32``)."""
+    """Apply ``transforms`` one after the other (an empty list only casts to ``float32``).
+
+    Args:
+        transforms (Sequence[StreamTransform]): the transforms, in order.
+
+    Raises:
+        TypeError: an element that is not a :class:`StreamTransform`.
+    """
 
     def __init__(self, transforms: Sequence[StreamTransform]) -> None:
         self.transforms = list(transforms)
@@ -432,7 +493,15 @@ class Compose(StreamTransform):
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore every transform's state, or none: if one refuses its state,
-        those loaded before it are put back."""
+        those loaded before it are put back.
+
+        Args:
+            state (dict): ``{"0": ..., "1": ...}``, one entry per transform.
+
+        Raises:
+            ValueError: a state without one entry per transform, or one a transform
+                refuses.
+        """
         keys = [str(index) for index in range(len(self.transforms))]
         if not isinstance(state, dict) or sorted(state) != sorted(keys):
             raise ValueError(f"Compose state must have one entry per transform, the "
@@ -534,8 +603,18 @@ def resolve_scaling(scaling: str, value_range: Optional[Sequence[float]] = None,
     """``"auto"`` becomes ``"range"`` when the stream declares the range of its
     values a priori (e.g. pixels in ``[0, 255]``); otherwise
     ``"online-rescale"`` when the learner can scale its own input and re-scale
-    its memory (``learner_scales``: the SLeDGe family), else ``"online"``.
-    Other names are returned unchanged."""
+    its memory, else ``"online"``. Other names are returned unchanged.
+
+    Args:
+        scaling (str): one of :data:`SCALINGS`.
+        value_range (Sequence[float], optional): the stream's declared value
+            range, ``None`` for none. (default: :obj:`None`)
+        learner_scales (bool, optional): whether the learner scales its own
+            input (the SLeDGe family). (default: :obj:`False`)
+
+    Raises:
+        ValueError: ``scaling`` is none of :data:`SCALINGS`.
+    """
     if scaling not in SCALINGS:
         raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
     if scaling == "auto":
@@ -550,7 +629,16 @@ def resolve_feature_transform(feature_transform: str,
     """``"auto"`` becomes ``"none"`` when the stream declares the range of its values a
     priori (images: the pixel range is the scale), else ``"signed-log1p"`` (tabular
     streams, whose features are often heavy-tailed). Other names are returned
-    unchanged."""
+    unchanged.
+
+    Args:
+        feature_transform (str): one of :data:`FEATURE_TRANSFORMS`.
+        value_range (Sequence[float], optional): the stream's declared value
+            range, ``None`` for none. (default: :obj:`None`)
+
+    Raises:
+        ValueError: ``feature_transform`` is none of :data:`FEATURE_TRANSFORMS`.
+    """
     if feature_transform not in FEATURE_TRANSFORMS:
         raise ValueError(f"feature_transform must be one of {FEATURE_TRANSFORMS}, "
                          f"got {feature_transform!r}")

@@ -91,7 +91,13 @@ class WindowedMetrics:
     def update(self, label: int, prediction: int, labeled: bool) -> None:
         """Count one sample of true class ``label`` predicted as ``prediction``
         (ints), its label given to the learner or not; a window full after it is
-        finished."""
+        finished.
+
+        Args:
+            label (int): the true class id.
+            prediction (int): the predicted class id.
+            labeled (bool): whether the learner was given the label.
+        """
         self._classes.update(label, prediction)
         self._samples += 1
         self._hits += label == prediction
@@ -115,7 +121,12 @@ class WindowedMetrics:
         r""":data:`WINDOW_COLUMNS` of the windows so far, the first starting at
         stream position ``start``: each :math:`(W,)`, one entry per finished
         window and one for the current window if it holds a sample (then the
-        last ``n_samples`` is below ``size``)."""
+        last ``n_samples`` is below ``size``).
+
+        Args:
+            start (int, optional): the stream position of the first window's first
+                sample. (default: ``0``)
+        """
         hits, labels = np.array(self._done_hits, np.int64), np.array(self._done_labels, np.int64)
         balanced = np.array(self._done_balanced, np.float64)
         kappa = np.array(self._done_kappa, np.float64)
@@ -146,6 +157,9 @@ class WindowedMetrics:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Replace the counts by :meth:`state_dict`'s, of windows of this ``size``
         (all checked before any is set).
+
+        Args:
+            state (Mapping[str, Any]): what :meth:`state_dict` returned.
 
         Raises:
             ValueError: a lacking entry, another ``size`` (naming both) or

@@ -29,7 +29,8 @@ class EmbeddingMLP(nn.Module):
     Args:
         in_channels (int): input size :math:`d`.
         hidden_channels (int): width and output size :math:`h`.
-        num_layers (int): number of linear layers :math:`\alpha_1 \geq 1`.
+        num_layers (int, optional): number of linear layers :math:`\alpha_1 \geq 1`.
+            (default: ``1``)
 
     Shapes:
         - **input:** :math:`(N, d)`; **output:** :math:`(N, h)`, unit rows
@@ -49,6 +50,14 @@ class EmbeddingMLP(nn.Module):
             lin.reset_parameters()
 
     def forward(self, x: Tensor) -> Tensor:
+        """The L2-normalized embeddings of ``x``.
+
+        Args:
+            x (Tensor): the rows :math:`(N, d)`.
+
+        Returns:
+            Tensor: :math:`(N, h)`.
+        """
         for i, lin in enumerate(self.lins):
             x = lin(x)
             if i < self.num_layers - 1:
@@ -86,14 +95,23 @@ def check_search_dtype(search_dtype: Union[str, torch.dtype, None]) -> Optional[
 
 def score_neighbors(query: Tensor, keys: Tensor, neighbors: Tensor, *,
                     check: bool = True) -> Tensor:
-    r"""Dot products :math:`(Q, k)` of each query row :math:`(Q, h)` with its
-    neighbours ``keys[neighbors]`` (``neighbors`` :math:`(Q, k)` into ``keys``
-    :math:`(N, h)`), differentiable in both.
+    r"""Dot products of each query row with its neighbours ``keys[neighbors]``,
+    differentiable in both.
 
-    ``check``: refuse (``TypeError`` / ``ValueError``) ``query`` and ``keys`` that
-    are not real 2-D tensors of one width, dtype and device, or ``neighbors``
-    that are not integer :math:`(Q, k)` row indices into ``keys`` (one host sync
-    on a GPU); callers that built ``neighbors`` themselves pass ``False``."""
+    Args:
+        query (Tensor): the query rows :math:`(Q, h)`.
+        keys (Tensor): the rows :math:`(N, h)` the neighbours are taken from.
+        neighbors (Tensor): row indices :math:`(Q, k)` into ``keys``.
+        check (bool, optional): refuse (``TypeError`` / ``ValueError``)
+            ``query`` and ``keys`` that are not real 2-D tensors of one width,
+            dtype and device, or ``neighbors`` that are not integer
+            :math:`(Q, k)` row indices into ``keys`` (one host sync on a GPU);
+            callers that built ``neighbors`` themselves pass ``False``.
+            (default: :obj:`True`)
+
+    Returns:
+        Tensor: the products :math:`(Q, k)`.
+    """
     if check:
         _check_query_keys(query, keys)
         _check_neighbors(neighbors, keys, query.size(0))
@@ -377,14 +395,19 @@ def neighbors_to_edge_index(neighbors: Tensor, query_index: Optional[Tensor] = N
                             check: bool = True) -> Tensor:
     r"""PyG ``edge_index`` from a neighbour matrix.
 
-    Row ``q`` of ``neighbors`` :math:`(Q, k)` lists the sources that target
-    ``query_index[q]`` (or ``q``) aggregates from; the result is
-    :math:`(2, Qk)` with ``edge_index[0]`` the source and ``edge_index[1]``
-    the target.
+    Args:
+        neighbors (Tensor): :math:`(Q, k)`; row ``q`` lists the sources that
+            target ``query_index[q]`` (or ``q``) aggregates from.
+        query_index (Tensor, optional): the targets :math:`(Q,)`; ``None``:
+            ``0, ..., Q - 1``. (default: :obj:`None`)
+        check (bool, optional): refuse (``TypeError`` / ``ValueError``)
+            ``neighbors`` that are not an integer :math:`(Q, k)` tensor, or a
+            ``query_index`` that is not an integer :math:`(Q,)` tensor on their
+            device (no value is read). (default: :obj:`True`)
 
-    ``check``: refuse (``TypeError`` / ``ValueError``) ``neighbors`` that are not
-    an integer :math:`(Q, k)` tensor, or a ``query_index`` that is not an integer
-    :math:`(Q,)` tensor on their device (no value is read).
+    Returns:
+        Tensor: :math:`(2, Qk)`, ``edge_index[0]`` the source and
+        ``edge_index[1]`` the target.
     """
     if check:
         _check_neighbors(neighbors, None)
@@ -478,11 +501,15 @@ class DynamicKNNGraph(nn.Module):
     def embed(self, x: Tensor, *, check: bool = True) -> Tensor:
         r"""L2-normalized embeddings :math:`(N, h)` of rows :math:`(N, d)`.
 
-        ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
-        tensor :math:`(N, d)` with ``d = in_channels``, in the parameters' dtype
-        (any floating dtype for the static graph); no value is read. Callers
-        that checked their rows (:meth:`forward`, SLeDGe's per-sample step)
-        pass ``False``."""
+        Args:
+            x (Tensor): the rows :math:`(N, d)`.
+            check (bool, optional): refuse (``TypeError`` / ``ValueError``) an
+                ``x`` that is not a tensor :math:`(N, d)` with
+                ``d = in_channels``, in the parameters' dtype (any floating dtype
+                for the static graph); no value is read. Callers that checked
+                their rows (:meth:`forward`, SLeDGe's per-sample step) pass
+                ``False``. (default: :obj:`True`)
+        """
         if check:
             self._check_rows(x)
         return self.embedding(x)
@@ -492,8 +519,13 @@ class DynamicKNNGraph(nn.Module):
         r"""Top-k neighbour indices :math:`(Q, k')`, :math:`k' = \min(k, n)` with
         :math:`n` the rows ``node_mask`` allows (all :math:`N` without it).
 
-        ``node_mask`` :math:`(N,)` excludes rows from being chosen (their own
-        query rows still get neighbours; callers ignore them).
+        Args:
+            emb (Tensor): L2-normalized embeddings :math:`(N, h)`.
+            query_index (Tensor, optional): the query rows :math:`(Q,)`;
+                ``None``: every row. (default: :obj:`None`)
+            node_mask (Tensor, optional): :math:`(N,)`, excludes rows from being
+                chosen (their own query rows still get neighbours; callers ignore
+                them). (default: :obj:`None`)
         """
         return self._search(emb, query_index, node_mask).indices
 
@@ -514,10 +546,20 @@ class DynamicKNNGraph(nn.Module):
 
     @staticmethod
     def edge_weight(emb: Tensor, edge_index: Tensor) -> Tensor:
-        r"""Cosine similarity of each edge's endpoints, with gradient :math:`(E,)`,
-        for embeddings :math:`(N, h)` and any ``edge_index`` :math:`(2, E)` over
-        them (checked: ``TypeError`` / ``ValueError`` otherwise; one host sync on
-        a GPU)."""
+        r"""Cosine similarity of each edge's endpoints, with gradient (one host
+        sync on a GPU, for the checks).
+
+        Args:
+            emb (Tensor): L2-normalized embeddings :math:`(N, h)`.
+            edge_index (Tensor): any edges :math:`(2, E)` over them.
+
+        Returns:
+            Tensor: the weights :math:`(E,)`.
+
+        Raises:
+            TypeError, ValueError: ``emb`` or ``edge_index`` of the wrong type,
+                shape or range.
+        """
         _check_embeddings(emb)
         check_edge_index(edge_index, emb.size(0))
         return (emb[edge_index[0]] * emb[edge_index[1]]).sum(dim=-1)
@@ -527,15 +569,24 @@ class DynamicKNNGraph(nn.Module):
                         query_index: Optional[Tensor] = None, *,
                         check: bool = True) -> Tensor:
         r"""Edge weights, with gradient, in the order of
-        :func:`neighbors_to_edge_index` :math:`(Qk,)`, from the embeddings
-        :math:`(N, h)` and the neighbour matrix :math:`(Q, k)` of the rows
-        ``query_index`` :math:`(Q,)` (``None``: every row, :math:`Q = N`):
-        sampled products over the CSR form of the graph (float32/float64,
-        outside :mod:`torch.func` transforms), else one gather.
+        :func:`neighbors_to_edge_index`: sampled products over the CSR form of
+        the graph (float32/float64, outside :mod:`torch.func` transforms), else
+        one gather.
 
-        ``check``: refuse (``TypeError`` / ``ValueError``) inputs that do not fit
-        together (one host sync on a GPU); the per-sample step, which built
-        them, passes ``False``."""
+        Args:
+            emb (Tensor): the embeddings :math:`(N, h)`.
+            neighbors (Tensor): the neighbour matrix :math:`(Q, k)` of the rows
+                ``query_index``.
+            query_index (Tensor, optional): the query rows :math:`(Q,)`;
+                ``None``: every row, :math:`Q = N`. (default: :obj:`None`)
+            check (bool, optional): refuse (``TypeError`` / ``ValueError``)
+                inputs that do not fit together (one host sync on a GPU); the
+                per-sample step, which built them, passes ``False``.
+                (default: :obj:`True`)
+
+        Returns:
+            Tensor: the weights :math:`(Qk,)`.
+        """
         if check:
             _check_embeddings(emb)
             if query_index is not None:
@@ -628,18 +679,27 @@ class DynamicKNNGraph(nn.Module):
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain", *,
                        batch: Optional[Tensor] = None) -> Tensor:
-        r"""The structure regularizer of rows ``x`` :math:`(N, d)`, :math:`N \geq 1`:
-        how far the embeddings' cosine similarities are from the inputs'; see
+        r"""The structure regularizer of rows ``x``: how far the embeddings'
+        cosine similarities are from the inputs'; see
         :func:`~torch_geometric_stream.graph.structure_loss`.
 
         The rows are L2-normalized here (SLeDGe stores them so: the regularizer
-        compares cosine similarities), then embedded unless ``emb``
-        :math:`(N, h)`, L2-normalized rows, is given. ``query_index`` as in
-        :meth:`forward`.
+        compares cosine similarities), then embedded unless ``emb`` is given.
 
-        ``batch`` :math:`(N,)`, graph ids as in :meth:`forward`, compares only
-        the pairs of rows of one graph (with ``query_index``: each query row
-        against the rows of its graph). The loss is then the mean of each
+        Args:
+            x (Tensor): the rows :math:`(N, d)`, :math:`N \geq 1`.
+            emb (Tensor, optional): their embeddings :math:`(N, h)`, L2-normalized
+                rows. (default: :obj:`None`)
+            query_index (Tensor, optional): as in :meth:`forward`.
+                (default: :obj:`None`)
+            form (str, optional): ``"plain"`` or ``"frobenius"``.
+                (default: :obj:`"plain"`)
+            batch (Tensor, optional): :math:`(N,)`, graph ids as in
+                :meth:`forward`: compares only the pairs of rows of one graph
+                (with ``query_index``: each query row against the rows of its
+                graph). (default: :obj:`None`)
+
+        With ``batch``, the loss is the mean of each
         graph's own loss weighted by its number of pairs: for ``"plain"``,
         ``F.mse_loss`` of the same-graph entries of the two similarity
         matrices; for ``"frobenius"``, each graph's two matrices divided by

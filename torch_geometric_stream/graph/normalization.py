@@ -45,10 +45,12 @@ def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: in
         edge_index (Tensor): :math:`(2, E)`, ``edge_index[1]`` the target.
         edge_weight (Tensor): :math:`(E,)`.
         num_nodes (int): number of nodes.
-        normalization (str): one of :data:`NORMALIZATIONS`.
-        check (bool): check the graph first (indices in :math:`[0, N)`, weight
-            shape); reading the index range costs one host sync on a GPU, so a
-            per-sample step that built its graph itself passes ``False``.
+        normalization (str, optional): one of :data:`NORMALIZATIONS`.
+            (default: :obj:`"symmetric"`)
+        check (bool, optional): check the graph first (indices in
+            :math:`[0, N)`, weight shape); reading the index range costs one host
+            sync on a GPU, so a per-sample step that built its graph itself
+            passes ``False``. (default: :obj:`True`)
 
     Returns:
         ``(edge_index, edge_weight)``, with self-loops appended for

@@ -44,7 +44,8 @@ class CapyMOASLeDGe(_ClassifierSSL):
 
     Args:
         schema: the stream's ``capymoa.stream.Schema`` (classification).
-        light (bool): build SLeDGe-L (a TypeError for anything but a bool).
+        light (bool, optional): build SLeDGe-L (a TypeError for anything but a
+            bool). (default: :obj:`False`)
         random_seed: seed of SLeDGe's parameter initialization.
         transform: optional per-row input transform applied to ``instance.x``,
             e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
@@ -91,8 +92,16 @@ class CapyMOASLeDGe(_ClassifierSSL):
         return x if self.transform is None else self.transform.transform_one(x, update)
 
     def train(self, instance: Any) -> None:
-        """Learn a labelled instance (class ``instance.y_index``). A call that raises
-        changes nothing, the transform's state included."""
+        """Learn a labelled instance. A call that raises changes nothing, the
+        transform's state included.
+
+        Args:
+            instance (capymoa.instance.LabeledInstance): the instance, its class
+                ``instance.y_index``.
+
+        Raises:
+            ValueError: an instance without label (``y_index`` below 0).
+        """
         label = int(instance.y_index)
         if label < 0:
             raise ValueError(f"train needs a labelled instance, got y_index={label}: "
@@ -101,19 +110,39 @@ class CapyMOASLeDGe(_ClassifierSSL):
             self.model.learn(self._features(instance), label)
 
     def train_on_unlabeled(self, instance: Any) -> None:
-        """Learn an instance without its label. A call that raises changes nothing."""
+        """Learn an instance without its label. A call that raises changes nothing.
+
+        Args:
+            instance (capymoa.instance.Instance): the instance.
+        """
         with unchanged_on_error(self.transform, sole=True):
             self.model.learn(self._features(instance), -1)
 
     def predict_proba(self, instance: Any) -> np.ndarray:
-        """Class probabilities, shape ``(schema.get_num_classes(),)``. Changes nothing,
-        the transform's state included (the row is scaled as if it had arrived)."""
+        """Class probabilities. Changes nothing, the transform's state included
+        (the row is scaled as if it had arrived).
+
+        Args:
+            instance (capymoa.instance.Instance): the instance, its features in
+                ``instance.x``.
+
+        Returns:
+            numpy.ndarray: float64, shape ``(schema.get_num_classes(),)``.
+        """
         proba = self.model.predict_proba(self._features(instance, update=False))[0]
         return proba.double().cpu().numpy()
 
 
 class CapyMOASLeDGeLight(CapyMOASLeDGe):
-    """SLeDGe-L: :class:`CapyMOASLeDGe` with ``light=True``."""
+    """SLeDGe-L: :class:`CapyMOASLeDGe` with ``light=True``.
+
+    Args:
+        schema: as for :class:`CapyMOASLeDGe`.
+        random_seed (int, optional): as for :class:`CapyMOASLeDGe`. (default: ``1``)
+        transform (StreamTransform, optional): as for :class:`CapyMOASLeDGe`.
+            (default: :obj:`None`)
+        **config: as for :class:`CapyMOASLeDGe`.
+    """
 
     def __init__(self, schema: Any, *, random_seed: int = 1,
                  transform: Optional[StreamTransform] = None, **config: Any) -> None:

@@ -289,21 +289,33 @@ class RiverClassifier(_MiniBatchBase):
                transform: Optional[StreamTransform] = None,
                input_scaling: Optional[str] = "online", light_memory: str = "full",
                **config: Any) -> "RiverClassifier":
-        """A lazily built SLeDGe (``light=True``: SLeDGe-L); ``config`` goes to SLeDGe.
+        """A lazily built SLeDGe (``light=True``: SLeDGe-L).
 
-        ``input_scaling`` (SLeDGe's) defaults to ``"online"``: River's rows are
-        raw, so SLeDGe min-max scales them with the running range it re-derives its
-        memory from, as the command line's ``--scaling auto`` does for a stream
-        without a known value range. ``None`` feeds the rows as given (e.g. scaled
-        by ``transform``).
-
-        ``light_memory`` (SLeDGe-L's; full mode does not read it) defaults to
-        ``"full"``, the command line's package default: the whole labeled memory
-        of ``labeled_size`` slots, as the authors' light script keeps it.
-        ``"per-class"`` keeps the paper's one labeled slot per class, into which
-        every label of the class is merged with a weight that grows with its
-        cosine to the slot; rows scaled to :math:`[-1, 1]` have low cosines, so
-        the slot stays near the class's first labels."""
+        Args:
+            num_classes (int): the classes :math:`c`.
+            light (bool, optional): build SLeDGe-L. (default: :obj:`False`)
+            feature_names (Sequence[str], optional): as for
+                :class:`RiverClassifier`. (default: :obj:`None`)
+            classes (Sequence[Hashable], optional): as for
+                :class:`RiverClassifier`. (default: :obj:`None`)
+            transform (StreamTransform, optional): as for
+                :class:`RiverClassifier`. (default: :obj:`None`)
+            input_scaling (str, optional): SLeDGe's; River's rows are raw, so
+                with ``"online"`` SLeDGe min-max scales them with the running
+                range it re-derives its memory from, as the command line's
+                ``--scaling auto`` does for a stream without a known value
+                range. ``None`` feeds the rows as given (e.g. scaled by
+                ``transform``). (default: :obj:`"online"`)
+            light_memory (str, optional): SLeDGe-L's (full mode does not read
+                it); ``"full"``, the command line's package default, keeps the
+                whole labeled memory of ``labeled_size`` slots, as the authors'
+                light script keeps it. ``"per-class"`` keeps the paper's one
+                labeled slot per class, into which every label of the class is
+                merged with a weight that grows with its cosine to the slot; rows
+                scaled to :math:`[-1, 1]` have low cosines, so the slot stays near
+                the class's first labels. (default: :obj:`"full"`)
+            **config: SLeDGe keyword arguments.
+        """
         factory = functools.partial(build_model,
                                     "sledge-light" if check_bool(light, "light") else "sledge",
                                     num_classes=num_classes, input_scaling=input_scaling,
@@ -425,8 +437,13 @@ class RiverClassifier(_MiniBatchBase):
 
     # -- River API ----------------------------------------------------------------------------
     def learn_one(self, x: dict, y: Optional[Hashable] = None) -> None:
-        """Learn one sample; ``y=None`` (or NaN) learns it unlabeled. A call that
-        raises changes nothing."""
+        """Learn one sample. A call that raises changes nothing.
+
+        Args:
+            x (dict): the features by name.
+            y (Hashable, optional): the label; ``None`` (or NaN) learns ``x``
+                unlabeled. (default: :obj:`None`)
+        """
         with self._unchanged_on_error():
             row = self._row(x)
             ids, new = self._label_ids([y])
@@ -435,15 +452,28 @@ class RiverClassifier(_MiniBatchBase):
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
         """``{class: probability}`` over the classes seen so far (empty before any label).
-        The transform's state does not change (the row is scaled as if it had arrived)."""
+        The transform's state does not change (the row is scaled as if it had arrived).
+
+        Args:
+            x (dict): the features by name.
+            **kwargs: ignored (River's signature).
+        """
         with self._unchanged_on_error(update=False):
             row = self._row(x, update=False)
             proba = self._model().predict_proba(row)
         return dict(zip(self.classes_, self._known_proba(proba)[0].tolist()))
 
     def learn_many(self, X: Any, y: Any = None) -> None:
-        """Learn the rows of a ``pandas.DataFrame`` in order; missing labels = unlabeled.
-        A call that raises changes nothing."""
+        """Learn the rows of a data frame in order. A call that raises changes nothing.
+
+        Args:
+            X (pandas.DataFrame): the rows.
+            y (pandas.Series, optional): their labels; missing labels (or
+                ``None``) = unlabeled. (default: :obj:`None`)
+
+        Raises:
+            ValueError: ``y`` not of ``X``'s length.
+        """
         _check_frame(X)
         labels = [None] * len(X) if y is None else list(y)
         if len(labels) != len(X):
@@ -455,7 +485,11 @@ class RiverClassifier(_MiniBatchBase):
         self._register(new)
 
     def predict_proba_many(self, X: Any) -> Any:
-        """A ``pandas.DataFrame`` of probabilities, one column per known class."""
+        """A ``pandas.DataFrame`` of probabilities, one column per known class.
+
+        Args:
+            X (pandas.DataFrame): the rows.
+        """
         import pandas as pd
 
         with self._unchanged_on_error(update=False):
@@ -525,6 +559,11 @@ class SemiSupervisedWrapper(_ClassifierBase):
 
         A call the wrapped model rejects does not count as a position: the next
         call gets the same draw of the label mask.
+
+        Args:
+            x (dict): the features by name.
+            y (Hashable, optional): the label; ``None`` (or NaN) for none.
+                (default: :obj:`None`)
         """
         draws = self._rng.bit_generator.state
         labeled = self._next_is_labeled() and not _is_missing(y)
@@ -540,11 +579,21 @@ class SemiSupervisedWrapper(_ClassifierBase):
         self.n_labeled += int(labeled)
 
     def predict_proba_one(self, x: dict, **kwargs: Any) -> dict:
-        """The wrapped model's probabilities."""
+        """The wrapped model's probabilities.
+
+        Args:
+            x (dict): the features by name.
+            **kwargs: passed on to the model's ``predict_proba_one``.
+        """
         return self.model.predict_proba_one(x, **kwargs)
 
     def predict_one(self, x: dict, **kwargs: Any) -> Any:
-        """The wrapped model's prediction."""
+        """The wrapped model's prediction.
+
+        Args:
+            x (dict): the features by name.
+            **kwargs: passed on to the model's ``predict_one``.
+        """
         return self.model.predict_one(x, **kwargs)
 
 

@@ -271,8 +271,11 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
 
     # ---------------------------------------------------------------- updates
     def candidate_slots(self, label: int) -> Optional[slice]:
-        """Slots a sample with ``label`` (``-1`` = unlabeled) is merged into,
-        or ``None`` when it will be inserted into a free slot.
+        """Slots a sample with ``label`` is merged into, or ``None`` when it
+        will be inserted into a free slot.
+
+        Args:
+            label (int): the sample's label, ``-1`` = unlabeled.
 
         Raises:
             TypeError / ValueError: for a label that is not a class id in
@@ -291,8 +294,16 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     @torch.no_grad()
     def refresh(self, derive: Callable[[Tensor], Tensor]) -> None:
         r"""Re-derive every filled prototype from its source: ``prototypes =
-        derive(sources)`` (``derive`` maps :math:`(n, d_s)` to L2-normalized
-        :math:`(n, d)`); empty slots stay zero."""
+        derive(sources)``; empty slots stay zero.
+
+        Args:
+            derive (Callable[[Tensor], Tensor]): maps sources :math:`(n, d_s)`
+                to L2-normalized prototypes :math:`(n, d)`.
+
+        Raises:
+            RuntimeError: a memory built without ``source_channels``.
+            ValueError: ``derive`` gives no tensor of the prototypes' shape.
+        """
         if self.sources is None:
             raise RuntimeError("refresh needs a memory built with source_channels")
         derived = derive(self.sources)

@@ -111,15 +111,32 @@ class CUDAGraphStep:
         return self.model.device
 
     def predict_proba(self, x: Any) -> Tensor:
-        """The model's eager :meth:`~SLeDGe.predict_proba`."""
+        """The model's eager :meth:`~SLeDGe.predict_proba`.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+        """
         return self.model.predict_proba(x)
 
     def predict(self, x: Any) -> Tensor:
-        """The model's eager :meth:`~SLeDGe.predict`."""
+        """The model's eager :meth:`~SLeDGe.predict`.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+        """
         return self.model.predict(x)
 
     def learn(self, x: Any, y: Any = None) -> "CUDAGraphStep":
-        """The model's eager :meth:`~SLeDGe.learn`."""
+        """The model's eager :meth:`~SLeDGe.learn`.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+            y (int or Tensor or array-like, optional): the labels, ``-1`` or
+                ``None`` = unlabeled. (default: :obj:`None`)
+
+        Returns:
+            CUDAGraphStep: ``self``.
+        """
         self.model.learn(x, y)
         return self
 
@@ -131,8 +148,15 @@ class CUDAGraphStep:
 
     @with_autograd
     def predict_learn(self, x: Any, y: Any = None) -> Tensor:
-        """Predict each row of ``x``, then learn it with its label (``-1`` or
-        ``None`` = unlabeled), row after row; the predictions :math:`(n,)`.
+        """Predict each row of ``x``, then learn it with its label, row after row.
+
+        Args:
+            x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
+            y (int or Tensor or array-like, optional): the labels, a scalar or
+                :math:`(n,)`; ``-1`` or ``None`` = unlabeled. (default: :obj:`None`)
+
+        Returns:
+            Tensor: the predictions :math:`(n,)`.
 
         Raises:
             ValueError, TypeError: on invalid rows or labels, or a float16 model
@@ -153,10 +177,13 @@ class CUDAGraphStep:
 
     # --------------------------------------------------------------- the step
     def graphable(self, label: int) -> bool:
-        """Whether a step with ``label`` (``-1`` = unlabeled) can run from a
-        graph now, for a row inside the input range: a CUDA model, no
-        host-read state and no dropout in its step, and a merge into the memory
-        (no slot to fill)."""
+        """Whether a step with ``label`` can run from a graph now, for a row
+        inside the input range: a CUDA model, no host-read state and no dropout
+        in its step, and a merge into the memory (no slot to fill).
+
+        Args:
+            label (int): the step's label, ``-1`` = unlabeled.
+        """
         model = self.model
         return (model.device.type == "cuda" and model.reselect_every == 1
                 and model.backbone.dropout == 0

@@ -72,6 +72,11 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return {"optimizer": self.optimizer.state_dict()}
 
     def set_extra_state(self, state: dict) -> None:
+        """Restore :meth:`get_extra_state`'s optimizer state.
+
+        Args:
+            state (dict): what :meth:`get_extra_state` returned.
+        """
         load_optimizer_state(self.optimizer, state["optimizer"])
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows

@@ -57,7 +57,11 @@ def fixed_entries(name: str) -> dict[str, Any]:
     and, for the ablations without a learned graph, SLeDGe's
     :data:`~torch_geometric_stream.models.sledge.UNLEARNED_GRAPH_ENTRIES`.
     E.g. ``fixed_entries("gsl") == {"lam": 0.0}``: +GSL is SLeDGe without the
-    structure regularizer."""
+    structure regularizer.
+
+    Args:
+        name (str): a SLeDGe-based model of :data:`SLEDGE_VARIANTS`.
+    """
     variant = SLEDGE_VARIANTS[name]
     if variant.get("graph", "learned") == "learned":
         return dict(variant)
@@ -79,8 +83,14 @@ def unread_entries(name: str, lam: Optional[float] = None) -> frozenset[str]:
     :func:`~torch_geometric_stream.models.sledge.unread_arguments` of its
     :data:`SLEDGE_VARIANTS` entries (e.g. ``k`` for ``"memory"``, which has no
     graph, or ``light_memory`` for all but ``"sledge-light"``) with ``lam``
-    (``None``: some value above zero) where the variant does not fix it; for
-    ``"base"`` every argument but the MLP's."""
+    where the variant does not fix it; for ``"base"`` every argument but the
+    MLP's.
+
+    Args:
+        name (str): a model of :data:`MODELS`.
+        lam (float, optional): the model's ``lam``; ``None``: some value above
+            zero. (default: :obj:`None`)
+    """
     if name == "base":
         arguments = inspect.signature(SLeDGe.__init__).parameters
         return frozenset(arguments) - {"self", "in_channels", "num_classes", *_MLP_KEYS}
@@ -110,11 +120,22 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
                 memory_size: Optional[int] = None, **config: Any) -> StreamClassifier:
     """Build the learner ``name`` (see the module docstring).
 
-    ``config`` holds SLeDGe keyword arguments; each model takes the ones it
-    understands, and a SLeDGe-based model overrides its :func:`fixed_entries`.
-    Baselines take ``memory_size`` (default: ``labeled_size + unlabeled_size``,
-    i.e. 1000), ``seed`` where their constructor has one and their entries of
-    :data:`BASELINE_HYPERPARAMETERS` (``None``: the constructor's default).
+    Args:
+        name (str): a name of :data:`MODELS` or :data:`BASELINE_NAMES`.
+        in_channels (int): the input features :math:`d`.
+        num_classes (int): the classes :math:`c`.
+        memory_size (int, optional): a baseline's memory; ``None``:
+            ``labeled_size + unlabeled_size`` of ``config``, i.e. 1000 by
+            default. (default: :obj:`None`)
+        **config: SLeDGe keyword arguments; each model takes the ones it
+            understands, and a SLeDGe-based model overrides its
+            :func:`fixed_entries`. Baselines take ``seed`` where their
+            constructor has one and their entries of
+            :data:`BASELINE_HYPERPARAMETERS` (``None``: the constructor's
+            default).
+
+    Returns:
+        StreamClassifier: the learner.
 
     Raises:
         ValueError: for an unknown ``name``.

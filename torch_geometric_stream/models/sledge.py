@@ -57,14 +57,20 @@ _GRAPH_ARGUMENTS = frozenset({"k", "normalization", "bias_position", "propagatio
 def unread_arguments(*, graph: str = "learned", light: bool = False,
                      lam: Optional[float] = None) -> frozenset[str]:
     """The keyword arguments of :class:`SLeDGe` that have no effect on a model
-    built with these ``graph``, ``light`` and ``lam`` (``None``: some value
-    above zero): whatever they are given, the model computes the same.
+    built with these ``graph``, ``light`` and ``lam``: whatever they are given,
+    the model computes the same.
 
     E.g. ``graph="none"`` (an MLP on the labeled memory) reads neither ``k`` nor
     ``normalization``; full mode never reads ``light_memory`` and light mode
     never reads ``reselect_every``; ``lam=0`` never reads ``regularizer``. The
     entries of :data:`UNLEARNED_GRAPH_ENTRIES` are not listed: those the model
     sets itself.
+
+    Args:
+        graph (str, optional): the model's ``graph``. (default: :obj:`"learned"`)
+        light (bool, optional): the model's ``light``. (default: :obj:`False`)
+        lam (float, optional): the model's ``lam``; ``None``: some value above
+            zero. (default: :obj:`None`)
     """
     unread = {"reselect_every"} if light else {"light_memory"}
     if lam == 0:
@@ -485,6 +491,15 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def set_extra_state(self, state: dict) -> None:
+        """Restore what :meth:`get_extra_state` returned (everything is checked
+        before anything changes).
+
+        Args:
+            state (dict): what :meth:`get_extra_state` returned.
+
+        Raises:
+            ValueError, TypeError: entries that do not fit this learner.
+        """
         # states saved before the learner had its dropout generator keep its own
         generator = self.backbone.generator
         if generator is not None and state.get("dropout_generator") is not None:

@@ -160,9 +160,22 @@ class GraphBackbone(_LayerStack):
     def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
                   dtype: torch.dtype = torch.float32, *,
                   check: bool = True) -> tuple[Tensor, Tensor]:
-        """Apply this backbone's normalization (once per graph); ``edge_weight=None``
-        weighs every edge 1 in ``dtype`` (the features'). ``check`` as for
-        :func:`~torch_geometric_stream.graph.normalize_edge_weight`."""
+        """Apply this backbone's normalization (once per graph).
+
+        Args:
+            edge_index (Tensor): the edges :math:`(2, E)`.
+            edge_weight (Tensor or None): their weights :math:`(E,)`; ``None``
+                weighs every edge 1 in ``dtype``.
+            num_nodes (int): the nodes :math:`N`.
+            dtype (torch.dtype, optional): the features' dtype, that of the
+                weights without ``edge_weight``. (default: ``torch.float32``)
+            check (bool, optional): as for
+                :func:`~torch_geometric_stream.graph.normalize_edge_weight`.
+                (default: :obj:`True`)
+
+        Returns:
+            tuple[Tensor, Tensor]: ``(edge_index, edge_weight)``, normalized.
+        """
         if check:
             check_weighted_graph(edge_index, edge_weight, num_nodes)
         if edge_weight is None:
@@ -172,11 +185,21 @@ class GraphBackbone(_LayerStack):
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                 *, normalized: bool = False) -> Tensor:
-        """Run all layers; ``normalized=True`` means the weights are already
-        normalized (e.g. a subgraph cut out of a normalized graph).
+        """Run all layers.
 
-        ``edge_weight`` of another floating dtype than ``x`` is cast to ``x``'s
-        after normalization.
+        Args:
+            x (Tensor): the rows :math:`(N, F_{in})`.
+            edge_index (Tensor): the edges :math:`(2, E)`.
+            edge_weight (Tensor, optional): their weights :math:`(E,)`; of
+                another floating dtype than ``x``, cast to ``x``'s after
+                normalization; ``None`` weighs every edge 1.
+                (default: :obj:`None`)
+            normalized (bool, optional): whether ``edge_weight`` is already
+                normalized (e.g. a subgraph cut out of a normalized graph).
+                (default: :obj:`False`)
+
+        Returns:
+            Tensor: :math:`(N, F_{out})`.
 
         Raises:
             TypeError / ValueError: inputs whose shapes, dtypes or devices do not
@@ -200,7 +223,16 @@ class GraphBackbone(_LayerStack):
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
         """All layers over an already normalized graph, each conv called as is;
         without :meth:`forward`'s input checks, for callers that built the graph
-        themselves (SLeDGe's per-sample step)."""
+        themselves (SLeDGe's per-sample step).
+
+        Args:
+            x (Tensor): the rows :math:`(N, F_{in})`.
+            edge_index (Tensor): the edges :math:`(2, E)`.
+            edge_weight (Tensor): their normalized weights :math:`(E,)`.
+
+        Returns:
+            Tensor: :math:`(N, F_{out})`.
+        """
         return self._run(x, lambda conv, h: conv(h, edge_index, edge_weight))
 
     def _run(self, x: Tensor, layer: Callable[[MessagePassing, Tensor], Tensor]) -> Tensor:
@@ -302,6 +334,18 @@ class GCNBackbone(GraphBackbone):
         self.aggregation, self.bias_position = aggregation, bias_position
 
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
+        """:meth:`GraphBackbone.forward_normalized`, aggregating through the CSR
+        form of the graph unless ``aggregation="message_passing"`` (or a dtype
+        or transform the CSR product does not support).
+
+        Args:
+            x (Tensor): the rows :math:`(N, F_{in})`.
+            edge_index (Tensor): the edges :math:`(2, E)`, already checked.
+            edge_weight (Tensor): their normalized weights :math:`(E,)`.
+
+        Returns:
+            Tensor: :math:`(N, F_{out})`.
+        """
         if self.aggregation == "message_passing" or not supports_csr(x):
             return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
                 edge_index, x=z, edge_weight=edge_weight)))
@@ -314,8 +358,15 @@ class GCNBackbone(GraphBackbone):
             conv, h, lambda z: graph.aggregate(z, edge_weight, check=False)))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
-        r"""Same layers with a dense normalized adjacency :math:`(N, N)`
-        (``adj[target, source]``), for rows ``x`` :math:`(N, F_{in})`.
+        r"""Same layers with a dense normalized adjacency.
+
+        Args:
+            x (Tensor): the rows :math:`(N, F_{in})`.
+            adj (Tensor): the normalized adjacency :math:`(N, N)`,
+                ``adj[target, source]``.
+
+        Returns:
+            Tensor: :math:`(N, F_{out})`.
 
         Raises:
             TypeError / ValueError: for ``x`` or ``adj`` of another shape, dtype or
@@ -373,6 +424,15 @@ class MLPBackbone(_LayerStack):
     def forward(self, x: Tensor, edge_index: Optional[Tensor] = None,
                 edge_weight: Optional[Tensor] = None) -> Tensor:
         """The layers over ``x`` alone.
+
+        Args:
+            x (Tensor): the rows :math:`(N, F_{in})`.
+            edge_index (Tensor, optional): ignored, for the backbones' common
+                signature. (default: :obj:`None`)
+            edge_weight (Tensor, optional): ignored. (default: :obj:`None`)
+
+        Returns:
+            Tensor: :math:`(N, F_{out})`.
 
         Raises:
             TypeError / ValueError: for ``x`` of another width, dtype or device

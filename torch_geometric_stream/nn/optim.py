@@ -39,7 +39,13 @@ def make_adam(params: Iterable[Tensor], lr: float, weight_decay: float) -> torch
     """Adam over ``params``, fused where :func:`_fuses` allows: the same
     update as torch's default Adam up to rounding (an ulp or so per step), in
     a third to three quarters of its time on the CPU (``benchmarks/step_latency.py``,
-    its "Adam ms" column with ``--adam plain`` and without)."""
+    its "Adam ms" column with ``--adam plain`` and without).
+
+    Args:
+        params (Iterable[Tensor]): the parameters.
+        lr (float): the learning rate.
+        weight_decay (float): the L2 penalty.
+    """
     params = list(params)
     return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, fused=_fuses(params))
 
@@ -48,7 +54,11 @@ def clear_grads(optimizer: torch.optim.Optimizer) -> None:
     """``optimizer.zero_grad(set_to_none=True)``: every parameter's ``.grad`` set to
     ``None``, without the wrapper around torch's loop (a profiler range and
     torch.compile's guard): 28 against 138 µs per SLeDGe-L step (GSAD-shaped,
-    M = 1000, 1 thread), 9 against 36 µs alone."""
+    M = 1000, 1 thread), 9 against 36 µs alone.
+
+    Args:
+        optimizer (torch.optim.Optimizer): the optimizer.
+    """
     for group in optimizer.param_groups:
         for param in group["params"]:
             param.grad = None
@@ -61,7 +71,12 @@ def check_adam_dtype(dtype: torch.dtype, learner: str) -> None:
     underflow to 0 in float16 for gradients below about 8e-3, and its eps (1e-8)
     rounds to 0, so a step divides by about nothing (weights jump by about 100
     within a few samples, then turn NaN). bfloat16 has float32's exponent range,
-    and float16 predicts well."""
+    and float16 predicts well.
+
+    Args:
+        dtype (torch.dtype): the learner's parameter dtype.
+        learner (str): the learner's name, for the message.
+    """
     if dtype == torch.float16:
         raise TypeError(f"{learner} can't learn in float16: Adam's second moments underflow "
                         "to 0 there and its steps blow the weights up to NaN within a few "
@@ -78,7 +93,11 @@ def fit_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
     whose parameters are not all on a GPU becomes plain (the same update, step
     counts on the host). An Adam group runs fused while :func:`_fuses` allows it
     (parameters moved to a GPU turn it off, moved back to the CPU on), unless it
-    asked for ``foreach``."""
+    asked for ``foreach``.
+
+    Args:
+        optimizer (torch.optim.Optimizer): the optimizer.
+    """
     adam = isinstance(optimizer, torch.optim.Adam)
     for group in optimizer.param_groups:
         group["capturable"] = bool(group.get("capturable")) and all(
@@ -112,6 +131,11 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]
     given moment tensors where their device and dtype already fit, so a learner
     loaded from another one's live ``state_dict()`` would share its moments and
     each one's steps would move the other.
+
+    Args:
+        optimizer (torch.optim.Optimizer): the optimizer to load into.
+        state (dict[str, Any]): a ``state_dict()`` of an optimizer of the same
+            parameters and settings.
 
     Raises:
         ValueError: the saved hyperparameters (learning rate, weight decay, betas,
@@ -172,7 +196,12 @@ def _check_moments(saved: Any, param: Tensor, index: Any) -> None:
 
 def make_adam_capturable(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
     """Switch an Adam optimizer to its capturable form: step counts on ``device``
-    as float32, updates computed there without reading the host."""
+    as float32, updates computed there without reading the host.
+
+    Args:
+        optimizer (torch.optim.Optimizer): the Adam optimizer.
+        device (torch.device): the GPU its parameters are on.
+    """
     for group in optimizer.param_groups:
         group["capturable"] = True
     for state in optimizer.state.values():

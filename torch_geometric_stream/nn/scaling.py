@@ -55,19 +55,30 @@ def check_feature_range(feature_range: Sequence[float],
 
 def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
                   feature_range: FeatureRange = (-1.0, 1.0), *, check: bool = True) -> Tensor:
-    r"""Map ``rows`` :math:`(n, d)` from ``[low, high]`` (each :math:`()`, :math:`(d,)`
-    or :math:`(n, d)`) to ``feature_range``; features with ``high <= low`` (constant
-    so far, or never seen) map to the middle of ``feature_range``.
+    r"""Map ``rows`` from ``[low, high]`` to ``feature_range``; features with
+    ``high <= low`` (constant so far, or never seen) map to the middle of
+    ``feature_range``.
 
     The result has the rows' dtype, as PyG's functions keep their input's (and
     the scalers take rows of any floating dtype): bounds of another floating
     dtype are applied in the wider of the two, then the result is cast back.
 
-    ``check``: refuse (``TypeError`` / ``ValueError``) rows that are not a dense
-    floating :math:`(n, d)` tensor with values, bounds that are not floating
-    tensors of those shapes on the rows' device, or a ``feature_range`` that is
-    not a finite pair with low < high (no value is read); the scalers, which
-    checked their rows, pass ``False``."""
+    Args:
+        rows (Tensor): the rows :math:`(n, d)`.
+        low, high (Tensor): the bounds, each :math:`()`, :math:`(d,)` or
+            :math:`(n, d)`.
+        feature_range (tuple[float, float], optional): the target interval.
+            (default: ``(-1.0, 1.0)``)
+        check (bool, optional): refuse (``TypeError`` / ``ValueError``) rows
+            that are not a dense floating :math:`(n, d)` tensor with values,
+            bounds that are not floating tensors of those shapes on the rows'
+            device, or a ``feature_range`` that is not a finite pair with
+            low < high (no value is read); the scalers, which checked their
+            rows, pass ``False``. (default: :obj:`True`)
+
+    Returns:
+        Tensor: the scaled rows :math:`(n, d)`.
+    """
     if check:
         for name, value in (("rows", rows), ("low", low), ("high", high)):
             if not isinstance(value, Tensor) or not value.is_floating_point():
@@ -191,16 +202,28 @@ class RunningMinMax(_CheckedRangeLoad):
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """Scale ``rows`` with the current range.
 
-        ``check``: refuse (see :func:`_check_rows`) rows that are not a dense
-        floating :math:`(n, d)` tensor with values on the range's device (no
-        value is read); the learner's per-sample step passes ``False``."""
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
+            check (bool, optional): refuse (``TypeError`` / ``ValueError``) rows
+                that are not a dense floating :math:`(n, d)` tensor with values on
+                the range's device (no value is read); the learner's per-sample
+                step passes ``False``. (default: :obj:`True`)
+
+        Returns:
+            Tensor: the scaled rows :math:`(n, d)`.
+        """
         if check:
             _check_rows(rows, self.low)
         return min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """Scale each row with the range widened by that row alone (state
-        unchanged); ``check`` as for :meth:`forward`."""
+        unchanged).
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
+            check (bool, optional): as for :meth:`forward`. (default: :obj:`True`)
+        """
         if check:
             _check_rows(rows, self.low)
         return min_max_scale(rows, torch.minimum(self.low, rows),
@@ -210,6 +233,9 @@ class RunningMinMax(_CheckedRangeLoad):
     def observe_(self, rows: Tensor) -> bool:
         """Widen the range with ``rows``; whether it changed (reads two flags from
         the device in one transfer).
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
 
         Raises:
             TypeError / ValueError: for rows that are not a dense floating
@@ -461,15 +487,25 @@ class RunningQuantileRange(_CheckedRangeLoad):
         self._negative_zero = False
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
-        """Scale ``rows`` with the effective range, clipped unless ``clip`` is
-        off; ``check`` as for :meth:`RunningMinMax.forward`."""
+        """Scale ``rows`` with the effective range, clipped unless ``clip`` is off.
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
+            check (bool, optional): as for :meth:`RunningMinMax.forward`.
+                (default: :obj:`True`)
+        """
         if check:
             _check_rows(rows, self.low)
         scaled = min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
         return scaled.clamp(*self.feature_range) if self.clip else scaled
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
-        """The same as :meth:`forward`: one row does not move a quantile range."""
+        """The same as :meth:`forward`: one row does not move a quantile range.
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
+            check (bool, optional): as for :meth:`forward`. (default: :obj:`True`)
+        """
         return self(rows, check=check)
 
     def quantiles(self) -> np.ndarray:
@@ -490,9 +526,13 @@ class RunningQuantileRange(_CheckedRangeLoad):
         return _quantiles_of_sorted(self._sorted, np.asanyarray(quantiles))
 
     def check_rows(self, rows: Tensor) -> None:
-        """Raise as :meth:`observe_` would for ``rows`` :math:`(n, d)`, offering
-        nothing: a batch checked whole before its first row is offered (observe_
-        offers the rows one by one, and a later row's refusal comes too late)."""
+        """Raise as :meth:`observe_` would for ``rows``, offering nothing: a
+        batch checked whole before its first row is offered (observe_ offers the
+        rows one by one, and a later row's refusal comes too late).
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
+        """
         _check_rows(rows, self.low)
         _check_fits(rows, self.low)
         if not bool(torch.isfinite(rows).all()):
@@ -502,6 +542,9 @@ class RunningQuantileRange(_CheckedRangeLoad):
     def observe_(self, rows: Tensor) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
         effective range changed.
+
+        Args:
+            rows (Tensor): the rows :math:`(n, d)`.
 
         Raises:
             TypeError / ValueError: for rows that are not a dense floating
@@ -582,12 +625,20 @@ class RunningQuantileRange(_CheckedRangeLoad):
 
     def set_extra_state(self, state: dict) -> None:
         """Take the reservoir, the row count and the generator's state of
-        :meth:`get_extra_state`; ``TypeError`` / ``ValueError`` naming what does
-        not fit (a missing entry, a reservoir that is not a finite floating tensor
-        of ``min(seen, reservoir_size)`` rows, a negative count, a generator state
-        NumPy refuses, a ``window`` other than this range's: a sample kept under
-        another window is not this range's sample; a state without ``window``,
-        saved before the option, had none), and then nothing changes."""
+        :meth:`get_extra_state`.
+
+        Args:
+            state (dict): what :meth:`get_extra_state` returned.
+
+        Raises:
+            TypeError, ValueError: naming what does not fit (a missing entry, a
+                reservoir that is not a finite floating tensor of
+                ``min(seen, reservoir_size)`` rows, a negative count, a generator
+                state NumPy refuses, a ``window`` other than this range's: a
+                sample kept under another window is not this range's sample; a
+                state without ``window``, saved before the option, had none), and
+                then nothing changes.
+        """
         # everything is checked and built before any attribute changes
         if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
             raise ValueError("the quantile range's state must be a dict with 'reservoir', "

@@ -57,7 +57,11 @@ _CSR_DTYPES = (torch.float32, torch.float64)
 def supports_csr(x: Tensor) -> bool:
     """Whether the kernels here handle features like ``x`` (else gather/scatter):
     dense float32/float64 ones, outside :mod:`torch.func` transforms (see
-    :func:`~torch_geometric_stream.ops.functorch.in_func_transform`)."""
+    :func:`~torch_geometric_stream.ops.functorch.in_func_transform`).
+
+    Args:
+        x (Tensor): the features.
+    """
     return x.dtype in _CSR_DTYPES and x.layout == torch.strided and not in_func_transform()
 
 
@@ -133,10 +137,10 @@ class CSRGraph:
         edge_index (Tensor): :math:`(2, E)` ``int64`` (or ``int32``), every index
             in :math:`[0, N)`.
         num_nodes (int): number of nodes :math:`N`.
-        check_indices (bool): read the indices' range (one host sync on a GPU).
+        check_indices (bool, optional): read the indices' range (one host sync on a GPU).
             Layers that built ``edge_index`` themselves pass ``False``; shape
             and dtype are checked either way. (default: ``True``)
-        reuse_matrices (bool): keep the last CSR matrix built from an
+        reuse_matrices (bool, optional): keep the last CSR matrix built from an
             edge-weight tensor, and use it again for the same tensor at the same
             version (``Tensor._version``), as the layers of one forward (and its
             backward) do: for a graph private to one forward, whose weights no
@@ -184,12 +188,16 @@ class CSRGraph:
 
     def symmetric_matrix(self, values: Tensor, *, check: bool = True) -> Tensor:
         r"""The sparse :math:`(N, N)` matrix :math:`W + W^\top` of the edge-ordered
-        ``values`` :math:`(E,)`.
+        ``values``. Under ``torch.compile`` the matrix is built eagerly, behind
+        one graph break.
 
-        ``check``: refuse (``TypeError`` / ``ValueError``) ``values`` that are not a
-        dense float32/float64 tensor of :math:`E` entries on the graph's device (no
-        value is read). Under ``torch.compile`` the matrix is built eagerly, behind
-        one graph break."""
+        Args:
+            values (Tensor): :math:`(E,)`, in edge order.
+            check (bool, optional): refuse (``TypeError`` / ``ValueError``)
+                ``values`` that are not a dense float32/float64 tensor of
+                :math:`E` entries on the graph's device (no value is read).
+                (default: :obj:`True`)
+        """
         if check:
             _check_edge_values(values, self, "symmetric_matrix", "values")
         return _call_kernel(self._symmetric_matrix, values)
@@ -198,21 +206,36 @@ class CSRGraph:
         return self._symmetric.matrix(torch.cat([values, values]))
 
     def aggregate(self, x: Tensor, edge_weight: Tensor, *, check: bool = True) -> Tensor:
-        r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`;
-        ``check`` as in :func:`csr_aggregate`."""
+        r""":math:`\text{out}_t = \sum_{(s \to t)} w_{st}\, x_s`, :math:`(N, F)`.
+
+        Args:
+            x (Tensor): the features :math:`(N, F)`.
+            edge_weight (Tensor): the weights :math:`(E,)`, in edge order.
+            check (bool, optional): as in :func:`csr_aggregate`.
+                (default: :obj:`True`)
+        """
         return csr_aggregate(x, edge_weight, self, check=check)
 
     def edge_dot(self, a: Tensor, b: Tensor, *, check: bool = True) -> Tensor:
-        r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order; ``check`` as in
-        :func:`csr_edge_dot`."""
+        r""":math:`a_t^\top b_s` per edge :math:`(E,)`, in edge order.
+
+        Args:
+            a, b (Tensor): the operands :math:`(N, h)`.
+            check (bool, optional): as in :func:`csr_edge_dot`.
+                (default: :obj:`True`)
+        """
         return csr_edge_dot(a, b, self, check=check)
 
     def sampled_dot(self, a: Tensor, b: Tensor, *, check: bool = True) -> Tensor:
-        r""":math:`a_t^\top b_s` per edge :math:`(E,)` in edge order, for ``a`` and
-        ``b`` :math:`(N, h)`, without autograd.
+        r""":math:`a_t^\top b_s` per edge :math:`(E,)` in edge order, without
+        autograd. Under ``torch.compile`` the product runs eagerly, behind one
+        graph break.
 
-        ``check``: refuse what :func:`csr_edge_dot` refuses (no value is read). Under
-        ``torch.compile`` the product runs eagerly, behind one graph break."""
+        Args:
+            a, b (Tensor): the operands :math:`(N, h)`.
+            check (bool, optional): refuse what :func:`csr_edge_dot` refuses (no
+                value is read). (default: :obj:`True`)
+        """
         if check:
             _check_pair(a, b, self, "sampled_dot")
         return _call_kernel(self._sampled_dot, a, b)
@@ -349,11 +372,16 @@ def _check_edge_values(values: Tensor, graph: CSRGraph, what: str, name: str,
 def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph, *,
                   check: bool = True) -> Tensor:
     r"""Weighted sum over incoming edges, :math:`(N, F)`, differentiable in ``x``
-    :math:`(N, F)` and ``edge_weight`` :math:`(E,)` (edge order of the
-    ``edge_index`` ``graph`` was built from).
+    and ``edge_weight``.
 
-    ``check``: refuse what is listed below (no value is read); layers that
-    built the graph and the weights themselves pass ``False``.
+    Args:
+        x (Tensor): the features :math:`(N, F)`.
+        edge_weight (Tensor): the weights :math:`(E,)`, in the edge order of the
+            ``edge_index`` ``graph`` was built from.
+        graph (CSRGraph): the graph.
+        check (bool, optional): refuse what is listed below (no value is read);
+            layers that built the graph and the weights themselves pass
+            ``False``. (default: :obj:`True`)
 
     Raises:
         ValueError: if the sizes do not match ``graph``.
@@ -372,10 +400,14 @@ def csr_aggregate(x: Tensor, edge_weight: Tensor, graph: CSRGraph, *,
 def csr_edge_dot(a: Tensor, b: Tensor, graph: CSRGraph, *, check: bool = True) -> Tensor:
     r"""Per-edge dot products :math:`a_t^\top b_s` :math:`(E,)` (edge order of
     the ``edge_index`` ``graph`` was built from), differentiable in ``a`` and
-    ``b`` :math:`(N, h)`; pass the same tensor twice for similarity weights.
+    ``b``; pass the same tensor twice for similarity weights.
 
-    ``check``: refuse what is listed below (no value is read); layers that
-    built the graph and the operands themselves pass ``False``.
+    Args:
+        a, b (Tensor): the operands :math:`(N, h)`.
+        graph (CSRGraph): the graph.
+        check (bool, optional): refuse what is listed below (no value is read);
+            layers that built the graph and the operands themselves pass
+            ``False``. (default: :obj:`True`)
 
     Raises:
         ValueError: if the sizes do not match ``graph`` or each other.

@@ -71,17 +71,25 @@ class _L2Normalize(torch.autograd.Function):
 
 
 def l2_normalize(x: Tensor, eps: float = _EPS, *, check: bool = True) -> Tensor:
-    r"""Rows of ``x`` :math:`(\ldots, h)` divided by their L2 norm (at least
-    ``eps``), :math:`(\ldots, h)`; equal to ``F.normalize(x, dim=-1, eps=eps)``
-    in value and gradient (up to rounding), except that ``eps`` is raised to the
-    dtype's smallest positive number (in float16 ``F.normalize`` turns a zero row
-    into NaN: its default eps rounds to 0; here its gradient ``g / eps`` is inf
-    there for ``|g| > 0.004``).
+    r"""Rows of ``x`` divided by their L2 norm (at least ``eps``); equal to
+    ``F.normalize(x, dim=-1, eps=eps)`` in value and gradient (up to rounding),
+    except that ``eps`` is raised to the dtype's smallest positive number (in
+    float16 ``F.normalize`` turns a zero row into NaN: its default eps rounds to
+    0; here its gradient ``g / eps`` is inf there for ``|g| > 0.004``).
 
-    ``check``: refuse (``TypeError`` / ``ValueError``) an ``x`` that is not a
-    dense floating tensor with values and at least one dimension, or an ``eps``
-    that is not a finite number > 0 (no value of ``x`` is read); the learned
-    graph's per-sample calls pass ``False``."""
+    Args:
+        x (Tensor): the rows :math:`(\ldots, h)`.
+        eps (float, optional): the smallest norm divided by.
+            (default: ``1e-12``)
+        check (bool, optional): refuse (``TypeError`` / ``ValueError``) an ``x``
+            that is not a dense floating tensor with values and at least one
+            dimension, or an ``eps`` that is not a finite number > 0 (no value of
+            ``x`` is read); the learned graph's per-sample calls pass ``False``.
+            (default: :obj:`True`)
+
+    Returns:
+        Tensor: :math:`(\ldots, h)`.
+    """
     if check:
         if not isinstance(x, Tensor) or not x.is_floating_point():
             raise TypeError(f"x must be a floating-point tensor, got "
