@@ -527,6 +527,17 @@ def _stream_csv(path, flip: bool):
     path.write_text("\n".join(rows) + "\n")
 
 
+def test_tune_reads_a_stream_file_named_synthetic_dash_as_the_file(tmp_path, monkeypatch):
+    """``synthetic-mine.csv`` is a stream file, not an unknown synthetic drift: its
+    runs and files are named by the file (and its digest)."""
+    _stream_csv(tmp_path / "synthetic-mine.csv", flip=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["tune", "--dataset", "synthetic-mine.csv", "--model", "tlp", "--seeds", "0",
+                 "--out-dir", str(tmp_path / "grid")]) == 0
+    runs = list((tmp_path / "grid").glob("tlp_synthetic-mine.csv-*_seed0.json"))
+    assert len(runs) == 1 and json.loads(runs[0].read_text())["dataset"] == "synthetic-mine.csv"
+
+
 def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, capsys):
     """Two files data.csv in two folders (or one edited, or read with another label
     column) never share a run's JSON: the second search runs on its own file."""

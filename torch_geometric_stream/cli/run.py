@@ -191,11 +191,17 @@ def _dataset_name(value: str) -> str:
             raise UsageError(f"--dataset: {value} is not a stream file: its name must end "
                              f"in {', '.join(STREAM_FILE_SUFFIXES)} (convert or rename it)"
                              ) from None
-        if path.suffix or len(path.parts) > 1:
+        if _named_like_file(value):
             raise UsageError(f"--dataset: no file {value} is there, and {error} (a stream "
                              f"file's name ends in {', '.join(STREAM_FILE_SUFFIXES)})"
                              ) from None
         raise
+
+
+def _named_like_file(value: str) -> bool:
+    """Whether ``--dataset value`` is named like a file: with a suffix or a folder."""
+    path = Path(value.strip())
+    return bool(path.suffix) or len(path.parts) > 1
 
 
 def _synthetic_length(args: argparse.Namespace) -> int:
@@ -206,12 +212,13 @@ def _synthetic_length(args: argparse.Namespace) -> int:
 def synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
     ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
-    so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
+    so results can be re-run or tuned by it) names its own. ``None``: not synthetic,
+    as a name like a file's (a suffix, a folder: ``synthetic-mine.csv``) is not."""
     name = name.strip().lower()
     if name == "synthetic":
         return flag_drift or SYNTHETIC_DRIFT
     prefix, _, drift = name.partition("-")
-    if prefix != "synthetic":
+    if prefix != "synthetic" or _named_like_file(name):
         return None
     if drift not in SYNTHETIC_DRIFTS:
         raise UsageError(f"--dataset {name!r}: unknown synthetic drift {drift!r}; choose from "
