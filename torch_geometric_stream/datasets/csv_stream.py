@@ -35,8 +35,8 @@ from torch_geometric_stream.datasets.io import open_text
 from torch_geometric_stream.datasets.numbers import is_nan, is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
                                                          _check_limit, _column_name, _data_row,
-                                                         _header_names, _label_field,
-                                                         _label_index, _narrow_row,
+                                                         _header_names, _header_words,
+                                                         _label_field, _label_index, _narrow_row,
                                                          _not_a_label, _rows, _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
@@ -121,7 +121,8 @@ class CSVRowStream:
     header row allowed, blank lines skipped), but the classes are given: class id
     ``i`` is ``classes[i]``, and a row whose label is none of them is an error
     naming its line. The first row is the header if it holds the label column's
-    name, a feature field that is not a number, or a label that is neither a
+    name, a feature field that is a word (neither a number nor a missing value
+    such as ``NA``), or a label that is neither a
     class nor a number (``0,1,label``). The header (or first row) is read when
     the stream is made, to know its width; each further row when iterated.
 
@@ -291,10 +292,9 @@ class CSVRowStream:
             raise _narrow_row(self.name, self._first_line, first[0])
         self._index, named = _label_index(self.label_column, first, self.width, self.name)
         label = first[self._index]
-        words = any(field and not is_number(field)
-                    for column, field in enumerate(first) if column != self._index)
         by_label = self._lookup(label) is None and not is_number(label)
-        self._header = first if named or words or by_label else None
+        self._header = first if named or _header_words(
+            first, self._index, self.name, self._first_line) or by_label else None
         self.feature_names = None
         if self._header is None:
             return _chain_first(self._first_line, first, rows)

@@ -151,8 +151,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       header name is refused as ambiguous: the error gives each column's other
       spellings (its name, its index from the start or from the end). The first row is the
       header if it holds the label column's name, a feature field that is a word
-      (an empty field alone makes no header: it is a missing value), or a word
-      over a label column of numbers.
+      (an empty field, ``NA``, ``?`` and other missing values make no header: a
+      data row may hold them), or a word over a label column of numbers; a header
+      for its words that holds more numbers than words is warned of.
       Blank lines are skipped. Every row needs its true label: the evaluation
       hides labels itself.
     - **ARFF** (``.arff``, or ``.arff.gz``; UTF-8): a header of ``@attribute NAME
@@ -449,9 +450,7 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     if width < 2:
         raise _narrow_row(file_name, first_line, first[0])
     index, named = _label_index(label_column, first, width, file_name)
-    words = [field for column, field in enumerate(first)
-             if column != index and field and not is_number(field)]
-    header = first if named or words else None
+    header = first if named or _header_words(first, index, file_name, first_line) else None
     names = None if header is None else _header_names(label_column, header, index, file_name,
                                                       first_line)
     data = rows if header is not None else _chain_first(first_line, first, rows)
@@ -480,6 +479,22 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     y, class_names = _label_classes(labels, _csv_label_at(labels, lines, file_name, column))
     _check_label_spread(y, file_name, column)
     return features.array(start, start + len(labels)), y, class_names, names
+
+
+def _header_words(first: list[str], index: int, file_name: str, line: int) -> bool:
+    """Whether the first row ``first`` (on ``line``; the label at ``index``) is a
+    header by its feature fields: one is a word, neither a number nor a missing
+    value (an empty field, ``NA``, ``?``: a data row may hold them). Warn where it
+    holds more numbers than words: most likely a data row with a damaged field."""
+    features = [field for column, field in enumerate(first) if column != index]
+    words = [field for field in features if not is_number(field)
+             and not is_missing_value(field)]
+    numbers = sum(map(is_number, features))
+    if words and numbers > len(words):
+        warnings.warn(f"{file_name} line {line}: read as the header for its word "
+                      f"{words[0]!r}, though {numbers} of its {len(features)} feature fields "
+                      f"are numbers; if it is a data row, fix that field")
+    return bool(words)
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
