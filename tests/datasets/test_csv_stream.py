@@ -145,6 +145,29 @@ def test_a_nan_is_refused_as_a_class_and_as_a_label_as_the_whole_file_reader_ref
                                 f"'{nan.strip()}', not a label; every row needs its true label")
 
 
+@pytest.mark.parametrize("infinity", ["inf", "-inf", "Infinity"])
+def test_an_infinity_among_number_labels_is_refused_as_the_whole_file_reader_refuses_it(
+        tmp_path, infinity):
+    """Among classes of numbers, an infinity is no class and, in a row, no label (before:
+    class 'inf' given took it; the row's message said "none of the classes given");
+    among words it is a word."""
+    with pytest.raises(ValueError, match=f"^class 2 is '{infinity}', not a finite number: "
+                                         f"a label of numbers must be finite$"):
+        class_lookup(["0", "1", infinity])
+    assert class_lookup(["a", infinity])(infinity) == 1
+    path = tmp_path / "s.csv"
+    path.write_text(f"a,kind\n1,0\n2,{infinity}\n")
+    message = (f"s.csv line 3: column 'kind' (the label) holds '{infinity}', not a label; "
+               f"every row needs its true label")
+    with pytest.raises(DatasetFormatError) as whole:
+        load_stream_file(path)
+    with pytest.raises(DatasetFormatError) as streamed:
+        list(CSVRowStream(path, ["0", "1"]))
+    assert str(whole.value) == str(streamed.value) == message
+    with pytest.raises(DatasetFormatError, match=f"label '{infinity}' is none of the classes"):
+        list(CSVRowStream(path, ["0", "a"]))  # among words, a word
+
+
 def test_class_lookup_takes_numbers_in_ascii_decimal_notation_only():
     # before: '1_000' and '\u0663' (ARABIC-INDIC DIGIT THREE) were the numbers 1000 and 3
     lookup = class_lookup(["1000", "3", "x"])

@@ -73,21 +73,18 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     Raises:
         ValueError: no names, an empty name, a NaN (a missing label, as
             :func:`~torch_geometric_stream.datasets.load_stream_file` reads one),
-            or two names of one class (as text or as numbers).
+            an infinity among names that are all numbers (it refuses one in a label
+            column of numbers; among words, ``inf`` is a word), or two names of one
+            class (as text or as numbers).
         TypeError: a name that is not a string, or ``names`` a string.
     """
     names = _class_list(names)
     if not names:
         raise ValueError("no classes given")
+    _check_class_names(names)
     by_text: dict[str, int] = {}
     by_number: dict[float, int] = {}
     for class_id, name in enumerate(names):
-        if not isinstance(name, str):
-            raise TypeError(f"class names must be strings, got {name!r}")
-        if not name.strip():
-            raise ValueError(f"class {class_id} has an empty name")
-        if is_nan(name.strip()):
-            raise ValueError(f"class {class_id} is {name!r}, a missing label, not a class")
         number = _finite_number(name.strip())
         earlier = by_text.get(name.strip(), by_number.get(number))
         if earlier is not None:
@@ -102,6 +99,23 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
         return found if found is not None else by_number.get(_finite_number(label))
 
     return lookup
+
+
+def _check_class_names(names: list[str]) -> None:
+    """Refuse a class name that is no string, empty, a NaN, or an infinity among
+    names that are all numbers (:func:`class_lookup`)."""
+    for class_id, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"class names must be strings, got {name!r}")
+        if not name.strip():
+            raise ValueError(f"class {class_id} has an empty name")
+        if is_nan(name.strip()):
+            raise ValueError(f"class {class_id} is {name!r}, a missing label, not a class")
+    if all(is_number(name.strip()) for name in names):
+        infinite = [k for k, name in enumerate(names) if _finite_number(name.strip()) is None]
+        if infinite:
+            raise ValueError(f"class {infinite[0]} is {names[infinite[0]]!r}, not a finite "
+                             f"number: a label of numbers must be finite")
 
 
 def _finite_number(text: str) -> Optional[float]:
@@ -182,6 +196,13 @@ class CSVRowStream:
         """Feature dimension :math:`d`: the columns but the label's."""
         return self.width - 1
 
+    def _not_a_label(self, label: str) -> bool:
+        """Whether ``label``, none of the classes, is no label at all, as the whole
+        file reader refuses it: a NaN, or an infinity where the classes are numbers
+        (among words, ``inf`` is a word)."""
+        return is_nan(label) or (is_number(label) and _finite_number(label) is None
+                                 and all(map(is_number, self.class_names)))
+
     def __iter__(self) -> Iterator[tuple[np.ndarray, int]]:
         rows, self._pending = self._pending, None
         if rows is None:
@@ -201,7 +222,7 @@ class CSVRowStream:
         for line, row in rows:
             values, label = _data_row(line, row, first, self._index, self._header, self.name)
             class_id = self._lookup(label)
-            if class_id is None and is_nan(label):
+            if class_id is None and self._not_a_label(label):
                 raise _not_a_label(_label_field(self.name, line, f"column "
                                                 f"{_column_name(self._index, self._header)}",
                                                 label))
