@@ -1324,6 +1324,27 @@ def test_unknown_synthetic_drift_is_a_usage_error(capsys):
     assert "unknown synthetic drift 'bogus'" in capsys.readouterr().err
 
 
+def test_a_stream_file_named_synthetic_dash_is_read_as_the_file(tmp_path, monkeypatch, capsys):
+    """A file named like a synthetic stream (``synthetic-mine.csv``) is a stream file,
+    whole or as it comes, by its name alone or a path; before: "unknown synthetic
+    drift 'mine.csv'". A name without a suffix still names a synthetic stream."""
+    stream = _two_class_csv(tmp_path / "synthetic-mine.csv")
+    monkeypatch.chdir(tmp_path)
+    for run, (name, streamed) in enumerate(
+            (("synthetic-mine.csv", []), (str(stream), []),
+             ("synthetic-mine.csv", ["--stream", "--classes", "high,low",
+                                     "--label-mask", "bernoulli"]))):
+        out = tmp_path / f"run{run}.json"
+        assert main(["run", "--dataset", name, "--label-column", "kind", *streamed, *FAST,
+                     "--label-ratio", "0.1", "--output", str(out)]) == 0
+        assert _read(out)["dataset"] == "synthetic-mine.csv"
+    capsys.readouterr()
+    assert main(["run", "--dataset", "synthetic-mine.arff", "--limit", "5"]) == 2
+    assert "stream file synthetic-mine.arff does not exist" in capsys.readouterr().err
+    assert main(["run", "--dataset", "synthetic-mine", "--limit", "5"]) == 2
+    assert "unknown synthetic drift 'mine'" in capsys.readouterr().err
+
+
 def test_feature_transform_reaches_the_stream_and_the_record(tmp_path):
     plain, logged, default = (tmp_path / f"{name}.json" for name in ("plain", "log", "default"))
     base = ["run", "--dataset", "synthetic", "--synthetic-samples", "60", "--model", "memory",

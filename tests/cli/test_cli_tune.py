@@ -6,6 +6,7 @@ import time
 import pytest
 import torch
 
+from torch_geometric_stream.cli import arguments as arguments_module
 from torch_geometric_stream.cli import build_parser, main
 from torch_geometric_stream.cli import run as run_module
 from torch_geometric_stream.cli import tune as tune_module
@@ -527,6 +528,17 @@ def _stream_csv(path, flip: bool):
     path.write_text("\n".join(rows) + "\n")
 
 
+def test_tune_reads_a_stream_file_named_synthetic_dash_as_the_file(tmp_path, monkeypatch):
+    """``synthetic-mine.csv`` is a stream file, not an unknown synthetic drift: its
+    runs and files are named by the file (and its digest)."""
+    _stream_csv(tmp_path / "synthetic-mine.csv", flip=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["tune", "--dataset", "synthetic-mine.csv", "--model", "tlp", "--seeds", "0",
+                 "--out-dir", str(tmp_path / "grid")]) == 0
+    runs = list((tmp_path / "grid").glob("tlp_synthetic-mine.csv-*_seed0.json"))
+    assert len(runs) == 1 and json.loads(runs[0].read_text())["dataset"] == "synthetic-mine.csv"
+
+
 def test_tune_keeps_the_runs_of_two_stream_files_of_one_name_apart(tmp_path, capsys):
     """Two files data.csv in two folders (or one edited, or read with another label
     column) never share a run's JSON: the second search runs on its own file."""
@@ -879,6 +891,46 @@ def test_tune_refuses_cuda_without_cuda_before_any_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "cuda" in err and len(err.splitlines()) == 1
     assert "--grid point" not in err and not (tmp_path / "grid").exists()
+
+
+def test_tune_refuses_a_baseline_on_cuda_up_front_as_run_does(tmp_path, monkeypatch, capsys):
+    """A CPU-only model on a device that exists is refused before any grid point is
+    parsed, with run's message (before: named as the first grid point's error)."""
+    monkeypatch.setattr(arguments_module, "check_device_exists",
+                        lambda spec, *_: torch.device(spec))  # as if CUDA were here
+    assert main(["tune", "--dataset", "synthetic", "--model", "tlp", "--limit", "60",
+                 "--grid", "sigma=0.5,1", "--device", "cuda", "--out-dir",
+                 str(tmp_path / "grid")]) == 2
+    assert capsys.readouterr().err == "error: model 'tlp' runs on the CPU only, got --device cuda\n"
+    assert not (tmp_path / "grid").exists()
+
+
+def test_tune_warns_once_of_a_label_delay_past_the_streams_end(tmp_path, capsys):
+    """The warning that every label comes after the end holds for every grid run: the
+    search prints it once, its runs not (before: once per grid run)."""
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--label-delay", "60", "--quiet",
+                 "--out-dir", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: --label-delay 60 is at least the stream's length (60 "
+                     "samples)") == 1
+
+
+def test_tune_reads_its_config_file_once(tmp_path, monkeypatch, capsys):
+    """--config is read once by the search, not again for each grid point's checks and
+    file names (its runs read it, as a run does)."""
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"hidden_channels": 8}))
+    reads = []
+    read = tune_module.read_config_file
+    monkeypatch.setattr(tune_module, "read_config_file",
+                        lambda path: reads.append(path) or read(path))
+    monkeypatch.setattr(run_module, "read_config_file",
+                        lambda path: reads.append(path) or read(path))
+    ran = _fake_runs(monkeypatch, {(lr, seed): {"accuracy": 0.5} for lr in ("1e-3", "5e-3")
+                                   for seed in (0, 1)})
+    assert main(["tune", *SMALL, "--seeds", "0,1", "--grid", "lr=1e-3,5e-3", "--config",
+                 str(base), "--quiet", "--out-dir", str(tmp_path / "grid")]) == 0
+    assert len(ran) == 4 and reads == [base]  # before: again per point and per file name
 
 
 def test_tune_searches_around_a_config_file_that_the_grid_overrides(tmp_path, capsys):

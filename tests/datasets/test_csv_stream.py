@@ -8,6 +8,7 @@ import itertools
 import os
 import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -144,6 +145,29 @@ def test_a_nan_is_refused_as_a_class_and_as_a_label_as_the_whole_file_reader_ref
                                 f"'{nan.strip()}', not a label; every row needs its true label")
 
 
+@pytest.mark.parametrize("infinity", ["inf", "-inf", "Infinity"])
+def test_an_infinity_among_number_labels_is_refused_as_the_whole_file_reader_refuses_it(
+        tmp_path, infinity):
+    """Among classes of numbers, an infinity is no class and, in a row, no label (before:
+    class 'inf' given took it; the row's message said "none of the classes given");
+    among words it is a word."""
+    with pytest.raises(ValueError, match=f"^class 2 is '{infinity}', not a finite number: "
+                                         f"a label of numbers must be finite$"):
+        class_lookup(["0", "1", infinity])
+    assert class_lookup(["a", infinity])(infinity) == 1
+    path = tmp_path / "s.csv"
+    path.write_text(f"a,kind\n1,0\n2,{infinity}\n")
+    message = (f"s.csv line 3: column 'kind' (the label) holds '{infinity}', not a label; "
+               f"every row needs its true label")
+    with pytest.raises(DatasetFormatError) as whole:
+        load_stream_file(path)
+    with pytest.raises(DatasetFormatError) as streamed:
+        list(CSVRowStream(path, ["0", "1"]))
+    assert str(whole.value) == str(streamed.value) == message
+    with pytest.raises(DatasetFormatError, match=f"label '{infinity}' is none of the classes"):
+        list(CSVRowStream(path, ["0", "a"]))  # among words, a word
+
+
 def test_class_lookup_takes_numbers_in_ascii_decimal_notation_only():
     # before: '1_000' and '\u0663' (ARABIC-INDIC DIGIT THREE) were the numbers 1000 and 3
     lookup = class_lookup(["1000", "3", "x"])
@@ -247,6 +271,41 @@ def test_the_first_row_is_refused_as_the_whole_file_reader_refuses_it(tmp_path, 
     with pytest.raises(DatasetFormatError) as streamed:
         list(CSVRowStream(path, ["0"], **options))
     assert str(streamed.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("text, classes", [
+    ("NA,1.0,x\n0.5,2,y\n", ["x", "y"]),  # before: a header naming the features 'NA', '1.0'
+    ("?,1.0,0\n0.5,2,1\n", ["0", "1"]),
+])
+def test_a_missing_value_makes_no_header_of_the_first_row(tmp_path, text, classes):
+    """A missing value (``NA``, ``?``) is no word that makes a header, as an empty
+    field is not: the first row is data, refused for its missing value by both readers."""
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    message = (rf"^s.csv line 1: column 1 holds '{re.escape(text[0:2].rstrip(','))}' "
+               r"\(a missing value: fill in or drop the row first\)$")
+    with pytest.raises(DatasetFormatError, match=message):
+        load_stream_file(path)
+    with pytest.raises(DatasetFormatError, match=message):
+        list(CSVRowStream(path, classes))
+
+
+def test_a_header_of_more_numbers_than_words_warns_in_both_readers(tmp_path):
+    """A first row read as the header for a word among more numbers is most likely a
+    data row with a damaged field: both readers say so (and name it as a header)."""
+    path = tmp_path / "s.csv"
+    path.write_text("a,1.5,2.5,0\n0.5,2,1,0\n0.3,1,1,1\n")
+    message = (r"^s.csv line 1: read as the header for its word 'a', though 2 of its 3 "
+               r"feature fields are numbers; if it is a data row, fix that field$")
+    with pytest.warns(UserWarning, match=message):
+        assert load_stream_file(path).feature_names == ["a", "1.5", "2.5"]
+    with pytest.warns(UserWarning, match=message):
+        assert CSVRowStream(path, ["0", "1"]).feature_names == ["a", "1.5", "2.5"]
+    path.write_text("a,b,1.5,0\n0.5,2,1,0\n0.3,1,1,1\n")  # as many words: a header
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_stream_file(path).feature_names == ["a", "b", "1.5"]
+        assert CSVRowStream(path, ["0", "1"]).feature_names == ["a", "b", "1.5"]
 
 
 def test_a_first_row_of_numbers_is_data_even_with_a_label_of_no_class(tmp_path):

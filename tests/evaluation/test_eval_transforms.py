@@ -566,6 +566,56 @@ def test_known_range_scaling_is_the_authors_image_mapping():
         make_transform("range", value_range=(1, 1))
 
 
+@pytest.mark.parametrize("build, row, entry, bounds", [
+    # a range so narrow that a value near it overflows float64 (before: inf, silently)
+    (lambda: FixedRangeScaler((0, 1e-310)), [0.0, 0.5], r"1\] = 0.5", r"\(0.0, 1e-310\)"),
+    # an ordinary range and a value far out of it
+    (lambda: FixedRangeScaler((0, 1)), [1.7e308, 0.0], r"0\] = 1.7e\+308", r"\(0.0, 1.0\)"),
+    # the second feature's range, fitted
+    (lambda: GlobalMinMaxScaler().fit(np.array([[0.0, 0.0], [1.0, 1e-310]])), [0.5, 0.5],
+     r"1\] = 0.5", r"\(0.0, 1e-310\)"),
+])
+def test_a_fixed_range_refuses_a_value_it_scales_to_inf(build, row, entry, bounds):
+    """A value far out of a range that does not clip would be scaled to inf: refused at
+    the row (any finite range has such values), naming it, alone or before a scaler
+    that would learn inf as its range, whose state is then as before (before: max inf)."""
+    message = (rf"^rows\[0, {entry} scales to inf by its feature's value range "
+               rf"{bounds}: too far out of so narrow a range for float64$")
+    with pytest.raises(ValueError, match=message):
+        build().transform_one(np.array(row))
+    pipeline = Compose([build(), OnlineMinMaxScaler()])
+    pipeline.transform_one(np.array([0.0, 0.0]))
+    before = pipeline.state_dict()
+    with pytest.raises(ValueError, match=message):
+        pipeline.transform_one(np.array(row))
+    assert _same_state(pipeline.state_dict(), before)
+    assert torch.isfinite(pipeline.transforms[1].max_).all()
+
+
+def test_a_pipeline_that_learns_before_a_fixed_range_saves_its_state():
+    """A bounded pipeline saves no state for the cast, unless a part that may refuse a
+    row (a fixed range) comes after one that learned from it."""
+    assert make_transform("range", value_range=(0, 255))._bounded()
+    assert make_transform("range", value_range=(0, 255), feature_transform="signed-log1p"
+                          )._bounded()
+    narrow = FixedRangeScaler((0, 1e-310))
+    pipeline = Compose([OnlineMinMaxScaler(), narrow, L2Normalize()])
+    assert not pipeline._bounded() and not Compose([pipeline, L2Normalize()])._bounded()
+    pipeline.transform_one(np.array([0.0, 0.0]))
+    before = pipeline.state_dict()
+    with pytest.raises(ValueError, match="scales to inf"):
+        pipeline.transform_one(np.array([0.5, 1.0]))  # 1.0 by (0, 1e-310) after min-max
+    assert _same_state(pipeline.state_dict(), before)
+
+
+def _same_state(state, other) -> bool:
+    """Whether two nested state dicts hold equal tensors (and ``None`` alike)."""
+    if isinstance(state, dict):
+        return state.keys() == other.keys() and all(_same_state(state[k], other[k])
+                                                     for k in state)
+    return (state is None and other is None) or torch.equal(state, other)
+
+
 def test_auto_scaling_uses_the_known_range_when_declared():
     assert resolve_scaling("auto", (0, 255)) == "range"
     assert resolve_scaling("auto", None) == "online"
@@ -723,18 +773,22 @@ def test_a_robust_range_refuses_a_batch_whose_later_row_an_earlier_step_made_inf
     # before: the range's batch check read only values beyond float32; a row that the
     # pipeline's fixed range scaled to inf was refused after the rows before it had
     # entered the reservoir, which kept them (the error said it was left as it was)
+    # (a fixed range now refuses a value it scales to inf itself: a step of one's own here)
+    class Exp(StreamTransform):
+        def _transform(self, rows):
+            return rows.exp()
+
     def build():
-        return Compose([FixedRangeScaler((0.0, 1e-300)),
-                        OnlineQuantileRangeScaler(reservoir_size=10)])
+        return Compose([Exp(), OnlineQuantileRangeScaler(reservoir_size=10)])
 
     transform, twin = build(), build()
     for scaler in (transform, twin):
-        scaler.transform_many(np.array([[0.0], [1e-301]]))
+        scaler.transform_many(np.array([[0.0], [1.0]]))
     with pytest.raises(ValueError, match="NaN or inf values: the range is left as it was"):
-        transform.transform_many(np.array([[2e-301], [1e10]]))
+        transform.transform_many(np.array([[0.5], [1e10]]))
     assert torch.equal(transform.transforms[1].range_.get_extra_state()["reservoir"],
                        twin.transforms[1].range_.get_extra_state()["reservoir"])
-    rows = np.array([[3e-301], [5e-301]])
+    rows = np.array([[0.25], [0.75]])
     assert torch.equal(transform.transform_many(rows), twin.transform_many(rows))
 
 

@@ -420,6 +420,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                  "the outputs cover the whole stream. With --stream, the file "
                                  "is read again from its start, the rows done checked against "
                                  "the digest of their text and skipped; --limit may differ")
+    # a run of tune's grid: tune warns once of what holds for all its runs
+    run.add_argument("--grid-run", action="store_true", help=argparse.SUPPRESS)
     run.set_defaults(handler=run_command)
 
 

@@ -22,7 +22,7 @@ from torch_geometric_stream.nn.scaling import RunningMinMax, RunningQuantileRang
 __all__ = ["MODEL_NAMES", "ROBUST_SCALING_KEYS", "ROBUST_SCALINGS", "SLEDGE_CONFIG_KEYS",
            "BASELINE_CONFIG_KEYS", "BASELINE_HYPERPARAMETER_KEYS", "config_keys",
            "fixed_config_entries", "model_kwargs", "unread_config_entries", "uses_sledge_config",
-           "build_learner", "build_transform", "quantile_range_options"]
+           "build_learner", "build_transform", "check_model_device", "quantile_range_options"]
 
 #: The configuration entries that set the
 #: :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange` of scalings
@@ -136,10 +136,16 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
         elif input_scaling is not None:
             kwargs["input_scaling"] = RunningMinMax(in_channels, config["feature_range"])
         return build_model(name, in_channels, num_classes, seed=seed, device=device, **kwargs)
-    if device != "cpu":
-        raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
+    check_model_device(name, device)
     return build_model(name, in_channels, num_classes, memory_size=config["memory_size"],
                        seed=seed, **{key: config[key] for key in BASELINE_HYPERPARAMETERS[name]})
+
+
+def check_model_device(name: str, device: str) -> None:
+    """Refuse ``device`` (canonical, as ``--device`` resolves it) for model ``name``
+    where it runs on the CPU only (a baseline)."""
+    if not uses_sledge_config(name) and device != "cpu":
+        raise UsageError(f"model {name!r} runs on the CPU only, got --device {device}")
 
 
 def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, Any]:

@@ -51,7 +51,7 @@ from torch_geometric_stream.ops import flush_denormal
 __all__ = ["DEFAULT_MODEL", "BUNDLED_MODEL", "BUNDLED_LIMIT", "OVERRIDE_KEYS", "RESUME_KEYS",
            "STREAM_DIGEST", "SYNTHETIC_DRIFT", "SYNTHETIC_SAMPLES", "HISTORY_HELP", "Stream",
            "check_run", "load_stream", "recorded_config", "run_command", "run_device",
-           "synthetic_drift"]
+           "labels_after_the_end", "synthetic_drift"]
 
 #: Model when ``--dataset`` is given.
 DEFAULT_MODEL = "sledge"
@@ -191,11 +191,17 @@ def _dataset_name(value: str) -> str:
             raise UsageError(f"--dataset: {value} is not a stream file: its name must end "
                              f"in {', '.join(STREAM_FILE_SUFFIXES)} (convert or rename it)"
                              ) from None
-        if path.suffix or len(path.parts) > 1:
+        if _named_like_file(value):
             raise UsageError(f"--dataset: no file {value} is there, and {error} (a stream "
                              f"file's name ends in {', '.join(STREAM_FILE_SUFFIXES)})"
                              ) from None
         raise
+
+
+def _named_like_file(value: str) -> bool:
+    """Whether ``--dataset value`` is named like a file: with a suffix or a folder."""
+    path = Path(value.strip())
+    return bool(path.suffix) or len(path.parts) > 1
 
 
 def _synthetic_length(args: argparse.Namespace) -> int:
@@ -206,12 +212,13 @@ def _synthetic_length(args: argparse.Namespace) -> int:
 def synthetic_drift(name: str, flag_drift: Optional[str]) -> Optional[str]:
     """The drift of a synthetic ``--dataset`` name: ``synthetic`` takes
     ``--synthetic-drift``; ``synthetic-<drift>`` (the name a synthetic run reports,
-    so results can be re-run or tuned by it) names its own. ``None``: not synthetic."""
+    so results can be re-run or tuned by it) names its own. ``None``: not synthetic,
+    as a name like a file's (a suffix, a folder: ``synthetic-mine.csv``) is not."""
     name = name.strip().lower()
     if name == "synthetic":
         return flag_drift or SYNTHETIC_DRIFT
     prefix, _, drift = name.partition("-")
-    if prefix != "synthetic":
+    if prefix != "synthetic" or _named_like_file(name):
         return None
     if drift not in SYNTHETIC_DRIFTS:
         raise UsageError(f"--dataset {name!r}: unknown synthetic drift {drift!r}; choose from "
@@ -296,19 +303,28 @@ def _warn_of_replaced_checkpoint(args: argparse.Namespace) -> None:
 
 
 def _warn_of_labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> None:
-    """Warn on stderr when ``--label-delay`` is at least the number of samples the
+    """Print :func:`labels_after_the_end` on stderr, if any; not in a run of tune's
+    grid (``--grid-run``): tune warns once for all of them."""
+    warning = None if args.grid_run else labels_after_the_end(args, plan)
+    if warning is not None:
+        print(warning, file=sys.stderr)
+
+
+def labels_after_the_end(args: argparse.Namespace, plan: RunPlan) -> Optional[str]:
+    """The warning of a ``--label-delay`` at least the number of samples the
     run's stream has (a file read whole, a named dataset, or ``--stream`` with
     ``--limit``, which it has at most): the label of sample ``t`` comes after
     sample ``t + N``, so none comes before the stream ends and the run learns no
-    label. A stream read as it comes without ``--limit`` has no known end."""
+    label; ``None`` for a shorter delay, or a stream read as it comes without
+    ``--limit``, which has no known end."""
     dataset = plan.stream[0]  # a stream read as it comes (--stream): its --limit at most
     length = dataset.num_samples if isinstance(dataset, StreamDataset) else plan.limit
     if length is None or args.label_delay < length:
-        return
+        return None
     samples = f"at most {length:,} samples: --limit" if args.stream else f"{length:,} samples"
-    print(f"warning: --label-delay {args.label_delay} is at least the stream's length "
-          f"({samples}): every label comes after the stream's end, so the run learns none "
-          f"(give a delay below the stream's length)", file=sys.stderr)
+    return (f"warning: --label-delay {args.label_delay} is at least the stream's length "
+            f"({samples}): every label comes after the stream's end, so the run learns none "
+            f"(give a delay below the stream's length)")
 
 
 def _check_files_apart(args: argparse.Namespace,
@@ -373,10 +389,12 @@ def run_device(args: argparse.Namespace, model: str) -> tuple[str, bool]:
 
 
 def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
-          sources: Optional[dict[str, str]] = None) -> RunPlan:
+          sources: Optional[dict[str, str]] = None,
+          config_file: Optional[dict[str, Any]] = None) -> RunPlan:
     """Model, device, stream (``stream`` if given, already loaded with the same
-    arguments) and configuration of a run, each checked; ``sources``, if given,
-    is filled with where each configuration entry comes from
+    arguments) and configuration of a run (``config_file``: the ``--config``
+    file's entries if already read), each checked; ``sources``, if given, is
+    filled with where each configuration entry comes from
     (:func:`~torch_geometric_stream.cli.configs.resolve_config`)."""
     model = args.model or (BUNDLED_MODEL if args.dataset is None else DEFAULT_MODEL)
     device, cuda_graph = run_device(args, model)
@@ -387,7 +405,8 @@ def _plan(args: argparse.Namespace, stream: Optional[Stream] = None,
     overrides = {key: getattr(args, key) for key in OVERRIDE_KEYS}
     with user_input("configuration"):
         config = resolve_config(name, args.label_ratio, model, overrides,
-                                read_config_file(args.config), num_classes=dataset.num_classes,
+                                read_config_file(args.config) if config_file is None
+                                else config_file, num_classes=dataset.num_classes,
                                 preset=args.preset, sources=sources)
         resolve_stream_entries(config, model, dataset.value_range, sources)
     if args.stream and config["scaling"] == "global":
@@ -414,15 +433,19 @@ def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
     return learner, mask, query, transform
 
 
-def check_run(args: argparse.Namespace, stream: Stream) -> None:
+def check_run(args: argparse.Namespace, stream: Stream,
+              config_file: Optional[dict[str, Any]] = None) -> RunPlan:
     """Every check ``run`` makes of its configuration before the stream starts
     (its first seed's learner built), without running: ``tune`` checks each grid
-    point so, on ``stream``, loaded once for all of them.
+    point so, on ``stream`` and with the ``--config`` entries ``config_file``,
+    each read once for all of them. Returns the run's plan.
 
     Raises:
         UsageError: what the run would refuse.
     """
-    _seed_run(args, _plan(args, stream), parse_seeds(args.seed)[0])
+    plan = _plan(args, stream, config_file=config_file)
+    _seed_run(args, plan, parse_seeds(args.seed)[0])
+    return plan
 
 
 def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:

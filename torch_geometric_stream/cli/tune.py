@@ -78,7 +78,7 @@ from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
-from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
+from torch_geometric_stream.cli.models import MODEL_NAMES, check_model_device, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
 from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY_HELP,
                                                        LABEL_MASK_HELP, QUERY_STEP_HELP,
@@ -87,7 +87,8 @@ from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY
                                                        query_words)
 from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
                                             SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES, check_run,
-                                            load_stream, synthetic_drift)
+                                            labels_after_the_end, load_stream,
+                                            synthetic_drift)
 from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
                                              stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
@@ -163,29 +164,41 @@ def _by_metric(metric: str) -> str:
     return "" if metric == "accuracy" else f"_by-{metric}"
 
 
-def _search_name(args: argparse.Namespace) -> str:
+def _search_name(args: argparse.Namespace, config_file: Optional[dict] = None) -> str:
     """``<model>_<dataset>_<ratio>``, with ``_mask=<name>`` unless the label mask is
     ``paper`` (a label query's options after it, as :func:`_mask_options` gives
     them: ``_mask=fixed-uncertainty_query-threshold=0.9``), ``_label-delay=<N>`` for
     a delay (``<N>-held`` with ``--no-learn-on-arrival``) and ``_preset=<name>``
     unless the preset is ``paper``: runs of different label protocols or presets
-    never share (or skip on) a file."""
+    never share (or skip on) a file. Made once per search (kept as
+    ``args.search_name``): the ``--config`` file (``config_file``: its entries,
+    if read) and a stream file are read for it once, not for each grid run's
+    file name."""
+    if getattr(args, "search_name", None) is None:
+        args.search_name = _new_search_name(args, config_file)
+    return args.search_name
+
+
+def _new_search_name(args: argparse.Namespace, config_file: Optional[dict]) -> str:
+    """:func:`_search_name`, made."""
     preset = "" if args.preset == "paper" else f"_preset={args.preset}"
     held = "-held" if learn_on_arrival(args) is False else ""
     delay = f"_label-delay={args.label_delay}{held}" if args.label_delay else ""
     mask = "" if args.label_mask == "paper" else f"_mask={args.label_mask}" + "".join(
         f"_{key.replace('_', '-')}={value}" for key, value in _query_values(args).items())
     return (f"{args.model}_{_stream_name(args)}_{args.label_ratio:g}{mask}{delay}{preset}"
-            f"{_config_name(args)}")
+            f"{_config_name(args, config_file)}")
 
 
-def _config_name(args: argparse.Namespace) -> str:
+def _config_name(args: argparse.Namespace, config_file: Optional[dict]) -> str:
     """``_config=`` and 8 hex digits of the SHA-256 of the ``--config`` file's
-    entries (nothing without one): a search around another base configuration,
-    or the file edited, gets runs of its own."""
+    entries (``config_file`` if read; nothing without one): a search around
+    another base configuration, or the file edited, gets runs of its own."""
     if args.config is None:
         return ""
-    entries = json.dumps(read_config_file(args.config), sort_keys=True)
+    if config_file is None:
+        config_file = read_config_file(args.config)
+    entries = json.dumps(config_file, sort_keys=True)
     return f"_config={hashlib.sha256(entries.encode()).hexdigest()[:8]}"
 
 
@@ -248,7 +261,7 @@ def _run_argv(args: argparse.Namespace, point: dict[str, str], seed: int,
             *_arrival_flag(args), "--preset", args.preset,
             "--history", args.history, "--device", args.device, "--output", str(path),
             *(["--config", str(args.config)] if args.config is not None else []),
-            *(["--quiet"] if args.quiet else [])]
+            *(["--quiet"] if args.quiet else []), "--grid-run"]
     argv += _stream_options(args)
     for key, value in point.items():
         flag = key.replace("_", "-")
@@ -517,9 +530,13 @@ def _print_ranking(rows: list[_Ranked], metric: str) -> None:
               + f"{len(row.seeds):>5}  {row.ms_per_sample:9.2f}  {_point_name(row.point)}")
 
 
-def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int) -> None:
+def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int,
+                  config_file: Optional[dict]) -> Optional[str]:
     """Parse every grid point's ``run`` arguments and check its configuration as
-    ``run`` does, before the first point runs: a typo fails now, not hours in."""
+    ``run`` does (``config_file``: the ``--config`` entries), before the first
+    point runs: a typo fails now, not hours in. Returns the warning of a label
+    delay past the stream's end (:func:`~torch_geometric_stream.cli.run.labels_after_the_end`),
+    the same for every run, which the runs leave to the search to print once."""
     from torch_geometric_stream.cli.main import build_parser  # main imports this module
     parser, runs = build_parser(), []
     for point in points:
@@ -530,7 +547,8 @@ def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: 
     stream = load_stream(runs[0])  # the same for every point
     for point, run_args in zip(points, runs):
         with _grid_point(point):
-            check_run(run_args, stream)
+            plan = check_run(run_args, stream, config_file)
+    return labels_after_the_end(runs[0], plan)
 
 
 def _check_distinct(points: list[dict[str, str]], runs: list[argparse.Namespace]) -> None:
@@ -585,24 +603,26 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     if confirm_seeds and args.confirm_top is None:
         raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
     check_folder("--out-dir", args.out_dir, must_exist=False)
-    check_device(args.device, gpu_capable=args.model in SLEDGE_VARIANTS)  # as run does
-    _search_name(args)  # a bad synthetic stream, named once and not for a grid point
+    # as run does, and refused as run refuses it, not as a grid point's
+    check_model_device(args.model, check_device(args.device,
+                                                gpu_capable=args.model in SLEDGE_VARIANTS))
     config_file = read_config_file(args.config)
+    _search_name(args, config_file)  # a bad synthetic stream, named once, not for a point
     _base_config(args.dataset, args.label_ratio, args.model, args.preset, config_file)
     points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     if args.confirm_top is not None and args.confirm_top > len(points):
         raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
                          f"point(s); confirm at most all of them")
-    _check_points(args, points, seeds[0])
+    delay_warning = _check_points(args, points, seeds[0], config_file)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
         check_output_file("--best", args.best)
         _check_best_apart(args, points, seeds + confirm_seeds)
         check_suffixes([("--best", args.best, ".json")])
-    warning = lambda_warning(args.dataset, args.label_ratio, args.model, args.preset, points,
-                             config_file)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in (delay_warning, lambda_warning(args.dataset, args.label_ratio, args.model,
+                                                  args.preset, points, config_file)):
+        if warning:
+            print(warning, file=sys.stderr)
     _run_missing(args, points, seeds, paths)
     records = _read_runs(paths)
     _check_same_settings(records, paths, grid)

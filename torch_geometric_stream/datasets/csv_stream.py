@@ -35,8 +35,8 @@ from torch_geometric_stream.datasets.io import open_text
 from torch_geometric_stream.datasets.numbers import is_nan, is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
                                                          _check_limit, _column_name, _data_row,
-                                                         _header_names, _label_field,
-                                                         _label_index, _narrow_row,
+                                                         _header_names, _header_words,
+                                                         _label_field, _label_index, _narrow_row,
                                                          _not_a_label, _rows, _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
 
@@ -73,21 +73,18 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     Raises:
         ValueError: no names, an empty name, a NaN (a missing label, as
             :func:`~torch_geometric_stream.datasets.load_stream_file` reads one),
-            or two names of one class (as text or as numbers).
+            an infinity among names that are all numbers (it refuses one in a label
+            column of numbers; among words, ``inf`` is a word), or two names of one
+            class (as text or as numbers).
         TypeError: a name that is not a string, or ``names`` a string.
     """
     names = _class_list(names)
     if not names:
         raise ValueError("no classes given")
+    _check_class_names(names)
     by_text: dict[str, int] = {}
     by_number: dict[float, int] = {}
     for class_id, name in enumerate(names):
-        if not isinstance(name, str):
-            raise TypeError(f"class names must be strings, got {name!r}")
-        if not name.strip():
-            raise ValueError(f"class {class_id} has an empty name")
-        if is_nan(name.strip()):
-            raise ValueError(f"class {class_id} is {name!r}, a missing label, not a class")
         number = _finite_number(name.strip())
         earlier = by_text.get(name.strip(), by_number.get(number))
         if earlier is not None:
@@ -102,6 +99,23 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
         return found if found is not None else by_number.get(_finite_number(label))
 
     return lookup
+
+
+def _check_class_names(names: list[str]) -> None:
+    """Refuse a class name that is no string, empty, a NaN, or an infinity among
+    names that are all numbers (:func:`class_lookup`)."""
+    for class_id, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"class names must be strings, got {name!r}")
+        if not name.strip():
+            raise ValueError(f"class {class_id} has an empty name")
+        if is_nan(name.strip()):
+            raise ValueError(f"class {class_id} is {name!r}, a missing label, not a class")
+    if all(is_number(name.strip()) for name in names):
+        infinite = [k for k, name in enumerate(names) if _finite_number(name.strip()) is None]
+        if infinite:
+            raise ValueError(f"class {infinite[0]} is {names[infinite[0]]!r}, not a finite "
+                             f"number: a label of numbers must be finite")
 
 
 def _finite_number(text: str) -> Optional[float]:
@@ -121,7 +135,8 @@ class CSVRowStream:
     header row allowed, blank lines skipped), but the classes are given: class id
     ``i`` is ``classes[i]``, and a row whose label is none of them is an error
     naming its line. The first row is the header if it holds the label column's
-    name, a feature field that is not a number, or a label that is neither a
+    name, a feature field that is a word (neither a number nor a missing value
+    such as ``NA``), or a label that is neither a
     class nor a number (``0,1,label``). The header (or first row) is read when
     the stream is made, to know its width; each further row when iterated.
 
@@ -181,6 +196,13 @@ class CSVRowStream:
         """Feature dimension :math:`d`: the columns but the label's."""
         return self.width - 1
 
+    def _not_a_label(self, label: str) -> bool:
+        """Whether ``label``, none of the classes, is no label at all, as the whole
+        file reader refuses it: a NaN, or an infinity where the classes are numbers
+        (among words, ``inf`` is a word)."""
+        return is_nan(label) or (is_number(label) and _finite_number(label) is None
+                                 and all(map(is_number, self.class_names)))
+
     def __iter__(self) -> Iterator[tuple[np.ndarray, int]]:
         rows, self._pending = self._pending, None
         if rows is None:
@@ -200,7 +222,7 @@ class CSVRowStream:
         for line, row in rows:
             values, label = _data_row(line, row, first, self._index, self._header, self.name)
             class_id = self._lookup(label)
-            if class_id is None and is_nan(label):
+            if class_id is None and self._not_a_label(label):
                 raise _not_a_label(_label_field(self.name, line, f"column "
                                                 f"{_column_name(self._index, self._header)}",
                                                 label))
@@ -295,10 +317,9 @@ class CSVRowStream:
             raise _narrow_row(self.name, self._first_line, first[0])
         self._index, named = _label_index(self.label_column, first, self.width, self.name)
         label = first[self._index]
-        words = any(field and not is_number(field)
-                    for column, field in enumerate(first) if column != self._index)
         by_label = self._lookup(label) is None and not is_number(label)
-        self._header = first if named or words or by_label else None
+        self._header = first if named or _header_words(
+            first, self._index, self.name, self._first_line) or by_label else None
         self.feature_names = None
         if self._header is None:
             return _chain_first(self._first_line, first, rows)

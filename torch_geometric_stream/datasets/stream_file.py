@@ -49,6 +49,9 @@ __all__ = ["STREAM_FILE_SUFFIXES", "is_stream_file", "load_stream_file",
 STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
 #: The stream files that are ARFF files, by how their names end (any case).
 _ARFF_SUFFIXES = (".arff", ".arff.gz")
+#: What a feature that is a missing value (``NA``, an empty field, a NaN) is told, in
+#: every stream file.
+_MISSING_VALUE = "(a missing value: fill in or drop the row first)"
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: The bytes of each block of float32 features a table's rows are gathered in.
@@ -165,8 +168,9 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       header name is refused as ambiguous: the error gives each column's other
       spellings (its name, its index from the start or from the end). The first row is the
       header if it holds the label column's name, a feature field that is a word
-      (an empty field alone makes no header: it is a missing value), or a word
-      over a label column of numbers.
+      (an empty field, ``NA``, ``?`` and other missing values make no header: a
+      data row may hold them), or a word over a label column of numbers; a header
+      for its words that holds more numbers than words is warned of.
       Blank lines are skipped. Every row needs its true label: the evaluation
       hides labels itself.
     - **ARFF** (``.arff``, or ``.arff.gz``; UTF-8): a header of ``@attribute NAME
@@ -310,8 +314,13 @@ def _check_features(x: np.ndarray, file_name: str) -> None:
     if len(bad):
         row, column = map(int, bad[0])
         value = x[row, column].item()
-        problem = "beyond float32's range" if np.isfinite(value) else "not a finite number"
-        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r} is {problem}"
+        if np.isnan(value):
+            problem = _MISSING_VALUE
+        elif np.isfinite(value):
+            problem = "is beyond float32's range"
+        else:
+            problem = "is not a finite number"
+        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r} {problem}"
                                  f"{_first_of(len(bad))}")
 
 
@@ -463,9 +472,7 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     if width < 2:
         raise _narrow_row(file_name, first_line, first[0])
     index, named = _label_index(label_column, first, width, file_name)
-    words = [field for column, field in enumerate(first)
-             if column != index and field and not is_number(field)]
-    header = first if named or words else None
+    header = first if named or _header_words(first, index, file_name, first_line) else None
     names = None if header is None else _header_names(label_column, header, index, file_name,
                                                       first_line)
     data = rows if header is not None else _chain_first(first_line, first, rows)
@@ -494,6 +501,22 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     y, class_names = _label_classes(labels, _csv_label_at(labels, lines, file_name, column))
     _check_label_spread(y, file_name, column)
     return features.array(start, start + len(labels)), y, class_names, names
+
+
+def _header_words(first: list[str], index: int, file_name: str, line: int) -> bool:
+    """Whether the first row ``first`` (on ``line``; the label at ``index``) is a
+    header by its feature fields: one is a word, neither a number nor a missing
+    value (an empty field, ``NA``, ``?``: a data row may hold them). Warn where it
+    holds more numbers than words: most likely a data row with a damaged field."""
+    features = [field for column, field in enumerate(first) if column != index]
+    words = [field for field in features if not is_number(field)
+             and not is_missing_value(field)]
+    numbers = sum(map(is_number, features))
+    if words and numbers > len(words):
+        warnings.warn(f"{file_name} line {line}: read as the header for its word "
+                      f"{words[0]!r}, though {numbers} of its {len(features)} feature fields "
+                      f"are numbers; if it is a data row, fix that field")
+    return bool(words)
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
@@ -607,7 +630,7 @@ def _field_problem(value: str, word: str = "encode categorical features as numbe
     (``word``: what to do where it is a word)."""
     if is_missing_value(value):
         problem = "is empty" if not value else f"holds {value!r}"
-        return f"{problem} (a missing value: fill in or drop the row first)"
+        return f"{problem} {_MISSING_VALUE}"
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"

@@ -43,7 +43,7 @@ from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
                                                check_range_state, min_max_scale)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
-                                               check_mapping)
+                                               check_mapping, first_offender)
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
@@ -150,6 +150,16 @@ class StreamTransform:
         the row (then nothing is checked, and no state saved, for the cast);
         ``False`` unless a subclass knows better."""
         return False
+
+    def _refuses(self) -> bool:
+        """Whether :meth:`_transform` may refuse a finite row of the right width (a
+        value a fixed range scales to inf); ``False`` unless a subclass knows better."""
+        return False
+
+    def _learns(self) -> bool:
+        """Whether :meth:`_transform` may change a state: a subclass with a
+        :meth:`state_dict` of its own may."""
+        return type(self).state_dict is not StreamTransform.state_dict
 
     def state_dict(self) -> Dict[str, Any]:
         """The learned state (empty for stateless transforms)."""
@@ -394,7 +404,8 @@ class GlobalMinMaxScaler(_MinMaxScaler):
 
     For reproducing the paper only: :meth:`fit` must see every row of the
     stream up front, which a real stream cannot.  Rows outside the fitted
-    range are not clipped.  Constant features map to the middle of
+    range are not clipped (one it would scale to inf is refused, as by
+    :class:`FixedRangeScaler`).  Constant features map to the middle of
     ``feature_range``.
 
     Args:
@@ -422,8 +433,28 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         if self.min_ is None:
             raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
-        return min_max_scale(rows, self.min_.to(rows.device), self.max_.to(rows.device),
-                              self.feature_range, check=False)
+        return _scaled_finite(rows, self.min_.to(rows.device), self.max_.to(rows.device),
+                              self.feature_range)
+
+    def _refuses(self) -> bool:
+        return True
+
+
+def _scaled_finite(rows: Tensor, low: Tensor, high: Tensor,
+                   feature_range: Sequence[float]) -> Tensor:
+    """:func:`min_max_scale` of the finite ``rows`` :math:`(n, d)` by the range
+    ``low``, ``high`` (each :math:`()` or :math:`(d,)`) that does not clip, or a
+    ``ValueError`` naming the first value it scales to inf (a value far out of a
+    narrow range: ``1.0`` by ``(0, 1e-310)``)."""
+    scaled = min_max_scale(rows, low, high, feature_range, check=False)
+    infinite = ~torch.isfinite(scaled)
+    if bool(infinite.any()):
+        column = int(infinite.nonzero()[0, 1])
+        bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
+        raise ValueError(f"rows{first_offender(infinite, rows)} scales to inf by its "
+                         f"feature's value range {tuple(float(b) for b in bounds)}: too far out "
+                         f"of so narrow a range for float64")
+    return scaled
 
 
 def _stream_rows(data: Any) -> Tensor:
@@ -440,7 +471,9 @@ def _stream_rows(data: Any) -> Tensor:
 class FixedRangeScaler(StreamTransform):
     r"""Min-max scaling with a range known a priori, the same for every feature
     (e.g. pixels in :math:`[0, 255]`): stateless, so honest in a stream and
-    identical for every row. Values outside the range are not clipped.
+    identical for every row. Values outside the range are not clipped; one so far
+    out of it that it would be scaled to inf (``1.0`` by ``(0, 1e-310)``, ``1e308``
+    by ``(0, 1)``) is refused with a ``ValueError`` naming it.
 
     Args:
         value_range: ``(low, high)`` with ``low < high``.
@@ -455,7 +488,10 @@ class FixedRangeScaler(StreamTransform):
     def _transform(self, rows: Tensor) -> Tensor:
         low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
         high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
-        return min_max_scale(rows, low, high, self.feature_range, check=False)
+        return _scaled_finite(rows, low, high, self.feature_range)
+
+    def _refuses(self) -> bool:
+        return True
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(value_range={(self.low, self.high)}, "
@@ -485,7 +521,25 @@ class Compose(StreamTransform):
         return rows
 
     def _bounded(self) -> bool:
-        return bool(self.transforms) and self.transforms[-1]._bounded()
+        return (bool(self.transforms) and self.transforms[-1]._bounded()
+                and self._refuses_unlearned())
+
+    def _refuses(self) -> bool:
+        return any(transform._refuses() for transform in self.transforms)
+
+    def _learns(self) -> bool:
+        return any(transform._learns() for transform in self.transforms)
+
+    def _refuses_unlearned(self) -> bool:
+        """Whether each part that may refuse a row does so before any part has
+        learned from it (else a bounded pipeline saves its state all the same)."""
+        learned = False
+        for transform in self.transforms:
+            if transform._refuses() and (learned or isinstance(transform, Compose)
+                                         and not transform._refuses_unlearned()):
+                return False
+            learned = learned or transform._learns()
+        return True
 
     def state_dict(self) -> Dict[str, Any]:
         return {str(index): transform.state_dict()
