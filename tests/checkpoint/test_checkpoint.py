@@ -475,6 +475,27 @@ def test_other_settings_are_named(saved, kwargs, match):
     assert_refused(saved, small_sledge(**kwargs), "saved with other settings: " + match)
 
 
+@pytest.mark.parametrize("build, other, match", [
+    (TemporalLabelPropagation, {"sigma": 0.5}, "checkpoint has sigma=None, learner has 0.5"),
+    (TemporalLabelPropagation, {"knn": 3}, "checkpoint has knn=None, learner has 3"),
+    (ReSSL, {"window": 30}, "checkpoint has window=100, learner has 30"),
+    (ReSSL, {"ks": (1, 3, 5, 9)}, r"checkpoint has ks=\(1, 3, 5, 7\), learner has \(1, 3, 5, 9\)"),
+    (ReSSL, {"decay": 0.05}, "checkpoint has decay=2e-06, learner has 0.05"),
+    (HDSSL, {"prune_threshold": 0.3}, "checkpoint has prune_threshold=0.15, learner has 0.3"),
+])
+def test_the_baselines_settings_are_named(tmp_path, build, other, match):
+    """A baseline built with another hyperparameter than the checkpoint's is
+    refused (before: it loaded, and went on computing another run than the one
+    it resumed)."""
+    x, y = stream(30)
+    learner = build(D, C, memory_size=20)
+    feed(learner, x, y)
+    path = save_checkpoint(tmp_path / "baseline.ckpt", learner, position=30)
+    with pytest.raises(CheckpointError, match="saved with other settings: " + match):
+        load_checkpoint(path, build(D, C, memory_size=20, **other))
+    assert load_checkpoint(path, build(D, C, memory_size=20)).position == 30
+
+
 def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):
     # checkpoints written before the settings were recorded
     payload = torch.load(saved, weights_only=False)
