@@ -120,6 +120,13 @@ MATRIX: dict[str, tuple[list[str], list[Any]]] = {
          "--history", "bounded", "--eval-window", "14", "--scaling", "online",
          "--feature-range", "0", "1",
          "--label-ratio", "0.3"], [14, 28]),
+    "sledge-message-passing-bfloat16-settings": (
+        ["--model", "sledge", *SMALL_SLEDGE, "--propagation", "message_passing",
+         "--search-dtype", "bfloat16", "--tau", "2.0", "--alpha", "0.5", "--beta", "0.2",
+         "--num-layers", "2", "--embedding-layers", "2", "--no-flush-denormal",
+         "--robust-tolerance", "0", "--robust-quantile", "0.1", "--scaling", "robust-rescale",
+         "--robust-reservoir", "12", "--label-mask", "bernoulli", "--label-delay", "1",
+         "--label-ratio", "0.3"], ["held", 12, 13]),
     "memory-paper-window-full": (
         ["--model", "memory", *SMALL_SLEDGE, "--eval-window", "9", "--label-ratio", "0.15",
          "--scaling", "online"], [9, 12, 18]),
@@ -140,6 +147,21 @@ def _outputs(folder: Path, name: str, options: list[str]) -> list[str]:
     if "--eval-window" in options:
         files += ["--windows-csv", str(folder / f"{name}.windows.csv")]
     return files
+
+
+def _keep_checkpoints(monkeypatch, folder: Path, positions: set[int]) -> None:
+    """The next runs, due to save after every sample, save only at ``positions``
+    and their stream's end (for speed), each save at a position kept aside as
+    ``folder / at<position>.ckpt``."""
+    save = CheckpointCallback._save
+
+    def keeping(self):
+        if self._last[0] in positions or self._last[0] == N:
+            save(self)
+            if self._saved in positions:
+                shutil.copyfile(self.path, folder / f"at{self._saved}.ckpt")
+
+    monkeypatch.setattr(CheckpointCallback, "_save", keeping)
 
 
 def _untimed(value: Any) -> Any:
@@ -213,17 +235,7 @@ def test_a_run_stopped_at_any_checkpoint_resumes_to_the_uninterrupted_run(
         if position == "held" else position for position in extra_positions)})
     assert all(0 < position < N for position in positions)
 
-    # a run due to save after every sample, saving (and keeping aside) at the chosen
-    # positions and the end alone, for speed
-    save = CheckpointCallback._save
-
-    def keeping(self):
-        if self._last[0] in positions or self._last[0] == N:
-            save(self)
-        if self._saved in positions:
-            shutil.copyfile(self.path, tmp_path / f"at{self._saved}.ckpt")
-
-    monkeypatch.setattr(CheckpointCallback, "_save", keeping)
+    _keep_checkpoints(monkeypatch, tmp_path, set(positions))
     saving = tmp_path / "saving.ckpt"
     assert main([*argv, *_outputs(tmp_path, "saving", options), "--checkpoint", str(saving),
                  "--checkpoint-every", "1"]) == 0
@@ -251,16 +263,11 @@ REFUSED_BASE = ["--model", "sledge-light", *SMALL_SLEDGE, "--label-mask", "fixed
 def mid_checkpoint(tmp_path_factory, stream_file) -> Path:
     """The checkpoint of :data:`REFUSED_BASE` after ``N // 2`` samples."""
     folder = tmp_path_factory.mktemp("refused")
-    save = CheckpointCallback._save
     with pytest.MonkeyPatch.context() as patch:
-        def keeping(self):
-            save(self)
-            if self._saved == N // 2:
-                shutil.copyfile(self.path, folder / "mid.ckpt")
-        patch.setattr(CheckpointCallback, "_save", keeping)
+        _keep_checkpoints(patch, folder, {N // 2})
         assert main([*_argv(REFUSED_BASE, stream_file), "--checkpoint",
-                     str(folder / "run.ckpt"), "--checkpoint-every", "6"]) == 0
-    return folder / "mid.ckpt"
+                     str(folder / "run.ckpt"), "--checkpoint-every", "1"]) == 0
+    return folder / f"at{N // 2}.ckpt"
 
 
 def _changed(options: list[str], flag: str, value: str | None) -> list[str]:
@@ -453,3 +460,30 @@ def test_prequential_resumed_with_another_setting_is_refused(case, change, messa
     _api_run(case, rows, stop_at=20, save=path)
     with pytest.raises(ValueError, match=message):
         _api_run(case, rows, resume=path, change=change)
+
+
+@pytest.mark.parametrize("case", ["sledge-delay-window-bounded", "tlp-delay-window-robust",
+                                  "sledge-light-stream-query-log1p"])
+def test_a_run_stopped_twice_resumes_to_the_uninterrupted_run(case, stream_file, tmp_path,
+                                                              monkeypatch):
+    """Stopped, resumed, stopped again later and resumed again: the record the
+    first resume took goes on through the second checkpoint."""
+    options = MATRIX[case][0]
+    argv = _argv(options, stream_file)
+    assert main([*argv, *_outputs(tmp_path, "whole", options),
+                 "--checkpoint", str(tmp_path / "whole.ckpt")]) == 0
+    expected = _outcome(tmp_path, "whole", tmp_path / "whole.ckpt")
+    first, second = 17, 45
+    checkpoint = tmp_path / "run.ckpt"
+    saving = [*argv, "--checkpoint", str(checkpoint), "--checkpoint-every", "1"]
+    _keep_checkpoints(monkeypatch, tmp_path, {first})
+    assert main(saving) == 0
+    monkeypatch.undo()
+    _keep_checkpoints(monkeypatch, tmp_path, {second})  # saved by the resumed run
+    assert main([*saving, "--resume", str(tmp_path / f"at{first}.ckpt")]) == 0
+    monkeypatch.undo()
+    assert main([*argv, *_outputs(tmp_path, "resumed", options), "--resume",
+                 str(tmp_path / f"at{second}.ckpt"), "--checkpoint", str(checkpoint)]) == 0
+    got = _outcome(tmp_path, "resumed", checkpoint)
+    for key in expected:
+        assert got[key] == expected[key], f"{key} differs"
