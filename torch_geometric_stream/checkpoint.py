@@ -159,6 +159,7 @@ _SETTING_FIELDS = {
     "beta": "memory.beta",
     "count_offset": "memory.count_offset",
     "input_scaler": "input_scaler",
+    "input_feature_range": "input_scaler.feature_range",
     # the baselines' hyperparameters (TLP's sigma and knn, the micro-cluster
     # baselines' decay and prune_threshold, ReSSL's window and ks)
     "sigma": "sigma",

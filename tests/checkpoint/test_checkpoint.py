@@ -23,6 +23,7 @@ from torch_geometric_stream.checkpoint import (CheckpointError, checkpoint_callb
                                                load_checkpoint, save_checkpoint)
 from torch_geometric_stream.evaluation import make_transform, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP, SLeDGe
+from torch_geometric_stream.nn.scaling import RunningMinMax
 
 D, C = 8, 3
 
@@ -494,6 +495,17 @@ def test_the_baselines_settings_are_named(tmp_path, build, other, match):
     with pytest.raises(CheckpointError, match="saved with other settings: " + match):
         load_checkpoint(path, build(D, C, memory_size=20, **other))
     assert load_checkpoint(path, build(D, C, memory_size=20)).position == 30
+
+
+def test_the_input_scalers_feature_range_is_named(tmp_path):
+    """A SLeDGe learner scaling its own input to another interval than the
+    checkpoint's is refused (before: it loaded, and scaled its input otherwise)."""
+    learner = small_sledge(input_scaling=RunningMinMax(D))
+    path = save_checkpoint(tmp_path / "scaled.ckpt", learner, position=0)
+    with pytest.raises(CheckpointError, match=r"checkpoint has input_feature_range=\(-1.0, 1.0\), "
+                                              r"learner has \(0.0, 1.0\)"):
+        load_checkpoint(path, small_sledge(input_scaling=RunningMinMax(D, feature_range=(0, 1))))
+    assert load_checkpoint(path, small_sledge(input_scaling=RunningMinMax(D))).position == 0
 
 
 def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):
