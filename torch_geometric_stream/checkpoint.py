@@ -159,6 +159,15 @@ _SETTING_FIELDS = {
     "beta": "memory.beta",
     "count_offset": "memory.count_offset",
     "input_scaler": "input_scaler",
+    "input_feature_range": "input_scaler.feature_range",
+    # the baselines' hyperparameters (TLP's sigma and knn, the micro-cluster
+    # baselines' decay and prune_threshold, ReSSL's window and ks)
+    "sigma": "sigma",
+    "knn": "knn",
+    "decay": "decay",
+    "prune_threshold": "prune_threshold",
+    "window": "window",
+    "ks": "ks",
 }
 
 
@@ -427,15 +436,21 @@ def _shape_info(learner: Any) -> Dict[str, Any]:
 
 def _setting_info(learner: Any) -> Dict[str, Any]:
     """The entries of :data:`_SETTING_FIELDS` that ``learner`` has: plain values
-    (``None`` included), and a module (the input scaler) by its class name."""
+    (``None`` included) and tuples of them, and a module (the input scaler) by
+    its class name."""
     info = {}
     for name, path in _SETTING_FIELDS.items():
         value = _attribute(learner, path)
-        if value is None or isinstance(value, (bool, int, float, str)):
+        if _plain(value) or isinstance(value, tuple) and all(map(_plain, value)):
             info[name] = value
         elif isinstance(value, nn.Module):
             info[name] = type(value).__name__
     return info
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is ``None``, a bool, a number or a string."""
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _has_state_dict(learner: Any) -> bool:

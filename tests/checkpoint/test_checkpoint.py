@@ -23,6 +23,7 @@ from torch_geometric_stream.checkpoint import (CheckpointError, checkpoint_callb
                                                load_checkpoint, save_checkpoint)
 from torch_geometric_stream.evaluation import make_transform, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP, SLeDGe
+from torch_geometric_stream.nn.scaling import RunningMinMax
 
 D, C = 8, 3
 
@@ -473,6 +474,38 @@ def test_other_settings_are_named(saved, kwargs, match):
     # same shapes, so the state would load: the learner would go on computing
     # something else than the run it resumes
     assert_refused(saved, small_sledge(**kwargs), "saved with other settings: " + match)
+
+
+@pytest.mark.parametrize("build, other, match", [
+    (TemporalLabelPropagation, {"sigma": 0.5}, "checkpoint has sigma=None, learner has 0.5"),
+    (TemporalLabelPropagation, {"knn": 3}, "checkpoint has knn=None, learner has 3"),
+    (ReSSL, {"window": 30}, "checkpoint has window=100, learner has 30"),
+    (ReSSL, {"ks": (1, 3, 5, 9)}, r"checkpoint has ks=\(1, 3, 5, 7\), learner has \(1, 3, 5, 9\)"),
+    (ReSSL, {"decay": 0.05}, "checkpoint has decay=2e-06, learner has 0.05"),
+    (HDSSL, {"prune_threshold": 0.3}, "checkpoint has prune_threshold=0.15, learner has 0.3"),
+])
+def test_the_baselines_settings_are_named(tmp_path, build, other, match):
+    """A baseline built with another hyperparameter than the checkpoint's is
+    refused (before: it loaded, and went on computing another run than the one
+    it resumed)."""
+    x, y = stream(30)
+    learner = build(D, C, memory_size=20)
+    feed(learner, x, y)
+    path = save_checkpoint(tmp_path / "baseline.ckpt", learner, position=30)
+    with pytest.raises(CheckpointError, match="saved with other settings: " + match):
+        load_checkpoint(path, build(D, C, memory_size=20, **other))
+    assert load_checkpoint(path, build(D, C, memory_size=20)).position == 30
+
+
+def test_the_input_scalers_feature_range_is_named(tmp_path):
+    """A SLeDGe learner scaling its own input to another interval than the
+    checkpoint's is refused (before: it loaded, and scaled its input otherwise)."""
+    learner = small_sledge(input_scaling=RunningMinMax(D))
+    path = save_checkpoint(tmp_path / "scaled.ckpt", learner, position=0)
+    with pytest.raises(CheckpointError, match=r"checkpoint has input_feature_range=\(-1.0, 1.0\), "
+                                              r"learner has \(0.0, 1.0\)"):
+        load_checkpoint(path, small_sledge(input_scaling=RunningMinMax(D, feature_range=(0, 1))))
+    assert load_checkpoint(path, small_sledge(input_scaling=RunningMinMax(D))).position == 0
 
 
 def test_a_checkpoint_without_settings_loads_as_before(saved, tmp_path):

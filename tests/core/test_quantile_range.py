@@ -600,6 +600,36 @@ def test_the_window_goes_with_the_state_and_a_mismatch_is_refused():
         RunningQuantileRange(3, reservoir_size=20, window=60).set_extra_state(older)
 
 
+@pytest.mark.parametrize("setting, value, message", [
+    ("quantile", 0.05, "quantile=0.01, this range has quantile=0.05"),
+    ("tolerance", 0.0, "tolerance=0.05, this range has tolerance=0.0"),
+    ("reservoir_size", 30, "reservoir_size=20, this range has reservoir_size=30"),
+    ("clip", False, "clip=True, this range has clip=False"),
+    ("feature_range", (0.0, 1.0),
+     r"feature_range=\(-1.0, 1.0\), this range has feature_range=\(0.0, 1.0\)"),
+])
+def test_a_state_kept_with_other_settings_is_refused_naming_them(setting, value, message):
+    """The settings that shape the sample and the range go with the state, as
+    its window: a range of another one refuses it and changes nothing (before:
+    it took the state, and went on as another range than the one saved; with a
+    larger reservoir, one not yet full, silently); a state from before they were
+    kept is taken."""
+    torch.manual_seed(2)
+    rows = torch.randn(15, 3)  # the reservoir of 20 not yet full
+    scaler = RunningQuantileRange(3, reservoir_size=20, seed=1)
+    scaler.observe_(rows)
+    state = scaler.get_extra_state()
+    other = RunningQuantileRange(3, **{"reservoir_size": 20, setting: value})
+    before = scaler_state(other)
+    with pytest.raises(ValueError, match=f"the quantile range's state was kept with {message}: "
+                                         f"build it with the state's {setting}"):
+        other.set_extra_state(state)
+    same_state(scaler_state(other), before)
+    older = {key: item for key, item in state.items() if key != setting}
+    other.set_extra_state(older)
+    assert other._seen == 15
+
+
 @pytest.mark.parametrize("window, error, message", [
     (True, TypeError, "window must be an integer, got bool"),
     (2000.0, TypeError, "window must be an integer, got float"),

@@ -370,6 +370,11 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
+#: The settings of a :class:`RunningQuantileRange` that go with its state and that
+#: a range must share to take it.
+_KEPT_SETTINGS = ("window", "quantile", "tolerance", "reservoir_size", "clip", "feature_range")
+
+
 class RunningQuantileRange(_CheckedRangeLoad):
     r"""Per-feature running quantile range, and min-max scaling with it
     (clipped by default): a range one outlier cannot stretch.
@@ -621,7 +626,8 @@ class RunningQuantileRange(_CheckedRangeLoad):
     def get_extra_state(self) -> dict:
         filled = self._reservoir[:, :min(self._seen, self.reservoir_size)].T  # (n, d)
         return {"reservoir": torch.from_numpy(filled.copy()), "seen": self._seen,
-                "rng": self._rng.bit_generator.state, "window": self.window}
+                "rng": self._rng.bit_generator.state,
+                **{name: getattr(self, name) for name in _KEPT_SETTINGS}}
 
     def set_extra_state(self, state: dict) -> None:
         """Take the reservoir, the row count and the generator's state of
@@ -634,10 +640,13 @@ class RunningQuantileRange(_CheckedRangeLoad):
             TypeError, ValueError: naming what does not fit (a missing entry, a
                 reservoir that is not a finite floating tensor of
                 ``min(seen, reservoir_size)`` rows, a negative count, a generator
-                state NumPy refuses, a ``window`` other than this range's: a
-                sample kept under another window is not this range's sample; a
-                state without ``window``, saved before the option, had none), and
-                then nothing changes.
+                state NumPy refuses, a ``window`` or another of
+                :data:`_KEPT_SETTINGS` other than this range's: a sample kept
+                under another window is not this range's sample, nor a range kept
+                with another quantile, tolerance or clipping this range's; a state
+                without ``window``, saved before the option, had none, and one
+                without the other settings, saved before they were kept, is not
+                checked on them), and then nothing changes.
         """
         # everything is checked and built before any attribute changes
         if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
@@ -648,11 +657,6 @@ class RunningQuantileRange(_CheckedRangeLoad):
             raise TypeError(f"reservoir state must be a floating-point tensor, got "
                             f"{getattr(stored, 'dtype', type(stored).__name__)}")
         check_has_values(stored, "reservoir state")
-        window = state.get("window")
-        if window != self.window:
-            raise ValueError(f"the quantile range's state was kept with window={window!r}, "
-                             f"this range has window={self.window!r}: build it with the "
-                             f"state's window")
         seen = check_positive_int(state["seen"], "seen state", minimum=0)
         channels = self.low.numel()
         filled = stored.detach().cpu().double().numpy()
@@ -665,6 +669,12 @@ class RunningQuantileRange(_CheckedRangeLoad):
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
         rng = generator_from_state(state["rng"], "rng state")
+        for name in _KEPT_SETTINGS:
+            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
+            if kept != getattr(self, name):
+                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
+                                 f"this range has {name}={getattr(self, name)!r}: build it "
+                                 f"with the state's {name}")
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
         self._forget_sorted()
 
