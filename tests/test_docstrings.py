@@ -1,8 +1,11 @@
 """The ``Args:`` sections of the public API agree with the signatures they document.
 
-For every name in the ``__all__`` of :mod:`torch_geometric_stream` and of its
-subpackages (a class: its constructor, documented in the class docstring, and
-its public methods; a function), each callable is checked against these rules:
+For every name in the ``__all__`` of every module of :mod:`torch_geometric_stream`
+(the package, its subpackages and their modules; a class: its constructor,
+documented in the class docstring, and its public methods; a function), each
+callable is checked against these rules, but those of
+:mod:`torch_geometric_stream.cli`: the command line's internals are no Python
+API (its options are documented by ``--help``):
 
 0. a callable that takes parameters (beyond ``self``/``cls``) has an
    ``Args:`` section (a dataclass: its ``Attributes:`` section; a class that
@@ -288,11 +291,38 @@ def _ours(obj: Any) -> bool:
     return getattr(obj, "__module__", "").split(".")[0] == PACKAGE
 
 
+#: Children of the package left out, with their modules: the command line's
+#: internals, and ``python -m``'s entry point.
+EXCLUDED = ("cli", "__main__")
+
+#: Callables in scope that have no ``Args:`` section yet, in modules other work
+#: was editing when the scope grew to every module's ``__all__``: document them,
+#: then empty this list (a name documented since, or gone, fails the test).
+KNOWN_GAPS = frozenset({
+    "torch_geometric_stream.datasets.arff.data_rows",
+    "torch_geometric_stream.datasets.arff.omitted_value",
+    "torch_geometric_stream.datasets.arff.read_header",
+    "torch_geometric_stream.datasets.csv_stream.class_lookup",
+    "torch_geometric_stream.evaluation.transforms.check_transform",
+    "torch_geometric_stream.nn.scaling.check_feature_range",
+    "torch_geometric_stream.nn.scaling.check_quantile_range_settings",
+    "torch_geometric_stream.nn.scaling.check_range_state",
+})
+
+
 def public_modules() -> list[types.ModuleType]:
-    """The package and its subpackages: where ``__all__`` names the public API."""
-    names = [PACKAGE] + [f"{PACKAGE}.{info.name}" for info in
-                         pkgutil.iter_modules(torch_geometric_stream.__path__) if info.ispkg]
-    return [importlib.import_module(name) for name in names]
+    """Every module of the package with an ``__all__`` (where it names its public
+    API), but the :data:`EXCLUDED` ones and an integration whose optional extra
+    is not installed."""
+    names = [PACKAGE] + [info.name for info in pkgutil.walk_packages(
+        torch_geometric_stream.__path__, f"{PACKAGE}.") if info.name.split(".")[1] not in EXCLUDED]
+    modules = []
+    for name in names:
+        try:
+            modules.append(importlib.import_module(name))
+        except ImportError:  # an integration whose optional extra is not installed
+            continue
+    return [module for module in modules if hasattr(module, "__all__")]
 
 
 def _constructor_entries(cls: type) -> Optional[list[Entry]]:
@@ -374,8 +404,11 @@ DOCUMENTED = [documented for documented in CALLABLES if documented.entries is no
 
 
 def test_every_callable_with_parameters_has_an_args_section():
-    undocumented = [d.name for d in CALLABLES if d.entries is None and takes_parameters(d)]
-    assert not undocumented, "no Args section:\n" + "\n".join(undocumented)
+    undocumented = {d.name for d in CALLABLES if d.entries is None and takes_parameters(d)}
+    assert not undocumented - KNOWN_GAPS, "no Args section:\n" + "\n".join(
+        sorted(undocumented - KNOWN_GAPS))
+    assert not KNOWN_GAPS - undocumented, "documented (or gone): remove from KNOWN_GAPS:\n" + (
+        "\n".join(sorted(KNOWN_GAPS - undocumented)))
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda documented: documented.name)
@@ -392,9 +425,9 @@ def test_the_checks_are_not_vacuous():
     reports = [check(d.function, d.entries, d.namespace, d.skip_first) for d in DOCUMENTED]
     compared = sum(report.defaults_compared for report in reports)
     skipped = sum(len(report.defaults_skipped) for report in reports)
-    assert len(CALLABLES) >= 230 and len(DOCUMENTED) >= 175
-    assert sum(report.parameters for report in reports) >= 550
-    assert compared >= 180 and skipped <= compared // 10
+    assert len(CALLABLES) >= 360 and len(DOCUMENTED) >= 285
+    assert sum(report.parameters for report in reports) >= 830
+    assert compared >= 230 and skipped <= compared // 10
 
 
 def test_top_level_classes_document_their_arguments():

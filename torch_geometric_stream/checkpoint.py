@@ -310,7 +310,12 @@ class CheckpointCallback:
 def checkpoint_callback(path: PathLike, learner: Any, *, every: Optional[int],
                         end: Optional[int], transform: Optional[Stateful] = None,
                         extra: Extra = None) -> CheckpointCallback:
-    """The :class:`CheckpointCallback` of these arguments."""
+    """The :class:`CheckpointCallback` of these arguments.
+
+    Args:
+        path, learner, every, end, transform, extra: as for
+            :class:`CheckpointCallback`.
+    """
     return CheckpointCallback(path, learner, every=every, end=end, transform=transform,
                               extra=extra)
 

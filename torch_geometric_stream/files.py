@@ -25,7 +25,15 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], obje
     its previous content or the whole new one. The temporary file is removed if
     ``write`` raises (or is interrupted). ``path`` gets the permissions a plain
     ``open(path, "w")`` would give it (:func:`_file_mode`), not the owner-only ones
-    of a temporary file."""
+    of a temporary file.
+
+    Args:
+        path (str or os.PathLike): the file to write.
+        write (Callable): writes the content to the binary handle it is given.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+    """
     path = Path(path)
     mode = _file_mode(path)
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=_prefix(path), suffix=".tmp",
@@ -47,25 +55,52 @@ def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], obje
 
 
 def atomic_write_text(path: Union[str, os.PathLike], text: str) -> Path:
-    """:func:`atomic_write` of ``text`` in UTF-8."""
+    """:func:`atomic_write` of ``text`` in UTF-8.
+
+    Args:
+        path (str or os.PathLike): the file to write.
+        text (str): its content.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+    """
     return atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
 def atomic_write_csv(path: Union[str, os.PathLike], rows: Iterable[Sequence[Any]],
                      lineterminator: str = "\r\n") -> Path:
-    """:func:`atomic_write_text` of ``rows`` (the header first) as CSV (the
-    :mod:`csv` module's dialect, its lines ending in ``lineterminator``)."""
+    r""":func:`atomic_write_text` of ``rows`` as CSV (the :mod:`csv` module's
+    dialect).
+
+    Args:
+        path (str or os.PathLike): the file to write.
+        rows (Iterable[Sequence]): the rows, the header first.
+        lineterminator (str, optional): what ends each line.
+            (default: ``"\r\n"``)
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+    """
     text = io.StringIO(newline="")
     csv.writer(text, lineterminator=lineterminator).writerows(rows)
     return atomic_write_text(path, text.getvalue())
 
 
 def atomic_savefig(path: Union[str, os.PathLike], figure: Any, **options: Any) -> Path:
-    """:func:`atomic_write` of a matplotlib ``figure`` (``figure.savefig(handle,
-    **options)``), so that an interrupted plot leaves no half image. The format is
-    ``options["format"]`` if given, else the one ``path``'s suffix names (no suffix:
-    matplotlib's default, PNG), as ``figure.savefig(path)`` would choose: the
-    temporary file's own suffix names none."""
+    """:func:`atomic_write` of a matplotlib ``figure``, so that an interrupted plot
+    leaves no half image.
+
+    Args:
+        path (str or os.PathLike): the image file to write.
+        figure: the figure; ``figure.savefig(handle, **options)`` writes it.
+        **options: passed to ``savefig``. The format is ``options["format"]`` if
+            given, else the one ``path``'s suffix names (no suffix: matplotlib's
+            default, PNG), as ``figure.savefig(path)`` would choose: the temporary
+            file's own suffix names none.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+    """
     path = Path(path)
     if options.get("format") is None:
         options["format"] = path.suffix.removeprefix(".") or None
@@ -79,7 +114,12 @@ def remove_stale_temporaries(path: Union[str, os.PathLike]) -> None:
     Only ``path``'s own temporary files (``.NAME.RANDOM.tmp`` beside it) are
     removed, never another file's, so writers of other files in the folder are
     safe. A write of ``path`` running at the same time in another process would
-    lose its temporary file: call this only where ``path`` has one writer."""
+    lose its temporary file: call this only where ``path`` has one writer.
+
+    Args:
+        path (str or os.PathLike): the file whose temporaries to remove (a
+            missing folder has none).
+    """
     path = Path(path)
     own = re.compile(re.escape(_prefix(path)) + _RANDOM_PART + re.escape(".tmp"))
     with contextlib.suppress(FileNotFoundError):  # no folder: nothing to remove

@@ -64,10 +64,16 @@ def _to_tensor(value: Any, name: str) -> Tensor:
 
 
 def check_has_values(tensor: Tensor, name: str, *, strided: bool = True) -> None:
-    """Raise a :class:`TypeError` unless ``tensor``'s values can be read: a
-    tensor on the ``meta`` device has a shape and a dtype but no values to check
-    or learn from; with ``strided``, a sparse tensor is refused too (most
-    element-wise and reduction kernels have no sparse form). No value is read."""
+    """Raise a :class:`TypeError` unless ``tensor``'s values can be read: a tensor
+    on the ``meta`` device has a shape and a dtype but no values to check or
+    learn from. No value is read.
+
+    Args:
+        tensor (Tensor): the tensor to check.
+        name (str): how it is called in the message.
+        strided (bool, optional): refuse a sparse tensor too (most element-wise
+            and reduction kernels have no sparse form). (default: ``True``)
+    """
     if strided and tensor.layout != torch.strided:
         raise TypeError(f"{name} must be a dense tensor, got layout {tensor.layout}")
     if tensor.is_meta:
@@ -150,11 +156,16 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
 
 def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
                     device: Optional[torch.device] = None) -> Tensor:
-    r"""Validate labels and return a :math:`(n,)` ``int64`` tensor, ``-1`` = unlabeled.
+    """Validate labels and return a :math:`(n,)` ``int64`` tensor, ``-1`` = unlabeled.
 
-    ``y=None`` means every row is unlabeled; a Python ``int`` or a 0-d
-    tensor labels a single row; in a list or tuple, ``None`` marks an unlabeled
-    row as ``-1`` does (``[3, None, 0]``).
+    Args:
+        y: the labels: ``None`` (every row unlabeled), a Python ``int`` or a 0-d
+            tensor (a single row), or :math:`(n,)` class ids; in a list or tuple,
+            ``None`` marks an unlabeled row as ``-1`` does (``[3, None, 0]``).
+        num_rows (int): the expected :math:`n`, the rows of ``x``.
+        num_classes (int): the number of classes :math:`c`.
+        device (torch.device, optional): where the result goes; ``None``: where
+            ``y`` is (torch's default device for ``y=None``).
 
     Raises:
         TypeError: for float, boolean or non-numeric labels.
@@ -190,12 +201,25 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
 def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
                         name: str = "x", *, device: Optional[torch.device] = None,
                         strided: bool = False) -> None:
-    """Raise unless ``x`` is a tensor :math:`(N, F_{in})` with ``in_channels`` columns
-    in ``dtype`` (the module's parameters'; ``None``: any floating dtype), not on
-    the ``meta`` device, and on ``device`` if given (the module's; a
-    :class:`ValueError` otherwise); ``strided``: refuse sparse layouts (see
-    :func:`check_has_values`). Shape, dtype and device only: no value is read,
-    so no device sync."""
+    """Raise unless ``x`` is a tensor :math:`(N, F_{in})` for a module. Shape, dtype
+    and device only: no value is read, so no device sync.
+
+    Args:
+        x: the node features.
+        in_channels (int): the expected :math:`F_{in}`.
+        dtype (torch.dtype or None): the dtype of the module's parameters that
+            ``x`` must have; ``None`` accepts any floating dtype.
+        name (str, optional): how ``x`` is called in messages. (default: ``"x"``)
+        device (torch.device, optional): the module's device, where ``x`` must
+            lie if given. (default: ``None``)
+        strided (bool, optional): refuse sparse layouts (see
+            :func:`check_has_values`). (default: ``False``)
+
+    Raises:
+        TypeError: for a non-tensor, a tensor on the ``meta`` device (or sparse,
+            with ``strided``), or a wrong dtype.
+        ValueError: for a wrong shape or device.
+    """
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
     check_has_values(x, name, strided=strided)
@@ -212,12 +236,23 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
                       dtype: Optional[torch.dtype], *,
                       device: Optional[torch.device] = None) -> None:
-    r"""Raise unless ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)` (integer,
-    every index in :math:`[0, N)`) and ``edge_weight`` (``None`` or floating
-    :math:`(E,)`) fit together, all on ``x``'s device (and on ``device``, the
-    module's, if given). Reading the indices' range costs one host sync
-    on a GPU: this is for public entry points, not for a per-sample step that
-    built its graph itself."""
+    """Raise unless ``x``, ``edge_index`` and ``edge_weight`` fit together, all on
+    ``x``'s device. Reading the indices' range costs one host sync on a GPU:
+    this is for public entry points, not for a per-sample step that built its
+    graph itself.
+
+    Args:
+        x: the node features :math:`(N, F_{in})`, checked as by
+            :func:`check_node_features`.
+        edge_index: the edges :math:`(2, E)`: integer, every index in
+            :math:`[0, N)`.
+        edge_weight: ``None`` or floating :math:`(E,)` weights.
+        in_channels (int): the expected :math:`F_{in}`.
+        dtype (torch.dtype or None): the dtype ``x`` must have (``None``: any
+            floating dtype).
+        device (torch.device, optional): the module's device, where ``x`` must
+            lie if given. (default: ``None``)
+    """
     check_node_features(x, in_channels, dtype, device=device)
     check_weighted_graph(edge_index, edge_weight, x.size(0), what=f" (x has {x.size(0)} rows)")
     check_same_device(edge_index, x.device, "edge_index", "x's device")
@@ -225,10 +260,16 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
 
 def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
                          what: str = "") -> None:
-    r"""Raise unless ``edge_index`` :math:`(2, E)` holds integer indices in
-    :math:`[0, N)` and ``edge_weight`` is ``None`` or a dense floating
-    :math:`(E,)` tensor with values, on ``edge_index``'s device (one host sync
-    on a GPU; ``what`` as for :func:`check_edge_index`)."""
+    """Raise unless ``edge_index`` and ``edge_weight`` form a weighted graph over
+    ``num_nodes`` nodes (one host sync on a GPU).
+
+    Args:
+        edge_index: the edges :math:`(2, E)`, integer indices in :math:`[0, N)`.
+        edge_weight: ``None`` or a dense floating :math:`(E,)` tensor with
+            values, on ``edge_index``'s device.
+        num_nodes (int): the number of nodes :math:`N` (``>= 0``).
+        what (str, optional): as for :func:`check_edge_index`. (default: ``""``)
+    """
     check_positive_int(num_nodes, "num_nodes", minimum=0)
     check_edge_index(edge_index, num_nodes, what=what)
     if edge_weight is None:
@@ -244,15 +285,32 @@ def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
 
 
 def check_same_device(tensor: Tensor, device: torch.device, name: str, where: str) -> None:
-    """Raise a :class:`ValueError` unless ``tensor`` lies on ``device``; ``where``
-    names that device in the message, e.g. ``"x's device"``."""
+    """Raise a :class:`ValueError` unless ``tensor`` lies on ``device``.
+
+    Args:
+        tensor (Tensor): the tensor to check.
+        device (torch.device): where it must lie.
+        name (str): how ``tensor`` is called in the message.
+        where (str): what names ``device`` in the message, e.g. ``"x's device"``.
+    """
     if tensor.device != device:
         raise ValueError(f"{name} must be on {where} {device}, got {tensor.device}")
 
 
 def check_row_mask(mask: Any, rows: Tensor, name: str, where: str) -> None:
-    r"""Raise unless ``mask`` is a boolean tensor :math:`(N,)` over the :math:`N` rows
-    of ``rows``, on their device (``where`` names it in the message); no value is read."""
+    """Raise unless ``mask`` is a boolean tensor :math:`(N,)` over the :math:`N`
+    rows of ``rows``, on their device; no value is read.
+
+    Args:
+        mask: the mask to check.
+        rows (Tensor): the rows it selects from.
+        name (str): how ``mask`` is called in messages.
+        where (str): what names ``rows``' device in the message.
+
+    Raises:
+        TypeError: unless ``mask`` is a boolean tensor.
+        ValueError: for a wrong shape or device.
+    """
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"{name} must be a boolean tensor, got "
                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
@@ -263,10 +321,22 @@ def check_row_mask(mask: Any, rows: Tensor, name: str, where: str) -> None:
 
 def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True,
                      what: str = "") -> None:
-    r"""Raise unless ``edge_index`` is a dense ``int64`` (or ``int32``) tensor
-    :math:`(2, E)` with values and, with ``check_indices``, every index lies in
-    :math:`[0, N)` (reading their range costs one host sync on a GPU). ``what``
-    follows the range in the message, e.g. ``" (x has 5 rows)"``."""
+    """Raise unless ``edge_index`` is a dense ``int64`` (or ``int32``) tensor
+    :math:`(2, E)` with values.
+
+    Args:
+        edge_index: the edges to check.
+        num_nodes (int): the number of nodes :math:`N`.
+        check_indices (bool, optional): also check that every index lies in
+            :math:`[0, N)` (reading their range costs one host sync on a GPU).
+            (default: ``True``)
+        what (str, optional): what follows the range in the message, e.g.
+            ``" (x has 5 rows)"``. (default: ``""``)
+
+    Raises:
+        TypeError: for a non-tensor or a wrong dtype.
+        ValueError: for a wrong shape or an index out of range.
+    """
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
@@ -279,17 +349,26 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
 
 
 def describe_index(value: Any) -> str:
-    """What an index argument is, for a message: its shape and dtype, or its type."""
+    """What an index argument is, for a message: its shape and dtype, or its type.
+
+    Args:
+        value: the argument.
+    """
     if isinstance(value, Tensor):
         return f"shape {tuple(value.shape)}, dtype {value.dtype}"
     return type(value).__name__
 
 
 def first_offender(bad: Tensor, values: Tensor) -> str:
-    """``"[i] = v"``: the first index where the boolean ``bad`` holds and the
-    entry of ``values`` there, for a message that names one offending entry
-    rather than listing a whole state (``bad`` has the shape of ``values`` and
-    must hold somewhere)."""
+    """``"[i] = v"``: the first index where ``bad`` holds and the entry of
+    ``values`` there, for a message that names one offending entry rather than
+    listing a whole state.
+
+    Args:
+        bad (Tensor): a boolean tensor of the shape of ``values`` that holds
+            somewhere.
+        values (Tensor): the entries.
+    """
     index = tuple(int(i) for i in bad.nonzero()[0])
     where = ", ".join(map(str, index))
     return f"[{where}] = {values[index].item()}"
@@ -300,9 +379,17 @@ _DTYPES_WITH_INF = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
-    """``"[i] = v is beyond float16's range (|x| <= 65504)"`` for the first entry of
-    ``values`` that a cast to the floating ``dtype`` turns from finite into inf;
-    ``None`` if there is none (also for a cast to a dtype at least as wide)."""
+    """The first entry of ``values`` that a cast to ``dtype`` turns from finite into
+    inf, for a message.
+
+    Args:
+        values (Tensor): the floating entries.
+        dtype (torch.dtype): the floating dtype of the cast.
+
+    Returns:
+        ``"[i] = v is beyond float16's range (|x| <= 65504)"``, or ``None`` if
+        there is none (also for a cast to a dtype at least as wide).
+    """
     if torch.finfo(dtype).max >= torch.finfo(values.dtype).max:
         return None
     overflow = torch.isfinite(values) & ~torch.isfinite(values.detach().to(dtype))
@@ -313,12 +400,21 @@ def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
 
 
 def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -> None:
-    """Raise ``ValueError`` before ``module._apply(fn)`` (``.half()``,
-    ``.to(dtype)``) casts a floating parameter or buffer to a narrower dtype that
-    would turn one of its finite values into inf (``.half()`` of a running range
-    that saw 1e5): nothing of ``module`` is cast then (a container of it may have
-    cast its other children already). ``fn`` is probed on an empty tensor, so
-    moves between devices and widening casts read no value."""
+    """Raise before ``module._apply(fn)`` (``.half()``, ``.to(dtype)``) casts a
+    floating parameter or buffer to a narrower dtype that would turn one of its
+    finite values into inf (``.half()`` of a running range that saw 1e5):
+    nothing of ``module`` is cast then (a container of it may have cast its other
+    children already).
+
+    Args:
+        module (nn.Module): the module about to be cast.
+        fn (Callable): the function ``_apply`` maps over its tensors; it is
+            probed on an empty tensor, so moves between devices and widening
+            casts read no value.
+
+    Raises:
+        ValueError: if the cast would turn a finite value into inf.
+    """
     for name, tensor in chain(module.named_parameters(), module.named_buffers()):
         if not tensor.is_floating_point() or tensor.is_meta:
             continue
@@ -333,10 +429,14 @@ def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -
 
 
 def not_a_count(values: Tensor) -> Tensor:
-    r"""The boolean mask of the entries of ``values`` that are no count an
-    ``int64`` holds: negative, or, in a floating tensor (older states may keep
-    counts as floats), NaN, infinite, fractional or :math:`\geq 2^{63}` (each
-    of which an integer buffer would load as a wrong count, e.g. ``INT64_MIN``)."""
+    r"""The boolean mask of the entries of ``values`` that are no count an ``int64``
+    holds: negative, or, in a floating tensor (older states may keep counts as
+    floats), NaN, infinite, fractional or :math:`\geq 2^{63}` (each of which an
+    integer buffer would load as a wrong count, e.g. ``INT64_MIN``).
+
+    Args:
+        values (Tensor): the counts.
+    """
     bad = values < 0
     if values.is_floating_point():
         bad |= ~torch.isfinite(values) | (values != values.trunc()) | (values >= 2.0 ** 63)
@@ -344,8 +444,19 @@ def not_a_count(values: Tensor) -> Tensor:
 
 
 def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> None:
-    r"""Raise unless ``index`` is a dense 1-D ``int64`` (or ``int32``) tensor of row
-    indices in :math:`[0, N)` (reading their range costs one host sync on a GPU)."""
+    """Raise unless ``index`` is a dense 1-D ``int64`` (or ``int32``) tensor of row
+    indices in :math:`[0, N)` (reading their range costs one host sync on a GPU).
+
+    Args:
+        index: the row indices.
+        num_rows (int): the number of rows :math:`N`.
+        name (str, optional): how ``index`` is called in messages.
+            (default: ``"query_index"``)
+
+    Raises:
+        TypeError: for a non-tensor, a wrong dtype or number of dimensions.
+        ValueError: for an index out of range.
+    """
     if not isinstance(index, Tensor) or index.dim() != 1 or index.dtype not in INDEX_DTYPES:
         raise TypeError(f"{name} must be a 1-D int64 (or int32) integer tensor of row "
                         f"indices, got {describe_index(index)}")
@@ -369,7 +480,17 @@ def _check_index_range(index: Tensor, size: int, name: str, kind: str,
 
 
 def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as ``int`` if it is an integer ``>= minimum``, else raise."""
+    """Return ``value`` as ``int`` if it is an integer ``>= minimum``.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+        minimum (int, optional): the smallest value allowed. (default: ``1``)
+
+    Raises:
+        TypeError: for a non-integer (a bool included).
+        ValueError: for a value below ``minimum``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
@@ -378,7 +499,14 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
 
 
 def check_choice(value: Any, choices: tuple, name: str) -> None:
-    """Raise a :class:`ValueError` naming ``name`` unless ``value`` is one of ``choices``."""
+    """Raise a :class:`ValueError` naming ``name`` unless ``value`` is one of
+    ``choices``.
+
+    Args:
+        value: the value to check.
+        choices (tuple): the values allowed.
+        name (str): how it is called in the message.
+    """
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
@@ -389,8 +517,16 @@ _SEED_LIMIT = 2 ** 64
 
 def check_mapping(value: Any, name: str, what: str = " (e.g. a dict)"
                   ) -> Optional[Mapping[str, Any]]:
-    """Return ``value`` if it is ``None`` or a mapping, else a :class:`TypeError`
-    reading ``{name} must be a mapping{what} or None, got {type}``."""
+    """Return ``value`` if it is ``None`` or a mapping, else raise a
+    :class:`TypeError` reading ``{name} must be a mapping{what} or None, got
+    {type}``.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in the message.
+        what (str, optional): what follows "mapping" in the message.
+            (default: ``" (e.g. a dict)"``)
+    """
     if value is not None and not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a mapping{what} or None, got {type(value).__name__}")
     return value
@@ -398,7 +534,16 @@ def check_mapping(value: Any, name: str, what: str = " (e.g. a dict)"
 
 def check_seed(value: Any, name: str = "seed") -> int:
     """Return ``value`` as ``int`` if it is an integer in :math:`[0, 2^{64})`
-    (what :func:`torch.manual_seed` and NumPy's generators take), else raise."""
+    (what :func:`torch.manual_seed` and NumPy's generators take).
+
+    Args:
+        value: the seed.
+        name (str, optional): how it is called in messages. (default: ``"seed"``)
+
+    Raises:
+        TypeError: for a non-integer.
+        ValueError: for a seed outside :math:`[0, 2^{64})`.
+    """
     seed = check_positive_int(value, name, minimum=0)
     if seed >= _SEED_LIMIT:
         raise ValueError(f"{name} must be below 2**64, got {seed}")
@@ -419,7 +564,16 @@ def generator_from_state(state: Any, name: str) -> np.random.Generator:
 
 def check_device(device: Any, name: str = "device") -> torch.device:
     """``device`` as a :class:`torch.device` if it names a CPU, or a CUDA or MPS
-    device that this machine has; otherwise a :class:`ValueError` saying why."""
+    device that this machine has.
+
+    Args:
+        device: the device, e.g. ``"cuda:0"``.
+        name (str, optional): how it is called in messages.
+            (default: ``"device"``)
+
+    Raises:
+        ValueError: saying why the device is refused.
+    """
     try:
         resolved = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
@@ -439,23 +593,47 @@ def check_device(device: Any, name: str = "device") -> torch.device:
 
 
 def check_real(value: Any, name: str) -> float:
-    """``value`` as ``float`` if it is a real number (not a bool), else ``TypeError``."""
+    """``value`` as ``float`` if it is a real number (not a bool).
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in the message.
+
+    Raises:
+        TypeError: for anything else.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
     return float(value)
 
 
 def check_bool(value: Any, name: str) -> bool:
-    """``value`` as ``bool`` if it is one (NumPy's ``bool_`` included), else a
-    :class:`TypeError` naming ``name``: a truthy ``"no"`` or ``1`` would
-    otherwise switch a flag on."""
+    """``value`` as ``bool`` if it is one (NumPy's ``bool_`` included): a truthy
+    ``"no"`` or ``1`` would otherwise switch a flag on.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in the message.
+
+    Raises:
+        TypeError: for anything else.
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
     return bool(value)
 
 
 def check_finite(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it is a finite number, else raise."""
+    """Return ``value`` as ``float`` if it is a finite number.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+
+    Raises:
+        TypeError: for a non-number (see :func:`check_real`).
+        ValueError: for NaN or inf.
+    """
     number = check_real(value, name)
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number, got {value}")
@@ -463,7 +641,16 @@ def check_finite(value: Any, name: str) -> float:
 
 
 def check_nonnegative(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it is a finite number ``>= 0``, else raise."""
+    """Return ``value`` as ``float`` if it is a finite number ``>= 0``.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+
+    Raises:
+        TypeError: for a non-number (see :func:`check_real`).
+        ValueError: for a negative or non-finite number.
+    """
     number = check_real(value, name)
     if not math.isfinite(number) or number < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value}")
@@ -471,7 +658,16 @@ def check_nonnegative(value: Any, name: str) -> float:
 
 
 def check_positive(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it is a number ``> 0`` (``inf`` included), else raise."""
+    """Return ``value`` as ``float`` if it is a number ``> 0`` (``inf`` included).
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+
+    Raises:
+        TypeError: for a non-number (see :func:`check_real`).
+        ValueError: for a number ``<= 0`` or NaN.
+    """
     number = check_real(value, name)
     if not number > 0:
         raise ValueError(f"{name} must be > 0, got {value}")
@@ -479,7 +675,16 @@ def check_positive(value: Any, name: str) -> float:
 
 
 def check_unit_interval(value: Any, name: str) -> float:
-    """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`, else raise."""
+    """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`.
+
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+
+    Raises:
+        TypeError: for a non-number (see :func:`check_real`).
+        ValueError: for a number outside :math:`(0, 1]`.
+    """
     number = check_real(value, name)
     if not 0.0 < number <= 1.0:
         raise ValueError(f"{name} must be in (0, 1], got {value}")
@@ -487,7 +692,17 @@ def check_unit_interval(value: Any, name: str) -> float:
 
 
 def check_dropout(value: Any, name: str = "dropout") -> float:
-    """Return ``value`` as ``float`` if it is a drop probability in :math:`[0, 1)`, else raise."""
+    """Return ``value`` as ``float`` if it is a drop probability in :math:`[0, 1)`.
+
+    Args:
+        value: the value to check.
+        name (str, optional): how it is called in messages.
+            (default: ``"dropout"``)
+
+    Raises:
+        TypeError: for a non-number (see :func:`check_real`).
+        ValueError: for a number outside :math:`[0, 1)`.
+    """
     number = check_real(value, name)
     if not 0.0 <= number < 1.0:
         raise ValueError(f"{name} must be in [0, 1), got {value}")

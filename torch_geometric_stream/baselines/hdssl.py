@@ -18,8 +18,16 @@ def knn_epsilon(points: np.ndarray, k: int, rng: np.random.Generator,
                 fraction: float = 0.1) -> float:
     """Mean distance to the ``k`` nearest other points over a random ``fraction`` sample.
 
-    The sample has ``max(1, floor(fraction * m))`` points (without replacement);
-    ``k`` is clipped to ``m - 1``.  Returns 0 for fewer than two points.
+    Args:
+        points (np.ndarray): the points :math:`(m, d)`.
+        k (int): the number of neighbours, clipped to :math:`m - 1`.
+        rng (np.random.Generator): draws the sample, ``max(1, floor(fraction *
+            m))`` points without replacement.
+        fraction (float, optional): the fraction of the points sampled.
+            (default: ``0.1``)
+
+    Returns:
+        The mean distance; 0 for fewer than two points (or ``k < 1``).
     """
     m = points.shape[0]
     k = min(int(k), m - 1)
@@ -58,7 +66,18 @@ def sync_cluster(x: np.ndarray, y: np.ndarray, eps: float, max_iter: int = 20,
     positions lie within ``group_tol`` of a group's first point form a group;
     a group never holds two different labels.
 
-    Returns the groups as arrays of row indices (in order of their first row).
+    Args:
+        x (np.ndarray): the chunk's points :math:`(m, d)`.
+        y (np.ndarray): their labels :math:`(m,)`, negative for unlabelled.
+        eps (float): the linking distance.
+        max_iter (int, optional): the most iterations. (default: ``20``)
+        order_threshold (float, optional): the order parameter that stops the
+            loop. (default: ``0.999``)
+        group_tol (float, optional): the distance within which final positions
+            form a group. (default: ``1e-3``)
+
+    Returns:
+        The groups as arrays of row indices (in order of their first row).
     """
     m = x.shape[0]
     pos = x.copy()

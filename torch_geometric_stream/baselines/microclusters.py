@@ -35,7 +35,13 @@ _FINITE_ARRAYS = ("ls", "ss", "centre", "count", "time", "weight", "radius")
 
 
 def radius_from_sums(ls: np.ndarray, ss: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """Radius ``sqrt(max(0, sum(SS/N) - sum((LS/N)^2)))`` of (stacked) clusters."""
+    r"""Radius ``sqrt(max(0, sum(SS/N) - sum((LS/N)^2)))`` of (stacked) clusters.
+
+    Args:
+        ls (np.ndarray): linear sums :math:`(\dots, d)`.
+        ss (np.ndarray): squared sums :math:`(\dots, d)`.
+        count (np.ndarray): point counts :math:`(\dots)`.
+    """
     count = np.asarray(count, dtype=np.float64)
     centre = ls / count[..., None]
     value = (ss / count[..., None]).sum(-1) - (centre * centre).sum(-1)
@@ -50,6 +56,10 @@ class MicroClusterStore:
     ``radius`` (float64); ``label`` (int64, ``-1`` = unlabeled); ``active`` (bool);
     ``dist2`` (capacity, capacity) squared centre distances, ``inf`` on the
     diagonal and for inactive slots.
+
+    Args:
+        capacity (int): the most micro-clusters held.
+        dim (int): the number of features.
     """
 
     def __init__(self, capacity: int, dim: int) -> None:
@@ -72,11 +82,25 @@ class MicroClusterStore:
         self.dist2 = np.full((cap, cap), np.inf)
 
     def state_dict(self, prefix: str = "mc_") -> Dict[str, np.ndarray]:
+        """The public arrays, copied, keyed by ``prefix`` and their name.
+
+        Args:
+            prefix (str, optional): what starts each key. (default: ``"mc_"``)
+        """
         return {prefix + name: getattr(self, name).copy() for name in _ARRAYS}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], prefix: str = "mc_") -> None:
         """Restore :meth:`state_dict`'s arrays, every shape (and that the sums,
-        counts, times, weights and radii are finite) checked before any is set."""
+        counts, times, weights and radii are finite) checked before any is set.
+
+        Args:
+            state (Mapping[str, np.ndarray]): a result of :meth:`state_dict`.
+            prefix (str, optional): the ``prefix`` it was saved with.
+                (default: ``"mc_"``)
+
+        Raises:
+            ValueError: an array of another shape, or NaN or inf values.
+        """
         values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
         for name, value in values.items():
             expected = getattr(self, name).shape
@@ -118,10 +142,18 @@ class MicroClusterStore:
 
     def nearest(self, x: np.ndarray, mask: Optional[np.ndarray] = None,
                 first_only: bool = False) -> Tuple[np.ndarray, np.ndarray]:
-        """Active slots (restricted to ``mask``) sorted by distance to ``x``.
+        """Active slots (restricted to ``mask``) sorted by distance to ``x``; ties keep
+        the lower slot first.
 
-        Returns ``(slots, distances)``; ties keep the lower slot first.  With
-        ``first_only`` only the nearest one is returned.
+        Args:
+            x (np.ndarray): the point :math:`(d,)`.
+            mask (np.ndarray, optional): a boolean mask of the slots to consider;
+                ``None``: all. (default: ``None``)
+            first_only (bool, optional): return only the nearest one.
+                (default: ``False``)
+
+        Returns:
+            ``(slots, distances)``.
         """
         keep = self.active if mask is None else (self.active & mask)
         slots = np.flatnonzero(keep)
@@ -144,7 +176,22 @@ class MicroClusterStore:
 
     def create(self, ls: np.ndarray, ss: np.ndarray, count: float, label: int,
                radius: float, now: float, weight: float = 1.0) -> int:
-        """Add a cluster from its sums; a singleton keeps the given ``radius``."""
+        """Add a cluster from its sums; a singleton keeps the given ``radius``.
+
+        Args:
+            ls, ss (np.ndarray): its linear and squared sums :math:`(d,)`.
+            count (float): its number of points.
+            label (int): its label (``-1``: unlabeled).
+            radius (float): its radius, kept while it is a singleton.
+            now (float): the stream time.
+            weight (float, optional): its weight. (default: ``1.0``)
+
+        Returns:
+            The slot it went to.
+
+        Raises:
+            RuntimeError: the store is full (merge before creating).
+        """
         slot = self._free_slot()
         self.ls[slot] = ls
         self.ss[slot] = ss
@@ -158,10 +205,22 @@ class MicroClusterStore:
         return slot
 
     def create_point(self, x: np.ndarray, label: int, radius: float, now: float) -> int:
+        """:meth:`create` of a singleton cluster at ``x``.
+
+        Args:
+            x (np.ndarray): the point :math:`(d,)`.
+            label, radius, now: as for :meth:`create`.
+        """
         return self.create(x, x * x, 1.0, label, radius, now)
 
     def absorb(self, slot: int, x: np.ndarray, now: float) -> None:
-        """Add point ``x`` to cluster ``slot`` (label unchanged, time = now)."""
+        """Add point ``x`` to cluster ``slot`` (label unchanged, time = now).
+
+        Args:
+            slot (int): the cluster.
+            x (np.ndarray): the point :math:`(d,)`.
+            now (float): the stream time.
+        """
         self.ls[slot] += x
         self.ss[slot] += x * x
         self.count[slot] += 1.0
@@ -169,6 +228,11 @@ class MicroClusterStore:
         self._refresh(slot)
 
     def remove(self, slots: np.ndarray) -> None:
+        """Deactivate and clear the clusters in ``slots``.
+
+        Args:
+            slots (np.ndarray or int): the slots.
+        """
         slots = np.atleast_1d(np.asarray(slots, dtype=np.int64))
         if slots.size == 0:
             return
@@ -188,6 +252,10 @@ class MicroClusterStore:
         """Merge cluster ``drop`` into ``keep``: sums add, time and weight take the max.
 
         The merged cluster takes ``keep``'s label, or ``drop``'s if ``keep`` has none.
+
+        Args:
+            keep (int): the slot that stays.
+            drop (int): the slot merged into it and removed.
         """
         self.ls[keep] += self.ls[drop]
         self.ss[keep] += self.ss[drop]
@@ -254,13 +322,22 @@ class MicroClusterStore:
 
     def absorb_or_create(self, x: np.ndarray, label: int, now: float,
                          fallback_radius: Optional[Callable[[], float]] = None) -> int:
-        """ReSSL update steps (3)-(4) for one point; returns the slot it went to.
+        """ReSSL update steps (3)-(4) for one point.
 
         The nearest cluster absorbs ``x`` if ``x`` lies within its radius and
         ``x`` is unlabeled or carries the cluster's label.  Otherwise a new
-        singleton cluster is created at ``x`` with the nearest cluster's radius
-        (``fallback_radius()`` when that radius is 0 or the store is empty and a
-        fallback is given), after a capacity merge if the store is full.
+        singleton cluster is created at ``x`` with the nearest cluster's radius,
+        after a capacity merge if the store is full.
+
+        Args:
+            x (np.ndarray): the point :math:`(d,)`.
+            label (int): its label (``-1``: unlabeled).
+            now (float): the stream time.
+            fallback_radius (Callable, optional): gives the radius of a new cluster
+                when the nearest one's is 0 or the store is empty. (default: ``None``)
+
+        Returns:
+            The slot the point went to.
         """
         slots, dist = self.nearest(x, first_only=True)
         radius = 0.0
@@ -280,18 +357,25 @@ class MicroClusterStore:
                         elapsed: Optional[float] = None) -> np.ndarray:
         """Decay every weight, then prune.
 
-        With ``elapsed=None`` every weight is multiplied by
-        ``2 ** (-decay * (now - time))``, the factor since the cluster's last
-        update, at every call, so the decay compounds over calls (ReSSL's
-        official ``update_Model.m``).  With ``elapsed`` given (the time since
-        the previous call), every weight is multiplied by
-        ``2 ** (-decay * elapsed)``: plain exponential decay, a weight untouched
-        since time ``t`` is ``w(t) 2 ** (-decay * (now - t))``.
-
         Clusters whose weight falls below ``threshold`` are removed, except that
         the last labeled cluster of a class is never pruned (of a class whose
         clusters would all go, the one with the largest weight stays; ties:
-        lower slot).  Returns the removed slots.
+        lower slot).
+
+        Args:
+            now (float): the stream time.
+            decay (float): the decay rate.
+            threshold (float): the weight below which a cluster is pruned.
+            elapsed (float, optional): the time since the previous call; then every
+                weight is multiplied by ``2 ** (-decay * elapsed)``: plain
+                exponential decay, a weight untouched since time ``t`` is
+                ``w(t) 2 ** (-decay * (now - t))``. With ``None``, every weight is
+                multiplied by ``2 ** (-decay * (now - time))``, the factor since the
+                cluster's last update, at every call, so the decay compounds over
+                calls (ReSSL's official ``update_Model.m``). (default: ``None``)
+
+        Returns:
+            The removed slots.
         """
         act = np.flatnonzero(self.active)
         if act.size == 0:
@@ -315,18 +399,28 @@ class MicroClusterStore:
 
 
 class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
-    """Accessors and state shared by the micro-cluster baselines (ReSSL, HDSSL).
+    r"""Accessors and state shared by the micro-cluster baselines (ReSSL, HDSSL).
 
     Subclasses keep their clusters in ``self._store`` and the stream time in
-    ``self._now``.
+    ``self._now``. The constructor checks and keeps the settings every
+    micro-cluster baseline has and makes its (empty) store; the subclass checks
+    its own settings, then calls ``reset()``.
+
+    Args:
+        in_channels (int): number of features :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        memory_size (int): maximum number of micro-clusters (:math:`\geq 2`).
+        decay (float): decay rate (:math:`\geq 0`).
+        prune_threshold (float): importance below which a cluster is pruned
+            (:math:`\geq 0`).
+        seed (int): the seed (see
+            :func:`~torch_geometric_stream.validation.check_seed`).
     """
 
     _LABEL_ENTRIES = ("mc_label",)
 
     def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
                  prune_threshold: float, seed: int) -> None:
-        """Check and keep the settings every micro-cluster baseline has and make its
-        (empty) store; the subclass checks its own settings, then calls ``reset()``."""
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
         self.memory_size = check_positive_int(memory_size, "memory_size", minimum=2)

@@ -10,8 +10,12 @@ __all__ = ["StreamDataset", "encode_labels", "first_non_finite"]
 
 
 def first_non_finite(table: np.ndarray) -> Optional[tuple[tuple[int, int], int]]:
-    """``((row, column), count)`` of the first NaN/inf entry of ``table`` :math:`(T, d)`
-    and how many there are, or ``None`` when every entry is finite."""
+    """``((row, column), count)`` of the first NaN/inf entry of ``table`` and how
+    many there are, or ``None`` when every entry is finite.
+
+    Args:
+        table (np.ndarray): the values :math:`(T, d)`.
+    """
     non_finite = np.argwhere(~np.isfinite(table))
     if not len(non_finite):
         return None

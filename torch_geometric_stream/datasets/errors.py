@@ -27,7 +27,15 @@ class DatasetFormatError(DatasetError, ValueError):
 
 def with_context(error: DatasetError, *, name: str, folder: Path,
                  expected_files: Sequence[str], url: str) -> DatasetError:
-    """A new error of the same type whose message adds where to look and what to get."""
+    """A new error of the same type whose message adds where to look and what to get.
+
+    Args:
+        error (DatasetError): the error to extend.
+        name (str): the dataset's name.
+        folder (Path): the folder searched.
+        expected_files (Sequence[str]): the files the dataset needs.
+        url (str): where the dataset is published.
+    """
     files = "\n".join(f"  - {entry}" for entry in expected_files)
     message = (f"{error}\ndataset {name!r}: searched folder {folder}\n"
                f"expected files (each text file may also be gzip-compressed as <name>.gz):\n"

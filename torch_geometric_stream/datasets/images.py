@@ -71,6 +71,11 @@ def load_mnist(folder: Path, strict: bool = False) -> StreamDataset:
     The four IDX files (gzipped or not): ``train-images-idx3-ubyte``,
     ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,
     ``t10k-labels-idx1-ubyte``.  70,000 x 784, 10 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     return _load_mnist_family("MNIST", folder)
 
@@ -80,6 +85,11 @@ def load_fashion_mnist(folder: Path, strict: bool = False) -> StreamDataset:
 
     https://github.com/zalandoresearch/fashion-mnist; the same four IDX file
     names as MNIST.  70,000 x 784, 10 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     return _load_mnist_family("FashionMNIST", folder, FASHION_CLASSES)
 
@@ -100,6 +110,11 @@ def load_kmnist(folder: Path, strict: bool = False) -> StreamDataset:
     https://github.com/rois-codh/kmnist.  Either the four IDX files named as
     MNIST's (gzipped or not), or ``kmnist-{train,test}-{imgs,labels}.npz``
     (key ``arr_0``).  70,000 x 784, 10 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     if all(find_file(folder / f) is not None for pair in IDX_FILES.values() for f in pair):
         return _load_mnist_family("KMNIST", folder, KMNIST_CLASSES)
@@ -138,6 +153,11 @@ def load_cifar10(folder: Path, strict: bool = False) -> StreamDataset:
     The python version: ``data_batch_1`` ... ``data_batch_5`` then
     ``test_batch``, in ``cifar-10-batches-py/`` or directly in the folder.
     60,000 x 3,072 (R, G, B planes of 32 x 32), 10 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     nested = folder / "cifar-10-batches-py"
     base = nested if find_file(nested / CIFAR10_FILES[0]) is not None else folder

@@ -48,7 +48,13 @@ def find_file(path: Path | str) -> Optional[Path]:
 
 
 def first_existing(folders: Iterable[Path], name: str) -> Optional[Path]:
-    """The first ``folder/name`` (plain or ``.gz``) found in ``folders``."""
+    """The first ``folder/name`` (plain or ``.gz``) found in ``folders``, or
+    ``None``.
+
+    Args:
+        folders (Iterable[Path]): the folders to search, in order.
+        name (str): the file name.
+    """
     for folder in folders:
         found = find_file(folder / name)
         if found is not None:
@@ -89,8 +95,15 @@ class _CheckedGzipFile(gzip.GzipFile):
 
 
 def open_binary(path: Path | str) -> BinaryIO:
-    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently
-    (a damaged ``.gz`` raises :class:`~.errors.DatasetFormatError` when read)."""
+    """Open ``path`` or ``path.gz`` for binary reading, decompressing transparently.
+
+    Args:
+        path (Path or str): the file.
+
+    Raises:
+        DatasetNotFoundError: neither file exists.
+        DatasetFormatError: when read, a damaged ``.gz``.
+    """
     found = _require(path)
     return _CheckedGzipFile(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
 
@@ -151,11 +164,20 @@ def read_idx(path: Path | str) -> np.ndarray:
 
 def read_numeric_table(path: Path | str, num_columns: int,
                        delimiter: Optional[str] = None) -> np.ndarray:
-    """Read a headerless numeric table (whitespace-separated unless ``delimiter``;
-    UTF-8, a leading byte-order mark skipped).
+    """Read a headerless numeric table (UTF-8, a leading byte-order mark skipped).
+
+    Args:
+        path (Path or str): the file (or its ``.gz``).
+        num_columns (int): the number of columns it must have.
+        delimiter (str, optional): the field separator; ``None``: whitespace.
+            (default: ``None``)
 
     Returns:
         float64 array of shape ``(rows, num_columns)``, at least one row.
+
+    Raises:
+        DatasetFormatError: a field that is not a number, no row, another
+            number of columns, or a non-finite value.
     """
     name = Path(path).name
     with open_text(path, encoding="utf-8-sig") as handle, warnings.catch_warnings():
@@ -198,10 +220,15 @@ def _non_number_in_table(path: Path | str, delimiter: Optional[str]
 
 
 def check_header_names(header: list[str], file_name: str, line: int) -> None:
-    """Raise a :class:`~.errors.DatasetFormatError` if two columns of CSV
-    ``header`` (on ``line`` of the file) share a name, naming it and their columns
-    (from 1): a column picked by its name would be either of them. Columns without
-    a name are left to the caller."""
+    """Raise a :class:`~.errors.DatasetFormatError` if two columns of a CSV header
+    share a name, naming it and their columns (from 1): a column picked by its
+    name would be either of them. Columns without a name are left to the caller.
+
+    Args:
+        header (list[str]): the column names.
+        file_name (str): the file, for the message.
+        line (int): the header's line in the file.
+    """
     columns: dict[str, list[int]] = {}
     for column, name in enumerate(header, start=1):
         if name:
@@ -215,12 +242,22 @@ def check_header_names(header: list[str], file_name: str, line: int) -> None:
 
 def read_csv_records(path: Path | str, required: Iterable[str],
                      encoding: str = "utf-8-sig") -> list[dict[str, str]]:
-    """Rows of a CSV file with a header, as dicts keyed by column name (UTF-8 by
-    default, with or without the byte-order mark a spreadsheet's "CSV UTF-8" writes).
+    """Rows of a CSV file with a header, as dicts keyed by column name.
 
     A row with exactly one field more than the header carries a leading row id
     (R's ``write.csv`` convention, e.g. the Occupancy Detection files): the id
-    is dropped.  Any other length mismatch is a format error.
+    is dropped.
+
+    Args:
+        path (Path or str): the file (or its ``.gz``).
+        required (Iterable[str]): the columns the header must have.
+        encoding (str, optional): the file's encoding; the default reads UTF-8
+            with or without the byte-order mark a spreadsheet's "CSV UTF-8"
+            writes. (default: ``"utf-8-sig"``)
+
+    Raises:
+        DatasetFormatError: two columns share a name, a required column is
+            missing, a row has another length, or there is no data row.
     """
     name = Path(path).name
     csv.field_size_limit(sys.maxsize)
@@ -247,7 +284,15 @@ def read_csv_records(path: Path | str, required: Iterable[str],
 
 
 def as_integer_labels(values: np.ndarray, file_name: str) -> np.ndarray:
-    """Check that parsed label values are integral and return them as int64."""
+    """Check that parsed label values are integral and return them as int64.
+
+    Args:
+        values (np.ndarray): the labels.
+        file_name (str): the file they come from, for the message.
+
+    Raises:
+        DatasetFormatError: a label is not a finite integer.
+    """
     values = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
         raise DatasetFormatError(f"{file_name}: class labels must be integers")
@@ -260,9 +305,17 @@ def records_to_matrix(records: list[dict[str, str]], columns: Iterable[str],
 
     A field (surrounding spaces stripped) is a number in ASCII decimal notation
     (:mod:`~torch_geometric_stream.datasets.numbers`) or ``TRUE``/``FALSE`` (any
-    case, 1/0); anything else (``1_000``, other scripts' digits, an empty field),
-    or a number that is not finite (``nan``, ``inf``), is a format error naming
-    the file, the data row, the column and the text.
+    case, 1/0).
+
+    Args:
+        records (list[dict[str, str]]): rows of :func:`read_csv_records`.
+        columns (Iterable[str]): the columns to read, in order.
+        file_name (str): the file, for messages.
+
+    Raises:
+        DatasetFormatError: for anything else (``1_000``, other scripts' digits,
+            an empty field) or a number that is not finite (``nan``, ``inf``),
+            naming the file, the data row, the column and the text.
     """
     columns = list(columns)
     out = np.empty((len(records), len(columns)), dtype=np.float64)

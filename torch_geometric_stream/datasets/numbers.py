@@ -31,30 +31,50 @@ MISSING_VALUES = frozenset({"", "?", "na", "n/a", "#n/a", "<na>", "null", "none"
 
 
 def is_number(text: str) -> bool:
-    """Whether ``text`` is a number (:data:`NUMBER`), which ``float`` reads."""
+    """Whether ``text`` is a number (:data:`NUMBER`), which ``float`` reads.
+
+    Args:
+        text (str): the text.
+    """
     return NUMBER.fullmatch(text) is not None
 
 
 def all_numbers(fields: Sequence[str]) -> bool:
-    """Whether the stripped ``fields``, each of which ``float`` reads, are all numbers
-    (:data:`NUMBER`). Beyond them, ``float`` reads only text with underscores or
-    characters that are not ASCII: a row with neither (most rows) is checked at once."""
+    """Whether the stripped ``fields`` are all numbers (:data:`NUMBER`). Beyond
+    them, ``float`` reads only text with underscores or characters that are not
+    ASCII: a row with neither (most rows) is checked at once.
+
+    Args:
+        fields (Sequence[str]): stripped fields, each of which ``float`` reads.
+    """
     return plain_characters("".join(fields)) or all(map(is_number, fields))
 
 
 def plain_characters(text: str) -> bool:
     """Whether ``text`` is ASCII without underscores: then every part of it that
-    ``float`` (or ``int``) reads, whitespace stripped, is a number (:data:`NUMBER`)."""
+    ``float`` (or ``int``) reads, whitespace stripped, is a number (:data:`NUMBER`).
+
+    Args:
+        text (str): the text.
+    """
     return text.isascii() and "_" not in text
 
 
 def is_missing_value(text: str) -> bool:
     """Whether the stripped field ``text`` is a missing value as tables write one
-    (:data:`MISSING_VALUES`, any case). Those that are numbers are NaN."""
+    (:data:`MISSING_VALUES`, any case). Those that are numbers are NaN.
+
+    Args:
+        text (str): the stripped field.
+    """
     return text.lower() in MISSING_VALUES
 
 
 def is_nan(text: str) -> bool:
     """Whether the stripped field ``text`` is a NaN: a missing value
-    (:func:`is_missing_value`) that is a number."""
+    (:func:`is_missing_value`) that is a number.
+
+    Args:
+        text (str): the stripped field.
+    """
     return is_missing_value(text) and is_number(text)

@@ -57,6 +57,11 @@ def load_shopper(folder: Path, strict: bool = False) -> StreamDataset:
     features of the paper: the 10 numeric columns, OperatingSystems, Browser,
     Region, TrafficType and Weekend (TRUE/FALSE -> 1/0); ``Month`` and
     ``VisitorType`` are dropped.  Label: ``Revenue`` (FALSE -> 0, TRUE -> 1).
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     name = "online_shoppers_intention.csv"
     records = read_csv_records(folder / name, SHOPPER_FEATURES + ["Revenue"])
@@ -87,6 +92,11 @@ def load_shuttle(folder: Path, strict: bool = False) -> StreamDataset:
     UCI: https://archive.ics.uci.edu/dataset/148/statlog+shuttle.  Files
     ``shuttle.trn`` (43,500 rows) then ``shuttle.tst`` (14,500 rows):
     space-separated, 9 numeric attributes then the class 1..7.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     parts = [_split_features_labels(read_numeric_table(folder / f, 10), f)
              for f in ("shuttle.trn", "shuttle.tst")]
@@ -156,8 +166,12 @@ def load_gsad(folder: Path, strict: bool = False) -> StreamDataset:
     Files ``batch1.dat`` ... ``batch10.dat`` streamed in batch order, libsvm
     style ``<class> 1:v ... 128:v``; the UCI variant's first token
     ``<class>;<concentration>`` is accepted too (the concentration is ignored).
-    Missing batches are skipped with a warning, or raise
-    :class:`~.errors.DatasetNotFoundError` when ``strict``.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): raise a :class:`~.errors.DatasetNotFoundError`
+            for missing batches instead of skipping them with a warning.
+            (default: ``False``)
     """
     names = [f"batch{i}.dat" for i in range(1, GSAD_NUM_BATCHES + 1)]
     present = [n for n in names if find_file(folder / n) is not None]
@@ -191,6 +205,11 @@ def load_sdd(folder: Path, strict: bool = False) -> StreamDataset:
     UCI: https://archive.ics.uci.edu/dataset/325/dataset+for+sensorless+drive+diagnosis.
     File ``Sensorless_drive_diagnosis.txt``: whitespace-separated, 48
     features then the class 1..11, 58,509 rows.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     name = "Sensorless_drive_diagnosis.txt"
     x, labels = _split_features_labels(read_numeric_table(folder / name, 49), name)
@@ -219,6 +238,11 @@ def load_har(folder: Path, strict: bool = False) -> StreamDataset:
     1..6), found in ``UCI HAR Dataset/<split>/``, ``<split>/`` or the folder
     itself.  ``features.txt`` and ``activity_labels.txt`` give the names
     when present.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     base = [folder / "UCI HAR Dataset", folder]
     parts = []
@@ -252,6 +276,11 @@ def load_od(folder: Path, strict: bool = False) -> StreamDataset:
     header ``"date","Temperature","Humidity","Light","CO2","HumidityRatio",
     "Occupancy"`` and a leading quoted row id on every data row.  Features:
     the 5 numeric columns (date and id dropped); label: Occupancy.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
     """
     xs, labels = [], []
     for name in OD_FILES:

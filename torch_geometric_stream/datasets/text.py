@@ -58,7 +58,11 @@ _HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z-]*:")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase words of at least two word characters (scikit-learn's default)."""
+    """Lowercase words of at least two word characters (scikit-learn's default).
+
+    Args:
+        text (str): the text to split.
+    """
     return _TOKEN.findall(text.lower())
 
 
@@ -104,7 +108,13 @@ def _text_stream(name: str, documents: list[str], labels: list[str], notes: str)
 
 
 def load_mnds(folder: Path, strict: bool = False) -> StreamDataset:
-    """MN-DS news articles (see the module docstring) -> 500 tf-idf features, 17 classes."""
+    """MN-DS news articles (see the module docstring) -> 500 tf-idf features, 17 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
+    """
     path = find_file(folder / MNDS_FILE)
     if path is None:
         candidates = sorted(folder.glob("*.csv")) + sorted(folder.glob("*.csv.gz"))
@@ -138,7 +148,13 @@ def _webkb_tree(folder: Path) -> Path | None:
 
 
 def load_webkb(folder: Path, strict: bool = False) -> StreamDataset:
-    """WebKB pages (see the module docstring) -> 500 tf-idf features, 7 classes."""
+    """WebKB pages (see the module docstring) -> 500 tf-idf features, 7 classes.
+
+    Args:
+        folder (Path): the folder holding the files.
+        strict (bool, optional): unused (see
+            :func:`~torch_geometric_stream.datasets.load_dataset`). (default: ``False``)
+    """
     tree = _webkb_tree(folder)
     if tree is not None:
         documents, labels = [], []

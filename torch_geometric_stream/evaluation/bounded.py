@@ -92,7 +92,12 @@ class RunningClassCounts:
         self._no_change_hits = 0
 
     def update(self, label: int, prediction: int) -> None:
-        """Count one sample of true class ``label`` predicted as ``prediction`` (ints)."""
+        """Count one sample.
+
+        Args:
+            label (int): its true class.
+            prediction (int): the class predicted.
+        """
         pairs, support, majority = self._pairs, self._support, self._majority
         pair = (label, prediction)
         pairs[pair] = pairs.get(pair, 0) + 1
@@ -118,7 +123,12 @@ class RunningClassCounts:
 
     def metrics(self, num_classes: Optional[int] = None) -> Dict[str, Any]:
         """:func:`~torch_geometric_stream.evaluation.class_metrics` of the samples
-        counted, with ``num_classes`` as there.
+        counted.
+
+        Args:
+            num_classes (int, optional): as for
+                :func:`~torch_geometric_stream.evaluation.class_metrics`.
+                (default: ``None``)
 
         Raises:
             ValueError: before the first sample, for a negative class id, or one
@@ -157,7 +167,15 @@ class RunningClassCounts:
                 "no_change_hits": self._no_change_hits}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Replace the counts by :meth:`state_dict`'s (checked before any is set)."""
+        """Replace the counts by :meth:`state_dict`'s (checked before any is set).
+
+        Args:
+            state (Mapping): a result of :meth:`state_dict`.
+
+        Raises:
+            ValueError: an entry is missing, or the counts are no counts of class
+                ids.
+        """
         _missing(state, self._KEYS, "class count")
         rows = _integers(state, "pairs", 3)
         if (rows[:, 2] <= 0).any() or len({(a, b) for a, b, _ in rows.tolist()}) != len(rows):
@@ -205,7 +223,11 @@ class RunningAccuracy:
         self._points = array("q")  # cumulative hits after stride, 2 stride, ... samples
 
     def update(self, correct: bool) -> None:
-        """Count one sample, right or not."""
+        """Count one sample.
+
+        Args:
+            correct (bool): whether its prediction was right.
+        """
         self.samples += 1
         self.correct += correct
         if self.samples % self.stride:
@@ -233,17 +255,20 @@ class RunningAccuracy:
         return positions, hits
 
     def tail(self, fraction: float) -> Tuple[float, int]:
-        r"""Accuracy over the last :math:`m` samples and :math:`m`, from the
-        kept position nearest to :math:`T - n` (:math:`n = \lceil p T \rceil`,
+        r"""Accuracy over the last :math:`m` samples and :math:`m`, from the kept
+        position nearest to :math:`T - n` (:math:`n = \lceil p T \rceil`,
         :func:`~torch_geometric_stream.evaluation.metrics.tail_size`; ties to the
-        longer span): the exact tail accuracy when :math:`m = n` (always while
-        the stride is 1).
+        longer span): the exact tail accuracy when :math:`m = n` (always while the
+        stride is 1).
 
         With :math:`|m - n| \leq \text{stride} / 2 \leq T / \text{max\_points}`
         (where :math:`n \geq \text{stride} / 2`), it differs from the exact one
         by at most :math:`|m - n| / \min(m, n) \leq 1 / (p \cdot
         \text{max\_points} - 1)`: for the default 4096 points, 0.0049 for the last
         5 %, 0.0025 for 10 % and 0.0012 for 20 %.
+
+        Args:
+            fraction (float): the fraction :math:`p` of the stream, in :math:`(0, 1]`.
 
         Raises:
             ValueError: before the first sample, or a ``fraction`` outside
@@ -257,12 +282,15 @@ class RunningAccuracy:
         return (self.correct - self._hits_at(self.samples - span)) / span, span
 
     def curve(self, num_points: int) -> Tuple[np.ndarray, np.ndarray]:
-        r"""``(counts, accuracy)`` as
+        """``(counts, accuracy)`` as
         :func:`~torch_geometric_stream.evaluation.accuracy_curve` gives them, each
         position moved to the nearest kept one (repeats dropped): exact running
-        accuracies, at most ``num_points``, the last at :math:`T`; the positions
-        of :func:`~torch_geometric_stream.evaluation.accuracy_curve` while the
-        stride is 1.
+        accuracies, the last at :math:`T`; the positions of
+        :func:`~torch_geometric_stream.evaluation.accuracy_curve` while the stride
+        is 1.
+
+        Args:
+            num_points (int): the most points to give.
 
         Raises:
             ValueError: before the first sample.
@@ -279,7 +307,14 @@ class RunningAccuracy:
                 if self._points else np.zeros(0, dtype=np.int64)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Replace the counts by :meth:`state_dict`'s (checked before any is set)."""
+        """Replace the counts by :meth:`state_dict`'s (checked before any is set).
+
+        Args:
+            state (Mapping): a result of :meth:`state_dict`.
+
+        Raises:
+            ValueError: an entry is missing, or the counts are inconsistent.
+        """
         _missing(state, self._KEYS, "running accuracy")
         samples, correct, stride = (int(state[key]) for key in self._KEYS[:3])
         points = _integers({"points": np.asarray(state["points"]).reshape(-1, 1)}, "points", 1)
@@ -294,10 +329,15 @@ class RunningAccuracy:
 
 def kept_curve(positions: np.ndarray, hits: np.ndarray,
                num_points: int) -> Tuple[np.ndarray, np.ndarray]:
-    r"""``(counts, accuracy)`` of :meth:`RunningAccuracy.curve` from its
-    :meth:`RunningAccuracy.points` ``positions`` and ``hits`` :math:`(P,)`: the
-    positions of :func:`~torch_geometric_stream.evaluation.accuracy_curve`, each
-    moved to the nearest kept one (ties to the earlier), repeats dropped."""
+    """``(counts, accuracy)`` of :meth:`RunningAccuracy.curve`: the positions of
+    :func:`~torch_geometric_stream.evaluation.accuracy_curve`, each moved to the
+    nearest kept one (ties to the earlier), repeats dropped.
+
+    Args:
+        positions, hits (np.ndarray): :meth:`RunningAccuracy.points`, each
+            :math:`(P,)`.
+        num_points (int): the most points to give.
+    """
     targets = curve_positions(int(positions[-1]), num_points)
     after = np.searchsorted(positions, targets).clip(max=positions.size - 1)
     before = (after - 1).clip(min=0)
@@ -320,10 +360,17 @@ def _kept_span(fraction: float, samples: int, stride: int) -> int:
 
 def kept_tail_span(fraction: float, samples: int, max_points: int = CURVE_POINTS) -> int:
     r"""The ``tail_samples`` of a bounded history for the last ``fraction`` of a
-    stream of ``samples`` samples: the span of :meth:`RunningAccuracy.tail` after
-    ``samples`` updates, whose stride is then the smallest power of 2 that keeps at
-    most ``max_points`` positions (:func:`~torch_geometric_stream.evaluation.metrics.tail_size`
-    while ``samples`` :math:`\leq` ``max_points``).
+    stream: the span of :meth:`RunningAccuracy.tail` after ``samples`` updates,
+    whose stride is then the smallest power of 2 that keeps at most
+    ``max_points`` positions
+    (:func:`~torch_geometric_stream.evaluation.metrics.tail_size` while
+    ``samples`` :math:`\leq` ``max_points``).
+
+    Args:
+        fraction (float): the fraction of the stream, in :math:`(0, 1]`.
+        samples (int): the stream's length (:math:`\geq 1`).
+        max_points (int, optional): as for :class:`RunningAccuracy` (:math:`\geq 2`).
+            (default: :data:`CURVE_POINTS`)
 
     Raises:
         ValueError: ``fraction`` outside :math:`(0, 1]`, ``samples`` below 1 or
@@ -373,10 +420,13 @@ class LatencyHistogram:
         self._maximum = -math.inf
 
     def update(self, seconds: float) -> None:
-        """Count one latency (a float :math:`\\geq 0`).
+        r"""Count one latency.
+
+        Args:
+            seconds (float): the latency, a finite number :math:`\geq 0`.
 
         Raises:
-            ValueError: ``seconds`` is not a finite number :math:`\\geq 0` (nothing
+            ValueError: ``seconds`` is not a finite number :math:`\geq 0` (nothing
                 is counted).
         """
         seconds = float(seconds)
@@ -413,6 +463,9 @@ class LatencyHistogram:
         within :math:`(\sqrt{r} - 1)\,x + f` of the exact :math:`x`, i.e. 0.5 %
         plus 1 ns (each order statistic is within its bin, or below :math:`f`).
 
+        Args:
+            percent (float): the percentile, in :math:`[0, 100]`.
+
         Raises:
             ValueError: before the first latency, or a ``percent`` outside
                 :math:`[0, 100]` (as :func:`numpy.percentile`).
@@ -437,7 +490,15 @@ class LatencyHistogram:
                 "minimum": self._minimum, "maximum": self._maximum}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Replace the counts by :meth:`state_dict`'s (checked before any is set)."""
+        """Replace the counts by :meth:`state_dict`'s (checked before any is set).
+
+        Args:
+            state (Mapping): a result of :meth:`state_dict`.
+
+        Raises:
+            ValueError: an entry is missing, or the bins or the range are no
+                histogram's.
+        """
         _missing(state, self._KEYS, "latency")
         rows = _integers(state, "bins", 2)
         if (rows[:, 1] <= 0).any() or (rows[:, 0] < _UNDERFLOW).any() or \

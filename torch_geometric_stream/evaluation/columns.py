@@ -29,6 +29,10 @@ def class_ids() -> array:
 def check_int64(value: Any, name: str) -> int:
     """``value`` as a Python int that an ``int64`` holds.
 
+    Args:
+        value: the value to check.
+        name (str): how it is called in messages.
+
     Raises:
         TypeError: ``value`` is not an integer (e.g. a float).
         ValueError: it lies outside :math:`[-2^{63}, 2^{63})`.
@@ -43,9 +47,13 @@ def check_int64(value: Any, name: str) -> int:
 
 
 def append_class_id(ids: array, value: int) -> array:
-    """Append ``value`` (an int64, :func:`check_int64`) to ``ids`` and return
-    the column holding it: ``ids`` itself, or its ``int64`` copy where ``value``
-    does not fit ``ids``' ``int32``."""
+    """Append ``value`` to ``ids`` and return the column holding it: ``ids``
+    itself, or its ``int64`` copy where ``value`` does not fit ``ids``' ``int32``.
+
+    Args:
+        ids (array): a column of class ids.
+        value (int): an int64 (see :func:`check_int64`).
+    """
     try:
         ids.append(value)
     except OverflowError:
@@ -55,7 +63,11 @@ def append_class_id(ids: array, value: int) -> array:
 
 
 def to_numpy(column: array, dtype: Any) -> np.ndarray:
-    """A copy of ``column`` :math:`(n,)` as ``dtype``, read through its buffer (no
-    Python object per entry). A copy, not a view: a column exporting its buffer
-    could not grow."""
+    """A copy of ``column`` as ``dtype``, read through its buffer (no Python object
+    per entry). A copy, not a view: a column exporting its buffer could not grow.
+
+    Args:
+        column (array): the column :math:`(n,)`.
+        dtype: the NumPy dtype of the result.
+    """
     return np.frombuffer(column, dtype=column.typecode).astype(dtype)

@@ -58,7 +58,12 @@ def tail_accuracy(correct: Any, fraction: float) -> float:
 
 def tail_size(fraction: float, samples: int) -> int:
     r"""How many of ``samples`` entries the last ``fraction`` of them is:
-    :math:`\max(1, \lceil p \cdot T \rceil)`."""
+    :math:`\max(1, \lceil p \cdot T \rceil)`.
+
+    Args:
+        fraction (float): the fraction :math:`p`.
+        samples (int): the number of entries :math:`T`.
+    """
     # The tolerance keeps e.g. ceil(0.1 * 30) at 3 despite 0.1 * 30 = 3.0000000000000004.
     return max(1, math.ceil(fraction * samples - 1e-9))
 
@@ -81,9 +86,18 @@ def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.
 
 
 def curve_positions(samples: int, num_points: int) -> np.ndarray:
-    r"""The sample counts :math:`(P,)` at which :func:`accuracy_curve` reads the
+    """The sample counts :math:`(P,)` at which :func:`accuracy_curve` reads the
     running accuracy: ``num_points`` evenly spaced in :math:`[1, T]`, rounded,
-    repeats dropped."""
+    repeats dropped.
+
+    Args:
+        samples (int): the number of samples :math:`T`.
+        num_points (int): the number of points wanted (at most :math:`T` are
+            kept).
+
+    Raises:
+        TypeError, ValueError: ``num_points`` is not an integer >= 1.
+    """
     num_points = check_positive_int(num_points, "num_points")
     return np.unique(np.linspace(1, samples, min(num_points, samples)).round().astype(np.int64))
 
@@ -131,8 +145,12 @@ def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
 
 
 def class_count(largest: int, num_classes: Optional[int] = None) -> int:
-    r"""The :math:`c` that :func:`class_metrics` sizes its matrix and recall by:
-    ``num_classes`` if given, else 1 + ``largest``, the largest class id seen.
+    """The :math:`c` that :func:`class_metrics` sizes its matrix and recall by.
+
+    Args:
+        largest (int): the largest class id seen.
+        num_classes (int, optional): the number of classes, if given; else
+            :math:`c` is 1 + ``largest``. (default: ``None``)
 
     Raises:
         TypeError, ValueError: ``num_classes`` is not an integer >= 1, or not above

@@ -40,7 +40,11 @@ def progress_interval() -> Optional[float]:
 
 
 def format_duration(seconds: float) -> str:
-    """``seconds`` rounded for a reader: ``"45 s"``, ``"34 min"``, ``"2.5 h"``."""
+    """``seconds`` rounded for a reader: ``"45 s"``, ``"34 min"``, ``"2.5 h"``.
+
+    Args:
+        seconds (float): the duration.
+    """
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 90 * 60:

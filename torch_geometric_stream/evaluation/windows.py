@@ -44,6 +44,9 @@ _KEYS = ("size", "samples", "hits", "labels", "classes", "done_hits", "done_labe
 def check_window(size: Any) -> int:
     """``size`` as ``int`` if it is an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
 
+    Args:
+        size: the window size.
+
     Raises:
         TypeError, ValueError: otherwise, naming ``window``.
     """
@@ -198,8 +201,11 @@ class WindowedMetrics:
 
 
 def window_lists(columns: Optional[Mapping[str, np.ndarray]]) -> Optional[Dict[str, list]]:
-    """:meth:`WindowedMetrics.columns` as JSON lists (an undefined kappa ``None``);
-    ``None`` for ``None``."""
+    """:meth:`WindowedMetrics.columns` as JSON lists (an undefined kappa ``None``).
+
+    Args:
+        columns (Mapping or None): the columns; ``None`` gives ``None``.
+    """
     if columns is None:
         return None
     lists = {key: np.asarray(columns[key]).tolist() for key in WINDOW_COLUMNS}

@@ -76,8 +76,17 @@ class TopK(NamedTuple):
 
 
 def check_search_dtype(search_dtype: Union[str, torch.dtype, None]) -> Optional[torch.dtype]:
-    """``search_dtype`` as a floating ``torch.dtype`` (a name like ``"bfloat16"``
-    is accepted), or ``None``; ``TypeError``/``ValueError`` otherwise."""
+    """``search_dtype`` as a floating ``torch.dtype``, or ``None``.
+
+    Args:
+        search_dtype (str or torch.dtype or None): a dtype, or its name like
+            ``"bfloat16"``.
+
+    Raises:
+        TypeError: for another type.
+        ValueError: for a name no torch dtype has, or a dtype that is not
+            floating.
+    """
     if search_dtype is None:
         return None
     if isinstance(search_dtype, str):

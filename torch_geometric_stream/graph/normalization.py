@@ -109,10 +109,21 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
     Shapes: ``edge_index`` :math:`(2, E)`, ``edge_weight`` :math:`(E,)` ->
     :math:`(2, E + N)`, :math:`(E + N,)`.
 
+    Args:
+        edge_index (Tensor): the edges :math:`(2, E)`.
+        edge_weight (Tensor): their weights :math:`(E,)`.
+        num_nodes (int): the number of nodes :math:`N`.
+        fill_value (float, optional): the weight of a new self-loop.
+            (default: ``1.0``)
+        add (bool, optional): add ``fill_value`` to the existing self-loops'
+            weights instead of keeping them. (default: ``False``)
+        check (bool, optional): check the arguments
+            (:func:`normalize_edge_weight` itself passes ``False``).
+            (default: ``True``)
+
     Raises:
-        TypeError / ValueError: with ``check`` (as for :func:`normalize_edge_weight`;
-            :func:`normalize_edge_weight` itself passes ``False``), a graph that
-            does not fit ``num_nodes`` (see
+        TypeError / ValueError: with ``check`` (as for :func:`normalize_edge_weight`),
+            a graph that does not fit ``num_nodes`` (see
             :func:`~torch_geometric_stream.validation.check_weighted_graph`),
             ``edge_weight=None``, a ``fill_value`` that is not a finite number,
             or an ``add`` that is not a bool.

@@ -20,10 +20,8 @@ class InHopSubgraph(NamedTuple):
 
 def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
                     num_nodes: int) -> InHopSubgraph:
-    r"""The rows within ``num_hops`` in-hops of ``targets`` :math:`(T,)` in the
-    graph ``edge_index`` :math:`(2, E)` (``edge_index[0]`` the source,
-    ``edge_index[1]`` the target) over ``num_nodes`` rows, and the edges into
-    the rows within ``num_hops - 1`` in-hops: everything ``num_hops`` rounds of
+    """The rows within ``num_hops`` in-hops of ``targets``, and the edges into the
+    rows within ``num_hops - 1`` in-hops: everything ``num_hops`` rounds of
     message passing into ``targets`` read.
 
     The same results, tensor for tensor, as PyG's
@@ -33,6 +31,13 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
     reached rows are kept in one mask that each hop widens (instead of a list
     of frontiers made unique at the end), and relabelled by its running count.
     No input is checked: for callers that built the graph themselves.
+
+    Args:
+        targets (Tensor): the target rows :math:`(T,)`.
+        num_hops (int): the number of in-hops.
+        edge_index (Tensor): the graph :math:`(2, E)`, ``edge_index[0]`` the
+            source, ``edge_index[1]`` the target.
+        num_nodes (int): the number of rows of the graph.
     """
     source, target = edge_index[0], edge_index[1]
     reached = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)

@@ -22,7 +22,12 @@ __all__ = ["generator_on", "generator_state", "load_generator_state", "seeded_ge
 
 
 def seeded_generator(seed: int, device: torch.device) -> torch.Generator:
-    """A new generator on ``device`` seeded with ``seed`` (in :math:`[0, 2^{63})`)."""
+    """A new generator on ``device`` seeded with ``seed``.
+
+    Args:
+        seed (int): the seed, in :math:`[0, 2^{63})`.
+        device (torch.device): where the generator draws.
+    """
     return torch.Generator(device=device).manual_seed(seed)
 
 
@@ -34,7 +39,12 @@ def _seed_of(state: Tensor) -> int:
 
 def generator_on(generator: torch.Generator, device: torch.device) -> torch.Generator:
     """``generator`` itself if it is on ``device``, else a new generator there,
-    seeded from ``generator``'s state (for ``.to()``)."""
+    seeded from ``generator``'s state (for ``.to()``).
+
+    Args:
+        generator (torch.Generator): the generator to move.
+        device (torch.device): where it must draw.
+    """
     if generator.device == device:
         return generator
     return seeded_generator(_seed_of(generator.get_state()), device)
@@ -45,11 +55,15 @@ def generator_state(generator: torch.Generator,
     """``{"cuda": whether it is a CUDA generator, "state": its bytes}``, a copy,
     for ``state_dict()`` (no strings: ``torch.testing.assert_close`` compares it).
 
-    ``previous``: the ``"state"`` of an earlier result, given back as it is
-    while it still holds the generator's bytes. A tensor pickles with its
-    storage's address, so two new tensors of equal bytes pickle differently:
-    with ``previous``, two states of a generator that has not drawn since
-    pickle alike (River's checks compare pickles of a learner)."""
+    Args:
+        generator (torch.Generator): the generator.
+        previous (Tensor, optional): the ``"state"`` of an earlier result, given
+            back as it is while it still holds the generator's bytes. A tensor
+            pickles with its storage's address, so two new tensors of equal
+            bytes pickle differently: with ``previous``, two states of a
+            generator that has not drawn since pickle alike (River's checks
+            compare pickles of a learner). (default: ``None``)
+    """
     state = generator.get_state()
     if previous is not None and torch.equal(previous, state):
         state = previous
@@ -57,9 +71,14 @@ def generator_state(generator: torch.Generator,
 
 
 def load_generator_state(generator: torch.Generator, state: Any) -> torch.Generator:
-    """A new generator on ``generator``'s device at the position :func:`generator_state`
-    saved (seeded from it when it was saved on another kind of device);
-    ``generator`` is left as it was.
+    """A new generator on ``generator``'s device at the position
+    :func:`generator_state` saved (seeded from it when it was saved on another
+    kind of device).
+
+    Args:
+        generator (torch.Generator): the generator whose device the result
+            draws on; it is left as it was.
+        state: a result of :func:`generator_state`.
 
     Raises:
         ValueError: if ``state`` is not such a dictionary, or its bytes are no

@@ -21,7 +21,12 @@ def set_training(module: nn.Module, mode: bool) -> None:
     and ``__setattr__``, and every other module (a custom ``train`` that does
     more, a scripted module) gets its own ``train(mode)``, which covers its
     subtree as PyTorch would. Modules added or replaced at any time are
-    found, as the walk reads the tree on every call."""
+    found, as the walk reads the tree on every call.
+
+    Args:
+        module (nn.Module): the root of the tree.
+        mode (bool): ``True`` for training, ``False`` for evaluation.
+    """
     cls = type(module)
     if cls.train is not _MODULE_TRAIN or cls.__setattr__ is not _MODULE_SETATTR:
         module.train(mode)

@@ -69,9 +69,14 @@ def in_vmap() -> bool:
 
 
 def unwrapped(tensor: Tensor) -> Tensor:
-    """The plain tensor under ``tensor``'s :mod:`torch.func` wrappers (``tensor``
-    itself outside a transform): under ``vmap``, every sample's values at once,
-    which input checks read where the wrapped tensor has no values to read."""
+    """The plain tensor under ``tensor``'s :mod:`torch.func` wrappers: under
+    ``vmap``, every sample's values at once, which input checks read where the
+    wrapped tensor has no values to read.
+
+    Args:
+        tensor (Tensor): a tensor, wrapped or not (outside a transform: returned
+            as it is).
+    """
     if not in_func_transform():  # (nor does torch.compile trace the wrapper queries)
         return tensor
     while is_functorch_wrapped_tensor(tensor):
@@ -81,7 +86,11 @@ def unwrapped(tensor: Tensor) -> Tensor:
 
 def is_batched(tensor: Tensor) -> bool:
     """Whether ``tensor`` varies over a running :func:`torch.func.vmap` (under any
-    other transform's wrappers)."""
+    other transform's wrappers).
+
+    Args:
+        tensor (Tensor): the tensor (outside a transform: never batched).
+    """
     if not in_func_transform():
         return False
     while is_functorch_wrapped_tensor(tensor):
