@@ -35,8 +35,8 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
     No input is checked: for callers that built the graph themselves.
     """
     source, target = edge_index[0], edge_index[1]
-    reached = torch.zeros(num_nodes, dtype=torch.bool,
-                          device=edge_index.device).index_fill_(0, targets, True)
+    reached = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)
+    reached[targets] = True
     edge_mask = reached.new_zeros(edge_index.size(1)) if num_hops == 0 else None
     for _ in range(num_hops):
         # the edges into every row reached so far: at the last hop, those into
