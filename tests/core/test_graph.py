@@ -1080,6 +1080,25 @@ def test_in_hop_subgraph_on_a_hand_checked_graph():
     assert edge_mask.tolist() == [False] * 4 and mapping.tolist() == [0]
 
 
+def test_in_hop_subgraph_takes_int32_indices_and_edgeless_graphs():
+    from torch_geometric_stream.graph.subgraph import in_hop_subgraph
+
+    # the hand-checked graph above in int32 (targets too): the same int64 results
+    edge_index = torch.tensor([[0, 1, 3, 4], [1, 2, 2, 4]], dtype=torch.int32)
+    subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
+        torch.tensor([2], dtype=torch.int32), 2, edge_index, 5)
+    assert subset.tolist() == [0, 1, 2, 3] and sub_edge_index.tolist() == [[0, 1, 3], [1, 2, 2]]
+    assert edge_mask.tolist() == [True, True, True, False] and mapping.tolist() == [2]
+    assert subset.dtype == sub_edge_index.dtype == mapping.dtype == torch.int64
+    # no edges: the targets alone (a repeated one once), at any number of hops
+    for num_hops in (0, 1, 2):
+        subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
+            torch.tensor([3, 1, 3]), num_hops, torch.empty(2, 0, dtype=torch.long), 4)
+        assert subset.tolist() == [1, 3] and mapping.tolist() == [1, 0, 1]
+        assert sub_edge_index.shape == (2, 0) and edge_mask.shape == (0,)
+        assert edge_mask.dtype == torch.bool
+
+
 @pytest.mark.parametrize("num_hops", [0, 1, 2, 3])
 def test_in_hop_subgraph_gives_what_pyg_k_hop_subgraph_gives(num_hops):
     import torch_geometric

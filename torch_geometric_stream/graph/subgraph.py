@@ -42,12 +42,14 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
     source, target = edge_index[0], edge_index[1]
     reached = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)
     reached[targets] = True
-    edge_mask = torch.zeros(edge_index.size(1), dtype=torch.bool, device=edge_index.device)
+    edge_mask = reached.new_zeros(edge_index.size(1)) if num_hops < 1 else None
     for _ in range(num_hops):
         # the edges into every row reached so far: at the last hop, those into
         # the rows within num_hops - 1 hops, as k_hop_subgraph keeps them
         edge_mask = reached.index_select(0, target)
-        reached[source[edge_mask]] = True
+        # their sources join (a maximum per row: no mask of them to gather first)
+        reached = reached.scatter_reduce(0, source, edge_mask, "amax")
     relabel = reached.cumsum(0).sub_(1)  # a reached row's position among the reached rows
-    return InHopSubgraph(reached.nonzero().view(-1), relabel[edge_index[:, edge_mask]],
-                         relabel[targets], edge_mask)
+    return InHopSubgraph(reached.nonzero().view(-1),
+                         relabel.index_select(0, edge_index.masked_select(edge_mask)).view(2, -1),
+                         relabel.index_select(0, targets), edge_mask)
