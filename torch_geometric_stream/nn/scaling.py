@@ -652,6 +652,12 @@ class RunningQuantileRange(_CheckedRangeLoad):
         if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
             raise ValueError("the quantile range's state must be a dict with 'reservoir', "
                              f"'seen' and 'rng', got {sorted(getattr(state, 'keys', list)())}")
+        for name in _KEPT_SETTINGS:
+            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
+            if kept != getattr(self, name):
+                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
+                                 f"this range has {name}={getattr(self, name)!r}: build it "
+                                 f"with the state's {name}")
         stored = state["reservoir"]
         if not isinstance(stored, Tensor) or not stored.is_floating_point():
             raise TypeError(f"reservoir state must be a floating-point tensor, got "
@@ -669,12 +675,6 @@ class RunningQuantileRange(_CheckedRangeLoad):
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
         rng = generator_from_state(state["rng"], "rng state")
-        for name in _KEPT_SETTINGS:
-            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
-            if kept != getattr(self, name):
-                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
-                                 f"this range has {name}={getattr(self, name)!r}: build it "
-                                 f"with the state's {name}")
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
         self._forget_sorted()
 
