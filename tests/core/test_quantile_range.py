@@ -249,8 +249,9 @@ def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoi
 
 
 @pytest.mark.parametrize("spoil, error, message", [
-    (lambda extra: {k: v for k, v in extra.items() if k != "rng"}, ValueError, "'rng'"),
-    (lambda extra: [1, 2], ValueError, "must be a dict"),
+    (lambda extra: {k: v for k, v in extra.items() if k != "rng"}, ValueError,
+     r"^the quantile range's state has no entry 'rng' \(it has \['reservoir', 'seen', "),
+    (lambda extra: [1, 2], TypeError, "^the quantile range's state must be a dict, got list$"),
     (lambda extra: {**extra, "reservoir": extra["reservoir"].numpy()}, TypeError,
      "reservoir state must be a floating-point tensor"),
     (lambda extra: {**extra, "reservoir": extra["reservoir"].fill_(float("nan"))}, ValueError,

@@ -24,7 +24,8 @@ from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_node_features, check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
-                                               first_offender, generator_from_state)
+                                               check_state_entries, first_offender,
+                                               generator_from_state)
 
 __all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
            "RunningQuantileRange",
@@ -649,9 +650,7 @@ class RunningQuantileRange(_CheckedRangeLoad):
                 checked on them), and then nothing changes.
         """
         # everything is checked and built before any attribute changes
-        if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
-            raise ValueError("the quantile range's state must be a dict with 'reservoir', "
-                             f"'seen' and 'rng', got {sorted(getattr(state, 'keys', list)())}")
+        check_state_entries(state, ("reservoir", "seen", "rng"), "the quantile range's state")
         for name in _KEPT_SETTINGS:
             kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
             if kept != getattr(self, name):
