@@ -21,8 +21,8 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
-           "check_state_entries", "check_unit_interval", "check_weighted_graph", "describe_index", "first_offender",
-           "not_a_count"]
+           "check_state_entries", "check_unit_interval", "check_weighted_graph",
+           "describe_index", "first_offender", "not_a_count"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).

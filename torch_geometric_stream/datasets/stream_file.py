@@ -51,7 +51,7 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
 _ARFF_SUFFIXES = (".arff", ".arff.gz")
 #: What a feature that is a missing value (``NA``, an empty field, a NaN) is told, in
 #: every stream file.
-_MISSING_VALUE = "(a missing value: fill in or drop the row first)"
+_MISSING_VALUE = "a missing value: fill in or drop the row first"
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: The bytes of each block of float32 features a table's rows are gathered in.
@@ -317,13 +317,13 @@ def _check_features(x: np.ndarray, file_name: str) -> None:
         row, column = map(int, bad[0])
         value = x[row, column].item()
         if np.isnan(value):
-            problem = _MISSING_VALUE
+            problem = f"is {_MISSING_VALUE}"
         elif np.isfinite(value):
             problem = "is beyond float32's range"
         else:
             problem = "is not a finite number"
-        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r} {problem}"
-                                 f"{_first_of(len(bad))}")
+        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r}"
+                                 f"{_first_of(len(bad))} {problem}")
 
 
 def _first_of(count: int) -> str:
@@ -637,7 +637,7 @@ def _field_problem(value: str, word: str = "encode categorical features as numbe
     (``word``: what to do where it is a word)."""
     if is_missing_value(value):
         problem = "is empty" if not value else f"holds {value!r}"
-        return f"{problem} {_MISSING_VALUE}"
+        return f"{problem} ({_MISSING_VALUE})"
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"
