@@ -400,7 +400,13 @@ def check_state_entries(state: Any, entries: Sequence[str], name: str) -> Mappin
     """Return ``state`` if it is a mapping that holds each of ``entries`` (as a
     ``get_extra_state`` or ``state_dict`` gave it), else raise naming ``name``: a
     :class:`TypeError` for a state that is no mapping, a :class:`ValueError` naming
-    the entries it lacks (not a ``KeyError`` as they are read)."""
+    the entries it lacks (not a ``KeyError`` as they are read).
+
+    Args:
+        state: the state to check.
+        entries (Sequence[str]): the entries it must hold.
+        name (str): how it is called in the message.
+    """
     if not isinstance(state, Mapping):
         raise TypeError(f"{name} must be a dict, got {type(state).__name__}")
     missing = [entry for entry in entries if entry not in state]
