@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 from itertools import chain
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -21,8 +21,8 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
-           "check_unit_interval", "check_weighted_graph", "describe_index", "first_offender",
-           "not_a_count"]
+           "check_state_entries", "check_unit_interval", "check_weighted_graph",
+           "describe_index", "first_offender", "not_a_count"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -530,6 +530,27 @@ def check_mapping(value: Any, name: str, what: str = " (e.g. a dict)"
     if value is not None and not isinstance(value, Mapping):
         raise TypeError(f"{name} must be a mapping{what} or None, got {type(value).__name__}")
     return value
+
+
+def check_state_entries(state: Any, entries: Sequence[str], name: str) -> Mapping[str, Any]:
+    """Return ``state`` if it is a mapping that holds each of ``entries`` (as a
+    ``get_extra_state`` or ``state_dict`` gave it), else raise naming ``name``: a
+    :class:`TypeError` for a state that is no mapping, a :class:`ValueError` naming
+    the entries it lacks (not a ``KeyError`` as they are read).
+
+    Args:
+        state: the state to check.
+        entries (Sequence[str]): the entries it must hold.
+        name (str): how it is called in the message.
+    """
+    if not isinstance(state, Mapping):
+        raise TypeError(f"{name} must be a dict, got {type(state).__name__}")
+    missing = [entry for entry in entries if entry not in state]
+    if missing:
+        entries = "entry" if len(missing) == 1 else "entries"
+        raise ValueError(f"{name} has no {entries} {', '.join(map(repr, missing))} (it has "
+                         f"{list(state)})")
+    return state
 
 
 def check_seed(value: Any, name: str = "seed") -> int:

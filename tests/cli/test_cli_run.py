@@ -1470,6 +1470,21 @@ def test_run_takes_seeds_as_tune_spells_it():
     assert parse_seeds(args.seed) == [0, 2000, 4000]
 
 
+@pytest.mark.parametrize("extra, unknown", [
+    (["--grid"], "--grid"),  # before: taken as --grid-run, its warning silenced
+    (["--grid", "lr=1"], "--grid lr=1"),  # before: "unrecognized arguments: lr=1"
+    (["--grid-r"], "--grid-r"),
+])
+def test_runs_hidden_grid_run_option_is_taken_only_as_spelled_in_full(extra, unknown, capsys):
+    """``--grid-run`` (tune's grid runs pass it) is no option by an abbreviation; the
+    other options still are (``--datas``)."""
+    assert build_parser().parse_args(["run", "--grid-run"]).grid_run is True
+    assert build_parser().parse_args(["run", "--datas", "mnist"]).dataset == "mnist"
+    assert main(["run", "--dataset", "synthetic", "--quiet", *extra]) == 2
+    assert capsys.readouterr().err == (f"error: torch_geometric_stream run: unrecognized "
+                                       f"arguments: {unknown}\n")
+
+
 def test_a_seed_given_twice_runs_once_in_the_place_it_was_first_given():
     assert parse_seeds(["3,1", "3", "1,2,2"]) == [3, 1, 2]
     assert parse_seeds(None) == parse_seeds([]) == [0]

@@ -238,7 +238,8 @@ def test_state_dict_round_trip_resumes_the_reservoir_and_reset_forgets():
 ], ids=["features", "seen"])
 def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoil):
     torch.manual_seed(4)
-    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(3)
+    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(
+        3, reservoir_size=50)  # a state of another size is refused for the size first
     observe_all(scaler, torch.randn(20, 3))
     observe_all(other, torch.randn(40, 3))
     reservoir, seen = scaler._reservoir.copy(), scaler._seen
@@ -248,8 +249,9 @@ def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoi
 
 
 @pytest.mark.parametrize("spoil, error, message", [
-    (lambda extra: {k: v for k, v in extra.items() if k != "rng"}, ValueError, "'rng'"),
-    (lambda extra: [1, 2], ValueError, "must be a dict"),
+    (lambda extra: {k: v for k, v in extra.items() if k != "rng"}, ValueError,
+     r"^the quantile range's state has no entry 'rng' \(it has \['reservoir', 'seen', "),
+    (lambda extra: [1, 2], TypeError, "^the quantile range's state must be a dict, got list$"),
     (lambda extra: {**extra, "reservoir": extra["reservoir"].numpy()}, TypeError,
      "reservoir state must be a floating-point tensor"),
     (lambda extra: {**extra, "reservoir": extra["reservoir"].fill_(float("nan"))}, ValueError,
@@ -260,7 +262,8 @@ def test_a_reservoir_state_that_does_not_fit_is_refused_and_changes_nothing(spoi
 def test_a_spoiled_state_is_named_and_changes_nothing(spoil, error, message):
     """Before: KeyError, AttributeError, or (NaN) taken and the quantiles spoiled."""
     torch.manual_seed(5)
-    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(3)
+    scaler, other = RunningQuantileRange(3, reservoir_size=50), RunningQuantileRange(
+        3, reservoir_size=50)  # a state of another size is refused for the size first
     observe_all(scaler, torch.randn(20, 3))
     observe_all(other, torch.randn(40, 3))
     reservoir, seen, rng = scaler._reservoir.copy(), scaler._seen, scaler._rng.bit_generator.state
@@ -628,6 +631,25 @@ def test_a_state_kept_with_other_settings_is_refused_naming_them(setting, value,
     older = {key: item for key, item in state.items() if key != setting}
     other.set_extra_state(older)
     assert other._seen == 15
+
+
+@pytest.mark.parametrize("size", [5, 30])
+def test_a_full_reservoirs_state_of_another_size_is_refused_naming_the_size(size):
+    """A state whose reservoir is full has as many rows as its reservoir_size: a range
+    of another size names the setting, as for a reservoir not yet full (before: "reservoir
+    state has shape (10, 3), expected (5, 3)" for a smaller one), and changes nothing."""
+    torch.manual_seed(3)
+    kept = RunningQuantileRange(3, reservoir_size=10, seed=1)
+    kept.observe_(torch.randn(20, 3))
+    message = (rf"^the quantile range's state was kept with reservoir_size=10, this "
+               rf"range has reservoir_size={size}: build it with the state's reservoir_size$")
+    with pytest.raises(ValueError, match=message):
+        RunningQuantileRange(3, reservoir_size=size).load_state_dict(kept.state_dict())
+    other = RunningQuantileRange(3, reservoir_size=size)
+    before = scaler_state(other)
+    with pytest.raises(ValueError, match=message):
+        other.set_extra_state(kept.get_extra_state())
+    same_state(scaler_state(other), before)
 
 
 @pytest.mark.parametrize("window, error, message", [

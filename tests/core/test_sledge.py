@@ -1189,6 +1189,34 @@ def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, 
                                                           saved["kept_neighbors"])
 
 
+@pytest.mark.parametrize("make", [small, lambda: OnlineMLP(D, C, hidden_channels=16, seed=0)],
+                         ids=["sledge", "online-mlp"])
+@pytest.mark.parametrize("extra, error, message", [
+    ({}, ValueError, r"^{name}'s extra state has no entry 'optimizer' \(it has \[\]\)$"),
+    ([1, 2], TypeError, r"^{name}'s extra state must be a dict, got list$"),
+    ({"optimizer": 5}, TypeError, r"^the optimizer's state must be a dict, got int$"),
+    ({"optimizer": {"state": {}}}, ValueError,
+     r"^the optimizer's state has no entry 'param_groups' \(it has \['state'\]\)$"),
+], ids=["empty", "list", "optimizer-int", "optimizer-no-groups"])
+def test_a_malformed_extra_state_is_named_and_changes_nothing(make, extra, error, message):
+    """Before: KeyError 'optimizer', AttributeError ('list' object has no attribute
+    'get'), in set_extra_state and through load_state_dict alike."""
+    model = make()
+    x, y = gaussian_stream(20, seed=3)
+    stream_through(model, x, y, label_every=2)
+    state = copy.deepcopy(model.state_dict())
+    message = message.format(name=type(model).__name__)
+    with pytest.raises(error, match=message):
+        model.set_extra_state(extra)
+    with pytest.raises(error, match=message):
+        model.load_state_dict({**state, "_extra_state": extra})
+    after = model.state_dict()
+    assert all(torch.equal(after[key], value) for key, value in state.items()
+               if isinstance(value, torch.Tensor))
+    assert after["_extra_state"]["optimizer"]["state"].keys() == \
+        state["_extra_state"]["optimizer"]["state"].keys()
+
+
 def test_integer_valued_float_label_counts_still_load():
     _, state = _trained_state(class_prior="stream")
     counts = state["label_counts"].clone()

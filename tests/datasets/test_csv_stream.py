@@ -290,22 +290,55 @@ def test_a_missing_value_makes_no_header_of_the_first_row(tmp_path, text, classe
         list(CSVRowStream(path, classes))
 
 
-def test_a_header_of_more_numbers_than_words_warns_in_both_readers(tmp_path):
-    """A first row read as the header for a word among more numbers is most likely a
-    data row with a damaged field: both readers say so (and name it as a header)."""
+@pytest.mark.parametrize("text, classes, names", [
+    ("Na,Type\n0.5,glass\n1.5,window\n", ["glass", "window"], ["Na"]),  # sodium (UCI Glass)
+    ("Na,Type\n0.5,0\n1.5,1\n", ["0", "1"], ["Na"]),
+    ("None,null,label\n0,0,0\n1,1,1\n", ["0", "1"], ["None", "null"]),
+    ("id,1990,1991,label\n0,0,0,0\n1,1,1,1\n", ["0", "1"], ["id", "1990", "1991"]),
+])
+def test_a_first_row_of_no_number_but_missing_values_names_the_columns(tmp_path, text, classes,
+                                                                     names):
+    """A first row whose features hold no number, only words that read as missing
+    values (``Na``, ``None``), names the columns in both readers (before: refused as
+    a data row with a missing value by the whole-file reader); a header naming
+    columns by numbers (years) is read without a warning."""
     path = tmp_path / "s.csv"
-    path.write_text("a,1.5,2.5,0\n0.5,2,1,0\n0.3,1,1,1\n")
-    message = (r"^s.csv line 1: read as the header for its word 'a', though 2 of its 3 "
-               r"feature fields are numbers; if it is a data row, fix that field$")
-    with pytest.warns(UserWarning, match=message):
-        assert load_stream_file(path).feature_names == ["a", "1.5", "2.5"]
-    with pytest.warns(UserWarning, match=message):
-        assert CSVRowStream(path, ["0", "1"]).feature_names == ["a", "1.5", "2.5"]
-    path.write_text("a,b,1.5,0\n0.5,2,1,0\n0.3,1,1,1\n")  # as many words: a header
+    path.write_text(text)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert load_stream_file(path).feature_names == ["a", "b", "1.5"]
-        assert CSVRowStream(path, ["0", "1"]).feature_names == ["a", "b", "1.5"]
+        data = load_stream_file(path)
+        stream = CSVRowStream(path, classes)
+        rows = list(stream)
+    assert data.feature_names == stream.feature_names == names
+    assert data.class_names == classes and data.y.tolist() == [y for _, y in rows] == [0, 1]
+    assert data.x[:, 0].tolist() == [row[0].item() for row, _ in rows] == [
+        float(line.split(",")[0]) for line in text.splitlines()[1:]]
+
+
+@pytest.mark.parametrize("text, label, classes", [
+    ("1.5,2.5,?\n3,4,0\n5,6,1\n7,8,0\n", "?", ["0", "1", "?"]),
+    ("1.5,2.5,NA\n3,4,a\n5,6,b\n7,8,a\n", "NA", ["NA", "a", "b"]),
+])
+def test_a_missing_label_in_a_first_row_of_numbers_makes_no_header(tmp_path, text, label,
+                                                                   classes):
+    """A first row of numbers whose label is a missing value (``?``, ``NA``) is a data
+    row in both readers (before: a header naming the features '1.5', '2.5', the row's
+    sample dropped): its label is read as any row's, a class with a warning by the
+    whole-file reader, none of the classes given unless one is it."""
+    path = tmp_path / "s.csv"
+    path.write_text(text)
+    with pytest.warns(UserWarning, match=rf"^s.csv line 1: column 3 \(the label\) holds "
+                                         rf"'{re.escape(label)}', which reads as a missing"):
+        data = load_stream_file(path)
+    assert data.feature_names is None and data.class_names == classes
+    assert data.x[:, 0].tolist() == [1.5, 3, 5, 7]
+    assert [data.class_names[y] for y in data.y] == [line.split(",")[2]
+                                                     for line in text.splitlines()]
+    with pytest.raises(DatasetFormatError, match=rf"^s.csv line 1: label "
+                                                 rf"'{re.escape(label)}' is none of the classes"):
+        list(CSVRowStream(path, [name for name in classes if name != label]))
+    stream = CSVRowStream(path, classes)
+    assert stream.feature_names is None and [y for _, y in stream] == data.y.tolist()
 
 
 def test_a_first_row_of_numbers_is_data_even_with_a_label_of_no_class(tmp_path):

@@ -223,9 +223,10 @@ def test_npz_labels_may_be_floats_or_bytes_and_are_checked(tmp_path):
     ({"x": np.ones((2, 0)), "y": np.ones(2)}, r"x has no feature columns \(shape \(2, 0\)\)"),
     ({"x": np.array([[1.0, 2.0], [1e300, 3.0]]), "y": np.ones(2)},
      r"x\[1, 0\] = 1e\+300 is beyond float32's range"),
-    # a NaN: the hint a CSV's missing value gets (before: "is not a finite number")
+    # a NaN: the hint a CSV's missing value gets (before: "is not a finite number"; then
+    # "x[0, 1] = nan (a missing value: fill in or drop the row first) (the first of 2)")
     ({"x": np.array([[1.0, np.nan], [np.nan, 3.0]]), "y": np.ones(2)},
-     r"x\[0, 1\] = nan \(a missing value: fill in or drop the row first\) \(the first of 2\)$"),
+     r"x\[0, 1\] = nan \(the first of 2\) is a missing value: fill in or drop the row first$"),
     ({"x": np.array([[1.0, 2.0], [-np.inf, 3.0]]), "y": np.ones(2)},
      r"x\[1, 0\] = -inf is not a finite number$"),
     ({"x": np.ones((2, 2)), "y": np.array([1, None], dtype=object)},
@@ -556,8 +557,8 @@ def test_the_largest_float32_is_a_feature_value(tmp_path):
 
 def test_one_bad_npz_entry_is_named_without_a_count(tmp_path):
     np.savez(tmp_path / "a.npz", x=np.array([[1.0, np.nan], [1.0, 2.0]]), y=np.ones(2))
-    with pytest.raises(DatasetFormatError, match=r"^a.npz: x\[0, 1\] = nan \(a missing value: "
-                                                 r"fill in or drop the row first\)$"):
+    with pytest.raises(DatasetFormatError, match=r"^a.npz: x\[0, 1\] = nan is a missing value: "
+                                                 r"fill in or drop the row first$"):
         load_stream_file(tmp_path / "a.npz")
 
 

@@ -580,7 +580,8 @@ def test_a_fixed_range_refuses_a_value_it_scales_to_inf(build, row, entry, bound
     the row (any finite range has such values), naming it, alone or before a scaler
     that would learn inf as its range, whose state is then as before (before: max inf)."""
     message = (rf"^rows\[0, {entry} scales to inf by its feature's value range "
-               rf"{bounds}: too far out of so narrow a range for float64$")
+               rf"{bounds}: too far outside it for float64$")  # before: "too far out of so
+    # narrow a range", though (0, 1) is not narrow
     with pytest.raises(ValueError, match=message):
         build().transform_one(np.array(row))
     pipeline = Compose([build(), OnlineMinMaxScaler()])

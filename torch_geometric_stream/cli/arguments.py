@@ -36,8 +36,10 @@ NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that raises :class:`UsageError` instead of printing
-    the usage and exiting, so every bad input ends as one ``error:`` line, and
-    that reads a negative number in scientific notation as a value."""
+    the usage and exiting, so every bad input ends as one ``error:`` line, that
+    reads a negative number in scientific notation as a value, and that takes a
+    hidden option (``help=argparse.SUPPRESS``) only as spelled in full: no
+    abbreviation of it (``run --grid`` for ``--grid-run``) is an option."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -45,6 +47,12 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+    def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
+        """The options that ``option_string`` abbreviates (``argparse``'s), less the
+        hidden ones (each tuple's first item is the option's action)."""
+        return [option for option in super()._get_option_tuples(option_string)
+                if option[0].help != argparse.SUPPRESS]
 
 
 class CommandParser(Parser):

@@ -35,7 +35,7 @@ from torch_geometric_stream.datasets.io import open_text
 from torch_geometric_stream.datasets.numbers import is_nan, is_number
 from torch_geometric_stream.datasets.stream_file import (_chain_first, _check_exists,
                                                          _check_limit, _column_name, _data_row,
-                                                         _header_names, _header_words,
+                                                         _first_row_names, _header_names,
                                                          _label_field, _label_index, _narrow_row,
                                                          _not_a_label, _rows, _utf8_lines)
 from torch_geometric_stream.validation import check_positive_int
@@ -136,8 +136,9 @@ class CSVRowStream:
     ``i`` is ``classes[i]``, and a row whose label is none of them is an error
     naming its line. The first row is the header if it holds the label column's
     name, a feature field that is a word (neither a number nor a missing value
-    such as ``NA``), or a label that is neither a
-    class nor a number (``0,1,label``). The header (or first row) is read when
+    such as ``NA``), no feature that is a number but one that is not empty
+    (``Na,Type``), or a label that is neither a class, a number nor a missing
+    value (``0,1,label``). The header (or first row) is read when
     the stream is made, to know its width; each further row when iterated.
 
     A file is read again from its start by each iteration; standard input
@@ -316,10 +317,9 @@ class CSVRowStream:
         if self.width < 2:
             raise _narrow_row(self.name, self._first_line, first[0])
         self._index, named = _label_index(self.label_column, first, self.width, self.name)
-        label = first[self._index]
-        by_label = self._lookup(label) is None and not is_number(label)
-        self._header = first if named or _header_words(
-            first, self._index, self.name, self._first_line) or by_label else None
+        by_features, by_label = _first_row_names(first, self._index)
+        by_label = by_label and self._lookup(first[self._index]) is None
+        self._header = first if named or by_features or by_label else None
         self.feature_names = None
         if self._header is None:
             return _chain_first(self._first_line, first, rows)

@@ -51,7 +51,7 @@ STREAM_FILE_SUFFIXES = (".csv", ".csv.gz", ".npz", ".arff", ".arff.gz")
 _ARFF_SUFFIXES = (".arff", ".arff.gz")
 #: What a feature that is a missing value (``NA``, an empty field, a NaN) is told, in
 #: every stream file.
-_MISSING_VALUE = "(a missing value: fill in or drop the row first)"
+_MISSING_VALUE = "a missing value: fill in or drop the row first"
 #: The largest feature magnitude a stream holds: features are float32.
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: The bytes of each block of float32 features a table's rows are gathered in.
@@ -168,9 +168,11 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
       header name is refused as ambiguous: the error gives each column's other
       spellings (its name, its index from the start or from the end). The first row is the
       header if it holds the label column's name, a feature field that is a word
-      (an empty field, ``NA``, ``?`` and other missing values make no header: a
-      data row may hold them), or a word over a label column of numbers; a header
-      for its words that holds more numbers than words is warned of.
+      (neither a number nor a missing value such as ``NA``, ``?``, an empty field:
+      a row of numbers with them is a data row, refused), no feature that is a
+      number but one that is not empty (``Na,Type``: a row of missing values alone
+      names its columns), or a label that is a word (not a missing value) over a
+      label column of numbers.
       Blank lines are skipped. Every row needs its true label: the evaluation
       hides labels itself.
     - **ARFF** (``.arff``, or ``.arff.gz``; UTF-8): a header of ``@attribute NAME
@@ -315,13 +317,13 @@ def _check_features(x: np.ndarray, file_name: str) -> None:
         row, column = map(int, bad[0])
         value = x[row, column].item()
         if np.isnan(value):
-            problem = _MISSING_VALUE
+            problem = f"is {_MISSING_VALUE}"
         elif np.isfinite(value):
             problem = "is beyond float32's range"
         else:
             problem = "is not a finite number"
-        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r} {problem}"
-                                 f"{_first_of(len(bad))}")
+        raise DatasetFormatError(f"{file_name}: x[{row}, {column}] = {value!r}"
+                                 f"{_first_of(len(bad))} {problem}")
 
 
 def _first_of(count: int) -> str:
@@ -472,14 +474,15 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     if width < 2:
         raise _narrow_row(file_name, first_line, first[0])
     index, named = _label_index(label_column, first, width, file_name)
-    header = first if named or _header_words(first, index, file_name, first_line) else None
+    by_features, by_label = _first_row_names(first, index)
+    header = first if named or by_features else None
     names = None if header is None else _header_names(label_column, header, index, file_name,
                                                       first_line)
     data = rows if header is not None else _chain_first(first_line, first, rows)
     # Without a header so far, the first row is the header if its label is a word
     # over labels that are all numbers (``0,1,label`` as ``pandas.DataFrame.to_csv``
     # writes unnamed features): while it may be, one row more than ``limit`` is read.
-    header_by_label = header is None and not is_number(first[index])
+    header_by_label = header is None and by_label
     features, labels, lines = _Float32Rows(width - 1), [], array("q")
     for line, row in data:
         values, label = _data_row(line, row, (first_line, width), index, header, file_name)
@@ -503,20 +506,24 @@ def _parse_csv(reader: CSVReader, file_name: str, label_column: Optional[str],
     return features.array(start, start + len(labels)), y, class_names, names
 
 
-def _header_words(first: list[str], index: int, file_name: str, line: int) -> bool:
-    """Whether the first row ``first`` (on ``line``; the label at ``index``) is a
-    header by its feature fields: one is a word, neither a number nor a missing
-    value (an empty field, ``NA``, ``?``: a data row may hold them). Warn where it
-    holds more numbers than words: most likely a data row with a damaged field."""
+def _first_row_names(first: list[str], index: int) -> tuple[bool, bool]:
+    """How the first row ``first`` (the label at ``index``) may be a header, the
+    one rule of both CSV readers: ``(by its features, by its label)``.
+
+    By its features, it is the header if one of them is a word (neither a number
+    nor a missing value such as ``NA``, ``?``, empty), or if none is a number and
+    one is not empty: a row of missing values alone (``Na,Type``: a feature named
+    for sodium; ``None,null,label``) names its columns. A row of numbers whose
+    other features are missing values (``NA,1.0,x``) is a data row, refused for
+    them. By its label, it may be the header if that is a word (neither a number
+    nor a missing value: ``1.5,2.5,?`` is a data row with a missing label), which
+    the reader decides by the labels or classes (``0,1,label``)."""
     features = [field for column, field in enumerate(first) if column != index]
-    words = [field for field in features if not is_number(field)
-             and not is_missing_value(field)]
-    numbers = sum(map(is_number, features))
-    if words and numbers > len(words):
-        warnings.warn(f"{file_name} line {line}: read as the header for its word "
-                      f"{words[0]!r}, though {numbers} of its {len(features)} feature fields "
-                      f"are numbers; if it is a data row, fix that field")
-    return bool(words)
+    numbers = any(map(is_number, features))
+    by_features = any(not is_number(field) and not is_missing_value(field)
+                      for field in features) or (not numbers and any(features))
+    label = first[index]
+    return by_features, not is_number(label) and not is_missing_value(label)
 
 
 def _data_row(line: int, row: list[str], first: tuple[int, int], index: int,
@@ -630,7 +637,7 @@ def _field_problem(value: str, word: str = "encode categorical features as numbe
     (``word``: what to do where it is a word)."""
     if is_missing_value(value):
         problem = "is empty" if not value else f"holds {value!r}"
-        return f"{problem} {_MISSING_VALUE}"
+        return f"{problem} ({_MISSING_VALUE})"
     separator = _separator_in(value)
     if separator is not None:
         return f"holds {value!r}, not a number (fields are separated by commas, not {separator})"

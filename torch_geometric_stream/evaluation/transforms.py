@@ -444,16 +444,16 @@ def _scaled_finite(rows: Tensor, low: Tensor, high: Tensor,
                    feature_range: Sequence[float]) -> Tensor:
     """:func:`min_max_scale` of the finite ``rows`` :math:`(n, d)` by the range
     ``low``, ``high`` (each :math:`()` or :math:`(d,)`) that does not clip, or a
-    ``ValueError`` naming the first value it scales to inf (a value far out of a
-    narrow range: ``1.0`` by ``(0, 1e-310)``)."""
+    ``ValueError`` naming the first value it scales to inf (a value too far outside
+    the range for float64: ``1.0`` by ``(0, 1e-310)``, ``1.7e308`` by ``(0, 1)``)."""
     scaled = min_max_scale(rows, low, high, feature_range, check=False)
     infinite = ~torch.isfinite(scaled)
     if bool(infinite.any()):
         column = int(infinite.nonzero()[0, 1])
         bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
         raise ValueError(f"rows{first_offender(infinite, rows)} scales to inf by its "
-                         f"feature's value range {tuple(float(b) for b in bounds)}: too far out "
-                         f"of so narrow a range for float64")
+                         f"feature's value range {tuple(float(b) for b in bounds)}: too far "
+                         f"outside it for float64")
     return scaled
 
 

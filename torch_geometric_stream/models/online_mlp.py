@@ -15,7 +15,7 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_cast_keeps_finite, check_device,
                                                check_nonnegative, check_positive_int,
-                                               check_seed)
+                                               check_seed, check_state_entries)
 
 
 class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -76,7 +76,13 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
         Args:
             state (dict): what :meth:`get_extra_state` returned.
+
+        Raises:
+            TypeError: ``state`` not a dict.
+            ValueError: no ``optimizer`` entry, or one that does not fit this learner
+                (:func:`~torch_geometric_stream.nn.optim.load_optimizer_state`).
         """
+        check_state_entries(state, ("optimizer",), f"{type(self).__name__}'s extra state")
         load_optimizer_state(self.optimizer, state["optimizer"])
 
     def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows

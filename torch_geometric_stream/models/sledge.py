@@ -31,8 +31,8 @@ from torch_geometric_stream.validation import (check_bool, check_cast_keeps_fini
                                                check_choice, check_device,
                                                check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
-                                               check_seed, describe_index, first_offender,
-                                               not_a_count)
+                                               check_seed, check_state_entries,
+                                               describe_index, first_offender, not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
            "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
@@ -498,8 +498,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             state (dict): what :meth:`get_extra_state` returned.
 
         Raises:
-            ValueError, TypeError: entries that do not fit this learner.
+            TypeError: ``state`` not a dict, or an entry of another type.
+            ValueError: no ``optimizer`` entry, or entries that do not fit this
+                learner.
         """
+        check_state_entries(state, ("optimizer",), f"{type(self).__name__}'s extra state")
         # states saved before the learner had its dropout generator keep its own
         generator = self.backbone.generator
         if generator is not None and state.get("dropout_generator") is not None:

@@ -21,6 +21,8 @@ from typing import Any, Iterable
 import torch
 from torch import Tensor
 
+from torch_geometric_stream.validation import check_state_entries
+
 __all__ = ["check_adam_dtype", "clear_grads", "fit_optimizer_state", "load_optimizer_state",
            "make_adam", "make_adam_capturable"]
 
@@ -143,6 +145,7 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]
             loading would silently replace them; or a parameter's saved state no
             step can have left (:func:`_check_moments`).
     """
+    check_state_entries(state, ("state", "param_groups"), "the optimizer's state")
     for saved, group in zip(state.get("param_groups", []), optimizer.param_groups):
         differing = [f"{key}={saved[key]!r} (this learner: {group[key]!r})"
                      for key in _CONFIGURED

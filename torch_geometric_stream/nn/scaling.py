@@ -24,7 +24,8 @@ from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_node_features, check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
-                                               first_offender, generator_from_state)
+                                               check_state_entries, first_offender,
+                                               generator_from_state)
 
 __all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
            "RunningQuantileRange",
@@ -649,9 +650,13 @@ class RunningQuantileRange(_CheckedRangeLoad):
                 checked on them), and then nothing changes.
         """
         # everything is checked and built before any attribute changes
-        if not isinstance(state, dict) or not {"reservoir", "seen", "rng"} <= state.keys():
-            raise ValueError("the quantile range's state must be a dict with 'reservoir', "
-                             f"'seen' and 'rng', got {sorted(getattr(state, 'keys', list)())}")
+        check_state_entries(state, ("reservoir", "seen", "rng"), "the quantile range's state")
+        for name in _KEPT_SETTINGS:
+            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
+            if kept != getattr(self, name):
+                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
+                                 f"this range has {name}={getattr(self, name)!r}: build it "
+                                 f"with the state's {name}")
         stored = state["reservoir"]
         if not isinstance(stored, Tensor) or not stored.is_floating_point():
             raise TypeError(f"reservoir state must be a floating-point tensor, got "
@@ -669,12 +674,6 @@ class RunningQuantileRange(_CheckedRangeLoad):
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
         rng = generator_from_state(state["rng"], "rng state")
-        for name in _KEPT_SETTINGS:
-            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
-            if kept != getattr(self, name):
-                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
-                                 f"this range has {name}={getattr(self, name)!r}: build it "
-                                 f"with the state's {name}")
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
         self._forget_sorted()
 
