@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from torch_geometric_stream.models import SLeDGe
 from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange, min_max_scale
 from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError,
                                                check_quantile_range_settings)
@@ -668,3 +669,59 @@ def test_the_nn_package_exports_the_quantile_range_errors():
     assert all(hasattr(package, name) for name in package.__all__)
     with pytest.raises(package.QuantileRangeValueError):
         RunningQuantileRange(2, quantile=0.7)
+
+
+#: A feature of a narrow quantile range (0, 1e-30) and one of (1, 2), float32.
+_NARROW = torch.tensor([[0.0, 1.0], [1e-30, 2.0], [0.0, 1.0], [1e-30, 2.0]])
+_NARROW_MESSAGE = (r"^rows\[{}, 0\] = 10000000000.0 scales to inf by its feature's quantile "
+                   r"range \(0.0, 1.0000000031710769e-30\): too far out of so narrow a range "
+                   r"for float32$")
+
+
+def test_without_clipping_a_value_scaled_to_inf_is_refused_and_changes_nothing():
+    """A value far out of a narrow range would be scaled to inf, which a learner reads
+    as NaN (before: returned, and a SLeDGe learner's weights all became NaN): scaling
+    refuses it, naming it, as a fixed range does; observing it is refused, and the
+    range, its sample and its generator are as before. Clipped, it is the range's end."""
+    scaler = RunningQuantileRange(2, quantile=0.25, tolerance=0.0, clip=False)
+    twin = copy.deepcopy(scaler)
+    for module in (scaler, twin):
+        observe_all(module, _NARROW)
+    assert torch.equal(torch.stack([scaler.low, scaler.high]),
+                       torch.tensor([[0.0, 1.0], [1e-30, 2.0]]))
+    far = torch.tensor([[1e10, 1.5]])
+    for scale in (scaler, scaler.peek):
+        with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+            scale(far)
+    before = scaler_state(scaler)
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(1)):
+        scaler.observe_(torch.cat([torch.tensor([[0.0, 1.5]]), far]))
+    same_state(scaler_state(scaler), before)
+    row = torch.tensor([[0.5e-30, 1.5]])  # and the next row goes on as without the call
+    assert scaler.observe_(row) == twin.observe_(row)
+    same_state(scaler_state(scaler), scaler_state(twin))
+    assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    assert torch.equal(scaler(row), torch.tensor([[0.0, 0.0]]))
+    clipped = RunningQuantileRange(2, quantile=0.25, tolerance=0.0)
+    observe_all(clipped, _NARROW)
+    assert clipped(far).tolist() == [[1.0, 0.0]]
+
+
+def test_a_learner_refuses_a_row_its_unclipped_range_scales_to_inf_and_changes_nothing():
+    """SLeDGe with an unclipped robust input range refuses such a row (before: its
+    prediction was NaN, and learning it made its weights NaN), and is left as it was:
+    its range, sample and class counts too."""
+    learner = SLeDGe(2, 2, seed=0, class_prior="stream", input_scaling=RunningQuantileRange(
+        2, quantile=0.25, tolerance=0.0, clip=False))
+    learner.learn(_NARROW, torch.zeros(4, dtype=torch.long))
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+        learner.predict_proba(torch.tensor([[1e10, 1.5]]))
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+        learner.learn(torch.tensor([[1e10, 1.5]]), torch.tensor([1]))
+    after = learner.state_dict()
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(after[key], value), key
+    assert learner.input_scaler._seen == 4

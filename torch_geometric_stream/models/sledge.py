@@ -809,11 +809,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         """Learn one validated row :math:`(d,)`. ``range_grows=False``: the caller
         knows that the row lies inside the input range (``input_scaling="online"``),
         so the range is left as it is without reading the device."""
+        source = None
+        if self.input_scaler is not None:  # first: an unclipped range may refuse the row
+            source, row = row, self._observe(row, range_grows)
         if label >= 0 and self.class_prior == "stream":
             self.label_counts[label] += 1
-        source = None
-        if self.input_scaler is not None:
-            source, row = row, self._observe(row, range_grows)
         self._train_step(self._update_memory(unit_rows(row), label, source))
 
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:

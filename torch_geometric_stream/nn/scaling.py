@@ -21,12 +21,14 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_cast_keeps_finite, check_has_values,
-                                               check_node_features, check_nonnegative,
+                                               check_kept_settings, check_node_features,
+                                               check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
                                                first_offender, generator_from_state)
 
-__all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
+__all__ = ["check_feature_range", "check_range_state", "min_max_scale", "scaled_finite",
+           "RunningMinMax",
            "RunningQuantileRange",
            "check_quantile_range_settings", "QuantileRangeSettingError",
            "QuantileRangeTypeError", "QuantileRangeValueError"]
@@ -103,6 +105,34 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
                        torch.full_like(rows, 0.5))
     scaled = feature_range[0] + unit * (feature_range[1] - feature_range[0])
     return scaled.to(rows.dtype)  # no copy when the bounds have the rows' dtype
+
+
+def scaled_finite(rows: Tensor, low: Tensor, high: Tensor, feature_range: FeatureRange,
+                  what: str = "value range") -> Tensor:
+    """:func:`min_max_scale` of the finite ``rows`` :math:`(n, d)` by the range
+    ``low``, ``high`` (each :math:`()` or :math:`(d,)`) that does not clip, or a
+    ``ValueError`` naming the first value it scales to inf (a value far out of a
+    narrow range: ``1.0`` by ``(0, 1e-310)``).
+
+    Args:
+        rows (Tensor): the rows :math:`(n, d)`, finite (a NaN row stays NaN).
+        low, high (Tensor): the bounds, each :math:`()` or :math:`(d,)`.
+        feature_range (tuple[float, float]): the target interval.
+        what (str, optional): what the message calls the range.
+            (default: ``"value range"``)
+
+    Returns:
+        Tensor: the scaled rows :math:`(n, d)`.
+    """
+    scaled = min_max_scale(rows, low, high, feature_range, check=False)
+    infinite = torch.isinf(scaled)  # a NaN row stays NaN (the rows are not read)
+    if bool(infinite.any()):
+        column = int(infinite.nonzero()[0, 1])
+        bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
+        raise ValueError(f"rows{first_offender(infinite, rows)} scales to inf by its "
+                         f"feature's {what} {tuple(float(b) for b in bounds)}: too far out "
+                         f"of so narrow a range for {str(scaled.dtype).removeprefix('torch.')}")
+    return scaled
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
@@ -492,7 +522,9 @@ class RunningQuantileRange(_CheckedRangeLoad):
         self._negative_zero = False
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
-        """Scale ``rows`` with the effective range, clipped unless ``clip`` is off.
+        """Scale ``rows`` with the effective range, clipped unless ``clip`` is off
+        (then a value so far out of a narrow range that it would be scaled to inf is
+        refused: a ``ValueError`` names it).
 
         Args:
             rows (Tensor): the rows :math:`(n, d)`.
@@ -501,8 +533,11 @@ class RunningQuantileRange(_CheckedRangeLoad):
         """
         if check:
             _check_rows(rows, self.low)
+        if not self.clip:
+            return scaled_finite(rows, self.low, self.high, self.feature_range,
+                                 "quantile range")
         scaled = min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
-        return scaled.clamp(*self.feature_range) if self.clip else scaled
+        return scaled.clamp(*self.feature_range)
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """The same as :meth:`forward`: one row does not move a quantile range.
@@ -554,13 +589,33 @@ class RunningQuantileRange(_CheckedRangeLoad):
         Raises:
             TypeError / ValueError: for rows that are not a dense floating
                 :math:`(n, d)` tensor on the range's device, or hold NaN or inf,
-                or values beyond the range's dtype (nothing is offered).
+                or values beyond the range's dtype (nothing is offered); without
+                ``clip``, rows the range then scales to inf (the range is left as
+                it was).
         """
         _check_rows(rows, self.low)
         _check_fits(rows, self.low)
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)
+        if self.clip:
+            return self._observe(host_rows)
+        # unclipped: a row the new range scales to inf is refused, the sample put back
+        reservoir, seen, rng = self._reservoir.copy(), self._seen, self._rng.bit_generator.state
+        low, high = self.low.clone(), self.high.clone()
+        changed = self._observe(host_rows)
+        try:
+            scaled_finite(rows, self.low, self.high, self.feature_range, "quantile range")
+        except ValueError:
+            self._reservoir, self._seen, self._rng.bit_generator.state = reservoir, seen, rng
+            self.low.copy_(low)
+            self.high.copy_(high)
+            self._forget_sorted()
+            raise
+        return changed
+
+    def _observe(self, host_rows: np.ndarray) -> bool:
+        """:meth:`observe_` of the checked float64 rows :math:`(n, d)`."""
         effective: Optional[np.ndarray] = None  # read once a row has entered
         changed = False
         for row in host_rows:
@@ -669,12 +724,8 @@ class RunningQuantileRange(_CheckedRangeLoad):
         reservoir = np.empty((channels, self.reservoir_size))
         reservoir[:, :len(filled)] = filled.T
         rng = generator_from_state(state["rng"], "rng state")
-        for name in _KEPT_SETTINGS:
-            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
-            if kept != getattr(self, name):
-                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
-                                 f"this range has {name}={getattr(self, name)!r}: build it "
-                                 f"with the state's {name}")
+        check_kept_settings(state, {name: getattr(self, name) for name in _KEPT_SETTINGS},
+                            "the quantile range's", "range", required=("window",))
         self._reservoir, self._seen, self._rng = reservoir, seen, rng
         self._forget_sorted()
 
