@@ -725,3 +725,26 @@ def test_a_learner_refuses_a_row_its_unclipped_range_scales_to_inf_and_changes_n
         if isinstance(value, torch.Tensor):
             assert torch.equal(after[key], value), key
     assert learner.input_scaler._seen == 4
+
+
+def test_a_row_that_narrows_the_range_past_a_stored_row_is_refused_and_changes_nothing():
+    """A window drifts the range from (3.75, 2.5e9) to a sliver near 0, where the
+    stored row 1e10 would be re-derived as inf: the row that narrows it is refused,
+    and the range, sample, memory and weights are as before (before: the memory's
+    prototypes and then the weights became NaN)."""
+    learner = SLeDGe(1, 2, seed=0, input_scaling=RunningQuantileRange(
+        1, quantile=0.25, tolerance=0.0, reservoir_size=4, window=4, clip=False))
+    learner.learn(torch.tensor([[0.0], [1e10], [5.0], [7.0]]), torch.tensor([0, 1, 0, 1]))
+    learner.learn(torch.tensor([[0.0], [1e-30], [0.0]]), torch.tensor([0, 0, 0]))
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(ValueError, match=r"^the row narrows the input range so that a row "
+                                         r"the memory holds is scaled to inf \(memory source "
+                                         r"rows\[\d+, 0\] = 10000000000.0 scales to inf"):
+        learner.learn(torch.tensor([[1e-30]]), torch.tensor([0]))
+    after = learner.state_dict()
+    for key, value in before.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(after[key], value), key
+    assert after["input_scaler._extra_state"]["seen"] == 7
+    assert np.array_equal(after["input_scaler._extra_state"]["rng"]["state"]["state"],
+                          before["input_scaler._extra_state"]["rng"]["state"]["state"])

@@ -1,6 +1,7 @@
 """SLeDGe: semi-supervised learning on data streams with graph structure learning."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -819,11 +820,26 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
         memory if the range grew, unless ``range_grows`` is ``False``); the row
-        scaled with the new range."""
-        if range_grows is not False and self.input_scaler.observe_(source.unsqueeze(0)):
-            self.memory.refresh(self._scaled)
+        scaled with the new range. An unclipped quantile range that the row narrows
+        so far that a row the memory holds would be scaled to inf refuses it, and is
+        put back as it was."""
+        scaler = self.input_scaler
+        if range_grows is False:
+            return scaler(source.unsqueeze(0), check=False)[0]
+        refuses = isinstance(scaler, RunningQuantileRange) and not scaler.clip
+        saved = copy.deepcopy(scaler.state_dict()) if refuses else None
+        if scaler.observe_(source.unsqueeze(0)):
+            try:
+                self.memory.refresh(self._scaled)
+            except ValueError as error:
+                if saved is None:
+                    raise
+                scaler.load_state_dict(saved)
+                raise ValueError(f"the row narrows the input range so that a row the memory "
+                                 f"holds is scaled to inf (memory source {error}); the row is "
+                                 f"refused") from None
             self._drop_cached_graphs()
-        return self.input_scaler(source.unsqueeze(0), check=False)[0]
+        return scaler(source.unsqueeze(0), check=False)[0]
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
