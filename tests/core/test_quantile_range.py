@@ -737,9 +737,12 @@ def test_a_row_that_narrows_the_range_past_a_stored_row_is_refused_and_changes_n
     learner.learn(torch.tensor([[0.0], [1e10], [5.0], [7.0]]), torch.tensor([0, 1, 0, 1]))
     learner.learn(torch.tensor([[0.0], [1e-30], [0.0]]), torch.tensor([0, 0, 0]))
     before = copy.deepcopy(learner.state_dict())
-    with pytest.raises(ValueError, match=r"^the row narrows the input range so that a row "
-                                         r"the memory holds is scaled to inf \(memory source "
-                                         r"rows\[\d+, 0\] = 10000000000.0 scales to inf"):
+    with pytest.raises(ValueError, match=r"^the rows would narrow the quantile range so "
+                                         r"that a stored row scales to inf: keep_finite"
+                                         r"\[50, 0\] = 10000000000.0 by its feature's range "
+                                         r"\(0.0, 2.500000007927692e-31\), too far out of so "
+                                         r"narrow a range for float32; the rows are refused and "
+                                         r"the range is left as it was$"):
         learner.learn(torch.tensor([[1e-30]]), torch.tensor([0]))
     after = learner.state_dict()
     for key, value in before.items():
@@ -748,3 +751,50 @@ def test_a_row_that_narrows_the_range_past_a_stored_row_is_refused_and_changes_n
     assert after["input_scaler._extra_state"]["seen"] == 7
     assert np.array_equal(after["input_scaler._extra_state"]["rng"]["state"]["state"],
                           before["input_scaler._extra_state"]["rng"]["state"]["state"])
+
+
+def test_a_refused_batch_that_replaced_kept_rows_is_undone_exactly():
+    """A full reservoir (k = W = 4: every row replaces a slot) offered six tiny
+    rows that replace slots 3, 2, 2, 1, 1, 0 (slots 2 and 1 twice) narrows the
+    range to (0, 2.5e-31), by which the stored row 1e10 scales to inf: the batch
+    is refused, and the sample, row count, generator and bounds are put back from
+    the log of what it changed, so that the range goes on as an untouched twin."""
+    scaler = RunningQuantileRange(1, quantile=0.25, tolerance=0.0, reservoir_size=4, window=4,
+                                  clip=False)
+    observe_all(scaler, torch.tensor([[1.0], [2.0], [3.0], [4.0]]))
+    twin = copy.deepcopy(scaler)
+    assert [int(i) for i in copy.deepcopy(scaler._rng).integers(4, size=6)] == [3, 2, 2, 1, 1, 0]
+    before = scaler_state(scaler)
+    tiny = torch.tensor([[0.0], [1e-30], [0.0], [1e-30], [0.0], [1e-30]])
+    stored = torch.tensor([[1e10]])
+    with pytest.raises(ValueError, match=r"^the rows would narrow the quantile range so that "
+                                         r"a stored row scales to inf: keep_finite\[0, 0\] = "
+                                         r"10000000000.0 by its feature's range \(0.0, "
+                                         r"2.500000007927692e-31\), too far out of so narrow a "
+                                         r"range for float32; the rows are refused and the "
+                                         r"range is left as it was$"):
+        scaler.observe_(tiny, keep_finite=stored)
+    same_state(scaler_state(scaler), before)
+    assert (scaler.low.item(), scaler.high.item()) == (1.75, 3.25)
+    assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    for rows in (tiny[:3], torch.tensor([[2.5], [0.5]])):  # as if never offered
+        assert scaler.observe_(rows, keep_finite=stored) == twin.observe_(rows)
+        same_state(scaler_state(scaler), scaler_state(twin))
+        assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    assert torch.equal(scaler(stored), twin(stored))
+
+
+def test_the_undo_log_changes_no_sample():
+    """The unclipped range's log of what a call changes is only read when it
+    refuses: clipped and unclipped ranges fed the same stream keep the very same
+    sample, generator and bounds (keep_finite is ignored with clipping)."""
+    rows = torch.from_numpy(np.random.default_rng(5).normal(size=(60, 3))).float()
+    for window in (None, 12):
+        clipped, unclipped = (RunningQuantileRange(3, quantile=0.1, tolerance=0.0,
+                                                   reservoir_size=8, window=window, clip=clip)
+                              for clip in (True, False))
+        for batch in rows.split(7):
+            assert (clipped.observe_(batch, keep_finite=rows)
+                    == unclipped.observe_(batch, keep_finite=rows))
+            same_state(scaler_state(clipped), scaler_state(unclipped))
+        assert np.array_equal(clipped.quantiles(), unclipped.quantiles())

@@ -1,7 +1,6 @@
 """SLeDGe: semi-supervised learning on data streams with graph structure learning."""
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -820,24 +819,17 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
         memory if the range grew, unless ``range_grows`` is ``False``); the row
-        scaled with the new range. An unclipped quantile range that the row narrows
-        so far that a row the memory holds would be scaled to inf refuses it, and is
-        put back as it was."""
+        scaled with the new range. An unclipped quantile range refuses a row that
+        it would scale to inf, or that narrows it so far that a source the memory
+        holds would be (all of them, as :meth:`DualPrototypeMemory.refresh`
+        re-derives them: empty slots are zero rows), and is left as it was."""
         scaler = self.input_scaler
         if range_grows is False:
             return scaler(source.unsqueeze(0), check=False)[0]
-        refuses = isinstance(scaler, RunningQuantileRange) and not scaler.clip
-        saved = copy.deepcopy(scaler.state_dict()) if refuses else None
-        if scaler.observe_(source.unsqueeze(0)):
-            try:
-                self.memory.refresh(self._scaled)
-            except ValueError as error:
-                if saved is None:
-                    raise
-                scaler.load_state_dict(saved)
-                raise ValueError(f"the row narrows the input range so that a row the memory "
-                                 f"holds is scaled to inf (memory source {error}); the row is "
-                                 f"refused") from None
+        kept = ({"keep_finite": self.memory.sources}
+                if isinstance(scaler, RunningQuantileRange) and not scaler.clip else {})
+        if scaler.observe_(source.unsqueeze(0), **kept):
+            self.memory.refresh(self._scaled)
             self._drop_cached_graphs()
         return scaler(source.unsqueeze(0), check=False)[0]
 

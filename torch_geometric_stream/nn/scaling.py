@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -125,14 +126,26 @@ def scaled_finite(rows: Tensor, low: Tensor, high: Tensor, feature_range: Featur
         Tensor: the scaled rows :math:`(n, d)`.
     """
     scaled = min_max_scale(rows, low, high, feature_range, check=False)
-    infinite = torch.isinf(scaled)  # a NaN row stays NaN (the rows are not read)
-    if bool(infinite.any()):
-        column = int(infinite.nonzero()[0, 1])
-        bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
-        raise ValueError(f"rows{first_offender(infinite, rows)} scales to inf by its "
-                         f"feature's {what} {tuple(float(b) for b in bounds)}: too far out "
-                         f"of so narrow a range for {str(scaled.dtype).removeprefix('torch.')}")
+    infinite = _scaled_to_inf(scaled, rows, low, high)
+    if infinite is not None:
+        offender, bounds, dtype = infinite
+        raise ValueError(f"rows{offender} scales to inf by its feature's {what} {bounds}: "
+                         f"too far out of so narrow a range for {dtype}")
     return scaled
+
+
+def _scaled_to_inf(scaled: Tensor, rows: Tensor, low: Tensor,
+                   high: Tensor) -> Optional[Tuple[str, Tuple[float, float], str]]:
+    """For the first entry of ``rows`` :math:`(n, d)` that ``scaled`` holds as
+    inf: ``"[i, j] = v"``, its feature's bounds and the scaled dtype's name;
+    ``None`` if there is none (a NaN row stays NaN: the rows are not read)."""
+    infinite = torch.isinf(scaled)
+    if not bool(infinite.any()):
+        return None
+    column = int(infinite.nonzero()[0, 1])
+    bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
+    return (first_offender(infinite, rows), tuple(float(b) for b in bounds),
+            str(scaled.dtype).removeprefix("torch."))
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
@@ -400,6 +413,17 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
+@dataclass
+class _Undo:
+    """What one :meth:`RunningQuantileRange.observe_` changed, to put it back: the
+    row count and generator state before it, each replaced slot with the row it
+    held (in the order replaced), and the bounds before it if it moved them."""
+    seen: int
+    rng: dict
+    replaced: List[Tuple[int, np.ndarray]] = field(default_factory=list)
+    bounds: Optional[Tuple[Tensor, Tensor]] = None
+
+
 #: The settings of a :class:`RunningQuantileRange` that go with its state and that
 #: a range must share to take it.
 _KEPT_SETTINGS = ("window", "quantile", "tolerance", "reservoir_size", "clip", "feature_range")
@@ -579,47 +603,70 @@ class RunningQuantileRange(_CheckedRangeLoad):
             raise ValueError(_NOT_FINITE)
 
     @torch.no_grad()
-    def observe_(self, rows: Tensor) -> bool:
+    def observe_(self, rows: Tensor, *, keep_finite: Optional[Tensor] = None) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
         effective range changed.
 
+        Without ``clip``, the rows are refused if the new range scales one of
+        them, or of ``keep_finite``, to inf, and the range, its sample and its
+        generator are put back as they were (from a log of what the call
+        changed: the slots the rows took, the row count, the generator's
+        state, and the bounds if they moved).
+
         Args:
             rows (Tensor): the rows :math:`(n, d)`.
+            keep_finite (Tensor, optional): without ``clip``, other rows
+                :math:`(m, d)` that the range scales finitely and must keep
+                scaling finitely (the rows a learner stores and re-derives when
+                the range changes), checked when the range changes (while it
+                does not, their scaled values do not either); ignored with
+                ``clip``. (default: :obj:`None`)
 
         Raises:
-            TypeError / ValueError: for rows that are not a dense floating
-                :math:`(n, d)` tensor on the range's device, or hold NaN or inf,
-                or values beyond the range's dtype (nothing is offered); without
-                ``clip``, rows the range then scales to inf (the range is left as
-                it was).
+            TypeError / ValueError: for rows, or ``keep_finite``, that are not a
+                dense floating :math:`(n, d)` tensor on the range's device, or
+                rows that hold NaN or inf, or values beyond the range's dtype
+                (nothing is offered); without ``clip``, rows the range then
+                scales to inf, or rows that narrow it so that a row of
+                ``keep_finite`` is scaled to inf (the range is left as it was).
         """
         _check_rows(rows, self.low)
+        if keep_finite is not None:
+            check_node_features(keep_finite, self.low.numel(), None, "keep_finite",
+                                device=self.low.device, strided=True)
         _check_fits(rows, self.low)
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)
         if self.clip:
             return self._observe(host_rows)
-        # unclipped: a row the new range scales to inf is refused, the sample put back
-        reservoir, seen, rng = self._reservoir.copy(), self._seen, self._rng.bit_generator.state
-        low, high = self.low.clone(), self.high.clone()
-        changed = self._observe(host_rows)
+        undo = _Undo(self._seen, self._rng.bit_generator.state)
+        changed = self._observe(host_rows, undo)
         try:
-            scaled_finite(rows, self.low, self.high, self.feature_range, "quantile range")
+            self(rows, check=False)  # the rows, whether or not the range moved
+            if changed and keep_finite is not None:  # unmoved, it scales them as before
+                scaled = min_max_scale(keep_finite, self.low, self.high, self.feature_range,
+                                       check=False)
+                infinite = _scaled_to_inf(scaled, keep_finite, self.low, self.high)
+                if infinite is not None:
+                    offender, bounds, dtype = infinite
+                    raise ValueError(f"the rows would narrow the quantile range so that a "
+                                     f"stored row scales to inf: keep_finite{offender} by its "
+                                     f"feature's range {bounds}, too far out of so narrow a "
+                                     f"range for {dtype}; the rows are refused and the range "
+                                     f"is left as it was")
         except ValueError:
-            self._reservoir, self._seen, self._rng.bit_generator.state = reservoir, seen, rng
-            self.low.copy_(low)
-            self.high.copy_(high)
-            self._forget_sorted()
+            self._undo(undo)
             raise
         return changed
 
-    def _observe(self, host_rows: np.ndarray) -> bool:
-        """:meth:`observe_` of the checked float64 rows :math:`(n, d)`."""
+    def _observe(self, host_rows: np.ndarray, undo: Optional[_Undo] = None) -> bool:
+        """:meth:`observe_` of the checked float64 rows :math:`(n, d)`, logging
+        into ``undo`` (if given) what it changes."""
         effective: Optional[np.ndarray] = None  # read once a row has entered
         changed = False
         for row in host_rows:
-            if not self._offer(row):
+            if not self._offer(row, undo):
                 continue
             if effective is None:
                 effective = np.stack([self.low.cpu().double().numpy(),
@@ -634,13 +681,28 @@ class RunningQuantileRange(_CheckedRangeLoad):
             if moved.any():
                 effective, changed = estimates, True
         if changed:
+            if undo is not None:
+                undo.bounds = (self.low.clone(), self.high.clone())
             self.low.copy_(torch.from_numpy(effective[0]))
             self.high.copy_(torch.from_numpy(effective[1]))
         return changed
 
-    def _offer(self, row: np.ndarray) -> bool:
+    def _undo(self, undo: _Undo) -> None:
+        """Put the range back as it was before the :meth:`_observe` that logged
+        ``undo`` (the sorted copy of the sample is sorted anew on first use)."""
+        for slot, column in reversed(undo.replaced):
+            self._reservoir[:, slot] = column
+        self._seen, self._rng.bit_generator.state = undo.seen, undo.rng
+        if undo.bounds is not None:
+            self.low.copy_(undo.bounds[0])
+            self.high.copy_(undo.bounds[1])
+        self._forget_sorted()
+
+    def _offer(self, row: np.ndarray, undo: Optional[_Undo] = None) -> bool:
         """The reservoir's step for one row :math:`(d,)` (algorithm R, or the
-        biased reservoir of ``window``); whether it entered."""
+        biased reservoir of ``window``); whether it entered. A row that replaces
+        a kept one logs the slot and the kept row into ``undo`` (if given); one
+        that fills a free slot needs no log: the row count frees it again."""
         self._seen += 1
         if self._seen <= self.reservoir_size:
             slot = self._seen - 1
@@ -648,6 +710,8 @@ class RunningQuantileRange(_CheckedRangeLoad):
             slot = int(self._rng.integers(self._seen if self.window is None else self.window))
             if slot >= self.reservoir_size:
                 return False
+            if undo is not None:
+                undo.replaced.append((slot, self._reservoir[:, slot].copy()))
         self._keep_sorted(row, None if self._seen <= self.reservoir_size
                           else self._reservoir[:, slot])
         self._reservoir[:, slot] = row
