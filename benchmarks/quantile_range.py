@@ -9,13 +9,14 @@ script times ``observe_`` row by row and prints the rows that entered the
 reservoir, the moves of the effective range, the total time and the time per row
 and per entering row; ``--window`` times the forgetting reservoir
 (``RunningQuantileRange(window=...)``, ``--robust-window``), whose rows keep entering
-(a ``reservoir / window`` share)::
+(a ``reservoir / window`` share); ``--no-clip`` times the unclipped range
+(``--no-robust-clip``), which also checks that no row it takes scales to inf::
 
     OMP_NUM_THREADS=1 python benchmarks/quantile_range.py --datasets MNIST GSAD --rows 4000
 
 The table is printed, and each dataset's row written to
 ``benchmarks/results/quantile_range/<dataset>_first<rows>.json`` (``..._window<W>.json``
-with a window; replaced on a rerun) with the CPU, the thread count and the torch and NumPy versions.
+with a window, ``..._noclip.json`` without clipping; replaced on a rerun) with the CPU, the thread count and the torch and NumPy versions.
 """
 from __future__ import annotations
 
@@ -37,21 +38,23 @@ from torch_geometric_stream.files import atomic_write_text
 from torch_geometric_stream.nn import RunningQuantileRange
 
 RESULTS = Path(__file__).resolve().parent / "results" / "quantile_range"
-COLUMNS = ("dataset", "features", "rows", "window", "entered", "moves", "seconds", "ms/row",
+COLUMNS = ("dataset", "features", "rows", "window", "clip", "entered", "moves", "seconds", "ms/row",
            "ms/entering row")
 
 
 def time_observe(x: torch.Tensor, reservoir: int, seed: int = 0,
-                 window: Optional[int] = None) -> dict:
+                 window: Optional[int] = None, clip: bool = True) -> dict:
     """Offer the rows :math:`(T, d)` one by one to a fresh range; counts and seconds."""
-    scaler = RunningQuantileRange(x.size(1), reservoir_size=reservoir, seed=seed, window=window)
+    scaler = RunningQuantileRange(x.size(1), reservoir_size=reservoir, seed=seed, window=window,
+                                  clip=clip)
     moves = 0
     start = time.perf_counter()
     for row in x:
         moves += scaler.observe_(row.unsqueeze(0))
     seconds = time.perf_counter() - start
     entered = _entered(x.size(0), reservoir, seed, window)
-    return {"features": x.size(1), "rows": x.size(0), "window": window, "entered": entered,
+    return {"features": x.size(1), "rows": x.size(0), "window": window, "clip": clip,
+            "entered": entered,
             "moves": moves,
             "seconds": round(seconds, 3), "ms/row": round(1e3 * seconds / x.size(0), 3),
             "ms/entering row": round(1e3 * seconds / entered, 3)}
@@ -83,6 +86,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--window", type=positive_int, default=None,
                         help="the reservoir's forgetting window, >= --reservoir (default: "
                              "none, a uniform sample of the whole stream)")
+    parser.add_argument("--no-clip", dest="clip", action="store_false",
+                        help="time the unclipped range (RunningQuantileRange(clip=False))")
     parser.add_argument("--root", type=Path, default=None,
                         help="folder of the datasets (default: $TGS_DATA_ROOT or ../shared/data)")
     parser.add_argument("--out-dir", type=Path, default=RESULTS,
@@ -104,11 +109,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             continue
         x = torch.as_tensor(np.asarray(data.x[:args.rows]), dtype=torch.float32)
         result = {"dataset": name, "reservoir": args.reservoir,
-                  **time_observe(x, args.reservoir, window=args.window), **machine}
+                  **time_observe(x, args.reservoir, window=args.window, clip=args.clip),
+                  **machine}
         results.append(result)
         args.out_dir.mkdir(parents=True, exist_ok=True)
         stem = args.out_dir / (f"{name}_first{args.rows}"
-                               + ("" if args.window is None else f"_window{args.window}"))
+                               + ("" if args.window is None else f"_window{args.window}")
+                               + ("" if args.clip else "_noclip"))
         atomic_write_text(stem.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
     if results:
         table = markdown(results)

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflow", "check_bool",
-           "check_cast_keeps_finite", "check_choice", "check_device", "check_dropout",
+           "check_cast_keeps_finite", "check_kept_settings", "check_choice", "check_device", "check_dropout",
            "check_edge_index", "check_finite",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
@@ -397,6 +397,30 @@ def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
         return None
     return (f"{first_offender(overflow, values)} is beyond {str(dtype).removeprefix('torch.')}'s "
             f"range (|x| <= {torch.finfo(dtype).max:.7g})")
+
+
+def check_kept_settings(state: Mapping[str, Any], own: Mapping[str, Any], subject: str,
+                        noun: str, required: tuple[str, ...] = ()) -> None:
+    """Raise ``ValueError`` for the first setting of ``own`` (name: value) that the
+    ``state`` (a mapping) was kept with another value of: a state learned under one
+    setting is not the state of an object built with another. A state without a
+    setting, saved before it was kept, is not checked on it, unless the setting is
+    ``required`` (then the state had ``None``).
+
+    Args:
+        state (Mapping): the state, with the settings it was kept with.
+        own (Mapping): the object's own settings, by name, in the order to check.
+        subject (str): the state's owner, as the message's subject (``"the quantile
+            range's"``, ``"the OnlineMinMaxScaler"``).
+        noun (str): what the object is called (``"range"``, ``"scaler"``).
+        required (tuple, optional): the settings a state without them had ``None`` of.
+            (default: ``()``)
+    """
+    for name, value in own.items():
+        kept = state.get(name) if name in required else state.get(name, value)
+        if kept != value:
+            raise ValueError(f"{subject} state was kept with {name}={kept!r}, this {noun} has "
+                             f"{name}={value!r}: build it with the state's {name}")
 
 
 def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -> None:

@@ -411,6 +411,24 @@ def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path, protocol):
     assert_identical(transform.state_dict(), payload["transform"]["state"])
 
 
+def test_a_transform_of_another_feature_range_is_refused(tmp_path):
+    """The scaler's state goes with its feature range, and load_checkpoint refuses
+    it to a scaler of another, as the command line refuses such a resume (before:
+    loaded, and the run went on scaling to another interval than its memory's)."""
+    learner = small_sledge()
+    x, y = stream(30)
+    feed(learner, x, y)
+    transform = make_transform("online", feature_range=(0, 1))
+    transform.transform_many(x)
+    path = save_checkpoint(tmp_path / "r.ckpt", learner, position=30, transform=transform)
+    assert_refused(path, small_sledge(seed=1), re.escape(
+        "the OnlineMinMaxScaler state was kept with feature_range=(0.0, 1.0), this scaler "
+        "has feature_range=(-1.0, 1.0): build it with the state's feature_range"))
+    resumed = make_transform("online", feature_range=(0, 1))
+    assert load_checkpoint(path, small_sledge(seed=1), transform=resumed).position == 30
+    assert_identical(resumed.state_dict(), transform.state_dict())
+
+
 def test_a_checkpoint_without_its_entries_is_named(saved):
     payload = torch.load(saved, weights_only=False)
     del payload["extra"], payload["rng"]
@@ -636,7 +654,8 @@ def test_failed_restore_rolls_back(saved, monkeypatch):
     with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
         load_checkpoint(saved, learner, transform=transform)
     assert_identical(state_of(learner), before)
-    assert len(calls) == 2 and transform.state_dict() == {"0": {"min": None, "max": None}, "1": {}}
+    assert len(calls) == 2 and transform.state_dict() == {
+        "0": {"min": None, "max": None, "feature_range": (-1.0, 1.0)}, "1": {"eps": 1e-12}}
 
 
 def test_a_failed_restore_rolls_the_rng_states_back(saved, monkeypatch):

@@ -440,7 +440,7 @@ def test_a_streamed_run_resumed_from_the_end_of_its_limit_goes_on_as_the_longer_
     ("hdssl-query-delay-noarrival", {"options": {"learn_on_arrival": True}}, "learn_on_arrival"),
     ("hdssl-query-delay-noarrival", {"query": {"threshold": 0.7}}, "threshold"),
     ("hdssl-query-delay-noarrival", {"robust": {"quantile": 0.05}},
-     "kept with quantile=0.01, this range has quantile=0.05"),
+     "kept with quantile=0.01, this scaler has quantile=0.05"),
     ("hdssl-query-delay-noarrival", {"learner": {"decay": 0.1}}, "decay"),
     ("sledge-light-query-delay-bounded", {"options": {"window": 10}}, "window"),
     ("sledge-light-query-delay-bounded", {"learner": {"input_scaling": RunningQuantileRange(

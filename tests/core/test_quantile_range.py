@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from torch_geometric_stream.models import SLeDGe
 from torch_geometric_stream.nn import RunningMinMax, RunningQuantileRange, min_max_scale
 from torch_geometric_stream.nn.scaling import (QuantileRangeSettingError,
                                                check_quantile_range_settings)
@@ -690,3 +691,131 @@ def test_the_nn_package_exports_the_quantile_range_errors():
     assert all(hasattr(package, name) for name in package.__all__)
     with pytest.raises(package.QuantileRangeValueError):
         RunningQuantileRange(2, quantile=0.7)
+
+
+#: A feature of a narrow quantile range (0, 1e-30) and one of (1, 2), float32.
+_NARROW = torch.tensor([[0.0, 1.0], [1e-30, 2.0], [0.0, 1.0], [1e-30, 2.0]])
+_NARROW_MESSAGE = (r"^rows\[{}, 0\] = 10000000000.0 scales to inf by its feature's quantile "
+                   r"range \(0.0, 1.0000000031710769e-30\): too far outside it for float32$")
+
+
+def test_without_clipping_a_value_scaled_to_inf_is_refused_and_changes_nothing():
+    """A value far out of a narrow range would be scaled to inf, which a learner reads
+    as NaN (before: returned, and a SLeDGe learner's weights all became NaN): scaling
+    refuses it, naming it, as a fixed range does; observing it is refused, and the
+    range, its sample and its generator are as before. Clipped, it is the range's end."""
+    scaler = RunningQuantileRange(2, quantile=0.25, tolerance=0.0, clip=False)
+    twin = copy.deepcopy(scaler)
+    for module in (scaler, twin):
+        observe_all(module, _NARROW)
+    assert torch.equal(torch.stack([scaler.low, scaler.high]),
+                       torch.tensor([[0.0, 1.0], [1e-30, 2.0]]))
+    far = torch.tensor([[1e10, 1.5]])
+    for scale in (scaler, scaler.peek):
+        with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+            scale(far)
+    before = scaler_state(scaler)
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(1)):
+        scaler.observe_(torch.cat([torch.tensor([[0.0, 1.5]]), far]))
+    same_state(scaler_state(scaler), before)
+    row = torch.tensor([[0.5e-30, 1.5]])  # and the next row goes on as without the call
+    assert scaler.observe_(row) == twin.observe_(row)
+    same_state(scaler_state(scaler), scaler_state(twin))
+    assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    assert torch.equal(scaler(row), torch.tensor([[0.0, 0.0]]))
+    clipped = RunningQuantileRange(2, quantile=0.25, tolerance=0.0)
+    observe_all(clipped, _NARROW)
+    assert clipped(far).tolist() == [[1.0, 0.0]]
+
+
+def test_a_learner_refuses_a_row_its_unclipped_range_scales_to_inf_and_changes_nothing():
+    """SLeDGe with an unclipped robust input range refuses such a row (before: its
+    prediction was NaN, and learning it made its weights NaN), and is left as it was:
+    its range, sample and class counts too."""
+    learner = SLeDGe(2, 2, seed=0, class_prior="stream", input_scaling=RunningQuantileRange(
+        2, quantile=0.25, tolerance=0.0, clip=False))
+    learner.learn(_NARROW, torch.zeros(4, dtype=torch.long))
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+        learner.predict_proba(torch.tensor([[1e10, 1.5]]))
+    with pytest.raises(ValueError, match=_NARROW_MESSAGE.format(0)):
+        learner.learn(torch.tensor([[1e10, 1.5]]), torch.tensor([1]))
+    after = learner.state_dict()
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(after[key], value), key
+    assert learner.input_scaler._seen == 4
+
+
+def test_a_row_that_narrows_the_range_past_a_stored_row_is_refused_and_changes_nothing():
+    """A window drifts the range from (3.75, 2.5e9) to a sliver near 0, where the
+    stored row 1e10 would be re-derived as inf: the row that narrows it is refused,
+    and the range, sample, memory and weights are as before (before: the memory's
+    prototypes and then the weights became NaN)."""
+    learner = SLeDGe(1, 2, seed=0, input_scaling=RunningQuantileRange(
+        1, quantile=0.25, tolerance=0.0, reservoir_size=4, window=4, clip=False))
+    learner.learn(torch.tensor([[0.0], [1e10], [5.0], [7.0]]), torch.tensor([0, 1, 0, 1]))
+    learner.learn(torch.tensor([[0.0], [1e-30], [0.0]]), torch.tensor([0, 0, 0]))
+    before = copy.deepcopy(learner.state_dict())
+    with pytest.raises(ValueError, match=r"^the rows would narrow the quantile range so "
+                                         r"that a stored row scales to inf: keep_finite"
+                                         r"\[50, 0\] = 10000000000.0 by its feature's range "
+                                         r"\(0.0, 2.500000007927692e-31\), too far outside "
+                                         r"it for float32; the rows are refused and the range "
+                                         r"is left as it was$"):
+        learner.learn(torch.tensor([[1e-30]]), torch.tensor([0]))
+    after = learner.state_dict()
+    for key, value in before.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(after[key], value), key
+    assert after["input_scaler._extra_state"]["seen"] == 7
+    assert np.array_equal(after["input_scaler._extra_state"]["rng"]["state"]["state"],
+                          before["input_scaler._extra_state"]["rng"]["state"]["state"])
+
+
+def test_a_refused_batch_that_replaced_kept_rows_is_undone_exactly():
+    """A full reservoir (k = W = 4: every row replaces a slot) offered six tiny
+    rows that replace slots 3, 2, 2, 1, 1, 0 (slots 2 and 1 twice) narrows the
+    range to (0, 2.5e-31), by which the stored row 1e10 scales to inf: the batch
+    is refused, and the sample, row count, generator and bounds are put back from
+    the log of what it changed, so that the range goes on as an untouched twin."""
+    scaler = RunningQuantileRange(1, quantile=0.25, tolerance=0.0, reservoir_size=4, window=4,
+                                  clip=False)
+    observe_all(scaler, torch.tensor([[1.0], [2.0], [3.0], [4.0]]))
+    twin = copy.deepcopy(scaler)
+    assert [int(i) for i in copy.deepcopy(scaler._rng).integers(4, size=6)] == [3, 2, 2, 1, 1, 0]
+    before = scaler_state(scaler)
+    tiny = torch.tensor([[0.0], [1e-30], [0.0], [1e-30], [0.0], [1e-30]])
+    stored = torch.tensor([[1e10]])
+    with pytest.raises(ValueError, match=r"^the rows would narrow the quantile range so that "
+                                         r"a stored row scales to inf: keep_finite\[0, 0\] = "
+                                         r"10000000000.0 by its feature's range \(0.0, "
+                                         r"2.500000007927692e-31\), too far outside it for "
+                                         r"float32; the rows are refused and the range is left "
+                                         r"as it was$"):
+        scaler.observe_(tiny, keep_finite=stored)
+    same_state(scaler_state(scaler), before)
+    assert (scaler.low.item(), scaler.high.item()) == (1.75, 3.25)
+    assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    for rows in (tiny[:3], torch.tensor([[2.5], [0.5]])):  # as if never offered
+        assert scaler.observe_(rows, keep_finite=stored) == twin.observe_(rows)
+        same_state(scaler_state(scaler), scaler_state(twin))
+        assert np.array_equal(scaler.quantiles(), twin.quantiles())
+    assert torch.equal(scaler(stored), twin(stored))
+
+
+def test_the_undo_log_changes_no_sample():
+    """The unclipped range's log of what a call changes is only read when it
+    refuses: clipped and unclipped ranges fed the same stream keep the very same
+    sample, generator and bounds (keep_finite is ignored with clipping)."""
+    rows = torch.from_numpy(np.random.default_rng(5).normal(size=(60, 3))).float()
+    for window in (None, 12):
+        clipped, unclipped = (RunningQuantileRange(3, quantile=0.1, tolerance=0.0,
+                                                   reservoir_size=8, window=window, clip=clip)
+                              for clip in (True, False))
+        for batch in rows.split(7):
+            assert (clipped.observe_(batch, keep_finite=rows)
+                    == unclipped.observe_(batch, keep_finite=rows))
+            same_state(scaler_state(clipped), scaler_state(unclipped))
+        assert np.array_equal(clipped.quantiles(), unclipped.quantiles())

@@ -182,9 +182,12 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
      "b.arff: the header declares 1 attribute; a stream needs a feature and a label"),
     (HEADER, "b.arff: the file has an @data line and no data rows"),
     (HEADER + "% only a comment\n\n", "b.arff: the file has an @data line and no data rows"),
-    (HEADER + "?,x\n", "b.arff line 5: attribute 'a' is missing (?); fill in missing values "
-     "first"),
-    (HEADER + ",x\n", "b.arff line 5: attribute 'a' is empty; fill in missing values first"),
+    # a missing feature gets the CSV's and the .npz's wording (before: "; fill in missing
+    # values first")
+    (HEADER + "?,x\n", "b.arff line 5: attribute 'a' is missing (?) (a missing value: fill "
+     "in or drop the row first)"),
+    (HEADER + ",x\n", "b.arff line 5: attribute 'a' is empty (a missing value: fill in or "
+     "drop the row first)"),
     (HEADER + "1,?\n", "b.arff line 5: attribute 'c' (the label) is missing (?); every row "
      "needs its true label"),
     (HEADER + "{1 ?}\n", "b.arff line 5: attribute 'c' (the label) is missing (?); every row "
@@ -233,11 +236,31 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
     ("@relation r\n@attribute a numeric\n@attribute t numeric\n@data\n1,2\n\n1,nan\n",
      "b.arff line 7: attribute 't' (the label) holds 'nan', not a label; every row needs its "
      "true label"),
+    # a declared class that is no label, as a CSV's label column refuses it (before: a
+    # class): a NaN among words or numbers, an infinity where the rows' classes are numbers
+    ("@relation r\n@attribute a numeric\n@attribute c {x, nan}\n@data\n1,x\n2,nan\n3,nan\n",
+     "b.arff line 6: attribute 'c' (the label) holds 'nan', not a label (the first of 2); "
+     "every row needs its true label"),
+    ("@relation r\n@attribute a numeric\n@attribute c {0, 1, NaN}\n@data\n1,0\n2,NaN\n",
+     "b.arff line 6: attribute 'c' (the label) holds 'NaN', not a label; every row needs its "
+     "true label"),
+    ("@relation r\n@attribute a numeric\n@attribute c {0,1,inf}\n@data\n1,0\n{1 inf}\n",
+     "b.arff line 6: attribute 'c' (the label) holds 'inf', not a label; every row needs its "
+     "true label"),
 ])
 def test_an_arff_that_is_no_stream_is_refused_by_file_line_and_attribute(tmp_path, text,
                                                                           message):
     with pytest.raises(DatasetFormatError, match=f"^{re.escape(message)}$"):
         load_stream_file(write(tmp_path, "b.arff", text))
+
+
+def test_a_declared_class_a_csv_would_read_as_a_word_stays_a_class(tmp_path):
+    # an infinity among words is a word, as in a CSV; a NaN no row holds is not read
+    text = ("@relation r\n@attribute a numeric\n@attribute c {x, -inf, nan}\n@data\n1,x\n"
+            "2,-inf\n")
+    data = load_stream_file(write(tmp_path, "w.arff", text))
+    assert data.y.tolist() == [0, 1]
+    assert data.class_names == ["x", "-inf", "nan"]
 
 
 def test_a_sparse_row_is_read_as_the_values_it_gives():
@@ -256,7 +279,8 @@ SPARSE = ("@relation r\n@attribute f {p, q}\n@attribute a numeric\n@attribute b 
 
 
 @pytest.mark.parametrize("row, message", [
-    ("{3 z, 2 abc, 0 r, 1 ?}", "attribute 'a' is missing (?); fill in missing values first"),
+    ("{3 z, 2 abc, 0 r, 1 ?}", "attribute 'a' is missing (?) (a missing value: fill in or "
+     "drop the row first)"),
     ("{3 z, 0 r, 2 abc}", "attribute 'b' holds 'abc', not a number (it is declared numeric)"),
     ("{3 z, 0 r}", "attribute 'f' holds 'r', which it does not declare ({p, q})"),
     ("{3 z}", "attribute 'c' (the label) holds 'z', which it does not declare ({x})"),

@@ -1,5 +1,6 @@
 import copy
 import math
+import re
 import threading
 
 import numpy as np
@@ -140,7 +141,7 @@ def test_min_max_scaler_refuses_a_range_it_cannot_reach(scaler_class, key, index
         scaler.load_state_dict(state)
     assert str(raised.value) == (f"{type(scaler).__name__} state['min'] and state['max'] "
                                  f"{problem}")
-    assert all(torch.equal(scaler.state_dict()[name], before[name]) for name in before)
+    assert _same_state(scaler.state_dict(), before)
     unseen = {"min": torch.full((3,), math.inf, dtype=torch.float64),
               "max": torch.full((3,), -math.inf, dtype=torch.float64)}
     scaler.load_state_dict(unseen)  # a feature no row has reached is a range
@@ -410,8 +411,9 @@ def test_quantile_range_scaler_passes_its_window_and_keeps_it_in_the_state():
     resumed = OnlineQuantileRangeScaler(reservoir_size=50, window=120, seed=2)
     resumed.load_state_dict(first.state_dict())
     assert torch.equal(resumed.transform_many(data[300:]), first.transform_many(data[300:]))
-    with pytest.raises(ValueError, match="window=120, this range has window=None"):
-        OnlineQuantileRangeScaler(reservoir_size=50).load_state_dict(first.state_dict())
+    with pytest.raises(ValueError, match="window=120, this scaler has window=None"):
+        OnlineQuantileRangeScaler(reservoir_size=50, seed=2).load_state_dict(
+            first.state_dict())
     with pytest.raises(ValueError, match="window must be >= 50"):
         OnlineQuantileRangeScaler(reservoir_size=50, window=49)
 
@@ -487,7 +489,7 @@ def test_l2_normalize():
     assert torch.equal(transform(torch.zeros(3)), torch.zeros(3))
     batch = torch.randn(10, 4, dtype=torch.float64)
     assert torch.equal(transform.transform_many(batch), row_by_row(transform, batch))
-    assert transform.state_dict() == {}
+    assert transform.state_dict() == {"eps": 1e-12}  # its setting
 
 
 def test_make_transform_options():
@@ -614,7 +616,9 @@ def _same_state(state, other) -> bool:
     if isinstance(state, dict):
         return state.keys() == other.keys() and all(_same_state(state[k], other[k])
                                                      for k in state)
-    return (state is None and other is None) or torch.equal(state, other)
+    if isinstance(state, torch.Tensor):
+        return isinstance(other, torch.Tensor) and torch.equal(state, other)
+    return state == other  # None, a setting
 
 
 def test_auto_scaling_uses_the_known_range_when_declared():
@@ -705,7 +709,7 @@ def test_argument_errors():
         Compose([abs])
     with pytest.raises(ValueError, match=r"one entry per transform, the keys \['0'\], got \[\]"):
         Compose([L2Normalize()]).load_state_dict({})
-    with pytest.raises(ValueError, match="keys 'min' and 'max', got \\['min'\\]"):
+    with pytest.raises(ValueError, match="keys 'min' and 'max' \\(and 'feature_range'\\), got \\['min'\\]"):
         Compose([OnlineMinMaxScaler()]).load_state_dict({"0": {"min": 1}})
     with pytest.raises(TypeError, match=r"state\['max'\] must be a tensor or None, got int"):
         OnlineMinMaxScaler().load_state_dict({"min": None, "max": 1})
@@ -813,3 +817,73 @@ def test_a_bounded_pipeline_saves_no_state_for_a_row_it_learns(build, monkeypatc
     monkeypatch.setattr(transform, "state_dict", lambda: pytest.fail("the state was saved"))
     out = transform.transform_many(np.array([[1.0, 2.0], [3.0, -1.0]]))
     assert out.dtype == torch.float32 and out.shape == (2, 2)
+
+
+def _fitted(transform):
+    """``transform`` after two rows (a global range fitted on them first)."""
+    rows = np.array([[0.0, 1.0], [2.0, 5.0]])
+    if isinstance(transform, GlobalMinMaxScaler):
+        transform.fit(rows)
+    transform.transform_many(rows)
+    return transform
+
+
+@pytest.mark.parametrize("saved, other, setting, kept, own", [
+    (lambda: OnlineMinMaxScaler((0, 1)), OnlineMinMaxScaler, "feature_range", (0.0, 1.0),
+     (-1.0, 1.0)),
+    (lambda: GlobalMinMaxScaler((0, 1)), GlobalMinMaxScaler, "feature_range", (0.0, 1.0),
+     (-1.0, 1.0)),
+    (lambda: OnlineQuantileRangeScaler(feature_range=(0, 1)), OnlineQuantileRangeScaler,
+     "feature_range", (0.0, 1.0), (-1.0, 1.0)),
+    (lambda: OnlineQuantileRangeScaler(seed=3), OnlineQuantileRangeScaler, "seed", 3, 0),
+    (lambda: FixedRangeScaler((0, 255), (0, 1)), lambda: FixedRangeScaler((0, 1), (0, 1)),
+     "value_range", (0.0, 255.0), (0.0, 1.0)),
+    (lambda: FixedRangeScaler((0, 1), (0, 1)), lambda: FixedRangeScaler((0, 1)),
+     "feature_range", (0.0, 1.0), (-1.0, 1.0)),
+    (lambda: L2Normalize(1e-6), L2Normalize, "eps", 1e-6, 1e-12),
+])
+def test_a_state_kept_with_other_settings_is_refused_naming_the_setting(saved, other,
+                                                                        setting, kept, own):
+    """The settings that change what a transform computes go with its state, as the
+    quantile range's; one built with other ones refuses it, naming the setting, and
+    is left as it was (before: a min-max scaler of another feature range took the
+    state and went on scaling to another interval, silently); a state saved before
+    the settings were kept loads unchecked; in a pipeline too."""
+    state = _fitted(saved()).state_dict()
+    assert state[setting] == kept
+    noun = "transform" if setting == "eps" else "scaler"
+    message = (f"the {type(other()).__name__} state was kept with {setting}={kept!r}, this "
+               f"{noun} has {setting}={own!r}: build it with the state's {setting}")
+    target = _fitted(other())
+    before = target.state_dict()
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        target.load_state_dict(state)
+    assert _same_state(target.state_dict(), before)
+    pipeline = Compose([SignedLog1p(), _fitted(other())])
+    before = pipeline.state_dict()
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        pipeline.load_state_dict({"0": {}, "1": state})
+    assert _same_state(pipeline.state_dict(), before)
+    legacy = {key: value for key, value in state.items()
+              if key not in saved()._kept_settings()}
+    if isinstance(target, OnlineQuantileRangeScaler) and setting != "seed":
+        with pytest.raises(ValueError, match="^the quantile range's state was kept with"):
+            target.load_state_dict(legacy)  # checked by the range within, as before
+        return
+    target.load_state_dict(legacy)  # unchecked
+    assert _same_state(target.state_dict(), {**legacy, **target._kept_settings()})
+    resumed = other()
+    resumed.load_state_dict(target.state_dict())
+    assert _same_state(resumed.state_dict(), target.state_dict())
+
+
+def test_a_stateless_transform_refuses_another_transforms_settings():
+    """A pipeline of another stateless transform in a place is refused by its settings
+    (before: two empty states, loaded silently)."""
+    state = make_transform("range", value_range=(0, 255)).state_dict()
+    with pytest.raises(ValueError, match=r"^SignedLog1p has no state, got keys "
+                                         r"\['feature_range', 'value_range'\]$"):
+        Compose([SignedLog1p(), L2Normalize()]).load_state_dict(state)
+    with pytest.raises(ValueError, match=r"^L2Normalize has no state but its settings "
+                                         r"\['eps'\], got keys \['x'\]$"):
+        L2Normalize().load_state_dict({"x": 1})

@@ -687,13 +687,25 @@ def _check_missing_labels(y: np.ndarray, texts: list[str], at: LabelAt) -> None:
     missing = [k for k, text in enumerate(texts) if is_missing_value(text)]
     if not missing:
         return
-    nan = [k for k in missing if is_nan(texts[k])]
-    rows = np.flatnonzero(np.isin(y, nan or missing))
-    if nan:
-        raise _not_a_label(at(rows[0]), len(rows))
+    _check_class_names(y, texts, at)
+    rows = np.flatnonzero(np.isin(y, missing))
     warnings.warn(f"{at(rows[0])}{_first_of(len(rows))}, which reads as a missing value: it "
                   f"is learned as a class; if it marks an unknown label, fill it in or drop "
                   f"the row first")
+
+
+def _check_class_names(y: np.ndarray, texts: Sequence[str], at: LabelAt) -> None:
+    """Refuse the labels :math:`(T,)`, class ids ``y`` of the class names ``texts``,
+    where a row's class is no label (the first row named by ``at``): a NaN (a missing
+    label), and where the classes of the rows are all numbers, an infinity, as labels
+    of numbers are refused (:func:`_numbers`). Names no row holds are not read."""
+    used = np.unique(y).tolist()
+    numbers = all(is_number(texts[k]) for k in used)
+    bad = [k for k in used if is_nan(texts[k])
+           or numbers and not np.isfinite(float(texts[k]))]
+    if bad:
+        rows = np.flatnonzero(np.isin(y, bad))
+        raise _not_a_label(at(rows[0]), len(rows))
 
 
 def _numbers(labels: Sequence[str] | np.ndarray, at: LabelAt) -> np.ndarray:
@@ -935,6 +947,8 @@ class _ArffTable:
         column = f"attribute {label.name!r}"
         if label.values is not None:
             y, class_names = np.array(self._labels, dtype=np.int64), list(label.values)
+            _check_class_names(y, class_names, lambda k: _label_field(
+                self._file_name, self._lines[k], column, class_names[y[k]]))
         else:
             texts = cast("list[str]", self._labels)  # a numeric label's: its numbers' texts
             y, class_names = _label_classes(texts, _csv_label_at(texts, self._lines,
@@ -997,9 +1011,9 @@ class _ArffTable:
         """The error of the missing (``None``, ``?``) or empty ``value`` of attribute
         ``position``."""
         problem = "is missing (?)" if value is None else "is empty"
-        remedy = ("every row needs its true label" if position == self._index
-                  else "fill in missing values first")
-        return DatasetFormatError(f"{where}: {self._named(position)} {problem}; {remedy}")
+        remedy = ("; every row needs its true label" if position == self._index
+                  else f" ({_MISSING_VALUE})")
+        return DatasetFormatError(f"{where}: {self._named(position)} {problem}{remedy}")
 
     def _named(self, position: int) -> str:
         """Attribute ``position`` as an error names it (``attribute 'y' (the label)``)."""

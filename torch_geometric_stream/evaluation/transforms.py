@@ -15,7 +15,10 @@ whole block, it copies nothing more).
 A call with ``update=False`` transforms with a copy of the transform (one copy of
 its state) and leaves the transform itself untouched.
 State lives in plain tensors exposed by :meth:`~StreamTransform.state_dict` /
-:meth:`~StreamTransform.load_state_dict` so a checkpoint can store it.
+:meth:`~StreamTransform.load_state_dict` so a checkpoint can store it; the
+settings that change what a transform computes (a ``feature_range``, a value range,
+the quantile range's settings) go with it, and a transform built with other ones
+refuses it, naming the setting (a state saved before they were kept is not checked).
 
 The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and
 maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
@@ -41,9 +44,10 @@ from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_feature_range,
-                                               check_range_state, min_max_scale)
+                                               check_range_state, min_max_scale,
+                                               scaled_finite)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
-                                               check_mapping, first_offender)
+                                               check_kept_settings, check_mapping)
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
@@ -73,7 +77,13 @@ class StreamTransform:
     implements ``__deepcopy__``, copying its state and sharing or re-creating
     the rest; otherwise such a call raises a ``TypeError`` naming it, and
     :func:`check_transform` (the River and CapyMOA wrappers) refuses it up front.
+    The settings that change what it computes (:meth:`_kept_settings`) go with
+    its state, and its :meth:`load_state_dict` refuses a state kept with other ones
+    (:meth:`_check_settings`).
     """
+
+    #: What the transform's errors call it (``"this scaler has ..."``).
+    _noun = "transform"
 
     def __call__(self, x: Any) -> Tensor:
         return self.transform_one(x)
@@ -161,21 +171,40 @@ class StreamTransform:
         :meth:`state_dict` of its own may."""
         return type(self).state_dict is not StreamTransform.state_dict
 
-    def state_dict(self) -> Dict[str, Any]:
-        """The learned state (empty for stateless transforms)."""
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The settings, by name, that change what the transform computes: they go
+        with its state; none unless a subclass has some."""
         return {}
+
+    def _check_settings(self, state: Mapping[str, Any]) -> None:
+        """Raise ``ValueError`` naming the first of :meth:`_kept_settings` that
+        ``state`` was kept with another value of (a state without it, saved before
+        it was kept, is not checked on it)."""
+        check_kept_settings(state, self._kept_settings(), f"the {type(self).__name__}",
+                            self._noun)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The learned state (none for stateless transforms) and the settings it
+        goes with (:meth:`_kept_settings`)."""
+        return self._kept_settings()
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned.
 
         Args:
-            state (dict): the state; this stateless transform takes an empty one.
+            state (dict): the state; this stateless transform takes its settings or
+                an empty one.
 
         Raises:
-            ValueError: a non-empty ``state``.
+            ValueError: a ``state`` of other keys, or of other settings.
         """
-        if state:
-            raise ValueError(f"{type(self).__name__} has no state, got keys {sorted(state)}")
+        settings = self._kept_settings()
+        if state and not (isinstance(state, dict) and state.keys() <= settings.keys()):
+            got = sorted(state) if isinstance(state, dict) else state
+            raise ValueError(f"{type(self).__name__} has no state"
+                             f"{f' but its settings {sorted(settings)}' if settings else ''}, "
+                             f"got keys {got}")
+        self._check_settings(state or {})
 
     def _transform(self, rows: Tensor) -> Tensor:
         """Transform validated rows :math:`(n, d)`, updating the state row by row."""
@@ -199,6 +228,9 @@ class L2Normalize(StreamTransform):
 
     def _transform(self, rows: Tensor) -> Tensor:
         return F.normalize(rows, p=2.0, dim=-1, eps=self.eps)
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        return {"eps": self.eps}
 
     def _bounded(self) -> bool:
         return True
@@ -224,33 +256,44 @@ class SignedLog1p(StreamTransform):
 class _MinMaxScaler(StreamTransform):
     """Shared state of the min-max scalers: per-feature ``min_`` and ``max_`` :math:`(d,)`."""
 
+    _noun = "scaler"
+
     def __init__(self, feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
         self.feature_range = check_feature_range(feature_range)
         self.min_: Optional[Tensor] = None
         self.max_: Optional[Tensor] = None
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        return {"feature_range": self.feature_range}
+
     def state_dict(self) -> Dict[str, Any]:
-        return {"min": _clone(self.min_), "max": _clone(self.max_)}
+        return {"min": _clone(self.min_), "max": _clone(self.max_), **self._kept_settings()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned.
 
         Args:
-            state (dict): ``{"min": ..., "max": ...}``, each a tensor :math:`(d,)`
-                or ``None``.
+            state (dict): ``{"min": ..., "max": ..., "feature_range": ...}``, each
+                bound a tensor :math:`(d,)` or ``None`` (a state without
+                ``feature_range``, saved before it was kept, is not checked on it).
 
         Raises:
-            ValueError: a state of other keys, or bounds that do not fit together.
+            ValueError: a state of other keys, bounds that do not fit together, or
+                a ``feature_range`` other than this scaler's.
             TypeError: a bound that is neither a tensor nor ``None``.
         """
-        if not isinstance(state, dict) or set(state) != {"min", "max"}:
+        if not (isinstance(state, dict)
+                and {"min", "max"} <= state.keys() <= {"min", "max", "feature_range"}):
             raise ValueError(f"{type(self).__name__} state must have the keys 'min' and "
-                             f"'max', got {sorted(state) if isinstance(state, dict) else state!r}")
-        for key, value in state.items():
+                             f"'max' (and 'feature_range'), got "
+                             f"{sorted(state) if isinstance(state, dict) else state!r}")
+        for key in ("min", "max"):
+            value = state[key]
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"{type(self).__name__} state[{key!r}] must be a tensor or "
                                 f"None, got {type(value).__name__}")
         _check_range_pair(state["min"], state["max"], type(self).__name__)
+        self._check_settings(state)
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
 
     def _check_width(self, rows: Tensor) -> None:
@@ -331,6 +374,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
         feature_range: target interval of the range (default ``(-1, 1)``).
     """
 
+    _noun = "scaler"
+
     def __init__(self, quantile: float = 0.01, tolerance: float = 0.05,
                  reservoir_size: int = 1000, seed: int = 0,
                  feature_range: Sequence[float] = (-1.0, 1.0), clip: bool = True,
@@ -338,7 +383,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
         self._settings: Dict[str, Any] = {
             "quantile": quantile, "tolerance": tolerance, "reservoir_size": reservoir_size,
             "seed": seed, "feature_range": feature_range, "clip": clip, "window": window}
-        RunningQuantileRange(1, **self._settings)  # check the settings now
+        checked = RunningQuantileRange(1, **self._settings)  # check the settings now
+        self._kept = {name: getattr(checked, name) for name in self._settings}
         self.range_: Optional[RunningQuantileRange] = None  # built by the first row
 
     def _scaler(self, channels: int) -> RunningQuantileRange:
@@ -362,24 +408,34 @@ class OnlineQuantileRangeScaler(StreamTransform):
     def _bounded(self) -> bool:
         return self._settings["clip"] and _fits_float32(self._settings["feature_range"])
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        return dict(self._kept)  # the seed too: a range not built yet is built with it
+
     def state_dict(self) -> Dict[str, Any]:
         if self.range_ is None:
-            return {"range": None}
+            return {"range": None, **self._kept_settings()}
         return {"range": {key: value.clone() if isinstance(value, Tensor) else value
-                          for key, value in self.range_.state_dict().items()}}
+                          for key, value in self.range_.state_dict().items()},
+                **self._kept_settings()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned.
 
         Args:
-            state (dict): ``{"range": None}`` or the scaler's state.
+            state (dict): ``{"range": None}`` or the scaler's state, with the
+                settings it was kept with (a state without them, saved before they
+                were kept, is not checked on them).
 
         Raises:
-            ValueError: a state of other keys, or a scaler state that does not fit.
+            ValueError: a state of other keys, a scaler state that does not fit, or
+                settings other than this scaler's.
         """
-        if not isinstance(state, dict) or set(state) != {"range"}:
-            raise ValueError(f"{type(self).__name__} state must have the key 'range', got "
+        if not (isinstance(state, dict)
+                and {"range"} <= state.keys() <= {"range", *self._kept}):
+            raise ValueError(f"{type(self).__name__} state must have the key 'range' (and "
+                             f"its settings), got "
                              f"{sorted(state) if isinstance(state, dict) else state!r}")
+        self._check_settings(state)
         if state["range"] is None:
             self.range_ = None
             return
@@ -433,28 +489,11 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         if self.min_ is None:
             raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
-        return _scaled_finite(rows, self.min_.to(rows.device), self.max_.to(rows.device),
+        return scaled_finite(rows, self.min_.to(rows.device), self.max_.to(rows.device),
                               self.feature_range)
 
     def _refuses(self) -> bool:
         return True
-
-
-def _scaled_finite(rows: Tensor, low: Tensor, high: Tensor,
-                   feature_range: Sequence[float]) -> Tensor:
-    """:func:`min_max_scale` of the finite ``rows`` :math:`(n, d)` by the range
-    ``low``, ``high`` (each :math:`()` or :math:`(d,)`) that does not clip, or a
-    ``ValueError`` naming the first value it scales to inf (a value too far outside
-    the range for float64: ``1.0`` by ``(0, 1e-310)``, ``1.7e308`` by ``(0, 1)``)."""
-    scaled = min_max_scale(rows, low, high, feature_range, check=False)
-    infinite = ~torch.isfinite(scaled)
-    if bool(infinite.any()):
-        column = int(infinite.nonzero()[0, 1])
-        bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
-        raise ValueError(f"rows{first_offender(infinite, rows)} scales to inf by its "
-                         f"feature's value range {tuple(float(b) for b in bounds)}: too far "
-                         f"outside it for float64")
-    return scaled
 
 
 def _stream_rows(data: Any) -> Tensor:
@@ -480,15 +519,20 @@ class FixedRangeScaler(StreamTransform):
         feature_range: target interval (default ``(-1, 1)``).
     """
 
+    _noun = "scaler"
+
     def __init__(self, value_range: Sequence[float],
                  feature_range: Sequence[float] = (-1.0, 1.0)) -> None:
         self.low, self.high = check_feature_range(value_range, "value_range")
         self.feature_range = check_feature_range(feature_range)
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        return {"value_range": (self.low, self.high), "feature_range": self.feature_range}
+
     def _transform(self, rows: Tensor) -> Tensor:
         low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
         high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
-        return _scaled_finite(rows, low, high, self.feature_range)
+        return scaled_finite(rows, low, high, self.feature_range)
 
     def _refuses(self) -> bool:
         return True

@@ -812,21 +812,29 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         """Learn one validated row :math:`(d,)`. ``range_grows=False``: the caller
         knows that the row lies inside the input range (``input_scaling="online"``),
         so the range is left as it is without reading the device."""
+        source = None
+        if self.input_scaler is not None:  # first: an unclipped range may refuse the row
+            source, row = row, self._observe(row, range_grows)
         if label >= 0 and self.class_prior == "stream":
             self.label_counts[label] += 1
-        source = None
-        if self.input_scaler is not None:
-            source, row = row, self._observe(row, range_grows)
         self._train_step(self._update_memory(unit_rows(row), label, source))
 
     def _observe(self, source: Tensor, range_grows: Optional[bool] = None) -> Tensor:
         """Widen the input range with a raw row :math:`(d,)` (re-deriving the
         memory if the range grew, unless ``range_grows`` is ``False``); the row
-        scaled with the new range."""
-        if range_grows is not False and self.input_scaler.observe_(source.unsqueeze(0)):
+        scaled with the new range. An unclipped quantile range refuses a row that
+        it would scale to inf, or that narrows it so far that a source the memory
+        holds would be (all of them, as :meth:`DualPrototypeMemory.refresh`
+        re-derives them: empty slots are zero rows), and is left as it was."""
+        scaler = self.input_scaler
+        if range_grows is False:
+            return scaler(source.unsqueeze(0), check=False)[0]
+        kept = ({"keep_finite": self.memory.sources}
+                if isinstance(scaler, RunningQuantileRange) and not scaler.clip else {})
+        if scaler.observe_(source.unsqueeze(0), **kept):
             self.memory.refresh(self._scaled)
             self._drop_cached_graphs()
-        return self.input_scaler(source.unsqueeze(0), check=False)[0]
+        return scaler(source.unsqueeze(0), check=False)[0]
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""

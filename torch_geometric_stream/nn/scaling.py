@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -21,13 +22,15 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_cast_keeps_finite, check_has_values,
-                                               check_node_features, check_nonnegative,
+                                               check_kept_settings, check_node_features,
+                                               check_nonnegative,
                                                check_positive, check_positive_int,
                                                check_same_device, check_seed,
                                                check_state_entries, first_offender,
                                                generator_from_state)
 
-__all__ = ["check_feature_range", "check_range_state", "min_max_scale", "RunningMinMax",
+__all__ = ["check_feature_range", "check_range_state", "min_max_scale", "scaled_finite",
+           "RunningMinMax",
            "RunningQuantileRange",
            "check_quantile_range_settings", "QuantileRangeSettingError",
            "QuantileRangeTypeError", "QuantileRangeValueError"]
@@ -104,6 +107,46 @@ def min_max_scale(rows: Tensor, low: Tensor, high: Tensor,
                        torch.full_like(rows, 0.5))
     scaled = feature_range[0] + unit * (feature_range[1] - feature_range[0])
     return scaled.to(rows.dtype)  # no copy when the bounds have the rows' dtype
+
+
+def scaled_finite(rows: Tensor, low: Tensor, high: Tensor, feature_range: FeatureRange,
+                  what: str = "value range") -> Tensor:
+    """:func:`min_max_scale` of the finite ``rows`` :math:`(n, d)` by the range
+    ``low``, ``high`` (each :math:`()` or :math:`(d,)`) that does not clip, or a
+    ``ValueError`` naming the first value it scales to inf (a value too far outside
+    the range for the dtype: ``1.0`` by ``(0, 1e-310)``, ``1.7e308`` by ``(0, 1)``).
+
+    Args:
+        rows (Tensor): the rows :math:`(n, d)`, finite (a NaN row stays NaN).
+        low, high (Tensor): the bounds, each :math:`()` or :math:`(d,)`.
+        feature_range (tuple[float, float]): the target interval.
+        what (str, optional): what the message calls the range.
+            (default: ``"value range"``)
+
+    Returns:
+        Tensor: the scaled rows :math:`(n, d)`.
+    """
+    scaled = min_max_scale(rows, low, high, feature_range, check=False)
+    infinite = _scaled_to_inf(scaled, rows, low, high)
+    if infinite is not None:
+        offender, bounds, dtype = infinite
+        raise ValueError(f"rows{offender} scales to inf by its feature's {what} {bounds}: "
+                         f"too far outside it for {dtype}")
+    return scaled
+
+
+def _scaled_to_inf(scaled: Tensor, rows: Tensor, low: Tensor,
+                   high: Tensor) -> Optional[Tuple[str, Tuple[float, float], str]]:
+    """For the first entry of ``rows`` :math:`(n, d)` that ``scaled`` holds as
+    inf: ``"[i, j] = v"``, its feature's bounds and the scaled dtype's name;
+    ``None`` if there is none (a NaN row stays NaN: the rows are not read)."""
+    infinite = torch.isinf(scaled)
+    if not bool(infinite.any()):
+        return None
+    column = int(infinite.nonzero()[0, 1])
+    bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
+    return (first_offender(infinite, rows), tuple(float(b) for b in bounds),
+            str(scaled.dtype).removeprefix("torch."))
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
@@ -371,6 +414,17 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
+@dataclass
+class _Undo:
+    """What one :meth:`RunningQuantileRange.observe_` changed, to put it back: the
+    row count and generator state before it, each replaced slot with the row it
+    held (in the order replaced), and the bounds before it if it moved them."""
+    seen: int
+    rng: dict
+    replaced: List[Tuple[int, np.ndarray]] = field(default_factory=list)
+    bounds: Optional[Tuple[Tensor, Tensor]] = None
+
+
 #: The settings of a :class:`RunningQuantileRange` that go with its state and that
 #: a range must share to take it.
 _KEPT_SETTINGS = ("window", "quantile", "tolerance", "reservoir_size", "clip", "feature_range")
@@ -493,7 +547,9 @@ class RunningQuantileRange(_CheckedRangeLoad):
         self._negative_zero = False
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
-        """Scale ``rows`` with the effective range, clipped unless ``clip`` is off.
+        """Scale ``rows`` with the effective range, clipped unless ``clip`` is off
+        (then a value so far out of a narrow range that it would be scaled to inf is
+        refused: a ``ValueError`` names it).
 
         Args:
             rows (Tensor): the rows :math:`(n, d)`.
@@ -502,8 +558,11 @@ class RunningQuantileRange(_CheckedRangeLoad):
         """
         if check:
             _check_rows(rows, self.low)
+        if not self.clip:
+            return scaled_finite(rows, self.low, self.high, self.feature_range,
+                                 "quantile range")
         scaled = min_max_scale(rows, self.low, self.high, self.feature_range, check=False)
-        return scaled.clamp(*self.feature_range) if self.clip else scaled
+        return scaled.clamp(*self.feature_range)
 
     def peek(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """The same as :meth:`forward`: one row does not move a quantile range.
@@ -545,27 +604,70 @@ class RunningQuantileRange(_CheckedRangeLoad):
             raise ValueError(_NOT_FINITE)
 
     @torch.no_grad()
-    def observe_(self, rows: Tensor) -> bool:
+    def observe_(self, rows: Tensor, *, keep_finite: Optional[Tensor] = None) -> bool:
         """Offer ``rows`` to the reservoir, row after row; whether the
         effective range changed.
 
+        Without ``clip``, the rows are refused if the new range scales one of
+        them, or of ``keep_finite``, to inf, and the range, its sample and its
+        generator are put back as they were (from a log of what the call
+        changed: the slots the rows took, the row count, the generator's
+        state, and the bounds if they moved).
+
         Args:
             rows (Tensor): the rows :math:`(n, d)`.
+            keep_finite (Tensor, optional): without ``clip``, other rows
+                :math:`(m, d)` that the range scales finitely and must keep
+                scaling finitely (the rows a learner stores and re-derives when
+                the range changes), checked when the range changes (while it
+                does not, their scaled values do not either); ignored with
+                ``clip``. (default: :obj:`None`)
 
         Raises:
-            TypeError / ValueError: for rows that are not a dense floating
-                :math:`(n, d)` tensor on the range's device, or hold NaN or inf,
-                or values beyond the range's dtype (nothing is offered).
+            TypeError / ValueError: for rows, or ``keep_finite``, that are not a
+                dense floating :math:`(n, d)` tensor on the range's device, or
+                rows that hold NaN or inf, or values beyond the range's dtype
+                (nothing is offered); without ``clip``, rows the range then
+                scales to inf, or rows that narrow it so that a row of
+                ``keep_finite`` is scaled to inf (the range is left as it was).
         """
         _check_rows(rows, self.low)
+        if keep_finite is not None:
+            check_node_features(keep_finite, self.low.numel(), None, "keep_finite",
+                                device=self.low.device, strided=True)
         _check_fits(rows, self.low)
         host_rows = rows.detach().cpu().double().numpy()
         if not np.isfinite(host_rows).all():
             raise ValueError(_NOT_FINITE)
+        if self.clip:
+            return self._observe(host_rows)
+        undo = _Undo(self._seen, self._rng.bit_generator.state)
+        changed = self._observe(host_rows, undo)
+        try:
+            self(rows, check=False)  # the rows, whether or not the range moved
+            if changed and keep_finite is not None:  # unmoved, it scales them as before
+                scaled = min_max_scale(keep_finite, self.low, self.high, self.feature_range,
+                                       check=False)
+                infinite = _scaled_to_inf(scaled, keep_finite, self.low, self.high)
+                if infinite is not None:
+                    offender, bounds, dtype = infinite
+                    raise ValueError(f"the rows would narrow the quantile range so that a "
+                                     f"stored row scales to inf: keep_finite{offender} by its "
+                                     f"feature's range {bounds}, too far outside it for "
+                                     f"{dtype}; the rows are refused and the range is left "
+                                     f"as it was")
+        except ValueError:
+            self._undo(undo)
+            raise
+        return changed
+
+    def _observe(self, host_rows: np.ndarray, undo: Optional[_Undo] = None) -> bool:
+        """:meth:`observe_` of the checked float64 rows :math:`(n, d)`, logging
+        into ``undo`` (if given) what it changes."""
         effective: Optional[np.ndarray] = None  # read once a row has entered
         changed = False
         for row in host_rows:
-            if not self._offer(row):
+            if not self._offer(row, undo):
                 continue
             if effective is None:
                 effective = np.stack([self.low.cpu().double().numpy(),
@@ -580,13 +682,28 @@ class RunningQuantileRange(_CheckedRangeLoad):
             if moved.any():
                 effective, changed = estimates, True
         if changed:
+            if undo is not None:
+                undo.bounds = (self.low.clone(), self.high.clone())
             self.low.copy_(torch.from_numpy(effective[0]))
             self.high.copy_(torch.from_numpy(effective[1]))
         return changed
 
-    def _offer(self, row: np.ndarray) -> bool:
+    def _undo(self, undo: _Undo) -> None:
+        """Put the range back as it was before the :meth:`_observe` that logged
+        ``undo`` (the sorted copy of the sample is sorted anew on first use)."""
+        for slot, column in reversed(undo.replaced):
+            self._reservoir[:, slot] = column
+        self._seen, self._rng.bit_generator.state = undo.seen, undo.rng
+        if undo.bounds is not None:
+            self.low.copy_(undo.bounds[0])
+            self.high.copy_(undo.bounds[1])
+        self._forget_sorted()
+
+    def _offer(self, row: np.ndarray, undo: Optional[_Undo] = None) -> bool:
         """The reservoir's step for one row :math:`(d,)` (algorithm R, or the
-        biased reservoir of ``window``); whether it entered."""
+        biased reservoir of ``window``); whether it entered. A row that replaces
+        a kept one logs the slot and the kept row into ``undo`` (if given); one
+        that fills a free slot needs no log: the row count frees it again."""
         self._seen += 1
         if self._seen <= self.reservoir_size:
             slot = self._seen - 1
@@ -594,6 +711,8 @@ class RunningQuantileRange(_CheckedRangeLoad):
             slot = int(self._rng.integers(self._seen if self.window is None else self.window))
             if slot >= self.reservoir_size:
                 return False
+            if undo is not None:
+                undo.replaced.append((slot, self._reservoir[:, slot].copy()))
         self._keep_sorted(row, None if self._seen <= self.reservoir_size
                           else self._reservoir[:, slot])
         self._reservoir[:, slot] = row
@@ -651,12 +770,8 @@ class RunningQuantileRange(_CheckedRangeLoad):
         """
         # everything is checked and built before any attribute changes
         check_state_entries(state, ("reservoir", "seen", "rng"), "the quantile range's state")
-        for name in _KEPT_SETTINGS:
-            kept = state.get(name) if name == "window" else state.get(name, getattr(self, name))
-            if kept != getattr(self, name):
-                raise ValueError(f"the quantile range's state was kept with {name}={kept!r}, "
-                                 f"this range has {name}={getattr(self, name)!r}: build it "
-                                 f"with the state's {name}")
+        check_kept_settings(state, {name: getattr(self, name) for name in _KEPT_SETTINGS},
+                            "the quantile range's", "range", required=("window",))
         stored = state["reservoir"]
         if not isinstance(stored, Tensor) or not stored.is_floating_point():
             raise TypeError(f"reservoir state must be a floating-point tensor, got "
