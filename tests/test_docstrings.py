@@ -295,20 +295,6 @@ def _ours(obj: Any) -> bool:
 #: internals, and ``python -m``'s entry point.
 EXCLUDED = ("cli", "__main__")
 
-#: Callables in scope that have no ``Args:`` section yet, in modules other work
-#: was editing when the scope grew to every module's ``__all__``: document them,
-#: then empty this list (a name documented since, or gone, fails the test).
-KNOWN_GAPS = frozenset({
-    "torch_geometric_stream.datasets.arff.data_rows",
-    "torch_geometric_stream.datasets.arff.omitted_value",
-    "torch_geometric_stream.datasets.arff.read_header",
-    "torch_geometric_stream.datasets.csv_stream.class_lookup",
-    "torch_geometric_stream.evaluation.transforms.check_transform",
-    "torch_geometric_stream.nn.scaling.check_feature_range",
-    "torch_geometric_stream.nn.scaling.check_quantile_range_settings",
-    "torch_geometric_stream.nn.scaling.check_range_state",
-})
-
 
 def public_modules() -> list[types.ModuleType]:
     """Every module of the package with an ``__all__`` (where it names its public
@@ -405,10 +391,7 @@ DOCUMENTED = [documented for documented in CALLABLES if documented.entries is no
 
 def test_every_callable_with_parameters_has_an_args_section():
     undocumented = {d.name for d in CALLABLES if d.entries is None and takes_parameters(d)}
-    assert not undocumented - KNOWN_GAPS, "no Args section:\n" + "\n".join(
-        sorted(undocumented - KNOWN_GAPS))
-    assert not KNOWN_GAPS - undocumented, "documented (or gone): remove from KNOWN_GAPS:\n" + (
-        "\n".join(sorted(KNOWN_GAPS - undocumented)))
+    assert not undocumented, "no Args section:\n" + "\n".join(sorted(undocumented))
 
 
 @pytest.mark.parametrize("documented", DOCUMENTED, ids=lambda documented: documented.name)

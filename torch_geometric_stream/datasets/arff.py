@@ -79,6 +79,11 @@ def read_header(lines: Lines, file_name: str) -> list[Attribute]:
     """The attributes the header of ``lines`` declares, read up to its ``@data``
     line (the rows are the lines after it).
 
+    Args:
+        lines (Iterator[tuple[int, str]]): the file's ``(line number, text)``
+            pairs (:data:`Lines`), consumed up to the ``@data`` line.
+        file_name (str): the file's name, as the errors give it.
+
     Raises:
         DatasetFormatError: a line that is no header line, an attribute of a type
             refused or unknown, a name declared twice, or no ``@data`` line.
@@ -115,6 +120,12 @@ def data_rows(lines: Lines, attributes: list[Attribute], file_name: str
     sparse row's of each attribute it gives (:data:`Values`); ``None`` for a missing
     value (an unquoted ``?``), ``""`` for an empty one.
 
+    Args:
+        lines (Iterator[tuple[int, str]]): the file's ``(line number, text)``
+            pairs after the ``@data`` line (:data:`Lines`).
+        attributes (list[Attribute]): the attributes :func:`read_header` read.
+        file_name (str): the file's name, as the errors give it.
+
     Raises:
         DatasetFormatError: a row that is not as wide as the header, a sparse index
             that is not an attribute's or is given twice, an instance weight.
@@ -136,8 +147,15 @@ def data_rows(lines: Lines, attributes: list[Attribute], file_name: str
 
 
 def omitted_value(attribute: Attribute) -> str:
-    """The value of ``attribute`` in a sparse row that omits it: ``"0"`` for a numeric
-    attribute, its first declared value for a nominal one."""
+    """The value of ``attribute`` in a sparse row that omits it.
+
+    Args:
+        attribute (Attribute): an attribute of the header.
+
+    Returns:
+        str: ``"0"`` for a numeric attribute, its first declared value for a
+        nominal one.
+    """
     return "0" if attribute.values is None else attribute.values[0]
 
 

@@ -70,6 +70,12 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
     as a number where both are finite numbers (``1.0`` is class ``1``, as
     :func:`~torch_geometric_stream.datasets.load_stream_file` reads labels).
 
+    Args:
+        names (Sequence[str]): the class names, in class-id order.
+
+    Returns:
+        Callable[[str], Optional[int]]: a label field's class id, or ``None``.
+
     Raises:
         ValueError: no names, an empty name, a NaN (a missing label, as
             :func:`~torch_geometric_stream.datasets.load_stream_file` reads one),

@@ -633,10 +633,21 @@ def _copied(transform: StreamTransform) -> StreamTransform:
 
 
 def check_transform(transform: Any) -> Optional[StreamTransform]:
-    """``transform``, ``None`` or a :class:`StreamTransform` that can be deep-copied
-    (see :class:`StreamTransform`: predictions copy it), else a ``TypeError``
-    saying what is wrong; for wrappers to refuse a transform when they are built,
-    not at the first prediction."""
+    """``transform``, checked: for wrappers to refuse a transform when they are
+    built, not at the first prediction.
+
+    Args:
+        transform (StreamTransform or None): ``None``, or a :class:`StreamTransform`
+            that can be deep-copied (see :class:`StreamTransform`: predictions
+            copy it).
+
+    Returns:
+        StreamTransform or None: ``transform``.
+
+    Raises:
+        TypeError: saying what is wrong: no :class:`StreamTransform`, or one that
+            cannot be deep-copied.
+    """
     if transform is not None:
         if not isinstance(transform, StreamTransform):
             raise TypeError(f"transform must be a StreamTransform, got "

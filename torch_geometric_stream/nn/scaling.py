@@ -40,9 +40,19 @@ FeatureRange = Tuple[float, float]
 
 def check_feature_range(feature_range: Sequence[float],
                         name: str = "feature_range") -> FeatureRange:
-    """``feature_range`` as a float pair ``(low, high)``; ``TypeError`` unless it is
-    a pair of real numbers (not bools), ``ValueError`` unless both are finite and
-    low < high."""
+    """``feature_range`` as a float pair ``(low, high)``.
+
+    Args:
+        feature_range (Sequence[float]): the pair to check.
+        name (str, optional): what the errors call it. (default: ``"feature_range"``)
+
+    Returns:
+        tuple[float, float]: ``(low, high)``.
+
+    Raises:
+        TypeError: unless it is a pair of real numbers (not bools).
+        ValueError: unless both are finite and low < high.
+    """
     try:
         bounds = tuple(feature_range)
         if len(bounds) != 2 or any(isinstance(bound, (bool, np.bool_, str, bytes))
@@ -173,12 +183,21 @@ def _check_fits(rows: Tensor, bound: Tensor) -> None:
 
 def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
                       names: Tuple[str, str] = ("low", "high")) -> None:
-    """Raise ``ValueError`` unless the per-feature range ``low`` / ``high`` (one
-    shape) is one a running range can reach: per feature either none yet
-    (``+inf`` / ``-inf``) or finite with low <= high (a NaN bound would stay for
-    ever, a ``-inf`` low would scale every row to NaN). The message names the
-    first offending feature by ``names`` (one host sync); ``what`` is the
-    subject of the message."""
+    """Raise unless the per-feature range ``low`` / ``high`` is one a running range
+    can reach: per feature either none yet (``+inf`` / ``-inf``) or finite with
+    low <= high (a NaN bound would stay for ever, a ``-inf`` low would scale every
+    row to NaN). One host sync.
+
+    Args:
+        low, high (Tensor): the bounds, of one shape.
+        what (str, optional): the subject of the message.
+            (default: ``"low and high"``)
+        names (tuple[str, str], optional): what the message calls the two bounds
+            when it names the first offending feature. (default: ``("low", "high")``)
+
+    Raises:
+        ValueError: a feature whose bounds no running range reaches.
+    """
     low, high = low.detach().cpu().double(), high.detach().cpu().double()
     unseen = (low == math.inf) & (high == -math.inf)
     seen = torch.isfinite(low) & torch.isfinite(high) & (low <= high)
@@ -379,9 +398,22 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
                                   window: Optional[int], clip: bool,
                                   names: Optional[Mapping[str, str]] = None
                                   ) -> Tuple[float, float, int, Optional[int], bool]:
-    """The settings of a :class:`RunningQuantileRange` as it keeps them, checked
-    (see its ``Raises``) in this order; ``names`` maps a parameter's name to what
-    the errors call it (a command line's option, say; default: its own name).
+    r"""The settings of a :class:`RunningQuantileRange` as it keeps them, checked
+    (see its ``Raises``) in this order.
+
+    Args:
+        quantile (float): the lower quantile, in :math:`(0, 0.5)`.
+        tolerance (float): the drift share that moves the effective range, :math:`\geq 0`.
+        reservoir_size (int): rows kept for the quantiles, :math:`\geq 1`.
+        window (int or None): the forgetting window, ``None`` or an integer in
+            :math:`[\text{reservoir\_size}, 2^{63}]`.
+        clip (bool): whether scaled values are clipped.
+        names (Mapping[str, str], optional): what the errors call a parameter (a
+            command line's option, say), by its name; one not given is called by
+            its own name. (default: :obj:`None`)
+
+    Returns:
+        tuple: ``(quantile, tolerance, reservoir_size, window, clip)``, as kept.
 
     Raises:
         QuantileRangeTypeError / QuantileRangeValueError: the first bad setting,
