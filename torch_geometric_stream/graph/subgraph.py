@@ -42,7 +42,8 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
     source, target = edge_index[0], edge_index[1]
     reached = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)
     reached[targets] = True
-    edge_mask = reached.new_zeros(edge_index.size(1)) if num_hops < 1 else None
+    if num_hops < 1:  # no hop: no edge
+        edge_mask = reached.new_zeros(edge_index.size(1))
     for _ in range(num_hops):
         # the edges into every row reached so far: at the last hop, those into
         # the rows within num_hops - 1 hops, as k_hop_subgraph keeps them

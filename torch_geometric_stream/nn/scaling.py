@@ -14,7 +14,7 @@ import math
 from bisect import bisect_left, insort
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -155,7 +155,7 @@ def _scaled_to_inf(scaled: Tensor, rows: Tensor, low: Tensor,
         return None
     column = int(infinite.nonzero()[0, 1])
     bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
-    return (first_offender(infinite, rows), tuple(float(b) for b in bounds),
+    return (first_offender(infinite, rows), (float(bounds[0]), float(bounds[1])),
             str(scaled.dtype).removeprefix("torch."))
 
 
@@ -452,7 +452,7 @@ class _Undo:
     row count and generator state before it, each replaced slot with the row it
     held (in the order replaced), and the bounds before it if it moved them."""
     seen: int
-    rng: dict
+    rng: Mapping[str, Any]
     replaced: List[Tuple[int, np.ndarray]] = field(default_factory=list)
     bounds: Optional[Tuple[Tensor, Tensor]] = None
 
