@@ -205,7 +205,8 @@ def restored_on_error(saved: State, restore: Callable[[State], Any]) -> Iterator
 
 class RollbackOnFailedLoad:
     """Mixin for :class:`torch.nn.Module` s that update their own tensors as they
-    learn (learners with an optimizer, the prototype memory): a
+    learn (learners with an optimizer, the prototype memory, the running
+    ranges of :mod:`torch_geometric_stream.nn.scaling`): a
     ``load_state_dict`` that fails (a missing or unexpected key under
     ``strict``, a wrong shape, a submodule refusing its entries) leaves the
     module exactly as it was, and ``assign=True`` is refused.
@@ -236,8 +237,9 @@ class RollbackOnFailedLoad:
         if assign:
             raise ValueError(f"{type(self).__name__}.load_state_dict copies into its own "
                              "tensors, which it updates as it learns: assign=True would "
-                             "replace them by the given ones (shared with their owner, and "
-                             "not those an optimizer updates); call it with assign=False")
+                             "replace them by the given ones (shared with their owner, and for "
+                             "a learner not those its optimizer updates); call it with "
+                             "assign=False")
         load = super().load_state_dict
         with restored_on_error(copy.deepcopy(self.state_dict()), load):
             return load(state_dict, strict=strict)

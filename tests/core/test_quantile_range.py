@@ -441,6 +441,64 @@ def test_bad_rows_are_refused_and_leave_the_range_as_it_was(make, rows, error, m
     same_state(scaler_state(scaler), scaler_state(twin))
 
 
+def _with(state, drop=(), entries=None, **extra):
+    """A copy of the range's ``state`` without the keys ``drop``, with the
+    ``entries`` set and the ``extra`` entries of its extra state replaced."""
+    state = {name: item for name, item in state.items() if name not in drop}
+    state.update(entries or {})
+    if extra:
+        state["_extra_state"] = {**state["_extra_state"], **extra}
+    return state
+
+
+@pytest.mark.parametrize("make, spoil, error, message", [
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: RunningQuantileRange(3, reservoir_size=10).state_dict(), ValueError,
+     "kept with reservoir_size=10, this range has reservoir_size=5"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, quantile=0.2), ValueError, "kept with quantile=0.2"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, reservoir=torch.full((5, 3), math.nan)), ValueError,
+     "reservoir state holds NaN or inf"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, reservoir=torch.zeros(5, 2)), ValueError,
+     r"reservoir state has shape \(5, 2\)"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, seen="8"), TypeError, "seen state must be an integer"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, drop=["_extra_state"]), RuntimeError, "Missing key"),
+    (lambda: RunningQuantileRange(3, reservoir_size=5),
+     lambda state: _with(state, entries={"high": torch.zeros(4)}), RuntimeError,
+     "size mismatch"),
+    (lambda: RunningMinMax(3),
+     lambda state: _with(state, entries={"high": torch.zeros(4)}), RuntimeError, "size mismatch"),
+    (lambda: RunningMinMax(3),
+     lambda state: _with(state, drop=["high"]), RuntimeError, "Missing key"),
+    (lambda: RunningMinMax(3),
+     lambda state: _with(state, entries={"scale": torch.ones(3)}), RuntimeError, "Unexpected key"),
+], ids=["other-size", "other-quantile", "nan-reservoir", "reservoir-features",
+        "seen-not-int", "no-extra-state", "high-shape", "min-max-high-shape",
+        "min-max-no-high", "min-max-unexpected-key"])
+def test_a_refused_load_leaves_the_range_exactly_as_it_was(make, spoil, error, message):
+    """torch copies a range's buffers before it reports a key or shape error, and
+    before it hands the extra state over (which the quantile range then refuses):
+    before, the refused range kept the state's ``low`` / ``high`` with its own
+    sample."""
+    torch.manual_seed(6)
+    scaler, kept = make(), make()
+    scaler.observe_(torch.randn(4, 3))
+    kept.observe_(torch.randn(8, 3) * 10)  # bounds other than the scaler's
+    before = scaler_state(scaler)
+    with pytest.raises(error, match=message):
+        scaler.load_state_dict(spoil(kept.state_dict()))
+    same_state(scaler_state(scaler), before)
+    with pytest.raises(ValueError, match="assign=True"):  # it would share the state's buffers
+        scaler.load_state_dict(kept.state_dict(), assign=True)
+    same_state(scaler_state(scaler), before)
+    scaler.load_state_dict(kept.state_dict())
+    same_state(scaler_state(scaler), scaler_state(kept))
+
+
 def test_no_rows_change_nothing():
     for scaler in (RunningMinMax(2), RunningQuantileRange(2)):
         assert scaler.observe_(torch.empty(0, 2)) is False

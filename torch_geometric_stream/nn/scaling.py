@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from torch_geometric_stream.base import RollbackOnFailedLoad
 from torch_geometric_stream.validation import (cast_overflow, check_bool,
                                                check_cast_keeps_finite, check_has_values,
                                                check_kept_settings, check_node_features,
@@ -208,9 +209,13 @@ def check_range_state(low: Tensor, high: Tensor, what: str = "low and high",
                          f"{names[1]}{first_offender(wrong, high)}")
 
 
-class _CheckedRangeLoad(nn.Module):
+class _CheckedRangeLoad(RollbackOnFailedLoad, nn.Module):
     """Base of the range modules: a loaded ``low`` / ``high`` must pass
-    :func:`check_range_state`, checked before any buffer is copied."""
+    :func:`check_range_state`, checked before any buffer is copied; and a
+    ``load_state_dict`` of the range itself that fails otherwise (a wrong shape,
+    a missing or unexpected key, extra state it refuses: torch copies the
+    buffers first) leaves it as it was, ``assign=True`` refused
+    (:class:`~torch_geometric_stream.base.RollbackOnFailedLoad`)."""
 
     low: Tensor
     high: Tensor
