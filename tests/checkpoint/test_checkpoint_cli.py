@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from ctrl_c_helpers import reached_by_ctrl_c
 
 from torch_geometric_stream.cli import main
 from torch_geometric_stream.cli import run as run_module
@@ -66,9 +67,9 @@ def _run_until_checkpoint(folder: Path, name: str) -> tuple[subprocess.Popen, Pa
     checkpoint = folder / f"{name}.ckpt"
     command = [sys.executable, "-m", "torch_geometric_stream", *RUN, "--checkpoint",
                str(checkpoint), "--checkpoint-every", "50", *outputs(folder, name)]
-    process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(reached_by_ctrl_c(command),
+                               env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while not checkpoint.exists():
         if process.poll() is not None:

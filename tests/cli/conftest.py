@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
+from ctrl_c_helpers import reached_by_ctrl_c
 
 from torch_geometric_stream.cli import main
 
@@ -41,9 +42,7 @@ class ProcessGroup(subprocess.Popen):
     :meth:`kill` kills the whole group (the command's workers too)."""
 
     def __init__(self, argv: list[str], **arguments: Any) -> None:
-        super().__init__(argv, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-                         **arguments)
+        super().__init__(reached_by_ctrl_c(argv), start_new_session=True, **arguments)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):  # the whole group ended already
