@@ -21,12 +21,13 @@ API (its options are documented by ``--help``):
    colon) or a name of the callable's module (``:data:`NAME```,
    ``time.monotonic``) equals the signature's default; a default given in
    words ("the last column") is skipped, and the skips are counted;
-3. an entry marked ``optional`` documents a parameter that has a default; in
-   a section that marks any entry ``optional``, every typed entry of a
-   parameter with a default is marked (sections that never use the marker,
-   about a quarter of those that document a default, all with untyped
-   ``name: text`` entries, are left alone: the package follows PyG's marker
-   only where it uses it at all).
+3. an entry marked ``optional`` documents a parameter that has a default,
+   and every typed entry of a parameter with a default is marked (PyG's
+   ``name (type, optional)``);
+4. every entry has a type (``name (type): text``; a variadic one:
+   ``**kwargs (optional): text``), but a cross-reference whose whole text
+   is ``as for`` / ``as in`` / ``see`` and one role (``x, y: as for
+   :func:`other`.``): its types are those of the entries it points to.
 
 Every class of :mod:`torch_geometric_stream` itself has a constructor
 ``Args:`` section of its own.
@@ -54,6 +55,7 @@ DEFAULT_RE = re.compile(r"\(default(?::\s*|\s+)")
 THE_DEFAULT_RE = re.compile(r"(?:``([^`]+)``|:obj:`([^`]+)`)\s+\((?:the )?default\b(?!:)")
 PROSE_DEFAULT_RE = re.compile(r"\bdefault:\s+")
 ROLE_RE = re.compile(r"^(?::(?:obj|data|attr|const|class):)?`{1,2}([^`]+)`{1,2}")
+CROSS_REFERENCE_RE = re.compile(r"(?:as (?:for|in)|see) :\w+:`[^`]+`\.")
 UNSET = object()  # no default documented, or none that reads as a value
 
 
@@ -233,9 +235,10 @@ def check(function: Callable, entries: Optional[list[Entry]], namespace: dict[st
     plain = {name: p for name, p in parameters.items()
              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     report.parameters = len(plain)
-    marks_optional = any(entry.optional for entry in entries)
     documented = set()
     for entry in entries:
+        if entry.type is None and not CROSS_REFERENCE_RE.fullmatch(entry.text):
+            report.problems.append(f"{', '.join(entry.names)!r} has no type")
         for name in entry.names:
             if name in documented:
                 report.problems.append(f"{name!r} documented twice")
@@ -246,19 +249,18 @@ def check(function: Callable, entries: Optional[list[Entry]], namespace: dict[st
             if parameter is None:
                 report.problems.append(f"{name!r} documented but not a parameter")
                 continue
-            _check_entry(name, parameter, entry, marks_optional, namespace, report)
+            _check_entry(name, parameter, entry, namespace, report)
     report.problems += [f"{name!r} not documented" for name in plain if name not in documented]
     return report
 
 
-def _check_entry(name: str, parameter: inspect.Parameter, entry: Entry, marks_optional: bool,
+def _check_entry(name: str, parameter: inspect.Parameter, entry: Entry,
                  namespace: dict[str, Any], report: Report) -> None:
     has_default = parameter.default is not parameter.empty
     if entry.optional and not has_default:
         report.problems.append(f"{name!r} marked optional but has no default")
-    if marks_optional and has_default and entry.type is not None and not entry.optional:
-        report.problems.append(f"{name!r} has a default but is not marked optional "
-                               f"(other entries of the section are)")
+    if has_default and entry.type is not None and not entry.optional:
+        report.problems.append(f"{name!r} has a default but is not marked optional")
     text = documented_default(entry.text)
     if text is None:
         return
@@ -468,13 +470,45 @@ def test_parser_catches_drift():
     assert sorted(report.problems) == sorted([
         "'scale' documents default '``2.0``', the signature has 1.0",
         "'high' documents default '``0``', the signature has 1",
-        "'size' has a default but is not marked optional (other entries of the section are)",
+        "'size' has a default but is not marked optional",
         "'flag' documents default '``True``', the signature has False",
         "'stale' documented but not a parameter",
         "'missing' not documented",
     ])
     assert report.parameters == 8 and report.defaults_compared == 5
     assert report.defaults_skipped == ["size: the rows of ``x``"]
+
+
+def untyped(x, y=1, z=2, *values, **options):
+    pass
+
+
+def test_every_entry_is_typed_but_a_cross_reference():
+    """An untyped entry is caught, also one that only starts as a cross-reference;
+    a bare cross-reference and a typed variadic entry pass."""
+    entries = parse_args_section("""Summary.
+
+    Args:
+        x: untyped.
+        y: as for :func:`other`, and more.
+        z: as in :func:`other`.
+        *values, **options (optional): passed on.
+    """)
+    assert check(untyped, entries, {}).problems == ["'x' has no type", "'y' has no type"]
+
+
+def test_a_default_is_marked_optional_in_every_section():
+    """A typed entry of a parameter with a default lacks ``optional``: caught also
+    in a section that marks no entry ``optional``."""
+    entries = parse_args_section("""Summary.
+
+    Args:
+        x (int): typed.
+        y (int): typed. (default: ``1``)
+        z, *values, **options: see :func:`other`.
+    """)
+    assert check(untyped, entries, {}).problems == [
+        "'y' has a default but is not marked optional"]
 
 
 @pytest.mark.parametrize("default, value, expected", [

@@ -180,12 +180,14 @@ class CheckpointState:
     """What :func:`load_checkpoint` returns besides the restored learner.
 
     Attributes:
-        position: stream position to resume at (samples ``< position`` are done).
-        record: the per-sample arrays of the run so far
+        position (int): stream position to resume at (samples ``< position`` are done).
+        record (dict[str, Any] or None): the per-sample arrays of the run so far
             (:meth:`PrequentialRecord.state_dict`), ``None`` if none were saved;
             pass it as ``initial`` to :func:`prequential`.
-        extra: the ``extra`` dictionary given to :func:`save_checkpoint`.
-        package_version: version of the package that wrote the checkpoint.
+        extra (dict[str, Any], optional): the ``extra`` dictionary given to
+            :func:`save_checkpoint`.
+        package_version (str, optional): version of the package that wrote the checkpoint.
+            (default: :obj:`""`)
     """
 
     position: int
@@ -201,14 +203,18 @@ def save_checkpoint(path: PathLike, learner: Any, *, position: int,
     """Atomically write ``learner`` and the run's state to ``path``.
 
     Args:
-        path: target file; its folder must exist.
-        learner: the stream learner (see the module docstring for what is stored).
-        position: number of stream samples processed (the resume position).
-        record: the run so far, a :class:`PrequentialRecord` or its
-            :meth:`~PrequentialRecord.state_dict`; it must end at ``position``.
-        transform: the input transform whose state to store: any object with
+        path (str or Path): target file; its folder must exist.
+        learner (StreamClassifier): the stream learner (see the module docstring for what is
+            stored).
+        position (int): number of stream samples processed (the resume position).
+        record (PrequentialRecord or Mapping[str, Any], optional): the run so far, a
+            :class:`PrequentialRecord` or its :meth:`~PrequentialRecord.state_dict`; it must end at
+            ``position``. (default: :obj:`None`)
+        transform (Stateful, optional): the input transform whose state to store: any object with
             ``state_dict()`` and ``load_state_dict()`` (see :class:`Stateful`).
-        extra: picklable values to store and check on loading (``expect``).
+            (default: :obj:`None`)
+        extra (Mapping[str, Any], optional): picklable values to store and check on loading
+            (``expect``). (default: :obj:`None`)
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
@@ -263,11 +269,12 @@ class CheckpointCallback:
 
     Args:
         path, learner, transform: as for :func:`save_checkpoint`.
-        every: checkpoint interval in samples (:math:`\geq 1`); ``None``: only
+        every (int or None): checkpoint interval in samples (:math:`\geq 1`); ``None``: only
             at the end.
-        end: stream position after the run's last sample; ``None``: not known.
-        extra: as for :func:`save_checkpoint`, or a function returning it,
-            called at each save.
+        end (int or None): stream position after the run's last sample; ``None``: not known.
+        extra (Mapping[str, Any] or callable, optional): as for
+            :func:`save_checkpoint`, or a function returning it, called at each save.
+            (default: :obj:`None`)
 
     Raises:
         TypeError, ValueError: ``every`` or ``end`` is not an integer of its range,
@@ -340,16 +347,16 @@ def load_checkpoint(path: PathLike, learner: Any, *,
     restoring still fails, learner, transform and RNG states are rolled back.
 
     Args:
-        path: a file written by :func:`save_checkpoint` (trusted: it is unpickled).
-        learner: a learner built like the saved one.
-        transform: the transform to restore; required exactly when the
-            checkpoint holds a transform state.
-        expect: entries that the checkpoint's ``extra`` must hold with equal values,
-            or a function of the checkpoint's ``extra`` returning them (called
-            before anything changes; it may raise :class:`CheckpointError`).
-        assume: the value of an ``expect`` entry in checkpoints that lack it
-            (written before the entry existed, or leaving it out at that
-            value); without one, a lacking entry reads ``None``.
+        path (str or Path): a file written by :func:`save_checkpoint` (trusted: it is unpickled).
+        learner (StreamClassifier): a learner built like the saved one.
+        transform (Stateful, optional): the transform to restore; required exactly when the
+            checkpoint holds a transform state. (default: :obj:`None`)
+        expect (Mapping or callable, optional): entries that the checkpoint's ``extra`` must hold
+            with equal values, or a function of the checkpoint's ``extra`` returning them (called
+            before anything changes; it may raise :class:`CheckpointError`). (default: :obj:`None`)
+        assume (Mapping[str, Any], optional): the value of an ``expect`` entry in checkpoints that
+            lack it (written before the entry existed, or leaving it out at that value); without
+            one, a lacking entry reads ``None``. (default: :obj:`None`)
 
     Returns:
         A :class:`CheckpointState` (position, per-sample arrays, extra).

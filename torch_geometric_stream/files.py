@@ -92,8 +92,9 @@ def atomic_savefig(path: Union[str, os.PathLike], figure: Any, **options: Any) -
 
     Args:
         path (str or os.PathLike): the image file to write.
-        figure: the figure; ``figure.savefig(handle, **options)`` writes it.
-        **options: passed to ``savefig``. The format is ``options["format"]`` if
+        figure (matplotlib.figure.Figure): the figure; ``figure.savefig(handle, **options)`` writes
+            it.
+        **options (optional): passed to ``savefig``. The format is ``options["format"]`` if
             given, else the one ``path``'s suffix names (no suffix: matplotlib's
             default, PNG), as ``figure.savefig(path)`` would choose: the temporary
             file's own suffix names none.

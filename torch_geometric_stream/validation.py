@@ -97,16 +97,19 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     r"""Validate feature rows and return them as a :math:`(n, d)` float tensor.
 
     Args:
-        x: one sample :math:`(d,)` or a batch :math:`(n, d)`; any floating dtype.
-        num_features: the expected :math:`d` (``None`` accepts any).
-        name: how the argument is called in error messages.
-        device: where the result goes (default: where ``x`` is). Values are
-            checked before the move, so host rows going to a GPU cost no
-            host-device synchronization.
-        dtype: the floating dtype of the result.
-        finite_norms: also refuse rows whose L2 norm overflows ``dtype``
+        x (Tensor or array-like): one sample :math:`(d,)` or a batch :math:`(n, d)`; any floating
+            dtype.
+        num_features (int or None): the expected :math:`d` (``None`` accepts any).
+        name (str, optional): how the argument is called in error messages. (default: :obj:`"x"`)
+        device (torch.device, optional): where the result goes (default: where ``x`` is). Values
+            are checked before the move, so host rows going to a GPU cost no host-device
+            synchronization.
+        dtype (torch.dtype, optional): the floating dtype of the result.
+            (default: :obj:`torch.float32`)
+        finite_norms (bool, optional): also refuse rows whose L2 norm overflows ``dtype``
             (float32: entries beyond about 1.8e19), which L2 normalization
             would turn into zero rows (for learners that normalize raw rows).
+            (default: :obj:`False`)
 
     Returns:
         The rows without autograd history: a learner never sends a gradient
@@ -159,9 +162,9 @@ def as_label_vector(y: Any, num_rows: int, num_classes: int, *,
     """Validate labels and return a :math:`(n,)` ``int64`` tensor, ``-1`` = unlabeled.
 
     Args:
-        y: the labels: ``None`` (every row unlabeled), a Python ``int`` or a 0-d
-            tensor (a single row), or :math:`(n,)` class ids; in a list or tuple,
-            ``None`` marks an unlabeled row as ``-1`` does (``[3, None, 0]``).
+        y (int or Tensor or array-like or None): the labels: ``None`` (every row unlabeled), a
+            Python ``int`` or a 0-d tensor (a single row), or :math:`(n,)` class ids; in a list or
+            tuple, ``None`` marks an unlabeled row as ``-1`` does (``[3, None, 0]``).
         num_rows (int): the expected :math:`n`, the rows of ``x``.
         num_classes (int): the number of classes :math:`c`.
         device (torch.device, optional): where the result goes; ``None``: where
@@ -205,7 +208,7 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
     and device only: no value is read, so no device sync.
 
     Args:
-        x: the node features.
+        x (Tensor): the node features.
         in_channels (int): the expected :math:`F_{in}`.
         dtype (torch.dtype or None): the dtype of the module's parameters that
             ``x`` must have; ``None`` accepts any floating dtype.
@@ -242,11 +245,11 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
     graph itself.
 
     Args:
-        x: the node features :math:`(N, F_{in})`, checked as by
+        x (Tensor): the node features :math:`(N, F_{in})`, checked as by
             :func:`check_node_features`.
-        edge_index: the edges :math:`(2, E)`: integer, every index in
+        edge_index (Tensor): the edges :math:`(2, E)`: integer, every index in
             :math:`[0, N)`.
-        edge_weight: ``None`` or floating :math:`(E,)` weights.
+        edge_weight (Tensor or None): ``None`` or floating :math:`(E,)` weights.
         in_channels (int): the expected :math:`F_{in}`.
         dtype (torch.dtype or None): the dtype ``x`` must have (``None``: any
             floating dtype).
@@ -264,8 +267,8 @@ def check_weighted_graph(edge_index: Any, edge_weight: Any, num_nodes: int,
     ``num_nodes`` nodes (one host sync on a GPU).
 
     Args:
-        edge_index: the edges :math:`(2, E)`, integer indices in :math:`[0, N)`.
-        edge_weight: ``None`` or a dense floating :math:`(E,)` tensor with
+        edge_index (Tensor): the edges :math:`(2, E)`, integer indices in :math:`[0, N)`.
+        edge_weight (Tensor or None): ``None`` or a dense floating :math:`(E,)` tensor with
             values, on ``edge_index``'s device.
         num_nodes (int): the number of nodes :math:`N` (``>= 0``).
         what (str, optional): as for :func:`check_edge_index`. (default: ``""``)
@@ -302,7 +305,7 @@ def check_row_mask(mask: Any, rows: Tensor, name: str, where: str) -> None:
     rows of ``rows``, on their device; no value is read.
 
     Args:
-        mask: the mask to check.
+        mask (Tensor): the mask to check.
         rows (Tensor): the rows it selects from.
         name (str): how ``mask`` is called in messages.
         where (str): what names ``rows``' device in the message.
@@ -325,7 +328,7 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
     :math:`(2, E)` with values.
 
     Args:
-        edge_index: the edges to check.
+        edge_index (Tensor): the edges to check.
         num_nodes (int): the number of nodes :math:`N`.
         check_indices (bool, optional): also check that every index lies in
             :math:`[0, N)` (reading their range costs one host sync on a GPU).
@@ -352,7 +355,7 @@ def describe_index(value: Any) -> str:
     """What an index argument is, for a message: its shape and dtype, or its type.
 
     Args:
-        value: the argument.
+        value (Any): the argument.
     """
     if isinstance(value, Tensor):
         return f"shape {tuple(value.shape)}, dtype {value.dtype}"
@@ -472,7 +475,7 @@ def check_row_index(index: Any, num_rows: int, name: str = "query_index") -> Non
     indices in :math:`[0, N)` (reading their range costs one host sync on a GPU).
 
     Args:
-        index: the row indices.
+        index (Tensor): the row indices.
         num_rows (int): the number of rows :math:`N`.
         name (str, optional): how ``index`` is called in messages.
             (default: ``"query_index"``)
@@ -507,7 +510,7 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """Return ``value`` as ``int`` if it is an integer ``>= minimum``.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
         minimum (int, optional): the smallest value allowed. (default: ``1``)
 
@@ -527,7 +530,7 @@ def check_choice(value: Any, choices: tuple, name: str) -> None:
     ``choices``.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         choices (tuple): the values allowed.
         name (str): how it is called in the message.
     """
@@ -546,7 +549,7 @@ def check_mapping(value: Any, name: str, what: str = " (e.g. a dict)"
     {type}``.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in the message.
         what (str, optional): what follows "mapping" in the message.
             (default: ``" (e.g. a dict)"``)
@@ -563,7 +566,7 @@ def check_state_entries(state: Any, entries: Sequence[str], name: str) -> Mappin
     the entries it lacks (not a ``KeyError`` as they are read).
 
     Args:
-        state: the state to check.
+        state (Mapping[str, Any]): the state to check.
         entries (Sequence[str]): the entries it must hold.
         name (str): how it is called in the message.
     """
@@ -582,7 +585,7 @@ def check_seed(value: Any, name: str = "seed") -> int:
     (what :func:`torch.manual_seed` and NumPy's generators take).
 
     Args:
-        value: the seed.
+        value (Any): the seed.
         name (str, optional): how it is called in messages. (default: ``"seed"``)
 
     Raises:
@@ -612,7 +615,7 @@ def check_device(device: Any, name: str = "device") -> torch.device:
     device that this machine has.
 
     Args:
-        device: the device, e.g. ``"cuda:0"``.
+        device (str or torch.device): the device, e.g. ``"cuda:0"``.
         name (str, optional): how it is called in messages.
             (default: ``"device"``)
 
@@ -641,7 +644,7 @@ def check_real(value: Any, name: str) -> float:
     """``value`` as ``float`` if it is a real number (not a bool).
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in the message.
 
     Raises:
@@ -657,7 +660,7 @@ def check_bool(value: Any, name: str) -> bool:
     ``"no"`` or ``1`` would otherwise switch a flag on.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in the message.
 
     Raises:
@@ -672,7 +675,7 @@ def check_finite(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it is a finite number.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
 
     Raises:
@@ -689,7 +692,7 @@ def check_nonnegative(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it is a finite number ``>= 0``.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
 
     Raises:
@@ -706,7 +709,7 @@ def check_positive(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it is a number ``> 0`` (``inf`` included).
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
 
     Raises:
@@ -723,7 +726,7 @@ def check_unit_interval(value: Any, name: str) -> float:
     """Return ``value`` as ``float`` if it lies in :math:`(0, 1]`.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
 
     Raises:
@@ -740,7 +743,7 @@ def check_dropout(value: Any, name: str = "dropout") -> float:
     """Return ``value`` as ``float`` if it is a drop probability in :math:`[0, 1)`.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str, optional): how it is called in messages.
             (default: ``"dropout"``)
 

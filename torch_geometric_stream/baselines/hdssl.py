@@ -140,15 +140,16 @@ class HDSSL(MicroClusterClassifier):
     sample of the chunk); each group becomes a micro-cluster.
 
     Args:
-        in_channels: number of features :math:`d`.
-        num_classes: number of classes :math:`c`.
-        memory_size: maximum number of micro-clusters (default ``1000``).
-        k: neighbour count of the radius estimate (default ``5``).
-        decay: decay rate :math:`\lambda` (default ``1e-4``).
-        prune_threshold: weight below which a cluster is pruned (default ``0.15``).
-        chunk_size: ``1`` for the per-instance variant, ``> 1`` for chunked
+        in_channels (int): number of features :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        memory_size (int, optional): maximum number of micro-clusters (default ``1000``).
+        k (int, optional): neighbour count of the radius estimate (default ``5``).
+        decay (float, optional): decay rate :math:`\lambda` (default ``1e-4``).
+        prune_threshold (float, optional): weight below which a cluster is pruned (default
+            ``0.15``).
+        chunk_size (int, optional): ``1`` for the per-instance variant, ``> 1`` for chunked
             synchronization clustering (default ``1``).
-        seed: seed of the 10 % samples of the radius estimate (default ``0``);
+        seed (int, optional): seed of the 10 % samples of the radius estimate (default ``0``);
             part of the state: a loaded state brings the seed it was saved with,
             so the learner goes on drawing the saved learner's samples.
 

@@ -40,15 +40,16 @@ class ReSSL(MicroClusterClassifier):
     cluster, the two closest clusters of the most frequent label.
 
     Args:
-        in_channels: number of features :math:`d`.
-        num_classes: number of classes :math:`c`.
-        memory_size: maximum number of micro-clusters (default ``1000``).
-        decay: decay rate :math:`\lambda` (default ``2e-6``).
-        prune_threshold: importance below which a cluster is pruned
+        in_channels (int): number of features :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        memory_size (int, optional): maximum number of micro-clusters (default ``1000``).
+        decay (float, optional): decay rate :math:`\lambda` (default ``2e-6``).
+        prune_threshold (float, optional): importance below which a cluster is pruned
             (default ``0.06``).
-        window: size of the accuracy window of the voters (default ``100``).
-        ks: neighbour counts of the kNN voters (default ``(1, 3, 5, 7)``).
-        seed: accepted for a uniform API; ReSSL has no randomness (default ``0``).
+        window (int, optional): size of the accuracy window of the voters (default ``100``).
+        ks (Sequence[int], optional): neighbour counts of the kNN voters (default
+            ``(1, 3, 5, 7)``).
+        seed (int, optional): accepted for a uniform API; ReSSL has no randomness (default ``0``).
 
     Deviations from the authors' code (MATLAB, ``code/*.m``):
         * No initial labelled set (the official run builds 1000 labelled

@@ -40,10 +40,11 @@ def harmonic_solution(weights: np.ndarray, labels: np.ndarray, num_classes: int,
     r"""Harmonic label values :math:`f_U = (D_{UU} - W_{UU})^{-1} W_{UB} Y_B` of a graph.
 
     Args:
-        weights: symmetric :math:`(n, n)` non-negative weights (diagonal ignored).
-        labels: :math:`(n,)` class id of boundary nodes, ``-1`` for unlabelled ones.
-        num_classes: :math:`c`.
-        query: unlabelled nodes whose values are wanted (default: all nodes).
+        weights (np.ndarray): symmetric :math:`(n, n)` non-negative weights (diagonal ignored).
+        labels (np.ndarray): :math:`(n,)` class id of boundary nodes, ``-1`` for unlabelled ones.
+        num_classes (int): :math:`c`.
+        query (np.ndarray, optional): unlabelled nodes whose values are wanted (default: all
+            nodes).
 
     Returns:
         :math:`(|query|, c)` values; boundary nodes get their one-hot label and
@@ -208,15 +209,15 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     exactly symmetric.
 
     Args:
-        in_channels: number of features :math:`d`.
-        num_classes: number of classes :math:`c`.
-        memory_size: window length :math:`\tau` (default ``1000``); the model
+        in_channels (int): number of features :math:`d`.
+        num_classes (int): number of classes :math:`c`.
+        memory_size (int, optional): window length :math:`\tau` (default ``1000``); the model
             stores ``tau`` points and ``(tau + 1 + c)^2`` weights.
-        sigma: Gaussian bandwidth; ``None`` (default) uses the median
+        sigma (float, optional): Gaussian bandwidth; ``None`` (default) uses the median
             heuristic: the median pairwise distance of the window points,
             recomputed while the first window fills and frozen once it holds
             ``tau`` points (1.0 while fewer than two distinct points exist).
-        knn: if set, each arriving point (and each query) joins only its
+        knn (int, optional): if set, each arriving point (and each query) joins only its
             ``knn`` nearest window points (default ``None``: all of them).
 
     Deviations from the authors' code:

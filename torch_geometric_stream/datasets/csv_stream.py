@@ -155,7 +155,7 @@ class CSVRowStream:
     text read for them.
 
     Args:
-        path: a ``.csv`` or ``.csv.gz`` file, or ``"-"`` for standard input
+        path (str or Path): a ``.csv`` or ``.csv.gz`` file, or ``"-"`` for standard input
             (UTF-8 text).
         classes (sequence of str): the class names, in class id order.
         label_column (str, optional): the label column's header name or index.

@@ -124,9 +124,10 @@ def encode_labels(raw: Sequence | np.ndarray,
     """Map original labels to ``0..c-1`` in the order of the sorted distinct values.
 
     Args:
-        raw: original labels, numbers or strings, shape :math:`(T,)`.
-        names: optional readable name per original value (e.g. ``{1: "WALKING"}``);
-            values without an entry are named ``str(value)``.
+        raw (Sequence or np.ndarray): original labels, numbers or strings, shape :math:`(T,)`.
+        names (Mapping, optional): optional readable name per original value (e.g.
+            ``{1: "WALKING"}``); values without an entry are named ``str(value)``.
+            (default: :obj:`None`)
 
     Returns:
         ``(y, class_names)``: int64 labels of shape :math:`(T,)` and one name per class.

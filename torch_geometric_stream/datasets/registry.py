@@ -177,10 +177,10 @@ def load_dataset(name: str, root: str | Path, *, strict: bool = False) -> Stream
     """Read one of the paper's datasets from ``root/<folder>/`` in its original format.
 
     Args:
-        name: a dataset name (see :func:`resolve_dataset_name`).
-        root: folder that holds one sub-folder per dataset.
-        strict: raise instead of warning when part of a dataset is missing
-            (GSAD batches).
+        name (str): a dataset name (see :func:`resolve_dataset_name`).
+        root (str or Path): folder that holds one sub-folder per dataset.
+        strict (bool, optional): raise instead of warning when part of a dataset is missing
+            (GSAD batches). (default: :obj:`False`)
 
     Returns:
         The stream, in the original order (train split then test split),

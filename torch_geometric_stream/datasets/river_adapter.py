@@ -16,10 +16,10 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
     """Materialize a River classification dataset, e.g. ``"Phishing"`` or ``"ImageSegments"``.
 
     Args:
-        dataset: the name of a class in :mod:`river.datasets` (instantiated
+        dataset (str or Iterable): the name of a class in :mod:`river.datasets` (instantiated
             with no argument) or an iterable of ``(x: dict, y)`` pairs such as
             a River dataset instance.
-        max_samples: stop after this many rows.
+        max_samples (int, optional): stop after this many rows. (default: :obj:`None`)
 
     Returns:
         ``x`` of shape :math:`(n, d)` over the :math:`d` keys of all the rows loaded,

@@ -203,7 +203,7 @@ def load_stream_file(path: str | Path, *, label_column: Optional[str] = None,
     kept (an ARFF's nominal label: all its declared values).
 
     Args:
-        path: the file.
+        path (str or Path): the file.
         label_column (str, optional): the label column's header name or index (a
             CSV's), or the label attribute's name or index (an ARFF's).
         limit (int, optional): the number of data rows to keep (default: all).

@@ -38,18 +38,22 @@ class SyntheticStream:
     r"""Lazily generated, seeded Gaussian stream with drift.
 
     Args:
-        num_samples: stream length :math:`T`.
-        num_features: :math:`d` (default 16).
-        num_classes: :math:`c` (default 4).
-        drift: ``"none"``, ``"sudden"`` or ``"gradual"``.
-        drift_points: where concepts change, each a fraction of :math:`T` in
-            ``(0, 1)`` (float) or a row index (int); ignored for ``"none"``.
-        drift_width: length of a gradual transition, a fraction of :math:`T`
-            (float) or rows (int); must fit before the next drift point.
-        class_incremental: classes appear one after the other over time.
-        separation: scale of the class centres.
-        noise: standard deviation of the per-feature Gaussian noise.
-        seed: seed of every random draw.
+        num_samples (int): stream length :math:`T`.
+        num_features (int, optional): :math:`d` (default 16).
+        num_classes (int, optional): :math:`c` (default 4).
+        drift (str, optional): ``"none"``, ``"sudden"`` or ``"gradual"``. (default: :obj:`"none"`)
+        drift_points (Sequence[float or int], optional): where concepts change, each a fraction of
+            :math:`T` in ``(0, 1)`` (float) or a row index (int); ignored for ``"none"``.
+            (default: :obj:`(0.5,)`)
+        drift_width (float or int, optional): length of a gradual transition, a fraction of
+            :math:`T` (float) or rows (int); must fit before the next drift point.
+            (default: :obj:`0.1`)
+        class_incremental (bool, optional): classes appear one after the other over time.
+            (default: :obj:`False`)
+        separation (float, optional): scale of the class centres. (default: :obj:`4.0`)
+        noise (float, optional): standard deviation of the per-feature Gaussian noise.
+            (default: :obj:`1.0`)
+        seed (int, optional): seed of every random draw. (default: :obj:`0`)
 
     Shapes:
         - iteration: ``(x_row (d,) float32, y int)``
@@ -182,6 +186,6 @@ def make_synthetic_dataset(num_samples: int, **kwargs: Any) -> StreamDataset:
 
     Args:
         num_samples (int): stream length :math:`T`.
-        **kwargs: the other arguments of :class:`SyntheticStream`.
+        **kwargs (optional): the other arguments of :class:`SyntheticStream`.
     """
     return SyntheticStream(num_samples, **kwargs).take(num_samples)

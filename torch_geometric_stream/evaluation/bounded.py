@@ -207,7 +207,7 @@ class RunningAccuracy:
     is above 1 (it is 1 while :math:`T \leq \text{max\_points}`).
 
     Args:
-        max_points: even, at least 2.
+        max_points (int, optional): even, at least 2. (default: :obj:`4096`)
     """
 
     _KEYS = ("samples", "correct", "stride", "points")
@@ -517,7 +517,8 @@ class BoundedStreamMetrics:
     a :class:`RunningAccuracy` and a :class:`LatencyHistogram`.
 
     Args:
-        curve_points: ``max_points`` of the :class:`RunningAccuracy`.
+        curve_points (int, optional): ``max_points`` of the :class:`RunningAccuracy`.
+            (default: :obj:`4096`)
     """
 
     def __init__(self, curve_points: int = CURVE_POINTS) -> None:

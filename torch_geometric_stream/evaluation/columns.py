@@ -30,7 +30,7 @@ def check_int64(value: Any, name: str) -> int:
     """``value`` as a Python int that an ``int64`` holds.
 
     Args:
-        value: the value to check.
+        value (Any): the value to check.
         name (str): how it is called in messages.
 
     Raises:
@@ -68,6 +68,6 @@ def to_numpy(column: array, dtype: Any) -> np.ndarray:
 
     Args:
         column (array): the column :math:`(n,)`.
-        dtype: the NumPy dtype of the result.
+        dtype (np.dtype): the NumPy dtype of the result.
     """
     return np.frombuffer(column, dtype=column.typecode).astype(dtype)

@@ -63,11 +63,11 @@ class DelayedLabels:
     r"""The labeled samples whose label has not reached the learner yet, oldest first.
 
     Args:
-        delay: :math:`d`, the samples predicted between a sample and the
+        delay (int): :math:`d`, the samples predicted between a sample and the
             learning of its label (an integer >= 1; ``0`` needs no queue).
-        learn_on_arrival: whether the held samples were learned without label
+        learn_on_arrival (bool, optional): whether the held samples were learned without label
             as they arrived (kept with the queue, so that a run goes on as it
-            began; the queue itself learns nothing).
+            began; the queue itself learns nothing). (default: :obj:`True`)
 
     Raises:
         TypeError, ValueError: ``delay`` is no integer >= 1, ``learn_on_arrival``

@@ -44,9 +44,9 @@ def paper_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray:
     rather than 28 from floating-point rounding.
 
     Args:
-        labels: the class of every stream position, shape :math:`(T,)`.
-        label_ratio: :math:`r \in (0, 1]`.
-        seed: seed of :func:`numpy.random.default_rng` that draws the extra positions.
+        labels (Tensor or array-like): the class of every stream position, shape :math:`(T,)`.
+        label_ratio (float): :math:`r \in (0, 1]`.
+        seed (int): seed of :func:`numpy.random.default_rng` that draws the extra positions.
 
     Returns:
         Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
@@ -76,9 +76,9 @@ def authors_label_mask(labels: Any, label_ratio: float, seed: int) -> np.ndarray
     without tolerance, as their code does.
 
     Args:
-        labels: the class of every stream position, shape :math:`(T,)`.
-        label_ratio: :math:`r \in (0, 1]`.
-        seed: the authors' run seed (0, 2000, 4000, 6000 or 8000 in the paper).
+        labels (Tensor or array-like): the class of every stream position, shape :math:`(T,)`.
+        label_ratio (float): :math:`r \in (0, 1]`.
+        seed (int): the authors' run seed (0, 2000, 4000, 6000 or 8000 in the paper).
 
     Returns:
         Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
@@ -112,9 +112,9 @@ def bernoulli_label_mask(num_samples: int, label_probability: float, seed: int) 
     r"""Label every position independently with probability :math:`p`.
 
     Args:
-        num_samples: :math:`T`.
-        label_probability: :math:`p \in (0, 1]`.
-        seed: seed of :func:`numpy.random.default_rng`.
+        num_samples (int): :math:`T`.
+        label_probability (float): :math:`p \in (0, 1]`.
+        seed (int): seed of :func:`numpy.random.default_rng`.
 
     Returns:
         Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
@@ -134,9 +134,9 @@ def capymoa_label_mask(num_samples: int, label_probability: float, seed: int) ->
     package's runner labels the same positions as CapyMOA's evaluator.
 
     Args:
-        num_samples: :math:`T`.
-        label_probability: :math:`p \in (0, 1]`.
-        seed: CapyMOA's ``random_seed``, :math:`0 \leq` seed :math:`< 2^{32}`.
+        num_samples (int): :math:`T`.
+        label_probability (float): :math:`p \in (0, 1]`.
+        seed (int): CapyMOA's ``random_seed``, :math:`0 \leq` seed :math:`< 2^{32}`.
 
     Returns:
         Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
@@ -222,13 +222,13 @@ def make_label_mask(kind: str, labels: Any, label_ratio: float, seed: int) -> np
     r"""The label mask named ``kind`` for a stream with classes ``labels``.
 
     Args:
-        kind: ``"paper"`` (:func:`paper_label_mask`), ``"authors"``
+        kind (str): ``"paper"`` (:func:`paper_label_mask`), ``"authors"``
             (:func:`authors_label_mask`), ``"bernoulli"``
             (:func:`bernoulli_label_mask` with probability ``label_ratio``) or
             ``"capymoa"`` (:func:`capymoa_label_mask`, likewise).
-        labels: the class of every stream position, shape :math:`(T,)`.
-        label_ratio: :math:`r \in (0, 1]`.
-        seed: seed of the draw.
+        labels (Tensor or array-like): the class of every stream position, shape :math:`(T,)`.
+        label_ratio (float): :math:`r \in (0, 1]`.
+        seed (int): seed of the draw.
 
     Returns:
         Boolean mask of shape :math:`(T,)`, ``True`` = labeled.
@@ -271,10 +271,10 @@ def paper_memory_sizes(num_classes: int, label_ratio: float, memory_size: int = 
     labeled slot per class).
 
     Args:
-        num_classes: :math:`c`.
-        label_ratio: :math:`r \in (0, 1]`.
-        memory_size: :math:`M = L + U` (default 1000).
-        slots_per_class: :math:`n \geq 1`, labeled slots per class below 0.5 %
+        num_classes (int): :math:`c`.
+        label_ratio (float): :math:`r \in (0, 1]`.
+        memory_size (int, optional): :math:`M = L + U` (default 1000).
+        slots_per_class (int, optional): :math:`n \geq 1`, labeled slots per class below 0.5 %
             labels, up to 100 slots in all (default 1: the paper's rule).
 
     Returns:

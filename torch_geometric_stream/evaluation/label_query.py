@@ -59,13 +59,14 @@ class UncertaintyQuery:
     r"""Whether to ask for a sample's label, from the learner's class probabilities.
 
     Args:
-        strategy: one of :data:`LABEL_QUERIES`.
-        budget: :math:`b \in (0, 1]`, the largest share of the samples seen
+        strategy (str): one of :data:`LABEL_QUERIES`.
+        budget (float): :math:`b \in (0, 1]`, the largest share of the samples seen
             whose label is asked for.
-        threshold: :math:`u \in [0, 1]` of ``fixed-uncertainty`` (default
+        threshold (float, optional): :math:`u \in [0, 1]` of ``fixed-uncertainty`` (default
             0.9, MOA's).
-        step: :math:`s \in [0, 1]` of the variable strategies (default 0.01, MOA's).
-        seed: seed of the draws of ``randomized-uncertainty`` and
+        step (float, optional): :math:`s \in [0, 1]` of the variable strategies (default 0.01,
+            MOA's).
+        seed (int, optional): seed of the draws of ``randomized-uncertainty`` and
             ``selective-sampling`` (:func:`numpy.random.default_rng`).
 
     Raises:

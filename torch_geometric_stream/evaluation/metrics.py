@@ -72,8 +72,8 @@ def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.
     r"""Running accuracy at (at most) ``num_points`` evenly spaced stream positions.
 
     Args:
-        correct: per-sample correctness, shape :math:`(T,)`.
-        num_points: how many points of the curve to return.
+        correct (Tensor or array-like): per-sample correctness, shape :math:`(T,)`.
+        num_points (int, optional): how many points of the curve to return. (default: :obj:`200`)
 
     Returns:
         ``(counts, accuracy)``, both of shape :math:`(P,)` with
@@ -170,12 +170,12 @@ def class_metrics(labels: Any, predictions: Any,
     r"""Class-wise and chance-corrected agreement of a run's predictions.
 
     Args:
-        labels: true class ids :math:`(T,)`.
-        predictions: predicted class ids :math:`(T,)`.
-        num_classes: the number of classes :math:`c` of the stream, where known
+        labels (Tensor or array-like): true class ids :math:`(T,)`.
+        predictions (Tensor or array-like): predicted class ids :math:`(T,)`.
+        num_classes (int, optional): the number of classes :math:`c` of the stream, where known
             (e.g. ``learner.num_classes``): the matrix and the recall then cover
             every class, seen or not; ``None``: :math:`c` = 1 + the largest id in
-            either (the classes above it left out).
+            either (the classes above it left out). (default: :obj:`None`)
 
     Returns:
         ``confusion_matrix``: :math:`(c, c)` nested lists indexed by class id,
@@ -227,12 +227,13 @@ def class_metrics_from_counts(support: List[int], hits: List[int], predicted: Li
     :math:`O(T)`): the same numbers, computed the same way, from either.
 
     Args:
-        support: samples of each class :math:`(c,)`, Python ints summing to :math:`T`.
-        hits: samples of each class predicted right :math:`(c,)`.
-        predicted: samples predicted as each class :math:`(c,)`.
-        majority_hits: samples the prequential majority-class classifier gets right.
-        no_change_hits: samples the no-change classifier gets right.
-        confusion: the :math:`(c, c)` confusion matrix as nested lists, or ``None``.
+        support (list[int]): samples of each class :math:`(c,)`, Python ints summing to :math:`T`.
+        hits (list[int]): samples of each class predicted right :math:`(c,)`.
+        predicted (list[int]): samples predicted as each class :math:`(c,)`.
+        majority_hits (int): samples the prequential majority-class classifier gets right.
+        no_change_hits (int): samples the no-change classifier gets right.
+        confusion (list[list[int]] or None): the :math:`(c, c)` confusion matrix as nested lists,
+            or ``None``.
     """
     samples = sum(support)
     recall = [h / n if n else None for h, n in zip(hits, support)]

@@ -90,33 +90,34 @@ class PrequentialResult:
     r"""Outcome of :func:`prequential` over positions :math:`[start, start + n)`.
 
     Attributes:
-        correct: whether each prediction was right, ``bool`` :math:`(n,)`.
-        predictions: predicted class ids, ``int64`` :math:`(n,)`.
-        labels: true class ids, ``int64`` :math:`(n,)`.
-        labeled: whether the learner got the label, ``bool`` :math:`(n,)`.
-        metrics: :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
+        correct (np.ndarray or None): whether each prediction was right, ``bool`` :math:`(n,)`.
+        predictions (np.ndarray or None): predicted class ids, ``int64`` :math:`(n,)`.
+        labels (np.ndarray or None): true class ids, ``int64`` :math:`(n,)`.
+        labeled (np.ndarray or None): whether the learner got the label, ``bool`` :math:`(n,)`.
+        metrics (dict[str, Any]): :meth:`StreamMetrics.summary`, :func:`class_metrics` (confusion
             matrix, balanced accuracy, kappa, kappa_m, kappa_t; the matrix and the
             recall over all ``learner.num_classes`` classes where the learner has
             it as an integer, a 0-d integer tensor included) plus ``seconds`` (wall
             time), ``peak_memory_mb`` and ``n_labels``.
-        start: stream position of the first entry.
-        history: ``"full"``, or ``"bounded"``: then the four per-sample arrays
+        start (int, optional): stream position of the first entry. (default: :obj:`0`)
+        history (str, optional): ``"full"``, or ``"bounded"``: then the four per-sample arrays
             (and ``positions``) are ``None``, ``metrics`` is
             :meth:`~torch_geometric_stream.evaluation.bounded.BoundedStreamMetrics.summary`
             with the class metrics and ``kept`` holds the exact running accuracy
-            at some positions.
-        kept: with ``history="bounded"``, the samples seen and the hits after
-            them at the positions kept, ``int64`` :math:`(P,)` each
+            at some positions. (default: :obj:`"full"`)
+        kept (tuple[np.ndarray, np.ndarray], optional): with ``history="bounded"``, the samples
+            seen and the hits after them at the positions kept, ``int64`` :math:`(P,)` each
             (:meth:`~torch_geometric_stream.evaluation.bounded.RunningAccuracy.points`).
-        windows: with ``window=N`` (:func:`prequential`), the metrics of each
-            consecutive window of :math:`N` samples, under either history: a
-            dict of :data:`~torch_geometric_stream.evaluation.windows.WINDOW_COLUMNS`
-            arrays :math:`(W,)`, :math:`W = \lceil n / N \rceil`: ``start``,
-            ``end`` (stream positions, the window :math:`[start, end)`),
-            ``n_samples`` (:math:`N`, less for a last, partial window),
-            ``n_labels`` (``int64``), ``accuracy``, ``balanced_accuracy``,
-            ``kappa`` (``float64``, kappa NaN where undefined); ``None`` without.
-        window: :math:`N`, the samples per window (``None`` without windows).
+            (default: :obj:`None`)
+        windows (dict[str, np.ndarray], optional): with ``window=N`` (:func:`prequential`), the
+            metrics of each consecutive window of :math:`N` samples, under either history: a dict
+            of :data:`~torch_geometric_stream.evaluation.windows.WINDOW_COLUMNS` arrays
+            :math:`(W,)`, :math:`W = \lceil n / N \rceil`: ``start``, ``end`` (stream positions,
+            the window :math:`[start, end)`), ``n_samples`` (:math:`N`, less for a last, partial
+            window), ``n_labels`` (``int64``), ``accuracy``, ``balanced_accuracy``, ``kappa``
+            (``float64``, kappa NaN where undefined); ``None`` without. (default: :obj:`None`)
+        window (int, optional): :math:`N`, the samples per window (``None`` without windows).
+            (default: :obj:`None`)
     """
 
     correct: Optional[np.ndarray]
@@ -299,21 +300,22 @@ class PrequentialRecord:
     labels given, learned or still held.
 
     Args:
-        start: stream position of the first sample.
-        cuda_device: the learner's CUDA device, whose peak memory is added to
-            the report (``None`` for CPU learners).
-        history: one of :data:`HISTORIES`.
-        window: samples per window (an integer >= 1), ``None`` for no windows.
-        num_classes: the classes of the stream (an integer >= 1), by which
+        start (int, optional): stream position of the first sample. (default: :obj:`0`)
+        cuda_device (torch.device, optional): the learner's CUDA device, whose peak memory is added
+            to the report (``None`` for CPU learners). (default: :obj:`None`)
+        history (str, optional): one of :data:`HISTORIES`. (default: :obj:`"full"`)
+        window (int, optional): samples per window (an integer >= 1), ``None`` for no windows.
+            (default: :obj:`None`)
+        num_classes (int, optional): the classes of the stream (an integer >= 1), by which
             :meth:`result` sizes the confusion matrix and the recall
-            (:func:`class_metrics`); ``None``: by the largest class id seen.
-        label_delay: samples predicted between a labeled sample and the
-            learning of its label (an integer >= 0, see :func:`prequential`).
-        learn_on_arrival: with a ``label_delay``, whether labeled samples were
-            learned without label as they arrived (see :func:`prequential`).
-        label_query: the run's ``label_query`` (see :func:`prequential`), whose
-            ``state_dict()`` is then part of the record's: the record reads and
-            sets its state, it does not call it.
+            (:func:`class_metrics`); ``None``: by the largest class id seen. (default: :obj:`None`)
+        label_delay (int, optional): samples predicted between a labeled sample and the
+            learning of its label (an integer >= 0, see :func:`prequential`). (default: :obj:`0`)
+        learn_on_arrival (bool, optional): with a ``label_delay``, whether labeled samples were
+            learned without label as they arrived (see :func:`prequential`). (default: :obj:`True`)
+        label_query (LabelQuery, optional): the run's ``label_query`` (see :func:`prequential`),
+            whose ``state_dict()`` is then part of the record's: the record reads and sets its
+            state, it does not call it. (default: :obj:`None`)
     """
 
     def __init__(self, start: int = 0, cuda_device: Optional[torch.device] = None,
@@ -627,18 +629,18 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     ``p.argmax()``, then ``learner.learn(x, y if label_query(p) else -1)``.
 
     Args:
-        learner: any object with ``predict(x)`` and ``learn(x, y)``, or with
+        learner (StreamClassifier): any object with ``predict(x)`` and ``learn(x, y)``, or with
             ``predict_learn(x, y)``.
-        stream: iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
+        stream (Iterable[tuple]): iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
             (array or tensor), ``y`` an integer class id.
-        label_mask: boolean array :math:`(T,)` indexed by stream position, or
-            a function ``position -> bool`` (a Python, NumPy or 0-d tensor bool:
-            anything else is a ``TypeError``); ``None`` labels every sample.
-        transform: applied to every ``x`` before the learner sees it (e.g.
-            :func:`~torch_geometric_stream.evaluation.make_transform`).
-        progress: show the progress: a tqdm bar with the running accuracy, or
-            lines (``progress_every``).
-        progress_every: with ``progress``, write a plain line to stderr every
+        label_mask (np.ndarray or callable, optional): boolean array :math:`(T,)` indexed by stream
+            position, or a function ``position -> bool`` (a Python, NumPy or 0-d tensor bool:
+            anything else is a ``TypeError``); ``None`` labels every sample. (default: :obj:`None`)
+        transform (callable, optional): applied to every ``x`` before the learner sees it (e.g.
+            :func:`~torch_geometric_stream.evaluation.make_transform`). (default: :obj:`None`)
+        progress (bool, optional): show the progress: a tqdm bar with the running accuracy, or
+            lines (``progress_every``). (default: :obj:`True`)
+        progress_every (float, optional): with ``progress``, write a plain line to stderr every
             ``progress_every`` seconds instead of the bar
             (:class:`~torch_geometric_stream.evaluation.progress.ProgressLines`:
             done, accuracy, ms per sample, time left), for a log file where the
@@ -647,26 +649,28 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             the bar where stderr is a terminal (or in a Jupyter notebook), else
             a line every
             :data:`~torch_geometric_stream.evaluation.progress.LOG_PROGRESS_SECONDS`.
-        desc: the first word of the bar or the lines (e.g. ``"seed 0"``); ``None``:
-            none.
-        limit: only the first ``limit`` samples of the stream are used
+            (default: :obj:`None`)
+        desc (str, optional): the first word of the bar or the lines (e.g. ``"seed 0"``); ``None``:
+            none. (default: :obj:`"prequential"`)
+        limit (int, optional): only the first ``limit`` samples of the stream are used
             (positions :math:`< \text{limit}`), also when resuming with ``start``.
-        callback: ``callback(position, record)`` after every sample, with the
+            (default: :obj:`None`)
+        callback (callable, optional): ``callback(position, record)`` after every sample, with the
             live :class:`PrequentialRecord` (e.g. to checkpoint
-            ``record.result()`` every so often).
-        start: skip the first ``start`` samples (resuming a run); positions,
-            and so the label mask, stay aligned with the full stream.
-        initial: the per-sample arrays of positions :math:`[s, \text{start})`
-            recorded before (:meth:`PrequentialRecord.state_dict`, e.g. from
-            :func:`~torch_geometric_stream.checkpoint.load_checkpoint`): the
-            result then covers the run from :math:`s` as if never interrupted.
-        flush_denormal: run inside
+            ``record.result()`` every so often). (default: :obj:`None`)
+        start (int, optional): skip the first ``start`` samples (resuming a run); positions,
+            and so the label mask, stay aligned with the full stream. (default: :obj:`0`)
+        initial (Mapping[str, Any], optional): the per-sample arrays of positions
+            :math:`[s, \text{start})` recorded before (:meth:`PrequentialRecord.state_dict`, e.g.
+            from :func:`~torch_geometric_stream.checkpoint.load_checkpoint`): the result then
+            covers the run from :math:`s` as if never interrupted. (default: :obj:`None`)
+        flush_denormal (bool, optional): run inside
             :func:`~torch_geometric_stream.ops.flush_denormal` (denormal floats
             read as zero on the CPU, the calling thread's setting restored after):
             with weight decay, weights decayed into the denormal range otherwise
             slow the CPU step 15-fold.
-            ``False`` leaves the setting as it is.
-        history: what the run keeps of its samples (:data:`HISTORIES`):
+            ``False`` leaves the setting as it is. (default: :obj:`True`)
+        history (str, optional): what the run keeps of its samples (:data:`HISTORIES`):
             ``"full"``, the per-sample arrays of the result (about 18 bytes per
             sample); ``"bounded"``, running counts whose memory does not grow
             with the stream (:mod:`~torch_geometric_stream.evaluation.bounded`):
@@ -677,12 +681,13 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             0.0049 / 0.0025 / 0.0012 of the last 5 / 10 / 20 % after), the
             latency quantiles from a log-spaced histogram (within 0.5 % plus
             1 ns), and the result has no per-sample arrays. ``initial`` must
-            come from a run of the same history.
-        stop: asked after every sample (after ``callback``): ``True`` ends the
+            come from a run of the same history. (default: :obj:`"full"`)
+        stop (callable, optional): asked after every sample (after ``callback``): ``True`` ends the
             run there, before the next sample is read, and the result covers
             the samples done (e.g. Ctrl-C deferred to the end of a sample, see
             :class:`~torch_geometric_stream.cli.interrupts.DeferredInterrupt`).
-        window: also the metrics of each consecutive window of ``window``
+            (default: :obj:`None`)
+        window (int, optional): also the metrics of each consecutive window of ``window``
             samples from the run's first position (``result.windows``, see
             :class:`PrequentialResult`; the last, partial window included), as
             MOA's and CapyMOA's windowed evaluation: they show a drift and the
@@ -690,22 +695,22 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             as the run goes (:math:`O(1)` per sample, memory :math:`O(T /
             \text{window})`), under either history, through ``initial`` (a
             bounded ``initial`` must be kept with the same ``window``) and up to
-            where ``stop`` ended the run. ``None``: no windows.
-        label_delay: :math:`d`, the samples predicted between a labeled sample
+            where ``stop`` ended the run. ``None``: no windows. (default: :obj:`None`)
+        label_delay (int, optional): :math:`d`, the samples predicted between a labeled sample
             and the learning of its label (MOA's
             ``EvaluateInterleavedTestThenTrainSSLDelayed -k d``; CapyMOA's
             ``prequential_ssl_evaluation(..., delay_length=d + 1)``): ``0``, the
             usual test-then-train. The labels still held at the end are not
             learned; they are part of the record's state (``initial`` must be
             kept with the same delay and ``learn_on_arrival``). The learner
-            needs ``learn``.
-        learn_on_arrival: with a ``label_delay``, learn a labeled sample without
+            needs ``learn``. (default: :obj:`0`)
+        learn_on_arrival (bool, optional): with a ``label_delay``, learn a labeled sample without
             label as it arrives (``True``, the semi-supervised protocol of MOA
             and CapyMOA; a ``predict_learn`` learner is stepped through it) or
             only once its label comes (``False``: River's ``delay=d + 1`` and
             MOA's ``EvaluatePrequentialDelayed -k d + 1``; the learner needs
-            ``predict``).
-        label_query: instead of ``label_mask``, a function of the learner's
+            ``predict``). (default: :obj:`True`)
+        label_query (LabelQuery, optional): instead of ``label_mask``, a function of the learner's
             class probabilities for a sample (``predict_proba(x)``, e.g.
             :math:`(1, c)`) that says whether the sample's label is asked for,
             with ``state_dict()`` and ``load_state_dict()`` (its state is part
@@ -713,7 +718,7 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             e.g. :class:`~torch_geometric_stream.evaluation.label_query.UncertaintyQuery`.
             The learner needs ``predict_proba``; a ``predict_learn`` one is
             stepped through ``predict_proba`` and ``learn``. Combines with
-            ``label_delay``: an asked label then comes late.
+            ``label_delay``: an asked label then comes late. (default: :obj:`None`)
 
     Returns:
         A :class:`PrequentialResult` over the positions

@@ -220,7 +220,7 @@ class L2Normalize(StreamTransform):
     A zero row stays zero.
 
     Args:
-        eps: lower bound of the norm (default ``1e-12``).
+        eps (float, optional): lower bound of the norm (default ``1e-12``).
     """
 
     def __init__(self, eps: float = 1e-12) -> None:
@@ -338,7 +338,8 @@ class OnlineMinMaxScaler(_MinMaxScaler):
     default :math:`[-1, 1]`).
 
     Args:
-        feature_range: target interval ``(low, high)`` (default ``(-1, 1)``).
+        feature_range (Sequence[float], optional): target interval ``(low, high)`` (default
+            ``(-1, 1)``).
     """
 
     def _transform(self, rows: Tensor) -> Tensor:
@@ -371,7 +372,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
     Args:
         quantile, tolerance, reservoir_size, seed, clip, window: see
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`.
-        feature_range: target interval of the range (default ``(-1, 1)``).
+        feature_range (Sequence[float], optional): target interval of the range (default
+            ``(-1, 1)``).
     """
 
     _noun = "scaler"
@@ -465,7 +467,8 @@ class GlobalMinMaxScaler(_MinMaxScaler):
     ``feature_range``.
 
     Args:
-        feature_range: target interval ``(low, high)`` (default ``(-1, 1)``).
+        feature_range (Sequence[float], optional): target interval ``(low, high)`` (default
+            ``(-1, 1)``).
     """
 
     def fit(self, data: Any) -> "GlobalMinMaxScaler":
@@ -515,8 +518,8 @@ class FixedRangeScaler(StreamTransform):
     by ``(0, 1)``) is refused with a ``ValueError`` naming it.
 
     Args:
-        value_range: ``(low, high)`` with ``low < high``.
-        feature_range: target interval (default ``(-1, 1)``).
+        value_range (Sequence[float]): ``(low, high)`` with ``low < high``.
+        feature_range (Sequence[float], optional): target interval (default ``(-1, 1)``).
     """
 
     _noun = "scaler"
@@ -664,14 +667,13 @@ def unchanged_on_error(transform: Optional[StreamTransform], *,
     wrong width) leaves no trace.
 
     Args:
-        transform: the transform whose state the block may change.
-        sole: the block promises that an error of the transform leaves it, and that
-            it does not pause (no ``yield`` or ``await`` within it): the state is
-            then saved once, here, and the transform's own calls within the block
-            save nothing (an unbounded pipeline would, for its float32 check; a call
-            of it that raises is undone as the error leaves the block). By default
-            they save and undo themselves, as outside a block: a block that catches
-            a refused row and goes on sees the transform as before that row.
+        transform (StreamTransform or None): the transform whose state the block may change.
+        sole (bool, optional): the block promises that an error of the transform leaves it, and
+            that it does not pause (no ``yield`` or ``await`` within it): the state is then saved
+            once, here, and the transform's own calls within the block save nothing (an unbounded
+            pipeline would, for its float32 check; a call of it that raises is undone as the error
+            leaves the block). By default they save and undo themselves, as outside a block: a
+            block that catches a refused row and goes on sees the transform as before that row.
 
     Example::
 
@@ -765,7 +767,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     ``feature_range`` (:math:`[-1, 1]` by default), then L2 normalization.
 
     Args:
-        scaling: one of :data:`SCALINGS`: ``"online"``
+        scaling (str, optional): one of :data:`SCALINGS`: ``"online"``
             (:class:`OnlineMinMaxScaler`, the running per-feature range),
             ``"robust"`` (:class:`OnlineQuantileRangeScaler`, the running
             per-feature quantile range, values outside it clipped),
@@ -777,22 +779,24 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             ``"none"``, or one of :data:`LEARNER_SCALINGS` (``"online-rescale"``,
             ``"robust-rescale"``): scaling and normalization happen inside the
             learner, so the pipeline is empty (only the cast to ``float32``;
-            ``l2`` is ignored).
-        l2: append :class:`L2Normalize` (default ``True``); a bool.
-        data: the whole stream :math:`(T, d)` (2-D: one row is :math:`(1, d)`);
-            required by, and only allowed with, ``scaling="global"``.
-        value_range: ``(low, high)`` of every feature; required by ``"range"``.
-        feature_transform: one of :data:`FEATURE_TRANSFORMS`: ``"none"``,
+            ``l2`` is ignored). (default: :obj:`"online"`)
+        l2 (bool, optional): append :class:`L2Normalize` (default ``True``); a bool.
+        data (Tensor or array-like, optional): the whole stream :math:`(T, d)` (2-D: one row is
+            :math:`(1, d)`); required by, and only allowed with, ``scaling="global"``.
+            (default: :obj:`None`)
+        value_range (Sequence[float], optional): ``(low, high)`` of every feature; required by
+            ``"range"``. (default: :obj:`None`)
+        feature_transform (str, optional): one of :data:`FEATURE_TRANSFORMS`: ``"none"``,
             ``"signed-log1p"`` (:class:`SignedLog1p` first; the global range is
             then fitted, and an a-priori range mapped, through it) or ``"auto"``
-            (see :func:`resolve_feature_transform`).
-        robust_options: a mapping of keyword arguments of :class:`OnlineQuantileRangeScaler`
-            (``quantile``, ``tolerance``, ``reservoir_size``, ``seed``, ``clip``,
-            ``window``); only
-            allowed with ``scaling="robust"``.
-        feature_range: the interval ``(low, high)`` the scaler maps each
-            feature's range to (ignored by ``"none"`` and the learner's scalings,
-            whose learner holds its own scaler).
+            (see :func:`resolve_feature_transform`). (default: :obj:`"none"`)
+        robust_options (Mapping[str, Any], optional): a mapping of keyword arguments of
+            :class:`OnlineQuantileRangeScaler` (``quantile``, ``tolerance``, ``reservoir_size``,
+            ``seed``, ``clip``, ``window``); only allowed with ``scaling="robust"``.
+            (default: :obj:`None`)
+        feature_range (Sequence[float], optional): the interval ``(low, high)`` the scaler maps
+            each feature's range to (ignored by ``"none"`` and the learner's scalings, whose
+            learner holds its own scaler). (default: :obj:`(-1.0, 1.0)`)
     """
     l2 = check_bool(l2, "l2")
     scaling = resolve_scaling(scaling, value_range)

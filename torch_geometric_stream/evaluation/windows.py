@@ -45,7 +45,7 @@ def check_window(size: Any) -> int:
     """``size`` as ``int`` if it is an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
 
     Args:
-        size: the window size.
+        size (int): the window size.
 
     Raises:
         TypeError, ValueError: otherwise, naming ``window``.
@@ -72,7 +72,7 @@ class WindowedMetrics:
     of ``size`` samples.
 
     Args:
-        size: samples per window, an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
+        size (int): samples per window, an integer in :math:`[1,` :data:`MAX_WINDOW`:math:`]`.
 
     Raises:
         TypeError, ValueError: ``size`` is not (:func:`check_window`).

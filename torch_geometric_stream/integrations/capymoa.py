@@ -43,24 +43,25 @@ class CapyMOASLeDGe(_ClassifierSSL):
     r"""SLeDGe (``light=True``: SLeDGe-L) behind CapyMOA's ``ClassifierSSL`` interface.
 
     Args:
-        schema: the stream's ``capymoa.stream.Schema`` (classification).
+        schema (capymoa.stream.Schema): the stream's ``capymoa.stream.Schema`` (classification).
         light (bool, optional): build SLeDGe-L (a TypeError for anything but a
             bool). (default: :obj:`False`)
-        random_seed: seed of SLeDGe's parameter initialization.
-        transform: optional per-row input transform applied to ``instance.x``,
-            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`
-            (default: none, the stream is used as given); deep-copyable (a
-            prediction transforms with a copy), or a :class:`TypeError` says what to do.
-        input_scaling: SLeDGe's; ``"online"`` (the default) min-max scales the raw
+        random_seed (int, optional): seed of SLeDGe's parameter initialization. (default: :obj:`1`)
+        transform (StreamTransform, optional): optional per-row input transform applied to
+            ``instance.x``, e.g.
+            :func:`~torch_geometric_stream.evaluation.transforms.make_transform` (default: none,
+            the stream is used as given); deep-copyable (a prediction transforms with a copy), or a
+            :class:`TypeError` says what to do.
+        input_scaling (str, optional): SLeDGe's; ``"online"`` (the default) min-max scales the raw
             rows with the running range SLeDGe re-derives its memory from, as the
             command line's ``--scaling auto`` does for a stream without a known
             value range; ``None`` feeds them as given (e.g. scaled by ``transform``).
-        light_memory: SLeDGe-L's labeled memory (full mode does not read it):
+        light_memory (str, optional): SLeDGe-L's labeled memory (full mode does not read it):
             ``"full"`` (the default, the command line's package default) or the
             paper's one slot per class, ``"per-class"`` (see
             :meth:`~torch_geometric_stream.integrations.river.RiverClassifier.sledge`
             for what it measured on River's streams).
-        **config: SLeDGe keyword arguments (``hidden_channels``, ``labeled_size``, ...).
+        **config (optional): SLeDGe keyword arguments (``hidden_channels``, ``labeled_size``, ...).
     """
 
     def __init__(self, schema: Any, *, light: bool = False, random_seed: int = 1,

@@ -232,24 +232,24 @@ class RiverClassifier(_MiniBatchBase):
     r"""River ``base.Classifier`` interface over a stream learner of this package.
 
     Args:
-        learner: a built :class:`~torch_geometric_stream.base.StreamClassifier`
-            or a factory ``learner(in_channels) -> StreamClassifier`` called at
-            the first ``learn_one``/``predict_one``, when the number of
-            features becomes known (:meth:`sledge` builds such a factory).
-            Prefer a factory: River's ``clone()`` then yields an untrained model.
-        feature_names: feature order; default: the keys of the first dict seen,
-            sorted (by type name and ``repr`` if they do not compare), so that
-            the model does not depend on the order of a dict's keys. Keys missing from a later dict count as ``0.0`` (River's sparse
-            convention), keys not in the order are ignored. Given, it is a
+        learner (StreamClassifier or callable): a built
+            :class:`~torch_geometric_stream.base.StreamClassifier` or a factory
+            ``learner(in_channels) -> StreamClassifier`` called at the first
+            ``learn_one``/``predict_one``, when the number of features becomes known
+            (:meth:`sledge` builds such a factory). Prefer a factory: River's ``clone()`` then
+            yields an untrained model.
+        feature_names (Sequence[str], optional): feature order; default: the keys of the first dict
+            seen, sorted (by type name and ``repr`` if they do not compare), so that the model does
+            not depend on the order of a dict's keys. Keys missing from a later dict count as
+            ``0.0`` (River's sparse convention), keys not in the order are ignored. Given, it is a
             non-empty sequence of distinct names (not a string).
-        classes: class labels in id order, distinct and none ``None`` or NaN
-            (which mean "unlabeled"); default: ids are given to labels in
-            order of first sight. More classes than the learner's
-            ``num_classes`` raise :class:`ValueError`.
-        transform: optional per-row input transform applied before the learner,
-            e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`;
-            deep-copyable (a prediction transforms with a copy), or a
-            :class:`TypeError` says what to do.
+        classes (Sequence[Hashable], optional): class labels in id order, distinct and none
+            ``None`` or NaN (which mean "unlabeled"); default: ids are given to labels in order of
+            first sight. More classes than the learner's ``num_classes`` raise :class:`ValueError`.
+        transform (StreamTransform, optional): optional per-row input transform applied before the
+            learner, e.g. :func:`~torch_geometric_stream.evaluation.transforms.make_transform`;
+            deep-copyable (a prediction transforms with a copy), or a :class:`TypeError` says what
+            to do. (default: :obj:`None`)
 
     Feature values are cast to float32: a finite value beyond its range (``1e39``)
     is a :class:`ValueError` naming the feature (a tensor without values, on the
@@ -314,7 +314,7 @@ class RiverClassifier(_MiniBatchBase):
                 merged with a weight that grows with its cosine to the slot; rows
                 scaled to :math:`[-1, 1]` have low cosines, so the slot stays near
                 the class's first labels. (default: :obj:`"full"`)
-            **config: SLeDGe keyword arguments.
+            **config (optional): SLeDGe keyword arguments.
         """
         factory = functools.partial(build_model,
                                     "sledge-light" if check_bool(light, "light") else "sledge",
@@ -456,7 +456,7 @@ class RiverClassifier(_MiniBatchBase):
 
         Args:
             x (dict): the features by name.
-            **kwargs: ignored (River's signature).
+            **kwargs (optional): ignored (River's signature).
         """
         with self._unchanged_on_error(update=False):
             row = self._row(x, update=False)
@@ -504,15 +504,17 @@ class SemiSupervisedWrapper(_ClassifierBase):
     label is passed on only where the mask labels that position.
 
     Args:
-        model: the River classifier to train (e.g. a :class:`RiverClassifier`).
-        label_probability: each position is labeled independently with this
+        model (river.base.Classifier): the River classifier to train (e.g. a
+            :class:`RiverClassifier`).
+        label_probability (float, optional): each position is labeled independently with this
             probability (drawn with ``numpy.random.default_rng(seed)``).
-        mask: alternatively, the labeled positions as booleans (``True`` =
-            labeled), e.g. from
+        mask (Sequence[bool], optional): alternatively, the labeled positions as booleans
+            (``True`` = labeled), e.g. from
             :func:`~torch_geometric_stream.evaluation.label_mask.paper_label_mask`.
-        seed: seed of the Bernoulli draws; ``None``: unseeded (fresh entropy from
-            the operating system, River's convention).
-        pass_unlabeled: learn unlabeled positions with ``y=None``; ``None``
+            (default: :obj:`None`)
+        seed (int, optional): seed of the Bernoulli draws; ``None``: unseeded (fresh entropy from
+            the operating system, River's convention). (default: :obj:`0`)
+        pass_unlabeled (bool, optional): learn unlabeled positions with ``y=None``; ``None``
             (default) does so for a :class:`RiverClassifier` (or a pipeline
             ending in one) and skips them for other, supervised River models,
             as CapyMOA treats non-SSL learners.
@@ -583,7 +585,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
 
         Args:
             x (dict): the features by name.
-            **kwargs: passed on to the model's ``predict_proba_one``.
+            **kwargs (optional): passed on to the model's ``predict_proba_one``.
         """
         return self.model.predict_proba_one(x, **kwargs)
 
@@ -592,7 +594,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
 
         Args:
             x (dict): the features by name.
-            **kwargs: passed on to the model's ``predict_one``.
+            **kwargs (optional): passed on to the model's ``predict_one``.
         """
         return self.model.predict_one(x, **kwargs)
 

@@ -127,7 +127,7 @@ def build_model(name: str, in_channels: int, num_classes: int, *,
         memory_size (int, optional): a baseline's memory; ``None``:
             ``labeled_size + unlabeled_size`` of ``config``, i.e. 1000 by
             default. (default: :obj:`None`)
-        **config: SLeDGe keyword arguments; each model takes the ones it
+        **config (optional): SLeDGe keyword arguments; each model takes the ones it
             understands, and a SLeDGe-based model overrides its
             :func:`fixed_entries`. Baselines take ``seed`` where their
             constructor has one and their entries of

@@ -16,8 +16,9 @@ def seeded_draws(seed: Optional[int], parameters: Iterable[torch.Tensor] = ()) -
     devices of ``parameters`` (where a module's ``reset_parameters()`` draws).
 
     Args:
-        seed: what :func:`torch.manual_seed` takes, or ``None``.
-        parameters: tensors whose devices' generators are restored too.
+        seed (int or None): what :func:`torch.manual_seed` takes, or ``None``.
+        parameters (Iterable[Tensor], optional): tensors whose devices' generators are restored
+            too. (default: :obj:`()`)
     """
     devices = sorted({p.device.index or 0 for p in parameters if p.device.type == "cuda"})
     with torch.random.fork_rng(devices=devices):

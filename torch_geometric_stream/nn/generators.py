@@ -78,7 +78,7 @@ def load_generator_state(generator: torch.Generator, state: Any) -> torch.Genera
     Args:
         generator (torch.Generator): the generator whose device the result
             draws on; it is left as it was.
-        state: a result of :func:`generator_state`.
+        state (dict): a result of :func:`generator_state`.
 
     Raises:
         ValueError: if ``state`` is not such a dictionary, or its bytes are no

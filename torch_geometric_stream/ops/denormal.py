@@ -35,9 +35,9 @@ def flushes_denormal(all_threads: bool = False) -> bool:
     for :func:`torch.set_flush_denormal`'s setting).
 
     Args:
-        all_threads: ask torch's intra-op worker threads too, by an operation
+        all_threads (bool, optional): ask torch's intra-op worker threads too, by an operation
             large enough to be split over all :func:`torch.get_num_threads`
-            threads; otherwise only the calling thread is asked.
+            threads; otherwise only the calling thread is asked. (default: :obj:`False`)
     """
     size = _PER_THREAD * torch.get_num_threads() if all_threads else 1
     product = torch.full((size,), _DENORMAL, dtype=torch.float64).mul(1.0)
