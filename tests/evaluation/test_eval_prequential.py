@@ -15,6 +15,7 @@ import torch
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.evaluation import (
     HISTORIES,
+    FusedStreamLearner,
     L2Normalize,
     OnlineMinMaxScaler,
     PrequentialRecord,
@@ -23,6 +24,7 @@ from torch_geometric_stream.evaluation import (
     make_transform,
     paper_label_mask,
     plot_curves,
+    StreamLearner,
     prequential,
 )
 from torch_geometric_stream.ops import flushes_denormal
@@ -684,6 +686,32 @@ def test_a_fused_learner_gets_minus_one_for_unlabeled_samples():
     learner = FusedPreviousLabel()
     result = prequential(learner, stream(), label_mask=mask, progress=False)
     assert learner.learned == [0, -1, 1, -1, -1, 1]
+    assert result.predictions.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+class OnlyFused:
+    """Duck-typed learner with nothing but ``predict_learn``."""
+
+    def __init__(self) -> None:
+        self.inner = PreviousLabel()
+
+    def predict_learn(self, x, y):
+        prediction = self.inner.predict(x)
+        self.inner.learn(x, y)
+        return prediction
+
+
+def test_the_learner_protocols_name_what_a_run_steps():
+    assert isinstance(NearestClassMean(1, 2), StreamLearner)
+    assert isinstance(PreviousLabel(), StreamLearner)
+    assert not isinstance(PreviousLabel(), FusedStreamLearner)
+    assert isinstance(FusedPreviousLabel(), StreamLearner)
+    assert isinstance(FusedPreviousLabel(), FusedStreamLearner)
+    learner = OnlyFused()
+    assert isinstance(learner, FusedStreamLearner) and not isinstance(learner, StreamLearner)
+    mask = np.array([True, False, True, False, False, True])
+    result = prequential(learner, stream(), label_mask=mask, progress=False)
+    assert learner.inner.learned == [0, -1, 1, -1, -1, 1]
     assert result.predictions.tolist() == [0, 0, 0, 1, 1, 1]
 
 

@@ -1,7 +1,7 @@
 """HDSSL: the micro-cluster (clustering) component of SyncSemiMC / HDSSL."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping
+from typing import List, Mapping
 
 import numpy as np
 import torch
@@ -9,6 +9,7 @@ from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             radius_from_sums)
+from torch_geometric_stream.baselines.state import NumpyState
 from torch_geometric_stream.validation import check_positive_int, check_seed
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -216,7 +217,7 @@ class HDSSL(MicroClusterClassifier):
         """Raw samples waiting in the chunk buffer (chunk mode, < ``chunk_size``)."""
         return self._buffered
 
-    def state_dict(self) -> Dict[str, np.ndarray]:
+    def state_dict(self) -> NumpyState:
         state = self._store_state()
         state["buffer_x"] = self._buffer_x.copy()
         state["buffer_y"] = self._buffer_y.copy()

@@ -18,12 +18,12 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad
+from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
@@ -34,13 +34,14 @@ _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "
 _FINITE_ARRAYS = ("ls", "ss", "centre", "count", "time", "weight", "radius")
 
 
-def radius_from_sums(ls: np.ndarray, ss: np.ndarray, count: np.ndarray) -> np.ndarray:
+def radius_from_sums(ls: np.ndarray, ss: np.ndarray,
+                     count: Union[np.ndarray, float]) -> np.ndarray:
     r"""Radius ``sqrt(max(0, sum(SS/N) - sum((LS/N)^2)))`` of (stacked) clusters.
 
     Args:
         ls (np.ndarray): linear sums :math:`(\dots, d)`.
         ss (np.ndarray): squared sums :math:`(\dots, d)`.
-        count (np.ndarray): point counts :math:`(\dots)`.
+        count (np.ndarray or float): point counts :math:`(\dots)`.
     """
     count = np.asarray(count, dtype=np.float64)
     centre = ls / count[..., None]
@@ -417,7 +418,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
             :func:`~torch_geometric_stream.validation.check_seed`).
     """
 
-    _LABEL_ENTRIES = ("mc_label",)
+    _LABEL_ENTRIES: Tuple[str, ...] = ("mc_label",)
 
     def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
                  prune_threshold: float, seed: int) -> None:
@@ -449,10 +450,8 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         """The micro-cluster store (read it, do not modify it)."""
         return self._store
 
-    def _store_state(self) -> Dict[str, np.ndarray]:
-        state = self._store.state_dict()
-        state["now"] = np.int64(self._now)
-        return state
+    def _store_state(self) -> NumpyState:
+        return {**self._store.state_dict(), "now": np.int64(self._now)}
 
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
         now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Dict, Mapping, Sequence, Tuple
+from typing import Mapping, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier
+from torch_geometric_stream.baselines.state import NumpyState
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["ReSSL"]
@@ -98,7 +99,7 @@ class ReSSL(MicroClusterClassifier):
         super().reset()
         self._acc_window: deque = deque(maxlen=self.window)
 
-    def state_dict(self) -> Dict[str, np.ndarray]:
+    def state_dict(self) -> NumpyState:
         state = self._store_state()
         window = np.array(list(self._acc_window), dtype=bool).reshape(-1, len(self.ks))
         state["acc_window"] = window

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import abc
 import inspect
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, Mapping, Union
 
 import numpy as np
 
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.validation import as_label_vector
+
+#: A baseline's ``state_dict``: NumPy arrays, and NumPy scalars for its counters.
+NumpyState = Dict[str, Union[np.ndarray, np.generic]]
 
 
 class CheckedStateLoad(abc.ABC):
@@ -29,8 +32,8 @@ class CheckedStateLoad(abc.ABC):
     _LABEL_ENTRIES: tuple[str, ...] = ()
 
     @abc.abstractmethod
-    def state_dict(self) -> Dict[str, np.ndarray]:
-        """The learner's state as NumPy arrays (copies)."""
+    def state_dict(self) -> NumpyState:
+        """The learner's state as NumPy arrays (copies) and scalars."""
 
     @abc.abstractmethod
     def _load_state(self, state: Mapping[str, Any]) -> None:

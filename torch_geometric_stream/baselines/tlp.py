@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
+from typing import Any, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad
+from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -282,7 +282,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     _STATE = ("_weights", "_x", "_label", "_arrival", "_dist2", "_edge")
     _LABEL_ENTRIES = ("label",)
 
-    def state_dict(self) -> Dict[str, np.ndarray]:
+    def state_dict(self) -> NumpyState:
         state = {name.lstrip("_"): getattr(self, name).copy() for name in self._STATE}
         state["time"] = np.int64(self._time)
         state["sigma"] = np.float64(self._sigma)

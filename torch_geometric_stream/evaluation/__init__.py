@@ -32,12 +32,14 @@ from torch_geometric_stream.evaluation.metrics import (
 )
 from torch_geometric_stream.evaluation.prequential import (
     HISTORIES,
+    FusedStreamLearner,
     PrequentialRecord,
     PrequentialResult,
     check_history,
     check_plot_path,
     plot_curves,
     plot_running_accuracy,
+    StreamLearner,
     prequential,
 )
 from torch_geometric_stream.evaluation.progress import (LOG_PROGRESS_SECONDS, ProgressLines,
@@ -94,6 +96,8 @@ __all__ = [
     "class_metrics",
     "class_metrics_from_counts",
     "prequential",
+    "StreamLearner",
+    "FusedStreamLearner",
     "DelayedLabels",
     "check_label_delay",
     "LABEL_QUERIES",

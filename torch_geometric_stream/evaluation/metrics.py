@@ -135,7 +135,7 @@ def _prequential_majority(labels: np.ndarray, num_classes: int) -> np.ndarray:
     majority written, as machine integers: no Python list of :math:`T` entries."""
     counts = [0] * num_classes
     majority, current = array("q"), 0
-    for label in memoryview(np.ascontiguousarray(labels, dtype=np.int64)):
+    for label in np.ascontiguousarray(labels, dtype=np.int64).data:  # a memoryview
         counts[label] += 1
         if counts[label] > counts[current] or (counts[label] == counts[current]
                                                and label < current):

@@ -4,10 +4,12 @@ Every sample is first predicted, then learned, with its label only where the
 label mask says so (``-1`` otherwise).  The learner is duck-typed: anything
 with ``predict(x)`` returning one class id (a Python int, a 0-d or a
 one-element tensor/array) and ``learn(x, y)`` taking ``y = -1`` for "no label"
-works, e.g. every :class:`~torch_geometric_stream.base.StreamClassifier`.
-A learner with ``predict_learn(x, y)``, which does both in one call and returns
-the prediction (e.g. :class:`~torch_geometric_stream.models.CUDAGraphStep`), is
-stepped through it instead.
+works (:class:`StreamLearner`), e.g. every
+:class:`~torch_geometric_stream.base.StreamClassifier`. A learner with
+``predict_learn(x, y)``, which does both in one call and returns the prediction
+(:class:`FusedStreamLearner`, e.g.
+:class:`~torch_geometric_stream.models.CUDAGraphStep`), is stepped through it
+instead.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Protocol, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, Mapping, Optional, Protocol, Sized, Tuple,
+                    Union, cast, runtime_checkable)
 
 import numpy as np
 import torch
@@ -44,10 +47,65 @@ from torch_geometric_stream.validation import (check_bool, check_choice, check_m
                                                check_positive_int)
 
 __all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
-           "plot_running_accuracy", "plot_curves", "check_plot_path"]
+           "plot_running_accuracy", "plot_curves", "check_plot_path", "StreamLearner",
+           "FusedStreamLearner", "Learner"]
 
 PathLike = Union[str, Path]
 LabelMask = Union[np.ndarray, Callable[[int], bool], None]
+
+
+@runtime_checkable
+class StreamLearner(Protocol):
+    """A learner :func:`prequential` steps with ``predict`` then ``learn`` (e.g.
+    every :class:`~torch_geometric_stream.base.StreamClassifier`); a run with a
+    ``label_query`` calls ``predict_proba`` instead of ``predict``.
+
+    ``isinstance(learner, StreamLearner)`` checks that it has the two methods,
+    not their signatures.
+    """
+
+    def predict(self, x: Any, /) -> Any:
+        """The predicted class id of one sample.
+
+        Args:
+            x (Any): one sample :math:`(d,)`, as the transform gives it.
+
+        Returns:
+            Any: a Python int, a 0-d or a one-element integer tensor or array.
+        """
+
+    def learn(self, x: Any, y: int, /) -> Any:
+        """Learn one sample.
+
+        Args:
+            x (Any): one sample :math:`(d,)`, as the transform gives it.
+            y (int): its class id, ``-1`` for no label.
+        """
+
+
+@runtime_checkable
+class FusedStreamLearner(Protocol):
+    """A learner :func:`prequential` steps with one call ``predict_learn`` (e.g.
+    :class:`~torch_geometric_stream.models.CUDAGraphStep`); a run with a
+    ``label_delay`` or a ``label_query`` also calls the methods of
+    :class:`StreamLearner` it needs.
+    """
+
+    def predict_learn(self, x: Any, y: int, /) -> Any:
+        """Predict one sample, then learn it.
+
+        Args:
+            x (Any): one sample :math:`(d,)`, as the transform gives it.
+            y (int): its class id, ``-1`` for no label.
+
+        Returns:
+            Any: the prediction, as :meth:`StreamLearner.predict` gives it.
+        """
+
+
+#: What :func:`prequential` runs: a learner with ``predict`` and ``learn``, or
+#: with ``predict_learn``.
+Learner = Union[StreamLearner, FusedStreamLearner]
 
 
 class LabelQuery(Protocol):
@@ -151,11 +209,17 @@ class PrequentialResult:
             return kept_curve(*self.kept, num_points)
         return accuracy_curve(self.correct, num_points)
 
-    def _per_sample(self, use: str) -> None:
-        """Refuse ``use`` (what needs the per-sample arrays) for a bounded history."""
-        if self.correct is None:
+    def _per_sample(self, use: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                             np.ndarray]:
+        """The per-sample arrays ``(positions, labels, predictions, correct, labeled)``;
+        refuse ``use`` (what needs them) for a bounded history, which keeps none."""
+        positions, labels, predictions = self.positions, self.labels, self.predictions
+        correct, labeled = self.correct, self.labeled
+        if (positions is None or labels is None or predictions is None or correct is None
+                or labeled is None):
             raise ValueError(f"{use} needs the per-sample arrays, which history="
                              f"{self.history!r} does not keep: run with history='full'")
+        return positions, labels, predictions, correct, labeled
 
     def to_dict(self, arrays: bool = False) -> Dict[str, Any]:
         """JSON-serializable view: ``metrics``, ``start``, ``windows`` where the run
@@ -208,11 +272,11 @@ class PrequentialResult:
         Raises:
             ValueError: with ``history="bounded"`` (before ``path`` is opened).
         """
-        self._per_sample("save_csv")
+        positions, labels, predictions, correct, labeled = self._per_sample("save_csv")
         return atomic_write_csv(path, itertools.chain(
             [("index", "label", "prediction", "correct", "labeled")],
-            zip(self.positions.tolist(), self.labels.tolist(), self.predictions.tolist(),
-                self.correct.astype(int).tolist(), self.labeled.astype(int).tolist())))
+            zip(positions.tolist(), labels.tolist(), predictions.tolist(),
+                correct.astype(int).tolist(), labeled.astype(int).tolist())))
 
     def save_windows_csv(self, path: PathLike) -> Path:
         """Write one row per window, under either history: the
@@ -363,7 +427,9 @@ class PrequentialRecord:
         self.metrics.update(prediction == label, seconds)
         if self.classes is not None:
             self.classes.update(label, prediction)
-        else:
+        else:  # the full history's columns
+            assert (self.predictions is not None and self.labels is not None
+                    and self.labeled is not None)
             self.predictions = append_class_id(self.predictions, prediction)
             self.labels = append_class_id(self.labels, label)
             self.labeled.append(labeled)
@@ -404,17 +470,17 @@ class PrequentialRecord:
         ``label_query``, ``label_query``: its ``state_dict()``.
         """
         state: Dict[str, Any] = {"history": self.history, "start": self.start}
-        if self.classes is not None:
-            state.update({"n_samples": self.metrics.n_samples, "n_labels": self.n_labels,
-                          "metrics": self.metrics.state_dict(),
+        metrics = self.metrics
+        if isinstance(metrics, BoundedStreamMetrics):
+            assert self.classes is not None  # kept with the bounded metrics
+            state.update({"n_samples": metrics.n_samples, "n_labels": self.n_labels,
+                          "metrics": metrics.state_dict(),
                           "classes": self.classes.state_dict(),
                           "windows": None if self.windowed is None
                           else self.windowed.state_dict()})
         else:
-            state.update({"predictions": to_numpy(self.predictions, np.int64),
-                          "labels": to_numpy(self.labels, np.int64),
-                          "labeled": to_numpy(self.labeled, bool),
-                          "seconds": self.metrics.seconds})
+            state.update(self._column_arrays())
+            state["seconds"] = metrics.seconds
         if self.delayed is not None:
             state["delayed"] = self.delayed.state_dict()
         if self.label_query is not None:
@@ -564,37 +630,46 @@ class PrequentialRecord:
         if kept != self.window:
             raise ValueError(f"the record state was kept with window={kept}, this record "
                              f"counts window={self.window}: continue it with window={kept}")
-        windowed = WindowedMetrics(self.window)
+        windowed = WindowedMetrics(self.windowed.size)
         windowed.load_state_dict(state)
         if windowed.n_samples != samples:
             raise ValueError(f"the record state covers {samples} samples, its windows "
                              f"{windowed.n_samples}")
         return windowed
 
+    def _column_arrays(self) -> Dict[str, np.ndarray]:
+        """A full record's columns as arrays :math:`(n,)`: ``predictions``,
+        ``labels`` (``int64``) and ``labeled`` (``bool``)."""
+        predictions, labels, labeled = self.predictions, self.labels, self.labeled
+        assert predictions is not None and labels is not None and labeled is not None
+        return {"predictions": to_numpy(predictions, np.int64),
+                "labels": to_numpy(labels, np.int64), "labeled": to_numpy(labeled, bool)}
+
     def result(self) -> PrequentialResult:
         """Snapshot as a :class:`PrequentialResult` (wall time measured up to now)."""
         metrics = self.metrics.summary()
+        columns: Dict[str, Optional[np.ndarray]]
         if self.classes is not None:
             metrics.update(self.classes.metrics(self.num_classes))
             columns = dict(correct=None, predictions=None, labels=None, labeled=None)
         else:
-            columns = dict(correct=self.metrics.correct,
-                           predictions=to_numpy(self.predictions, np.int64),
-                           labels=to_numpy(self.labels, np.int64),
-                           labeled=to_numpy(self.labeled, bool))
-            metrics.update(class_metrics(columns["labels"], columns["predictions"],
+            assert isinstance(self.metrics, StreamMetrics)  # kept without class counts
+            arrays = self._column_arrays()
+            columns = dict(correct=self.metrics.correct, **arrays)
+            metrics.update(class_metrics(arrays["labels"], arrays["predictions"],
                                          self.num_classes))
         metrics["seconds"] = time.perf_counter() - self._started
         metrics.update(_peak_memory_mb(self.cuda_device))
         metrics["n_labels"] = self.n_labels
-        kept = self.metrics.accuracy.points() if self.classes is not None else None
+        kept = (self.metrics.accuracy.points() if isinstance(self.metrics, BoundedStreamMetrics)
+                else None)
         windows = None if self.windowed is None else self.windowed.columns(self.start)
         return PrequentialResult(**columns, metrics=metrics, start=self.start,
                                  history=self.history, kept=kept, windows=windows,
                                  window=self.window)
 
 
-def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
+def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
                 label_mask: LabelMask = None,
                 transform: Optional[Callable[[Any], Any]] = None,
                 progress: bool = True,
@@ -629,8 +704,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     ``p.argmax()``, then ``learner.learn(x, y if label_query(p) else -1)``.
 
     Args:
-        learner (StreamClassifier): any object with ``predict(x)`` and ``learn(x, y)``, or with
-            ``predict_learn(x, y)``.
+        learner (StreamLearner or FusedStreamLearner): any object with ``predict(x)`` and
+            ``learn(x, y)``, or with ``predict_learn(x, y)`` (:data:`Learner`).
         stream (Iterable[tuple]): iterable of ``(x, y)`` pairs, ``x`` of shape :math:`(d,)`
             (array or tensor), ``y`` an integer class id.
         label_mask (np.ndarray or callable, optional): boolean array :math:`(T,)` indexed by stream
@@ -769,14 +844,17 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
     elif progress:
         progress_every = progress_interval()
     is_labeled, mask_size = _mask_function(label_mask)
-    length = len(stream) if hasattr(stream, "__len__") else None  # None: e.g. a generator
+    # None: e.g. a generator
+    length = len(cast(Sized, stream)) if hasattr(stream, "__len__") else None
     ends = [n for n in (length, limit) if n is not None]
     end = min(ends) if ends else None  # the position after the run's last sample, if known
-    if mask_size is not None and length is not None and mask_size < end:
+    if mask_size is not None and length is not None and end is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
     num_classes = _learner_classes(learner)
     fused_step = getattr(learner, "predict_learn", None)
+    # stepped with predict and learn only where it has no predict_learn: a StreamLearner then
+    plain = cast(StreamLearner, learner)
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
@@ -816,8 +894,8 @@ def prequential(learner: Any, stream: Iterable[Tuple[Any, Any]], *,
             elif fused_step is not None:
                 prediction = _prediction(fused_step(x, target), position, num_classes)
             else:
-                prediction = _prediction(learner.predict(x), position, num_classes)
-                learner.learn(x, target)
+                prediction = _prediction(plain.predict(x), position, num_classes)
+                plain.learn(x, target)
             if cuda_device is not None:
                 torch.cuda.synchronize(cuda_device)
             record.update(prediction, label, target != -1, time.perf_counter() - tic)
@@ -993,7 +1071,7 @@ def plot_running_accuracy(results: Mapping[str, PrequentialResult], path: PathLi
         counts, accuracy = result.accuracy_curve(num_points)
         curves[name] = (result.start + counts, accuracy)
     windows = {name: (result.window, result.windows) for name, result in results.items()
-               if result.windows is not None}
+               if result.window is not None and result.windows is not None}
     return plot_curves(curves, path, title=title, image_format=image_format, windows=windows)
 
 

@@ -347,6 +347,7 @@ class OnlineMinMaxScaler(_MinMaxScaler):
         low = torch.cummin(rows, dim=0).values
         high = torch.cummax(rows, dim=0).values
         if self.min_ is not None:
+            assert self.max_ is not None  # set with min_
             low = torch.minimum(low, self.min_.to(rows.device))
             high = torch.maximum(high, self.max_.to(rows.device))
         self.min_, self.max_ = low[-1].clone(), high[-1].clone()
@@ -489,7 +490,7 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         return self
 
     def _transform(self, rows: Tensor) -> Tensor:
-        if self.min_ is None:
+        if self.min_ is None or self.max_ is None:  # fit sets both
             raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
         return scaled_finite(rows, self.min_.to(rows.device), self.max_.to(rows.device),
@@ -830,6 +831,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     elif scaling == "global":
         steps.append(GlobalMinMaxScaler(feature_range).fit(data))
     elif scaling == "range":
+        assert value_range is not None  # refused above
         steps.append(FixedRangeScaler(value_range, feature_range))
     if l2:
         steps.append(L2Normalize())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, overload
 
 import numpy as np
 
@@ -198,6 +198,14 @@ class WindowedMetrics:
                                               array("q", done[1].tolist()))
         self._done_balanced, self._done_kappa = (array("d", done[2].tolist()),
                                                  array("d", done[3].tolist()))
+
+
+@overload
+def window_lists(columns: Mapping[str, np.ndarray]) -> Dict[str, list]: ...
+
+
+@overload
+def window_lists(columns: None) -> None: ...
 
 
 def window_lists(columns: Optional[Mapping[str, np.ndarray]]) -> Optional[Dict[str, list]]:

@@ -32,6 +32,7 @@ import functools
 import math
 import sys
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -44,6 +45,8 @@ from torch_geometric_stream.models.registry import build_model
 from torch_geometric_stream.validation import (check_bool, check_has_values, check_seed,
                                                check_unit_interval)
 
+_river_base: Optional[ModuleType]
+_river_compose: Optional[ModuleType]
 try:
     from river import base as _river_base
     from river import compose as _river_compose
@@ -350,8 +353,10 @@ class RiverClassifier(_MiniBatchBase):
                              f"{model.in_channels}")
 
     def _model(self) -> StreamClassifier:
-        if self.model_ is None:
-            model = self.learner(len(self.features_))
+        if self.model_ is None:  # built by the factory once the features are fixed
+            factory, features = self.learner, self.features_
+            assert not isinstance(factory, StreamClassifier) and features is not None
+            model = factory(len(features))
             if not isinstance(model, StreamClassifier):
                 raise TypeError(f"the factory returned {type(model).__name__}, "
                                 f"not a StreamClassifier")
@@ -359,38 +364,41 @@ class RiverClassifier(_MiniBatchBase):
             self.model_ = model
         return self.model_
 
-    def _fix_features(self, keys: Iterable) -> None:
+    def _fix_features(self, keys: Iterable) -> list:
+        """The features, fixed by ``keys`` (those of the first sample) if not yet."""
         if self.features_ is None:
             self.features_ = _sorted_features(keys)
             if not self.features_:
                 raise ValueError("the first sample has no features")
+        return self.features_
 
     def _row(self, x: dict, update: bool = True) -> Any:
         if not isinstance(x, dict):
             raise TypeError(f"x must be a dict of features, got {type(x).__name__}")
-        self._fix_features(x)
-        _check_shares_a_feature(x.keys(), self.features_, "x")
-        raw = [x.get(name, 0.0) for name in self.features_]
+        features = self._fix_features(x)
+        _check_shares_a_feature(x.keys(), features, "x")
+        raw = [x.get(name, 0.0) for name in features]
         values = _real_array(lambda: np.array(raw), (len(raw),))
         if values is None:
-            values = np.array([_number(name, value) for name, value in zip(self.features_, raw)])
-        row = _as_float32(values, self.features_)
+            values = np.array([_number(name, value) for name, value in zip(features, raw)])
+        row = _as_float32(values, features)
         return row if self.transform is None else self.transform.transform_one(row, update)
 
     def _rows(self, X: Any, update: bool = True) -> Any:
         _check_frame(X)
-        self._fix_features(X.columns)
-        _check_shares_a_feature(X.columns, self.features_, "X")
-        frame = X.reindex(columns=self.features_, fill_value=0.0)
-        rows = _real_array(frame.to_numpy, (len(frame), len(self.features_)))
+        features = self._fix_features(X.columns)
+        _check_shares_a_feature(X.columns, features, "X")
+        frame = X.reindex(columns=features, fill_value=0.0)
+        rows = _real_array(frame.to_numpy, (len(frame), len(features)))
         if rows is None:  # column by column: the first feature that is no number is named
-            rows = np.stack([_column(name, frame[name]) for name in self.features_], axis=1)
-        rows = _as_float32(rows, self.features_)
+            rows = np.stack([_column(name, frame[name]) for name in features], axis=1)
+        rows = _as_float32(rows, features)
         return rows if self.transform is None else self.transform.transform_many(rows, update)
 
     def _label_ids(self, labels: Sequence) -> tuple[list[int], list]:
         """Class ids of ``labels`` (``-1`` for missing) and the labels new to the mapping."""
-        ids, new = [], []
+        ids: list[int] = []
+        new: list = []
         num_classes = self._model().num_classes
         for label in labels:
             _check_label(label)
@@ -551,6 +559,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
 
     def _next_is_labeled(self) -> bool:
         if self.mask is None:
+            assert self.label_probability is not None  # given without a mask
             return bool(self._rng.random() < self.label_probability)
         if self.n_seen >= len(self.mask):
             raise ValueError(f"the mask covers {len(self.mask)} positions, the stream is longer")
@@ -601,6 +610,7 @@ class SemiSupervisedWrapper(_ClassifierBase):
 
 def _accepts_unlabeled(model: Any) -> bool:
     """Whether ``model`` is, or is a River pipeline ending in, a :class:`RiverClassifier`."""
+    assert _river_compose is not None  # called once River is there (_require_river)
     if isinstance(model, _river_compose.Pipeline):
         steps: Iterator = reversed(list(model.steps.values()))
         return _accepts_unlabeled(next(steps))
