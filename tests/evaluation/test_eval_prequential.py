@@ -715,6 +715,29 @@ def test_the_learner_protocols_name_what_a_run_steps():
     assert result.predictions.tolist() == [0, 0, 0, 1, 1, 1]
 
 
+class OnlyPredicts:
+    num_classes = 2
+
+    def __init__(self):
+        self.calls = 0
+
+    def predict(self, x):
+        self.calls += 1
+        return 0
+
+
+@pytest.mark.parametrize("learner, missing", [(OnlyPredicts(), "learn"),
+                                              (object(), "learn and predict")])
+def test_a_learner_without_the_methods_a_run_calls_is_refused_before_the_first_sample(
+        learner, missing):
+    """Not an AttributeError at the first sample, after the predictions began."""
+    name = type(learner).__name__
+    with pytest.raises(TypeError, match=f"the learner needs predict_learn, or predict and "
+                                        f"learn: {name} lacks {missing}$"):
+        prequential(learner, stream(), progress=False)
+    assert getattr(learner, "calls", 0) == 0
+
+
 def _record(start, labels, history="full", window=None):
     record = PrequentialRecord(start=start, history=history, window=window)
     for label in labels:

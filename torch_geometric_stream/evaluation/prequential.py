@@ -820,7 +820,8 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
             string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
             ``label_delay`` is no integer, ``learn_on_arrival`` no bool, the
-            learner lacks a method a ``label_delay`` needs (``learn``, and
+            learner lacks a method the run calls (``predict_learn``, or
+            ``predict`` and ``learn``; with a ``label_delay``, ``learn``, and
             ``predict`` where it is stepped without ``predict_learn``),
             ``label_query`` is not callable or the learner has no
             ``predict_proba`` for it, or
@@ -837,8 +838,7 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     label_delay = check_label_delay(label_delay)
     learn_on_arrival = check_bool(learn_on_arrival, "learn_on_arrival")
     _check_query(label_query, label_mask, learner)
-    if label_delay:
-        _check_delay_learner(learner, learn_on_arrival, label_query is not None)
+    _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     elif progress:
@@ -1002,17 +1002,25 @@ def _learn_due(learner: Any, delayed: DelayedLabels, position: int) -> None:
         learner.learn(row, label)
 
 
-def _check_delay_learner(learner: Any, learn_on_arrival: bool, queried: bool) -> None:
-    """Raise before the first sample unless ``learner`` has what a run with a
-    label delay calls: ``learn`` for the labels due, and ``predict`` where a
-    labeled sample is not stepped through ``predict_learn`` (nor ``queried``)."""
+def _check_learner(learner: Any, label_delay: int, learn_on_arrival: bool,
+                   queried: bool) -> None:
+    """Raise before the first sample unless ``learner`` has the methods the run
+    calls: ``predict_learn``, or ``predict`` and ``learn``; with a label delay,
+    ``learn`` for the labels due, and ``predict`` where a labeled sample is not
+    stepped through ``predict_learn``; when ``queried``, ``learn`` (its
+    ``predict_proba`` is checked with the query)."""
     fused = callable(getattr(learner, "predict_learn", None))
-    needed = ["learn"] + (["predict"] if not queried and not (fused and learn_on_arrival)
-                          else [])
+    needed = (["learn"] if label_delay or queried or not fused else []) + (
+        ["predict"] if not queried and not (fused and (learn_on_arrival or not label_delay))
+        else [])
     missing = [name for name in needed if not callable(getattr(learner, name, None))]
-    if missing:
+    if not missing:
+        return
+    if label_delay:
         raise TypeError(f"label_delay needs the learner's {' and '.join(missing)}, which "
                         f"{type(learner).__name__} lacks")
+    raise TypeError(f"the learner needs predict_learn, or predict and learn: "
+                    f"{type(learner).__name__} lacks {' and '.join(missing)}")
 
 
 def _check_query(label_query: Any, label_mask: LabelMask, learner: Any) -> None:
