@@ -437,7 +437,7 @@ def _paired(groups: Mapping[Setting, list[tuple[Path, Record]]],
     seed's records both hold it), the seeds ``"higher"`` and ``"tied"`` on
     accuracy of ``"seeds"`` in all; or ``{"note": why}`` where there is none."""
     baselines, keys = _baselines(names, baseline), _pairing_keys(baseline)
-    paired = {}
+    paired: dict[Setting, dict[str, Any]] = {}
     for setting, runs in groups.items():
         reference = baselines.get(_pairing(setting, keys))
         if reference is None:

@@ -663,7 +663,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     allowed = config_keys(model)
     slots_per_class = 1  # the paper's sizing rule, unless the package's applies
     # a baseline's own hyperparameters default to None: its published setting
-    config = {key: DEFAULT_CONFIG.get(key) for key in allowed}
+    config: dict[str, Any] = {key: DEFAULT_CONFIG.get(key) for key in allowed}
     _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
     _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
           f"{model}'s published setting")
@@ -827,8 +827,8 @@ def check_quantile_range_entries(config: Mapping[str, Any]) -> None:
     """
     options = {setting: _flag(key, None) for setting, key in _QUANTILE_RANGE_ENTRIES.items()}
     try:
-        check_quantile_range_settings(*(config[key] for key in _QUANTILE_RANGE_ENTRIES.values()),
-                                      names=options)
+        check_quantile_range_settings(**{setting: config[key] for setting, key
+                                         in _QUANTILE_RANGE_ENTRIES.items()}, names=options)
     except QuantileRangeSettingError as error:
         named = [key for setting, key in _QUANTILE_RANGE_ENTRIES.items()
                  if setting in error.settings]
@@ -867,11 +867,13 @@ def _check_memory_options(given: Mapping[str, Any]) -> None:
     """Refuse ``--memory-size`` beside ``--labeled-size`` and ``--unlabeled-size``
     when it is not their sum: the memory is their sum, and the record would name
     a size the run never had."""
-    sizes = [given.get(key) for key in ("memory_size", "labeled_size", "unlabeled_size")]
-    if None not in sizes and sizes[0] != sizes[1] + sizes[2]:
-        raise UsageError(f"--memory-size {sizes[0]} contradicts --labeled-size {sizes[1]} and "
-                         f"--unlabeled-size {sizes[2]} (the memory is their sum, "
-                         f"{sizes[1] + sizes[2]}); drop --memory-size")
+    memory, labeled, unlabeled = (given.get(key)
+                                  for key in ("memory_size", "labeled_size", "unlabeled_size"))
+    if (memory is not None and labeled is not None and unlabeled is not None
+            and memory != labeled + unlabeled):
+        raise UsageError(f"--memory-size {memory} contradicts --labeled-size {labeled} and "
+                         f"--unlabeled-size {unlabeled} (the memory is their sum, "
+                         f"{labeled + unlabeled}); drop --memory-size")
 
 
 def _check_per_class_labeled_size(model: str, config: Mapping[str, Any],

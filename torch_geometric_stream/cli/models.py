@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Optional
 
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.datasets import StreamDataset
+from torch_geometric_stream.datasets import CSVRowStream, StreamDataset
 from torch_geometric_stream.evaluation import LEARNER_SCALINGS, StreamTransform, make_transform
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, MODELS, SLEDGE_VARIANTS,
                                            build_model, fixed_entries, model_names,
@@ -120,7 +120,7 @@ def build_learner(name: str, in_channels: int, num_classes: int, config: Mapping
             scaling the learner does itself, an invalid quantile range setting.
     """
     config_keys(name)  # raises for unknown names
-    scaling = config.get("scaling")
+    scaling = config.get("scaling", "")
     input_scaling = LEARNER_SCALINGS.get(scaling)
     if input_scaling is not None and name not in SLEDGE_VARIANTS:
         raise UsageError(f"--scaling {scaling} needs a model that scales its own input "
@@ -158,7 +158,7 @@ def quantile_range_options(config: Mapping[str, Any], seed: int) -> dict[str, An
             "clip": config["robust_clip"], "seed": seed}
 
 
-def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
+def build_transform(config: Mapping[str, Any], dataset: StreamDataset | CSVRowStream,
                     seed: int) -> StreamTransform:
     """The input pipeline of one run of a resolved configuration (its ``scaling``,
     ``feature_range`` and ``feature_transform``, settled by
@@ -170,7 +170,8 @@ def build_transform(config: Mapping[str, Any], dataset: StreamDataset,
     scaling = config["scaling"]
     with _robust_scaling_input(scaling):
         return make_transform(
-            scaling, data=dataset.x if scaling == "global" else None,
+            scaling, data=dataset.x if scaling == "global" and isinstance(dataset, StreamDataset)
+            else None,  # a stream read as it comes has no whole x: make_transform refuses
             value_range=dataset.value_range, feature_transform=config["feature_transform"],
             feature_range=config["feature_range"],
             robust_options=quantile_range_options(config, seed) if scaling == "robust" else None)

@@ -57,7 +57,7 @@ def host_name(record: Mapping[str, Any]) -> str:
     older records left empty)."""
     machine = record.get("machine")
     platform = str(machine.get("platform") or "") if isinstance(machine, Mapping) else ""
-    if not platform:
+    if not platform or not isinstance(machine, Mapping):
         return UNKNOWN
     release = _release(platform, str(machine.get("machine") or ""))
     return release.partition("-")[2] or release

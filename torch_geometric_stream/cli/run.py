@@ -150,9 +150,9 @@ def _load_stream(args: argparse.Namespace) -> Stream:
         raise UsageError("--label-column applies to a CSV or ARFF file given as --dataset "
                          "(an .npz file holds its labels in y); drop it")
     if args.stream:
-        dataset = CSVRowStream(args.dataset.strip(), args.classes, label_column=args.label_column,
-                               limit=args.limit)
-        return dataset, dataset.name, dataset.source
+        rows = CSVRowStream(args.dataset.strip(), args.classes, label_column=args.label_column,
+                            limit=args.limit)
+        return rows, rows.name, rows.source
     if from_file:
         dataset = load_stream_file(args.dataset.strip(), label_column=args.label_column,
                                    limit=args.limit)  # read no further than the limit
@@ -354,7 +354,7 @@ def load_stream(args: argparse.Namespace) -> Stream:
     with user_input("--dataset"):
         dataset, name, source = _load_stream(args)
     limit = _limit(args)
-    if limit is None or args.stream:  # a streamed file stops at the limit itself
+    if limit is None or isinstance(dataset, CSVRowStream):  # --stream stops at the limit
         return dataset, name, source
     return dataset.head(limit), name, source
 
@@ -427,7 +427,8 @@ def _seed_run(args: argparse.Namespace, plan: RunPlan, seed: int
         learner = build_learner(plan.model, dataset.num_features, dataset.num_classes,
                                 plan.config, seed, plan.device)
         mask = (None if query is not None
-                else PositionMask(args.label_mask, args.label_ratio, seed) if args.stream
+                else PositionMask(args.label_mask, args.label_ratio, seed)
+                if isinstance(dataset, CSVRowStream)
                 else make_label_mask(args.label_mask, dataset.y, args.label_ratio, seed))
         transform = build_transform(plan.config, dataset, seed)
     return learner, mask, query, transform
@@ -462,7 +463,7 @@ def _show_config(args: argparse.Namespace, seeds: list[int]) -> int:
     dataset, name, _ = plan.stream
     values = ("" if dataset.value_range is None
               else ", values in [{:g}, {:g}]".format(*dataset.value_range))
-    length = ("read as it comes" if args.stream
+    length = ("read as it comes" if isinstance(dataset, CSVRowStream)
               else f"{'' if plan.limit is None else 'its first '}{dataset.num_samples} samples")
     print(f"{plan.model} on {name}: {length}, {dataset.num_features} features, "
           f"{dataset.num_classes} classes{values}")
@@ -493,7 +494,9 @@ def _run_seeds(args: argparse.Namespace, seeds: list[int], written: list[int]) -
     interrupt = DeferredInterrupt()
     if args.jobs > 1 and several:
         _seed_run(args, plan, seeds[0])  # what the workers would refuse, refused here once
-        shared = SharedStream(plan.stream)
+        dataset, name, source = plan.stream
+        assert isinstance(dataset, StreamDataset)  # --stream runs one seed at a time
+        shared = SharedStream((dataset, name, source))
         plan = replace(plan, stream=shared.stream())  # the copy in shared memory alone
         outcomes = run_in_workers(args, shared, seeds, _run_seed_in_worker, interrupt)
     else:
@@ -549,8 +552,8 @@ def _print_summary(args: argparse.Namespace, plan: RunPlan, records: list[dict[s
     """Print the run's heading (with ``interrupted``, where Ctrl-C stopped it)
     and the :func:`~torch_geometric_stream.cli.report.summary_table` of ``records``."""
     dataset, name, source = plan.stream
-    length = (f"{records[0]['n_samples']} samples read as they came" if args.stream
-              else f"{dataset.num_samples} samples")
+    length = (f"{records[0]['n_samples']} samples read as they came"
+              if isinstance(dataset, CSVRowStream) else f"{dataset.num_samples} samples")
     print(f"{plan.model} on {name} ({source}), label ratio {args.label_ratio}"
           f"{query_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}"
           f", {length}"
@@ -565,6 +568,7 @@ def _run_seed_in_worker(args: argparse.Namespace, seed: int
     event; ``None`` where it was set before the seed started (the task of a
     :func:`~torch_geometric_stream.cli.seed_workers.run_in_workers` worker)."""
     shared, stop = worker_state()
+    assert shared is not None and stop is not None  # set as the worker process started
     if stop.is_set():
         return None
     torch.set_num_threads(args.threads)
@@ -613,7 +617,7 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
             state = load_checkpoint(args.resume, learner, transform=transform,
                                     expect=_resume_identity(args, identity),
                                     assume=OLDER_CHECKPOINTS)
-            if args.stream:  # its rows read again are checked as they are
+            if isinstance(dataset, CSVRowStream):  # its rows read again are checked as they are
                 dataset.expect(state.position, state.extra[STREAM_DIGEST])
         if state.record is None and state.position > 0:  # saved by hand, not by run
             raise UsageError(f"--resume: checkpoint {args.resume} holds no record of its "
@@ -642,7 +646,8 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
         checkpointer.finish()  # a streamed run's end, not known before, or where Ctrl-C stopped
     record = run_record(result, run=run, config=plan.config)
     done = result.start + record["n_samples"]
-    if interrupt.requested and done != (plan.limit if args.stream else dataset.num_samples):
+    if interrupt.requested and done != (plan.limit if isinstance(dataset, CSVRowStream)
+                                        else dataset.num_samples):
         record["interrupted_at"] = done  # (a streamed run without --limit: its end not known)
     return result, record
 
@@ -686,7 +691,7 @@ def _stream_identity(args: argparse.Namespace, dataset: StreamDataset | CSVRowSt
     ``--limit``: the rows read before are checked by the digest of their text
     (:data:`STREAM_DIGEST`) as the resumed run reads them again, and a run
     resumed with another limit is the run with that limit."""
-    if args.stream:
+    if isinstance(dataset, CSVRowStream):
         return {"classes": dataset.class_names, "label_column": args.label_column}
     return {"num_samples": dataset.num_samples, **_stream_file_identity(args, dataset)}
 
@@ -772,7 +777,7 @@ def _checkpointer(args: argparse.Namespace, learner: Any, transform: StreamTrans
     (:data:`STREAM_DIGEST`)."""
     if args.checkpoint is None:
         return None
-    if args.stream:
+    if isinstance(dataset, CSVRowStream):
         return checkpoint_callback(args.checkpoint, learner, every=args.checkpoint_every,
                                    end=args.limit, transform=transform,
                                    extra=lambda: {**identity, STREAM_DIGEST: dataset.digest()})

@@ -67,7 +67,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
                                                   check_files_apart, check_folder,
@@ -305,7 +305,7 @@ def _best_run_argv(args: argparse.Namespace, best_path: Path) -> list[str]:
     return argv
 
 
-def _number(value: object) -> Optional[float]:
+def _number(value: Any) -> Optional[float]:
     """``value`` as a float, or ``None`` where it is none (the run names that error)."""
     try:
         return float(value)

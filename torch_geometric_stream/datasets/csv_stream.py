@@ -89,7 +89,7 @@ def class_lookup(names: Sequence[str]) -> Callable[[str], Optional[int]]:
         raise ValueError("no classes given")
     _check_class_names(names)
     by_text: dict[str, int] = {}
-    by_number: dict[float, int] = {}
+    by_number: dict[Optional[float], int] = {}  # no None key: no number finds no class
     for class_id, name in enumerate(names):
         number = _finite_number(name.strip())
         earlier = by_text.get(name.strip(), by_number.get(number))
@@ -173,6 +173,8 @@ class CSVRowStream:
     """
 
     value_range: Optional[tuple[float, float]] = None  # a CSV declares no range
+    width: int  # the columns, label included, and the first row's line number,
+    _first_line: int  # both set as the first row is read
     _index: int  # the label column's position, and the header (None: the file has none),
     _header: Optional[list[str]]  # both set as the first row is read
 
@@ -352,7 +354,7 @@ class CSVRowStream:
         options = dict(encoding="utf-8-sig", errors="surrogateescape", newline="")
         if self._path is not None:
             return open_text(self._path, **options)
-        return _stdin_text(options)
+        return _stdin_text(**options)
 
     def __repr__(self) -> str:
         return (f"CSVRowStream(name={self.name!r}, num_features={self.num_features}, "
@@ -360,9 +362,9 @@ class CSVRowStream:
 
 
 @contextmanager
-def _stdin_text(options: dict[str, str]) -> Iterator[TextIO]:
+def _stdin_text(encoding: str, errors: str, newline: str) -> Iterator[TextIO]:
     """Standard input's bytes as text, left open when done (detached, not closed)."""
-    text = io.TextIOWrapper(sys.stdin.buffer, **options)
+    text = io.TextIOWrapper(sys.stdin.buffer, encoding=encoding, errors=errors, newline=newline)
     try:
         yield text
     finally:

@@ -120,11 +120,11 @@ def load_kmnist(folder: Path, strict: bool = False) -> StreamDataset:
         return _load_mnist_family("KMNIST", folder, KMNIST_CLASSES)
     splits = []
     for split in ("train", "test"):
-        paths = [folder / f for f in KMNIST_NPZ_FILES[split]]
-        for path in paths:
+        images, labels = (folder / f for f in KMNIST_NPZ_FILES[split])
+        for path in (images, labels):
             if not path.is_file():
                 raise DatasetNotFoundError(f"missing file {path.name} (and the IDX files)")
-        splits.append(tuple(_read_npz_array(p) for p in paths))
+        splits.append((_read_npz_array(images), _read_npz_array(labels)))
     return _image_stream("KMNIST", splits, KMNIST_CLASSES)
 
 

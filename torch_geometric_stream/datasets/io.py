@@ -13,7 +13,7 @@ import sys
 import warnings
 import zlib
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Optional, TextIO
+from typing import Any, BinaryIO, Callable, Iterable, Optional, TextIO, cast
 
 import numpy as np
 
@@ -29,8 +29,9 @@ __all__ = ["find_file", "first_existing", "open_text", "open_binary", "read_idx"
 _BOOLEANS = {"true": 1.0, "false": 0.0}
 #: What starts a comment in a numeric table (:func:`read_numeric_table`), to the line's end.
 _COMMENT = "#"
-_IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
-               0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES: dict[int, np.dtype] = {
+    0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
 def find_file(path: Path | str) -> Optional[Path]:
@@ -105,7 +106,9 @@ def open_binary(path: Path | str) -> BinaryIO:
         DatasetFormatError: when read, a damaged ``.gz``.
     """
     found = _require(path)
-    return _CheckedGzipFile(found, "rb") if found.suffix.lower() == ".gz" else open(found, "rb")
+    if found.suffix.lower() == ".gz":  # a binary file, though typeshed's GzipFile is no BinaryIO
+        return cast(BinaryIO, _CheckedGzipFile(found, "rb"))
+    return open(found, "rb")
 
 
 def open_text(path: Path | str, encoding: str = "utf-8", errors: str = "strict",

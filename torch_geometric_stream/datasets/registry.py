@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -193,14 +194,14 @@ def load_dataset(name: str, root: str | Path, *, strict: bool = False) -> Stream
     """
     info = DATASETS[resolve_dataset_name(name)]
     folder = _dataset_folder(Path(root), info.folder)
-    context = dict(name=info.name, folder=folder, expected_files=info.expected_files, url=info.url)
+    in_context = partial(with_context, name=info.name, folder=folder,
+                         expected_files=info.expected_files, url=info.url)
     if not folder.is_dir():
-        raise with_context(DatasetNotFoundError(f"dataset folder {folder} does not exist"),
-                           **context)
+        raise in_context(DatasetNotFoundError(f"dataset folder {folder} does not exist"))
     try:
         dataset = info.loader(folder, strict=strict)
     except DatasetError as error:
-        raise with_context(error, **context) from error
+        raise in_context(error) from error
     return replace(dataset, source=f"{info.citation}. {info.url}")
 
 

@@ -42,7 +42,9 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
         if not isinstance(factory, type):
             raise ValueError(f"river.datasets has no dataset named {dataset!r}")
         dataset = factory()
-    rows, labels, columns = [], [], {}  # columns: key -> its column, in order of appearance
+    rows: list[dict[int, float]] = []
+    labels: list[Any] = []
+    columns: dict[Any, int] = {}  # key -> its column, in order of appearance
     for i, (features, label) in enumerate(dataset):
         if max_samples is not None and i >= max_samples:
             break

@@ -86,18 +86,18 @@ class SyntheticStream:
                              if class_incremental else np.zeros(self.num_classes, dtype=np.int64))
 
     def _positions(self, points: Sequence[float | int]) -> np.ndarray:
-        positions = []
+        rows: list[int] = []
         for point in points:
             if isinstance(point, bool) or not isinstance(point, numbers.Real):
                 raise TypeError(f"a drift point must be a row index (int) or a fraction "
                                 f"(float), got {point!r}")
             if isinstance(point, numbers.Integral):
-                positions.append(int(point))
+                rows.append(int(point))
             elif 0.0 < point < 1.0:
-                positions.append(int(round(point * self.num_samples)))
+                rows.append(int(round(point * self.num_samples)))
             else:
                 raise ValueError(f"a float drift point must be a fraction in (0, 1), got {point}")
-        positions = np.asarray(positions, dtype=np.int64)
+        positions = np.asarray(rows, dtype=np.int64)
         if (len(positions) == 0 or np.any(np.diff(positions) <= 0) or positions[0] <= 0
                 or positions[-1] >= self.num_samples):
             raise ValueError(f"drift points must be increasing row indices in (0, "

@@ -248,10 +248,12 @@ def load_har(folder: Path, strict: bool = False) -> StreamDataset:
     parts = []
     for split in ("train", "test"):
         places = [b / split for b in base] + base
-        found = {kind: first_existing(places, f"{kind}_{split}.txt") for kind in ("X", "y")}
-        for kind, path in found.items():
+        found: dict[str, Path] = {}
+        for kind in ("X", "y"):
+            path = first_existing(places, f"{kind}_{split}.txt")
             if path is None:
                 raise DatasetNotFoundError(f"missing file {kind}_{split}.txt")
+            found[kind] = path
         x = read_numeric_table(found["X"], HAR_NUM_FEATURES)
         labels = as_integer_labels(read_numeric_table(found["y"], 1)[:, 0], found["y"].name)
         if len(x) != len(labels):
