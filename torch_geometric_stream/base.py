@@ -22,10 +22,10 @@ import abc
 import copy
 import functools
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
@@ -203,7 +203,13 @@ def restored_on_error(saved: State, restore: Callable[[State], Any]) -> Iterator
         raise
 
 
-class RollbackOnFailedLoad:
+if TYPE_CHECKING:  # the mixin's methods call the Module's it is mixed into
+    _ModuleMixin = nn.Module
+else:
+    _ModuleMixin = object
+
+
+class RollbackOnFailedLoad(_ModuleMixin):
     """Mixin for :class:`torch.nn.Module` s that update their own tensors as they
     learn (learners with an optimizer, the prototype memory, the running
     ranges of :mod:`torch_geometric_stream.nn.scaling`): a

@@ -307,6 +307,7 @@ class CheckpointCallback:
             self._save()
 
     def _save(self) -> None:
+        assert self._last is not None  # each save follows a position done
         done, record = self._last
         extra = self.extra() if callable(self.extra) else self.extra
         save_checkpoint(self.path, self.learner, position=done, record=record,

@@ -10,7 +10,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Optional, Sequence, Union
+from typing import IO, Any, Callable, Iterable, Optional, Sequence, Union
 
 __all__ = ["atomic_savefig", "atomic_write", "atomic_write_csv", "atomic_write_text",
            "remove_stale_temporaries"]
@@ -19,7 +19,7 @@ __all__ = ["atomic_savefig", "atomic_write", "atomic_write_csv", "atomic_write_t
 _RANDOM_PART = r"[a-z0-9_]+"
 
 
-def atomic_write(path: Union[str, os.PathLike], write: Callable[[BinaryIO], object]) -> Path:
+def atomic_write(path: Union[str, os.PathLike], write: Callable[[IO[bytes]], object]) -> Path:
     """Call ``write(handle)`` on a temporary file beside ``path``, flush and fsync
     it, then rename it onto ``path`` (:func:`os.replace`): ``path`` holds either
     its previous content or the whole new one. The temporary file is removed if

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple, Optional, Union
+from typing import Callable, NamedTuple, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -47,7 +47,7 @@ class EmbeddingMLP(nn.Module):
 
     def reset_parameters(self) -> None:
         for lin in self.lins:
-            lin.reset_parameters()
+            cast(nn.Linear, lin).reset_parameters()
 
     def forward(self, x: Tensor) -> Tensor:
         """The L2-normalized embeddings of ``x``.
@@ -198,6 +198,7 @@ def topk_neighbors(query: Tensor, keys: Tensor, k: int, *, key_mask: Optional[Te
         if key_mask is not None:
             scores.masked_fill_(~key_mask, float("-inf"))
         if query_batch is not None:  # keys of other graphs
+            assert key_batch is not None  # given together (checked)
             scores.masked_fill_(query_batch[block, None] != key_batch, float("-inf"))
         top = scores.topk(k, dim=-1)
         block_values = top.values
@@ -505,7 +506,7 @@ class DynamicKNNGraph(nn.Module):
 
     def reset_parameters(self) -> None:
         if hasattr(self.embedding, "reset_parameters"):
-            self.embedding.reset_parameters()
+            cast(Callable[[], None], self.embedding.reset_parameters)()  # a method
 
     def embed(self, x: Tensor, *, check: bool = True) -> Tensor:
         r"""L2-normalized embeddings :math:`(N, h)` of rows :math:`(N, d)`.

@@ -154,10 +154,12 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
             terms = _query_gram_terms(x_q, x, emb[query_index], emb, constant)
     emb_term, cross, k_term = terms  # ||S||^2, <S, K>, ||K||^2 (None: not needed)
     if form == "frobenius":  # a zero matrix (all-zero inputs) stays zero after scaling
+        assert k_term is not None  # computed, as constant is on
         norms = k_term.sqrt().clamp_min(_EPS) * emb_term.sqrt().clamp_min(_EPS)
         return (2.0 - 2.0 * cross / norms) / num_entries
     loss = emb_term - 2.0 * cross
     if include_constant:
+        assert k_term is not None  # computed, as constant is on
         loss = loss + k_term
     return loss / num_entries
 

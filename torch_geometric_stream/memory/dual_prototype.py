@@ -387,11 +387,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         """
         label = self._checked_label(label)
         self._check_row(x, self.prototypes, "x")
-        if not (source is None) == (derive is None) == (self.sources is None):
+        sources = self.sources
+        if not (source is None) == (derive is None) == (sources is None):
             raise ValueError("source and derive are required exactly when the memory keeps "
                              "sources (source_channels)")
         if source is not None:
-            self._check_row(source, self.sources, "source")
+            assert sources is not None  # given together (just checked)
+            self._check_row(source, sources, "source")
         target = self.candidate_slots(label)
         if target is None:
             slot = self._free_slot(label)
@@ -401,7 +403,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             self._age_labeled_slots(label)
             self.prototypes[slot] = x
             if source is not None:
-                self.sources[slot] = source
+                assert sources is not None
+                sources[slot] = source
             self.counts[slot] = 1
             self.node_mask[slot] = True
             if label >= 0:
@@ -455,7 +458,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if source is None:
             merged = unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x))
         else:
-            mixed = old_share * self.sources.index_select(0, index)[0] + new_share * source
+            assert sources is not None and derive is not None  # given with source
+            mixed = old_share * sources.index_select(0, index)[0] + new_share * source
             mixed = _replace_if_zero(old, mixed, source)
             merged = derive(mixed.unsqueeze(0))[0]
             self._check_row(merged, self.prototypes, "derive's prototype")
@@ -465,7 +469,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if label >= 0:
             self.ages.index_fill_(0, index, 0)
         if source is not None:
-            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
+            assert sources is not None
+            sources.index_copy_(0, index, mixed.unsqueeze(0))
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
         return MemoryUpdate(True, slot)
@@ -483,10 +488,10 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         return self.labeled_size + self._num_unlabeled
 
     def _weight(self, coefficient: Coefficient, sim: Tensor, index: Tensor) -> Tensor:
-        if coefficient != "adaptive":
-            return torch.full_like(sim, coefficient)  # a fill: no host-to-device copy
-        count = self.counts.index_select(0, index)[0].to(sim.dtype) + self.count_offset
-        return (1.0 - 1.0 / count.clamp(min=1.0)) * sim.clamp(min=0.0)
+        if isinstance(coefficient, str):  # "adaptive", the one string _check_coefficient lets by
+            count = self.counts.index_select(0, index)[0].to(sim.dtype) + self.count_offset
+            return (1.0 - 1.0 / count.clamp(min=1.0)) * sim.clamp(min=0.0)
+        return torch.full_like(sim, coefficient)  # a fill: no host-to-device copy
 
     def extra_repr(self) -> str:
         return (f"in_channels={self.in_channels}, num_classes={self.num_classes}, "

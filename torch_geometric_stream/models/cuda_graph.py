@@ -212,6 +212,7 @@ class CUDAGraphStep:
         if entry is None:
             entry = self._capture(row, label)
         graph, prediction = entry
+        assert self._static_x is not None  # set by the first capture
         self._static_x.copy_(row)
         graph.replay()
         self.replays += 1

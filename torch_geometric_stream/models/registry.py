@@ -18,7 +18,7 @@ modules, not copies:
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.models.online_mlp import OnlineMLP
@@ -72,7 +72,7 @@ def fixed_entries(name: str) -> dict[str, Any]:
 _MLP_KEYS = ("hidden_channels", "num_layers", "lr", "weight_decay", "seed", "device")
 
 
-def _baselines() -> dict[str, type]:
+def _baselines() -> Mapping[str, type]:
     from torch_geometric_stream.baselines import BASELINES
     return BASELINES
 

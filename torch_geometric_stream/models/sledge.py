@@ -293,6 +293,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
           :math:`(n,)` with ``-1`` = unlabeled
     """
 
+    label_counts: Tensor  # registered with class_prior="stream"
+
     def __init__(self, in_channels: int, num_classes: int, *, labeled_size: int = 100,
                  unlabeled_size: int = 900, k: int = 5, hidden_channels: int = 256,
                  embedding_layers: int = 1, num_layers: int = 2,
@@ -350,6 +352,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         with seeded_draws(self.seed):
             self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size,
                                            check_search_dtype(search_dtype))
+            self.backbone: Union[MLPBackbone, GCNBackbone]
             if graph == "none":
                 self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes,
                                             num_layers, dropout=dropout)
@@ -550,6 +553,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if (not self._keeps_memory_graph or snap is None or not snap.kept
                 or snap.top_index is None or snap.memory_version != self.memory.version):
             return None
+        assert snap.top_value is not None  # set with top_index
         return snap.emb, snap.top_value, snap.top_index
 
     def _fitted_memory_graph(self, graph: Optional[tuple[Tensor, Tensor, Tensor]]
@@ -598,8 +602,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             trains = self._trains_graph
             nodes = self.memory.nodes()
             with torch.set_grad_enabled(trains):
-                live_emb = self.graph.embed(_rows_kept_for_backward(nodes) if trains else nodes,
-                                            check=False)
+                live_emb = self._knn_graph.embed(
+                    _rows_kept_for_backward(nodes) if trains else nodes, check=False)
             self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
@@ -635,9 +639,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                         key_mask: Optional[Tensor], max_rows: int) -> Optional[ReceptiveTopK]:
         """:func:`receptive_topk` over the backbone's hops (``None``: gave up); ``k``
         is at most the rows ``key_mask`` allows (the callers chose it by the count)."""
+        graph = self._knn_graph
         return receptive_topk(keys, targets, k, self.backbone.num_layers, key_mask=key_mask,
-                              max_rows=max_rows, block_size=self.graph.block_size,
-                              search_dtype=self.graph.search_dtype, check_key_mask=False)
+                              max_rows=max_rows, block_size=graph.block_size,
+                              search_dtype=graph.search_dtype, check_key_mask=False)
 
     @property
     def _trains_graph(self) -> bool:
@@ -645,22 +650,31 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         :math:`f_E`: through the edge weights, or through the regularizer."""
         return self.graph is not None and (self.supervise_graph or self.lam > 0)
 
+    @property
+    def _knn_graph(self) -> DynamicKNNGraph:
+        """:attr:`graph`, for the steps that run only with one (``graph`` is not
+        ``"none"``; merges by embedding: ``"learned"``)."""
+        graph = self.graph
+        assert graph is not None  # the callers run only with a graph
+        return graph
+
     def _training_embeddings(self, snap: Optional[_Snapshot],
                              update: Optional[MemoryUpdate]) -> Tensor:
         r"""Embeddings :math:`(P, h)` of the updated memory, with gradient when
         :math:`f_E` trains: the snapshot's, with the written row embedded anew."""
+        graph = self._knn_graph
         with torch.set_grad_enabled(self._trains_graph):
             nodes = self.memory.nodes()
             reused = None if snap is None else (
                 snap.emb if snap.live_emb is None else snap.live_emb)
             if reused is None:
-                return self.graph.embed(nodes, check=False)
+                return graph.embed(nodes, check=False)
             if update is None:
                 return reused
             row = update.node.view(1)
-            new_row = self.graph.embed(nodes.index_select(0, row), check=False)
+            new_row = graph.embed(nodes.index_select(0, row), check=False)
             if (snap is not None and snap.live_emb is not None and reused.device.type == "cpu"
-                    and type(self.graph.embedding) is EmbeddingMLP):
+                    and type(graph.embedding) is EmbeddingMLP):
                 return _RowReplacedInPlace.apply(reused, row, new_row)
             return reused.index_copy(0, row, new_row)
 
@@ -672,10 +686,11 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         """Top-k scores and slots :math:`(R, K')` of ``rows`` (all slots if
         ``None``) among the filled slots."""
         query = emb if rows is None else emb.index_select(0, rows)
+        graph = self._knn_graph
         return topk_neighbors(query, emb, min(self.num_neighbors, self.memory.num_nodes),
                               key_mask=self._filled_slots_mask(),
-                              block_size=self.graph.block_size,
-                              search_dtype=self.graph.search_dtype,
+                              block_size=graph.block_size,
+                              search_dtype=graph.search_dtype,
                               check_key_mask=False)  # the mask allows num_nodes slots
 
     def _reuses_kept_neighbors(self) -> bool:
@@ -691,6 +706,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         ``reselect_every`` allows it."""
         if self._reuses_kept_neighbors():
             kept = self._kept_neighbors
+            assert kept is not None  # checked by _reuses_kept_neighbors
             return TopK(score_neighbors(emb, emb, kept, check=False), kept)
         return self._memory_topk(emb)
 
@@ -720,6 +736,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             [own.values]
         if not self.light and snap.top_index is not None:
             # Memory rows: their memory-only top-k, with x competing for a place.
+            assert snap.top_value is not None  # set with top_index
             cand_value = torch.cat([snap.top_value, scores.unsqueeze(1)], dim=1)
             cand_index = torch.cat([snap.top_index,
                                     torch.full_like(snap.top_index[:, :1], num_slots)], dim=1)
@@ -784,22 +801,24 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         every node, since extracting the subgraph (data-dependent sizes) would
         wait for the device and saves little there.
         """
+        backbone = self.backbone
+        assert isinstance(backbone, GCNBackbone)  # with a graph, the backbone is a GCN
         num_nodes = nodes.size(0) + (query is not None)
-        edge_index, edge_weight = self.backbone.normalize(edge_index, edge_weight, num_nodes,
-                                                          check=False)
+        edge_index, edge_weight = backbone.normalize(edge_index, edge_weight, num_nodes,
+                                                     check=False)
         if self.propagation != "dense" and nodes.device.type == "cpu":
             subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(
-                targets, self.backbone.num_layers, edge_index, num_nodes)
-            out = self.backbone.forward_normalized(_gather_rows(nodes, subset, query),
-                                                   sub_edge_index,
-                                                   edge_weight.masked_select(edge_mask))
+                targets, backbone.num_layers, edge_index, num_nodes)
+            out = backbone.forward_normalized(_gather_rows(nodes, subset, query),
+                                              sub_edge_index,
+                                              edge_weight.masked_select(edge_mask))
             return out.index_select(0, mapping)
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
             adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
-            return self.backbone.forward_dense(nodes, adj).index_select(0, targets)
-        return self.backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
+            return backbone.forward_dense(nodes, adj).index_select(0, targets)
+        return backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
             0, targets)
 
     # -------------------------------------------------------------- learning
@@ -827,6 +846,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         holds would be (all of them, as :meth:`DualPrototypeMemory.refresh`
         re-derives them: empty slots are zero rows), and is left as it was."""
         scaler = self.input_scaler
+        assert scaler is not None  # called with an input scaling only
         if range_grows is False:
             return scaler(source.unsqueeze(0), check=False)[0]
         kept = ({"keep_finite": self.memory.sources}
@@ -838,18 +858,21 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
-        return unit_rows(self.input_scaler(sources, check=False))
+        scaler = self.input_scaler
+        assert scaler is not None  # the memory keeps sources with an input scaling only
+        return unit_rows(scaler(sources, check=False))
 
     def _update_memory(self, x: Tensor, label: int,
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
-        sources = {} if source is None else {"source": source, "derive": self._scaled}
+        derive = None if source is None else self._scaled
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
-            return self.memory.update(x, label, **sources)  # insert, or raw-cosine merge
+            # insert, or raw-cosine merge
+            return self.memory.update(x, label, source=source, derive=derive)
         with torch.no_grad():
             snap = self._snapshot_now()
             x_emb = self._row_embedding(snap, x)
-        return self.memory.update(x, label, self.graph.embed, x_embedding=x_emb,
-                                  node_embeddings=snap.emb, **sources)
+        return self.memory.update(x, label, self._knn_graph.embed, x_embedding=x_emb,
+                                  node_embeddings=snap.emb, source=source, derive=derive)
 
     def _row_embedding(self, snap: _Snapshot, x: Tensor) -> Tensor:
         """The embedding :math:`(h,)` of the row :math:`(d,)` ``x``: the one-row
@@ -858,7 +881,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         embedded now."""
         if snap.query is not None and torch.equal(snap.query[0], x):
             return snap.query[1]
-        return self.graph.embed(x.unsqueeze(0), check=False)[0]
+        return self._knn_graph.embed(x.unsqueeze(0), check=False)[0]
 
     def _train_step(self, update: Optional[MemoryUpdate]) -> None:
         snap, self._snapshot = self._snapshot, None
@@ -881,6 +904,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             emb = None
         else:
             emb = self._training_embeddings(snap, update)
+            queries: Optional[Tensor]  # None: every row
             if self.light:
                 queries, neighbors = labeled, self._memory_topk(emb.detach(), labeled).indices
             else:
@@ -896,6 +920,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         loss = self._supervised_loss(logits, memory.slot_labels.index_select(0, labeled),
                                      memory.ages.index_select(0, labeled))
         if self.lam > 0:
+            assert emb is not None  # lam > 0 only with a learned graph
             loss = loss + self.lam * self._structure_loss(nodes, emb, labeled)
         clear_grads(self.optimizer)
         loss.backward()
@@ -943,11 +968,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         sample and no unlabeled slots) the snapshot's graph is the graph.
         """
         if snap is not None and snap.top_index is not None and update is None:
+            assert snap.top_value is not None  # set with top_index
             return TopK(snap.top_value, snap.top_index)
         if (snap is None or snap.top_index is None
                 or snap.top_index.size(1) != min(self.num_neighbors, self.memory.num_nodes)
                 or emb.device.type != "cpu"):  # GPU: rescoring all beats a host round trip
             return self._memory_graph(emb)
+        assert snap.top_value is not None and update is not None  # with top_index; see above
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
         cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)

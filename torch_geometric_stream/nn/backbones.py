@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 import torch
 import torch.nn.functional as F
@@ -96,7 +96,7 @@ class _LayerStack(nn.Module):
     def reset_parameters(self) -> None:
         for module in self.modules():
             if module is not self and hasattr(module, "reset_parameters"):
-                module.reset_parameters()
+                cast(Callable[[], None], module.reset_parameters)()  # a method, not a submodule
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, "
@@ -211,12 +211,12 @@ class GraphBackbone(_LayerStack):
         check_graph_input(x, edge_index, edge_weight, self.in_channels,
                           None if weight is None else weight.dtype,
                           device=None if weight is None else weight.device)
-        if normalized and edge_weight is None:
-            raise ValueError("normalized=True needs the normalized edge_weight (E,); without "
-                             "weights, leave normalized=False to normalize the graph here")
         if not normalized:
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
                                                      x.dtype, check=False)
+        elif edge_weight is None:
+            raise ValueError("normalized=True needs the normalized edge_weight (E,); without "
+                             "weights, leave normalized=False to normalize the graph here")
         # a conv's gather/scatter would mix the dtypes (e.g. float64 weights, float32 x)
         return self.forward_normalized(x, edge_index, edge_weight.to(x.dtype))
 
@@ -373,7 +373,7 @@ class GCNBackbone(GraphBackbone):
                 device than the parameters', or on the ``meta`` device (shapes,
                 dtypes and devices only: no value is read).
         """
-        weight = self.convs[0].lin.weight
+        weight = cast("GCNConv", self.convs[0]).lin.weight
         check_node_features(x, self.in_channels, weight.dtype, device=weight.device)
         if not isinstance(adj, Tensor) or adj.dtype != x.dtype:
             raise TypeError(f"adj must be a {x.dtype} tensor like x, got "
@@ -438,7 +438,7 @@ class MLPBackbone(_LayerStack):
             TypeError / ValueError: for ``x`` of another width, dtype or device
                 than the parameters', or on the ``meta`` device.
         """
-        weight = self.lins[0].weight
+        weight = cast(nn.Linear, self.lins[0]).weight
         check_node_features(x, self.in_channels, weight.dtype, device=weight.device)
         for i, lin in enumerate(self.lins):
             x = lin(x)

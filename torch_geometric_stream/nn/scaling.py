@@ -719,6 +719,7 @@ class RunningQuantileRange(_CheckedRangeLoad):
             if moved.any():
                 effective, changed = estimates, True
         if changed:
+            assert effective is not None  # set to the estimates that moved the range
             if undo is not None:
                 undo.bounds = (self.low.clone(), self.high.clone())
             self.low.copy_(torch.from_numpy(effective[0]))

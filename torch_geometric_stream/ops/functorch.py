@@ -43,7 +43,8 @@ try:  # non-empty while a torch.func transform runs (torch has no public query f
                                      is_functorch_wrapped_tensor, peek_interpreter_stack)
     from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
 except ImportError:  # a torch without them: no transform to step aside for
-    def peek_interpreter_stack() -> None:
+    # torch's stub says CInterpreter, but the real one also returns None (no transform)
+    def peek_interpreter_stack() -> None:  # type: ignore[misc]
         return None
 
     def is_functorch_wrapped_tensor(tensor: Tensor) -> bool:
