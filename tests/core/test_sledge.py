@@ -1337,3 +1337,24 @@ def test_a_float16_learner_loads_adam_s_moments_in_float32():
     saved, loaded = (learner.optimizer.state_dict()["state"] for learner in (model, twin))
     assert all(torch.equal(value, loaded[index][name])
                for index, state in saved.items() for name, value in state.items())
+
+
+@pytest.mark.parametrize("propagation", ["sparse", "message_passing", "dense"])
+def test_a_graph_backbone_may_replace_the_gcn_except_for_dense_propagation(propagation):
+    """``examples/image_encoder.py`` swaps in a ``GraphBackbone`` of another conv;
+    the dense adjacency needs the GCN's own dense forward, and says so."""
+    from torch_geometric.nn import GraphConv
+
+    from torch_geometric_stream import GraphBackbone
+
+    x, y = gaussian_stream(12)
+    model = small(propagation=propagation)
+    model.backbone = GraphBackbone(D, 16, C, num_layers=2,
+                                   conv=lambda i, o: GraphConv(i, o), normalization="mean")
+    model.reset_parameters()
+    if propagation == "dense":
+        with pytest.raises(TypeError, match="propagation='dense' needs a GCNBackbone, the "
+                                            "backbone is GraphBackbone"):
+            stream_through(model, x, y, label_every=1)
+        return
+    assert len(stream_through(model, x, y, label_every=1)) == 12

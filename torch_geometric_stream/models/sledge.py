@@ -19,7 +19,7 @@ from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
-from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, MLPBackbone,
+from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, GraphBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, check_adam_dtype,
                                       clear_grads, fit_optimizer_state, load_optimizer_state,
                                       make_adam)
@@ -352,7 +352,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         with seeded_draws(self.seed):
             self.graph = self._build_graph(graph, hidden_channels, embedding_layers, block_size,
                                            check_search_dtype(search_dtype))
-            self.backbone: Union[MLPBackbone, GCNBackbone]
+            # any GraphBackbone may replace the GCN (examples/image_encoder.py)
+            self.backbone: Union[MLPBackbone, GraphBackbone]
             if graph == "none":
                 self.backbone = MLPBackbone(in_channels, hidden_channels, num_classes,
                                             num_layers, dropout=dropout)
@@ -802,7 +803,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         wait for the device and saves little there.
         """
         backbone = self.backbone
-        assert isinstance(backbone, GCNBackbone)  # with a graph, the backbone is a GCN
+        assert isinstance(backbone, GraphBackbone)  # with a graph, a graph backbone
         num_nodes = nodes.size(0) + (query is not None)
         edge_index, edge_weight = backbone.normalize(edge_index, edge_weight, num_nodes,
                                                      check=False)
@@ -816,6 +817,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
+            if not isinstance(backbone, GCNBackbone):
+                raise TypeError(f"propagation='dense' needs a GCNBackbone, the backbone is "
+                                f"{type(backbone).__name__}")
             adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
             return backbone.forward_dense(nodes, adj).index_select(0, targets)
         return backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
