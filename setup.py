@@ -14,7 +14,8 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["torch_geometric_stream", "torch_geometric_stream.*"]),
-    package_data={"torch_geometric_stream.datasets": ["data/*", "data/**/*"]},
+    package_data={"torch_geometric_stream": ["py.typed"],  # type information (PEP 561)
+                  "torch_geometric_stream.datasets": ["data/*", "data/**/*"]},
     install_requires=[
         "torch>=2.1",
         "torch-geometric>=2.5",

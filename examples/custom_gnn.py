@@ -64,8 +64,8 @@ def main(argv=None) -> float:
     stream = SyntheticStream(args.samples, num_features=8, num_classes=3, seed=0)
     model = MyStreamGNN(stream.num_features, stream.num_classes)
     correct = 0
-    for t, (x, y) in enumerate(stream):
-        x = F.normalize(torch.as_tensor(x), dim=0)
+    for t, (features, y) in enumerate(stream):
+        x = F.normalize(torch.as_tensor(features), dim=0)
         correct += model.predict(x) == y
         model.learn(x, y if t % 20 == 0 else -1)
     accuracy = correct / args.samples

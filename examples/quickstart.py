@@ -43,9 +43,10 @@ def main(argv=None) -> float:
     mask = paper_label_mask(stream.y, args.label_ratio, seed=args.seed)
     # windows of a fifth of the stream (of one sample each below five samples)
     result = prequential(learner, stream, label_mask=mask, window=-(-args.samples // 5))
-    windows = result.windows
+    windows, correct = result.windows, result.correct
+    assert windows is not None and correct is not None  # a window, and the full history
     for start, end, accuracy in zip(windows["start"], windows["end"], windows["accuracy"]):
-        print(f"after {end:6d} samples: running accuracy {result.correct[:end].mean():.3f}, "
+        print(f"after {end:6d} samples: running accuracy {correct[:end].mean():.3f}, "
               f"samples {start}-{end}: {accuracy:.3f}")
     print({key: result.metrics[key] for key in ("accuracy", "accuracy_last_20", "n_labels")})
     return result.metrics["accuracy"]

@@ -17,7 +17,8 @@ def test_the_sdist_carries_the_tests_and_what_they_read(tmp_path):
     (archive,) = tmp_path.glob("*.tar.gz")
     with tarfile.open(archive) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    shipped = {"README.md", "pytest.ini", "tests/conftest.py", "tests/core/test_sledge.py",
+    shipped = {"README.md", "pytest.ini", "mypy.ini", "torch_geometric_stream/py.typed",
+               "tests/conftest.py", "tests/core/test_sledge.py",
                "tests/cli/benchmark_script_helpers.py", "examples/quickstart.py",
                "benchmarks/accuracy.py", "benchmarks/README.md",
                "torch_geometric_stream/datasets/data/ATTRIBUTION.md",
