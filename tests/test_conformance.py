@@ -195,6 +195,49 @@ def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, err
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_batch_whose_later_row_is_refused_learns_none_of_it(name):
+    # each learner's per-row refusals: a NaN row (refused up front by every one) and
+    # a row an unclipped quantile input range scales to inf (taken by those without
+    # one); before: SLeDGe's range refused that row only once the rows before it
+    # were learned, and kept them
+    from torch_geometric_stream.nn import RunningQuantileRange
+
+    def learner():
+        model = build_model(name, D, C, seed=0, input_scaling=RunningQuantileRange(
+            D, quantile=0.25, tolerance=0.0, clip=False), **SMALL)
+        model.learn(narrow_first_feature(x[:40]), np.where(np.arange(40) % 4 == 0, y[:40], -1))
+        model.predict_proba(narrow_first_feature(x[40]))
+        return model
+
+    x, y = stream(60)
+    model, twin = learner(), learner()
+    for bad in (np.nan, 1e10):
+        batch = narrow_first_feature(x[41:44])
+        batch[2, 0] = bad
+        try:
+            model.learn(batch, y[41:44])
+        except ValueError:
+            pass
+        else:  # not refused: a learner without the input range took the row
+            assert bad == 1e10 and getattr(model, "input_scaler", None) is None
+            twin.learn(batch, y[41:44])
+        assert_same_state(state_of(twin), state_of(model))
+    rows = narrow_first_feature(x[44:])
+    for learner in (model, twin):
+        learner.learn(rows[0], int(y[44]))
+        learner.learn(rows[1:], y[45:])
+    assert torch.equal(model.predict_proba(rows), twin.predict_proba(rows))
+    assert_same_state(state_of(twin), state_of(model))
+
+
+def narrow_first_feature(x):
+    """``x`` with feature 0 alternating 0 and 1e-30 (a sliver of a quantile range)."""
+    x = np.array(x, dtype=np.float32, ndmin=2)
+    x[:, 0] = np.resize([0.0, 1e-30], len(x))
+    return x
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_a_tensor_that_requires_grad_is_learned_as_its_values_and_left_untouched(name):
     # before: "base" sent its training loss's gradient into the caller's x.grad
     x, y = stream(40)

@@ -5,7 +5,8 @@ A stream classifier is test-then-train: :meth:`StreamClassifier.predict` (or
 :meth:`StreamClassifier.learn` on it, with ``-1`` marking a row without label
 (scikit-learn's convention for semi-supervised targets).  Inputs are validated
 *before* any state changes, so a call that raises leaves the learner exactly as
-it was.
+it was; a learner that can only refuse a row of a batch once it has learned the
+rows before it puts its state back (:meth:`StreamClassifier._all_or_nothing`).
 
 For one sample at a time, River's names work too: ``predict_one`` (a Python
 ``int``), ``predict_proba_one`` (``{class id: probability}``) and
@@ -21,7 +22,7 @@ from __future__ import annotations
 import abc
 import copy
 import functools
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import torch
@@ -106,7 +107,8 @@ class StreamClassifier(abc.ABC):
 
     @with_autograd
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
-        """Learn from the rows of ``x`` one after another.
+        """Learn from the rows of ``x`` one after another; a batch that raises
+        leaves the learner as it was (no row of it learned).
 
         Args:
             x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
@@ -118,7 +120,8 @@ class StreamClassifier(abc.ABC):
         """
         rows = self._rows(x)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
-        self._learn(rows, labels)
+        with self._all_or_nothing(rows.size(0)):
+            self._learn(rows, labels)
         return self
 
     @with_autograd
@@ -181,6 +184,33 @@ class StreamClassifier(abc.ABC):
                              f"batch of {rows.size(0)} rows: use "
                              f"{one_sample.removesuffix('_one')} for batches")
         return rows
+
+    @property
+    def _refuses_mid_batch(self) -> bool:
+        """Whether :meth:`_learn` may refuse a row after it has learned the rows
+        of the batch before it (a refusal that depends on what those rows
+        changed); ``False`` unless a subclass knows better."""
+        return False
+
+    def _all_or_nothing(self, num_rows: int) -> AbstractContextManager[None]:
+        """A block that learns ``num_rows`` validated rows one after another and,
+        if it raises, leaves the learner as it was: a learner that
+        :attr:`_refuses_mid_batch` saves its state (:meth:`_saved_state`) for a
+        batch of several rows and puts it back (:meth:`_restore_state`); one row,
+        refused before it changes anything, and every other learner save nothing."""
+        if num_rows > 1 and self._refuses_mid_batch:
+            return restored_on_error(self._saved_state(), self._restore_state)
+        return nullcontext()
+
+    def _saved_state(self) -> Any:
+        """A copy of the learner's state for :meth:`_restore_state`: its
+        ``state_dict()``, deep-copied."""
+        # the learners that refuse mid-batch are modules: state_dict is theirs
+        return copy.deepcopy(self.state_dict())  # type: ignore[attr-defined]
+
+    def _restore_state(self, saved: Any) -> None:
+        """Put back the state :meth:`_saved_state` returned."""
+        self.load_state_dict(saved)  # type: ignore[attr-defined]  # a module's, as above
 
     @abc.abstractmethod
     def _predict_proba(self, x: Tensor) -> Tensor:

@@ -888,3 +888,29 @@ def test_a_stateless_transform_refuses_another_transforms_settings():
     with pytest.raises(ValueError, match=r"^L2Normalize has no state but its settings "
                                          r"\['eps'\], got keys \['x'\]$"):
         L2Normalize().load_state_dict({"x": 1})
+
+
+@pytest.mark.parametrize("rows", [[[2.0, 1.0]], [[1.0, 1.0], [2.0, 1.0]]], ids=["one", "batch"])
+def test_a_quantile_range_refusing_what_an_earlier_part_learned_leaves_the_pipeline(rows):
+    # the quantile range refuses finite rows beyond its float32 (the min-max scaler's
+    # feature range puts them there); before: the pipeline counted it as a part that
+    # refuses nothing, saved no state, and the min-max scaler kept the refused rows
+    pipeline = Compose([OnlineMinMaxScaler(feature_range=(0.0, 1e300)),
+                        OnlineQuantileRangeScaler(), L2Normalize()])
+    before = copy.deepcopy(pipeline.state_dict())
+    with pytest.raises(ValueError, match=r"is beyond float32's range .*the range's dtype"):
+        pipeline.transform_many(np.array(rows))
+    assert repr(pipeline.state_dict()) == repr(before)
+
+
+@pytest.mark.parametrize("rows", [[[1e300, 1.0]], [[1.0, 1.0], [1e300, 1.0]]],
+                         ids=["one", "batch"])
+def test_refused_first_rows_leave_the_quantile_scaler_without_a_range(rows):
+    # before: the scaler kept the range it built for them (an empty one, state_dict
+    # no longer {"range": None})
+    for scaler in (OnlineQuantileRangeScaler(), Compose([OnlineQuantileRangeScaler(),
+                                                         L2Normalize()])):
+        before = copy.deepcopy(scaler.state_dict())
+        with pytest.raises(ValueError, match=r"is beyond float32's range"):
+            scaler.transform_many(np.array(rows))
+        assert repr(scaler.state_dict()) == repr(before)

@@ -391,9 +391,10 @@ class OnlineQuantileRangeScaler(StreamTransform):
         self.range_: Optional[RunningQuantileRange] = None  # built by the first row
 
     def _scaler(self, channels: int) -> RunningQuantileRange:
+        """The range, or a new one (kept by :meth:`_transform` once it took its rows)."""
         if self.range_ is None:
-            self.range_ = RunningQuantileRange(channels, **self._settings)
-        elif channels != self.range_.low.numel():
+            return RunningQuantileRange(channels, **self._settings)
+        if channels != self.range_.low.numel():
             raise ValueError(f"x has {channels} features, the scaler has seen "
                              f"{self.range_.low.numel()}")
         return self.range_
@@ -406,10 +407,14 @@ class OnlineQuantileRangeScaler(StreamTransform):
         for index, row in enumerate(rows.unsqueeze(1)):
             scaler.observe_(row)
             scaled[index] = scaler(row, check=False)[0]  # observe_ checked it
+        self.range_ = scaler
         return scaled
 
     def _bounded(self) -> bool:
         return self._settings["clip"] and _fits_float32(self._settings["feature_range"])
+
+    def _refuses(self) -> bool:
+        return True  # a finite row beyond its range's float32
 
     def _kept_settings(self) -> Dict[str, Any]:
         return dict(self._kept)  # the seed too: a range not built yet is built with it

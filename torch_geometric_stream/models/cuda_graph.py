@@ -161,7 +161,8 @@ class CUDAGraphStep:
         Raises:
             ValueError, TypeError: on invalid rows or labels, or a float16 model
                 (see :func:`~torch_geometric_stream.nn.check_adam_dtype`), before
-                any state changes.
+                any state changes; on a row the model refuses (a batch is then
+                learned not at all, as by :meth:`SLeDGe.learn`).
         """
         model = self.model
         check_adam_dtype(model.dtype, type(model).__name__)
@@ -172,8 +173,9 @@ class CUDAGraphStep:
         labels = as_label_vector(y, rows.size(0), model.num_classes, device=host)
         on_device = rows.to(model.device)
         host_rows = rows if scales else on_device
-        return torch.cat([self._step(row, label, host_row) for row, label, host_row
-                          in zip(on_device, labels.tolist(), host_rows)])
+        with model._all_or_nothing(rows.size(0)):
+            return torch.cat([self._step(row, label, host_row) for row, label, host_row
+                              in zip(on_device, labels.tolist(), host_rows)])
 
     # --------------------------------------------------------------- the step
     def graphable(self, label: int) -> bool:

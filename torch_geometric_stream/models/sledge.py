@@ -1,7 +1,7 @@
 """SLeDGe: semi-supervised learning on data streams with graph structure learning."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Union
 
 import torch
@@ -600,14 +600,19 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         step leaves the snapshot of the updated memory, its graph patched.
         """
         if self._snapshot is None or self._snapshot.memory_version != self.memory.version:
-            trains = self._trains_graph
-            nodes = self.memory.nodes()
-            with torch.set_grad_enabled(trains):
-                live_emb = self._knn_graph.embed(
-                    _rows_kept_for_backward(nodes) if trains else nodes, check=False)
+            live_emb = self._memory_embeddings()
             self._snapshot = _Snapshot(self.memory.version, live_emb.detach(), None, None,
                                        live_emb if live_emb.requires_grad else None)
         return self._snapshot
+
+    def _memory_embeddings(self) -> Tensor:
+        """The embeddings :math:`(P, h)` of every slot, with their autograd graph
+        when :math:`f_E` trains (:meth:`_snapshot_now`)."""
+        trains = self._trains_graph
+        nodes = self.memory.nodes()
+        with torch.set_grad_enabled(trains):
+            return self._knn_graph.embed(_rows_kept_for_backward(nodes) if trains else nodes,
+                                         check=False)
 
     def _snapshot_graph(self, snap: _Snapshot) -> _Snapshot:
         """``snap`` with its memory-only top-k graph (full mode), searched over
@@ -826,10 +831,45 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             0, targets)
 
     # -------------------------------------------------------------- learning
+    @property
+    def _refuses_mid_batch(self) -> bool:
+        """An unclipped quantile input range refuses a row by the range and the
+        memory that the rows before it left (:meth:`_observe`)."""
+        scaler = self.input_scaler
+        return isinstance(scaler, RunningQuantileRange) and not scaler.clip
+
+    def _saved_state(self) -> Any:
+        """The ``state_dict()`` copy, and the snapshot of the memory's embeddings
+        (a cache, but a prediction's one also steers the next training step:
+        whether its search gave up, its graph) with its lag behind the memory's
+        version. Its tensors are not copied: a step replaces them rather than
+        writing into them, except the live embeddings, which are computed anew
+        on restoring."""
+        snap = self._snapshot
+        return super()._saved_state(), None if snap is None else (
+            replace(snap), self.memory.version - snap.memory_version)
+
+    def _restore_state(self, saved: Any) -> None:
+        state, snapshot = saved
+        super()._restore_state(state)
+        self._snapshot = None
+        if snapshot is not None:
+            snap, lag = snapshot
+            snap.memory_version = self.memory.version - lag
+            if snap.live_emb is not None and lag == 0:  # its autograd graph went with a step
+                snap.live_emb = self._memory_embeddings()
+                snap.emb = snap.live_emb.detach()  # the same values
+            self._snapshot = snap
+
     def _learn(self, x: Tensor, y: Tensor) -> None:
         check_adam_dtype(self.dtype, type(self).__name__)
-        for row, label in zip(x, y.tolist()):
-            self._learn_row(row, label)
+        for index, (row, label) in enumerate(zip(x, y.tolist())):
+            try:
+                self._learn_row(row, label)
+            except ValueError as error:  # a row the input range refuses: which one
+                if x.size(0) == 1:
+                    raise
+                raise ValueError(f"row {index} of the batch: {error}") from None
 
     def _learn_row(self, row: Tensor, label: int, range_grows: Optional[bool] = None) -> None:
         """Learn one validated row :math:`(d,)`. ``range_grows=False``: the caller
@@ -853,8 +893,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         assert scaler is not None  # called with an input scaling only
         if range_grows is False:
             return scaler(source.unsqueeze(0), check=False)[0]
-        kept = ({"keep_finite": self.memory.sources}
-                if isinstance(scaler, RunningQuantileRange) and not scaler.clip else {})
+        kept = {"keep_finite": self.memory.sources} if self._refuses_mid_batch else {}
         if scaler.observe_(source.unsqueeze(0), **kept):
             self.memory.refresh(self._scaled)
             self._drop_cached_graphs()

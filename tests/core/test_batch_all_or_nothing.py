@@ -1,0 +1,126 @@
+"""A batch SLeDGe refuses part-way learns none of its rows. An unclipped quantile
+input range refuses a row by what the rows before it left (the range, the stored
+rows): the learner then puts back the state it saved for the batch, so that it
+goes on exactly as a twin that never saw the batch (before: the rows before the
+refused one stayed learned)."""
+import pytest
+import torch
+
+from sledge_stream_helpers import D, assert_same_state, gaussian_stream, small
+from torch_geometric_stream.models import CUDAGraphStep
+from torch_geometric_stream.nn import RunningQuantileRange
+
+#: The SLeDGe variants of the registry, and one whose graph learner gets no gradient
+#: (its training steps keep and patch the memory graph).
+VARIANTS = {"sledge": {}, "sledge-light": {"light": True}, "gsl": {"lam": 0.0},
+            "static": {"graph": "static"}, "memory": {"graph": "none"},
+            "kept graph": {"lam": 0.0, "supervise_graph": False}}
+
+
+def narrow(rows):
+    """``rows`` with feature 0 alternating 0 and 1e-30: its quantile range is a sliver."""
+    rows = rows.clone()
+    rows[:, 0] = torch.tensor([0.0, 1e-30]).repeat(len(rows))[:len(rows)]
+    return rows
+
+
+def labels(y):
+    return torch.tensor([int(label) if i % 3 == 0 else -1 for i, label in enumerate(y)])
+
+
+def learned(variant, dropout=0.0, searches_read_rows=False):
+    """A small SLeDGe with an unclipped quantile range that learned 30 rows and
+    then predicted one (a prediction's cache, which the next step reuses); with
+    ``searches_read_rows``, that prediction searched only the rows it reads, and gave
+    up (the next training step then searches every row)."""
+    x, y = gaussian_stream(40)
+    model = small(input_scaling=RunningQuantileRange(D, quantile=0.25, tolerance=0.0,
+                                                      clip=False),
+                  dropout=dropout, k=5 if searches_read_rows else 3, **VARIANTS[variant])
+    model.learn(narrow(x[:30]), labels(y[:30]))
+    if searches_read_rows:
+        model._full_search_steps = 0  # as after 100 steps that did not give up
+    model.predict_proba(narrow(x[30:31]))
+    assert model._snapshot is None or model._snapshot.gave_up == searches_read_rows
+    return model
+
+
+def goes_on_alike(model, twin, prepare=narrow):
+    """Predict and learn the same rows (``prepare`` d) with both; equal
+    predictions and states."""
+    x, y = gaussian_stream(40, seed=1)
+    rows = prepare(x[:8])
+    for learner in (model, twin):
+        learner.learn(rows[0], int(y[0]))  # the step reuses the prediction's cache
+        learner.predict_proba(rows[1])
+        learner.learn(rows[1:], labels(y[1:8]))
+    assert torch.equal(model.predict_proba(rows), twin.predict_proba(rows))
+    assert_same_state(model, twin)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("call", ["learn", "predict_learn"])
+def test_a_batch_whose_later_row_is_refused_learns_none_of_it(variant, call):
+    dropout = 0.5 if variant == "sledge" else 0.0  # its masks' generator is put back too
+    model, twin = learned(variant, dropout), learned(variant, dropout)
+    batch = narrow(gaussian_stream(3, seed=2)[0])
+    batch[2, 0] = 1e10  # far outside (0, 1e-30): scaled to inf
+    named = "row 2 of the batch: " if call == "learn" else ""
+    step = model.learn if call == "learn" else CUDAGraphStep(model).predict_learn
+    with pytest.raises(ValueError, match=rf"^{named}rows\[0, 0\] = 10000000000.0 scales to "
+                                         r"inf by its feature's quantile range"):
+        step(batch, torch.tensor([0, -1, 1]))
+    assert_same_state(model, twin)
+    goes_on_alike(model, twin)
+
+
+def test_a_refused_batch_keeps_the_cache_of_a_prediction_that_gave_up_its_search():
+    """The prediction before the batch searched only the rows it reads and gave up,
+    which its cache tells the next training step (to search every row for a while):
+    the refused batch leaves that cache as it was."""
+    model, twin = learned("sledge", searches_read_rows=True), learned(
+        "sledge", searches_read_rows=True)
+    batch = narrow(gaussian_stream(2, seed=2)[0])
+    batch[1, 0] = 1e10
+    with pytest.raises(ValueError, match=r"^row 1 of the batch: "):
+        model.learn(batch, torch.tensor([0, 1]))
+    assert model._snapshot.gave_up
+    goes_on_alike(model, twin)
+
+
+def test_a_batch_whose_later_row_narrows_the_range_past_a_stored_row_learns_none_of_it():
+    """The window of the single-row case (see test_quantile_range.py): row 0 of the
+    batch is taken, row 1 would narrow the range so that the stored row 1e10
+    scales to inf."""
+    def learner():
+        model = small(input_scaling=RunningQuantileRange(
+            D, quantile=0.25, tolerance=0.0, reservoir_size=4, window=4, clip=False))
+        rows = torch.zeros(7, D)
+        rows[:, 0] = torch.tensor([0.0, 1e10, 5.0, 7.0, 0.0, 1e-30, 0.0])
+        model.learn(rows, torch.tensor([0, 1, 0, 1, 0, 0, 0]))
+        return model
+    model, twin = learner(), learner()
+    batch = torch.zeros(2, D)
+    batch[:, 0] = torch.tensor([5.0, 1e-30])
+    with pytest.raises(ValueError, match=r"^row 1 of the batch: the rows would narrow the "
+                                         r"quantile range so that a stored row scales to inf"):
+        model.learn(batch, torch.tensor([0, 0]))
+    assert model.input_scaler._seen == 7
+    assert_same_state(model, twin)
+    goes_on_alike(model, twin, lambda rows: rows.index_fill(1, torch.tensor([0]), 5.0))
+
+
+def test_the_batch_is_learned_as_before_when_no_row_is_refused():
+    # the saved state is only read when a row is refused
+    model, twin = learned("sledge"), learned("sledge")
+    x, y = gaussian_stream(20, seed=3)
+    model.learn(narrow(x), labels(y))
+    for row, label in zip(narrow(x), labels(y)):
+        twin.learn(row, int(label))
+    assert_same_state(model, twin)
+
+
+def test_only_an_unclipped_quantile_range_saves_the_state_of_a_batch():
+    assert small(input_scaling=RunningQuantileRange(D, clip=False))._refuses_mid_batch
+    for scaling in (None, "online", "robust"):
+        assert not small(input_scaling=scaling)._refuses_mid_batch
