@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import multiprocessing
 import os
 import re
@@ -1541,3 +1542,17 @@ def test_an_output_named_for_another_format_is_refused_before_the_run(
     assert main(argv) == 2
     assert capsys.readouterr().err == f"error: {message.format(dir=tmp_path)}\n"
     assert not list(tmp_path.iterdir())
+
+
+def test_build_transform_takes_the_whole_x_of_any_dataset_not_read_as_it_comes():
+    """Duck-typed: a dataset-like object with ``x`` gets its global scaling."""
+    from types import SimpleNamespace
+
+    from torch_geometric_stream.cli.models import build_transform
+
+    dataset = SimpleNamespace(x=torch.tensor([[0.0, 1.0], [2.0, 3.0]]), value_range=None)
+    config = {"scaling": "global", "feature_transform": "none", "feature_range": (-1.0, 1.0)}
+    transform = build_transform(config, dataset, seed=0)  # type: ignore[arg-type]
+    # the whole x's range scales [2, 1] to [1, -1], then L2-normalized
+    row = transform.transform_one(torch.tensor([2.0, 1.0]))
+    assert torch.allclose(row, torch.tensor([1.0, -1.0]) / math.sqrt(2))

@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -111,6 +112,14 @@ def test_fixed_coefficients(alpha, beta):
     memory, p, x = merged_with_fixed_coefficients(alpha, beta)
     assert torch.allclose(memory.prototypes[0], F.normalize((1 - alpha) * p + alpha * x, dim=0))
     assert torch.allclose(memory.prototypes[1], F.normalize(beta * p + (1 - beta) * x, dim=0))
+
+
+def test_adaptive_given_as_a_numpy_string_merges_as_the_plain_string():
+    """``np.array("adaptive")`` compares equal to ``"adaptive"`` and is taken as it."""
+    memory, _, _ = merged_with_fixed_coefficients(np.array("adaptive"), np.str_("adaptive"))
+    plain, _, _ = merged_with_fixed_coefficients("adaptive", "adaptive")
+    assert memory.alpha == "adaptive" and type(memory.alpha) is str
+    assert torch.equal(memory.prototypes, plain.prototypes)
 
 
 def test_paper_count_offset_makes_first_merge_a_no_op():

@@ -170,7 +170,8 @@ def build_transform(config: Mapping[str, Any], dataset: StreamDataset | CSVRowSt
     scaling = config["scaling"]
     with _robust_scaling_input(scaling):
         return make_transform(
-            scaling, data=dataset.x if scaling == "global" and isinstance(dataset, StreamDataset)
+            scaling, data=dataset.x
+            if scaling == "global" and not isinstance(dataset, CSVRowStream)
             else None,  # a stream read as it comes has no whole x: make_transform refuses
             value_range=dataset.value_range, feature_transform=config["feature_transform"],
             feature_range=config["feature_range"],

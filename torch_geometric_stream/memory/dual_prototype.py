@@ -518,7 +518,7 @@ def _replace_if_zero(old: Tensor, merged: Tensor, x: Tensor) -> Tensor:
 
 def _check_coefficient(value: Coefficient, name: str) -> Coefficient:
     if value == "adaptive":
-        return value
+        return "adaptive"  # a plain str, whatever compared equal to it (np.array("adaptive"))
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be 'adaptive' or a float in [0, 1], got {value!r}")
     if not 0.0 <= float(value) <= 1.0:

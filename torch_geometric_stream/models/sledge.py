@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -807,8 +807,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         every node, since extracting the subgraph (data-dependent sizes) would
         wait for the device and saves little there.
         """
-        backbone = self.backbone
-        assert isinstance(backbone, GraphBackbone)  # with a graph, a graph backbone
+        # with a graph, a graph backbone: any GraphBackbone, or a module that acts as
+        # one (a wrapper that delegates to it, torch.compile's OptimizedModule)
+        backbone = cast(GraphBackbone, self.backbone)
         num_nodes = nodes.size(0) + (query is not None)
         edge_index, edge_weight = backbone.normalize(edge_index, edge_weight, num_nodes,
                                                      check=False)
@@ -822,11 +823,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
-            if not isinstance(backbone, GCNBackbone):
-                raise TypeError(f"propagation='dense' needs a GCNBackbone, the backbone is "
-                                f"{type(backbone).__name__}")
+            forward_dense = getattr(backbone, "forward_dense", None)
+            if forward_dense is None:
+                raise TypeError(f"propagation='dense' needs a backbone with forward_dense (a "
+                                f"GCNBackbone), the backbone is {type(backbone).__name__}")
             adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
-            return backbone.forward_dense(nodes, adj).index_select(0, targets)
+            return forward_dense(nodes, adj).index_select(0, targets)
         return backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
             0, targets)
 
