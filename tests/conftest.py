@@ -86,3 +86,40 @@ def ctrl_c_in_sample(monkeypatch, request):
             return evaluate(*args, transform=transforming, start=start, **kwargs)
         monkeypatch.setattr(run_module, "prequential", interrupted)
     return interrupt
+
+
+#: How long a thread a test started may take to end after the test.
+THREAD_GRACE_SECONDS = 1.0
+
+
+def _outlives_tests(thread) -> bool:
+    """Whether ``thread`` is a library's that lives on by design once started:
+    tqdm's monitor of its bars, multiprocessing's sharer of file descriptors."""
+    from multiprocessing import resource_sharer
+
+    from tqdm._monitor import TMonitor
+
+    return (isinstance(thread, TMonitor)
+            or thread is getattr(resource_sharer._resource_sharer, "_thread", None))
+
+
+@pytest.fixture(autouse=True)
+def no_thread_outlives_its_test(request):
+    """Fail a test that leaves a thread of its own running (after
+    :data:`THREAD_GRACE_SECONDS`): a thread left running by one test ran on
+    into the next, and a child that one started crashed the test run."""
+    import threading
+    import time
+
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + THREAD_GRACE_SECONDS
+    while True:
+        left = {thread for thread in set(threading.enumerate()) - before
+                if not _outlives_tests(thread)}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    if left:
+        pytest.fail(f"{request.node.nodeid} left threads running: "
+                    f"{sorted(thread.name for thread in left)}", pytrace=False)
