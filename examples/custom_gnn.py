@@ -10,6 +10,7 @@ predict, update memory, train on the memory.
     python examples/custom_gnn.py --samples 2000
 """
 import argparse
+from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -54,7 +55,7 @@ class MyStreamGNN(torch.nn.Module):
         self.optimizer.step()
 
 
-def main(argv=None) -> float:
+def main(argv: Optional[Sequence[str]] = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=positive_int, default=2000,

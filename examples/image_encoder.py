@@ -10,15 +10,16 @@ are.
     python examples/image_encoder.py --root DIR     # real MNIST prefix (DIR/MNIST/)
 """
 import argparse
+from typing import Optional, Sequence
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.cli.arguments import positive_int
 from torch_geometric_stream.cli.errors import one_line
-from torch_geometric_stream.datasets import DatasetError
+from torch_geometric_stream.datasets import DatasetError, StreamDataset
 from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
 from torch_geometric_stream.nn import GraphBackbone
 
@@ -33,7 +34,8 @@ class ImageEncoderConv(nn.Module):
                                  nn.Conv2d(8, 16, 5, stride=2), nn.ReLU(), nn.Flatten(),
                                  nn.LazyLinear(out_channels))
 
-    def forward(self, x, edge_index=None, edge_weight=None):
+    def forward(self, x: Tensor, edge_index: Optional[Tensor] = None,
+                edge_weight: Optional[Tensor] = None) -> Tensor:
         return self.cnn(x.view(-1, 1, self.side, self.side))
 
 
@@ -43,7 +45,7 @@ def conv_factory(in_channels: int, out_channels: int) -> nn.Module:
     return GCNConv(in_channels, out_channels, normalize=False, add_self_loops=False)
 
 
-def load_stream(args):
+def load_stream(args: argparse.Namespace) -> StreamDataset:
     if args.root:
         from torch_geometric_stream.datasets import load_dataset
         return load_dataset("MNIST", args.root).head(args.samples)
@@ -54,7 +56,7 @@ def load_stream(args):
                                   seed=0)
 
 
-def main(argv=None) -> float:
+def main(argv: Optional[Sequence[str]] = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=positive_int, default=600,

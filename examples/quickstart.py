@@ -6,6 +6,7 @@ On a GPU the step is replayed from CUDA graphs (``CUDAGraphStep``).
     python examples/quickstart.py --samples 3000
 """
 import argparse
+from typing import Optional, Sequence
 
 import torch
 
@@ -17,7 +18,7 @@ from torch_geometric_stream.evaluation import paper_label_mask, prequential
 from torch_geometric_stream.models import CUDAGraphStep
 
 
-def main(argv=None) -> float:
+def main(argv: Optional[Sequence[str]] = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=positive_int, default=3000,

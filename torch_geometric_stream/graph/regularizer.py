@@ -15,7 +15,7 @@ queries: SLeDGe-L with a large labeled memory).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
@@ -41,14 +41,14 @@ class _SelfGramNormSq(torch.autograd.Function):
     operand of :math:`E^\top E` and adds them."""
 
     @staticmethod
-    def forward(ctx, emb: Tensor) -> Tensor:
+    def forward(ctx: Any, emb: Tensor) -> Tensor:
         gram = emb.t() @ emb
         ctx.save_for_backward(emb, gram)
         return gram.square().sum()
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor) -> Tensor:
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
         emb, gram = ctx.saved_tensors
         return emb @ (gram * (4.0 * grad))
 
@@ -62,14 +62,14 @@ class _QuerySimilarity(torch.autograd.Function):
     scattered rows to :math:`G^\top E_q` too, and computes both products alike)."""
 
     @staticmethod
-    def forward(ctx, emb: Tensor, query_index: Tensor) -> Tensor:
+    def forward(ctx: Any, emb: Tensor, query_index: Tensor) -> Tensor:
         emb_q = emb[query_index]
         ctx.save_for_backward(emb, emb_q, query_index)
         return emb_q @ emb.t()
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
         emb, emb_q, query_index = ctx.saved_tensors
         return (grad.t() @ emb_q).index_add_(0, query_index, grad @ emb), None
 

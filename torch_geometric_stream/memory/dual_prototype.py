@@ -164,11 +164,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                                  f"slot on, got {block.int().tolist()}")
         return levels
 
-    def _apply(self, fn, *args, **kwargs):  # .half() must not make a kept source row inf
+    def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
+               **kwargs: Any) -> DualPrototypeMemory:  # .half(): no kept source row inf
         check_cast_keeps_finite(self, fn)
         return super()._apply(fn, *args, **kwargs)
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any,
+                              **kwargs: Any) -> None:
         mask = state_dict.get(prefix + "node_mask")
         if isinstance(mask, Tensor) and mask.shape == self.node_mask.shape:
             self._fill_levels(mask)  # refuse a mask with a gap before any buffer is copied

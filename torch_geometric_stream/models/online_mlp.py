@@ -1,7 +1,7 @@
 """The "Base" ablation: an MLP trained one labeled sample at a time."""
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -85,7 +85,8 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         check_state_entries(state, ("optimizer",), f"{type(self).__name__}'s extra state")
         load_optimizer_state(self.optimizer, state["optimizer"])
 
-    def _apply(self, fn, *args, **kwargs):  # .to(), .double(): the optimizer's state follows
+    def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
+               **kwargs: Any) -> OnlineMLP:  # .to(), .double(): the optimizer's state follows
         check_cast_keeps_finite(self, fn)
         module = super()._apply(fn, *args, **kwargs)
         if hasattr(self, "optimizer"):  # not yet while __init__ moves the modules

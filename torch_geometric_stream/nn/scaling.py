@@ -14,7 +14,7 @@ import math
 from bisect import bisect_left, insort
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -220,11 +220,13 @@ class _CheckedRangeLoad(RollbackOnFailedLoad, nn.Module):
     low: Tensor
     high: Tensor
 
-    def _apply(self, fn, *args, **kwargs):  # .half() must not make a bound inf
+    def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
+               **kwargs: Any) -> _CheckedRangeLoad:  # .half(): no bound inf
         check_cast_keeps_finite(self, fn)
         return super()._apply(fn, *args, **kwargs)
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any,
+                              **kwargs: Any) -> None:
         low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")
         if isinstance(low, Tensor) and isinstance(high, Tensor) and low.shape == high.shape:
             check_range_state(low, high, f"{prefix}low and {prefix}high")

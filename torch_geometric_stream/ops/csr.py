@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import warnings
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 from torch import Tensor
@@ -267,13 +267,13 @@ def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
 
 class _CSRAggregate(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
+    def forward(ctx: Any, x: Tensor, edge_weight: Tensor, graph: CSRGraph) -> Tensor:
         ctx.graph = graph
         ctx.save_for_backward(x, edge_weight)
         return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
 
     @staticmethod
-    def backward(ctx, grad: Tensor):
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
         x, edge_weight = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
         grad = grad.contiguous()
@@ -287,14 +287,14 @@ class _CSRAggregate(torch.autograd.Function):
 
 class _CSREdgeDot(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
+    def forward(ctx: Any, a: Tensor, b: Tensor, graph: CSRGraph) -> Tensor:
         ctx.graph = graph
         ctx.same = a is b
         ctx.save_for_backward(a, b)
         return graph._sampled_dot(a, b)
 
     @staticmethod
-    def backward(ctx, grad: Tensor):
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
         grad = grad.contiguous()

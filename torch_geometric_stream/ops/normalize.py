@@ -16,6 +16,7 @@ zero in float16 too.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -51,7 +52,7 @@ def unit_rows(x: Tensor, eps: float = _EPS) -> Tensor:
 
 class _L2Normalize(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x: Tensor, eps: float) -> Tensor:
+    def forward(ctx: Any, x: Tensor, eps: float) -> Tensor:
         norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         denom = norm.clamp_min(eps)
         out = x / denom
@@ -60,7 +61,7 @@ class _L2Normalize(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor):
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
         out, denom, unclamped = ctx.saved_tensors
         # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
         # there; at norm = eps it passes one, as torch's clamp_min does)
