@@ -107,8 +107,9 @@ class StreamClassifier(abc.ABC):
 
     @with_autograd
     def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
-        """Learn from the rows of ``x`` one after another; a batch that raises
-        leaves the learner as it was (no row of it learned).
+        """Learn from the rows of ``x`` one after another. A refused batch (bad
+        input, or a row refused by what the rows before it changed, such as an
+        unclipped input range) leaves the learner as it was: no row of it learned.
 
         Args:
             x (Tensor or array-like): one sample :math:`(d,)` or rows :math:`(n, d)`.
@@ -224,11 +225,12 @@ class StreamClassifier(abc.ABC):
 
 @contextmanager
 def restored_on_error(saved: State, restore: Callable[[State], Any]) -> Iterator[None]:
-    """Call ``restore(saved)`` if the block raises, then re-raise: the block's
-    partial changes are undone (``saved`` must be a copy, not a live view)."""
+    """Call ``restore(saved)`` if the block raises (a ``KeyboardInterrupt`` too),
+    then re-raise: the block's partial changes are undone (``saved`` must be a
+    copy, not a live view)."""
     try:
         yield
-    except Exception:
+    except BaseException:
         restore(saved)
         raise
 

@@ -124,3 +124,69 @@ def test_only_an_unclipped_quantile_range_saves_the_state_of_a_batch():
     assert small(input_scaling=RunningQuantileRange(D, clip=False))._refuses_mid_batch
     for scaling in (None, "online", "robust"):
         assert not small(input_scaling=scaling)._refuses_mid_batch
+
+
+def test_the_refusal_keeps_its_origin_as_the_cause():
+    model = learned("sledge")
+    batch = narrow(gaussian_stream(2, seed=2)[0])
+    batch[1, 0] = 1e10
+    with pytest.raises(ValueError, match=r"^row 1 of the batch: ") as caught:
+        model.learn(batch, torch.tensor([0, 1]))
+    assert str(caught.value) == f"row 1 of the batch: {caught.value.__cause__}"
+
+
+def test_an_internal_error_is_not_worded_as_a_refused_row(monkeypatch):
+    """Only the input range's refusal names the batch row (an error elsewhere is
+    raised as it is, its traceback kept)."""
+    model = learned("sledge")
+
+    def failing(update):
+        raise ValueError("internal")
+    monkeypatch.setattr(model, "_train_step", failing)
+    with pytest.raises(ValueError, match="^internal$"):
+        model.learn(narrow(gaussian_stream(2, seed=2)[0]), torch.tensor([0, 1]))
+
+
+def test_a_ctrl_c_inside_a_batch_that_saved_its_state_learns_none_of_it(monkeypatch):
+    model, twin = learned("sledge"), learned("sledge")
+    train_step, steps = model._train_step, []
+
+    def interrupted(update):
+        steps.append(update)
+        if len(steps) == 2:  # the second row: its memory written, its step not taken
+            raise KeyboardInterrupt
+        train_step(update)
+    monkeypatch.setattr(model, "_train_step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(narrow(gaussian_stream(3, seed=2)[0]), torch.tensor([0, -1, 1]))
+    monkeypatch.undo()
+    assert_same_state(model, twin)
+    goes_on_alike(model, twin)
+
+
+def test_a_dense_propagation_without_a_dense_forward_is_refused_before_any_row():
+    model, twin = small(propagation="dense"), small(propagation="dense")
+
+    class NoDenseForward(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def __getattr__(self, name):
+            if name == "forward_dense":
+                raise AttributeError(name)
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self.inner, name)
+
+    model.backbone = NoDenseForward(model.backbone)
+    x, y = gaussian_stream(3)
+    for rows, targets in ((x, labels(y)), (x[0], 0)):
+        with pytest.raises(TypeError, match="propagation='dense' needs a backbone with "
+                                            r"forward_dense \(a GCNBackbone\), the backbone "
+                                            "is NoDenseForward"):
+            model.learn(rows, targets)
+    assert model.memory.num_nodes == 0
+    model.backbone = model.backbone.inner
+    assert_same_state(model, twin)

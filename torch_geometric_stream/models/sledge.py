@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Union, cast
+from typing import Any, Callable, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -459,7 +459,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     and snap.memory_version == self.memory.version)
         return {**super().__getstate__(), "_snapshot": snap if portable else None}
 
-    def _apply(self, fn, *args, **kwargs):  # .to(), .cuda(), .double() ...
+    def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
+               **kwargs: Any) -> SLeDGe:  # .to(), .cuda(), .double() ...
         check_cast_keeps_finite(self, fn)
         self._snapshot = None
         module = super()._apply(fn, *args, **kwargs)
@@ -484,7 +485,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 "memory_graph": self._kept_memory_graph(),
                 "dropout_generator": self.backbone.generator_state()}
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args, **kwargs) -> None:
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any,
+                              **kwargs: Any) -> None:
         counts = state_dict.get(prefix + "label_counts")
         if self.class_prior == "stream" and isinstance(counts, Tensor):
             wrong = not_a_count(counts)  # loaded as int64, it would make the stream prior NaN
@@ -823,14 +825,19 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if query is not None:
             nodes = torch.cat([nodes, query.unsqueeze(0)])
         if self.propagation == "dense":
-            forward_dense = getattr(backbone, "forward_dense", None)
-            if forward_dense is None:
-                raise TypeError(f"propagation='dense' needs a backbone with forward_dense (a "
-                                f"GCNBackbone), the backbone is {type(backbone).__name__}")
             adj = dense_adjacency(edge_index, edge_weight, num_nodes, check=False)
-            return forward_dense(nodes, adj).index_select(0, targets)
+            return self._dense_forward()(nodes, adj).index_select(0, targets)
         return backbone.forward_normalized(nodes, edge_index, edge_weight).index_select(
             0, targets)
+
+    def _dense_forward(self) -> Callable[[Tensor, Tensor], Tensor]:
+        """The backbone's ``forward_dense`` (``propagation="dense"``), or a
+        ``TypeError`` for a backbone without one."""
+        forward_dense = getattr(self.backbone, "forward_dense", None)
+        if forward_dense is None:
+            raise TypeError(f"propagation='dense' needs a backbone with forward_dense (a "
+                            f"GCNBackbone), the backbone is {type(self.backbone).__name__}")
+        return forward_dense
 
     # -------------------------------------------------------------- learning
     @property
@@ -865,21 +872,26 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _learn(self, x: Tensor, y: Tensor) -> None:
         check_adam_dtype(self.dtype, type(self).__name__)
+        if self.propagation == "dense" and self.graph is not None:
+            self._dense_forward()  # refused before any row is learned
+        several = x.size(0) > 1
         for index, (row, label) in enumerate(zip(x, y.tolist())):
-            try:
-                self._learn_row(row, label)
-            except ValueError as error:  # a row the input range refuses: which one
-                if x.size(0) == 1:
-                    raise
-                raise ValueError(f"row {index} of the batch: {error}") from None
+            self._learn_row(row, label, batch_row=index if several else None)
 
-    def _learn_row(self, row: Tensor, label: int, range_grows: Optional[bool] = None) -> None:
+    def _learn_row(self, row: Tensor, label: int, range_grows: Optional[bool] = None,
+                   batch_row: Optional[int] = None) -> None:
         """Learn one validated row :math:`(d,)`. ``range_grows=False``: the caller
         knows that the row lies inside the input range (``input_scaling="online"``),
-        so the range is left as it is without reading the device."""
+        so the range is left as it is without reading the device. ``batch_row``:
+        the row's position in a batch, which the input range's refusal names."""
         source = None
         if self.input_scaler is not None:  # first: an unclipped range may refuse the row
-            source, row = row, self._observe(row, range_grows)
+            try:
+                source, row = row, self._observe(row, range_grows)
+            except ValueError as error:
+                if batch_row is None:
+                    raise
+                raise ValueError(f"row {batch_row} of the batch: {error}") from error
         if label >= 0 and self.class_prior == "stream":
             self.label_counts[label] += 1
         self._train_step(self._update_memory(unit_rows(row), label, source))
@@ -1119,13 +1131,13 @@ class _RowReplacedInPlace(torch.autograd.Function):
     change in it."""
 
     @staticmethod
-    def forward(ctx, emb: Tensor, row: Tensor, new: Tensor) -> Tensor:
+    def forward(ctx: Any, emb: Tensor, row: Tensor, new: Tensor) -> Tensor:
         ctx.save_for_backward(row)
         return emb.data.index_copy_(0, row, new)
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, Tensor]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, Tensor]:
         row, = ctx.saved_tensors
         new_grad = grad.index_select(0, row)
         if 0 in grad.stride():  # an expanded gradient (a sum's): one memory for many rows
