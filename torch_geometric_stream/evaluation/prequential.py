@@ -838,7 +838,6 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     label_delay = check_label_delay(label_delay)
     learn_on_arrival = check_bool(learn_on_arrival, "learn_on_arrival")
     _check_query(label_query, label_mask, learner)
-    _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     elif progress:
@@ -851,6 +850,7 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     if mask_size is not None and length is not None and end is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
+    _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
     num_classes = _learner_classes(learner)
     fused_step = getattr(learner, "predict_learn", None)
     # stepped with predict and learn only where it has no predict_learn: a StreamLearner then
