@@ -32,6 +32,8 @@ from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
 
 State = TypeVar("State")
 Method = TypeVar("Method", bound=Callable[..., Any])
+#: The learner a ``learn`` call returns: ``self``, of its own class.
+_Self = TypeVar("_Self", bound="StreamClassifier")
 
 
 def with_autograd(method: Method) -> Method:
@@ -106,7 +108,7 @@ class StreamClassifier(abc.ABC):
         return self.predict_proba(x).argmax(dim=-1)
 
     @with_autograd
-    def learn(self, x: Any, y: Any = None) -> "StreamClassifier":
+    def learn(self: _Self, x: Any, y: Any = None) -> _Self:
         """Learn from the rows of ``x`` one after another. A refused batch (bad
         input, or a row refused by what the rows before it changed, such as an
         unclipped input range) leaves the learner as it was: no row of it learned.
@@ -157,7 +159,7 @@ class StreamClassifier(abc.ABC):
         return int(self._predict_proba(self._rows(x, "predict_one"))[0].argmax())
 
     @with_autograd
-    def learn_one(self, x: Any, y: Any = None) -> "StreamClassifier":
+    def learn_one(self: _Self, x: Any, y: Any = None) -> _Self:
         """River's ``learn_one``: learn one sample.
 
         Args:
