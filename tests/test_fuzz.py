@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import math
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -38,6 +37,7 @@ import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from state_helpers import assert_same
 from torch_geometric_stream.models import CUDAGraphStep
 from torch_geometric_stream.models.registry import build_model
 
@@ -97,31 +97,6 @@ def snapshot(learner) -> Any:
     if hasattr(learner, "optimizer"):
         state["optimizer"] = copy.deepcopy(learner.optimizer.state_dict())
     return state
-
-
-def assert_same(a: Any, b: Any, path: str = "state") -> None:
-    """Bit-for-bit equality of nested dicts/lists of tensors, arrays and scalars."""
-    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: dtype/shape changed"
-        a_bytes = a.detach().cpu().contiguous().view(-1).view(torch.uint8) if a.numel() else a
-        b_bytes = b.detach().cpu().contiguous().view(-1).view(torch.uint8) if b.numel() else b
-        assert torch.equal(a_bytes, b_bytes), f"{path}: values changed"
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: dtype/shape changed"
-        assert a.tobytes() == b.tobytes(), f"{path}: values changed"
-    elif isinstance(a, dict):
-        assert list(a) == list(b), f"{path}: keys changed {list(a)} != {list(b)}"
-        for key in a:
-            assert_same(a[key], b[key], f"{path}[{key!r}]")
-    elif isinstance(a, (list, tuple, deque)):
-        assert len(a) == len(b), f"{path}: length changed"
-        for i, (u, v) in enumerate(zip(a, b)):
-            assert_same(u, v, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert math.isnan(b), f"{path}: {a!r} != {b!r}"
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
 
 
 #: State entries where inf is a documented sentinel (micro-cluster distance cache:

@@ -1,6 +1,6 @@
 """A small Gaussian stream and a small SLeDGe for the core tests."""
-import numpy as np
 import torch
+from state_helpers import assert_same
 
 from torch_geometric_stream import SLeDGe
 
@@ -26,22 +26,4 @@ def small(**kw):
 def assert_same_state(a, b):
     """Equal ``state_dict()`` s of the learners ``a`` and ``b``, their extra state
     (optimizer, reservoir, generators, counters) included, entry by entry."""
-    _assert_same_entries(a.state_dict(), b.state_dict())
-
-
-def _assert_same_entries(a, b, where=""):
-    assert type(a) is type(b), where
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            _assert_same_entries(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for index, (u, v) in enumerate(zip(a, b)):
-            _assert_same_entries(u, v, f"{where}[{index}]")
-    elif isinstance(a, torch.Tensor):
-        assert torch.equal(a, b), where
-    elif isinstance(a, np.ndarray):
-        assert np.array_equal(a, b), where
-    else:
-        assert a == b, where
+    assert_same(a.state_dict(), b.state_dict())
