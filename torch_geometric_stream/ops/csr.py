@@ -308,13 +308,18 @@ class _CSREdgeDot(torch.autograd.Function):
         return grad_a, grad_b, None
 
 
-@torch.compiler.disable
-def _outside_graph(kernel: Callable[..., Tensor], *args: object) -> Tensor:
+def _run_kernel(kernel: Callable[..., Tensor], *args: object) -> Tensor:
     """``kernel(*args)`` run eagerly under ``torch.compile``: the kernels build
     sparse CSR tensors, which it cannot trace. One graph break where the kernel is
     called, instead of one in each frame of the kernel, which it would compile on
     their own (and a graph per piece between them)."""
     return kernel(*args)
+
+
+# torch's own lazy form of torch.compiler.disable, which would import torch._dynamo
+# (over a second) when this module is imported; this one imports it at its first call,
+# which only compiled code makes.
+_outside_graph = getattr(torch, "_disable_dynamo", torch.compiler.disable)(_run_kernel)
 
 
 def _call_kernel(kernel: Callable[..., Tensor], *args: object) -> Tensor:
