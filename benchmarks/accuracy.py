@@ -334,17 +334,17 @@ def render_tables(records: list[tuple[str, dict[str, Any]]]) -> str:
              "accuracy (mean ± std) | paper | last 20 % | s per run | ms/sample (median) "
              "| threads | device |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for key, records in sorted(groups.items(), key=lambda item: str(item[0])):
+    for key, runs in sorted(groups.items(), key=lambda item: str(item[0])):
         tag, dataset, ratio, model, limit, scaling, options, device, threads = key
         paper = PAPER.get((model, dataset, ratio))
         lines.append(
             f"| {tag} | {dataset} | {ratio:g} | {model} | {scaling} | {options} | "
-            f"{records[0]['n_samples']} | "
-            f"{len(records)} | {mean_std([r['accuracy'] for r in records])} | "
+            f"{runs[0]['n_samples']} | "
+            f"{len(runs)} | {mean_std([r['accuracy'] for r in runs])} | "
             f"{'' if paper is None or limit else f'{paper:.4f}'} | "
-            f"{mean_std([r['accuracy_last_20'] for r in records])} | "
-            f"{statistics.mean(r['seconds'] for r in records):.0f} | "
-            f"{statistics.mean(r['ms_per_sample_median'] for r in records):.1f} | "
+            f"{mean_std([r['accuracy_last_20'] for r in runs])} | "
+            f"{statistics.mean(r['seconds'] for r in runs):.0f} | "
+            f"{statistics.mean(r['ms_per_sample_median'] for r in runs):.1f} | "
             f"{threads} | {device} |")
     return "\n".join(lines)
 
@@ -608,8 +608,8 @@ def choices_table(tags: list[str], models: list[str], datasets: list[str],
 def _mean_of(runs: list[dict[str, Any]], key: str) -> str:
     """The mean of ``key`` over ``runs`` to three places; ``-`` when a run lacks it
     (records older than the metric)."""
-    values = [run.get(key) for run in runs]
-    return "-" if None in values else f"{statistics.mean(values):.3f}"
+    values = [run[key] for run in runs if run.get(key) is not None]
+    return "-" if len(values) < len(runs) else f"{statistics.mean(values):.3f}"
 
 
 #: What a run record says decided its result besides the seed: its configuration

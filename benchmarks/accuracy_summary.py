@@ -41,7 +41,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.record_origin import UNKNOWN, host_name
@@ -276,7 +276,9 @@ def _time_cell(runs: list[dict[str, Any]], paper: Optional[float]) -> str:
             + ("" if paper is None else f" ({paper:g} s)"))
 
 
-def _table(cells: dict, models: tuple[str, ...], cell_text, header: str,
+def _table(cells: dict[tuple[str, str, float], list[dict[str, Any]]],
+           models: tuple[str, ...],
+           cell_text: Callable[[list[dict[str, Any]], str, str, float], str], header: str,
            skip_empty_rows: bool = False,
            hosts: Optional[dict[tuple[str, float], str]] = None) -> list[str]:
     """One row per shown (dataset, ratio), one column per model; a last column with
@@ -302,7 +304,8 @@ def _one_host_table(matching: dict[tuple[str, str, float], list[tuple[str, dict[
     """The runs of a table whose columns (``models``) are compared within each shown
     (dataset, ratio) row, each row on one host (:func:`one_host_row`; ``matching`` as
     :func:`matching_runs` gives it): the chosen runs of each cell, and each row's host."""
-    cells, hosts = {}, {}
+    cells: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
+    hosts: dict[tuple[str, float], str] = {}
     for dataset in DATASETS_SHOWN:
         for ratio in RATIOS:
             keys = [(model, dataset, ratio) for model in models]
@@ -346,11 +349,11 @@ def summary_tables(records: Iterable[tuple[str, dict[str, Any]]],
     ablations, hosts = _one_host_table(matching, ABLATIONS)
     paper_std = paper_std or {}
 
-    def accuracy(runs, model, dataset, ratio):
+    def accuracy(runs: list[dict[str, Any]], model: str, dataset: str, ratio: float) -> str:
         key = (model, dataset, ratio)
         return _accuracy_cell(runs, paper.get(key), paper_std.get(key))
 
-    def seconds(runs, model, dataset, ratio):
+    def seconds(runs: list[dict[str, Any]], model: str, dataset: str, ratio: float) -> str:
         return _time_cell(runs, paper_seconds.get((model, dataset, ratio)))
 
     lines = ["Mean accuracy over the whole stream (± std over seeds; n = seeds where "
@@ -446,7 +449,7 @@ def memory_study_tables(records: Iterable[tuple[str, dict[str, Any]]],
     records = list(records)
     missing: list[str] = []
 
-    def rows(variants: dict[str, dict[str, Any]], paper: dict[str, tuple[float, ...]]
+    def rows(variants: dict[str, dict[str, Any]], paper: Mapping[str, tuple[float, ...]]
              ) -> dict[str, tuple[list[tuple[list[dict[str, Any]], Optional[float]]], str]]:
         """dataset -> ((runs, the paper's value) per column, the row's host)."""
         matching = {name: matching_runs(records, variant=variant)

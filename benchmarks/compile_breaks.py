@@ -139,6 +139,17 @@ def forward_backward(module: Callable[[Tensor, Tensor], Tensor], params: nn.Modu
     return step
 
 
+def gradients(module: nn.Module) -> list[Tensor]:
+    """The gradients of ``module``'s parameters after a backward (each takes part
+    in the loss, so each has one)."""
+    grads = []
+    for name, param in module.named_parameters():
+        if param.grad is None:
+            raise RuntimeError(f"the parameter {name} got no gradient")
+        grads.append(param.grad)
+    return grads
+
+
 def max_difference(loss: Tensor, expected_loss: Tensor, grads: list[Tensor],
                    expected_grads: list[Tensor]) -> float:
     """The largest absolute difference of the losses and of the gradients."""
@@ -160,7 +171,7 @@ def compiled_steps(module: nn.Module, x: Tensor, y: Tensor, backend: str,
     first = time.perf_counter() - start
     dynamo_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     difference = max_difference(loss, expected_loss,
-                                [param.grad for param in module.parameters()], expected_grads)
+                                gradients(module), expected_grads)
     times = timed(step, args.repeats, args.max_seconds)
     return dict(first_call_s=first, dynamo_breaks=dynamo_breaks,
                 median_ms=statistics.median(times), runs=len(times), max_abs_diff=difference)
@@ -177,7 +188,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = dict(breaks=explained_breaks(module, x, y))
     eager = forward_backward(module, module, x, y)
     expected_loss = eager()
-    expected_grads = [param.grad.clone() for param in module.parameters()]
+    expected_grads = [grad.clone() for grad in gradients(module)]
     times = timed(eager, args.repeats, args.max_seconds)
     result["uncompiled"] = dict(median_ms=statistics.median(times), runs=len(times))
     # a cold compile: inductor's caches would reuse what an earlier process compiled

@@ -44,42 +44,50 @@ import time
 import traceback
 import warnings
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TextIO, Union
 
 import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from machine import check_outputs, int_at_least  # noqa: E402
-from step_latency import (CONFIGS, MODELS, build_model, checked_selection,  # noqa: E402
-                          percentile, synthetic)
+import step_latency  # noqa: E402
+from step_latency import (CONFIGS, checked_selection, package_model, percentile,  # noqa: E402
+                          synthetic)
 
+from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
 
 OUT = HERE / "results" / "cuda"
 PACKAGE = "torch_geometric_stream"
+#: step_latency's models less its dense reference (which has no ``to``, no
+#: ``parameters`` and no CUDA graph step: step_latency times it on the CPU).
+MODELS = tuple(name for name in step_latency.MODELS if not name.startswith("ref"))
+#: ``step(row, label) -> prediction``: one test-then-train step of a stream.
+Step = Callable[[torch.Tensor, int], int]
 
 
-def stepper_of(model, graphed: bool):
+def stepper_of(model: SLeDGe, graphed: bool) -> Step:
     """``step(row, label) -> int``: the stream's test-then-train step, eager
     (``predict`` then ``learn``) or replayed from CUDA graphs."""
     if graphed:
         fused = CUDAGraphStep(model)
         return lambda row, label: int(fused.predict_learn(row, label)[0])
 
-    def step(row, label):
+    def step(row: torch.Tensor, label: int) -> int:
         prediction = int(model.predict(row)[0])  # the stream reads every prediction
         model.learn(row, label)
         return prediction
     return step
 
 
-def sync_sites(step, x, labels, steps: int) -> dict[str, float]:
+def sync_sites(step: Step, x: torch.Tensor, labels: list[int], steps: int) -> dict[str, float]:
     """Synchronizing calls per step (reading the prediction included), by package line."""
-    sites: collections.Counter = collections.Counter()
+    sites: collections.Counter[str] = collections.Counter()
 
-    def record(message, category, filename, lineno, file=None, line=None):
+    def record(message: Union[Warning, str], category: type[Warning], filename: str,
+               lineno: int, file: Optional[TextIO] = None, line: Optional[str] = None) -> None:
         if "synchronizing" not in str(message):
             return
         frames = [f for f in traceback.extract_stack()[:-1] if PACKAGE in f.filename]
@@ -101,7 +109,8 @@ def sync_sites(step, x, labels, steps: int) -> dict[str, float]:
     return {where: count / steps for where, count in sites.most_common()}
 
 
-def throughput(step, x, labels, warmup: int, steps: int) -> dict[str, float]:
+def throughput(step: Step, x: torch.Tensor, labels: list[int], warmup: int,
+               steps: int) -> dict[str, float]:
     for i in range(warmup):
         step(x[i], labels[i])
     torch.cuda.synchronize()
@@ -120,7 +129,8 @@ def throughput(step, x, labels, warmup: int, steps: int) -> dict[str, float]:
             "p95_ms": percentile(latencies, 0.95)}
 
 
-def kernel_profile(step, x, labels, steps: int) -> dict[str, float]:
+def kernel_profile(step: Step, x: torch.Tensor, labels: list[int],
+                   steps: int) -> dict[str, Any]:
     """CUDA kernels launched and GPU busy time per step (``torch.profiler``)."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -129,8 +139,8 @@ def kernel_profile(step, x, labels, steps: int) -> dict[str, float]:
         torch.cuda.synchronize()
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     busy_us = sum(getattr(e, "device_time", 0.0) for e in kernels)
-    by_name: collections.Counter = collections.Counter()
-    time_by_name: collections.Counter = collections.Counter()
+    by_name: collections.Counter[str] = collections.Counter()
+    time_by_name: collections.defaultdict[str, float] = collections.defaultdict(float)
     for e in kernels:
         by_name[e.name] += 1
         time_by_name[e.name] += getattr(e, "device_time", 0.0)
@@ -145,7 +155,7 @@ def kernel_profile(step, x, labels, steps: int) -> dict[str, float]:
 
 
 def repeatability(model_name: str, config: str, M: int, steps: int,
-                  graphed: bool) -> dict[str, float]:
+                  graphed: bool) -> dict[str, Union[int, float]]:
     """Two fresh models with the same seed over the same ``steps`` samples on
     the GPU: how many predictions differ, and how far their parameters end apart."""
     cfg = CONFIGS[config]
@@ -153,7 +163,7 @@ def repeatability(model_name: str, config: str, M: int, steps: int,
     runs = []
     for _ in range(2):
         torch.manual_seed(0)
-        model = build_model(model_name, cfg, M).to("cuda")
+        model = package_model(model_name, cfg, M).to("cuda")
         step = stepper_of(model, graphed)
         predictions = [step(x[i], int(y[i]) if labeled[i] else -1) for i in range(steps)]
         runs.append((predictions, [p.detach().clone() for p in model.parameters()]))
@@ -164,10 +174,10 @@ def repeatability(model_name: str, config: str, M: int, steps: int,
                                          for a, b in zip(params_a, params_b))}
 
 
-def measure(model_name: str, config: str, M: int, args) -> dict:
+def measure(model_name: str, config: str, M: int, args: argparse.Namespace) -> dict:
     cfg = CONFIGS[config]
     torch.manual_seed(0)
-    model = build_model(model_name, cfg, M).to("cuda")
+    model = package_model(model_name, cfg, M).to("cuda")
     step = stepper_of(model, args.cuda_graph)
     # with graphs, the warm-up meets every kind of label, so that no capture is timed
     warmup = max(args.warmup, 3 * (cfg["c"] + 1)) if args.cuda_graph else args.warmup
@@ -234,7 +244,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "benchmarks/results/cuda)")
     args = parser.parse_args(argv)
     check_outputs(parser, {"--out-dir": args.out_dir})
-    models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size")
+    models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size",
+                                        MODELS)
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
     args.out_dir.mkdir(parents=True, exist_ok=True)

@@ -120,7 +120,14 @@ def memory_snapshot(learner: Any, seen: Optional[Tensor] = None,
     """Graph statistics of ``learner``'s filled memory slots (see the module
     docstring); with the stream rows seen so far in the memory's space ``seen``
     :math:`(n, d)` and their true classes ``seen_labels`` :math:`(n,)`, also the
-    estimated homophily."""
+    estimated homophily.
+
+    Raises:
+        ValueError: where only one of ``seen`` and ``seen_labels`` is given.
+    """
+    if (seen is None) != (seen_labels is None):
+        raise ValueError("seen and seen_labels go together: got only "
+                         + ("seen" if seen_labels is None else "seen_labels"))
     memory = learner.memory
     filled = memory.node_mask
     rows = memory.nodes()[filled]
@@ -128,7 +135,7 @@ def memory_snapshot(learner: Any, seen: Optional[Tensor] = None,
     labels[:memory.labeled_size] = memory.slot_labels
     labels = labels[filled]
     unit = normalize(rows, dim=-1)
-    classes = None if seen is None else torch.where(
+    classes = None if seen is None or seen_labels is None else torch.where(
         labels >= 0, labels, nearest_classes(unit, seen, seen_labels))
     k = learner.k  # the neighbours each row keeps besides itself
     raw = neighbour_stats(unit, labels, k, classes)

@@ -51,14 +51,14 @@ def window_accuracy(position: Sequence[int], running_accuracy: Sequence[float],
         lies outside the curve. The number correct between stored positions is
         interpolated linearly.
     """
-    position = np.asarray(position, dtype=np.float64)
-    start = position[0] - 1
-    correct = (position - start) * np.asarray(running_accuracy, dtype=np.float64)
-    position, correct = np.concatenate([[start], position]), np.concatenate([[0.0], correct])
-    edges = np.asarray(edges, dtype=np.float64)
-    at_edges = np.interp(edges, position, correct)
-    accuracy = np.diff(at_edges) / np.diff(edges)
-    outside = (edges[:-1] < start) | (edges[1:] > position[-1])
+    curve = np.asarray(position, dtype=np.float64)
+    start = curve[0] - 1
+    correct = (curve - start) * np.asarray(running_accuracy, dtype=np.float64)
+    points, correct = np.concatenate([[start], curve]), np.concatenate([[0.0], correct])
+    bounds = np.asarray(edges, dtype=np.float64)
+    at_edges = np.interp(bounds, points, correct)
+    accuracy = np.diff(at_edges) / np.diff(bounds)
+    outside = (bounds[:-1] < start) | (bounds[1:] > points[-1])
     return np.where(outside, np.nan, accuracy)
 
 

@@ -183,6 +183,7 @@ def run_resumable(learner_name: str, dataset: str, x: np.ndarray, y: np.ndarray,
     resumed = checkpoint.exists()
     result, config = evaluate_resumable(learner_name, dataset, x, y, ratio, seed, limit,
                                         checkpoint, every)
+    assert result.correct is not None and result.labeled is not None  # history="full"
     samples = int(result.correct.size)
     record = {
         "learner": LABELS[learner_name], "key": learner_name, "dataset": dataset,
@@ -317,6 +318,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                                 arrays = load_arrays(load_or_exit(parser, dataset, root),
                                                      args.scaling)
                                 stream = numpy_stream(*arrays, dataset)
+                            assert stream is not None  # loaded with the arrays
                             if learner == "OSNN" and stream.get_schema().get_num_classes() > 2:
                                 print(f"skip OSNN on {dataset}: CapyMOA's OSNN is binary only")
                                 continue

@@ -52,7 +52,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 import torch_geometric
@@ -82,11 +82,12 @@ def random_topk_graph(N: int, k: int, gen: torch.Generator) -> tuple:
     return torch.stack([source, target]), weight
 
 
-def timed(fn, repeats: int, max_seconds: float) -> list:
+def timed(fn: Callable[[], object], repeats: int, max_seconds: float) -> list[float]:
     """Milliseconds of ``repeats`` calls after one warm-up call (fewer, but at
     least 2, when ``max_seconds`` runs out)."""
     fn()
-    times, begin = [], time.perf_counter()
+    times: list[float] = []
+    begin = time.perf_counter()
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
@@ -96,7 +97,7 @@ def timed(fn, repeats: int, max_seconds: float) -> list:
     return times
 
 
-def measure(N: int, k: int, threads: int, args) -> dict:
+def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
     torch.set_num_threads(threads)
     gen = torch.Generator().manual_seed(N * 100 + k)
     torch.manual_seed(0)
@@ -107,17 +108,17 @@ def measure(N: int, k: int, threads: int, args) -> dict:
     x = torch.randn(N, h, generator=gen)
     edge_index, raw_weight = random_topk_graph(N, k, gen)
     edge_index, edge_weight = model.normalize(edge_index, raw_weight, N)
-    result = dict(N=N, k=k, threads=threads, hidden=h, num_layers=args.num_layers,
-                  edges=int(edge_index.size(1)))
+    result: dict[str, Any] = dict(N=N, k=k, threads=threads, hidden=h,
+                                  num_layers=args.num_layers, edges=int(edge_index.size(1)))
 
-    def forward(backbone):
-        def run():
+    def forward(backbone: GCNBackbone) -> Callable[[], None]:
+        def run() -> None:
             with torch.no_grad():
                 backbone.forward_normalized(x, edge_index, edge_weight)
         return run
 
-    def forward_backward(backbone):
-        def run():
+    def forward_backward(backbone: GCNBackbone) -> Callable[[], None]:
+        def run() -> None:
             w = edge_weight.detach().requires_grad_()
             backbone.zero_grad(set_to_none=True)
             backbone.forward_normalized(x, edge_index, w).sum().backward()
@@ -141,11 +142,11 @@ def measure(N: int, k: int, threads: int, args) -> dict:
     result["dense_build"] = dict(median_ms=statistics.median(build), runs=len(build))
     adj = dense_adjacency(edge_index, edge_weight, N)
 
-    def dense_fwd():
+    def dense_fwd() -> None:
         with torch.no_grad():
             model.forward_dense(x, adj)
 
-    def dense_fwd_bwd():
+    def dense_fwd_bwd() -> None:
         a = adj.detach().requires_grad_()
         model.zero_grad(set_to_none=True)
         model.forward_dense(x, a).sum().backward()
@@ -194,10 +195,10 @@ def table(results: list) -> tuple:
              "scatter/sparse fwd+bwd | dense/sparse fwd+bwd | dense build ms | max abs diff |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: (r["threads"], r["k"], r["N"])):
-        def cell(name):
+        def cell(name: str) -> str:
             return f"{r[name]['median_ms']:.2f}" if name in r else "skipped"
 
-        def ratio(key):
+        def ratio(key: str) -> str:
             if f"dense_{key}" not in r:
                 return "-"
             return f"{r[f'dense_{key}']['median_ms'] / r[f'sparse_{key}']['median_ms']:.1f}x"

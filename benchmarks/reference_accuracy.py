@@ -113,6 +113,7 @@ def run_one(dataset: StreamDataset, ratio: float, seed: int, side: str, threads:
         learner = reference_of(learner, dataset.name)
     result = prequential(learner, dataset, label_mask=mask, progress=False,
                          transform=lambda x: transform(x).to(dtype))
+    assert result.predictions is not None  # kept by the default history="full"
     return {"dataset": dataset.name, "label_ratio": ratio, "seed": seed,
             "limit": dataset.num_samples,
             "side": side, "dtype": str(dtype).replace("torch.", ""), "threads": threads,
@@ -139,7 +140,7 @@ def load_prefix(name: str, root: Path, limit: int) -> StreamDataset:
 
 
 def _setup(dataset: StreamDataset, ratio: float, seed: int
-           ) -> tuple[dict[str, Any], str, Any, torch.Tensor, StreamTransform]:
+           ) -> tuple[dict[str, Any], str, Any, np.ndarray, StreamTransform]:
     """The resolved configuration, the setting's own scaling, a freshly built
     SLeDGe, the label mask and the input pipeline shared by both sides.
 
@@ -187,8 +188,8 @@ def lockstep(dataset: StreamDataset, ratio: float, seed: int, dtype: torch.dtype
     ours = ours.to(dtype)
     reference = reference_of(ours, dataset.name)
     trace, differing = [], []
-    for position, (x, y) in enumerate(dataset):
-        x = transform(x).to(dtype)
+    for position, (raw, y) in enumerate(dataset):
+        x = transform(raw).to(dtype)
         p_ours, p_ref = ours.predict_proba(x)[0], reference.predict_proba(x)[0]
         if int(p_ours.argmax()) != int(p_ref.argmax()):
             differing.append(position)

@@ -53,7 +53,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import torch
 import torch.nn.functional as F
@@ -138,7 +138,8 @@ def gemm_gflops(threads: int, n: int = 1024, repeats: int = 5) -> float:
 
 
 # ------------------------------------------------------------------ streams
-def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01):
+def synthetic(n: int, d: int, c: int, seed: int, label_ratio: float = 0.01
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
     centers = torch.randn(c, d, generator=gen)
     y = torch.randint(0, c, (n,), generator=gen)
@@ -173,17 +174,29 @@ def memory_rows(cfg: dict, name: str, M: int, seed: int = 1) -> torch.Tensor:
 
 
 def build_model(name: str, cfg: dict, M: int, seed: int = 0,
-                normalization: str = "symmetric", approximations: Optional[dict] = None):
+                normalization: str = "symmetric", approximations: Optional[dict] = None
+                ) -> Union[SLeDGe, DenseReferenceSLeDGe]:
     """A model with a full memory; ``approximations``: SLeDGe keyword
-    arguments such as ``reselect_every`` (see :func:`approximations`)."""
+    arguments such as ``reselect_every`` (see :func:`approximations`). The
+    dense reference for the ``ref-`` models, else the package's SLeDGe
+    (:func:`package_model`)."""
+    model = package_model(name, cfg, M, seed, normalization, approximations)
+    return DenseReferenceSLeDGe(model) if name.startswith("ref") else model
+
+
+def package_model(name: str, cfg: dict, M: int, seed: int = 0,
+                  normalization: str = "symmetric", approximations: Optional[dict] = None
+                  ) -> SLeDGe:
+    """The package's SLeDGe of ``name`` with a full memory (the dense reference's
+    starting point for the ``ref-`` models); arguments as :func:`build_model`'s."""
     light = "light" in name
     c = cfg["c"]
     L = labeled_slots(name, c, M)
-    light_memory = {"light_memory": "full"} if name.endswith("light-full") else {}
     model = SLeDGe(cfg["d"], c, labeled_size=L, unlabeled_size=M - L, k=cfg["k"],
                    hidden_channels=HIDDEN, embedding_layers=cfg["embedding_layers"],
                    num_layers=cfg["num_layers"], light=light, lam=0.1, lr=1e-3, seed=seed,
-                   normalization=normalization, **light_memory,
+                   normalization=normalization,
+                   light_memory="full" if name.endswith("light-full") else "per-class",
                    **(approximations or {}))
     # Fill every slot directly with synthetic unit rows (a full memory).
     mem = model.memory
@@ -194,29 +207,29 @@ def build_model(name: str, cfg: dict, M: int, seed: int = 0,
     state["memory.ages"] = torch.zeros_like(mem.ages)
     model.load_state_dict(state)
     assert model.memory.is_full
-    if name.startswith("ref"):
-        return DenseReferenceSLeDGe(model)
     return model
 
 
-def record_optimizer_steps(model) -> list:
+def record_optimizer_steps(model: Union[SLeDGe, DenseReferenceSLeDGe]) -> list[float]:
     """Milliseconds of each ``model.optimizer.step()`` from now on (the list
     fills as the model learns): the Adam share of a step, which a whole-step
     median on a shared machine cannot resolve."""
-    times = []
+    times: list[float] = []
     step = model.optimizer.step
 
-    def timed_step(*args, **kwargs):
+    def timed_step(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         result = step(*args, **kwargs)
         times.append((time.perf_counter() - start) * 1e3)
         return result
 
-    model.optimizer.step = timed_step
+    # the instance's step timed in place (mypy refuses assigning to a method)
+    model.optimizer.step = timed_step  # type: ignore[method-assign]
     return times
 
 
-def time_steps(model, x, y, labeled, warmup: int, steps: int,
+def time_steps(model: Union[SLeDGe, DenseReferenceSLeDGe], x: torch.Tensor, y: torch.Tensor,
+               labeled: torch.Tensor, warmup: int, steps: int,
                max_seconds: float) -> tuple[list, float]:
     """Milliseconds of each timed step, and the minor page faults per timed step."""
     times = []
@@ -254,10 +267,10 @@ def percentile(values: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def approximations(args, model: str = "ours-full") -> dict:
+def approximations(args: argparse.Namespace, model: str = "ours-full") -> dict[str, Any]:
     """The approximation options of the command line that are switched on
     (for ours; the reference has none)."""
-    chosen = {}
+    chosen: dict[str, Any] = {}
     if model.startswith("ref"):
         return chosen
     if args.reselect_every > 1:
@@ -275,7 +288,7 @@ def variant_name(approx: dict, adam: str = "fused") -> str:
     return "+".join(part for part in parts if part) or "exact"
 
 
-def variant_of(args, model: str) -> str:
+def variant_of(args: argparse.Namespace, model: str) -> str:
     """The variant name of ``model`` under the command line's options."""
     return variant_name(approximations(args, model),
                         "fused" if model.startswith("ref") else args.adam)
@@ -309,14 +322,15 @@ def too_large(args: argparse.Namespace, model: str, M: int) -> bool:
     return model.startswith("ref") and M > args.ref_max_size
 
 
-def measure(model_name: str, config: str, M: int, threads: int, args, gemm: float) -> dict:
+def measure(model_name: str, config: str, M: int, threads: int, args: argparse.Namespace,
+            gemm: float) -> dict:
     cfg = CONFIGS[config]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     approx = approximations(args, model_name)
     model = build_model(model_name, cfg, M, normalization=args.normalization,
                         approximations=approx)
-    if args.adam == "plain" and not model_name.startswith("ref"):
+    if args.adam == "plain" and isinstance(model, SLeDGe):  # not the dense reference
         # torch's default Adam (a Python loop over the parameters), as before make_adam
         model.optimizer = torch.optim.Adam(model.parameters(), lr=model.lr,
                                            weight_decay=model.weight_decay)
@@ -346,10 +360,10 @@ def measure(model_name: str, config: str, M: int, threads: int, args, gemm: floa
 
 # ------------------------------------------------------------------- output
 def table(results: list) -> str:
-    def norm(r):
+    def norm(r: dict) -> str:
         return r.get("normalization", "symmetric")
 
-    def variant(r):
+    def variant(r: dict) -> str:
         return r.get("variant", "exact")
 
     index = {(r["model"], r["config"], r["d"], r["M"], r["threads"], norm(r)): r
@@ -450,13 +464,15 @@ def plot(results: list, path: Path) -> None:
 
 
 def checked_selection(parser: argparse.ArgumentParser, models: str, configs: str,
-                      sizes: Sequence[int], size_option: str) -> tuple[list[str], list[str]]:
-    """The names of the comma-separated ``models`` (``--models``) and ``configs``
-    (``--configs``), each a usage error naming its option where it names none or an
-    unknown one, as is a memory size of ``sizes`` too small for a (config, model)
-    (``size_option``)."""
+                      sizes: Sequence[int], size_option: str,
+                      known_models: Sequence[str] = MODELS) -> tuple[list[str], list[str]]:
+    """The names of the comma-separated ``models`` (``--models``, of ``known_models``)
+    and ``configs`` (``--configs``), each a usage error naming its option where it
+    names none or an unknown one, as is a memory size of ``sizes`` too small for a
+    (config, model) (``size_option``)."""
     chosen = {}
-    for option, text, known in (("--models", models, MODELS), ("--configs", configs, CONFIGS)):
+    for option, text, known in (("--models", models, known_models),
+                                ("--configs", configs, tuple(CONFIGS))):
         chosen[option] = [name for name in text.split(",") if name]
         if not chosen[option]:
             parser.error(f"argument {option}: names no {option[2:-1]}, got {text!r}")

@@ -84,7 +84,7 @@ def rss_mib() -> float:
     return psutil.Process().memory_info().rss / 2 ** 20
 
 
-def build_learner(model: str, args) -> SLeDGe:
+def build_learner(model: str, args: argparse.Namespace) -> SLeDGe:
     return SLeDGe(D, C, labeled_size=args.labeled_size, unlabeled_size=args.unlabeled_size,
                   k=args.k, hidden_channels=args.hidden, num_layers=args.num_layers,
                   embedding_layers=1, light=(model == "light"), seed=args.seed)
@@ -220,7 +220,7 @@ def check_existing_runs(parser: argparse.ArgumentParser, models: Sequence[str],
                          "--force to start over, or another --out-dir")
 
 
-def run(model: str, args) -> dict:
+def run(model: str, args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     samples = stream_samples(model, args)
     ckpt, out = run_files(model, args)

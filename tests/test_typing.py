@@ -1,7 +1,8 @@
-"""The package and its examples type-check clean under mypy (``mypy.ini``), as
-the package's ``py.typed`` marker tells a user's type checker; skipped where mypy
-2.4.1, the version it is checked with, is not installed (CI installs it; another
-version may read torch's annotations differently)."""
+"""The package, its examples and the benchmark scripts type-check clean under
+mypy (``mypy.ini``), as the package's ``py.typed`` marker tells a user's type
+checker; skipped where mypy 2.4.1, the version it is checked with, is not
+installed (CI installs it; another version may read torch's annotations
+differently)."""
 from importlib import resources
 from pathlib import Path
 
@@ -33,8 +34,9 @@ def mypy_run(tmp_path_factory):
     return run
 
 
-def test_mypy_finds_no_error_in_the_package_and_its_examples(mypy_run):
-    report, status = mypy_run(str(ROOT / "torch_geometric_stream"), str(ROOT / "examples"))
+def test_mypy_finds_no_error_in_the_package_its_examples_and_the_benchmarks(mypy_run):
+    report, status = mypy_run(str(ROOT / "torch_geometric_stream"), str(ROOT / "examples"),
+                              str(ROOT / "benchmarks"))
     assert status == 0, report
 
 

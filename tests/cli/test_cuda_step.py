@@ -26,6 +26,9 @@ import cuda_step  # noqa: E402
     (["--configs", "gsad,cifar"], "--configs: unknown config 'cifar'"),
     (["--models", "ours-full,ours"], "--models: unknown model 'ours'"),
     (["--models", ","], "--models: names no model, got ','"),
+    # the dense reference runs on the CPU only (it has no ``to``)
+    (["--models", "ours-full,ref-full"],
+     "--models: unknown model 'ref-full' (known: ours-full, ours-light, ours-light-full)"),
     (["--configs", ""], "--configs: names no config, got ''"),
     (["--size", "10", "--configs", "gsad"], "--size: config gsad: M = 10 is too small"),
     (["--size", "14", "--configs", "gsad,mnist", "--models", "ours-light"],

@@ -13,8 +13,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import graph_diagnostics  # noqa: E402
-from graph_diagnostics import (main, mean_cosine, nearest_classes, neighbour_stats,  # noqa: E402
-                               window_shares)
+from graph_diagnostics import (main, mean_cosine, memory_snapshot,  # noqa: E402
+                               nearest_classes, neighbour_stats, window_shares)
+
+from torch_geometric_stream import SLeDGe  # noqa: E402
 
 
 def test_mean_cosine_over_distinct_pairs():
@@ -55,6 +57,14 @@ def test_estimated_homophily_counts_unlabeled_neighbours():
     # agree: 2 -> 3 (1 = 1) only; 0 -> 1 and 1 -> 0 differ
     assert stats["estimated_homophily"] == pytest.approx(1 / 3)
     assert "estimated_homophily" not in neighbour_stats(emb, labels, k=1)
+
+
+@pytest.mark.parametrize("given", ["seen", "seen_labels"])
+def test_a_snapshot_refuses_seen_rows_without_their_labels_and_back(given):
+    learner = SLeDGe(2, 2, labeled_size=2, unlabeled_size=2, k=1)
+    seen = {"seen": torch.eye(2), "seen_labels": torch.tensor([0, 1])}
+    with pytest.raises(ValueError, match=f"seen and seen_labels go together: got only {given}$"):
+        memory_snapshot(learner, **{given: seen[given]})
 
 
 def test_neighbour_stats_without_labeled_edges_is_nan():
