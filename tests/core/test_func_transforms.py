@@ -50,7 +50,8 @@ def test_learned_graph_and_gcn_parameters_under_func_grad(query_index):
 
     def loss(params):
         graph_params = {k[6:]: v for k, v in params.items() if k.startswith("graph.")}
-        edge_index, edge_weight = functional_call(graph, graph_params, (x, query_index))
+        edge_index, edge_weight = functional_call(graph, graph_params, (x,),
+                                                  {"query_index": query_index})
         backbone_params = {k[9:]: v for k, v in params.items() if k.startswith("backbone.")}
         return functional_call(backbone, backbone_params, (x, edge_index, edge_weight)).square().sum()
 
@@ -122,7 +123,7 @@ def test_learned_graph_and_gcn_batch_of_graphs_under_vmap(aggregation, normaliza
     node_mask = torch.arange(12) < 9  # one for all samples
 
     def logits(x, query_index=None):
-        edge_index, edge_weight = graph(x, query_index, node_mask)
+        edge_index, edge_weight = graph(x, query_index=query_index, node_mask=node_mask)
         return backbone(x, edge_index, edge_weight)
 
     assert_vmap_equals_loop(logits, xs)
@@ -169,7 +170,7 @@ def test_vmap_refuses_what_varies_the_graph_size_by_name():
     # the rows of every sample are checked (a wrapped tensor has no values to read)
     with pytest.raises(ValueError, match=r"^query_index must hold row indices in \[0, 6\), "
                                          r"got values in \[0, 6\]$"):
-        vmap(lambda x, q: graph(x, q))(xs, torch.tensor([[0, 1], [5, 6]]))
+        vmap(lambda x, q: graph(x, query_index=q))(xs, torch.tensor([[0, 1], [5, 6]]))
 
 
 def test_structure_loss_with_one_batch_under_vmap():

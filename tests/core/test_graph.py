@@ -140,6 +140,20 @@ def test_batch_gives_the_per_graph_graphs_concatenated(make_graph, k, shuffle):
     torch.testing.assert_close(edge_weight, expected_weight)
 
 
+@pytest.mark.parametrize("make_graph", [lambda: DynamicKNNGraph(6, k=2, hidden_channels=8),
+                                        lambda: StaticKNNGraph(6, k=2)],
+                         ids=["dynamic", "static"])
+def test_a_positional_batch_vector_is_refused_not_read_as_query_index(make_graph):
+    # PyG's knn_graph(x, k, batch) and DynamicEdgeConv(x, batch) take the batch
+    # vector second: read as query_index, it gave edges across graphs, silently
+    graph = make_graph()
+    x, batch = torch.randn(6, 6), torch.tensor([0, 0, 0, 1, 1, 1])
+    with pytest.raises(TypeError, match="positional argument"):
+        graph(x, batch)
+    edge_index, _ = graph(x, batch=batch)
+    assert torch.equal(batch[edge_index[0]], batch[edge_index[1]])
+
+
 def test_batch_with_query_index_and_node_mask_gives_the_per_graph_graphs():
     graph = DynamicKNNGraph(6, k=4, hidden_channels=8)
     batch = _random_batch(shuffle=True)
@@ -147,7 +161,7 @@ def test_batch_with_query_index_and_node_mask_gives_the_per_graph_graphs():
     # graph 0 allows 2 rows (< k), graph 2 none (its queries get no edge)
     node_mask = (batch != 2) & ~((batch == 0) & (torch.cumsum(batch == 0, 0) > 2))
     query_index = torch.tensor([0, 3, 4, 7, 11, 12, 15, 20, 27])
-    edge_index, edge_weight = graph(x, query_index, node_mask, batch=batch)
+    edge_index, edge_weight = graph(x, query_index=query_index, node_mask=node_mask, batch=batch)
     expected_index, expected_weight = _per_graph(graph, x, batch, query_index, node_mask)
     assert torch.equal(edge_index, expected_index)
     torch.testing.assert_close(edge_weight, expected_weight)

@@ -610,10 +610,15 @@ class DynamicKNNGraph(nn.Module):
         query = emb if query_index is None else emb[query_index]
         return score_neighbors(query, emb, neighbors, check=False).view(-1)
 
-    def forward(self, x: Tensor, query_index: Optional[Tensor] = None,
+    def forward(self, x: Tensor, *, query_index: Optional[Tensor] = None,
                 node_mask: Optional[Tensor] = None,
                 batch: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
         r"""Build the graph.
+
+        Every argument after ``x`` is keyword-only: PyG's
+        :func:`~torch_geometric.nn.knn_graph` and ``DynamicEdgeConv`` take the
+        ``batch`` vector right after the rows, so a positional second argument
+        here would be ambiguous (Python refuses it with a ``TypeError``).
 
         Args:
             x (Tensor): rows :math:`(N, d)`.
@@ -631,7 +636,10 @@ class DynamicKNNGraph(nn.Module):
         Returns:
             ``(edge_index, edge_weight)`` in PyG convention (source = neighbour,
             target = query): ``int64`` :math:`(2, E)` and the cosine
-            similarities :math:`(E,)` in ``x``'s dtype, with gradient. Each
+            similarities :math:`(E,)` in ``x``'s dtype, with gradient, in
+            :math:`[-1, 1]`: negative where a query has fewer similar rows than
+            :math:`k` (see :func:`~torch_geometric_stream.graph.normalize_edge_weight`
+            for a normalization that stays finite). Each
             query's edges come together, queries in ``query_index`` order
             (row order without it), and, for the exact search, by decreasing
             weight (up to rounding): grouped by target, so not in the source-major order of
