@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 
+from state_helpers import assert_same, state_of
 from torch_geometric_stream.models import build_model, model_names
 
 D, C, BUDGET = 5, 3, 40
@@ -32,25 +33,6 @@ def stream(n, seed=0):
     centres = rng.normal(size=(C, D)) * 4
     y = rng.integers(0, C, n)
     return (centres[y] + rng.normal(size=(n, D))).astype(np.float32), y
-
-
-def state_of(model):
-    state = model.state_dict()
-    return copy.deepcopy({key: value for key, value in state.items()})
-
-
-def assert_same_state(a, b):
-    assert a.keys() == b.keys()
-    for key in a:
-        left, right = a[key], b[key]
-        if isinstance(left, torch.Tensor):
-            assert torch.equal(left, right), key
-        elif isinstance(left, np.ndarray):
-            assert np.array_equal(left, right), key
-        elif isinstance(left, dict):
-            assert_same_state(left, right)
-        else:
-            assert repr(left) == repr(right), key
 
 
 NAMES = model_names()
@@ -140,7 +122,7 @@ def test_a_seeded_learner_draws_from_no_global_generator(name):
         probabilities.append(disturbed.predict_proba(row))
         disturbed.learn(row, int(label))
     assert torch.equal(torch.cat(probabilities), expected)
-    assert_same_state(state_of(model), state_of(disturbed))
+    assert_same(state_of(model), state_of(disturbed))
 
 
 BAD = [
@@ -186,12 +168,12 @@ def test_bad_input_raises_and_leaves_state_unchanged(name, case, make_input, err
     bad_x, bad_y = make_input()
     with pytest.raises(error):
         model.learn(bad_x, bad_y)
-    assert_same_state(before, state_of(model))
+    assert_same(before, state_of(model))
     probe, label = stream(3, seed=1)
     for learner in (model, twin):
         learner.learn(probe, label)
     assert torch.equal(model.predict_proba(probe), twin.predict_proba(probe))
-    assert_same_state(state_of(twin), state_of(model))
+    assert_same(state_of(twin), state_of(model))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -221,13 +203,13 @@ def test_a_batch_whose_later_row_is_refused_learns_none_of_it(name):
         else:  # not refused: a learner without the input range took the row
             assert bad == 1e10 and getattr(model, "input_scaler", None) is None
             twin.learn(batch, y[41:44])
-        assert_same_state(state_of(twin), state_of(model))
+        assert_same(state_of(twin), state_of(model))
     rows = narrow_first_feature(x[44:])
     for learner in (model, twin):
         learner.learn(rows[0], int(y[44]))
         learner.learn(rows[1:], y[45:])
     assert torch.equal(model.predict_proba(rows), twin.predict_proba(rows))
-    assert_same_state(state_of(twin), state_of(model))
+    assert_same(state_of(twin), state_of(model))
 
 
 def narrow_first_feature(x):
@@ -248,7 +230,7 @@ def test_a_tensor_that_requires_grad_is_learned_as_its_values_and_left_untouched
     reference.learn(x, labels)
     assert given.grad is None and given.grad_fn is None and torch.equal(given.detach(),
                                                                         torch.from_numpy(x))
-    assert_same_state(state_of(model), state_of(reference))
+    assert_same(state_of(model), state_of(reference))
     assert not model.predict_proba(given).requires_grad
 
 
@@ -266,7 +248,7 @@ def test_river_style_one_sample_calls_match_the_tensor_api(name):
         assert list(proba.values()) == tensor_api.predict_proba(x[i])[0].tolist()
         assert river_style.learn_one(x[i], label) is river_style
         tensor_api.learn(x[i], int(labels[i]))
-    assert_same_state(state_of(river_style), state_of(tensor_api))
+    assert_same(state_of(river_style), state_of(tensor_api))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -282,7 +264,7 @@ def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
             getattr(model, call)(*args)
     with pytest.raises(ValueError, match="outside"):
         model.learn_one(x[0], C)
-    assert_same_state(before, state_of(model))
+    assert_same(before, state_of(model))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -299,7 +281,7 @@ def test_calls_inside_no_grad_or_inference_mode_learn_as_outside(name, context):
         with context():
             assert torch.equal(wrapped.predict_proba(x[i]), expected)
             wrapped.learn_one(x[i], int(labels[i]))
-    assert_same_state(state_of(plain), state_of(wrapped))
+    assert_same(state_of(plain), state_of(wrapped))
 
 
 def predict_then_learn(model, x, labels):
@@ -338,7 +320,7 @@ def test_a_copy_made_mid_stream_continues_exactly_as_the_original(name, how):
     twin = COPIES[how](model, name)
     expected = predict_then_learn(model, x[50:], labels[50:])
     assert torch.equal(predict_then_learn(twin, x[50:], labels[50:]), expected)
-    assert_same_state(state_of(model), state_of(twin))
+    assert_same(state_of(model), state_of(twin))
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -5,6 +5,7 @@ below anything that could flip a prediction over a short stream.
 """
 import pytest
 import torch
+from state_helpers import assert_same, state_of
 
 from torch_geometric_stream import SLeDGe
 from torch_geometric_stream.ops import CSRGraph
@@ -82,11 +83,10 @@ def test_cpu_input_to_a_cuda_model_and_bad_input():
     x, y = gaussian_stream(5)
     model.learn(x.float(), y)  # host rows are moved to the model's device
     assert model.predict_proba(x[0].float()).device.type == "cuda"
-    before = {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
+    before = state_of(model)
     with pytest.raises(ValueError):
         model.learn(torch.full((D,), float("nan"), device="cuda"), 0)
-    after = model.state_dict()
-    assert all(torch.equal(v, after[k]) for k, v in before.items())
+    assert_same(state_of(model), before)
 
 
 GRAPHED_VARIANTS = {**VARIANTS,

@@ -16,8 +16,9 @@ Properties:
 * every call either succeeds or raises ``ValueError``/``TypeError`` with a
   non-empty message (any other exception fails the test);
 * after a *failed* call the learner's state is bit-for-bit unchanged
-  (``state_dict()`` including the memory buffers and, for torch learners, the
-  optimizer state; ``state_dict()`` for the NumPy baseline);
+  (``state_dict()``: for the torch learners with the memory buffers and the
+  extra state (optimizer, generators, counters); for the NumPy baselines their
+  arrays and counters);
 * ``predict``/``predict_proba`` never change the state, succeed with shape
   ``(n,)`` / ``(n, c)``, class ids in ``[0, c)``, finite probabilities summing
   to 1;
@@ -37,7 +38,7 @@ import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from state_helpers import assert_same
+from state_helpers import assert_same, state_of
 from torch_geometric_stream.models import CUDAGraphStep
 from torch_geometric_stream.models.registry import build_model
 
@@ -92,13 +93,6 @@ def fresh_learner(request):
 
 
 # ----------------------------------------------------------------- state compare
-def snapshot(learner) -> Any:
-    state = {"state_dict": copy.deepcopy(learner.state_dict())}
-    if hasattr(learner, "optimizer"):
-        state["optimizer"] = copy.deepcopy(learner.optimizer.state_dict())
-    return state
-
-
 #: State entries where inf is a documented sentinel (micro-cluster distance cache:
 #: ``inf`` on the diagonal and for empty slots).
 INF_SENTINELS = ("mc_dist2",)
@@ -251,17 +245,17 @@ def refuses_as_too_large(learner, x: Any) -> bool:
 def call(learner, method: str, *args):
     """Run ``learner.method(*args)``; return ``(ok, result)`` after checking the
     failure properties (exception type, message, unchanged state)."""
-    before = snapshot(learner)
+    before = state_of(learner)
     try:
         out = getattr(learner, method)(*args)
     except (ValueError, TypeError) as error:
         event(f"{method}: {type(error).__name__}")
         assert str(error).strip(), f"{type(error).__name__} with an empty message"
-        assert_same(before, snapshot(learner))
+        assert_same(before, state_of(learner))
         return False, error
     event(f"{method}: ok")
     if method in ("predict", "predict_proba"):
-        assert_same(before, snapshot(learner))  # prediction never changes the state
+        assert_same(before, state_of(learner))  # prediction never changes the state
     return True, out
 
 
@@ -272,7 +266,7 @@ def test_fuzz_learn(learner, case):
     x, y = case
     ok, _ = call(learner, "learn", x, y)
     if ok:
-        assert_finite(snapshot(learner))
+        assert_finite(state_of(learner))
 
 
 @FUZZ
@@ -299,18 +293,18 @@ def test_fuzz_fused_step(stepper, case):
     """``CUDAGraphStep.predict_learn``: a prediction per row, or a clear error
     with the model untouched."""
     x, y = case
-    before = snapshot(stepper.model)
+    before = state_of(stepper.model)
     try:
         out = stepper.predict_learn(x, y)
     except (ValueError, TypeError) as error:
         event(f"predict_learn: {type(error).__name__}")
         assert str(error).strip(), f"{type(error).__name__} with an empty message"
-        assert_same(before, snapshot(stepper.model))
+        assert_same(before, state_of(stepper.model))
         return
     event("predict_learn: ok")
     assert out.shape == (expected_rows(x),) and not out.is_floating_point()
     assert bool(((out >= 0) & (out < C)).all()), out
-    assert_finite(snapshot(stepper.model))
+    assert_finite(state_of(stepper.model))
 
 
 @settings(FUZZ, max_examples=15)
@@ -323,7 +317,7 @@ def test_fuzz_fresh_learner(fresh_learner, case, x):
         assert bool(((out >= 0) & (out < C)).all())
     ok, _ = call(fresh_learner, "learn", *case)
     if ok:
-        assert_finite(snapshot(fresh_learner))
+        assert_finite(state_of(fresh_learner))
 
 
 @settings(FUZZ, max_examples=25)
@@ -342,4 +336,4 @@ def test_invalid_calls_do_not_disturb_valid_sequence(learner, ops):
         out_clean = getattr(clean, method)(*args)
         if method == "predict":
             assert torch.equal(out_noisy, out_clean)
-    assert_same(snapshot(clean), snapshot(noisy))
+    assert_same(state_of(clean), state_of(noisy))

@@ -23,7 +23,7 @@ import abc
 import copy
 import functools
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar, cast
 
 import torch
 from torch import Tensor, nn
@@ -123,6 +123,7 @@ class StreamClassifier(abc.ABC):
         """
         rows = self._rows(x)
         labels = as_label_vector(y, rows.size(0), self.num_classes, device=torch.device("cpu"))
+        self._check_can_learn()  # before a batch's state is saved for nothing
         with self._all_or_nothing(rows.size(0)):
             self._learn(rows, labels)
         return self
@@ -174,7 +175,9 @@ class StreamClassifier(abc.ABC):
             ValueError: if ``x`` holds more than one row.
         """
         rows = self._rows(x, "learn_one")
-        self._learn(rows, as_label_vector(y, 1, self.num_classes, device=torch.device("cpu")))
+        labels = as_label_vector(y, 1, self.num_classes, device=torch.device("cpu"))
+        self._check_can_learn()
+        self._learn(rows, labels)
         return self
 
     def _rows(self, x: Any, one_sample: Optional[str] = None) -> Tensor:
@@ -187,6 +190,11 @@ class StreamClassifier(abc.ABC):
                              f"batch of {rows.size(0)} rows: use "
                              f"{one_sample.removesuffix('_one')} for batches")
         return rows
+
+    def _check_can_learn(self) -> None:
+        """Raise if the learner can't learn at all as it is (e.g. in float16),
+        whatever the rows: called before :meth:`_learn`, and before a batch's
+        state is saved (:meth:`_all_or_nothing`); nothing by default."""
 
     @property
     def _refuses_mid_batch(self) -> bool:
@@ -207,13 +215,21 @@ class StreamClassifier(abc.ABC):
 
     def _saved_state(self) -> Any:
         """A copy of the learner's state for :meth:`_restore_state`: its
-        ``state_dict()``, deep-copied."""
+        ``state_dict()``, deep-copied, and its parameters' ``.grad`` (not copied:
+        a step sets them to ``None`` before its backward pass, never writes into
+        them), so that a refused batch leaves no gradient of rows never learned."""
         # the learners that refuse mid-batch are modules: state_dict is theirs
-        return copy.deepcopy(self.state_dict())  # type: ignore[attr-defined]
+        module = cast(nn.Module, self)
+        return (copy.deepcopy(module.state_dict()),
+                [param.grad for param in module.parameters()])
 
     def _restore_state(self, saved: Any) -> None:
         """Put back the state :meth:`_saved_state` returned."""
-        self.load_state_dict(saved)  # type: ignore[attr-defined]  # a module's, as above
+        state, grads = saved
+        module = cast(nn.Module, self)  # a module's, as above
+        module.load_state_dict(state)
+        for param, grad in zip(module.parameters(), grads):
+            param.grad = grad
 
     @abc.abstractmethod
     def _predict_proba(self, x: Tensor) -> Tensor:

@@ -29,8 +29,3 @@ def prequential_accuracy(model, x, y, observed):
         model.learn(x[i], int(observed[i]))
     return correct / len(x)
 
-
-def states_equal(a, b):
-    if a.keys() != b.keys():
-        return False
-    return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)

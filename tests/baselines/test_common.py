@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from baseline_stream_helpers import gaussian_stream, states_equal
+from baseline_stream_helpers import gaussian_stream
+from state_helpers import assert_same
 from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
 
 D, C = 4, 3
@@ -83,11 +84,11 @@ def test_deterministic_and_batch_equals_sequential(name):
         preds_b.append(b.predict(x[i]).item())
         b.learn(x[i], int(observed[i]))
     assert preds_a[100:] == preds_b
-    assert states_equal(a.state_dict(), b.state_dict())
+    assert_same(a.state_dict(), b.state_dict())
     c = FACTORIES[name](m=40, seed=7)
     for i in range(len(x)):
         c.learn(x[i], int(observed[i]))
-    assert states_equal(a.state_dict(), c.state_dict())
+    assert_same(a.state_dict(), c.state_dict())
     # batch prediction = each row alone
     batch = a.predict_proba(x[:20])
     rows = torch.cat([a.predict_proba(x[i]) for i in range(20)])
@@ -117,7 +118,7 @@ def test_bad_input_leaves_state_unchanged(name):
     for error, call in bad_calls:
         with pytest.raises(error):
             call()
-        assert states_equal(before, model.state_dict())
+        assert_same(before, model.state_dict())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -133,10 +134,10 @@ def test_state_dict_roundtrip_and_reset(name):
         assert torch.equal(model.predict_proba(x[i]), clone.predict_proba(x[i]))
         model.learn(x[i], int(observed[i]))
         clone.learn(x[i], int(observed[i]))
-    assert states_equal(model.state_dict(), clone.state_dict())
+    assert_same(model.state_dict(), clone.state_dict())
     model.reset()
     assert model.num_items == 0
-    assert states_equal(model.state_dict(), FACTORIES[name](m=30).state_dict())
+    assert_same(model.state_dict(), FACTORIES[name](m=30).state_dict())
 
 
 def _spoiled_states(state):
@@ -164,7 +165,7 @@ def test_a_failed_load_state_dict_changes_nothing(name):
         with pytest.raises(ValueError, match=None if entry == what else
                            f"state entry {entry}: label {C} is outside \\[0, {C}\\)"):
             model.load_state_dict(state)
-        assert states_equal(before, model.state_dict()), what
+        assert_same(before, model.state_dict(), what)
     with pytest.raises(TypeError, match="mapping"):
         model.load_state_dict([1, 2])
 

@@ -4,7 +4,8 @@ import warnings
 import numpy as np
 import pytest
 
-from baseline_stream_helpers import gaussian_stream, prequential_accuracy, states_equal
+from baseline_stream_helpers import gaussian_stream, prequential_accuracy
+from state_helpers import assert_same
 from torch_geometric_stream.baselines import HDSSL, ReSSL
 from torch_geometric_stream.baselines.hdssl import knn_epsilon, sync_cluster
 from torch_geometric_stream.baselines.microclusters import MicroClusterStore, radius_from_sums
@@ -245,7 +246,8 @@ def test_hdssl_loaded_into_another_seed_draws_the_radius_samples_of_the_saved_on
         learner.learn(np.array([1.0, 0.0]), -1)
     assert model.micro_clusters.radius[2] == 9.0  # seed 0 at time 3 samples (10, 0)
     assert copy.micro_clusters.radius[2] == 9.0   # before: 1.0 (seed 5 samples another)
-    assert copy.seed == 0 and states_equal(model.state_dict(), copy.state_dict())
+    assert copy.seed == 0
+    assert_same(model.state_dict(), copy.state_dict())
 
 
 @pytest.mark.parametrize("seed, error, message", [
@@ -257,7 +259,8 @@ def test_hdssl_refuses_a_state_seed_that_is_no_seed(seed, error, message):
     before = model.state_dict()
     with pytest.raises(error, match=message):
         model.load_state_dict({**before, "seed": seed})
-    assert model.seed == 3 and states_equal(model.state_dict(), before)
+    assert model.seed == 3
+    assert_same(model.state_dict(), before)
 
 
 def test_hdssl_chunk_mode_copy_in_another_seed_continues_exactly():
@@ -271,7 +274,7 @@ def test_hdssl_chunk_mode_copy_in_another_seed_continues_exactly():
     for i in range(60, len(x)):
         model.learn(x[i], int(observed[i]))
         copy.learn(x[i], int(observed[i]))
-    assert states_equal(model.state_dict(), copy.state_dict())
+    assert_same(model.state_dict(), copy.state_dict())
 
 
 def test_hdssl_new_cluster_copies_a_nonzero_radius_of_its_nearest():
@@ -456,7 +459,7 @@ def test_a_state_counter_out_of_range_is_refused(make, entry, value, message):
     before = model.state_dict()
     with pytest.raises(ValueError, match=message):
         model.load_state_dict({**before, entry: value})
-    assert states_equal(model.state_dict(), before)
+    assert_same(model.state_dict(), before)
 
 
 @pytest.mark.parametrize("make", [ReSSL, HDSSL])
@@ -470,4 +473,4 @@ def test_a_state_with_nan_in_a_micro_cluster_is_refused(make, entry):
     corrupt[0] = np.nan
     with pytest.raises(ValueError, match=f"state {entry} holds NaN or inf values"):
         model.load_state_dict({**before, entry: corrupt})
-    assert states_equal(model.state_dict(), before)
+    assert_same(model.state_dict(), before)

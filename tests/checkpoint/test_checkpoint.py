@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 import torch
+from state_helpers import assert_same
 
 from torch_geometric_stream.baselines import HDSSL, ReSSL, TemporalLabelPropagation
 from torch_geometric_stream.base import StreamClassifier
@@ -90,24 +91,6 @@ def state_of(learner: Any) -> Any:
                          else learner.__dict__)
 
 
-def assert_identical(a: Any, b: Any) -> None:
-    """Bitwise equality of nested dicts/lists of tensors, arrays and scalars."""
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
-    elif isinstance(a, np.ndarray):
-        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys()
-        for key in a:
-            assert_identical(a[key], b[key])
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b)
-        for left, right in zip(a, b):
-            assert_identical(left, right)
-    else:
-        assert a == b
-
-
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_round_trip_continues_exactly(name, tmp_path):
     x, y = stream()
@@ -118,11 +101,11 @@ def test_round_trip_continues_exactly(name, tmp_path):
     restored = LEARNERS[name](1)
     state = load_checkpoint(path, restored)
     assert (state.position, state.record, state.extra) == (60, None, {"note": name})
-    assert_identical(state_of(restored), state_of(original))
+    assert_same(state_of(restored), state_of(original))
     # Same predictions and, after more learning, the same state: parameters,
     # memory and (for the torch learners) the optimizer's moments and steps.
     assert feed(restored, x[60:], y[60:], 60) == feed(original, x[60:], y[60:], 60)
-    assert_identical(state_of(restored), state_of(original))
+    assert_same(state_of(restored), state_of(original))
 
 
 def test_optimizer_state_matters_for_sledge():
@@ -230,7 +213,7 @@ def test_a_module_transform_is_saved_by_the_callback_and_restored(tmp_path):
     assert not torch.equal(restored.weight, transform.weight)
     state = load_checkpoint(path, OnlineMLP(D, C, seed=1), transform=restored)
     assert state.position == 20
-    assert_identical(restored.state_dict(), transform.state_dict())
+    assert_same(restored.state_dict(), transform.state_dict())
 
 
 def test_a_checkpoint_whose_record_holds_lists_resumes_to_the_uninterrupted_result(tmp_path):
@@ -292,14 +275,12 @@ def test_a_bounded_run_resumes_from_its_checkpoint_to_the_uninterrupted_counts(t
     assert resumed.metrics["n_samples"] == 90 and resumed.start == 0
     learner = OnlineMLP(D, C, hidden_channels=16, seed=0)
     state = load_checkpoint(path, learner)
-    before = copy.deepcopy(learner.state_dict())
+    before = state_of(learner)
     with pytest.raises(ValueError, match="kept with history='bounded', this record keeps "
                                          "history='full'"):
         prequential(learner, list(zip(x, y)), label_mask=mask, progress=False,
                     start=state.position, initial=state.record)
-    after = learner.state_dict()
-    assert all(torch.equal(after[key], value) for key, value in before.items()
-               if isinstance(value, torch.Tensor))
+    assert_same(state_of(learner), before)
 
 
 def test_the_callback_saves_every_n_at_the_end_and_at_finish_of_a_stream_of_no_known_end(
@@ -362,13 +343,16 @@ def saved(tmp_path) -> Path:
 
 def assert_refused(path: Path, learner: Any, match: str, **kwargs: Any) -> None:
     """Loading raises CheckpointError matching ``match`` and changes nothing."""
-    before = state_of(learner)
     transform = kwargs.pop("transform", make_transform("online"))
-    transform_before = copy.deepcopy(transform.state_dict())
+    before = state_of(learner), copy.deepcopy(transform.state_dict()), rng_states()
     with pytest.raises(CheckpointError, match=match):
         load_checkpoint(path, learner, transform=transform, **kwargs)
-    assert_identical(state_of(learner), before)
-    assert_identical(transform.state_dict(), transform_before)
+    assert_same((state_of(learner), transform.state_dict(), rng_states()), before)
+
+
+def rng_states() -> tuple:
+    """The global generators' states a checkpoint restores: torch's, NumPy's, Python's."""
+    return torch.get_rng_state(), np.random.get_state(), random.getstate()
 
 
 def test_truncated_file(saved):
@@ -407,8 +391,8 @@ def test_a_checkpoint_in_torchs_legacy_format_loads(saved, tmp_path, protocol):
     assert legacy.read_bytes()[:2] != b"PK"
     learner, transform = small_sledge(seed=1), make_transform("online")
     assert load_checkpoint(legacy, learner, transform=transform).position == 30
-    assert_identical(learner.state_dict(), payload["learner"]["state"])
-    assert_identical(transform.state_dict(), payload["transform"]["state"])
+    assert_same(learner.state_dict(), payload["learner"]["state"])
+    assert_same(transform.state_dict(), payload["transform"]["state"])
 
 
 def test_a_transform_of_another_feature_range_is_refused(tmp_path):
@@ -426,7 +410,7 @@ def test_a_transform_of_another_feature_range_is_refused(tmp_path):
         "has feature_range=(-1.0, 1.0): build it with the state's feature_range"))
     resumed = make_transform("online", feature_range=(0, 1))
     assert load_checkpoint(path, small_sledge(seed=1), transform=resumed).position == 30
-    assert_identical(resumed.state_dict(), transform.state_dict())
+    assert_same(resumed.state_dict(), transform.state_dict())
 
 
 def test_a_checkpoint_without_its_entries_is_named(saved):
@@ -580,7 +564,7 @@ def test_expected_extra_and_transform_presence(saved):
     before = state_of(learner)
     with pytest.raises(CheckpointError, match="holds a transform state, but transform=None"):
         load_checkpoint(saved, learner)
-    assert_identical(state_of(learner), before)
+    assert_same(state_of(learner), before)
 
 
 def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):
@@ -653,7 +637,7 @@ def test_failed_restore_rolls_back(saved, monkeypatch):
     before = state_of(learner)
     with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
         load_checkpoint(saved, learner, transform=transform)
-    assert_identical(state_of(learner), before)
+    assert_same(state_of(learner), before)
     assert len(calls) == 2 and transform.state_dict() == {
         "0": {"min": None, "max": None, "feature_range": (-1.0, 1.0)}, "1": {"eps": 1e-12}}
 
@@ -664,13 +648,14 @@ def test_a_failed_restore_rolls_the_rng_states_back(saved, monkeypatch):
     learner, transform = small_sledge(), make_transform("online")
     torch.manual_seed(4)
     np.random.seed(4)
-    before = torch.get_rng_state(), np.random.get_state()[1].copy()
+    random.seed(4)
+    before = rng_states()
     setstate, calls = failing_once(random.setstate)
     monkeypatch.setattr(random, "setstate", setstate)
     with pytest.raises(CheckpointError, match="cannot restore checkpoint .*disk on fire"):
         load_checkpoint(saved, learner, transform=transform)
-    assert len(calls) == 2 and torch.equal(torch.get_rng_state(), before[0])
-    np.testing.assert_array_equal(np.random.get_state()[1], before[1])
+    assert len(calls) == 2
+    assert_same(rng_states(), before)
 
 
 # ------------------------------------------------------------------- atomicity
@@ -805,4 +790,4 @@ def test_load_refuses_arguments_of_another_type(saved, kwargs, message):
     before = state_of(learner)
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         load_checkpoint(saved, learner, **kwargs)
-    assert_identical(state_of(learner), before)
+    assert_same(state_of(learner), before)

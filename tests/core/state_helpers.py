@@ -1,6 +1,7 @@
 """Comparing learners' states in tests: bit for bit, entry by entry."""
 from __future__ import annotations
 
+import copy
 import math
 from collections import deque
 from typing import Any
@@ -9,8 +10,17 @@ import numpy as np
 import torch
 
 
+def state_of(learner: Any) -> Any:
+    """A copy of everything that steers ``learner``'s future predictions: its
+    ``state_dict()``, which for a torch learner holds its extra state too
+    (optimizer, generators, counters, an input range's reservoir) and for a NumPy
+    baseline its arrays and counters."""
+    return copy.deepcopy(learner.state_dict())
+
+
 def assert_same(a: Any, b: Any, path: str = "state") -> None:
-    """Bit-for-bit equality of nested dicts/lists of tensors, arrays and scalars."""
+    """Bit-for-bit equality of nested dicts/lists/tuples/deques of tensors, arrays and
+    scalars (NaN equal to NaN)."""
     assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
     if isinstance(a, torch.Tensor):
         assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: dtype/shape changed"

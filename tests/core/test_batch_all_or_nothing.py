@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from sledge_stream_helpers import D, assert_same_state, gaussian_stream, small
+from state_helpers import assert_same
 from torch_geometric_stream.models import CUDAGraphStep
 from torch_geometric_stream.nn import RunningQuantileRange
 
@@ -190,3 +191,32 @@ def test_a_dense_propagation_without_a_dense_forward_is_refused_before_any_row()
     assert model.memory.num_nodes == 0
     model.backbone = model.backbone.inner
     assert_same_state(model, twin)
+
+
+@pytest.mark.parametrize("grads", ["of the last step", "none"])
+def test_a_refused_batch_puts_the_gradients_back(grads):
+    """The batch's first row took a step before row 2 was refused: the parameters'
+    ``.grad`` are put back as they were (before: they held that row's gradients,
+    of a row never learned)."""
+    model, twin = learned("sledge"), learned("sledge")
+    if grads == "none":
+        for learner in (model, twin):
+            learner.optimizer.zero_grad(set_to_none=True)
+    batch = narrow(gaussian_stream(3, seed=2)[0])
+    batch[2, 0] = 1e10
+    with pytest.raises(ValueError, match=r"^row 2 of the batch: "):
+        model.learn(batch, torch.tensor([0, -1, 1]))
+    assert_same([param.grad for param in model.parameters()],
+                 [param.grad for param in twin.parameters()], "grads")
+    assert (next(model.parameters()).grad is None) == (grads == "none")
+
+
+def test_a_float16_model_is_refused_before_a_batch_saves_its_state(monkeypatch):
+    """A float16 learner can't learn at all: its batch is refused before its state
+    is copied for an all-or-nothing batch (before: copied, then refused)."""
+    model = small(input_scaling=RunningQuantileRange(D, clip=False)).half()
+    saved = []
+    monkeypatch.setattr(model, "_saved_state", lambda: saved.append(1))
+    with pytest.raises(TypeError, match="can't learn in float16"):
+        model.learn(gaussian_stream(3)[0].half(), torch.tensor([0, -1, 1]))
+    assert saved == []

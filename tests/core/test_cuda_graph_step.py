@@ -4,19 +4,14 @@ validates before touching state, and prequential evaluation steps through it.
 import pytest
 import torch
 
-from sledge_stream_helpers import C, D, gaussian_stream, small
+from sledge_stream_helpers import C, D, assert_same_state, gaussian_stream, small
+from state_helpers import assert_same, state_of
 from torch_geometric_stream.evaluation import prequential
 from torch_geometric_stream.models import CUDAGraphStep
 
 
 def _labels(y):
     return [int(label) if i % 4 == 0 else -1 for i, label in enumerate(y)]
-
-
-def _assert_same_state(a, b):
-    for (name, u), v in zip(a.state_dict().items(), b.state_dict().values()):
-        if isinstance(u, torch.Tensor):
-            assert torch.equal(u, v), name
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"input_scaling": "online"},
@@ -31,7 +26,7 @@ def test_fused_step_on_cpu_is_predict_then_learn(kwargs):
         assert torch.equal(stepper.predict_learn(row, label), expected)
     assert fused.memory.is_full and not stepper.graphable(-1)  # CPU: never graphed
     assert stepper.captures == stepper.replays == 0
-    _assert_same_state(eager, fused)
+    assert_same_state(eager, fused)
 
 
 
@@ -46,7 +41,7 @@ def test_fused_step_inside_no_grad_or_inference_mode_learns_as_outside(context):
         eager.learn(row, label)
         with context():
             assert torch.equal(stepper.predict_learn(row, label), expected)
-    _assert_same_state(eager, fused)
+    assert_same_state(eager, fused)
 
 def test_host_copy_of_the_input_range_follows_the_model():
     x, y = gaussian_stream(120)
@@ -80,7 +75,7 @@ def test_learning_a_row_inside_the_range_without_observing_it_is_exact():
     inside = (a.input_scaler.low + a.input_scaler.high) / 2
     a.learn(inside, 1)
     b._learn_row(inside, 1, range_grows=False)
-    _assert_same_state(a, b)
+    assert_same_state(a, b)
 
 
 def test_fused_step_takes_a_batch_row_by_row():
@@ -103,11 +98,10 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(row, label, error, matc
     model = small()
     stepper = CUDAGraphStep(model)
     stepper.predict_learn(x, torch.tensor(_labels(y)))
-    before = {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
+    before = state_of(model)
     with pytest.raises(error, match=match):
         stepper.predict_learn(row, label)
-    for name, value in before.items():
-        assert torch.equal(model.state_dict()[name], value), name
+    assert_same(state_of(model), before)
 
 
 def test_constructor_checks_its_arguments():
@@ -142,4 +136,4 @@ def test_a_float16_model_is_refused_before_any_row_is_read():
     with pytest.raises(TypeError, match="SLeDGe can't learn in float16"):
         stepper.predict_learn(x[10:12], [0, -1])
     assert stepper.captures == 0 and stepper._range is None
-    _assert_same_state(model, twin.half())
+    assert_same_state(model, twin.half())

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from state_helpers import assert_same, state_of
 
 from torch_geometric_stream.evaluation import GlobalMinMaxScaler, OnlineMinMaxScaler
 from torch_geometric_stream.memory import DualPrototypeMemory
@@ -78,12 +79,6 @@ def small_model(input_scaling="online", **kwargs):
 SCALINGS = pytest.mark.parametrize("input_scaling", ["online", "robust"])
 
 
-def _extra_tensors(model):
-    """The robust scaler's reservoir (``state_dict()`` holds it as extra state)."""
-    state = model.input_scaler.get_extra_state() if model.input_scaling == "robust" else {}
-    return {key: value for key, value in state.items() if isinstance(value, torch.Tensor)}
-
-
 def test_first_row_is_rederived_once_the_range_grows():
     model = small_model()
     model.learn(torch.tensor([0.0, 0.0]), 0)  # no range yet: scaled to the zero vector
@@ -131,16 +126,12 @@ def test_bad_input_leaves_scaler_and_memory_unchanged(input_scaling):
     model = small_model(input_scaling)
     model.learn(torch.tensor([[0.0, 1.0], [3.0, -2.0], [1.0, 1.0], [2.0, 0.0], [5.0, 4.0],
                               [-1.0, 2.0]]), torch.tensor([0, -1, -1, 1, -1, -1]))
-    before = {key: value.clone() for key, value in model.state_dict().items()
-              if isinstance(value, torch.Tensor)}
-    extra = _extra_tensors(model)
+    before = state_of(model)
     with pytest.raises(ValueError, match="NaN|finite"):
         model.learn(torch.tensor([float("nan"), 100.0]), 1)
     with pytest.raises(ValueError):
         model.learn(torch.tensor([1.0, 2.0, 3.0]), 1)
-    after = model.state_dict()
-    assert all(torch.equal(value, after[key]) for key, value in before.items())
-    assert all(torch.equal(value, _extra_tensors(model)[key]) for key, value in extra.items())
+    assert_same(state_of(model), before)
 
 
 @SCALINGS
@@ -267,16 +258,14 @@ def test_rows_beyond_the_range_s_dtype_are_refused(make, dtype, rows_dtype, valu
     refused on loading ('finite with low <= high, got ... high[0] = inf')."""
     scaler = make().to(dtype)
     scaler.observe_(torch.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=rows_dtype))
-    before = {key: value.clone() for key, value in scaler.state_dict().items()
-              if isinstance(value, torch.Tensor)}
+    before = state_of(scaler)
     name, shown = str(dtype).removeprefix("torch."), torch.tensor(value, dtype=rows_dtype).item()
     with pytest.raises(ValueError, match=rf"^rows\[0, 0\] = {re.escape(str(shown))} is beyond "
                                          rf"{name}'s range \(\|x\| <= .*\), the range's dtype: "
                                          r"the range is left as it was; scale the rows first or "
                                          r"move the range to a wider dtype"):
         scaler.observe_(torch.tensor([[value, 0.5]], dtype=rows_dtype))
-    after = scaler.state_dict()
-    assert all(torch.equal(value, after[key]) for key, value in before.items())
+    assert_same(state_of(scaler), before)
     assert scaler.observe_(torch.tensor([[2.0, 3.0]], dtype=rows_dtype))  # rows that fit do
     make().to(dtype).load_state_dict(scaler.state_dict())
 

@@ -1,15 +1,25 @@
+import copy
 import math
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from state_helpers import assert_same, state_of
 
 from torch_geometric_stream.memory import DualPrototypeMemory
 
 
 def unit(*values):
     return F.normalize(torch.tensor(values, dtype=torch.float32), dim=0)
+
+
+def memory_state(memory):
+    """Everything that steers ``memory``: its ``state_dict()`` (copied), its host-side
+    fill levels and its version (which tells a learner whether its cached embeddings
+    of the memory still hold)."""
+    return {"state_dict": state_of(memory), "fill_levels": memory.fill_levels,
+            "version": memory.version}
 
 
 def raw(rows):  # embedding function = identity on unit rows
@@ -185,10 +195,10 @@ def test_a_bad_update_raises_and_leaves_the_memory_unchanged(x, label, error, me
     memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
     memory.update(unit(1.0, 0.0), 0)  # class 0's only slot is full: a class-0 sample merges
     memory.update(unit(0.0, 1.0), 1)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     with pytest.raises(error, match=message):
         memory.update(x, label, raw)
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
     assert memory.fill_levels == (1, 1, 0, 0)
     assert memory.update(unit(0.6, 0.8), torch.tensor(0), raw).merged  # a 0-d tensor label
 
@@ -207,10 +217,10 @@ def test_bad_embeddings_raise_and_leave_the_memory_unchanged(embed, kwargs, erro
     # class's partition; a list an AttributeError; bool embeddings torch's addmv error
     memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
     memory.update(unit(1.0, 0.0), 0)  # class 0's only slot is full: a class-0 sample merges
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     with pytest.raises(error, match=message):
         memory.update(unit(0.6, 0.8), 0, embed, **kwargs)
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
     assert memory.fill_levels == (1, 0, 0, 0)
 
 
@@ -241,10 +251,10 @@ def test_a_failing_merge_search_leaves_the_memory_unchanged(arguments, error, me
     memory = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=2)
     memory.update(unit(1.0, 0.0), 0)
     memory.update(unit(0.0, 1.0), 1)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     with pytest.raises(error, match=message):
         memory.update(unit(0.6, 0.8), 0, **{"embed": raw, **arguments})
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
 
 
 @pytest.mark.parametrize("derive, error, message", [
@@ -259,11 +269,11 @@ def test_a_failing_derive_leaves_the_memory_unchanged(derive, error, message):
                                  source_channels=2, alpha=0.5)
     memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
     memory.update(unit(0.0, 1.0), 0, source=torch.ones(2), derive=raw)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     version = memory.version
     with pytest.raises(error, match=message):
         memory.update(unit(0.0, 1.0), 0, raw, source=torch.zeros(2), derive=derive)
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
     assert memory.version == version
 
 
@@ -276,11 +286,11 @@ def test_a_refresh_whose_derive_does_not_fit_leaves_the_memory_unchanged(derive,
     memory = DualPrototypeMemory(2, num_classes=2, labeled_size=2, unlabeled_size=1,
                                  source_channels=2)
     memory.update(unit(1.0, 0.0), 0, source=torch.ones(2), derive=raw)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     version = memory.version
     with pytest.raises(ValueError, match=message):
         memory.refresh(derive)
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
     assert memory.version == version
 
 
@@ -354,10 +364,10 @@ def test_a_state_of_another_slot_split_is_refused_and_changes_nothing():
     other = DualPrototypeMemory(2, num_classes=3, labeled_size=3, unlabeled_size=4)
     for label in range(3):
         other.update(unit(0.6, 0.8), label)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     with pytest.raises(RuntimeError, match="size mismatch"):
         memory.load_state_dict(other.state_dict())
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
     assert memory.fill_levels == (0, 1, 0) and memory.num_nodes == 1
 
 
@@ -378,12 +388,11 @@ def test_light_must_be_a_boolean(light):
 def test_an_unlabeled_sample_without_unlabeled_slots_is_dropped():
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0)
     memory.update(unit(1.0, 0.0), 0)
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
-    version = memory.version
+    before = memory_state(memory)
     assert memory.candidate_slots(-1) is None
     assert memory.update(unit(0.6, 0.8), -1, raw) is None
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
-    assert memory.version == version and memory.fill_levels == (1, 0)
+    assert_same(memory_state(memory), before)
+    assert memory.fill_levels == (1, 0)
 
 
 def test_a_merge_into_a_zero_prototype_takes_the_new_source():
@@ -486,12 +495,12 @@ def _filled_memory():
     ("prototypes", lambda t: t.fill_(math.nan), "prototypes holds NaN or inf values")])
 def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corrupt, message):
     memory = _filled_memory()
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
-    state = {key: value.clone() for key, value in before.items()}
+    before = memory_state(memory)
+    state = copy.deepcopy(before["state_dict"])
     corrupt(state[entry])
     with pytest.raises(ValueError, match=message):
         memory.load_state_dict(state)
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+    assert_same(memory_state(memory), before)
 
 
 def _as_floats(entry, index, value):
@@ -514,10 +523,10 @@ def _as_floats(entry, index, value):
     (_as_floats("ages", 1, 0.5), r"ages must be integers >= 0, got ages\[1\] = 0.5$")])
 def test_loaded_counts_or_ages_that_are_no_integers_are_refused(corrupt, message):
     memory = _filled_memory()
-    before = {key: value.clone() for key, value in memory.state_dict().items()}
+    before = memory_state(memory)
     with pytest.raises(ValueError, match=message):
-        memory.load_state_dict(corrupt(before))
-    assert all(torch.equal(value, before[key]) for key, value in memory.state_dict().items())
+        memory.load_state_dict(corrupt(before["state_dict"]))
+    assert_same(memory_state(memory), before)
 
 
 def test_integer_valued_float_counts_and_ages_still_load():

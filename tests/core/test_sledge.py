@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from sledge_stream_helpers import C, D, gaussian_stream, small
+from state_helpers import assert_same, state_of
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP
 from torch_geometric_stream.models.sledge import _gather_rows, _RowReplacedInPlace
 from torch_geometric_stream.ops.normalize import l2_normalize
@@ -20,10 +21,6 @@ def stream_through(model, x, y, label_every=10):
         preds.append(int(model.predict(x[i])))
         model.learn(x[i], int(y[i]) if i % label_every == 0 else -1)
     return preds
-
-
-def snapshot(model):
-    return {k: v.clone() for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)}
 
 
 LIGHT_VARIANTS = {"full": {}, "light": {"light": True},
@@ -154,8 +151,7 @@ def test_predictions_leave_a_kept_memory_graph_out_of_the_state(variant):
         model.learn(x[i], label)
         twin.learn(x[i], label)  # never predicts
         assert _same_memory_graph(_memory_graph(model), _memory_graph(twin)), i
-        for key, value in snapshot(twin).items():
-            assert torch.equal(snapshot(model)[key], value), (i, key)
+        assert_same(state_of(model), state_of(twin), f"state after row {i}")
     assert _memory_graph(model) is not None
 
 
@@ -216,16 +212,13 @@ def test_a_failed_load_state_dict_leaves_the_learner_as_it_was(make, spoil):
     for learner in (reference, model):
         stream_through(learner, x[:40], y[:40], label_every=2)
     stream_through(other, x[40:], y[40:], label_every=3)  # a state differing in every entry
-    before = snapshot(model)
+    before = state_of(model)
     with pytest.raises((RuntimeError, ValueError)):
         model.load_state_dict(spoil(other))
-    assert snapshot(model).keys() == before.keys()
-    for key, value in snapshot(model).items():
-        assert torch.equal(value, before[key]), key
+    assert_same(state_of(model), before)
     # the restored learner goes on exactly as one that never saw the failed load
     assert stream_through(model, x[40:], y[40:]) == stream_through(reference, x[40:], y[40:])
-    for key, value in snapshot(reference).items():
-        assert torch.equal(snapshot(model)[key], value), key
+    assert_same(state_of(model), state_of(reference))
 
 
 @pytest.mark.parametrize("make", [small, _online_mlp], ids=["sledge", "online-mlp"])
@@ -234,11 +227,10 @@ def test_load_state_dict_with_assign_is_refused(make):
     model, other = make(), make()
     x, y = gaussian_stream(10)
     stream_through(other, x, y, label_every=1)
-    before = snapshot(model)
+    before = state_of(model)
     with pytest.raises(ValueError, match="assign=True"):
         model.load_state_dict(other.state_dict(), assign=True)
-    for key, value in snapshot(model).items():
-        assert torch.equal(value, before[key]), key
+    assert_same(state_of(model), before)
 
 
 @pytest.mark.parametrize("variant", LIGHT_VARIANTS)
@@ -347,20 +339,14 @@ def test_bad_input_raises_and_leaves_state_unchanged(make, error, match):
     x, y = gaussian_stream(40)
     model = small()
     stream_through(model, x, y, label_every=3)
-    before = snapshot(model)
-    opt_before = {k: v.clone() for k, v in model.optimizer.state[next(model.parameters())].items()}
+    before = state_of(model)
     bad_x, bad_y = make()
     with pytest.raises(error, match=match):
         model.learn(bad_x, bad_y)
     if bad_y is None or isinstance(bad_y, int) and 0 <= bad_y < C:
         with pytest.raises(error, match=match):
             model.predict(bad_x)
-    after = snapshot(model)
-    assert before.keys() == after.keys()
-    for key in before:
-        assert torch.equal(before[key], after[key]), key
-    for k, v in model.optimizer.state[next(model.parameters())].items():
-        assert torch.equal(v, opt_before[k])
+    assert_same(state_of(model), before)
 
 
 def test_numpy_and_float64_inputs_are_accepted():
@@ -475,8 +461,7 @@ def test_the_training_step_may_reuse_the_prediction_embeddings(kw, monkeypatch):
     for (name, a), b in zip(reused.state_dict().items(), fresh.state_dict().values()):
         if isinstance(a, torch.Tensor) and a.is_floating_point():
             assert torch.allclose(a, b, atol=1e-10), name
-    for key, value in snapshot(copied).items():
-        assert torch.equal(snapshot(reused)[key], value), key
+    assert_same(state_of(reused), state_of(copied))
     for a, c in zip(reused.optimizer.state.values(), copied.optimizer.state.values(), strict=True):
         assert all(torch.equal(a[key], c[key]) for key in c)
 
@@ -911,9 +896,8 @@ def test_two_states_and_pickles_of_an_unchanged_learner_with_dropout_are_alike()
     # reading the state moves no draw: the learner, its copy and its unread twin go on alike
     later = [stream_through(learner, x, y, label_every=3) for learner in (model, copied, twin)]
     assert later[0] == later[1] == later[2]
-    for name, value in snapshot(twin).items():
-        assert torch.equal(snapshot(model)[name], value), name
-        assert torch.equal(snapshot(copied)[name], value), name
+    assert_same(state_of(model), state_of(twin))
+    assert_same(state_of(copied), state_of(twin))
 
 
 def test_a_state_with_a_foreign_generator_state_is_refused_and_changes_nothing():
@@ -1124,7 +1108,7 @@ def _trained_state(**kw):
     model = small(**kw)
     x, y = gaussian_stream(40, seed=3)
     stream_through(model, x, y, label_every=2)
-    return model, model.state_dict()
+    return model, state_of(model)
 
 
 def _with_extra(state, **entries):
@@ -1178,15 +1162,7 @@ def test_a_state_value_out_of_range_is_refused_and_changes_nothing(kw, corrupt, 
     model, state = _trained_state(**kw)
     with pytest.raises(ValueError, match=message):
         model.load_state_dict(corrupt(state))
-    after = model.state_dict()
-    assert all(torch.equal(after[key], value) for key, value in state.items()
-               if isinstance(value, torch.Tensor))
-    extra, saved = after["_extra_state"], state["_extra_state"]
-    assert [extra[key] for key in ("kept_num_nodes", "steps_since_search", "full_search_steps")] \
-        == [saved[key] for key in ("kept_num_nodes", "steps_since_search", "full_search_steps")]
-    assert (extra["kept_neighbors"] is None) == (saved["kept_neighbors"] is None)
-    assert extra["kept_neighbors"] is None or torch.equal(extra["kept_neighbors"],
-                                                          saved["kept_neighbors"])
+    assert_same(state_of(model), state)
 
 
 @pytest.mark.parametrize("make", [small, lambda: OnlineMLP(D, C, hidden_channels=16, seed=0)],
@@ -1204,17 +1180,13 @@ def test_a_malformed_extra_state_is_named_and_changes_nothing(make, extra, error
     model = make()
     x, y = gaussian_stream(20, seed=3)
     stream_through(model, x, y, label_every=2)
-    state = copy.deepcopy(model.state_dict())
+    state = state_of(model)
     message = message.format(name=type(model).__name__)
     with pytest.raises(error, match=message):
         model.set_extra_state(extra)
     with pytest.raises(error, match=message):
         model.load_state_dict({**state, "_extra_state": extra})
-    after = model.state_dict()
-    assert all(torch.equal(after[key], value) for key, value in state.items()
-               if isinstance(value, torch.Tensor))
-    assert after["_extra_state"]["optimizer"]["state"].keys() == \
-        state["_extra_state"]["optimizer"]["state"].keys()
+    assert_same(state_of(model), state)
 
 
 def test_integer_valued_float_label_counts_still_load():
@@ -1266,17 +1238,13 @@ def test_a_float16_learner_predicts_but_refuses_to_learn(make):
     stream_through(model, x, y, label_every=3)
     reference = model.predict_proba(x)
     model.half()
-    before, moments = snapshot(model), copy.deepcopy(model.optimizer.state_dict()["state"])
+    before = state_of(model)
     for call in (lambda: model.learn_one(x[0], 1), lambda: model.learn(x[:3], [0, -1, 2]),
                  lambda: model.learn(x[:2], [-1, -1])):  # also a call without a step
         with pytest.raises(TypeError, match="can't learn in float16: Adam's second moments "
                                             "underflow"):
             call()
-    after = snapshot(model)
-    assert before.keys() == after.keys()
-    assert all(torch.equal(before[key], after[key]) for key in before)
-    assert all(torch.equal(value, model.optimizer.state_dict()["state"][index][name])
-               for index, state in moments.items() for name, value in state.items())
+    assert_same(state_of(model), before)
     proba = model.predict_proba(x)
     assert proba.dtype == torch.float16 and bool(proba.isfinite().all())
     assert torch.allclose(proba.float(), reference, atol=2e-2)
@@ -1293,7 +1261,7 @@ def test_a_cast_that_would_make_a_state_value_inf_is_refused():
     x, y = gaussian_stream(12, seed=3)
     x[2, 0] = 1e5
     stream_through(model, x, y, label_every=2)
-    before = snapshot(model)
+    before = state_of(model)
     with pytest.raises(ValueError, match=r"input_scaler\.high\[0\] = 100000\.0 is beyond "
                                          r"float16's range \(\|x\| <= 65504\): SLeDGe in "
                                          r"float16 would hold inf there; the cast was refused"):
@@ -1303,8 +1271,7 @@ def test_a_cast_that_would_make_a_state_value_inf_is_refused():
     with pytest.raises(ValueError, match=r"^sources\[\d+, 0\] = 100000\.0 is beyond float16's"):
         model.memory.half()
     assert model.dtype == torch.float32 and model.input_scaler.low.dtype == torch.float32
-    after = snapshot(model)
-    assert all(torch.equal(before[key], after[key]) for key in before)
+    assert_same(state_of(model), before)
     probe, _ = gaussian_stream(5, seed=4)
     reference = model.predict_proba(probe)
     assert torch.allclose(model.bfloat16().predict_proba(probe).float(), reference, atol=5e-2)

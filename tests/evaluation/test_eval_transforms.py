@@ -6,6 +6,7 @@ import threading
 import numpy as np
 import pytest
 import torch
+from state_helpers import assert_same, state_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -101,12 +102,11 @@ def test_online_scaler_state_dict_resumes():
 def test_min_max_scaler_refuses_a_state_without_a_whole_range(state, problem):
     scaler = OnlineMinMaxScaler()
     scaler(np.array([0.0, 1.0, 2.0]))
-    before = scaler.state_dict()
+    before = state_of(scaler)
     with pytest.raises(ValueError) as error:
         scaler.load_state_dict(state)
     assert str(error.value) == f"OnlineMinMaxScaler state['min'] and state['max'] must be {problem}"
-    assert torch.equal(scaler.state_dict()["min"], before["min"])
-    assert torch.equal(scaler.state_dict()["max"], before["max"])
+    assert_same(state_of(scaler), before)
 
 
 @pytest.mark.parametrize("scaler_class", [OnlineMinMaxScaler, GlobalMinMaxScaler])
@@ -131,7 +131,7 @@ def test_min_max_scaler_refuses_a_range_it_cannot_reach(scaler_class, key, index
     if scaler_class is GlobalMinMaxScaler:
         scaler.fit(rows)
     scaler.transform_many(rows)
-    before = scaler.state_dict()
+    before = state_of(scaler)
     state = scaler.state_dict()
     if index is None:
         state[key] = state[key].long()
@@ -141,7 +141,7 @@ def test_min_max_scaler_refuses_a_range_it_cannot_reach(scaler_class, key, index
         scaler.load_state_dict(state)
     assert str(raised.value) == (f"{type(scaler).__name__} state['min'] and state['max'] "
                                  f"{problem}")
-    assert _same_state(scaler.state_dict(), before)
+    assert_same(scaler.state_dict(), before)
     unseen = {"min": torch.full((3,), math.inf, dtype=torch.float64),
               "max": torch.full((3,), -math.inf, dtype=torch.float64)}
     scaler.load_state_dict(unseen)  # a feature no row has reached is a range
@@ -151,15 +151,14 @@ def test_quantile_scaler_refuses_a_range_state_without_its_entries():
     # before: torch's RuntimeError 'Error(s) in loading state_dict'
     scaler = OnlineQuantileRangeScaler()
     scaler.transform_many(np.arange(6.0).reshape(2, 3))
+    before = state_of(scaler)
     state = scaler.state_dict()
-    before = {key: value for key, value in state["range"].items() if key != "_extra_state"}
     del state["range"]["high"]
     with pytest.raises(ValueError) as raised:
         scaler.load_state_dict(state)
     assert str(raised.value) == ("OnlineQuantileRangeScaler state['range'] must have the keys "
                                  "['_extra_state', 'high', 'low'], got ['_extra_state', 'low']")
-    assert all(torch.equal(scaler.range_.state_dict()[key], value)
-               for key, value in before.items())
+    assert_same(state_of(scaler), before)
 
 
 def test_online_scaler_rejects_other_width():
@@ -313,10 +312,10 @@ def test_a_transform_that_cannot_be_copied_is_named_with_what_to_do(build):
                r"and a transform called with update=False \(a prediction\) transforms with a "
                r"copy of itself: give Locked a __deepcopy__ that copies its state and shares "
                r"or re-creates the rest \(a lock, a file, a generator\)$")
-    state = transform.state_dict()
+    state = state_of(transform)
     with pytest.raises(TypeError, match=message):
         transform.transform_one(np.array([2.0]), update=False)
-    assert transform.state_dict() == state
+    assert_same(state_of(transform), state)
     with pytest.raises(TypeError, match=message):
         check_transform(transform)
     with pytest.raises(TypeError, match="transform must be a StreamTransform, got lock"):
@@ -460,12 +459,11 @@ def test_a_compose_state_one_transform_refuses_loads_none():
     pipeline.transform_many(data[:10])
     other = Compose([OnlineMinMaxScaler(), OnlineQuantileRangeScaler(reservoir_size=10)])
     other.transform_many(data[10:])
-    before = pipeline.state_dict()
+    before = state_of(pipeline)
     state = {**other.state_dict(), "1": {"range": {"high": torch.zeros(3)}}}
     with pytest.raises(ValueError, match="'low' tensor"):
         pipeline.load_state_dict(state)  # the scaler "0" loaded first, then was put back
-    assert torch.equal(pipeline.state_dict()["0"]["min"], before["0"]["min"])
-    assert torch.equal(pipeline.state_dict()["0"]["max"], before["0"]["max"])
+    assert_same(state_of(pipeline), before)
     assert torch.equal(pipeline.transform_many(data[10:]),
                        Compose([OnlineMinMaxScaler(), OnlineQuantileRangeScaler(
                            reservoir_size=10)]).transform_many(data)[10:])
@@ -588,10 +586,10 @@ def test_a_fixed_range_refuses_a_value_it_scales_to_inf(build, row, entry, bound
         build().transform_one(np.array(row))
     pipeline = Compose([build(), OnlineMinMaxScaler()])
     pipeline.transform_one(np.array([0.0, 0.0]))
-    before = pipeline.state_dict()
+    before = state_of(pipeline)
     with pytest.raises(ValueError, match=message):
         pipeline.transform_one(np.array(row))
-    assert _same_state(pipeline.state_dict(), before)
+    assert_same(pipeline.state_dict(), before)
     assert torch.isfinite(pipeline.transforms[1].max_).all()
 
 
@@ -605,20 +603,10 @@ def test_a_pipeline_that_learns_before_a_fixed_range_saves_its_state():
     pipeline = Compose([OnlineMinMaxScaler(), narrow, L2Normalize()])
     assert not pipeline._bounded() and not Compose([pipeline, L2Normalize()])._bounded()
     pipeline.transform_one(np.array([0.0, 0.0]))
-    before = pipeline.state_dict()
+    before = state_of(pipeline)
     with pytest.raises(ValueError, match="scales to inf"):
         pipeline.transform_one(np.array([0.5, 1.0]))  # 1.0 by (0, 1e-310) after min-max
-    assert _same_state(pipeline.state_dict(), before)
-
-
-def _same_state(state, other) -> bool:
-    """Whether two nested state dicts hold equal tensors (and ``None`` alike)."""
-    if isinstance(state, dict):
-        return state.keys() == other.keys() and all(_same_state(state[k], other[k])
-                                                     for k in state)
-    if isinstance(state, torch.Tensor):
-        return isinstance(other, torch.Tensor) and torch.equal(state, other)
-    return state == other  # None, a setting
+    assert_same(pipeline.state_dict(), before)
 
 
 def test_auto_scaling_uses_the_known_range_when_declared():
@@ -855,27 +843,27 @@ def test_a_state_kept_with_other_settings_is_refused_naming_the_setting(saved, o
     message = (f"the {type(other()).__name__} state was kept with {setting}={kept!r}, this "
                f"{noun} has {setting}={own!r}: build it with the state's {setting}")
     target = _fitted(other())
-    before = target.state_dict()
+    before = state_of(target)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         target.load_state_dict(state)
-    assert _same_state(target.state_dict(), before)
+    assert_same(target.state_dict(), before)
     pipeline = Compose([SignedLog1p(), _fitted(other())])
-    before = pipeline.state_dict()
+    before = state_of(pipeline)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         pipeline.load_state_dict({"0": {}, "1": state})
-    assert _same_state(pipeline.state_dict(), before)
+    assert_same(pipeline.state_dict(), before)
     legacy = {key: value for key, value in state.items()
               if key not in saved()._kept_settings()}
     if isinstance(target, OnlineQuantileRangeScaler) and setting != "seed":
         with pytest.raises(ValueError, match="^the quantile range's state was kept with"):
             target.load_state_dict(legacy)  # checked by the range within, as before
-        assert _same_state(target.state_dict(), _fitted(other()).state_dict())
+        assert_same(target.state_dict(), _fitted(other()).state_dict())
         return
     target.load_state_dict(legacy)  # unchecked
-    assert _same_state(target.state_dict(), {**legacy, **target._kept_settings()})
+    assert_same(target.state_dict(), {**legacy, **target._kept_settings()})
     resumed = other()
     resumed.load_state_dict(target.state_dict())
-    assert _same_state(resumed.state_dict(), target.state_dict())
+    assert_same(resumed.state_dict(), target.state_dict())
 
 
 def test_a_stateless_transform_refuses_another_transforms_settings():

@@ -9,6 +9,7 @@ pytest.importorskip("capymoa")
 from capymoa.base import ClassifierSSL  # noqa: E402
 from capymoa.evaluation import prequential_ssl_evaluation  # noqa: E402
 from capymoa.stream import NumpyStream  # noqa: E402
+from state_helpers import assert_same, state_of  # noqa: E402
 
 from torch_geometric_stream.evaluation import OnlineMinMaxScaler  # noqa: E402
 from torch_geometric_stream.integrations.capymoa import (CapyMOASLeDGe,  # noqa: E402
@@ -85,6 +86,8 @@ def test_a_rejected_instance_or_a_prediction_changes_nothing_the_transform_inclu
         with pytest.raises(error, match=match):
             call(instance)
     learners[0].predict_proba(SimpleNamespace(x=wide, y_index=0))  # predicting changes nothing
+    assert_same(*({"model": state_of(learner.model), "transform": state_of(learner.transform)}
+                  for learner in learners))
     for instance in instances[1:]:
         probas = [learner.predict_proba(instance) for learner in learners]
         np.testing.assert_array_equal(probas[0], probas[1])

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, NamedTuple, Optional, Union
+from functools import partial
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Union
 
 import torch
 from torch import Tensor, nn
 
-from torch_geometric_stream.base import RollbackOnFailedLoad
+from torch_geometric_stream.base import RollbackOnFailedLoad, restored_on_error
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_bool, check_cast_keeps_finite,
                                                check_has_values, check_positive_int,
@@ -168,6 +169,21 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                **kwargs: Any) -> DualPrototypeMemory:  # .half(): no kept source row inf
         check_cast_keeps_finite(self, fn)
         return super()._apply(fn, *args, **kwargs)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> Any:
+        """:meth:`RollbackOnFailedLoad.load_state_dict`; a refused state leaves
+        :attr:`version` as it was too (putting the old buffers back is no new
+        content, so the caches of what the memory holds stay current).
+
+        Args:
+            state_dict (Mapping[str, Any]): the state to load.
+            strict (bool, optional): whether the keys must match exactly.
+                (default: :obj:`True`)
+            assign (bool, optional): refused unless ``False``. (default: :obj:`False`)
+        """
+        with restored_on_error(self.version, partial(setattr, self, "version")):
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, *args: Any,
                               **kwargs: Any) -> None:

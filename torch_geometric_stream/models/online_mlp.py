@@ -101,8 +101,11 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         set_training(self, was_training)
         return proba
 
-    def _learn(self, x: Tensor, y: Tensor) -> None:
+    def _check_can_learn(self) -> None:
+        """Refuse float16 (:func:`~torch_geometric_stream.nn.check_adam_dtype`)."""
         check_adam_dtype(self.dtype, type(self).__name__)
+
+    def _learn(self, x: Tensor, y: Tensor) -> None:
         set_training(self, True)
         for row, label in zip(unit_rows(x), y):
             if int(label) < 0:

@@ -870,10 +870,14 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                 snap.emb = snap.live_emb.detach()  # the same values
             self._snapshot = snap
 
-    def _learn(self, x: Tensor, y: Tensor) -> None:
+    def _check_can_learn(self) -> None:
+        """Refuse float16 (:func:`~torch_geometric_stream.nn.check_adam_dtype`) and
+        dense propagation with a backbone without ``forward_dense``."""
         check_adam_dtype(self.dtype, type(self).__name__)
         if self.propagation == "dense" and self.graph is not None:
-            self._dense_forward()  # refused before any row is learned
+            self._dense_forward()
+
+    def _learn(self, x: Tensor, y: Tensor) -> None:
         several = x.size(0) > 1
         for index, (row, label) in enumerate(zip(x, y.tolist())):
             self._learn_row(row, label, batch_row=index if several else None)
