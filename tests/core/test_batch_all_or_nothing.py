@@ -2,7 +2,8 @@
 input range refuses a row by what the rows before it left (the range, the stored
 rows): the learner then puts back the state it saved for the batch, so that it
 goes on exactly as a twin that never saw the batch (before: the rows before the
-refused one stayed learned)."""
+refused one stayed learned). A refused ``load_state_dict`` keeps the prediction's
+cache too."""
 import pytest
 import torch
 
@@ -86,6 +87,18 @@ def test_a_refused_batch_keeps_the_cache_of_a_prediction_that_gave_up_its_search
     with pytest.raises(ValueError, match=r"^row 1 of the batch: "):
         model.learn(batch, torch.tensor([0, 1]))
     assert model._snapshot.gave_up
+    goes_on_alike(model, twin)
+
+
+def test_a_refused_load_keeps_the_cache_of_a_prediction_that_gave_up_its_search():
+    """The same cache through a state_dict refused part-way (its rollback loads the
+    old state again, which dropped the cache and counted a memory write)."""
+    model, twin = learned("sledge", searches_read_rows=True), learned(
+        "sledge", searches_read_rows=True)
+    version = model.memory.version
+    with pytest.raises(RuntimeError, match="Missing key"):
+        model.load_state_dict(dict(list(model.state_dict().items())[:-1]))
+    assert model._snapshot.gave_up and model.memory.version == version
     goes_on_alike(model, twin)
 
 

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Union, cast
+from typing import Any, Callable, Mapping, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
-from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier
+from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier, restored_on_error
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, EmbeddingMLP,
                                           StaticKNNGraph, structure_loss)
 from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check_search_dtype,
@@ -847,20 +847,51 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         scaler = self.input_scaler
         return isinstance(scaler, RunningQuantileRange) and not scaler.clip
 
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> Any:
+        """:meth:`RollbackOnFailedLoad.load_state_dict`; a refused state leaves
+        the memory's ``version`` and the prediction's snapshot (see
+        :meth:`_saved_state`) as they were too: putting the old state back
+        writes no new content, so the caches of what the memory holds stay
+        current.
+
+        Args:
+            state_dict (Mapping[str, Any]): the state to load.
+            strict (bool, optional): whether the keys must match exactly.
+                (default: :obj:`True`)
+            assign (bool, optional): refused unless ``False``. (default: :obj:`False`)
+        """
+        with restored_on_error((self.memory.version, self._saved_snapshot()),
+                               self._restore_caches):
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
+    def _restore_caches(self, saved: tuple[int, Any]) -> None:
+        version, snapshot = saved
+        self.memory.version = version
+        self._restore_snapshot(snapshot)
+
     def _saved_state(self) -> Any:
         """The ``state_dict()`` copy, and the snapshot of the memory's embeddings
-        (a cache, but a prediction's one also steers the next training step:
-        whether its search gave up, its graph) with its lag behind the memory's
-        version. Its tensors are not copied: a step replaces them rather than
-        writing into them, except the live embeddings, which are computed anew
-        on restoring."""
-        snap = self._snapshot
-        return super()._saved_state(), None if snap is None else (
-            replace(snap), self.memory.version - snap.memory_version)
+        (:meth:`_saved_snapshot`)."""
+        return super()._saved_state(), self._saved_snapshot()
 
     def _restore_state(self, saved: Any) -> None:
         state, snapshot = saved
         super()._restore_state(state)
+        self._restore_snapshot(snapshot)
+
+    def _saved_snapshot(self) -> Optional[tuple[_Snapshot, int]]:
+        """The snapshot of the memory's embeddings (a cache, but a prediction's
+        one also steers the next training step: whether its search gave up, its
+        graph) with its lag behind the memory's version, or ``None``. Its tensors
+        are not copied: a step replaces them rather than writing into them,
+        except the live embeddings, which are computed anew on restoring."""
+        snap = self._snapshot
+        return None if snap is None else (replace(snap),
+                                          self.memory.version - snap.memory_version)
+
+    def _restore_snapshot(self, snapshot: Optional[tuple[_Snapshot, int]]) -> None:
+        """Put back what :meth:`_saved_snapshot` returned."""
         self._snapshot = None
         if snapshot is not None:
             snap, lag = snapshot
