@@ -48,7 +48,7 @@ class _SelfGramNormSq(torch.autograd.Function):
         return gram.square().sum()
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> Tensor:
+    def backward(ctx: Any, grad: Tensor) -> Optional[Tensor]:
         emb, gram = ctx.saved_tensors
         if torch.is_grad_enabled():
             return plain_vjp(lambda rows: _product_norm_sq(rows, rows), (emb,), grad)[0]
@@ -72,7 +72,7 @@ class _QuerySimilarity(torch.autograd.Function):
         return emb_q @ emb.t()
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
         emb, emb_q, query_index = ctx.saved_tensors
         if torch.is_grad_enabled():
             return plain_vjp(lambda rows: rows[query_index] @ rows.t(), (emb,), grad)[0], None

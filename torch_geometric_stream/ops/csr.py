@@ -287,7 +287,7 @@ class _CSRAggregate(torch.autograd.Function):
         return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         x, edge_weight = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
         if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
@@ -311,7 +311,7 @@ class _CSREdgeDot(torch.autograd.Function):
         return graph._sampled_dot(a, b)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
         if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again

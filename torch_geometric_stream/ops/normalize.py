@@ -18,7 +18,7 @@ zero in float16 too.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
@@ -63,7 +63,7 @@ class _L2Normalize(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
         x, out, denom, unclamped = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
             return plain_vjp(lambda rows: unit_rows(rows, ctx.eps), (x,), grad)[0], None
