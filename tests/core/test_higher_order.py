@@ -82,14 +82,14 @@ def test_structure_loss_second_order(case, form):
     assert gradgradcheck(loss, (x, emb))
     # Hessian-vector products in emb and in x (in both when emb is computed from x)
     vector = _rand(rows, h, seed=2).detach()
-    for function in (loss, lambda x, emb: _reference_structure_loss(x, emb, query_index, form)):
-        hvp_emb = _hessian_vector(lambda e: function(x.detach(), e), emb, vector)
-        hvp_x = _hessian_vector(lambda x: function(x, x @ torch.ones(d, h, dtype=x.dtype)),
-                                x, vector[:, :d])
-        if function is loss:
-            got = hvp_emb, hvp_x
-    assert torch.allclose(got[0], hvp_emb, rtol=1e-9, atol=1e-12)
-    assert torch.allclose(got[1], hvp_x, rtol=1e-9, atol=1e-12)
+
+    def hessian_vectors(function):
+        return (_hessian_vector(lambda e: function(x.detach(), e), emb, vector),
+                _hessian_vector(lambda x: function(x, x @ torch.ones(d, h, dtype=x.dtype)),
+                                x, vector[:, :d]))
+    expected = hessian_vectors(lambda x, e: _reference_structure_loss(x, e, query_index, form))
+    for got, want in zip(hessian_vectors(loss), expected):
+        assert torch.allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 def test_structure_loss_query_rows_have_a_gradient_in_x():
