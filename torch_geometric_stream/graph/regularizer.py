@@ -19,9 +19,9 @@ from typing import Any, Optional
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.ops.functorch import in_func_transform
+from torch_geometric_stream.ops.higher_order import plain_vjp
 from torch_geometric_stream.validation import (check_bool, check_positive_int,
                                                check_row_index, check_row_mask,
                                                check_same_device)
@@ -38,7 +38,8 @@ _EPS = 1e-12
 class _SelfGramNormSq(torch.autograd.Function):
     r""":math:`\|E^\top E\|_F^2` with the gradient :math:`4\,E\,(E^\top E)`: one
     :math:`N \times h \times h` product backward, where autograd takes one per
-    operand of :math:`E^\top E` and adds them."""
+    operand of :math:`E^\top E` and adds them. A gradient with a graph
+    (``create_graph=True``) is autograd's own (:func:`plain_vjp`)."""
 
     @staticmethod
     def forward(ctx: Any, emb: Tensor) -> Tensor:
@@ -47,9 +48,10 @@ class _SelfGramNormSq(torch.autograd.Function):
         return gram.square().sum()
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> Tensor:
+    def backward(ctx: Any, grad: Tensor) -> Optional[Tensor]:
         emb, gram = ctx.saved_tensors
+        if torch.is_grad_enabled():
+            return plain_vjp(lambda rows: _product_norm_sq(rows, rows), (emb,), grad)[0]
         return emb @ (gram * (4.0 * grad))
 
 
@@ -59,7 +61,9 @@ class _QuerySimilarity(torch.autograd.Function):
     the rows ``query_index`` in place. Autograd would scatter :math:`G E` into an
     :math:`(N, h)` matrix of zeros and add that matrix: two more passes over
     :math:`(N, h)` on SLeDGe-L's per-sample step (the same sums: autograd adds the
-    scattered rows to :math:`G^\top E_q` too, and computes both products alike)."""
+    scattered rows to :math:`G^\top E_q` too, and computes both products alike).
+    A gradient with a graph (``create_graph=True``) is autograd's own
+    (:func:`plain_vjp`)."""
 
     @staticmethod
     def forward(ctx: Any, emb: Tensor, query_index: Tensor) -> Tensor:
@@ -68,10 +72,16 @@ class _QuerySimilarity(torch.autograd.Function):
         return emb_q @ emb.t()
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
         emb, emb_q, query_index = ctx.saved_tensors
+        if torch.is_grad_enabled():
+            return plain_vjp(lambda rows: rows[query_index] @ rows.t(), (emb,), grad)[0], None
         return (grad.t() @ emb_q).index_add_(0, query_index, grad @ emb), None
+
+
+def _product_norm_sq(a: Tensor, b: Tensor) -> Tensor:
+    r""":math:`\|A^\top B\|_F^2` with autograd's gradient."""
+    return (a.t() @ b).square().sum()
 
 
 def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
@@ -79,7 +89,7 @@ def _gram_norm_sq(a: Tensor, b: Tensor) -> Tensor:
     if a.size(1) * b.size(1) <= a.size(0) * (a.size(1) + b.size(1)):
         if a is b and not in_func_transform():  # torch.func: autograd's own form
             return _SelfGramNormSq.apply(a)
-        return (a.t() @ b).square().sum()
+        return _product_norm_sq(a, b)
     return ((a @ a.t()) * (b @ b.t())).sum()
 
 
@@ -97,8 +107,8 @@ def structure_loss(x: Tensor, emb: Tensor, *, query_index: Optional[Tensor] = No
         form (str, optional): ``"plain"`` (authors' code) or ``"frobenius"``
             (paper). (default: :obj:`"plain"`)
         include_constant (bool, optional): add the term that does not depend on
-            ``emb`` (:math:`\|K\|_F^2`, plain form); gradients are the same
-            without it. (default: :obj:`True`)
+            ``emb`` (:math:`\|K\|_F^2`, plain form); gradients in ``emb``
+            are the same without it. (default: :obj:`True`)
         num_rows (int, optional): the number of rows :math:`n` the mean runs
             over, when the other :math:`N - n` rows of ``x`` and ``emb`` are
             zero padding (their pairs add nothing to any sum, so the result is
@@ -197,10 +207,7 @@ def _query_gram_terms(x_q: Tensor, x: Tensor, e_q: Tensor, e: Tensor,
     r""":math:`\|E_q E^\top\|_F^2`, :math:`\langle E_q E^\top, X_q X^\top\rangle_F` and
     (``constant``) :math:`\|X_q X^\top\|_F^2` from :math:`h \times h`,
     :math:`h \times d` and :math:`d \times d` products."""
-    k_term = None
-    if constant:
-        with torch.no_grad():
-            k_term = _gram_inner(x, x, x_q, x_q)
+    k_term = _gram_inner(x, x, x_q, x_q) if constant else None
     return _gram_inner(e, e, e_q, e_q), _gram_inner(e, x, e_q, x_q), k_term
 
 
@@ -214,8 +221,7 @@ def _block_terms(x_q: Tensor, x: Tensor, query_index: Tensor, e: Tensor,
     sim_e = e[query_index] @ e.t() if plain else _QuerySimilarity.apply(e, query_index)
     if row_mask is not None:
         sim_e = sim_e.masked_fill(~(row_mask[query_index].unsqueeze(1) & row_mask), 0.0)
-    with torch.no_grad():
-        sim_x = x_q @ x.t()
+    sim_x = x_q @ x.t()
     k_term = sim_x.square().sum() if constant else None
     return sim_e.square().sum(), (sim_e * sim_x).sum(), k_term
 

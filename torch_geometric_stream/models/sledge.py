@@ -7,7 +7,6 @@ from typing import Any, Callable, Mapping, Optional, Union, cast
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier, restored_on_error
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, EmbeddingMLP,
@@ -1171,11 +1170,12 @@ class _RowReplacedInPlace(torch.autograd.Function):
         return emb.data.index_copy_(0, row, new)
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, Tensor]:
         row, = ctx.saved_tensors
         new_grad = grad.index_select(0, row)
-        if 0 in grad.stride():  # an expanded gradient (a sum's): one memory for many rows
+        # an expanded gradient (a sum's), whose rows share memory, or one with a
+        # graph (create_graph=True; the step's own backward has none): a copy
+        if 0 in grad.stride() or torch.is_grad_enabled():
             return grad.index_fill(0, row, 0), None, new_grad
         return grad.index_fill_(0, row, 0), None, new_grad
 

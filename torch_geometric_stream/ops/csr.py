@@ -21,6 +21,10 @@ sparse matrix of edge gradients), instead of gathering an :math:`(E, h)`
 buffer and back-propagating through it. For similarity weights (``a`` is
 ``b``) the two are one product, :math:`(G + G^\top)\,a`.
 
+A gradient with a graph (``create_graph=True``: gradient penalties, Hessian-vector
+products) is autograd's own of the gather/scatter form instead (see
+:mod:`~torch_geometric_stream.ops.higher_order`), differentiable again.
+
 :class:`CSRGraph` holds the orientations of the index structure (target-major,
 source-major, symmetric), each built on first use and shared by every call on
 the graph.
@@ -35,6 +39,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.ops.functorch import in_func_transform, is_compiling
+from torch_geometric_stream.ops.higher_order import plain_vjp
 from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
@@ -240,11 +245,20 @@ class CSRGraph:
             _check_pair(a, b, self, "sampled_dot")
         return _call_kernel(self._sampled_dot, a, b)
 
+    def _gathered_dot(self, a: Tensor, b: Tensor) -> Tensor:
+        """:meth:`sampled_dot` by gathering each edge's rows, with autograd's gradient."""
+        return (a.index_select(0, self.target) * b.index_select(0, self.source)).sum(-1)
+
+    def _gathered_sum(self, x: Tensor, edge_weight: Tensor) -> Tensor:
+        """:meth:`aggregate` by gathering and scattering, with autograd's gradient."""
+        return x.new_zeros(x.shape).index_add(
+            0, self.target, edge_weight.unsqueeze(1) * x.index_select(0, self.source))
+
     def _sampled_dot(self, a: Tensor, b: Tensor) -> Tensor:
         if self.num_edges > self.num_nodes ** 2:
             # more entries than a dense pattern (duplicate edges on a tiny graph):
             # sampled_addmm refuses those, so gather (sizes known on the host)
-            return (a.index_select(0, self.target) * b.index_select(0, self.source)).sum(-1)
+            return self._gathered_dot(a, b)
         # zeros, not empty: beta = 0 still multiplies the stored values (0 * NaN = NaN)
         pattern = self.by_target.zeros(a)
         sampled = torch.sparse.sampled_addmm(pattern, a, b.t(), beta=0.0).values()
@@ -273,9 +287,12 @@ class _CSRAggregate(torch.autograd.Function):
         return _sparse_dense_product(graph.by_target.matrix(edge_weight), x)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         x, edge_weight = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
+        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+            return (*plain_vjp(graph._gathered_sum, (x, edge_weight), grad,
+                               ctx.needs_input_grad), None)
         grad = grad.contiguous()
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
@@ -294,9 +311,14 @@ class _CSREdgeDot(torch.autograd.Function):
         return graph._sampled_dot(a, b)
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], Optional[Tensor], None]:
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
+        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+            if ctx.same:  # one tensor in both places: its whole gradient through one
+                return plain_vjp(lambda rows: graph._gathered_dot(rows, rows), (a,), grad
+                                 ) + (None, None)
+            return (*plain_vjp(graph._gathered_dot, (a, b), grad, ctx.needs_input_grad), None)
         grad = grad.contiguous()
         if ctx.same and all(ctx.needs_input_grad[:2]):
             # one tensor in both places: its whole gradient through one operand

@@ -9,20 +9,22 @@ computes, :math:`y = x / \max(\|x\|, \epsilon)`, with the closed-form gradient
 
 three passes over :math:`(N, h)` where autograd's division by a broadcast norm
 takes about seven. The learned graph normalizes every memory embedding on every
-step, so this sits on the per-sample path. Both functions here raise
+step, so this sits on the per-sample path. A gradient with a graph
+(``create_graph=True``) is autograd's own instead (see
+:mod:`~torch_geometric_stream.ops.higher_order`), differentiable again. Both functions here raise
 :math:`\epsilon` to the dtype's smallest positive number, so that a zero row stays
 zero in float16 too.
 """
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from torch_geometric_stream.ops.functorch import in_func_transform
+from torch_geometric_stream.ops.higher_order import plain_vjp
 from torch_geometric_stream.validation import check_has_values, check_positive
 
 __all__ = ["l2_normalize"]
@@ -56,13 +58,15 @@ class _L2Normalize(torch.autograd.Function):
         norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         denom = norm.clamp_min(eps)
         out = x / denom
-        ctx.save_for_backward(out, denom, norm >= eps)
+        ctx.eps = eps
+        ctx.save_for_backward(x, out, denom, norm >= eps)
         return out
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        out, denom, unclamped = ctx.saved_tensors
+    def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
+        x, out, denom, unclamped = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+            return plain_vjp(lambda rows: unit_rows(rows, ctx.eps), (x,), grad)[0], None
         # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
         # there; at norm = eps it passes one, as torch's clamp_min does)
         prod = grad * out
