@@ -112,15 +112,15 @@ def test_batched_structure_loss_second_order(query_index):
 def test_dynamic_knn_edge_weights_second_order(query_index):
     graph = DynamicKNNGraph(3, 3, hidden_channels=4).double()
     x = _rand(6, 3)
-    edge_index = graph(x, query_index)[0]  # fixed: the top-k choice has no gradient
-    assert gradgradcheck(lambda x: graph(x, query_index)[1], (x,))
+    edge_index = graph(x, query_index=query_index)[0]  # fixed: the top-k choice has no gradient
+    assert gradgradcheck(lambda x: graph(x, query_index=query_index)[1], (x,))
     lin = graph.embedding.lins[0]
 
     def reference(x):
         emb = F.normalize(lin(x), dim=-1)
         return (emb[edge_index[0]] * emb[edge_index[1]]).sum(-1)
     vector = _rand(6, 3, seed=1).detach()
-    got = _hessian_vector(lambda x: (graph(x, query_index)[1] ** 2).sum(), x, vector)
+    got = _hessian_vector(lambda x: (graph(x, query_index=query_index)[1] ** 2).sum(), x, vector)
     expected = _hessian_vector(lambda x: (reference(x) ** 2).sum(), x, vector)
     assert torch.allclose(got, expected, rtol=1e-10, atol=1e-12)
 
