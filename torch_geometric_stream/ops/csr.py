@@ -27,6 +27,7 @@ the graph.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from functools import cached_property
 from typing import Any, Callable, Optional
@@ -41,14 +42,19 @@ from torch_geometric_stream.validation import (check_bool, check_edge_index, che
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
 # torch flags every CSR tensor as beta once per process; the two kernels used
-# here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA.
+# here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA. Some torch
+# builds (2.11 with CUDA) also warn once that invariant checks are off, although
+# every CSR tensor here passes check_invariants=False on purpose: its index
+# structure is built by _Orientation and valid by construction. Both are ignored
+# only where raised from this module's code (torch names the Python frame that
+# called the sparse op), not in the user's own sparse code. (torch flags the
+# beta state once per process: the user's CSR tensors made after this module's
+# first one are not flagged.)
+_THIS_MODULE = re.escape(__name__) + r"\Z"
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state",
-                        category=UserWarning)
-# Some torch builds (2.11 with CUDA) also warn once that invariant checks are
-# off, although every CSR tensor here passes check_invariants=False on purpose:
-# its index structure is built by _Orientation and valid by construction.
+                        category=UserWarning, module=_THIS_MODULE)
 warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled",
-                        category=UserWarning)
+                        category=UserWarning, module=_THIS_MODULE)
 
 #: Floating dtypes the CSR kernels (products and sampled products) handle on every device.
 _CSR_DTYPES = (torch.float32, torch.float64)
