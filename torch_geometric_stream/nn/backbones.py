@@ -300,7 +300,9 @@ class GCNBackbone(GraphBackbone):
     edge weights); ``"message_passing"`` uses each ``GCNConv``'s
     gather/scatter ``propagate``. Dtypes other than float32/float64, and
     :mod:`torch.func` transforms (``grad``, ``vjp``, ...; their tensors have no
-    sparse form), always use message passing. A dense normalized adjacency :math:`(N, N)`
+    sparse form), always use message passing. Under :class:`torch.autocast` the
+    linear maps' lower-precision features are summed in the weights' dtype, as
+    message passing sums them. A dense normalized adjacency :math:`(N, N)`
     (``adj[target, source]``) goes through :meth:`forward_dense`.
 
     Args:
@@ -353,9 +355,16 @@ class GCNBackbone(GraphBackbone):
         # The graph is this forward's own: every layer's product (and its
         # backward's transpose) reuses the one CSR matrix of edge_weight.
         graph = CSRGraph(edge_index, x.size(0), check_indices=False, reuse_matrices=True)
-        edge_weight = edge_weight.to(x.dtype)
-        return self._run(x, lambda conv, h: self._layer(
-            conv, h, lambda z: graph.aggregate(z, edge_weight, check=False)))
+        weight = edge_weight.to(x.dtype)
+
+        def aggregate(z: Tensor) -> Tensor:
+            # under autocast the linear map gives lower-precision features (bfloat16,
+            # float16): summed in the weights' dtype, as message passing's weighted
+            # messages are (the CSR product takes one dtype)
+            return graph.aggregate(z if z.dtype == weight.dtype else z.to(weight.dtype),
+                                   weight, check=False)
+
+        return self._run(x, lambda conv, h: self._layer(conv, h, aggregate))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
         r"""Same layers with a dense normalized adjacency.

@@ -265,10 +265,24 @@ def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
     and few of them have an entry (SLeDGe-L). Same kernel, same values:
     ``beta=0`` ignores the uninitialized input (NaN included) and every row,
     with or without entries, is written. On the CPU only: other devices keep
-    ``@``, the product checked on a GPU (this form was not)."""
+    ``@``, the product checked on a GPU (this form was not). Autocast leaves
+    in-place products alone; ``@`` runs outside it (see :func:`_matmul`)."""
     if dense.device.type != "cpu":
-        return matrix @ dense
+        return _matmul(matrix, dense)
     return dense.new_empty(matrix.size(0), dense.size(1)).addmm_(matrix, dense, beta=0)
+
+
+def _matmul(matrix: Tensor, dense: Tensor) -> Tensor:
+    """``matrix @ dense`` in their own dtype, also under :class:`torch.autocast`,
+    which would run it in lower precision, the CSR matrix cast too (float16 on a
+    GPU; the CPU has no bfloat16 kernel): a float16 forward would then meet
+    float32 saved tensors in its backward's products. One flag read outside
+    autocast."""
+    device = dense.device.type
+    if torch.is_autocast_enabled(device):
+        with torch.autocast(device, enabled=False):
+            return matrix @ dense
+    return matrix @ dense
 
 
 class _CSRAggregate(torch.autograd.Function):
