@@ -1,4 +1,8 @@
 """The CSR kernels: exact tiny cases, agreement with gather/scatter, gradients."""
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
@@ -426,3 +430,36 @@ def test_check_indices_refuses_other_truth_values(flag):
     with pytest.raises(TypeError,
                        match=f"reuse_matrices must be a bool, got {type(flag).__name__}"):
         CSRGraph(torch.tensor([[0, 1], [1, 0]]), 2, reuse_matrices=flag)
+
+
+_PACKAGE_USE = """
+    x = torch.randn(10, 8)
+    edge_index, edge_weight = DynamicKNNGraph(8, 3, 16)(x)
+    GCNBackbone(8, 16, 3, 2)(x, edge_index, edge_weight).sum().backward()
+"""
+_USER_USE = """
+    torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]),
+                            torch.tensor([1.0, 2.0]), (2, 2))
+"""
+
+
+@pytest.mark.parametrize("user_first", [False, True])
+def test_the_sparse_warnings_are_ignored_in_this_package_s_code_only(user_first):
+    # before: importing the package ignored them process-wide, in the user's own
+    # sparse code too. torch warns of each once per process (Python's default filters here)
+    steps = [_USER_USE, _PACKAGE_USE] if user_first else [_PACKAGE_USE, _USER_USE]
+    code = ("import torch\nfrom torch_geometric_stream.graph import DynamicKNNGraph\n"
+            "from torch_geometric_stream.nn import GCNBackbone\n"
+            + "".join(textwrap.dedent(step) for step in steps))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    shown = [line.split(": ")[0] for line in done.stderr.splitlines()
+             if "UserWarning: Sparse" in line]
+    # both attributed to the user's line: the invariant checks, implicit in the user's
+    # tensor only (the package turns them off explicitly), and the beta state, of the
+    # first CSR tensor only, so the user's if first
+    user_line = "<string>:5" if user_first else "<string>:9"
+    assert shown == ([user_line, user_line] if user_first else [user_line]), done.stderr
+    assert "Sparse invariant checks are implicitly disabled" in done.stderr
+    assert ("Sparse CSR tensor support is in beta state" in done.stderr) == user_first

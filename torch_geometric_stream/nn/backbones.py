@@ -1,7 +1,6 @@
 """Graph classifiers (:math:`f_B`) over learned graphs, and their MLP ablation."""
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 import torch
@@ -9,6 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
+from torch_geometric_stream.nn.convs import ConvFactory, build_conv, edge_argument
 from torch_geometric_stream.nn.generators import generator_state, load_generator_state
 from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
@@ -21,7 +21,6 @@ if TYPE_CHECKING:  # PyG is imported where a conv is built: the command line sta
 
 __all__ = ["GraphBackbone", "GCNBackbone", "MLPBackbone", "AGGREGATIONS", "BIAS_POSITIONS"]
 
-ConvFactory = Callable[[int, int], "MessagePassing"]
 #: How :class:`GCNBackbone` sums over neighbourhoods.
 AGGREGATIONS = ("csr", "message_passing")
 #: Where a :class:`GCNBackbone` layer adds its bias: ``"after"`` propagation
@@ -114,7 +113,10 @@ class GraphBackbone(_LayerStack):
     :func:`~torch_geometric_stream.graph.normalize_edge_weight`) and shared by
     all layers, so the convolutions are built without their own
     normalization. Any PyG conv whose ``forward(x, edge_index, edge_weight)``
-    accepts edge weights plugs in through ``conv``. A conv that normalizes
+    accepts edge weights plugs in through ``conv``, and so does one whose
+    third argument is ``edge_attr`` built for one feature per edge (e.g.
+    ``GATConv(i, o, edge_dim=1)``, ``TransformerConv(i, o, edge_dim=1)``),
+    which gets the weights as :math:`(E, 1)` features. A conv that normalizes
     itself normalizes the graph a second time: build ``GCNConv`` with
     ``normalize=False`` (its default normalizes and adds self-loops), or pass
     ``normalization="none"`` to leave the normalizing to the conv.
@@ -127,7 +129,9 @@ class GraphBackbone(_LayerStack):
         conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer
             (or any module) called as ``layer(x, edge_index, edge_weight)``
             (e.g. ``GCNConv(i, o, normalize=False)``, ``GraphConv``,
-            ``LEConv``; not ``SAGEConv``, whose third argument is ``size``).
+            ``LEConv``, ``GATConv(i, o, edge_dim=1)``; not ``SAGEConv``, whose
+            third argument is ``size``, nor ``GATConv(i, o)``, which would
+            ignore the weights).
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`)
@@ -138,7 +142,9 @@ class GraphBackbone(_LayerStack):
     Raises:
         TypeError: if ``conv`` is not callable or builds anything but a
             module whose ``forward`` takes ``(x, edge_index, edge_weight)``
-            (e.g. ``SAGEConv``, whose third argument is ``size``).
+            (e.g. ``SAGEConv``, whose third argument is ``size``), or takes
+            ``edge_attr`` without being built for 1-dim edge features (e.g.
+            ``GATConv`` or ``TransformerConv`` without ``edge_dim=1``).
 
     Shapes:
         - **input:** ``x`` :math:`(N, F_{in})`, ``edge_index`` :math:`(2, E)`,
@@ -151,11 +157,12 @@ class GraphBackbone(_LayerStack):
                  dropout: float = 0.0) -> None:
         super().__init__(in_channels, hidden_channels, out_channels, num_layers, dropout)
         if normalization not in NORMALIZATIONS:
-            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS}, "
+                             f"got {normalization!r}")
         self.normalization = normalization
         self.convs = nn.ModuleList(
-            _build_conv(conv, a, b) for a, b in _layer_sizes(in_channels, hidden_channels,
-                                                             out_channels, num_layers))
+            build_conv(conv, a, b) for a, b in _layer_sizes(in_channels, hidden_channels,
+                                                            out_channels, num_layers))
 
     def normalize(self, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
                   dtype: torch.dtype = torch.float32, *,
@@ -221,7 +228,8 @@ class GraphBackbone(_LayerStack):
         return self.forward_normalized(x, edge_index, edge_weight.to(x.dtype))
 
     def forward_normalized(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor) -> Tensor:
-        """All layers over an already normalized graph, each conv called as is;
+        """All layers over an already normalized graph, each conv called as is
+        (the weights as :math:`(E, 1)` features for a conv taking ``edge_attr``);
         without :meth:`forward`'s input checks, for callers that built the graph
         themselves (SLeDGe's per-sample step).
 
@@ -233,7 +241,8 @@ class GraphBackbone(_LayerStack):
         Returns:
             Tensor: :math:`(N, F_{out})`.
         """
-        return self._run(x, lambda conv, h: conv(h, edge_index, edge_weight))
+        return self._run(x, lambda conv, h: conv(h, edge_index,
+                                                 edge_argument(conv, edge_weight)))
 
     def _run(self, x: Tensor, layer: Callable[[MessagePassing, Tensor], Tensor]) -> Tensor:
         """All layers, ``layer(conv, h)`` computing one, with the norms between."""
@@ -242,38 +251,6 @@ class GraphBackbone(_LayerStack):
             if i < self.num_layers - 1:
                 x = self._between_layers(x, i)
         return x
-
-
-#: Third ``forward`` arguments of PyG convs that are no edge weights: ``size``
-#: (``SAGEConv``, ``GINConv``, ``MFConv``), ``batch`` (``GPSConv``), ``edge_type``
-#: (``RGCNConv``, ...), ``neg_edge_index`` (``SignedConv``).
-_NOT_EDGE_WEIGHTS = ("size", "batch", "edge_type", "neg_edge_index")
-
-
-def _build_conv(conv: ConvFactory, in_channels: int, out_channels: int) -> nn.Module:
-    """``conv(in_channels, out_channels)``; ``TypeError`` unless ``conv`` is callable
-    and builds a module callable as ``layer(x, edge_index, edge_weight)`` whose
-    third argument is not one of :data:`_NOT_EDGE_WEIGHTS` (anything else would
-    fail only at the first forward, deep inside it)."""
-    if not callable(conv):
-        raise TypeError(f"conv must be a callable conv(in_channels, out_channels), got "
-                        f"{type(conv).__name__}")
-    layer = conv(in_channels, out_channels)
-    try:
-        if not isinstance(layer, nn.Module):
-            raise TypeError
-        third = inspect.signature(layer.forward).bind(None, None, None).arguments
-    except TypeError:
-        raise TypeError(f"conv({in_channels}, {out_channels}) must return a module called as "
-                        f"layer(x, edge_index, edge_weight), such as a MessagePassing layer, "
-                        f"got {type(layer).__name__}") from None
-    name = list(third)[-1]
-    if name in _NOT_EDGE_WEIGHTS:
-        raise TypeError(f"conv({in_channels}, {out_channels}) builds {type(layer).__name__}, "
-                        f"whose forward takes {name!r} where GraphBackbone passes edge "
-                        f"weights: use a conv that takes edge_weight (GCNConv, GraphConv, "
-                        f"LEConv, ...)")
-    return layer
 
 
 def _gcn_conv(in_channels: int, out_channels: int) -> GCNConv:
@@ -300,7 +277,9 @@ class GCNBackbone(GraphBackbone):
     edge weights); ``"message_passing"`` uses each ``GCNConv``'s
     gather/scatter ``propagate``. Dtypes other than float32/float64, and
     :mod:`torch.func` transforms (``grad``, ``vjp``, ...; their tensors have no
-    sparse form), always use message passing. A dense normalized adjacency :math:`(N, N)`
+    sparse form), always use message passing. Under :class:`torch.autocast` the
+    linear maps' lower-precision features are summed in the weights' dtype, as
+    message passing sums them. A dense normalized adjacency :math:`(N, N)`
     (``adj[target, source]``) goes through :meth:`forward_dense`.
 
     Args:
@@ -353,9 +332,16 @@ class GCNBackbone(GraphBackbone):
         # The graph is this forward's own: every layer's product (and its
         # backward's transpose) reuses the one CSR matrix of edge_weight.
         graph = CSRGraph(edge_index, x.size(0), check_indices=False, reuse_matrices=True)
-        edge_weight = edge_weight.to(x.dtype)
-        return self._run(x, lambda conv, h: self._layer(
-            conv, h, lambda z: graph.aggregate(z, edge_weight, check=False)))
+        weight = edge_weight.to(x.dtype)
+
+        def aggregate(z: Tensor) -> Tensor:
+            # under autocast the linear map gives lower-precision features (bfloat16,
+            # float16): summed in the weights' dtype, as message passing's weighted
+            # messages are (the CSR product takes one dtype)
+            return graph.aggregate(z if z.dtype == weight.dtype else z.to(weight.dtype),
+                                   weight, check=False)
+
+        return self._run(x, lambda conv, h: self._layer(conv, h, aggregate))
 
     def forward_dense(self, x: Tensor, adj: Tensor) -> Tensor:
         r"""Same layers with a dense normalized adjacency.

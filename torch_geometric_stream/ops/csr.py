@@ -31,6 +31,7 @@ the graph.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from functools import cached_property
 from typing import Any, Callable, Optional
@@ -46,14 +47,19 @@ from torch_geometric_stream.validation import (check_bool, check_edge_index, che
 __all__ = ["CSRGraph", "csr_aggregate", "csr_edge_dot", "supports_csr"]
 
 # torch flags every CSR tensor as beta once per process; the two kernels used
-# here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA.
+# here (CSR @ dense, sampled_addmm) are stable on CPU and CUDA. Some torch
+# builds (2.11 with CUDA) also warn once that invariant checks are off, although
+# every CSR tensor here passes check_invariants=False on purpose: its index
+# structure is built by _Orientation and valid by construction. Both are ignored
+# only where raised from this module's code (torch names the Python frame that
+# called the sparse op), not in the user's own sparse code. (torch flags the
+# beta state once per process: the user's CSR tensors made after this module's
+# first one are not flagged.)
+_THIS_MODULE = re.escape(__name__) + r"\Z"
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state",
-                        category=UserWarning)
-# Some torch builds (2.11 with CUDA) also warn once that invariant checks are
-# off, although every CSR tensor here passes check_invariants=False on purpose:
-# its index structure is built by _Orientation and valid by construction.
+                        category=UserWarning, module=_THIS_MODULE)
 warnings.filterwarnings("ignore", message="Sparse invariant checks are implicitly disabled",
-                        category=UserWarning)
+                        category=UserWarning, module=_THIS_MODULE)
 
 #: Floating dtypes the CSR kernels (products and sampled products) handle on every device.
 _CSR_DTYPES = (torch.float32, torch.float64)
@@ -273,10 +279,24 @@ def _sparse_dense_product(matrix: Tensor, dense: Tensor) -> Tensor:
     and few of them have an entry (SLeDGe-L). Same kernel, same values:
     ``beta=0`` ignores the uninitialized input (NaN included) and every row,
     with or without entries, is written. On the CPU only: other devices keep
-    ``@``, the product checked on a GPU (this form was not)."""
+    ``@``, the product checked on a GPU (this form was not). Autocast leaves
+    in-place products alone; ``@`` runs outside it (see :func:`_matmul`)."""
     if dense.device.type != "cpu":
-        return matrix @ dense
+        return _matmul(matrix, dense)
     return dense.new_empty(matrix.size(0), dense.size(1)).addmm_(matrix, dense, beta=0)
+
+
+def _matmul(matrix: Tensor, dense: Tensor) -> Tensor:
+    """``matrix @ dense`` in their own dtype, also under :class:`torch.autocast`,
+    which would run it in lower precision, the CSR matrix cast too (float16 on a
+    GPU; the CPU has no bfloat16 kernel): a float16 forward would then meet
+    float32 saved tensors in its backward's products. One flag read outside
+    autocast."""
+    device = dense.device.type
+    if torch.is_autocast_enabled(device):
+        with torch.autocast(device, enabled=False):
+            return matrix @ dense
+    return matrix @ dense
 
 
 class _CSRAggregate(torch.autograd.Function):
