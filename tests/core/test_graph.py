@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import GCNConv, GINConv, GraphConv, RGCNConv, SAGEConv
+from torch_geometric.nn import (GCNConv, GINConv, GraphConv, HypergraphConv, RGCNConv,
+                                SAGEConv)
 
 from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neighbors_to_edge_index,
                                           normalize_edge_weight, score_neighbors, structure_loss,
@@ -401,6 +402,7 @@ def test_graph_backbone_names_a_conv_that_builds_no_message_passing_layer(conv, 
     (lambda i, o: SAGEConv(i, o), "SAGEConv", "size"),
     (lambda i, o: GINConv(torch.nn.Linear(i, o)), "GINConv", "size"),
     (lambda i, o: RGCNConv(i, o, num_relations=2), "RGCNConv", "edge_type"),
+    (lambda i, o: HypergraphConv(i, o), "HypergraphConv", "hyperedge_weight"),
 ])
 def test_graph_backbone_names_a_conv_that_takes_no_edge_weights(conv, name, argument):
     # before: built, then the first forward failed inside PyG ("Encountered tensor

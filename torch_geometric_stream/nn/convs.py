@@ -20,8 +20,12 @@ ConvFactory = Callable[[int, int], "MessagePassing"]
 #: Third ``forward`` arguments of PyG convs that are no edge weights: ``size``
 #: (``SAGEConv``, ``GINConv``, ``MFConv``), ``batch`` (``GPSConv``), ``edge_type``
 #: (``RGCNConv``, ...), ``neg_edge_index`` (``SignedConv``), ``edge_index``
-#: (``GCN2Conv``, ``FAConv``: ``forward(x, x_0, edge_index, ...)``).
-_NOT_EDGE_WEIGHTS = ("size", "batch", "edge_type", "neg_edge_index", "edge_index")
+#: (``GCN2Conv``, ``FAConv``: ``forward(x, x_0, edge_index, ...)``),
+#: ``hyperedge_weight`` (``HypergraphConv``, whose second argument is a
+#: node-hyperedge incidence), ``node_type`` (``HEATConv``),
+#: ``max_num_neighbors`` (``CuGraphSAGEConv``), ``csc`` (``FusedGATConv``).
+_NOT_EDGE_WEIGHTS = ("size", "batch", "edge_type", "neg_edge_index", "edge_index",
+                     "hyperedge_weight", "node_type", "max_num_neighbors", "csc")
 
 
 def _gine_conv_size(conv: nn.Module) -> Optional[int]:
