@@ -20,6 +20,9 @@ __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 #: i.e. the authors' constant :math:`1/(k+1)` (no extra self-loop);
 #: ``"none"``: the raw similarities.
 NORMALIZATIONS = ("symmetric", "symmetric-add", "mean", "none")
+#: The :data:`NORMALIZATIONS` that append one self-loop per node to the graph
+#: (see :func:`with_self_loops`).
+LOOP_NORMALIZATIONS = ("symmetric", "symmetric-add")
 
 
 def normalize_edge_weight(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,

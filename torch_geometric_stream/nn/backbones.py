@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from torch_geometric_stream.graph.normalization import NORMALIZATIONS, normalize_edge_weight
+from torch_geometric_stream.graph.normalization import (LOOP_NORMALIZATIONS, NORMALIZATIONS,
+                                                       normalize_edge_weight)
 from torch_geometric_stream.nn.convs import ConvFactory, build_conv, edge_argument
 from torch_geometric_stream.nn.generators import generator_state, load_generator_state
 from torch_geometric_stream.ops import CSRGraph, supports_csr
@@ -121,6 +122,13 @@ class GraphBackbone(_LayerStack):
     ``normalize=False`` (its default normalizes and adds self-loops), or pass
     ``normalization="none"`` to leave the normalizing to the conv.
 
+    PyG's explainability (:mod:`torch_geometric.explain`, Captum's
+    ``to_captum_model``) masks the messages of the :math:`E` edges given to
+    :meth:`forward`, one mask entry each; the self-loops that ``"symmetric"``
+    and ``"symmetric-add"`` append stay unmasked, as PyG leaves those its own
+    convs add, and carry the given self-loops' weights, whose entries
+    therefore have no effect.
+
     Args:
         in_channels (int): input size.
         hidden_channels (int): hidden size.
@@ -219,8 +227,11 @@ class GraphBackbone(_LayerStack):
                           None if weight is None else weight.dtype,
                           device=None if weight is None else weight.device)
         if not normalized:
+            num_edges = edge_index.size(1)
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
                                                      x.dtype, check=False)
+            if self.normalization in LOOP_NORMALIZATIONS and self._explaining():
+                self._mask_given_edges(num_edges, edge_index.device)
         elif edge_weight is None:
             raise ValueError("normalized=True needs the normalized edge_weight (E,); without "
                              "weights, leave normalized=False to normalize the graph here")
@@ -243,6 +254,30 @@ class GraphBackbone(_LayerStack):
         """
         return self._run(x, lambda conv, h: conv(h, edge_index,
                                                  edge_argument(conv, edge_weight)))
+
+    def _explaining(self) -> bool:
+        """Whether a conv is in PyG's explain mode (set by
+        :func:`~torch_geometric.explain.algorithm.utils.set_masks`, as
+        ``GNNExplainer``, ``PGExplainer`` and Captum's edge masks do), where its
+        ``propagate`` multiplies every message by its edge's mask entry."""
+        return any(getattr(conv, "explain", None) for conv in self.convs)
+
+    def _mask_given_edges(self, num_edges: int, device: torch.device) -> None:
+        """Explain mode over a graph that :meth:`normalize` gave one self-loop per
+        node, appended after the ``num_edges`` given edges (their own self-loops
+        kept in place with weight 0, see
+        :func:`~torch_geometric_stream.graph.with_self_loops`): the edge mask covers
+        the given edges and the appended loops are unmasked, as PyG leaves the
+        loops its own convs add. PyG's ``explain_message`` drops the given
+        self-loops' entries (``_loop_mask``), which fits the layout of
+        :func:`~torch_geometric.utils.add_remaining_self_loops` (they removed),
+        not this one; here it keeps every entry. A conv that adds self-loops
+        itself (``add_self_loops`` true, e.g. ``GATConv``) removes the given ones
+        as PyG assumes, and keeps PyG's ``_loop_mask``."""
+        every_edge = torch.ones(num_edges, dtype=torch.bool, device=device)
+        for conv in self.convs:
+            if getattr(conv, "explain", None) and not getattr(conv, "add_self_loops", False):
+                conv._loop_mask = every_edge
 
     def _run(self, x: Tensor, layer: Callable[[MessagePassing, Tensor], Tensor]) -> Tensor:
         """All layers, ``layer(conv, h)`` computing one, with the norms between."""
@@ -279,8 +314,21 @@ class GCNBackbone(GraphBackbone):
     :mod:`torch.func` transforms (``grad``, ``vjp``, ...; their tensors have no
     sparse form), always use message passing. Under :class:`torch.autocast` the
     linear maps' lower-precision features are summed in the weights' dtype, as
-    message passing sums them. A dense normalized adjacency :math:`(N, N)`
-    (``adj[target, source]``) goes through :meth:`forward_dense`.
+    message passing sums them. Under PyG's explain mode (the edge masks that
+    :mod:`torch_geometric.explain` and Captum's ``to_captum_model`` set on the
+    convs) it propagates by message passing, which applies them. A dense
+    normalized adjacency :math:`(N, N)` (``adj[target, source]``) goes through
+    :meth:`forward_dense`.
+
+    The layers call their convs' ``lin`` and, with message passing,
+    ``propagate``, never the convs themselves (a module call per layer would
+    cost the per-sample step): hooks on the backbone, on a ``convs[i].lin`` and
+    PyG's propagate hooks fire, forward and backward hooks on ``convs[i]`` do
+    not, so neither do what reads the layers' outputs through them
+    (:func:`~torch_geometric.utils.get_embeddings`, hence ``PGExplainer``).
+    For those, build
+    ``GraphBackbone(..., conv=lambda i, o: GCNConv(i, o, normalize=False))``:
+    the same layers with the bias after propagation, called as modules.
 
     Args:
         in_channels (int): input size.
@@ -325,7 +373,8 @@ class GCNBackbone(GraphBackbone):
         Returns:
             Tensor: :math:`(N, F_{out})`.
         """
-        if self.aggregation == "message_passing" or not supports_csr(x):
+        # PyG's explain masks multiply the messages of propagate: the CSR product has none
+        if self.aggregation == "message_passing" or not supports_csr(x) or self._explaining():
             return self._run(x, lambda conv, h: self._layer(conv, h, lambda z: conv.propagate(
                 edge_index, x=z, edge_weight=edge_weight)))
         # forward checked the indices (check_graph_input); no second host sync here.
