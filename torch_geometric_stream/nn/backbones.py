@@ -132,7 +132,9 @@ class GraphBackbone(_LayerStack):
     Args:
         in_channels (int): input size.
         hidden_channels (int): hidden size.
-        out_channels (int): output size (number of classes for logits).
+        out_channels (int): output size (number of classes for logits);
+            the third argument, where PyG's ``BasicGNN`` models take
+            ``num_layers``.
         num_layers (int): number of conv layers :math:`\alpha_2`.
         conv (callable): ``conv(in, out)`` returning a ``MessagePassing`` layer
             (or any module) called as ``layer(x, edge_index, edge_weight)``
@@ -145,7 +147,10 @@ class GraphBackbone(_LayerStack):
             (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
-            generator). (default: 0)
+            generator; a generator of its own is not replayed by
+            :func:`torch.utils.checkpoint`, which restores only torch's global
+            ones, so its recomputed forward would draw other masks).
+            (default: 0)
 
     Raises:
         TypeError: if ``conv`` is not callable or builds anything but a
@@ -333,7 +338,8 @@ class GCNBackbone(GraphBackbone):
     Args:
         in_channels (int): input size.
         hidden_channels (int): hidden size (256 in the paper).
-        out_channels (int): number of classes.
+        out_channels (int): number of classes; the third argument, where
+            PyG's ``BasicGNN`` models take ``num_layers``.
         num_layers (int): number of GCN layers :math:`\alpha_2`.
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`: ``"symmetric"``
@@ -341,7 +347,10 @@ class GCNBackbone(GraphBackbone):
             (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
-            generator). (default: 0)
+            generator; a generator of its own is not replayed by
+            :func:`torch.utils.checkpoint`, which restores only torch's global
+            ones, so its recomputed forward would draw other masks).
+            (default: 0)
         aggregation (str, optional): one of :data:`AGGREGATIONS`.
             (default: :obj:`"csr"`)
         bias_position (str, optional): one of :data:`BIAS_POSITIONS`.
@@ -438,11 +447,16 @@ class MLPBackbone(_LayerStack):
     Args:
         in_channels (int): input size.
         hidden_channels (int): hidden size.
-        out_channels (int): output size (number of classes for logits).
+        out_channels (int): output size (number of classes for logits);
+            the third argument, where PyG's ``BasicGNN`` models take
+            ``num_layers``.
         num_layers (int): number of linear layers.
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
-            generator). (default: 0)
+            generator; a generator of its own is not replayed by
+            :func:`torch.utils.checkpoint`, which restores only torch's global
+            ones, so its recomputed forward would draw other masks).
+            (default: 0)
 
     Shapes:
         - **input:** :math:`(N, F_{in})` (``edge_index``/``edge_weight`` ignored)
