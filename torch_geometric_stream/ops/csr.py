@@ -40,7 +40,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.ops.functorch import in_func_transform, is_compiling
-from torch_geometric_stream.ops.higher_order import plain_vjp
+from torch_geometric_stream.ops.higher_order import plain_backward, plain_vjp
 from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
@@ -310,7 +310,7 @@ class _CSRAggregate(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         x, edge_weight = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
-        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+        if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             return (*plain_vjp(graph._gathered_sum, (x, edge_weight), grad,
                                ctx.needs_input_grad), None)
         grad = grad.contiguous()
@@ -334,7 +334,7 @@ class _CSREdgeDot(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
-        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+        if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             if ctx.same:  # one tensor in both places: its whole gradient through one
                 return plain_vjp(lambda rows: graph._gathered_dot(rows, rows), (a,), grad
                                  ) + (None, None)
