@@ -337,11 +337,17 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
             ``" (x has 5 rows)"``. (default: ``""``)
 
     Raises:
-        TypeError: for a non-tensor or a wrong dtype.
+        TypeError: for a non-tensor, a sparse tensor (a sparse adjacency matrix,
+            PyG's ``adj_t`` included: the message says how to pass its entries)
+            or a wrong dtype.
         ValueError: for a wrong shape or an index out of range.
     """
     if not isinstance(edge_index, Tensor):
-        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
+        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}"
+                        + _adjacency_hint(edge_index))
+    if edge_index.layout != torch.strided:  # before the shape: an (N, N) matrix
+        raise TypeError(f"edge_index must be a dense tensor, got layout {edge_index.layout}"
+                        + _adjacency_hint(edge_index))
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.dtype not in INDEX_DTYPES:
@@ -349,6 +355,25 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
     check_has_values(edge_index, "edge_index")
     if check_indices:
         _check_index_range(edge_index, num_nodes, "edge_index", "node indices", what)
+
+
+def _adjacency_hint(edge_index: Any) -> str:
+    """How to pass the graph of a sparse adjacency matrix (a sparse tensor or
+    PyG's ``SparseTensor``) that was given as ``edge_index``; ``""`` for anything else."""
+    from torch_geometric.typing import SparseTensor  # (a placeholder without torch-sparse)
+    if isinstance(edge_index, SparseTensor):
+        # PyG's adj_t: row the target, col the source
+        return ("; a SparseTensor is not taken as edge_index: for PyG's adj_t "
+                "(adj_t[target, source]) pass row, col, value = adj_t.coo(); "
+                "edge_index = torch.stack([col, row]), edge_weight = value")
+    if not isinstance(edge_index, Tensor) or edge_index.layout == torch.strided:
+        return ""
+    return ("; a sparse adjacency matrix is not taken as edge_index: pass its entries as "
+            "edge_index (2, E) (row 0 the sources, row 1 the targets, PyG's convention) "
+            "and edge_weight (E,): for adj[source, target], a = adj.to_sparse_coo().coalesce(); "
+            "edge_index, edge_weight = a.indices(), a.values() (for PyG's transposed "
+            "adj_t[target, source]: a.indices().flip(0)). GCNBackbone.forward_dense(x, adj_t) "
+            "takes an already normalized adjacency as it is")
 
 
 def describe_index(value: Any) -> str:
