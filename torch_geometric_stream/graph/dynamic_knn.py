@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Callable, NamedTuple, Optional, Union, cast
+from typing import Callable, NamedTuple, NoReturn, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,7 @@ from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_has_values, check_node_features,
                                                check_positive_int, check_row_index,
                                                check_row_mask, check_same_device,
-                                               describe_index)
+                                               describe_index, torchscript_unsupported)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -756,6 +756,11 @@ class DynamicKNNGraph(nn.Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, k={self.k}, embedding={self.embedding})"
+
+    def __prepare_scriptable__(self) -> NoReturn:
+        """``torch.jit.script`` calls this first: a clear error instead of
+        TorchScript's own on the first construct it cannot compile."""
+        raise torchscript_unsupported(type(self).__name__)
 
 
 class _L2Normalize(nn.Module):
