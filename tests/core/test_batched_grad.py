@@ -105,3 +105,14 @@ def test_learned_graph_structure_loss_vectorized_hessian_equals_loop():
     expected = hessian(knn.structure_loss, x)
     assert torch.allclose(hessian(knn.structure_loss, x, vectorize=True), expected,
                           rtol=1e-10, atol=1e-12)
+
+
+def test_the_batched_gradient_check_adds_no_graph_break_under_torch_compile():
+    """dynamo traces the backward with the forward: the check must be traceable
+    (is_legacy_batchedtensor is not; with it, 2 breaks at l2_normalize)."""
+    x = _rand(6, 3)
+    try:
+        explanation = torch._dynamo.explain(lambda x: l2_normalize(x).sum())(x)
+    finally:
+        torch._dynamo.reset()
+    assert explanation.graph_break_count == 0

@@ -118,9 +118,11 @@ def is_batched_grad(grad: Tensor) -> bool:
     alone that batched gradients take (``torch.autograd.grad(...,
     is_grads_batched=True)``, ``torch.autograd.functional.jacobian(...,
     vectorize=True)``, ``gradcheck(check_batched_grad=True)``), which runs no
-    transform and batches ``grad`` itself. Two flag reads.
+    transform and batches ``grad`` itself. Three flag reads; never under
+    ``torch.compile``, which cannot trace the queries (and traces the kernels).
 
     Args:
         grad (Tensor): the backward's incoming gradient.
     """
-    return is_legacy_batchedtensor(grad) or in_func_transform()
+    return not is_compiling() and (is_legacy_batchedtensor(grad)
+                                   or peek_interpreter_stack() is not None)

@@ -31,7 +31,7 @@ def plain_backward(grad: Tensor) -> bool:
     a graph of the gradient (gradient mode on), or the gradient is batched
     (see :func:`~torch_geometric_stream.ops.functorch.is_batched_grad`), which
     the fused kernels (sparse products, ``out=`` forms) have no batching rule
-    for. Three flag reads on the first-order path.
+    for. Four flag reads on the first-order path.
 
     Args:
         grad (Tensor): the backward's incoming gradient.
