@@ -524,10 +524,11 @@ def _check_index_range(index: Tensor, size: int, name: str, kind: str,
     """Raise unless every entry of ``index`` lies in :math:`[0, size)` (one host
     sync: both ends are read together); ``what`` follows the range in the message.
     Under :func:`torch.func.vmap`, whose batched tensors have no values to read,
-    the indices of every sample are read together."""
+    the indices of every sample are read together; under ``torch.export``, whose
+    program would keep no check of them, none is read."""
     # (here, not at the top: the ops package imports this module)
-    from torch_geometric_stream.ops.functorch import unwrapped
-    if index.numel():
+    from torch_geometric_stream.ops.functorch import is_exporting, unwrapped
+    if index.numel() and not is_exporting():
         low, high = torch.stack(torch.aminmax(unwrapped(index))).tolist()
         if low < 0 or high >= size:
             raise ValueError(f"{name} must hold {kind} in [0, {size}){what}, got values in "

@@ -67,3 +67,57 @@ def test_a_tensor_for_an_int_outside_tracing_keeps_its_message():
         CSRGraph(EDGE_INDEX, torch.tensor(12))
     with pytest.raises(TypeError, match="^x must be a tensor, got list$"):
         GCNBackbone(5, 8, 3, 2)([[1.0] * 5], EDGE_INDEX)
+
+
+def _exported_cases():
+    torch.manual_seed(0)
+    return {"GCNBackbone": GCNBackbone(5, 8, 3, 2),
+            "GCNBackbone message_passing": GCNBackbone(5, 8, 3, 2,
+                                                       aggregation="message_passing"),
+            "DynamicKNNGraph": DynamicKNNGraph(5, 3, 8),
+            "DynamicKNNGraph query rows": DynamicKNNGraph(5, 3, 8)}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["non-strict", "strict"])
+@pytest.mark.parametrize("name", list(_exported_cases()))
+def test_exported_program_matches_eager(name, strict):
+    """torch.export traces the gather/scatter forms (no CSR kernel) and reads no
+    index range. Before: GuardOnDataDependentSymNode (the range check) and, for
+    the learned graph, the CSR kernel run on fake tensors ("Values and
+    compressed tensor instance need to be on the same device")."""
+    module = _exported_cases()[name].eval()
+    if name.startswith("GCN"):
+        inputs = (X, EDGE_INDEX, EDGE_WEIGHT)
+        other = torch.randn(12, 5, generator=torch.Generator().manual_seed(1))
+        other_inputs = (other, *StaticKNNGraph(5, 3)(other))
+    elif "query" in name:
+        query_index = torch.tensor([0, 4, 7])
+        inputs, other_inputs = (X, query_index), (X.flip(0), query_index)
+        module = _QueryRows(module)
+    else:
+        inputs, other_inputs = (X,), (X.flip(0),)
+    program = torch.export.export(module, inputs, strict=strict).module()
+    for args in (inputs, other_inputs):  # the same shapes, other values and graph
+        expected, got = module(*args), program(*args)
+        for e, g in zip(*((expected, got) if isinstance(got, tuple) else ((expected,), (got,)))):
+            assert torch.allclose(g, e, atol=1e-6) and g.dtype == e.dtype
+
+
+class _QueryRows(torch.nn.Module):
+    def __init__(self, knn):
+        super().__init__()
+        self.knn = knn  # (not "graph": the exported module's own attribute)
+
+    def forward(self, x, query_index):
+        return self.knn(x, query_index=query_index)
+
+
+def test_the_csr_kernels_refuse_torch_export():
+    graph = CSRGraph(EDGE_INDEX, 12)
+
+    class Aggregate(torch.nn.Module):
+        def forward(self, x, w):
+            return graph.aggregate(x, w)
+    with pytest.raises(TypeError, match="csr_aggregate cannot run under torch.export, which "
+                       "cannot trace sparse tensors: gather and scatter instead"):
+        torch.export.export(Aggregate(), (X, EDGE_WEIGHT))

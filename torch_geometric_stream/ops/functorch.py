@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["in_func_transform", "in_vmap", "is_batched", "is_batched_grad", "is_compiling",
-           "unwrapped"]
+           "is_exporting", "unwrapped"]
 
 try:  # non-empty while a torch.func transform runs (torch has no public query for it)
     from torch._C._functorch import (TransformType, get_unwrapped, is_batchedtensor,
@@ -65,6 +65,11 @@ except ImportError:  # a torch without them: no transform to step aside for
 #: 2.3 on; before it, always ``False``, so compiled code takes the plain forms of
 #: :func:`in_func_transform` too (the same results, slower).
 is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+
+#: Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``, torch 2.5 on;
+#: before it, always ``False``): the CSR kernels, which it cannot trace, give way to
+#: gather and scatter, and the input checks read no values.
+is_exporting = getattr(torch.compiler, "is_exporting", lambda: False)
 
 
 def in_func_transform() -> bool:
