@@ -74,6 +74,7 @@ def _exported_cases():
     return {"GCNBackbone": GCNBackbone(5, 8, 3, 2),
             "GCNBackbone message_passing": GCNBackbone(5, 8, 3, 2,
                                                        aggregation="message_passing"),
+            "GraphBackbone": GraphBackbone(5, 8, 3, 2, conv=GraphConv),
             "DynamicKNNGraph": DynamicKNNGraph(5, 3, 8),
             "DynamicKNNGraph query rows": DynamicKNNGraph(5, 3, 8)}
 
@@ -86,7 +87,7 @@ def test_exported_program_matches_eager(name, strict):
     the learned graph, the CSR kernel run on fake tensors ("Values and
     compressed tensor instance need to be on the same device")."""
     module = _exported_cases()[name].eval()
-    if name.startswith("GCN"):
+    if "Backbone" in name:
         inputs = (X, EDGE_INDEX, EDGE_WEIGHT)
         other = torch.randn(12, 5, generator=torch.Generator().manual_seed(1))
         other_inputs = (other, *StaticKNNGraph(5, 3)(other))
