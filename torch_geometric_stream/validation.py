@@ -22,7 +22,8 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
-           "describe_index", "first_offender", "not_a_count"]
+           "describe_index", "first_offender", "not_a_count", "refuse_tracer",
+           "torchscript_unsupported"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -224,6 +225,7 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
         ValueError: for a wrong shape or device.
     """
     if not isinstance(x, Tensor):
+        refuse_tracer(x, name)
         raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
     check_has_values(x, name, strided=strided)
     if x.dim() != 2 or x.size(1) != in_channels:
@@ -337,11 +339,18 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
             ``" (x has 5 rows)"``. (default: ``""``)
 
     Raises:
-        TypeError: for a non-tensor or a wrong dtype.
+        TypeError: for a non-tensor, a sparse tensor (a sparse adjacency matrix,
+            PyG's ``adj_t`` included: the message says how to pass its entries)
+            or a wrong dtype.
         ValueError: for a wrong shape or an index out of range.
     """
     if not isinstance(edge_index, Tensor):
-        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}")
+        refuse_tracer(edge_index, "edge_index")
+        raise TypeError(f"edge_index must be a tensor, got {type(edge_index).__name__}"
+                        + _adjacency_hint(edge_index))
+    if edge_index.layout != torch.strided:  # before the shape: an (N, N) matrix
+        raise TypeError(f"edge_index must be a dense tensor, got layout {edge_index.layout}"
+                        + _adjacency_hint(edge_index))
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
     if edge_index.dtype not in INDEX_DTYPES:
@@ -349,6 +358,25 @@ def check_edge_index(edge_index: Any, num_nodes: int, check_indices: bool = True
     check_has_values(edge_index, "edge_index")
     if check_indices:
         _check_index_range(edge_index, num_nodes, "edge_index", "node indices", what)
+
+
+def _adjacency_hint(edge_index: Any) -> str:
+    """How to pass the graph of a sparse adjacency matrix (a sparse tensor or
+    PyG's ``SparseTensor``) that was given as ``edge_index``; ``""`` for anything else."""
+    from torch_geometric.typing import SparseTensor  # (a placeholder without torch-sparse)
+    if isinstance(edge_index, SparseTensor):
+        # PyG's adj_t: row the target, col the source
+        return ("; a SparseTensor is not taken as edge_index: for PyG's adj_t "
+                "(adj_t[target, source]) pass row, col, value = adj_t.coo(); "
+                "edge_index = torch.stack([col, row]), edge_weight = value")
+    if not isinstance(edge_index, Tensor) or edge_index.layout == torch.strided:
+        return ""
+    return ("; a sparse adjacency matrix is not taken as edge_index: pass its entries as "
+            "edge_index (2, E) (row 0 the sources, row 1 the targets, PyG's convention) "
+            "and edge_weight (E,): for adj[source, target], a = adj.to_sparse_coo().coalesce(); "
+            "edge_index, edge_weight = a.indices(), a.values() (for PyG's transposed "
+            "adj_t[target, source]: a.indices().flip(0)). GCNBackbone.forward_dense(x, adj_t) "
+            "takes an already normalized adjacency as it is")
 
 
 def describe_index(value: Any) -> str:
@@ -496,10 +524,11 @@ def _check_index_range(index: Tensor, size: int, name: str, kind: str,
     """Raise unless every entry of ``index`` lies in :math:`[0, size)` (one host
     sync: both ends are read together); ``what`` follows the range in the message.
     Under :func:`torch.func.vmap`, whose batched tensors have no values to read,
-    the indices of every sample are read together."""
+    the indices of every sample are read together; under ``torch.export``, whose
+    program would keep no check of them, none is read."""
     # (here, not at the top: the ops package imports this module)
-    from torch_geometric_stream.ops.functorch import unwrapped
-    if index.numel():
+    from torch_geometric_stream.ops.functorch import is_exporting, unwrapped
+    if index.numel() and not is_exporting():
         low, high = torch.stack(torch.aminmax(unwrapped(index))).tolist()
         if low < 0 or high >= size:
             raise ValueError(f"{name} must hold {kind} in [0, {size}){what}, got values in "
@@ -519,10 +548,47 @@ def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
         ValueError: for a value below ``minimum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        refuse_tracer(value, name)  # (a traced size is a tensor or a Proxy)
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def torchscript_unsupported(what: str) -> TypeError:
+    """The error for TorchScript (``torch.jit.script``, ``torch.jit.trace``) of ``what``.
+
+    Args:
+        what (str): what is refused, e.g. a module's class name.
+    """
+    return TypeError(
+        f"TorchScript (torch.jit.script, torch.jit.trace, torch.onnx.export's TorchScript "
+        f"exporter) is not supported by {what}: the package's modules check their inputs "
+        f"in Python and run custom autograd Functions and sparse kernels; use "
+        f"torch.compile (or the eager module) instead")
+
+
+def refuse_tracer(value: Any, name: str) -> None:
+    """Raise a :class:`TypeError` naming the tracer when ``value``, which failed a
+    type check, is a tracer's stand-in: a :class:`torch.fx.Proxy`
+    (``torch.fx.symbolic_trace``, PyG's ``to_hetero``) or, while
+    ``torch.jit.trace`` runs, a traced size (a tensor where an ``int`` was
+    expected). For the failing branch of the checks only (no cost to eager calls).
+
+    Args:
+        value (Any): the value that failed.
+        name (str): how it is called in the message.
+    """
+    from torch.fx import Proxy  # (here: the failing branch)
+    if isinstance(value, Proxy):
+        raise TypeError(
+            f"{name} is a torch.fx Proxy: torch.fx symbolic tracing (torch.fx.symbolic_trace, "
+            f"torch_geometric.nn.to_hetero) is not supported, as the modules check their "
+            f"inputs' shapes and values in Python; use torch.compile to compile, and for "
+            f"heterogeneous graphs one module per node or edge type (a ModuleDict keyed by "
+            f"type; PyG's HeteroConv for its convs) instead of to_hetero")
+    if torch.jit.is_tracing():
+        raise torchscript_unsupported("torch_geometric_stream's graph modules")
 
 
 def check_choice(value: Any, choices: tuple, name: str) -> None:

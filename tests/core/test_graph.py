@@ -11,6 +11,7 @@ from torch_geometric_stream.graph import (DynamicKNNGraph, StaticKNNGraph, neigh
 from torch_geometric_stream.graph.normalization import dense_adjacency, with_self_loops
 from torch_geometric_stream.graph.regularizer import _block_is_cheaper
 from torch_geometric_stream.nn import GCNBackbone, GraphBackbone, MLPBackbone
+from torch_geometric_stream.ops import CSRGraph
 
 
 @pytest.fixture(autouse=True)
@@ -613,6 +614,69 @@ def test_backbone_names_tensors_without_values_or_on_another_device(call, error,
     # NotImplementedError (aminmax of a sparse edge_index), or a meta result
     with pytest.raises(error, match=message):
         call(GCNBackbone(4, 8, 3, 2))
+
+
+def _adjacency_t(num_nodes=10):
+    """StaticKNNGraph's graph of X10 and its sparse adj_t[target, source] (PyG's)."""
+    edge_index, weight = StaticKNNGraph(4, 3)(X10[:num_nodes])
+    return edge_index, weight, torch.sparse_coo_tensor(edge_index.flip(0), weight,
+                                                       (num_nodes, num_nodes)).coalesce()
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "coo, N = 2", "coo int, N = 2"])
+@pytest.mark.parametrize("call", [
+    lambda x, adj: GCNBackbone(4, 8, 3, 2)(x, adj),
+    lambda x, adj: GraphBackbone(4, 8, 3, 2, conv=GraphConv)(x, adj),
+    lambda x, adj: CSRGraph(adj, x.size(0)),
+    lambda x, adj: normalize_edge_weight(adj, adj.values(), x.size(0)),
+], ids=["GCNBackbone", "GraphBackbone", "CSRGraph", "normalize_edge_weight"])
+def test_sparse_adjacency_as_edge_index_is_refused_with_the_entries_to_pass(layout, call):
+    """Before: "edge_index must have shape (2, E), got (10, 10)" and, for N = 2
+    (a (2, 2) matrix), "edge_index must be an int64 (or int32) tensor, got torch.float32"."""
+    num_nodes = 2 if "N = 2" in layout else 10
+    adj_t = _adjacency_t(num_nodes)[2]
+    adj_t = (adj_t.to_sparse_csr() if layout == "csr" else
+             adj_t.long() if "int" in layout else adj_t)
+    with pytest.raises(TypeError, match=r"edge_index must be a dense tensor, got layout "
+                       r"torch.sparse_\w+; a sparse adjacency matrix is not taken as "
+                       r"edge_index: pass its entries .* a.indices\(\).flip\(0\)"):
+        call(X10[:num_nodes], adj_t)
+
+
+def test_the_entries_the_sparse_adjacency_message_names_give_the_graph():
+    """What the message says to pass, for adj_t and adj, is the graph itself."""
+    edge_index, weight, adj_t = _adjacency_t()
+    backbone = GCNBackbone(4, 8, 3, 2)
+    expected = backbone(X10, edge_index, weight)
+    a = adj_t.to_sparse_coo().coalesce()
+    assert torch.allclose(backbone(X10, a.indices().flip(0), a.values()), expected, atol=1e-6)
+    a = adj_t.t().to_sparse_coo().coalesce()  # adj[source, target]
+    assert torch.allclose(backbone(X10, a.indices(), a.values()), expected, atol=1e-6)
+
+
+def test_sparse_tensor_as_edge_index_names_its_entries():
+    from torch_geometric.typing import SparseTensor
+    adj_t = SparseTensor.__new__(SparseTensor)  # (torch-sparse itself need not be installed)
+    with pytest.raises(TypeError, match=r"edge_index must be a tensor, got SparseTensor; a "
+                       r"SparseTensor is not taken as edge_index: .*adj_t.coo\(\); "
+                       r"edge_index = torch.stack\(\[col, row\]\)"):
+        GCNBackbone(4, 8, 3, 2)(X10, adj_t)
+
+
+def test_sparse_rows_are_embedded_by_the_learned_graph_refused_where_normalized():
+    """The learned f_E (a linear layer first) takes sparse rows; the static graph
+    and the structure loss, which normalize the rows themselves, refuse them
+    (before: torch's NotImplementedError for linalg_vector_norm on SparseCPU)."""
+    graph = DynamicKNNGraph(4, 3, hidden_channels=8)
+    dense, sparse = graph(X10), graph(X10.to_sparse())
+    assert torch.equal(dense[0], sparse[0])
+    assert torch.allclose(dense[1], sparse[1], atol=1e-6)
+    for call in (lambda: StaticKNNGraph(4, 3)(X10.to_sparse()),
+                 lambda: StaticKNNGraph(4, 3).embed(X10.to_sparse()),
+                 lambda: graph.structure_loss(X10.to_sparse())):
+        with pytest.raises(TypeError, match="x must be a dense tensor, got layout "
+                           "torch.sparse_coo"):
+            call()
 
 
 @pytest.mark.parametrize("x, error, message", [

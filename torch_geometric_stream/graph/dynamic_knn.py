@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Callable, NamedTuple, Optional, Union, cast
+from typing import Callable, NamedTuple, NoReturn, Optional, Union, cast
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,7 @@ from torch_geometric_stream.validation import (INDEX_DTYPES, check_edge_index,
                                                check_has_values, check_node_features,
                                                check_positive_int, check_row_index,
                                                check_row_mask, check_same_device,
-                                               describe_index)
+                                               describe_index, torchscript_unsupported)
 
 __all__ = ["DynamicKNNGraph", "StaticKNNGraph", "EmbeddingMLP", "TopK", "topk_neighbors",
            "ReceptiveTopK", "receptive_topk", "score_neighbors", "neighbors_to_edge_index",
@@ -621,7 +621,8 @@ class DynamicKNNGraph(nn.Module):
         here would be ambiguous (Python refuses it with a ``TypeError``).
 
         Args:
-            x (Tensor): rows :math:`(N, d)`.
+            x (Tensor): rows :math:`(N, d)`; sparse too, but for the static
+                graph (the learned :math:`f_E`'s first linear layer takes it).
             query_index (Tensor, optional): rows that get incoming edges
                 (class-query light mode); ``None`` = every row.
             node_mask (Tensor, optional): :math:`(N,)` rows that may be chosen
@@ -672,8 +673,9 @@ class DynamicKNNGraph(nn.Module):
                 self.neighbor_weight(emb, top.indices, query_index, check=False)[kept])
 
     def _check_input(self, x: Tensor, query_index: Optional[Tensor],
-                     node_mask: Optional[Tensor], batch: Optional[Tensor] = None) -> None:
-        self._check_rows(x)
+                     node_mask: Optional[Tensor], batch: Optional[Tensor] = None, *,
+                     strided: bool = False) -> None:
+        self._check_rows(x, strided=strided)
         num_rows = x.size(0)
         if query_index is not None:
             check_row_index(query_index, num_rows)
@@ -688,11 +690,14 @@ class DynamicKNNGraph(nn.Module):
             if num_rows and (low := int(batch.min())) < 0:
                 raise ValueError(f"batch must hold graph ids >= 0, got {low}")
 
-    def _check_rows(self, x: Tensor) -> None:
+    def _check_rows(self, x: Tensor, *, strided: bool = False) -> None:
         """Raise unless ``x`` is a tensor :math:`(N, d)` that :math:`f_E` can embed
-        (see :meth:`embed`); no value is read."""
+        (see :meth:`embed`); no value is read. A sparse ``x`` is taken by a
+        learned :math:`f_E` (its first linear layer), not by the static graph,
+        which normalizes the rows themselves, nor with ``strided``."""
         weight = next(self.embedding.parameters(), None)  # none: the static graph
-        check_node_features(x, self.in_channels, None if weight is None else weight.dtype)
+        check_node_features(x, self.in_channels, None if weight is None else weight.dtype,
+                            strided=strided or weight is None)
 
     def structure_loss(self, x: Tensor, emb: Optional[Tensor] = None,
                        query_index: Optional[Tensor] = None, form: str = "plain", *,
@@ -705,7 +710,7 @@ class DynamicKNNGraph(nn.Module):
         compares cosine similarities), then embedded unless ``emb`` is given.
 
         Args:
-            x (Tensor): the rows :math:`(N, d)`, :math:`N \geq 1`.
+            x (Tensor): the rows :math:`(N, d)`, :math:`N \geq 1`, dense.
             emb (Tensor, optional): their embeddings :math:`(N, h)`, L2-normalized
                 rows. (default: :obj:`None`)
             query_index (Tensor, optional): as in :meth:`forward`.
@@ -731,7 +736,7 @@ class DynamicKNNGraph(nn.Module):
                 another device than ``x``, graph ids below 0, or an ``x``
                 without rows.
         """
-        self._check_input(x, query_index, None, batch)
+        self._check_input(x, query_index, None, batch, strided=True)  # x is normalized
         if x.size(0) == 0:
             raise ValueError("x has no rows: the structure loss is a mean over row pairs")
         if emb is not None:
@@ -751,6 +756,11 @@ class DynamicKNNGraph(nn.Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, k={self.k}, embedding={self.embedding})"
+
+    def __prepare_scriptable__(self) -> NoReturn:
+        """``torch.jit.script`` calls this first: a clear error instead of
+        TorchScript's own on the first construct it cannot compile."""
+        raise torchscript_unsupported(type(self).__name__)
 
 
 class _L2Normalize(nn.Module):

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.ops.functorch import in_func_transform
-from torch_geometric_stream.ops.higher_order import plain_vjp
+from torch_geometric_stream.ops.higher_order import plain_backward, plain_vjp
 from torch_geometric_stream.validation import (check_bool, check_positive_int,
                                                check_row_index, check_row_mask,
                                                check_same_device)
@@ -50,7 +50,7 @@ class _SelfGramNormSq(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Optional[Tensor]:
         emb, gram = ctx.saved_tensors
-        if torch.is_grad_enabled():
+        if plain_backward(grad):
             return plain_vjp(lambda rows: _product_norm_sq(rows, rows), (emb,), grad)[0]
         return emb @ (gram * (4.0 * grad))
 
@@ -74,7 +74,7 @@ class _QuerySimilarity(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
         emb, emb_q, query_index = ctx.saved_tensors
-        if torch.is_grad_enabled():
+        if plain_backward(grad):
             return plain_vjp(lambda rows: rows[query_index] @ rows.t(), (emb,), grad)[0], None
         return (grad.t() @ emb_q).index_add_(0, query_index, grad @ emb), None
 

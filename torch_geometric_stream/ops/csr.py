@@ -39,8 +39,8 @@ from typing import Any, Callable, Optional
 import torch
 from torch import Tensor
 
-from torch_geometric_stream.ops.functorch import in_func_transform, is_compiling
-from torch_geometric_stream.ops.higher_order import plain_vjp
+from torch_geometric_stream.ops.functorch import in_func_transform, is_compiling, is_exporting
+from torch_geometric_stream.ops.higher_order import plain_backward, plain_vjp
 from torch_geometric_stream.validation import (check_bool, check_edge_index, check_has_values,
                                                check_positive_int, check_same_device)
 
@@ -68,12 +68,14 @@ _CSR_DTYPES = (torch.float32, torch.float64)
 def supports_csr(x: Tensor) -> bool:
     """Whether the kernels here handle features like ``x`` (else gather/scatter):
     dense float32/float64 ones, outside :mod:`torch.func` transforms (see
-    :func:`~torch_geometric_stream.ops.functorch.in_func_transform`).
+    :func:`~torch_geometric_stream.ops.functorch.in_func_transform`) and
+    ``torch.export`` (which cannot trace sparse tensors).
 
     Args:
         x (Tensor): the features.
     """
-    return x.dtype in _CSR_DTYPES and x.layout == torch.strided and not in_func_transform()
+    return (x.dtype in _CSR_DTYPES and x.layout == torch.strided and not in_func_transform()
+            and not is_exporting())
 
 
 def _row_pointers(rows: Tensor, perm: Tensor, num_rows: int) -> Tensor:
@@ -310,7 +312,7 @@ class _CSRAggregate(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         x, edge_weight = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
-        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+        if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             return (*plain_vjp(graph._gathered_sum, (x, edge_weight), grad,
                                ctx.needs_input_grad), None)
         grad = grad.contiguous()
@@ -334,7 +336,7 @@ class _CSREdgeDot(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], ...]:
         a, b = ctx.saved_tensors
         graph: CSRGraph = ctx.graph
-        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+        if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             if ctx.same:  # one tensor in both places: its whole gradient through one
                 return plain_vjp(lambda rows: graph._gathered_dot(rows, rows), (a,), grad
                                  ) + (None, None)
@@ -381,6 +383,9 @@ def _check_features(x: Tensor, graph: CSRGraph, what: str) -> None:
     if in_func_transform():
         raise TypeError(f"{what} cannot run inside a torch.func transform (grad, vmap, ...), "
                         f"which has no sparse tensors: gather and scatter instead")
+    if is_exporting():
+        raise TypeError(f"{what} cannot run under torch.export, which cannot trace sparse "
+                        f"tensors: gather and scatter instead")
     if not supports_csr(x):
         raise TypeError(f"{what} needs float32/float64 tensors, got {x.dtype}")
     if x.dim() != 2 or x.size(0) != graph.num_nodes:

@@ -22,6 +22,12 @@ Supported transforms of the public building blocks
   that varies over the batch (the number :math:`k'` of neighbours would),
   and ``DynamicKNNGraph``'s ``batch`` argument (graphs with fewer than
   :math:`k` rows drop edges);
+- batched gradients of a graph built outside any transform, a ``vmap`` over
+  the backward alone (``torch.autograd.grad(..., is_grads_batched=True)``,
+  ``torch.autograd.functional.jacobian`` and ``hessian`` with
+  ``vectorize=True``, ``gradcheck(check_batched_grad=True)``, ``vmap`` of
+  ``torch.autograd.grad``): the fused backwards take autograd's plain forms
+  (see :func:`is_batched_grad`), the numbers of a loop over the batch;
 - ``torch.compile`` (``"eager"``, ``"aot_eager"`` and ``"inductor"`` backends),
   which traces through the custom kernels themselves, but for the CSR kernels:
   they build sparse tensors, which it cannot trace, so each runs eagerly behind
@@ -36,11 +42,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["in_func_transform", "in_vmap", "is_batched", "is_compiling", "unwrapped"]
+__all__ = ["in_func_transform", "in_vmap", "is_batched", "is_batched_grad", "is_compiling",
+           "is_exporting", "unwrapped"]
 
 try:  # non-empty while a torch.func transform runs (torch has no public query for it)
     from torch._C._functorch import (TransformType, get_unwrapped, is_batchedtensor,
-                                     is_functorch_wrapped_tensor, peek_interpreter_stack)
+                                     is_functorch_wrapped_tensor, is_legacy_batchedtensor,
+                                     peek_interpreter_stack)
     from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
 except ImportError:  # a torch without them: no transform to step aside for
     # torch's stub says CInterpreter, but the real one also returns None (no transform)
@@ -50,10 +58,18 @@ except ImportError:  # a torch without them: no transform to step aside for
     def is_functorch_wrapped_tensor(tensor: Tensor) -> bool:
         return False
 
+    def is_legacy_batchedtensor(tensor: Tensor) -> bool:
+        return False
+
 #: Whether ``torch.compile`` is tracing: ``torch.compiler.is_compiling`` from torch
 #: 2.3 on; before it, always ``False``, so compiled code takes the plain forms of
 #: :func:`in_func_transform` too (the same results, slower).
 is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+
+#: Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``, torch 2.5 on;
+#: before it, always ``False``): the CSR kernels, which it cannot trace, give way to
+#: gather and scatter, and the input checks read no values.
+is_exporting = getattr(torch.compiler, "is_exporting", lambda: False)
 
 
 def in_func_transform() -> bool:
@@ -99,3 +115,19 @@ def is_batched(tensor: Tensor) -> bool:
             return True
         tensor = get_unwrapped(tensor)
     return False
+
+
+def is_batched_grad(grad: Tensor) -> bool:
+    """Whether a custom backward runs under a transform, given its incoming
+    gradient: a :mod:`torch.func` transform, or the ``vmap`` over the backward
+    alone that batched gradients take (``torch.autograd.grad(...,
+    is_grads_batched=True)``, ``torch.autograd.functional.jacobian(...,
+    vectorize=True)``, ``gradcheck(check_batched_grad=True)``), which runs no
+    transform and batches ``grad`` itself. Three flag reads; never under
+    ``torch.compile``, which cannot trace the queries (and traces the kernels).
+
+    Args:
+        grad (Tensor): the backward's incoming gradient.
+    """
+    return not is_compiling() and (is_legacy_batchedtensor(grad)
+                                   or peek_interpreter_stack() is not None)

@@ -9,7 +9,10 @@ hold). Their backward runs with gradient mode on only when autograd was asked
 for a graph of the gradient (``create_graph=True``: gradient penalties,
 meta-learning, Hessian-vector products); there each takes :func:`plain_vjp`
 instead, autograd's own gradient of the plain (dense, gather/scatter) form,
-which can be differentiated again to any order.
+which can be differentiated again to any order. So does a backward given a
+batched gradient (a ``vmap`` over the backward: ``is_grads_batched=True``,
+``jacobian(..., vectorize=True)``), which the fused kernels have no batching
+rule for (see :func:`plain_backward`).
 """
 from __future__ import annotations
 
@@ -18,7 +21,22 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["plain_vjp"]
+from torch_geometric_stream.ops.functorch import is_batched_grad
+
+__all__ = ["plain_backward", "plain_vjp"]
+
+
+def plain_backward(grad: Tensor) -> bool:
+    """Whether a custom backward takes :func:`plain_vjp`: autograd was asked for
+    a graph of the gradient (gradient mode on), or the gradient is batched
+    (see :func:`~torch_geometric_stream.ops.functorch.is_batched_grad`), which
+    the fused kernels (sparse products, ``out=`` forms) have no batching rule
+    for. Four flag reads on the first-order path.
+
+    Args:
+        grad (Tensor): the backward's incoming gradient.
+    """
+    return torch.is_grad_enabled() or is_batched_grad(grad)
 
 
 def plain_vjp(function: Callable[..., Tensor], inputs: Sequence[Tensor], grad: Tensor,

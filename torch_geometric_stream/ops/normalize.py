@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.ops.functorch import in_func_transform
-from torch_geometric_stream.ops.higher_order import plain_vjp
+from torch_geometric_stream.ops.higher_order import plain_backward, plain_vjp
 from torch_geometric_stream.validation import check_has_values, check_positive
 
 __all__ = ["l2_normalize"]
@@ -65,7 +65,7 @@ class _L2Normalize(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Optional[Tensor], None]:
         x, out, denom, unclamped = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph: a gradient to differentiate again
+        if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             return plain_vjp(lambda rows: unit_rows(rows, ctx.eps), (x,), grad)[0], None
         # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
         # there; at norm = eps it passes one, as torch's clamp_min does)
