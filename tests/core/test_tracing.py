@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch_geometric.nn import GraphConv, to_hetero
 
-from torch_geometric_stream import DynamicKNNGraph, GCNBackbone, GraphBackbone, StaticKNNGraph
+from torch_geometric_stream import (DynamicKNNGraph, GCNBackbone, GraphBackbone, MLPBackbone,
+                                    StaticKNNGraph)
 from torch_geometric_stream.ops import CSRGraph
 
 X = torch.randn(12, 5, generator=torch.Generator().manual_seed(0))
@@ -34,6 +35,9 @@ def _modules():
             "StaticKNNGraph": (StaticKNNGraph(5, 3), (X,))}
 
 
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # the trace up to the refusal
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("name", list(_modules()))
 def test_jit_trace_is_refused(name):
     module, inputs = _modules()[name]
@@ -42,8 +46,12 @@ def test_jit_trace_is_refused(name):
         torch.jit.trace(module, inputs)
 
 
-@pytest.mark.parametrize("module", [DynamicKNNGraph(5, 3, 8), StaticKNNGraph(5, 3)])
-def test_jit_script_of_the_graph_modules_is_refused(module):
+@pytest.mark.parametrize("module", [DynamicKNNGraph(5, 3, 8), StaticKNNGraph(5, 3),
+                                    GCNBackbone(5, 8, 3, 2), MLPBackbone(5, 8, 3, 2),
+                                    GraphBackbone(5, 8, 3, 2, conv=GraphConv)],
+                         ids=lambda module: type(module).__name__)
+def test_jit_script_of_the_modules_is_refused(module):
+    # the backbones: torch's NotSupportedError, or "Python type cannot be used as a value"
     with pytest.raises(TypeError, match=_TORCHSCRIPT.format(type(module).__name__)):
         torch.jit.script(module)
     with pytest.raises(TypeError, match=_TORCHSCRIPT.format(type(module).__name__)):

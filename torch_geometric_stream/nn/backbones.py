@@ -1,7 +1,7 @@
 """Graph classifiers (:math:`f_B`) over learned graphs, and their MLP ablation."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Optional, cast
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,7 @@ from torch_geometric_stream.ops import CSRGraph, supports_csr
 from torch_geometric_stream.validation import (check_dropout, check_graph_input,
                                                check_has_values, check_node_features,
                                                check_positive_int, check_same_device,
-                                               check_weighted_graph)
+                                               check_weighted_graph, torchscript_unsupported)
 
 if TYPE_CHECKING:  # PyG is imported where a conv is built: the command line starts without it
     from torch_geometric.nn import GCNConv, MessagePassing
@@ -101,6 +101,11 @@ class _LayerStack(nn.Module):
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, "
                 f"num_layers={self.num_layers})")
+
+    def __prepare_scriptable__(self) -> NoReturn:
+        """``torch.jit.script`` calls this first: a clear error instead of
+        TorchScript's own on the first construct it cannot compile."""
+        raise torchscript_unsupported(type(self).__name__)
 
 
 class GraphBackbone(_LayerStack):
