@@ -397,6 +397,26 @@ def _unread_bytes(pipe) -> int:
     return struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0" * 4))[0]
 
 
+def _cpu_ticks(pid: int) -> int:
+    """The CPU time process ``pid`` has used so far (user + system, all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+def _wait_until_idle(pid: int, quiet: float, deadline: float) -> None:
+    """Wait until process ``pid`` has used no CPU for ``quiet`` seconds (it waits
+    on a read), or until ``deadline`` (``time.monotonic``). A fixed sleep was not
+    enough on loaded cores: the run was still learning when signalled."""
+    ticks, since = _cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = _cpu_ticks(pid)
+        if now != ticks:
+            ticks, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_stop_while_standard_input_sends_no_row_keeps_the_rows_done(tmp_path, process_group,
                                                                       signum):
@@ -414,7 +434,7 @@ def test_a_stop_while_standard_input_sends_no_row_keeps_the_rows_done(tmp_path, 
     deadline = time.monotonic() + 120
     while _unread_bytes(command.stdin) and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(3.0)  # the 60 rows learned, the run waits for the next
+    _wait_until_idle(command.pid, 2.0, deadline)  # the 60 rows learned, it waits for the next
     command.send_signal(signum)
     assert command.wait(timeout=60) == 130, log.read_text()
     assert log.read_text().splitlines()[-1] == (
