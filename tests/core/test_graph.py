@@ -619,8 +619,8 @@ def test_backbone_names_tensors_without_values_or_on_another_device(call, error,
 def _adjacency_t(num_nodes=10):
     """StaticKNNGraph's graph of X10 and its sparse adj_t[target, source] (PyG's)."""
     edge_index, weight = StaticKNNGraph(4, 3)(X10[:num_nodes])
-    return edge_index, weight, torch.sparse_coo_tensor(edge_index.flip(0), weight,
-                                                       (num_nodes, num_nodes)).coalesce()
+    return edge_index, weight, torch.sparse_coo_tensor(
+        edge_index.flip(0), weight, (num_nodes, num_nodes), check_invariants=True).coalesce()
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr", "coo, N = 2", "coo int, N = 2"])

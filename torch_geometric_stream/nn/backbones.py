@@ -332,9 +332,9 @@ class GCNBackbone(GraphBackbone):
 
     The layers call their convs' ``lin`` and, with message passing,
     ``propagate``, never the convs themselves (a module call per layer would
-    cost the per-sample step): hooks on the backbone, on a ``convs[i].lin`` and
-    PyG's propagate hooks fire, forward and backward hooks on ``convs[i]`` do
-    not, so neither do what reads the layers' outputs through them
+    cost the per-sample step): hooks on the backbone, on a ``convs[i].lin`` and,
+    with message passing, PyG's propagate hooks fire; forward and backward hooks
+    on ``convs[i]`` do not, so neither do what reads the layers' outputs through them
     (:func:`~torch_geometric.utils.get_embeddings`, hence ``PGExplainer``).
     For those, build
     ``GraphBackbone(..., conv=lambda i, o: GCNConv(i, o, normalize=False))``:

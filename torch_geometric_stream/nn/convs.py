@@ -22,10 +22,9 @@ ConvFactory = Callable[[int, int], "MessagePassing"]
 #: (``RGCNConv``, ...), ``neg_edge_index`` (``SignedConv``), ``edge_index``
 #: (``GCN2Conv``, ``FAConv``: ``forward(x, x_0, edge_index, ...)``),
 #: ``hyperedge_weight`` (``HypergraphConv``, whose second argument is a
-#: node-hyperedge incidence), ``node_type`` (``HEATConv``),
-#: ``max_num_neighbors`` (``CuGraphSAGEConv``), ``csc`` (``FusedGATConv``).
+#: node-hyperedge incidence), ``max_num_neighbors`` (``CuGraphSAGEConv``).
 _NOT_EDGE_WEIGHTS = ("size", "batch", "edge_type", "neg_edge_index", "edge_index",
-                     "hyperedge_weight", "node_type", "max_num_neighbors", "csc")
+                     "hyperedge_weight", "max_num_neighbors")
 
 
 def _gine_conv_size(conv: nn.Module) -> Optional[int]:
