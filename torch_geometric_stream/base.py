@@ -277,9 +277,13 @@ class RollbackOnFailedLoad(_ModuleMixin):
     :class:`torch.nn.Module` among the bases.
     """
 
+    @with_autograd  # under inference_mode, the copies it makes would be inference tensors
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> Any:
-        """:meth:`torch.nn.Module.load_state_dict`, all or nothing.
+        """:meth:`torch.nn.Module.load_state_dict`, all or nothing, also under
+        :func:`torch.inference_mode` (see :func:`with_autograd`: the state a
+        learner copies, e.g. its optimizer's, would otherwise be inference tensors,
+        which its next step could not update).
 
         Args:
             state_dict (Mapping[str, Any]): the state to load.

@@ -1,3 +1,4 @@
+import contextlib
 import copy
 import math
 import io
@@ -225,6 +226,29 @@ def test_a_failed_load_state_dict_leaves_the_learner_as_it_was(make, spoil):
     # the restored learner goes on exactly as one that never saw the failed load
     assert stream_through(model, x[40:], y[40:]) == stream_through(reference, x[40:], y[40:])
     assert_same(state_of(model), state_of(reference))
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["loaded", "refused"])
+@pytest.mark.parametrize("make", [small, lambda: small(light=True), _online_mlp],
+                         ids=["sledge", "sledge-light", "online-mlp"])
+def test_a_load_under_inference_mode_leaves_a_learner_that_goes_on(make, refused):
+    # before: the optimizer state (and SLeDGe's restored prediction cache) became
+    # inference tensors, and every later learn raised, after writing the memory
+    x, y = gaussian_stream(80)
+    model, twin, source = make(), make(), make()
+    stream_through(source, x[:40], y[:40], label_every=2)
+    for learner in (model, twin):
+        stream_through(learner, x[:30], y[:30], label_every=3)
+        learner.predict(x[30:31])
+    state = _without_last_entry(source) if refused else source.state_dict()
+    with torch.inference_mode(), contextlib.ExitStack() as stack:
+        if refused:
+            stack.enter_context(pytest.raises(RuntimeError, match="Missing key"))
+        model.load_state_dict(state)
+    if not refused:
+        twin.load_state_dict(state)
+    assert stream_through(model, x[40:], y[40:]) == stream_through(twin, x[40:], y[40:])
+    assert_same(state_of(model), state_of(twin))
 
 
 @pytest.mark.parametrize("make", [small, _online_mlp], ids=["sledge", "online-mlp"])

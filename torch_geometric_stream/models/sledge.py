@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from torch_geometric_stream.base import RollbackOnFailedLoad, StreamClassifier, restored_on_error
+from torch_geometric_stream.base import (RollbackOnFailedLoad, StreamClassifier, restored_on_error,
+                                         with_autograd)
 from torch_geometric_stream.graph import (STRUCTURE_LOSS_FORMS, DynamicKNNGraph, EmbeddingMLP,
                                           StaticKNNGraph, structure_loss)
 from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check_search_dtype,
@@ -846,6 +847,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         scaler = self.input_scaler
         return isinstance(scaler, RunningQuantileRange) and not scaler.clip
 
+    @with_autograd  # the restored snapshot's embeddings carry their graph
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> Any:
         """:meth:`RollbackOnFailedLoad.load_state_dict`; a refused state leaves
