@@ -240,7 +240,7 @@ def check_node_features(x: Any, in_channels: int, dtype: Optional[torch.dtype],
 
 def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: int,
                       dtype: Optional[torch.dtype], *,
-                      device: Optional[torch.device] = None) -> None:
+                      device: Optional[torch.device] = None, strided: bool = False) -> None:
     """Raise unless ``x``, ``edge_index`` and ``edge_weight`` fit together, all on
     ``x``'s device. Reading the indices' range costs one host sync on a GPU:
     this is for public entry points, not for a per-sample step that built its
@@ -257,8 +257,10 @@ def check_graph_input(x: Any, edge_index: Any, edge_weight: Any, in_channels: in
             floating dtype).
         device (torch.device, optional): the module's device, where ``x`` must
             lie if given. (default: ``None``)
+        strided (bool, optional): refuse a sparse ``x`` (see
+            :func:`check_node_features`). (default: :obj:`False`)
     """
-    check_node_features(x, in_channels, dtype, device=device)
+    check_node_features(x, in_channels, dtype, device=device, strided=strided)
     check_weighted_graph(edge_index, edge_weight, x.size(0), what=f" (x has {x.size(0)} rows)")
     check_same_device(edge_index, x.device, "edge_index", "x's device")
 

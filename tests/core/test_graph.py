@@ -679,6 +679,18 @@ def test_sparse_rows_are_embedded_by_the_learned_graph_refused_where_normalized(
             call()
 
 
+def test_sparse_rows_go_through_gcn_backbone_refused_by_a_graph_backbone():
+    """GCNBackbone's first linear map multiplies sparse rows; GraphBackbone's convs
+    need not (before: GraphConv's scatter_add_ failed on SparseCPU, deep in PyG)."""
+    edge_index, edge_weight = StaticKNNGraph(4, 3)(X10)
+    torch.manual_seed(0)
+    gcn = GCNBackbone(4, 8, 3, 2)
+    torch.testing.assert_close(gcn(X10.to_sparse(), edge_index, edge_weight),
+                               gcn(X10, edge_index, edge_weight))
+    with pytest.raises(TypeError, match="x must be a dense tensor, got layout torch.sparse_coo"):
+        GraphBackbone(4, 8, 3, 2, conv=GraphConv)(X10.to_sparse(), edge_index, edge_weight)
+
+
 @pytest.mark.parametrize("x, error, message", [
     (X10.to("meta"), TypeError, "x is on the 'meta' device"),
     (X10, ValueError, "x must be on the module.s device meta"),

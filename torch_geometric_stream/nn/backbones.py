@@ -170,6 +170,10 @@ class GraphBackbone(_LayerStack):
         - **output:** :math:`(N, F_{out})`
     """
 
+    #: Whether :meth:`forward` takes sparse rows ``x``: not through any conv (PyG's
+    #: own scatter a sparse ``x`` deep inside), so a sparse ``x`` is refused.
+    _takes_sparse_rows = False
+
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
                  num_layers: int, conv: ConvFactory, normalization: str = "symmetric",
                  dropout: float = 0.0) -> None:
@@ -235,7 +239,8 @@ class GraphBackbone(_LayerStack):
         weight = next(self.parameters(), None)  # any conv: its parameters' dtype, if any
         check_graph_input(x, edge_index, edge_weight, self.in_channels,
                           None if weight is None else weight.dtype,
-                          device=None if weight is None else weight.device)
+                          device=None if weight is None else weight.device,
+                          strided=not self._takes_sparse_rows)
         if not normalized:
             num_edges = edge_index.size(1)
             edge_index, edge_weight = self.normalize(edge_index, edge_weight, x.size(0),
@@ -361,6 +366,8 @@ class GCNBackbone(GraphBackbone):
         bias_position (str, optional): one of :data:`BIAS_POSITIONS`.
             (default: :obj:`"after"`)
     """
+
+    _takes_sparse_rows = True  # its first layer's linear map multiplies them
 
     def __init__(self, in_channels: int, hidden_channels: int, out_channels: int,
                  num_layers: int, normalization: str = "symmetric", dropout: float = 0.0,
