@@ -807,3 +807,7 @@ def test_the_running_accuracy_plot_puts_a_late_run_at_its_stream_positions(monke
     module.plot_running_accuracy({"run": result}, "unused.png")
     positions, accuracy = drawn["run"]
     assert positions.tolist() == [3, 4, 5, 6] and accuracy.tolist() == [0.0, 0.5, 1 / 3, 0.25]
+    for history in HISTORIES:  # one point per curve: the whole run, at its last position
+        result = prequential(PreviousLabel(), stream(), progress=False, start=2, history=history)
+        module.plot_running_accuracy({"run": result}, "unused.png", num_points=1)
+        assert [values.tolist() for values in drawn["run"]] == [[6], [0.25]]
