@@ -1011,9 +1011,10 @@ def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[Delay
     probabilities = learner.predict_proba(x)
     try:
         asked = label_query(probabilities)  # checks them first: one sample's, finite
-    except ValueError as error:
-        raise ValueError(f"the learner's class probabilities for the sample at position "
-                         f"{position}: {error}") from error
+    except (TypeError, ValueError) as error:
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(f"the learner's class probabilities for the sample at position "
+                   f"{position}: {error}") from error
     prediction = _prediction(_top_class(probabilities), position, num_classes)
     target = label if asked else -1
     _learn_or_hold(learner, delayed, x, target, position)
