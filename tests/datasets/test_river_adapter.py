@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,28 @@ def test_features_are_the_union_of_the_loaded_rows_keys_in_order_of_appearance()
 def test_a_bad_max_samples_is_named(max_samples, error, match):
     with pytest.raises(error, match=match):
         load_river_dataset([({"a": 1.0}, "x")] * 3, max_samples=max_samples)
+
+
+@pytest.mark.parametrize("rows, error, message", [
+    # before: float()'s "could not convert string to float: 'red'", its TypeError for
+    # None, NumPy's "'<' not supported between 'int' and 'NoneType'", and an AttributeError
+    ([({"a": 1.0}, 0), ({"a": 2.0, "b": "red"}, 1)], ValueError,
+     "River row 1: feature 'b' holds 'red', not a number (encode categorical features as "
+     "numbers first)"),
+    ([({"a": None}, 0)], ValueError,
+     "River row 0: feature 'a' holds None, a missing value: fill in or drop the row first"),
+    ([({"a": 1.0}, None), ({"a": 2.0}, 1)], ValueError,
+     "River row 0: the label is None; every row needs its true label"),
+    ([({"a": 1.0}, 0.0), ({"a": 2.0}, np.float32("nan"))], ValueError,
+     "River row 1: the label is nan; every row needs its true label"),
+    ([([1.0, 2.0], 0)], TypeError,
+     "River row 0: x must be a dict of features by name (River's rows), got list"),
+    ([({"a": 1.0}, 0), ({"a": 1.0},)], TypeError,
+     "River row 1 must be an (x, y) pair, got tuple of length 1"),
+])
+def test_a_bad_river_row_is_named_with_its_index_and_feature(rows, error, message):
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        load_river_dataset(rows)
 
 
 @pytest.mark.parametrize("name, shape, classes", [("Phishing", (1250, 9), 2),

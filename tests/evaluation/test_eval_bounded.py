@@ -173,6 +173,7 @@ def test_running_accuracy_doubles_its_stride_and_keeps_exact_points():
     # a curve of 3 points asks for 1, 6 and 10: 6 lies as near 4 as 8, and goes to 4
     counts, running = accuracy.curve(3)
     assert counts.tolist() == [4, 10] and running.tolist() == [0.75, 0.7]
+    assert [values.tolist() for values in accuracy.curve(1)] == [[10], [0.7]]  # the whole run
     # the last 20 % of 10: 2 samples from position 8, kept; the last 5 %: 1 sample
     # from 9, not kept: from 8, 2 samples
     assert accuracy.tail(0.2) == (1.0, 2)

@@ -1,4 +1,6 @@
 """Active learning: ``UncertaintyQuery`` and ``prequential(..., label_query=...)``."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -69,6 +71,23 @@ def test_probabilities_no_learner_gives_are_refused_and_nothing_is_counted(proba
     query = UncertaintyQuery("variable-uncertainty", budget=0.5)
     before = query.state_dict()
     with pytest.raises(ValueError, match=message):
+        query(probabilities)
+    assert query.state_dict() == before
+
+
+@pytest.mark.parametrize("probabilities, message", [
+    # before: float()'s "float() argument must be a string or a real number, not 'dict'"
+    ({0: 0.5, 1: 0.5}, "probabilities must be a (c,) array, tensor or list, got dict: a River "
+                       "dict of probabilities by class is not taken; pass them as a (c,) array "
+                       "in class-id order"),
+    (["a", "b"], "probabilities must be numbers, a (c,) array, tensor or list, got list "
+                 "(could not convert string to float: 'a')"),
+])
+def test_probabilities_that_are_no_numbers_are_refused_as_a_type_and_nothing_is_counted(
+        probabilities, message):
+    query = UncertaintyQuery("variable-uncertainty", budget=0.5)
+    before = query.state_dict()
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         query(probabilities)
     assert query.state_dict() == before
 
@@ -242,6 +261,16 @@ def test_infinite_probabilities_are_refused_and_name_the_sample_in_a_run():
     with pytest.raises(ValueError, match=r"class probabilities for the sample at position 0: "
                                          r"probabilities must be one sample's"):
         prequential(Batch(), list(zip(CONFIDENCES, LABELS)), progress=False, label_query=query)
+
+    class RiverStyle(Confidence):
+        def predict_proba(self, x):
+            return {0: 0.5, 1: 0.5}
+
+    with pytest.raises(TypeError, match=r"^the learner's class probabilities for the sample at "
+                                        r"position 0: probabilities must be a \(c,\) array"):
+        prequential(RiverStyle(), list(zip(CONFIDENCES, LABELS)), progress=False,
+                    label_query=query)
+    assert query.seen == 0
 
 
 def test_a_run_refusing_its_initial_state_leaves_the_query_as_it_was():

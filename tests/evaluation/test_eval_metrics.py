@@ -74,6 +74,14 @@ def test_accuracy_curve_positions_are_rounded():
     assert accuracy.tolist() == [1.0, 0.5, 0.75, 0.6]
 
 
+def test_a_one_point_curve_is_the_whole_run():
+    # linspace(1, T, 1) is [1]: the one point must be T, as the docstring says of the last
+    assert curve_positions(10, 1).tolist() == [10]
+    assert curve_positions(1, 1).tolist() == [1] and curve_positions(0, 1).tolist() == []
+    counts, accuracy = accuracy_curve([1, 0, 0, 0, 0, 0, 0, 0, 0, 0], num_points=1)
+    assert counts.tolist() == [10] and accuracy.tolist() == [0.1]
+
+
 # class_metrics by hand: 6 samples, classes 0, 1, 2.
 LABELS = [0, 0, 1, 1, 1, 2]
 PREDICTIONS = [0, 1, 1, 1, 0, 2]

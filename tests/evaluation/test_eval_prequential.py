@@ -28,6 +28,7 @@ from torch_geometric_stream.evaluation import (
     prequential,
 )
 from torch_geometric_stream.ops import flushes_denormal
+from state_helpers import assert_same
 
 
 class NearestClassMean(StreamClassifier):
@@ -236,6 +237,7 @@ def test_errors():
     ({"transform": 5}, "transform must be callable or None, got int"),
     ({"initial": "abc"}, "initial must be a mapping (a record state) or None, got str"),
     ({"stream": 5}, "stream must be an iterable of (x, y) pairs, got int"),
+    ({"stream": "0a1b"}, "stream must be an iterable of (x, y) pairs, got str"),
     # before: a truthy "no" showed the bar, or flushed denormals; desc=5 was shown as "5"
     ({"progress": "no"}, "progress must be a bool, got str"),
     ({"progress": None}, "progress must be a bool, got NoneType"),
@@ -323,6 +325,73 @@ def test_a_bad_stream_label_leaves_the_transform_as_it_was():
     assert after.keys() == before.keys()
     assert all(torch.equal(after[key], before[key]) for key in ("min", "max"))
     assert after["feature_range"] == before["feature_range"]
+
+
+@pytest.mark.parametrize("item, got", [((np.zeros(1), 0, True), "tuple of length 3"),
+                                       ([np.zeros(1)], "list of length 1"),
+                                       (np.zeros(3), "ndarray of shape (3,)"),
+                                       (5, "int")])
+def test_a_stream_item_that_is_no_pair_is_named_with_its_position(item, got):
+    # before: Python's bare "too many values to unpack (expected 2)", without a position
+    learner = PreviousLabel()
+    with pytest.raises(TypeError, match=re.escape(f"stream item at position 1 must be an "
+                                                  f"(x, y) pair, got {got}")):
+        prequential(learner, [(np.zeros(1), 0), item], progress=False)
+    assert learner.learned == [0]
+
+
+@pytest.mark.parametrize("batch", [np.zeros((2, 1)), torch.zeros(3, 1)])
+def test_a_batch_in_the_stream_is_refused_before_the_learner_sees_it(batch):
+    # before: the learner took both rows, and the run blamed its prediction of shape (2,)
+    learner = PreviousLabel()
+    with pytest.raises(ValueError, match=f"^x at stream position 0 holds {len(batch)} rows; "
+                                         f"prequential steps one row at a time$"):
+        prequential(learner, [(batch, 0)], progress=False)
+    assert learner.seen_x == [] and learner.learned == []
+    # one row as (1, d) is one sample still
+    assert prequential(learner, [(batch[:1], 0)], progress=False).metrics["n_samples"] == 1
+
+
+@pytest.mark.parametrize("scaling", ["online", "robust"])
+def test_a_first_row_the_learner_refuses_leaves_the_transform_as_it_was(scaling):
+    """The transform took the 3-wide row before the 2-feature learner refused it:
+    it then refused every 2-wide row ("the scaler has seen 3")."""
+    rows, wide = np.array([[0.0, 1.0], [2.0, -1.0], [1.0, 5.0]]), np.ones(3)
+    transform, fresh = make_transform(scaling), make_transform(scaling)
+    before = copy.deepcopy(transform.state_dict())
+    learner = NearestClassMean(2, 2)
+    with pytest.raises(ValueError, match="x has 3 features, expected 2"):
+        prequential(learner, [(wide, 0)], transform=transform, progress=False)
+    assert_same(transform.state_dict(), before)
+    assert learner.counts.tolist() == [0.0, 0.0]
+    ran = prequential(learner, stream([0, 1, 1], rows), transform=transform, progress=False)
+    again = prequential(NearestClassMean(2, 2), stream([0, 1, 1], rows), transform=fresh,
+                        progress=False)
+    assert ran.predictions.tolist() == again.predictions.tolist()
+    assert_same(transform.state_dict(), fresh.state_dict())
+    # a transform fitted on 3-wide rows by an earlier run: the same at a run's first row
+    transform = make_transform(scaling)
+    prequential(NearestClassMean(3, 2), [(wide, 0), (-wide, 1)], transform=transform,
+                progress=False)
+    before = copy.deepcopy(transform.state_dict())
+    with pytest.raises(ValueError, match="x has 3 features, expected 2"):
+        prequential(NearestClassMean(2, 2), [(2 * wide, 0)], transform=transform,
+                    progress=False)
+    assert_same(transform.state_dict(), before)
+
+
+def test_an_error_after_the_first_row_was_learned_keeps_it_in_the_transform():
+    # the learner took the row: the transform must keep it too
+    transform, fresh = make_transform("online"), make_transform("online")
+    fresh(X[0])
+
+    def fail(position, record):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        prequential(NearestClassMean(1, 2), stream([0], X[:1]), transform=transform,
+                    callback=fail, progress=False)
+    assert_same(transform.state_dict(), fresh.state_dict())
 
 
 def test_a_mask_shorter_than_a_stream_with_a_length_stops_before_the_first_sample():
@@ -807,3 +876,7 @@ def test_the_running_accuracy_plot_puts_a_late_run_at_its_stream_positions(monke
     module.plot_running_accuracy({"run": result}, "unused.png")
     positions, accuracy = drawn["run"]
     assert positions.tolist() == [3, 4, 5, 6] and accuracy.tolist() == [0.0, 0.5, 1 / 3, 0.25]
+    for history in HISTORIES:  # one point per curve: the whole run, at its last position
+        result = prequential(PreviousLabel(), stream(), progress=False, start=2, history=history)
+        module.plot_running_accuracy({"run": result}, "unused.png", num_points=1)
+        assert [values.tolist() for values in drawn["run"]] == [[6], [0.25]]

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sized
 
 import numpy as np
 
 from torch_geometric_stream.datasets.dataset import StreamDataset, encode_labels
+from torch_geometric_stream.datasets.stream_file import _MISSING_VALUE
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["load_river_dataset"]
@@ -31,8 +32,12 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
 
     Raises:
         ImportError: ``river`` is not installed.
-        ValueError: unknown name, an empty dataset, or ``max_samples < 1``.
-        TypeError: a ``max_samples`` that is not an integer.
+        ValueError: unknown name, an empty dataset, ``max_samples < 1``, a
+            feature value that is no number (a category's name, ``None``) or a
+            missing label (``None``, NaN); the message names the row and the
+            feature.
+        TypeError: a ``max_samples`` that is not an integer, or a row that is no
+            ``(x: dict, y)`` pair.
     """
     if max_samples is not None:
         max_samples = check_positive_int(max_samples, "max_samples")
@@ -45,11 +50,15 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
     rows: list[dict[int, float]] = []
     labels: list[Any] = []
     columns: dict[Any, int] = {}  # key -> its column, in order of appearance
-    for i, (features, label) in enumerate(dataset):
+    for i, pair in enumerate(dataset):
         if max_samples is not None and i >= max_samples:
             break
-        rows.append({columns.setdefault(key, len(columns)): float(value)
+        features, label = _river_pair(pair, i)
+        rows.append({columns.setdefault(key, len(columns)): _feature(value, key, i)
                      for key, value in features.items()})
+        if label is None or isinstance(label, (float, np.floating)) and np.isnan(label):
+            raise ValueError(f"River row {i}: the label is {label}; every row needs its "
+                             f"true label")
         labels.append(label)
     if not rows:
         raise ValueError("the River dataset yielded no rows")
@@ -61,3 +70,29 @@ def load_river_dataset(dataset: str | Any, *, max_samples: Optional[int] = None)
     return StreamDataset(name, x, y, len(class_names), class_names,
                          feature_names=[str(key) for key in columns],
                          source=f"River bundled dataset river.datasets.{name}")
+
+
+def _river_pair(pair: Any, row: int) -> tuple[Mapping[Any, Any], Any]:
+    """The ``(x, y)`` of River's ``row``, ``x`` a dict of features, or a ``TypeError``."""
+    try:
+        features, label = pair
+    except (TypeError, ValueError):
+        size = f" of length {len(pair)}" if isinstance(pair, Sized) else ""
+        raise TypeError(f"River row {row} must be an (x, y) pair, got "
+                        f"{type(pair).__name__}{size}") from None
+    if not isinstance(features, Mapping):
+        raise TypeError(f"River row {row}: x must be a dict of features by name (River's "
+                        f"rows), got {type(features).__name__}")
+    return features, label
+
+
+def _feature(value: Any, key: Any, row: int) -> float:
+    """The feature ``key`` of River's ``row`` as a number, or a ``ValueError`` in the
+    words of the stream files' errors."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        problem = (_MISSING_VALUE if value is None
+                   else "not a number (encode categorical features as numbers first)")
+        raise ValueError(f"River row {row}: feature {key!r} holds {value!r}, "
+                         f"{problem}") from None

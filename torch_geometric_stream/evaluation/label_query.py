@@ -60,8 +60,12 @@ class UncertaintyQuery:
 
     Args:
         strategy (str): one of :data:`LABEL_QUERIES`.
-        budget (float): :math:`b \in (0, 1]`, the largest share of the samples seen
-            whose label is asked for.
+        budget (float): :math:`b \in (0, 1]`: a label is asked for only while
+            the labels asked so far over the samples seen (this one included)
+            stay below :math:`b`, as in MOA's ``ALUncertainty``; so after
+            :math:`n` samples fewer than :math:`b n + 1` labels were asked for,
+            a share that can pass :math:`b` by up to one label (the first
+            sample's label may be asked for at any :math:`b`).
         threshold (float, optional): :math:`u \in [0, 1]` of ``fixed-uncertainty`` (default
             0.9, MOA's).
         step (float, optional): :math:`s \in [0, 1]` of the variable strategies (default 0.01,
@@ -101,6 +105,9 @@ class UncertaintyQuery:
         Raises:
             ValueError: ``probabilities`` hold a NaN, an inf or a negative value, are
                 empty or have another shape (the state is left as it was).
+            TypeError: ``probabilities`` are no numbers, or a mapping (River's
+                ``{class: probability}``: pass a :math:`(c,)` array in class-id
+                order); the state is left as it was.
         """
         largest, classes = self._largest_probability(probabilities)
         self.seen += 1
@@ -128,7 +135,16 @@ class UncertaintyQuery:
         as MOA has it) and the number of classes, checked."""
         if isinstance(probabilities, torch.Tensor):
             probabilities = probabilities.detach().cpu()
-        values = np.asarray(probabilities, dtype=np.float64)
+        if isinstance(probabilities, Mapping):
+            raise TypeError(f"probabilities must be a (c,) array, tensor or list, got "
+                            f"{type(probabilities).__name__}: a River dict of probabilities "
+                            f"by class is not taken; pass them as a (c,) array in class-id "
+                            f"order")
+        try:
+            values = np.asarray(probabilities, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"probabilities must be numbers, a (c,) array, tensor or list, "
+                            f"got {type(probabilities).__name__} ({error})") from None
         if values.ndim == 2 and values.shape[0] == 1:
             values = values[0]
         if values.ndim != 1 or values.size == 0:

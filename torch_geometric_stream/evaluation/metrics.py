@@ -88,7 +88,8 @@ def accuracy_curve(correct: Any, num_points: int = 200) -> Tuple[np.ndarray, np.
 def curve_positions(samples: int, num_points: int) -> np.ndarray:
     """The sample counts :math:`(P,)` at which :func:`accuracy_curve` reads the
     running accuracy: ``num_points`` evenly spaced in :math:`[1, T]`, rounded,
-    repeats dropped.
+    repeats dropped; the last is always :math:`T` (the one point of
+    ``num_points=1``).
 
     Args:
         samples (int): the number of samples :math:`T`.
@@ -99,6 +100,8 @@ def curve_positions(samples: int, num_points: int) -> np.ndarray:
         TypeError, ValueError: ``num_points`` is not an integer >= 1.
     """
     num_points = check_positive_int(num_points, "num_points")
+    if num_points == 1 and samples:  # linspace(1, T, 1) is [1], the first sample
+        return np.array([samples], dtype=np.int64)
     return np.unique(np.linspace(1, samples, min(num_points, samples)).round().astype(np.int64))
 
 

@@ -38,6 +38,7 @@ from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_d
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
+from torch_geometric_stream.evaluation.transforms import StreamTransform
 from torch_geometric_stream.evaluation.windows import (WINDOW_COLUMNS, WindowedMetrics,
                                                        check_window, window_lists)
 from torch_geometric_stream.files import atomic_savefig, atomic_write_csv, atomic_write_text
@@ -712,7 +713,10 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             position, or a function ``position -> bool`` (a Python, NumPy or 0-d tensor bool:
             anything else is a ``TypeError``); ``None`` labels every sample. (default: :obj:`None`)
         transform (callable, optional): applied to every ``x`` before the learner sees it (e.g.
-            :func:`~torch_geometric_stream.evaluation.make_transform`). (default: :obj:`None`)
+            :func:`~torch_geometric_stream.evaluation.make_transform`); a
+            :class:`~torch_geometric_stream.evaluation.StreamTransform` is put
+            back as it was if the learner refuses the run's first row (a wrong
+            width). (default: :obj:`None`)
         progress (bool, optional): show the progress: a tqdm bar with the running accuracy, or
             lines (``progress_every``). (default: :obj:`True`)
         progress_every (float, optional): with ``progress``, write a plain line to stderr every
@@ -810,15 +814,17 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             ``learner.num_classes``, ``history`` names no history, ``window`` is
             below 1, ``label_delay`` below 0 (or ``initial`` kept with another),
             ``label_mask`` and ``label_query`` both given, a ``y`` is not a class
-            id of the learner (raised at that sample, before the learner sees
-            it), or the learner predicts
+            id of the learner or an ``x`` holds more than one row (raised at
+            that sample, before the transform and the learner see it), or the
+            learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
         TypeError: if a ``y`` or a prediction is not an integer (a float or
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
             learner see it), ``history`` is no string, ``window`` is no integer,
-            ``stream`` is not iterable, ``initial`` is no mapping, ``desc`` is no
-            string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
+            ``stream`` is not iterable (or is a string), a stream item is no
+            ``(x, y)`` pair (raised at that item), ``initial`` is no mapping,
+            ``desc`` is no string or ``None``, ``progress`` or ``flush_denormal`` is no bool,
             ``label_delay`` is no integer, ``learn_on_arrival`` no bool, the
             learner lacks a method the run calls (``predict_learn``, or
             ``predict`` and ``learn``; with a ``label_delay``, ``learn``, and
@@ -876,41 +882,56 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     bar = None if not progress or lines is not None else tqdm(
         total=None if end is None else max(0, end - start), desc=desc, unit="sample")
     flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
-    with flushing, bar if bar is not None else contextlib.nullcontext():
-        for position, (x, y) in enumerate(samples, start=start):
-            # the label and its mask first: a sample rejected for either leaves the transform
-            # as it was
-            label = _stream_label(y, position, num_classes)
-            target = label if is_labeled(position) else -1
-            if transform is not None:
-                x = transform(x)
-            tic = time.perf_counter()
-            if label_query is not None:
-                prediction, target = _queried_step(learner, label_query, record.delayed, x,
-                                                   label, position, num_classes)
-            elif record.delayed is not None:
-                prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
-                                           position, num_classes)
-            elif fused_step is not None:
-                prediction = _prediction(fused_step(x, target), position, num_classes)
-            else:
-                prediction = _prediction(plain.predict(x), position, num_classes)
-                plain.learn(x, target)
-            if cuda_device is not None:
-                torch.cuda.synchronize(cuda_device)
-            record.update(prediction, label, target != -1, time.perf_counter() - tic)
-            if callback is not None:
-                callback(position, record)
-            if lines is not None:
-                lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
-            elif bar is not None:
-                if record.metrics.n_samples % POSTFIX_EVERY == 0:
-                    _show_accuracy(bar, record)
-                bar.update()
-            if stop is not None and stop():
-                break
-        if bar is not None and record.metrics.n_samples > 0:
-            _show_accuracy(bar, record)  # drawn as the bar closes
+    # put back if the run's first row is refused after the transform took it (see
+    # _restore_transform): saved once per run, the loop pays nothing for it
+    saved = transform.state_dict() if isinstance(transform, StreamTransform) else None
+    done_before = record.metrics.n_samples
+    try:
+        with flushing, bar if bar is not None else contextlib.nullcontext():
+            for position, item in enumerate(samples, start=start):
+                try:
+                    x, y = item
+                except (TypeError, ValueError):
+                    raise _not_a_pair(item, position) from None
+                if getattr(x, "ndim", 1) > 1 and len(x) > 1:  # a learner would take the batch
+                    raise ValueError(f"x at stream position {position} holds {len(x)} rows; "
+                                     f"prequential steps one row at a time")
+                # the label and its mask first: a sample rejected for either leaves the
+                # transform as it was
+                label = _stream_label(y, position, num_classes)
+                target = label if is_labeled(position) else -1
+                if transform is not None:
+                    x = transform(x)
+                tic = time.perf_counter()
+                if label_query is not None:
+                    prediction, target = _queried_step(learner, label_query, record.delayed, x,
+                                                       label, position, num_classes)
+                elif record.delayed is not None:
+                    prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
+                                               position, num_classes)
+                elif fused_step is not None:
+                    prediction = _prediction(fused_step(x, target), position, num_classes)
+                else:
+                    prediction = _prediction(plain.predict(x), position, num_classes)
+                    plain.learn(x, target)
+                if cuda_device is not None:
+                    torch.cuda.synchronize(cuda_device)
+                record.update(prediction, label, target != -1, time.perf_counter() - tic)
+                if callback is not None:
+                    callback(position, record)
+                if lines is not None:
+                    lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
+                elif bar is not None:
+                    if record.metrics.n_samples % POSTFIX_EVERY == 0:
+                        _show_accuracy(bar, record)
+                    bar.update()
+                if stop is not None and stop():
+                    break
+            if bar is not None and record.metrics.n_samples > 0:
+                _show_accuracy(bar, record)  # drawn as the bar closes
+    except BaseException:
+        _restore_transform(transform, saved, record.metrics.n_samples == done_before)
+        raise
     if record.metrics.n_samples == 0:
         raise ValueError(f"stream is empty (no sample at position >= start={start}"
                          f"{'' if limit is None else f' and < limit={limit}'})")
@@ -936,6 +957,32 @@ def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: 
         if query is not None and previous is not None:
             query.load_state_dict(previous)
         raise
+
+
+def _not_a_pair(item: Any, position: int) -> TypeError:
+    """The error for a stream ``item`` at ``position`` that is no ``(x, y)`` pair,
+    saying what it is."""
+    shape = getattr(item, "shape", None)
+    what = type(item).__name__ + (f" of shape {tuple(shape)}" if shape is not None
+                                  else f" of length {len(item)}" if isinstance(item, Sized)
+                                  else "")
+    return TypeError(f"stream item at position {position} must be an (x, y) pair, got {what}")
+
+
+def _restore_transform(transform: Any, saved: Optional[Dict[str, Any]], first: bool) -> None:
+    """Put ``transform`` back to its ``saved`` state (``None``: no
+    :class:`~torch_geometric_stream.evaluation.StreamTransform`) if the run stopped
+    at its ``first`` sample: the transform may have taken a row that the learner
+    then refused. Only the first can be: the label is checked before the
+    transform sees the row, the package's transforms refuse NaN, inf and a width
+    other than the one they have seen, and give finite ``float32`` rows, and once
+    the learner took a row of the transform's output, that width is the learner's
+    too. (A learner that refuses a later finite row of that width keeps it in the
+    transform: one normalizing raw rows refuses a row whose L2 norm overflows
+    ``float32``, which only a pipeline without a bounded end, e.g. an unclipped
+    quantile range without :class:`L2Normalize`, can give.)"""
+    if first and saved is not None:
+        transform.load_state_dict(saved)
 
 
 def _delayed_step(learner: Any, fused_step: Optional[Callable[[Any, int], Any]],
@@ -964,9 +1011,10 @@ def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[Delay
     probabilities = learner.predict_proba(x)
     try:
         asked = label_query(probabilities)  # checks them first: one sample's, finite
-    except ValueError as error:
-        raise ValueError(f"the learner's class probabilities for the sample at position "
-                         f"{position}: {error}") from error
+    except (TypeError, ValueError) as error:
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(f"the learner's class probabilities for the sample at position "
+                   f"{position}: {error}") from error
     prediction = _prediction(_top_class(probabilities), position, num_classes)
     target = label if asked else -1
     _learn_or_hold(learner, delayed, x, target, position)
@@ -1040,10 +1088,11 @@ def _check_query(label_query: Any, label_mask: LabelMask, learner: Any) -> None:
 
 def _check_arguments(stream: Any, initial: Any, desc: Any, **functions: Any) -> None:
     """``TypeError`` naming the first argument of :func:`prequential` of another type:
-    ``stream`` not iterable, ``initial`` no mapping, ``desc`` no string or ``None``, or one of
-    ``functions`` (given, ``None`` allowed) not callable: they would fail only once
-    a sample was learned."""
-    if not any(hasattr(type(stream), method) for method in ("__iter__", "__getitem__")):
+    ``stream`` not iterable (or a string), ``initial`` no mapping, ``desc`` no string
+    or ``None``, or one of ``functions`` (given, ``None`` allowed) not callable:
+    they would fail only once a sample was learned."""
+    if isinstance(stream, (str, bytes)) or not any(hasattr(type(stream), method)
+                                                   for method in ("__iter__", "__getitem__")):
         raise TypeError(f"stream must be an iterable of (x, y) pairs, got "
                         f"{type(stream).__name__}")
     check_mapping(initial, "initial", " (a record state)")
