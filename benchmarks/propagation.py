@@ -55,7 +55,7 @@ the machines and libraries the results recorded. Whether torch-scatter /
 torch-sparse are installed (``torch_geometric.typing.WITH_TORCH_SCATTER`` /
 ``WITH_TORCH_SPARSE``) is recorded with every result.
 
-Example (about 5-10 minutes on one core)::
+Example (N = 10,000's dense paths, seconds a call, take most of its time)::
 
     OMP_NUM_THREADS=1 python benchmarks/propagation.py --threads 1
 """
