@@ -55,12 +55,16 @@ import step_latency  # noqa: E402
 from step_latency import (CONFIGS, checked_selection, package_model, percentile,  # noqa: E402
                           synthetic)
 
+import torch_geometric_stream  # noqa: E402
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from torch_geometric_stream.models import CUDAGraphStep  # noqa: E402
 
 OUT = HERE / "results" / "cuda"
-PACKAGE = "torch_geometric_stream"
+#: The package's folder: a sync is attributed to the innermost frame in it (a
+#: substring test of the name would also match this script's frames in a checkout
+#: folder named ``torch_geometric_stream``).
+PACKAGE_DIR = Path(torch_geometric_stream.__file__).resolve().parent
 #: step_latency's models less its dense reference (which has no ``to``, no
 #: ``parameters`` and no CUDA graph step: step_latency times it on the CPU).
 MODELS = tuple(name for name in step_latency.MODELS if not name.startswith("ref"))
@@ -82,6 +86,11 @@ def stepper_of(model: SLeDGe, graphed: bool) -> Step:
     return step
 
 
+def package_frames(stack: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+    """The frames of ``stack`` whose files lie in the package's folder."""
+    return [f for f in stack if Path(f.filename).resolve().is_relative_to(PACKAGE_DIR)]
+
+
 def sync_sites(step: Step, x: torch.Tensor, labels: list[int], steps: int) -> dict[str, float]:
     """Synchronizing calls per step (reading the prediction included), by package line."""
     sites: collections.Counter[str] = collections.Counter()
@@ -90,12 +99,12 @@ def sync_sites(step: Step, x: torch.Tensor, labels: list[int], steps: int) -> di
                lineno: int, file: Optional[TextIO] = None, line: Optional[str] = None) -> None:
         if "synchronizing" not in str(message):
             return
-        frames = [f for f in traceback.extract_stack()[:-1] if PACKAGE in f.filename]
+        frames = package_frames(traceback.extract_stack()[:-1])
         where = (f"{Path(frames[-1].filename).name}:{frames[-1].lineno} ({frames[-1].name})"
                  if frames else "outside the package (reading the prediction)")
         sites[where] += 1
 
-    saved = warnings.showwarning
+    saved, saved_mode = warnings.showwarning, torch.cuda.get_sync_debug_mode()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
@@ -103,8 +112,8 @@ def sync_sites(step: Step, x: torch.Tensor, labels: list[int], steps: int) -> di
             torch.cuda.set_sync_debug_mode("warn")
             for i in range(steps):
                 step(x[i], labels[i])
-            torch.cuda.set_sync_debug_mode("default")
     finally:
+        torch.cuda.set_sync_debug_mode(saved_mode)
         warnings.showwarning = saved
     return {where: count / steps for where, count in sites.most_common()}
 

@@ -15,29 +15,47 @@ itself and from ``k`` random other nodes, with positive random weights
 * ``scatter``: the same backbone with ``aggregation="message_passing"`` (PyG
   ``GCNConv`` gather/scatter message passing);
 * ``dense``: ``backbone.forward_dense(x, adj)`` with
-  ``adj = dense_adjacency(edge_index, edge_weight, N)``; the time to build
-  ``adj`` from the edge list is reported separately (``dense build``).
+  ``adj = dense_adjacency(edge_index, edge_weight, N)`` built once outside the
+  timing (its time is reported as ``dense build``);
+* ``dense incl. build``: the same, building ``adj`` from the edge list in every
+  call, as ``sparse`` builds its CSR index in every call: the fair comparison.
 
 Each is timed forward only (``torch.no_grad``) and forward + backward (loss =
 sum of the outputs; gradients for the parameters and for the edge weights /
-the dense adjacency, since SLeDGe learns its graph). Dense is skipped where an
-``(N, N)`` float32 matrix would exceed ``--dense-max-gb`` (default 4 GB: N = 50k
-needs 10 GB, twice that with its gradient).
+the dense adjacency, since SLeDGe learns its graph; ``dense incl. build``: the
+edge weights). The paths are timed interleaved: every repeat calls each once
+(the order rotating), so a change of the machine's load falls on all of them;
+each timing records its median with its quartiles (p25, p75). Dense is skipped
+where its peak, :data:`DENSE_MATRICES` ``(N, N)`` float32 matrices (the
+adjacency, the one ``dense incl. build`` builds, the adjacency's gradient as the
+layers' terms are summed into it), would exceed ``--dense-max-gb`` (default 4 GB:
+N = 10k needs 1.6 GB, N = 50k 40 GB).
 
 Each ``(N, k, threads)`` configuration is one JSON in ``--out-dir``, skipped
-when present (resumable; ``--force`` re-measures). The table printed and
-written to ``--markdown`` gives medians, the dense/sparse ratio, and per
-(k, threads, pass) the crossover N above which sparse wins (log-linear
-interpolation of the ratio between grid points). Its ``edges`` column counts
-the N self-loops too: N (k + 1) edges. ``--out-dir``'s ``summary.json`` holds
-that crossover per (k, threads) (``summary``: ``crossover_fwd``,
-``crossover_fwd_bwd`` and the dense/sparse ratios at N = 10,000,
+when present and current (resumable; ``--force`` re-measures). Every result
+records what it measured, its ``format`` (:data:`FORMAT`) and the sparse path's
+``aggregation``; a file without them (or with another aggregation) is stale, as
+session 1's are, whose ``sparse`` was GCNConv's gather/scatter: a run re-measures
+it (and says so), the report leaves it out (and says so). The table printed and
+written to ``--markdown`` gives medians (p25-p75), the dense/sparse ratios, and
+per (k, threads, pass) the crossover N above which sparse wins. A win needs a
+margin: sparse's interquartile range wholly below dense's, the other way round
+a dense win, and an overlap a tie (the ratio cells say which). The crossover is
+the smallest N from which sparse wins at every larger measured N: after a dense
+win, the log-linear interpolation of the ratio's 1 between the two grid points;
+after a tie, the next grid point (``<= N``). Its ``edges`` column counts N (k + 2)
+edges: symmetric normalization keeps each node's own edge at weight 0 and appends
+N self-loops (:func:`~torch_geometric_stream.graph.normalization.with_self_loops`).
+``--out-dir``'s ``summary_hH_lL.json`` (H = ``--hidden``, L = ``--num-layers``,
+both recorded in it too) holds those crossovers per (k, threads) (``summary``:
+``crossover_fwd``, ``crossover_fwd_bwd``, ``crossover_incl_build_fwd``,
+``crossover_incl_build_fwd_bwd`` and the dense/sparse ratios at N = 10,000,
 ``ratio_10k_fwd`` and ``ratio_10k_fwd_bwd``, ``null`` without that size) and
 the machines and libraries the results recorded. Whether torch-scatter /
 torch-sparse are installed (``torch_geometric.typing.WITH_TORCH_SCATTER`` /
 ``WITH_TORCH_SPARSE``) is recorded with every result.
 
-Example (about 5-10 minutes on one core)::
+Example (N = 10,000's dense paths, seconds a call, take most of its time)::
 
     OMP_NUM_THREADS=1 python benchmarks/propagation.py --threads 1
 """
@@ -65,8 +83,8 @@ from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
-                     positive_number, read_results, recorded,  # (on sys.path)
-                     usage_errors)
+                     positive_number, read_result, read_results,  # (on sys.path)
+                     recorded, usage_errors)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -82,17 +100,69 @@ def random_topk_graph(N: int, k: int, gen: torch.Generator) -> tuple:
     return torch.stack([source, target]), weight
 
 
+#: What a result file of this script measured: ``format`` 3 (interleaved repeats,
+#: with quartiles and ``dense incl. build``); 2: each path timed in a block of its own
+#: (no ``dense incl. build``), with the CSR sparse path. A file with neither, or with
+#: another sparse ``aggregation`` than :data:`AGGREGATION`, is stale (session 1's,
+#: whose ``sparse`` was GCNConv's gather/scatter): re-measured, never reported.
+FORMAT = 3
+FORMATS = {2: "blocks", 3: "interleaved"}
+#: The sparse path's aggregation (``GCNBackbone``'s default).
+AGGREGATION = "csr"
+#: ``(N, N)`` float32 matrices the dense part holds at its peak: the adjacency, the
+#: one ``dense incl. build`` builds, and the adjacency's gradient while the layers'
+#: terms are summed into it (peak RSS 4.0-4.1 matrices at N = 6000 and 8000, h = 8;
+#: ``--dense-max-gb`` checks that many).
+DENSE_MATRICES = 4
+
+
+def stale(result: dict[str, Any]) -> Optional[str]:
+    """Why ``result`` is not reported (``None``: it is current)."""
+    fmt, aggregation = result.get("format"), result.get("aggregation")
+    if fmt in FORMATS and aggregation == AGGREGATION:
+        return None
+    return (f"stale: format {fmt if fmt is not None else 'not recorded'}, sparse aggregation "
+            f"{aggregation if aggregation is not None else 'not recorded'} (this script "
+            f"writes format {FORMAT}, aggregation {AGGREGATION!r})")
+
+
+def quartiles(times: list[float]) -> tuple[float, float]:
+    """The 25th and 75th percentiles of ``times`` (inclusive method)."""
+    if len(times) < 2:
+        return times[0], times[0]
+    q = statistics.quantiles(times, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def timing(times: list[float]) -> dict[str, Any]:
+    p25, p75 = quartiles(times)
+    return dict(median_ms=statistics.median(times), p25_ms=p25, p75_ms=p75,
+                min_ms=min(times), runs=len(times), times_ms=times)
+
+
 def timed(fn: Callable[[], object], repeats: int, max_seconds: float) -> list[float]:
     """Milliseconds of ``repeats`` calls after one warm-up call (fewer, but at
     least 2, when ``max_seconds`` runs out)."""
-    fn()
-    times: list[float] = []
-    begin = time.perf_counter()
-    for _ in range(repeats):
-        start = time.perf_counter()
+    return interleaved({"fn": fn}, repeats, max_seconds)["fn"]
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int,
+                max_seconds: float) -> dict[str, list[float]]:
+    """Milliseconds of ``repeats`` calls of every function of ``fns``, interleaved: each
+    repeat calls each function once (the order rotating from repeat to repeat), after
+    one warm-up call of each; fewer repeats (at least 2) once the repeats took
+    ``max_seconds`` per function."""
+    for fn in fns.values():
         fn()
-        times.append((time.perf_counter() - start) * 1e3)
-        if time.perf_counter() - begin > max_seconds and len(times) >= 2:
+    names = list(fns)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    begin = time.perf_counter()
+    for repeat in range(repeats):
+        for name in names[repeat % len(names):] + names[:repeat % len(names)]:
+            start = time.perf_counter()
+            fns[name]()
+            times[name].append((time.perf_counter() - start) * 1e3)
+        if time.perf_counter() - begin > max_seconds * len(names) and repeat >= 1:
             break
     return times
 
@@ -108,8 +178,9 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
     x = torch.randn(N, h, generator=gen)
     edge_index, raw_weight = random_topk_graph(N, k, gen)
     edge_index, edge_weight = model.normalize(edge_index, raw_weight, N)
-    result: dict[str, Any] = dict(N=N, k=k, threads=threads, hidden=h,
-                                  num_layers=args.num_layers, edges=int(edge_index.size(1)))
+    result: dict[str, Any] = dict(format=FORMAT, aggregation=model.aggregation, N=N, k=k,
+                                  threads=threads, hidden=h, num_layers=args.num_layers,
+                                  edges=int(edge_index.size(1)))
 
     def forward(backbone: GCNBackbone) -> Callable[[], None]:
         def run() -> None:
@@ -124,41 +195,50 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
             backbone.forward_normalized(x, edge_index, w).sum().backward()
         return run
 
-    reps = args.repeats if N < args.large else args.repeats_large
+    fns: dict[str, Callable[[], object]] = {}
     for prefix, backbone in (("sparse", model), ("scatter", scatter_model)):
-        for suffix, make in (("fwd", forward), ("fwd_bwd", forward_backward)):
-            times = timed(make(backbone), reps, args.max_seconds)
-            result[f"{prefix}_{suffix}"] = dict(median_ms=statistics.median(times),
-                                                min_ms=min(times), runs=len(times),
-                                                times_ms=times)
-
+        fns[f"{prefix}_fwd"], fns[f"{prefix}_fwd_bwd"] = forward(backbone), forward_backward(
+            backbone)
     dense_gb = N * N * 4 / 1e9
     result["dense_gb"] = dense_gb
-    if dense_gb > args.dense_max_gb:
-        result["dense_skipped"] = (f"(N, N) float32 adjacency = {dense_gb:.1f} GB > "
-                                   f"--dense-max-gb {args.dense_max_gb}")
-        return result
-    build = timed(lambda: dense_adjacency(edge_index, edge_weight, N), reps, args.max_seconds)
-    result["dense_build"] = dict(median_ms=statistics.median(build), runs=len(build))
-    adj = dense_adjacency(edge_index, edge_weight, N)
+    if DENSE_MATRICES * dense_gb > args.dense_max_gb:
+        result["dense_skipped"] = (f"{DENSE_MATRICES} (N, N) float32 matrices = "
+                                   f"{DENSE_MATRICES * dense_gb:.1f} GB > --dense-max-gb "
+                                   f"{args.dense_max_gb:g}")
+    else:
+        adj = dense_adjacency(edge_index, edge_weight, N)
+        with torch.no_grad():  # same math: check before timing
+            diff = (model(x, edge_index, edge_weight, normalized=True)
+                    - model.forward_dense(x, adj)).abs().max().item()
+        result["max_abs_diff"] = diff
 
-    def dense_fwd() -> None:
-        with torch.no_grad():
-            model.forward_dense(x, adj)
+        def dense_fwd() -> None:
+            with torch.no_grad():
+                model.forward_dense(x, adj)
 
-    def dense_fwd_bwd() -> None:
-        a = adj.detach().requires_grad_()
-        model.zero_grad(set_to_none=True)
-        model.forward_dense(x, a).sum().backward()
+        def dense_fwd_bwd() -> None:
+            a = adj.detach().requires_grad_()
+            model.zero_grad(set_to_none=True)
+            model.forward_dense(x, a).sum().backward()
 
-    with torch.no_grad():  # same math: check before timing
-        diff = (model(x, edge_index, edge_weight, normalized=True)
-                - model.forward_dense(x, adj)).abs().max().item()
-    result["max_abs_diff"] = diff
-    for name, fn in (("dense_fwd", dense_fwd), ("dense_fwd_bwd", dense_fwd_bwd)):
-        times = timed(fn, reps, args.max_seconds)
-        result[name] = dict(median_ms=statistics.median(times), min_ms=min(times),
-                            runs=len(times), times_ms=times)
+        def dense_incl_build_fwd() -> None:
+            with torch.no_grad():
+                model.forward_dense(x, dense_adjacency(edge_index, edge_weight, N, check=False))
+
+        def dense_incl_build_fwd_bwd() -> None:
+            # the edge weights' gradient, as the sparse paths give it
+            w = edge_weight.detach().requires_grad_()
+            model.zero_grad(set_to_none=True)
+            model.forward_dense(x, dense_adjacency(edge_index, w, N, check=False)
+                                ).sum().backward()
+
+        fns.update(dense_build=lambda: dense_adjacency(edge_index, edge_weight, N),
+                   dense_fwd=dense_fwd, dense_fwd_bwd=dense_fwd_bwd,
+                   dense_incl_build_fwd=dense_incl_build_fwd,
+                   dense_incl_build_fwd_bwd=dense_incl_build_fwd_bwd)
+    reps = args.repeats if N < args.large else args.repeats_large
+    for name, times in interleaved(fns, reps, args.max_seconds).items():
+        result[name] = timing(times)
     return result
 
 
@@ -170,64 +250,104 @@ def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int
     return out_dir / f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}.json"
 
 
-def crossover(rows: list, key: str) -> str:
-    """Smallest N above which sparse beats dense on the grid (interpolated)."""
-    pts = sorted((r["N"], r[f"dense_{key}"]["median_ms"] / r[f"sparse_{key}"]["median_ms"])
-                 for r in rows if f"dense_{key}" in r)
+def summary_path(out_dir: Path, h: int, layers: int) -> Path:
+    """The crossovers of the results of width ``h`` and ``layers`` layers."""
+    return out_dir / f"summary_h{h}_l{layers}.json"
+
+
+def spread(entry: dict[str, Any]) -> tuple[float, float]:
+    """A timing's (p25, p75): recorded (format 3), else from its ``times_ms`` (format
+    2 recorded them for all but ``dense_build``)."""
+    if "p25_ms" in entry:
+        return entry["p25_ms"], entry["p75_ms"]
+    return quartiles(entry["times_ms"])
+
+
+def verdict(result: dict[str, Any], key: str, dense: str = "dense") -> Optional[str]:
+    """``"sparse"`` or ``"dense"`` where its interquartile range lies wholly below the
+    other's, else ``"tie"``; ``None`` without the dense timing ``{dense}_{key}``."""
+    if f"{dense}_{key}" not in result:
+        return None
+    (s25, s75), (d25, d75) = (spread(result[f"sparse_{key}"]),
+                              spread(result[f"{dense}_{key}"]))
+    return "sparse" if s75 < d25 else "dense" if d75 < s25 else "tie"
+
+
+def crossover(rows: list, key: str, dense: str = "dense") -> str:
+    """Smallest N from which sparse wins at every larger measured N. A win needs a
+    margin: sparse's interquartile range wholly below dense's (:func:`verdict`); an
+    overlap is a tie. Between a dense win and the next N the ratio's 1 is
+    interpolated (log-linear); after a tie the crossover is that next N."""
+    pts = sorted((r["N"], r[f"{dense}_{key}"]["median_ms"] / r[f"sparse_{key}"]["median_ms"],
+                  verdict(r, key, dense)) for r in rows if f"{dense}_{key}" in r)
     if not pts:
         return "n/a"
-    if all(ratio > 1 for _, ratio in pts):
+    if all(v == "sparse" for *_, v in pts):
         return f"< {pts[0][0]} (sparse faster at every measured N)"
-    if all(ratio <= 1 for _, ratio in pts):
-        return f"> {pts[-1][0]} (dense faster at every measured N)"
-    last_loss = max(i for i, (_, ratio) in enumerate(pts) if ratio <= 1)
-    if last_loss == len(pts) - 1:
-        return f"> {pts[-1][0]} (dense faster at the largest measured N)"
-    (n0, r0), (n1, r1) = pts[last_loss], pts[last_loss + 1]
+    last = max(i for i, (*_, v) in enumerate(pts) if v != "sparse")
+    if last == len(pts) - 1:
+        return f"> {pts[-1][0]} ({pts[-1][2]} at the largest measured N)"
+    (n0, r0, v0), (n1, r1, _) = pts[last], pts[last + 1]
+    if v0 == "tie":
+        return f"<= {n1} (tie at {n0})"
     t = (0 - math.log(r0)) / (math.log(r1) - math.log(r0))
     n = math.exp(math.log(n0) + t * (math.log(n1) - math.log(n0)))
     return f"~{n:.0f} (between {n0} and {n1})"
 
 
 def table(results: list) -> tuple:
-    lines = ["| N | k | threads | edges | sparse fwd ms | scatter fwd ms | dense fwd ms | "
-             "dense/sparse fwd | sparse fwd+bwd ms | scatter fwd+bwd ms | dense fwd+bwd ms | "
-             "scatter/sparse fwd+bwd | dense/sparse fwd+bwd | dense build ms | max abs diff |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| N | k | threads | cpu | edges | timing | sparse fwd ms | scatter fwd ms | "
+             "dense fwd ms | dense/sparse fwd | dense incl. build/sparse fwd | sparse fwd+bwd ms | "
+             "scatter fwd+bwd ms | dense fwd+bwd ms | scatter/sparse fwd+bwd | "
+             "dense/sparse fwd+bwd | dense incl. build/sparse fwd+bwd | dense build ms | "
+             "max abs diff |", "|---" * 19 + "|"]
     for r in sorted(results, key=lambda r: (r["threads"], r["k"], r["N"])):
         def cell(name: str) -> str:
-            return f"{r[name]['median_ms']:.2f}" if name in r else "skipped"
+            if name not in r:
+                return "skipped" if "dense_skipped" in r and "dense" in name else "-"
+            if "p25_ms" not in r[name] and "times_ms" not in r[name]:
+                return f"{r[name]['median_ms']:.2f}"  # format 2's dense_build
+            p25, p75 = spread(r[name])
+            return f"{r[name]['median_ms']:.2f} ({p25:.2f}-{p75:.2f})"
 
-        def ratio(key: str) -> str:
-            if f"dense_{key}" not in r:
+        def ratio(dense: str, key: str) -> str:
+            if f"{dense}_{key}" not in r:
                 return "-"
-            return f"{r[f'dense_{key}']['median_ms'] / r[f'sparse_{key}']['median_ms']:.1f}x"
+            ratio = r[f"{dense}_{key}"]["median_ms"] / r[f"sparse_{key}"]["median_ms"]
+            return f"{ratio:.1f}x ({verdict(r, key, dense)})"
         scatter_ratio = "-"
         if "scatter_fwd_bwd" in r:
             speedup = r["scatter_fwd_bwd"]["median_ms"] / r["sparse_fwd_bwd"]["median_ms"]
             scatter_ratio = f"{speedup:.1f}x"
         lines.append(
-            f"| {r['N']} | {r['k']} | {r['threads']} | {r['edges']} | {cell('sparse_fwd')} | "
-            f"{cell('scatter_fwd')} | {cell('dense_fwd')} | {ratio('fwd')} | "
+            f"| {r['N']} | {r['k']} | {r['threads']} | {r.get('cpu', 'unknown')} | {r['edges']} | "
+            f"{FORMATS[r['format']]} | "
+            f"{cell('sparse_fwd')} | {cell('scatter_fwd')} | {cell('dense_fwd')} | "
+            f"{ratio('dense', 'fwd')} | {ratio('dense_incl_build', 'fwd')} | "
             f"{cell('sparse_fwd_bwd')} | {cell('scatter_fwd_bwd')} | {cell('dense_fwd_bwd')} | "
-            f"{scatter_ratio} | {ratio('fwd_bwd')} | {cell('dense_build')} | "
+            f"{scatter_ratio} | {ratio('dense', 'fwd_bwd')} | "
+            f"{ratio('dense_incl_build', 'fwd_bwd')} | {cell('dense_build')} | "
             f"{r.get('max_abs_diff', float('nan')):.1e} |")
     groups: dict = {}
     for r in results:
         groups.setdefault((r["k"], r["threads"]), []).append(r)
-    cross = ["| k | threads | crossover N, forward | crossover N, fwd+bwd | dense/sparse at 10k "
-             "fwd | dense/sparse at 10k fwd+bwd |", "|---|---|---|---|---|---|"]
+    cross = ["| k | threads | crossover N, fwd | crossover N, fwd+bwd | crossover N, fwd, dense "
+             "incl. build | crossover N, fwd+bwd, dense incl. build | dense/sparse at 10k fwd | "
+             "dense/sparse at 10k fwd+bwd |", "|---" * 8 + "|"]
     summary = []
+    variants = {"": "dense", "incl_build_": "dense_incl_build"}
     for (k, threads), rows in sorted(groups.items()):
         at10k = next((r for r in rows if r["N"] == 10000 and "dense_fwd" in r), None)
         r10 = {key: (at10k[f"dense_{key}"]["median_ms"] / at10k[f"sparse_{key}"]["median_ms"]
                      if at10k else None) for key in ("fwd", "fwd_bwd")}
-        c = {key: crossover(rows, key) for key in ("fwd", "fwd_bwd")}
-        summary.append(dict(k=k, threads=threads, crossover_fwd=c["fwd"],
-                            crossover_fwd_bwd=c["fwd_bwd"], ratio_10k_fwd=r10["fwd"],
-                            ratio_10k_fwd_bwd=r10["fwd_bwd"]))
+        c = {f"{tag}{key}": crossover(rows, key, dense) for tag, dense in variants.items()
+             for key in ("fwd", "fwd_bwd")}
+        summary.append(dict(k=k, threads=threads,
+                            **{f"crossover_{name}": value for name, value in c.items()},
+                            ratio_10k_fwd=r10["fwd"], ratio_10k_fwd_bwd=r10["fwd_bwd"]))
         fmt = lambda v: f"{v:.1f}x" if v is not None else "n/a"  # noqa: E731
-        cross.append(f"| {k} | {threads} | {c['fwd']} | {c['fwd_bwd']} | {fmt(r10['fwd'])} | "
+        cross.append(f"| {k} | {threads} | {c['fwd']} | {c['fwd_bwd']} | {c['incl_build_fwd']} "
+                     f"| {c['incl_build_fwd_bwd']} | {fmt(r10['fwd'])} | "
                      f"{fmt(r10['fwd_bwd'])} |")
     return "\n".join(lines), "\n".join(cross), summary
 
@@ -252,21 +372,27 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--large", type=positive_int, default=5000,
                         help="N from which --repeats-large applies (default: 5000)")
     parser.add_argument("--max-seconds", type=positive_number, default=8.0,
-                        help="per timed function: stop after this long (>= 2 runs)")
+                        help="time budget per timed function: the interleaved repeats stop "
+                             "once they took this long times the functions timed (>= 2 "
+                             "repeats; default: 8)")
     parser.add_argument("--dense-max-gb", type=positive_number, default=4.0,
-                        help="skip the dense products when the (N, N) matrices need more than "
-                             "this (default: 4)")
+                        help=f"skip the dense paths when their peak, {DENSE_MATRICES} (N, N) "
+                             "float32 matrices (the adjacency, the one dense incl. build "
+                             "builds, the adjacency's gradient as the layers' terms are "
+                             "summed into it), needs more GB than this (default: 4)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation",
-                        help="folder of the JSONs and of summary.json, the crossovers "
-                             "(default: benchmarks/results/propagation)")
+                        help="folder of the JSONs and of summary_hH_lL.json, the crossovers "
+                             "of --hidden H and --num-layers L (default: "
+                             "benchmarks/results/propagation)")
     parser.add_argument("--markdown", type=Path, default=None,
-                        help="table file (default: OUT_DIR/propagation.md)")
+                        help="table file (default: OUT_DIR/propagation_hH_lL.md)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table of existing results")
     args = parser.parse_args(argv)
     with usage_errors(parser):
-        args.markdown = args.markdown or args.out_dir / "propagation.md"
+        args.markdown = args.markdown or (args.out_dir / f"propagation_h{args.hidden}_l"
+                                          f"{args.num_layers}.md")
         check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
         sizes, ks, threads_list = args.sizes, args.ks, args.threads
         args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -287,8 +413,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                   f"PyG {env['torch_geometric']}, {libs}", flush=True)
             for N, k, threads, path in runs:
                 if path.exists() and not args.force:
-                    print(f"skip {path.name} (exists)", flush=True)
-                    continue
+                    why = stale(read_result(parser, path))
+                    if why is None:
+                        print(f"skip {path.name} (exists)", flush=True)
+                        continue
+                    print(f"re-measure {path.name}: {why}", flush=True)
                 result = measure(N, k, threads, args)
                 result.update(env, command=" ".join(sys.argv),
                               timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
@@ -302,8 +431,17 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                       f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}",
                       flush=True)
 
-        results = [r for r in read_results(parser, args.out_dir, RESULT_FILES)
-                   if r["hidden"] == args.hidden and r["num_layers"] == args.num_layers]
+        results = []
+        for path in sorted(args.out_dir.glob(RESULT_FILES)):
+            result = read_result(parser, path)
+            if result["hidden"] != args.hidden or result["num_layers"] != args.num_layers:
+                continue
+            why = stale(result)
+            if why is None:
+                results.append(result)
+            else:
+                print(f"not reported: {path.name}: {why}; run it again without --report-only "
+                      "to re-measure it", flush=True)
         if not results:
             print("no results")
             return
@@ -312,18 +450,25 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(cross)
         # the machines and libraries the results recorded, not this one's
         measured = {key: recorded(results, key) for key in env}
-        atomic_write_text(args.out_dir / "summary.json",
-                          json.dumps(dict(summary=summary, **measured), indent=1))
+        atomic_write_text(summary_path(args.out_dir, args.hidden, args.num_layers),
+                          json.dumps(dict(hidden=args.hidden, num_layers=args.num_layers,
+                                          summary=summary, **measured), indent=1))
         skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
         md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
               f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
               f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
               f"{measured['WITH_TORCH_SPARSE']})",
               "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
-              "layers, random top-(k+1) graph, symmetric normalization; medians. fwd+bwd includes "
-              "the gradient of the edge weights (sparse) / of the adjacency (dense)."
-              + (f" Dense skipped at N = {skipped}: the (N, N) float32 adjacency exceeds "
-                 f"{args.dense_max_gb:g} GB." if skipped else ""),
+              "layers, random top-(k+1) graph, symmetric normalization (N (k + 2) edges: the "
+              "N appended self-loops, and each node's own edge kept at weight 0); medians "
+              "(p25-p75). fwd+bwd includes the gradient of the edge weights (sparse, dense "
+              "incl. build) / of the adjacency (dense). dense incl. build builds the adjacency "
+              "from the edges in every call, as sparse builds its CSR index. A ratio's "
+              "(sparse) / (dense) is a win (interquartile ranges apart), (tie) an overlap. "
+              "timing: interleaved (every repeat times each path once) or blocks (each path's "
+              "repeats in a block of their own; no dense incl. build)."
+              + (f" Dense skipped at N = {skipped}: {DENSE_MATRICES} (N, N) float32 matrices "
+                 f"exceed --dense-max-gb." if skipped else ""),
               "", text, "", cross]
         atomic_write_text(args.markdown, "\n".join(md) + "\n")
         print(f"markdown: {args.markdown}")

@@ -59,3 +59,28 @@ def test_without_cuda_it_ends_as_its_help_says(tmp_path, capsys):
     ended = subprocess.run([sys.executable, cuda_step.__file__, "--steps", "1", "--out-dir",
                             str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert (ended.returncode, ended.stderr) == (1, "no CUDA device\n")
+
+
+def test_syncs_are_attributed_to_the_package_s_folder_not_to_a_checkout_named_after_it(
+        tmp_path):
+    # (a substring test of "torch_geometric_stream" in the file name also took this
+    # script's own frames, in a checkout folder of that name, for the package's)
+    import traceback
+
+    inside = str(cuda_step.PACKAGE_DIR / "models" / "sledge.py")
+    script = str(tmp_path / "torch_geometric_stream" / "benchmarks" / "cuda_step.py")
+    stack = [traceback.FrameSummary(name, 1, "f") for name in (script, inside)]
+    assert [f.filename for f in cuda_step.package_frames(stack)] == [inside]
+
+
+def test_sync_sites_restores_the_sync_debug_mode_when_a_step_fails(monkeypatch):
+    modes = []
+    monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", modes.append)
+
+    def step(row, label):
+        raise RuntimeError("a failing step")
+
+    with pytest.raises(RuntimeError, match="a failing step"):
+        cuda_step.sync_sites(step, torch.zeros(2, 1), [0, 0], 2)
+    assert modes == ["warn", 0]

@@ -18,16 +18,17 @@ import propagation  # noqa: E402
 
 def test_report_only_names_the_recorded_machine_not_this_one(tmp_path):
     timing = {"median_ms": 1.0, "min_ms": 1.0, "runs": 1, "times_ms": [1.0]}
-    result = dict(N=100, k=1, threads=1, hidden=256, num_layers=2, edges=200,
+    result = dict(format=3, aggregation="csr", N=100, k=1, threads=1, hidden=256,
+                  num_layers=2, edges=200,
                   sparse_fwd=timing, sparse_fwd_bwd=timing, dense_skipped="too large",
                   cpu="an old CPU", nproc=64, torch="1.0", torch_geometric="2.0",
                   python="3.9", WITH_TORCH_SCATTER=False, WITH_TORCH_SPARSE=True)
     path = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
     path.write_text(json.dumps(result))
     propagation.main(["--out-dir", str(tmp_path), "--report-only"])
-    heading = (tmp_path / "propagation.md").read_text().splitlines()[0]
+    heading = (tmp_path / "propagation_h256_l2.md").read_text().splitlines()[0]
     assert heading.startswith("### propagation (CPU: an old CPU, nproc=64, torch 1.0, PyG 2.0")
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = json.loads((tmp_path / "summary_h256_l2.json").read_text())
     assert summary["cpu"] == "an old CPU" and summary["nproc"] == "64"
 
 
@@ -35,7 +36,7 @@ def test_report_only_refuses_a_result_cut_short_in_one_line(tmp_path, capsys):
     refusal = cut_short(propagation.result_path(tmp_path, 100, 1, 1, 256, 2))
     error = usage_error(propagation.main, ["--out-dir", str(tmp_path), "--report-only"], capsys)
     assert error.splitlines()[-1].endswith(refusal)
-    assert not (tmp_path / "propagation.md").exists()
+    assert not (tmp_path / "propagation_h256_l2.md").exists()
 
 
 #: propagation.py measuring N = 2, k = 1 (a made-up result of 100 kB) on a disk that
@@ -80,15 +81,18 @@ def test_the_edge_count_and_summary_json_are_documented():
     from benchmark_script_helpers import built_parser
 
     doc = " ".join(propagation.__doc__.split())
-    assert "Its ``edges`` column counts the N self-loops too: N (k + 1) edges." in doc
-    assert "``--out-dir``'s ``summary.json`` holds that crossover per (k, threads)" in doc
+    assert ("Its ``edges`` column counts N (k + 2) edges: symmetric normalization keeps each "
+            "node's own edge at weight 0 and appends N self-loops") in doc
+    assert ("``--out-dir``'s ``summary_hH_lL.json`` (H = ``--hidden``, L = ``--num-layers``, "
+            "both recorded in it too) holds those crossovers per (k, threads)") in doc
     (out_dir,) = [action for action in built_parser("propagation")._actions
                   if action.dest == "out_dir"]
-    assert "summary.json" in out_dir.help
+    assert "summary_hH_lL.json" in out_dir.help
     readme = (Path(propagation.__file__).parent / "README.md").read_text()
     entry = " ".join(readme.split("- `propagation.py`:")[1].split("- `peers.py`")[0].split())
-    assert "Its `edges` column counts each node's self-loop too (N (k + 1) edges)." in entry
-    assert "`summary.json` holds per (k, threads) the crossover N" in entry
+    assert ("Its `edges` column counts N (k + 2) edges: symmetric normalization keeps each "
+            "node's own edge at weight 0 and appends N self-loops.") in entry
+    assert "`summary_hH_lL.json` holds per (k, threads) the crossover N" in entry
 
 
 def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_before_any_run(
@@ -99,3 +103,102 @@ def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_befor
     monkeypatch.setattr(propagation, "measure", lambda *args: pytest.fail("ran"))
     argv = ["--sizes", "2", "--ks", "1", "--force", "--out-dir", str(tmp_path)]
     assert usage_error(propagation.main, argv, capsys).splitlines()[-1].endswith(refusal)
+
+
+def timing(*times):
+    return {"median_ms": sorted(times)[len(times) // 2], "times_ms": list(times)}
+
+
+def test_a_win_needs_interquartile_ranges_apart_and_an_overlap_is_a_tie():
+    # (any median ratio > 1 counted as a sparse win)
+    def row(N, sparse, dense):
+        return {"N": N, "sparse_fwd": timing(*sparse), "dense_fwd": timing(*dense)}
+    apart = row(100, (1.0, 1.1, 1.2), (2.0, 2.1, 2.2))
+    overlap = row(200, (1.0, 1.5, 2.0), (1.6, 1.7, 2.6))
+    dense_wins = row(50, (2.0, 2.1, 2.2), (1.0, 1.1, 1.2))
+    assert [propagation.verdict(r, "fwd") for r in (apart, overlap, dense_wins)] == [
+        "sparse", "tie", "dense"]
+    assert propagation.crossover([overlap, apart], "fwd") == "> 200 (tie at the largest measured N)"
+    assert propagation.crossover([apart, overlap | {"N": 400}, apart | {"N": 800}],
+                                 "fwd") == "<= 800 (tie at 400)"
+    # a dense win then a sparse win: the ratio's 1 interpolated, log-linear
+    assert propagation.crossover([dense_wins, apart], "fwd") == "~71 (between 50 and 100)"
+    assert propagation.crossover([apart], "fwd") == "< 100 (sparse faster at every measured N)"
+
+
+def test_the_paths_are_timed_interleaved_in_a_rotating_order():
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in "abc"}
+    times = propagation.interleaved(fns, 3, max_seconds=1e9)
+    assert "".join(calls) == "abc" + "abc" + "bca" + "cab"  # warm-up, then 3 repeats
+    assert {name: len(t) for name, t in times.items()} == {"a": 3, "b": 3, "c": 3}
+
+
+def measured(N, dense_max_gb=4.0):
+    import argparse
+    args = argparse.Namespace(hidden=4, num_layers=2, repeats=3, repeats_large=3, large=10**9,
+                              max_seconds=1.0, dense_max_gb=dense_max_gb)
+    return propagation.measure(N, 2, 1, args)
+
+
+def test_a_result_records_what_it_measured_with_quartiles_and_dense_incl_build():
+    result = measured(20)
+    assert result["format"] == propagation.FORMAT and result["aggregation"] == "csr"
+    assert result["edges"] == 20 * (2 + 2)  # N (k + 2): N loops appended, own edges kept at 0
+    for name in ("sparse_fwd", "scatter_fwd_bwd", "dense_fwd", "dense_incl_build_fwd",
+                 "dense_incl_build_fwd_bwd", "dense_build"):
+        entry = result[name]
+        assert entry["runs"] == 3 and entry["p25_ms"] <= entry["median_ms"] <= entry["p75_ms"]
+
+
+def test_dense_is_skipped_by_its_peak_not_by_one_matrix():
+    # (--dense-max-gb compared one (N, N) matrix; the dense part holds about four)
+    one = 100 * 100 * 4 / 1e9
+    result = measured(100, dense_max_gb=2 * one)
+    assert "dense_fwd" not in result and "dense_build" not in result
+    assert result["dense_skipped"].startswith("4 (N, N) float32 matrices = 0.0 GB")
+    assert "dense_fwd" in measured(100, dense_max_gb=4 * one)
+
+
+def write(path, **entries):
+    t = {"median_ms": 1.0, "p25_ms": 1.0, "p75_ms": 1.0, "times_ms": [1.0]}
+    result = dict(N=100, k=1, threads=1, hidden=256, num_layers=2, edges=300, sparse_fwd=t,
+                  sparse_fwd_bwd=t, dense_skipped="too large", cpu="c", nproc=2) | entries
+    path.write_text(json.dumps(result))
+
+
+def test_a_stale_result_is_measured_again_and_never_reported(tmp_path, monkeypatch, capsys):
+    # (session 1's files, whose "sparse" was GCNConv's gather/scatter, were skipped as
+    # present and reported as the CSR path)
+    stale = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
+    current = propagation.result_path(tmp_path, 200, 1, 1, 256, 2)
+    other = propagation.result_path(tmp_path, 400, 1, 1, 256, 2)
+    write(stale)
+    write(current, N=200, format=2, aggregation="csr")
+    write(other, N=400, format=3, aggregation="message_passing")
+    propagation.main(["--out-dir", str(tmp_path), "--report-only"])
+    out = capsys.readouterr().out
+    assert (f"not reported: {stale.name}: stale: format not recorded, sparse aggregation not "
+            "recorded (this script writes format 3, aggregation 'csr')") in out
+    assert f"not reported: {other.name}: stale: format 3, sparse aggregation message_passing" in out
+    rows = [line for line in out.splitlines() if "| blocks |" in line or "| interleaved |" in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| 200"]
+    ran = []
+    monkeypatch.setattr(propagation, "measure", lambda N, *args: ran.append(N) or dict(
+        json.loads(stale.read_text()), N=N, format=3, aggregation="csr"))
+    propagation.main(["--out-dir", str(tmp_path), "--sizes", "100,200,400", "--ks", "1"])
+    out = capsys.readouterr().out
+    assert ran == [100, 400] and f"skip {current.name} (exists)" in out
+    assert f"re-measure {stale.name}: stale: format not recorded" in out
+
+
+def test_each_width_and_depth_has_a_summary_of_its_own_that_names_them(tmp_path):
+    # (summary.json named neither, and each invocation overwrote it)
+    for hidden in (8, 16):
+        write(propagation.result_path(tmp_path, 100, 1, 1, hidden, 2), hidden=hidden,
+              format=3, aggregation="csr")
+        propagation.main(["--out-dir", str(tmp_path), "--report-only", "--hidden", str(hidden)])
+    for hidden in (8, 16):
+        summary = json.loads((tmp_path / f"summary_h{hidden}_l2.json").read_text())
+        assert (summary["hidden"], summary["num_layers"]) == (hidden, 2)
+        assert (tmp_path / f"propagation_h{hidden}_l2.md").exists()

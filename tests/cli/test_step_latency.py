@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from benchmark_script_helpers import cut_short, usage_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -146,3 +147,25 @@ def test_with_force_a_result_cut_short_that_it_does_not_rewrite_is_refused_befor
     argv = ["--configs", "gsad", "--models", "ours-full", "--sizes", "250", "--force",
             "--out-dir", str(tmp_path)]
     assert usage_error(step_latency.main, argv, capsys).splitlines()[-1].endswith(refusal)
+
+
+def test_max_seconds_bounds_the_timed_steps_not_the_warm_up(monkeypatch):
+    # (the budget's clock started before the warm-up: a slow warm-up cut the timed
+    # steps to 3.) A fake clock: each warm-up step takes 100 s, each timed step 1 s.
+    clock = [0.0]
+    monkeypatch.setattr(step_latency.time, "perf_counter", lambda: clock[0])
+
+    class Model:
+        calls = 0
+
+        def predict(self, row):
+            Model.calls += 1
+            clock[0] += 100.0 if Model.calls <= 2 else 1.0
+
+        def learn(self, row, label):
+            pass
+
+    x, y, labeled = torch.zeros(20, 1), torch.zeros(20), torch.zeros(20, dtype=torch.bool)
+    times, _ = step_latency.time_steps(Model(), x, y, labeled, warmup=2, steps=10,
+                                       max_seconds=5.5)
+    assert times == [1000.0] * 6  # the sixth timed step ends 6 s after the first began

@@ -799,6 +799,54 @@ def test_unchecked_graph_helpers_give_the_checked_result():
                        dense_adjacency(_TWO_EDGES, weight, 3, check=False))
 
 
+def _out_of_place_dense_adjacency(edge_index, weight, num_nodes):
+    """dense_adjacency before session 87: a second (N, N) matrix from index_put."""
+    return weight.new_zeros(num_nodes, num_nodes).index_put(
+        (edge_index[1], edge_index[0]), weight, accumulate=True)
+
+
+def test_dense_adjacency_allocates_one_matrix():
+    # (it allocated two: new_zeros, then the out-of-place index_put's copy)
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Storages(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.square = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and out.shape == (7, 7):
+                self.square.add(out.untyped_storage().data_ptr())
+            return out
+
+    edge_index = torch.tensor([[0, 1, 1, 6], [1, 2, 2, 0]])
+    with Storages() as storages:
+        dense_adjacency(edge_index, torch.rand(4), 7, check=False)
+    assert len(storages.square) == 1
+
+
+def test_dense_adjacency_in_place_keeps_values_and_gradients():
+    # duplicate edges (2 -> 1 three times, a self-loop twice) are summed as before;
+    # first and second derivatives w.r.t. the weights, and vmap over them, unchanged
+    edge_index = torch.tensor([[2, 2, 0, 2, 1, 1, 0], [1, 1, 2, 1, 1, 1, 0]])
+    weight = torch.tensor([0.5, -0.25, 2.0, 0.125, 1.0, 3.0, 0.75], dtype=torch.float64)
+    adj = dense_adjacency(edge_index, weight, 3)
+    assert adj[1, 2] == 0.375 and adj[1, 1] == 4.0 and adj[2, 0] == 2.0 and adj[0, 0] == 0.75
+    assert torch.equal(adj, _out_of_place_dense_adjacency(edge_index, weight, 3))
+    probe = torch.arange(9, dtype=torch.float64).view(3, 3)
+    grads = []
+    for build in (dense_adjacency, _out_of_place_dense_adjacency):
+        w = weight.clone().requires_grad_()
+        (first,) = torch.autograd.grad((build(edge_index, w, 3) ** 3 * probe).sum(), w,
+                                       create_graph=True)
+        (second,) = torch.autograd.grad(first.sum(), w)
+        batched = torch.func.vmap(lambda v: build(edge_index, v, 3))(weight.expand(2, 7) * 2)
+        grads.append((first.detach(), second, batched))
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+    assert torch.equal(grads[0][0][:2], 3 * 0.375 ** 2 * torch.full((2,), 5.0, dtype=torch.float64))
+
+
 def test_backbone_repr_and_reset():
     backbone = GCNBackbone(5, 16, 3, num_layers=2)
     assert repr(backbone) == "GCNBackbone(5, 3, num_layers=2)"

@@ -153,10 +153,12 @@ def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes
                     dtype: torch.dtype = torch.float32, *, check: bool = True) -> Tensor:
     r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates
     summed); ``edge_weight=None`` weighs every edge 1 in ``dtype``. ``check``
-    as for :func:`normalize_edge_weight`."""
+    as for :func:`normalize_edge_weight`. One :math:`(N, N)` allocation: the
+    weights are added into the fresh zeros in place (autograd as for the
+    out-of-place ``index_put``)."""
     if check:
         check_weighted_graph(edge_index, edge_weight, num_nodes)
     if edge_weight is None:
         edge_weight = torch.ones(edge_index.size(1), dtype=dtype, device=edge_index.device)
     adj = edge_weight.new_zeros(num_nodes, num_nodes)
-    return adj.index_put((edge_index[1], edge_index[0]), edge_weight, accumulate=True)
+    return adj.index_put_((edge_index[1], edge_index[0]), edge_weight, accumulate=True)

@@ -86,6 +86,10 @@ def unread_arguments(*, graph: str = "learned", light: bool = False,
 #: ``"message_passing"``: the same subgraph through ``GCNConv``'s own
 #: gather/scatter ``propagate``; ``"dense"``: the same math with dense
 #: :math:`(N, N)` adjacency products over every row (for checking and benchmarks).
+#: ``"dense"`` also changes full mode's neighbour search on the CPU: it searches
+#: every memory row's top-k, not only the receptive field of the rows read (the
+#: same neighbours, so the same results, but more work): a step time of
+#: ``"dense"`` differs from ``"sparse"``'s by the search too, not the products alone.
 PROPAGATIONS = ("sparse", "message_passing", "dense")
 #: ``input_scaling`` choices: rows as given, or scaled inside with the running
 #: range (``"online"``) or the running quantile range (``"robust"``).
