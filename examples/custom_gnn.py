@@ -7,7 +7,7 @@ conv called as ``conv(x, edge_index, edge_weight)`` works, e.g. ``LEConv`` or
 ``SAGEConv`` takes no edge weights) classifies. The loop is the paper's order:
 predict, update memory, train on the memory.
 
-    python examples/custom_gnn.py --samples 2000
+    python examples/custom_gnn.py --samples 2000 --seed 0
 """
 import argparse
 from typing import Optional, Sequence
@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch_geometric.nn import GraphConv
 
 from torch_geometric_stream import DualPrototypeMemory, DynamicKNNGraph, GraphBackbone
-from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.arguments import positive_int, seed_value
 from torch_geometric_stream.datasets import SyntheticStream
 
 
@@ -60,9 +60,11 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=positive_int, default=2000,
                         help="stream length (default: %(default)s)")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="stream and model seed (default: %(default)s)")
     args = parser.parse_args(argv)
-    torch.manual_seed(0)
-    stream = SyntheticStream(args.samples, num_features=8, num_classes=3, seed=0)
+    torch.manual_seed(args.seed)  # the modules' initial weights
+    stream = SyntheticStream(args.samples, num_features=8, num_classes=3, seed=args.seed)
     model = MyStreamGNN(stream.num_features, stream.num_classes)
     correct = 0
     for t, (features, y) in enumerate(stream):

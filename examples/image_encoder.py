@@ -17,7 +17,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import GCNConv
 
 from torch_geometric_stream import SLeDGe
-from torch_geometric_stream.cli.arguments import positive_int
+from torch_geometric_stream.cli.arguments import positive_int, seed_value
 from torch_geometric_stream.cli.errors import one_line
 from torch_geometric_stream.datasets import DatasetError, StreamDataset
 from torch_geometric_stream.evaluation import make_transform, paper_label_mask, prequential
@@ -53,7 +53,7 @@ def load_stream(args: argparse.Namespace) -> StreamDataset:
     # ten Gaussian class centres as 28x28 "images", with little noise (the
     # default noise, 1 per pixel, buries them at this length: chance accuracy)
     return make_synthetic_dataset(args.samples, num_features=784, num_classes=10, noise=0.1,
-                                  seed=0)
+                                  seed=args.seed)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> float:
@@ -63,17 +63,19 @@ def main(argv: Optional[Sequence[str]] = None) -> float:
                         help="stream length (default: %(default)s)")
     parser.add_argument("--root", default=None,
                         help="folder holding MNIST/; without it, a synthetic stream")
+    parser.add_argument("--seed", type=seed_value, default=0,
+                        help="stream, label and model seed (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         stream = load_stream(args)
     except DatasetError as error:  # no MNIST under --root: one line, not a traceback
         parser.error(one_line(error))
     model = SLeDGe(784, 10, labeled_size=20, unlabeled_size=100, k=5, hidden_channels=64,
-                   lr=2e-3, seed=0)
+                   lr=2e-3, seed=args.seed)
     model.backbone = GraphBackbone(784, 64, 10, num_layers=2, conv=conv_factory)
     model.backbone(torch.zeros(1, 784), torch.zeros(2, 0, dtype=torch.long))  # init lazy layer
     model.reset_parameters()  # rebuild the optimizer over the new backbone
-    mask = paper_label_mask(stream.y, 0.05, seed=0)
+    mask = paper_label_mask(stream.y, 0.05, seed=args.seed)
     result = prequential(model, stream, label_mask=mask, transform=make_transform())
     print(f"accuracy with a CNN encoder before the graph: {result.metrics['accuracy']:.3f}")
     return result.metrics["accuracy"]

@@ -32,6 +32,20 @@ def test_image_encoder_learns_the_synthetic_rows():
     assert load("image_encoder").main(["--samples", "120"]) > 0.3
 
 
+@pytest.mark.parametrize("example, samples", [("quickstart", "200"), ("custom_gnn", "200"),
+                                             ("image_encoder", "60")])
+def test_an_example_repeats_itself_with_its_seed_and_varies_with_another(example, samples,
+                                                                         capsys):
+    # before: custom_gnn and image_encoder had no --seed (seed 0 was written in)
+    def printed(seed):
+        load(example).main(["--samples", samples, "--seed", seed])
+        return capsys.readouterr().out
+
+    first = printed("0")
+    assert printed("0") == first
+    assert printed("1") != first
+
+
 def test_quickstart_reports_a_stream_shorter_than_its_five_checkpoints(capsys):
     # before: range() arg 3 must not be zero
     load("quickstart").main(["--samples", "3"])
