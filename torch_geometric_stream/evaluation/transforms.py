@@ -704,8 +704,8 @@ def unchanged_on_error(transform: Optional[StreamTransform], *,
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and
 #: ``"robust-rescale"`` are done by the learner itself (see
-#: :data:`LEARNER_SCALINGS`): the stream transform then passes rows through
-#: unchanged.
+#: :data:`LEARNER_SCALINGS`): the stream transform then only applies the
+#: feature transform, if any, and casts to ``float32``.
 SCALINGS = ("auto", "online", "online-rescale", "robust", "robust-rescale", "global", "range",
             "none")
 #: The scalings a SLeDGe-family learner does itself -> its ``input_scaling``.
@@ -783,9 +783,10 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
             honest in a stream), ``"auto"`` (see :func:`resolve_scaling`),
             ``"none"``, or one of :data:`LEARNER_SCALINGS` (``"online-rescale"``,
-            ``"robust-rescale"``): scaling and normalization happen inside the
-            learner, so the pipeline is empty (only the cast to ``float32``;
-            ``l2`` is ignored). (default: :obj:`"online"`)
+            ``"robust-rescale"``): scaling and L2 normalization happen inside
+            the learner, so the pipeline only applies ``feature_transform``
+            (if any) and casts to ``float32`` (``l2`` is ignored).
+            (default: :obj:`"online"`)
         l2 (bool, optional): append :class:`L2Normalize` (default ``True``); a bool.
         data (Tensor or array-like, optional): the whole stream :math:`(T, d)` (2-D: one row is
             :math:`(1, d)`); required by, and only allowed with, ``scaling="global"``.
@@ -812,7 +813,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     check_mapping(robust_options, "robust_options", " of OnlineQuantileRangeScaler's keyword "
                   "arguments (e.g. {'quantile': 0.05})")
     if robust_options and scaling != "robust":
-        raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
+        raise ValueError(f"robust_options need scaling='robust', got scaling={scaling!r}")
     if robust_options and "feature_range" in robust_options:
         raise ValueError("pass feature_range to make_transform itself, not in robust_options")
     if scaling == "range" and value_range is None:
