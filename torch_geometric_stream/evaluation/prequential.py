@@ -1064,6 +1064,9 @@ def _check_learner(learner: Any, label_delay: int, learn_on_arrival: bool,
     missing = [name for name in needed if not callable(getattr(learner, name, None))]
     if not missing:
         return
+    if queried:  # predict_learn is not used: the query decides on the probabilities
+        raise TypeError(f"label_query needs the learner's predict_proba and learn: "
+                        f"{type(learner).__name__} lacks {' and '.join(missing)}")
     if label_delay:
         raise TypeError(f"label_delay needs the learner's {' and '.join(missing)}, which "
                         f"{type(learner).__name__} lacks")
