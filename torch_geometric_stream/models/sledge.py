@@ -167,7 +167,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     Args:
         in_channels (int): feature dimension :math:`d`.
         num_classes (int): number of classes :math:`c`.
-        labeled_size (int, optional): labeled memory :math:`L`. (default: 100)
+        labeled_size (int, optional): labeled memory :math:`L`, rounded down to a
+            multiple of :math:`c` (:math:`\lfloor L/c \rfloor` slots per class).
+            (default: 100)
         unlabeled_size (int, optional): unlabeled memory :math:`U`. (default: 900)
         k (int, optional): neighbours per query row besides itself; ``0``: every
             row keeps only itself, no message passes between rows and the GCN
@@ -959,7 +961,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
         derive = None if source is None else self._scaled
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
-            # insert, or raw-cosine merge
+            # insert, drop (no unlabeled memory), or raw-cosine merge
             return self.memory.update(x, label, source=source, derive=derive)
         with torch.no_grad():
             snap = self._snapshot_now()
