@@ -35,7 +35,7 @@ from torch_geometric_stream.validation import (check_bool, check_cast_keeps_fini
                                                describe_index, first_offender, not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
-           "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
+           "CLASS_PRIORS", "LIGHT_MEMORIES", "MERGE_SIMILARITIES", "unread_arguments"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
