@@ -428,8 +428,6 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     """
     names = {key: key for key in ("quantile", "tolerance", "reservoir_size", "window",
                                   "clip")} | dict(names or {})
-    with _refusing("clip"):
-        clip = check_bool(clip, names["clip"])
     with _refusing("quantile"):
         if not check_positive(quantile, names["quantile"]) < 0.5:
             raise ValueError(f"{names['quantile']} must lie in (0, 0.5), got {quantile}")
@@ -450,6 +448,8 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
         if window > _WINDOW_LIMIT:
             raise QuantileRangeValueError(f"{names['window']} must be at most 2**63, "
                                           f"got {window}", ("window",))
+    with _refusing("clip"):
+        clip = check_bool(clip, names["clip"])
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
