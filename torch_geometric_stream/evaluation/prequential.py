@@ -739,8 +739,9 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             ``record.result()`` every so often). (default: :obj:`None`)
         start (int, optional): skip the first ``start`` samples (resuming a run); positions,
             and so the label mask, stay aligned with the full stream. (default: :obj:`0`)
-        initial (Mapping[str, Any], optional): the per-sample arrays of positions
-            :math:`[s, \text{start})` recorded before (:meth:`PrequentialRecord.state_dict`, e.g.
+        initial (Mapping[str, Any], optional): the record of positions
+            :math:`[s, \text{start})` kept before (:meth:`PrequentialRecord.state_dict`: the
+            per-sample arrays, or with ``history="bounded"`` the running counts; e.g.
             from :func:`~torch_geometric_stream.checkpoint.load_checkpoint`): the result then
             covers the run from :math:`s` as if never interrupted. (default: :obj:`None`)
         flush_denormal (bool, optional): run inside
