@@ -747,11 +747,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if not self.light and snap.top_index is not None:
             # Memory rows: their memory-only top-k, with x competing for a place.
             assert snap.top_value is not None  # set with top_index
-            cand_value = torch.cat([snap.top_value, scores.unsqueeze(1)], dim=1)
-            cand_index = torch.cat([snap.top_index,
-                                    torch.full_like(snap.top_index[:, :1], num_slots)], dim=1)
-            best = cand_value.topk(k, dim=1)
-            sources.append(cand_index.gather(1, best.indices).view(-1))
+            best = _top_with_column(snap.top_value, snap.top_index, scores,
+                                    torch.full_like(snap.top_index[:, :1], num_slots), k)
+            sources.append(best.indices.view(-1))
             targets.append(torch.arange(num_slots, device=x_emb.device).repeat_interleave(k))
             weights.append(best.values.view(-1))
         return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
@@ -1026,7 +1024,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         r"""Full mode: the query rows (``None``: every row) and their top-k
         scores and neighbours :math:`(Q, K')` in the updated memory. Without the snapshot's
         graph, only the rows the loss reads are searched, while they are at most
-        half of the memory; otherwise the snapshot's graph is patched."""
+        half of the memory; otherwise every row's neighbours come from
+        :meth:`_training_neighbors`: the snapshot's graph, patched on the CPU
+        after a write; without a snapshot graph every row is searched, and on a
+        GPU every row is re-scored."""
         memory = self.memory
         if (snap is None or snap.top_index is None) and self._searches_receptive_field():
             found = self._receptive_topk(emb, labeled, min(self.num_neighbors, memory.num_nodes),
@@ -1072,10 +1073,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         assert snap.top_value is not None and update is not None  # with top_index; see above
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
-        cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
-        cand_index = torch.cat([snap.top_index, j.expand_as(snap.top_index[:, :1])], dim=1)
-        best = cand_value.topk(snap.top_index.size(1), dim=1)
-        values, neighbors = best.values, cand_index.gather(1, best.indices)
+        values, neighbors = _top_with_column(snap.top_value, snap.top_index, column,
+                                             j.expand_as(snap.top_index[:, :1]),
+                                             snap.top_index.size(1))
         stale = (snap.top_index == j).any(dim=1)  # rows whose score of j is outdated
         stale[j] = True
         rows = stale.nonzero().view(-1)
@@ -1095,7 +1095,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return structure_loss(nodes, emb, query_index=labeled if self.light else None,
                               form=self.regularizer, include_constant=False,
                               num_rows=memory.num_nodes,
-                              row_mask=None if memory.is_full else memory.node_mask,
+                              row_mask=self._filled_slots_mask(),
                               check=False)
 
     def extra_repr(self) -> str:
@@ -1121,6 +1121,17 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
                          for key in incompatible_keys.missing_keys for buffer in buffers)
     if graph is not None and not memory_missing:
         model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None, kept=True)
+
+
+def _top_with_column(top_value: Tensor, top_index: Tensor, column: Tensor,
+                     column_index: Tensor, k: int) -> TopK:
+    """Each row's top-``k`` of its kept top-k (``top_value``, ``top_index``
+    :math:`(R, K')`) and one new column: scores ``column`` :math:`(R,)` of the
+    neighbours ``column_index`` :math:`(R, 1)`; ``k`` at most :math:`K' + 1`."""
+    cand_value = torch.cat([top_value, column.unsqueeze(1)], dim=1)
+    cand_index = torch.cat([top_index, column_index], dim=1)
+    best = cand_value.topk(k, dim=1)
+    return TopK(best.values, cand_index.gather(1, best.indices))
 
 
 def _rows_kept_for_backward(nodes: Tensor) -> Tensor:
