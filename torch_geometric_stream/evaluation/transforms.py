@@ -297,12 +297,17 @@ class _MinMaxScaler(StreamTransform):
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
 
     def _check_width(self, rows: Tensor) -> None:
-        if self.min_ is not None and rows.size(1) != self.min_.numel():
-            raise ValueError(f"x has {rows.size(1)} features, the scaler has seen "
-                             f"{self.min_.numel()}")
+        if self.min_ is not None:
+            _check_seen_width(rows.size(1), self.min_.numel())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(feature_range={self.feature_range})"
+
+
+def _check_seen_width(features: int, seen: int) -> None:
+    """Refuse rows of ``features`` features for a scaler that has seen ``seen``."""
+    if features != seen:
+        raise ValueError(f"x has {features} features, the scaler has seen {seen}")
 
 
 def _check_range_pair(low: Optional[Tensor], high: Optional[Tensor], owner: str) -> None:
@@ -394,9 +399,7 @@ class OnlineQuantileRangeScaler(StreamTransform):
         """The range, or a new one (kept by :meth:`_transform` once it took its rows)."""
         if self.range_ is None:
             return RunningQuantileRange(channels, **self._settings)
-        if channels != self.range_.low.numel():
-            raise ValueError(f"x has {channels} features, the scaler has seen "
-                             f"{self.range_.low.numel()}")
+        _check_seen_width(channels, self.range_.low.numel())
         return self.range_
 
     def _transform(self, rows: Tensor) -> Tensor:
