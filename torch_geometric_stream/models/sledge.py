@@ -747,11 +747,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if not self.light and snap.top_index is not None:
             # Memory rows: their memory-only top-k, with x competing for a place.
             assert snap.top_value is not None  # set with top_index
-            best = _top_with_column(snap.top_value, snap.top_index, scores,
-                                    torch.full_like(snap.top_index[:, :1], num_slots), k)
-            sources.append(best.indices.view(-1))
+            values, neighbors = _top_with_column(
+                snap.top_value, snap.top_index, scores,
+                torch.full_like(snap.top_index[:, :1], num_slots), k)
+            sources.append(neighbors.view(-1))
             targets.append(torch.arange(num_slots, device=x_emb.device).repeat_interleave(k))
-            weights.append(best.values.view(-1))
+            weights.append(values.view(-1))
         return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
 
     def _predict_proba(self, x: Tensor) -> Tensor:
@@ -1124,14 +1125,16 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
 
 
 def _top_with_column(top_value: Tensor, top_index: Tensor, column: Tensor,
-                     column_index: Tensor, k: int) -> TopK:
-    """Each row's top-``k`` of its kept top-k (``top_value``, ``top_index``
-    :math:`(R, K')`) and one new column: scores ``column`` :math:`(R,)` of the
-    neighbours ``column_index`` :math:`(R, 1)`; ``k`` at most :math:`K' + 1`."""
+                     column_index: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """Each row's top-``k`` scores and neighbours :math:`(R, k)` among its kept
+    top-k (``top_value``, ``top_index`` :math:`(R, K')`) and one new column:
+    scores ``column`` :math:`(R,)` of the neighbours ``column_index``
+    :math:`(R, 1)`; ``k`` at most :math:`K' + 1`. (A plain tuple: it is on the
+    per-sample path.)"""
     cand_value = torch.cat([top_value, column.unsqueeze(1)], dim=1)
     cand_index = torch.cat([top_index, column_index], dim=1)
     best = cand_value.topk(k, dim=1)
-    return TopK(best.values, cand_index.gather(1, best.indices))
+    return best.values, cand_index.gather(1, best.indices)
 
 
 def _rows_kept_for_backward(nodes: Tensor) -> Tensor:
