@@ -181,9 +181,9 @@ class CheckpointState:
 
     Attributes:
         position (int): stream position to resume at (samples ``< position`` are done).
-        record (dict[str, Any] or None): the per-sample arrays of the run so far
-            (:meth:`PrequentialRecord.state_dict`), ``None`` if none were saved;
-            pass it as ``initial`` to :func:`prequential`.
+        record (dict[str, Any] or None): the run so far (:meth:`PrequentialRecord.state_dict`:
+            its per-sample arrays, or with ``history="bounded"`` its running counts),
+            ``None`` if none was saved; pass it as ``initial`` to :func:`prequential`.
         extra (dict[str, Any], optional): the ``extra`` dictionary given to
             :func:`save_checkpoint`.
         package_version (str, optional): version of the package that wrote the checkpoint.
@@ -360,7 +360,7 @@ def load_checkpoint(path: PathLike, learner: Any, *,
             one, a lacking entry reads ``None``. (default: :obj:`None`)
 
     Returns:
-        A :class:`CheckpointState` (position, per-sample arrays, extra).
+        A :class:`CheckpointState` (position, the run's record, extra).
 
     Raises:
         CheckpointError: unreadable, truncated or foreign file, or any mismatch

@@ -393,6 +393,19 @@ def test_quantile_range_settings_errors_say_which_settings_they_refuse(bad, erro
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize("first, bad", [
+    ("quantile", {"quantile": 0.5, "tolerance": -1, "clip": 1}),
+    ("tolerance", {"tolerance": -1, "reservoir_size": 0, "clip": 1}),
+    ("reservoir_size", {"reservoir_size": 0, "window": 2.5, "clip": 1}),
+    ("window", {"window": 2.5, "clip": 1}),
+])
+def test_quantile_range_settings_refuse_the_first_bad_setting_in_the_signatures_order(
+        first, bad):
+    with pytest.raises(QuantileRangeSettingError) as caught:
+        check_quantile_range_settings(**(_SETTINGS | bad))
+    assert caught.value.settings == (first,)
+
+
 @pytest.mark.parametrize("make", [lambda: RunningMinMax(3),
                                   lambda: RunningQuantileRange(3, reservoir_size=5)],
                          ids=["min-max", "quantile"])

@@ -287,3 +287,23 @@ def test_a_run_refusing_its_initial_state_leaves_the_query_as_it_was():
                     start=2)
     assert query.state_dict()["seen"] == before["seen"] == 0
     assert query.state_dict()["rng"] == before["rng"]
+
+
+@pytest.mark.parametrize("label_delay", [0, 2])
+def test_a_query_with_a_learner_that_cannot_learn_names_what_the_query_needs(label_delay):
+    """predict_learn is no help with a query: the message does not offer it."""
+    class FusedWithoutLearn:
+        num_classes = 2
+
+        def predict_learn(self, x, y):
+            raise AssertionError("never reached")
+
+        def predict_proba(self, x):
+            raise AssertionError("never reached")
+
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    with pytest.raises(TypeError, match="^label_query needs the learner's predict_proba and "
+                                        "learn: FusedWithoutLearn lacks learn$"):
+        prequential(FusedWithoutLearn(), list(zip(CONFIDENCES, LABELS)), progress=False,
+                    label_query=query, label_delay=label_delay)
+    assert query.seen == 0

@@ -443,7 +443,8 @@ def test_robust_scaling_builds_the_quantile_range_scaler():
                                      "tolerance=0.05, reservoir_size=1000, seed=3")
     assert repr(pipeline).endswith("L2Normalize()])")
     assert repr(make_transform("robust-rescale")) == "Compose([])"  # done by the learner
-    with pytest.raises(ValueError, match="robust_options set scaling='robust'"):
+    with pytest.raises(ValueError,
+                       match="robust_options need scaling='robust', got scaling='online'"):
         make_transform("online", robust_options={"quantile": 0.1})
     with pytest.raises(ValueError, match="quantile must lie in"):
         OnlineQuantileRangeScaler(quantile=0.5)

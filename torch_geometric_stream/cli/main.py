@@ -212,7 +212,8 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     data.add_argument("--feature-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
                       help="the interval every scaling but none maps a feature's range to, "
                            "e.g. --feature-range 0 1 (" + _package_default("feature_range")
-                           + ", as the authors' code; see benchmarks/RESULTS.md, session 68)")
+                           + ", as the authors' code; the placement of the scaled features "
+                           "is measured in benchmarks/RESULTS.md)")
     data.add_argument("--feature-transform", choices=FEATURE_TRANSFORMS,
                       help="applied to every feature before the scaling: none, "
                            "signed-log1p (sign(x) log(1 + |x|), for heavy-tailed features such "

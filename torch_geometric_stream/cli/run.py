@@ -80,8 +80,9 @@ RESUME_KEYS = ("dataset", "model", "label_ratio", "label_mask", "seed", "limit",
                "synthetic_samples", "flush_denormal", "history", "eval_window", "label_delay",
                "learn_on_arrival", *QUERY_OPTIONS)
 #: Configuration entries added after checkpoints were first written, with the
-#: value every older checkpoint ran with (older checkpoints lack them, and until
-#: session 56 checkpoints left them out at that value).
+#: value every older checkpoint ran with: a checkpoint (or run record) that lacks
+#: one ran with that value, as it predates the entry or was written by a version
+#: that left an entry out at that value.
 LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect_every": 1,
                  "search_dtype": None, "feature_transform": "none", "count_offset": 1,
                  "merge_similarity": "embedding", "supervise_graph": True,

@@ -14,6 +14,7 @@ instead.
 from __future__ import annotations
 
 import contextlib
+from contextlib import AbstractContextManager
 import itertools
 import json
 import operator
@@ -30,6 +31,7 @@ import torch
 from torch import Tensor
 from tqdm.auto import tqdm
 
+from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.evaluation.bounded import (BoundedStreamMetrics, RunningClassCounts,
                                                        kept_curve)
 from torch_geometric_stream.evaluation.columns import (append_class_id, check_int64,
@@ -542,30 +544,25 @@ class PrequentialRecord:
         elapsed = check_nonnegative(state["elapsed"], "the record state's elapsed")
         delayed = self._held_labels(state.get("delayed"),
                                     start + PrequentialRecord.state_samples(state))
-        restore_query = self._load_query(state.get("label_query"))
-        try:
+        query_state = self._query_state(state.get("label_query"))
+        with _query_restored_on_error(self.label_query):
+            if self.label_query is not None and query_state is not None:
+                self.label_query.load_state_dict(query_state)
             if self.classes is not None:
                 self._load_bounded(state)
             else:
                 self._load_full(state)
-        except BaseException:
-            restore_query()
-            raise
         self.start, self.delayed = start, delayed
         self._started = time.perf_counter() - elapsed
 
-    def _load_query(self, state: Optional[Mapping[str, Any]]) -> Callable[[], None]:
-        """Set the label query to ``state`` (a record state's ``"label_query"``);
-        return what sets it back."""
+    def _query_state(self, state: Optional[Mapping[str, Any]]) -> Optional[Mapping[str, Any]]:
+        """``state`` (a record state's ``"label_query"``), refused unless it is
+        ``None`` exactly when the record has no label query."""
         if (state is None) != (self.label_query is None):
             kept, here = ("no", "one") if state is None else ("a", "none")
             raise ValueError(f"the record state was kept with {kept} label query, this "
                              f"record has {here}: continue it as it was run")
-        if self.label_query is None or state is None:
-            return lambda: None
-        query, previous = self.label_query, self.label_query.state_dict()
-        query.load_state_dict(state)
-        return lambda: query.load_state_dict(previous)
+        return state
 
     def _held_labels(self, state: Optional[Mapping[str, Any]],
                      end: int) -> Optional[DelayedLabels]:
@@ -739,8 +736,9 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             ``record.result()`` every so often). (default: :obj:`None`)
         start (int, optional): skip the first ``start`` samples (resuming a run); positions,
             and so the label mask, stay aligned with the full stream. (default: :obj:`0`)
-        initial (Mapping[str, Any], optional): the per-sample arrays of positions
-            :math:`[s, \text{start})` recorded before (:meth:`PrequentialRecord.state_dict`, e.g.
+        initial (Mapping[str, Any], optional): the record of positions
+            :math:`[s, \text{start})` kept before (:meth:`PrequentialRecord.state_dict`: the
+            per-sample arrays, or with ``history="bounded"`` the running counts; e.g.
             from :func:`~torch_geometric_stream.checkpoint.load_checkpoint`): the result then
             covers the run from :math:`s` as if never interrupted. (default: :obj:`None`)
         flush_denormal (bool, optional): run inside
@@ -942,9 +940,7 @@ def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: 
                   num_classes: Any) -> None:
     """Load ``initial`` into the empty ``record`` of a run from ``start`` with a
     learner of ``num_classes``; a refusal leaves the record's label query as it was."""
-    query = record.label_query
-    previous = None if query is None else query.state_dict()
-    try:
+    with _query_restored_on_error(record.label_query):
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
             raise ValueError(f"initial covers positions [{record.start}, "
@@ -953,10 +949,13 @@ def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: 
             raise ValueError(f"initial holds class id {record.largest_class()}, but the "
                              f"learner has num_classes={num_classes}: resume with a learner "
                              f"of the run's classes")
-    except BaseException:
-        if query is not None and previous is not None:
-            query.load_state_dict(previous)
-        raise
+
+
+def _query_restored_on_error(query: Optional[LabelQuery]) -> AbstractContextManager[None]:
+    """A block that, if it raises, puts ``query``'s state (if any) back as it was."""
+    if query is None:
+        return contextlib.nullcontext()
+    return restored_on_error(query.state_dict(), query.load_state_dict)
 
 
 def _not_a_pair(item: Any, position: int) -> TypeError:
@@ -1064,6 +1063,9 @@ def _check_learner(learner: Any, label_delay: int, learn_on_arrival: bool,
     missing = [name for name in needed if not callable(getattr(learner, name, None))]
     if not missing:
         return
+    if queried:  # predict_learn is not used: the query decides on the probabilities
+        raise TypeError(f"label_query needs the learner's predict_proba and learn: "
+                        f"{type(learner).__name__} lacks {' and '.join(missing)}")
     if label_delay:
         raise TypeError(f"label_delay needs the learner's {' and '.join(missing)}, which "
                         f"{type(learner).__name__} lacks")

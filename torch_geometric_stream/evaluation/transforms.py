@@ -297,12 +297,17 @@ class _MinMaxScaler(StreamTransform):
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])
 
     def _check_width(self, rows: Tensor) -> None:
-        if self.min_ is not None and rows.size(1) != self.min_.numel():
-            raise ValueError(f"x has {rows.size(1)} features, the scaler has seen "
-                             f"{self.min_.numel()}")
+        if self.min_ is not None:
+            _check_seen_width(rows.size(1), self.min_.numel())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(feature_range={self.feature_range})"
+
+
+def _check_seen_width(features: int, seen: int) -> None:
+    """Refuse rows of ``features`` features for a scaler that has seen ``seen``."""
+    if features != seen:
+        raise ValueError(f"x has {features} features, the scaler has seen {seen}")
 
 
 def _check_range_pair(low: Optional[Tensor], high: Optional[Tensor], owner: str) -> None:
@@ -394,9 +399,7 @@ class OnlineQuantileRangeScaler(StreamTransform):
         """The range, or a new one (kept by :meth:`_transform` once it took its rows)."""
         if self.range_ is None:
             return RunningQuantileRange(channels, **self._settings)
-        if channels != self.range_.low.numel():
-            raise ValueError(f"x has {channels} features, the scaler has seen "
-                             f"{self.range_.low.numel()}")
+        _check_seen_width(channels, self.range_.low.numel())
         return self.range_
 
     def _transform(self, rows: Tensor) -> Tensor:
@@ -704,8 +707,8 @@ def unchanged_on_error(transform: Optional[StreamTransform], *,
 
 #: Input scalings of :func:`make_transform`.  ``"online-rescale"`` and
 #: ``"robust-rescale"`` are done by the learner itself (see
-#: :data:`LEARNER_SCALINGS`): the stream transform then passes rows through
-#: unchanged.
+#: :data:`LEARNER_SCALINGS`): the stream transform then only applies the
+#: feature transform, if any, and casts to ``float32``.
 SCALINGS = ("auto", "online", "online-rescale", "robust", "robust-rescale", "global", "range",
             "none")
 #: The scalings a SLeDGe-family learner does itself -> its ``input_scaling``.
@@ -783,9 +786,10 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
             honest in a stream), ``"auto"`` (see :func:`resolve_scaling`),
             ``"none"``, or one of :data:`LEARNER_SCALINGS` (``"online-rescale"``,
-            ``"robust-rescale"``): scaling and normalization happen inside the
-            learner, so the pipeline is empty (only the cast to ``float32``;
-            ``l2`` is ignored). (default: :obj:`"online"`)
+            ``"robust-rescale"``): scaling and L2 normalization happen inside
+            the learner, so the pipeline only applies ``feature_transform``
+            (if any) and casts to ``float32`` (``l2`` is ignored).
+            (default: :obj:`"online"`)
         l2 (bool, optional): append :class:`L2Normalize` (default ``True``); a bool.
         data (Tensor or array-like, optional): the whole stream :math:`(T, d)` (2-D: one row is
             :math:`(1, d)`); required by, and only allowed with, ``scaling="global"``.
@@ -812,7 +816,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
     check_mapping(robust_options, "robust_options", " of OnlineQuantileRangeScaler's keyword "
                   "arguments (e.g. {'quantile': 0.05})")
     if robust_options and scaling != "robust":
-        raise ValueError(f"robust_options set scaling='robust', got scaling={scaling!r}")
+        raise ValueError(f"robust_options need scaling='robust', got scaling={scaling!r}")
     if robust_options and "feature_range" in robust_options:
         raise ValueError("pass feature_range to make_transform itself, not in robust_options")
     if scaling == "range" and value_range is None:

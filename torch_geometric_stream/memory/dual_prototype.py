@@ -36,10 +36,12 @@ class MemoryUpdate(NamedTuple):
 class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     r"""The dual prototype memory of SLeDGe (Sec. 3.1 of the paper).
 
-    A labeled memory of :math:`L` slots, :math:`\lfloor L/c \rfloor` per class,
-    and an unlabeled memory of :math:`U` slots. A sample goes into a free slot
-    while its partition has one; otherwise it is merged into the most similar
-    prototype :math:`p` of its partition (cosine similarity of embeddings):
+    A labeled memory of :math:`S = \lfloor L/c \rfloor` slots per class,
+    :math:`cS` in all (:math:`L` rounded down to a multiple of :math:`c`: the
+    attribute ``labeled_size``), and an unlabeled memory of :math:`U` slots. A
+    sample goes into a free slot while its partition has one; otherwise it is
+    merged into the most similar prototype :math:`p` of its partition (cosine
+    similarity of embeddings):
 
     .. math::
         p \leftarrow \frac{(1-\alpha) p + \alpha x}{\|(1-\alpha) p + \alpha x\|_2}
@@ -55,15 +57,15 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     ``.to(device)`` moves it. Slots are fixed: row ``i`` of :meth:`nodes` is
     always the same slot, and :attr:`node_mask` says which slots hold a
     prototype. Labeled slots of class ``j`` are rows ``j * S ... (j+1) * S - 1``
-    with :math:`S = \lfloor L/c \rfloor` and fill in order, so the filled slots
-    of a class are a prefix of its partition; unlabeled slots fill in arrival
-    order.
+    and fill in order, so the filled slots of a class are a prefix of its
+    partition; unlabeled slots fill in arrival order.
 
     Args:
         in_channels (int): feature dimension :math:`d`.
         num_classes (int): number of classes :math:`c`.
-        labeled_size (int): labeled capacity :math:`L \geq c`; ignored when
-            ``light=True``.
+        labeled_size (int): labeled capacity :math:`L \geq c`, rounded down to
+            a multiple of :math:`c` (``DualPrototypeMemory(4, 3, 10, 5)`` keeps
+            9 labeled slots); ignored when ``light=True``.
         unlabeled_size (int): unlabeled capacity :math:`U \geq 0`.
         light (bool, optional): SLeDGe-L memory with exactly one labeled
             prototype per class (:math:`L = c`). (default: :obj:`False`)
@@ -82,9 +84,9 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             (when the input scaling changes). (default: :obj:`None`, no sources)
 
     Shapes:
-        - **nodes():** :math:`(L + U, d)`; **node_mask:** :math:`(L + U,)`
+        - **nodes():** :math:`(cS + U, d)`; **node_mask:** :math:`(cS + U,)`
         - **update(x):** :math:`x` of shape :math:`(d,)`
-        - **sources:** :math:`(L + U, d_s)` when ``source_channels`` is set
+        - **sources:** :math:`(cS + U, d_s)` when ``source_channels`` is set
     """
 
     prototypes: Tensor
@@ -152,7 +154,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         self._labeled_index: Optional[Tensor] = None
 
     def _fill_levels(self, mask: Tensor) -> list[int]:
-        """Filled slots per class, then unlabeled, of ``mask`` :math:`(L + U,)`;
+        """Filled slots per class, then unlabeled, of ``mask`` :math:`(cS + U,)`;
         slots fill in order within each block, so a mask with a gap is refused."""
         mask = mask.detach().cpu().bool()
         blocks = [*mask[:self.labeled_size].view(self.num_classes, self.slots_per_class),
@@ -227,7 +229,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     # -------------------------------------------------------------- accessors
     @property
     def capacity(self) -> int:
-        """Total number of slots :math:`L + U`."""
+        r"""Total number of slots :math:`cS + U` (:math:`S = \lfloor L/c \rfloor`
+        per class)."""
         return self.labeled_size + self.unlabeled_size
 
     @property
@@ -251,7 +254,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         return self.num_nodes == self.capacity
 
     def nodes(self) -> Tensor:
-        r"""All slots :math:`(L + U, d)` (a view: empty slots are zero rows)."""
+        r"""All slots :math:`(cS + U, d)` (a view: empty slots are zero rows)."""
         return self.prototypes
 
     @property
@@ -290,7 +293,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     # ---------------------------------------------------------------- updates
     def candidate_slots(self, label: int) -> Optional[slice]:
         """Slots a sample with ``label`` is merged into, or ``None`` when it
-        will be inserted into a free slot.
+        is merged into none: it will be inserted into a free slot, or dropped
+        (an unlabeled sample when ``unlabeled_size == 0``).
 
         Args:
             label (int): the sample's label, ``-1`` = unlabeled.
@@ -378,7 +382,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             x_embedding (Tensor, optional): precomputed embedding of ``x``
                 :math:`(h,)`.
             node_embeddings (Tensor, optional): precomputed embeddings of all
-                slots :math:`(L + U, h)`, e.g. reused from prediction.
+                slots :math:`(cS + U, h)`, e.g. reused from prediction.
             source (Tensor, optional): the sample's source row :math:`(d_s,)`;
                 required exactly when the memory keeps sources.
             derive (callable, optional): maps sources :math:`(n, d_s)` to

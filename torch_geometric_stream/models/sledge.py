@@ -35,7 +35,7 @@ from torch_geometric_stream.validation import (check_bool, check_cast_keeps_fini
                                                describe_index, first_offender, not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
-           "CLASS_PRIORS", "LIGHT_MEMORIES", "unread_arguments"]
+           "CLASS_PRIORS", "LIGHT_MEMORIES", "MERGE_SIMILARITIES", "unread_arguments"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
@@ -171,7 +171,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     Args:
         in_channels (int): feature dimension :math:`d`.
         num_classes (int): number of classes :math:`c`.
-        labeled_size (int, optional): labeled memory :math:`L`. (default: 100)
+        labeled_size (int, optional): labeled memory :math:`L`, rounded down to a
+            multiple of :math:`c` (:math:`\lfloor L/c \rfloor` slots per class).
+            (default: 100)
         unlabeled_size (int, optional): unlabeled memory :math:`U`. (default: 900)
         k (int, optional): neighbours per query row besides itself; ``0``: every
             row keeps only itself, no message passes between rows and the GCN
@@ -749,13 +751,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         if not self.light and snap.top_index is not None:
             # Memory rows: their memory-only top-k, with x competing for a place.
             assert snap.top_value is not None  # set with top_index
-            cand_value = torch.cat([snap.top_value, scores.unsqueeze(1)], dim=1)
-            cand_index = torch.cat([snap.top_index,
-                                    torch.full_like(snap.top_index[:, :1], num_slots)], dim=1)
-            best = cand_value.topk(k, dim=1)
-            sources.append(cand_index.gather(1, best.indices).view(-1))
+            values, neighbors = _top_with_column(
+                snap.top_value, snap.top_index, scores,
+                torch.full_like(snap.top_index[:, :1], num_slots), k)
+            sources.append(neighbors.view(-1))
             targets.append(torch.arange(num_slots, device=x_emb.device).repeat_interleave(k))
-            weights.append(best.values.view(-1))
+            weights.append(values.view(-1))
         return torch.stack([torch.cat(sources), torch.cat(targets)]), torch.cat(weights)
 
     def _predict_proba(self, x: Tensor) -> Tensor:
@@ -963,7 +964,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
         derive = None if source is None else self._scaled
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
-            # insert, or raw-cosine merge
+            # insert, drop (no unlabeled memory), or raw-cosine merge
             return self.memory.update(x, label, source=source, derive=derive)
         with torch.no_grad():
             snap = self._snapshot_now()
@@ -1028,7 +1029,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         r"""Full mode: the query rows (``None``: every row) and their top-k
         scores and neighbours :math:`(Q, K')` in the updated memory. Without the snapshot's
         graph, only the rows the loss reads are searched, while they are at most
-        half of the memory; otherwise the snapshot's graph is patched."""
+        half of the memory; otherwise every row's neighbours come from
+        :meth:`_training_neighbors`: the snapshot's graph, patched on the CPU
+        after a write; without a snapshot graph every row is searched, and on a
+        GPU every row is re-scored."""
         memory = self.memory
         if (snap is None or snap.top_index is None) and self._searches_receptive_field():
             found = self._receptive_topk(emb, labeled, min(self.num_neighbors, memory.num_nodes),
@@ -1074,10 +1078,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         assert snap.top_value is not None and update is not None  # with top_index; see above
         j = update.node
         column = (emb @ emb[j]).masked_fill(~self.memory.node_mask, float("-inf"))
-        cand_value = torch.cat([snap.top_value, column.unsqueeze(1)], dim=1)
-        cand_index = torch.cat([snap.top_index, j.expand_as(snap.top_index[:, :1])], dim=1)
-        best = cand_value.topk(snap.top_index.size(1), dim=1)
-        values, neighbors = best.values, cand_index.gather(1, best.indices)
+        values, neighbors = _top_with_column(snap.top_value, snap.top_index, column,
+                                             j.expand_as(snap.top_index[:, :1]),
+                                             snap.top_index.size(1))
         stale = (snap.top_index == j).any(dim=1)  # rows whose score of j is outdated
         stale[j] = True
         rows = stale.nonzero().view(-1)
@@ -1097,7 +1100,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         return structure_loss(nodes, emb, query_index=labeled if self.light else None,
                               form=self.regularizer, include_constant=False,
                               num_rows=memory.num_nodes,
-                              row_mask=None if memory.is_full else memory.node_mask,
+                              row_mask=self._filled_slots_mask(),
                               check=False)
 
     def extra_repr(self) -> str:
@@ -1123,6 +1126,19 @@ def _adopt_loaded_memory_graph(model: SLeDGe, incompatible_keys: Any) -> None:
                          for key in incompatible_keys.missing_keys for buffer in buffers)
     if graph is not None and not memory_missing:
         model._snapshot = _Snapshot(model.memory.version, *graph, live_emb=None, kept=True)
+
+
+def _top_with_column(top_value: Tensor, top_index: Tensor, column: Tensor,
+                     column_index: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """Each row's top-``k`` scores and neighbours :math:`(R, k)` among its kept
+    top-k (``top_value``, ``top_index`` :math:`(R, K')`) and one new column:
+    scores ``column`` :math:`(R,)` of the neighbours ``column_index``
+    :math:`(R, 1)`; ``k`` at most :math:`K' + 1`. (A plain tuple: it is on the
+    per-sample path.)"""
+    cand_value = torch.cat([top_value, column.unsqueeze(1)], dim=1)
+    cand_index = torch.cat([top_index, column_index], dim=1)
+    best = cand_value.topk(k, dim=1)
+    return best.values, cand_index.gather(1, best.indices)
 
 
 def _rows_kept_for_backward(nodes: Tensor) -> Tensor:

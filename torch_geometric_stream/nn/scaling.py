@@ -137,27 +137,25 @@ def scaled_finite(rows: Tensor, low: Tensor, high: Tensor, feature_range: Featur
     Returns:
         Tensor: the scaled rows :math:`(n, d)`.
     """
+    return _scaled_refusing_inf(
+        rows, low, high, feature_range,
+        lambda offender, bounds, dtype: f"rows{offender} scales to inf by its feature's "
+                                        f"{what} {bounds}: too far outside it for {dtype}")
+
+
+def _scaled_refusing_inf(rows: Tensor, low: Tensor, high: Tensor, feature_range: FeatureRange,
+                         refusal: Callable[[str, Tuple[float, float], str], str]) -> Tensor:
+    """:func:`scaled_finite` with the message ``refusal`` gives for the first entry
+    of ``rows`` :math:`(n, d)` scaled to inf: ``"[i, j] = v"``, its feature's
+    bounds and the scaled dtype's name (a NaN row stays NaN: the rows are not read)."""
     scaled = min_max_scale(rows, low, high, feature_range, check=False)
-    infinite = _scaled_to_inf(scaled, rows, low, high)
-    if infinite is not None:
-        offender, bounds, dtype = infinite
-        raise ValueError(f"rows{offender} scales to inf by its feature's {what} {bounds}: "
-                         f"too far outside it for {dtype}")
-    return scaled
-
-
-def _scaled_to_inf(scaled: Tensor, rows: Tensor, low: Tensor,
-                   high: Tensor) -> Optional[Tuple[str, Tuple[float, float], str]]:
-    """For the first entry of ``rows`` :math:`(n, d)` that ``scaled`` holds as
-    inf: ``"[i, j] = v"``, its feature's bounds and the scaled dtype's name;
-    ``None`` if there is none (a NaN row stays NaN: the rows are not read)."""
     infinite = torch.isinf(scaled)
     if not bool(infinite.any()):
-        return None
+        return scaled
     column = int(infinite.nonzero()[0, 1])
     bounds = (low, high) if low.dim() == 0 else (low[column], high[column])
-    return (first_offender(infinite, rows), (float(bounds[0]), float(bounds[1])),
-            str(scaled.dtype).removeprefix("torch."))
+    raise ValueError(refusal(first_offender(infinite, rows), (float(bounds[0]), float(bounds[1])),
+                             str(scaled.dtype).removeprefix("torch.")))
 
 
 _NOT_FINITE = "rows contain NaN or inf values: the range is left as it was"
@@ -220,6 +218,16 @@ class _CheckedRangeLoad(RollbackOnFailedLoad, nn.Module):
     low: Tensor
     high: Tensor
 
+    def _register_range(self, channels: int) -> None:
+        """Register the buffers ``low`` and ``high`` :math:`(d,)`, no row seen."""
+        self.register_buffer("low", torch.full((channels,), float("inf")))
+        self.register_buffer("high", torch.full((channels,), float("-inf")))
+
+    def reset_state(self) -> None:
+        """Forget every row seen."""
+        self.low.fill_(float("inf"))
+        self.high.fill_(float("-inf"))
+
     def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
                **kwargs: Any) -> _CheckedRangeLoad:  # .half(): no bound inf
         check_cast_keeps_finite(self, fn)
@@ -261,13 +269,7 @@ class RunningMinMax(_CheckedRangeLoad):
         super().__init__()
         channels = check_positive_int(channels, "channels")
         self.feature_range = check_feature_range(feature_range)
-        self.register_buffer("low", torch.full((channels,), float("inf")))
-        self.register_buffer("high", torch.full((channels,), float("-inf")))
-
-    def reset_state(self) -> None:
-        """Forget every row seen."""
-        self.low.fill_(float("inf"))
-        self.high.fill_(float("-inf"))
+        self._register_range(channels)
 
     def forward(self, rows: Tensor, *, check: bool = True) -> Tensor:
         """Scale ``rows`` with the current range.
@@ -428,8 +430,6 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
     """
     names = {key: key for key in ("quantile", "tolerance", "reservoir_size", "window",
                                   "clip")} | dict(names or {})
-    with _refusing("clip"):
-        clip = check_bool(clip, names["clip"])
     with _refusing("quantile"):
         if not check_positive(quantile, names["quantile"]) < 0.5:
             raise ValueError(f"{names['quantile']} must lie in (0, 0.5), got {quantile}")
@@ -450,6 +450,8 @@ def check_quantile_range_settings(quantile: float, tolerance: float, reservoir_s
         if window > _WINDOW_LIMIT:
             raise QuantileRangeValueError(f"{names['window']} must be at most 2**63, "
                                           f"got {window}", ("window",))
+    with _refusing("clip"):
+        clip = check_bool(clip, names["clip"])
     return float(quantile), tolerance, reservoir_size, window, clip
 
 
@@ -561,14 +563,12 @@ class RunningQuantileRange(_CheckedRangeLoad):
                                                     clip)
         self.seed = check_seed(seed)
         self.feature_range = check_feature_range(feature_range)
-        self.register_buffer("low", torch.full((channels,), float("inf")))
-        self.register_buffer("high", torch.full((channels,), float("-inf")))
+        self._register_range(channels)
         self.reset_state()
 
     def reset_state(self) -> None:
         """Forget every row seen (and restart the generator from ``seed``)."""
-        self.low.fill_(float("inf"))
-        self.high.fill_(float("-inf"))
+        super().reset_state()
         # feature-major (d, reservoir_size): each feature's sample is contiguous, for the
         # first sort of the sample and np.quantile's partition after a -0.0 (1.7x faster
         # than over (reservoir_size, d) columns)
@@ -685,16 +685,13 @@ class RunningQuantileRange(_CheckedRangeLoad):
         try:
             self(rows, check=False)  # the rows, whether or not the range moved
             if changed and keep_finite is not None:  # unmoved, it scales them as before
-                scaled = min_max_scale(keep_finite, self.low, self.high, self.feature_range,
-                                       check=False)
-                infinite = _scaled_to_inf(scaled, keep_finite, self.low, self.high)
-                if infinite is not None:
-                    offender, bounds, dtype = infinite
-                    raise ValueError(f"the rows would narrow the quantile range so that a "
-                                     f"stored row scales to inf: keep_finite{offender} by its "
-                                     f"feature's range {bounds}, too far outside it for "
-                                     f"{dtype}; the rows are refused and the range is left "
-                                     f"as it was")
+                _scaled_refusing_inf(
+                    keep_finite, self.low, self.high, self.feature_range,
+                    lambda offender, bounds, dtype: (
+                        f"the rows would narrow the quantile range so that a stored row "
+                        f"scales to inf: keep_finite{offender} by its feature's range "
+                        f"{bounds}, too far outside it for {dtype}; the rows are refused and "
+                        f"the range is left as it was"))
         except ValueError:
             self._undo(undo)
             raise
