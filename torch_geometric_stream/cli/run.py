@@ -145,7 +145,7 @@ def data_digest(dataset: StreamDataset) -> str:
     digest = hashlib.sha256(json.dumps([dataset.class_names, dataset.x.shape, str(dataset.x.dtype),
                                         dataset.y.shape, str(dataset.y.dtype)]).encode())
     for array in (dataset.x, dataset.y):
-        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))
+        digest.update(np.ascontiguousarray(array).data)
     return digest.hexdigest()
 
 

@@ -16,9 +16,11 @@ than ``paper``, followed by the query options that mask reads at their values
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
 file edited, gets runs of its own. ``--synthetic-drift D`` names the stream
-``synthetic-D``, as its runs do (the default drift keeps ``synthetic``). ``--config FILE.json`` is every point's base,
-which the grid overrides (as flags override ``run --config``): the names end
-``_config=`` and 8 hex digits of the SHA-256 of its entries.
+``synthetic-D``, as its runs' records do; the files of the default drift (sudden)
+keep the name ``synthetic`` of searches made before the option, though their
+records name the stream ``synthetic-sudden``. ``--config FILE.json`` is every
+point's base, which the grid overrides (as flags override ``run --config``): the
+names end ``_config=`` and 8 hex digits of the SHA-256 of its entries.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
