@@ -102,7 +102,8 @@ LATER_ENTRIES = {"class_prior": "memory", "light_memory": "per-class", "reselect
 OLDER_RECORDS = {**LATER_ENTRIES, "alpha": "adaptive", "beta": "adaptive"}
 #: The entry of a run record, and of a ``--resume`` checkpoint's identity, holding
 #: the :func:`data_digest` of the stream the run read whole (``None`` in a record
-#: of a ``--stream`` run, whose rows its checkpoint's :data:`STREAM_DIGEST` checks).
+#: of a ``--stream`` run, whose rows its checkpoint's :data:`STREAM_DIGEST` checks;
+#: not in the checkpoint of a stream file, which the digest of its bytes identifies).
 DATA_DIGEST = "data_sha256"
 #: The identity entries that a ``--resume`` checkpoint older than them lacks and
 #: whose value such a run had is not known: accepted unchecked (a checkpoint that
@@ -645,7 +646,9 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                            **software_versions()}  # the code as the run starts
     identity = {**{key: run[key] for key in RESUME_KEYS if key != "limit" or not args.stream},
                 **_stream_identity(args, dataset),
-                **({} if plan.data_sha256 is None else {DATA_DIGEST: plan.data_sha256}),
+                # a stream file's bytes identify it (_stream_file_identity)
+                **({} if plan.data_sha256 is None or _on_stream_file(args)
+                   else {DATA_DIGEST: plan.data_sha256}),
                 **{f"config.{key}": value for key, value in plan.config.items()}}
     start, initial = 0, None
     if args.resume is not None:
