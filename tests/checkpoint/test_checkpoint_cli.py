@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import re
@@ -457,3 +458,59 @@ def test_a_bounded_run_resumes_exactly_and_a_run_of_the_other_history_is_refused
     capsys.readouterr()
     assert main([*run_argv(60), "--resume", str(checkpoint)]) == 2
     assert "history='bounded' in the checkpoint, 'full' here" in capsys.readouterr().err
+
+
+def _shopper_folder(root: Path, reverse: bool = False) -> Path:
+    """A data folder holding Shopper: the bundled copy's rows (reversed: another copy
+    of the dataset, of the same name and length)."""
+    from torch_geometric_stream.datasets.bundled import bundled_data_folder
+    text = gzip.decompress((bundled_data_folder() / "online_shoppers_intention.csv.gz")
+                           .read_bytes()).decode()
+    header, *rows = text.splitlines()
+    (root / "Shopper").mkdir(parents=True)
+    (root / "Shopper" / "online_shoppers_intention.csv").write_text(
+        "\n".join([header, *(rows[::-1] if reverse else rows)]) + "\n")
+    return root
+
+
+def test_resume_refuses_another_copy_of_a_named_dataset(tmp_path, capsys):
+    """Before: a named dataset was known by its name and length only, so a checkpoint
+    went on over another copy of it (rows reversed here)."""
+    checkpoint, out = tmp_path / "shopper.ckpt", tmp_path / "shopper.json"
+    first = ["run", "--dataset", "Shopper", "--model", "memory", "--limit", "30", "--quiet",
+             "--checkpoint", str(checkpoint), "--output", str(out)]
+    root, other = _shopper_folder(tmp_path / "data"), _shopper_folder(tmp_path / "other", True)
+    assert main([*first, "--root", str(root)]) == 0
+    digest = json.loads(out.read_text())["data_sha256"]
+    assert re.fullmatch("[0-9a-f]{64}", digest)
+    assert torch.load(checkpoint, weights_only=False)["extra"]["data_sha256"] == digest
+    assert main([*first, "--root", str(other), "--resume", str(checkpoint)]) == 2
+    assert re.search(rf"data_sha256='{digest}' in the checkpoint, '[0-9a-f]{{64}}' here",
+                     capsys.readouterr().err)
+    assert main([*first, "--root", str(root), "--resume", str(checkpoint)]) == 0
+
+
+def test_resume_refuses_another_thread_count(tmp_path, capsys):
+    """Before: accepted, the record naming the new count, though a thread count can
+    change a near-tie's prediction (see checkpoint.py)."""
+    checkpoint = tmp_path / "threads.ckpt"
+    argv = ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main([*argv, "--threads", "2"]) == 0
+    assert main([*argv, "--resume", str(checkpoint)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --resume: checkpoint {checkpoint} was made by another run: threads=2 in the "
+        f"checkpoint, 1 here")
+    assert main([*argv, "--threads", "2", "--resume", str(checkpoint)]) == 0
+
+
+def test_checkpoints_older_than_the_threads_and_the_data_digest_resume_unchecked(tmp_path):
+    """Their values in such a run are not known: accepted, as before they were kept."""
+    checkpoint = tmp_path / "old.ckpt"
+    argv = ["run", "--dataset", "synthetic", "--model", "memory", "--limit", "30", "--quiet",
+            "--checkpoint", str(checkpoint)]
+    assert main(argv) == 0
+    payload = torch.load(checkpoint, weights_only=False)
+    del payload["extra"]["threads"], payload["extra"]["data_sha256"]
+    torch.save(payload, checkpoint)
+    assert main([*argv, "--threads", "2", "--resume", str(checkpoint)]) == 0

@@ -768,3 +768,21 @@ def test_a_csv_that_would_overwrite_a_record_or_is_no_csv_is_refused(tmp_path, c
         f"error: --csv writes CSV: give a FILE.csv, got {tmp_path / 'table.json'}\n")
     assert [file.name for file in tmp_path.iterdir()] == ["a0.json"]
     assert Path(path).read_text() == before
+
+
+def test_a_folder_of_finished_and_partial_records_notes_the_partial_ones_left_out(
+        tmp_path, capsys):
+    """Before: the note came only where the folder held no finished record, so the
+    rows compared silently lacked the interrupted runs."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write(folder, "g_seed0.json", record(0, 0.8))
+    write(folder, "g_seed1.json.partial", {**record(1, 0.9), "interrupted_at": 9})
+    assert main(["compare", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        f"note: {folder} holds 1 partial record of interrupted runs (*.json.partial), which "
+        f"compare leaves out: finish them (rerun them, with --resume where they saved a "
+        f"checkpoint)")
+    assert captured.out.splitlines()[1].split()[:6] == ["sledge", "on", "Shuttle", "at",
+                                                        "0.01", "1"]  # the finished seed

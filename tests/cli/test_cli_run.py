@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import json
 import math
@@ -306,8 +307,9 @@ def _shared_synthetic_stream(samples):
 
 def _in_workers(args, shared, seeds):
     """The outcomes of ``run --jobs``'s workers running ``seeds`` on ``shared``."""
-    return list(seed_workers.run_in_workers(args, shared, seeds,
-                                            run_module._run_seed_in_worker))
+    return list(seed_workers.run_in_workers(
+        args, shared, seeds, functools.partial(run_module._run_seed_in_worker,
+                                               data_sha256=None)))
 
 
 def test_an_error_in_a_worker_is_raised_in_the_main_process(tmp_path):
@@ -584,7 +586,7 @@ from torch_geometric_stream.cli import run as run_module
 
 run_seed = run_module._run_seed_in_worker
 
-def run_seed_noting_progress(args, seed):
+def run_seed_noting_progress(args, seed, **kwargs):
     evaluate = run_module.prequential
 
     def noting(*arguments, callback, **kwargs):
@@ -598,7 +600,7 @@ def run_seed_noting_progress(args, seed):
         return evaluate(*arguments, callback=step, **kwargs)
     run_module.prequential = noting
     try:
-        return run_seed(args, seed)
+        return run_seed(args, seed, **kwargs)
     finally:
         run_module.prequential = evaluate
 """
@@ -683,7 +685,9 @@ def test_ctrl_c_or_sigterm_stops_the_seeds_of_the_workers_at_their_sample_and_ke
     heading, table = out.splitlines()[0], out.splitlines()[1:]
     assert heading.endswith(f"; interrupted after sample {done[0]} of seed 0 and sample "
                             f"{done[1]} of seed 1")
-    assert [row.split()[:2] for row in table[1:3]] == [["0", str(done[0])], ["1", str(done[1])]]
+    assert [row.split()[:3] for row in table[1:3]] == [["0", "(interrupted)", str(done[0])],
+                                                        ["1", "(interrupted)", str(done[1])]]
+    assert len(table) == 3  # no mean nor std of the seeds cut off
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -896,7 +900,8 @@ def test_an_interrupted_run_of_several_seeds_names_those_written_and_those_left(
     out = tmp_path / "run.json"
     assert interrupted_main(quick_run(out, "--seed", "0,1,2")) == 130
     assert _one_stderr_line(capsys) == (
-        "run interrupted; the files of seed(s) 0, 1 are written: --seed 2 runs the rest")
+        f"run interrupted; the files of seed(s) 0, 1 are written: --seed 2 --output "
+        f"{tmp_path / 'run_seed2.json'} runs the rest")
     assert [path.name for path in sorted(tmp_path.iterdir())] == ["run_seed0.json",
                                                                   "run_seed1.json"]
 
@@ -1004,6 +1009,26 @@ def test_ctrl_c_in_a_later_seed_writes_its_csv_and_the_plot_of_every_seed_run(
         "run.png", *(f"run_seed{seed}.{kind}" for seed in (0, 1, 2) for kind in ("csv", "json"))]
 
 
+def test_the_advice_after_ctrl_c_in_the_last_seed_names_its_files_as_the_run_does(
+        tmp_path, capsys, monkeypatch, quick_run, interrupted_main, ctrl_c_in_sample):
+    """Before: ``--seed 1 runs the rest``, whose run of one seed wrote run.json and
+    run.csv, and left run_seed1.*.partial behind."""
+    pytest.importorskip("matplotlib")
+    out, csv, plot = tmp_path / "run.json", tmp_path / "run.csv", tmp_path / "run.png"
+    argv = quick_run(out, "--seed", "0,1", "--csv", str(csv), "--plot", str(plot))
+    ctrl_c_in_sample(19, call=2)
+    assert interrupted_main(argv) == 130
+    json1, csv1, png1 = (tmp_path / f"run_seed1.{kind}" for kind in ("json", "csv", "png"))
+    line = _one_stderr_line(capsys)
+    assert line.endswith(f"; --seed 1 --output {json1} --csv {csv1} --plot {png1} runs the rest")
+    monkeypatch.undo()
+    rest = quick_run(json1, "--seed", "1", "--csv", str(csv1), "--plot", str(png1))
+    assert main(rest) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "run.png.partial", *(f"run_seed{seed}.{kind}" for seed in (0, 1)
+                             for kind in ("csv", "json")), "run_seed1.png"]
+
+
 def test_ctrl_c_in_a_later_seed_keeps_the_seeds_done_and_that_seeds_metrics(
         tmp_path, capsys, quick_run, interrupted_main, ctrl_c_in_sample):
     out = tmp_path / "run.json"
@@ -1038,7 +1063,8 @@ def test_ctrl_c_in_the_last_sample_of_a_seed_lets_it_finish_and_starts_no_other(
     ctrl_c_in_sample(29)
     assert interrupted_main(quick_run(out, "--seed", "0,1")) == 130
     assert _one_stderr_line(capsys) == (
-        "run interrupted; the files of seed(s) 0 are written: --seed 1 runs the rest")
+        f"run interrupted; the files of seed(s) 0 are written: --seed 1 --output "
+        f"{tmp_path / 'run_seed1.json'} runs the rest")
     assert [path.name for path in tmp_path.iterdir()] == ["run_seed0.json"]
     assert _read(tmp_path / "run_seed0.json")["n_samples"] == 30
 

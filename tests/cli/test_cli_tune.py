@@ -601,15 +601,19 @@ def test_tune_passes_the_history_to_every_run(tmp_path, capsys):
 
 def _fake_runs(monkeypatch, records):
     """Let tune's grid runs write ``records[(lr, seed)]`` (entries of a run record,
-    ``n_samples`` 60 unless given) instead of running; returns the ``(lr, seed)`` run."""
+    ``n_samples`` 60 unless given, and the run's configuration) instead of running;
+    returns the ``(lr, seed)`` run."""
     ran = []
 
     def run_commands(missing, **kwargs):
         for argv, path in missing:
             lr, seed = argv[argv.index("--lr") + 1], int(argv[argv.index("--seed") + 1])
             ran.append((lr, seed))
+            args = build_parser().parse_args(argv)  # its --config read here, uncounted
+            config = run_module._plan(args, config_file=json.loads(
+                args.config.read_text()) if args.config else {}).config
             path.write_text(json.dumps({"n_samples": 60, "ms_per_sample_median": 1.0,
-                                        "config": {"lr": float(lr)}, **records[lr, seed]}))
+                                        "config": config, **records[lr, seed]}))
         return [0] * len(missing)
     monkeypatch.setattr(tune_module, "run_commands", run_commands)
     return ran
@@ -993,3 +997,42 @@ def _grid_run_name(argv: list[str], point: dict[str, str], seed: int) -> str:
     """The name of the JSON of grid point ``point``'s run of ``seed`` in the
     ``tune`` command ``argv``."""
     return tune_module._run_path(build_parser().parse_args(argv), point, seed).name
+
+
+def test_tune_refuses_runs_that_all_ran_under_settings_other_than_their_points(
+        tmp_path, capsys):
+    """Before: runs were compared with each other only, so JSONs that all ran under
+    older defaults (k 7 here) were ranked, and the best configuration carried them."""
+    grid = ["--grid", "lr=1e-3,5e-3", "--grid", "hidden-channels=8", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    runs = sorted(tmp_path.glob("sledge-light_*_seed0.json"))
+    for path in runs:
+        record = json.loads(path.read_text())
+        assert record["config"]["k"] != 7
+        record["config"]["k"] = 7
+        path.write_text(json.dumps(record))
+    capsys.readouterr()
+    assert main(["tune", *SMALL, *grid]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {runs[0].name} was run with other settings than this search's point (k: 7 "
+        f"vs 5: made under older defaults or another --config?); delete the stale JSON(s) or "
+        f"use another --out-dir")
+
+
+def test_tune_refuses_runs_made_on_another_copy_of_the_stream(tmp_path, capsys):
+    """Before: a run was known by its stream's name and length, so a JSON made on
+    another copy of a dataset (another version, prepared otherwise) was ranked;
+    a record older than the digest is reused unchecked."""
+    grid = ["--grid", "lr=1e-3", "--out-dir", str(tmp_path)]
+    assert main(["tune", *SMALL, *grid]) == 0
+    (run,) = tmp_path.glob("sledge-light_*_seed0.json")
+    record = json.loads(run.read_text())
+    digest = record.pop("data_sha256")
+    run.write_text(json.dumps(record))
+    assert main(["tune", *SMALL, *grid]) == 0  # older than the digest: reused
+    run.write_text(json.dumps({**record, "data_sha256": "0" * 64}))
+    capsys.readouterr()
+    assert main(["tune", *SMALL, *grid]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {run.name} ran on another copy of the stream (data_sha256 00000000..., this "
+        f"search's {digest[:8]}...); delete the stale JSON(s) or use another --out-dir")

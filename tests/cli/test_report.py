@@ -158,3 +158,16 @@ def test_a_record_places_its_curve_at_the_stream_positions_its_samples_end():
     assert record["curve"] == {"position": [11, 12, 13, 14],
                                "running_accuracy": [1.0, 0.5, 2 / 3, 0.75]}
     assert (record["seed"], record["accuracy"], record["config"]) == (0, 0.75, {"k": 2})
+
+
+def test_summary_table_marks_an_interrupted_run_and_leaves_it_out_of_the_mean_and_std():
+    """Before: Ctrl-C's cut-off seed was averaged with the finished ones, unmarked."""
+    stopped = {**_record(3, 0.1, 0.0), "n_samples": 20, "interrupted_at": 20}
+    header, *rows = summary_table([_record(0, 0.5, 0.2), _record(1, 0.7, 0.4),
+                                   stopped]).splitlines()
+    assert rows[2].split()[:3] == ["3", "(interrupted)", "20"]
+    assert rows[3].split()[:4] == ["mean", "of", "finished", "0.6000"]
+    assert rows[4].split()[:4] == ["std", "of", "finished", "0.1414"]
+    # one finished seed: no mean nor std
+    lines = summary_table([_record(0, 0.5, 0.2), stopped]).splitlines()
+    assert [line.split()[0] for line in lines] == ["seed", "0", "3"]

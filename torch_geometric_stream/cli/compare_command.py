@@ -104,7 +104,8 @@ class BadRecord(UsageError):
 def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
     """Each run record with its file: a file given must be one; a folder gives
     the run records among its ``*.json`` files (``tune``'s folder also holds its
-    best configuration, which is none).
+    best configuration, which is none); a note on stderr names the partial
+    records of interrupted runs it leaves out.
 
     A file reached twice (named twice, or named and in a folder given) counts once.
 
@@ -127,19 +128,28 @@ def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
                 raise
             except UsageError as error:  # not a run record: a folder holds other JSON too
                 passed_over.append(str(error))
+        partials = _partial_records(path)
         if not found:
-            partial = len(list(path.glob("*.json.partial")))
             raise UsageError(f"{path}: the folder holds no run record (*.json written by run)"
                              + "".join(f"; {why}" for why in passed_over[:1])
                              + (f" (and {len(passed_over) - 1} other *.json, none a run "
                                 f"record)" if len(passed_over) > 1 else "")
-                             + (f"; it holds {partial} partial record"
-                                f"{'s' * (partial != 1)} of interrupted runs (*.json.partial), "
-                                f"which compare leaves out: finish them (rerun them, with "
-                                f"--resume where they saved a checkpoint)"
-                                if partial else ""))
+                             + (f"; it {partials}" if partials else ""))
+        if partials:  # the rows compared lack those runs: say so
+            print(f"note: {path} {partials}", file=sys.stderr)
         records += found
     return _once_each(records)
+
+
+def _partial_records(folder: Path) -> str:
+    """What a folder's partial records of interrupted runs (``*.json.partial``)
+    are, which compare leaves out and how to finish them; ``""`` for none."""
+    partial = len(list(folder.glob("*.json.partial")))
+    if not partial:
+        return ""
+    return (f"holds {partial} partial record{'s' * (partial != 1)} of interrupted runs "
+            f"(*.json.partial), which compare leaves out: finish them (rerun them, with "
+            f"--resume where they saved a checkpoint)")
 
 
 def _once_each(records: list[tuple[Path, Record]]) -> list[tuple[Path, Record]]:

@@ -12,6 +12,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Iterable, Iterator, NamedTuple, Optional, TypeVar
 
+from torch_geometric_stream.cli.report import seed_path
+
 __all__ = ["DeferredInterrupt", "StoppedBetweenSamples", "StoppedSeed", "interrupted_line",
            "modified_time", "stopped_after", "stopped_line", "until_stopped"]
 
@@ -172,14 +174,14 @@ def interrupted_line(args: argparse.Namespace, checkpoint_before: Optional[int],
         files = f"the files of seed(s) {', '.join(map(str, written))} are written"
         if set(written) >= set(seeds):  # stopped after them: in the --plot or the summary
             return f"run interrupted; {files}; the --plot and the summary table were not made"
-        return f"run interrupted; {files}: {_run_the_rest(seeds, written)}"
+        return f"run interrupted; {files}: {_run_the_rest(args, seeds, written)}"
     saved = args.checkpoint is not None and modified_time(args.checkpoint) not in (
         None, checkpoint_before)
     if not saved and args.resume is not None:  # the state it resumed from is still there
         return (f"run interrupted before it saved a checkpoint; {args.resume} still holds "
                 f"the state it resumed from: rerun the same command to continue from it")
     if len(seeds) > 1:  # no --checkpoint (it takes a single seed): the seeds to run again
-        return f"run interrupted; nothing was saved: {_run_the_rest(seeds, written)}"
+        return f"run interrupted; nothing was saved: {_run_the_rest(args, seeds, written)}"
     if args.checkpoint is None:
         return "run interrupted; nothing was saved (--checkpoint FILE keeps a resumable state)"
     if not saved:
@@ -217,15 +219,24 @@ def stopped_line(args: argparse.Namespace, seeds: list[int], written: list[int],
         parts.append(f"{args.resume} still holds the state it resumed from: rerun the same "
                      f"command to continue from it")
     elif len(seeds) > 1:
-        parts.append(_run_the_rest(seeds, written))
+        parts.append(_run_the_rest(args, seeds, written))
     else:
         parts.append("nothing resumable was saved (--checkpoint FILE keeps a resumable state)")
     return "; ".join(parts)
 
 
-def _run_the_rest(seeds: list[int], written: list[int]) -> str:
-    """How to run the ``seeds`` of a run whose files were not ``written``."""
-    return f"--seed {','.join(str(seed) for seed in seeds if seed not in written)} runs the rest"
+def _run_the_rest(args: argparse.Namespace, seeds: list[int], written: list[int]) -> str:
+    """How to run the ``seeds`` of a run whose files were not ``written``: ``--seed``
+    and, where one of several is left, the names its files have in this run
+    (``run_seed1.json``), which a run of one seed does not add (its partial files,
+    of those names, are removed as it finishes)."""
+    rest = [seed for seed in seeds if seed not in written]
+    names = "" if len(rest) != 1 or len(seeds) == 1 else "".join(
+        f" {flag} {seed_path(path, rest[0], several=True)}"
+        for flag, path in (("--output", args.output), ("--csv", args.csv),
+                           ("--windows-csv", args.windows_csv), ("--plot", args.plot))
+        if path is not None)
+    return f"--seed {','.join(map(str, rest))}{names} runs the rest"
 
 
 def stopped_after(stopped: list[StoppedSeed], several: bool) -> str:

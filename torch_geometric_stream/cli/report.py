@@ -169,18 +169,24 @@ def _cell(value: Any, fmt: str) -> str:
 
 def summary_table(records: Sequence[Mapping[str, Any]]) -> str:
     """One row per run, plus mean and std (ddof 1, over the runs where the
-    value is defined) rows when there are several. A tail accuracy that is not
-    exact (:func:`approximate_tails`), and its mean and std, end in
+    value is defined) rows when there are several. A run that Ctrl-C stopped
+    (``interrupted_at``) is marked so, and left out of the mean and std, then
+    labelled as of the finished runs (none for fewer than two). A tail accuracy
+    that is not exact (:func:`approximate_tails`), and its mean and std, end in
     :data:`APPROXIMATE`, explained by :data:`APPROXIMATE_NOTE` under the table."""
     inexact = [approximate_tails(record) for record in records]
-    rows = [[_cell(record.get(key), fmt) + APPROXIMATE * (key in keys) for key, _, fmt in _COLUMNS]
+    rows = [[_cell(record.get(key), fmt) + APPROXIMATE * (key in keys)
+             + " (interrupted)" * (key == "seed" and "interrupted_at" in record)
+             for key, _, fmt in _COLUMNS]
             for record, keys in zip(records, inexact)]
     anywhere = {key for keys in inexact for key in keys}
-    if len(records) > 1:
+    finished = [record for record in records if "interrupted_at" not in record]
+    of = " of finished" * (len(finished) < len(records))
+    if len(finished) > 1:
         for name, reduce in (("mean", np.mean), ("std", lambda v: np.std(v, ddof=1))):
-            row = [name]
+            row = [name + of]
             for key, _, fmt in _COLUMNS[1:]:
-                values = [r[key] for r in records if r.get(key) is not None]
+                values = [r[key] for r in finished if r.get(key) is not None]
                 row.append(_cell(reduce(values), fmt) + APPROXIMATE * (key in anywhere)
                            if "f}" in fmt and len(values) > 1 else "")
             rows.append(row)

@@ -3,8 +3,9 @@
 Each grid point and seed is one ``run`` writing one JSON into ``--out-dir``;
 a point whose JSON exists is not run again, so a search can be stopped and
 continued. Runs are ranked only if they agree on every setting outside the
-grid: a reused JSON made under other settings (older defaults, another
-``--config``) is an error naming the setting, never silently mixed in. The
+grid: a reused JSON made under other settings than its point's (older defaults,
+another ``--config``) or on another copy of the stream (its ``data_sha256``) is
+an error naming the setting, never silently mixed in. The
 ranked table is printed and the best configuration is written
 as a JSON that ``run --config`` accepts; the ranking is also written as
 ``ranking_<model>_<dataset>_<ratio>.csv`` (``<ratio>_preset=package`` under
@@ -15,9 +16,11 @@ than ``paper``, followed by the query options that mask reads at their values
 ``<dataset>`` is its name and 8 hex digits of the SHA-256 of its bytes and
 ``--label-column`` (``mine.csv-1f0e3a9c``): another file of that name, or the
 file edited, gets runs of its own. ``--synthetic-drift D`` names the stream
-``synthetic-D``, as its runs do (the default drift keeps ``synthetic``). ``--config FILE.json`` is every point's base,
-which the grid overrides (as flags override ``run --config``): the names end
-``_config=`` and 8 hex digits of the SHA-256 of its entries.
+``synthetic-D``, as its runs' records do; the files of the default drift (sudden)
+keep the name ``synthetic`` of searches made before the option, though their
+records name the stream ``synthetic-sudden``. ``--config FILE.json`` is every
+point's base, which the grid overrides (as flags override ``run --config``): the
+names end ``_config=`` and 8 hex digits of the SHA-256 of its entries.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
@@ -85,12 +88,12 @@ from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY
                                                        QUERY_THRESHOLD_HELP, label_delay_words,
                                                        learn_on_arrival, query_settings,
                                                        query_words)
-from torch_geometric_stream.cli.run import (DEFAULT_MODEL, OLDER_RECORDS, OVERRIDE_KEYS,
-                                            SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES, check_run,
-                                            labels_after_the_end, load_stream,
-                                            synthetic_drift)
-from torch_geometric_stream.datasets import (DATASETS, is_stream_file, resolve_dataset_name,
-                                             stream_file_digest)
+from torch_geometric_stream.cli.run import (DATA_DIGEST, DEFAULT_MODEL, OLDER_RECORDS,
+                                            OVERRIDE_KEYS, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
+                                            check_run, data_digest, labels_after_the_end,
+                                            load_stream, recorded_config, synthetic_drift)
+from torch_geometric_stream.datasets import (DATASETS, StreamDataset, is_stream_file,
+                                             resolve_dataset_name, stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import HISTORIES, LABEL_MASKS, LABEL_QUERIES
@@ -366,9 +369,19 @@ class _Ranked:
     config: dict  # its runs' configuration, an entry older records lack as they ran it
 
 
+@dataclass
+class _Expected:
+    """What the runs of the search run with: each point's resolved configuration,
+    by :func:`_point_name`, and the :func:`~torch_geometric_stream.cli.run.data_digest`
+    of the stream."""
+    configs: dict[str, dict]
+    data_sha256: str
+
+
 def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: list[int],
-                 paths: dict[tuple[str, int], Path]) -> None:
-    """Run every ``(point, seed)`` whose JSON is not in ``paths`` yet (and record its path)."""
+                 paths: dict[tuple[str, int], Path], expected: _Expected) -> None:
+    """Run every ``(point, seed)`` whose JSON is not in ``paths`` yet (and record its
+    path), after checking that those there ran as ``expected``."""
     for point in points:
         for seed in seeds:
             paths[_point_name(point), seed] = _run_path(args, point, seed)
@@ -377,6 +390,7 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
     present_records = _read_runs(present)
     _check_length(present_records, present, args)
     _check_protocol(present_records, present, args)
+    _check_reused(present_records, present, expected, args.model)
     _check_metric(present_records, present, args.metric)
     missing = [(_run_argv(args, point, seed, path), path) for point in points for seed in seeds
                if not (path := paths[_point_name(point), seed]).exists()]
@@ -531,12 +545,13 @@ def _print_ranking(rows: list[_Ranked], metric: str) -> None:
 
 
 def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: int,
-                  config_file: Optional[dict]) -> Optional[str]:
+                  config_file: Optional[dict]) -> tuple[Optional[str], _Expected]:
     """Parse every grid point's ``run`` arguments and check its configuration as
     ``run`` does (``config_file``: the ``--config`` entries), before the first
     point runs: a typo fails now, not hours in. Returns the warning of a label
     delay past the stream's end (:func:`~torch_geometric_stream.cli.run.labels_after_the_end`),
-    the same for every run, which the runs leave to the search to print once."""
+    the same for every run, which the runs leave to the search to print once, and
+    what the runs run with, which a JSON reused must have run with."""
     from torch_geometric_stream.cli.main import build_parser  # main imports this module
     parser, runs = build_parser(), []
     for point in points:
@@ -545,10 +560,13 @@ def _check_points(args: argparse.Namespace, points: list[dict[str, str]], seed: 
                                                     _run_path(args, point, seed))))
     _check_distinct(points, runs)
     stream = load_stream(runs[0])  # the same for every point
+    assert isinstance(stream[0], StreamDataset)  # tune reads no stream as it comes
+    configs = {}
     for point, run_args in zip(points, runs):
         with _grid_point(point):
             plan = check_run(run_args, stream, config_file)
-    return labels_after_the_end(runs[0], plan)
+        configs[_point_name(point)] = plan.config
+    return labels_after_the_end(runs[0], plan), _Expected(configs, data_digest(stream[0]))
 
 
 def _check_distinct(points: list[dict[str, str]], runs: list[argparse.Namespace]) -> None:
@@ -613,7 +631,7 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     if args.confirm_top is not None and args.confirm_top > len(points):
         raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
                          f"point(s); confirm at most all of them")
-    delay_warning = _check_points(args, points, seeds[0], config_file)
+    delay_warning, expected = _check_points(args, points, seeds[0], config_file)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
         check_output_file("--best", args.best)
@@ -623,14 +641,14 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
                                                   args.preset, points, config_file)):
         if warning:
             print(warning, file=sys.stderr)
-    _run_missing(args, points, seeds, paths)
+    _run_missing(args, points, seeds, paths, expected)
     records = _read_runs(paths)
     _check_same_settings(records, paths, grid)
     _check_metric(records, paths, args.metric)
     rows = _rank(points, seeds, records, args.metric)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
-        _run_missing(args, finalists, confirm_seeds, paths)
+        _run_missing(args, finalists, confirm_seeds, paths, expected)
         records = _read_runs(paths)
         _check_same_settings(records, paths, grid)
         _check_metric(records, paths, args.metric)
@@ -713,6 +731,34 @@ def _check_protocol(records: dict[tuple, dict], paths: dict[tuple, Path],
                                      for entry in differing) for values in (record, asked))
             raise UsageError(f"{paths[key].name} ran with {ran}, this search asks for "
                              f"{wanted}; delete the stale JSON(s) or use another --out-dir")
+
+
+def _check_reused(records: dict[tuple, dict], paths: dict[tuple, Path], expected: _Expected,
+                  model: str) -> None:
+    """Raise if a run reused from ``--out-dir`` ran on another copy of the stream
+    (its ``data_sha256``), or with another configuration than its point's in this
+    search, naming the first entry that differs: the defaults or ``--config`` it
+    ran under since changed. Entries are compared as
+    :func:`~torch_geometric_stream.cli.run.recorded_config` reads them for the
+    search's ``model`` (an entry a record predates at the value such runs had); a
+    record without the digest, or without an entry of neither kind, is not
+    checked on it."""
+    for key, record in records.items():
+        digest = record.get(DATA_DIGEST, expected.data_sha256)
+        if digest != expected.data_sha256:
+            raise UsageError(f"{paths[key].name} ran on another copy of the stream "
+                             f"({DATA_DIGEST} {str(digest)[:8]}..., this search's "
+                             f"{expected.data_sha256[:8]}...); delete the stale JSON(s) or use "
+                             f"another --out-dir")
+        ran, asked = (recorded_config({"model": model, "config": config}) for config in (
+            record["config"], json.loads(json.dumps(expected.configs[key[0]]))))  # as saved
+        differing = sorted(entry for entry in asked if entry in ran and ran[entry] != asked[entry])
+        if differing:
+            entry = differing[0]
+            raise UsageError(f"{paths[key].name} was run with other settings than this "
+                             f"search's point ({entry}: {ran[entry]!r} vs {asked[entry]!r}: "
+                             f"made under older defaults or another --config?); delete the "
+                             f"stale JSON(s) or use another --out-dir")
 
 
 def _check_same_settings(records: dict[tuple, dict], paths: dict[tuple, Path],
