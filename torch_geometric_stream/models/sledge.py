@@ -184,9 +184,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             (default: 1)
         num_layers (int, optional): GCN layers of :math:`f_B` (:math:`\alpha_2`).
             (default: 2)
-        normalization (str, optional): ``"symmetric"`` (paper; a kept
-            self-similarity is the self-loop, as in PyG), ``"symmetric-add"``
-            (the paper's :math:`A + I` with :math:`I` added to the kept
+        normalization (str, optional): ``"symmetric"`` (PyG's; a kept
+            self-similarity is the self-loop), ``"symmetric-add"`` (the paper's
+            :math:`A + I` as it reads, :math:`I` added to the kept
             self-similarity) or ``"mean"`` (authors' :math:`1/(k+1)`); see
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`, PyG's; the command line's package

@@ -353,8 +353,8 @@ class GCNBackbone(GraphBackbone):
         num_layers (int): number of GCN layers :math:`\alpha_2`.
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`: ``"symmetric"``
-            (paper), ``"symmetric-add"`` (:math:`A + I` literally), ``"mean"``
-            (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
+            (PyG's), ``"symmetric-add"`` (the paper's :math:`A + I` literally),
+            ``"mean"`` (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
             generator; a generator of its own is not replayed by
