@@ -205,7 +205,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             ``"frobenius"`` (paper). (default: :obj:`"plain"`)
         lam (float, optional): regularizer weight :math:`\lambda`. (default: 0.1)
         tau (float, optional): temporal decay :math:`\tau` of the loss weights
-            :math:`e^{-\mathrm{age}/\tau}`; ``None`` = uniform. (default: None)
+            :math:`e^{-\mathrm{age}/\tau}`, a labeled slot's age the labeled
+            arrivals since it was last written (the authors' code). The paper's
+            :math:`t_i` is the slot's recency rank (newest 0, oldest
+            :math:`L-1`): the same order, but an age counts every labeled
+            arrival since, so it exceeds the rank once some slot was written
+            twice since (a frequent class's merges age a rare class's slots past
+            :math:`L-1`). ``None`` = uniform. (default: None)
         lr (float, optional): Adam learning rate. (default: 1e-3)
         weight_decay (float, optional): Adam weight decay. (default: 0)
         light (bool, optional): SLeDGe-L. (default: :obj:`False`)
