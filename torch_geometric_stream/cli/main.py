@@ -189,7 +189,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "(the running 1-99 %% quantile range, values outside clipped: "
                            "outliers do not stretch it), robust-rescale (that range inside "
                            "a SLeDGe-family learner, as online-rescale), global "
-                           "(whole dataset, as the paper's tabular runs), range (the known "
+                           "(whole dataset, as the authors' tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
     _add_config_flags(data, (
         ("--robust-quantile", float, "lower quantile q of the range of robust and "
