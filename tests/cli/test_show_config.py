@@ -20,7 +20,7 @@ MNIST_SLEDGE_SOURCES = {  # the paper preset's MNIST cell at 0.1 %, by hand from
     "normalization": "paper preset default",
     "k": "authors' setting for MNIST at 0.1 %",
     "embedding_layers": "authors' setting for MNIST at 0.1 %",
-    "tau": "authors' setting for MNIST at 0.1 %",
+    "tau": "paper's setting for MNIST at 0.1 %",  # the paper's table; the files set none
     "num_layers": "measured setting for sledge on MNIST at 0.1 % (see README)",
     "lr": "measured setting for sledge on MNIST at 0.1 % (see README)",
     "supervise_graph": "measured setting for sledge on MNIST at 0.1 % (see README)",
@@ -52,6 +52,19 @@ def test_mnist_paper_cell_names_the_authors_and_the_measured_settings():
     # listed by the layer that set each entry last, lowest precedence first
     assert list(sources).index("normalization") < list(sources).index("k") < list(
         sources).index("labeled_size") < list(sources).index("scaling")
+
+
+def test_the_package_reading_of_the_authors_single_layer_is_named_as_such():
+    """The authors' ``gcn_layer = 1`` builds one layer of 256 outputs; ``num_layers = 1``
+    (c outputs) is the package's reading, not their setting. ``gcn_layer = 2`` is theirs."""
+    config, sources = _resolved("Shuttle", 0.01, "sledge", num_classes=7, value_range=None)
+    assert (config["num_layers"], sources["num_layers"]) == (
+        1, "package's reading of the authors' gcn_layer 1 for Shuttle at 1 % (see README)")
+    assert (sources["k"], sources["tau"]) == ("authors' setting for Shuttle at 1 %",
+                                              "paper's setting for Shuttle at 1 %")
+    config, sources = _resolved("GSAD", 0.01, "sledge", num_classes=6, value_range=None)
+    assert (config["num_layers"], sources["num_layers"]) == (
+        3, "authors' setting for GSAD at 1 %")
 
 
 def test_package_preset_names_the_few_label_rules():

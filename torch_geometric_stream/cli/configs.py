@@ -254,6 +254,9 @@ def _to_kwargs(gcn_layer: int, k: int, scorer_layer: int, tau: float) -> dict[st
             "embedding_layers": scorer_layer, "tau": None if math.isinf(tau) else float(tau)}
 
 
+#: The entries of :data:`PAPER_CONFIGS` that come from the paper's table, not the
+#: authors' files (which do not set them).
+_PAPER_TABLE_ENTRIES = ("tau",)
 #: dataset -> paper ratio -> SLeDGe keyword arguments.
 PAPER_CONFIGS: dict[str, dict[float, dict[str, Any]]] = {
     name: {ratio: _to_kwargs(*row) for ratio, row in rows.items()}
@@ -536,6 +539,19 @@ def paper_config(dataset: str, label_ratio: float) -> dict[str, Any]:
     return dict(PAPER_CONFIGS.get(dataset, {}).get(_paper_ratio(label_ratio), {}))
 
 
+def _paper_config_layers(dataset: str, label_ratio: float) -> list[tuple[dict[str, Any], str]]:
+    """:func:`paper_config`'s entries split by where each comes from, each part with
+    its source in words: the authors' files, the paper's table (``tau``), and the
+    package's reading of the authors' ``gcn_layer = 1`` (``num_layers = 1``, which only
+    ``gcn_layer = 1`` gives; see the module doc)."""
+    authors = paper_config(dataset, label_ratio)
+    cell = f"for {dataset} at {_RATIO_WORDS[_paper_ratio(label_ratio)]}"
+    paper = {key: authors.pop(key) for key in _PAPER_TABLE_ENTRIES}
+    reading = {"num_layers": authors.pop("num_layers")} if authors["num_layers"] == 1 else {}
+    return [(authors, f"authors' setting {cell}"), (paper, f"paper's setting {cell}"),
+            (reading, f"package's reading of the authors' gcn_layer 1 {cell} (see README)")]
+
+
 def parse_tau(value: Any) -> Optional[float]:
     """``None`` (infinity) for ``None``, ``"inf"`` or an infinite number; else a positive float."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("inf", "infinity")):
@@ -674,8 +690,8 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     elif preset == "paper" and dataset in PAPER_CONFIGS:
         _apply(config, {key: value for key, value in PAPER_PRESET_DEFAULTS.items()
                         if key in allowed}, "paper preset default", sources)
-        _apply(config, paper_config(dataset, label_ratio),
-               f"authors' setting for {dataset} at {at}", sources)
+        for entries, source in _paper_config_layers(dataset, label_ratio):
+            _apply(config, entries, source, sources)
         _apply(config, MEASURED_CONFIGS.get(dataset, {}),
                f"measured setting for {dataset} (see README)", sources)
         _apply(config, MEASURED_RATIO_CONFIGS.get((dataset, ratio), {}),

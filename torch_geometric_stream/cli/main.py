@@ -189,7 +189,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "(the running 1-99 %% quantile range, values outside clipped: "
                            "outliers do not stretch it), robust-rescale (that range inside "
                            "a SLeDGe-family learner, as online-rescale), global "
-                           "(whole dataset, as the paper's tabular runs), range (the known "
+                           "(whole dataset, as the authors' tabular runs), range (the known "
                            "value range) or none; always followed by L2 normalization")
     _add_config_flags(data, (
         ("--robust-quantile", float, "lower quantile q of the range of robust and "
@@ -305,13 +305,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "--no-supervise-graph only the structure regularizer trains it ("
                             + _package_default("supervise_graph") + ")")
     hyper.add_argument("--normalization", choices=NORMALIZATION_CHOICES,
-                       help="the learned graph's normalization: 'symmetric' (the paper's "
+                       help="the learned graph's normalization: 'symmetric' (PyG's "
                             "D^-1/2 (A + I) D^-1/2 with a kept self-similarity as the "
-                            "self-loop, as in PyG; the paper preset's default), "
-                            "'symmetric-add' (I added to the kept self-similarity: self "
-                            "weight 2; the package preset's and outside the paper's "
-                            "datasets) or 'mean' (the authors' code: every kept entry over "
-                            "k + 1)")
+                            "self-loop; the paper preset's default), 'symmetric-add' (the "
+                            "paper's formula as it reads: I added to the kept "
+                            "self-similarity, self weight 2; the package preset's and "
+                            "outside the paper's datasets) or 'mean' (the authors' code: "
+                            "every kept entry over k + 1)")
     hyper.add_argument("--bias-position", choices=BIAS_POSITIONS,
                        help="where each GCN layer adds its bias: 'after' propagation "
                             "(default, PyG's GCNConv) or 'before' it (the paper's text and "

@@ -20,9 +20,10 @@ settings that change what a transform computes (a ``feature_range``, a value ran
 the quantile range's settings) go with it, and a transform built with other ones
 refuses it, naming the setting (a state saved before they were kept is not checked).
 
-The paper min-max scales every feature to :math:`[-1, 1]` with the minimum and
-maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`, for reproduction
-only: a real stream cannot see its future).  The default of this package,
+The authors' code min-max scales every feature of a tabular stream to :math:`[-1, 1]`
+with the minimum and maximum of the *whole* dataset (:class:`GlobalMinMaxScaler`,
+for reproduction only: a real stream cannot see its future; the paper does not
+state its scaling).  The default of this package,
 :class:`OnlineMinMaxScaler`, uses the running minimum and maximum of the rows
 seen so far, the current one included; :class:`OnlineQuantileRangeScaler`
 the running range between two quantiles, which one outlier cannot stretch.
@@ -467,13 +468,21 @@ class OnlineQuantileRangeScaler(StreamTransform):
 
 
 class GlobalMinMaxScaler(_MinMaxScaler):
-    r"""The paper's min-max scaling with the minimum and maximum of the whole dataset.
+    r"""Min-max scaling with the minimum and maximum of the whole dataset, as the
+    authors' code scales tabular streams (scikit-learn's
+    ``MinMaxScaler(feature_range=(-1, 1))`` fitted on the whole dataset; the
+    paper does not state its scaling).
 
-    For reproducing the paper only: :meth:`fit` must see every row of the
+    For reproduction only: :meth:`fit` must see every row of the
     stream up front, which a real stream cannot.  Rows outside the fitted
     range are not clipped (one it would scale to inf is refused, as by
     :class:`FixedRangeScaler`).  Constant features map to the middle of
-    ``feature_range``.
+    ``feature_range`` (0 by default), as the package's running scalers map a
+    feature constant so far; scikit-learn's scaler maps them to the low end
+    (-1). The two differ only on a feature constant over the whole stream:
+    none of Shuttle's 9, Shopper's 15 and GSAD's 128, but 65 of MNIST's 784
+    pixels (0 in every image; the authors scale images by their known range,
+    as ``scaling="range"`` does, which maps those to -1).
 
     Args:
         feature_range (Sequence[float], optional): target interval ``(low, high)`` (default
@@ -781,7 +790,7 @@ def make_transform(scaling: str = "online", l2: bool = True, data: Optional[Any]
             ``"robust"`` (:class:`OnlineQuantileRangeScaler`, the running
             per-feature quantile range, values outside it clipped),
             ``"global"`` (:class:`GlobalMinMaxScaler` fitted on ``data``, as in
-            the paper's tabular runs; not possible in a real stream),
+            the authors' tabular runs; not possible in a real stream),
             ``"range"`` (every feature scaled with the a-priori ``value_range``,
             e.g. ``(0, 255)`` for pixels: the authors' image preprocessing, and
             honest in a stream), ``"auto"`` (see :func:`resolve_scaling`),

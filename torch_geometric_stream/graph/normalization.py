@@ -10,12 +10,13 @@ from torch_geometric_stream.validation import check_bool, check_finite, check_we
 
 __all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
 
-#: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` (the paper), where
-#: :math:`I` only fills the self-loops :math:`A` lacks, as PyG's
+#: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` with :math:`I`
+#: only filling the self-loops :math:`A` lacks, as PyG's
 #: :func:`~torch_geometric.nn.conv.gcn_conv.gcn_norm` does, so a row that kept its
 #: own similarity :math:`s_{ii}` (the top-:math:`(k+1)` does) has self weight
 #: :math:`s_{ii}`; ``"symmetric-add"``: the same with :math:`I` added to every
-#: diagonal entry as the formula reads, self weight :math:`s_{ii} + 1`;
+#: diagonal entry, self weight :math:`s_{ii} + 1`: the paper's formula as it reads,
+#: its top-:math:`k` keeping each node's own similarity (a cosine's highest);
 #: ``"mean"``: every kept entry divided by its target's number of kept entries,
 #: i.e. the authors' constant :math:`1/(k+1)` (no extra self-loop);
 #: ``"none"``: the raw similarities.

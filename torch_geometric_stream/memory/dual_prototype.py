@@ -51,7 +51,9 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
 
     with the adaptive coefficients :math:`\alpha = \beta = (1 - 1/N)\,
     \max(0, \mathrm{sim})`, :math:`N` the prototype's update count (or a fixed
-    float for the paper's 0.05 / 0.95 ablation).
+    float for the paper's 0.05 / 0.95 ablation). The paper's coefficient is
+    :math:`(1 - 1/N)\,\mathrm{sim}`; the clip at 0 is the authors' code's (a
+    negative similarity would give a negative weight).
 
     All state lives in registered buffers, so ``state_dict()`` round-trips and
     ``.to(device)`` moves it. Slots are fixed: row ``i`` of :meth:`nodes` is
@@ -276,7 +278,9 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         return index
 
     def labeled(self) -> tuple[Tensor, Tensor, Tensor]:
-        r"""Filled labeled rows :math:`(n_L, d)`, their labels and ages :math:`(n_L,)`.
+        r"""Filled labeled rows :math:`(n_L, d)`, their labels and ages :math:`(n_L,)`
+        (an age: the labeled arrivals since the slot was last written, as the
+        authors' code counts it; the paper's :math:`t_i` is a recency rank).
 
         Views of the buffers once the labeled memory is full, else gathered.
         """

@@ -184,9 +184,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             (default: 1)
         num_layers (int, optional): GCN layers of :math:`f_B` (:math:`\alpha_2`).
             (default: 2)
-        normalization (str, optional): ``"symmetric"`` (paper; a kept
-            self-similarity is the self-loop, as in PyG), ``"symmetric-add"``
-            (the paper's :math:`A + I` with :math:`I` added to the kept
+        normalization (str, optional): ``"symmetric"`` (PyG's; a kept
+            self-similarity is the self-loop), ``"symmetric-add"`` (the paper's
+            :math:`A + I` as it reads, :math:`I` added to the kept
             self-similarity) or ``"mean"`` (authors' :math:`1/(k+1)`); see
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`.
             (default: :obj:`"symmetric"`, PyG's; the command line's package
@@ -205,7 +205,13 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             ``"frobenius"`` (paper). (default: :obj:`"plain"`)
         lam (float, optional): regularizer weight :math:`\lambda`. (default: 0.1)
         tau (float, optional): temporal decay :math:`\tau` of the loss weights
-            :math:`e^{-\mathrm{age}/\tau}`; ``None`` = uniform. (default: None)
+            :math:`e^{-\mathrm{age}/\tau}`, a labeled slot's age the labeled
+            arrivals since it was last written (the authors' code). The paper's
+            :math:`t_i` is the slot's recency rank (newest 0, oldest
+            :math:`L-1`): the same order, but an age counts every labeled
+            arrival since, so it exceeds the rank once some slot was written
+            twice since (a frequent class's merges age a rare class's slots past
+            :math:`L-1`). ``None`` = uniform. (default: None)
         lr (float, optional): Adam learning rate. (default: 1e-3)
         weight_decay (float, optional): Adam weight decay. (default: 0)
         light (bool, optional): SLeDGe-L. (default: :obj:`False`)

@@ -319,6 +319,12 @@ class GCNBackbone(GraphBackbone):
     self-loops: every row but the queries): such a row carries the bias after
     propagation, the same vector for every row, but zero before it.
 
+    The LayerNorm and ReLU of a hidden layer come after its propagation,
+    :math:`\mathrm{ReLU}(\mathrm{LN}(\hat A H W))`, as in the authors' code
+    (their ``GCN_GSL``); the paper's text puts the layer normalization in the
+    fully connected layer :math:`f_B^{(l)}`, before :math:`\hat A` (no option
+    selects that order).
+
     The sparse ``edge_index`` graph is propagated in one of two ways, the
     same math: ``aggregation="csr"`` (default) turns it into CSR matrices once
     per forward and every layer does one sparse-dense product (see
@@ -353,8 +359,8 @@ class GCNBackbone(GraphBackbone):
         num_layers (int): number of GCN layers :math:`\alpha_2`.
         normalization (str, optional): one of
             :data:`~torch_geometric_stream.graph.NORMALIZATIONS`: ``"symmetric"``
-            (paper), ``"symmetric-add"`` (:math:`A + I` literally), ``"mean"``
-            (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
+            (PyG's), ``"symmetric-add"`` (the paper's :math:`A + I` literally),
+            ``"mean"`` (authors' code) or ``"none"``. (default: :obj:`"symmetric"`)
         dropout (float, optional): dropout between layers, its masks drawn
             from the attribute ``generator`` (``None``: torch's global
             generator; a generator of its own is not replayed by
