@@ -6,6 +6,7 @@ import torch
 from baseline_stream_helpers import gaussian_stream
 from state_helpers import assert_same
 from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
+from torch_geometric_stream.models.registry import build_model
 
 D, C = 4, 3
 FACTORIES = {
@@ -24,6 +25,8 @@ def test_registry():
     for cls in BASELINES.values():
         model = cls(D, C)
         assert model.in_channels == D and model.num_classes == C
+    with pytest.raises(ValueError, match="^unknown model 'tlpp'; choose one of "):
+        build_model("tlpp", D, C)
 
 
 @pytest.mark.parametrize("name", NAMES)

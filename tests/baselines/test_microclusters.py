@@ -179,6 +179,31 @@ def test_capacity_merge_of_single_clusters_keeps_the_lower_slot_on_a_count_tie()
     assert (store.label[0], store.count[0], store.centre[0, 0]) == (0, 2.0, 0.5)
 
 
+def test_capacity_merge_without_labelled_clusters_merges_the_closest_unlabelled_pair():
+    store = _labelled_store([(0.0, -1), (5.0, -1), (5.5, -1)])
+    assert store.merge_for_capacity()
+    assert store.active.tolist() == [True, True, False]
+    assert (store.label[1], store.count[1], store.centre[1, 0]) == (-1, 2.0, 5.25)
+
+
+@pytest.mark.parametrize("points", [[], [(1.0, -1)], [(1.0, 0)]])
+def test_capacity_merge_of_at_most_one_cluster_merges_nothing(points):
+    store = MicroClusterStore(2, 1)
+    for value, label in points:
+        store.create_point(np.array([value]), label, 0.0, now=0)
+    before = store.state_dict()
+    assert not store.merge_for_capacity()
+    assert_same(store.state_dict(), before)
+
+
+def test_creating_in_a_full_store_is_refused_and_changes_nothing():
+    store = _labelled_store([(0.0, 0), (1.0, -1)])
+    before = store.state_dict()
+    with pytest.raises(RuntimeError, match="^micro-cluster store is full; merge before creating$"):
+        store.create_point(np.array([2.0]), 1, 0.0, now=1)
+    assert_same(store.state_dict(), before)
+
+
 def test_a_weight_equal_to_the_threshold_is_not_pruned():
     store = MicroClusterStore(2, 1)
     store.create_point(np.array([0.0]), -1, 0.0, now=0)
@@ -201,6 +226,14 @@ def test_ressl_rewards_and_penalises_the_chosen_voters_neighbours():
     assert store.time[:6].tolist() == [1.0, 6.0, 6.0, 4.0, 6.0, 6.0]
     assert [row.tolist() for row in model._acc_window] == [
         [False, False], [True, True], [False, True], [True, True]]
+
+
+@pytest.mark.parametrize("ks, error, message", [
+    ((), ValueError, "^ks must name at least one neighbour count$"),
+    ((1, 0), ValueError, "ks entry must be")])
+def test_ressl_refuses_ks_that_name_no_neighbour_count(ks, error, message):
+    with pytest.raises(error, match=message):
+        ReSSL(1, 2, ks=ks)
 
 
 def test_ressl_vote_tie_goes_to_the_nearer_neighbours_label():

@@ -311,6 +311,45 @@ def test_an_unlabelled_node_with_two_neighbours_leaves_an_edge_between_them():
     np.testing.assert_allclose(ref, [1.0, 0.0], rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("points", [
+    [0.0, 1.0, 2.0, 1.5],          # the leaving unlabelled node has one neighbour
+    [0.0, 100.0, 101.0, 100.5]])   # it has none (its weight underflows to 0)
+def test_an_unlabelled_node_with_at_most_one_neighbour_leaves_no_edge(points):
+    model = TemporalLabelPropagation(1, 2, memory_size=2, sigma=1.0)
+    x = np.array(points, dtype=np.float32)[:, None]
+    y = np.array([-1, 0, -1, -1])
+    for row, label in zip(x[:3], y[:3]):
+        model.learn(row, int(label))
+    w = model.weight_matrix
+    assert np.array_equal(w, w.T) and np.all(np.diag(w) == 0)
+    assert np.count_nonzero(w) == 2                        # the edge 1 - 2 alone
+    got = model.predict_proba_float64(x[3])[0]
+    ref = harmonic_solution(reference_weights(x, 2, 1.0), y, 2, query=np.array([3]))[0]
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("sigma, error, message", [
+    ("1.0", TypeError, "^sigma must be a number or None, got str$"),
+    (True, TypeError, "^sigma must be a number or None, got bool$"),
+    (0.0, ValueError, r"^sigma must be a finite number > 0, got 0\.0$"),
+    (np.inf, ValueError, "^sigma must be a finite number > 0, got inf$")])
+def test_a_sigma_that_is_no_positive_number_is_refused(sigma, error, message):
+    with pytest.raises(error, match=message):
+        TemporalLabelPropagation(1, 2, sigma=sigma)
+
+
+def test_a_node_no_boundary_reaches_gets_the_uniform_distribution():
+    # nodes 0 - 1 joined to each other only: node 1's degree is 0 once 0 is
+    # eliminated (in the learner: where underflow cut its links to the boundary)
+    from torch_geometric_stream.baselines.tlp import _star_mesh_solve
+    w = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    pull = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 3.0]])
+    expected = [[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]
+    np.testing.assert_array_equal(_star_mesh_solve(w, pull), expected)
+    # the same pair, and a labelled node joined to neither: no unlabelled node is solved for
+    np.testing.assert_array_equal(harmonic_solution(w, np.array([-1, -1, 1]), 2), expected)
+
+
 def test_median_heuristic_ignores_the_distances_between_duplicates():
     model = TemporalLabelPropagation(1, 2, memory_size=4)
     for value in (0.0, 0.0, 0.0):

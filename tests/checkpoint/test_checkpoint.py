@@ -22,7 +22,7 @@ from torch_geometric_stream.baselines import HDSSL, ReSSL, TemporalLabelPropagat
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.checkpoint import (CheckpointError, checkpoint_callback,
                                                load_checkpoint, save_checkpoint)
-from torch_geometric_stream.evaluation import make_transform, prequential
+from torch_geometric_stream.evaluation import OnlineMinMaxScaler, make_transform, prequential
 from torch_geometric_stream.models import SLEDGE_VARIANTS, OnlineMLP, SLeDGe
 from torch_geometric_stream.nn.scaling import RunningMinMax
 
@@ -565,6 +565,9 @@ def test_expected_extra_and_transform_presence(saved):
     with pytest.raises(CheckpointError, match="holds a transform state, but transform=None"):
         load_checkpoint(saved, learner)
     assert_same(state_of(learner), before)
+    assert_refused(saved, small_sledge(), r"^checkpoint .*good.ckpt holds a \S+\.Compose "
+                   r"transform, got a \S+\.OnlineMinMaxScaler$", expect={"seed": 0},
+                   transform=OnlineMinMaxScaler())
 
 
 def test_assumed_values_stand_in_for_entries_a_checkpoint_lacks(saved):

@@ -8,7 +8,9 @@ import pytest
 from torch_geometric_stream.cli import compare_command, main
 from torch_geometric_stream.cli.compare_command import SETTING_KEYS
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
+from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
+from torch_geometric_stream.cli.run import OLDER_RECORDS, recorded_config
 from torch_geometric_stream.cli.record_origin import ORIGINS, host_name, origin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -786,3 +788,12 @@ def test_a_folder_of_finished_and_partial_records_notes_the_partial_ones_left_ou
         f"checkpoint)")
     assert captured.out.splitlines()[1].split()[:6] == ["sledge", "on", "Shuttle", "at",
                                                         "0.01", "1"]  # the finished seed
+
+
+def test_a_record_of_a_model_this_version_does_not_know_keeps_its_whole_config():
+    # nothing is left out as fixed or unread by a model of another version
+    record = {"model": "future-model", "config": {"k": 3, "novel": True}}
+    assert recorded_config(record) == {**OLDER_RECORDS, "k": 3, "novel": True}
+    with pytest.raises(UsageError, match="^unknown model 'future-model'; choose from "
+                                         f"{', '.join(MODEL_NAMES)}$"):
+        config_keys("future-model")

@@ -94,6 +94,10 @@ NAMED_ERRORS = {
                                         "{tmp}/none.json"],
                                        "--config: normalization must be one of symmetric, "
                                        "symmetric-add, mean (as --normalization), got 'none'"),
+    "tau of no number": (["--tau", "word"], "torch_geometric_stream run: argument --tau: "
+                                            "expected a positive number or 'inf', got 'word'"),
+    "tau of no number in a config": (["--dataset", "synthetic", "--config", "{tmp}/tau.json"],
+                                     "tau must be a positive number or 'inf', got 'abc'"),
     # before: light_memory listed too, which sledge does not read (refused as an option)
     "valid keys of sledge": (["--dataset", "synthetic", "--model", "sledge", "--sigma", "1"],
                              "options: unknown configuration keys for model 'sledge': sigma "
@@ -148,6 +152,7 @@ def tmp(tmp_path):
     (tmp_path / "folder.csv").mkdir()
     (tmp_path / "stream.csv").write_text("a,y\n1,0\n2,1\n")
     (tmp_path / "none.json").write_text('{"normalization": "none"}')
+    (tmp_path / "tau.json").write_text('{"tau": "abc"}')
     return tmp_path
 
 

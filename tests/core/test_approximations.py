@@ -140,6 +140,21 @@ def test_kept_neighbours_survive_a_state_dict_round_trip():
     assert torch.equal(run(clone, x[97:], y[97:]), expected)
 
 
+def test_kept_neighbours_move_with_the_model():
+    # .double() (as .to(device)) keeps the kept sets and their count: the next
+    # step re-uses them, as the float32 model's does
+    x, y = gaussian_stream(100)
+    model = small(reselect_every=50)
+    run(model, x[:80], y[:80])
+    kept, steps = model._kept_neighbors.clone(), model._steps_since_search
+    assert 1 < steps < 50
+    model.double()
+    assert torch.equal(model._kept_neighbors, kept)
+    assert model._kept_neighbors.device == model.device
+    model.learn(x[80].double(), -1)
+    assert model._steps_since_search == steps + 1
+
+
 def test_state_reset_forgets_the_kept_neighbours():
     x, y = gaussian_stream(60)
     model = small(reselect_every=3)

@@ -353,6 +353,32 @@ def test_normalized_weights_are_propagated_as_given(aggregation):
     assert out.flatten().tolist() == [0.0, 0.5]
 
 
+@pytest.mark.parametrize("aggregation", ["csr", "message_passing"])
+@pytest.mark.parametrize("position", ["after", "before"])
+def test_a_layer_whose_conv_has_no_bias_adds_none(aggregation, position):
+    # convs[0] swapped for a GCNConv built with bias=False: A x W, in either position
+    x, edge_index = torch.tensor([[1.0], [3.0]]), torch.tensor([[0], [1]])
+    backbone = GCNBackbone(1, 4, 1, num_layers=1, aggregation=aggregation,
+                           bias_position=position)
+    backbone.convs[0] = GCNConv(1, 1, normalize=False, add_self_loops=False, bias=False)
+    with torch.no_grad():
+        backbone.convs[0].lin.weight.fill_(2.0)
+    out = backbone(x, edge_index, torch.tensor([0.5]), normalized=True)
+    assert out.flatten().tolist() == [0.0, 1.0]
+    adj = torch.tensor([[0.0, 0.0], [0.5, 0.0]])
+    assert backbone.forward_dense(x, adj).flatten().tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GraphBackbone(4, 8, 3, num_layers=2, conv=lambda i, o: GraphConv(i, o),
+                          normalization="Symmetric"),
+    lambda: GCNBackbone(4, 8, 3, num_layers=2, normalization="Symmetric")])
+def test_a_backbone_names_an_unknown_normalization(make):
+    with pytest.raises(ValueError, match=r"^normalization must be one of \('symmetric', "
+                                         r".*got 'Symmetric'$"):
+        make()
+
+
 def _mlp_by_hand(backbone: MLPBackbone, x: torch.Tensor,
                  masks: tuple[torch.Tensor, ...] = ()) -> torch.Tensor:
     """``backbone``'s layers applied by hand, hidden layer ``i``'s output scaled by
@@ -373,13 +399,18 @@ def test_every_hidden_layer_has_its_own_layer_norm():
     torch.testing.assert_close(backbone(x), _mlp_by_hand(backbone, x))
 
 
-def test_dropout_keeps_units_with_probability_one_minus_p_and_rescales_them():
+@pytest.mark.parametrize("own_generator", [True, False])
+def test_dropout_keeps_units_with_probability_one_minus_p_and_rescales_them(own_generator):
     # p = 0.25: the kept units are scaled by 1 / 0.75; the mask is the one a twin
-    # generator draws, and eval mode drops nothing
+    # generator draws (without a generator of its own: torch's global one), and
+    # eval mode drops nothing
     backbone = MLPBackbone(3, 8, 2, num_layers=2, dropout=0.25)
-    backbone.generator = torch.Generator().manual_seed(3)
     x = torch.randn(5, 3)
     mask = torch.empty(5, 8).bernoulli_(0.75, generator=torch.Generator().manual_seed(3))
+    if own_generator:
+        backbone.generator = torch.Generator().manual_seed(3)
+    else:
+        torch.manual_seed(3)
     assert 0 < mask.sum() < mask.numel()
     torch.testing.assert_close(backbone(x), _mlp_by_hand(backbone, x, (mask / 0.75,)))
     backbone.eval()

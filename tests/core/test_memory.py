@@ -132,6 +132,20 @@ def test_adaptive_given_as_a_numpy_string_merges_as_the_plain_string():
     assert torch.equal(memory.prototypes, plain.prototypes)
 
 
+@pytest.mark.parametrize("value, error, message", [
+    ("fixed", TypeError, r"^alpha must be 'adaptive' or a float in \[0, 1\], got 'fixed'$"),
+    (True, TypeError, r"^alpha must be 'adaptive' or a float in \[0, 1\], got True$"),
+    (None, TypeError, r"^alpha must be 'adaptive' or a float in \[0, 1\], got None$"),
+    (1.5, ValueError, r"^alpha must be in \[0, 1\], got 1.5$"),
+    (-0.1, ValueError, r"^alpha must be in \[0, 1\], got -0.1$"),
+    (math.nan, ValueError, r"^alpha must be in \[0, 1\], got nan$")])
+def test_a_merge_coefficient_that_is_no_weight_is_refused(value, error, message):
+    with pytest.raises(error, match=message):
+        DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1, alpha=value)
+    with pytest.raises(error, match=message.replace("alpha", "beta")):
+        DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=1, beta=value)
+
+
 def test_paper_count_offset_makes_first_merge_a_no_op():
     memory = DualPrototypeMemory(2, num_classes=1, labeled_size=1, unlabeled_size=0,
                                  count_offset=0)
@@ -500,6 +514,23 @@ def test_a_loaded_value_out_of_range_is_refused_and_changes_nothing(entry, corru
     corrupt(state[entry])
     with pytest.raises(ValueError, match=message):
         memory.load_state_dict(state)
+    assert_same(memory_state(memory), before)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda state: {**state, "counts": state["counts"][:3]},
+     r"size mismatch for counts: copying a param with shape torch.Size\(\[3\]\)"),
+    (lambda state: {k: v for k, v in state.items() if k != "counts"},
+     r"Missing key\(s\) in state_dict: \"counts\"")])
+def test_a_state_without_counts_of_the_memory_s_shape_is_refused_by_torch(corrupt, message):
+    # the counts are checked only where they fit; torch names the entry, and the
+    # other entries (another memory's) are not loaded either
+    memory, other = _filled_memory(), DualPrototypeMemory(2, num_classes=2, labeled_size=4,
+                                                          unlabeled_size=3)
+    other.update(unit(0.3, 0.9), 1)
+    before = memory_state(memory)
+    with pytest.raises(RuntimeError, match=message):
+        memory.load_state_dict(corrupt(copy.deepcopy(other.state_dict())))
     assert_same(memory_state(memory), before)
 
 

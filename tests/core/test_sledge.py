@@ -1161,6 +1161,10 @@ def _shifted_memory_graph(state, shift):
      r"the state's kept_neighbors must be a \(26, k\) tensor of slot indices"),
     (dict(graph="static"), lambda s: _shifted_memory_graph(s, -100),
      r"the state's memory graph's top-k slots must hold row indices in \[0, 26\)"),
+    (dict(graph="static"),
+     lambda s: _with_extra(s, memory_graph=tuple(t[:5] for t in s["_extra_state"]["memory_graph"])),
+     r"the state's memory graph has 5 rows and top-k shapes \(5, \d+\), \(5, \d+\); "
+     r"this learner's memory has 26 slots"),
     # before: loaded, then NaN predictions
     (dict(graph="static"),
      lambda s: _with_extra(s, memory_graph=(s["_extra_state"]["memory_graph"][0] * math.nan,

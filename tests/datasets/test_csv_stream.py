@@ -119,6 +119,28 @@ def test_bad_rows_are_errors_naming_their_line(tmp_path):
         CSVRowStream(tmp_path / "s.npz", ["x"])
 
 
+@pytest.mark.parametrize("name, content, message", [
+    ("s.csv", b"", "^s.csv: the (file|stream) has no rows$"),
+    ("s.csv", b"5\n6\n", "^s.csv line 1: a row needs a feature and a label, this one has 1 "
+                          "field$"),
+    ("s.csv.gz", b"no gzip\n", r"^s.csv.gz: cannot be read \(Not a gzipped file \(b'no'\)\)$")])
+def test_a_file_of_no_rows_of_a_stream_is_refused_by_both_readers(tmp_path, name, content,
+                                                                    message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DatasetFormatError, match=message):
+        load_stream_file(path)
+    with pytest.raises(DatasetFormatError, match=message):
+        list(CSVRowStream(path, ["0"]))
+
+
+def test_a_stream_shows_its_name_and_sizes(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("a,b,kind\n1,2,x\n")
+    assert repr(CSVRowStream(path, ["x", "y"])) == (
+        "CSVRowStream(name='s.csv', num_features=2, num_classes=2)")
+
+
 def test_class_lookup_matches_text_and_numbers():
     lookup = class_lookup(["low", "2", "0.5"])
     assert [lookup(label) for label in ("low", "2", "2.0", "0.50", "high", "nan")] == [
@@ -129,6 +151,8 @@ def test_class_lookup_matches_text_and_numbers():
         class_lookup(["a", " "])
     with pytest.raises(ValueError, match="no classes given"):
         class_lookup([])
+    with pytest.raises(TypeError, match="^class names must be strings, got 1$"):
+        class_lookup(["a", 1])
 
 
 @pytest.mark.parametrize("nan", ["nan", "NaN", " -NAN"])

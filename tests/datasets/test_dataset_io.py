@@ -152,6 +152,8 @@ def test_stream_dataset_api():
     head = ds.head(2)
     assert head.num_samples == 2 and head.class_names == ["a", "b"] and head.name == "toy"
     assert "num_samples=3" in repr(ds)
+    with pytest.raises(ValueError, match="^n must be non-negative, got -1$"):
+        ds.head(-1)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -77,6 +77,20 @@ def test_a_csv_that_is_no_stream_table_is_named(tmp_path, text, options, message
         load_stream_file(write(tmp_path, "bad.csv", text), **options)
 
 
+@pytest.mark.parametrize("x, y, message", [
+    (np.ones(3), np.ones(3, dtype=int),
+     r"^a.npz: x must be a \(T, d\) array of numbers, got shape \(3,\) and dtype float64$"),
+    (np.array([["a", "b"]]), np.ones(1, dtype=int),
+     r"^a.npz: x must be a \(T, d\) array of numbers, got shape \(1, 2\) and dtype <U1$"),
+    (np.ones((0, 2)), np.ones(0, dtype=int), "^a.npz: the stream has no rows$"),
+    (np.ones((2, 2)), np.array([b"no", b"\xff"]),
+     "^a.npz: y holds bytes that are not UTF-8 .*can't decode byte 0xff")])
+def test_an_archive_of_no_stream_is_named(tmp_path, x, y, message):
+    np.savez(tmp_path / "a.npz", x=x, y=y)
+    with pytest.raises(DatasetFormatError, match=message):
+        load_stream_file(tmp_path / "a.npz")
+
+
 def test_bad_archives_and_paths_are_named(tmp_path):
     np.savez(tmp_path / "nox.npz", a=np.ones(3))
     with pytest.raises(DatasetFormatError, match=r"no array 'x' \(nor 'X'\); it holds \['a'\]"):

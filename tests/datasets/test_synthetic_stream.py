@@ -32,6 +32,8 @@ def test_deterministic_given_seed():
     np.testing.assert_array_equal(SyntheticStream(9_000, drift="gradual", seed=3).take(100).x,
                                   first.x[:100])
     assert not np.array_equal(SyntheticStream(9_000, seed=4).take(100).x, first.x[:100])
+    with pytest.raises(ValueError, match="^n must be non-negative, got -1$"):
+        stream.take(-1)
 
 
 def test_lazy_for_a_million_rows():

@@ -120,6 +120,72 @@ def test_class_counts_refuse_pairs_that_no_run_counts_and_stay_as_they_were(pair
     assert counts.samples == 1 and counts.state_dict()["pairs"].tolist() == [[1, 1, 1]]
 
 
+@pytest.mark.parametrize("make, entries, message", [
+    (RunningClassCounts, {"pairs": None}, r"^class count state lacks the entries \['pairs'\]$"),
+    (RunningClassCounts, {"pairs": np.array([[0.0, 0.0, 1.0]])},
+     r"^pairs must be an integer array of shape \(k, 3\), got dtype float64 and shape "
+     r"\(1, 3\)$"),
+    (RunningClassCounts, {"pairs": np.array([[0, 0]])},
+     r"^pairs must be an integer array of shape \(k, 3\), got dtype int64 and shape \(1, 2\)$"),
+    (RunningAccuracy, {"stride": None, "points": None},
+     r"^running accuracy state lacks the entries \['stride', 'points'\]$"),
+    (RunningAccuracy, {"points": np.array([0.5])},
+     r"^points must be an integer array of shape \(k, 1\), got dtype float64"),
+    (LatencyHistogram, {"maximum": None}, r"^latency state lacks the entries \['maximum'\]$"),
+    (LatencyHistogram, {"bins": np.array([0, 1])},
+     r"^bins must be an integer array of shape \(k, 2\), got dtype int64 and shape \(2,\)$"),
+    (BoundedStreamMetrics, {"latency": None},
+     r"^metrics state lacks the entries \['latency'\]$")])
+def test_a_bounded_count_refuses_a_state_without_its_entries_and_stays_as_it_was(
+        make, entries, message):
+    """An entry ``None`` here: left out of the state."""
+    counted = make()
+    for index in range(3):
+        if make is RunningClassCounts:
+            counted.update(index, 0)
+        elif make is RunningAccuracy:
+            counted.update(index % 2 == 0)
+        elif make is LatencyHistogram:
+            counted.update(0.001 * (index + 1))
+        else:
+            counted.update(index % 2 == 0, 0.001 * (index + 1))
+    before = repr(counted.state_dict())
+    state = {**counted.state_dict(), **entries}
+    with pytest.raises(ValueError, match=message):
+        counted.load_state_dict({key: value for key, value in state.items() if value is not None})
+    assert repr(counted.state_dict()) == before
+
+
+@pytest.mark.parametrize("ask", [
+    lambda: RunningClassCounts().metrics(), lambda: RunningAccuracy().tail(0.5),
+    lambda: RunningAccuracy().curve(10), lambda: LatencyHistogram().quantile(50),
+    lambda: BoundedStreamMetrics().summary()],
+    ids=["class metrics", "tail", "curve", "quantile", "summary"])
+def test_a_bounded_count_asked_before_the_first_sample_says_so(ask):
+    with pytest.raises(ValueError, match="^no sample recorded yet$"):
+        ask()
+
+
+@pytest.mark.parametrize("pair, message", [
+    ((-1, 0), "^labels must hold class ids >= 0, got -1$"),
+    ((0, -2), "^predictions must hold class ids >= 0, got -2$")])
+def test_class_metrics_of_a_negative_class_id_are_refused(pair, message):
+    counts = RunningClassCounts()
+    counts.update(1, 1)
+    counts.update(*pair)
+    with pytest.raises(ValueError, match=message):
+        counts.metrics()
+    with pytest.raises(ValueError, match=message):
+        class_metrics([1, pair[0]], [1, pair[1]])
+
+
+def test_a_bounded_record_shows_its_samples_and_accuracy():
+    metrics = BoundedStreamMetrics()
+    for correct in (True, True, False):
+        metrics.update(correct, 0.001)
+    assert repr(metrics) == "BoundedStreamMetrics(n_samples=3, accuracy=0.6667)"
+
+
 @pytest.mark.parametrize("state", [
     {"samples": 6, "correct": 3, "stride": 3, "points": [1, 3]},  # a stride no power of 2
     {"samples": 4, "correct": 2, "stride": 1, "points": [1, 2, 2]},  # a point short

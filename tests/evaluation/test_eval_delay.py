@@ -235,6 +235,8 @@ def test_a_record_state_continues_only_with_the_delay_it_was_kept_with(kept, res
     (lambda held: held.pop("rows"), ValueError, r"lacks the entries \['rows'\]"),
     (lambda held: held.pop("learn_on_arrival"), ValueError,
      r"lacks the entries \['learn_on_arrival'\]"),
+    (lambda held: held.pop("label_delay"), ValueError,
+     r"^the held labels' state lacks the entries \['label_delay'\]$"),
 ])
 def test_held_labels_that_no_run_could_hold_are_refused_and_the_record_stays_empty(
         change, error, message):

@@ -170,6 +170,28 @@ def test_prequential_asks_for_the_labels_the_query_picks_and_records_them():
     assert result.predictions.tolist() == [0, 0, 0, 1, 0, 0]
 
 
+class NumpyConfidence(Confidence):
+    """:class:`Confidence` with its probabilities as a NumPy array :math:`(2,)`."""
+
+    def predict_proba(self, x):
+        return super().predict_proba(x).numpy().reshape(-1)
+
+
+def test_probabilities_as_a_numpy_array_predict_as_a_tensor_of_them():
+    results = [prequential(make(), list(zip(CONFIDENCES, LABELS)), progress=False,
+                           label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5,
+                                                        threshold=0.9))
+               for make in (Confidence, NumpyConfidence)]
+    assert results[1].predictions.tolist() == [0, 0, 0, 1, 0, 0]  # the first of a tie
+    assert results[1].labeled.tolist() == results[0].labeled.tolist()
+
+
+def test_a_label_query_shows_its_settings():
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5, threshold=0.9)
+    assert repr(query) == ("UncertaintyQuery('fixed-uncertainty', budget=0.5, threshold=0.9, "
+                           f"step={query.step})")
+
+
 def test_asked_labels_come_late_with_a_delay():
     learner = Confidence()
     prequential(learner, list(zip(CONFIDENCES, LABELS)), progress=False, label_delay=2,

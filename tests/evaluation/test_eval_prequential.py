@@ -862,6 +862,23 @@ def test_a_record_with_samples_refuses_a_state():
     assert record.metrics.n_samples == 2 and record.labels.tolist() == [0, 1]
 
 
+@pytest.mark.parametrize("value, message", [
+    (torch.tensor([1, 2]), r"must hold one class id, got shape \(2,\)$"),
+    (torch.zeros(0, dtype=torch.int64), r"must hold one class id, got shape \(0,\)$"),
+    (np.array([1, 2]), r"must be one integer class id, got array\(\[1, 2\]\)$"),
+    ([1, 2], r"must be one integer class id, got \[1, 2\]$")])
+def test_a_prediction_of_other_than_one_class_id_stops_the_run_at_its_sample(value, message):
+    learner = ConstantPrediction(value)
+    with pytest.raises(ValueError, match="^the prediction at stream position 0 " + message):
+        prequential(learner, stream(), progress=False)
+    assert learner.learned == []
+
+
+def test_a_record_without_samples_has_no_largest_class():
+    assert [PrequentialRecord(history=history).largest_class() for history in HISTORIES] == [
+        -1, -1]
+
+
 def test_a_numpy_bool_prediction_is_refused():
     with pytest.raises(TypeError, match="the prediction at stream position 0 must be one "
                                         r"integer class id, got (np\.)?True"):

@@ -594,14 +594,17 @@ def test_a_fixed_range_refuses_a_value_it_scales_to_inf(build, row, entry, bound
     assert torch.isfinite(pipeline.transforms[1].max_).all()
 
 
-def test_a_pipeline_that_learns_before_a_fixed_range_saves_its_state():
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_pipeline_that_learns_before_a_fixed_range_saves_its_state(nested):
     """A bounded pipeline saves no state for the cast, unless a part that may refuse a
-    row (a fixed range) comes after one that learned from it."""
+    row (a fixed range) comes after one that learned from it (a pipeline's part
+    learns where one of its own does)."""
     assert make_transform("range", value_range=(0, 255))._bounded()
     assert make_transform("range", value_range=(0, 255), feature_transform="signed-log1p"
                           )._bounded()
     narrow = FixedRangeScaler((0, 1e-310))
-    pipeline = Compose([OnlineMinMaxScaler(), narrow, L2Normalize()])
+    learner = Compose([OnlineMinMaxScaler()]) if nested else OnlineMinMaxScaler()
+    pipeline = Compose([learner, narrow, L2Normalize()])
     assert not pipeline._bounded() and not Compose([pipeline, L2Normalize()])._bounded()
     pipeline.transform_one(np.array([0.0, 0.0]))
     before = state_of(pipeline)
@@ -748,6 +751,34 @@ def test_a_value_beyond_float32_is_named_and_leaves_the_state(build, value, many
             transform.transform_one(huge[0], update)
     for row in (np.array([0.5, 1e-41]), np.array([-3.0, 0.0])):
         assert torch.equal(transform.transform_one(row), twin.transform_one(row))
+
+
+def test_a_value_beyond_float32_s_largest_that_rounds_to_it_is_kept():
+    # |x| above float32's max but below max + half its last step: the cast rounds
+    # it to the max, not to inf, so nothing is refused
+    largest = float(torch.finfo(torch.float32).max)
+    value = np.nextafter(largest + 2.0 ** 103, 0.0)  # the largest double that rounds down
+    assert value > largest
+    got = Compose([]).transform_one(np.array([value, -value]))
+    assert got.dtype == torch.float32 and got.tolist() == [largest, -largest]
+    with pytest.raises(ValueError, match="is beyond float32's range"):
+        Compose([]).transform_one(np.array([largest + 2.0 ** 103]))  # a tie: rounds to inf
+
+
+def test_a_transform_without_a_transform_of_its_own_says_so():
+    class Unfinished(StreamTransform):
+        pass
+
+    with pytest.raises(NotImplementedError):
+        Unfinished().transform_one(np.array([1.0]))
+
+
+def test_a_pipeline_that_cannot_be_copied_though_its_parts_can_is_named_itself():
+    pipeline = Compose([L2Normalize()])
+    pipeline.lock = threading.Lock()
+    with pytest.raises(TypeError, match=r"^Compose\(\[L2Normalize\(\)\]\) cannot be "
+                                        r"deep-copied \(cannot pickle '_thread.lock' object\)"):
+        pipeline.transform_one(np.array([2.0]), update=False)
 
 
 @pytest.mark.parametrize("build", [OnlineQuantileRangeScaler, lambda: make_transform("robust")])

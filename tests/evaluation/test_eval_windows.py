@@ -178,6 +178,12 @@ def test_a_bounded_windows_state_that_does_not_fit_is_refused_whole():
             target.load_state_dict({**state, "windows": {**state["windows"], **bad}})
         assert target.metrics.n_samples == 0 and target.windowed.n_samples == 0
     windows = WindowedMetrics(4)
+    lacking = {key: value for key, value in state["windows"].items()
+               if key not in ("hits", "done_kappa")}
+    with pytest.raises(ValueError, match=r"^windows state lacks the entries "
+                                         r"\['hits', 'done_kappa'\]$"):
+        windows.load_state_dict(lacking)
+    assert windows.n_samples == 0
     windows.load_state_dict(state["windows"])
     assert_same_windows(windows.columns(), record.result().windows)
 

@@ -143,6 +143,15 @@ def test_wrapper_mask_and_skip_for_supervised_models():
         SemiSupervisedWrapper(small_model())
 
 
+def test_the_wrapper_refuses_a_mask_of_other_than_one_dimension_and_predicts_as_its_model():
+    with pytest.raises(ValueError, match=r"^mask must be 1-D, got shape \(2, 1\)$"):
+        SemiSupervisedWrapper(small_model(), mask=[[True], [False]])
+    model, twin = trained_twins(({"a": 1.0}, 0), ({"a": -1.0}, 1))
+    wrapper = SemiSupervisedWrapper(model, mask=[True])
+    assert wrapper._multiclass
+    assert wrapper.predict_proba_one({"a": 0.5}) == twin.predict_proba_one({"a": 0.5})
+
+
 @pytest.mark.parametrize("flag", [1, 0, "no"])
 def test_boolean_flags_refuse_other_truth_values(flag):
     # 1 or "no" would otherwise switch the flag on, 0 off, without a word
@@ -343,6 +352,24 @@ def test_built_learner_and_bad_arguments():
         model.learn_one([1.0, 2.0], 1)
     with pytest.raises(ValueError, match="feature 'v' must be a number, got 'high'"):
         model.learn_one({"u": 1.0, "v": "high"}, 1)
+
+
+def test_more_classes_than_the_learner_has_or_a_factory_of_no_learner_are_refused():
+    learner = build_model("sledge-light", 2, 2, **SMALL)
+    with pytest.raises(ValueError, match="^3 classes given, the learner has 2$"):
+        RiverClassifier(learner, classes=["a", "b", "c"])
+    model = RiverClassifier(lambda features: 42)
+    with pytest.raises(TypeError, match="^the factory returned int, not a StreamClassifier$"):
+        model.learn_one({"u": 1.0}, 1)
+    assert model.model_ is None and model.classes_ == []
+
+
+def test_learn_many_refuses_labels_of_another_length_and_changes_nothing():
+    pd = pytest.importorskip("pandas")
+    model, twin = trained_twins(({"a": 1.0, "b": 0.0}, 0))
+    with pytest.raises(ValueError, match="^X has 2 rows, y has 1 labels$"):
+        model.learn_many(pd.DataFrame({"a": [1.0, 2.0], "b": [0.0, 1.0]}), pd.Series([1]))
+    assert_same_learner(model, twin)
 
 
 def test_rows_keyed_by_other_features_and_tables_that_are_no_frames_are_named():

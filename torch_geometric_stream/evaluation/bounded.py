@@ -233,10 +233,11 @@ class RunningAccuracy:
         if self.samples % self.stride:
             return
         if len(self._points) == self.max_points:
+            # the due point is the (max_points + 1)-th, an odd multiple of the
+            # stride (max_points is even): not one of the doubled stride
             self._points = self._points[1::2]
             self.stride *= 2
-            if self.samples % self.stride:
-                return
+            return
         self._points.append(self.correct)
 
     def _hits_at(self, samples: int) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Dict, Mapping, Optional, overload
+from typing import Any, Dict, Mapping
 
 import numpy as np
 
@@ -200,22 +200,12 @@ class WindowedMetrics:
                                                  array("d", done[3].tolist()))
 
 
-@overload
-def window_lists(columns: Mapping[str, np.ndarray]) -> Dict[str, list]: ...
-
-
-@overload
-def window_lists(columns: None) -> None: ...
-
-
-def window_lists(columns: Optional[Mapping[str, np.ndarray]]) -> Optional[Dict[str, list]]:
+def window_lists(columns: Mapping[str, np.ndarray]) -> Dict[str, list]:
     """:meth:`WindowedMetrics.columns` as JSON lists (an undefined kappa ``None``).
 
     Args:
-        columns (Mapping or None): the columns; ``None`` gives ``None``.
+        columns (Mapping): the columns.
     """
-    if columns is None:
-        return None
     lists = {key: np.asarray(columns[key]).tolist() for key in WINDOW_COLUMNS}
     lists["kappa"] = [None if math.isnan(kappa) else kappa for kappa in lists["kappa"]]
     return lists
