@@ -252,8 +252,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             every prototype from its source whenever the range grows, so that
             rows stored early in the stream, while the range was still narrow,
             stay comparable with later ones. With a fixed range, inserts and
-            predictions are the same as with rows scaled outside; merges are
-            too with ``source_merge="unit"`` (see there). ``"robust"``: the same with the range
+            predictions are the same as with rows scaled outside by it; merges
+            are only with ``source_merge="unit"`` (see there), not with the
+            default ``"raw"``. ``"robust"``: the same with the range
             between the running 1 % and 99 % quantiles of each feature (a
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`:
             exact quantiles of a 1,000-row reservoir drawn with ``seed``),
