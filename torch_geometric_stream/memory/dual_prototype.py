@@ -85,7 +85,7 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             literally (first merge weighs 0). (default: :obj:`1`)
         source_channels (int, optional): also keep, per slot, a *source* row
             of this width (e.g. the unscaled input) that inserts store and
-            merges mix with the same weights, without normalization; then
+            merges mix, without normalization (see ``source_merge``); then
             :meth:`refresh` can re-derive the prototypes from their sources
             (when the input scaling changes). (default: :obj:`None`, no sources)
         source_merge (str, optional): how a merge mixes the sources, one of
