@@ -158,6 +158,7 @@ _SETTING_FIELDS = {
     "alpha": "memory.alpha",
     "beta": "memory.beta",
     "count_offset": "memory.count_offset",
+    "source_merge": "memory.source_merge",
     "input_scaler": "input_scaler",
     "input_feature_range": "input_scaler.feature_range",
     # the baselines' hyperparameters (TLP's sigma and knn, the micro-cluster

@@ -466,6 +466,7 @@ def test_optimizer_settings_mismatch_is_named(saved, kwargs, match):
     ({"normalization": "mean"}, "checkpoint has normalization='symmetric', learner has 'mean'"),
     ({"tau": 5.0}, "checkpoint has tau=None, learner has 5.0"),
     ({"count_offset": 0}, "checkpoint has count_offset=1, learner has 0"),
+    ({"source_merge": "unit"}, "checkpoint has source_merge='raw', learner has 'unit'"),
     ({"input_scaling": "online"}, "checkpoint has input_scaler=None, learner has "
                                   "'RunningMinMax'"),
     ({"lam": 0.0, "regularizer": "frobenius"},
@@ -497,6 +498,22 @@ def test_the_baselines_settings_are_named(tmp_path, build, other, match):
     with pytest.raises(CheckpointError, match="saved with other settings: " + match):
         load_checkpoint(path, build(D, C, memory_size=20, **other))
     assert load_checkpoint(path, build(D, C, memory_size=20)).position == 30
+
+
+def test_a_checkpoint_keeps_the_source_merge(tmp_path):
+    x, y = stream(30)
+    learner = small_sledge(input_scaling="online", source_merge="unit")
+    feed(learner, x[:20], y[:20])
+    path = save_checkpoint(tmp_path / "unit.ckpt", learner, position=20)
+    with pytest.raises(CheckpointError, match="checkpoint has source_merge='unit', learner "
+                                              "has 'raw'"):
+        load_checkpoint(path, small_sledge(input_scaling="online"))
+    resumed = small_sledge(input_scaling="online", source_merge="unit")
+    assert load_checkpoint(path, resumed).position == 20
+    feed(learner, x[20:], y[20:])
+    feed(resumed, x[20:], y[20:])
+    assert torch.equal(learner.memory.prototypes, resumed.memory.prototypes)
+    assert torch.equal(learner.memory.sources, resumed.memory.sources)
 
 
 def test_the_input_scalers_feature_range_is_named(tmp_path):

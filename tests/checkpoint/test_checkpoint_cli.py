@@ -259,6 +259,28 @@ def test_resume_refuses_other_approximations(tmp_path, capsys):
     assert "config.reselect_every=4 in the checkpoint, 1 here" in capsys.readouterr().err
 
 
+def test_resume_refuses_another_source_merge_and_reads_an_older_checkpoint_as_raw(
+        tmp_path, capsys):
+    checkpoint = tmp_path / "unit.ckpt"
+    unit = [*run_argv(30), "--checkpoint", str(checkpoint), "--source-merge", "unit"]
+    assert main(unit) == 0  # (the synthetic stream: sledge scales its own input)
+    assert main([*run_argv(30), "--resume", str(checkpoint)]) == 2
+    assert ("config.source_merge='unit' in the checkpoint, 'raw' here"
+            in capsys.readouterr().err)
+    assert main([*unit, "--resume", str(checkpoint)]) == 0
+    # a checkpoint written before the entry existed ran with "raw"
+    raw = [*run_argv(30), "--checkpoint", str(checkpoint)]
+    assert main(raw) == 0
+    payload = torch.load(checkpoint, weights_only=False)
+    assert payload["extra"].pop("config.source_merge") == "raw"
+    assert payload["learner"]["settings"].pop("source_merge") == "raw"
+    torch.save(payload, checkpoint)
+    assert main([*unit, "--resume", str(checkpoint)]) == 2
+    assert ("config.source_merge='raw' in the checkpoint, 'unit' here"
+            in capsys.readouterr().err)
+    assert main([*raw, "--resume", str(checkpoint)]) == 0
+
+
 def test_resume_refuses_another_denormal_setting(tmp_path, capsys):
     checkpoint = tmp_path / "flushed.ckpt"
     flushed = [*run_argv(30), "--checkpoint", str(checkpoint)]

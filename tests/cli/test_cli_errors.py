@@ -57,6 +57,10 @@ BAD_INPUTS = {
     "robust window without robust scaling": ["--scaling", "online", "--robust-window", "5000"],
     "baseline robust quantile of one half": ["--model", "tlp", "--scaling", "robust",
                                              "--robust-quantile", "0.5"],
+    "source merge without a learner scaling": ["--scaling", "online", "--source-merge",
+                                               "unit"],
+    "source merge of MLP": ["--model", "base", "--source-merge", "unit"],
+    "unknown source merge": ["--source-merge", "paper"],
     "CUDA graph on the CPU": ["--device", "cpu", "--cuda-graph"],
     "CUDA graph of a baseline": ["--model", "tlp", "--cuda-graph"],
 }
@@ -106,7 +110,8 @@ NAMED_ERRORS = {
                              "bias_position, regularizer, lam, tau, lr, weight_decay, "
                              "propagation, scaling, alpha, beta, class_prior, reselect_every, "
                              "search_dtype, feature_transform, count_offset, "
-                             "merge_similarity, supervise_graph, robust_quantile, "
+                             "merge_similarity, source_merge, supervise_graph, "
+                             "robust_quantile, "
                              "robust_tolerance, robust_reservoir, robust_window, robust_clip, "
                              "feature_range)"),
     "labeled memory beyond the memory": (["--labeled-size", "5000"],
@@ -325,6 +330,16 @@ def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_pat
     err = capsys.readouterr().err
     assert "(config entry robust_quantile) only applies to --scaling robust" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("scaling", ["online", "robust", "global", "none"])
+def test_a_source_merge_other_than_raw_without_a_learner_scaling_is_refused(capsys, scaling):
+    assert main(["run", "--dataset", "synthetic", "--scaling", scaling, "--source-merge",
+                 "unit"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --source-merge unit (config entry source_merge) only applies to --scaling "
+        "online-rescale or robust-rescale, whose learner keeps the unscaled rows it merges; "
+        f"this run's scaling is {scaling}\n")
 
 
 @pytest.mark.parametrize("options, message", [

@@ -109,7 +109,7 @@ def test_each_choice_called_the_default_is_the_package_default(run_parser, run_h
             if match is not None:
                 named[action.dest] = match.group(1) or match.group(2)
                 assert named[action.dest] == str(DEFAULT_CONFIG[action.dest]), action.dest
-    assert {"alpha", "beta", "count_offset", "merge_similarity", "bias_position",
+    assert {"alpha", "beta", "count_offset", "merge_similarity", "source_merge", "bias_position",
             "regularizer", "propagation", "light_memory"} <= named.keys()
     # the normalization of each preset
     for name, preset in ((DEFAULT_CONFIG["normalization"], "the package preset's"),

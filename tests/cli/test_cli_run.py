@@ -1408,6 +1408,10 @@ OPTIONS_REACHING_THE_MODEL = {
     "merge_similarity": ("sledge", [(["--merge-similarity", "raw"], "raw"),
                                     (["--merge-similarity", "embedding"], "embedding")],
                          lambda learner: learner.merge_similarity),
+    # (on the synthetic stream the SLeDGe family scales its own input: auto is online-rescale)
+    "source_merge": ("sledge", [(["--source-merge", "unit"], "unit"),
+                                (["--source-merge", "raw"], "raw")],
+                     lambda learner: learner.memory.source_merge),
     "supervise_graph": ("sledge", [(["--no-supervise-graph"], False),
                                    (["--supervise-graph"], True)],
                         lambda learner: learner.supervise_graph),

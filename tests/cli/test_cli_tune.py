@@ -254,7 +254,7 @@ def test_tune_refuses_to_rank_runs_of_another_limit(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("entry, older_value", [("bias_position", "after"),
-                                                 ("alpha", "adaptive")])
+                                                 ("alpha", "adaptive"), ("source_merge", "raw")])
 def test_tune_ranks_older_runs_that_lack_a_later_entry_with_new_ones(
         tmp_path, capsys, entry, older_value):
     # a JSON written before an entry existed ran with that entry's older value

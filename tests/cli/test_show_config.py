@@ -162,9 +162,24 @@ def test_run_show_config_prints_the_run_and_writes_nothing(tmp_path, capsys, dat
     # the entries sledge does not read here come last, under their own heading
     unread = printed.split("not read by sledge in this configuration")[1]
     assert set(_shown(unread)) == {"light_memory", "robust_quantile", "robust_tolerance",
-                                   "robust_reservoir", "robust_window", "robust_clip"}
+                                   "robust_reservoir", "robust_window", "robust_clip",
+                                   "source_merge"}
     assert printed.rstrip().endswith("--show-config: nothing was run or written")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("scaling, read", [("online-rescale", True), ("robust-rescale", True),
+                                           ("online", False), ("none", False)])
+def test_show_config_reads_source_merge_only_where_the_learner_keeps_sources(capsys, scaling,
+                                                                             read):
+    flags = ["--source-merge", "unit"] if read else []
+    assert main(["run", "--dataset", "synthetic", "--scaling", scaling, *flags,
+                 "--show-config"]) == 0
+    printed = capsys.readouterr().out
+    shown, (_, unread) = _shown(printed), printed.split("not read by sledge")
+    assert shown["source_merge"] == (("unit", "flag --source-merge") if read
+                                     else ("raw", PACKAGE_DEFAULT_SOURCE))
+    assert ("source_merge" in _shown(unread)) is not read
 
 
 def test_show_config_of_a_stream_file_and_a_config_file(tmp_path, capsys):

@@ -15,7 +15,8 @@ OTHER_VALUE = dict(labeled_size=4, unlabeled_size=9, k=1, embedding_layers=2,
                    normalization="mean", bias_position="before", regularizer="frobenius",
                    lam=0.5, tau=5.0, light=True, light_memory="full", propagation="dense",
                    alpha=0.3, beta=0.7, count_offset=0, merge_similarity="raw",
-                   supervise_graph=False, graph="static", input_scaling="online", dropout=0.5,
+                   supervise_graph=False, graph="static", input_scaling="online",
+                   source_merge="unit", dropout=0.5,
                    class_prior="stream", block_size=2, reselect_every=3,
                    search_dtype="bfloat16")
 
@@ -72,7 +73,17 @@ def test_the_unread_arguments_of_each_setting():
         "normalization", "bias_position", "propagation", "reselect_every", "search_dtype",
         "block_size"}
     assert unread_entries("memory") == unread_arguments(graph="none")
+    assert unread_arguments(scales_input=False) == {"light_memory", "source_merge"}
     assert "lr" not in unread_entries("base") and "k" in unread_entries("base")
+
+
+@pytest.mark.parametrize("name", ["sledge", "sledge-light", "memory"])
+def test_source_merge_is_unread_without_an_input_scaling(name):
+    # (the models of BASE have none; with one, test_source_merge shows it read)
+    assert "source_merge" in unread_arguments(scales_input=False)
+    probabilities, memory = _default_run(name)
+    other_probabilities, other_memory = _prequential_probabilities(name, source_merge="unit")
+    assert torch.equal(probabilities, other_probabilities) and torch.equal(memory, other_memory)
 
 
 @pytest.mark.parametrize("name, kwargs, message", [

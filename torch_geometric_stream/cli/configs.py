@@ -118,6 +118,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "feature_transform": "auto",
     "count_offset": 1,
     "merge_similarity": "embedding",
+    "source_merge": "raw",
     "supervise_graph": True,
     "robust_quantile": 0.01,
     "robust_tolerance": 0.05,
@@ -797,7 +798,10 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
         UsageError: an entry of
             :data:`~torch_geometric_stream.cli.models.ROBUST_SCALING_KEYS` away
             from its default with a scaling other than ``"robust"`` and
-            ``"robust-rescale"``, or ``feature_range`` away from its default
+            ``"robust-rescale"``, ``source_merge`` away from its default with a
+            scaling other than those of
+            :data:`~torch_geometric_stream.evaluation.LEARNER_SCALINGS`, or
+            ``feature_range`` away from its default
             with scaling ``"none"`` (it would change nothing); with those two
             scalings, quantile range settings the scaler refuses
             (:func:`check_quantile_range_entries`).
@@ -822,6 +826,13 @@ def resolve_stream_entries(config: dict[str, Any], model: str,
                          f"{config['scaling']}")
     if config["scaling"] in ROBUST_SCALINGS:
         check_quantile_range_entries(config)
+    if ("source_merge" in config and config["scaling"] not in LEARNER_SCALINGS
+            and config["source_merge"] != DEFAULT_CONFIG["source_merge"]):
+        raise UsageError(f"{_flag('source_merge', config['source_merge'])} "
+                         f"{config['source_merge']} (config entry source_merge) only applies "
+                         f"to --scaling {' or '.join(LEARNER_SCALINGS)}, whose learner keeps "
+                         f"the unscaled rows it merges; this run's scaling is "
+                         f"{config['scaling']}")
     if config["scaling"] == "none" and config["feature_range"] != DEFAULT_CONFIG["feature_range"]:
         raise UsageError("--feature-range (config entry feature_range) only applies to a "
                          "scaling; this run's scaling is none")

@@ -36,7 +36,8 @@ from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
 from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS,
                                                LABEL_QUERIES, SCALINGS)
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
-                                           MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS)
+                                           MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS,
+                                           SOURCE_MERGES)
 from torch_geometric_stream.graph import STRUCTURE_LOSS_FORMS
 from torch_geometric_stream.nn import BIAS_POSITIONS
 
@@ -299,6 +300,14 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="what the memory's merge search compares: 'embedding' (default, "
                             "the paper: cosine of the learned embeddings f_E) or 'raw' (cosine "
                             "of the input features, as the +M and +Static ablations do)")
+    hyper.add_argument("--source-merge", choices=SOURCE_MERGES,
+                       help="how a merge mixes the unscaled rows that the memory keeps under "
+                            "--scaling online-rescale or robust-rescale: 'raw' (default: "
+                            "with the merge's weights as they are, which mixes the scaled rows "
+                            "before their L2 normalization: not the paper's rule) or 'unit' "
+                            "(weights divided by the scaled rows' norms: the paper's merge of "
+                            "unit rows at the current range, as with the rows scaled outside); "
+                            "the other scalings do not read it")
     hyper.add_argument("--supervise-graph", action=argparse.BooleanOptionalAction,
                        help="whether the classification loss trains the graph learner f_E "
                             "through the edge weights (yes: the paper); with "

@@ -39,7 +39,8 @@ SLEDGE_CONFIG_KEYS = ("memory_size", "labeled_size", "unlabeled_size", "k", "hid
                       "regularizer", "lam", "tau", "lr", "weight_decay", "propagation",
                       "scaling", "alpha", "beta", "class_prior", "light_memory",
                       "reselect_every", "search_dtype", "feature_transform", "count_offset",
-                      "merge_similarity", "supervise_graph") + ROBUST_SCALING_KEYS + (
+                      "merge_similarity", "source_merge", "supervise_graph"
+                      ) + ROBUST_SCALING_KEYS + (
                       "feature_range",)
 #: Configuration entries of every baseline.
 BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform",

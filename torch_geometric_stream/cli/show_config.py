@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional
 from torch_geometric_stream.cli.configs import CONFIG_FILE_SOURCE
 from torch_geometric_stream.cli.models import (ROBUST_SCALING_KEYS, ROBUST_SCALINGS,
                                                unread_config_entries)
+from torch_geometric_stream.evaluation import LEARNER_SCALINGS
 
 __all__ = ["config_lines", "unread_in_config"]
 
@@ -21,8 +22,11 @@ def unread_in_config(model: str, config: Mapping[str, Any]) -> list[str]:
     :func:`~torch_geometric_stream.cli.models.unread_config_entries` names with
     its ``lam`` (e.g. ``k`` for ``memory``, ``regularizer`` where ``lam`` is 0),
     the quantile range settings beside a scaling other than ``robust`` and
-    ``robust-rescale``, and ``feature_range`` beside scaling ``none``."""
+    ``robust-rescale``, ``source_merge`` beside one other than ``online-rescale``
+    and ``robust-rescale``, and ``feature_range`` beside scaling ``none``."""
     unread = set(unread_config_entries(model, config.get("lam")))
+    if config["scaling"] not in LEARNER_SCALINGS:
+        unread.add("source_merge")
     if config["scaling"] not in ROBUST_SCALINGS:
         unread |= set(ROBUST_SCALING_KEYS)
     if config["scaling"] == "none":

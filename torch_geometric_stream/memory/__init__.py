@@ -1,4 +1,5 @@
 """Fixed-capacity stream memories."""
-from torch_geometric_stream.memory.dual_prototype import DualPrototypeMemory, MemoryUpdate
+from torch_geometric_stream.memory.dual_prototype import (SOURCE_MERGES, DualPrototypeMemory,
+                                                          MemoryUpdate)
 
-__all__ = ["DualPrototypeMemory", "MemoryUpdate"]
+__all__ = ["DualPrototypeMemory", "MemoryUpdate", "SOURCE_MERGES"]

@@ -11,11 +11,17 @@ from torch import Tensor, nn
 from torch_geometric_stream.base import RollbackOnFailedLoad, restored_on_error
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_bool, check_cast_keeps_finite,
-                                               check_has_values, check_positive_int,
-                                               first_offender, not_a_count)
+                                               check_choice, check_has_values,
+                                               check_positive_int, first_offender, not_a_count)
 
 Coefficient = Union[str, float]
 EmbeddingFn = Callable[[Tensor], Tensor]
+
+#: ``source_merge`` choices: how a merge mixes the sources of a memory that keeps
+#: them. ``"raw"``: the sources as they are, with the merge's weights; ``"unit"``:
+#: with the weights corrected by the norms of the sources' scaled rows, so that the
+#: merged prototype is the paper's merge of the unit rows at the current scaling.
+SOURCE_MERGES = ("raw", "unit")
 
 
 class MemoryUpdate(NamedTuple):
@@ -81,9 +87,24 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             literally (first merge weighs 0). (default: :obj:`1`)
         source_channels (int, optional): also keep, per slot, a *source* row
             of this width (e.g. the unscaled input) that inserts store and
-            merges mix with the same weights, without normalization; then
+            merges mix, without normalization (see ``source_merge``); then
             :meth:`refresh` can re-derive the prototypes from their sources
             (when the input scaling changes). (default: :obj:`None`, no sources)
+        source_merge (str, optional): how a merge mixes the sources, one of
+            :data:`SOURCE_MERGES`, when the prototypes are the unit rows of
+            scaled sources, :math:`p = \mathrm{unit}(\mathrm{scale}(s_p))` with
+            an affine ``scale`` (see :meth:`update`). ``"raw"``: :math:`s' =
+            (1-\alpha) s_p + \alpha s_x`, whose prototype
+            :math:`\mathrm{unit}((1-\alpha)\,\mathrm{scale}(s_p) + \alpha\,
+            \mathrm{scale}(s_x))` mixes the scaled rows before their
+            normalization: the paper's merge with the weights shifted toward the
+            row of the larger norm. ``"unit"``: the weights divided by the
+            norms of the scaled rows and renormalized to sum to 1, so that the
+            prototype is the paper's merge of the unit rows :math:`p` and
+            :math:`x` at the current scaling, exactly (up to rounding; for a
+            scaling that clips, such as a quantile range, while neither source
+            has a clipped value). The same for the unlabeled merge's
+            :math:`\beta`. Unused without sources. (default: :obj:`"raw"`)
 
     Shapes:
         - **nodes():** :math:`(cS + U, d)`; **node_mask:** :math:`(cS + U,)`
@@ -100,7 +121,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
     def __init__(self, in_channels: int, num_classes: int, labeled_size: int,
                  unlabeled_size: int, *, light: bool = False,
                  alpha: Coefficient = "adaptive", beta: Coefficient = "adaptive",
-                 count_offset: int = 1, source_channels: Optional[int] = None) -> None:
+                 count_offset: int = 1, source_channels: Optional[int] = None,
+                 source_merge: str = "raw") -> None:
         super().__init__()
         self.in_channels = check_positive_int(in_channels, "in_channels")
         self.num_classes = check_positive_int(num_classes, "num_classes")
@@ -116,6 +138,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         self.alpha = _check_coefficient(alpha, "alpha")
         self.beta = _check_coefficient(beta, "beta")
         self.count_offset = check_positive_int(count_offset, "count_offset", minimum=0)
+        check_choice(source_merge, SOURCE_MERGES, "source_merge")
+        self.source_merge = source_merge
 
         size = self.labeled_size + self.unlabeled_size
         self.register_buffer("prototypes", torch.zeros(size, in_channels))
@@ -373,7 +397,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                x_embedding: Optional[Tensor] = None,
                node_embeddings: Optional[Tensor] = None,
                source: Optional[Tensor] = None,
-               derive: Optional[Callable[[Tensor], Tensor]] = None) -> Optional[MemoryUpdate]:
+               derive: Optional[Callable[[Tensor], Tensor]] = None,
+               scale: Optional[Callable[[Tensor], Tensor]] = None) -> Optional[MemoryUpdate]:
         r"""Insert or merge one sample.
 
         Args:
@@ -393,6 +418,11 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                 prototypes, as in :meth:`refresh`; with sources, a merged
                 prototype is derived from its merged source (``x`` is
                 ``derive(source)``), so prototypes and sources always agree.
+            scale (callable, optional): maps sources :math:`(n, d_s)` to the
+                rows before their normalization, an affine map per feature
+                (``derive`` is ``scale`` followed by the L2 normalization);
+                required by ``source_merge="unit"``'s merges, which weigh the
+                sources by the norms of its rows, and unused otherwise.
 
         Returns:
             A :class:`MemoryUpdate`, or ``None`` when the sample was unlabeled
@@ -402,7 +432,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             TypeError / ValueError: for a label that is not an integer in
                 :math:`[-1, c)`, an ``x`` or ``source`` that is not one row of the
                 memory's width, dtype and device, or ``source`` / ``derive``
-                given without sources kept (or missing with them), a label or
+                given without sources kept (or missing with them), ``scale``
+                missing from a ``source_merge="unit"`` memory's merge, a label or
                 tensor on the ``meta`` device or sparse, or embeddings (given or
                 computed by ``embed``) that are not floating tensors of one dtype
                 and device, :math:`(h,)` for the sample and one row per
@@ -485,7 +516,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             merged = unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x))
         else:
             assert sources is not None and derive is not None  # given with source
-            mixed = old_share * sources.index_select(0, index)[0] + new_share * source
+            mixed = self._mixed_source(sources.index_select(0, index)[0], source,
+                                       old_share, new_share, scale)
             mixed = _replace_if_zero(old, mixed, source)
             merged = derive(mixed.unsqueeze(0))[0]
             self._check_row(merged, self.prototypes, "derive's prototype")
@@ -500,6 +532,24 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
         return MemoryUpdate(True, slot)
+
+    def _mixed_source(self, old: Tensor, new: Tensor, old_share: Tensor, new_share: Tensor,
+                      scale: Optional[Callable[[Tensor], Tensor]]) -> Tensor:
+        """The merged source :math:`(d_s,)` of the old source and the new one
+        with these shares, as :attr:`source_merge` mixes them."""
+        if self.source_merge == "raw":
+            return old_share * old + new_share * new
+        if scale is None:
+            raise ValueError('a merge of source_merge="unit" needs scale')
+        pair = torch.stack([old, new])
+        norms = torch.linalg.vector_norm(scale(pair), dim=1)
+        # each share over its scaled row's norm: the scaled rows' mix is then the
+        # mix of their unit rows (a zero row, whose unit row is zero, weighs 0)
+        weights = torch.where(norms > 0, torch.stack([old_share, new_share]) / norms, 0.0)
+        total = weights.sum()
+        # weights that sum to 1 carry the scaling's offset through the mix; none
+        # (both unit rows weigh 0): the merge is a zero row, the new row's
+        return torch.where(total > 0, (weights / total) @ pair, new)
 
     def _age_labeled_slots(self, label: int) -> None:
         """A labeled sample ages every filled labeled slot by one (no boolean indexing: no sync)."""

@@ -17,7 +17,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
                                                       score_neighbors, topk_neighbors)
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.graph.subgraph import in_hop_subgraph
-from torch_geometric_stream.memory import DualPrototypeMemory, MemoryUpdate
+from torch_geometric_stream.memory import SOURCE_MERGES, DualPrototypeMemory, MemoryUpdate
 from torch_geometric_stream.models.seeding import seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, GraphBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, check_adam_dtype,
@@ -35,7 +35,8 @@ from torch_geometric_stream.validation import (check_bool, check_cast_keeps_fini
                                                describe_index, first_offender, not_a_count)
 
 __all__ = ["SLeDGe", "PROPAGATIONS", "GRAPHS", "UNLEARNED_GRAPH_ENTRIES", "INPUT_SCALINGS",
-           "CLASS_PRIORS", "LIGHT_MEMORIES", "MERGE_SIMILARITIES", "unread_arguments"]
+           "CLASS_PRIORS", "LIGHT_MEMORIES", "MERGE_SIMILARITIES", "SOURCE_MERGES",
+           "unread_arguments"]
 
 #: ``"learned"``: :class:`DynamicKNNGraph` (SLeDGe); ``"static"``: top-k cosine
 #: graph on raw features (the "+Static" ablation); ``"none"``: no graph, an
@@ -55,14 +56,15 @@ _GRAPH_ARGUMENTS = frozenset({"k", "normalization", "bias_position", "propagatio
 
 
 def unread_arguments(*, graph: str = "learned", light: bool = False,
-                     lam: Optional[float] = None) -> frozenset[str]:
+                     lam: Optional[float] = None, scales_input: bool = True) -> frozenset[str]:
     """The keyword arguments of :class:`SLeDGe` that have no effect on a model
-    built with these ``graph``, ``light`` and ``lam``: whatever they are given,
-    the model computes the same.
+    built with these ``graph``, ``light``, ``lam`` and input scaling: whatever
+    they are given, the model computes the same.
 
     E.g. ``graph="none"`` (an MLP on the labeled memory) reads neither ``k`` nor
     ``normalization``; full mode never reads ``light_memory`` and light mode
-    never reads ``reselect_every``; ``lam=0`` never reads ``regularizer``. The
+    never reads ``reselect_every``; ``lam=0`` never reads ``regularizer``; a
+    model without an ``input_scaling`` never reads ``source_merge``. The
     entries of :data:`UNLEARNED_GRAPH_ENTRIES` are not listed: those the model
     sets itself.
 
@@ -71,8 +73,12 @@ def unread_arguments(*, graph: str = "learned", light: bool = False,
         light (bool, optional): the model's ``light``. (default: :obj:`False`)
         lam (float, optional): the model's ``lam``; ``None``: some value above
             zero. (default: :obj:`None`)
+        scales_input (bool, optional): whether the model has an
+            ``input_scaling`` (not ``None``). (default: :obj:`True`)
     """
     unread = {"reselect_every"} if light else {"light_memory"}
+    if not scales_input:
+        unread.add("source_merge")
     if lam == 0:
         unread.add("regularizer")
     if graph != "learned":
@@ -251,8 +257,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             each prototype's unscaled source in the memory, and re-derives
             every prototype from its source whenever the range grows, so that
             rows stored early in the stream, while the range was still narrow,
-            stay comparable with later ones. With a fixed range this is the
-            same as scaling outside. ``"robust"``: the same with the range
+            stay comparable with later ones. With a fixed range, inserts and
+            predictions are the same as with rows scaled outside by it; merges
+            are only with ``source_merge="unit"`` (see there), not with the
+            default ``"raw"``. ``"robust"``: the same with the range
             between the running 1 % and 99 % quantiles of each feature (a
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`:
             exact quantiles of a 1,000-row reservoir drawn with ``seed``),
@@ -264,6 +272,17 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             of ``in_channels`` features, unused so far, does the same with
             its own settings (e.g. another quantile, or ``feature_range=(0, 1)``).
             (default: :obj:`None`)
+        source_merge (str, optional): with an ``input_scaling``, how a merge
+            mixes the unscaled sources, one of :data:`SOURCE_MERGES` (see
+            :class:`~torch_geometric_stream.memory.DualPrototypeMemory`):
+            ``"raw"`` mixes them with the merge's weights, which mixes the
+            scaled rows before their L2 normalization, so that the prototype
+            differs from the paper's merge of unit rows (the weights shift
+            toward the row of the larger scaled norm); ``"unit"`` corrects the
+            weights by those norms: the merged prototype is the paper's merge
+            at the current range, the same as with rows scaled outside with that
+            range (for ``"robust"``, while neither row has a clipped value).
+            Unread without an ``input_scaling``. (default: :obj:`"raw"`)
         dropout (float, optional): dropout in :math:`f_B`, in :math:`[0, 1)`.
             Its masks come from the learner's own generator, seeded from
             ``seed`` (from torch's global generator when ``seed`` is not
@@ -319,7 +338,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                  count_offset: int = 1, merge_similarity: str = "embedding",
                  supervise_graph: bool = True, graph: str = "learned",
                  input_scaling: Union[str, InputScaler, None] = None,
-                 dropout: float = 0.0, class_prior: str = "memory",
+                 source_merge: str = "raw", dropout: float = 0.0, class_prior: str = "memory",
                  block_size: int = 2048, reselect_every: int = 1,
                  search_dtype: Union[str, torch.dtype, None] = None,
                  seed: Optional[int] = None,
@@ -332,6 +351,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         check_choice(regularizer, STRUCTURE_LOSS_FORMS, "regularizer")
         check_choice(propagation, PROPAGATIONS, "propagation")
         check_choice(merge_similarity, MERGE_SIMILARITIES, "merge_similarity")
+        check_choice(source_merge, SOURCE_MERGES, "source_merge")
         check_choice(graph, GRAPHS, "graph")
         check_choice(class_prior, CLASS_PRIORS, "class_prior")
         check_choice(light_memory, LIGHT_MEMORIES, "light_memory")
@@ -385,7 +405,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             in_channels, num_classes, labeled_size, unlabeled_size,
             light=self.light and light_memory == "per-class", alpha=alpha,
             beta=beta, count_offset=count_offset,
-            source_channels=None if self.input_scaler is None else in_channels)
+            source_channels=None if self.input_scaler is None else in_channels,
+            source_merge=source_merge)
         if device is not None:
             self.to(device)
         if dropout > 0:  # the masks' own generator (none to draw from, or to save, without)
@@ -962,21 +983,26 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
 
     def _scaled(self, sources: Tensor) -> Tensor:
         """Rows :math:`(n, d)` scaled with the current input range, L2-normalized."""
+        return unit_rows(self._scale(sources))
+
+    def _scale(self, sources: Tensor) -> Tensor:
+        """Rows :math:`(n, d)` scaled with the current input range."""
         scaler = self.input_scaler
         assert scaler is not None  # the memory keeps sources with an input scaling only
-        return unit_rows(scaler(sources, check=False))
+        return scaler(sources, check=False)
 
     def _update_memory(self, x: Tensor, label: int,
                        source: Optional[Tensor] = None) -> Optional[MemoryUpdate]:
-        derive = None if source is None else self._scaled
+        with_source: dict[str, Any] = {} if source is None else {
+            "source": source, "derive": self._scaled, "scale": self._scale}
         if self.memory.candidate_slots(label) is None or self.merge_similarity == "raw":
             # insert, drop (no unlabeled memory), or raw-cosine merge
-            return self.memory.update(x, label, source=source, derive=derive)
+            return self.memory.update(x, label, **with_source)
         with torch.no_grad():
             snap = self._snapshot_now()
             x_emb = self._row_embedding(snap, x)
         return self.memory.update(x, label, self._knn_graph.embed, x_embedding=x_emb,
-                                  node_embeddings=snap.emb, source=source, derive=derive)
+                                  node_embeddings=snap.emb, **with_source)
 
     def _row_embedding(self, snap: _Snapshot, x: Tensor) -> Tensor:
         """The embedding :math:`(h,)` of the row :math:`(d,)` ``x``: the one-row
