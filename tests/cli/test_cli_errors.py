@@ -96,8 +96,10 @@ NAMED_ERRORS = {
                                        "symmetric-add, mean (as --normalization), got 'none'"),
     "tau of no number": (["--tau", "word"], "torch_geometric_stream run: argument --tau: "
                                             "expected a positive number or 'inf', got 'word'"),
+    # before: without the "--config:" that names the file's other errors
     "tau of no number in a config": (["--dataset", "synthetic", "--config", "{tmp}/tau.json"],
-                                     "tau must be a positive number or 'inf', got 'abc'"),
+                                     "--config: tau must be a positive number or 'inf', got "
+                                     "'abc'"),
     # before: light_memory listed too, which sledge does not read (refused as an option)
     "valid keys of sledge": (["--dataset", "synthetic", "--model", "sledge", "--sigma", "1"],
                              "options: unknown configuration keys for model 'sledge': sigma "

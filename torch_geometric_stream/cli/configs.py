@@ -714,7 +714,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if config_file is not None:
         _apply(config, _checked(config_file, allowed, model, "--config"),
                CONFIG_FILE_SOURCE, sources)
-        _check_normalization(config_file)
+        _check_file_values(config_file)
     given = {key: value for key, value in overrides.items() if value is not None}
     check_given(model, given, "options")
     for key, value in given.items():
@@ -747,14 +747,19 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     return config
 
 
-def _check_normalization(config_file: Mapping[str, Any]) -> None:
+def _check_file_values(config_file: Mapping[str, Any]) -> None:
     """Refuse a ``--config`` file's ``normalization`` outside
-    :data:`NORMALIZATION_CHOICES`, as ``--normalization`` does."""
+    :data:`NORMALIZATION_CHOICES`, as ``--normalization`` does, and a ``tau``
+    :func:`parse_tau` refuses, each error naming ``--config``."""
     value = config_file.get("normalization", NORMALIZATION_CHOICES[0])
     if value not in NORMALIZATION_CHOICES:
         raise UsageError(f"--config: normalization must be one of "
                          f"{', '.join(NORMALIZATION_CHOICES)} (as --normalization), got "
                          f"{value!r}")
+    try:
+        parse_tau(config_file.get("tau"))
+    except UsageError as error:
+        raise UsageError(f"--config: {error}") from None
 
 
 def _apply(config: dict[str, Any], entries: Mapping[str, Any], source: str,
