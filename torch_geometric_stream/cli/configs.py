@@ -738,8 +738,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     config["robust_window"] = parse_window(config["robust_window"])
-    if "feature_range" in config:
-        config["feature_range"] = parse_feature_range(config["feature_range"])
+    config["feature_range"] = parse_feature_range(config["feature_range"])
     if num_classes is not None and "labeled_size" in config:
         _check_per_class_labeled_size(model, config, chosen.get("labeled_size"), num_classes)
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
