@@ -115,7 +115,8 @@ def test_har_layouts(tmp_path, write, layout):
     assert ds.feature_names is None
 
 
-def test_har_names_from_metadata_and_row_mismatch(tmp_path):
+def write_har_with_names(tmp_path):
+    """Two rows per split with the feature and activity names; the HAR folder."""
     base = tmp_path / "HAR" / "UCI HAR Dataset"
     for split in ("train", "test"):
         (base / split).mkdir(parents=True)
@@ -123,6 +124,11 @@ def test_har_names_from_metadata_and_row_mismatch(tmp_path):
         (base / split / f"y_{split}.txt").write_text("1\n2\n")
     (base / "features.txt").write_text("".join(f"{i} feat-{i}\n" for i in range(1, 562)))
     (base / "activity_labels.txt").write_text("1 WALK\n2 UP\n")
+    return base
+
+
+def test_har_names_from_metadata_and_row_mismatch(tmp_path):
+    base = write_har_with_names(tmp_path)
     ds = load_dataset("HAR", tmp_path)
     assert ds.class_names == ["WALK", "UP"] and ds.feature_names[560] == "feat-561"
     (base / "test" / "y_test.txt").write_text("1\n")
@@ -133,13 +139,7 @@ def test_har_names_from_metadata_and_row_mismatch(tmp_path):
 @pytest.mark.parametrize("name, text", [("features.txt", "1 f\n2\n"),
                                         ("activity_labels.txt", "1 WALK\nup UP\n")])
 def test_har_names_not_of_id_and_name_lines_are_refused(tmp_path, name, text):
-    base = tmp_path / "HAR" / "UCI HAR Dataset"
-    for split in ("train", "test"):
-        (base / split).mkdir(parents=True)
-        (base / split / f"X_{split}.txt").write_text(har_lines(np.ones((2, 561))))
-        (base / split / f"y_{split}.txt").write_text("1\n2\n")
-    (base / "features.txt").write_text("".join(f"{i} feat-{i}\n" for i in range(1, 562)))
-    (base / "activity_labels.txt").write_text("1 WALK\n2 UP\n")
+    base = write_har_with_names(tmp_path)
     (base / name).write_text(text)  # a line of no name, or of no number
     with pytest.raises(DatasetFormatError, match=f"^{name}: expected '<id> <name>' lines\n"):
         load_dataset("HAR", tmp_path)
