@@ -98,10 +98,15 @@ NAMED_ERRORS = {
                                         "{tmp}/none.json"],
                                        "--config: normalization must be one of symmetric, "
                                        "symmetric-add, mean (as --normalization), got 'none'"),
+    "range scaling of a stream of no value range": (
+        ["--dataset", "synthetic", "--scaling", "range"],
+        "--scaling range: scaling='range' needs value_range=(low, high)"),
     "tau of no number": (["--tau", "word"], "torch_geometric_stream run: argument --tau: "
                                             "expected a positive number or 'inf', got 'word'"),
+    # before: without the "--config:" that names the file's other errors
     "tau of no number in a config": (["--dataset", "synthetic", "--config", "{tmp}/tau.json"],
-                                     "tau must be a positive number or 'inf', got 'abc'"),
+                                     "--config: tau must be a positive number or 'inf', got "
+                                     "'abc'"),
     # before: light_memory listed too, which sledge does not read (refused as an option)
     "valid keys of sledge": (["--dataset", "synthetic", "--model", "sledge", "--sigma", "1"],
                              "options: unknown configuration keys for model 'sledge': sigma "
@@ -320,6 +325,7 @@ def test_a_multi_line_message_reads_as_one_line():
     assert one_line(ValueError(message)) == (
         "folder x does not exist; expected files: a.csv, b.csv; see http://u")
     assert one_line(ValueError("")) == "ValueError"
+    assert one_line(ValueError("first\n\n  \nsecond\n")) == "first; second"  # blank lines
 
 
 def test_a_config_files_robust_entry_with_a_flag_scaling_names_the_entry(tmp_path, capsys):

@@ -199,3 +199,35 @@ def test_a_sigterm_after_the_stream_stopped_still_lets_the_run_write_its_files(
     assert json.loads(out.with_name("run.json.partial").read_text())["interrupted_at"] == 15
     assert torch.load(checkpoint, weights_only=False)["position"] == 15
     assert err.strip().splitlines()[-1].startswith("run interrupted after sample 15; ")
+
+
+class _StubbornProcess:
+    """A worker process that ignores Ctrl-C: its waits time out until it is killed."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def poll(self):
+        return None
+
+    def send_signal(self, signum) -> None:
+        self.calls.append("signal")
+
+    def wait(self, timeout=None) -> int:
+        self.calls.append("wait")
+        if "kill" not in self.calls:
+            raise subprocess.TimeoutExpired("worker", timeout)
+        return -9
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+
+
+def test_a_worker_still_running_after_the_grace_period_is_killed(monkeypatch):
+    from torch_geometric_stream.cli import parallel
+    monkeypatch.setattr(parallel, "INTERRUPT_GRACE_SECONDS", 0.0)
+    workers, process = parallel._Workers(), _StubbornProcess()
+    workers._running.add(process)
+    workers.interrupt()
+    assert process.calls == ["signal", "wait", "kill", "wait"]  # reaped once killed
+    assert workers.interrupted.is_set()

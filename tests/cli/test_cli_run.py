@@ -1293,6 +1293,16 @@ def test_datasets_command_says_when_the_data_folder_is_not_one(tmp_path, capsys,
     assert first == f"data folder: {tmp_path / root} ({note}: every dataset below is missing)"
 
 
+def test_datasets_command_without_a_data_folder_asks_for_root(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TGS_DATA_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)  # no shared/data above it
+    assert main(["datasets"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "data folder: (none: pass --root DIR)"
+    statuses = [line for line in lines if re.search(r"  no --root  ", line)]
+    assert len(statuses) == len(DATASET_NAMES)
+
+
 def test_real_dataset_shuttle(tmp_path, dataset_root):
     out = tmp_path / "shuttle.json"
     assert main(["run", "--root", str(dataset_root("Shuttle")), "--dataset", "SHUTTLE",

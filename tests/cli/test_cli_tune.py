@@ -94,6 +94,8 @@ def test_tune_rejects_a_bad_grid_before_any_run(tmp_path, capsys, grid, message)
                          "stream for every grid point and seed: save it to a CSV file"),
     (["--model", "tlp", "--grid", "lr=0.1"],
      "error: --grid: unknown configuration keys for model 'tlp': lr"),
+    (["--dataset", "absent/missing.csv"], "error: stream file absent/missing.csv does not "
+                                          "exist"),
     (["--seeds", str(2 ** 64)], "error: --seeds must be below 2**64"),
     (["--grid", "memory_size=80"], "error: --grid memory_size given twice; give all its "
                                    "values in one --grid memory-size=V1,V2,..."),
@@ -807,11 +809,12 @@ def test_tune_reuses_a_tail_of_either_history_of_a_short_stream(tmp_path, capsys
 def test_tune_names_the_one_value_grid_of_a_run_option_it_does_not_take(tmp_path, capsys):
     # before: "unrecognized arguments: --lr 1e-3 --no-supervise-graph" alone
     assert main(["tune", *SMALL, "--lr", "1e-3", "--no-supervise-graph", "--feature-range",
-                 "0", "1", "--out-dir", str(tmp_path)]) == 2
+                 "0", "1", "--robust-clip", "--out-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == (
         "error: torch_geometric_stream tune: unrecognized arguments: --lr 1e-3 "
-        "--no-supervise-graph --feature-range 0 1; tune fixes an option through a one-value "
-        "grid: --grid lr=1e-3 --grid supervise-graph=false --grid feature-range=0:1")
+        "--no-supervise-graph --feature-range 0 1 --robust-clip; tune fixes an option through "
+        "a one-value grid: --grid lr=1e-3 --grid supervise-graph=false --grid "
+        "feature-range=0:1 --grid robust-clip=true")
     assert main(["tune", *SMALL, "--colour", "red", "--out-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().endswith("unrecognized arguments: --colour red")
     assert not list(tmp_path.iterdir())
@@ -948,6 +951,8 @@ def test_tune_searches_around_a_config_file_that_the_grid_overrides(tmp_path, ca
     assert [path.name for path in runs] == [
         f"sledge-light_synthetic_0.01_config=2c8c7803_lr={lr}_seed0.json"
         for lr in ("1e-3", "5e-3")]
+    # a run's file name made before the search read the file reads it
+    assert _grid_run_name([*argv, "--config", str(base)], {"lr": "1e-3"}, 0) == runs[0].name
     configs = [json.loads(path.read_text())["config"] for path in runs]
     assert [(config["hidden_channels"], config["lr"]) for config in configs] == [
         (8, 1e-3), (8, 5e-3)]  # the file's entry, the grid's over the file's

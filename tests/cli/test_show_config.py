@@ -13,7 +13,7 @@ from torch_geometric_stream.cli.configs import (CONFIG_FILE_SOURCE, FEW_LABEL_SO
                                                 PACKAGE_DEFAULT_SOURCE, PRESETS, resolve_config,
                                                 resolve_stream_entries)
 from torch_geometric_stream.cli.models import MODEL_NAMES
-from torch_geometric_stream.cli.show_config import unread_in_config
+from torch_geometric_stream.cli.show_config import config_lines, unread_in_config
 
 PIXELS = (0.0, 255.0)
 MNIST_SLEDGE_SOURCES = {  # the paper preset's MNIST cell at 0.1 %, by hand from cli/configs.py
@@ -121,6 +121,23 @@ def test_derived_entries_say_why():
                                 {"light_memory": "per-class"}, num_classes=4)
     assert (config["labeled_size"], sources["labeled_size"]) == (
         4, "one slot per class (light_memory per-class; c = 4)")
+
+
+@pytest.mark.parametrize("scaling, unread", [
+    ("robust", []),  # a baseline accepts only what it reads: no such heading
+    ("online", ["robust_quantile", "robust_tolerance", "robust_reservoir", "robust_window",
+                "robust_clip"]),
+    ("none", ["robust_quantile", "robust_tolerance", "robust_reservoir", "robust_window",
+              "robust_clip", "feature_range"])])  # no scaling, no interval to map to
+def test_the_entries_a_baseline_leaves_unread_follow_its_scaling(scaling, unread):
+    config, sources = _resolved("synthetic", 0.01, "tlp", {"scaling": scaling}, num_classes=3,
+                                value_range=None)
+    assert sorted(unread_in_config("tlp", config)) == sorted(unread)
+    lines = config_lines("tlp", config, sources, None)
+    heading = [index for index, line in enumerate(lines) if line.startswith("not read by tlp")]
+    assert len(heading) == bool(unread)
+    listed = [line.split()[0] for line in lines[heading[0] + 1:]] if heading else []
+    assert listed == [key for key in config if key in unread]
 
 
 @pytest.mark.parametrize("model, preset", list(itertools.product(MODEL_NAMES, PRESETS)))

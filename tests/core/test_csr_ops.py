@@ -55,6 +55,20 @@ def test_match_gather_scatter_values_and_gradients(dtype, atol):
                                torch.autograd.grad(ref_dots, x, edge_grad)[0], atol=atol, rtol=0)
 
 
+@pytest.mark.parametrize("needs", [(True, False), (False, True)], ids=["x", "weights"])
+def test_aggregate_gradient_of_one_operand_equals_gather_scatters(needs):
+    # backward computes the gradient of the one operand that needs one, alone
+    gen = torch.Generator().manual_seed(2)
+    edge_index = torch.randint(0, 7, (2, 20), generator=gen)
+    x = torch.randn(7, 3, generator=gen, dtype=torch.float64).requires_grad_(needs[0])
+    w = torch.randn(20, generator=gen, dtype=torch.float64).requires_grad_(needs[1])
+    grad = torch.randn(7, 3, generator=gen, dtype=torch.float64)
+    wanted = x if needs[0] else w
+    mine, = torch.autograd.grad(CSRGraph(edge_index, 7).aggregate(x, w), wanted, grad)
+    theirs, = torch.autograd.grad(scatter_aggregate(x, w, edge_index), wanted, grad)
+    torch.testing.assert_close(mine, theirs, atol=1e-12, rtol=0)
+
+
 def test_gradcheck_float64():
     gen = torch.Generator().manual_seed(1)
     edge_index = torch.randint(0, 6, (2, 15), generator=gen)

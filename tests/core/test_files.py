@@ -99,6 +99,15 @@ def test_a_rewrite_keeps_the_permissions_the_file_had(tmp_path):
     assert path.read_text() == '{"accuracy": 0.5}\n'
 
 
+def test_a_write_where_files_have_no_permission_bits_sets_none(tmp_path, monkeypatch):
+    # as on Windows, where os has no fchmod: the temporary file is renamed as it is
+    monkeypatch.delattr(os, "fchmod", raising=False)
+    path = atomic_write_text(tmp_path / "run.json", "{}\n")
+    atomic_write_text(path, '{"accuracy": 0.5}\n')
+    assert path.read_text() == '{"accuracy": 0.5}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
+
+
 def _interrupted_savefig(figure, target, **options):
     """A savefig that writes half an image to ``target`` (a path or a handle), then
     is interrupted."""

@@ -978,6 +978,8 @@ _EMB10 = torch.randn(10, 3, generator=torch.Generator().manual_seed(1))
     ((X10, _EMB10), {"include_constant": "no"}, TypeError,
      "include_constant must be a bool, got str"),
     ((X10, _EMB10), {"include_constant": 0}, TypeError, "include_constant must be a bool, got int"),
+    ((X10, _EMB10), {"form": "cosine"}, ValueError,
+     r"^form must be one of \('plain', 'frobenius'\), got 'cosine'$"),
 ])
 def test_structure_loss_names_bad_input(args, kwargs, error, message):
     with pytest.raises(error, match=message):

@@ -27,6 +27,8 @@ def test_running_min_max_hand_checked():
     # peek widens the range with the row itself and leaves the state alone
     assert torch.allclose(scaler.peek(torch.tensor([[8.0, 12.0]])), torch.tensor([[1.0, 1.0]]))
     assert scaler.high.tolist() == [4.0, 10.0]
+    assert repr(scaler) == "RunningMinMax(channels=2, feature_range=(-1.0, 1.0))"
+    assert repr(RunningMinMax(3, (0, 1))) == "RunningMinMax(channels=3, feature_range=(0.0, 1.0))"
 
 
 def test_running_min_max_matches_online_transform():

@@ -361,6 +361,11 @@ BAD_INPUTS = [
     (lambda: (torch.randn(D).to_sparse(), 0), TypeError, "dense tensor"),
     (lambda: (torch.randn(1, D), np.array([2 ** 64 - 1], dtype=np.uint64)), ValueError,
      "cannot represent"),  # would wrap to -1: learned as unlabeled
+    pytest.param(lambda: (np.ones((1, D), dtype=np.clongdouble), 0), TypeError,
+                 "x has a type torch cannot convert: can't convert np.ndarray of type "
+                 "numpy.clongdouble", marks=pytest.mark.skipif(
+                     np.dtype(np.clongdouble).itemsize <= 16,
+                     reason="clongdouble is complex128 here, which torch converts")),
 ]
 
 

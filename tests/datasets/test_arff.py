@@ -188,6 +188,8 @@ HEADER = "@relation r\n@attribute a numeric\n@attribute c {x, y}\n@data\n"
      "in or drop the row first)"),
     (HEADER + ",x\n", "b.arff line 5: attribute 'a' is empty (a missing value: fill in or "
      "drop the row first)"),
+    (HEADER + ",'x'\n", "b.arff line 5: attribute 'a' is empty (a missing value: fill in or "
+     "drop the row first)"),  # a row of quotes, read token by token
     (HEADER + "1,?\n", "b.arff line 5: attribute 'c' (the label) is missing (?); every row "
      "needs its true label"),
     (HEADER + "{1 ?}\n", "b.arff line 5: attribute 'c' (the label) is missing (?); every row "

@@ -9,7 +9,7 @@ import pytest
 from torch_geometric_stream.datasets import (DatasetFormatError, DatasetNotFoundError,
                                              StreamDataset, encode_labels, find_file, open_text,
                                              read_idx)
-from torch_geometric_stream.datasets.io import (as_integer_labels, read_csv_records,
+from torch_geometric_stream.datasets.io import (as_integer_labels, open_binary, read_csv_records,
                                                 read_numeric_table)
 
 
@@ -81,8 +81,13 @@ def test_read_numeric_table_checks_columns(tmp_path):
     with pytest.raises(DatasetFormatError, match="expected 4 columns"):
         read_numeric_table(tmp_path / "t.txt", 4)
     (tmp_path / "u.txt").write_text("1 x 3\n")
-    with pytest.raises(DatasetFormatError, match="not a numeric table"):
+    with pytest.raises(DatasetFormatError,
+                       match="^u.txt: not a numeric table: line 1, column 2 holds the "
+                             "non-numeric value 'x'$"):
         read_numeric_table(tmp_path / "u.txt", 3)
+    (tmp_path / "v.txt").write_text("1 2 3\n4 5\n")  # numbers all, rows of two widths
+    with pytest.raises(DatasetFormatError, match=r"^v.txt: not a numeric table \(.*columns"):
+        read_numeric_table(tmp_path / "v.txt", 3)
 
 
 @pytest.mark.parametrize("text", ["nan", "inf", "-inf"])
@@ -184,6 +189,10 @@ def test_damaged_gzip_is_a_format_error_naming_the_file(tmp_path, damage, reason
     with pytest.raises(DatasetFormatError, match=message):
         with open_text(tmp_path / "imgs", errors="replace") as handle:
             list(handle)
+    with pytest.raises(DatasetFormatError, match=message):
+        with open_binary(tmp_path / "imgs") as handle:
+            while handle.readline():
+                pass
 
 
 def test_a_byte_order_mark_is_skipped(tmp_path):

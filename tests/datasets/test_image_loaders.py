@@ -94,6 +94,18 @@ def test_cifar10(tmp_path, write, nested):
     assert ds.y.tolist()[:4] == [0, 9, 1, 8] and ds.class_names[0] == "airplane"
 
 
+def test_cifar10_data_of_another_shape_is_refused(tmp_path):
+    folder = tmp_path / "CIFAR-10"
+    folder.mkdir()
+    for name in CIFAR_FILES:  # 32 x 32 of one channel, not 3
+        (folder / name).write_bytes(pickle.dumps({b"labels": [0, 1],
+                                                  b"data": np.zeros((2, 1024), np.uint8)}))
+    with pytest.raises(DatasetFormatError,
+                       match=r"^data_batch_1: expected data of shape \(N, 3072\), got "
+                             r"\(2, 1024\)\n"):
+        load_dataset("CIFAR-10", tmp_path)
+
+
 def test_cifar10_bad_pickle(tmp_path):
     folder = tmp_path / "CIFAR-10"
     folder.mkdir()

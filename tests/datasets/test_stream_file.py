@@ -417,6 +417,11 @@ def test_a_header_by_its_label_alone_makes_an_integer_that_names_another_ambiguo
                                                  r"0\), column '0' \(position 3\) a new "
                                                  r"name$"):
         load_stream_file(odd, label_column="0")
+    # no name picks one of two unnamed columns: the two share the empty one
+    unnamed = write(tmp_path, "u.csv", "a,,,1\n1,x,3,4\n4,y,6,7\n")
+    with pytest.raises(DatasetFormatError, match=r"give -3 for column '' \(position 1\), 3 or "
+                                                 r"-1 for column '1' \(position 3\)$"):
+        load_stream_file(unnamed, label_column="1")
 
 
 def test_an_integer_label_column_beyond_the_positions_is_a_header_name(tmp_path):

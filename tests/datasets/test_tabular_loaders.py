@@ -115,7 +115,8 @@ def test_har_layouts(tmp_path, write, layout):
     assert ds.feature_names is None
 
 
-def test_har_names_from_metadata_and_row_mismatch(tmp_path):
+def write_har_with_names(tmp_path):
+    """Two rows per split with the feature and activity names; the HAR folder."""
     base = tmp_path / "HAR" / "UCI HAR Dataset"
     for split in ("train", "test"):
         (base / split).mkdir(parents=True)
@@ -123,10 +124,24 @@ def test_har_names_from_metadata_and_row_mismatch(tmp_path):
         (base / split / f"y_{split}.txt").write_text("1\n2\n")
     (base / "features.txt").write_text("".join(f"{i} feat-{i}\n" for i in range(1, 562)))
     (base / "activity_labels.txt").write_text("1 WALK\n2 UP\n")
+    return base
+
+
+def test_har_names_from_metadata_and_row_mismatch(tmp_path):
+    base = write_har_with_names(tmp_path)
     ds = load_dataset("HAR", tmp_path)
     assert ds.class_names == ["WALK", "UP"] and ds.feature_names[560] == "feat-561"
     (base / "test" / "y_test.txt").write_text("1\n")
     with pytest.raises(DatasetFormatError, match="X_test.txt has 2 rows but y_test.txt has 1"):
+        load_dataset("HAR", tmp_path)
+
+
+@pytest.mark.parametrize("name, text", [("features.txt", "1 f\n2\n"),
+                                        ("activity_labels.txt", "1 WALK\nup UP\n")])
+def test_har_names_not_of_id_and_name_lines_are_refused(tmp_path, name, text):
+    base = write_har_with_names(tmp_path)
+    (base / name).write_text(text)  # a line of no name, or of no number
+    with pytest.raises(DatasetFormatError, match=f"^{name}: expected '<id> <name>' lines\n"):
         load_dataset("HAR", tmp_path)
 
 
@@ -285,6 +300,18 @@ def test_gsad_a_field_is_a_number_in_ascii_decimal_notation_only(tmp_path, line,
     (tmp_path / "GSAD" / "batch1.dat").write_text("1 1:2.0\n" + line + "\n", encoding="utf-8")
     with pytest.raises(DatasetFormatError, match="^batch1.dat line 2: " + match + "\n"):
         load_dataset("GSAD", tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:GSAD batches missing")
+@pytest.mark.parametrize("line", ["2\u00a01:2.5 3:4.0", "2;conc_\u00e9 1:2.5 3:4.0"])
+def test_gsad_a_line_of_numbers_beside_other_characters_is_read(tmp_path, line):
+    """Characters beyond ASCII or an underscore send a line to the number check,
+    which passes it where each field is a number: a no-break space between fields,
+    text after the class's ';' (where the UCI variant has the concentration)."""
+    (tmp_path / "GSAD").mkdir()
+    (tmp_path / "GSAD" / "batch1.dat").write_text("1 1:2.0\n" + line + "\n", encoding="utf-8")
+    ds = load_dataset("GSAD", tmp_path)
+    assert ds.x[1, :4].tolist() == [2.5, 0.0, 4.0, 0.0] and ds.y.tolist() == [0, 1]
 
 
 @pytest.mark.filterwarnings("ignore:GSAD batches missing")

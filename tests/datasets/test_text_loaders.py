@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from torch_geometric_stream.datasets import DatasetFormatError, load_dataset, tfidf
-from torch_geometric_stream.datasets.text import tokenize
+from torch_geometric_stream.datasets.text import WEBKB_CLASSES, tokenize
 
 
 def test_tokenize_like_scikit_learn():
@@ -88,9 +88,25 @@ def test_webkb_tree(tmp_path, nested):
     assert "Class folders missing: department, faculty, other, project, staff" in ds.notes
 
 
+def test_webkb_tree_of_every_class_and_a_page_without_an_http_header(tmp_path):
+    """No class folder missing: no note of one; a page that does not open with an
+    HTTP header line is read whole (an empty page is no document text)."""
+    root = tmp_path / "WebKB" / "webkb"
+    for cls in WEBKB_CLASSES:
+        (root / cls / "cornell").mkdir(parents=True)
+        (root / cls / "cornell" / "page").write_text("" if cls == "other" else
+                                                     f"<p>{cls} Server: text</p>\n")
+    ds = load_dataset("webkb", tmp_path)
+    assert ds.class_names == list(WEBKB_CLASSES) and ds.y.tolist() == list(range(7))
+    expected, _ = tfidf([f"{cls} Server: text" if cls != "other" else ""
+                         for cls in WEBKB_CLASSES])
+    np.testing.assert_allclose(ds.x, expected, rtol=1e-6)
+    assert "missing" not in ds.notes and "server" in ds.feature_names
+
+
 def test_webkb_stemmed_files(tmp_path, write):
-    write(tmp_path / "WebKB" / "webkb-train-stemmed.txt",
-          "student\tjoe homepag studi\nfaculty\tprofessor research\n")
+    write(tmp_path / "WebKB" / "webkb-train-stemmed.txt",  # a blank line is skipped
+          "student\tjoe homepag studi\n\n  \nfaculty\tprofessor research\n")
     write(tmp_path / "WebKB" / "webkb-test-stemmed.txt", "course\tlectur homework\n")
     ds = load_dataset("WebKB", tmp_path)
     assert ds.class_names == ["course", "faculty", "student"] and ds.y.tolist() == [2, 1, 0]

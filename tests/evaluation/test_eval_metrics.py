@@ -35,6 +35,14 @@ def test_stream_metrics_summary_by_hand():
     assert metrics.correct.dtype == bool and metrics.seconds.shape == (20,)
 
 
+def test_stream_metrics_shows_its_samples_and_accuracy():
+    metrics = StreamMetrics()
+    assert repr(metrics) == "StreamMetrics(n_samples=0, accuracy=nan)"
+    for correct in (True, True, False):
+        metrics.update(correct, 0.001)
+    assert repr(metrics) == "StreamMetrics(n_samples=3, accuracy=0.6667)"
+
+
 def test_stream_metrics_empty_summary():
     with pytest.raises(ValueError, match="no sample"):
         StreamMetrics().summary()

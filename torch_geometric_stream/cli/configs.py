@@ -715,7 +715,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if config_file is not None:
         _apply(config, _checked(config_file, allowed, model, "--config"),
                CONFIG_FILE_SOURCE, sources)
-        _check_normalization(config_file)
+        _check_file_values(config_file)
     given = {key: value for key, value in overrides.items() if value is not None}
     check_given(model, given, "options")
     for key, value in given.items():
@@ -739,8 +739,7 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if "tau" in config:
         config["tau"] = parse_tau(config["tau"])
     config["robust_window"] = parse_window(config["robust_window"])
-    if "feature_range" in config:
-        config["feature_range"] = parse_feature_range(config["feature_range"])
+    config["feature_range"] = parse_feature_range(config["feature_range"])
     if num_classes is not None and "labeled_size" in config:
         _check_per_class_labeled_size(model, config, chosen.get("labeled_size"), num_classes)
         _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
@@ -748,14 +747,19 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     return config
 
 
-def _check_normalization(config_file: Mapping[str, Any]) -> None:
+def _check_file_values(config_file: Mapping[str, Any]) -> None:
     """Refuse a ``--config`` file's ``normalization`` outside
-    :data:`NORMALIZATION_CHOICES`, as ``--normalization`` does."""
+    :data:`NORMALIZATION_CHOICES`, as ``--normalization`` does, and a ``tau``
+    :func:`parse_tau` refuses, each error naming ``--config``."""
     value = config_file.get("normalization", NORMALIZATION_CHOICES[0])
     if value not in NORMALIZATION_CHOICES:
         raise UsageError(f"--config: normalization must be one of "
                          f"{', '.join(NORMALIZATION_CHOICES)} (as --normalization), got "
                          f"{value!r}")
+    try:
+        parse_tau(config_file.get("tau"))
+    except UsageError as error:
+        raise UsageError(f"--config: {error}") from None
 
 
 def _apply(config: dict[str, Any], entries: Mapping[str, Any], source: str,

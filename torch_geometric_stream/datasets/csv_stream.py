@@ -320,7 +320,7 @@ class CSVRowStream:
         rows = self._head_reader = self._read()
         self._first_line, first = next(rows, (0, None))
         if first is None:
-            raise DatasetFormatError(f"{self.name}: the stream has no rows")
+            raise DatasetFormatError(f"{self.name}: the file has no rows")
         self.width = len(first)
         if self.width < 2:
             raise _narrow_row(self.name, self._first_line, first[0])
