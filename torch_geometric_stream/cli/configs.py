@@ -677,43 +677,79 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     if preset not in PRESETS:
         raise UsageError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     sources = {} if sources is None else sources
-    allowed = config_keys(model)
-    slots_per_class = 1  # the paper's sizing rule, unless the package's applies
-    # a baseline's own hyperparameters default to None: its published setting
-    config: dict[str, Any] = {key: DEFAULT_CONFIG.get(key) for key in allowed}
-    _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
-    _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
-          f"{model}'s published setting")
+    config = _model_defaults(model, sources)
     ratio = _paper_ratio(label_ratio)
-    at = _RATIO_WORDS[ratio]
+    slots_per_class = 1  # the paper's sizing rule, unless the package's applies
     if not uses_sledge_config(model):
         _apply(config, BASELINE_DEFAULTS, "package default of the baselines", sources)
     elif preset == "paper" and dataset in PAPER_CONFIGS:
-        _apply(config, {key: value for key, value in PAPER_PRESET_DEFAULTS.items()
-                        if key in allowed}, "paper preset default", sources)
-        for entries, source in _paper_config_layers(dataset, label_ratio):
-            _apply(config, entries, source, sources)
-        _apply(config, MEASURED_CONFIGS.get(dataset, {}),
-               f"measured setting for {dataset} (see README)", sources)
-        _apply(config, MEASURED_RATIO_CONFIGS.get((dataset, ratio), {}),
-               f"measured setting for {dataset} at {at} (see README)", sources)
-        _apply(config, MEASURED_EXCEPTIONS.get((dataset, model, ratio), {}),
-               f"measured setting for {model} on {dataset} at {at} (see README)", sources)
-        if model == "base" and config["num_layers"] < BASE_MIN_LAYERS:
-            _apply(config, {"num_layers": BASE_MIN_LAYERS},
-                   f"paper preset: base keeps at least {BASE_MIN_LAYERS} layers", sources)
-        if model not in SLEDGE_VARIANTS and config["scaling"] in LEARNER_SCALINGS:
-            # it cannot scale its input: the stream does
-            _apply(config, {"scaling": LEARNER_SCALINGS[config["scaling"]]},
-                   f"{sources['scaling']}, read as {LEARNER_SCALINGS[config['scaling']]}: "
-                   f"{model} does not scale its own input", sources)
+        _apply_paper_preset(config, dataset, label_ratio, model, sources)
     elif ratio == PAPER_RATIOS[0]:
         slots_per_class = FEW_LABEL_SLOTS_PER_CLASS.get(model, 1)
         if model == "sledge-light":
             _apply(config, FEW_LABEL_LIGHT_DEFAULTS, FEW_LABEL_SOURCE, sources)
     _apply(config, fixed_config_entries(model), f"fixed by model {model}", sources)
+    chosen = _apply_chosen(config, config_file, overrides, model, sources)
+    _fit_preset_to_chosen(config, chosen, sources)
+    if "tau" in config:
+        config["tau"] = parse_tau(config["tau"])
+    config["robust_window"] = parse_window(config["robust_window"])
+    config["feature_range"] = parse_feature_range(config["feature_range"])
+    if num_classes is not None and "labeled_size" in config:
+        _check_per_class_labeled_size(model, config, chosen.get("labeled_size"), num_classes)
+        _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
+                           slots_per_class=slots_per_class, sources=sources)
+    return config
+
+
+def _model_defaults(model: str, sources: dict[str, str]) -> dict[str, Any]:
+    """Every entry ``model`` takes at its package default, noted in ``sources``;
+    ``None`` for a baseline's own hyperparameters: its published setting."""
+    allowed = config_keys(model)
+    config: dict[str, Any] = {key: DEFAULT_CONFIG.get(key) for key in allowed}
+    _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
+    _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
+          f"{model}'s published setting")
+    return config
+
+
+def _apply_paper_preset(config: dict[str, Any], dataset: str, label_ratio: float, model: str,
+                        sources: dict[str, str]) -> None:
+    """Apply the paper preset's layers for SLeDGe-family ``model`` on paper
+    ``dataset`` at ``label_ratio`` to ``config``: its defaults, the paper's
+    settings, then the measured ones (see README), and what ``model`` needs of
+    them (``base``'s least layers, the stream's scaling for a learner without its own)."""
+    ratio = _paper_ratio(label_ratio)
+    at = _RATIO_WORDS[ratio]
+    allowed = config_keys(model)
+    _apply(config, {key: value for key, value in PAPER_PRESET_DEFAULTS.items()
+                    if key in allowed}, "paper preset default", sources)
+    for entries, source in _paper_config_layers(dataset, label_ratio):
+        _apply(config, entries, source, sources)
+    _apply(config, MEASURED_CONFIGS.get(dataset, {}),
+           f"measured setting for {dataset} (see README)", sources)
+    _apply(config, MEASURED_RATIO_CONFIGS.get((dataset, ratio), {}),
+           f"measured setting for {dataset} at {at} (see README)", sources)
+    _apply(config, MEASURED_EXCEPTIONS.get((dataset, model, ratio), {}),
+           f"measured setting for {model} on {dataset} at {at} (see README)", sources)
+    if model == "base" and config["num_layers"] < BASE_MIN_LAYERS:
+        _apply(config, {"num_layers": BASE_MIN_LAYERS},
+               f"paper preset: base keeps at least {BASE_MIN_LAYERS} layers", sources)
+    if model not in SLEDGE_VARIANTS and config["scaling"] in LEARNER_SCALINGS:
+        # it cannot scale its input: the stream does
+        _apply(config, {"scaling": LEARNER_SCALINGS[config["scaling"]]},
+               f"{sources['scaling']}, read as {LEARNER_SCALINGS[config['scaling']]}: "
+               f"{model} does not scale its own input", sources)
+
+
+def _apply_chosen(config: dict[str, Any], config_file: Optional[Mapping[str, Any]],
+                  overrides: Mapping[str, Any], model: str,
+                  sources: dict[str, str]) -> dict[str, Any]:
+    """Apply the ``--config`` file's entries, then the flags given (``overrides``
+    not ``None``), to ``model``'s ``config``, each checked; returns the entries
+    so chosen, a flag's value over the file's."""
     if config_file is not None:
-        _apply(config, _checked(config_file, allowed, model, "--config"),
+        _apply(config, _checked(config_file, config_keys(model), model, "--config"),
                CONFIG_FILE_SOURCE, sources)
         _check_file_values(config_file)
     given = {key: value for key, value in overrides.items() if value is not None}
@@ -721,7 +757,14 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     for key, value in given.items():
         _apply(config, {key: value}, f"flag {_flag(key, value)}", sources)
     _check_memory_options(given)
-    chosen = {**(config_file or {}), **given}
+    return {**(config_file or {}), **given}
+
+
+def _fit_preset_to_chosen(config: dict[str, Any], chosen: Mapping[str, Any],
+                          sources: dict[str, str]) -> None:
+    """Drop from ``config`` the preset's entries that go with one the user
+    ``chosen`` otherwise: the quantile range settings of its robust scaling, and
+    a labeled memory that does not fit a chosen ``memory_size``."""
     if "scaling" in chosen and chosen["scaling"] not in ROBUST_SCALINGS:
         # a preset's quantile range settings go with its scaling, not with one chosen instead
         _apply(config, {key: DEFAULT_CONFIG[key] for key in ROBUST_SCALING_KEYS
@@ -736,15 +779,6 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
         _apply(config, {"labeled_size": None},
                f"the preset's {config['labeled_size']} does not fit memory_size "
                f"{config['memory_size']}", sources)
-    if "tau" in config:
-        config["tau"] = parse_tau(config["tau"])
-    config["robust_window"] = parse_window(config["robust_window"])
-    config["feature_range"] = parse_feature_range(config["feature_range"])
-    if num_classes is not None and "labeled_size" in config:
-        _check_per_class_labeled_size(model, config, chosen.get("labeled_size"), num_classes)
-        _fill_memory_sizes(config, num_classes, label_ratio, light=model == "sledge-light",
-                           slots_per_class=slots_per_class, sources=sources)
-    return config
 
 
 def _check_file_values(config_file: Mapping[str, Any]) -> None:

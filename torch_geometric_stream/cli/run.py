@@ -628,48 +628,11 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
     requested (the caller defers Ctrl-C: :func:`_run_seeds`; a worker's stop
     event); a run so stopped before its end saves its checkpoint there and its
     record has ``interrupted_at``, the stream position after its last sample."""
-    dataset, name, source = plan.stream
+    dataset, _, source = plan.stream
     learner, mask, query, transform = _seed_run(args, plan, seed)
-    run: dict[str, Any] = {"dataset": name, "dataset_source": source,
-                           DATA_DIGEST: plan.data_sha256,
-                           "label_column": args.label_column,
-                           "class_names": dataset.class_names, "model": plan.model,
-                           "label_ratio": args.label_ratio, "label_mask": args.label_mask,
-                           **query_settings(args), "label_delay": args.label_delay,
-                           "learn_on_arrival": learn_on_arrival(args),
-                           "seed": seed, "limit": plan.limit,
-                           "synthetic_samples": _synthetic_length(args) if source == "synthetic"
-                           else None,
-                           "preset": args.preset,
-                           "threads": args.threads, "jobs": args.jobs,
-                           "flush_denormal": args.flush_denormal, "history": args.history,
-                           "eval_window": args.eval_window,
-                           "device": plan.device, "cuda_graph": plan.cuda_graph,
-                           **software_versions()}  # the code as the run starts
-    identity = {**{key: run[key] for key in RESUME_KEYS if key != "limit" or not args.stream},
-                **_stream_identity(args, dataset),
-                # a stream file's bytes identify it (_stream_file_identity)
-                **({} if plan.data_sha256 is None or _on_stream_file(args)
-                   else {DATA_DIGEST: plan.data_sha256}),
-                **{f"config.{key}": value for key, value in plan.config.items()}}
-    start, initial = 0, None
-    if args.resume is not None:
-        with user_input("--resume"):
-            state = load_checkpoint(args.resume, learner, transform=transform,
-                                    expect=_resume_identity(args, identity),
-                                    assume=OLDER_CHECKPOINTS)
-            if isinstance(dataset, CSVRowStream):  # its rows read again are checked as they are
-                dataset.expect(state.position, state.extra[STREAM_DIGEST])
-        if state.record is None and state.position > 0:  # saved by hand, not by run
-            raise UsageError(f"--resume: checkpoint {args.resume} holds no record of its "
-                             f"first {state.position} samples (saved with record=None), "
-                             "so the run's outputs could not cover the whole stream; save "
-                             "it with the run's record (save_checkpoint(..., record=...))")
-        start, initial = state.position, state.record
-        run["resumed_from"] = start
-        if not args.quiet:
-            print(f"seed {seed}: resumed from {args.resume} after sample {start:,}",
-                  file=sys.stderr)
+    run = _run_entries(args, plan, seed)
+    identity = _checkpoint_identity(args, plan, run)
+    start, initial = _resumed(args, seed, learner, transform, identity, dataset, run)
     stepper = CUDAGraphStep(learner) if plan.cuda_graph else learner
     checkpointer = _checkpointer(args, learner, transform, identity, dataset)
     # standard input may wait for a row without end: a stop must not wait for one
@@ -691,6 +654,68 @@ def _run_seed(args: argparse.Namespace, plan: RunPlan, seed: int, *,
                                         else dataset.num_samples):
         record["interrupted_at"] = done  # (a streamed run without --limit: its end not known)
     return result, record
+
+
+def _run_entries(args: argparse.Namespace, plan: RunPlan, seed: int) -> dict[str, Any]:
+    """The run entries of the record of one seed of ``plan`` (the configuration
+    apart), with the versions of the code as the run starts."""
+    dataset, name, source = plan.stream
+    return {"dataset": name, "dataset_source": source,
+            DATA_DIGEST: plan.data_sha256,
+            "label_column": args.label_column,
+            "class_names": dataset.class_names, "model": plan.model,
+            "label_ratio": args.label_ratio, "label_mask": args.label_mask,
+            **query_settings(args), "label_delay": args.label_delay,
+            "learn_on_arrival": learn_on_arrival(args),
+            "seed": seed, "limit": plan.limit,
+            "synthetic_samples": _synthetic_length(args) if source == "synthetic"
+            else None,
+            "preset": args.preset,
+            "threads": args.threads, "jobs": args.jobs,
+            "flush_denormal": args.flush_denormal, "history": args.history,
+            "eval_window": args.eval_window,
+            "device": plan.device, "cuda_graph": plan.cuda_graph,
+            **software_versions()}  # the code as the run starts
+
+
+def _checkpoint_identity(args: argparse.Namespace, plan: RunPlan, run: dict[str, Any]
+                         ) -> dict[str, Any]:
+    """What a checkpoint of the seed whose record has the ``run`` entries keeps
+    to identify it, and a ``--resume`` checkpoint must share with it (see
+    :func:`_resume_identity`)."""
+    return {**{key: run[key] for key in RESUME_KEYS if key != "limit" or not args.stream},
+            **_stream_identity(args, plan.stream[0]),
+            # a stream file's bytes identify it (_stream_file_identity)
+            **({} if plan.data_sha256 is None or _on_stream_file(args)
+               else {DATA_DIGEST: plan.data_sha256}),
+            **{f"config.{key}": value for key, value in plan.config.items()}}
+
+
+def _resumed(args: argparse.Namespace, seed: int, learner: Any, transform: StreamTransform,
+             identity: dict[str, Any], dataset: StreamDataset | CSVRowStream,
+             run: dict[str, Any]) -> tuple[int, Optional[dict[str, Any]]]:
+    """``(start, initial)`` of ``prequential`` for one seed: ``(0, None)``, or with
+    ``--resume``, the position and record of its checkpoint, loaded into ``learner``
+    and ``transform`` once its ``identity`` is checked, and the position set as the
+    ``run``'s ``resumed_from``."""
+    if args.resume is None:
+        return 0, None
+    with user_input("--resume"):
+        state = load_checkpoint(args.resume, learner, transform=transform,
+                                expect=_resume_identity(args, identity),
+                                assume=OLDER_CHECKPOINTS)
+        if isinstance(dataset, CSVRowStream):  # its rows read again are checked as they are
+            dataset.expect(state.position, state.extra[STREAM_DIGEST])
+    if state.record is None and state.position > 0:  # saved by hand, not by run
+        raise UsageError(f"--resume: checkpoint {args.resume} holds no record of its "
+                         f"first {state.position} samples (saved with record=None), "
+                         "so the run's outputs could not cover the whole stream; save "
+                         "it with the run's record (save_checkpoint(..., record=...))")
+    run["resumed_from"] = state.position
+    if not args.quiet:
+        print(f"seed {seed}: resumed from {args.resume} after sample {state.position:,}",
+              file=sys.stderr)
+    return state.position, state.record
 
 
 def _resume_identity(args: argparse.Namespace, identity: dict[str, Any]
@@ -834,8 +859,9 @@ def _write_outputs(args: argparse.Namespace, result: PrequentialResult,
                    record: dict[str, Any], seed: int, several: bool) -> tuple[Path, ...]:
     """The ``--output`` JSON record, ``--csv`` per-sample file and ``--windows-csv``
     per-window file of one seed (those asked for), which this returns: of a seed
-    that Ctrl-C stopped (its ``record`` with ``interrupted_at``), to their :func:`~torch_geometric_stream.cli.report.partial_path`;
-    of a finished seed, to theirs, removing the partial files an interrupted run left."""
+    that Ctrl-C stopped (its ``record`` with ``interrupted_at``), to their
+    :func:`~torch_geometric_stream.cli.report.partial_path`; of a finished seed, to theirs,
+    removing the partial files an interrupted run left."""
     interrupted = "interrupted_at" in record
     files = []
     for path, write in ((seed_path(args.output, seed, several),

@@ -613,13 +613,7 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
                          f"give that")
     grid = parse_grid(args.grid)
     check_given(args.model, grid, "--grid")  # a list of values is never the fixed one
-    seeds = parse_seeds(args.seeds, "--seeds")
-    confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds, "--confirm-seeds")
-                      if seed not in seeds] if args.confirm_seeds else [])
-    if args.confirm_top is not None and not confirm_seeds:
-        raise UsageError("--confirm-top needs --confirm-seeds with seeds not in --seeds")
-    if confirm_seeds and args.confirm_top is None:
-        raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
+    seeds, confirm_seeds = _search_seeds(args)
     check_folder("--out-dir", args.out_dir, must_exist=False)
     # as run does, and refused as run refuses it, not as a grid point's
     check_model_device(args.model, check_device(args.device,
@@ -627,10 +621,7 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     config_file = read_config_file(args.config)
     _search_name(args, config_file)  # a bad synthetic stream, named once, not for a point
     _base_config(args.dataset, args.label_ratio, args.model, args.preset, config_file)
-    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-    if args.confirm_top is not None and args.confirm_top > len(points):
-        raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
-                         f"point(s); confirm at most all of them")
+    points = _grid_points(args, grid)
     delay_warning, expected = _check_points(args, points, seeds[0], config_file)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.best is not None:
@@ -642,18 +633,55 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
         if warning:
             print(warning, file=sys.stderr)
     _run_missing(args, points, seeds, paths, expected)
-    records = _read_runs(paths)
-    _check_same_settings(records, paths, grid)
-    _check_metric(records, paths, args.metric)
-    rows = _rank(points, seeds, records, args.metric)
+    rows = _ranked(args, grid, points, seeds, paths)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
         _run_missing(args, finalists, confirm_seeds, paths, expected)
-        records = _read_runs(paths)
-        _check_same_settings(records, paths, grid)
-        _check_metric(records, paths, args.metric)
-        rows = (_rank(finalists, seeds + confirm_seeds, records, args.metric)
+        rows = (_ranked(args, grid, finalists, seeds + confirm_seeds, paths)
                 + rows[args.confirm_top:])
+    _print_heading(args, seeds, confirm_seeds)
+    _print_ranking(rows, args.metric)
+    _write_results(args, grid, rows)
+    return 0
+
+
+def _search_seeds(args: argparse.Namespace) -> tuple[list[int], list[int]]:
+    """``(seeds, confirm_seeds)``: ``--seeds``, and those of ``--confirm-seeds`` not
+    among them, checked to come with ``--confirm-top`` and only with it."""
+    seeds = parse_seeds(args.seeds, "--seeds")
+    confirm_seeds = ([seed for seed in parse_seeds(args.confirm_seeds, "--confirm-seeds")
+                      if seed not in seeds] if args.confirm_seeds else [])
+    if args.confirm_top is not None and not confirm_seeds:
+        raise UsageError("--confirm-top needs --confirm-seeds with seeds not in --seeds")
+    if confirm_seeds and args.confirm_top is None:
+        raise UsageError("--confirm-seeds needs --confirm-top N (how many points to confirm)")
+    return seeds, confirm_seeds
+
+
+def _grid_points(args: argparse.Namespace, grid: dict[str, list[str]]) -> list[dict[str, str]]:
+    """Every point of ``grid`` (option -> value), in the grid's order, checked to be
+    at least ``--confirm-top`` of them."""
+    points = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+    if args.confirm_top is not None and args.confirm_top > len(points):
+        raise UsageError(f"--confirm-top {args.confirm_top} exceeds the grid's {len(points)} "
+                         f"point(s); confirm at most all of them")
+    return points
+
+
+def _ranked(args: argparse.Namespace, grid: dict[str, list[str]],
+            points: list[dict[str, str]], seeds: list[int],
+            paths: dict[tuple[str, int], Path]) -> list[_Ranked]:
+    """``points`` ranked by ``--metric`` over ``seeds``, from the grid runs in
+    ``paths``, once all of these are checked to be of the same search."""
+    records = _read_runs(paths)
+    _check_same_settings(records, paths, grid)
+    _check_metric(records, paths, args.metric)
+    return _rank(points, seeds, records, args.metric)
+
+
+def _print_heading(args: argparse.Namespace, seeds: list[int], confirm_seeds: list[int]
+                   ) -> None:
+    """Print what the search ran: model, stream, label protocol, seeds, limit and metric."""
     print(f"tune {args.model} on {args.dataset}, label ratio {args.label_ratio:g}"
           f"{_label_words(args)}{label_delay_words(args.label_delay, learn_on_arrival(args))}, "
           f"seeds {','.join(map(str, seeds))}"
@@ -661,7 +689,12 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
              if confirm_seeds else "")
           + (f", first {args.limit}" if args.limit else "")
           + (f", ranked by {args.metric}" if args.metric != "accuracy" else ""))
-    _print_ranking(rows, args.metric)
+
+
+def _write_results(args: argparse.Namespace, grid: dict[str, list[str]],
+                   rows: list[_Ranked]) -> None:
+    """Write the ranking's CSV and the best point's configuration (``--best``, or
+    in ``--out-dir``), and say where, with the ``run`` command that repeats it."""
     name = f"{_search_name(args)}{_by_metric(args.metric)}"
     ranking_path = args.out_dir / f"ranking_{name}.csv"
     _write_ranking(rows, grid, args.metric, ranking_path)
@@ -671,7 +704,6 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
     print(f"ranking written to {ranking_path}")
     print(f"best configuration written to {best_path} (use: "
           f"{' '.join(_best_run_argv(args, best_path))})")
-    return 0
 
 
 def _check_best_apart(args: argparse.Namespace, points: list[dict[str, str]],

@@ -842,23 +842,69 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     label_delay = check_label_delay(label_delay)
     learn_on_arrival = check_bool(learn_on_arrival, "learn_on_arrival")
     _check_query(label_query, label_mask, learner)
+    progress_every = _progress_seconds(progress, progress_every)
+    is_labeled, mask_size = _mask_function(label_mask)
+    end = _run_end(stream, limit, mask_size)
+    _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
+    num_classes = _learner_classes(learner)
+    record = _new_record(learner, initial, num_classes, start=start, history=history,
+                         window=window, label_delay=label_delay,
+                         learn_on_arrival=learn_on_arrival, label_query=label_query)
+    samples = itertools.islice(stream, start, limit)
+    lines, bar = _progress_display(progress, progress_every, desc, end, start, record)
+    flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
+    # put back if the run's first row is refused after the transform took it (see
+    # _restore_transform): saved once per run, the loop pays nothing for it
+    saved = transform.state_dict() if isinstance(transform, StreamTransform) else None
+    done_before = record.metrics.n_samples
+    try:
+        with flushing, bar if bar is not None else contextlib.nullcontext():
+            _step_samples(learner, samples, start, record, is_labeled=is_labeled,
+                          transform=transform, label_query=label_query,
+                          num_classes=num_classes, callback=callback, lines=lines, bar=bar,
+                          stop=stop)
+            if bar is not None and record.metrics.n_samples > 0:
+                _show_accuracy(bar, record)  # drawn as the bar closes
+    except BaseException:
+        _restore_transform(transform, saved, record.metrics.n_samples == done_before)
+        raise
+    if record.metrics.n_samples == 0:
+        raise ValueError(f"stream is empty (no sample at position >= start={start}"
+                         f"{'' if limit is None else f' and < limit={limit}'})")
+    return record.result()
+
+
+def _progress_seconds(progress: bool, progress_every: Optional[float]) -> Optional[float]:
+    """The seconds between progress lines: ``progress_every`` once checked, else
+    (with ``progress``) :func:`progress_interval`'s; ``None``: a bar, or no progress."""
     if progress_every is not None:
         check_positive(progress_every, "progress_every")
     elif progress:
         progress_every = progress_interval()
-    is_labeled, mask_size = _mask_function(label_mask)
+    return progress_every
+
+
+def _run_end(stream: Iterable[Tuple[Any, Any]], limit: Optional[int],
+             mask_size: Optional[int]) -> Optional[int]:
+    """The position after the run's last sample, if known (``stream`` with a
+    ``len``, or a ``limit``), once a mask array of ``mask_size`` entries is known to
+    cover it."""
     # None: e.g. a generator
     length = len(cast(Sized, stream)) if hasattr(stream, "__len__") else None
     ends = [n for n in (length, limit) if n is not None]
-    end = min(ends) if ends else None  # the position after the run's last sample, if known
+    end = min(ends) if ends else None
     if mask_size is not None and length is not None and end is not None and mask_size < end:
         raise ValueError(f"label_mask has {mask_size} entries but the stream has {end} "
                          f"samples{'' if limit is None else f' (limit={limit})'}")
-    _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
-    num_classes = _learner_classes(learner)
-    fused_step = getattr(learner, "predict_learn", None)
-    # stepped with predict and learn only where it has no predict_learn: a StreamLearner then
-    plain = cast(StreamLearner, learner)
+    return end
+
+
+def _new_record(learner: Any, initial: Optional[Mapping[str, Any]], num_classes: Any, *,
+                start: int, history: str, window: Optional[int], label_delay: int,
+                learn_on_arrival: bool, label_query: Optional[LabelQuery]
+                ) -> PrequentialRecord:
+    """The record of a run from ``start``, ``initial`` loaded into it where given,
+    the peak memory of ``learner``'s CUDA device (if any) counted from now."""
     cuda_device = _cuda_device(learner)
     if cuda_device is not None:
         torch.cuda.reset_peak_memory_stats(cuda_device)
@@ -869,7 +915,15 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
                                num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
         _load_initial(record, initial, start, num_classes)
-    samples = itertools.islice(stream, start, limit)
+    return record
+
+
+def _progress_display(progress: bool, progress_every: Optional[float], desc: Optional[str],
+                      end: Optional[int], start: int, record: PrequentialRecord
+                      ) -> Tuple[Optional[ProgressLines], Optional[tqdm]]:
+    """``(lines, bar)``: what shows the progress of a run from ``start`` to ``end``
+    (``None`` if not known), lines every ``progress_every`` seconds or else a bar;
+    neither without ``progress``."""
     lines = None if not progress or progress_every is None else ProgressLines(
         None if end is None else max(0, end - record.start), every=progress_every, desc=desc,
         done_before=record.metrics.n_samples)
@@ -879,61 +933,67 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     # after the last one, to show the whole run's accuracy
     bar = None if not progress or lines is not None else tqdm(
         total=None if end is None else max(0, end - start), desc=desc, unit="sample")
-    flushing = flushing_denormal() if flush_denormal else contextlib.nullcontext()
-    # put back if the run's first row is refused after the transform took it (see
-    # _restore_transform): saved once per run, the loop pays nothing for it
-    saved = transform.state_dict() if isinstance(transform, StreamTransform) else None
-    done_before = record.metrics.n_samples
+    return lines, bar
+
+
+def _step_samples(learner: Any, samples: Iterable[Any], start: int, record: PrequentialRecord,
+                  *, is_labeled: Callable[[int], bool],
+                  transform: Optional[Callable[[Any], Any]], label_query: Optional[LabelQuery],
+                  num_classes: Any, callback: Optional[Callable[[int, PrequentialRecord], None]],
+                  lines: Optional[ProgressLines], bar: Optional[tqdm],
+                  stop: Optional[Callable[[], bool]]) -> None:
+    """Predict then learn each of ``samples`` (the first at position ``start``)
+    into ``record``, showing the progress on ``lines`` or ``bar``, until they end
+    or ``stop`` says ``True`` after one."""
+    fused_step = getattr(learner, "predict_learn", None)
+    # stepped with predict and learn only where it has no predict_learn: a StreamLearner then
+    plain = cast(StreamLearner, learner)
+    cuda_device = record.cuda_device
+    for position, item in enumerate(samples, start=start):
+        x, y = _sample_pair(item, position)
+        # the label and its mask first: a sample rejected for either leaves the
+        # transform as it was
+        label = _stream_label(y, position, num_classes)
+        target = label if is_labeled(position) else -1
+        if transform is not None:
+            x = transform(x)
+        tic = time.perf_counter()
+        if label_query is not None:
+            prediction, target = _queried_step(learner, label_query, record.delayed, x,
+                                               label, position, num_classes)
+        elif record.delayed is not None:
+            prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
+                                       position, num_classes)
+        elif fused_step is not None:
+            prediction = _prediction(fused_step(x, target), position, num_classes)
+        else:
+            prediction = _prediction(plain.predict(x), position, num_classes)
+            plain.learn(x, target)
+        if cuda_device is not None:
+            torch.cuda.synchronize(cuda_device)
+        record.update(prediction, label, target != -1, time.perf_counter() - tic)
+        if callback is not None:
+            callback(position, record)
+        if lines is not None:
+            lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
+        elif bar is not None:
+            if record.metrics.n_samples % POSTFIX_EVERY == 0:
+                _show_accuracy(bar, record)
+            bar.update()
+        if stop is not None and stop():
+            break
+
+
+def _sample_pair(item: Any, position: int) -> Tuple[Any, Any]:
+    """The ``(x, y)`` of the stream ``item`` at ``position``, ``x`` one row."""
     try:
-        with flushing, bar if bar is not None else contextlib.nullcontext():
-            for position, item in enumerate(samples, start=start):
-                try:
-                    x, y = item
-                except (TypeError, ValueError):
-                    raise _not_a_pair(item, position) from None
-                if getattr(x, "ndim", 1) > 1 and len(x) > 1:  # a learner would take the batch
-                    raise ValueError(f"x at stream position {position} holds {len(x)} rows; "
-                                     f"prequential steps one row at a time")
-                # the label and its mask first: a sample rejected for either leaves the
-                # transform as it was
-                label = _stream_label(y, position, num_classes)
-                target = label if is_labeled(position) else -1
-                if transform is not None:
-                    x = transform(x)
-                tic = time.perf_counter()
-                if label_query is not None:
-                    prediction, target = _queried_step(learner, label_query, record.delayed, x,
-                                                       label, position, num_classes)
-                elif record.delayed is not None:
-                    prediction = _delayed_step(learner, fused_step, record.delayed, x, target,
-                                               position, num_classes)
-                elif fused_step is not None:
-                    prediction = _prediction(fused_step(x, target), position, num_classes)
-                else:
-                    prediction = _prediction(plain.predict(x), position, num_classes)
-                    plain.learn(x, target)
-                if cuda_device is not None:
-                    torch.cuda.synchronize(cuda_device)
-                record.update(prediction, label, target != -1, time.perf_counter() - tic)
-                if callback is not None:
-                    callback(position, record)
-                if lines is not None:
-                    lines.update(record.metrics.n_samples, record.metrics.running_accuracy)
-                elif bar is not None:
-                    if record.metrics.n_samples % POSTFIX_EVERY == 0:
-                        _show_accuracy(bar, record)
-                    bar.update()
-                if stop is not None and stop():
-                    break
-            if bar is not None and record.metrics.n_samples > 0:
-                _show_accuracy(bar, record)  # drawn as the bar closes
-    except BaseException:
-        _restore_transform(transform, saved, record.metrics.n_samples == done_before)
-        raise
-    if record.metrics.n_samples == 0:
-        raise ValueError(f"stream is empty (no sample at position >= start={start}"
-                         f"{'' if limit is None else f' and < limit={limit}'})")
-    return record.result()
+        x, y = item
+    except (TypeError, ValueError):
+        raise _not_a_pair(item, position) from None
+    if getattr(x, "ndim", 1) > 1 and len(x) > 1:  # a learner would take the batch
+        raise ValueError(f"x at stream position {position} holds {len(x)} rows; "
+                         f"prequential steps one row at a time")
+    return x, y
 
 
 def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: int,
