@@ -443,6 +443,29 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                 normalized rows are the caller's part.
         """
         label = self._checked_label(label)
+        self._check_sample(x, source, derive)
+        target = self.candidate_slots(label)
+        if target is None:
+            return self._insert(x, label, source)
+        # everything that can fail (the embeddings, their shapes) before any state changes
+        query, keys = self._merge_embeddings(x, target, embed, x_embedding, node_embeddings)
+        sims = keys @ query
+        best = torch.argmax(sims)
+        # the slot stays on the device; 1-element index ops read nothing back
+        # (indexing with a 0-d tensor would call .item())
+        slot = best + target.start
+        index = slot.view(1)
+        weight = self._weight(self.alpha if label >= 0 else self.beta,
+                              sims.index_select(0, best.view(1))[0], index)
+        merged, mixed = self._merged_rows(x, label, index, weight, source, derive, scale)
+        # every write after every step that can fail
+        self._write_merge(label, index, merged, mixed)
+        return MemoryUpdate(True, slot)
+
+    def _check_sample(self, x: Tensor, source: Optional[Tensor],
+                      derive: Optional[Callable[[Tensor], Tensor]]) -> None:
+        """Raise unless ``x`` (and ``source``) are rows of the memory, ``source``
+        and ``derive`` given exactly when it keeps sources."""
         self._check_row(x, self.prototypes, "x")
         sources = self.sources
         if not (source is None) == (derive is None) == (sources is None):
@@ -451,28 +474,34 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if source is not None:
             assert sources is not None  # given together (just checked)
             self._check_row(source, sources, "source")
-        target = self.candidate_slots(label)
-        if target is None:
-            slot = self._free_slot(label)
-            if slot is None:
-                return None
-            self.version += 1
-            self._age_labeled_slots(label)
-            self.prototypes[slot] = x
-            if source is not None:
-                assert sources is not None
-                sources[slot] = source
-            self.counts[slot] = 1
-            self.node_mask[slot] = True
-            if label >= 0:
-                self._class_fill[label] += 1
-                self._labeled_index = None
-                self.ages[slot] = 0
-            else:
-                self._num_unlabeled += 1
-            return MemoryUpdate(False, torch.full((), slot, device=self.prototypes.device))
 
-        # everything that can fail (the embeddings, their shapes) before any state changes
+    def _insert(self, x: Tensor, label: int, source: Optional[Tensor]) -> Optional[MemoryUpdate]:
+        """Write the sample into its partition's next free slot (``None``: an
+        unlabeled sample without an unlabeled memory, dropped)."""
+        slot = self._free_slot(label)
+        if slot is None:
+            return None
+        self.version += 1
+        self._age_labeled_slots(label)
+        self.prototypes[slot] = x
+        if source is not None:
+            assert self.sources is not None  # checked by _check_sample
+            self.sources[slot] = source
+        self.counts[slot] = 1
+        self.node_mask[slot] = True
+        if label >= 0:
+            self._class_fill[label] += 1
+            self._labeled_index = None
+            self.ages[slot] = 0
+        else:
+            self._num_unlabeled += 1
+        return MemoryUpdate(False, torch.full((), slot, device=self.prototypes.device))
+
+    def _merge_embeddings(self, x: Tensor, target: slice, embed: Optional[EmbeddingFn],
+                          x_embedding: Optional[Tensor], node_embeddings: Optional[Tensor]
+                          ) -> tuple[Tensor, Tensor]:
+        """The sample's embedding :math:`(h,)` and the ``target`` slots'
+        :math:`(S, h)`, given or computed, checked."""
         for name, given in (("x_embedding", x_embedding), ("node_embeddings", node_embeddings)):
             if given is not None and not isinstance(given, Tensor):
                 raise TypeError(f"{name} must be a tensor or None, got {type(given).__name__}")
@@ -499,39 +528,41 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
             raise TypeError(f"the sample's embedding ({query.dtype} on {query.device}) and the "
                             f"slots' ({keys.dtype} on {keys.device}) must have one dtype and "
                             f"device")
-        sims = keys @ query
-        best = torch.argmax(sims)
-        # the slot stays on the device; 1-element index ops read nothing back
-        # (indexing with a 0-d tensor would call .item())
-        slot = best + target.start
-        index = slot.view(1)
-        weight = self._weight(self.alpha if label >= 0 else self.beta,
-                              sims.index_select(0, best.view(1))[0], index)
+        return query, keys
+
+    def _merged_rows(self, x: Tensor, label: int, index: Tensor, weight: Tensor,
+                     source: Optional[Tensor], derive: Optional[Callable[[Tensor], Tensor]],
+                     scale: Optional[Callable[[Tensor], Tensor]]
+                     ) -> tuple[Tensor, Optional[Tensor]]:
+        """The prototype :math:`(d,)` of slot ``index`` merged with the sample at
+        ``weight``, and its merged source :math:`(d_s,)` (``None`` without sources)."""
         if label >= 0:  # plastic: the new sample gets the weight
             old_share, new_share = 1 - weight, weight
         else:  # stable: the old prototype gets the weight
             old_share, new_share = weight, 1 - weight
         old = self.prototypes.index_select(0, index)[0]
         if source is None:
-            merged = unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x))
-        else:
-            assert sources is not None and derive is not None  # given with source
-            mixed = self._mixed_source(sources.index_select(0, index)[0], source,
-                                       old_share, new_share, scale)
-            mixed = _replace_if_zero(old, mixed, source)
-            merged = derive(mixed.unsqueeze(0))[0]
-            self._check_row(merged, self.prototypes, "derive's prototype")
-        # every write after every step that can fail
+            return unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x)), None
+        assert self.sources is not None and derive is not None  # given with source
+        mixed = self._mixed_source(self.sources.index_select(0, index)[0], source,
+                                   old_share, new_share, scale)
+        mixed = _replace_if_zero(old, mixed, source)
+        merged = derive(mixed.unsqueeze(0))[0]
+        self._check_row(merged, self.prototypes, "derive's prototype")
+        return merged, mixed
+
+    def _write_merge(self, label: int, index: Tensor, merged: Tensor,
+                     mixed: Optional[Tensor]) -> None:
+        """Write a merge's prototype (and source) into slot ``index`` and count it."""
         self.version += 1
         self._age_labeled_slots(label)
         if label >= 0:
             self.ages.index_fill_(0, index, 0)
-        if source is not None:
-            assert sources is not None
-            sources.index_copy_(0, index, mixed.unsqueeze(0))
+        if mixed is not None:
+            assert self.sources is not None  # merged from a source
+            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
-        return MemoryUpdate(True, slot)
 
     def _mixed_source(self, old: Tensor, new: Tensor, old_share: Tensor, new_share: Tensor,
                       scale: Optional[Callable[[Tensor], Tensor]]) -> Tensor:
