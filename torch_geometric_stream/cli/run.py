@@ -697,7 +697,8 @@ def _resumed(args: argparse.Namespace, seed: int, learner: Any, transform: Strea
     """``(start, initial)`` of ``prequential`` for one seed: ``(0, None)``, or with
     ``--resume``, the position and record of its checkpoint, loaded into ``learner``
     and ``transform`` once its ``identity`` is checked, and the position set as the
-    ``run``'s ``resumed_from``."""
+    ``run``'s ``resumed_from``; a :class:`UsageError` for a checkpoint past its start
+    that holds no record."""
     if args.resume is None:
         return 0, None
     with user_input("--resume"):

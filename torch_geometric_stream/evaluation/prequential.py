@@ -847,6 +847,7 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     end = _run_end(stream, limit, mask_size)
     _check_learner(learner, label_delay, learn_on_arrival, label_query is not None)
     num_classes = _learner_classes(learner)
+    fused_step = getattr(learner, "predict_learn", None)
     record = _new_record(learner, initial, num_classes, start=start, history=history,
                          window=window, label_delay=label_delay,
                          learn_on_arrival=learn_on_arrival, label_query=label_query)
@@ -859,7 +860,7 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
     done_before = record.metrics.n_samples
     try:
         with flushing, bar if bar is not None else contextlib.nullcontext():
-            _step_samples(learner, samples, start, record, is_labeled=is_labeled,
+            _step_samples(learner, fused_step, samples, start, record, is_labeled=is_labeled,
                           transform=transform, label_query=label_query,
                           num_classes=num_classes, callback=callback, lines=lines, bar=bar,
                           stop=stop)
@@ -936,16 +937,17 @@ def _progress_display(progress: bool, progress_every: Optional[float], desc: Opt
     return lines, bar
 
 
-def _step_samples(learner: Any, samples: Iterable[Any], start: int, record: PrequentialRecord,
-                  *, is_labeled: Callable[[int], bool],
+def _step_samples(learner: Any, fused_step: Optional[Callable[[Any, int], Any]],
+                  samples: Iterable[Any], start: int, record: PrequentialRecord, *,
+                  is_labeled: Callable[[int], bool],
                   transform: Optional[Callable[[Any], Any]], label_query: Optional[LabelQuery],
                   num_classes: Any, callback: Optional[Callable[[int, PrequentialRecord], None]],
                   lines: Optional[ProgressLines], bar: Optional[tqdm],
                   stop: Optional[Callable[[], bool]]) -> None:
     """Predict then learn each of ``samples`` (the first at position ``start``)
     into ``record``, showing the progress on ``lines`` or ``bar``, until they end
-    or ``stop`` says ``True`` after one."""
-    fused_step = getattr(learner, "predict_learn", None)
+    or ``stop`` says ``True`` after one; with ``learner``'s ``fused_step`` (its
+    ``predict_learn``) where it has one."""
     # stepped with predict and learn only where it has no predict_learn: a StreamLearner then
     plain = cast(StreamLearner, learner)
     cuda_device = record.cuda_device

@@ -443,10 +443,11 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
                 normalized rows are the caller's part.
         """
         label = self._checked_label(label)
-        self._check_sample(x, source, derive)
+        # read once: every step below uses this buffer, whatever embed or derive do
+        sources = self._check_sample(x, source, derive)
         target = self.candidate_slots(label)
         if target is None:
-            return self._insert(x, label, source)
+            return self._insert(x, label, source, sources)
         # everything that can fail (the embeddings, their shapes) before any state changes
         query, keys = self._merge_embeddings(x, target, embed, x_embedding, node_embeddings)
         sims = keys @ query
@@ -457,15 +458,17 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         index = slot.view(1)
         weight = self._weight(self.alpha if label >= 0 else self.beta,
                               sims.index_select(0, best.view(1))[0], index)
-        merged, mixed = self._merged_rows(x, label, index, weight, source, derive, scale)
+        merged, mixed = self._merged_rows(x, label, index, weight, source, sources, derive,
+                                          scale)
         # every write after every step that can fail
-        self._write_merge(label, index, merged, mixed)
+        self._write_merge(label, index, merged, mixed, sources)
         return MemoryUpdate(True, slot)
 
     def _check_sample(self, x: Tensor, source: Optional[Tensor],
-                      derive: Optional[Callable[[Tensor], Tensor]]) -> None:
-        """Raise unless ``x`` (and ``source``) are rows of the memory, ``source``
-        and ``derive`` given exactly when it keeps sources."""
+                      derive: Optional[Callable[[Tensor], Tensor]]) -> Optional[Tensor]:
+        """The memory's sources :math:`(M, d_s)` (``None`` without), once ``x`` (and
+        ``source``) are checked to be rows of the memory, ``source`` and ``derive``
+        given exactly when it keeps sources."""
         self._check_row(x, self.prototypes, "x")
         sources = self.sources
         if not (source is None) == (derive is None) == (sources is None):
@@ -474,10 +477,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if source is not None:
             assert sources is not None  # given together (just checked)
             self._check_row(source, sources, "source")
+        return sources
 
-    def _insert(self, x: Tensor, label: int, source: Optional[Tensor]) -> Optional[MemoryUpdate]:
-        """Write the sample into its partition's next free slot (``None``: an
-        unlabeled sample without an unlabeled memory, dropped)."""
+    def _insert(self, x: Tensor, label: int, source: Optional[Tensor],
+                sources: Optional[Tensor]) -> Optional[MemoryUpdate]:
+        """Write the sample (and its ``source`` into ``sources``) into its
+        partition's next free slot (``None``: an unlabeled sample without an
+        unlabeled memory, dropped)."""
         slot = self._free_slot(label)
         if slot is None:
             return None
@@ -485,8 +491,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         self._age_labeled_slots(label)
         self.prototypes[slot] = x
         if source is not None:
-            assert self.sources is not None  # checked by _check_sample
-            self.sources[slot] = source
+            assert sources is not None  # checked by _check_sample
+            sources[slot] = source
         self.counts[slot] = 1
         self.node_mask[slot] = True
         if label >= 0:
@@ -531,11 +537,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         return query, keys
 
     def _merged_rows(self, x: Tensor, label: int, index: Tensor, weight: Tensor,
-                     source: Optional[Tensor], derive: Optional[Callable[[Tensor], Tensor]],
+                     source: Optional[Tensor], sources: Optional[Tensor],
+                     derive: Optional[Callable[[Tensor], Tensor]],
                      scale: Optional[Callable[[Tensor], Tensor]]
                      ) -> tuple[Tensor, Optional[Tensor]]:
         """The prototype :math:`(d,)` of slot ``index`` merged with the sample at
-        ``weight``, and its merged source :math:`(d_s,)` (``None`` without sources)."""
+        ``weight``, and the slot's source in ``sources`` merged with ``source``
+        :math:`(d_s,)` (``None`` without sources)."""
         if label >= 0:  # plastic: the new sample gets the weight
             old_share, new_share = 1 - weight, weight
         else:  # stable: the old prototype gets the weight
@@ -543,8 +551,8 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         old = self.prototypes.index_select(0, index)[0]
         if source is None:
             return unit_rows(_replace_if_zero(old, old_share * old + new_share * x, x)), None
-        assert self.sources is not None and derive is not None  # given with source
-        mixed = self._mixed_source(self.sources.index_select(0, index)[0], source,
+        assert sources is not None and derive is not None  # given with source
+        mixed = self._mixed_source(sources.index_select(0, index)[0], source,
                                    old_share, new_share, scale)
         mixed = _replace_if_zero(old, mixed, source)
         merged = derive(mixed.unsqueeze(0))[0]
@@ -552,15 +560,16 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         return merged, mixed
 
     def _write_merge(self, label: int, index: Tensor, merged: Tensor,
-                     mixed: Optional[Tensor]) -> None:
-        """Write a merge's prototype (and source) into slot ``index`` and count it."""
+                     mixed: Optional[Tensor], sources: Optional[Tensor]) -> None:
+        """Write a merge's prototype (and source, into ``sources``) into slot
+        ``index`` and count it."""
         self.version += 1
         self._age_labeled_slots(label)
         if label >= 0:
             self.ages.index_fill_(0, index, 0)
         if mixed is not None:
-            assert self.sources is not None  # merged from a source
-            self.sources.index_copy_(0, index, mixed.unsqueeze(0))
+            assert sources is not None  # merged from a source
+            sources.index_copy_(0, index, mixed.unsqueeze(0))
         self.prototypes.index_copy_(0, index, merged.unsqueeze(0))
         self.counts.index_add_(0, index, torch.ones_like(index))
 
