@@ -203,12 +203,17 @@ def test_feature_range_reaches_the_learners_scaler_and_the_record(tmp_path, monk
 
 
 @pytest.mark.parametrize("low, value", [("-1", -1.0), ("-.5", -0.5), ("-1e-3", -0.001),
-                                        ("-2.5E+2", -250.0), ("-3.e1", -30.0)])
+                                        ("-2.5E+2", -250.0), ("-3.e1", -30.0),
+                                        ("-inf", -math.inf), ("-Infinity", -math.inf)])
 def test_a_negative_number_in_any_notation_is_an_options_value(low, value):
-    # argparse before Python 3.14 read "-1e-3" as an unknown option, so
+    # argparse before Python 3.14 read "-1e-3" (and "-inf") as an unknown option, so
     # "--feature-range -1e-3 1" failed with "expected 2 arguments"
     args = build_parser().parse_args(["run", "--feature-range", low, "1"])
     assert args.feature_range == [value, 1.0]
+
+
+def test_a_negative_nan_is_an_options_value():
+    assert math.isnan(build_parser().parse_args(["run", "--sigma", "-NaN"]).sigma)
 
 
 def test_a_word_that_only_starts_like_a_number_is_still_an_option(capsys):
