@@ -252,11 +252,17 @@ def test_river_style_one_sample_calls_match_the_tensor_api(name):
     assert_same(state_of(river_style), state_of(tensor_api))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
+def partly_labeled(name):
+    """A learner ``name`` after 40 rows of :func:`stream`, one in four labeled, and the rows."""
     x, y = stream(40)
     model = make(name)
     model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    return model, x
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
+    model, x = partly_labeled(name)
     before = state_of(model)
     for call, args in (("predict_one", (x[:2],)), ("predict_proba_one", (x[:2],)),
                        ("learn_one", (x[:2], None))):
@@ -283,9 +289,7 @@ UNCONVERTIBLE = [  # (label or row, error, message after "y " or "x ")
 def test_an_int_beyond_int64_or_a_fraction_is_refused_by_name_and_changes_nothing(name):
     # before: [2**70] read "must be numeric, got a NumPy array of dtype object", 2**70
     # "Overflow when unpacking long long" (no value), and Fraction(1, 2) a ValueError
-    x, y = stream(40)
-    model = make(name)
-    model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    model, x = partly_labeled(name)
     before = state_of(model)
     for value, error, message in UNCONVERTIBLE:
         row = value * D if isinstance(value, list) else value  # one sample: D such values
