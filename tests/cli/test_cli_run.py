@@ -1614,26 +1614,32 @@ _HOLD = """            if position == 5 and seed == int(os.environ["HOLD"]):
 """
 #: :data:`_NOTING_WORKERS` of seeds run by ``run``'s function ``$RUN_SEED`` (a
 #: worker's, or ``_run_seed`` of ``--jobs 1``, whose last positional argument is the
-#: seed), seed ``$HOLD`` never ending its 6th sample (:data:`_HOLD`), each other
-#: noting ``$MARKERS/seed<S>.done`` once run.
+#: seed), seed ``$HOLD`` never ending its 6th sample (:data:`_HOLD`).
 _HOLDING_WORKERS = (
     _NOTING_WORKERS.replace("import os\n", "import os\nimport signal\nimport time\n")
     .replace("run_module._run_seed_in_worker", "getattr(run_module, os.environ['RUN_SEED'])")
     .replace("(args, seed, **kwargs):", "(*arguments, **kwargs):\n    seed = arguments[-1]")
     .replace("            if position == 4:", _HOLD + "            if position == 4:")
-    .replace("        return run_seed(args, seed, **kwargs)\n",
-             "        returned = run_seed(*arguments, **kwargs)\n"
-             "        (Path(os.environ['MARKERS']) / f'seed{seed}.done').write_text('')\n"
-             "        return returned\n"))
+    .replace("run_seed(args, seed, **kwargs)", "run_seed(*arguments, **kwargs)"))
 #: ``python -m torch_geometric_stream`` with its seeds run by :data:`_HOLDING_WORKERS`,
-#: and no end to the grace period of ``--jobs`` workers: only Ctrl-C ends the hold.
+#: no end to the grace period of ``--jobs`` workers (only Ctrl-C ends the hold), and
+#: ``$MARKERS/result`` noted once a seed's result reached the main process.
 _MAIN_HOLDING = """
 import os
 import sys
 import noting_workers
 from torch_geometric_stream.cli import main, run as run_module, seed_workers
+from concurrent.futures import Future
+from pathlib import Path
 setattr(run_module, os.environ["RUN_SEED"], noting_workers.run_seed_noting_progress)
 seed_workers.INTERRUPT_GRACE_SECONDS = 600
+set_result = Future.set_result
+
+def noting_results(future, result):  # a seed's result here, in the main process
+    set_result(future, result)
+    (Path(os.environ["MARKERS"]) / "result").touch()
+
+Future.set_result = noting_results
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -1680,7 +1686,8 @@ def test_a_second_ctrl_c_keeps_the_seeds_stopped_or_done_before_it(tmp_path, pro
         _wait_for(markers / "seed1", command, "seed 1 did not start")
     os.killpg(command.pid, signal.SIGINT)
     if jobs == 2:
-        _wait_for(markers / "seed1.done", command, "seed 1 did not stop")
+        # seed 1 stopped, and its result reached the main process
+        _wait_for(markers / "result", command, "seed 1 did not stop")
     else:
         _wait_for(markers / "stop-seen", command, "the first Ctrl-C was not noted")
     os.killpg(command.pid, signal.SIGINT)  # the second Ctrl-C
