@@ -11,6 +11,7 @@ import pickle
 import random
 import sys
 import types
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -251,11 +252,17 @@ def test_river_style_one_sample_calls_match_the_tensor_api(name):
     assert_same(state_of(river_style), state_of(tensor_api))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
+def partly_labeled(name):
+    """A learner ``name`` after 40 rows of :func:`stream`, one in four labeled, and the rows."""
     x, y = stream(40)
     model = make(name)
     model.learn(x, np.where(np.arange(40) % 4 == 0, y, -1))
+    return model, x
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
+    model, x = partly_labeled(name)
     before = state_of(model)
     for call, args in (("predict_one", (x[:2],)), ("predict_proba_one", (x[:2],)),
                        ("learn_one", (x[:2], None))):
@@ -264,6 +271,35 @@ def test_one_sample_calls_refuse_a_batch_and_change_nothing(name):
             getattr(model, call)(*args)
     with pytest.raises(ValueError, match="outside"):
         model.learn_one(x[0], C)
+    assert_same(before, state_of(model))
+
+
+BEYOND_INT64 = ("holds a value torch cannot represent: 1180591620717411303424{} is outside "
+                "the int64 range [-2**63, 2**63 - 1]")
+UNCONVERTIBLE = [  # (label or row, error, message after "y " or "x ")
+    (2 ** 70, ValueError, BEYOND_INT64.format("")),
+    ([2 ** 70], ValueError, BEYOND_INT64.format(" at index 0")),
+    (Fraction(1, 2), TypeError, "has a type torch cannot convert: Could not infer dtype of "
+                                "Fraction"),
+    ([Fraction(2)], TypeError, "has a type torch cannot convert: Fraction at index 0"),
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_int_beyond_int64_or_a_fraction_is_refused_by_name_and_changes_nothing(name):
+    # before: [2**70] read "must be numeric, got a NumPy array of dtype object", 2**70
+    # "Overflow when unpacking long long" (no value), and Fraction(1, 2) a ValueError
+    model, x = partly_labeled(name)
+    before = state_of(model)
+    for value, error, message in UNCONVERTIBLE:
+        row = value * D if isinstance(value, list) else value  # one sample: D such values
+        calls = [("learn", (x[0], value), "y"), ("learn_one", (x[0], value), "y"),
+                 ("learn", (row, 0), "x"), ("learn_one", (row, None), "x"),
+                 ("predict_one", (row,), "x"), ("predict_proba_one", (row,), "x")]
+        for call, args, argument in calls:
+            with pytest.raises(error) as refused:
+                getattr(model, call)(*args)
+            assert str(refused.value) == f"{argument} {message}", call
     assert_same(before, state_of(model))
 
 

@@ -29,6 +29,8 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
 INDEX_DTYPES = (torch.int64, torch.int32)
 
+_INT64 = np.iinfo(np.int64)
+
 
 def _to_tensor(value: Any, name: str) -> Tensor:
     if isinstance(value, Tensor):
@@ -46,9 +48,8 @@ def _to_tensor(value: Any, name: str) -> Tensor:
         if not value.flags.writeable:  # torch would warn, and share memory it may not write
             value = value.copy()
         if value.dtype == np.uint64:  # torch would wrap values >= 2**63 to negative ones
-            if value.size and value.max() > np.iinfo(np.int64).max:
-                raise ValueError(f"{name} holds a value torch cannot represent: "
-                                 f"{value.max()} > 2**63 - 1")
+            if value.size and value.max() > _INT64.max:
+                raise _beyond_int64(name, int(value.max()))
             value = value.astype(np.int64)
         return _converted(torch.from_numpy, np.ascontiguousarray(value), name)
     if isinstance(value, (list, tuple)):
@@ -56,8 +57,10 @@ def _to_tensor(value: Any, name: str) -> Tensor:
             array = np.asarray(value)
         except ValueError as error:
             raise ValueError(f"{name} is a ragged nested sequence: {error}") from None
-        return _to_tensor(array, name)
+        return _to_tensor(_typed(array, name) if array.dtype == object else array, name)
     if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        if isinstance(value, int) and not _INT64.min <= value <= _INT64.max:
+            raise _beyond_int64(name, value)
         return _converted(torch.as_tensor, value, name)
     raise TypeError(
         f"{name} must be a torch.Tensor, a NumPy array or a sequence of numbers, "
@@ -86,10 +89,47 @@ def _converted(convert: Any, value: Any, name: str) -> Tensor:
     """``convert(value)``, with torch's conversion errors re-raised naming ``name``."""
     try:
         return convert(value)
-    except (OverflowError, RuntimeError, ValueError) as error:
+    except (OverflowError, ValueError) as error:
         raise ValueError(f"{name} holds a value torch cannot represent: {error}") from None
-    except TypeError as error:
+    except (RuntimeError, TypeError) as error:  # RuntimeError: "Could not infer dtype of X"
         raise TypeError(f"{name} has a type torch cannot convert: {error}") from None
+
+
+def _typed(array: np.ndarray, name: str) -> np.ndarray:
+    """The object array NumPy made of a nested list of Python values, typed as NumPy
+    types values that fit: floating (complex) where a value is a float (complex), so
+    that an ``int`` beyond ``int64``'s range among floats is read as a float, as a
+    small one is. Raises naming the first element that is no number torch converts
+    (a :class:`TypeError`) or, among integers only, the first beyond ``int64``'s
+    range (a :class:`ValueError`); other arrays are returned as they are."""
+    def where(index: tuple) -> Any:
+        return index[0] if array.ndim == 1 else index
+
+    for index, element in np.ndenumerate(array):
+        if not isinstance(element, (int, float, complex, np.number, np.bool_)):
+            raise TypeError(f"{name} has a type torch cannot convert: "
+                            f"{type(element).__name__} at index {where(index)}")
+    elements = array.ravel().tolist()
+    inexact = (np.complex128 if any(isinstance(e, (complex, np.complexfloating))
+                                    for e in elements) else
+               np.float64 if any(isinstance(e, (float, np.floating)) for e in elements)
+               else None)
+    if inexact is not None:
+        try:
+            return array.astype(inexact)
+        except OverflowError as error:  # an int too large for a float64
+            raise ValueError(f"{name} holds a value torch cannot represent: {error}") from None
+    for index, element in np.ndenumerate(array):
+        if isinstance(element, int) and not _INT64.min <= element <= _INT64.max:
+            raise _beyond_int64(name, element, where(index))
+    return array
+
+
+def _beyond_int64(name: str, value: int, index: Any = None) -> ValueError:
+    """The error for an integer ``value`` (at ``index``) beyond ``int64``'s range."""
+    where = "" if index is None else f" at index {index}"
+    return ValueError(f"{name} holds a value torch cannot represent: {value}{where} is "
+                      f"outside the int64 range [-2**63, 2**63 - 1]")
 
 
 def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",

@@ -75,8 +75,23 @@ NAMED_ERRORS = {
                                "--checkpoint: {tmp}/empty is a folder"),
     "output in a file": (["--output", "{tmp}/bad.json/out.json"],
                          "--output: {tmp}/bad.json is a file, not a folder"),
-    "tau of minus infinity": (["--tau=-Infinity"],  # not taken for inf
-                              "tau must be a positive number or 'inf', got -inf"),
+    # not taken for inf; before: "tau must be a positive number or 'inf', got -inf",
+    # which named no option (as --tau -1, --tau 0 and --tau nan), and "--tau -inf" said
+    # "argument --tau: expected one argument"
+    "tau of minus infinity": (["--tau=-Infinity"], "torch_geometric_stream run: argument "
+                                                   "--tau: expected a positive number or "
+                                                   "'inf', got '-Infinity'"),
+    "tau of minus inf": (["--tau", "-inf"], "torch_geometric_stream run: argument --tau: "
+                                            "expected a positive number or 'inf', got '-inf'"),
+    "negative tau": (["--tau", "-1"], "torch_geometric_stream run: argument --tau: expected a "
+                                      "positive number or 'inf', got '-1'"),
+    "tau of zero": (["--tau=0"], "torch_geometric_stream run: argument --tau: expected a "
+                                 "positive number or 'inf', got '0'"),
+    "tau of nan": (["--tau=nan"], "torch_geometric_stream run: argument --tau: expected a "
+                                  "positive number or 'inf', got 'nan'"),
+    "learning rate of minus infinity": (["--lr", "-Infinity"],
+                                        "configuration: lr must be a finite number >= 0, got "
+                                        "-inf"),
     "seed beyond 2**64": (["--seed", str(2 ** 70)], "--seed must be below 2**64"),
     "unknown dataset": (["--dataset", "Shutle"], "--dataset: unknown dataset 'Shutle'; valid "
                                                  "names: MNDS, Shopper"),

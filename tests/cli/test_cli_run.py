@@ -203,12 +203,17 @@ def test_feature_range_reaches_the_learners_scaler_and_the_record(tmp_path, monk
 
 
 @pytest.mark.parametrize("low, value", [("-1", -1.0), ("-.5", -0.5), ("-1e-3", -0.001),
-                                        ("-2.5E+2", -250.0), ("-3.e1", -30.0)])
+                                        ("-2.5E+2", -250.0), ("-3.e1", -30.0),
+                                        ("-inf", -math.inf), ("-Infinity", -math.inf)])
 def test_a_negative_number_in_any_notation_is_an_options_value(low, value):
-    # argparse before Python 3.14 read "-1e-3" as an unknown option, so
+    # argparse before Python 3.14 read "-1e-3" (and "-inf") as an unknown option, so
     # "--feature-range -1e-3 1" failed with "expected 2 arguments"
     args = build_parser().parse_args(["run", "--feature-range", low, "1"])
     assert args.feature_range == [value, 1.0]
+
+
+def test_a_negative_nan_is_an_options_value():
+    assert math.isnan(build_parser().parse_args(["run", "--sigma", "-NaN"]).sigma)
 
 
 def test_a_word_that_only_starts_like_a_number_is_still_an_option(capsys):
@@ -1596,3 +1601,111 @@ def test_build_transform_takes_the_whole_x_of_any_dataset_not_read_as_it_comes()
     # the whole x's range scales [2, 1] to [1, -1], then L2-normalized
     row = transform.transform_one(torch.tensor([2.0, 1.0]))
     assert torch.allclose(row, torch.tensor([1.0, -1.0]) / math.sqrt(2))
+
+
+#: A sample that never ends (the step after ``position`` 5 of seed ``$HOLD``), which
+#: notes ``$MARKERS/stop-seen`` once its process's Ctrl-C handler noted a first Ctrl-C.
+_HOLD = """            if position == 5 and seed == int(os.environ["HOLD"]):
+                while True:
+                    handler = signal.getsignal(signal.SIGINT)
+                    if getattr(getattr(handler, "__self__", None), "requested", False):
+                        (Path(os.environ["MARKERS"]) / "stop-seen").touch()
+                    time.sleep(0.01)
+"""
+#: :data:`_NOTING_WORKERS` of seeds run by ``run``'s function ``$RUN_SEED`` (a
+#: worker's, or ``_run_seed`` of ``--jobs 1``, whose last positional argument is the
+#: seed), seed ``$HOLD`` never ending its 6th sample (:data:`_HOLD`).
+_HOLDING_WORKERS = (
+    _NOTING_WORKERS.replace("import os\n", "import os\nimport signal\nimport time\n")
+    .replace("run_module._run_seed_in_worker", "getattr(run_module, os.environ['RUN_SEED'])")
+    .replace("(args, seed, **kwargs):", "(*arguments, **kwargs):\n    seed = arguments[-1]")
+    .replace("            if position == 4:", _HOLD + "            if position == 4:")
+    .replace("run_seed(args, seed, **kwargs)", "run_seed(*arguments, **kwargs)"))
+#: ``python -m torch_geometric_stream`` with its seeds run by :data:`_HOLDING_WORKERS`,
+#: no end to the grace period of ``--jobs`` workers (only Ctrl-C ends the hold), and
+#: ``$MARKERS/result`` noted once a seed's result reached the main process.
+_MAIN_HOLDING = """
+import os
+import sys
+import noting_workers
+from torch_geometric_stream.cli import main, run as run_module, seed_workers
+from concurrent.futures import Future
+from pathlib import Path
+setattr(run_module, os.environ["RUN_SEED"], noting_workers.run_seed_noting_progress)
+seed_workers.INTERRUPT_GRACE_SECONDS = 600
+set_result = Future.set_result
+
+def noting_results(future, result):  # a seed's result here, in the main process
+    set_result(future, result)
+    (Path(os.environ["MARKERS"]) / "result").touch()
+
+Future.set_result = noting_results
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _wait_for(path: Path, command: subprocess.Popen, what: str) -> None:
+    """Return once ``path`` exists; fail the test if ``command`` ended or 120 s passed."""
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        if command.poll() is not None or time.monotonic() > deadline:
+            command.kill()
+            pytest.fail(f"{what}: {command.communicate()[1]}")
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_second_ctrl_c_keeps_the_seeds_stopped_or_done_before_it(tmp_path, process_group,
+                                                                     jobs):
+    """``run`` of seeds 0, 1 and 2, whose seed ``held`` never ends its 6th sample.
+    ``--jobs 2``: the first Ctrl-C stops seed 1 at its sample (its worker returns
+    it) while seed 0 is held; a second Ctrl-C ends seed 0's worker at once, and
+    the run writes seed 1's partial files and names them (before: seed 1, behind
+    seed 0 in the seeds' order, was never written, and the run said it kept
+    nothing). ``--jobs 1``: seed 0 done, the first Ctrl-C comes while seed 1 is
+    held, and the second stops the run at once: seed 0's files stay, nothing of
+    seed 1 is written, and ``--seed 1,2`` runs the rest."""
+    held = 0 if jobs == 2 else 1
+    outputs, markers = tmp_path / "outputs", tmp_path / "markers"
+    outputs.mkdir(), markers.mkdir()
+    (tmp_path / "noting_workers.py").write_text(_HOLDING_WORKERS)
+    package_parent = str(Path(run_module.__file__).resolve().parents[2])
+    env = dict(os.environ, OMP_NUM_THREADS="1", MARKERS=str(markers), HOLD=str(held),
+               RUN_SEED="_run_seed_in_worker" if jobs == 2 else "_run_seed",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), package_parent]))
+    limit = [] if jobs == 2 else ["--limit", "60"]  # --jobs 1: seed 0 runs to its end
+    command = process_group(
+        [sys.executable, "-c", _MAIN_HOLDING, "run", "--dataset", "synthetic", "--model",
+         "sledge", *limit, "--seed", "0,1,2", "--jobs", str(jobs), "--quiet", "--output",
+         str(outputs / "run.json"), "--csv", str(outputs / "run.csv")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    _wait_for(markers / f"seed{held}", command, f"seed {held} did not start")
+    pid = int((markers / f"seed{held}").read_text())
+    if jobs == 2:
+        _wait_for(markers / "seed1", command, "seed 1 did not start")
+    os.killpg(command.pid, signal.SIGINT)
+    if jobs == 2:
+        # seed 1 stopped, and its result reached the main process
+        _wait_for(markers / "result", command, "seed 1 did not stop")
+    else:
+        _wait_for(markers / "stop-seen", command, "the first Ctrl-C was not noted")
+    os.killpg(command.pid, signal.SIGINT)  # the second Ctrl-C
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, err
+    assert "Traceback" not in err, err
+    if jobs == 2:
+        assert not _running(pid)  # the held worker, ended
+        partials = [outputs / f"run_seed1.{kind}.partial" for kind in ("json", "csv")]
+        assert sorted(outputs.iterdir()) == sorted(partials)
+        done = _read(partials[0])["interrupted_at"]
+        assert 5 <= done == len(_csv_rows(partials[1])) < 5000
+        assert err.strip().splitlines()[-1] == (
+            f"run interrupted after sample {done} of seed 1; its metrics so far are in "
+            f"{partials[0]}, {partials[1]}; --seed 0,1,2 runs the rest")
+    else:
+        written = [outputs / f"run_seed0.{kind}" for kind in ("json", "csv")]
+        assert sorted(outputs.iterdir()) == sorted(written)
+        assert _read(written[0])["n_samples"] == 60 == len(_csv_rows(written[1]))
+        assert err.strip().splitlines()[-1] == ("run interrupted; the files of seed(s) 0 are "
+                                                "written: --seed 1,2 runs the rest")

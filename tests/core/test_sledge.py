@@ -3,6 +3,8 @@ import copy
 import math
 import io
 import pickle
+from decimal import Decimal
+from fractions import Fraction
 from types import SimpleNamespace
 
 import numpy as np
@@ -660,13 +662,38 @@ def test_double_precision_model_takes_any_float_input():
     assert model.predict_proba(torch.randn(2, D)).dtype == torch.float64
 
 
-@pytest.mark.parametrize("label,error,match", [
-    (2 ** 70, ValueError, "y holds a value"),
-    (np.uint64(2 ** 64 - 1), ValueError, "y holds a value"),
+@pytest.mark.parametrize("label,error,message", [
+    (2 ** 70, ValueError, "y holds a value torch cannot represent: 1180591620717411303424 is "
+                          "outside the int64 range [-2**63, 2**63 - 1]"),
+    ([0, -2 ** 63 - 1], ValueError, "y holds a value torch cannot represent: "
+                                    "-9223372036854775809 at index 1 is outside the int64 "
+                                    "range [-2**63, 2**63 - 1]"),
+    (np.uint64(2 ** 64 - 1), ValueError, "y holds a value torch cannot represent: "
+                                         "18446744073709551615 is outside the int64 range "
+                                         "[-2**63, 2**63 - 1]"),
+    (Decimal(1), TypeError, "y has a type torch cannot convert: Could not infer dtype of "
+                            "decimal.Decimal"),
+    ([[0], [Fraction(1)]], TypeError, "y has a type torch cannot convert: Fraction at index "
+                                      "(1, 0)"),
 ])
-def test_unrepresentable_labels_name_the_argument(label, error, match):
-    with pytest.raises(error, match=match):
-        small().learn(np.ones(D, np.float32), label)
+def test_unrepresentable_labels_name_the_argument(label, error, message):
+    rows = np.ones((np.size(label, 0) if isinstance(label, list) else 1, D), np.float32)
+    with pytest.raises(error) as refused:
+        small().learn(rows, label)
+    assert str(refused.value) == message
+
+
+def test_a_large_int_among_float_features_is_read_as_a_float_as_a_small_one_is():
+    # NumPy makes an object array of [0.5, 2**70] (not float64 as of [0.5, 2]);
+    # before, it was refused as "a NumPy array of dtype object"
+    model = small().double()
+    row = [0.5, 2 ** 70] + [0.0] * (D - 2)
+    assert torch.equal(model.predict_proba(row), model.predict_proba(np.array(row, np.float64)))
+    with pytest.raises(ValueError, match="x holds a value torch cannot represent: int too "
+                                         "large to convert to float"):
+        model.predict(row[:-1] + [10 ** 400])
+    with pytest.raises(TypeError, match="x has a type torch cannot convert: NoneType at index 1"):
+        model.predict([0.5, None] + [0.0] * (D - 2))
 
 
 def test_long_double_features_are_converted():

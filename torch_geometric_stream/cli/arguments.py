@@ -29,9 +29,11 @@ __all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "unit_f
 
 
 #: A command-line word that is a negative number, so a value rather than an option:
-#: ``-1``, ``-0.5``, ``-.5``, ``-1e-3``, ``-2.5E+2``. ``argparse`` (before Python 3.14)
-#: reads only the first three kinds as numbers, so ``--feature-range -1e-3 1`` failed.
-NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+#: ``-1``, ``-0.5``, ``-.5``, ``-1e-3``, ``-2.5E+2``, ``-inf``, ``-Infinity``, ``-nan``.
+#: ``argparse`` (before Python 3.14) reads only the first three kinds as numbers, so
+#: ``--feature-range -1e-3 1`` failed, and ``--tau -inf`` said "expected one argument".
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)$",
+                             re.IGNORECASE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -140,13 +142,9 @@ def label_ratio(text: str) -> float:
 
 
 def tau_value(text: str) -> str | float:
-    """A positive number or ``inf`` (checked when the configuration is resolved); any
-    spelling of infinity (``Infinity``, ``1e999``) is ``"inf"``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number or 'inf', "
-                                         f"got {text!r}") from None
+    """A positive number or ``inf``; any spelling of infinity (``Infinity``,
+    ``1e999``) is ``"inf"``."""
+    value = _read_number(text, float, lambda value: value > 0, "a positive number or 'inf'")
     return "inf" if value == math.inf else value
 
 

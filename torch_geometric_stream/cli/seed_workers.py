@@ -76,29 +76,44 @@ def run_in_workers(args: argparse.Namespace, shared: SharedStream, seeds: list[i
     ``interrupted_at``, still come; those never started do not. A second Ctrl-C,
     or workers that have not returned within
     :data:`~torch_geometric_stream.cli.parallel.INTERRUPT_GRACE_SECONDS` of the
-    first, raise ``KeyboardInterrupt`` and the workers still running are ended."""
+    first, raise ``KeyboardInterrupt`` and the workers still running are ended;
+    the seeds returned before it (behind one not returned, in the order of
+    ``seeds``) come first."""
     interrupt = DeferredInterrupt() if interrupt is None else interrupt
     stop = multiprocessing.get_context("spawn").Event()  # the workers' Ctrl-C
     seed = seeds[0]  # the first seed without a result
-    with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, interrupt.deferring():
-        try:  # a worker killed as it starts may break the pool before every seed is in
-            with _signals_held():  # the workers spawned as the seeds go in
-                pending = [pool.submit(task, args, each) for each in seeds]
-            deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
-            for seed, outcome in zip(seeds, pending):
-                while not outcome.done():
-                    if interrupt.requested and deadline is None:
-                        deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
-                        _stop_workers(stop, pending)
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise KeyboardInterrupt  # a worker that does not stop: ended now
-                    wait([outcome], timeout=_POLL_SECONDS)
-                if not outcome.cancelled() and (returned := outcome.result()) is not None:
-                    yield (seed, *returned)
-        except BrokenProcessPool:
-            raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
-                             f"memory: fewer --jobs need less); seed {seed} did not "
-                             f"finish") from None
+    pending: list[Future] = []
+    unsent = 0  # the index of the first seed not yielded
+    try:
+        with _worker_pool(min(args.jobs, len(seeds)), shared, stop) as pool, \
+                interrupt.deferring():
+            try:  # a worker killed as it starts may break the pool before every seed is in
+                with _signals_held():  # the workers spawned as the seeds go in
+                    pending = [pool.submit(task, args, each) for each in seeds]
+                deadline: Optional[float] = None  # set by Ctrl-C: when the workers are ended
+                for seed, outcome in zip(seeds, pending):
+                    while not outcome.done():
+                        if interrupt.requested and deadline is None:
+                            deadline = time.monotonic() + INTERRUPT_GRACE_SECONDS
+                            _stop_workers(stop, pending)
+                        if deadline is not None and time.monotonic() >= deadline:
+                            raise KeyboardInterrupt  # a worker that does not stop: ended now
+                        wait([outcome], timeout=_POLL_SECONDS)
+                    if not outcome.cancelled() and (returned := outcome.result()) is not None:
+                        yield (seed, *returned)
+                    unsent += 1
+            except BrokenProcessPool:
+                raise UsageError(f"a worker process ended abruptly (killed, e.g. for lack of "
+                                 f"memory: fewer --jobs need less); seed {seed} did not "
+                                 f"finish") from None
+    except KeyboardInterrupt:  # the workers still running are ended
+        # the seeds that their workers returned (stopped at their sample, or done)
+        # behind one that did not still come, so that their files are written
+        for later, outcome in list(zip(seeds, pending))[unsent:]:
+            if (outcome.done() and not outcome.cancelled() and outcome.exception() is None
+                    and (returned := outcome.result()) is not None):
+                yield (later, *returned)
+        raise
 
 
 def _stop_workers(stop: Event, pending: list[Future]) -> None:
