@@ -52,6 +52,60 @@ def test_tune_ranks_points_writes_best_config_and_resumes(tmp_path, capsys):
     assert json.loads(result.read_text())["config"]["hidden_channels"] == 16
 
 
+def test_tune_of_another_grid_into_the_same_out_dir_is_refused_before_any_run(tmp_path,
+                                                                             capsys):
+    # before: the second grid's ranking and best configuration silently replaced the
+    # first's (a worse best configuration, where the second grid did worse)
+    first = ["tune", *SMALL, "--grid", "lr=1e-3,5e-3", "--out-dir", str(tmp_path)]
+    assert main(first) == 0
+    written = {path.name: path.read_text() for path in tmp_path.iterdir()}
+    capsys.readouterr()
+    ranking = tmp_path / "ranking_sledge-light_synthetic_0.01.csv"
+    refused = (f"error: --out-dir: {ranking} ranks another grid (2 point(s) of lr, not all "
+               f"of this search's); this search would overwrite "
+               f"ranking_sledge-light_synthetic_0.01.csv and "
+               f"best_sledge-light_synthetic_0.01.json: move them out of {tmp_path} (its "
+               f"grid runs are reused) or give another --out-dir\n")
+    # other options, an option more, a point less: refused, nothing run or written
+    for grid in (["hidden-channels=16,32"], ["lr=1e-3,5e-3", "hidden-channels=16"],
+                 ["lr=1e-3"]):
+        assert main(["tune", *SMALL, *(f"--grid={spec}" for spec in grid), "--out-dir",
+                     str(tmp_path)]) == 2
+        assert capsys.readouterr().err == refused
+        assert {path.name: path.read_text() for path in tmp_path.iterdir()} == written
+    # a reused JSON's more specific refusal comes first
+    longer = [arg if arg != "60" else "80" for arg in SMALL]
+    assert main(["tune", *longer, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]) == 2
+    assert "ran --limit 60, this search asks for --limit 80" in capsys.readouterr().err
+    # the same grid, its values in another order: resumed, nothing run
+    stamps = {path: path.stat().st_mtime_ns for path in tmp_path.glob("sledge-light_*")}
+    assert main(["tune", *SMALL, "--grid", "lr=5e-3,1e-3", "--out-dir", str(tmp_path)]) == 0
+    assert {path: path.stat().st_mtime_ns for path in tmp_path.glob("sledge-light_*")} == stamps
+    # a grid grown by a value runs only the new point and ranks it with the others
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3,5e-3,1e-2", "--out-dir",
+                 str(tmp_path)]) == 0
+    assert {path: path.stat().st_mtime_ns for path in stamps} == stamps
+    assert len(list(tmp_path.glob("sledge-light_*"))) == 3
+    assert sorted(row[1] for row in _ranking(ranking)[1]) == ["1e-2", "1e-3", "5e-3"]
+    # with the ranking moved away, a grid of other points runs, reusing their runs
+    ranking.rename(tmp_path.parent / "first-ranking.csv")
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]) == 0
+    assert {path: path.stat().st_mtime_ns for path in stamps} == stamps
+    assert [row[1] for row in _ranking(ranking)[1]] == ["1e-3"]
+
+
+@pytest.mark.parametrize("content", [b"my,own,notes\n", b"\xff\xfe\x00notes"])
+def test_tune_refuses_to_overwrite_a_ranking_file_it_did_not_write(tmp_path, capsys, content):
+    ranking = tmp_path / "ranking_sledge-light_synthetic_0.01.csv"
+    ranking.write_bytes(content)  # not a table tune wrote, or not text at all
+    assert main(["tune", *SMALL, "--grid", "lr=1e-3", "--out-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out-dir: {ranking} ranks a table tune did not write; this search would "
+        f"overwrite ranking_sledge-light_synthetic_0.01.csv: move it out of {tmp_path} (its "
+        f"grid runs are reused) or give another --out-dir\n")
+    assert [path.name for path in tmp_path.iterdir()] == [ranking.name]
+
+
 @pytest.mark.parametrize("grid, message", [
     ("colour=red", "colour"),
     ("lr=, ,", "error: --grid 'lr=, ,': expected NAME=V1,V2,..."),  # before: an IndexError

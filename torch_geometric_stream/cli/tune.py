@@ -18,9 +18,14 @@ than ``paper``, followed by the query options that mask reads at their values
 file edited, gets runs of its own. ``--synthetic-drift D`` names the stream
 ``synthetic-D``, as its runs' records do; the files of the default drift (sudden)
 keep the name ``synthetic`` of searches made before the option, though their
-records name the stream ``synthetic-sudden``. ``--config FILE.json`` is every
-point's base, which the grid overrides (as flags override ``run --config``): the
-names end ``_config=`` and 8 hex digits of the SHA-256 of its entries.
+records name the stream ``synthetic-sudden``. The ranking and best configuration
+are the grid's: a search into an ``--out-dir`` whose ranking file ranks points
+that its grid lacks (another grid's, whose files it would overwrite) is refused
+before any run; the same points, in any order, resume, and a grid grown by
+values ranks the points of the ranking with its new ones. ``--config FILE.json``
+is every point's base, which the grid overrides (as flags override ``run
+--config``): the names end ``_config=`` and 8 hex digits of the SHA-256 of its
+entries.
 
 A search on one seed can be confirmed on more: ``--confirm-top 3
 --confirm-seeds 2000,4000`` runs the three best points of the first stage on
@@ -61,6 +66,7 @@ runs would take are refused before those run.
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import itertools
 import json
@@ -378,10 +384,12 @@ class _Expected:
     data_sha256: str
 
 
-def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: list[int],
-                 paths: dict[tuple[str, int], Path], expected: _Expected) -> None:
-    """Run every ``(point, seed)`` whose JSON is not in ``paths`` yet (and record its
-    path), after checking that those there ran as ``expected``."""
+def _missing_runs(args: argparse.Namespace, points: list[dict[str, str]], seeds: list[int],
+                  paths: dict[tuple[str, int], Path], expected: _Expected
+                  ) -> list[tuple[list[str], Path]]:
+    """The ``run`` arguments and JSON of every ``(point, seed)`` whose JSON does not
+    exist yet (each one's path recorded in ``paths``), after checking that those
+    there ran as ``expected``."""
     for point in points:
         for seed in seeds:
             paths[_point_name(point), seed] = _run_path(args, point, seed)
@@ -396,6 +404,11 @@ def _run_missing(args: argparse.Namespace, points: list[dict[str, str]], seeds: 
                if not (path := paths[_point_name(point), seed]).exists()]
     if missing and present_records and args.metric in TAIL_FRACTIONS:
         _check_missing_span(present_records, present, args.metric, args.history)
+    return missing
+
+
+def _run_missing(args: argparse.Namespace, missing: list[tuple[list[str], Path]]) -> None:
+    """Run the grid runs ``missing`` (of :func:`_missing_runs`), refusing a failed one."""
     codes = run_commands(missing, jobs=args.jobs, threads=args.threads, stop_on_failure=True,
                          quiet=args.quiet)
     failed = [path.name for (_, path), code in zip(missing, codes) if code not in (0, None)]
@@ -632,11 +645,13 @@ def _tune(args: argparse.Namespace, paths: dict[tuple[str, int], Path]) -> int:
                                                   args.preset, points, config_file)):
         if warning:
             print(warning, file=sys.stderr)
-    _run_missing(args, points, seeds, paths, expected)
+    missing = _missing_runs(args, points, seeds, paths, expected)
+    _check_same_grid(args, points)  # after the JSONs' own checks, before any run
+    _run_missing(args, missing)
     rows = _ranked(args, grid, points, seeds, paths)
     if confirm_seeds:
         finalists = [row.point for row in rows[:args.confirm_top]]
-        _run_missing(args, finalists, confirm_seeds, paths, expected)
+        _run_missing(args, _missing_runs(args, finalists, confirm_seeds, paths, expected))
         rows = (_ranked(args, grid, finalists, seeds + confirm_seeds, paths)
                 + rows[args.confirm_top:])
     _print_heading(args, seeds, confirm_seeds)
@@ -695,15 +710,52 @@ def _write_results(args: argparse.Namespace, grid: dict[str, list[str]],
                    rows: list[_Ranked]) -> None:
     """Write the ranking's CSV and the best point's configuration (``--best``, or
     in ``--out-dir``), and say where, with the ``run`` command that repeats it."""
-    name = f"{_search_name(args)}{_by_metric(args.metric)}"
-    ranking_path = args.out_dir / f"ranking_{name}.csv"
+    ranking_path, best_path = _output_paths(args)
     _write_ranking(rows, grid, args.metric, ranking_path)
     best = {key: value for key, value in rows[0].config.items() if key in config_keys(args.model)}
-    best_path = args.best or args.out_dir / f"best_{name}.json"
     atomic_write_text(best_path, json.dumps(best, indent=2, sort_keys=True) + "\n")
     print(f"ranking written to {ranking_path}")
     print(f"best configuration written to {best_path} (use: "
           f"{' '.join(_best_run_argv(args, best_path))})")
+
+
+def _output_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The search's ranking CSV and best configuration JSON (``--best`` if given)."""
+    name = f"{_search_name(args)}{_by_metric(args.metric)}"
+    return (args.out_dir / f"ranking_{name}.csv",
+            args.best or args.out_dir / f"best_{name}.json")
+
+
+def _check_same_grid(args: argparse.Namespace, points: list[dict[str, str]]) -> None:
+    """Refuse a search whose ranking CSV exists in ``--out-dir`` and ranks a point
+    that ``points`` lack (a search of another grid, whose ranking and best
+    configuration this one would overwrite), or is not a table tune wrote. The
+    same points, their options in any order, are the same search, resumed; more
+    points (values added to the grid) rank those of the CSV with the others."""
+    ranking, best = _output_paths(args)
+    if not ranking.is_file():
+        return
+    try:
+        with ranking.open(newline="", encoding="utf-8") as handle:
+            table = list(csv.reader(handle))
+    except (UnicodeDecodeError, csv.Error):
+        table = []
+    header = table[0] if table else []
+    if header[:1] == ["rank"] and "seeds" in header:  # rank, the gridded options, seeds...
+        keys = header[1:header.index("seeds")]
+        ranked = {frozenset(zip(keys, row[1:len(keys) + 1])) for row in table[1:]}
+        if ranked <= {frozenset(point.items()) for point in points}:
+            return
+        what = (f"another grid ({len(ranked)} point(s) of "
+                f"{', '.join(key.replace('_', '-') for key in keys) or 'no option'}, "
+                f"not all of this search's)")
+    else:
+        what = "a table tune did not write"
+    files = " and ".join(path.name for path in (ranking, best)
+                         if path.parent == args.out_dir and path.exists())
+    raise UsageError(f"--out-dir: {ranking} ranks {what}; this search would overwrite "
+                     f"{files}: move {'them' if ' and ' in files else 'it'} out of "
+                     f"{args.out_dir} (its grid runs are reused) or give another --out-dir")
 
 
 def _check_best_apart(args: argparse.Namespace, points: list[dict[str, str]],
