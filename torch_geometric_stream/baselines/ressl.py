@@ -75,7 +75,10 @@ class ReSSL(MicroClusterClassifier):
           The official start-up's 1000 k-means clusters have positive radii
           from the start.  ``radius_k`` gives a new cluster whose inherited
           radius is 0 HDSSL's estimate instead (its official ``eRangMC``),
-          which makes absorption work from the start.
+          which makes absorption work from the start (65, 63, 107, 177, 111,
+          125 absorptions; 998 clusters with a radius), but leaves the
+          whole-stream accuracy about where it was (3 seeds, ``radius_k=5``:
+          Shuttle 1 % 0.8971 against 0.8982, GSAD 1 % 0.5807 against 0.5841).
         * The accuracy window is a proper FIFO of the last ``window`` labelled
           samples (the official ``acc_win`` drops its newest column when full).
           Labelled samples that arrive while no labelled cluster exists are not
