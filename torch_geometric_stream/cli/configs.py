@@ -679,11 +679,11 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
     sources = {} if sources is None else sources
     allowed = config_keys(model)
     slots_per_class = 1  # the paper's sizing rule, unless the package's applies
-    # a baseline's own hyperparameters default to None: the baseline's own default
+    # a baseline's own hyperparameters default to None: its published setting
     config: dict[str, Any] = {key: DEFAULT_CONFIG.get(key) for key in allowed}
     _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
     _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
-          f"{model}'s own default")
+          f"{model}'s published setting")
     ratio = _paper_ratio(label_ratio)
     at = _RATIO_WORDS[ratio]
     if not uses_sledge_config(model):
