@@ -162,13 +162,14 @@ _SETTING_FIELDS = {
     "input_scaler": "input_scaler",
     "input_feature_range": "input_scaler.feature_range",
     # the baselines' hyperparameters (TLP's sigma and knn, the micro-cluster
-    # baselines' decay and prune_threshold, ReSSL's window and ks)
+    # baselines' decay and prune_threshold, ReSSL's window, ks and radius_k)
     "sigma": "sigma",
     "knn": "knn",
     "decay": "decay",
     "prune_threshold": "prune_threshold",
     "window": "window",
     "ks": "ks",
+    "radius_k": "radius_k",
 }
 
 

@@ -14,6 +14,7 @@ FACTORIES = {
     "tlp_knn": lambda m=1000, seed=0: TemporalLabelPropagation(D, C, memory_size=m, sigma=1.0,
                                                                knn=5),
     "ressl": lambda m=1000, seed=0: ReSSL(D, C, memory_size=m, seed=seed),
+    "ressl_radius": lambda m=1000, seed=0: ReSSL(D, C, memory_size=m, radius_k=2, seed=seed),
     "hdssl": lambda m=1000, seed=0: HDSSL(D, C, memory_size=m, seed=seed),
     "hdssl_chunk": lambda m=1000, seed=0: HDSSL(D, C, memory_size=m, chunk_size=25, seed=seed),
 }
@@ -130,7 +131,7 @@ def test_state_dict_roundtrip_and_reset(name):
     model = FACTORIES[name](m=30)
     model.learn(x[:100], torch.from_numpy(observed[:100]))
     state = model.state_dict()
-    assert all(isinstance(v, (np.ndarray, np.generic)) for v in state.values())
+    assert all(isinstance(v, (torch.Tensor, bool, int, float)) for v in state.values())
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(state)
     for i in range(100, 150):
@@ -143,6 +144,46 @@ def test_state_dict_roundtrip_and_reset(name):
     assert_same(model.state_dict(), FACTORIES[name](m=30).state_dict())
 
 
+def _learn_both_and_compare(model, clone, x, observed):
+    """``clone`` predicts and learns the rows of ``x`` as ``model`` does, bit for bit."""
+    for i in range(len(x)):
+        assert torch.equal(model.predict_proba(x[i]), clone.predict_proba(x[i]))
+        model.learn(x[i], int(observed[i]))
+        clone.learn(x[i], int(observed[i]))
+    assert_same(model.state_dict(), clone.state_dict())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_torch_save_and_default_torch_load_round_trip_the_state(name, tmp_path):
+    # before: torch.load (weights_only=True, torch's default since 2.6) refused the
+    # NumPy arrays and scalars of the state with an UnpicklingError
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    torch.save(model.state_dict(), tmp_path / "state.pt")
+    state = torch.load(tmp_path / "state.pt", weights_only=True)
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict(state)
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
+    # the form state_dict had before, which older checkpoints hold
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    old = {key: value.numpy().copy() if isinstance(value, torch.Tensor)
+           else np.asarray(value, dtype=np.uint64 if key == "seed" else None)[()]
+           for key, value in model.state_dict().items()}
+    assert all(isinstance(value, (np.ndarray, np.generic)) for value in old.values())
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict(old)
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+
+
 def _spoiled_states(state):
     """Per entry: the state without it, and with it one element longer."""
     for key, value in state.items():
@@ -152,7 +193,7 @@ def _spoiled_states(state):
                                   if flat.size else np.zeros(3)}
     yield "an unexpected entry", {**state, "extra": np.zeros(1)}
     for key in ("label", "mc_label", "buffer_y"):  # class ids of a learner with more classes
-        if np.size(state.get(key, ())):
+        if np.asarray(state.get(key, ())).size:
             yield f"{key} of more classes", {**state, key: np.full_like(state[key], C)}
 
 
@@ -177,7 +218,7 @@ def test_a_failed_load_state_dict_changes_nothing(name):
     ("tlp_knn", "TemporalLabelPropagation(in_channels=4, num_classes=3, memory_size=30, "
                 "sigma=1.0, knn=5)"),
     ("ressl", "ReSSL(in_channels=4, num_classes=3, memory_size=30, decay=2e-06, "
-              "prune_threshold=0.06, window=100, ks=(1, 3, 5, 7), seed=0)"),
+              "prune_threshold=0.06, window=100, ks=(1, 3, 5, 7), radius_k=None, seed=0)"),
     ("hdssl_chunk", "HDSSL(in_channels=4, num_classes=3, memory_size=30, k=5, decay=0.0001, "
                     "prune_threshold=0.15, chunk_size=25, seed=0)"),
 ])

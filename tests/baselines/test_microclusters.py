@@ -310,6 +310,56 @@ def test_hdssl_chunk_mode_copy_in_another_seed_continues_exactly():
     assert_same(model.state_dict(), copy.state_dict())
 
 
+def test_ressl_starts_with_radius_0_and_every_new_cluster_inherits_it():
+    # the spec's empty start-up: a tight blob is never absorbed, each point stays a
+    # cluster of its own (no capacity merge at 200 of 1000)
+    x = 0.5 + 0.01 * np.random.default_rng(0).normal(size=(200, 2))
+    model = ReSSL(2, 2, memory_size=1000)
+    for row in x:
+        model.learn(row, -1)
+    store = model.micro_clusters
+    assert model.num_items == 200 and (store.radius[store.active] == 0.0).all()
+    # radius_k: a new cluster whose inherited radius is 0 gets the k-NN estimate
+    model = ReSSL(2, 2, memory_size=1000, radius_k=5)
+    for row in x:
+        model.learn(row, -1)
+    store = model.micro_clusters
+    assert model.num_items == 150 and store.count[store.active].sum() == 200
+
+
+def test_ressl_radius_k_gives_a_new_cluster_hdssl_s_knn_radius_only_for_radius_0():
+    # 0: alone, radius 0; 10: nearest 0 has radius 0, eps over {0, 10} = 10;
+    # 5: nearest (tie: the lower slot) is 0, radius 0: eps over {0, 10, 5} with
+    # k = 1 is 5 whichever point is sampled. Without radius_k every radius stays 0.
+    for make, radii in ((lambda: ReSSL(1, 2), [0.0, 0.0, 0.0]),
+                        (lambda: ReSSL(1, 2, radius_k=1), [0.0, 10.0, 5.0]),
+                        (lambda: HDSSL(1, 2, k=1), [0.0, 10.0, 5.0])):
+        model = make()
+        for value in (0.0, 10.0, 5.0):
+            model.learn(np.array([value]), -1)
+        assert model.micro_clusters.radius[:3].tolist() == radii
+    model = ReSSL(1, 2, radius_k=1)
+    for value in (0.0, 10.0, 30.0):     # 30: its nearest (10) has radius 10, kept
+        model.learn(np.array([value]), -1)
+    assert model.micro_clusters.radius[:3].tolist() == [0.0, 10.0, 10.0]
+
+
+@pytest.mark.parametrize("radius_k, entries", [(None, False), (3, True)])
+def test_ressl_state_holds_the_seed_only_with_radius_k(radius_k, entries):
+    # without radius_k ReSSL draws nothing (and its older states hold no seed)
+    model = ReSSL(2, 2, radius_k=radius_k, seed=4)
+    assert ("seed" in model.state_dict()) is entries
+    copy = ReSSL(2, 2, radius_k=radius_k, seed=9)
+    copy.load_state_dict(model.state_dict())
+    assert copy.seed == (4 if entries else 9)
+
+
+@pytest.mark.parametrize("radius_k, error", [(0, ValueError), (2.5, TypeError)])
+def test_ressl_refuses_a_radius_k_that_is_no_neighbour_count(radius_k, error):
+    with pytest.raises(error, match="radius_k"):
+        ReSSL(2, 2, radius_k=radius_k)
+
+
 def test_hdssl_new_cluster_copies_a_nonzero_radius_of_its_nearest():
     # the k-NN estimate stands in only for a radius of 0 (official createMC);
     # over (0, 3, 20) with k = 2 it would be 11.5, 10 or 18.5, never 3
@@ -502,7 +552,7 @@ def test_a_state_with_nan_in_a_micro_cluster_is_refused(make, entry):
     # 'micro-cluster store is full' (a NaN distance is never the closest pair)
     model = _learned(make(2, 2, memory_size=4))
     before = model.state_dict()
-    corrupt = before[entry].copy()
+    corrupt = before[entry].clone()
     corrupt[0] = np.nan
     with pytest.raises(ValueError, match=f"state {entry} holds NaN or inf values"):
         model.load_state_dict({**before, entry: corrupt})

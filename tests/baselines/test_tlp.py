@@ -368,7 +368,7 @@ def _learned(sigma=None, tau=4, n=9):
 
 
 def _arrival_of_every_slot(state):
-    arrival = state["arrival"].copy()
+    arrival = state["arrival"].clone()
     arrival[arrival == -1] = state["time"]  # the free slot marked as a window point
     return arrival
 

@@ -485,6 +485,7 @@ def test_other_settings_are_named(saved, kwargs, match):
     (ReSSL, {"window": 30}, "checkpoint has window=100, learner has 30"),
     (ReSSL, {"ks": (1, 3, 5, 9)}, r"checkpoint has ks=\(1, 3, 5, 7\), learner has \(1, 3, 5, 9\)"),
     (ReSSL, {"decay": 0.05}, "checkpoint has decay=2e-06, learner has 0.05"),
+    (ReSSL, {"radius_k": 5}, "checkpoint has radius_k=None, learner has 5"),
     (HDSSL, {"prune_threshold": 0.3}, "checkpoint has prune_threshold=0.15, learner has 0.3"),
 ])
 def test_the_baselines_settings_are_named(tmp_path, build, other, match):

@@ -56,7 +56,7 @@ def test_current_config_is_what_run_resolves_for_the_stream():
         "memory_size": 1000, "scaling": "online", "feature_transform": "none",
         "robust_quantile": 0.01, "robust_tolerance": 0.05, "robust_reservoir": 1000,
         "robust_window": None, "robust_clip": True, "feature_range": [-1.0, 1.0], "decay": None,
-        "prune_threshold": None, "window": None}
+        "prune_threshold": None, "window": None, "radius_k": None}
     light = current_config("sledge-light", "Shuttle", 0.001)
     assert light["feature_transform"] == "none"            # the measured exception
 

@@ -378,8 +378,10 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
         "memory_size", "scaling", "feature_transform", "robust_quantile", "robust_tolerance",
         "robust_reservoir", "robust_window", "robust_clip", "feature_range", "decay",
         "prune_threshold", "radius_k", "chunk_size"}
-    with pytest.raises(UsageError, match="'ressl': radius_k"):
-        resolve_config("MNIST", 0.01, "ressl", {"radius_k": 3}, None)
+    with pytest.raises(UsageError, match="'tlp': radius_k"):
+        resolve_config("MNIST", 0.01, "tlp", {"radius_k": 3}, None)
+    with pytest.raises(UsageError, match="'ressl': chunk_size"):
+        resolve_config("MNIST", 0.01, "ressl", {"chunk_size": 3}, None)
     with pytest.raises(UsageError, match="lr"):
         resolve_config("MNIST", 0.01, "tlp", {"lr": 0.1}, None)
     with pytest.raises(UsageError, match="'tlp': decay"):
@@ -390,8 +392,8 @@ def test_baselines_take_memory_input_preparation_and_their_own_hyperparameters()
 
 @pytest.mark.parametrize("name, given, attributes", [
     ("tlp", {"sigma": 0.5, "knn": 3}, ("sigma", "knn")),
-    ("ressl", {"decay": 1e-3, "prune_threshold": 0.2, "window": 7},
-     ("decay", "prune_threshold", "window")),
+    ("ressl", {"decay": 1e-3, "prune_threshold": 0.2, "window": 7, "radius_k": 3},
+     ("decay", "prune_threshold", "window", "radius_k")),
     ("hdssl", {"decay": 1e-3, "prune_threshold": 0.2, "radius_k": 2, "chunk_size": 9},
      ("decay", "prune_threshold", "k", "chunk_size")),
 ])

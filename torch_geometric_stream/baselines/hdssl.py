@@ -8,41 +8,11 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
-                                                            radius_from_sums)
+                                                            knn_epsilon, radius_from_sums)
 from torch_geometric_stream.baselines.state import NumpyState
-from torch_geometric_stream.validation import check_positive_int, check_seed
+from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
-
-
-def knn_epsilon(points: np.ndarray, k: int, rng: np.random.Generator,
-                fraction: float = 0.1) -> float:
-    """Mean distance to the ``k`` nearest other points over a random ``fraction`` sample.
-
-    Args:
-        points (np.ndarray): the points :math:`(m, d)`.
-        k (int): the number of neighbours, clipped to :math:`m - 1`.
-        rng (np.random.Generator): draws the sample, ``max(1, floor(fraction *
-            m))`` points without replacement.
-        fraction (float, optional): the fraction of the points sampled.
-            (default: ``0.1``)
-
-    Returns:
-        The mean distance; 0 for fewer than two points (or ``k < 1``).
-    """
-    m = points.shape[0]
-    k = min(int(k), m - 1)
-    if k < 1:
-        return 0.0
-    size = max(1, int(m * fraction))
-    sample = np.sort(rng.choice(m, size=size, replace=False))
-    means = np.empty(size)
-    for row, i in enumerate(sample):
-        diff = points - points[i]
-        dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        dist[i] = np.inf
-        means[row] = np.partition(dist, k - 1)[:k].mean()
-    return float(means.mean())
 
 
 def _pairwise_dist(points: np.ndarray) -> np.ndarray:
@@ -144,7 +114,9 @@ class HDSSL(MicroClusterClassifier):
         in_channels (int): number of features :math:`d`.
         num_classes (int): number of classes :math:`c`.
         memory_size (int, optional): maximum number of micro-clusters (default ``1000``).
-        k (int, optional): neighbour count of the radius estimate (default ``5``).
+        k (int, optional): neighbour count of the radius estimate (default ``5``, the
+            middle of the grid :math:`k \in \{1, 5, 10\}` over which the SLeDGe paper
+            varied it).
         decay (float, optional): decay rate :math:`\lambda` (default ``1e-4``).
         prune_threshold (float, optional): weight below which a cluster is pruned (default
             ``0.15``).
@@ -217,12 +189,11 @@ class HDSSL(MicroClusterClassifier):
         """Raw samples waiting in the chunk buffer (chunk mode, < ``chunk_size``)."""
         return self._buffered
 
-    def state_dict(self) -> NumpyState:
-        state = self._store_state()
+    def _numpy_state(self) -> NumpyState:
+        state = self._store_state(seeded=True)
         state["buffer_x"] = self._buffer_x.copy()
         state["buffer_y"] = self._buffer_y.copy()
         state["buffered"] = np.int64(self._buffered)
-        state["seed"] = np.uint64(self.seed)  # with the time, it seeds the radius samples
         return state
 
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
@@ -233,14 +204,12 @@ class HDSSL(MicroClusterClassifier):
             if value.shape != current.shape:
                 raise ValueError(f"state {name} has shape {value.shape}, "
                                  f"expected {current.shape}")
-        seed = check_seed(np.asarray(state["seed"]).item(), "state seed")
         buffered = check_positive_int(np.asarray(state["buffered"]).item(), "state buffered",
                                       minimum=0)
         if buffered >= self.chunk_size:  # a full chunk is clustered at once
             raise ValueError(f"state buffered must be below chunk_size {self.chunk_size} "
                              f"(a full chunk is clustered at once), got {buffered}")
         self._load_store_state(state)
-        self.seed = seed
         self._buffer_x = buffer_x.copy()
         self._buffer_y = buffer_y.copy()
         self._buffered = buffered
@@ -265,14 +234,6 @@ class HDSSL(MicroClusterClassifier):
         return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 
     # ------------------------------------------------------------- learning
-    def _rng(self) -> np.random.Generator:
-        return np.random.default_rng([self.seed, self._now])
-
-    def _centre_epsilon(self, x: np.ndarray) -> float:
-        store = self._store
-        points = np.vstack([store.centre[store.active], x[None, :]])
-        return knn_epsilon(points, self.k, self._rng())
-
     def _flush_chunk(self, now: float) -> None:
         x = self._buffer_x[:self._buffered].copy()
         y = self._buffer_y[:self._buffered].copy()
@@ -306,7 +267,8 @@ class HDSSL(MicroClusterClassifier):
                 store.weight[slot] += 1.0 if store.label[slot] == y else -1.0
         store.decay_and_prune(now, self.decay, self.prune_threshold, elapsed=1.0)
         if self.chunk_size == 1:
-            store.absorb_or_create(x, y, now, fallback_radius=lambda: self._centre_epsilon(x))
+            store.absorb_or_create(x, y, now,
+                                   fallback_radius=lambda: self._centre_epsilon(x, self.k))
             return
         self._buffer_x[self._buffered] = x
         self._buffer_y[self._buffered] = y

@@ -26,7 +26,7 @@ from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
-__all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums"]
+__all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
 
 _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "active",
            "dist2")
@@ -47,6 +47,36 @@ def radius_from_sums(ls: np.ndarray, ss: np.ndarray,
     centre = ls / count[..., None]
     value = (ss / count[..., None]).sum(-1) - (centre * centre).sum(-1)
     return np.sqrt(np.maximum(value, 0.0))
+
+
+def knn_epsilon(points: np.ndarray, k: int, rng: np.random.Generator,
+                fraction: float = 0.1) -> float:
+    """Mean distance to the ``k`` nearest other points over a random ``fraction`` sample.
+
+    Args:
+        points (np.ndarray): the points :math:`(m, d)`.
+        k (int): the number of neighbours, clipped to :math:`m - 1`.
+        rng (np.random.Generator): draws the sample, ``max(1, floor(fraction *
+            m))`` points without replacement.
+        fraction (float, optional): the fraction of the points sampled.
+            (default: ``0.1``)
+
+    Returns:
+        The mean distance; 0 for fewer than two points (or ``k < 1``).
+    """
+    m = points.shape[0]
+    k = min(int(k), m - 1)
+    if k < 1:
+        return 0.0
+    size = max(1, int(m * fraction))
+    sample = np.sort(rng.choice(m, size=size, replace=False))
+    means = np.empty(size)
+    for row, i in enumerate(sample):
+        diff = points - points[i]
+        dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        dist[i] = np.inf
+        means[row] = np.partition(dist, k - 1)[:k].mean()
+    return float(means.mean())
 
 
 class MicroClusterStore:
@@ -450,10 +480,31 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         """The micro-cluster store (read it, do not modify it)."""
         return self._store
 
-    def _store_state(self) -> NumpyState:
-        return {**self._store.state_dict(), "now": np.int64(self._now)}
+    def _rng(self) -> np.random.Generator:
+        """The generator of the random samples drawn at the current stream time."""
+        return np.random.default_rng([self.seed, self._now])
+
+    def _centre_epsilon(self, x: np.ndarray, k: int) -> float:
+        """The radius estimate of a new cluster at ``x`` :math:`(d,)`: :func:`knn_epsilon`
+        of the active centres and ``x`` with ``k`` neighbours (HDSSL's, the official
+        ``eRangMC``)."""
+        store = self._store
+        points = np.vstack([store.centre[store.active], x[None, :]])
+        return knn_epsilon(points, k, self._rng())
+
+    def _store_state(self, seeded: bool = False) -> NumpyState:
+        """The clusters and the time, and with ``seeded`` the seed (with the time, it
+        seeds the radius samples)."""
+        state: NumpyState = {**self._store.state_dict(), "now": np.int64(self._now)}
+        if seeded:
+            state["seed"] = np.uint64(self.seed)
+        return state
 
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
+        """Load :meth:`_store_state`'s entries (the seed where ``state`` has one)."""
         now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)
+        seed = (check_seed(np.asarray(state["seed"]).item(), "state seed")
+                if "seed" in state else self.seed)
         self._store.load_state_dict(state)
         self._now = now
+        self.seed = seed

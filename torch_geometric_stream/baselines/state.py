@@ -1,4 +1,4 @@
-"""All-or-nothing state loading for the NumPy baselines."""
+"""State saving and all-or-nothing state loading for the NumPy baselines."""
 from __future__ import annotations
 
 import abc
@@ -6,25 +6,37 @@ import inspect
 from typing import Any, Dict, Mapping, Union
 
 import numpy as np
+import torch
+from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.validation import as_label_vector
 
-#: A baseline's ``state_dict``: NumPy arrays, and NumPy scalars for its counters.
+#: A baseline's state as it computes with it: NumPy arrays, and NumPy scalars for
+#: its counters.
 NumpyState = Dict[str, Union[np.ndarray, np.generic]]
+#: A baseline's ``state_dict``: :data:`NumpyState` with tensors for the arrays and
+#: plain Python scalars for the counters.
+TensorState = Dict[str, Union[Tensor, bool, int, float]]
 
 
 class CheckedStateLoad(abc.ABC):
-    """Mixin giving a ``load_state_dict`` that changes nothing when it fails.
+    """Mixin giving a ``state_dict`` that :func:`torch.load` reads by default and a
+    ``load_state_dict`` that changes nothing when it fails.
 
-    The state must hold exactly the entries of the learner's own
-    ``state_dict()`` (a scalar entry as a scalar); anything else is refused with
-    a :class:`ValueError` naming the entries. The subclass's
-    :meth:`_load_state` then loads it, checking shapes as it goes; if it
-    raises, the learner's earlier state is put back. The entries named in
-    :attr:`_LABEL_ENTRIES` must hold class ids in :math:`[-1, c)` of this
-    learner's :math:`c` classes (a state of a learner with more classes is
-    refused, not left for a later prediction to index with).
+    :meth:`state_dict` is the subclass's :meth:`_numpy_state` with every array as
+    a tensor and every NumPy scalar as a Python scalar, so that
+    ``torch.load(file)`` (``weights_only=True``, torch's default since 2.6)
+    reads what ``torch.save(learner.state_dict(), file)`` wrote.
+    :meth:`load_state_dict` takes that form or the NumPy one (which older
+    checkpoints hold). The state must hold exactly the entries of the learner's
+    own state (a scalar entry as a scalar); anything else is refused with a
+    :class:`ValueError` naming the entries. The subclass's :meth:`_load_state`
+    then loads it, checking shapes as it goes; if it raises, the learner's
+    earlier state is put back. The entries named in :attr:`_LABEL_ENTRIES` must
+    hold class ids in :math:`[-1, c)` of this learner's :math:`c` classes (a
+    state of a learner with more classes is refused, not left for a later
+    prediction to index with).
     """
 
     num_classes: int
@@ -32,19 +44,25 @@ class CheckedStateLoad(abc.ABC):
     _LABEL_ENTRIES: tuple[str, ...] = ()
 
     @abc.abstractmethod
-    def state_dict(self) -> NumpyState:
+    def _numpy_state(self) -> NumpyState:
         """The learner's state as NumPy arrays (copies) and scalars."""
 
     @abc.abstractmethod
     def _load_state(self, state: Mapping[str, Any]) -> None:
-        """Load ``state``, whose entry names are already checked."""
+        """Load ``state`` (NumPy arrays and scalars), whose entry names are already
+        checked."""
+
+    def state_dict(self) -> TensorState:
+        """The learner's state: tensors (copies) and Python scalars."""
+        return {name: torch.from_numpy(value) if isinstance(value, np.ndarray)
+                else value.item() for name, value in self._numpy_state().items()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore a state from :meth:`state_dict`, entirely or not at all.
 
         Args:
-            state (Mapping[str, Any]): entry names to arrays, as :meth:`state_dict`
-                gives them.
+            state (Mapping[str, Any]): entry names to tensors and scalars, as
+                :meth:`state_dict` gives them, or to NumPy arrays and scalars.
 
         Raises:
             TypeError: if ``state`` is not a mapping.
@@ -55,7 +73,9 @@ class CheckedStateLoad(abc.ABC):
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a mapping of entry names to arrays, got "
                             f"{type(state).__name__}")
-        own = self.state_dict()
+        state = {name: value.detach().cpu().numpy() if isinstance(value, Tensor) else value
+                 for name, value in state.items()}
+        own = self._numpy_state()
         missing = [name for name in own if name not in state]
         unexpected = [name for name in state if name not in own]
         if missing or unexpected:

@@ -221,12 +221,18 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             ``knn`` nearest window points (default ``None``: all of them).
 
     Deviations from the authors' code:
-        No public code exists; the algorithm follows the paper.  Choices made
-        here: the query joins the graph as an unlabelled node (it is not
-        stored); unlabelled nodes that no labelled node or terminal can reach
-        are dropped from the linear system (their values are not unique) and a
-        query in such a component gets uniform probabilities (argmax: class 0);
-        no regularisation is added, so the solve is exact.  Where the weights
+        No public code exists; the algorithm follows the paper.  The memory
+        follows ``docs/baselines.md``: one window of ``tau = memory_size``
+        points (labelled or not, in arrival order) plus one terminal per class.
+        The SLeDGe paper's appendix says its TLP adopts the labelled and
+        unlabelled sample counts of its memory (``L = 100``, ``U = 900`` at
+        1 % labels), a split the window here does not make.  Choices made
+        here: the median heuristic of ``sigma=None``; the query joins the
+        graph as an unlabelled node (it is not stored); unlabelled nodes that
+        no labelled node or terminal can reach are dropped from the linear
+        system (their values are not unique) and a query in such a component
+        gets uniform probabilities (argmax: class 0); no regularisation is
+        added, so the solve is exact.  Where the weights
         to the labelled nodes are lost in float64 next to the others (e.g.
         ``1e-43`` next to ``1e-4`` with a small ``sigma``), Cholesky fails or
         returns harmonic values that do not sum to 1 (the exact ones do); then
@@ -282,7 +288,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     _STATE = ("_weights", "_x", "_label", "_arrival", "_dist2", "_edge")
     _LABEL_ENTRIES = ("label",)
 
-    def state_dict(self) -> NumpyState:
+    def _numpy_state(self) -> NumpyState:
         state = {name.lstrip("_"): getattr(self, name).copy() for name in self._STATE}
         state["time"] = np.int64(self._time)
         state["sigma"] = np.float64(self._sigma)

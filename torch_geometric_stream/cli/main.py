@@ -46,10 +46,11 @@ __all__ = ["build_parser", "dispatch", "main"]
 
 def _published(key: str) -> str:
     """Each baseline's constructor default of hyperparameter entry ``key``, e.g.
-    ``"2e-06 for ressl, 0.0001 for hdssl"``."""
-    return ", ".join(
-        f"{inspect.signature(BASELINES[name]).parameters[arguments[key]].default:g} for {name}"
-        for name, arguments in BASELINE_HYPERPARAMETERS.items() if key in arguments)
+    ``"2e-06 for ressl, 0.0001 for hdssl"``; a default of ``None`` reads ``"off"``."""
+    defaults = {name: inspect.signature(BASELINES[name]).parameters[arguments[key]].default
+                for name, arguments in BASELINE_HYPERPARAMETERS.items() if key in arguments}
+    return ", ".join(f"{'off' if value is None else format(value, 'g')} for {name}"
+                     for name, value in defaults.items())
 
 
 #: Where the package's few-label defaults apply (:data:`FEW_LABEL_SLOTS_PER_CLASS`,
@@ -355,7 +356,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                 help="choose neighbours with similarities in this precision; "
                                      "edge weights stay exact (default: the model's dtype)")
     baselines = run.add_argument_group(
-        "baseline hyperparameters (default: each baseline's published setting)")
+        "baseline hyperparameters (default: each baseline's own, as each option says)")
     baselines.add_argument("--sigma", type=float, metavar="X",
                            help="tlp: Gaussian bandwidth of the edge weights (default: the "
                                 "median pairwise distance of the first window)")
@@ -363,11 +364,16 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            help="tlp: each arriving point joins only its N nearest window "
                                 "points (default: all of them)")
     for flag, kind, text in (
-            ("--decay", float, "ressl, hdssl: decay rate of the micro-cluster weights"),
+            ("--decay", float, "ressl, hdssl: decay rate of the micro-cluster weights; "
+                               "ressl's compounds (each step multiplies a weight by "
+                               "2^(-X * steps since its update), as the official code), "
+                               "hdssl's is plain exponential (2^(-X) a step)"),
             ("--prune-threshold", float,
              "ressl, hdssl: weight below which a micro-cluster is pruned"),
             ("--window", positive_int, "ressl: labelled samples in the voters' accuracy window"),
-            ("--radius-k", positive_int, "hdssl: neighbour count of the radius estimate"),
+            ("--radius-k", positive_int,
+             "hdssl: neighbour count of the radius estimate; ressl: give a new cluster "
+             "whose inherited radius is 0 that estimate"),
             ("--chunk-size", positive_int,
              "hdssl: 1 learns per sample; N > 1 clusters every N samples by synchronization")):
         baselines.add_argument(flag, type=kind, metavar="X" if kind is float else "N",

@@ -47,7 +47,8 @@ BASELINE_CONFIG_KEYS = ("memory_size", "scaling", "feature_transform",
                         "feature_range") + ROBUST_SCALING_KEYS
 #: The baselines' own hyperparameters, each read by some of them
 #: (:data:`~torch_geometric_stream.models.BASELINE_HYPERPARAMETERS`); ``None``,
-#: their default, leaves the baseline's published setting.
+#: their default, leaves the baseline's own default (its published setting where
+#: its paper fixes one; TLP's bandwidth is the package's median heuristic).
 BASELINE_HYPERPARAMETER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
     key for keys in BASELINE_HYPERPARAMETERS.values() for key in keys))
 #: Entries that prepare the input stream or size the memory rather than being

@@ -33,10 +33,11 @@ BASELINE_NAMES = ("tlp", "ressl", "hdssl")
 #: Hyperparameters of each baseline that :func:`build_model` passes on, as
 #: configuration entry (the command line's ``--sigma``, ``--knn``, ...) ->
 #: constructor argument.  HDSSL's ``k`` is the entry ``radius_k``: ``k`` is
-#: SLeDGe's top-k.
+#: SLeDGe's top-k (ReSSL's opt-in ``radius_k`` is the same estimate's).
 BASELINE_HYPERPARAMETERS: dict[str, dict[str, str]] = {
     "tlp": {"sigma": "sigma", "knn": "knn"},
-    "ressl": {"decay": "decay", "prune_threshold": "prune_threshold", "window": "window"},
+    "ressl": {"decay": "decay", "prune_threshold": "prune_threshold", "window": "window",
+              "radius_k": "radius_k"},
     "hdssl": {"decay": "decay", "prune_threshold": "prune_threshold", "radius_k": "k",
               "chunk_size": "chunk_size"},
 }
