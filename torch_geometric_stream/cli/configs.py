@@ -704,12 +704,14 @@ def resolve_config(dataset: str, label_ratio: float, model: str,
 
 def _model_defaults(model: str, sources: dict[str, str]) -> dict[str, Any]:
     """Every entry ``model`` takes at its package default, noted in ``sources``;
-    ``None`` for a baseline's own hyperparameters: its published setting."""
+    ``None`` for a baseline's own hyperparameters: its own default (its published
+    setting where its paper fixes one; see
+    :data:`~torch_geometric_stream.cli.models.BASELINE_HYPERPARAMETER_KEYS`)."""
     allowed = config_keys(model)
     config: dict[str, Any] = {key: DEFAULT_CONFIG.get(key) for key in allowed}
     _note(sources, [key for key in allowed if key in DEFAULT_CONFIG], PACKAGE_DEFAULT_SOURCE)
     _note(sources, [key for key in allowed if key not in DEFAULT_CONFIG],
-          f"{model}'s published setting")
+          f"{model}'s own default")
     return config
 
 
