@@ -55,7 +55,7 @@ from typing import Any, Iterable, Optional
 
 from accuracy_summary import (DATASETS_SHOWN, HOST_NOTE, NAMES, RATIOS, config_differences,
                               current_config, mean_std, memory_study_tables, select_cells,
-                              summary_tables, targets_table)
+                              readme_table, summary_tables, targets_table)
 from machine import (data_root, dataset_name, folder_name, read_run,  # (benchmarks/ is on sys.path)
                      seed_value)
 from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
@@ -72,8 +72,10 @@ from torch_geometric_stream.files import atomic_write_text
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "accuracy"
 RESULTS_MD = HERE / "RESULTS.md"
+README_MD = HERE.parent / "README.md"
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
 SUMMARY_BEGIN, SUMMARY_END = "<!-- summary-tables:begin -->", "<!-- summary-tables:end -->"
+README_BEGIN, README_END = "<!-- results-table:begin -->", "<!-- results-table:end -->"
 
 #: The columns of the paper's methods tables, in its order.
 PAPER_METHODS = ("tlp", "ressl", "hdssl", "sledge", "sledge-light")
@@ -396,7 +398,9 @@ def _plot_links(records: list[tuple[str, dict[str, Any]]]) -> str:
 def render(_: argparse.Namespace) -> None:
     """Write the summary tables (the paper's layout at today's configuration, with
     links to :func:`current_plots`) and the table of every run between their markers
-    in RESULTS.md (appended if absent); without any run, RESULTS.md is left as it is."""
+    in RESULTS.md (appended if absent), and SLeDGe's and SLeDGe-L's table
+    (:func:`readme_table`) between README.md's markers (where README.md has them);
+    without any run, both files are left as they are."""
     records = load_records()
     if not records:
         raise UsageError(f"no run record in {RESULTS}; {RESULTS_MD.name} left as it is")
@@ -420,12 +424,22 @@ def render(_: argparse.Namespace) -> None:
     for begin, end, body, heading in (
             (SUMMARY_BEGIN, SUMMARY_END, summary, "Summary at today's configuration"),
             (BEGIN, END, table, "Every run (benchmarks/accuracy.py)")):
-        block = f"{begin}\n{body}\n{end}"
         if begin in text and end in text:
-            text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+            text = with_block(text, begin, end, body)
         else:
-            text += f"\n## {heading}\n\n{block}\n"
+            text += f"\n## {heading}\n\n{begin}\n{body}\n{end}\n"
     atomic_write_text(RESULTS_MD, text)
+    readme = README_MD.read_text() if README_MD.exists() else ""
+    if README_BEGIN in readme and README_END in readme:
+        atomic_write_text(README_MD, with_block(readme, README_BEGIN, README_END,
+                                                readme_table(records, PAPER, PAPER_STD)))
+
+
+def with_block(text: str, begin: str, end: str, body: str) -> str:
+    """``text`` with what lies between its markers ``begin`` and ``end`` (both
+    present) replaced by ``body``."""
+    start, stop = text.index(begin), text.index(end) + len(end)
+    return f"{text[:start]}{begin}\n{body}\n{end}{text[stop:]}"
 
 
 def plot(args: argparse.Namespace) -> None:

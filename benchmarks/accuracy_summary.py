@@ -51,7 +51,7 @@ from torch_geometric_stream.datasets import DATASETS
 __all__ = ["SUPERSEDED", "PAPER_SEEDS", "PACKAGE_MARGIN", "MEMORY_SIZES", "COEFFICIENTS",
            "HOST_NOTE", "current_config", "config_differences", "matches_current",
            "matching_runs", "select_cells", "choose_runs", "one_host_row", "summary_tables",
-           "targets_table", "memory_study_tables", "mean_std"]
+           "targets_table", "readme_table", "memory_study_tables", "mean_std"]
 
 #: Result folders whose runs no longer stand for their configuration, and why.
 SUPERSEDED = {
@@ -422,6 +422,34 @@ def targets_table(records: Iterable[tuple[str, dict[str, Any]]],
                   "-- --preset P`):", ""]
         lines += [f"- {NAMES[m]} on {d} at {100 * r:g} %, {p} preset"
                   for m, d, r, p in missing]
+    return "\n".join(lines)
+
+
+def readme_table(records: Iterable[tuple[str, dict[str, Any]]],
+                 paper: dict[tuple[str, str, float], float],
+                 paper_std: dict[tuple[str, str, float], float]) -> str:
+    """Markdown for README.md: SLeDGe and SLeDGe-L at today's configuration of the
+    paper preset and of the package preset (mean ± std over the paper's seeds, marked
+    as in :func:`summary_tables`), each beside the paper's mean ± std."""
+    records = list(records)
+    cells = [select_cells(records, preset) for preset in ("paper", "package")]
+    models = ("sledge", "sledge-light")
+    columns = ("paper preset", "package preset", "paper")
+    lines = ["| stream, labels | " + " | ".join(
+        f"{NAMES[m]}, {column}" for m in models for column in columns) + " |",
+        "|---" * (len(models) * len(columns) + 1) + "|"]
+    for dataset in DATASETS_SHOWN:
+        for ratio in RATIOS:
+            row = []
+            for model in models:
+                key = (model, dataset, ratio)
+                for chosen in cells:
+                    runs = chosen.get(key, [])
+                    row.append(mean_std([r["accuracy"] for r in runs]) + _marks(runs)
+                               if runs else "–")
+                row.append(f"{paper[key]:.4f} ± {paper_std[key]:.4f}" if key in paper
+                           else "–")
+            lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 

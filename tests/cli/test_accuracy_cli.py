@@ -201,3 +201,46 @@ def test_render_without_any_run_leaves_results_md(results, tmp_path, monkeypatch
     assert error == f"error: no run record in {results}; RESULTS.md left as it is\n"
     assert results_md.read_text() == "the committed tables\n"
     assert not list(results.iterdir())
+
+
+def _today_record(seed: int, accuracy_value: float) -> dict:
+    """A whole-stream SLeDGe run on Shuttle at 1 % at today's paper configuration."""
+    return {"model": "sledge", "dataset": "Shuttle", "label_ratio": 0.01, "seed": seed,
+            "limit": None, "n_samples": 58000, "accuracy": accuracy_value,
+            "accuracy_last_20": accuracy_value, "preset": "paper",
+            "label_mask": "paper", "seconds": 100.0, "ms_per_sample_median": 2.0,
+            "config": accuracy.current_config("sledge", "Shuttle", 0.01)}
+
+
+def test_render_writes_the_readme_table_between_the_readme_s_markers_only(
+        results, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(accuracy, "RESULTS_MD", tmp_path / "RESULTS.md")
+    (results / "tag").mkdir(parents=True)
+    for seed, value in ((0, 0.9), (2000, 0.95), (4000, 0.92)):
+        (results / "tag" / f"sledge_Shuttle_0.01_seed{seed}.json").write_text(
+            json.dumps(_today_record(seed, value)))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{accuracy.README_BEGIN}\nold table\n{accuracy.README_END}\n"
+                      "outro\n")
+    monkeypatch.setattr(accuracy, "README_MD", readme)
+    accuracy.main(["render"])
+    text = readme.read_text()
+    assert text.startswith(f"intro\n{accuracy.README_BEGIN}\n| stream, labels | SLeDGe, ")
+    assert text.endswith(f"|\n{accuracy.README_END}\noutro\n") and "old table" not in text
+    assert ("| Shuttle 1 % | 0.9233 ± 0.0252 | – | 0.9370 ± 0.0132 | – | – | 0.8519 ± 0.0360 |"
+            in text)
+    readme.write_text("a README without the markers\n")   # left as it is
+    accuracy.main(["render"])
+    assert readme.read_text() == "a README without the markers\n"
+    capsys.readouterr()
+
+
+def test_the_readme_s_table_is_what_render_writes_from_the_committed_records():
+    if not accuracy.RESULTS.is_dir():
+        pytest.skip("no committed run records")
+    text = accuracy.README_MD.read_text()
+    start = text.index(accuracy.README_BEGIN) + len(accuracy.README_BEGIN) + 1
+    committed = text[start:text.index(accuracy.README_END) - 1]
+    assert committed == accuracy.readme_table(accuracy.load_records(), accuracy.PAPER,
+                                              accuracy.PAPER_STD), (
+        "README.md's accuracy table is stale: run python benchmarks/accuracy.py render")

@@ -21,6 +21,7 @@ from accuracy_summary import (  # noqa: E402
     mean_std,
     memory_study_tables,
     one_host_row,
+    readme_table,
     select_cells,
     summary_tables,
     targets_table,
@@ -287,6 +288,28 @@ def test_targets_table_counts_each_preset_against_its_own_target():
     assert "| GSAD 1 % | 0.7000 n=1 † | – | – | – |" in text
     assert "- SLeDGe-L on Shuttle at 1 %, paper preset" in text
     assert "- SLeDGe on Shuttle at 1 %, package preset" not in text
+
+
+def test_readme_table_sets_each_preset_beside_the_paper():
+    runs = [record(seed=seed, accuracy=acc) for seed, acc in ((0, 0.9), (2000, 0.95),
+                                                              (4000, 0.92))]
+    runs += [record(preset="package", accuracy=0.91, device="cuda"),
+             record(model="sledge-light", dataset="GSAD", ratio=0.001, accuracy=0.3)]
+    text = readme_table([("tag", run) for run in runs],
+                        {("sledge", "Shuttle", 0.01): 0.937,
+                         ("sledge-light", "GSAD", 0.001): 0.3031},
+                        {("sledge", "Shuttle", 0.01): 0.0132,
+                         ("sledge-light", "GSAD", 0.001): 0.0534})
+    lines = text.splitlines()
+    assert lines[0] == ("| stream, labels | SLeDGe, paper preset | SLeDGe, package preset "
+                        "| SLeDGe, paper | SLeDGe-L, paper preset | SLeDGe-L, package preset "
+                        "| SLeDGe-L, paper |")
+    assert lines[1] == "|---|---|---|---|---|---|---|"
+    assert len(lines) == 2 + len(DATASETS_SHOWN) * 2
+    assert ("| Shuttle 1 % | 0.9233 ± 0.0252 | 0.9100 n=1 † | 0.9370 ± 0.0132 | – | – | – |"
+            in lines)
+    assert "| GSAD 0.1 % | – | – | – | 0.3000 n=1 | – | 0.3031 ± 0.0534 |" in lines
+    assert "| MNIST 1 % | – | – | – | – | – | – |" in lines
 
 
 def test_a_mean_equal_to_its_target_at_four_places_meets_it():
