@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 from typing import Optional
 
+from torch_geometric_stream.cli.arguments import label_ratio, nonnegative_int, unit_fraction
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.evaluation import LABEL_QUERIES, UncertaintyQuery
+from torch_geometric_stream.evaluation import LABEL_MASKS, LABEL_QUERIES, UncertaintyQuery
 
 __all__ = ["LABEL_DELAY_HELP", "ARRIVAL_HELP", "LABEL_MASK_HELP", "QUERY_THRESHOLD",
            "QUERY_STEP", "QUERY_THRESHOLD_HELP", "QUERY_STEP_HELP", "QUERY_OPTIONS",
-           "query_settings", "label_query", "query_words", "learn_on_arrival",
-           "label_delay_words"]
+           "add_label_protocol_options", "query_settings", "label_query", "query_words",
+           "learn_on_arrival", "label_delay_words"]
 
 #: Help of ``--label-delay`` (``run`` and ``tune``).
 LABEL_DELAY_HELP = ("samples predicted between a labeled sample and the learning of its label: "
@@ -49,6 +50,25 @@ QUERY_STEP_HELP = (f"variable- and randomized-uncertainty: the threshold falls b
 #: The label queries (``--label-mask``) that read each query option, and its default.
 QUERY_OPTIONS = {"query_threshold": (("fixed-uncertainty",), QUERY_THRESHOLD),
                   "query_step": (("variable-uncertainty", "randomized-uncertainty"), QUERY_STEP)}
+
+
+def add_label_protocol_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                               note: str = "") -> None:
+    """The label protocol's options, as ``run`` and ``tune`` take them:
+    ``--label-ratio``, ``--label-mask``, the query options, ``--label-delay`` and
+    ``--[no-]learn-on-arrival``; ``note`` ends the help of ``--label-mask`` and
+    ``--label-delay`` (``tune``'s: that every run of the search has them)."""
+    parser.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
+                        help="fraction of labeled samples in (0, 1] (default: %(default)s)")
+    parser.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
+                        help=LABEL_MASK_HELP + note)
+    parser.add_argument("--query-threshold", type=unit_fraction, metavar="U",
+                        help=QUERY_THRESHOLD_HELP)
+    parser.add_argument("--query-step", type=unit_fraction, metavar="S", help=QUERY_STEP_HELP)
+    parser.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
+                        help=LABEL_DELAY_HELP + note)
+    parser.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
+                        help=ARRIVAL_HELP)
 
 
 def query_settings(args: argparse.Namespace) -> dict[str, Optional[float]]:

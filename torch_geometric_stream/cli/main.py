@@ -13,9 +13,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from torch_geometric_stream.baselines import BASELINES
 from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_root_option,
-                                                  class_names, coefficient_value, label_ratio,
-                                                  nonnegative_int, positive_int, tau_value,
-                                                  unit_fraction, window_size, window_value)
+                                                  class_names, coefficient_value, positive_int,
+                                                  tau_value, window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS,
                                                 NORMALIZATION_CHOICES, PRESETS)
@@ -25,16 +24,13 @@ from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError,
 from torch_geometric_stream.cli.models import MODEL_NAMES
 from torch_geometric_stream.cli.report import software_versions
 from torch_geometric_stream.cli.tune import add_tune_parser
-from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY_HELP,
-                                                       LABEL_MASK_HELP, QUERY_STEP_HELP,
-                                                       QUERY_THRESHOLD_HELP)
+from torch_geometric_stream.cli.label_protocol import add_label_protocol_options
 from torch_geometric_stream.cli.run import (BUNDLED_LIMIT, BUNDLED_MODEL, DEFAULT_MODEL,
                                             HISTORY_HELP, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
                                             run_command)
 from torch_geometric_stream.datasets import DATASETS, DatasetError
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import (FEATURE_TRANSFORMS, HISTORIES, LABEL_MASKS,
-                                               LABEL_QUERIES, SCALINGS)
+from torch_geometric_stream.evaluation import FEATURE_TRANSFORMS, HISTORIES, SCALINGS
 from torch_geometric_stream.models import (BASELINE_HYPERPARAMETERS, CLASS_PRIORS, LIGHT_MEMORIES,
                                            MERGE_SIMILARITIES, PROPAGATIONS, SLEDGE_VARIANTS,
                                            SOURCE_MERGES)
@@ -138,10 +134,44 @@ record of --output holds it too."""
 
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
+    """The ``run`` command, its options in groups, each group declared by a helper."""
     run = commands.add_parser("run", help="evaluate a model on a stream",
                               description=_RUN_DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    data = run.add_argument_group("data")
+    _add_data_options(run.add_argument_group("data"))
+    _add_protocol_options(run.add_argument_group("protocol"))
+    hyper = run.add_argument_group(
+        "hyperparameters (override --config and the paper settings; an option the model never "
+        "reads, such as --k for memory, is an error)")
+    _add_hyperparameters(hyper)
+    _add_approximations(run.add_argument_group(
+        "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)"))
+    _add_baseline_hyperparameters(run.add_argument_group(
+        "baseline hyperparameters (default: each baseline's own, as each option says)"))
+    # the hyperparameters' last option, declared after the baselines' as it always was: the
+    # usage line lists the options in the order they were declared
+    hyper.add_argument("--config", type=Path, metavar="FILE.json",
+                       help="JSON object of configuration entries (keys as the flags, "
+                            "with underscores)")
+    _add_output_options(run.add_argument_group("output"))
+    _add_checkpoint_options(run.add_argument_group("checkpoint and resume (single seed)"))
+    # a run of tune's grid: tune warns once of what holds for all its runs
+    run.add_argument("--grid-run", action="store_true", help=argparse.SUPPRESS)
+    run.set_defaults(handler=run_command)
+
+
+def _add_data_options(data: argparse._ArgumentGroup) -> None:
+    """The ``data`` group of ``run``: the stream, its scaling and the synthetic stream."""
+    _add_source_options(data)
+    _add_scaling_options(data)
+    data.add_argument("--synthetic-samples", type=positive_int, metavar="N",
+                      help=f"length of the synthetic stream (default: {SYNTHETIC_SAMPLES})")
+    data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
+                      help=f"drift of --dataset synthetic (default: {SYNTHETIC_DRIFT})")
+
+
+def _add_source_options(data: argparse._ArgumentGroup) -> None:
+    """Where the stream comes from, how it is read and how much of it."""
     data.add_argument("--dataset", metavar="NAME",
                       help=f"one of {', '.join(DATASETS)} (case-insensitive), 'synthetic' "
                            f"(drift from --synthetic-drift), 'synthetic-<drift>', or a file "
@@ -180,6 +210,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     data.add_argument("--strict", action="store_true",
                       help="a paper dataset read from --root: error instead of a warning "
                            "when part of it is missing (see datasets); other streams refuse it")
+
+
+def _add_scaling_options(data: argparse._ArgumentGroup) -> None:
+    """The feature transform and the scaling of every feature, with its options."""
     data.add_argument("--scaling", choices=SCALINGS,
                       help="min-max scaling to [-1, 1] (see --feature-range): auto (the "
                            "known value range of image datasets, else online-rescale for "
@@ -222,27 +256,22 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                            "as counts, durations, amounts) or auto (none for streams with a "
                            "known value range, i.e. images, else signed-log1p; the default of "
                            "the SLeDGe family, the baselines default to none)")
-    data.add_argument("--synthetic-samples", type=positive_int, metavar="N",
-                      help=f"length of the synthetic stream (default: {SYNTHETIC_SAMPLES})")
-    data.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
-                      help=f"drift of --dataset synthetic (default: {SYNTHETIC_DRIFT})")
-    protocol = run.add_argument_group("protocol")
+
+
+def _add_protocol_options(protocol: argparse._ArgumentGroup) -> None:
+    """The ``protocol`` group of ``run``: the model, the label protocol, the seeds,
+    and where and how the run computes."""
     protocol.add_argument("--model", choices=MODEL_NAMES,
                           help=f"default: {DEFAULT_MODEL} ({BUNDLED_MODEL} for the default job)")
-    protocol.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
-                          help="fraction of labeled samples in (0, 1] (default: %(default)s)")
-    protocol.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
-                          help=LABEL_MASK_HELP)
-    protocol.add_argument("--query-threshold", type=unit_fraction, metavar="U",
-                          help=QUERY_THRESHOLD_HELP)
-    protocol.add_argument("--query-step", type=unit_fraction, metavar="S", help=QUERY_STEP_HELP)
-    protocol.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
-                          help=LABEL_DELAY_HELP)
-    protocol.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
-                          help=ARRIVAL_HELP)
+    add_label_protocol_options(protocol)
     protocol.add_argument("--seed", "--seeds", action="append", metavar="S",
                           help="repeatable, or a comma list, e.g. 0,2000,4000 (default: 0; "
                                "--seeds as in tune)")
+    _add_device_options(protocol)
+
+
+def _add_device_options(protocol: argparse._ArgumentGroup) -> None:
+    """The device, CUDA graphs, threads, parallel seeds and denormal floats."""
     protocol.add_argument("--device", default="auto",
                           help=f"auto, cpu, cuda, cuda:i or mps (default: auto = the GPU for "
                                f"{', '.join(SLEDGE_VARIANTS)} when there is one, else the "
@@ -262,9 +291,18 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                           help="read denormal floats as zero on the CPU during the run: with "
                                "--weight-decay > 0, weights decayed into the denormal range "
                                "otherwise slow the step about 15-fold (default: on)")
-    hyper = run.add_argument_group(
-        "hyperparameters (override --config and the paper settings; an option the model never "
-        "reads, such as --k for memory, is an error)")
+
+
+def _add_hyperparameters(hyper: argparse._ArgumentGroup) -> None:
+    """SLeDGe's hyperparameters, all of the group's options but ``--config``."""
+    _add_core_hyperparameters(hyper)
+    _add_merge_hyperparameters(hyper)
+    _add_graph_hyperparameters(hyper)
+    _add_prediction_hyperparameters(hyper)
+
+
+def _add_core_hyperparameters(hyper: argparse._ArgumentGroup) -> None:
+    """The preset, the sizes, the optimizer, the regularizer weight and ``--tau``."""
     hyper.add_argument("--preset", choices=PRESETS, default="paper",
                        help="paper (default): on its datasets, the paper's per-dataset "
                             "structural settings (layers, k, tau) and the settings measured "
@@ -289,6 +327,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     hyper.add_argument("--tau", type=tau_value, metavar="X",
                        help="temporal decay of the loss weights, a number or 'inf' ("
                             + _package_default("tau", "inf, uniform weights") + ")")
+
+
+def _add_merge_hyperparameters(hyper: argparse._ArgumentGroup) -> None:
+    """How the memory merges a sample into a slot."""
     for flag, text in (("--alpha", "weight of a new labeled sample in its merge"),
                        ("--beta", "weight of the old prototype in an unlabeled merge")):
         hyper.add_argument(flag, type=coefficient_value, metavar="X",
@@ -309,6 +351,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "(weights divided by the scaled rows' norms: the paper's merge of "
                             "unit rows at the current range, as with the rows scaled outside); "
                             "the other scalings do not read it")
+
+
+def _add_graph_hyperparameters(hyper: argparse._ArgumentGroup) -> None:
+    """How the learned graph is trained, normalized, regularized and propagated."""
     hyper.add_argument("--supervise-graph", action=argparse.BooleanOptionalAction,
                        help="whether the classification loss trains the graph learner f_E "
                             "through the edge weights (yes: the paper); with "
@@ -338,6 +384,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                             "propagate) or 'dense' (dense (N, N) adjacency products over "
                             "every row, for checks and benchmarks); the same results up to "
                             "rounding, which a long stream can amplify")
+
+
+def _add_prediction_hyperparameters(hyper: argparse._ArgumentGroup) -> None:
+    """The class prior of the predictions and sledge-light's labeled memory."""
     hyper.add_argument("--class-prior", choices=CLASS_PRIORS,
                        help="class prior of the predictions: 'memory' (the paper: the "
                             "balanced labeled memory's) or 'stream' (the labeled stream's "
@@ -347,16 +397,20 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                        help="sledge-light's labeled memory: 'full' (default; the authors' "
                             "light script: the labeled memory of the full model, every slot a "
                             "class query) or 'per-class' (the paper: one slot per class)")
-    approximations = run.add_argument_group(
-        "approximations (off by default; full SLeDGe; see benchmarks/RESULTS.md for their cost)")
+
+
+def _add_approximations(approximations: argparse._ArgumentGroup) -> None:
+    """The approximations of full SLeDGe (off by default)."""
     approximations.add_argument("--reselect-every", type=positive_int, metavar="R",
                                 help="search the memory's top-k neighbours anew every R steps, "
                                      "re-weighting the kept ones in between (default: 1, exact)")
     approximations.add_argument("--search-dtype", choices=("bfloat16",),
                                 help="choose neighbours with similarities in this precision; "
                                      "edge weights stay exact (default: the model's dtype)")
-    baselines = run.add_argument_group(
-        "baseline hyperparameters (default: each baseline's own, as each option says)")
+
+
+def _add_baseline_hyperparameters(baselines: argparse._ArgumentGroup) -> None:
+    """The baselines' hyperparameters, each help with each baseline's default."""
     baselines.add_argument("--sigma", type=float, metavar="X",
                            help="tlp: Gaussian bandwidth of the edge weights (default: the "
                                 "median pairwise distance of the first window)")
@@ -378,10 +432,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
              "hdssl: 1 learns per sample; N > 1 clusters every N samples by synchronization")):
         baselines.add_argument(flag, type=kind, metavar="X" if kind is float else "N",
                                help=f"{text} (default: {_published(flag[2:].replace('-', '_'))})")
-    hyper.add_argument("--config", type=Path, metavar="FILE.json",
-                       help="JSON object of configuration entries (keys as the flags, "
-                            "with underscores)")
-    output = run.add_argument_group("output")
+
+
+def _add_output_options(output: argparse._ArgumentGroup) -> None:
+    """What the run prints and writes: records, rows, windows, history, plot, progress."""
     output.add_argument("--show-config", action="store_true",
                         help="print the run's configuration, each entry with where its value "
                              "comes from, and exit without running (the other options are "
@@ -422,7 +476,10 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                         help="no progress (a bar on a terminal; where stderr is a file or a "
                              "pipe, a line every minute: samples done, accuracy, ms per "
                              "sample, time left)")
-    checkpoint = run.add_argument_group("checkpoint and resume (single seed)")
+
+
+def _add_checkpoint_options(checkpoint: argparse._ArgumentGroup) -> None:
+    """Checkpoints of a single-seed run and its resumption."""
     checkpoint.add_argument("--checkpoint", type=Path, metavar="FILE",
                             help="save learner, transform, RNG states and the run so far to "
                                  "FILE (atomically) after the last sample (with --stream, as "
@@ -436,9 +493,6 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
                                  "the outputs cover the whole stream. With --stream, the file "
                                  "is read again from its start, the rows done checked against "
                                  "the digest of their text and skipped; --limit may differ")
-    # a run of tune's grid: tune warns once of what holds for all its runs
-    run.add_argument("--grid-run", action="store_true", help=argparse.SUPPRESS)
-    run.set_defaults(handler=run_command)
 
 
 def _add_config_flags(group: argparse._ArgumentGroup,

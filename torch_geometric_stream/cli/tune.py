@@ -80,20 +80,16 @@ from typing import Any, Iterator, Optional
 
 from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
                                                   check_files_apart, check_folder,
-                                                  check_output_file, check_suffixes, label_ratio,
-                                                  nonnegative_int, parse_seeds, plain_text,
-                                                  positive_int, read_config_file,
-                                                  unit_fraction)
+                                                  check_output_file, check_suffixes, parse_seeds,
+                                                  plain_text, positive_int, read_config_file)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, check_model_device, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.label_protocol import (ARRIVAL_HELP, LABEL_DELAY_HELP,
-                                                       LABEL_MASK_HELP, QUERY_STEP_HELP,
-                                                       QUERY_THRESHOLD_HELP, label_delay_words,
-                                                       learn_on_arrival, query_settings,
-                                                       query_words)
+from torch_geometric_stream.cli.label_protocol import (add_label_protocol_options,
+                                                       label_delay_words, learn_on_arrival,
+                                                       query_settings, query_words)
 from torch_geometric_stream.cli.run import (DATA_DIGEST, DEFAULT_MODEL, OLDER_RECORDS,
                                             OVERRIDE_KEYS, SYNTHETIC_DRIFT, SYNTHETIC_SAMPLES,
                                             check_run, data_digest, labels_after_the_end,
@@ -102,7 +98,7 @@ from torch_geometric_stream.datasets import (DATASETS, StreamDataset, is_stream_
                                              resolve_dataset_name, stream_file_digest)
 from torch_geometric_stream.datasets.csv_stream import STDIN
 from torch_geometric_stream.datasets.synthetic import DRIFTS as SYNTHETIC_DRIFTS
-from torch_geometric_stream.evaluation import HISTORIES, LABEL_MASKS, LABEL_QUERIES
+from torch_geometric_stream.evaluation import HISTORIES, LABEL_QUERIES
 from torch_geometric_stream.evaluation.bounded import kept_tail_span
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 from torch_geometric_stream.files import atomic_write_csv, atomic_write_text
@@ -896,10 +892,26 @@ def _fixed_option_hint(unknown: list[str]) -> str:
 
 
 def add_tune_parser(commands: argparse._SubParsersAction) -> None:
+    """The ``tune`` command and its options."""
     tune = commands.add_parser("tune", help="resumable grid search over run options",
                                description=plain_text(__doc__),
                                formatter_class=argparse.RawDescriptionHelpFormatter,
                                unknown_hint=_fixed_option_hint)
+    _add_data_options(tune)
+    tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
+                      help="the model every run evaluates (default: %(default)s)")
+    add_label_protocol_options(tune, "; every run of the search has it")
+    tune.add_argument("--preset", choices=PRESETS, default="paper",
+                      help="the grid's base: the paper's per-dataset settings (default) or "
+                           "the package defaults (see run --help)")
+    _add_search_options(tune)
+    _add_execution_options(tune)
+    _add_output_options(tune)
+    tune.set_defaults(handler=tune_command)
+
+
+def _add_data_options(tune: argparse.ArgumentParser) -> None:
+    """The stream every run evaluates on."""
     tune.add_argument("--dataset", required=True, metavar="NAME",
                       help=f"the stream every run evaluates on: one of {', '.join(DATASETS)} "
                            f"(case-insensitive), a synthetic one or a file of your own "
@@ -913,22 +925,10 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--synthetic-drift", choices=SYNTHETIC_DRIFTS,
                       help="drift of --dataset synthetic (see run --help); its files are "
                            "named synthetic-<drift>, as the runs name the stream")
-    tune.add_argument("--model", choices=MODEL_NAMES, default=DEFAULT_MODEL,
-                      help="the model every run evaluates (default: %(default)s)")
-    tune.add_argument("--label-ratio", type=label_ratio, default=0.01, metavar="R",
-                      help="fraction of labeled samples in (0, 1] (default: %(default)s)")
-    tune.add_argument("--label-mask", choices=LABEL_MASKS + LABEL_QUERIES, default="paper",
-                      help=f"{LABEL_MASK_HELP}; every run of the search has it")
-    tune.add_argument("--query-threshold", type=unit_fraction, metavar="U",
-                      help=QUERY_THRESHOLD_HELP)
-    tune.add_argument("--query-step", type=unit_fraction, metavar="S", help=QUERY_STEP_HELP)
-    tune.add_argument("--label-delay", type=nonnegative_int, default=0, metavar="N",
-                      help=f"{LABEL_DELAY_HELP}; every run of the search has it")
-    tune.add_argument("--learn-on-arrival", action=argparse.BooleanOptionalAction,
-                      help=ARRIVAL_HELP)
-    tune.add_argument("--preset", choices=PRESETS, default="paper",
-                      help="the grid's base: the paper's per-dataset settings (default) or "
-                           "the package defaults (see run --help)")
+
+
+def _add_search_options(tune: argparse.ArgumentParser) -> None:
+    """The grid, its base configuration, the seeds of both stages and the stream's length."""
     tune.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2",
                       help="an option and its values (repeatable): any run option that "
                            "sets a configuration entry (a key of run --config: the "
@@ -951,6 +951,10 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--limit", type=positive_int, metavar="N",
                       help="first N samples only (a CSV or ARFF --dataset is read no "
                            "further, its classes those of these rows: see run --help)")
+
+
+def _add_execution_options(tune: argparse.ArgumentParser) -> None:
+    """Where and how the runs compute, and what each keeps of its samples."""
     tune.add_argument("--device", default="auto",
                       help="the device of every run, as run's --device: auto, cpu, cuda, "
                            "cuda:i or mps (default: %(default)s); with --jobs N the N runs "
@@ -967,6 +971,10 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            "the class metrics ranked are the same for both (a tail "
                            "accuracy: see --metric), a JSON of either is reused "
                            "(default: %(default)s)")
+
+
+def _add_output_options(tune: argparse.ArgumentParser) -> None:
+    """The ranking metric, what is printed and the files written."""
     tune.add_argument("--metric", choices=METRICS, default="accuracy", metavar="NAME",
                       help=f"the run records' entry to rank by, the higher the better: "
                            f"{', '.join(METRICS)} (default: %(default)s); another than "
@@ -989,4 +997,3 @@ def add_tune_parser(commands: argparse._SubParsersAction) -> None:
                            "<ratio>_label-delay=N with --label-delay N, "
                            "<ratio>_preset=package under --preset package, ending "
                            "_by-NAME.json under another --metric than accuracy)")
-    tune.set_defaults(handler=tune_command)
