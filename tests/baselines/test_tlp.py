@@ -401,3 +401,91 @@ def test_states_it_writes_load_filling_and_past_the_window():
         copy = TemporalLabelPropagation(2, 2, memory_size=4)
         copy.load_state_dict(model.state_dict())
         assert copy.num_items == model.num_items
+
+
+class _RecomputedHeuristic(TemporalLabelPropagation):
+    """TLP as it was before the median heuristic was kept incrementally: the
+    bandwidth and every window weight recomputed from all pairwise distances
+    at each arrival (the reference the incremental one must match bit for bit)."""
+
+    def _gauss(self, dist2, out=None):
+        assert out is None
+        return np.exp(-dist2 / (2.0 * self._sigma ** 2))
+
+    def _refresh_heuristic(self):
+        k = int((self._arrival >= 0).sum())
+        dist = np.sqrt(self._dist2[:k, :k][np.triu_indices(k, k=1)])
+        dist = dist[dist > 0]
+        self._sigma = float(np.median(dist)) if dist.size else 1.0
+        c = self.num_classes
+        block = np.where(self._edge[:k, :k], self._gauss(self._dist2[:k, :k]), 0.0)
+        np.fill_diagonal(block, 0.0)
+        self._weights[c:c + k, c:c + k] = block
+        if k >= self.memory_size:
+            self._frozen = True
+            self._dist2 = np.zeros((0, 0))
+            self._edge = np.zeros((0, 0), dtype=bool)
+
+
+def _stream_with_duplicates(seed, n, d=3):
+    """Rounded points, a third of them copies of earlier ones (zero distances)."""
+    rng = np.random.default_rng(seed)
+    x = np.round(rng.normal(size=(n, d)), 1)
+    copies = np.flatnonzero(rng.random(n) < 0.3)
+    x[copies] = x[rng.integers(0, copies + 1)]
+    return x.astype(np.float32), np.where(rng.random(n) < 0.2, rng.integers(3, size=n), -1)
+
+
+def _assert_learn_alike(models, x, y):
+    """Learn ``x, y`` into every model, asserting identical predictions,
+    bandwidths and weights throughout."""
+    first, *others = models
+    for row, label in zip(x, y):
+        expected = first.predict_proba_float64(row)
+        for model in others:
+            np.testing.assert_array_equal(model.predict_proba_float64(row), expected)
+        for model in models:
+            model.learn(row, int(label))
+        for model in others:
+            assert model.bandwidth == first.bandwidth
+            np.testing.assert_array_equal(model.weight_matrix, first.weight_matrix)
+
+
+@pytest.mark.parametrize("knn", [None, 1, 4])
+@pytest.mark.parametrize("tau, n", [(5, 30), (50, 90)])
+@pytest.mark.parametrize("duplicates", [False, True])
+def test_median_heuristic_equals_its_recomputation_bit_for_bit(tau, n, knn, duplicates):
+    if duplicates:
+        x, y = _stream_with_duplicates(tau + (knn or 0), n)
+    else:
+        rng = np.random.default_rng(tau + (knn or 0))
+        x = rng.normal(size=(n, 3)).astype(np.float32)
+        y = np.where(rng.random(n) < 0.2, rng.integers(3, size=n), -1)
+    _assert_learn_alike([_RecomputedHeuristic(3, 3, memory_size=tau, knn=knn),
+                         TemporalLabelPropagation(3, 3, memory_size=tau, knn=knn)], x, y)
+
+
+def test_median_heuristic_while_filling_averages_the_two_middle_distances():
+    model = TemporalLabelPropagation(1, 2, memory_size=10, knn=2)
+    bandwidths = []
+    for value in (0.0, 1.0, 3.0, 7.0, 0.0):
+        model.learn(np.array([value], dtype=np.float32), -1)
+        bandwidths.append(model.bandwidth)
+    # distances: {1}; {1, 2, 3}; {1, 2, 3, 4, 6, 7}; and 1, 3, 7 again (0 left out)
+    assert bandwidths == [1.0, 1.0, 2.0, 3.5, 3.0]
+
+
+@pytest.mark.parametrize("knn", [None, 2])
+@pytest.mark.parametrize("stop", [1, 7, 11])
+def test_a_state_loaded_or_reset_while_filling_continues_bit_for_bit(knn, stop):
+    x, y = _stream_with_duplicates(4, 40)
+    models = [_RecomputedHeuristic(3, 3, memory_size=12, knn=knn)] + [
+        TemporalLabelPropagation(3, 3, memory_size=12, knn=knn) for _ in range(3)]
+    reference, model, loaded, reset = models
+    for learner in (loaded, reset):      # what they hold is to be replaced
+        learner.learn(x[20:27], y[20:27])
+    reset.reset()
+    for learner in (reference, model, reset):
+        learner.learn(x[:stop], y[:stop])
+    loaded.load_state_dict(model.state_dict())
+    _assert_learn_alike(models, x[stop:], y[stop:])

@@ -244,10 +244,13 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         existing nodes keep theirs), which is the graph the Kron reduction is
         exact for.  With ``sigma=None`` the weights are rebuilt from stored
         distances while the first window fills (no node has left yet, so this
-        is exact too); negative harmonic values from round-off are clipped
-        before normalising.  Prediction and learning run with subnormal floats
-        flushed to zero (values below ``2.2e-308``; the thread's previous mode is
-        restored), because subnormal fill-in makes the dense solve ~100x slower.
+        is exact too; the pairwise distances are kept sorted for the median,
+        and an arrival rewrites only the edge weights: ``O(tau knn)`` with
+        ``knn``, all ``O(tau^2)`` pairs without); negative harmonic values from
+        round-off are clipped before normalising.  Prediction and learning run
+        with subnormal floats flushed to zero (values below ``2.2e-308``; the
+        thread's previous mode is restored), because subnormal fill-in makes
+        the dense solve ~100x slower.
     """
 
     def __init__(self, in_channels: int, num_classes: int, memory_size: int = 1000,
@@ -284,6 +287,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             self._frozen = True
             self._dist2 = np.zeros((0, 0))
             self._edge = np.zeros((0, 0), dtype=bool)
+        self._index_window_pairs()
 
     _STATE = ("_weights", "_x", "_label", "_arrival", "_dist2", "_edge")
     _LABEL_ENTRIES = ("label",)
@@ -317,6 +321,8 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         self._sigma = sigma
         self._frozen = frozen
         self._last_query = None
+        with _flush_denormals():        # as learning measured them
+            self._index_window_pairs()
 
     def _check_arrivals(self, arrival: np.ndarray, time: int) -> None:
         """Raise unless the state's ``arrival`` marks at most ``memory_size`` window
@@ -369,25 +375,61 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             return slots, dist2, slots[keep], dist2[keep]
         return slots, dist2, slots, dist2
 
-    def _gauss(self, dist2: np.ndarray) -> np.ndarray:
-        return np.exp(-dist2 / (2.0 * self._sigma ** 2))
+    def _gauss(self, dist2: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """``exp(-dist2 / (2 sigma^2))``, written into ``out`` if given."""
+        scaled = np.divide(dist2, -2.0 * self._sigma ** 2, out=out)
+        return np.exp(scaled, out=scaled)
+
+    def _index_window_pairs(self) -> None:
+        """Rebuild, from ``_dist2`` and ``_edge``, what the median heuristic keeps
+        up to date while the first window fills: the sorted positive pairwise
+        distances of the window points and, with ``knn``, the window's edges
+        (both directions); empty once the bandwidth is frozen."""
+        k = 0 if self._frozen else int((self._arrival >= 0).sum())
+        dist = np.sqrt(self._dist2[:k, :k][np.triu_indices(k, k=1)])
+        self._pair_dist = np.sort(dist[dist > 0])
+        edges = self._edge[:k, :k] if self.knn is not None else np.zeros((0, 0), dtype=bool)
+        self._edge_rows, self._edge_cols = np.nonzero(edges)
+
+    def _add_window_pairs(self, slot: int, dist2: np.ndarray, neighbours: np.ndarray) -> None:
+        """Merge the distances ``dist2`` of the point arriving in ``slot`` to the
+        window points into the sorted ones, and its edges to ``neighbours``
+        into the edge list (``O(tau)``)."""
+        dist = np.sqrt(dist2)
+        dist = np.sort(dist[dist > 0])
+        self._pair_dist = np.insert(self._pair_dist, np.searchsorted(self._pair_dist, dist),
+                                    dist)
+        if self.knn is not None:
+            ends = np.full(neighbours.size, slot)
+            self._edge_rows = np.concatenate([self._edge_rows, ends, neighbours])
+            self._edge_cols = np.concatenate([self._edge_cols, neighbours, ends])
 
     def _refresh_heuristic(self) -> None:
-        """Median-heuristic bandwidth and weights while the first window fills."""
+        """Median-heuristic bandwidth and weights while the first window fills.
+
+        The median comes from the middle one or two of the sorted distances
+        (their mean, as :func:`numpy.median` takes it); only edge weights are
+        rewritten (``O(tau knn)`` with ``knn``, ``O(tau^2)`` without), the
+        others are still zero.
+        """
         # no node has left before the bandwidth freezes, so slots 0..k-1 are the window
         k = int((self._arrival >= 0).sum())
-        iu = np.triu_indices(k, k=1)
-        dist = np.sqrt(self._dist2[:k, :k][iu])
-        dist = dist[dist > 0]
-        self._sigma = float(np.median(dist)) if dist.size else 1.0
+        size = self._pair_dist.size
+        middle = self._pair_dist[(size - 1) // 2:size // 2 + 1]
+        self._sigma = float(np.mean(middle)) if size else 1.0
         c = self.num_classes
-        block = np.where(self._edge[:k, :k], self._gauss(self._dist2[:k, :k]), 0.0)
-        np.fill_diagonal(block, 0.0)
-        self._weights[c:c + k, c:c + k] = block
+        if self.knn is None:       # every pair is an edge
+            block = self._weights[c:c + k, c:c + k]
+            self._gauss(self._dist2[:k, :k], out=block)
+            np.fill_diagonal(block, 0.0)
+        else:
+            rows, cols = self._edge_rows, self._edge_cols
+            self._weights[c + rows, c + cols] = self._gauss(self._dist2[rows, cols])
         if k >= self.memory_size:
             self._frozen = True
             self._dist2 = np.zeros((0, 0))
             self._edge = np.zeros((0, 0), dtype=bool)
+            self._index_window_pairs()
 
     def _insert(self, x: np.ndarray, y: int) -> None:
         c = self.num_classes
@@ -407,6 +449,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             self._edge[:, slot] = False
             self._edge[slot, nb] = True
             self._edge[nb, slot] = True
+            self._add_window_pairs(slot, all_d2, nb)
             self._refresh_heuristic()
             return
         w = self._gauss(nb_d2)
