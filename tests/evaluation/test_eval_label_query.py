@@ -405,3 +405,47 @@ def test_a_generator_state_numpy_cannot_hold_is_refused_as_a_value():
                                          r"NumPy's default generator: OverflowError"):
         query.load_state_dict(state)
     assert query.state_dict() == before
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+@pytest.mark.parametrize("label_delay", [0, 2])
+def test_a_record_states_query_saw_its_samples_and_asked_its_labels(history, label_delay):
+    stream = list(zip(CONFIDENCES, LABELS))
+    records = []
+    prequential(Confidence(), stream, progress=False, limit=4, history=history,
+                label_delay=label_delay,
+                label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5),
+                callback=lambda position, record: records.append(record))
+    state = records[-1].state_dict()
+    assert (state["label_query"]["seen"], state["label_query"]["asked"]) == (4, 2)
+
+    def resume(query_state):
+        query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+        prequential(Confidence(), stream, progress=False, start=4, history=history,
+                    label_delay=label_delay, label_query=query,
+                    initial={**state, "label_query": query_state})
+        return query
+
+    assert (resume(state["label_query"]).seen, resume(state["label_query"]).asked) == (6, 3)
+    # before: loaded, the budget read as spent (or as not spent) over samples never seen
+    for seen, asked in ((10 ** 6, 0), (4, 1), (5, 2)):
+        with pytest.raises(ValueError, match=rf"^the record state's label query saw {seen} "
+                                             rf"samples and asked {asked} labels, but the "
+                                             rf"record covers 4 samples with 2 labels$"):
+            resume({**state["label_query"], "seen": seen, "asked": asked})
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    with pytest.raises(ValueError, match="saw 5 samples"):
+        prequential(Confidence(), stream, progress=False, start=4, history=history,
+                    label_delay=label_delay, label_query=query,
+                    initial={**state, "label_query": {**state["label_query"], "seen": 5}})
+    assert (query.seen, query.asked) == (0, 0)  # put back as it was
+
+
+def test_a_query_that_saw_another_runs_samples_is_refused_before_a_new_run():
+    stream = list(zip(CONFIDENCES, LABELS))
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    prequential(Confidence(), stream, progress=False, label_query=query)
+    learner = Confidence()
+    with pytest.raises(ValueError, match=r"^label_query has seen 6 samples \(of another run\)"):
+        prequential(learner, stream, progress=False, label_query=query)
+    assert learner.learned == [] and query.seen == 6
