@@ -210,9 +210,10 @@ class RunningClassCounts:
             pairs[label, prediction] = count
             support[label] = support.get(label, 0) + count
         samples = sum(support.values())
-        # the smallest of the most frequent labels, class 0 before the first
+        # the smallest of the most frequent labels, and a label counted; class 0 before the first
         leader = min(support, key=lambda label: (-support[label], label), default=0)
-        if majority != leader or previous not in (support or {0: 0}):
+        previous_counted = previous in support if support else previous == 0
+        if majority != leader or not previous_counted:
             raise ValueError(f"the class counts' majority class {majority} and previous label "
                              f"{previous} are not those of the labels counted: the majority "
                              f"is {leader}, the previous one of {sorted(support) or [0]}")

@@ -322,7 +322,7 @@ _RECORD_KEYS = {"full": ("start", "predictions", "labels", "labeled", "seconds",
                 "bounded": ("start", "n_samples", "n_labels", "metrics", "classes", "elapsed")}
 
 
-def _check_held_labels(delayed: DelayedLabels, loaded: "PrequentialRecord", start: int) -> None:
+def _check_held_labels(delayed: DelayedLabels, loaded: PrequentialRecord, start: int) -> None:
     """Raise unless every label ``delayed`` holds is that of its sample in ``loaded``,
     the record state's samples from stream position ``start``: given to the learner
     (full history), or one of the labels counted (bounded)."""
@@ -347,7 +347,7 @@ def _check_held_labels(delayed: DelayedLabels, loaded: "PrequentialRecord", star
                              f"{'given' if given else 'not given'} to the learner")
 
 
-def _check_query_counts(query: LabelQuery, loaded: "PrequentialRecord") -> None:
+def _check_query_counts(query: LabelQuery, loaded: PrequentialRecord) -> None:
     """Raise unless an :class:`UncertaintyQuery` ``query``, loaded from a record
     state, has seen the samples of ``loaded`` (that state) and asked for its labels:
     a run asks it about each sample, and gives the learner the labels it asks for."""
