@@ -708,11 +708,12 @@ def check_seed(value: Any, name: str = "seed") -> int:
 
 def generator_from_state(state: Any, name: str) -> np.random.Generator:
     """A NumPy default generator (PCG64) in the ``bit_generator.state`` ``state``, or
-    a :class:`ValueError` naming ``name`` where NumPy refuses it."""
+    a :class:`ValueError` naming ``name`` where NumPy refuses it (a state integer
+    beyond 128 bits or below 0 included)."""
     rng = np.random.default_rng()
     try:
         rng.bit_generator.state = state
-    except (TypeError, ValueError, KeyError) as error:
+    except (TypeError, ValueError, KeyError, OverflowError) as error:
         raise ValueError(f"{name} is not a state of NumPy's default generator: "
                          f"{error!r}") from None
     return rng

@@ -527,3 +527,125 @@ def test_the_evaluation_package_exports_the_bounded_history_api():
         assert name in evaluation.__all__
         assert getattr(evaluation, name) is getattr(module, name)
     assert all(hasattr(evaluation, name) for name in evaluation.__all__)
+
+
+def _bounded_state():
+    """A bounded record state of 20 samples of 3 classes, with windows of 8."""
+    records = []
+    labels = [0, 1, 2, 2, 1, 0, 0, 2, 1, 1, 0, 2, 2, 2, 1, 0, 1, 2, 0, 0]
+    predictions = [0, 1, 1, 2, 0, 0, 2, 2, 1, 0, 0, 2, 1, 2, 1, 1, 1, 2, 0, 2]
+
+    class Replay:
+        num_classes = 3
+
+        def __init__(self):
+            self.predictions = iter(predictions)
+
+        def predict(self, x):
+            return next(self.predictions)
+
+        def learn(self, x, y):
+            pass
+
+    prequential(Replay(), [(np.zeros(1), label) for label in labels], progress=False,
+                history="bounded", window=8,
+                callback=lambda position, record: records.append(record))
+    return records[-1].state_dict()
+
+
+def _edited(path, value):
+    """The bounded state with the entry at ``path`` (keys) set to ``value``(state)."""
+    state = _bounded_state()
+    entry = state
+    for key in path[:-1]:
+        entry = entry[key]
+    entry[path[-1]] = value(entry[path[-1]]) if callable(value) else value
+    return state
+
+
+@pytest.mark.parametrize("path, value, error, message", [
+    # before: accuracy_last_20 of 200.2 and accuracy_last_5 of 500.5
+    (("metrics", "accuracy", "points"), lambda points: points - 1000, ValueError,
+     "the running accuracy's points must be cumulative hits after every 1 samples"),
+    (("metrics", "accuracy", "points"), lambda points: points[::-1].copy(), ValueError,
+     "rising by at most 1 from 0 up to the 13 right"),
+    # before: 4 bins of 2**62 counted 3 latencies (an int64 sum that wraps)
+    (("metrics", "latency", "bins"),
+     np.array([[1, 2 ** 62], [2, 2 ** 62], [3, 2 ** 62], [4, 2 ** 62 + 20]]), ValueError,
+     "the latency bins [1, 4] are not those of the range"),
+    # before: OverflowError in result()
+    (("metrics", "latency", "bins"), lambda bins: bins + [10 ** 6, 0], ValueError,
+     "are not those of the range"),
+    (("metrics", "latency", "minimum"), "0.001", TypeError,
+     "the latency minimum must be a number, got str"),
+    # before: kappa_m silently None
+    (("classes", "majority_hits"), 10 ** 6, ValueError,
+     "the class counts' majority_hits 1000000 and no_change_hits"),
+    (("classes", "no_change_hits"), 21, ValueError, "must be at most the 20 samples counted"),
+    # before: OverflowError
+    (("classes", "majority_hits"), math.inf, TypeError,
+     "the class counts' majority_hits must be an integer, got float"),
+    (("classes", "majority"), 2, ValueError,  # 7 labels of class 0 and of 2: 0
+     "the class counts' majority class 2 and previous label 0 are not those of the labels "
+     "counted: the majority is 0"),
+    (("classes", "previous"), 7, ValueError, "previous label 7 are not those"),
+    (("n_samples",), math.inf, TypeError,
+     "the record state's n_samples must be an integer, got float"),
+    # before: 5.9 loaded as 5, '2' as 2
+    (("n_labels",), 5.9, TypeError, "the record state's n_labels must be an integer, got float"),
+    (("n_labels",), "2", TypeError, "the record state's n_labels must be an integer, got str"),
+    (("n_labels",), 19, ValueError,
+     "the record state covers 20 samples with 19 labels, its windows 20 with 20"),
+    (("metrics", "accuracy", "stride"), 2, ValueError, "stride 2"),
+    # before: NaN and 7.0 kept as finished windows' balanced accuracies
+    (("windows", "done_balanced_accuracy"), np.array([np.nan, 0.5]), ValueError,
+     "got nan and"),
+    (("windows", "done_balanced_accuracy"), np.array([0.5, 7.0]), ValueError,
+     "got 7.0 and"),
+    (("windows", "done_kappa"), np.array([0.5, -1.5]), ValueError, "and -1.5 for window 1"),
+    (("windows", "hits"), 4, ValueError, "(4 right, 4 labels, class counts of 4, 3 right)"),
+])
+def test_a_bounded_state_no_run_gives_is_refused_naming_the_entry(path, value, error,
+                                                                  message):
+    state = _edited(path, value)
+    record = PrequentialRecord(history="bounded", window=8)
+    with pytest.raises(error, match=re.escape(message)):
+        record.load_state_dict(state)
+    assert record.metrics.n_samples == 0 and record.classes.samples == 0
+    assert record.windowed.n_samples == 0
+
+
+def test_the_right_predictions_of_the_class_counts_and_the_metrics_agree():
+    state = _bounded_state()
+    pairs = state["classes"]["pairs"].copy()
+    rows = {(label, prediction): row for row, (label, prediction, _) in enumerate(pairs)}
+    pairs[rows[0, 0], 2] -= 1  # a sample of class 0 predicted as 2, not as 0
+    pairs[rows[0, 2], 2] += 1
+    record = PrequentialRecord(history="bounded", window=8)
+    with pytest.raises(ValueError, match="class counts hold 12 right predictions, its "
+                                         "metrics 13"):
+        record.load_state_dict({**state, "classes": {**state["classes"], "pairs": pairs}})
+
+
+def test_every_bounded_state_a_run_writes_loads_and_gives_its_metrics():
+    rng = np.random.default_rng(5)
+    for max_points in (2, 4, 6):
+        accuracy, counts, histogram = RunningAccuracy(max_points), RunningClassCounts(), \
+            LatencyHistogram()
+        for _ in range(150):
+            label, prediction = (int(value) for value in rng.integers(0, 4, size=2))
+            accuracy.update(label == prediction)
+            counts.update(label, prediction)
+            histogram.update(float(rng.choice([0.0, 1e-10, rng.exponential(1e-3), 1e300])))
+            for kept, fresh in ((accuracy, RunningAccuracy(max_points)),
+                                (counts, RunningClassCounts()), (histogram, LatencyHistogram())):
+                fresh.load_state_dict(kept.state_dict())
+                assert repr(fresh.state_dict()) == repr(kept.state_dict())
+        assert histogram.quantile(100) == 1e300  # the bin of 1e300 has no finite middle
+
+
+def test_a_latency_histogram_without_latencies_has_no_range():
+    with pytest.raises(ValueError, match=r"latency range \[nan, nan\] without bins"):
+        LatencyHistogram().load_state_dict({"bins": np.zeros((0, 2), np.int64),
+                                            "minimum": math.nan, "maximum": math.nan})
+    LatencyHistogram().load_state_dict(LatencyHistogram().state_dict())

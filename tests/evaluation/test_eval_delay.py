@@ -1,4 +1,6 @@
 """Labels that reach the learner ``label_delay`` samples late (``prequential``)."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -230,7 +232,8 @@ def test_a_record_state_continues_only_with_the_delay_it_was_kept_with(kept, res
     (lambda held: held.update(positions=[0, 0]), ValueError, "are not distinct positions in"),
     (lambda held: held.update(positions=[0, 3]), ValueError, r"in \[0, 3\), in order"),
     (lambda held: held.update(labels=[2]), ValueError, "2 positions, 2 rows and 1 labels"),
-    (lambda held: held.update(labels=[0, -1]), ValueError, "a held label must be >= 0"),
+    (lambda held: held.update(labels=[0, -1]), ValueError,
+     "the held label of position 2 must be >= 0"),
     (lambda held: held.update(positions=[0.0, 2]), TypeError, "position must be an integer"),
     (lambda held: held.pop("rows"), ValueError, r"lacks the entries \['rows'\]"),
     (lambda held: held.pop("learn_on_arrival"), ValueError,
@@ -274,3 +277,89 @@ def test_the_queue_holds_copies_and_releases_each_label_once_when_due():
     assert held.tolist() == [1.0, 2.0] and label == 1 and len(queue) == 0
     with pytest.raises(ValueError, match="label_delay must be >= 1, got 0"):
         DelayedLabels(0)
+
+
+class Rows(CallLog):
+    """A CallLog that says its rows' width, as the package's learners do."""
+
+    in_channels = 1
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_a_held_label_other_than_its_samples_is_refused_at_the_resume(history):
+    # before: a held 7 (of a learner of 3 classes) loaded, and the run failed at the
+    # learning of it, 2 samples later ("label 7 is outside [0, 3)")
+    state = _state_after(4, 2, history)
+    assert state["delayed"]["positions"] == [2, 3] and state["delayed"]["labels"] == [2, 0]
+    state["delayed"]["labels"] = [7, 0]
+    learner = CallLog()
+    message = (r"^the held label 7 of position 2 is not that of the record state's sample "
+               r"there: label 2, given to the learner$" if history == "full" else
+               r"^the held label 7 of position 2 is no label the record state counts$")
+    with pytest.raises(ValueError, match=message):
+        prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                    history=history, start=4, initial=state)
+    assert learner.calls == []
+
+
+def test_a_held_label_of_an_unlabeled_sample_or_before_the_record_is_refused():
+    state = _state_after(4, 2)  # sample 3 labeled 0, sample 1 unlabeled
+    record = PrequentialRecord(label_delay=2)
+    unlabeled = {**state, "labeled": np.array([True, False, True, False])}
+    with pytest.raises(ValueError, match="label 0, not given to the learner"):
+        record.load_state_dict(unlabeled)
+    late = {**state, "start": 3, "predictions": state["predictions"][:1],
+            "labels": state["labels"][3:], "labeled": state["labeled"][3:],
+            "seconds": state["seconds"][3:]}  # covers [3, 4): position 2 is before it
+    late["delayed"] = {**state["delayed"], "positions": [2, 3]}
+    with pytest.raises(ValueError, match="position 2 is from before the record state's "
+                                         "start 3"):
+        record.load_state_dict(late)
+    assert record.metrics.n_samples == 0 and len(record.delayed) == 0
+
+
+@pytest.mark.parametrize("rows, error, message", [
+    (["junk", np.zeros(1)], TypeError,
+     "the held row of position 2 must be a tensor, an array, a list or a dict, got str"),
+    ([np.zeros(1), None], TypeError,
+     "the held row of position 3 must be a tensor, an array, a list or a dict, got NoneType"),
+    ([np.zeros(7), np.zeros(1)], ValueError,
+     "the held rows must be of one shape (rows of one stream), got (7,) at position 2, (1,) "
+     "at position 3"),
+    ([torch.zeros(1, device="meta"), np.zeros(1)], TypeError,
+     "the held row of position 2 is on the 'meta' device"),
+])
+def test_held_rows_no_learner_took_are_refused(rows, error, message):
+    state = _state_after(4, 2)["delayed"]
+    queue = DelayedLabels(2)
+    with pytest.raises(error, match=re.escape(message)):
+        queue.load_state_dict({**state, "rows": rows}, end=4)
+    assert len(queue) == 0
+    queue.load_state_dict({**state, "rows": [[0.5], {"a": 1.0}]}, end=4)  # a list, River's dict
+    assert len(queue) == 2
+
+
+def test_a_held_label_beyond_int64_is_refused():
+    state = _state_after(4, 2)["delayed"]
+    queue = DelayedLabels(2)
+    with pytest.raises(ValueError, match=r"^the held label of position 2 must fit an int64, "
+                                         r"got 1180591620717411303424$"):
+        queue.load_state_dict({**state, "labels": [2 ** 70, 0]}, end=4)
+    assert len(queue) == 0
+
+
+def test_a_held_row_of_another_width_than_the_learners_is_refused_at_the_resume():
+    records = []
+    prequential(Rows(), list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                limit=4, callback=lambda position, record: records.append(record))
+    state = records[-1].state_dict()
+    resumed = prequential(Rows(), list(zip(X, Y)), label_mask=MASK, progress=False,
+                          label_delay=2, start=4, initial=state)
+    assert resumed.metrics["n_samples"] == 6
+    state["delayed"]["rows"] = [np.zeros(3, np.float32), np.zeros(3, np.float32)]
+    learner = Rows()
+    with pytest.raises(ValueError, match=r"^initial holds back the row of position 2 with 3 "
+                                         r"features, but the learner has in_channels=1$"):
+        prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                    start=4, initial=state)
+    assert learner.calls == []

@@ -329,3 +329,123 @@ def test_a_query_with_a_learner_that_cannot_learn_names_what_the_query_needs(lab
         prequential(FusedWithoutLearn(), list(zip(CONFIDENCES, LABELS)), progress=False,
                     label_query=query, label_delay=label_delay)
     assert query.seen == 0
+
+
+def test_probabilities_whose_sum_overflows_are_normalized_by_their_largest():
+    # before: [1e308, 1e308] summed to inf, p_max read as 0 and the label asked
+    query = UncertaintyQuery("fixed-uncertainty", budget=1.0, threshold=0.4)
+    assert query([1e308, 1e308]) is False  # 0.5
+    assert query(np.array([1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308])) is True  # 0.2
+    assert (query.seen, query.asked) == (2, 1)
+
+
+def test_ordinary_probabilities_give_the_largest_over_their_sum_bit_for_bit():
+    rng = np.random.default_rng(3)
+    samples = [rng.dirichlet(np.ones(classes)) * scale for classes in (2, 3, 10, 100)
+               for scale in (1.0, 1e-300, 7.5, 1e300)]
+    for values in samples:
+        largest, classes = UncertaintyQuery._largest_probability(values)
+        assert largest == float(values.max() / values.sum()) and classes == values.size
+
+
+@pytest.mark.parametrize("probabilities, message", [
+    (np.array([0.5 + 3j, 0.5]), "probabilities must be real numbers, got complex values"),
+    (torch.tensor([0.5, 0.5], dtype=torch.complex64),
+     "probabilities must be real numbers, got complex values"),
+    (np.array([True, False]), "probabilities must be real numbers, got bool values"),
+    (torch.tensor([[True, False]]), "probabilities must be real numbers, got bool values"),
+    (torch.ones(2, device="meta"), "probabilities is on the 'meta' device, which holds no "
+                                   "values: pass a tensor with data (e.g. on the CPU)"),
+])
+def test_complex_bool_or_meta_probabilities_are_refused_as_a_type(probabilities, message):
+    # before: the imaginary part dropped (with a warning), True read as 1, and a meta
+    # tensor's NotImplementedError
+    query = UncertaintyQuery("fixed-uncertainty", budget=1.0)
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        query(probabilities)
+    assert (query.seen, query.asked) == (0, 0)
+
+
+def test_an_integer_beyond_float64_is_refused_as_a_value():
+    query = UncertaintyQuery("fixed-uncertainty", budget=1.0)
+    with pytest.raises(ValueError, match="must be finite numbers >= 0"):
+        query([10 ** 400, 1])
+    assert query.seen == 0
+
+
+@pytest.mark.parametrize("seen, asked", [(50, 50), (50, 11), (10, 3), (1, 2), (0, 1)])
+def test_a_state_that_spent_more_than_its_budget_is_refused(seen, asked):
+    # before: seen=50, asked=50 at budget 0.2 loaded, and no label was asked after it
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.2)
+    before = query.state_dict()
+    with pytest.raises(ValueError, match=rf"asked {asked} labels of {seen} samples, beyond "
+                                         r"its budget=0.2"):
+        query.load_state_dict({**before, "seen": seen, "asked": asked})
+    assert query.state_dict() == before
+
+
+def test_every_state_a_query_writes_is_within_its_budget_and_loads():
+    rng = np.random.default_rng(0)
+    for budget in (0.05, 0.2, 1 / 3, 0.5, 1.0):
+        for strategy in LABEL_QUERIES:
+            query = UncertaintyQuery(strategy, budget=budget, seed=2)
+            for probabilities in rng.dirichlet(np.ones(3) * 0.3, size=200):
+                query(probabilities)
+                UncertaintyQuery(strategy, budget=budget).load_state_dict(query.state_dict())
+            assert query.asked > 0  # the bound was reached, not only approached
+
+
+def test_a_generator_state_numpy_cannot_hold_is_refused_as_a_value():
+    # before: OverflowError ("Python integer -1 out of bounds for uint64")
+    query = UncertaintyQuery("selective-sampling", budget=0.5)
+    before = query.state_dict()
+    state = {**before, "rng": {**before["rng"], "state": {**before["rng"]["state"],
+                                                          "state": -5}}}
+    with pytest.raises(ValueError, match=r"^the label query's rng state is not a state of "
+                                         r"NumPy's default generator: OverflowError"):
+        query.load_state_dict(state)
+    assert query.state_dict() == before
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+@pytest.mark.parametrize("label_delay", [0, 2])
+def test_a_record_states_query_saw_its_samples_and_asked_its_labels(history, label_delay):
+    stream = list(zip(CONFIDENCES, LABELS))
+    records = []
+    prequential(Confidence(), stream, progress=False, limit=4, history=history,
+                label_delay=label_delay,
+                label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5),
+                callback=lambda position, record: records.append(record))
+    state = records[-1].state_dict()
+    assert (state["label_query"]["seen"], state["label_query"]["asked"]) == (4, 2)
+
+    def resume(query_state):
+        query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+        prequential(Confidence(), stream, progress=False, start=4, history=history,
+                    label_delay=label_delay, label_query=query,
+                    initial={**state, "label_query": query_state})
+        return query
+
+    assert (resume(state["label_query"]).seen, resume(state["label_query"]).asked) == (6, 3)
+    # before: loaded, the budget read as spent (or as not spent) over samples never seen
+    for seen, asked in ((10 ** 6, 0), (4, 1), (5, 2)):
+        with pytest.raises(ValueError, match=rf"^the record state's label query saw {seen} "
+                                             rf"samples and asked {asked} labels, but the "
+                                             rf"record covers 4 samples with 2 labels$"):
+            resume({**state["label_query"], "seen": seen, "asked": asked})
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    with pytest.raises(ValueError, match="saw 5 samples"):
+        prequential(Confidence(), stream, progress=False, start=4, history=history,
+                    label_delay=label_delay, label_query=query,
+                    initial={**state, "label_query": {**state["label_query"], "seen": 5}})
+    assert (query.seen, query.asked) == (0, 0)  # put back as it was
+
+
+def test_a_query_that_saw_another_runs_samples_is_refused_before_a_new_run():
+    stream = list(zip(CONFIDENCES, LABELS))
+    query = UncertaintyQuery("fixed-uncertainty", budget=0.5)
+    prequential(Confidence(), stream, progress=False, label_query=query)
+    learner = Confidence()
+    with pytest.raises(ValueError, match=r"^label_query has seen 6 samples \(of another run\)"):
+        prequential(learner, stream, progress=False, label_query=query)
+    assert learner.learned == [] and query.seen == 6

@@ -690,8 +690,7 @@ def test_a_bounded_record_state_with_a_negative_class_id_loads_nothing():
     assert str(raised.value) == "pairs must hold class ids >= 0, got the pair [-1, 1]"
     with pytest.raises(ValueError) as raised:
         fresh.load_state_dict({**good, "classes": {**good["classes"], "previous": -1}})
-    assert str(raised.value) == ("majority, majority_hits, previous, no_change_hits must be "
-                                 ">= 0, got [0, 1, -1, 1]")
+    assert str(raised.value) == "the class counts' previous must be >= 0, got -1"
     assert fresh.metrics.n_samples == 0
     fresh.load_state_dict(good)
     assert fresh.result().metrics["confusion_matrix"] == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
@@ -850,7 +849,8 @@ def test_a_bounded_state_whose_windows_cover_other_samples_is_refused():
     state = {**_record(0, [0, 1, 1], "bounded", window=2).state_dict(),
              "windows": _record(0, [0], "bounded", window=2).state_dict()["windows"]}
     record = PrequentialRecord(history="bounded", window=2)
-    with pytest.raises(ValueError, match="the record state covers 3 samples, its windows 1"):
+    with pytest.raises(ValueError, match="the record state covers 3 samples with 3 labels, its "
+                                         "windows 1 with 1"):
         record.load_state_dict(state)
     assert record.metrics.n_samples == 0
 
@@ -897,3 +897,51 @@ def test_the_running_accuracy_plot_puts_a_late_run_at_its_stream_positions(monke
         result = prequential(PreviousLabel(), stream(), progress=False, start=2, history=history)
         module.plot_running_accuracy({"run": result}, "unused.png", num_points=1)
         assert [values.tolist() for values in drawn["run"]] == [[6], [0.25]]
+
+
+class Unsized:
+    """A learner without num_classes: the record is sized by the largest class id seen."""
+
+    def predict(self, x):
+        return 0
+
+    def learn(self, x, y):
+        pass
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+@pytest.mark.parametrize("label", [2 ** 20, 2 ** 40, 2 ** 70, np.int64(2 ** 40)])
+def test_a_class_id_beyond_the_classes_a_record_sizes_is_refused_at_its_sample(history, label):
+    # before: 2**40 was recorded, and result() raised MemoryError (lists of 2**40 + 1
+    # entries); 2**70 raised "must be one integer class id" as if it were no integer
+    seen = []
+    with pytest.raises(ValueError, match=rf"^y at stream position 1 must be a class id < "
+                                         rf"1048576 \(2\*\*20\) for a learner without "
+                                         rf"num_classes, .* got {int(label)}: give the learner "
+                                         rf"a num_classes$"):
+        prequential(Unsized(), [(np.zeros(2), 0), (np.zeros(2), label)], progress=False,
+                    history=history, callback=lambda position, record: seen.append(position))
+    assert seen == [0]
+    result = prequential(Unsized(), [(np.zeros(2), 2 ** 20 - 1)], progress=False,
+                         history=history)
+    assert len(result.metrics["recall_per_class"]) == 2 ** 20
+
+
+def test_a_learner_with_num_classes_takes_class_ids_beyond_the_cap():
+    class Sized(Unsized):
+        num_classes = 2 ** 20 + 2
+
+    result = prequential(Sized(), [(np.zeros(2), 2 ** 20 + 1)], progress=False,
+                         history="bounded")
+    assert result.metrics["n_samples"] == 1
+
+
+@pytest.mark.parametrize("history", ["full", "bounded"])
+def test_a_resumed_run_without_num_classes_refuses_an_initial_class_id_beyond_the_cap(history):
+    record = PrequentialRecord(history=history)
+    record.update(0, 2 ** 40, True, 0.001)
+    with pytest.raises(ValueError, match=r"^initial holds class id 1099511627776, but a run "
+                                         r"whose learner has no num_classes takes class ids "
+                                         r"below 1048576"):
+        prequential(Unsized(), [(np.zeros(2), 0)] * 2, progress=False, history=history,
+                    start=1, initial=record.state_dict())

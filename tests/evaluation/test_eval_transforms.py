@@ -110,6 +110,22 @@ def test_min_max_scaler_refuses_a_state_without_a_whole_range(state, problem):
 
 
 @pytest.mark.parametrize("scaler_class", [OnlineMinMaxScaler, GlobalMinMaxScaler])
+def test_min_max_scaler_refuses_a_range_on_the_meta_device_as_a_type(scaler_class):
+    # before: NotImplementedError ("Cannot copy out of meta tensor") from the range check
+    rows = np.array([[0.0, 1.0], [3.0, 4.0]])
+    scaler = scaler_class()
+    if scaler_class is GlobalMinMaxScaler:
+        scaler.fit(rows)
+    scaler.transform_many(rows)
+    before = state_of(scaler)
+    state = {**scaler.state_dict(), "max": torch.ones(2, dtype=torch.float64, device="meta")}
+    with pytest.raises(TypeError, match=rf"^{scaler_class.__name__} state\['max'\] is on the "
+                                        r"'meta' device, which holds no values"):
+        scaler.load_state_dict(state)
+    assert_same(state_of(scaler), before)
+
+
+@pytest.mark.parametrize("scaler_class", [OnlineMinMaxScaler, GlobalMinMaxScaler])
 @pytest.mark.parametrize("key, index, value, error, problem", [
     ("min", 1, math.nan, ValueError, "must be, per feature, inf and -inf (no row seen) or "
      "finite with low <= high, got min[1] = nan and max[1] = 4.0"),

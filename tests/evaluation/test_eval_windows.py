@@ -203,8 +203,12 @@ def test_a_windows_state_with_a_full_or_overcounted_current_window_is_refused():
         with pytest.raises(ValueError, match="inconsistent windows state: window=4"):
             target.load_state_dict(bad)
         assert target.n_samples == 0
-    target.load_state_dict({**three.state_dict(), "hits": 3})  # 3 right of 3 fits
-    assert target.columns()["accuracy"].tolist() == [1.0]
+    # 3 right of 3 fits the window, not its class counts (2 right): before, loaded,
+    # with an accuracy of 1 beside the class counts' balanced accuracy
+    with pytest.raises(ValueError, match=r"class counts of 3, 2 right"):
+        target.load_state_dict({**three.state_dict(), "hits": 3})
+    target.load_state_dict(three.state_dict())
+    assert target.columns()["accuracy"].tolist() == [2 / 3]
 
 
 def test_a_windows_state_with_finished_counts_outside_zero_to_size_is_refused():

@@ -121,6 +121,20 @@ class RunningClassCounts:
         """The largest class id counted, label or prediction (-1 before the first sample)."""
         return max((max(pair) for pair in self._pairs), default=-1)
 
+    @property
+    def hits(self) -> int:
+        """Number of samples whose prediction was their label."""
+        return sum(count for (label, prediction), count in self._pairs.items()
+                   if label == prediction)
+
+    def label_count(self, label: int) -> int:
+        """Number of samples of true class ``label`` counted.
+
+        Args:
+            label (int): the class id.
+        """
+        return self._support.get(label, 0)
+
     def metrics(self, num_classes: Optional[int] = None) -> Dict[str, Any]:
         """:func:`~torch_geometric_stream.evaluation.class_metrics` of the samples
         counted.
@@ -174,7 +188,11 @@ class RunningClassCounts:
 
         Raises:
             ValueError: an entry is missing, or the counts are no counts of class
-                ids.
+                ids: a reference right more often than there are samples, a
+                majority class that is not the most frequent label (the smallest
+                id on ties), a previous label never counted.
+            TypeError: the majority class, the previous label or a reference's
+                hits is no integer (a float is not truncated).
         """
         _missing(state, self._KEYS, "class count")
         rows = _integers(state, "pairs", 3)
@@ -183,17 +201,29 @@ class RunningClassCounts:
         if (rows[:, :2] < 0).any():  # class ids: metrics() would refuse them after the load
             raise ValueError(f"pairs must hold class ids >= 0, got the pair "
                              f"{rows[(rows[:, :2] < 0).any(axis=1)][0, :2].tolist()}")
-        scalars = [int(state[key]) for key in self._KEYS[1:]]
-        if min(scalars) < 0:
-            raise ValueError(f"{', '.join(self._KEYS[1:])} must be >= 0, got {scalars}")
+        majority, majority_hits, previous, no_change_hits = (
+            check_positive_int(state[key], f"the class counts' {key}", minimum=0)
+            for key in self._KEYS[1:])
         pairs: Dict[Tuple[int, int], int] = {}
         support: Dict[int, int] = {}
-        for label, prediction, count in rows.tolist():
+        for label, prediction, count in rows.tolist():  # Python ints: no int64 sum to wrap
             pairs[label, prediction] = count
             support[label] = support.get(label, 0) + count
+        samples = sum(support.values())
+        # the smallest of the most frequent labels, and a label counted; class 0 before the first
+        leader = min(support, key=lambda label: (-support[label], label), default=0)
+        previous_counted = previous in support if support else previous == 0
+        if majority != leader or not previous_counted:
+            raise ValueError(f"the class counts' majority class {majority} and previous label "
+                             f"{previous} are not those of the labels counted: the majority "
+                             f"is {leader}, the previous one of {sorted(support) or [0]}")
+        if max(majority_hits, no_change_hits) > samples:
+            raise ValueError(f"the class counts' majority_hits {majority_hits} and "
+                             f"no_change_hits {no_change_hits} must be at most the "
+                             f"{samples} samples counted")
         self._pairs, self._support = pairs, support
         (self._majority, self._majority_hits, self._previous,
-         self._no_change_hits) = scalars
+         self._no_change_hits) = majority, majority_hits, previous, no_change_hits
 
 
 class RunningAccuracy:
@@ -239,6 +269,20 @@ class RunningAccuracy:
             self.stride *= 2
             return
         self._points.append(self.correct)
+
+    @staticmethod
+    def stride_after(samples: int, max_points: int) -> int:
+        r"""The stride after ``samples`` updates: the smallest power of 2 that keeps
+        at most ``max_points`` positions.
+
+        Args:
+            samples (int): the updates (:math:`\geq 0`).
+            max_points (int): as for :class:`RunningAccuracy`.
+        """
+        stride = 1
+        while samples // stride > max_points:
+            stride *= 2
+        return stride
 
     def _hits_at(self, samples: int) -> int:
         """Cumulative hits after ``samples`` samples, 0 or a kept multiple of the stride."""
@@ -314,16 +358,30 @@ class RunningAccuracy:
             state (Mapping): a result of :meth:`state_dict`.
 
         Raises:
-            ValueError: an entry is missing, or the counts are inconsistent.
+            ValueError: an entry is missing, or the counts are inconsistent: more
+                right than samples, a stride other than that of as many samples,
+                points not one per stride, or cumulative hits that fall or grow by
+                more than the samples between them.
+            TypeError: ``samples``, ``correct`` or ``stride`` is no integer (a float
+                is not truncated).
         """
         _missing(state, self._KEYS, "running accuracy")
-        samples, correct, stride = (int(state[key]) for key in self._KEYS[:3])
+        samples, correct, stride = (
+            check_positive_int(state[key], f"the running accuracy's {key}", minimum=minimum)
+            for key, minimum in zip(self._KEYS[:3], (0, 0, 1)))
         points = _integers({"points": np.asarray(state["points"]).reshape(-1, 1)}, "points", 1)
-        if not (0 <= correct <= samples and stride >= 1 and stride & (stride - 1) == 0
-                and len(points) == samples // stride and len(points) <= self.max_points):
+        if not (correct <= samples and stride == self.stride_after(samples, self.max_points)
+                and len(points) == samples // stride):
             raise ValueError(f"inconsistent running accuracy state: {samples} samples, "
                              f"{correct} right, stride {stride}, {len(points)} points (at "
                              f"most {self.max_points})")
+        hits = [0, *points[:, 0].tolist(), correct]
+        spans = [stride] * len(points) + [samples - len(points) * stride]
+        steps = [(later - earlier, span) for earlier, later, span in zip(hits, hits[1:], spans)]
+        if any(not 0 <= step <= span for step, span in steps):
+            raise ValueError(f"the running accuracy's points must be cumulative hits after "
+                             f"every {stride} samples, rising by at most {stride} from 0 up to "
+                             f"the {correct} right, got {hits[1:-1]}")
         self.samples, self.correct, self.stride = samples, correct, stride
         self._points = array("q", points[:, 0].tolist())
 
@@ -382,10 +440,7 @@ def kept_tail_span(fraction: float, samples: int, max_points: int = CURVE_POINTS
     fraction = check_unit_interval(fraction, "fraction")
     samples = check_positive_int(samples, "samples")
     max_points = check_positive_int(max_points, "max_points", minimum=2)
-    stride = 1
-    while samples // stride > max_points:
-        stride *= 2
-    return _kept_span(fraction, samples, stride)
+    return _kept_span(fraction, samples, RunningAccuracy.stride_after(samples, max_points))
 
 
 def approximate_tails(metrics: Mapping[str, Any]) -> List[str]:
@@ -400,6 +455,26 @@ def approximate_tails(metrics: Mapping[str, Any]) -> List[str]:
     spans = metrics.get("tail_samples") or {}
     return [key for key, fraction in TAIL_FRACTIONS.items()
             if key in spans and spans[key] != tail_size(fraction, metrics["n_samples"])]
+
+
+def _latency_bin(seconds: float) -> int:
+    """The :class:`LatencyHistogram` bin of a latency of ``seconds`` (finite, >= 0)."""
+    if seconds < LATENCY_FLOOR:
+        return _UNDERFLOW
+    ratio = seconds / LATENCY_FLOOR  # inf above 1.8e299 s: then apart
+    scale = math.log(ratio) if ratio < math.inf else math.log(seconds) - math.log(LATENCY_FLOOR)
+    return math.floor(scale / _LOG_RATIO)
+
+
+def _bin_middle(key: int) -> float:
+    """The geometric middle of :class:`LatencyHistogram` bin ``key`` (0 for the
+    lowest bin; ``inf`` beyond ``float``'s range, for the bin of a latency near it)."""
+    if key == _UNDERFLOW:
+        return 0.0
+    try:
+        return LATENCY_FLOOR * LATENCY_RATIO ** (key + 0.5)
+    except OverflowError:
+        return math.inf
 
 
 class LatencyHistogram:
@@ -433,8 +508,7 @@ class LatencyHistogram:
         seconds = float(seconds)
         if not 0.0 <= seconds < math.inf:
             raise ValueError(f"seconds must be a finite number >= 0, got {seconds}")
-        key = (math.floor(math.log(seconds / LATENCY_FLOOR) / _LOG_RATIO)
-               if seconds >= LATENCY_FLOOR else _UNDERFLOW)
+        key = _latency_bin(seconds)
         self._bins[key] = self._bins.get(key, 0) + 1
         self._count += 1
         if seconds < self._minimum:
@@ -454,8 +528,7 @@ class LatencyHistogram:
         for key, count in bins:
             seen += count
             if seen > rank:
-                middle = 0.0 if key == _UNDERFLOW else LATENCY_FLOOR * LATENCY_RATIO ** (key + 0.5)
-                return min(max(middle, self._minimum), self._maximum)
+                return min(max(_bin_middle(key), self._minimum), self._maximum)
         raise AssertionError("rank beyond the count")
 
     def quantile(self, percent: float) -> float:
@@ -498,18 +571,31 @@ class LatencyHistogram:
 
         Raises:
             ValueError: an entry is missing, or the bins or the range are no
-                histogram's.
+                histogram's: the smallest and the largest bin must be those of
+                ``minimum`` and ``maximum`` (``inf`` and ``-inf`` without bins).
+            TypeError: ``minimum`` or ``maximum`` is not a number.
         """
         _missing(state, self._KEYS, "latency")
         rows = _integers(state, "bins", 2)
         if (rows[:, 1] <= 0).any() or (rows[:, 0] < _UNDERFLOW).any() or \
                 len(set(rows[:, 0].tolist())) != len(rows):
             raise ValueError("bins must hold each bin >= -1 once with a count > 0")
-        minimum, maximum = float(state["minimum"]), float(state["maximum"])
-        if len(rows) and not 0 <= minimum <= maximum < math.inf:
+        minimum = check_real(state["minimum"], "the latency minimum")
+        maximum = check_real(state["maximum"], "the latency maximum")
+        if not len(rows):
+            if (minimum, maximum) != (math.inf, -math.inf):
+                raise ValueError(f"latency range [{minimum}, {maximum}] without bins: a "
+                                 f"histogram of no latency has [inf, -inf]")
+        elif not 0 <= minimum <= maximum < math.inf:
             raise ValueError(f"latency range [{minimum}, {maximum}] is no range of latencies")
+        elif (int(rows[:, 0].min()), int(rows[:, 0].max())) != (_latency_bin(minimum),
+                                                                _latency_bin(maximum)):
+            raise ValueError(f"the latency bins [{int(rows[:, 0].min())}, "
+                             f"{int(rows[:, 0].max())}] are not those of the range "
+                             f"[{minimum}, {maximum}]: [{_latency_bin(minimum)}, "
+                             f"{_latency_bin(maximum)}]")
         self._bins = dict(rows.tolist())
-        self._count = int(rows[:, 1].sum())
+        self._count = sum(self._bins.values())  # Python ints: no int64 sum to wrap
         self._minimum, self._maximum = minimum, maximum
 
 

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from typing import Any, Dict, Iterator, Mapping, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Tuple
 
 import numpy as np
 from torch import Tensor
 
-from torch_geometric_stream.validation import check_bool, check_positive_int
+from torch_geometric_stream.validation import check_bool, check_has_values, check_positive_int
 
 __all__ = ["DelayedLabels", "check_label_delay"]
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def check_label_delay(delay: Any) -> int:
@@ -126,8 +128,11 @@ class DelayedLabels:
                 ``learn_on_arrival`` (naming it), lacks an entry, its lists differ
                 in length, a position is not one whose label is still held before
                 ``end`` (held labels come from the last :math:`d` positions, in
-                order), or a label is no class id >= 0.
-            TypeError: a position or a label is no integer.
+                order), a label is no class id in :math:`[0, 2^{63})`, or the rows
+                (tensors, arrays or lists) are not of one shape.
+            TypeError: a position or a label is no integer, a row is neither a
+                tensor (with values: not on the ``meta`` device), an array, a list
+                nor a dict (River's).
         """
         missing = [key for key in ("label_delay", "learn_on_arrival", "positions", "rows",
                                    "labels") if key not in state]
@@ -150,5 +155,52 @@ class DelayedLabels:
             raise ValueError(f"the held labels' positions {held} are not distinct positions in "
                              f"[{end - self.delay}, {end}), in order: those of a run whose next "
                              f"sample is at position {end} with label_delay={self.delay}")
-        classes = [check_positive_int(label, "a held label", minimum=0) for label in labels]
+        classes = [_held_label(label, position) for position, label in zip(held, labels)]
+        _check_rows(rows, held)
         self._pending = deque(zip(held, map(_held, rows), classes))
+
+    def held_labels(self) -> List[Tuple[int, int]]:
+        """``(position, label)`` of every held sample, oldest first."""
+        return [(position, label) for position, _, label in self._pending]
+
+    def row_widths(self) -> List[Tuple[int, int]]:
+        """``(position, features)`` of every held row that is a tensor, an array or a
+        list (its last dimension; not of River's dicts), oldest first."""
+        return [(position, np.shape(row)[-1]) for position, row, _ in self._pending
+                if not isinstance(row, Mapping) and np.ndim(row)]
+
+
+def _held_label(label: Any, position: int) -> int:
+    """``label``, held for the sample at ``position``, as a class id an ``int64`` holds."""
+    name = f"the held label of position {position}"
+    label = check_positive_int(label, name, minimum=0)
+    if label > _INT64_MAX:  # no recorded label is: the record keeps int64 class ids
+        raise ValueError(f"{name} must fit an int64, got {label}")
+    return label
+
+
+def _check_rows(rows: List[Any], positions: List[int]) -> None:
+    """Raise unless ``rows``, held for the samples at ``positions``, are rows a
+    learner took: River's dicts, or tensors (with values), arrays or lists of one
+    shape (those of one stream)."""
+    shapes = {}
+    for position, row in zip(positions, rows):
+        name = f"the held row of position {position}"
+        if isinstance(row, Mapping):
+            continue  # River's {feature: value}
+        if isinstance(row, Tensor):
+            check_has_values(row, name)
+            shapes[position] = tuple(row.shape)
+        elif isinstance(row, (np.ndarray, list, tuple)):
+            try:
+                shapes[position] = np.shape(row)
+            except ValueError:  # ragged
+                raise ValueError(f"{name} is a ragged nested sequence") from None
+        else:
+            raise TypeError(f"{name} must be a tensor, an array, a list or a dict, got "
+                            f"{type(row).__name__}")
+    if len(set(shapes.values())) > 1:
+        listed = ", ".join(f"{shape} at position {position}"
+                           for position, shape in shapes.items())
+        raise ValueError(f"the held rows must be of one shape (rows of one stream), got "
+                         f"{listed}")

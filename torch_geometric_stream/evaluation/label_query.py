@@ -33,15 +33,19 @@ from typing import Any, Dict, Mapping
 import numpy as np
 import torch
 
-from torch_geometric_stream.validation import (check_choice, check_positive_int, check_real,
-                                               check_seed, check_unit_interval,
-                                               generator_from_state)
+from torch_geometric_stream.validation import (check_choice, check_has_values,
+                                               check_positive_int, check_real, check_seed,
+                                               check_unit_interval, generator_from_state)
 
 __all__ = ["LABEL_QUERIES", "UncertaintyQuery"]
 
 #: The strategies of :class:`UncertaintyQuery`.
 LABEL_QUERIES = ("fixed-uncertainty", "variable-uncertainty", "randomized-uncertainty",
                  "selective-sampling")
+
+#: Probabilities up to this over their number sum to a finite float64 (half its
+#: largest: room for the sum's rounding).
+_SUMMABLE = float(np.finfo(np.float64).max) / 2
 
 _STATE_KEYS = ("strategy", "budget", "threshold", "step", "seen", "asked", "variable_threshold",
                "rng")
@@ -53,6 +57,12 @@ def _fraction(value: Any, name: str) -> float:
     if not 0.0 <= number <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {value}")
     return number
+
+
+def _no_numbers(probabilities: Any, error: Exception) -> TypeError:
+    """The error for ``probabilities`` that NumPy does not read as numbers (``error``)."""
+    return TypeError(f"probabilities must be numbers, a (c,) array, tensor or list, got "
+                     f"{type(probabilities).__name__} ({error})")
 
 
 class UncertaintyQuery:
@@ -102,10 +112,14 @@ class UncertaintyQuery:
         a tensor, an array or a list; normalized here where they sum above 0),
         counting the sample and, if asked, its label.
 
+        Probabilities whose sum overflows ``float64`` (finite ones near its
+        largest) are divided by the largest first.
+
         Raises:
             ValueError: ``probabilities`` hold a NaN, an inf or a negative value, are
                 empty or have another shape (the state is left as it was).
-            TypeError: ``probabilities`` are no numbers, or a mapping (River's
+            TypeError: ``probabilities`` are no numbers, bools or complex numbers, a
+                tensor on the ``meta`` device, or a mapping (River's
                 ``{class: probability}``: pass a :math:`(c,)` array in class-id
                 order); the state is left as it was.
         """
@@ -134,6 +148,7 @@ class UncertaintyQuery:
         """The largest of ``probabilities`` once they sum to 1 (0 for one class,
         as MOA has it) and the number of classes, checked."""
         if isinstance(probabilities, torch.Tensor):
+            check_has_values(probabilities, "probabilities")
             probabilities = probabilities.detach().cpu()
         if isinstance(probabilities, Mapping):
             raise TypeError(f"probabilities must be a (c,) array, tensor or list, got "
@@ -141,10 +156,19 @@ class UncertaintyQuery:
                             f"by class is not taken; pass them as a (c,) array in class-id "
                             f"order")
         try:
+            given = np.asarray(probabilities)
+        except (TypeError, ValueError) as error:  # e.g. ragged
+            raise _no_numbers(probabilities, error) from None
+        if given.dtype.kind in "bc":  # a cast would read True as 1, drop an imaginary part
+            raise TypeError(f"probabilities must be real numbers, got "
+                            f"{'bool' if given.dtype.kind == 'b' else 'complex'} values")
+        try:
             values = np.asarray(probabilities, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"probabilities must be numbers, a (c,) array, tensor or list, "
-                            f"got {type(probabilities).__name__} ({error})") from None
+        except (TypeError, ValueError) as error:  # e.g. strings, None
+            raise _no_numbers(probabilities, error) from None
+        except OverflowError:  # an int beyond float64's range
+            raise ValueError(f"probabilities must be finite numbers >= 0, got "
+                             f"{probabilities!r}") from None
         if values.ndim == 2 and values.shape[0] == 1:
             values = values[0]
         if values.ndim != 1 or values.size == 0:
@@ -154,8 +178,11 @@ class UncertaintyQuery:
             raise ValueError(f"probabilities must be finite numbers >= 0, got {values.tolist()}")
         if values.size == 1:
             return 0.0, 1
+        largest = values.max()
+        if largest > _SUMMABLE / values.size:  # the sum could overflow: scaled by the largest
+            values, largest = values / largest, 1.0
         total = values.sum()
-        return float(values.max() / total) if total > 0 else float(values.max()), values.size
+        return float(largest / total) if total > 0 else float(largest), values.size
 
     def state_dict(self) -> Dict[str, Any]:
         """The settings, counts, current threshold and the random generator's state."""
@@ -173,8 +200,8 @@ class UncertaintyQuery:
 
         Raises:
             ValueError: a missing entry, settings that differ from this query's
-                (naming them), counts that no run gives (``asked`` above
-                ``seen``), a threshold that is not a finite number >= 0, or a
+                (naming them), counts that no run gives (``asked`` not below
+                ``budget * seen + 1``), a threshold that is not a finite number >= 0, or a
                 generator state NumPy refuses.
         """
         missing = [key for key in _STATE_KEYS if key not in state]
@@ -188,8 +215,11 @@ class UncertaintyQuery:
                              f"continue it with the settings it was kept with")
         seen = check_positive_int(state["seen"], "the label query's seen", minimum=0)
         asked = check_positive_int(state["asked"], "the label query's asked", minimum=0)
-        if asked > seen:
-            raise ValueError(f"the label query's state asked {asked} labels of {seen} samples")
+        # the last label was asked while the ones before it stayed below the budget
+        if asked > seen or (asked and (asked - 1) / seen >= self.budget):
+            raise ValueError(f"the label query's state asked {asked} labels of {seen} "
+                             f"samples, beyond its budget={self.budget}: a query asks fewer "
+                             f"than budget * seen + 1")
         variable = check_real(state["variable_threshold"], "the label query's variable_threshold")
         if not (math.isfinite(variable) and variable >= 0):  # 0 after a step of 1, as MOA's
             raise ValueError(f"the label query's variable_threshold must be a finite number "

@@ -17,6 +17,7 @@ import contextlib
 from contextlib import AbstractContextManager
 import itertools
 import json
+import numbers
 import operator
 import sys
 import time
@@ -37,6 +38,7 @@ from torch_geometric_stream.evaluation.bounded import (BoundedStreamMetrics, Run
 from torch_geometric_stream.evaluation.columns import (append_class_id, check_int64,
                                                        class_ids, to_numpy)
 from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_delay
+from torch_geometric_stream.evaluation.label_query import UncertaintyQuery
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
@@ -49,9 +51,9 @@ from torch_geometric_stream.validation import (check_bool, check_choice, check_m
                                                check_nonnegative, check_positive,
                                                check_positive_int)
 
-__all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "check_history",
-           "plot_running_accuracy", "plot_curves", "check_plot_path", "StreamLearner",
-           "FusedStreamLearner", "Learner"]
+__all__ = ["prequential", "PrequentialResult", "PrequentialRecord", "HISTORIES", "MAX_CLASSES",
+           "check_history", "plot_running_accuracy", "plot_curves", "check_plot_path",
+           "StreamLearner", "FusedStreamLearner", "Learner"]
 
 PathLike = Union[str, Path]
 LabelMask = Union[np.ndarray, Callable[[int], bool], None]
@@ -127,6 +129,12 @@ POSTFIX_EVERY = 200
 #: bytes per sample); ``"bounded"``, running counts in memory that does not grow
 #: with the stream (:mod:`~torch_geometric_stream.evaluation.bounded`).
 HISTORIES = ("full", "bounded")
+
+#: The most classes of a record sized by its largest class id seen (a learner
+#: without ``num_classes``): :meth:`PrequentialRecord.result` keeps lists of as
+#: many entries per class (the class counts, ``recall_per_class``), a few
+#: MiB at this many; a class id of :math:`2^{40}` would ask for TiB.
+MAX_CLASSES = 2 ** 20
 
 
 def check_history(history: Any) -> str:
@@ -312,6 +320,43 @@ class PrequentialResult:
 #: Entries of :meth:`PrequentialRecord.state_dict`, by history.
 _RECORD_KEYS = {"full": ("start", "predictions", "labels", "labeled", "seconds", "elapsed"),
                 "bounded": ("start", "n_samples", "n_labels", "metrics", "classes", "elapsed")}
+
+
+def _check_held_labels(delayed: DelayedLabels, loaded: PrequentialRecord, start: int) -> None:
+    """Raise unless every label ``delayed`` holds is that of its sample in ``loaded``,
+    the record state's samples from stream position ``start``: given to the learner
+    (full history), or one of the labels counted (bounded)."""
+    held = delayed.held_labels()
+    if loaded.classes is not None and len(held) > loaded.n_labels:
+        raise ValueError(f"the record state holds {len(held)} labels back but gave "
+                         f"{loaded.n_labels}")
+    for position, label in held:
+        if position < start:
+            raise ValueError(f"the held label of position {position} is from before the "
+                             f"record state's start {start}")
+        if loaded.classes is not None:
+            if not loaded.classes.label_count(label):
+                raise ValueError(f"the held label {label} of position {position} is no "
+                                 f"label the record state counts")
+            continue
+        assert loaded.labels is not None and loaded.labeled is not None  # a full history's
+        recorded, given = loaded.labels[position - start], loaded.labeled[position - start]
+        if label != recorded or not given:
+            raise ValueError(f"the held label {label} of position {position} is not that of "
+                             f"the record state's sample there: label {recorded}, "
+                             f"{'given' if given else 'not given'} to the learner")
+
+
+def _check_query_counts(query: LabelQuery, loaded: PrequentialRecord) -> None:
+    """Raise unless an :class:`UncertaintyQuery` ``query``, loaded from a record
+    state, has seen the samples of ``loaded`` (that state) and asked for its labels:
+    a run asks it about each sample, and gives the learner the labels it asks for."""
+    if not isinstance(query, UncertaintyQuery):
+        return
+    if (query.seen, query.asked) != (loaded.metrics.n_samples, loaded.n_labels):
+        raise ValueError(f"the record state's label query saw {query.seen} samples and "
+                         f"asked {query.asked} labels, but the record covers "
+                         f"{loaded.metrics.n_samples} samples with {loaded.n_labels} labels")
 
 
 def _state_history(state: Mapping[str, Any]) -> str:
@@ -503,7 +548,8 @@ class PrequentialRecord:
             ValueError: ``state`` names no history or lacks its entries.
         """
         if _state_history(state) == "bounded":
-            return int(state["n_samples"])
+            return check_positive_int(state["n_samples"], "the record state's n_samples",
+                                      minimum=0)
         return len(state["predictions"])
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -545,13 +591,17 @@ class PrequentialRecord:
         delayed = self._held_labels(state.get("delayed"),
                                     start + PrequentialRecord.state_samples(state))
         query_state = self._query_state(state.get("label_query"))
+        loaded = self._load_bounded(state) if self.classes is not None else self._load_full(state)
+        if delayed is not None:
+            _check_held_labels(delayed, loaded, start)
         with _query_restored_on_error(self.label_query):
             if self.label_query is not None and query_state is not None:
                 self.label_query.load_state_dict(query_state)
-            if self.classes is not None:
-                self._load_bounded(state)
-            else:
-                self._load_full(state)
+                _check_query_counts(self.label_query, loaded)
+        self.metrics, self.classes, self.n_labels = loaded.metrics, loaded.classes, loaded.n_labels
+        self.windowed = loaded.windowed
+        self.predictions, self.labels, self.labeled = (loaded.predictions, loaded.labels,
+                                                       loaded.labeled)
         self.start, self.delayed = start, delayed
         self._started = time.perf_counter() - elapsed
 
@@ -582,7 +632,8 @@ class PrequentialRecord:
         delayed.load_state_dict(state, end)
         return delayed
 
-    def _load_full(self, state: Mapping[str, Any]) -> None:
+    def _load_full(self, state: Mapping[str, Any]) -> PrequentialRecord:
+        """A full record of this one's window holding the samples of ``state``."""
         arrays = [np.asarray(state[key]) for key in ("predictions", "labels", "labeled",
                                                      "seconds")]
         if any(array.ndim != 1 or array.size != arrays[0].size for array in arrays):
@@ -596,28 +647,32 @@ class PrequentialRecord:
                 _check_sample(*sample)
             except (TypeError, ValueError) as error:
                 raise type(error)(f"the record state's sample {index}: {error}") from error
-        self.metrics, self.n_labels, self.windowed = (loaded.metrics, loaded.n_labels,
-                                                      loaded.windowed)
-        self.predictions, self.labels, self.labeled = (loaded.predictions, loaded.labels,
-                                                       loaded.labeled)
+        return loaded
 
-    def _load_bounded(self, state: Mapping[str, Any]) -> None:
+    def _load_bounded(self, state: Mapping[str, Any]) -> PrequentialRecord:
+        """A bounded record of this one's window holding the counts of ``state``."""
+        loaded = PrequentialRecord(history="bounded")
         metrics, classes = BoundedStreamMetrics(), RunningClassCounts()
         metrics.load_state_dict(state["metrics"])
         classes.load_state_dict(state["classes"])
-        samples, labels = int(state["n_samples"]), int(state["n_labels"])
-        if not metrics.n_samples == classes.samples == samples or not 0 <= labels <= samples:
+        samples = PrequentialRecord.state_samples(state)
+        labels = check_positive_int(state["n_labels"], "the record state's n_labels", minimum=0)
+        if not metrics.n_samples == classes.samples == samples or not labels <= samples:
             raise ValueError(f"the record state covers {samples} samples with {labels} labels, "
                              f"its metrics {metrics.n_samples} and its class counts "
                              f"{classes.samples} samples")
-        windowed = self._bounded_windows(state.get("windows"), samples)
-        self.metrics, self.classes, self.n_labels = metrics, classes, labels
-        self.windowed = windowed
+        if classes.hits != metrics.accuracy.correct:
+            raise ValueError(f"the record state's class counts hold {classes.hits} right "
+                             f"predictions, its metrics {metrics.accuracy.correct}")
+        loaded.windowed = self._bounded_windows(state.get("windows"), samples, labels)
+        loaded.metrics, loaded.classes, loaded.n_labels = metrics, classes, labels
+        return loaded
 
-    def _bounded_windows(self, state: Optional[Mapping[str, Any]],
-                         samples: int) -> Optional[WindowedMetrics]:
+    def _bounded_windows(self, state: Optional[Mapping[str, Any]], samples: int,
+                         labels: int) -> Optional[WindowedMetrics]:
         """The windows of a bounded record ``state`` (its ``"windows"``) of
-        ``samples`` samples, for this record's ``window``; ``None`` without."""
+        ``samples`` samples and ``labels`` labels, for this record's ``window``;
+        ``None`` without."""
         if self.windowed is None:
             return None  # a run resumed without windows
         if state is None:
@@ -630,9 +685,10 @@ class PrequentialRecord:
                              f"counts window={self.window}: continue it with window={kept}")
         windowed = WindowedMetrics(self.windowed.size)
         windowed.load_state_dict(state)
-        if windowed.n_samples != samples:
-            raise ValueError(f"the record state covers {samples} samples, its windows "
-                             f"{windowed.n_samples}")
+        if windowed.n_samples != samples or windowed.n_labels != labels:
+            raise ValueError(f"the record state covers {samples} samples with {labels} "
+                             f"labels, its windows {windowed.n_samples} with "
+                             f"{windowed.n_labels}")
         return windowed
 
     def _column_arrays(self) -> Dict[str, np.ndarray]:
@@ -811,11 +867,18 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             another ``window``) or holds a class id not below
             ``learner.num_classes``, ``history`` names no history, ``window`` is
             below 1, ``label_delay`` below 0 (or ``initial`` kept with another),
-            ``label_mask`` and ``label_query`` both given, a ``y`` is not a class
+            ``label_mask`` and ``label_query`` both given, an
+            :class:`~torch_geometric_stream.evaluation.label_query.UncertaintyQuery`
+            that has seen samples already without ``initial`` (another run's),
+            ``initial`` whose held labels or rows, or whose ``label_query`` counts,
+            are not those of its samples, a ``y`` is not a class
             id of the learner or an ``x`` holds more than one row (raised at
             that sample, before the transform and the learner see it), or the
             learner predicts
             a class outside ``[0, learner.num_classes)`` (raised at that sample).
+            A learner without ``num_classes`` takes class ids below
+            :data:`MAX_CLASSES` (:math:`2^{20}`), labels and predictions: its
+            record sizes the per-class metrics by the largest id seen.
         TypeError: if a ``y`` or a prediction is not an integer (a float or
             bool label is refused, not truncated), a ``label_mask`` function
             returns no bool (raised at that sample, before the transform and the
@@ -915,7 +978,12 @@ def _new_record(learner: Any, initial: Optional[Mapping[str, Any]], num_classes:
                                label_query=label_query,
                                num_classes=num_classes if isinstance(num_classes, int) else None)
     if initial is not None:
-        _load_initial(record, initial, start, num_classes)
+        _load_initial(record, initial, start, num_classes, getattr(learner, "in_channels", None))
+    elif isinstance(label_query, UncertaintyQuery) and label_query.seen:
+        raise ValueError(f"label_query has seen {label_query.seen} samples (of another run): "
+                         f"a run's query counts its samples from the start of its record; "
+                         f"pass a new one, or resume that run from its record "
+                         f"(initial=...)")
     return record
 
 
@@ -999,9 +1067,11 @@ def _sample_pair(item: Any, position: int) -> Tuple[Any, Any]:
 
 
 def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: int,
-                  num_classes: Any) -> None:
+                  num_classes: Any, in_channels: Any) -> None:
     """Load ``initial`` into the empty ``record`` of a run from ``start`` with a
-    learner of ``num_classes``; a refusal leaves the record's label query as it was."""
+    learner of ``num_classes`` (and, where it has them as an ``int``, rows of
+    ``in_channels`` features, as the held ones must be); a refusal leaves the
+    record's label query as it was."""
     with _query_restored_on_error(record.label_query):
         record.load_state_dict(initial)
         if record.start + record.metrics.n_samples != start:
@@ -1011,6 +1081,17 @@ def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: 
             raise ValueError(f"initial holds class id {record.largest_class()}, but the "
                              f"learner has num_classes={num_classes}: resume with a learner "
                              f"of the run's classes")
+        if not isinstance(num_classes, int) and record.largest_class() >= MAX_CLASSES:
+            raise ValueError(f"initial holds class id {record.largest_class()}, but a run "
+                             f"whose learner has no num_classes takes class ids below "
+                             f"{MAX_CLASSES} (2**20): resume with a learner of the run's "
+                             f"classes")
+        if record.delayed is not None and isinstance(in_channels, int):
+            for position, width in record.delayed.row_widths():
+                if width != in_channels:
+                    raise ValueError(f"initial holds back the row of position {position} "
+                                     f"with {width} features, but the learner has "
+                                     f"in_channels={in_channels}")
 
 
 def _query_restored_on_error(query: Optional[LabelQuery]) -> AbstractContextManager[None]:
@@ -1299,6 +1380,8 @@ def _mask_function(label_mask: LabelMask) -> Tuple[Callable[[int], bool], Option
 def _as_int(value: Any, name: str) -> int:
     """A single class id from an int, a NumPy scalar/array or a tensor with one element
     of an integer dtype (a float or bool is refused, not truncated)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)  # a Python int beyond int64 too, for the message of _class_id
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"{name} must hold one class id, got shape {tuple(value.shape)}")
@@ -1327,11 +1410,17 @@ def _learner_classes(learner: Any) -> Any:
 
 def _class_id(value: Any, name: str, num_classes: Optional[int]) -> int:
     """``value`` as a class id, at least 0 and, where the learner says, below its
-    ``num_classes``."""
+    ``num_classes``; below :data:`MAX_CLASSES` where that is no ``int`` (the record
+    is then sized by the largest class id seen)."""
     class_id = _as_int(value, name)
     if class_id < 0 or (num_classes is not None and class_id >= num_classes):
         bound = "" if num_classes is None else f" and < num_classes={num_classes}"
         raise ValueError(f"{name} must be a class id >= 0{bound}, got {class_id}")
+    if class_id >= MAX_CLASSES and not isinstance(num_classes, int):
+        raise ValueError(f"{name} must be a class id < {MAX_CLASSES} (2**20) for a learner "
+                         f"without num_classes, whose record sizes its per-class metrics by "
+                         f"the largest class id seen, got {class_id}: give the learner a "
+                         f"num_classes")
     return class_id
 
 

@@ -48,7 +48,8 @@ from torch_geometric_stream.nn.scaling import (RunningQuantileRange, check_featu
                                                check_range_state, min_max_scale,
                                                scaled_finite)
 from torch_geometric_stream.validation import (as_feature_matrix, cast_overflow, check_bool,
-                                               check_kept_settings, check_mapping)
+                                               check_has_values, check_kept_settings,
+                                               check_mapping)
 
 __all__ = ["StreamTransform", "L2Normalize", "SignedLog1p", "OnlineMinMaxScaler",
            "OnlineQuantileRangeScaler",
@@ -281,7 +282,8 @@ class _MinMaxScaler(StreamTransform):
         Raises:
             ValueError: a state of other keys, bounds that do not fit together, or
                 a ``feature_range`` other than this scaler's.
-            TypeError: a bound that is neither a tensor nor ``None``.
+            TypeError: a bound that is neither a tensor nor ``None``, or one on the
+                ``meta`` device (no values).
         """
         if not (isinstance(state, dict)
                 and {"min", "max"} <= state.keys() <= {"min", "max", "feature_range"}):
@@ -293,6 +295,8 @@ class _MinMaxScaler(StreamTransform):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"{type(self).__name__} state[{key!r}] must be a tensor or "
                                 f"None, got {type(value).__name__}")
+            if value is not None:
+                check_has_values(value, f"{type(self).__name__} state[{key!r}]")
         _check_range_pair(state["min"], state["max"], type(self).__name__)
         self._check_settings(state)
         self.min_, self.max_ = _clone(state["min"]), _clone(state["max"])

@@ -91,6 +91,11 @@ class WindowedMetrics:
         """Samples counted, over every window."""
         return len(self._done_hits) * self.size + self._samples
 
+    @property
+    def n_labels(self) -> int:
+        """Labels given to the learner, over every window."""
+        return sum(self._done_labels) + self._labels
+
     def update(self, label: int, prediction: int, labeled: bool) -> None:
         """Count one sample of true class ``label`` predicted as ``prediction``
         (ints), its label given to the learner or not; a window full after it is
@@ -165,8 +170,10 @@ class WindowedMetrics:
             state (Mapping[str, Any]): what :meth:`state_dict` returned.
 
         Raises:
-            ValueError: a lacking entry, another ``size`` (naming both) or
-                counts that do not fit together.
+            ValueError: a lacking entry, another ``size`` (naming both),
+                counts that do not fit together, or a finished window's balanced
+                accuracy outside :math:`[0, 1]` or kappa outside :math:`[-1, 1]`
+                (NaN where undefined, as :meth:`state_dict` keeps it).
             TypeError: a size or count that is not an integer (a float is not
                 truncated).
         """
@@ -186,13 +193,23 @@ class WindowedMetrics:
             ("done_hits", "iu"), ("done_labels", "iu"), ("done_balanced_accuracy", "f"),
             ("done_kappa", "f"))]
         if (not 0 <= hits <= samples < self.size or not 0 <= labels <= samples
-                or classes.samples != samples or len({column.size for column in done}) != 1
+                or classes.samples != samples or classes.hits != hits
+                or len({column.size for column in done}) != 1
                 or ((done[0] < 0) | (done[0] > self.size) | (done[1] < 0)
                     | (done[1] > self.size)).any()):
             raise ValueError(f"inconsistent windows state: window={self.size}, current window "
                              f"of {samples} samples ({hits} right, {labels} labels, class "
-                             f"counts of {classes.samples}), finished windows "
+                             f"counts of {classes.samples}, {classes.hits} right), finished "
+                             f"windows "
                              f"{[column.size for column in done]}")
+        balanced, kappa = done[2], done[3]
+        wrong = ~((balanced >= 0) & (balanced <= 1) & (np.isnan(kappa) | (np.abs(kappa) <= 1)))
+        if wrong.any():
+            window = int(wrong.argmax())
+            raise ValueError(f"the windows state's finished windows must have balanced "
+                             f"accuracies in [0, 1] and kappas in [-1, 1] (NaN where "
+                             f"undefined), got {balanced[window]} and {kappa[window]} for "
+                             f"window {window}")
         self._classes, self._samples, self._hits, self._labels = classes, samples, hits, labels
         self._done_hits, self._done_labels = (array("q", done[0].tolist()),
                                               array("q", done[1].tolist()))
