@@ -598,7 +598,7 @@ def check_positive_int(value: Any, name: str, minimum: int = 1,
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
+    if maximum is not None and int(value) > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return int(value)
 

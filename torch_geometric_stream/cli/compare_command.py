@@ -258,8 +258,8 @@ def _curve(path: Path, record: Record) -> dict[str, list] | None:
     curve = record.get("curve")
     if not curve:
         return None
-    lists = ([curve.get(key) for key in ("position", "running_accuracy")]
-             if isinstance(curve, dict) else [None])
+    lists: list[Any] = ([curve.get(key) for key in ("position", "running_accuracy")]
+                        if isinstance(curve, dict) else [None])
     if not (all(isinstance(values, list) and all(map(_is_number, values)) for values in lists)
             and len(set(map(len, lists))) == 1):
         raise _bad_entry(path, "curve", "an object of lists position and running_accuracy "
