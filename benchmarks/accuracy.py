@@ -58,8 +58,8 @@ from accuracy_summary import (DATASETS_SHOWN, HOST_NOTE, NAMES, RATIOS, config_d
                               readme_table, summary_tables, targets_table)
 from machine import (data_root, dataset_name, folder_name, read_run,  # (benchmarks/ is on sys.path)
                      seed_value)
-from torch_geometric_stream.cli.arguments import (Parser, label_ratio, positive_int,
-                                                  read_config_file)
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, Parser, label_ratio, positive_int,
+                                                  read_config_file, thread_count)
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG, check_read
 from torch_geometric_stream.cli.errors import INTERRUPTED_EXIT_CODE, UsageError, one_line
 from torch_geometric_stream.cli.main import build_parser
@@ -712,8 +712,8 @@ def _add_grid_arguments(parser: argparse.ArgumentParser, models: list[str]) -> N
     parser.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 2000, 4000],
                         help="label-draw seeds of the grid (default: the paper's 0 2000 4000)")
     parser.add_argument("--limit", type=positive_int, default=None, help="first N samples only")
-    parser.add_argument("--threads", type=positive_int, default=1,
-                        help="torch threads of each run (default: 1)")
+    parser.add_argument("--threads", type=thread_count, default=1,
+                        help=f"torch threads of each run, at most {MAX_THREADS} (default: 1)")
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="run N cells at once, each in its own process (default 1: "
                              "one after the other in this process)")

@@ -57,7 +57,8 @@ sys.path.insert(0, str(HERE))
 from machine import check_outputs, cpu_model, positive_number  # noqa: E402
 from propagation import timed  # noqa: E402
 
-from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, positive_int,  # noqa: E402
+                                                  thread_count)
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from torch_geometric_stream.graph import DynamicKNNGraph  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
@@ -245,8 +246,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--backends", type=backend_list, default=["eager", "aot_eager"],
                         help=f"comma-separated torch.compile backends, of {', '.join(BACKENDS)} "
                              "(default: eager,aot_eager)")
-    parser.add_argument("--threads", type=positive_int, default=1,
-                        help="torch threads (default: 1)")
+    parser.add_argument("--threads", type=thread_count, default=1,
+                        help=f"torch threads, at most {MAX_THREADS} (default: 1)")
     parser.add_argument("--repeats", type=positive_int, default=20,
                         help="timed forward + backward steps per function (default: 20)")
     parser.add_argument("--max-seconds", type=positive_number, default=10.0,

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Optional, TypeVar
 
-from torch_geometric_stream.cli.arguments import check_folder
+from torch_geometric_stream.cli.arguments import MAX_THREADS, check_folder
 from torch_geometric_stream.cli.compare_command import read_records
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.report import cpu_model
@@ -34,37 +34,42 @@ def recorded(results: list[dict[str, Any]], key: str) -> str:
     return "; ".join(values)
 
 
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``minimum``."""
+def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum`` (and <= ``maximum``)."""
+    expected = f"an integer >= {minimum}" + f" and <= {maximum}" * (maximum is not None)
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
 
     return parse
 
 
-def int_list(minimum: int = 1) -> Callable[[str], list[int]]:
-    """An argparse type: a comma-separated list of integers >= ``minimum``."""
-    single = int_at_least(minimum)
+def int_list(minimum: int = 1, maximum: Optional[int] = None) -> Callable[[str], list[int]]:
+    """An argparse type: a comma-separated list of integers >= ``minimum`` (and
+    <= ``maximum``)."""
+    single = int_at_least(minimum, maximum)
 
     def parse(text: str) -> list[int]:
         try:
             return [single(part) for part in text.split(",")]
         except argparse.ArgumentTypeError:
             raise argparse.ArgumentTypeError(
-                f"expected a comma-separated list of integers >= {minimum}, "
-                f"got {text!r}") from None
+                f"expected a comma-separated list of integers >= {minimum}"
+                + f" and <= {maximum}" * (maximum is not None) + f", got {text!r}") from None
 
     return parse
 
 
 positive_ints = int_list(1)
+#: ``--threads`` of a benchmark that measures several thread counts, each as
+#: ``run --threads`` takes it.
+thread_counts = int_list(1, MAX_THREADS)
 
 
 def positive_number(text: str) -> float:

@@ -80,11 +80,11 @@ HERE = Path(__file__).resolve().parent
 
 from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: E402
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
-from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+from torch_geometric_stream.cli.arguments import MAX_THREADS, positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
                      positive_number, read_result, read_results,  # (on sys.path)
-                     recorded, usage_errors)
+                     recorded, thread_counts, usage_errors)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -359,8 +359,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "the crossover; N >= 2)")
     parser.add_argument("--ks", type=positive_ints, default=list(KS),
                         help="comma-separated neighbours per node")
-    parser.add_argument("--threads", type=positive_ints, default=[1],
-                        help="comma-separated thread counts")
+    parser.add_argument("--threads", type=thread_counts, default=[1],
+                        help=f"comma-separated thread counts, each at most {MAX_THREADS}")
     parser.add_argument("--hidden", type=positive_int, default=256,
                         help="feature width of the propagated rows (default: 256)")
     parser.add_argument("--num-layers", type=positive_int, default=2,

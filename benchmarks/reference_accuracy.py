@@ -45,8 +45,8 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from torch_geometric_stream.cli.arguments import (add_root_option, label_ratio,
-                                                  positive_int)
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, add_root_option, label_ratio,
+                                                  positive_int, thread_count)
 from torch_geometric_stream.cli.configs import resolve_config, resolve_stream_entries
 from torch_geometric_stream.cli.errors import UsageError, one_line
 from torch_geometric_stream.cli.models import build_learner, build_transform
@@ -321,7 +321,8 @@ def main(argv: Optional[list[str]] = None) -> None:
                      help="label-draw and model seed (default: 0)")
     run.add_argument("--limit", type=positive_int, default=5000,
                      help="first N samples of each stream (default: 5000)")
-    run.add_argument("--threads", type=positive_int, default=1, help="torch threads (default: 1)")
+    run.add_argument("--threads", type=thread_count, default=1,
+                     help=f"torch threads, at most {MAX_THREADS} (default: 1)")
     run.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                      help="precision of both sides (default: float32)")
     run.add_argument("--perturb", type=perturbation_size, default=None, metavar="EPS",

@@ -65,8 +65,8 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
-                     positive_number, read_results, recorded, usage_errors)
-from torch_geometric_stream.cli.arguments import positive_int  # noqa: E402
+                     positive_number, read_results, recorded, thread_counts, usage_errors)
+from torch_geometric_stream.cli.arguments import MAX_THREADS, positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_savefig, atomic_write_text  # noqa: E402
 
 CONFIGS = {
@@ -500,8 +500,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help=f"comma-separated subset of {tuple(CONFIGS)}")
     parser.add_argument("--sizes", type=positive_ints, default=[1000],
                         help=f"comma-separated memory sizes M (paper grid: {SIZES})")
-    parser.add_argument("--threads", type=positive_ints, default=[1],
-                        help="comma-separated thread counts")
+    parser.add_argument("--threads", type=thread_counts, default=[1],
+                        help=f"comma-separated thread counts, each at most {MAX_THREADS}")
     parser.add_argument("--normalization", default="symmetric", choices=NORMALIZATIONS,
                         help="graph normalization of both models (symmetric-add = A + I "
                              "literally, mean = authors' 1/(k+1))")

@@ -61,7 +61,8 @@ HERE = Path(__file__).resolve().parent
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from torch_geometric_stream.cli.arguments import label_ratio, positive_int  # noqa: E402
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, label_ratio,  # noqa: E402
+                                                  positive_int, thread_count)
 from torch_geometric_stream.datasets import SyntheticStream  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
 from machine import (check_outputs, cpu_model, int_at_least,  # noqa: E402  (on sys.path)
@@ -358,8 +359,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="samples per measured window (default: 10000)")
     parser.add_argument("--warmup-windows", type=int_at_least(0), default=1,
                         help="windows left out of the slopes and ratios (memory filling)")
-    parser.add_argument("--threads", type=positive_int, default=1,
-                        help="torch threads (default: 1)")
+    parser.add_argument("--threads", type=thread_count, default=1,
+                        help=f"torch threads, at most {MAX_THREADS} (default: 1)")
     parser.add_argument("--seed", type=seed_value, default=0,
                         help="stream and model seed (default: 0)")
     parser.add_argument("--label-ratio", type=label_ratio, default=0.01,

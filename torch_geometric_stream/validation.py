@@ -577,23 +577,29 @@ def _check_index_range(index: Tensor, size: int, name: str, kind: str,
                              f"[{low}, {high}]")
 
 
-def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as ``int`` if it is an integer ``>= minimum``.
+def check_positive_int(value: Any, name: str, minimum: int = 1,
+                       maximum: Optional[int] = None) -> int:
+    """Return ``value`` as ``int`` if it is an integer ``>= minimum`` (and
+    ``<= maximum``).
 
     Args:
         value (Any): the value to check.
         name (str): how it is called in messages.
         minimum (int, optional): the smallest value allowed. (default: ``1``)
+        maximum (int, optional): the largest value allowed; ``None``: no bound.
+            (default: :obj:`None`)
 
     Raises:
         TypeError: for a non-integer (a bool included).
-        ValueError: for a value below ``minimum``.
+        ValueError: for a value below ``minimum`` or above ``maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         refuse_tracer(value, name)  # (a traced size is a tensor or a Proxy)
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return int(value)
 
 

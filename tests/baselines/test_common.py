@@ -1,4 +1,6 @@
 """Contract tests every baseline must pass."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -190,7 +192,7 @@ def _spoiled_states(state):
         yield f"{key} missing", {k: v for k, v in state.items() if k != key}
         flat = np.asarray(value).reshape(-1)
         yield f"{key} reshaped", {**state, key: np.concatenate([flat, flat[:1]])
-                                  if flat.size else np.zeros(3)}
+                                  if flat.size else np.zeros(3, flat.dtype)}
     yield "an unexpected entry", {**state, "extra": np.zeros(1)}
     for key in ("label", "mc_label", "buffer_y"):  # class ids of a learner with more classes
         if np.asarray(state.get(key, ())).size:
@@ -212,6 +214,85 @@ def test_a_failed_load_state_dict_changes_nothing(name):
         assert_same(before, model.state_dict(), what)
     with pytest.raises(TypeError, match="mapping"):
         model.load_state_dict([1, 2])
+
+
+def _poisoned_states(state):
+    """Per entry, a value its dtype cannot take, with the error and message
+    expected: NaN, inf (but in ``mc_dist2``, which holds it), complex numbers and
+    strings for floats; floats and integers beyond the dtype (:math:`2^{63}` for
+    ``int64``) for integers; numbers and strings for booleans."""
+    for key, value in state.items():
+        array = np.asarray(value)
+        if not array.size:
+            continue
+        kind, scalar = array.dtype.kind, array.ndim == 0
+        if kind == "f" and scalar:
+            yield key, math.nan, ValueError, f"^state {key} must be a finite number, got nan$"
+            yield key, -math.inf, ValueError, f"^state {key} must be a finite number, got -inf$"
+            yield key, 1 + 1j, TypeError, f"^state {key} must be a number, got complex$"
+            yield key, "a", TypeError, f"^state {key} must be a number, got str$"
+        elif kind == "f":
+            nan, inf = array.copy(), array.copy()
+            nan.flat[0], inf.flat[-1] = np.nan, -np.inf
+            yield key, nan, ValueError, f"^state {key} holds NaN"
+            if key != "mc_dist2":
+                yield key, inf, ValueError, f"^state {key} holds NaN or inf values$"
+            yield key, array + 1j, TypeError, f"^state {key} must hold real numbers, got complex"
+            yield key, np.full(array.shape, "a"), TypeError, (
+                f"^state {key} must hold real numbers, got <U1$")
+        elif kind in "iu" and scalar:
+            top = np.iinfo(np.uint64 if key == "seed" else np.int64).max
+            for beyond in (top + 1, 10 ** 30):
+                yield key, beyond, ValueError, f"^state {key} must be <= {top}, got {beyond}$"
+            yield key, 1.0, TypeError, f"^state {key} must be an integer, got float$"
+        elif kind in "iu":
+            yield key, np.full(array.shape, 2 ** 63, dtype=np.uint64), ValueError, (
+                f"^state {key} must hold integers in \\[-{2 ** 63}, {2 ** 63 - 1}\\] \\(int64\\), "
+                f"got {2 ** 63}$")
+            yield key, array + 0.5, TypeError, f"^state {key} must hold integers, got float64$"
+        elif scalar:
+            yield key, 1.0, TypeError, f"^state {key} must be a bool, got float$"
+            yield key, "abc", TypeError, f"^state {key} must be a bool, got str$"
+        else:
+            yield key, array.astype(np.float64), TypeError, (
+                f"^state {key} must hold booleans, got float64$")
+            yield key, np.full(array.shape, "a"), TypeError, (
+                f"^state {key} must hold booleans, got <U1$")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_of_values_its_dtypes_cannot_take_is_refused_and_changes_nothing(name):
+    """Before, such a state loaded (a complex array with only a ComplexWarning, a
+    flag ``"abc"`` as true) and failed later: a counter beyond ``int64`` with an
+    OverflowError at the next learn_one or state_dict, NaN features with uniform
+    predictions, HDSSL's NaN buffer in clusters whose state no longer loaded."""
+    x, _, observed = gaussian_stream(n=150, dim=D, spread=1.5, seed=5)
+    model, twin = FACTORIES[name](m=200), FACTORIES[name](m=200)
+    for learner in (model, twin):  # 90 rows: HDSSL's chunk of 25 holds 15
+        learner.learn(x[:90], torch.from_numpy(observed[:90]))
+    before = model.state_dict()
+    assert name != "tlp" or before["dist2"].numel()  # TLP not frozen: its graph is a state
+    refused = set()
+    for key, value, error, message in _poisoned_states(before):
+        with pytest.raises(error, match=message):
+            model.load_state_dict({**before, key: value})
+        assert_same(before, model.state_dict(), f"{key}={value!r}")
+        refused.add(key)
+    assert refused == {key for key, value in before.items() if np.asarray(value).size}
+    _learn_both_and_compare(model, twin, x[90:], observed[90:])
+
+
+def test_a_state_of_a_tlp_holds_a_boolean_frozen():
+    """Before, ``frozen="abc"`` (or 1) loaded as true; a Python bool (what
+    state_dict writes), a NumPy bool (older states) and a 0-d bool tensor load."""
+    model = FACTORIES["tlp_knn"](m=30)
+    state = model.state_dict()
+    for frozen in ("abc", 1):
+        with pytest.raises(TypeError, match="^state frozen must be a bool, got "):
+            model.load_state_dict({**state, "frozen": frozen})
+    for frozen in (True, np.bool_(True), torch.tensor(True)):
+        model.load_state_dict({**state, "frozen": frozen})
+        assert_same(state, model.state_dict())
 
 
 @pytest.mark.parametrize("name, expected", [

@@ -32,6 +32,7 @@ def results(tmp_path, monkeypatch) -> Path:
     (["--seeds", "-1"], "argument --seeds: seed must be >= 0"),
     (["--jobs", "0"], "argument --jobs: expected a positive integer"),
     (["--threads", "0"], "argument --threads: expected a positive integer"),
+    (["--threads", "1025"], "argument --threads: expected at most 1024 threads, got '1025'"),
     (["--checkpoint-every", "0"], "argument --checkpoint-every: expected a positive integer"),
 ])
 def test_bad_grid_options_end_in_one_line(options, message, results, capsys):

@@ -270,6 +270,20 @@ def test_a_row_names_only_what_sets_it_apart_from_its_own_model_stream_and_ratio
     ("seed", 1.5, "the entry seed must be an integer, got 1.5"),
     ("seed", True, "the entry seed must be an integer, got True"),  # JSON true, no seed
     ("label_ratio", None, "the entry label_ratio must be a finite number, got None"),
+    # before, each of these failed with a traceback (averaged, hashed or read as a dict)
+    ("balanced_accuracy", "q", "the entry balanced_accuracy must be a finite number, got 'q'"),
+    ("kappa_m", "0.5", "the entry kappa_m must be a finite number, got '0.5'"),
+    ("accuracy_last_20", [0.9], "the entry accuracy_last_20 must be a finite number, got [0.9]"),
+    ("ms_per_sample_median", float("inf"),
+     "the entry ms_per_sample_median must be a finite number, got inf"),
+    ("config", [], "the entry config must be an object, got []"),
+    ("model", ["sledge"], "the entry model must be a single value (no list or object), got "
+                          "['sledge']"),
+    ("label_delay", {}, "the entry label_delay must be a single value (no list or object), "
+                        "got {}"),
+    ("tail_samples", 5, "the entry tail_samples must be an object of integers, got 5"),
+    ("tail_samples", {"accuracy_last_20": "2"},
+     "the entry tail_samples must be an object of integers, got {'accuracy_last_20': '2'}"),
 ])
 def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
         tmp_path, capsys, entry, value, message):
@@ -280,6 +294,47 @@ def test_a_record_with_a_value_no_run_writes_is_refused_in_a_folder_too(
     for given in (bad, str(folder)):
         assert main(["compare", given]) == 2
         assert capsys.readouterr().err.strip() == f"error: {bad}: {message}"
+
+
+def test_a_bounded_record_whose_tail_samples_are_set_against_no_count_is_refused(
+        tmp_path, capsys):
+    """Its tails are approximate where ``tail_samples`` differ from the tail of
+    ``n_samples``: before, a string ``n_samples`` failed there with a traceback."""
+    bounded = {**record(0, 0.8), "n_samples": "10000",
+               "tail_samples": {"accuracy_last_20": 1999}}
+    path = write(tmp_path, "bounded.json", bounded)
+    assert main(["compare", path]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}: the entry n_samples must be an integer, got '10000'")
+
+
+@pytest.mark.parametrize("curve", [
+    "zz", [0.5, 0.6], {"position": [1, 2]},
+    {"position": [1, 2], "running_accuracy": [0.5]},
+    {"position": [1, 2], "running_accuracy": [0.5, "0.6"]},
+    {"position": [1, 2], "running_accuracy": [0.5, float("nan")]},
+])
+def test_a_plot_refuses_a_curve_no_run_writes_and_only_a_plot_reads_it(
+        tmp_path, capsys, curve):
+    """Before, ``--plot`` failed on each with a traceback (or drew NaN)."""
+    paths = [write(tmp_path, "good.json", record(0, 0.8)),
+             write(tmp_path, "bad.json", {**record(1, 0.9), "curve": curve})]
+    plot = tmp_path / "curves.png"
+    assert main(["compare", *paths, "--plot", str(plot)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == (
+        f"error: {paths[1]}: the entry curve must be an object of lists position and "
+        f"running_accuracy of finite numbers, of one length, got {curve!r}")
+    assert not plot.exists()
+    assert main(["compare", *paths]) == 0  # the table reads no curve
+
+
+def test_a_refused_value_is_shown_cut_short(tmp_path, capsys):
+    curve = {"position": list(range(200)), "running_accuracy": "z"}
+    path = write(tmp_path, "bad.json", {**record(0, 0.9), "curve": curve})
+    assert main(["compare", path, "--plot", str(tmp_path / "curves.png")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"got {repr(curve)[:compare_command._SHOWN_CHARACTERS]}...")
 
 
 def test_the_partial_record_of_an_interrupted_run_is_refused_in_a_folder_too(

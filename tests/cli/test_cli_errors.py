@@ -488,3 +488,19 @@ def test_seed_lists_and_one_seed_read_seeds_alike(values, error):
                        if "must be" in error else f"^seed must be an integer, got '{part}'$"):
         seed_value(part)
     assert seed_value("7") == 7
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_threads_above_the_maximum_are_refused(command, capsys, no_run):
+    """Before, ``run --threads 99999`` crashed (a traceback: 52 GB asked for by
+    the denormal probe, then exit 139); the maximum is far above any machine's
+    cores, which fewer threads may exceed (4 on 2 cores is a user's call)."""
+    from torch_geometric_stream.cli.arguments import MAX_THREADS, thread_count
+
+    line = _check_one_error_line([command, "--threads", str(MAX_THREADS + 1), "--quiet"],
+                                 capsys)
+    assert line == (f"error: torch_geometric_stream {command}: argument --threads: expected "
+                    f"at most {MAX_THREADS} threads, got '{MAX_THREADS + 1}'")
+    assert MAX_THREADS == 1024 and thread_count("1024") == 1024 and thread_count("4") == 4
+    required = ["--dataset", "Shuttle"] * (command == "tune")
+    assert build_parser().parse_args([command, *required, "--threads", "1024"]).threads == 1024

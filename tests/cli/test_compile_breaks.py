@@ -67,6 +67,7 @@ def test_a_break_reason_is_one_line_with_its_explanation_without_addresses():
                                    "aot_eager, inductor, got 'cudagraphs'"),
     (["--backends", ""], "--backends: expected a comma-separated list of eager"),
     (["--rows", "0"], "--rows: expected a positive integer"),
+    (["--threads", "1025"], "--threads: expected at most 1024 threads, got '1025'"),
     (["--max-seconds", "0"], "--max-seconds: expected a number > 0"),
 ])
 def test_bad_arguments_are_refused_in_one_line(argv, message, tmp_path, capsys):

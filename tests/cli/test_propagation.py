@@ -66,6 +66,8 @@ def test_a_result_cut_short_by_a_full_disk_is_not_left_behind(tmp_path):
     (["--ks", "-1"], "--ks: expected a comma-separated list of integers >= 1"),
     (["--repeats", "0"], "--repeats: expected a positive integer"),
     (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
+    (["--threads", "1,1025"], "--threads: expected a comma-separated list of integers >= 1 "
+                              "and <= 1024, got '1,1025'"),
     (["--large", "0"], "--large: expected a positive integer"),
     (["--max-seconds", "0"], "--max-seconds: expected a number > 0"),
     (["--max-seconds", "nan"], "--max-seconds: expected a number > 0"),

@@ -86,6 +86,7 @@ def test_a_dataset_name_is_canonical_in_setting_and_file(monkeypatch, tmp_path):
     (["run", "--datasets", "Foo"], "unknown dataset 'Foo'"),
     (["lockstep", "--dataset", "Foo"], "unknown dataset 'Foo'"),
     (["run", "--threads", "0"], "--threads: expected a positive integer"),
+    (["run", "--threads", "1025"], "--threads: expected at most 1024 threads, got '1025'"),
     (["run", "--limit", "0"], "--limit: expected a positive integer"),
     (["run", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),
     (["lockstep", "--root", "/nonexistent"], "--root: folder /nonexistent does not exist"),

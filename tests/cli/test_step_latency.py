@@ -91,6 +91,8 @@ def test_a_result_cut_short_is_refused_before_any_run(tmp_path, monkeypatch, cap
     (["--warmup", "-1"], "--warmup: expected an integer >= 0, got '-1'"),
     (["--warmup", "two"], "--warmup: expected an integer >= 0, got 'two'"),
     (["--threads", "0"], "--threads: expected a comma-separated list of integers >= 1"),
+    (["--threads", "1025"], "--threads: expected a comma-separated list of integers >= 1 "
+                            "and <= 1024, got '1025'"),
     # (--configs nope: refused after parsing, so an unchecked value fails fast, not by running)
     (["--reselect-every", "0", "--configs", "nope"],
      "--reselect-every: expected an integer >= 1, got '0'"),

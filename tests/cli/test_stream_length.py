@@ -41,6 +41,7 @@ def test_a_finished_run_without_its_checkpoint_is_skipped(capsys, tmp_path):
                             ("--unlabeled-size", 0), ("--k", 0), ("--hidden", 1),
                             ("--num-layers", 1))],
     (["--k", "two"], "--k: expected an integer >= 0, got 'two'"),
+    (["--threads", "1025"], "--threads: expected at most 1024 threads, got '1025'"),
     *[(["--label-ratio", ratio],
        f"--label-ratio: the label ratio must lie in (0, 1], got {ratio!r}") for ratio in ("0", "1.5", "-0.01")],
     (["--seed", "-1"], "--seed: seed must be >= 0, got -1"),

@@ -128,3 +128,18 @@ def test_worker_threads_started_inside_the_block_flush_too():
             print(flushes_denormal(all_threads=True))
     """)
     assert out == "True"
+
+
+def test_the_all_threads_probe_allocates_a_bounded_share(monkeypatch):
+    """Before, it asked for 65,536 float64 per thread whatever their number:
+    52 GB for ``torch.set_num_threads(99999)`` (``run --threads 99999`` crashed)."""
+    from torch_geometric_stream.ops import denormal
+
+    sizes, full = [], torch.full
+    monkeypatch.setattr(torch, "full", lambda size, *args, **kwargs: sizes.append(size[0])
+                        or full((1,), *args, **kwargs))
+    for threads in (1, 4, 128, 99999):
+        monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
+        assert flushes_denormal(all_threads=True) is False
+    assert sizes == [2 ** 16, 2 ** 18, 2 ** 23, 2 ** 23]  # 64 MiB of float64 at most
+    assert denormal._MAX_PROBED_THREADS == 128

@@ -23,7 +23,8 @@ from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
+from torch_geometric_stream.baselines.state import (ArgumentsRepr, CheckedStateLoad, NumpyState,
+                                                    check_state_entry)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -121,8 +122,10 @@ class MicroClusterStore:
         return {prefix + name: getattr(self, name).copy() for name in _ARRAYS}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray], prefix: str = "mc_") -> None:
-        """Restore :meth:`state_dict`'s arrays, every shape (and that the sums,
-        counts, times, weights and radii are finite) checked before any is set.
+        """Restore :meth:`state_dict`'s arrays, every shape and the kind of every
+        value (:func:`~torch_geometric_stream.baselines.state.check_state_entry`:
+        finite sums, counts, times, weights and radii, integer labels, boolean
+        flags) checked before any is set.
 
         Args:
             state (Mapping[str, np.ndarray]): a result of :meth:`state_dict`.
@@ -130,7 +133,9 @@ class MicroClusterStore:
                 (default: ``"mc_"``)
 
         Raises:
-            ValueError: an array of another shape, or NaN or inf values.
+            TypeError: an array of values of another kind (complex, strings, ...).
+            ValueError: an array of another shape, NaN or inf values (NaN in
+                ``dist2``), or labels beyond ``int64``.
         """
         values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
         for name, value in values.items():
@@ -138,9 +143,9 @@ class MicroClusterStore:
             if value.shape != expected:
                 raise ValueError(f"state {prefix + name} has shape {value.shape}, "
                                  f"expected {expected}")
-        for name in _FINITE_ARRAYS:
-            if not np.isfinite(values[name].astype(np.float64)).all():
-                raise ValueError(f"state {prefix + name} holds NaN or inf values")
+        for name, value in values.items():
+            check_state_entry(value, prefix + name, getattr(self, name),
+                              finite=name in _FINITE_ARRAYS)
         for name, value in values.items():
             setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
@@ -449,6 +454,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
     """
 
     _LABEL_ENTRIES: Tuple[str, ...] = ("mc_label",)
+    _INFINITE_ENTRIES: Tuple[str, ...] = ("mc_dist2",)
 
     def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
                  prune_threshold: float, seed: int) -> None:

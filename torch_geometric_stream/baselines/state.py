@@ -10,7 +10,8 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
-from torch_geometric_stream.validation import as_label_vector
+from torch_geometric_stream.validation import (as_label_vector, check_bool, check_finite,
+                                               check_positive_int)
 
 #: A baseline's state as it computes with it: NumPy arrays, and NumPy scalars for
 #: its counters.
@@ -18,6 +19,58 @@ NumpyState = Dict[str, Union[np.ndarray, np.generic]]
 #: A baseline's ``state_dict``: :data:`NumpyState` with tensors for the arrays and
 #: plain Python scalars for the counters.
 TensorState = Dict[str, Union[Tensor, bool, int, float]]
+
+
+def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],
+                      finite: bool = True) -> None:
+    """Raise unless ``value``, an entry of a state, holds what ``like`` (the
+    learner's own entry) can take without a loss: booleans for a ``bool`` entry;
+    integers in the range of an integer entry's dtype (a counter of ``int64``
+    below :math:`2^{63}`); real numbers (``int`` or ``float``), never NaN and with
+    ``finite`` never inf, for a float entry. A scalar entry is checked as
+    :func:`~torch_geometric_stream.validation.check_bool`,
+    :func:`~torch_geometric_stream.validation.check_positive_int` and
+    :func:`~torch_geometric_stream.validation.check_finite` check an argument.
+
+    Args:
+        value (Any): the entry as given (an array or a scalar).
+        name (str): the entry's name, for the messages.
+        like (np.ndarray or np.generic): the learner's own entry.
+        finite (bool, optional): whether a float array holds finite values only.
+            (default: :obj:`True`)
+
+    Raises:
+        TypeError: values of another kind (complex numbers, strings, objects,
+            booleans for numbers, numbers for booleans, floats for integers).
+        ValueError: an integer outside the dtype's range, NaN, or an inf where
+            ``finite``.
+    """
+    array, kind = np.asarray(value), like.dtype.kind
+    if np.ndim(like) == 0:
+        item, what = array.item(), f"state {name}"
+        if kind == "b":
+            check_bool(item, what)
+        elif kind in "iu":
+            bounds = np.iinfo(like.dtype)
+            check_positive_int(item, what, minimum=int(bounds.min), maximum=int(bounds.max))
+        else:
+            check_finite(item, what)
+    elif kind == "b":
+        if array.dtype.kind != "b":
+            raise TypeError(f"state {name} must hold booleans, got {array.dtype}")
+    elif kind in "iu":
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"state {name} must hold integers, got {array.dtype}")
+        bounds = np.iinfo(like.dtype)
+        outside = [int(item) for item in (array.min(), array.max())
+                   if not bounds.min <= int(item) <= bounds.max] if array.size else []
+        if outside:  # NumPy would wrap it around
+            raise ValueError(f"state {name} must hold integers in [{bounds.min}, "
+                             f"{bounds.max}] ({like.dtype}), got {outside[0]}")
+    elif array.dtype.kind not in "iuf":
+        raise TypeError(f"state {name} must hold real numbers, got {array.dtype}")
+    elif np.isnan(array).any() or (finite and np.isinf(array).any()):
+        raise ValueError(f"state {name} holds NaN" + " or inf" * finite + " values")
 
 
 class CheckedStateLoad(abc.ABC):
@@ -31,7 +84,10 @@ class CheckedStateLoad(abc.ABC):
     :meth:`load_state_dict` takes that form or the NumPy one (which older
     checkpoints hold). The state must hold exactly the entries of the learner's
     own state (a scalar entry as a scalar); anything else is refused with a
-    :class:`ValueError` naming the entries. The subclass's :meth:`_load_state`
+    :class:`ValueError` naming the entries, and so is an entry whose values its
+    own entry's dtype cannot take (:func:`check_state_entry`: NaN, inf but in
+    :attr:`_INFINITE_ENTRIES`, a complex number, a string, an integer beyond
+    ``int64``, a number for a flag). The subclass's :meth:`_load_state`
     then loads it, checking shapes as it goes; if it raises, the learner's
     earlier state is put back. The entries named in :attr:`_LABEL_ENTRIES` must
     hold class ids in :math:`[-1, c)` of this learner's :math:`c` classes (a
@@ -42,6 +98,8 @@ class CheckedStateLoad(abc.ABC):
     num_classes: int
     #: State entries that hold class ids (``-1``: none).
     _LABEL_ENTRIES: tuple[str, ...] = ()
+    #: Float state entries that may hold ``inf`` (never NaN).
+    _INFINITE_ENTRIES: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def _numpy_state(self) -> NumpyState:
@@ -65,10 +123,12 @@ class CheckedStateLoad(abc.ABC):
                 :meth:`state_dict` gives them, or to NumPy arrays and scalars.
 
         Raises:
-            TypeError: if ``state`` is not a mapping.
+            TypeError: if ``state`` is not a mapping, or an entry holds values of
+                another kind (:func:`check_state_entry`).
             ValueError: for missing or unexpected entries, an array where a
-                scalar belongs, an entry of the wrong shape, or a class id
-                outside :math:`[-1, c)`; the learner is then unchanged.
+                scalar belongs, an entry of the wrong shape, NaN or inf values, an
+                integer beyond its dtype, or a class id outside :math:`[-1, c)`;
+                the learner is then unchanged.
         """
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a mapping of entry names to arrays, got "
@@ -86,6 +146,9 @@ class CheckedStateLoad(abc.ABC):
         if not_scalar:
             raise ValueError(f"{type(self).__name__} state entries {not_scalar} must be "
                              f"scalars")
+        for name, value in own.items():
+            check_state_entry(state[name], name, value,
+                              finite=name not in self._INFINITE_ENTRIES)
         for name in self._LABEL_ENTRIES:
             labels = np.asarray(state[name], dtype=np.int64).reshape(-1)
             try:

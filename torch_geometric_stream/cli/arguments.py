@@ -21,7 +21,8 @@ from torch_geometric_stream.evaluation.windows import check_window
 from torch_geometric_stream.validation import check_device as check_device_exists
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["Parser", "CommandParser", "positive_int", "nonnegative_int", "unit_fraction",
+__all__ = ["MAX_THREADS", "Parser", "CommandParser", "positive_int", "thread_count",
+           "nonnegative_int", "unit_fraction",
            "window_size", "label_ratio", "tau_value",
            "window_value", "seed_value", "device_value", "parse_seeds", "check_device",
            "check_input_file", "read_config_file", "check_output_file", "check_output_files",
@@ -86,6 +87,21 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+#: The most torch CPU threads ``--threads`` takes: far more than the cores of a
+#: machine (more threads than cores is allowed, only slower), far fewer than would
+#: exhaust its memory or thread limit (torch starts that many threads).
+MAX_THREADS = 1024
+
+
+def thread_count(text: str) -> int:
+    """An integer in :math:`[1,` :data:`MAX_THREADS` :math:`]` (``--threads``)."""
+    value = positive_int(text)
+    if value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_THREADS} threads, "
+                                         f"got {text!r}")
     return value
 
 

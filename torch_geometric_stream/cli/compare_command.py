@@ -77,6 +77,9 @@ _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
 _METRICS = (("accuracy_last_20", "last 20 %"), ("balanced_accuracy", "balanced"),
             ("kappa_m", "kappa_m"), ("ms_per_sample_median", "ms/sample"))
 
+#: How much of a refused entry's value an error shows (:func:`_bad_entry`).
+_SHOWN_CHARACTERS = 80
+
 #: Headers of the columns ``--baseline`` adds to the table.
 _PAIRED_HEADERS = ("accuracy diff", "balanced diff", "seeds higher")
 
@@ -178,11 +181,17 @@ def _read_record(path: Path) -> Record:
 
 
 def _check_values(path: Path, record: Record) -> None:
-    """Refuse a run record whose ``seed`` is no integer or whose ``accuracy`` or
-    ``label_ratio`` is no finite number (a record edited by hand, or broken): it
-    would be averaged as NaN or fail there; and the record so far of a run that
-    Ctrl-C stopped (``interrupted_at``, ``run``'s ``FILE.json.partial``), whose
-    metrics cover only the samples done: it would be averaged as a finished run.
+    """Refuse a run record with an entry that ``compare`` reads but no run writes
+    (a record edited by hand, or broken): a ``seed`` that is no integer; an
+    ``accuracy`` or ``label_ratio`` that is no finite number, nor a metric of
+    :data:`_METRICS` (which may be null: undefined, or absent from an older
+    record); an entry of :data:`SETTING_KEYS` that is a list or an object; a
+    ``config`` that is no object; ``tail_samples`` that are no object of integers
+    (with ``n_samples`` an integer). Each would be averaged as NaN or fail there.
+    Refuse too the record so far of a run that Ctrl-C stopped (``interrupted_at``,
+    ``run``'s ``FILE.json.partial``), whose metrics cover only the samples done: it
+    would be averaged as a finished run. (``curve`` is checked where ``--plot``
+    reads it, :func:`_curve`.)
 
     Raises:
         BadRecord: the first such entry, named with its value.
@@ -191,12 +200,71 @@ def _check_values(path: Path, record: Record) -> None:
         raise BadRecord(f"{path}: the record of a run interrupted after sample "
                         f"{record['interrupted_at']}, not a finished run: finish it (rerun "
                         f"it, with --resume where it saved a checkpoint) or leave it out")
-    for key, kinds in (("seed", (int,)), ("accuracy", (int, float)),
-                       ("label_ratio", (int, float))):
-        value = record[key]
-        if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
-            kind = "an integer" if kinds == (int,) else "a finite number"
-            raise BadRecord(f"{path}: the entry {key} must be {kind}, got {value!r}")
+    _check_number(path, record, "seed", integer=True)
+    for key in ("accuracy", "label_ratio"):
+        _check_number(path, record, key)
+    for key, _ in _METRICS:
+        if record.get(key) is not None:
+            _check_number(path, record, key)
+    for key in SETTING_KEYS:
+        if isinstance(record.get(key), (list, dict)):
+            raise _bad_entry(path, key, "a single value (no list or object)", record[key])
+    if not isinstance(record["config"], dict):
+        raise _bad_entry(path, "config", "an object", record["config"])
+    spans = record.get("tail_samples")
+    if spans is not None:
+        if not isinstance(spans, dict) or not all(map(_is_integer, spans.values())):
+            raise _bad_entry(path, "tail_samples", "an object of integers", spans)
+        if spans:  # approximate_tails sets them against the tail of n_samples
+            _check_number(path, record, "n_samples", integer=True)
+
+
+def _is_integer(value: Any) -> bool:
+    """Whether ``value`` is an int (not a bool: JSON ``true`` is no count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _check_number(path: Path, record: Record, key: str, integer: bool = False) -> None:
+    """Raise :class:`BadRecord` unless the entry ``key`` of ``record`` (read from
+    ``path``) is an integer (``integer``), else a finite number."""
+    value = record.get(key)
+    if not (_is_integer if integer else _is_number)(value):
+        raise _bad_entry(path, key, "an integer" if integer else "a finite number", value)
+
+
+def _bad_entry(path: Path, key: str, kind: str, value: Any) -> BadRecord:
+    """``FILE: the entry KEY must be KIND, got VALUE`` (the value's repr cut after
+    :data:`_SHOWN_CHARACTERS`)."""
+    shown = repr(value)
+    if len(shown) > _SHOWN_CHARACTERS:
+        shown = shown[:_SHOWN_CHARACTERS] + "..."
+    return BadRecord(f"{path}: the entry {key} must be {kind}, got {shown}")
+
+
+def _curve(path: Path, record: Record) -> dict[str, list] | None:
+    """The running-accuracy ``curve`` of a record read from ``path``; ``None``
+    where it holds none.
+
+    Raises:
+        BadRecord: a curve that is no object of lists ``position`` and
+            ``running_accuracy`` of finite numbers, of one length.
+    """
+    curve = record.get("curve")
+    if not curve:
+        return None
+    lists: list[Any] = ([curve.get(key) for key in ("position", "running_accuracy")]
+                        if isinstance(curve, dict) else [None])
+    if not (all(isinstance(values, list) and all(map(_is_number, values)) for values in lists)
+            and len(set(map(len, lists))) == 1):
+        raise _bad_entry(path, "curve", "an object of lists position and running_accuracy "
+                         "of finite numbers, of one length", curve)
+    return curve
 
 
 def _setting(path: Path, record: Mapping[str, Any], by: Sequence[str]) -> Setting:
@@ -588,17 +656,17 @@ def _curves(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[list, np.ndarr
     one_base = len({row["base"] for row in rows}) == 1
     for row in rows:
         name = (row["details"] or "the setting") if one_base else row["setting"]
-        runs = [(path, record) for path, record in row["runs"] if record.get("curve")]
-        positions = {tuple(record["curve"]["position"]) for _, record in runs}
+        drawn = {record["seed"]: _curve(path, record) for path, record in row["runs"]}
+        runs = {seed: curve for seed, curve in drawn.items() if curve is not None}
+        positions = {tuple(curve["position"]) for curve in runs.values()}
         if len(positions) == 1:
-            accuracy = np.mean([record["curve"]["running_accuracy"] for _, record in runs],
-                               axis=0)
+            accuracy = np.mean([curve["running_accuracy"] for curve in runs.values()], axis=0)
             seeds = "" if len(runs) == 1 else f", mean of {len(runs)} seeds"
             curves[f"{name}{seeds}"] = (list(positions.pop()), accuracy)
         else:
-            for _, record in runs:
-                curves[f"{name}, seed {record['seed']}"] = (
-                    record["curve"]["position"], np.asarray(record["curve"]["running_accuracy"]))
+            for seed, curve in runs.items():
+                curves[f"{name}, seed {seed}"] = (curve["position"],
+                                                  np.asarray(curve["running_accuracy"]))
     return curves
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 from torch_geometric_stream.baselines import BASELINES
-from torch_geometric_stream.cli.arguments import (CommandParser, Parser, add_root_option,
-                                                  class_names, coefficient_value, positive_int,
-                                                  tau_value, window_size, window_value)
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, CommandParser, Parser,
+                                                  add_root_option, class_names,
+                                                  coefficient_value, positive_int, tau_value,
+                                                  thread_count, window_size, window_value)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, FEW_LABEL_LIGHT_DEFAULTS,
                                                 FEW_LABEL_SLOTS_PER_CLASS,
                                                 NORMALIZATION_CHOICES, PRESETS)
@@ -280,8 +281,9 @@ def _add_device_options(protocol: argparse._ArgumentGroup) -> None:
                           help="SLeDGe on a CUDA device: replay the step from CUDA graphs "
                                "(same results up to float rounding, 6-8x faster; default: "
                                "on when the run is on CUDA)")
-    protocol.add_argument("--threads", type=positive_int, default=1, metavar="N",
-                          help="torch CPU threads (default: %(default)s)")
+    protocol.add_argument("--threads", type=thread_count, default=1, metavar="N",
+                          help=f"torch CPU threads, at most {MAX_THREADS} (default: "
+                               f"%(default)s)")
     protocol.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                           help="with several seeds, run up to N at once, each in its own "
                                "process with --threads threads; the results equal one "

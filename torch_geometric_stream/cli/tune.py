@@ -78,10 +78,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from torch_geometric_stream.cli.arguments import (add_root_option, check_device,
+from torch_geometric_stream.cli.arguments import (MAX_THREADS, add_root_option, check_device,
                                                   check_files_apart, check_folder,
                                                   check_output_file, check_suffixes, parse_seeds,
-                                                  plain_text, positive_int, read_config_file)
+                                                  plain_text, positive_int, read_config_file,
+                                                  thread_count)
 from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_given,
                                                 resolve_config)
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
@@ -960,8 +961,9 @@ def _add_execution_options(tune: argparse.ArgumentParser) -> None:
                            "cuda:i or mps (default: %(default)s); with --jobs N the N runs "
                            "share it; a JSON of another device is reused (its ms/sample "
                            "that device's)")
-    tune.add_argument("--threads", type=positive_int, default=1, metavar="N",
-                      help="threads of each run (default: %(default)s)")
+    tune.add_argument("--threads", type=thread_count, default=1, metavar="N",
+                      help=f"threads of each run, at most {MAX_THREADS} (default: "
+                           f"%(default)s)")
     tune.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                       help="runs at once, each in its own process (default: %(default)s, "
                            "one after the other in this process); results do not depend on it")

@@ -28,6 +28,11 @@ _DENORMAL = 1e-310
 #: Elements per thread of the all-threads probe: twice torch's grain size for
 #: element-wise work, so that every intra-op thread gets a share.
 _PER_THREAD = 2 ** 16
+#: The most threads the all-threads probe gives a share (64 MiB of float64):
+#: beyond them it would allocate without bound (``torch.set_num_threads(99999)``:
+#: 52 GB). Workers start together, at torch's first multi-threaded operation, so
+#: those it asks tell whether the others flush.
+_MAX_PROBED_THREADS = 128
 
 
 def flushes_denormal(all_threads: bool = False) -> bool:
@@ -37,9 +42,11 @@ def flushes_denormal(all_threads: bool = False) -> bool:
     Args:
         all_threads (bool, optional): ask torch's intra-op worker threads too, by an operation
             large enough to be split over all :func:`torch.get_num_threads`
-            threads; otherwise only the calling thread is asked. (default: :obj:`False`)
+            threads (over 128 of more: they start together); otherwise only the
+            calling thread is asked. (default: :obj:`False`)
     """
-    size = _PER_THREAD * torch.get_num_threads() if all_threads else 1
+    threads = min(torch.get_num_threads(), _MAX_PROBED_THREADS)
+    size = _PER_THREAD * threads if all_threads else 1
     product = torch.full((size,), _DENORMAL, dtype=torch.float64).mul(1.0)
     return not bool(product.any())
 
