@@ -10,6 +10,7 @@ from torch_geometric_stream.cli.compare_command import SETTING_KEYS
 from torch_geometric_stream.cli.configs import DEFAULT_CONFIG
 from torch_geometric_stream.cli.errors import UsageError
 from torch_geometric_stream.cli.models import MODEL_NAMES, config_keys
+from torch_geometric_stream.cli.record_checks import SHOWN_CHARACTERS
 from torch_geometric_stream.cli.run import OLDER_RECORDS, recorded_config
 from torch_geometric_stream.cli.record_origin import ORIGINS, host_name, origin
 
@@ -334,7 +335,7 @@ def test_a_refused_value_is_shown_cut_short(tmp_path, capsys):
     path = write(tmp_path, "bad.json", {**record(0, 0.9), "curve": curve})
     assert main(["compare", path, "--plot", str(tmp_path / "curves.png")]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        f"got {repr(curve)[:compare_command._SHOWN_CHARACTERS]}...")
+        f"got {repr(curve)[:SHOWN_CHARACTERS]}...")
 
 
 def test_the_partial_record_of_an_interrupted_run_is_refused_in_a_folder_too(

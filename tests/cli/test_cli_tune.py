@@ -775,6 +775,38 @@ def test_tune_refuses_a_metric_a_record_does_not_define(tmp_path, capsys, monkey
         f"error: {tmp_path / 'sledge-light_synthetic_0.01_lr=5e-3_seed0.json'}: {problem}\n")
 
 
+@pytest.mark.parametrize("metric, entry, value, kind", [
+    ("balanced_accuracy", "accuracy", "q", "a finite number"),
+    ("accuracy", "accuracy", float("inf"), "a finite number"),
+    ("accuracy", "ms_per_sample_median", "1.0", "a finite number"),
+    ("accuracy", "config", ["lr"], "an object"),
+    ("accuracy_last_5", "tail_samples", [1], "an object of integers"),
+    ("accuracy_last_5", "tail_samples", {"accuracy_last_5": True}, "an object of integers"),
+    ("accuracy", "n_samples", "x", "an integer"),  # set against the tail_samples
+    ("accuracy_last_5", "n_samples", "x", "an integer"),
+    ("accuracy_last_5", "n_samples", 60.0, "an integer"),
+])
+def test_tune_refuses_a_reused_record_with_an_entry_no_run_writes(
+        tmp_path, capsys, monkeypatch, metric, entry, value, kind):
+    """A JSON skipped when present but edited by hand (or broken) in an entry that
+    ranking reads: one line naming the file and the entry as ``compare`` does, before
+    any run, not a traceback."""
+    record = {"accuracy": 0.8, "balanced_accuracy": 0.7, "accuracy_last_5": 0.6}
+    if entry == "n_samples" and metric == "accuracy":
+        record["tail_samples"] = {"accuracy_last_5": 3}
+    ran = _fake_runs(monkeypatch, {(lr, 0): record for lr in ("1e-3", "5e-3")})
+    argv = ["tune", *SMALL, "--metric", metric, "--out-dir", str(tmp_path)]
+    assert main([*argv, "--grid", "lr=1e-3"]) == 0
+    path = tmp_path / "sledge-light_synthetic_0.01_lr=1e-3_seed0.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), entry: value}))
+    capsys.readouterr()
+    assert main([*argv, "--grid", "lr=1e-3,5e-3"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: the entry {entry} must be {kind}, got {value!r}; delete it to run "
+        f"its point again\n")
+    assert ran == [("1e-3", 0)]  # refused before lr=5e-3 ran
+
+
 def test_tune_ranks_a_tail_only_over_one_span(tmp_path, capsys, monkeypatch):
     """A --history bounded run's tail covers its record's tail_samples, the same for
     every bounded run of a stream: ranked with an exact tail of another span, refused."""

@@ -363,3 +363,20 @@ def test_a_held_row_of_another_width_than_the_learners_is_refused_at_the_resume(
         prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
                     start=4, initial=state)
     assert learner.calls == []
+
+
+@pytest.mark.parametrize("entry, value, kind", [
+    ("label_delay", 2.0, "an integer, got float"), ("label_delay", True, "an integer, got bool"),
+    ("label_delay", "2", "an integer, got str"), ("learn_on_arrival", 1, "a bool, got int"),
+    ("learn_on_arrival", "yes", "a bool, got str"),
+])
+def test_a_held_labels_setting_of_another_type_is_refused_by_name(entry, value, kind):
+    # before: 2.0 == 2 and 1 == True, so the state of another run's types was taken
+    state = _state_after(4, 2)["delayed"]
+    queue = DelayedLabels(2)
+    with pytest.raises(TypeError, match=f"^the held labels' {entry} must be {kind}$"):
+        queue.load_state_dict({**state, entry: value}, end=4)
+    assert len(queue) == 0 and queue.delay == 2 and queue.learn_on_arrival is True
+    queue.load_state_dict({**state, "label_delay": np.int64(2),
+                           "learn_on_arrival": np.bool_(True)}, end=4)  # NumPy's, as NumPy saves
+    assert len(queue) == 2

@@ -133,6 +133,23 @@ def test_a_state_no_query_keeps_is_refused_and_the_query_left_as_it_was():
         query.load_state_dict({key: value for key, value in before.items() if key != "rng"})
 
 
+@pytest.mark.parametrize("entry, value, kind", [
+    ("budget", np.array([0.3, 0.3]), "a number, got ndarray"),
+    ("threshold", np.array([0.9]), "a number, got ndarray"),
+    ("step", [0.01], "a number, got list"), ("budget", "0.3", "a number, got str"),
+    ("budget", 0.3 + 0j, "a number, got complex"),
+    ("strategy", np.array(["randomized-uncertainty"]), "a str, got ndarray"),
+])
+def test_a_states_setting_of_another_type_is_refused_by_name(entry, value, kind):
+    # before: numpy's unnamed "truth value of an array is ambiguous" for an array
+    query = UncertaintyQuery("randomized-uncertainty", budget=0.3)
+    query([0.5, 0.5])
+    before = query.state_dict()
+    with pytest.raises(TypeError, match=f"^the label query's {entry} must be {kind}$"):
+        query.load_state_dict({**before, entry: value})
+    assert query.state_dict() == before
+
+
 class Confidence:
     """A learner whose probabilities are fixed per sample (its x); logs its labels."""
 

@@ -44,6 +44,8 @@ import numpy as np
 from torch_geometric_stream.cli.arguments import (check_files_apart, check_output_files,
                                                   check_suffixes, plain_text)
 from torch_geometric_stream.cli.errors import UsageError
+from torch_geometric_stream.cli.record_checks import (BadRecord, bad_entry, check_number,
+                                                      check_tail_samples, is_number)
 from torch_geometric_stream.cli.record_origin import ORIGINS, origin, parse_by
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
@@ -77,9 +79,6 @@ _REQUIRED = ("dataset", "model", "label_ratio", "seed", "accuracy", "config")
 _METRICS = (("accuracy_last_20", "last 20 %"), ("balanced_accuracy", "balanced"),
             ("kappa_m", "kappa_m"), ("ms_per_sample_median", "ms/sample"))
 
-#: How much of a refused entry's value an error shows (:func:`_bad_entry`).
-_SHOWN_CHARACTERS = 80
-
 #: Headers of the columns ``--baseline`` adds to the table.
 _PAIRED_HEADERS = ("accuracy diff", "balanced diff", "seeds higher")
 
@@ -97,11 +96,6 @@ _LIST_SEPARATOR = ":"
 
 Record = dict[str, Any]
 Setting = tuple
-
-
-class BadRecord(UsageError):
-    """A run record with an entry that cannot be one of a run (refused in a folder
-    too, where what is no run record is passed over)."""
 
 
 def read_records(paths: Sequence[Path]) -> list[tuple[Path, Record]]:
@@ -200,51 +194,18 @@ def _check_values(path: Path, record: Record) -> None:
         raise BadRecord(f"{path}: the record of a run interrupted after sample "
                         f"{record['interrupted_at']}, not a finished run: finish it (rerun "
                         f"it, with --resume where it saved a checkpoint) or leave it out")
-    _check_number(path, record, "seed", integer=True)
+    check_number(path, record, "seed", integer=True)
     for key in ("accuracy", "label_ratio"):
-        _check_number(path, record, key)
+        check_number(path, record, key)
     for key, _ in _METRICS:
         if record.get(key) is not None:
-            _check_number(path, record, key)
+            check_number(path, record, key)
     for key in SETTING_KEYS:
         if isinstance(record.get(key), (list, dict)):
-            raise _bad_entry(path, key, "a single value (no list or object)", record[key])
+            raise bad_entry(path, key, "a single value (no list or object)", record[key])
     if not isinstance(record["config"], dict):
-        raise _bad_entry(path, "config", "an object", record["config"])
-    spans = record.get("tail_samples")
-    if spans is not None:
-        if not isinstance(spans, dict) or not all(map(_is_integer, spans.values())):
-            raise _bad_entry(path, "tail_samples", "an object of integers", spans)
-        if spans:  # approximate_tails sets them against the tail of n_samples
-            _check_number(path, record, "n_samples", integer=True)
-
-
-def _is_integer(value: Any) -> bool:
-    """Whether ``value`` is an int (not a bool: JSON ``true`` is no count)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    """Whether ``value`` is a finite int or float (not a bool)."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
-
-
-def _check_number(path: Path, record: Record, key: str, integer: bool = False) -> None:
-    """Raise :class:`BadRecord` unless the entry ``key`` of ``record`` (read from
-    ``path``) is an integer (``integer``), else a finite number."""
-    value = record.get(key)
-    if not (_is_integer if integer else _is_number)(value):
-        raise _bad_entry(path, key, "an integer" if integer else "a finite number", value)
-
-
-def _bad_entry(path: Path, key: str, kind: str, value: Any) -> BadRecord:
-    """``FILE: the entry KEY must be KIND, got VALUE`` (the value's repr cut after
-    :data:`_SHOWN_CHARACTERS`)."""
-    shown = repr(value)
-    if len(shown) > _SHOWN_CHARACTERS:
-        shown = shown[:_SHOWN_CHARACTERS] + "..."
-    return BadRecord(f"{path}: the entry {key} must be {kind}, got {shown}")
+        raise bad_entry(path, "config", "an object", record["config"])
+    check_tail_samples(path, record)
 
 
 def _curve(path: Path, record: Record) -> dict[str, list] | None:
@@ -260,10 +221,10 @@ def _curve(path: Path, record: Record) -> dict[str, list] | None:
         return None
     lists: list[Any] = ([curve.get(key) for key in ("position", "running_accuracy")]
                         if isinstance(curve, dict) else [None])
-    if not (all(isinstance(values, list) and all(map(_is_number, values)) for values in lists)
+    if not (all(isinstance(values, list) and all(map(is_number, values)) for values in lists)
             and len(set(map(len, lists))) == 1):
-        raise _bad_entry(path, "curve", "an object of lists position and running_accuracy "
-                         "of finite numbers, of one length", curve)
+        raise bad_entry(path, "curve", "an object of lists position and running_accuracy "
+                        "of finite numbers, of one length", curve)
     return curve
 
 

@@ -70,7 +70,6 @@ import csv
 import hashlib
 import itertools
 import json
-import math
 import statistics
 import sys
 from contextlib import contextmanager
@@ -88,6 +87,8 @@ from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_g
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, check_model_device, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
+from torch_geometric_stream.cli.record_checks import (BadRecord, bad_entry, check_number,
+                                                      check_tail_samples, is_number)
 from torch_geometric_stream.cli.label_protocol import (add_label_protocol_options,
                                                        label_delay_words, learn_on_arrival,
                                                        query_settings, query_words)
@@ -427,7 +428,11 @@ def _read_run(path: Path) -> dict:
 
     Raises:
         UsageError: a file that is not a run's JSON (cut short, or another file of
-            that name), named with what is wrong.
+            that name), named with what is wrong; or a run's JSON with an entry
+            that ranking reads but no run writes (edited by hand, or broken: an
+            ``accuracy`` or ``ms_per_sample_median`` that is no finite number, a
+            ``config`` that is no object, ``tail_samples`` that are no object of
+            integers), named with its value as ``compare`` names it.
     """
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -438,7 +443,23 @@ def _read_run(path: Path) -> dict:
     lacking = [entry for entry in _RANKED_ENTRIES if entry not in record]
     if lacking:
         raise _not_a_run(path, f"no {', '.join(lacking)}")
+    with _delete_to_rerun():
+        for entry in ("accuracy", "ms_per_sample_median"):
+            check_number(path, record, entry)
+        if not isinstance(record["config"], dict):
+            raise bad_entry(path, "config", "an object", record["config"])
+        check_tail_samples(path, record)
     return record
+
+
+@contextmanager
+def _delete_to_rerun() -> Iterator[None]:
+    """Let a :class:`~torch_geometric_stream.cli.record_checks.BadRecord` raised
+    within say how to run its point again."""
+    try:
+        yield
+    except BadRecord as error:
+        raise UsageError(f"{error}; delete it to run its point again") from None
 
 
 def _not_a_run(path: Path, problem: str) -> UsageError:
@@ -458,8 +479,8 @@ def _tail_span(record: dict, metric: str) -> int:
 
 def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: str) -> None:
     """Raise unless every run of ``records`` holds ``metric`` as a finite number
-    and, for a tail accuracy, all take it over as many last samples (a
-    ``--history bounded`` run over its ``tail_samples``, see
+    and, for a tail accuracy, an integer ``n_samples`` and all take it over as
+    many last samples (a ``--history bounded`` run over its ``tail_samples``, see
     :func:`~torch_geometric_stream.evaluation.bounded.approximate_tails`)."""
     for key, record in records.items():
         value = record.get(metric, _ABSENT)
@@ -471,11 +492,13 @@ def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: 
             raise UsageError(f"{paths[key]}: {metric} is undefined for its run (null: the "
                              f"reference classifier of the kappa is right on every sample); "
                              f"choose another --metric")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
+        if not is_number(value):
             raise UsageError(f"{paths[key]}: {metric} must be a finite number, got {value!r}; "
                              f"delete it to run its point again")
     if metric in TAIL_FRACTIONS and records:
+        with _delete_to_rerun():
+            for key, record in records.items():  # a tail's span counts back from the end
+                check_number(paths[key], record, "n_samples", integer=True)
         spans = {key: _tail_span(record, metric) for key, record in records.items()}
         (first, span), *others = spans.items()
         for key, other in others:

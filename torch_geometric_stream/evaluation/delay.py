@@ -130,7 +130,8 @@ class DelayedLabels:
                 ``end`` (held labels come from the last :math:`d` positions, in
                 order), a label is no class id in :math:`[0, 2^{63})`, or the rows
                 (tensors, arrays or lists) are not of one shape.
-            TypeError: a position or a label is no integer, a row is neither a
+            TypeError: ``label_delay``, a position or a label is no integer (a
+                bool included), ``learn_on_arrival`` no bool, a row is neither a
                 tensor (with values: not on the ``meta`` device), an array, a list
                 nor a dict (River's).
         """
@@ -138,6 +139,8 @@ class DelayedLabels:
                                    "labels") if key not in state]
         if missing:
             raise ValueError(f"the held labels' state lacks the entries {missing}")
+        check_positive_int(state["label_delay"], "the held labels' label_delay", minimum=0)
+        check_bool(state["learn_on_arrival"], "the held labels' learn_on_arrival")
         for key, value in (("label_delay", self.delay),
                            ("learn_on_arrival", self.learn_on_arrival)):
             if state[key] != value:

@@ -203,10 +203,18 @@ class UncertaintyQuery:
                 (naming them), counts that no run gives (``asked`` not below
                 ``budget * seen + 1``), a threshold that is not a finite number >= 0, or a
                 generator state NumPy refuses.
+            TypeError: a ``strategy`` that is no str, a ``budget``, ``threshold`` or
+                ``step`` that is no real number (naming it), or counts that are no
+                integers.
         """
         missing = [key for key in _STATE_KEYS if key not in state]
         if missing:
             raise ValueError(f"the label query's state lacks the entries {missing}")
+        if not isinstance(state["strategy"], str):
+            raise TypeError(f"the label query's strategy must be a str, got "
+                            f"{type(state['strategy']).__name__}")
+        for key in ("budget", "threshold", "step"):  # (an array would compare elementwise)
+            check_real(state[key], f"the label query's {key}")
         differing = [f"{key}={state[key]!r} (this query: {getattr(self, key)!r})"
                      for key in ("strategy", "budget", "threshold", "step")
                      if state[key] != getattr(self, key)]
