@@ -399,8 +399,9 @@ def render(_: argparse.Namespace) -> None:
     """Write the summary tables (the paper's layout at today's configuration, with
     links to :func:`current_plots`) and the table of every run between their markers
     in RESULTS.md (appended if absent), and SLeDGe's and SLeDGe-L's table
-    (:func:`readme_table`) between README.md's markers (where README.md has them);
-    without any run, both files are left as they are."""
+    (:func:`readme_table`) between README.md's markers (where README.md has them
+    and a run of either stands for a cell); without any run, both files are left
+    as they are."""
     records = load_records()
     if not records:
         raise UsageError(f"no run record in {RESULTS}; {RESULTS_MD.name} left as it is")
@@ -430,7 +431,9 @@ def render(_: argparse.Namespace) -> None:
             text += f"\n## {heading}\n\n{begin}\n{body}\n{end}\n"
     atomic_write_text(RESULTS_MD, text)
     readme = README_MD.read_text() if README_MD.exists() else ""
-    if README_BEGIN in readme and README_END in readme:
+    if README_BEGIN in readme and README_END in readme and any(
+            model in ("sledge", "sledge-light") for preset in ("paper", "package")
+            for model, _, _ in select_cells(records, preset)):
         atomic_write_text(README_MD, with_block(readme, README_BEGIN, README_END,
                                                 readme_table(records, PAPER, PAPER_STD)))
 

@@ -253,9 +253,13 @@ def _accuracy_cell(runs: list[dict[str, Any]], paper: Optional[float],
     ours = mean_std([r["accuracy"] for r in runs])
     if paper is None:
         return ours + marks
-    reference = f"{paper:.4f}" if paper_std is None else f"{paper:.4f} ± {paper_std:.4f}"
     star = " *" if differs(runs, paper, paper_std) else ""
-    return f"{ours}{marks} ({reference}){star}"
+    return f"{ours}{marks} ({_paper_value(paper, paper_std)}){star}"
+
+
+def _paper_value(paper: float, paper_std: Optional[float]) -> str:
+    """The paper's mean, with `` ± std`` where it gives one."""
+    return f"{paper:.4f}" if paper_std is None else f"{paper:.4f} ± {paper_std:.4f}"
 
 
 def _marks(runs: list[dict[str, Any]]) -> str:
@@ -443,11 +447,8 @@ def readme_table(records: Iterable[tuple[str, dict[str, Any]]],
             row = []
             for model in models:
                 key = (model, dataset, ratio)
-                for chosen in cells:
-                    runs = chosen.get(key, [])
-                    row.append(mean_std([r["accuracy"] for r in runs]) + _marks(runs)
-                               if runs else "–")
-                row.append(f"{paper[key]:.4f} ± {paper_std[key]:.4f}" if key in paper
+                row += [_accuracy_cell(chosen.get(key, []), None) for chosen in cells]
+                row.append(_paper_value(paper[key], paper_std.get(key)) if key in paper
                            else "–")
             lines.append(f"| {dataset} {100 * ratio:g} % | " + " | ".join(row) + " |")
     return "\n".join(lines)

@@ -233,6 +233,12 @@ def test_render_writes_the_readme_table_between_the_readme_s_markers_only(
     readme.write_text("a README without the markers\n")   # left as it is
     accuracy.main(["render"])
     assert readme.read_text() == "a README without the markers\n"
+    kept = f"{accuracy.README_BEGIN}\nthe table\n{accuracy.README_END}\n"
+    readme.write_text(kept)   # no SLeDGe run: the table is kept, not emptied
+    for path in (results / "tag").iterdir():
+        path.write_text(json.dumps({**json.loads(path.read_text()), "model": "tlp"}))
+    accuracy.main(["render"])
+    assert readme.read_text() == kept
     capsys.readouterr()
 
 

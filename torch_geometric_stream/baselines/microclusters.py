@@ -31,8 +31,9 @@ __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "k
 
 _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "active",
            "dist2")
-#: The arrays that hold finite values in every slot (``dist2`` holds ``inf``).
-_FINITE_ARRAYS = ("ls", "ss", "centre", "count", "time", "weight", "radius")
+#: The float arrays that may hold ``inf`` (``dist2``: no cluster yet); the others
+#: hold finite values in every slot.
+_INFINITE_ARRAYS = ("dist2",)
 
 
 def radius_from_sums(ls: np.ndarray, ss: np.ndarray,
@@ -145,7 +146,7 @@ class MicroClusterStore:
                                  f"expected {expected}")
         for name, value in values.items():
             check_state_entry(value, prefix + name, getattr(self, name),
-                              finite=name in _FINITE_ARRAYS)
+                              finite=name not in _INFINITE_ARRAYS)
         for name, value in values.items():
             setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
@@ -454,7 +455,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
     """
 
     _LABEL_ENTRIES: Tuple[str, ...] = ("mc_label",)
-    _INFINITE_ENTRIES: Tuple[str, ...] = ("mc_dist2",)
+    _INFINITE_ENTRIES: Tuple[str, ...] = tuple("mc_" + name for name in _INFINITE_ARRAYS)
 
     def __init__(self, in_channels: int, num_classes: int, memory_size: int, decay: float,
                  prune_threshold: float, seed: int) -> None:

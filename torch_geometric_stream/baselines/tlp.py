@@ -245,8 +245,9 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         exact for.  With ``sigma=None`` the weights are rebuilt from stored
         distances while the first window fills (no node has left yet, so this
         is exact too; the pairwise distances are kept sorted for the median,
-        and an arrival rewrites only the edge weights: ``O(tau knn)`` with
-        ``knn``, all ``O(tau^2)`` pairs without); negative harmonic values from
+        an arrival's merged in with one copy of the ``O(tau^2)`` sorted ones,
+        and it rewrites only the edge weights: ``O(tau knn)`` with ``knn``, all
+        ``O(tau^2)`` pairs without); negative harmonic values from
         round-off are clipped before normalising.  Prediction and learning run
         with subnormal floats flushed to zero (values below ``2.2e-308``; the
         thread's previous mode is restored), because subnormal fill-in makes
@@ -394,7 +395,8 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     def _add_window_pairs(self, slot: int, dist2: np.ndarray, neighbours: np.ndarray) -> None:
         """Merge the distances ``dist2`` of the point arriving in ``slot`` to the
         window points into the sorted ones, and its edges to ``neighbours``
-        into the edge list (``O(tau)``)."""
+        into the edge list (a sort of ``O(tau)`` new distances, then one copy of
+        the ``O(tau^2)`` sorted ones)."""
         dist = np.sqrt(dist2)
         dist = np.sort(dist[dist > 0])
         self._pair_dist = np.insert(self._pair_dist, np.searchsorted(self._pair_dist, dist),
