@@ -2,6 +2,7 @@
 exact, within their documented bounds elsewhere, resumable."""
 import math
 import re
+import sys
 import tracemalloc
 
 import numpy as np
@@ -13,7 +14,7 @@ from torch_geometric_stream.evaluation import (HISTORIES, PrequentialRecord, Str
 from torch_geometric_stream.evaluation.bounded import (LATENCY_FLOOR, LATENCY_RATIO,
                                                        BoundedStreamMetrics, LatencyHistogram,
                                                        RunningAccuracy, RunningClassCounts,
-                                                       kept_tail_span)
+                                                       _latency_bin, kept_tail_span)
 from torch_geometric_stream.evaluation.metrics import TAIL_FRACTIONS, tail_size
 
 #: Entries that depend on the clock (or the process), not on the predictions.
@@ -316,6 +317,25 @@ def test_latency_quantiles_stay_within_half_a_percent_plus_a_nanosecond():
     single = LatencyHistogram()
     single.update(0.003)
     assert single.quantile(50) == 0.003
+
+
+@pytest.mark.parametrize("seconds", [
+    0.0, 5e-324, math.nextafter(LATENCY_FLOOR, 0), LATENCY_FLOOR,
+    math.nextafter(LATENCY_FLOOR, 1), LATENCY_FLOOR * LATENCY_RATIO, 1e-6, 1.0, 1e6,
+    math.nextafter(1e299, 0), 1e299, math.nextafter(1e299, math.inf), 1.7e299, 1.8e299,
+    sys.float_info.max,
+])
+def test_a_latency_is_counted_in_the_bin_the_loader_checks_it_against(seconds):
+    # update bins the usual latencies inline; the loader checks the bins of the
+    # minimum and the maximum with _latency_bin: the two must agree everywhere
+    histogram = LatencyHistogram()
+    histogram.update(seconds)
+    assert histogram.state_dict()["bins"].tolist() == [[_latency_bin(seconds), 1]]
+    LatencyHistogram().load_state_dict(histogram.state_dict())
+    if seconds < LATENCY_FLOOR:
+        assert _latency_bin(seconds) == -1
+    elif seconds == LATENCY_FLOOR:
+        assert _latency_bin(seconds) == 0
 
 
 def test_a_bounded_latency_summary_is_the_median_and_the_95th_percentile():

@@ -318,25 +318,29 @@ def test_a_held_label_of_an_unlabeled_sample_or_before_the_record_is_refused():
     assert record.metrics.n_samples == 0 and len(record.delayed) == 0
 
 
-@pytest.mark.parametrize("rows, error, message", [
-    (["junk", np.zeros(1)], TypeError,
-     "the held row of position 2 must be a tensor, an array, a list or a dict, got str"),
-    ([np.zeros(1), None], TypeError,
-     "the held row of position 3 must be a tensor, an array, a list or a dict, got NoneType"),
-    ([np.zeros(7), np.zeros(1)], ValueError,
-     "the held rows must be of one shape (rows of one stream), got (7,) at position 2, (1,) "
-     "at position 3"),
-    ([torch.zeros(1, device="meta"), np.zeros(1)], TypeError,
-     "the held row of position 2 is on the 'meta' device"),
-])
-def test_held_rows_no_learner_took_are_refused(rows, error, message):
+def test_a_held_row_without_values_is_refused():
     state = _state_after(4, 2)["delayed"]
     queue = DelayedLabels(2)
-    with pytest.raises(error, match=re.escape(message)):
-        queue.load_state_dict({**state, "rows": rows}, end=4)
+    with pytest.raises(TypeError, match=re.escape("the held row of position 2 is on the "
+                                                  "'meta' device")):
+        queue.load_state_dict({**state, "rows": [torch.zeros(1, device="meta"), np.zeros(1)]},
+                              end=4)
     assert len(queue) == 0
     queue.load_state_dict({**state, "rows": [[0.5], {"a": 1.0}]}, end=4)  # a list, River's dict
     assert len(queue) == 2
+
+
+def test_the_held_rows_a_queue_took_round_trip_whatever_their_type_and_shape():
+    # before: rows of two lengths, or a scalar, were held and saved, and then their
+    # state was refused ("the held rows must be of one shape", "must be a tensor, ...")
+    queue = DelayedLabels(3)
+    for position, row in enumerate([[1.0, 2.0], [3.0, 4.0, 5.0], 1.5]):
+        queue.push(position, row, position)
+    resumed = DelayedLabels(3)
+    resumed.load_state_dict(queue.state_dict(), end=3)
+    assert resumed.state_dict() == queue.state_dict()
+    assert resumed.row_widths() == [(0, 2), (1, 3), (2, None)]
+    assert list(resumed.due(5)) == [([1.0, 2.0], 0), ([3.0, 4.0, 5.0], 1), (1.5, 2)]
 
 
 def test_a_held_label_beyond_int64_is_refused():
@@ -360,6 +364,20 @@ def test_a_held_row_of_another_width_than_the_learners_is_refused_at_the_resume(
     learner = Rows()
     with pytest.raises(ValueError, match=r"^initial holds back the row of position 2 with 3 "
                                          r"features, but the learner has in_channels=1$"):
+        prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
+                    start=4, initial=state)
+    assert learner.calls == []
+
+
+@pytest.mark.parametrize("row", ["junk", None, 1.5, [[1.0], [2.0, 3.0]]])
+def test_a_held_row_without_features_is_refused_at_the_resume_of_a_learner_with_them(row):
+    # the held labels take any row (a learner's own), the learner's in_channels does not
+    state = _state_after(4, 2)
+    state["delayed"]["rows"] = [np.zeros(1, np.float32), row]
+    learner = Rows()
+    with pytest.raises(ValueError, match=r"^initial holds back the row of position 3 with no "
+                                         r"feature dimension \(no tensor, array or list of "
+                                         r"one shape\), but the learner has in_channels=1$"):
         prequential(learner, list(zip(X, Y)), label_mask=MASK, progress=False, label_delay=2,
                     start=4, initial=state)
     assert learner.calls == []

@@ -49,6 +49,7 @@ LATENCY_FLOOR = 1e-9
 LATENCY_RATIO = 1.01
 _LOG_RATIO = math.log(LATENCY_RATIO)
 _UNDERFLOW = -1  # the bin of latencies below LATENCY_FLOOR
+_DIRECT = 1e299  # latencies below it (>= LATENCY_FLOOR) are binned inline: a finite ratio
 
 
 def _integers(state: Mapping[str, Any], key: str, columns: int) -> np.ndarray:
@@ -508,7 +509,8 @@ class LatencyHistogram:
         seconds = float(seconds)
         if not 0.0 <= seconds < math.inf:
             raise ValueError(f"seconds must be a finite number >= 0, got {seconds}")
-        key = _latency_bin(seconds)
+        key = (math.floor(math.log(seconds / LATENCY_FLOOR) / _LOG_RATIO)
+               if LATENCY_FLOOR <= seconds < _DIRECT else _latency_bin(seconds))
         self._bins[key] = self._bins.get(key, 0) + 1
         self._count += 1
         if seconds < self._minimum:

@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from typing import Any, Dict, Iterator, List, Mapping, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 from torch import Tensor
 
+from torch_geometric_stream.evaluation.columns import check_int64
 from torch_geometric_stream.validation import check_bool, check_has_values, check_positive_int
 
 __all__ = ["DelayedLabels", "check_label_delay"]
-
-_INT64_MAX = int(np.iinfo(np.int64).max)
 
 
 def check_label_delay(delay: Any) -> int:
@@ -128,12 +127,12 @@ class DelayedLabels:
                 ``learn_on_arrival`` (naming it), lacks an entry, its lists differ
                 in length, a position is not one whose label is still held before
                 ``end`` (held labels come from the last :math:`d` positions, in
-                order), a label is no class id in :math:`[0, 2^{63})`, or the rows
-                (tensors, arrays or lists) are not of one shape.
+                order) or a label is no class id in :math:`[0, 2^{63})`.
             TypeError: ``label_delay``, a position or a label is no integer (a
-                bool included), ``learn_on_arrival`` no bool, a row is neither a
-                tensor (with values: not on the ``meta`` device), an array, a list
-                nor a dict (River's).
+                bool included), ``learn_on_arrival`` no bool, or a row is a tensor
+                without values (on the ``meta`` device). A row may be anything a
+                learner took (its width is checked where the learner is known:
+                see :meth:`row_widths`).
         """
         missing = [key for key in ("label_delay", "learn_on_arrival", "positions", "rows",
                                    "labels") if key not in state]
@@ -166,44 +165,33 @@ class DelayedLabels:
         """``(position, label)`` of every held sample, oldest first."""
         return [(position, label) for position, _, label in self._pending]
 
-    def row_widths(self) -> List[Tuple[int, int]]:
-        """``(position, features)`` of every held row that is a tensor, an array or a
-        list (its last dimension; not of River's dicts), oldest first."""
-        return [(position, np.shape(row)[-1]) for position, row, _ in self._pending
-                if not isinstance(row, Mapping) and np.ndim(row)]
+    def row_widths(self) -> List[Tuple[int, Optional[int]]]:
+        """``(position, features)`` of every held row but River's dicts, oldest
+        first: the last dimension of a tensor, an array or a (nested) list,
+        ``None`` for a row without one (a scalar, a ragged list, another object)."""
+        return [(position, _width(row)) for position, row, _ in self._pending
+                if not isinstance(row, Mapping)]
+
+
+def _width(row: Any) -> Optional[int]:
+    """The last dimension of ``row``; ``None`` if it has none numpy can read."""
+    try:
+        shape = np.shape(row)
+    except (ValueError, RuntimeError):  # ragged; a list of tensors that require grad
+        return None
+    return int(shape[-1]) if shape else None
 
 
 def _held_label(label: Any, position: int) -> int:
     """``label``, held for the sample at ``position``, as a class id an ``int64`` holds."""
     name = f"the held label of position {position}"
-    label = check_positive_int(label, name, minimum=0)
-    if label > _INT64_MAX:  # no recorded label is: the record keeps int64 class ids
-        raise ValueError(f"{name} must fit an int64, got {label}")
-    return label
+    return check_int64(check_positive_int(label, name, minimum=0), name)
 
 
 def _check_rows(rows: List[Any], positions: List[int]) -> None:
-    """Raise unless ``rows``, held for the samples at ``positions``, are rows a
-    learner took: River's dicts, or tensors (with values), arrays or lists of one
-    shape (those of one stream)."""
-    shapes = {}
+    """Raise if a row of ``rows``, held for the samples at ``positions``, is a
+    tensor without values (on the ``meta`` device): any other row a learner took
+    is held as it came."""
     for position, row in zip(positions, rows):
-        name = f"the held row of position {position}"
-        if isinstance(row, Mapping):
-            continue  # River's {feature: value}
         if isinstance(row, Tensor):
-            check_has_values(row, name)
-            shapes[position] = tuple(row.shape)
-        elif isinstance(row, (np.ndarray, list, tuple)):
-            try:
-                shapes[position] = np.shape(row)
-            except ValueError:  # ragged
-                raise ValueError(f"{name} is a ragged nested sequence") from None
-        else:
-            raise TypeError(f"{name} must be a tensor, an array, a list or a dict, got "
-                            f"{type(row).__name__}")
-    if len(set(shapes.values())) > 1:
-        listed = ", ".join(f"{shape} at position {position}"
-                           for position, shape in shapes.items())
-        raise ValueError(f"the held rows must be of one shape (rows of one stream), got "
-                         f"{listed}")
+            check_has_values(row, f"the held row of position {position}", strided=False)

@@ -148,7 +148,8 @@ class UncertaintyQuery:
         """The largest of ``probabilities`` once they sum to 1 (0 for one class,
         as MOA has it) and the number of classes, checked."""
         if isinstance(probabilities, torch.Tensor):
-            check_has_values(probabilities, "probabilities")
+            if probabilities.is_meta or probabilities.layout != torch.strided:  # (rare)
+                check_has_values(probabilities, "probabilities")
             probabilities = probabilities.detach().cpu()
         if isinstance(probabilities, Mapping):
             raise TypeError(f"probabilities must be a (c,) array, tensor or list, got "
@@ -162,8 +163,9 @@ class UncertaintyQuery:
         if given.dtype.kind in "bc":  # a cast would read True as 1, drop an imaginary part
             raise TypeError(f"probabilities must be real numbers, got "
                             f"{'bool' if given.dtype.kind == 'b' else 'complex'} values")
-        try:
-            values = np.asarray(probabilities, dtype=np.float64)
+        try:  # numbers converted once; others (None: NaN, strings) as numpy reads them
+            values = (given.astype(np.float64, copy=False) if given.dtype.kind in "iuf"
+                      else np.asarray(probabilities, dtype=np.float64))
         except (TypeError, ValueError) as error:  # e.g. strings, None
             raise _no_numbers(probabilities, error) from None
         except OverflowError:  # an int beyond float64's range

@@ -1089,8 +1089,10 @@ def _load_initial(record: PrequentialRecord, initial: Mapping[str, Any], start: 
         if record.delayed is not None and isinstance(in_channels, int):
             for position, width in record.delayed.row_widths():
                 if width != in_channels:
+                    features = ("no feature dimension (no tensor, array or list of one "
+                                "shape)" if width is None else f"{width} features")
                     raise ValueError(f"initial holds back the row of position {position} "
-                                     f"with {width} features, but the learner has "
+                                     f"with {features}, but the learner has "
                                      f"in_channels={in_channels}")
 
 
