@@ -44,8 +44,9 @@ import numpy as np
 from torch_geometric_stream.cli.arguments import (check_files_apart, check_output_files,
                                                   check_suffixes, plain_text)
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.record_checks import (BadRecord, bad_entry, check_number,
-                                                      check_tail_samples, is_number)
+from torch_geometric_stream.cli.record_checks import (BadRecord, bad_entry, check_config,
+                                                      check_number, check_tail_samples,
+                                                      is_number)
 from torch_geometric_stream.cli.record_origin import ORIGINS, origin, parse_by
 from torch_geometric_stream.cli.report import APPROXIMATE, APPROXIMATE_NOTE
 from torch_geometric_stream.cli.run import recorded_config
@@ -203,8 +204,7 @@ def _check_values(path: Path, record: Record) -> None:
     for key in SETTING_KEYS:
         if isinstance(record.get(key), (list, dict)):
             raise bad_entry(path, key, "a single value (no list or object)", record[key])
-    if not isinstance(record["config"], dict):
-        raise bad_entry(path, "config", "an object", record["config"])
+    check_config(path, record)
     check_tail_samples(path, record)
 
 

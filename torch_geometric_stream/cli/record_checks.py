@@ -9,8 +9,8 @@ from typing import Any, Mapping
 
 from torch_geometric_stream.cli.errors import UsageError
 
-__all__ = ["BadRecord", "SHOWN_CHARACTERS", "bad_entry", "check_number", "check_tail_samples",
-           "is_integer", "is_number"]
+__all__ = ["BadRecord", "SHOWN_CHARACTERS", "bad_entry", "check_config", "check_number",
+           "check_tail_samples", "is_integer", "is_number"]
 
 #: How much of a refused entry's value an error shows (:func:`bad_entry`).
 SHOWN_CHARACTERS = 80
@@ -39,6 +39,13 @@ def check_number(path: Path, record: Mapping[str, Any], key: str, integer: bool 
     value = record.get(key)
     if not (is_integer if integer else is_number)(value):
         raise bad_entry(path, key, "an integer" if integer else "a finite number", value)
+
+
+def check_config(path: Path, record: Mapping[str, Any]) -> None:
+    """Raise :class:`BadRecord` unless the ``config`` of ``record`` (read from
+    ``path``) is an object."""
+    if not isinstance(record["config"], dict):
+        raise bad_entry(path, "config", "an object", record["config"])
 
 
 def check_tail_samples(path: Path, record: Mapping[str, Any]) -> None:

@@ -87,7 +87,7 @@ from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_g
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, check_model_device, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.record_checks import (BadRecord, bad_entry, check_number,
+from torch_geometric_stream.cli.record_checks import (BadRecord, check_config, check_number,
                                                       check_tail_samples, is_number)
 from torch_geometric_stream.cli.label_protocol import (add_label_protocol_options,
                                                        label_delay_words, learn_on_arrival,
@@ -446,8 +446,7 @@ def _read_run(path: Path) -> dict:
     with _delete_to_rerun():
         for entry in ("accuracy", "ms_per_sample_median"):
             check_number(path, record, entry)
-        if not isinstance(record["config"], dict):
-            raise bad_entry(path, "config", "an object", record["config"])
+        check_config(path, record)
         check_tail_samples(path, record)
     return record
 
