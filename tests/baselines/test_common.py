@@ -306,3 +306,32 @@ def test_a_state_of_a_tlp_holds_a_boolean_frozen():
 def test_repr_reads_as_the_constructor_call(name, expected):
     # before: "<torch_geometric_stream.baselines.ressl.ReSSL object at 0x7f...>"
     assert repr(FACTORIES[name](30)) == expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_full_counter_learns_no_more_and_changes_nothing(name):
+    """Before, a state whose counter was ``2**63 - 1`` loaded (it is an ``int64``)
+    and learned a sample: the counter went to ``2**63``, and the next
+    ``state_dict`` (a checkpoint) raised an OverflowError, as did TLP's next learn.
+    The loader still takes ``2**63 - 1`` (a run can count to it); a batch that
+    would count beyond it is refused whole."""
+    x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:30], torch.from_numpy(observed[:30]))
+    state = model.state_dict()
+    counter = "time" if name.startswith("tlp") else "now"
+    top = 2 ** 63 - 1
+    model.load_state_dict({**state, counter: top - 1})
+    model.learn(x[30], int(observed[30]))
+    assert model.state_dict()[counter] == top
+    before = model.state_dict()
+    for rows in (x[31], x[31:33]):
+        with pytest.raises(ValueError, match=f"^state {counter} is {top}, 0 below its largest "
+                           f"value {top} \\(int64\\): a batch of {rows.ndim} would overflow"):
+            model.learn(rows)
+        assert_same(before, model.state_dict())
+    model.load_state_dict({**state, counter: top - 1})
+    before = model.state_dict()
+    with pytest.raises(ValueError, match=f"^state {counter} is {top - 1}, 1 below "):
+        model.learn(x[31:33])
+    assert_same(before, model.state_dict())

@@ -275,9 +275,3 @@ class HDSSL(MicroClusterClassifier):
         self._buffered += 1
         if self._buffered == self.chunk_size:
             self._flush_chunk(now)
-
-    def _learn(self, x: Tensor, y: Tensor) -> None:
-        rows = x.detach().cpu().numpy().astype(np.float64)
-        labels = y.detach().cpu().numpy()
-        for row, label in zip(rows, labels):
-            self._learn_one(row, int(label))

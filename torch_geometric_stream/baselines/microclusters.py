@@ -18,13 +18,15 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 """
 from __future__ import annotations
 
+import abc
 from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
+from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import (ArgumentsRepr, CheckedStateLoad, NumpyState,
-                                                    check_state_entry)
+                                                    check_counter_room, check_state_entry)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -498,6 +500,18 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         store = self._store
         points = np.vstack([store.centre[store.active], x[None, :]])
         return knn_epsilon(points, k, self._rng())
+
+    @abc.abstractmethod
+    def _learn_one(self, x: np.ndarray, y: int) -> None:
+        """Learn one row ``x`` :math:`(d,)` of label ``y`` (``-1``: none), one tick
+        of the stream time."""
+
+    def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_counter_room(self._now, x.size(0), "now")
+        rows = x.detach().cpu().numpy().astype(np.float64)
+        labels = y.detach().cpu().numpy()
+        for row, label in zip(rows, labels):
+            self._learn_one(row, int(label))
 
     def _store_state(self, seeded: bool = False) -> NumpyState:
         """The clusters and the time, and with ``seeded`` the seed (with the time, it

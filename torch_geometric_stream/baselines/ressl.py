@@ -198,9 +198,3 @@ class ReSSL(MicroClusterClassifier):
         if k is None:
             return None
         return lambda: self._centre_epsilon(x, k)
-
-    def _learn(self, x: Tensor, y: Tensor) -> None:
-        rows = x.detach().cpu().numpy().astype(np.float64)
-        labels = y.detach().cpu().numpy()
-        for row, label in zip(rows, labels):
-            self._learn_one(row, int(label))

@@ -19,6 +19,25 @@ NumpyState = Dict[str, Union[np.ndarray, np.generic]]
 #: A baseline's ``state_dict``: :data:`NumpyState` with tensors for the arrays and
 #: plain Python scalars for the counters.
 TensorState = Dict[str, Union[Tensor, bool, int, float]]
+#: The largest value of a counter of a state (an ``int64`` entry).
+COUNTER_MAX = int(np.iinfo(np.int64).max)
+
+
+def check_counter_room(counter: int, steps: int, name: str) -> None:
+    """Raise ``ValueError`` unless a counter (the state entry ``name``, an
+    ``int64``: at most :data:`COUNTER_MAX`) at ``counter`` can tick ``steps``
+    more times: a learner whose counter is full learns no more samples (its
+    state would not be saved), and a batch it cannot learn whole changes nothing.
+
+    Args:
+        counter (int): the counter's value.
+        steps (int): the ticks wanted (the rows of a batch).
+        name (str): the entry's name, for the message.
+    """
+    if steps > COUNTER_MAX - counter:
+        raise ValueError(f"state {name} is {counter}, {COUNTER_MAX - counter} below its "
+                         f"largest value {COUNTER_MAX} (int64): a batch of {steps} would "
+                         f"overflow it")
 
 
 def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],

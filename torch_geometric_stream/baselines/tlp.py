@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
+from torch_geometric_stream.baselines.state import (ArgumentsRepr, CheckedStateLoad, NumpyState,
+                                                    check_counter_room)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -550,6 +551,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
 
     # ------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_counter_room(self._time, x.size(0), "time")
         rows = x.detach().cpu().numpy().astype(np.float64)
         labels = y.detach().cpu().numpy()
         with _flush_denormals():
