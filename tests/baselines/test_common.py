@@ -1,5 +1,6 @@
 """Contract tests every baseline must pass."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -133,7 +134,9 @@ def test_state_dict_roundtrip_and_reset(name):
     model = FACTORIES[name](m=30)
     model.learn(x[:100], torch.from_numpy(observed[:100]))
     state = model.state_dict()
-    assert all(isinstance(v, (torch.Tensor, bool, int, float)) for v in state.values())
+    assert all(isinstance(v, (torch.Tensor, bool, int, float)) for k, v in state.items()
+               if k != "settings")
+    assert state["settings"] == clone_settings(name)
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(state)
     for i in range(100, 150):
@@ -144,6 +147,18 @@ def test_state_dict_roundtrip_and_reset(name):
     model.reset()
     assert model.num_items == 0
     assert_same(model.state_dict(), FACTORIES[name](m=30).state_dict())
+
+
+def clone_settings(name):
+    """The settings a state of ``FACTORIES[name]`` goes with."""
+    return {"tlp": {"sigma": None, "knn": None},
+            "tlp_knn": {"sigma": 1.0, "knn": 5},
+            "ressl": {"decay": 2e-6, "prune_threshold": 0.06, "window": 100,
+                      "ks": (1, 3, 5, 7), "radius_k": None},
+            "ressl_radius": {"decay": 2e-6, "prune_threshold": 0.06, "window": 100,
+                             "ks": (1, 3, 5, 7), "radius_k": 2},
+            "hdssl": {"decay": 1e-4, "prune_threshold": 0.15, "k": 5},
+            "hdssl_chunk": {"decay": 1e-4, "prune_threshold": 0.15, "k": 5}}[name]
 
 
 def _learn_both_and_compare(model, clone, x, observed):
@@ -178,7 +193,7 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
     model.learn(x[:40], torch.from_numpy(observed[:40]))
     old = {key: value.numpy().copy() if isinstance(value, torch.Tensor)
            else np.asarray(value, dtype=np.uint64 if key == "seed" else None)[()]
-           for key, value in model.state_dict().items()}
+           for key, value in model.state_dict().items() if key != "settings"}
     assert all(isinstance(value, (np.ndarray, np.generic)) for value in old.values())
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(old)
@@ -187,8 +202,11 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
 
 
 def _spoiled_states(state):
-    """Per entry: the state without it, and with it one element longer."""
+    """Per entry: the state without it, and with it one element longer (the
+    settings aside: an older state lacks them)."""
     for key, value in state.items():
+        if key == "settings":
+            continue
         yield f"{key} missing", {k: v for k, v in state.items() if k != key}
         flat = np.asarray(value).reshape(-1)
         yield f"{key} reshaped", {**state, key: np.concatenate([flat, flat[:1]])
@@ -220,8 +238,10 @@ def _poisoned_states(state):
     """Per entry, a value its dtype cannot take, with the error and message
     expected: NaN, inf (but in ``mc_dist2``, which holds it), complex numbers and
     strings for floats; floats and integers beyond the dtype (:math:`2^{63}` for
-    ``int64``) for integers; numbers and strings for booleans."""
+    ``int64``) for integers; numbers and strings for booleans (the settings aside)."""
     for key, value in state.items():
+        if key == "settings":
+            continue
         array = np.asarray(value)
         if not array.size:
             continue
@@ -278,7 +298,8 @@ def test_a_state_of_values_its_dtypes_cannot_take_is_refused_and_changes_nothing
             model.load_state_dict({**before, key: value})
         assert_same(before, model.state_dict(), f"{key}={value!r}")
         refused.add(key)
-    assert refused == {key for key, value in before.items() if np.asarray(value).size}
+    assert refused == {key for key, value in before.items()
+                       if key != "settings" and np.asarray(value).size}
     _learn_both_and_compare(model, twin, x[90:], observed[90:])
 
 
@@ -334,4 +355,78 @@ def test_a_full_counter_learns_no_more_and_changes_nothing(name):
     before = model.state_dict()
     with pytest.raises(ValueError, match=f"^state {counter} is {top - 1}, 1 below "):
         model.learn(x[31:33])
+    assert_same(before, model.state_dict())
+
+
+#: Per baseline, a learner built with another value of each kept setting.
+OTHER_SETTINGS = {
+    "tlp": [("sigma", None, 2.0), ("knn", None, 3)],
+    "tlp_knn": [("sigma", 1.0, None), ("knn", 5, None)],
+    "ressl": [("decay", 2e-6, 1e-3), ("prune_threshold", 0.06, 0.5), ("window", 100, 50),
+              ("ks", (1, 3, 5, 7), (1, 2, 3, 4)), ("radius_k", None, 2)],
+    "ressl_radius": [("radius_k", 2, 3)],
+    "hdssl": [("decay", 1e-4, 2e-6), ("prune_threshold", 0.15, 0.06), ("k", 5, 1)],
+    "hdssl_chunk": [("k", 5, 10)],
+}
+_ARGUMENTS = {"tlp": {}, "tlp_knn": {"sigma": 1.0, "knn": 5}, "ressl": {},
+              "ressl_radius": {"radius_k": 2}, "hdssl": {}, "hdssl_chunk": {"chunk_size": 25}}
+
+
+@pytest.mark.parametrize("name, setting, kept, other",
+                         [(name, *case) for name in NAMES for case in OTHER_SETTINGS[name]])
+def test_a_state_kept_with_another_setting_is_refused_naming_it(name, setting, kept, other):
+    """Before, a state of a learner built with another setting loaded silently,
+    and went on under this learner's (e.g. TLP's edges of ``knn=3`` then joined
+    by every pair of window points); an older state without the settings loads."""
+    x, _, observed = gaussian_stream(n=60, dim=D, spread=1.5, seed=5)
+    saved = FACTORIES[name](m=30)
+    saved.learn(x[:20], torch.from_numpy(observed[:20]))  # TLP: the first window fills
+    state = saved.state_dict()
+    assert state["settings"][setting] == kept
+    cls = type(saved)
+    model = cls(D, C, memory_size=30, **{**_ARGUMENTS[name], setting: other})
+    model.learn(x[20:30], torch.from_numpy(observed[20:30]))
+    before = model.state_dict()
+    cls_name = cls.__name__
+    with pytest.raises(ValueError, match=re.escape(
+            f"the {cls_name} state was kept with {setting}={kept!r}, this learner has "
+            f"{setting}={other!r}: build it with the state's {setting}")):
+        model.load_state_dict(state)
+    assert_same(before, model.state_dict())
+    older = {key: value for key, value in state.items() if key != "settings"}
+    twin = FACTORIES[name](m=30)
+    twin.load_state_dict(older)
+    _learn_both_and_compare(saved, twin, x[20:], observed[20:])
+
+
+def test_a_tlp_state_of_knn_mid_fill_is_refused_by_a_learner_without_knn():
+    """The case found: a state saved while the first window fills, by ``knn=3``,
+    loaded into ``knn=None`` silently; then every pair of window points was
+    weighted."""
+    x, _, observed = gaussian_stream(n=10, dim=D, seed=5)
+    saved = TemporalLabelPropagation(D, C, memory_size=30, knn=3)
+    saved.learn(x, torch.from_numpy(observed))
+    model = TemporalLabelPropagation(D, C, memory_size=30)
+    before = model.state_dict()
+    with pytest.raises(ValueError, match="^the TemporalLabelPropagation state was kept with "
+                       "knn=3, this learner has knn=None: build it with the state's knn$"):
+        model.load_state_dict(saved.state_dict())
+    assert_same(before, model.state_dict())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_settings_no_learner_writes_are_refused_and_change_nothing(name):
+    model = FACTORIES[name](m=30)
+    state = model.state_dict()
+    before = model.state_dict()
+    with pytest.raises(TypeError, match="^state settings must be a mapping of setting names "
+                       "to values, got list$"):
+        model.load_state_dict({**state, "settings": [1]})
+    with pytest.raises(ValueError, match=re.escape(
+            f"{type(model).__name__} state settings ['lam'] are none of this learner's "
+            f"{list(clone_settings(name))}")):
+        model.load_state_dict({**state, "settings": {**state["settings"], "lam": 1.0}})
+    assert_same(before, model.state_dict())
+    # a state kept before one of its settings was kept is not checked on it
+    model.load_state_dict({**state, "settings": {}})
     assert_same(before, model.state_dict())

@@ -1,7 +1,7 @@
 """HDSSL: the micro-cluster (clustering) component of SyncSemiMC / HDSSL."""
 from __future__ import annotations
 
-from typing import List, Mapping
+from typing import Any, Dict, List, Mapping
 
 import numpy as np
 import torch
@@ -188,6 +188,10 @@ class HDSSL(MicroClusterClassifier):
     def num_buffered(self) -> int:
         """Raw samples waiting in the chunk buffer (chunk mode, < ``chunk_size``)."""
         return self._buffered
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The micro-cluster settings and ``k`` (the radii of new clusters)."""
+        return {**super()._kept_settings(), "k": self.k}
 
     def _numpy_state(self) -> NumpyState:
         state = self._store_state(seeded=True)

@@ -19,7 +19,7 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 from __future__ import annotations
 
 import abc
-from typing import Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 from torch import Tensor
@@ -512,6 +512,11 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         labels = y.detach().cpu().numpy()
         for row, label in zip(rows, labels):
             self._learn_one(row, int(label))
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """``decay`` and ``prune_threshold`` (the weights were decayed and pruned
+        with them); subclasses add their own."""
+        return {"decay": self.decay, "prune_threshold": self.prune_threshold}
 
     def _store_state(self, seeded: bool = False) -> NumpyState:
         """The clusters and the time, and with ``seeded`` the seed (with the time, it

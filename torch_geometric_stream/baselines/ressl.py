@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -119,6 +119,12 @@ class ReSSL(MicroClusterClassifier):
         """Forget everything (empty model, empty accuracy window, time 0)."""
         super().reset()
         self._acc_window: deque = deque(maxlen=self.window)
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The micro-cluster settings, ``window`` and ``ks`` (the accuracy window's
+        voters) and ``radius_k`` (the radii of new clusters)."""
+        return {**super()._kept_settings(), "window": self.window, "ks": self.ks,
+                "radius_k": self.radius_k}
 
     def _numpy_state(self) -> NumpyState:
         state = self._store_state(seeded=self.radius_k is not None)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
@@ -300,6 +300,11 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         state["sigma"] = np.float64(self._sigma)
         state["frozen"] = np.bool_(self._frozen)
         return state
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """``sigma`` (``None``: the median heuristic built the state's bandwidth) and
+        ``knn`` (the edges of a state saved while the first window fills)."""
+        return {"sigma": self.sigma, "knn": self.knn}
 
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         frozen = bool(state["frozen"])
