@@ -45,7 +45,7 @@ def check_n_samples(path: Path, record: Mapping[str, Any]) -> int:
     """The ``n_samples`` of ``record`` (read from ``path``), or :class:`BadRecord`
     unless it is an integer >= 1 (a run records at least one sample)."""
     value = record.get("n_samples")
-    if not (is_integer(value) and value >= 1):
+    if not (isinstance(value, int) and is_integer(value) and value >= 1):
         raise bad_entry(path, "n_samples", "an integer >= 1", value)
     return value
 
