@@ -430,3 +430,47 @@ def test_settings_no_learner_writes_are_refused_and_change_nothing(name):
     # a state kept before one of its settings was kept is not checked on it
     model.load_state_dict({**state, "settings": {}})
     assert_same(before, model.state_dict())
+
+
+#: Per baseline, entries set to a finite value no run reaches, beyond which later
+#: arithmetic overflows, and the value.
+ABSURD = {"tlp": [("x", 1e300), ("dist2", 1e300), ("weights", 1e300), ("weights", -1.0),
+                  ("sigma", 1e300)],
+          "ressl": [("mc_ls", 1e300), ("mc_ss", 1e300), ("mc_ss", -1.0), ("mc_centre", -1e300),
+                    ("mc_count", 1e300), ("mc_time", 1e300)],
+          "hdssl_chunk": [("buffer_x", 1e300), ("mc_time", 1e6)]}
+
+
+@pytest.mark.parametrize("name, key, value",
+                         [(name, *case) for name in ABSURD for case in ABSURD[name]])
+def test_a_finite_value_no_run_reaches_is_refused_naming_the_entry(name, key, value):
+    """Before, such a value loaded (it is finite) and later arithmetic overflowed
+    (a squared distance or a merged sum to inf, a decay 2 ** (decay (time - now))
+    to inf, a median bandwidth's square to inf)."""
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model, twin = FACTORIES[name](m=200), FACTORIES[name](m=200)
+    for learner in (model, twin):
+        learner.learn(x[:40], torch.from_numpy(observed[:40]))
+    before = model.state_dict()
+    spoiled = before[key].clone() if isinstance(before[key], torch.Tensor) else value
+    if isinstance(spoiled, torch.Tensor):
+        spoiled.view(-1)[0] = value
+    with pytest.raises(ValueError, match=f"^state {key} must hold values in \\["):
+        model.load_state_dict({**before, key: spoiled})
+    assert_same(before, model.state_dict())
+    _learn_both_and_compare(model, twin, x[40:], observed[40:])
+
+
+def test_values_of_a_long_run_load():
+    """Counts after 1e9 samples and sums of squares of features of magnitude 1e6
+    are what a run reaches: they load."""
+    model = ReSSL(D, C, memory_size=30)
+    model.learn(np.ones((3, D), dtype=np.float32), [0, 1, 2])
+    state = model.state_dict()
+    active = state["mc_active"].numpy()
+    count, ls, ss = (state[key].clone() for key in ("mc_count", "mc_ls", "mc_ss"))
+    count[active], ls[active], ss[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12
+    model.load_state_dict({**state, "mc_count": count, "mc_ls": ls, "mc_ss": ss,
+                           "now": 10 ** 9})
+    model.learn(np.full(D, 1e6, dtype=np.float32), 0)
+    assert np.isfinite(model.micro_clusters.ss).all()

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             knn_epsilon, radius_from_sums)
-from torch_geometric_stream.baselines.state import NumpyState
+from torch_geometric_stream.baselines.state import FEATURE_MAX, NumpyState, check_reachable
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -208,6 +208,7 @@ class HDSSL(MicroClusterClassifier):
             if value.shape != current.shape:
                 raise ValueError(f"state {name} has shape {value.shape}, "
                                  f"expected {current.shape}")
+        check_reachable(buffer_x, "buffer_x", -FEATURE_MAX, FEATURE_MAX)  # raw features
         buffered = check_positive_int(np.asarray(state["buffered"]).item(), "state buffered",
                                       minimum=0)
         if buffered >= self.chunk_size:  # a full chunk is clustered at once

@@ -26,6 +26,29 @@ SETTINGS_ENTRY = "settings"
 COUNTER_MAX = int(np.iinfo(np.int64).max)
 
 
+#: The largest magnitude of a feature a baseline learns (its rows are ``float32``).
+FEATURE_MAX = float(np.finfo(np.float32).max)
+
+
+def check_reachable(value: Any, name: str, low: float, high: float) -> None:
+    """Raise ``ValueError`` unless every value of ``value``, a state's float entry
+    ``name``, lies in ``[low, high]``: the values a run can reach, where beyond
+    them later arithmetic (squares of distances, sums of them, exponentials of
+    decays) would overflow to inf or NaN (a finite ``1e300`` loads as a float).
+
+    Args:
+        value (Any): the entry (an array or a scalar, already checked finite).
+        name (str): the entry's name, for the message.
+        low (float): the least value a run reaches.
+        high (float): the largest value a run reaches.
+    """
+    array = np.asarray(value, dtype=np.float64)
+    outside = array[(array < low) | (array > high)]
+    if outside.size:
+        raise ValueError(f"state {name} must hold values in [{low:g}, {high:g}] (what a run "
+                         f"reaches; beyond, later arithmetic overflows), got {outside[0]:g}")
+
+
 def check_counter_room(counter: int, steps: int, name: str) -> None:
     """Raise ``ValueError`` unless a counter (the state entry ``name``, an
     ``int64``: at most :data:`COUNTER_MAX`) at ``counter`` can tick ``steps``
