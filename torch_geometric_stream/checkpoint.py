@@ -513,17 +513,20 @@ def _check_learner(path: Path, saved: Mapping[str, Any], learner: Any) -> None:
     if saved["kind"] != kind:
         raise CheckpointError(f"checkpoint {path} stores the learner as {saved['kind']!r}, "
                               f"this learner needs {kind!r}")
-    mismatches = _entry_mismatches(saved["state"], current, shapes=isinstance(learner, nn.Module))
+    mismatches = _entry_mismatches(saved["state"], current, shapes=isinstance(learner, nn.Module),
+                                   optional=getattr(learner, "optional_state_entries", ()))
     if mismatches:
         raise CheckpointError(f"checkpoint {path} does not fit the learner's state: "
                               + "; ".join(mismatches))
 
 
 def _entry_mismatches(saved: Mapping[str, Any], current: Mapping[str, Any],
-                      shapes: bool) -> List[str]:
-    """Missing and unexpected entries and, with ``shapes``, entries of another shape."""
+                      shapes: bool, optional: tuple[str, ...] = ()) -> List[str]:
+    """Missing and unexpected entries and, with ``shapes``, entries of another shape;
+    an entry of ``optional`` (that a state saved before it lacks) may be missing."""
     problems = []
-    missing, unexpected = sorted(set(current) - set(saved)), sorted(set(saved) - set(current))
+    missing = sorted(set(current) - set(saved) - set(optional))
+    unexpected = sorted(set(saved) - set(current))
     if missing:
         problems.append(f"missing entries {missing}")
     if unexpected:

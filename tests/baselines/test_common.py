@@ -1,5 +1,6 @@
 """Contract tests every baseline must pass."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -133,7 +134,9 @@ def test_state_dict_roundtrip_and_reset(name):
     model = FACTORIES[name](m=30)
     model.learn(x[:100], torch.from_numpy(observed[:100]))
     state = model.state_dict()
-    assert all(isinstance(v, (torch.Tensor, bool, int, float)) for v in state.values())
+    assert all(isinstance(v, (torch.Tensor, bool, int, float)) for k, v in state.items()
+               if k != "settings")
+    assert state["settings"] == clone_settings(name)
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(state)
     for i in range(100, 150):
@@ -144,6 +147,18 @@ def test_state_dict_roundtrip_and_reset(name):
     model.reset()
     assert model.num_items == 0
     assert_same(model.state_dict(), FACTORIES[name](m=30).state_dict())
+
+
+def clone_settings(name):
+    """The settings a state of ``FACTORIES[name]`` goes with."""
+    return {"tlp": {"sigma": None, "knn": None},
+            "tlp_knn": {"sigma": 1.0, "knn": 5},
+            "ressl": {"decay": 2e-6, "prune_threshold": 0.06, "window": 100,
+                      "ks": (1, 3, 5, 7), "radius_k": None},
+            "ressl_radius": {"decay": 2e-6, "prune_threshold": 0.06, "window": 100,
+                             "ks": (1, 3, 5, 7), "radius_k": 2},
+            "hdssl": {"decay": 1e-4, "prune_threshold": 0.15, "k": 5},
+            "hdssl_chunk": {"decay": 1e-4, "prune_threshold": 0.15, "k": 5}}[name]
 
 
 def _learn_both_and_compare(model, clone, x, observed):
@@ -178,7 +193,7 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
     model.learn(x[:40], torch.from_numpy(observed[:40]))
     old = {key: value.numpy().copy() if isinstance(value, torch.Tensor)
            else np.asarray(value, dtype=np.uint64 if key == "seed" else None)[()]
-           for key, value in model.state_dict().items()}
+           for key, value in model.state_dict().items() if key != "settings"}
     assert all(isinstance(value, (np.ndarray, np.generic)) for value in old.values())
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(old)
@@ -187,8 +202,11 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
 
 
 def _spoiled_states(state):
-    """Per entry: the state without it, and with it one element longer."""
+    """Per entry: the state without it, and with it one element longer (the
+    settings aside: an older state lacks them)."""
     for key, value in state.items():
+        if key == "settings":
+            continue
         yield f"{key} missing", {k: v for k, v in state.items() if k != key}
         flat = np.asarray(value).reshape(-1)
         yield f"{key} reshaped", {**state, key: np.concatenate([flat, flat[:1]])
@@ -220,8 +238,10 @@ def _poisoned_states(state):
     """Per entry, a value its dtype cannot take, with the error and message
     expected: NaN, inf (but in ``mc_dist2``, which holds it), complex numbers and
     strings for floats; floats and integers beyond the dtype (:math:`2^{63}` for
-    ``int64``) for integers; numbers and strings for booleans."""
+    ``int64``) for integers; numbers and strings for booleans (the settings aside)."""
     for key, value in state.items():
+        if key == "settings":
+            continue
         array = np.asarray(value)
         if not array.size:
             continue
@@ -278,7 +298,8 @@ def test_a_state_of_values_its_dtypes_cannot_take_is_refused_and_changes_nothing
             model.load_state_dict({**before, key: value})
         assert_same(before, model.state_dict(), f"{key}={value!r}")
         refused.add(key)
-    assert refused == {key for key, value in before.items() if np.asarray(value).size}
+    assert refused == {key for key, value in before.items()
+                       if key != "settings" and np.asarray(value).size}
     _learn_both_and_compare(model, twin, x[90:], observed[90:])
 
 
@@ -306,3 +327,150 @@ def test_a_state_of_a_tlp_holds_a_boolean_frozen():
 def test_repr_reads_as_the_constructor_call(name, expected):
     # before: "<torch_geometric_stream.baselines.ressl.ReSSL object at 0x7f...>"
     assert repr(FACTORIES[name](30)) == expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_full_counter_learns_no_more_and_changes_nothing(name):
+    """Before, a state whose counter was ``2**63 - 1`` loaded (it is an ``int64``)
+    and learned a sample: the counter went to ``2**63``, and the next
+    ``state_dict`` (a checkpoint) raised an OverflowError, as did TLP's next learn.
+    The loader still takes ``2**63 - 1`` (a run can count to it); a batch that
+    would count beyond it is refused whole."""
+    x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:30], torch.from_numpy(observed[:30]))
+    state = model.state_dict()
+    counter = "time" if name.startswith("tlp") else "now"
+    top = 2 ** 63 - 1
+    model.load_state_dict({**state, counter: top - 1})
+    model.learn(x[30], int(observed[30]))
+    assert model.state_dict()[counter] == top
+    before = model.state_dict()
+    for rows in (x[31], x[31:33]):
+        with pytest.raises(ValueError, match=f"^state {counter} is {top}, 0 below its largest "
+                           f"value {top} \\(int64\\): a batch of {rows.ndim} would overflow"):
+            model.learn(rows)
+        assert_same(before, model.state_dict())
+    model.load_state_dict({**state, counter: top - 1})
+    before = model.state_dict()
+    with pytest.raises(ValueError, match=f"^state {counter} is {top - 1}, 1 below "):
+        model.learn(x[31:33])
+    assert_same(before, model.state_dict())
+
+
+#: Per baseline, a learner built with another value of each kept setting.
+OTHER_SETTINGS = {
+    "tlp": [("sigma", None, 2.0), ("knn", None, 3)],
+    "tlp_knn": [("sigma", 1.0, None), ("knn", 5, None)],
+    "ressl": [("decay", 2e-6, 1e-3), ("prune_threshold", 0.06, 0.5), ("window", 100, 50),
+              ("ks", (1, 3, 5, 7), (1, 2, 3, 4)), ("radius_k", None, 2)],
+    "ressl_radius": [("radius_k", 2, 3)],
+    "hdssl": [("decay", 1e-4, 2e-6), ("prune_threshold", 0.15, 0.06), ("k", 5, 1)],
+    "hdssl_chunk": [("k", 5, 10)],
+}
+_ARGUMENTS = {"tlp": {}, "tlp_knn": {"sigma": 1.0, "knn": 5}, "ressl": {},
+              "ressl_radius": {"radius_k": 2}, "hdssl": {}, "hdssl_chunk": {"chunk_size": 25}}
+
+
+@pytest.mark.parametrize("name, setting, kept, other",
+                         [(name, *case) for name in NAMES for case in OTHER_SETTINGS[name]])
+def test_a_state_kept_with_another_setting_is_refused_naming_it(name, setting, kept, other):
+    """Before, a state of a learner built with another setting loaded silently,
+    and went on under this learner's (e.g. TLP's edges of ``knn=3`` then joined
+    by every pair of window points); an older state without the settings loads."""
+    x, _, observed = gaussian_stream(n=60, dim=D, spread=1.5, seed=5)
+    saved = FACTORIES[name](m=30)
+    saved.learn(x[:20], torch.from_numpy(observed[:20]))  # TLP: the first window fills
+    state = saved.state_dict()
+    assert state["settings"][setting] == kept
+    cls = type(saved)
+    model = cls(D, C, memory_size=30, **{**_ARGUMENTS[name], setting: other})
+    model.learn(x[20:30], torch.from_numpy(observed[20:30]))
+    before = model.state_dict()
+    cls_name = cls.__name__
+    with pytest.raises(ValueError, match=re.escape(
+            f"the {cls_name} state was kept with {setting}={kept!r}, this learner has "
+            f"{setting}={other!r}: build it with the state's {setting}")):
+        model.load_state_dict(state)
+    assert_same(before, model.state_dict())
+    older = {key: value for key, value in state.items() if key != "settings"}
+    twin = FACTORIES[name](m=30)
+    twin.load_state_dict(older)
+    _learn_both_and_compare(saved, twin, x[20:], observed[20:])
+
+
+def test_a_tlp_state_of_knn_mid_fill_is_refused_by_a_learner_without_knn():
+    """The case found: a state saved while the first window fills, by ``knn=3``,
+    loaded into ``knn=None`` silently; then every pair of window points was
+    weighted."""
+    x, _, observed = gaussian_stream(n=10, dim=D, seed=5)
+    saved = TemporalLabelPropagation(D, C, memory_size=30, knn=3)
+    saved.learn(x, torch.from_numpy(observed))
+    model = TemporalLabelPropagation(D, C, memory_size=30)
+    before = model.state_dict()
+    with pytest.raises(ValueError, match="^the TemporalLabelPropagation state was kept with "
+                       "knn=3, this learner has knn=None: build it with the state's knn$"):
+        model.load_state_dict(saved.state_dict())
+    assert_same(before, model.state_dict())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_settings_no_learner_writes_are_refused_and_change_nothing(name):
+    model = FACTORIES[name](m=30)
+    state = model.state_dict()
+    before = model.state_dict()
+    with pytest.raises(TypeError, match="^state settings must be a mapping of setting names "
+                       "to values, got list$"):
+        model.load_state_dict({**state, "settings": [1]})
+    with pytest.raises(ValueError, match=re.escape(
+            f"{type(model).__name__} state settings ['lam'] are none of this learner's "
+            f"{list(clone_settings(name))}")):
+        model.load_state_dict({**state, "settings": {**state["settings"], "lam": 1.0}})
+    assert_same(before, model.state_dict())
+    # a state kept before one of its settings was kept is not checked on it
+    model.load_state_dict({**state, "settings": {}})
+    assert_same(before, model.state_dict())
+
+
+#: Per baseline, entries set to a finite value no run reaches, beyond which later
+#: arithmetic overflows, and the value.
+ABSURD = {"tlp": [("x", 1e300), ("dist2", 1e300), ("weights", 1e300), ("weights", -1.0),
+                  ("sigma", 1e300)],
+          "ressl": [("mc_ls", 1e300), ("mc_ss", 1e300), ("mc_ss", -1.0), ("mc_centre", -1e300),
+                    ("mc_count", 1e300), ("mc_time", 1e300)],
+          "hdssl_chunk": [("buffer_x", 1e300), ("mc_time", 1e6)]}
+
+
+@pytest.mark.parametrize("name, key, value",
+                         [(name, *case) for name in ABSURD for case in ABSURD[name]])
+def test_a_finite_value_no_run_reaches_is_refused_naming_the_entry(name, key, value):
+    """Before, such a value loaded (it is finite) and later arithmetic overflowed
+    (a squared distance or a merged sum to inf, a decay 2 ** (decay (time - now))
+    to inf, a median bandwidth's square to inf)."""
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model, twin = FACTORIES[name](m=200), FACTORIES[name](m=200)
+    for learner in (model, twin):
+        learner.learn(x[:40], torch.from_numpy(observed[:40]))
+    before = model.state_dict()
+    spoiled = before[key].clone() if isinstance(before[key], torch.Tensor) else value
+    if isinstance(spoiled, torch.Tensor):
+        spoiled.view(-1)[0] = value
+    with pytest.raises(ValueError, match=f"^state {key} must hold values in \\["):
+        model.load_state_dict({**before, key: spoiled})
+    assert_same(before, model.state_dict())
+    _learn_both_and_compare(model, twin, x[40:], observed[40:])
+
+
+def test_values_of_a_long_run_load():
+    """Counts after 1e9 samples and sums of squares of features of magnitude 1e6
+    are what a run reaches: they load."""
+    model = ReSSL(D, C, memory_size=30)
+    model.learn(np.ones((3, D), dtype=np.float32), [0, 1, 2])
+    state = model.state_dict()
+    active = state["mc_active"].numpy()
+    count, ls, ss = (state[key].clone() for key in ("mc_count", "mc_ls", "mc_ss"))
+    count[active], ls[active], ss[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12
+    model.load_state_dict({**state, "mc_count": count, "mc_ls": ls, "mc_ss": ss,
+                           "now": 10 ** 9})
+    model.learn(np.full(D, 1e6, dtype=np.float32), 0)
+    assert np.isfinite(model.micro_clusters.ss).all()

@@ -501,6 +501,25 @@ def test_the_baselines_settings_are_named(tmp_path, build, other, match):
     assert load_checkpoint(path, build(D, C, memory_size=20)).position == 30
 
 
+@pytest.mark.parametrize("build", [TemporalLabelPropagation, ReSSL, HDSSL])
+def test_a_baselines_checkpoint_of_a_state_without_its_settings_loads(tmp_path, build):
+    """A baseline's state keeps its settings (the entry ``settings``) since they go
+    with it; a checkpoint written before, whose state lacks the entry, still loads
+    (the file's own settings are compared, as before)."""
+    x, y = stream(30)
+    learner = build(D, C, memory_size=20)
+    feed(learner, x, y)
+    path = save_checkpoint(tmp_path / "baseline.ckpt", learner, position=30)
+    older = rewritten(path, tmp_path / "older.ckpt",
+                      lambda payload: payload["learner"]["state"].pop("settings"))
+    resumed = build(D, C, memory_size=20)
+    assert load_checkpoint(older, resumed).position == 30
+    assert_same(resumed.state_dict(), learner.state_dict())
+    assert_refused(older, build(D, C, memory_size=20, decay=0.5) if build is not
+                   TemporalLabelPropagation else build(D, C, memory_size=20, knn=3),
+                   "saved with other settings: ")
+
+
 def test_a_checkpoint_keeps_the_source_merge(tmp_path):
     x, y = stream(30)
     learner = small_sledge(input_scaling="online", source_merge="unit")

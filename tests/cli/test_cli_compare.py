@@ -306,7 +306,29 @@ def test_a_bounded_record_whose_tail_samples_are_set_against_no_count_is_refused
     path = write(tmp_path, "bounded.json", bounded)
     assert main(["compare", path]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"error: {path}: the entry n_samples must be an integer, got '10000'")
+        f"error: {path}: the entry n_samples must be an integer >= 1, got '10000'")
+
+
+@pytest.mark.parametrize("samples, spans, entry, kind", [
+    (-5, {"accuracy_last_20": 1999}, "n_samples", "an integer >= 1"),
+    (0, {"accuracy_last_20": 1999}, "n_samples", "an integer >= 1"),
+    (10_000, {"accuracy_last_20": 10_001}, "tail_samples",
+     "an object of integers in [1, n_samples 10000]"),
+    (10_000, {"accuracy_last_20": 2000, "accuracy_last_5": 0}, "tail_samples",
+     "an object of integers in [1, n_samples 10000]"),
+    (10_000, {"accuracy_last_20": -2000}, "tail_samples",
+     "an object of integers in [1, n_samples 10000]"),
+])
+def test_a_bounded_record_whose_tail_samples_no_stream_has_is_refused(
+        tmp_path, capsys, samples, spans, entry, kind):
+    """A tail spans 1 to ``n_samples`` of a stream's last samples: before, a count
+    below 1 or a span outside made the table mark the tail approximate ("~")."""
+    bounded = {**record(0, 0.8), "n_samples": samples, "tail_samples": spans}
+    path = write(tmp_path, "bounded.json", bounded)
+    assert main(["compare", path]) == 2
+    shown = samples if entry == "n_samples" else spans
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}: the entry {entry} must be {kind}, got {shown!r}")
 
 
 @pytest.mark.parametrize("curve", [

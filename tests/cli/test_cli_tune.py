@@ -782,9 +782,19 @@ def test_tune_refuses_a_metric_a_record_does_not_define(tmp_path, capsys, monkey
     ("accuracy", "config", ["lr"], "an object"),
     ("accuracy_last_5", "tail_samples", [1], "an object of integers"),
     ("accuracy_last_5", "tail_samples", {"accuracy_last_5": True}, "an object of integers"),
-    ("accuracy", "n_samples", "x", "an integer"),  # set against the tail_samples
-    ("accuracy_last_5", "n_samples", "x", "an integer"),
-    ("accuracy_last_5", "n_samples", 60.0, "an integer"),
+    ("accuracy", "n_samples", "x", "an integer >= 1"),  # set against the tail_samples
+    ("accuracy_last_5", "n_samples", "x", "an integer >= 1"),
+    ("accuracy_last_5", "n_samples", 60.0, "an integer >= 1"),
+    # before, these were ranked (a tail over -5 samples as over 1) or failed later
+    ("accuracy", "n_samples", -5, "an integer >= 1"),
+    ("accuracy_last_5", "n_samples", -5, "an integer >= 1"),
+    ("accuracy_last_5", "n_samples", 0, "an integer >= 1"),
+    ("accuracy_last_5", "tail_samples", {"accuracy_last_5": 61},
+     "an object of integers in [1, n_samples 60]"),
+    ("accuracy_last_5", "tail_samples", {"accuracy_last_5": 0},
+     "an object of integers in [1, n_samples 60]"),
+    ("accuracy", "tail_samples", {"accuracy_last_20": -3},
+     "an object of integers in [1, n_samples 60]"),
 ])
 def test_tune_refuses_a_reused_record_with_an_entry_no_run_writes(
         tmp_path, capsys, monkeypatch, metric, entry, value, kind):

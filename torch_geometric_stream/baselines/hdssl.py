@@ -1,7 +1,7 @@
 """HDSSL: the micro-cluster (clustering) component of SyncSemiMC / HDSSL."""
 from __future__ import annotations
 
-from typing import List, Mapping
+from typing import Any, Dict, List, Mapping
 
 import numpy as np
 import torch
@@ -9,7 +9,7 @@ from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             knn_epsilon, radius_from_sums)
-from torch_geometric_stream.baselines.state import NumpyState
+from torch_geometric_stream.baselines.state import FEATURE_MAX, NumpyState, check_reachable
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -189,6 +189,10 @@ class HDSSL(MicroClusterClassifier):
         """Raw samples waiting in the chunk buffer (chunk mode, < ``chunk_size``)."""
         return self._buffered
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The micro-cluster settings and ``k`` (the radii of new clusters)."""
+        return {**super()._kept_settings(), "k": self.k}
+
     def _numpy_state(self) -> NumpyState:
         state = self._store_state(seeded=True)
         state["buffer_x"] = self._buffer_x.copy()
@@ -204,6 +208,7 @@ class HDSSL(MicroClusterClassifier):
             if value.shape != current.shape:
                 raise ValueError(f"state {name} has shape {value.shape}, "
                                  f"expected {current.shape}")
+        check_reachable(buffer_x, "buffer_x", -FEATURE_MAX, FEATURE_MAX)  # raw features
         buffered = check_positive_int(np.asarray(state["buffered"]).item(), "state buffered",
                                       minimum=0)
         if buffered >= self.chunk_size:  # a full chunk is clustered at once
@@ -275,9 +280,3 @@ class HDSSL(MicroClusterClassifier):
         self._buffered += 1
         if self._buffered == self.chunk_size:
             self._flush_chunk(now)
-
-    def _learn(self, x: Tensor, y: Tensor) -> None:
-        rows = x.detach().cpu().numpy().astype(np.float64)
-        labels = y.detach().cpu().numpy()
-        for row, label in zip(rows, labels):
-            self._learn_one(row, int(label))

@@ -18,12 +18,16 @@ capacity merge costs :math:`O(\\text{capacity}^2)` instead of a fresh
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Tuple, Union
+import abc
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
+from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import (ArgumentsRepr, CheckedStateLoad, NumpyState,
+from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
+                                                    CheckedStateLoad, NumpyState,
+                                                    check_counter_room, check_reachable,
                                                     check_state_entry)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
@@ -34,6 +38,14 @@ _ARRAYS = ("ls", "ss", "centre", "count", "label", "time", "weight", "radius", "
 #: The float arrays that may hold ``inf`` (``dist2``: no cluster yet); the others
 #: hold finite values in every slot.
 _INFINITE_ARRAYS = ("dist2",)
+#: The values a run reaches in the arrays whose sums, squares and quotients would
+#: overflow beyond them: at most :data:`COUNTER_MAX` points of ``float32`` features.
+#: (``weight``, ``radius`` and ``dist2`` are only decayed, incremented and compared.)
+_REACHED = {"ls": (-COUNTER_MAX * FEATURE_MAX, COUNTER_MAX * FEATURE_MAX),
+            "ss": (0.0, COUNTER_MAX * FEATURE_MAX ** 2),
+            "centre": (-FEATURE_MAX, FEATURE_MAX),
+            "count": (0.0, float(COUNTER_MAX)),
+            "time": (0.0, float(COUNTER_MAX))}
 
 
 def radius_from_sums(ls: np.ndarray, ss: np.ndarray,
@@ -136,7 +148,8 @@ class MicroClusterStore:
         Raises:
             TypeError: an array of values of another kind (complex, strings, ...).
             ValueError: an array of another shape, NaN or inf values (NaN in
-                ``dist2``), or labels beyond ``int64``.
+                ``dist2``), labels beyond ``int64``, or sums, centres, counts or
+                times beyond what a run reaches (:data:`_REACHED`).
         """
         values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
         for name, value in values.items():
@@ -147,6 +160,8 @@ class MicroClusterStore:
         for name, value in values.items():
             check_state_entry(value, prefix + name, getattr(self, name),
                               finite=name not in _INFINITE_ARRAYS)
+        for name, (low, high) in _REACHED.items():
+            check_reachable(values[name], prefix + name, low, high)
         for name, value in values.items():
             setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
@@ -499,6 +514,23 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         points = np.vstack([store.centre[store.active], x[None, :]])
         return knn_epsilon(points, k, self._rng())
 
+    @abc.abstractmethod
+    def _learn_one(self, x: np.ndarray, y: int) -> None:
+        """Learn one row ``x`` :math:`(d,)` of label ``y`` (``-1``: none), one tick
+        of the stream time."""
+
+    def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_counter_room(self._now, x.size(0), "now")
+        rows = x.detach().cpu().numpy().astype(np.float64)
+        labels = y.detach().cpu().numpy()
+        for row, label in zip(rows, labels):
+            self._learn_one(row, int(label))
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """``decay`` and ``prune_threshold`` (the weights were decayed and pruned
+        with them); subclasses add their own."""
+        return {"decay": self.decay, "prune_threshold": self.prune_threshold}
+
     def _store_state(self, seeded: bool = False) -> NumpyState:
         """The clusters and the time, and with ``seeded`` the seed (with the time, it
         seeds the radius samples)."""
@@ -510,6 +542,8 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
         """Load :meth:`_store_state`'s entries (the seed where ``state`` has one)."""
         now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)
+        # a cluster's time is one of the stream's (decayed by 2 ** (-decay (now - time)))
+        check_reachable(state["mc_time"], "mc_time", 0.0, float(now))
         seed = (check_seed(np.asarray(state["seed"]).item(), "state seed")
                 if "seed" in state else self.seed)
         self._store.load_state_dict(state)

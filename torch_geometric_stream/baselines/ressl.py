@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -120,6 +120,12 @@ class ReSSL(MicroClusterClassifier):
         super().reset()
         self._acc_window: deque = deque(maxlen=self.window)
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The micro-cluster settings, ``window`` and ``ks`` (the accuracy window's
+        voters) and ``radius_k`` (the radii of new clusters)."""
+        return {**super()._kept_settings(), "window": self.window, "ks": self.ks,
+                "radius_k": self.radius_k}
+
     def _numpy_state(self) -> NumpyState:
         state = self._store_state(seeded=self.radius_k is not None)
         window = np.array(list(self._acc_window), dtype=bool).reshape(-1, len(self.ks))
@@ -198,9 +204,3 @@ class ReSSL(MicroClusterClassifier):
         if k is None:
             return None
         return lambda: self._centre_epsilon(x, k)
-
-    def _learn(self, x: Tensor, y: Tensor) -> None:
-        rows = x.detach().cpu().numpy().astype(np.float64)
-        labels = y.detach().cpu().numpy()
-        for row, label in zip(rows, labels):
-            self._learn_one(row, int(label))

@@ -11,14 +11,59 @@ from torch import Tensor
 
 from torch_geometric_stream.base import restored_on_error
 from torch_geometric_stream.validation import (as_label_vector, check_bool, check_finite,
-                                               check_positive_int)
+                                               check_kept_settings, check_positive_int)
 
 #: A baseline's state as it computes with it: NumPy arrays, and NumPy scalars for
 #: its counters.
 NumpyState = Dict[str, Union[np.ndarray, np.generic]]
 #: A baseline's ``state_dict``: :data:`NumpyState` with tensors for the arrays and
-#: plain Python scalars for the counters.
-TensorState = Dict[str, Union[Tensor, bool, int, float]]
+#: plain Python scalars for the counters, and the settings it was kept with
+#: (:data:`SETTINGS_ENTRY`).
+TensorState = Dict[str, Union[Tensor, bool, int, float, Dict[str, Any]]]
+#: The entry of a state that holds the settings it was kept with, by name.
+SETTINGS_ENTRY = "settings"
+#: The largest value of a counter of a state (an ``int64`` entry).
+COUNTER_MAX = int(np.iinfo(np.int64).max)
+
+
+#: The largest magnitude of a feature a baseline learns (its rows are ``float32``).
+FEATURE_MAX = float(np.finfo(np.float32).max)
+
+
+def check_reachable(value: Any, name: str, low: float, high: float) -> None:
+    """Raise ``ValueError`` unless every value of ``value``, a state's float entry
+    ``name``, lies in ``[low, high]``: the values a run can reach, where beyond
+    them later arithmetic (squares of distances, sums of them, exponentials of
+    decays) would overflow to inf or NaN (a finite ``1e300`` loads as a float).
+
+    Args:
+        value (Any): the entry (an array or a scalar, already checked finite).
+        name (str): the entry's name, for the message.
+        low (float): the least value a run reaches.
+        high (float): the largest value a run reaches.
+    """
+    array = np.asarray(value, dtype=np.float64)
+    outside = array[(array < low) | (array > high)]
+    if outside.size:
+        raise ValueError(f"state {name} must hold values in [{low:g}, {high:g}] (what a run "
+                         f"reaches; beyond, later arithmetic overflows), got {outside[0]:g}")
+
+
+def check_counter_room(counter: int, steps: int, name: str) -> None:
+    """Raise ``ValueError`` unless a counter (the state entry ``name``, an
+    ``int64``: at most :data:`COUNTER_MAX`) at ``counter`` can tick ``steps``
+    more times: a learner whose counter is full learns no more samples (its
+    state would not be saved), and a batch it cannot learn whole changes nothing.
+
+    Args:
+        counter (int): the counter's value.
+        steps (int): the ticks wanted (the rows of a batch).
+        name (str): the entry's name, for the message.
+    """
+    if steps > COUNTER_MAX - counter:
+        raise ValueError(f"state {name} is {counter}, {COUNTER_MAX - counter} below its "
+                         f"largest value {COUNTER_MAX} (int64): a batch of {steps} would "
+                         f"overflow it")
 
 
 def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],
@@ -87,7 +132,17 @@ class CheckedStateLoad(abc.ABC):
     :class:`ValueError` naming the entries, and so is an entry whose values its
     own entry's dtype cannot take (:func:`check_state_entry`: NaN, inf but in
     :attr:`_INFINITE_ENTRIES`, a complex number, a string, an integer beyond
-    ``int64``, a number for a flag). The subclass's :meth:`_load_state`
+    ``int64``, a number for a flag). The constructor settings that the state's
+    meaning depends on and its shapes do not show (:meth:`_kept_settings`: TLP's
+    ``sigma`` and ``knn``, the micro-cluster baselines' ``decay``, ...) go with
+    the state, as its entry ``settings`` (:data:`SETTINGS_ENTRY`), and a state
+    kept with another value of one is refused naming it and both values, before
+    any other check. A state without the entry, or without one of its settings
+    (saved before they were kept: the NumPy form of older checkpoints), is not
+    checked on them and loads as it did then (a checkpoint file still compares
+    the settings it recorded, see
+    :func:`~torch_geometric_stream.checkpoint.load_checkpoint`). The subclass's
+    :meth:`_load_state`
     then loads it, checking shapes as it goes; if it raises, the learner's
     earlier state is put back. The entries named in :attr:`_LABEL_ENTRIES` must
     hold class ids in :math:`[-1, c)` of this learner's :math:`c` classes (a
@@ -100,6 +155,28 @@ class CheckedStateLoad(abc.ABC):
     _LABEL_ENTRIES: tuple[str, ...] = ()
     #: Float state entries that may hold ``inf`` (never NaN).
     _INFINITE_ENTRIES: tuple[str, ...] = ()
+    #: Entries of :meth:`state_dict` that a state saved before them lacks, and
+    #: still loads without.
+    optional_state_entries: tuple[str, ...] = (SETTINGS_ENTRY,)
+
+    def _kept_settings(self) -> Dict[str, Any]:
+        """The constructor settings, by name, that the state's meaning depends on
+        and its shapes do not show: they go with the state; none unless a
+        subclass has some."""
+        return {}
+
+    def _check_settings(self, settings: Any) -> None:
+        """Raise unless ``settings``, a state's :data:`SETTINGS_ENTRY`, is a mapping
+        of this learner's :meth:`_kept_settings` names (some may lack) to its values."""
+        if not isinstance(settings, Mapping):
+            raise TypeError(f"state {SETTINGS_ENTRY} must be a mapping of setting names to "
+                            f"values, got {type(settings).__name__}")
+        own = self._kept_settings()
+        unexpected = sorted(map(str, set(settings) - set(own)))
+        if unexpected:
+            raise ValueError(f"{type(self).__name__} state {SETTINGS_ENTRY} {unexpected} are "
+                             f"none of this learner's {list(own)}")
+        check_kept_settings(settings, own, f"the {type(self).__name__}", "learner")
 
     @abc.abstractmethod
     def _numpy_state(self) -> NumpyState:
@@ -111,9 +188,13 @@ class CheckedStateLoad(abc.ABC):
         checked."""
 
     def state_dict(self) -> TensorState:
-        """The learner's state: tensors (copies) and Python scalars."""
-        return {name: torch.from_numpy(value) if isinstance(value, np.ndarray)
-                else value.item() for name, value in self._numpy_state().items()}
+        """The learner's state: tensors (copies) and Python scalars, and the
+        settings it goes with (:meth:`_kept_settings`) as the entry
+        :data:`SETTINGS_ENTRY`."""
+        state: TensorState = {name: torch.from_numpy(value) if isinstance(value, np.ndarray)
+                              else value.item() for name, value in self._numpy_state().items()}
+        state[SETTINGS_ENTRY] = self._kept_settings()
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore a state from :meth:`state_dict`, entirely or not at all.
@@ -123,9 +204,10 @@ class CheckedStateLoad(abc.ABC):
                 :meth:`state_dict` gives them, or to NumPy arrays and scalars.
 
         Raises:
-            TypeError: if ``state`` is not a mapping, or an entry holds values of
-                another kind (:func:`check_state_entry`).
-            ValueError: for missing or unexpected entries, an array where a
+            TypeError: if ``state`` is not a mapping, its settings are no mapping,
+                or an entry holds values of another kind (:func:`check_state_entry`).
+            ValueError: for a setting kept with another value than this learner's,
+                missing or unexpected entries, an array where a
                 scalar belongs, an entry of the wrong shape, NaN or inf values, an
                 integer beyond its dtype, or a class id outside :math:`[-1, c)`;
                 the learner is then unchanged.
@@ -133,8 +215,10 @@ class CheckedStateLoad(abc.ABC):
         if not isinstance(state, Mapping):
             raise TypeError(f"state must be a mapping of entry names to arrays, got "
                             f"{type(state).__name__}")
+        if SETTINGS_ENTRY in state:
+            self._check_settings(state[SETTINGS_ENTRY])
         state = {name: value.detach().cpu().numpy() if isinstance(value, Tensor) else value
-                 for name, value in state.items()}
+                 for name, value in state.items() if name != SETTINGS_ENTRY}
         own = self._numpy_state()
         missing = [name for name in own if name not in state]
         unexpected = [name for name in state if name not in own]

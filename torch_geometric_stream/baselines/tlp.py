@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import ArgumentsRepr, CheckedStateLoad, NumpyState
+from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
+                                                    CheckedStateLoad, NumpyState,
+                                                    check_counter_room, check_reachable)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -300,6 +302,11 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         state["frozen"] = np.bool_(self._frozen)
         return state
 
+    def _kept_settings(self) -> Dict[str, Any]:
+        """``sigma`` (``None``: the median heuristic built the state's bandwidth) and
+        ``knn`` (the edges of a state saved while the first window fills)."""
+        return {"sigma": self.sigma, "knn": self.knn}
+
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         frozen = bool(state["frozen"])
         slots = self.memory_size + 1
@@ -314,6 +321,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         time = check_positive_int(np.asarray(state["time"]).item(), "state time", minimum=0)
         sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
         check_positive(sigma, "state sigma")
+        self._check_reached(state)
         self._check_arrivals(np.asarray(state["arrival"]), time)
         for name in self._STATE:
             current = getattr(self, name)
@@ -324,6 +332,21 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         self._last_query = None
         with _flush_denormals():        # as learning measured them
             self._index_window_pairs()
+
+    def _check_reached(self, state: Mapping[str, np.ndarray]) -> None:
+        """Raise unless the window's ``float32`` features, their squared distances, the
+        weights and the heuristic bandwidth (at most the longest distance; a given
+        ``sigma`` is the setting's) hold what a run reaches, beyond which distances,
+        Kron products and ``sigma ** 2`` overflow: a node's weights sum to at most
+        its ``2 memory_size`` Gaussian edges (a Kron reduction lowers them, a
+        contraction moves them), and an eviction adds at most that to two terminals'
+        weight, once per learned sample."""
+        spread = 2.0 * FEATURE_MAX * np.sqrt(self.in_channels)  # the longest distance
+        check_reachable(state["x"], "x", -FEATURE_MAX, FEATURE_MAX)
+        check_reachable(state["dist2"], "dist2", 0.0, spread ** 2)
+        check_reachable(state["weights"], "weights", 0.0,
+                        2.0 * self.memory_size * (COUNTER_MAX + 1.0))
+        check_reachable(state["sigma"], "sigma", 0.0, max(spread, self.sigma or 0.0))
 
     def _check_arrivals(self, arrival: np.ndarray, time: int) -> None:
         """Raise unless the state's ``arrival`` marks at most ``memory_size`` window
@@ -550,6 +573,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
 
     # ------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
+        check_counter_room(self._time, x.size(0), "time")
         rows = x.detach().cpu().numpy().astype(np.float64)
         labels = y.detach().cpu().numpy()
         with _flush_denormals():

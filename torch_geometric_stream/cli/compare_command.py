@@ -182,7 +182,8 @@ def _check_values(path: Path, record: Record) -> None:
     :data:`_METRICS` (which may be null: undefined, or absent from an older
     record); an entry of :data:`SETTING_KEYS` that is a list or an object; a
     ``config`` that is no object; ``tail_samples`` that are no object of integers
-    (with ``n_samples`` an integer). Each would be averaged as NaN or fail there.
+    in ``[1, n_samples]`` (with ``n_samples`` an integer >= 1).
+    Each would be averaged as NaN, fail there or be marked approximate.
     Refuse too the record so far of a run that Ctrl-C stopped (``interrupted_at``,
     ``run``'s ``FILE.json.partial``), whose metrics cover only the samples done: it
     would be averaged as a finished run. (``curve`` is checked where ``--plot``

@@ -87,7 +87,8 @@ from torch_geometric_stream.cli.configs import (DEFAULT_CONFIG, PRESETS, check_g
 from torch_geometric_stream.cli.errors import Interrupted, UsageError, one_line
 from torch_geometric_stream.cli.models import MODEL_NAMES, check_model_device, config_keys
 from torch_geometric_stream.cli.parallel import run_commands
-from torch_geometric_stream.cli.record_checks import (BadRecord, check_config, check_number,
+from torch_geometric_stream.cli.record_checks import (BadRecord, check_config,
+                                                      check_n_samples, check_number,
                                                       check_tail_samples, is_number)
 from torch_geometric_stream.cli.label_protocol import (add_label_protocol_options,
                                                        label_delay_words, learn_on_arrival,
@@ -478,7 +479,7 @@ def _tail_span(record: dict, metric: str) -> int:
 
 def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: str) -> None:
     """Raise unless every run of ``records`` holds ``metric`` as a finite number
-    and, for a tail accuracy, an integer ``n_samples`` and all take it over as
+    and, for a tail accuracy, an integer ``n_samples`` >= 1 and all take it over as
     many last samples (a ``--history bounded`` run over its ``tail_samples``, see
     :func:`~torch_geometric_stream.evaluation.bounded.approximate_tails`)."""
     for key, record in records.items():
@@ -497,7 +498,7 @@ def _check_metric(records: dict[tuple, dict], paths: dict[tuple, Path], metric: 
     if metric in TAIL_FRACTIONS and records:
         with _delete_to_rerun():
             for key, record in records.items():  # a tail's span counts back from the end
-                check_number(paths[key], record, "n_samples", integer=True)
+                check_n_samples(paths[key], record)
         spans = {key: _tail_span(record, metric) for key, record in records.items()}
         (first, span), *others = spans.items()
         for key, other in others:
