@@ -332,7 +332,11 @@ def test_an_unlabelled_node_with_at_most_one_neighbour_leaves_no_edge(points):
     ("1.0", TypeError, "^sigma must be a number or None, got str$"),
     (True, TypeError, "^sigma must be a number or None, got bool$"),
     (0.0, ValueError, r"^sigma must be a finite number > 0, got 0\.0$"),
-    (np.inf, ValueError, "^sigma must be a finite number > 0, got inf$")])
+    (np.inf, ValueError, "^sigma must be a finite number > 0, got inf$"),
+    # before: accepted; 2 sigma ** 2 was 0 (weights 0 or 0 / 0: uniform predictions)
+    # or overflowed (an OverflowError at the first learn)
+    (1e-200, ValueError, r"^sigma must lie in \[1\.05e-154, 9\.48e\+153\] .*got 1e-200$"),
+    (1e200, ValueError, r"^sigma must lie in .*got 1e\+200$")])
 def test_a_sigma_that_is_no_positive_number_is_refused(sigma, error, message):
     with pytest.raises(error, match=message):
         TemporalLabelPropagation(1, 2, sigma=sigma)
@@ -386,7 +390,8 @@ def _arrival_of_every_slot(state):
     # before: loaded, then every weight was NaN (0 / 0) or grew with the distance
     ("sigma", lambda state: np.float64(0.0), "state sigma must be > 0, got 0.0"),
     ("sigma", lambda state: np.float64(-1.0), "state sigma must be > 0, got -1.0"),
-    ("sigma", lambda state: np.float64(np.nan), "state sigma must be a finite number, got nan")])
+    ("sigma", lambda state: np.float64(np.nan), "state sigma must be a finite number, got nan"),
+    ("sigma", lambda state: np.float64(1e-200), "state sigma must lie in .*got 1e-200")])
 def test_a_state_out_of_range_is_refused(entry, corrupt, message):
     model = _learned(sigma=1.0)
     before = model.state_dict()

@@ -173,6 +173,22 @@ def _star_mesh_solve(adjacency: np.ndarray, pull: np.ndarray, *,
     return values
 
 
+#: The bandwidths whose Gaussian denominator ``2 sigma ** 2`` is a normal ``float64``
+#: (a smaller one is 0 or flushed to it: weights 0 or 0 / 0; a larger one overflows);
+#: a bandwidth the median heuristic gives from ``float32`` rows lies within.
+_SIGMA_RANGE = (float(np.sqrt(np.finfo(np.float64).tiny / 2)),
+                float(np.sqrt(np.finfo(np.float64).max / 2)))
+
+
+def check_bandwidth(sigma: float, name: str) -> None:
+    """Raise ``ValueError`` unless the positive bandwidth ``sigma`` (named ``name``)
+    lies in :data:`_SIGMA_RANGE`, where ``exp(-d2 / (2 sigma ** 2))`` is defined."""
+    low, high = _SIGMA_RANGE
+    if not low <= sigma <= high:
+        raise ValueError(f"{name} must lie in [{low:.3g}, {high:.3g}] (where 2 {name} ** 2 "
+                         f"is a normal float64), got {sigma:g}")
+
+
 def _reachable(edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
     """Nodes connected through ``edges`` (a boolean :math:`(n, n)` matrix) to a node of ``seed``."""
     reach = seed.copy()
@@ -218,7 +234,9 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         sigma (float, optional): Gaussian bandwidth; ``None`` (default) uses the median
             heuristic: the median pairwise distance of the window points,
             recomputed while the first window fills and frozen once it holds
-            ``tau`` points (1.0 while fewer than two distinct points exist).
+            ``tau`` points (1.0 while fewer than two distinct points exist). A
+            given one lies in about ``[1e-154, 9e153]``, where ``2 sigma ** 2`` is a
+            normal float.
         knn (int, optional): if set, each arriving point (and each query) joins only its
             ``knn`` nearest window points (default ``None``: all of them).
 
@@ -266,6 +284,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
                 raise TypeError(f"sigma must be a number or None, got {type(sigma).__name__}")
             if not np.isfinite(sigma) or sigma <= 0:
                 raise ValueError(f"sigma must be a finite number > 0, got {sigma}")
+            check_bandwidth(float(sigma), "sigma")
         self.sigma = None if sigma is None else float(sigma)
         self.knn = None if knn is None else check_positive_int(knn, "knn")
         self.reset()
@@ -321,6 +340,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         time = check_positive_int(np.asarray(state["time"]).item(), "state time", minimum=0)
         sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
         check_positive(sigma, "state sigma")
+        check_bandwidth(sigma, "state sigma")
         self._check_reached(state)
         self._check_arrivals(np.asarray(state["arrival"]), time)
         for name in self._STATE:
