@@ -1,27 +1,36 @@
 """What the benchmark scripts share: facts about the machine a benchmark ran on
-(recorded with every result, and read back for the reports' headings) and their
-command-line value types and data-folder checks."""
+(recorded with every result, read back for the reports' headings and to reuse a
+result only on the machine that measured it) and their command-line value types
+and data-folder checks."""
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Optional, TypeVar
 
+import torch
+import torch_geometric.typing as pyg_typing
+
 from torch_geometric_stream.cli.arguments import MAX_THREADS, check_folder
 from torch_geometric_stream.cli.compare_command import read_records
 from torch_geometric_stream.cli.errors import UsageError
-from torch_geometric_stream.cli.report import cpu_model
+from torch_geometric_stream.cli.report import (cpu_model, machine_description,
+                                               software_versions)
 from torch_geometric_stream.datasets import (StreamDataset, default_data_root, load_dataset,
                                              resolve_dataset_name)
 from torch_geometric_stream.validation import check_seed
 
-__all__ = ["cpu_model", "recorded", "int_at_least", "int_list", "positive_ints",
+__all__ = ["cpu_model", "recorded", "measured_on", "SAME_MACHINE", "NOT_RECORDED",
+           "other_machine", "host", "warn_threads", "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
            "data_root", "input_folder", "ResultRecord", "read_run", "read_json_object",
-           "read_result", "read_results", "usage_errors", "check_outputs", "load_or_exit"]
+           "read_result", "reused", "read_results", "usage_errors", "check_outputs",
+           "load_or_exit"]
 
 T = TypeVar("T")
 
@@ -32,6 +41,74 @@ def recorded(results: list[dict[str, Any]], key: str) -> str:
     the machines its results ran on, not the one that renders it."""
     values = dict.fromkeys(str(result.get(key, "unknown")) for result in results)
     return "; ".join(values)
+
+
+def measured_on() -> dict[str, Any]:
+    """What a benchmark result records of the machine and the code that measured it:
+    ``cpu``, ``nproc`` (``os.cpu_count()``), ``torch`` and ``python`` (the entries
+    the reports' headings read), whether torch-scatter / torch-sparse are installed
+    (``WITH_TORCH_SCATTER`` / ``WITH_TORCH_SPARSE``), ``machine`` (the run records'
+    :func:`~torch_geometric_stream.cli.report.machine_description`: SIMD flags, ATen's
+    ``cpu_capability``, ``MKL_CBWR``) and ``software`` (their
+    :func:`~torch_geometric_stream.cli.report.software_versions`: the package's
+    version and git commit). :func:`other_machine` compares two of them."""
+    machine = machine_description()
+    return dict(cpu=machine["processor"], nproc=machine["cpu_count"], torch=torch.__version__,
+                python=machine["python"],
+                WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),
+                WITH_TORCH_SPARSE=bool(pyg_typing.WITH_TORCH_SPARSE),
+                machine=machine, software=software_versions())
+
+
+#: The entries of :func:`measured_on` (``machine.KEY``: inside its ``machine``) that
+#: must match for a result to stand for a measurement on this machine: the CPU, its
+#: count, torch, the optional libraries, the vector instructions its kernels use.
+SAME_MACHINE = ("cpu", "nproc", "torch", "WITH_TORCH_SCATTER", "WITH_TORCH_SPARSE",
+                "machine.simd", "machine.cpu_capability", "machine.mkl_cbwr")
+
+
+def _entry(result: dict[str, Any], key: str) -> Any:
+    """``result``'s entry ``key`` (``machine.KEY``: inside ``machine``); a
+    :data:`NOT_RECORDED` where it has none."""
+    for part in key.split("."):
+        if not isinstance(result, dict) or part not in result:
+            return NOT_RECORDED
+        result = result[part]
+    return result
+
+
+#: What :func:`other_machine` reads for an entry a result lacks (an older result).
+NOT_RECORDED = "not recorded"
+
+
+def other_machine(result: dict[str, Any], here: dict[str, Any]) -> Optional[str]:
+    """Why ``result`` does not stand for a measurement on the machine ``here``
+    (:func:`measured_on`): the :data:`SAME_MACHINE` entries that differ, as
+    ``cpu 'A' (here 'B')``, an entry it lacks as ``not recorded``; ``None`` where
+    all match. A resumable benchmark reuses a result only then, so that a rerun
+    elsewhere measures that machine instead of reporting the shipped results."""
+    differ = [f"{key} {_entry(result, key)!r} (here {_entry(here, key)!r})"
+              for key in SAME_MACHINE if _entry(result, key) != _entry(here, key)]
+    return f"measured elsewhere: {', '.join(differ)}" if differ else None
+
+
+def host(result: dict[str, Any]) -> str:
+    """The machine a result ran on, as a report groups by it: its ``cpu`` and
+    ``nproc`` (``unknown`` where not recorded)."""
+    return f"{result.get('cpu', 'unknown')}, nproc={result.get('nproc', 'unknown')}"
+
+
+def warn_threads(threads: Collection[int]) -> None:
+    """Warn on stderr where a thread count exceeds the CPUs this process may run on
+    (``os.sched_getaffinity``, where the OS has it): its threads share CPUs, and the
+    timings measure that."""
+    if not hasattr(os, "sched_getaffinity"):
+        return
+    available = len(os.sched_getaffinity(0))
+    for count in sorted(set(threads)):
+        if count > available:
+            print(f"warning: --threads {count} exceeds the {available} CPUs available to "
+                  "this process: its threads share CPUs", file=sys.stderr, flush=True)
 
 
 def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
@@ -228,6 +305,22 @@ def read_result(parser: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
         return read_json_object(path)
     except UsageError as error:
         parser.error(str(error))
+
+
+def reused(parser: argparse.ArgumentParser, path: Path, force: bool,
+           outdated: Callable[[dict[str, Any]], Optional[str]]) -> bool:
+    """Whether a resumable benchmark skips the run of result file ``path``: it exists,
+    ``--force`` is off and ``outdated(result)`` gives no reason to measure it again
+    (e.g. :func:`other_machine`'s). Says which: ``skip NAME (exists)`` or
+    ``re-measure NAME: WHY``."""
+    if force or not path.exists():
+        return False
+    why = outdated(read_result(parser, path))
+    if why is None:
+        print(f"skip {path.name} (exists)", flush=True)
+        return True
+    print(f"re-measure {path.name}: {why}", flush=True)
+    return False
 
 
 def read_results(parser: argparse.ArgumentParser, folder: Path, pattern: str,

@@ -4,8 +4,8 @@ The backbone is SLeDGe's :class:`~torch_geometric_stream.nn.GCNBackbone`
 (``num_layers`` GCN layers, LayerNorm + ReLU between them), all widths ``h``
 (input, hidden and output, so every layer propagates ``h`` features). The graph
 is a random top-(k+1) graph like SLeDGe's: every node receives an edge from
-itself and from ``k`` random other nodes, with positive random weights
-(cosine-like similarities), symmetrically normalized once with
+itself and from ``k`` distinct random other nodes (``k < N``), with positive
+random weights (cosine-like similarities), symmetrically normalized once with
 ``backbone.normalize`` (outside the timing).
 
 * ``sparse``: ``backbone.forward_normalized(x, edge_index, edge_weight)`` (the
@@ -16,29 +16,43 @@ itself and from ``k`` random other nodes, with positive random weights
   ``GCNConv`` gather/scatter message passing);
 * ``dense``: ``backbone.forward_dense(x, adj)`` with
   ``adj = dense_adjacency(edge_index, edge_weight, N)`` built once outside the
-  timing (its time is reported as ``dense build``);
+  timing (its time is reported as ``dense build``, ``check=False`` as in the next);
 * ``dense incl. build``: the same, building ``adj`` from the edge list in every
   call, as ``sparse`` builds its CSR index in every call: the fair comparison.
 
 Each is timed forward only (``torch.no_grad``) and forward + backward (loss =
-sum of the outputs; gradients for the parameters and for the edge weights /
-the dense adjacency, since SLeDGe learns its graph; ``dense incl. build``: the
-edge weights). The paths are timed interleaved: every repeat calls each once
-(the order rotating), so a change of the machine's load falls on all of them;
-each timing records its median with its quartiles (p25, p75). Dense is skipped
+sum of the outputs; gradients for the parameters and, with ``--graph-grad yes``
+(the default), for the edge weights / the dense adjacency, since SLeDGe learns its
+graph; ``dense incl. build``: the edge weights; ``--graph-grad no``: the parameters
+only, a fixed graph's). Before the timing the paths are checked to agree: every
+path's output, and in fwd+bwd its edge weights' gradient (``dense``: its
+adjacency's at the edges) and parameters' gradients, against the sparse path's;
+``max_rel_error`` records the largest difference relative to the sparse tensor's
+largest magnitude, and above :data:`TOLERANCE` (1e-4, float32 sums in another
+order differ by about 1e-7) the run stops with an error naming the path and the
+tensor, writing no result. The paths are timed interleaved: every repeat calls
+each once (the order rotating), so a change of the machine's load falls on all of
+them; each timing records its median with its quartiles (p25, p75). Dense is skipped
 where its peak, :data:`DENSE_MATRICES` ``(N, N)`` float32 matrices (the
 adjacency, the one ``dense incl. build`` builds, the adjacency's gradient as the
 layers' terms are summed into it), would exceed ``--dense-max-gb`` (default 4 GB:
 N = 10k needs 1.6 GB, N = 50k 40 GB).
 
-Each ``(N, k, threads)`` configuration is one JSON in ``--out-dir``, skipped
-when present and current (resumable; ``--force`` re-measures). Every result
-records what it measured, its ``format`` (:data:`FORMAT`) and the sparse path's
-``aggregation``; a file without them (or with another aggregation) is stale, as
-session 1's are, whose ``sparse`` was GCNConv's gather/scatter: a run re-measures
-it (and says so), the report leaves it out (and says so). The table printed and
+Each ``(N, k, threads)`` configuration is one JSON in ``--out-dir`` (its name
+ends with ``_no-graph-grad`` for ``--graph-grad no``), skipped when present,
+current and measured on this machine (resumable; ``--force`` re-measures): the
+result's ``cpu``, ``nproc``, torch, torch-scatter / torch-sparse and SIMD entries
+must match this machine's (``machine.other_machine``), else the run measures it
+again and says why; results are per host. Every result records what it measured,
+its ``format`` (:data:`FORMAT`), the sparse path's ``aggregation``, its seeds, the
+machine (``machine``: SIMD flags, ATen's ``cpu_capability``, ``MKL_CBWR``) and the
+code (``software``: package version, git commit). A file without format or
+aggregation (or with another aggregation) is stale, as session 1's are, whose
+``sparse`` was GCNConv's gather/scatter: a run re-measures it (and says so), the
+report leaves it out (and says so); one of format 2 or 3 (neighbours drawn with
+replacement) is reported but re-measured by a run. The table printed and
 written to ``--markdown`` gives medians (p25-p75), the dense/sparse ratios, and
-per (k, threads, pass) the crossover N above which sparse wins. A win needs a
+per (host, k, threads, pass) the crossover N above which sparse wins. A win needs a
 margin: sparse's interquartile range wholly below dense's, the other way round
 a dense win, and an overlap a tie (the ratio cells say which). The crossover is
 the smallest N from which sparse wins at every larger measured N: after a dense
@@ -50,10 +64,12 @@ N self-loops (:func:`~torch_geometric_stream.graph.normalization.with_self_loops
 both recorded in it too) holds those crossovers per (k, threads) (``summary``:
 ``crossover_fwd``, ``crossover_fwd_bwd``, ``crossover_incl_build_fwd``,
 ``crossover_incl_build_fwd_bwd`` and the dense/sparse ratios at N = 10,000,
-``ratio_10k_fwd`` and ``ratio_10k_fwd_bwd``, ``null`` without that size) and
-the machines and libraries the results recorded. Whether torch-scatter /
-torch-sparse are installed (``torch_geometric.typing.WITH_TORCH_SCATTER`` /
-``WITH_TORCH_SPARSE``) is recorded with every result.
+``ratio_10k_fwd`` and ``ratio_10k_fwd_bwd``, ``null`` without that size; each entry
+with its host's ``cpu`` and ``nproc``) and the machines and libraries the results
+recorded. Whether torch-scatter / torch-sparse are installed
+(``torch_geometric.typing.WITH_TORCH_SCATTER`` / ``WITH_TORCH_SPARSE``) is
+recorded with every result. A ``--threads`` above the CPUs available to the
+process is warned about (its threads would share CPUs).
 
 Example (N = 10,000's dense paths, seconds a call, take most of its time)::
 
@@ -64,8 +80,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -74,7 +88,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 import torch_geometric
-import torch_geometric.typing as pyg_typing
+from torch import Tensor
 
 HERE = Path(__file__).resolve().parent
 
@@ -82,31 +96,53 @@ from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: 
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import MAX_THREADS, positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
-from machine import (check_outputs, cpu_model, int_list, positive_ints,  # noqa: E402
-                     positive_number, read_result, read_results,  # (on sys.path)
-                     recorded, thread_counts, usage_errors)
+from machine import (check_outputs, host, input_folder, int_list,  # noqa: E402
+                     measured_on, other_machine, positive_ints,  # (on sys.path)
+                     positive_number, read_result, read_results, recorded, reused,
+                     thread_counts, usage_errors, warn_threads)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
 
 
-def random_topk_graph(N: int, k: int, gen: torch.Generator) -> tuple:
-    """Every node gets a self-edge and ``k`` edges from random other nodes."""
+def random_topk_graph(N: int, k: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
+    """A top-(k+1) graph as SLeDGe's: every node gets an edge from itself and from ``k``
+    distinct random other nodes (Floyd's sampling without replacement, each node's
+    ``k`` of the ``N - 1`` others uniformly), with weights in [0.1, 1).
+
+    Returns:
+        ``edge_index`` :math:`(2, N (k + 1))` (source, target) and its weights
+        :math:`(N (k + 1),)`.
+
+    Raises:
+        ValueError: unless ``1 <= k < N``.
+    """
+    if not 1 <= k < N:
+        raise ValueError(f"k = {k} distinct neighbours other than the node itself need "
+                         f"1 <= k < N, got N = {N}")
+    chosen = torch.empty(N, 0, dtype=torch.long)  # offsets 0..N-2 drawn so far, per node
+    for j in range(N - 1 - k, N - 1):
+        draw = torch.randint(0, j + 1, (N, 1), generator=gen)
+        taken = (chosen == draw).any(dim=1, keepdim=True)
+        chosen = torch.cat([chosen, torch.where(taken, torch.full_like(draw, j), draw)], dim=1)
     target = torch.arange(N).repeat_interleave(k + 1)
-    offset = torch.randint(1, N, (N, k), generator=gen)  # never the node itself
     source = torch.cat([torch.arange(N).view(N, 1),
-                        (torch.arange(N).view(N, 1) + offset) % N], dim=1).view(-1)
+                        (torch.arange(N).view(N, 1) + chosen + 1) % N], dim=1).view(-1)
     weight = torch.rand(N * (k + 1), generator=gen) * 0.9 + 0.1
     return torch.stack([source, target]), weight
 
 
-#: What a result file of this script measured: ``format`` 3 (interleaved repeats,
-#: with quartiles and ``dense incl. build``); 2: each path timed in a block of its own
-#: (no ``dense incl. build``), with the CSR sparse path. A file with neither, or with
-#: another sparse ``aggregation`` than :data:`AGGREGATION`, is stale (session 1's,
-#: whose ``sparse`` was GCNConv's gather/scatter): re-measured, never reported.
-FORMAT = 3
-FORMATS = {2: "blocks", 3: "interleaved"}
+#: What a result file of this script measured: ``format`` 4 (the graph's ``k``
+#: neighbours of a node distinct, the paths' agreement checked, ``graph_grad``
+#: recorded); 3: interleaved repeats, with quartiles and ``dense incl. build``, its
+#: neighbours drawn with replacement (duplicates: 48 of 1,000 at N = 100, k = 10); 2:
+#: each path timed in a block of its own (no ``dense incl. build``), with the CSR sparse
+#: path. A file with none of them, or with another sparse ``aggregation`` than
+#: :data:`AGGREGATION`, is stale (session 1's, whose ``sparse`` was GCNConv's
+#: gather/scatter): re-measured, never reported. Formats 2 and 3 are reported (the
+#: ``timing`` and ``graph`` columns say which) but re-measured by a run.
+FORMAT = 4
+FORMATS = {2: "blocks", 3: "interleaved", 4: "interleaved"}
 #: The sparse path's aggregation (``GCNBackbone``'s default).
 AGGREGATION = "csr"
 #: ``(N, N)`` float32 matrices the dense part holds at its peak: the adjacency, the
@@ -114,6 +150,11 @@ AGGREGATION = "csr"
 #: terms are summed into it (peak RSS 4.0-4.1 matrices at N = 6000 and 8000, h = 8;
 #: ``--dense-max-gb`` checks that many).
 DENSE_MATRICES = 4
+#: The largest relative error (:func:`relative_error`) allowed between a path's
+#: outputs or gradients and the sparse path's, checked before the timing: float32
+#: sums in another order differ by about 1e-7 relative (3.6e-7 absolute outputs, 2e-7
+#: relative gradients measured), a wrong path by far more.
+TOLERANCE = 1e-4
 
 
 def stale(result: dict[str, Any]) -> Optional[str]:
@@ -124,6 +165,34 @@ def stale(result: dict[str, Any]) -> Optional[str]:
     return (f"stale: format {fmt if fmt is not None else 'not recorded'}, sparse aggregation "
             f"{aggregation if aggregation is not None else 'not recorded'} (this script "
             f"writes format {FORMAT}, aggregation {AGGREGATION!r})")
+
+
+def outdated(result: dict[str, Any], here: dict[str, Any]) -> Optional[str]:
+    """Why a run measures ``result`` again rather than reusing it (``None``: it is
+    reused): :func:`stale`, of an older :data:`FORMAT`, or measured on another machine
+    than ``here`` (:func:`~machine.other_machine`)."""
+    if (why := stale(result)) is not None:
+        return why
+    if result["format"] != FORMAT:
+        return (f"format {result['format']} (its neighbours drawn with replacement; this "
+                f"script writes format {FORMAT}, k distinct neighbours)")
+    return other_machine(result, here)
+
+
+def graph_kind(result: dict[str, Any]) -> str:
+    """The ``graph`` column: how the result's neighbours were drawn."""
+    return "distinct" if result["format"] >= 4 else "with replacement"
+
+
+def relative_error(value: Tensor, reference: Tensor) -> float:
+    """``max |value - reference|`` relative to ``max |reference|`` (an absolute error
+    where ``reference`` is all zeros)."""
+    scale = reference.abs().max().item()
+    return (value - reference).abs().max().item() / (scale if scale > 0 else 1.0)
+
+
+class PathsDisagree(RuntimeError):
+    """The paths' outputs or gradients differ by more than :data:`TOLERANCE`."""
 
 
 def quartiles(times: list[float]) -> tuple[float, float]:
@@ -167,11 +236,25 @@ def interleaved(fns: dict[str, Callable[[], object]], repeats: int,
     return times
 
 
+#: What a forward + backward pass of :func:`measure` gives: its output and the graph's
+#: gradient (the edge weights' :math:`(E,)`, ``dense``: the adjacency's :math:`(N, N)`;
+#: ``None`` with ``--graph-grad no``).
+Pass = tuple[Tensor, Optional[Tensor]]
+
+
 def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The timings of every path at ``N`` nodes, ``k`` neighbours and ``threads``
+    threads, after checking that the paths agree (:func:`agreement`).
+
+    Raises:
+        PathsDisagree: a path's outputs or gradients differ from the sparse path's by
+            more than :data:`TOLERANCE`.
+    """
     torch.set_num_threads(threads)
-    gen = torch.Generator().manual_seed(N * 100 + k)
+    seed = N * 100 + k
+    gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(0)
-    h = args.hidden
+    h, graph_grad = args.hidden, args.graph_grad
     model = GCNBackbone(h, h, h, args.num_layers)
     scatter_model = GCNBackbone(h, h, h, args.num_layers, aggregation="message_passing")
     scatter_model.load_state_dict(model.state_dict())
@@ -180,23 +263,30 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
     edge_index, edge_weight = model.normalize(edge_index, raw_weight, N)
     result: dict[str, Any] = dict(format=FORMAT, aggregation=model.aggregation, N=N, k=k,
                                   threads=threads, hidden=h, num_layers=args.num_layers,
-                                  edges=int(edge_index.size(1)))
+                                  graph_grad=graph_grad, edges=int(edge_index.size(1)),
+                                  seed=seed, model_seed=0)
 
-    def forward(backbone: GCNBackbone) -> Callable[[], None]:
-        def run() -> None:
+    def forward(backbone: GCNBackbone) -> Callable[[], Tensor]:
+        def run() -> Tensor:
             with torch.no_grad():
-                backbone.forward_normalized(x, edge_index, edge_weight)
+                return backbone.forward_normalized(x, edge_index, edge_weight)
         return run
 
-    def forward_backward(backbone: GCNBackbone) -> Callable[[], None]:
-        def run() -> None:
-            w = edge_weight.detach().requires_grad_()
+    def backward(output: Tensor, graph: Tensor) -> Pass:
+        """``output``'s sum back-propagated (into ``graph`` too with ``graph_grad``)."""
+        output.sum().backward()
+        return output, graph.grad
+
+    def forward_backward(backbone: GCNBackbone) -> Callable[[], Pass]:
+        def run() -> Pass:
+            w = edge_weight.detach().requires_grad_(graph_grad)
             backbone.zero_grad(set_to_none=True)
-            backbone.forward_normalized(x, edge_index, w).sum().backward()
+            return backward(backbone.forward_normalized(x, edge_index, w), w)
         return run
 
     fns: dict[str, Callable[[], object]] = {}
-    for prefix, backbone in (("sparse", model), ("scatter", scatter_model)):
+    models = {"sparse": model, "scatter": scatter_model}
+    for prefix, backbone in models.items():
         fns[f"{prefix}_fwd"], fns[f"{prefix}_fwd_bwd"] = forward(backbone), forward_backward(
             backbone)
     dense_gb = N * N * 4 / 1e9
@@ -206,53 +296,116 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
                                    f"{DENSE_MATRICES * dense_gb:.1f} GB > --dense-max-gb "
                                    f"{args.dense_max_gb:g}")
     else:
-        adj = dense_adjacency(edge_index, edge_weight, N)
-        with torch.no_grad():  # same math: check before timing
-            diff = (model(x, edge_index, edge_weight, normalized=True)
-                    - model.forward_dense(x, adj)).abs().max().item()
-        result["max_abs_diff"] = diff
+        adj = dense_adjacency(edge_index, edge_weight, N, check=False)
 
-        def dense_fwd() -> None:
+        def dense_fwd() -> Tensor:
             with torch.no_grad():
-                model.forward_dense(x, adj)
+                return model.forward_dense(x, adj)
 
-        def dense_fwd_bwd() -> None:
-            a = adj.detach().requires_grad_()
+        def dense_fwd_bwd() -> Pass:
+            a = adj.detach().requires_grad_(graph_grad)
             model.zero_grad(set_to_none=True)
-            model.forward_dense(x, a).sum().backward()
+            return backward(model.forward_dense(x, a), a)
 
-        def dense_incl_build_fwd() -> None:
+        def dense_incl_build_fwd() -> Tensor:
             with torch.no_grad():
-                model.forward_dense(x, dense_adjacency(edge_index, edge_weight, N, check=False))
+                return model.forward_dense(x, dense_adjacency(edge_index, edge_weight, N,
+                                                              check=False))
 
-        def dense_incl_build_fwd_bwd() -> None:
+        def dense_incl_build_fwd_bwd() -> Pass:
             # the edge weights' gradient, as the sparse paths give it
-            w = edge_weight.detach().requires_grad_()
+            w = edge_weight.detach().requires_grad_(graph_grad)
             model.zero_grad(set_to_none=True)
-            model.forward_dense(x, dense_adjacency(edge_index, w, N, check=False)
-                                ).sum().backward()
+            return backward(model.forward_dense(
+                x, dense_adjacency(edge_index, w, N, check=False)), w)
 
-        fns.update(dense_build=lambda: dense_adjacency(edge_index, edge_weight, N),
+        fns.update(dense_build=lambda: dense_adjacency(edge_index, edge_weight, N, check=False),
                    dense_fwd=dense_fwd, dense_fwd_bwd=dense_fwd_bwd,
                    dense_incl_build_fwd=dense_incl_build_fwd,
                    dense_incl_build_fwd_bwd=dense_incl_build_fwd_bwd)
+    errors = agreement(fns, models, edge_index)
+    result.update(max_abs_diff=errors.pop("max_abs_diff"), rel_errors=errors,
+                  max_rel_error=max(errors.values(), default=0.0), tolerance=TOLERANCE)
     reps = args.repeats if N < args.large else args.repeats_large
     for name, times in interleaved(fns, reps, args.max_seconds).items():
         result[name] = timing(times)
     return result
 
 
+def agreement(fns: dict[str, Callable[[], Any]], models: dict[str, GCNBackbone],
+              edge_index: Tensor) -> dict[str, float]:
+    """Every path's largest :func:`relative_error` against the sparse path's, over its
+    output, and for ``fwd_bwd`` its edge weights' gradient (``dense``: its adjacency's
+    at ``edge_index``) and the parameters' (``scatter``: ``models["scatter"]``'s, the
+    others ``models["sparse"]``'s); also ``max_abs_diff``, the largest absolute
+    difference of the outputs. One call of each path of ``fns`` (``{path}_fwd``,
+    ``{path}_fwd_bwd``; ``dense_build`` is not called).
+
+    Raises:
+        PathsDisagree: an error above :data:`TOLERANCE`, naming the path and what
+            differs.
+    """
+    def pass_of(name: str) -> dict[str, Tensor]:
+        if not name.endswith("_fwd_bwd"):
+            return {"output": fns[name]()}
+        output, graph = fns[name]()
+        backbone = models["scatter" if name.startswith("scatter") else "sparse"]
+        tensors = {"output": output}
+        if graph is not None:  # an adjacency's gradient: the edge weights' at the edges
+            tensors["edge weight gradient"] = (graph if graph.dim() == 1
+                                               else graph[edge_index[1], edge_index[0]])
+        tensors.update((f"gradient of {key}", param.grad.clone())
+                       for key, param in backbone.named_parameters() if param.grad is not None)
+        return tensors
+
+    errors: dict[str, float] = {}
+    max_abs = 0.0
+    for key in ("fwd", "fwd_bwd"):
+        reference = pass_of(f"sparse_{key}")
+        for name in fns:
+            if not name.endswith(f"_{key}") or name == f"sparse_{key}":
+                continue
+            tensors = pass_of(name)
+            if tensors.keys() != reference.keys():
+                raise PathsDisagree(f"{name} gives {sorted(tensors)}, sparse_{key} "
+                                    f"{sorted(reference)}")
+            max_abs = max(max_abs, (tensors["output"] - reference["output"]).abs().max().item())
+            errors[name] = 0.0
+            for what, value in tensors.items():
+                error = relative_error(value, reference[what])
+                errors[name] = max(errors[name], error)
+                if not error <= TOLERANCE:
+                    raise PathsDisagree(
+                        f"{name} disagrees with sparse_{key}: its {what} differs by "
+                        f"{error:.2e} relative (> {TOLERANCE:g})")
+    return {**errors, "max_abs_diff": max_abs}
+
+
+#: The optional libraries whose presence a result records (:func:`~machine.measured_on`).
+LIBRARIES = ("WITH_TORCH_SCATTER", "WITH_TORCH_SPARSE")
+#: What the report's heading and summary name of the machines and libraries the
+#: results recorded.
+HEADING = ("cpu", "nproc", "torch", "torch_geometric", "python", *LIBRARIES)
+
 #: The result files' names in ``--out-dir`` (:func:`result_path`).
 RESULT_FILES = "propagation_*.json"
 
 
-def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int) -> Path:
-    return out_dir / f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}.json"
+def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int,
+                graph_grad: bool = True) -> Path:
+    """A result's file; ``_no-graph-grad`` ends the name of one without the graph's
+    gradient (``--graph-grad no``), so that those of the default keep their names."""
+    return out_dir / f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}{suffix(graph_grad)}.json"
 
 
-def summary_path(out_dir: Path, h: int, layers: int) -> Path:
+def suffix(graph_grad: bool) -> str:
+    """What ends the names of the files of ``--graph-grad no``."""
+    return "" if graph_grad else "_no-graph-grad"
+
+
+def summary_path(out_dir: Path, h: int, layers: int, graph_grad: bool = True) -> Path:
     """The crossovers of the results of width ``h`` and ``layers`` layers."""
-    return out_dir / f"summary_h{h}_l{layers}.json"
+    return out_dir / f"summary_h{h}_l{layers}{suffix(graph_grad)}.json"
 
 
 def spread(entry: dict[str, Any]) -> tuple[float, float]:
@@ -296,12 +449,15 @@ def crossover(rows: list, key: str, dense: str = "dense") -> str:
 
 
 def table(results: list) -> tuple:
-    lines = ["| N | k | threads | cpu | edges | timing | sparse fwd ms | scatter fwd ms | "
-             "dense fwd ms | dense/sparse fwd | dense incl. build/sparse fwd | sparse fwd+bwd ms | "
+    """The markdown table of ``results``, that of the crossovers per (host, k, threads)
+    (:func:`~machine.host`: results of one machine only), and the summary's entries."""
+    lines = ["| N | k | threads | cpu | edges | timing | graph | sparse fwd ms | "
+             "scatter fwd ms | dense fwd ms | dense/sparse fwd | dense incl. build/sparse fwd | "
+             "sparse fwd+bwd ms | "
              "scatter fwd+bwd ms | dense fwd+bwd ms | scatter/sparse fwd+bwd | "
              "dense/sparse fwd+bwd | dense incl. build/sparse fwd+bwd | dense build ms | "
-             "max abs diff |", "|---" * 19 + "|"]
-    for r in sorted(results, key=lambda r: (r["threads"], r["k"], r["N"])):
+             "max abs diff | max rel error |", "|---" * 21 + "|"]
+    for r in sorted(results, key=lambda r: (host(r), r["threads"], r["k"], r["N"])):
         def cell(name: str) -> str:
             if name not in r:
                 return "skipped" if "dense_skipped" in r and "dense" in name else "-"
@@ -321,33 +477,36 @@ def table(results: list) -> tuple:
             scatter_ratio = f"{speedup:.1f}x"
         lines.append(
             f"| {r['N']} | {r['k']} | {r['threads']} | {r.get('cpu', 'unknown')} | {r['edges']} | "
-            f"{FORMATS[r['format']]} | "
+            f"{FORMATS[r['format']]} | {graph_kind(r)} | "
             f"{cell('sparse_fwd')} | {cell('scatter_fwd')} | {cell('dense_fwd')} | "
             f"{ratio('dense', 'fwd')} | {ratio('dense_incl_build', 'fwd')} | "
             f"{cell('sparse_fwd_bwd')} | {cell('scatter_fwd_bwd')} | {cell('dense_fwd_bwd')} | "
             f"{scatter_ratio} | {ratio('dense', 'fwd_bwd')} | "
             f"{ratio('dense_incl_build', 'fwd_bwd')} | {cell('dense_build')} | "
-            f"{r.get('max_abs_diff', float('nan')):.1e} |")
+            f"{r.get('max_abs_diff', float('nan')):.1e} | "
+            f"{format(r['max_rel_error'], '.1e') if 'max_rel_error' in r else '-'} |")
     groups: dict = {}
     for r in results:
-        groups.setdefault((r["k"], r["threads"]), []).append(r)
-    cross = ["| k | threads | crossover N, fwd | crossover N, fwd+bwd | crossover N, fwd, dense "
-             "incl. build | crossover N, fwd+bwd, dense incl. build | dense/sparse at 10k fwd | "
-             "dense/sparse at 10k fwd+bwd |", "|---" * 8 + "|"]
+        groups.setdefault((host(r), r["k"], r["threads"]), []).append(r)
+    cross = ["| host | k | threads | crossover N, fwd | crossover N, fwd+bwd | crossover N, "
+             "fwd, dense incl. build | crossover N, fwd+bwd, dense incl. build | "
+             "dense/sparse at 10k fwd | "
+             "dense/sparse at 10k fwd+bwd |", "|---" * 9 + "|"]
     summary = []
     variants = {"": "dense", "incl_build_": "dense_incl_build"}
-    for (k, threads), rows in sorted(groups.items()):
+    for (machine, k, threads), rows in sorted(groups.items()):
         at10k = next((r for r in rows if r["N"] == 10000 and "dense_fwd" in r), None)
         r10 = {key: (at10k[f"dense_{key}"]["median_ms"] / at10k[f"sparse_{key}"]["median_ms"]
                      if at10k else None) for key in ("fwd", "fwd_bwd")}
         c = {f"{tag}{key}": crossover(rows, key, dense) for tag, dense in variants.items()
              for key in ("fwd", "fwd_bwd")}
-        summary.append(dict(k=k, threads=threads,
+        summary.append(dict(cpu=rows[0].get("cpu"), nproc=rows[0].get("nproc"), k=k,
+                            threads=threads,
                             **{f"crossover_{name}": value for name, value in c.items()},
                             ratio_10k_fwd=r10["fwd"], ratio_10k_fwd_bwd=r10["fwd_bwd"]))
         fmt = lambda v: f"{v:.1f}x" if v is not None else "n/a"  # noqa: E731
-        cross.append(f"| {k} | {threads} | {c['fwd']} | {c['fwd_bwd']} | {c['incl_build_fwd']} "
-                     f"| {c['incl_build_fwd_bwd']} | {fmt(r10['fwd'])} | "
+        cross.append(f"| {machine} | {k} | {threads} | {c['fwd']} | {c['fwd_bwd']} | "
+                     f"{c['incl_build_fwd']} | {c['incl_build_fwd_bwd']} | {fmt(r10['fwd'])} | "
                      f"{fmt(r10['fwd_bwd'])} |")
     return "\n".join(lines), "\n".join(cross), summary
 
@@ -386,40 +545,51 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "benchmarks/results/propagation)")
     parser.add_argument("--markdown", type=Path, default=None,
                         help="table file (default: OUT_DIR/propagation_hH_lL.md)")
+    parser.add_argument("--graph-grad", choices=("yes", "no"), default="yes",
+                        help="fwd+bwd also computes the graph's gradient (the edge weights', "
+                             "dense: the adjacency's), as SLeDGe learns its graph; no: a "
+                             "fixed graph's (default: yes; no ends the files' names with "
+                             "_no-graph-grad)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table of existing results")
     args = parser.parse_args(argv)
     with usage_errors(parser):
-        args.markdown = args.markdown or (args.out_dir / f"propagation_h{args.hidden}_l"
-                                          f"{args.num_layers}.md")
+        args.graph_grad = args.graph_grad == "yes"
+        tag = f"h{args.hidden}_l{args.num_layers}{suffix(args.graph_grad)}"
+        args.markdown = args.markdown or (args.out_dir / f"propagation_{tag}.md")
         check_outputs(parser, {"--out-dir": args.out_dir}, files={"--markdown": args.markdown})
         sizes, ks, threads_list = args.sizes, args.ks, args.threads
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        libs = dict(WITH_TORCH_SCATTER=bool(pyg_typing.WITH_TORCH_SCATTER),
-                    WITH_TORCH_SPARSE=bool(pyg_typing.WITH_TORCH_SPARSE))
-        env = dict(cpu=cpu_model(), nproc=os.cpu_count(), torch=torch.__version__,
-                   torch_geometric=torch_geometric.__version__, python=platform.python_version(),
-                   **libs)
+        if args.report_only:
+            input_folder(parser, "--out-dir", args.out_dir)
+        else:
+            for k in ks:
+                if k >= min(sizes):
+                    parser.error(f"argument --ks: k = {k} distinct neighbours other than the "
+                                 f"node itself need N > k, but --sizes has N = {min(sizes)}")
+            args.out_dir.mkdir(parents=True, exist_ok=True)
 
         if not args.report_only:
+            here = dict(measured_on(), torch_geometric=torch_geometric.__version__)
             runs = [(N, k, threads, result_path(args.out_dir, N, k, threads, args.hidden,
-                                                args.num_layers))
+                                                args.num_layers, args.graph_grad))
                     for threads in threads_list for k in ks for N in sizes]
             # a result it would skip, or the report read (not rewritten), refused before any run
             read_results(parser, args.out_dir, RESULT_FILES,
                          {path for *_, path in runs} if args.force else set())
-            print(f"cpu: {env['cpu']}, nproc={env['nproc']}, torch {env['torch']}, "
-                  f"PyG {env['torch_geometric']}, {libs}", flush=True)
+            warn_threads(threads_list)
+            print(f"cpu: {here['cpu']}, nproc={here['nproc']}, torch {here['torch']}, "
+                  f"PyG {here['torch_geometric']}, "
+                  f"{ {key: here[key] for key in LIBRARIES} }", flush=True)
             for N, k, threads, path in runs:
-                if path.exists() and not args.force:
-                    why = stale(read_result(parser, path))
-                    if why is None:
-                        print(f"skip {path.name} (exists)", flush=True)
-                        continue
-                    print(f"re-measure {path.name}: {why}", flush=True)
-                result = measure(N, k, threads, args)
-                result.update(env, command=" ".join(sys.argv),
+                if reused(parser, path, args.force, lambda result: outdated(result, here)):
+                    continue
+                try:
+                    result = measure(N, k, threads, args)
+                except PathsDisagree as error:
+                    parser.exit(1, f"{parser.prog}: error: N={N} k={k} t={threads}: {error}; "
+                                   "no result written\n")
+                result.update(here, command=" ".join(sys.argv),
                               timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"))
                 atomic_write_text(path, json.dumps(result, indent=1))
                 dense = (f"dense fwd {result['dense_fwd']['median_ms']:.2f} ms, fwd+bwd "
@@ -428,13 +598,14 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                          f"{result['dense_skipped']}")
                 print(f"N={N:6d} k={k:2d} t={threads}: sparse fwd "
                       f"{result['sparse_fwd']['median_ms']:.2f} ms, fwd+bwd "
-                      f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}",
-                      flush=True)
+                      f"{result['sparse_fwd_bwd']['median_ms']:.2f} ms; {dense}; paths agree "
+                      f"to {result['max_rel_error']:.1e} relative", flush=True)
 
         results = []
         for path in sorted(args.out_dir.glob(RESULT_FILES)):
             result = read_result(parser, path)
-            if result["hidden"] != args.hidden or result["num_layers"] != args.num_layers:
+            if (result["hidden"], result["num_layers"], result.get("graph_grad", True)) != (
+                    args.hidden, args.num_layers, args.graph_grad):
                 continue
             why = stale(result)
             if why is None:
@@ -449,26 +620,36 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         print(text)
         print(cross)
         # the machines and libraries the results recorded, not this one's
-        measured = {key: recorded(results, key) for key in env}
-        atomic_write_text(summary_path(args.out_dir, args.hidden, args.num_layers),
+        measured = {key: recorded(results, key) for key in HEADING}
+        atomic_write_text(summary_path(args.out_dir, args.hidden, args.num_layers,
+                                       args.graph_grad),
                           json.dumps(dict(hidden=args.hidden, num_layers=args.num_layers,
-                                          summary=summary, **measured), indent=1))
+                                          graph_grad=args.graph_grad, summary=summary,
+                                          **measured), indent=1))
         skipped = sorted({r["N"] for r in results if "dense_skipped" in r})
+        gradient = ("fwd+bwd includes the gradient of the edge weights (sparse, dense "
+                    "incl. build) / of the adjacency (dense)." if args.graph_grad else
+                    "fwd+bwd: the parameters' gradients only (--graph-grad no: a fixed "
+                    "graph).")
         md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
               f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
               f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
               f"{measured['WITH_TORCH_SPARSE']})",
               "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
               "layers, random top-(k+1) graph, symmetric normalization (N (k + 2) edges: the "
-              "N appended self-loops, and each node's own edge kept at weight 0); medians "
-              "(p25-p75). fwd+bwd includes the gradient of the edge weights (sparse, dense "
-              "incl. build) / of the adjacency (dense). dense incl. build builds the adjacency "
+              f"N appended self-loops, and each node's own edge kept at weight 0); medians "
+              f"(p25-p75). {gradient} dense incl. build builds the adjacency "
               "from the edges in every call, as sparse builds its CSR index. A ratio's "
               "(sparse) / (dense) is a win (interquartile ranges apart), (tie) an overlap. "
               "timing: interleaved (every repeat times each path once) or blocks (each path's "
               "repeats in a block of their own; no dense incl. build)."
               + (f" Dense skipped at N = {skipped}: {DENSE_MATRICES} (N, N) float32 matrices "
-                 f"exceed --dense-max-gb." if skipped else ""),
+                 f"exceed --dense-max-gb." if skipped else "")
+              + " graph: each node's k neighbours distinct, or drawn with replacement (older "
+              "results); max rel error: the largest difference of a path's outputs and "
+              "gradients from sparse's, relative to sparse's largest (checked to be at most "
+              f"{TOLERANCE:g} before the timing). Crossovers per host: the results of one "
+              "machine only.",
               "", text, "", cross]
         atomic_write_text(args.markdown, "\n".join(md) + "\n")
         print(f"markdown: {args.markdown}")

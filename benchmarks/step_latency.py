@@ -22,12 +22,14 @@ mode and ``ours-light-full``, i.e. 100 of 1000 as in the 1 % runs; ``ours-light`
 * ``mnist``:   d = 784, c = 10, k = 5, num_layers = 4 (authors' gcn_layer = 3), embedding_layers = 1
 
 Every (model, config, M, threads) result goes to its own JSON file in
-``--out-dir`` and is skipped when that file exists (the run is resumable;
-``--force`` re-measures). A table is printed and written as markdown
-(``--markdown``), with the reference/ours ratio and the achieved GFLOP/s: the
-step's *useful* arithmetic (the method's floor, see :func:`step_flops`)
-divided by the measured median time, next to this machine's float32 matrix
-product rate measured at start-up.
+``--out-dir`` and is skipped when that file exists and was measured on this
+machine (the run is resumable; ``--force`` re-measures; a result of another CPU,
+CPU count, torch, SIMD flags, ... is measured again, and the run says why: see
+``machine.other_machine``). A table is printed and written as markdown
+(``--markdown``), with the reference/ours ratio (of two results of one host) and
+the achieved GFLOP/s: the step's *useful* arithmetic (the method's floor, see
+:func:`step_flops`) divided by the measured median time, next to this machine's
+float32 matrix product rate measured at start-up.
 
 ``--reselect-every R`` and ``--search-dtype bfloat16`` time ours with those
 optional approximations of SLeDGe (a separate result file and a ``variant``
@@ -46,8 +48,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import resource
 import statistics
 import sys
@@ -64,8 +64,9 @@ from reference_sledge import DenseReferenceSLeDGe  # noqa: E402
 
 from torch_geometric_stream import SLeDGe  # noqa: E402
 from torch_geometric_stream.graph import NORMALIZATIONS  # noqa: E402
-from machine import (check_outputs, cpu_model, int_at_least, positive_ints,  # noqa: E402
-                     positive_number, read_results, recorded, thread_counts, usage_errors)
+from machine import (check_outputs, host, int_at_least, measured_on,  # noqa: E402
+                     other_machine, positive_ints, positive_number, read_results, recorded,
+                     reused, thread_counts, usage_errors, warn_threads)
 from torch_geometric_stream.cli.arguments import MAX_THREADS, positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_savefig, atomic_write_text  # noqa: E402
 
@@ -354,8 +355,7 @@ def measure(model_name: str, config: str, M: int, threads: int, args: argparse.N
         adam_median_ms=statistics.median(adam_times) if adam_times else None,
         min_ms=min(times), times_ms=times, minor_faults_per_step=faults, flops=flops,
         achieved_gflops=flops["total"] / (median * 1e-3) / 1e9,
-        gemm_gflops=gemm, cpu=cpu_model(), nproc=os.cpu_count(),
-        torch=torch.__version__, python=platform.python_version(),
+        gemm_gflops=gemm, **measured_on(),
         command=" ".join(sys.argv), timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"),
     )
 
@@ -368,7 +368,8 @@ def table(results: list) -> str:
     def variant(r: dict) -> str:
         return r.get("variant", "exact")
 
-    index = {(r["model"], r["config"], r["d"], r["M"], r["threads"], norm(r)): r
+    # a ratio only of results measured on one machine (host: its cpu and nproc)
+    index = {(r["model"], r["config"], r["d"], r["M"], r["threads"], norm(r), host(r)): r
              for r in results if variant(r) == "exact"}
     lines = ["| config | norm | d | M | threads | model | variant | median ms | p95 ms | "
              "Adam ms | steps | "
@@ -380,7 +381,7 @@ def table(results: list) -> str:
         ratio = ""
         if r["model"].startswith("ours"):
             ref = index.get((r["model"].replace("ours", "ref"), r["config"], r["d"], r["M"],
-                             r["threads"], norm(r)))
+                             r["threads"], norm(r), host(r)))
             if ref is not None:
                 ratio = f"{ref['median_ms'] / r['median_ms']:.1f}x"
         lines.append(
@@ -393,13 +394,14 @@ def table(results: list) -> str:
 
 
 def slopes(results: list) -> list:
-    """Least-squares slope (ms per 1000 memory rows) per (model, config, threads)."""
+    """Least-squares slope (ms per 1000 memory rows) per (model, config, threads,
+    normalization, host): the results of one machine (:func:`~machine.host`) only."""
     groups: dict = {}
     for r in results:
         if r.get("variant", "exact") != "exact":
             continue
         groups.setdefault((r["model"], r["config"], r["threads"],
-                           r.get("normalization", "symmetric")), []).append(r)
+                           r.get("normalization", "symmetric"), host(r)), []).append(r)
     out = []
     for key, rows in sorted(groups.items()):
         if len(rows) < 2:
@@ -410,7 +412,7 @@ def slopes(results: list) -> list:
         slope = (sum((a - mean_m) * (b - mean_t) for a, b in zip(ms, ts))
                  / sum((a - mean_m) ** 2 for a in ms))
         out.append(dict(model=key[0], config=key[1], threads=key[2], normalization=key[3],
-                        M=sorted(r["M"] for r in rows), ms_per_1000_rows=slope))
+                        host=key[4], M=sorted(r["M"] for r in rows), ms_per_1000_rows=slope))
     return out
 
 
@@ -551,15 +553,16 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                          if args.force else set())
             # a result it would skip, or the report read (not rewritten), refused before any run
             read_results(parser, args.out_dir, RESULT_FILES, rewritten)
+            warn_threads(args.threads)
+            here = measured_on()
             gemm = {t: gemm_gflops(t) for t in args.threads}
-            print(f"cpu: {cpu_model()}, nproc={os.cpu_count()}, torch {torch.__version__}, "
+            print(f"cpu: {here['cpu']}, nproc={here['nproc']}, torch {here['torch']}, "
                   f"gemm GFLOP/s: {gemm}", flush=True)
             for model, config, M, threads, path in runs:
-                if path.exists() and not args.force:
-                    print(f"skip {path.name} (exists)", flush=True)
-                    continue
                 if too_large(args, model, M):
                     print(f"skip {model} at M={M} (> --ref-max-size)", flush=True)
+                    continue
+                if reused(parser, path, args.force, lambda result: other_machine(result, here)):
                     continue
                 result = measure(model, config, M, threads, args, gemm[threads])
                 atomic_write_text(path, json.dumps(result, indent=1))

@@ -136,10 +136,10 @@ def test_the_paths_are_timed_interleaved_in_a_rotating_order():
     assert {name: len(t) for name, t in times.items()} == {"a": 3, "b": 3, "c": 3}
 
 
-def measured(N, dense_max_gb=4.0):
+def measured(N, dense_max_gb=4.0, graph_grad=True):
     import argparse
     args = argparse.Namespace(hidden=4, num_layers=2, repeats=3, repeats_large=3, large=10**9,
-                              max_seconds=1.0, dense_max_gb=dense_max_gb)
+                              max_seconds=1.0, dense_max_gb=dense_max_gb, graph_grad=graph_grad)
     return propagation.measure(N, 2, 1, args)
 
 
@@ -181,26 +181,206 @@ def test_a_stale_result_is_measured_again_and_never_reported(tmp_path, monkeypat
     propagation.main(["--out-dir", str(tmp_path), "--report-only"])
     out = capsys.readouterr().out
     assert (f"not reported: {stale.name}: stale: format not recorded, sparse aggregation not "
-            "recorded (this script writes format 3, aggregation 'csr')") in out
+            "recorded (this script writes format 4, aggregation 'csr')") in out
     assert f"not reported: {other.name}: stale: format 3, sparse aggregation message_passing" in out
     rows = [line for line in out.splitlines() if "| blocks |" in line or "| interleaved |" in line]
     assert [row.split(" | ")[0] for row in rows] == ["| 200"]
     ran = []
     monkeypatch.setattr(propagation, "measure", lambda N, *args: ran.append(N) or dict(
-        json.loads(stale.read_text()), N=N, format=3, aggregation="csr"))
+        json.loads(stale.read_text()), N=N, format=4, aggregation="csr", max_rel_error=0.0))
+    write(current, N=200, format=4, aggregation="csr", **here())
     propagation.main(["--out-dir", str(tmp_path), "--sizes", "100,200,400", "--ks", "1"])
     out = capsys.readouterr().out
     assert ran == [100, 400] and f"skip {current.name} (exists)" in out
     assert f"re-measure {stale.name}: stale: format not recorded" in out
 
 
-def test_each_width_and_depth_has_a_summary_of_its_own_that_names_them(tmp_path):
-    # (summary.json named neither, and each invocation overwrote it)
-    for hidden in (8, 16):
-        write(propagation.result_path(tmp_path, 100, 1, 1, hidden, 2), hidden=hidden,
-              format=3, aggregation="csr")
-        propagation.main(["--out-dir", str(tmp_path), "--report-only", "--hidden", str(hidden)])
-    for hidden in (8, 16):
-        summary = json.loads((tmp_path / f"summary_h{hidden}_l2.json").read_text())
-        assert (summary["hidden"], summary["num_layers"]) == (hidden, 2)
-        assert (tmp_path / f"propagation_h{hidden}_l2.md").exists()
+def here():
+    """What a result measured on this machine records of it."""
+    import torch_geometric
+    from machine import measured_on
+
+    return dict(measured_on(), torch_geometric=torch_geometric.__version__)
+
+
+def test_a_result_of_another_machine_or_an_older_format_is_measured_again_not_reused(
+        tmp_path, monkeypatch, capsys):
+    # (a result counted as present by its file name: a rerun on another machine printed
+    # "skip ... (exists)" and reported the shipped results of this repository's host)
+    shipped = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
+    older = propagation.result_path(tmp_path, 200, 1, 1, 256, 2)
+    mine = propagation.result_path(tmp_path, 400, 1, 1, 256, 2)
+    write(shipped, format=4, aggregation="csr", **(here() | {"cpu": "an old CPU"}))
+    write(older, N=200, format=3, aggregation="csr", **here())
+    write(mine, N=400, format=4, aggregation="csr", **here())
+    ran = []
+    monkeypatch.setattr(propagation, "measure", lambda N, *args: ran.append(N) or dict(
+        json.loads(mine.read_text()), N=N, max_rel_error=0.0))
+    propagation.main(["--out-dir", str(tmp_path), "--sizes", "100,200,400", "--ks", "1"])
+    out = capsys.readouterr().out
+    assert ran == [100, 200] and f"skip {mine.name} (exists)" in out
+    assert (f"re-measure {shipped.name}: measured elsewhere: cpu 'an old CPU' (here "
+            f"{here()['cpu']!r})") in out
+    assert (f"re-measure {older.name}: format 3 (its neighbours drawn with replacement; this "
+            "script writes format 4, k distinct neighbours)") in out
+
+
+def test_a_result_without_the_machine_s_simd_entries_is_not_taken_for_this_machine_s():
+    from machine import other_machine
+
+    result = here()
+    assert other_machine(result, here()) is None
+    del result["machine"]["simd"]
+    assert other_machine(result, here()) == (f"measured elsewhere: machine.simd 'not recorded' "
+                                             f"(here {here()['machine']['simd']!r})")
+    assert "nproc 64 (here" in other_machine(here() | {"nproc": 64}, here())
+
+
+def test_crossovers_are_per_host_never_across_machines():
+    # (the crossovers grouped by (k, threads) only: two machines' rows made one curve)
+    def row(N, cpu, sparse, dense):
+        return dict(N=N, k=1, threads=1, cpu=cpu, nproc=2, edges=3 * N, format=4,
+                    sparse_fwd=timing(*sparse), dense_fwd=timing(*dense),
+                    sparse_fwd_bwd=timing(*sparse), dense_fwd_bwd=timing(*dense))
+    fast, slow = (1.0, 1.1, 1.2), (2.0, 2.1, 2.2)
+    results = [row(100, "cpu A", slow, fast), row(200, "cpu B", fast, slow)]
+    _, cross, summary = propagation.table(results)
+    assert [(s["cpu"], s["crossover_fwd"]) for s in summary] == [
+        ("cpu A", "> 100 (dense at the largest measured N)"),
+        ("cpu B", "< 200 (sparse faster at every measured N)")]
+    assert cross.splitlines()[2].startswith("| cpu A, nproc=2 | 1 | 1 | > 100 (dense")
+
+
+def test_the_paths_agree_in_outputs_and_gradients_and_the_error_is_recorded():
+    result = measured(20)
+    assert set(result["rel_errors"]) == {"scatter_fwd", "dense_fwd", "dense_incl_build_fwd",
+                                         "scatter_fwd_bwd", "dense_fwd_bwd",
+                                         "dense_incl_build_fwd_bwd"}
+    assert 0 <= result["max_rel_error"] <= propagation.TOLERANCE == 1e-4
+    assert result["max_rel_error"] == max(result["rel_errors"].values())
+
+
+def test_a_path_that_disagrees_stops_the_run_loudly_and_writes_no_result(
+        tmp_path, monkeypatch, capsys):
+    # (only the CSR and dense forwards were compared, recorded and never checked)
+    from torch_geometric_stream.graph.normalization import dense_adjacency
+
+    def off(edge_index, edge_weight, N, check=True):  # a dense path 1 % off
+        return dense_adjacency(edge_index, edge_weight, N, check=check) * 1.01
+    monkeypatch.setattr(propagation, "dense_adjacency", off)
+    argv = ["--sizes", "20", "--ks", "2", "--hidden", "4", "--repeats", "2",
+            "--out-dir", str(tmp_path)]
+    with pytest.raises(SystemExit) as exit_info:
+        propagation.main(argv)
+    assert exit_info.value.code == 1
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.endswith("error: N=20 k=2 t=1: dense_fwd disagrees with "
+                            "sparse_fwd: its output differs by 1.00e-02 relative (> 0.0001); no result written")
+    assert list(tmp_path.glob(propagation.RESULT_FILES)) == []
+
+
+def test_the_gradient_check_reads_the_dense_adjacency_s_gradient_at_the_edges(monkeypatch):
+    # a wrong gradient (not the output) is caught too
+    result = measured(20)
+    original = propagation.GCNBackbone.forward_dense
+
+    def scaled_gradient(self, x, adj):
+        if adj.requires_grad:
+            adj = adj + (adj * 0.01 - (adj * 0.01).detach())  # same value, 1.01 x gradient
+        return original(self, x, adj)
+    monkeypatch.setattr(propagation.GCNBackbone, "forward_dense", scaled_gradient)
+    with pytest.raises(propagation.PathsDisagree, match="dense_fwd_bwd disagrees with "
+                       "sparse_fwd_bwd: its edge weight gradient differs by 1.00e-02"):
+        measured(20)
+    assert result["max_rel_error"] < 1e-4
+
+
+def test_every_node_gets_k_distinct_neighbours_other_than_itself():
+    # (randint drew them with replacement: 48 of 1,000 duplicates at N = 100, k = 10)
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    for N, k in ((100, 10), (11, 10), (2, 1), (1000, 5)):
+        (source, target), weight = propagation.random_topk_graph(N, k, gen)
+        assert source.numel() == target.numel() == weight.numel() == N * (k + 1)
+        pairs = set(zip(source.tolist(), target.tolist()))
+        assert len(pairs) == N * (k + 1)  # no duplicate edge
+        assert (target.bincount(minlength=N) == k + 1).all()
+        assert sum(s == t for s, t in pairs) == N  # the self-edge, and only it
+    (source, target), _ = propagation.random_topk_graph(11, 10, gen)
+    assert set(zip(source.tolist(), target.tolist())) == {(s, t) for s in range(11)
+                                                          for t in range(11)}
+    with pytest.raises(ValueError, match="need 1 <= k < N, got N = 5"):
+        propagation.random_topk_graph(5, 5, gen)
+
+
+def test_k_of_at_least_n_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(propagation, "measure", lambda *args: pytest.fail("ran"))
+    argv = ["--sizes", "100,10", "--ks", "5,10", "--out-dir", str(tmp_path)]
+    assert usage_error(propagation.main, argv, capsys).splitlines()[-1].endswith(
+        "error: argument --ks: k = 10 distinct neighbours other than the node "
+        "itself need N > k, but --sizes has N = 10")
+
+
+def test_graph_grad_no_times_a_fixed_graph_in_files_of_its_own(tmp_path):
+    # (fwd+bwd always computed the graph's gradient, the dense N x N adjacency's)
+    result = measured(20, graph_grad=False)
+    assert result["graph_grad"] is False and result["max_rel_error"] <= 1e-4
+    assert measured(20)["graph_grad"] is True
+    argv = ["--sizes", "8", "--ks", "1", "--hidden", "2", "--repeats", "2", "--max-seconds",
+            "0.01", "--out-dir", str(tmp_path)]
+    propagation.main([*argv, "--graph-grad", "no"])
+    propagation.main(argv)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "propagation_N8_k1_t1_h2_l2.json", "propagation_N8_k1_t1_h2_l2_no-graph-grad.json",
+        "propagation_h2_l2.md", "propagation_h2_l2_no-graph-grad.md", "summary_h2_l2.json",
+        "summary_h2_l2_no-graph-grad.json"]
+    assert json.loads((tmp_path / "summary_h2_l2_no-graph-grad.json").read_text())[
+        "graph_grad"] is False
+    assert "(--graph-grad no: a fixed graph)" in (
+        tmp_path / "propagation_h2_l2_no-graph-grad.md").read_text()
+    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2) == propagation.result_path(
+        tmp_path, 8, 1, 1, 2, 2, graph_grad=True)  # the committed names stay valid
+
+
+def test_a_result_records_its_provenance_and_too_many_threads_are_warned_of(
+        tmp_path, monkeypatch, capsys):
+    # (no git commit, package version, cpu_capability / SIMD / MKL_CBWR or seed)
+    import machine
+
+    propagation.main(["--sizes", "8", "--ks", "1", "--hidden", "2", "--repeats", "2",
+                      "--max-seconds", "0.01", "--out-dir", str(tmp_path)])
+    result = json.loads(propagation.result_path(tmp_path, 8, 1, 1, 2, 2).read_text())
+    assert result["machine"] == json.loads(json.dumps(here()["machine"]))
+    assert {"cpu_capability", "simd", "mkl_cbwr"} <= set(result["machine"])
+    assert {"git_commit", "package_version"} <= set(result["software"])
+    assert (result["seed"], result["model_seed"]) == (8 * 100 + 1, 0)
+    assert "warning" not in capsys.readouterr().err
+    monkeypatch.setattr(machine.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(propagation, "measure", lambda N, k, threads, args: dict(
+        result, threads=threads))
+    propagation.main(["--sizes", "8", "--ks", "1", "--hidden", "2", "--threads", "1,2",
+                      "--out-dir", str(tmp_path)])
+    assert capsys.readouterr().err == ("warning: --threads 2 exceeds the 1 CPUs available to "
+                                       "this process: its threads share CPUs\n")
+
+
+def test_report_only_refuses_a_missing_out_dir_in_one_line(tmp_path, capsys):
+    # (it created the folder and reported "no results", exit status 0)
+    missing = tmp_path / "missing"
+    error = usage_error(propagation.main, ["--out-dir", str(missing), "--report-only"], capsys)
+    assert error.splitlines()[-1].endswith(f"error: --out-dir: folder {missing} does not exist")
+    assert not missing.exists()
+
+
+def test_every_dense_adjacency_is_built_unchecked_as_the_timed_calls_build_it(monkeypatch):
+    # (dense build timed dense_adjacency(..., check=True), dense incl. build check=False)
+    checks = []
+    original = propagation.dense_adjacency
+
+    def recorded(*args, check=True):
+        checks.append(check)
+        return original(*args, check=check)
+    monkeypatch.setattr(propagation, "dense_adjacency", recorded)
+    measured(10)
+    assert checks and not any(checks)

@@ -171,3 +171,42 @@ def test_max_seconds_bounds_the_timed_steps_not_the_warm_up(monkeypatch):
     times, _ = step_latency.time_steps(Model(), x, y, labeled, warmup=2, steps=10,
                                        max_seconds=5.5)
     assert times == [1000.0] * 6  # the sixth timed step ends 6 s after the first began
+
+
+def test_a_result_of_another_machine_is_measured_again_not_reused(tmp_path, monkeypatch,
+                                                                  capsys):
+    # (a result counted as present by its file name: a rerun on another machine printed
+    # "skip ... (exists)" and reported the shipped results of this repository's host)
+    from machine import measured_on
+
+    write_result(tmp_path, "cpu A")  # M = 250, of another machine
+    mine = step_latency.result_path(tmp_path, "ours-full", "gsad", 500, 1)
+    mine.write_text(json.dumps(dict(json.loads(step_latency.result_path(
+        tmp_path, "ours-full", "gsad", 250, 1).read_text()), M=500, **measured_on())))
+    ran = []
+    monkeypatch.setattr(step_latency, "gemm_gflops", lambda threads: 100.0)
+    monkeypatch.setattr(step_latency, "measure", lambda model, config, M, *args: ran.append(
+        M) or dict(json.loads(mine.read_text()), M=M))
+    step_latency.main(["--configs", "gsad", "--models", "ours-full", "--sizes", "250,500",
+                       "--out-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert ran == [250] and f"skip {mine.name} (exists)" in out
+    assert ("re-measure step_latency_ours-full_gsad_d128_M250_t1.json: measured elsewhere: "
+            f"cpu 'cpu A' (here {measured_on()['cpu']!r})") in out
+
+
+def test_ours_is_set_against_the_reference_of_its_own_machine_only():
+    # (the ref/ours pairs ignored the cpu: a ratio of two machines' timings)
+    def result(model, cpu, median_ms, M=250):
+        return dict(model=model, config="gsad", M=M, threads=1, d=128, median_ms=median_ms,
+                    p95_ms=1.0, steps=5, flops={"total": 1e9}, achieved_gflops=1.0,
+                    gemm_gflops=1.0, cpu=cpu, nproc=2)
+    rows = step_latency.table([result("ref-full", "cpu B", 8.0), result("ours-full", "cpu A",
+                                                                         2.0),
+                               result("ref-full", "cpu A", 6.0, M=500),
+                               result("ours-full", "cpu A", 2.0, M=500)]).splitlines()[2:]
+    ours = {row.split(" | ")[3]: row.split(" | ")[11] for row in rows if "ours-full" in row}
+    assert ours == {"250": "", "500": "3.0x"}
+    slopes = step_latency.slopes([result("ours-full", "cpu A", 2.0),
+                                  result("ours-full", "cpu B", 4.0, M=500)])
+    assert slopes == []  # one size per machine: no line through two machines' points

@@ -242,6 +242,20 @@ def test_symmetric_normalization_hand_checked():
     assert torch.allclose(dense, expected)
 
 
+def test_dense_adjacency_is_exported_in_forward_dense_s_target_source_layout():
+    # (not exported; PyG's to_dense_adj gives the transpose, a max diff of 0.94)
+    from torch_geometric.utils import to_dense_adj
+
+    from torch_geometric_stream.graph import dense_adjacency as exported
+
+    assert exported is dense_adjacency
+    edge_index = torch.tensor([[0, 0, 2], [1, 1, 0]])  # 0 -> 1 twice, 2 -> 0
+    adj = exported(edge_index, torch.tensor([0.25, 0.5, 2.0]), 3)
+    assert adj.tolist() == [[0.0, 0.0, 2.0], [0.75, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    torch.testing.assert_close(to_dense_adj(edge_index, edge_attr=torch.tensor(
+        [0.25, 0.5, 2.0]))[0], adj.T)
+
+
 def test_symmetric_add_puts_the_identity_on_top_of_a_kept_self_loop():
     # node 0 kept its own similarity 0.8 and an edge 1 -> 0 of weight 0.5; node 1 kept none
     edge_index = torch.tensor([[0, 1], [0, 0]])

@@ -8,7 +8,7 @@ from torch import Tensor
 
 from torch_geometric_stream.validation import check_bool, check_finite, check_weighted_graph
 
-__all__ = ["normalize_edge_weight", "with_self_loops", "NORMALIZATIONS"]
+__all__ = ["normalize_edge_weight", "dense_adjacency", "with_self_loops", "NORMALIZATIONS"]
 
 #: ``"symmetric"``: :math:`\tilde D^{-1/2}(A + I)\tilde D^{-1/2}` with :math:`I`
 #: only filling the self-loops :math:`A` lacks, as PyG's
@@ -152,11 +152,35 @@ def with_self_loops(edge_index: Tensor, edge_weight: Tensor, num_nodes: int,
 
 def dense_adjacency(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int,
                     dtype: torch.dtype = torch.float32, *, check: bool = True) -> Tensor:
-    r"""Dense :math:`(N, N)` matrix with ``A[target, source] = weight`` (duplicates
-    summed); ``edge_weight=None`` weighs every edge 1 in ``dtype``. ``check``
-    as for :func:`normalize_edge_weight`. One :math:`(N, N)` allocation: the
-    weights are added into the fresh zeros in place (autograd as for the
-    out-of-place ``index_put``)."""
+    r"""The dense adjacency of a weighted edge list, in the layout of
+    :meth:`~torch_geometric_stream.nn.GCNBackbone.forward_dense`:
+    ``A[target, source] = weight`` (row = the receiving node, duplicates summed),
+    the transpose of PyG's ``to_dense_adj(edge_index, edge_attr=weight)[0]``
+    (``A[source, target]``). One :math:`(N, N)` allocation: the weights are added
+    into the fresh zeros in place (autograd as for the out-of-place ``index_put``:
+    the edge weights get the matrix's gradient).
+
+    Args:
+        edge_index (Tensor): :math:`(2, E)`, ``edge_index[0]`` the source,
+            ``edge_index[1]`` the target.
+        edge_weight (Tensor or None): :math:`(E,)`; ``None`` weighs every edge 1
+            in ``dtype``.
+        num_nodes (int): :math:`N`.
+        dtype (torch.dtype, optional): the matrix's dtype without ``edge_weight``
+            (else ``edge_weight``'s). (default: ``torch.float32``)
+        check (bool, optional): as for :func:`normalize_edge_weight`.
+            (default: :obj:`True`)
+
+    Returns:
+        Tensor: :math:`(N, N)`, ``A[target, source]``; pass
+        :func:`normalize_edge_weight`'s edges for the normalized adjacency that
+        ``forward_dense`` takes.
+
+    Raises:
+        TypeError / ValueError: with ``check``, a graph that does not fit
+            ``num_nodes`` (see
+            :func:`~torch_geometric_stream.validation.check_weighted_graph`).
+    """
     if check:
         check_weighted_graph(edge_index, edge_weight, num_nodes)
     if edge_weight is None:
