@@ -293,11 +293,13 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         """Slot indices of the filled labeled slots, class by class (cached on
         the device until a labeled slot is filled: do not modify)."""
         index = self._labeled_index
-        if index is None or index.device != self.prototypes.device:
+        device = self.prototypes.device
+        if index is None or index.device != device:  # built there: no host-to-device copy
             index = torch.cat([
-                torch.arange(j * self.slots_per_class, j * self.slots_per_class + fill)
+                torch.arange(j * self.slots_per_class, j * self.slots_per_class + fill,
+                             device=device)
                 for j, fill in enumerate(self._class_fill)
-            ]).to(self.prototypes.device)
+            ])
             self._labeled_index = index
         return index
 
