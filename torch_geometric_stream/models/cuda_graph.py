@@ -232,7 +232,9 @@ class CUDAGraphStep:
             self._key = _state_key(model, self._params)
         if not self._graphs:  # a pool whose graphs were all dropped cannot be captured into
             self._pool = torch.cuda.graph_pool_handle()
-        model.memory.labeled_index()  # cached before capture: it is built on the host
+        # cached before capture: built in one, it would hold its values only once
+        # the graph replays
+        model.memory.labeled_index()
         self._static_x.copy_(row)
         model._snapshot = None
         graph = torch.cuda.CUDAGraph()
