@@ -30,6 +30,7 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
 INDEX_DTYPES = (torch.int64, torch.int32)
 
 _INT64 = np.iinfo(np.int64)
+_HOST = torch.device("cpu")  # compared with: cheaper than reading a device's type
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -208,7 +209,7 @@ def to_device(tensor: Tensor, device: torch.device) -> Tensor:
         tensor (Tensor): the tensor to move.
         device (torch.device): where it goes.
     """
-    return tensor.to(device, non_blocking=device.type != "cpu" and tensor.is_cpu
+    return tensor.to(device, non_blocking=device != _HOST and tensor.is_cpu
                      and not tensor.is_pinned())
 
 
