@@ -279,7 +279,7 @@ def test_host_rows_reach_the_gpu_without_a_sync_unless_pinned(monkeypatch, pinne
 def test_cuda_graph_step_sends_host_rows_without_a_sync_unless_pinned(monkeypatch, pinned):
     """A model that scales its input checks host rows on the host, then copies
     them to the GPU without waiting (unless pinned), with the eager steps' results."""
-    twin_x, y = gaussian_stream(120)  # the eager twin's rows: moves of their own
+    twin_x, y = gaussian_stream(200)  # the eager twin's rows: moves of their own
     x = twin_x.pin_memory() if pinned else twin_x.clone()
     rows = {x[i].data_ptr() for i in range(len(x))}
     eager, stepper = _twins(input_scaling="online")
