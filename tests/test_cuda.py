@@ -3,8 +3,11 @@
 Compared in float64, where the two devices' rounding differences stay far
 below anything that could flip a prediction over a short stream.
 """
+import contextlib
+
 import pytest
 import torch
+from device_helpers import record_moves
 from state_helpers import assert_same, state_of
 
 from torch_geometric_stream import SLeDGe
@@ -225,3 +228,115 @@ def test_dropout_on_cuda_draws_from_the_learner_s_generator():
     assert on_cpu.backbone.generator.device.type == "cpu"
     run(on_cpu, x[:20].cpu(), y[:20])
     assert all(torch.isfinite(p).all() for p in on_cpu.parameters())
+
+
+@contextlib.contextmanager
+def no_sync():
+    """Fail on any synchronizing CUDA call inside (torch's sync debug mode)."""
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+def test_robust_transform_scales_rows_on_a_gpu_as_on_the_host():
+    """``make_transform("robust")`` keeps its range on the host: rows on a GPU
+    are scaled there and come back on their device, the very values of host
+    rows (before: a ValueError, the rows not on the range's device)."""
+    from torch_geometric_stream.evaluation import make_transform
+    x, _ = gaussian_stream(40)
+    on_host, on_gpu = (make_transform("robust", l2=False,
+                                      robust_options={"reservoir_size": 16})
+                       for _ in range(2))
+    for row in x[:30]:
+        got, expected = on_gpu.transform_one(row.cuda()), on_host.transform_one(row)
+        assert got.device.type == "cuda" and torch.equal(got.cpu(), expected)
+    for update in (False, True):
+        got = on_gpu.transform_many(x[30:].cuda(), update=update)
+        assert got.device.type == "cuda"
+        assert torch.equal(got.cpu(), on_host.transform_many(x[30:], update=update))
+    assert_same(on_gpu.state_dict(), on_host.state_dict())
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_host_rows_reach_the_gpu_without_a_sync_unless_pinned(monkeypatch, pinned):
+    """Pageable host rows are copied without waiting (CUDA stages them before
+    the call returns); pinned ones with a wait, so that the caller may refill
+    its buffer as soon as the call returns."""
+    from torch_geometric_stream.validation import as_feature_matrix
+    rows = torch.arange(float(D)).view(1, D)
+    rows = rows.pin_memory() if pinned else rows
+    moves = record_moves(monkeypatch)
+    moved = as_feature_matrix(rows, D, device=torch.device("cuda"))
+    assert [move[:3] for move in moves] == [("cpu", "cuda", not pinned)]
+    rows.fill_(-1.0)  # the caller refills its buffer at once
+    assert moved.tolist() == [list(map(float, range(D)))]
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_cuda_graph_step_sends_host_rows_without_a_sync_unless_pinned(monkeypatch, pinned):
+    """A model that scales its input checks host rows on the host, then copies
+    them to the GPU without waiting (unless pinned), with the eager steps' results."""
+    twin_x, y = gaussian_stream(200)  # the eager twin's rows: moves of their own
+    x = twin_x.pin_memory() if pinned else twin_x.clone()
+    rows = {x[i].data_ptr() for i in range(len(x))}
+    eager, stepper = _twins(input_scaling="online")
+    moves = record_moves(monkeypatch)
+    by_eager, by_graph = [], []
+    for i in range(len(x)):
+        label = int(y[i]) if i % 10 == 0 else -1
+        by_eager.append(int(eager.predict(twin_x[i])))
+        eager.learn(twin_x[i], label)
+        by_graph.append(int(stepper.predict_learn(x[i], label)))
+    assert by_eager == by_graph and stepper.replays > 0
+    by_graph_step = [move[:3] for move in moves if move[0] == "cpu" and move[3] in rows]
+    assert by_graph_step == [("cpu", "cuda", not pinned)] * len(x)
+    _assert_same_state(eager, stepper.model)
+
+
+def test_labeled_index_is_built_on_the_gpu_without_a_sync():
+    """Before: built on the host and copied, a sync per labeled insert."""
+    from torch_geometric_stream.memory import DualPrototypeMemory
+    memory = DualPrototypeMemory(2, num_classes=2, labeled_size=4, unlabeled_size=1).cuda()
+    memory.update(torch.tensor([1.0, 0.0], device="cuda"), 0)
+    memory.update(torch.tensor([0.0, 1.0], device="cuda"), 1)
+    with no_sync():
+        index = memory.labeled_index()
+    assert index.device.type == "cuda" and index.tolist() == [0, 2]
+
+
+def test_a_scaler_module_goes_to_the_learner_s_device():
+    """A scaler given on the GPU to a CPU learner is moved to the CPU, as
+    ``.to()`` moves a submodule (before: the first predict failed with a
+    mixed-device error), and one on the CPU to a CUDA learner's device."""
+    from torch_geometric_stream.nn import RunningMinMax
+    x, y = gaussian_stream(60)
+    scaler = RunningMinMax(D).cuda()
+    model = SLeDGe(D, C, **SMALL, input_scaling=scaler)
+    assert model.input_scaler is scaler and scaler.low.device.type == "cpu"
+    assert run(model, x.float(), y) == run(SLeDGe(D, C, **SMALL, input_scaling="online"),
+                                           x.float(), y)
+    on_gpu = SLeDGe(D, C, **SMALL, input_scaling=RunningMinMax(D), device="cuda")
+    assert on_gpu.input_scaler.low.device.type == "cuda"
+
+
+def test_a_fixed_range_on_gpu_rows_makes_its_bounds_once(monkeypatch):
+    """FixedRangeScaler's bounds are made on the rows' device once, not copied
+    there per row; the values are the host rows' ones."""
+    from torch_geometric_stream.evaluation import transforms
+    bounds, scaled = [], transforms.scaled_finite
+
+    def recorded(rows, low, high, *args):
+        bounds.append((low, high))
+        return scaled(rows, low, high, *args)
+    monkeypatch.setattr(transforms, "scaled_finite", recorded)
+    scaler = transforms.FixedRangeScaler((-8.0, 8.0))
+    x, _ = gaussian_stream(10)
+    for row in x:
+        got = scaler.transform_one(row.cuda())
+        assert got.device.type == "cuda" and torch.equal(got.cpu(), scaler.transform_one(row))
+    on_gpu = [pair for pair in bounds if pair[0].device.type == "cuda"]
+    assert len(on_gpu) == len(x) and all(pair[0] is on_gpu[0][0] and pair[1] is on_gpu[0][1]
+                                         for pair in on_gpu)

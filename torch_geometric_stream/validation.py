@@ -23,13 +23,14 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
            "describe_index", "first_offender", "not_a_count", "refuse_tracer",
-           "torchscript_unsupported"]
+           "to_device", "torchscript_unsupported"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
 INDEX_DTYPES = (torch.int64, torch.int32)
 
 _INT64 = np.iinfo(np.int64)
+_HOST = torch.device("cpu")  # compared with: cheaper than reading a device's type
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -179,8 +180,7 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
     if num_features is not None and tensor.size(1) != num_features:
         raise ValueError(f"{name} has {tensor.size(1)} features, expected {num_features}")
     # checked where the rows are (host rows: no device synchronization), after
-    # the cast (which can overflow); a host-to-device copy need not wait for the
-    # device (a device-to-host one must, or the host could read it too early)
+    # the cast (which can overflow); then moved by to_device
     given, tensor = tensor, tensor.to(dtype=dtype)
     # one read of the values: a row's norm is finite only if its entries are
     checked = torch.linalg.vector_norm(tensor, dim=-1) if finite_norms else tensor
@@ -194,8 +194,23 @@ def as_feature_matrix(x: Any, num_features: Optional[int], *, name: str = "x",
         raise ValueError(f"{name} row {row} is too large: its L2 norm overflows {dtype} "
                          f"(entries up to about {math.sqrt(torch.finfo(dtype).max):.1e}); "
                          f"scale the features first")
-    return tensor.to(device=device if device is not None else tensor.device,
-                     non_blocking=tensor.device.type == "cpu")
+    return tensor if device is None else to_device(tensor, device)
+
+
+def to_device(tensor: Tensor, device: torch.device) -> Tensor:
+    """``tensor`` on ``device``, the copy from pageable host memory to an
+    accelerator not waiting for it: CUDA stages such a source before the call
+    returns, so that the caller may change or free it at once. A copy from
+    pinned memory waits (the device reads it later, maybe after the caller
+    refilled it), as does one to the host (the host could read it too early).
+    On the CPU, :meth:`~torch.Tensor.is_pinned` is not asked.
+
+    Args:
+        tensor (Tensor): the tensor to move.
+        device (torch.device): where it goes.
+    """
+    return tensor.to(device, non_blocking=device != _HOST and tensor.is_cpu
+                     and not tensor.is_pinned())
 
 
 def as_label_vector(y: Any, num_rows: int, num_classes: int, *,

@@ -235,6 +235,24 @@ def test_a_scaler_module_must_fit_and_be_new():
     assert small_model(used).input_scaler is used
 
 
+@pytest.mark.parametrize("make", [RunningMinMax, RunningQuantileRange])
+def test_a_scaler_module_goes_to_the_learner_s_device(monkeypatch, make):
+    """A scaler on another device than the learner is a submodule like the
+    others: moved to the learner's device (in place), as ``.to()`` moves it.
+    Without a second device here, the learner reports ``meta`` as its device;
+    on a GPU: tests/test_cuda.py. Before: it stayed where it was given."""
+    scaler = make(2)
+    monkeypatch.setattr(SLeDGe, "device", property(lambda self: torch.device("meta")))
+    model = small_model(scaler)
+    assert model.input_scaler is scaler and scaler.low.is_meta and scaler.high.is_meta
+
+
+def test_a_scaler_module_on_meta_is_refused():
+    # before: a RuntimeError from torch (reading a meta tensor)
+    with pytest.raises(TypeError, match="input_scaling is on the 'meta' device"):
+        small_model(RunningMinMax(2).to("meta"))
+
+
 def test_extreme_finite_values_do_not_overflow_the_range():
     # 3e38 - (-3e38) overflows float32; the scaled rows must stay finite and exact
     scaler = RunningMinMax(1)

@@ -629,6 +629,29 @@ def test_a_pipeline_that_learns_before_a_fixed_range_saves_its_state(nested):
     assert_same(pipeline.state_dict(), before)
 
 
+def test_a_fixed_range_makes_its_bound_tensors_once(monkeypatch):
+    """The bounds are made once per device and dtype, not per row (on a GPU: two
+    host-to-device copies per row); ``-0.0`` and ``0.0`` keep their own, and a
+    copy (a prediction's) reads them too. Before: new tensors per call."""
+    from torch_geometric_stream.evaluation import transforms
+    bounds, scaled = [], transforms.scaled_finite
+
+    def recorded(rows, low, high, *args):
+        bounds.append((low, high))
+        return scaled(rows, low, high, *args)
+    monkeypatch.setattr(transforms, "scaled_finite", recorded)
+    scaler = FixedRangeScaler((0, 255))
+    rows = torch.tensor([[0.0, 51.0, 255.0]])
+    first = scaler.transform_many(rows)
+    assert torch.equal(first, torch.tensor([[-1.0, -0.6, 1.0]]))
+    assert torch.equal(scaler.transform_many(rows, update=False), first)
+    assert torch.equal(FixedRangeScaler((0, 255)).transform_many(rows), first)
+    assert all(low is bounds[0][0] and high is bounds[0][1] for low, high in bounds)
+    assert bounds[0][0].dtype == torch.float64 and bounds[0][0].shape == ()
+    FixedRangeScaler((-0.0, 255)).transform_many(rows)
+    assert torch.signbit(bounds[-1][0]) and not torch.signbit(bounds[0][0])
+
+
 def test_auto_scaling_uses_the_known_range_when_declared():
     assert resolve_scaling("auto", (0, 255)) == "range"
     assert resolve_scaling("auto", None) == "online"

@@ -34,9 +34,11 @@ compressed first with :class:`SignedLog1p` (``make_transform(feature_transform=
 from __future__ import annotations
 
 import copy
+import functools
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence
+from typing import (Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence,
+                    Tuple)
 
 import numpy as np
 import torch
@@ -378,7 +380,9 @@ class OnlineQuantileRangeScaler(StreamTransform):
     seen, moved only past ``tolerance``), then scaled with its range: the
     current row counts, future rows never do. Rows stored earlier by a
     learner keep the range they were scaled with; a SLeDGe-family learner
-    can re-derive them instead (``SLeDGe(input_scaling="robust")``).
+    can re-derive them instead (``SLeDGe(input_scaling="robust")``). Rows on
+    a GPU are scaled on the host, where the range keeps its reservoir, and
+    come back on their device.
 
     Args:
         quantile, tolerance, reservoir_size, seed, clip, window: see
@@ -408,6 +412,8 @@ class OnlineQuantileRangeScaler(StreamTransform):
         return self.range_
 
     def _transform(self, rows: Tensor) -> Tensor:
+        if not rows.is_cpu:  # the range lives on the host, as its reservoir
+            return self._transform(rows.cpu()).to(rows.device)
         scaler = self._scaler(rows.size(1))
         if rows.size(0) > 1:  # observe_ checks its row: a later row's check comes too late
             scaler.check_rows(rows)
@@ -555,8 +561,8 @@ class FixedRangeScaler(StreamTransform):
         return {"value_range": (self.low, self.high), "feature_range": self.feature_range}
 
     def _transform(self, rows: Tensor) -> Tensor:
-        low = torch.tensor(self.low, dtype=rows.dtype, device=rows.device)
-        high = torch.tensor(self.high, dtype=rows.dtype, device=rows.device)
+        # keyed by the bounds' bits (a dict holds 0.0 and -0.0 as one key)
+        low, high = _fixed_bounds(self.low.hex(), self.high.hex(), rows.device, rows.dtype)
         return scaled_finite(rows, low, high, self.feature_range)
 
     def _refuses(self) -> bool:
@@ -565,6 +571,16 @@ class FixedRangeScaler(StreamTransform):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(value_range={(self.low, self.high)}, "
                 f"feature_range={self.feature_range})")
+
+
+@functools.lru_cache(maxsize=32)
+def _fixed_bounds(low: str, high: str, device: torch.device,
+                  dtype: torch.dtype) -> Tuple[Tensor, Tensor]:
+    """The bounds ``low`` and ``high`` (:meth:`float.hex` strings) as tensors
+    :math:`()` of ``dtype`` on ``device``, made once for all calls (never
+    modified: shared): not a host-to-device copy per row on a GPU."""
+    return (torch.tensor(float.fromhex(low), dtype=dtype, device=device),
+            torch.tensor(float.fromhex(high), dtype=dtype, device=device))
 
 
 class Compose(StreamTransform):

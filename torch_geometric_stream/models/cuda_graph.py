@@ -18,7 +18,7 @@ from torch import Tensor
 from torch_geometric_stream.base import with_autograd
 from torch_geometric_stream.models.sledge import SLeDGe
 from torch_geometric_stream.nn import RunningMinMax, check_adam_dtype, make_adam_capturable
-from torch_geometric_stream.validation import as_feature_matrix, as_label_vector
+from torch_geometric_stream.validation import as_feature_matrix, as_label_vector, to_device
 
 __all__ = ["CUDAGraphStep"]
 
@@ -171,7 +171,8 @@ class CUDAGraphStep:
         rows = as_feature_matrix(x, model.in_channels, device=host if scales else model.device,
                                  dtype=model.dtype, finite_norms=model.normalizes_raw_rows)
         labels = as_label_vector(y, rows.size(0), model.num_classes, device=host)
-        on_device = rows.to(model.device)
+        # host rows (maybe the caller's) go without a sync, unless pinned (see to_device)
+        on_device = to_device(rows, model.device)
         host_rows = rows if scales else on_device
         with model._all_or_nothing(rows.size(0)):
             return torch.cat([self._step(row, label, host_row) for row, label, host_row
@@ -231,7 +232,9 @@ class CUDAGraphStep:
             self._key = _state_key(model, self._params)
         if not self._graphs:  # a pool whose graphs were all dropped cannot be captured into
             self._pool = torch.cuda.graph_pool_handle()
-        model.memory.labeled_index()  # cached before capture: it is built on the host
+        # cached before capture: built in one, it would hold its values only once
+        # the graph replays
+        model.memory.labeled_index()
         self._static_x.copy_(row)
         model._snapshot = None
         graph = torch.cuda.CUDAGraph()

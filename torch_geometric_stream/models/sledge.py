@@ -29,7 +29,7 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_bool, check_cast_keeps_finite,
                                                check_choice, check_device,
-                                               check_nonnegative, check_positive,
+                                               check_has_values, check_nonnegative, check_positive,
                                                check_positive_int, check_row_index,
                                                check_seed, check_state_entries,
                                                describe_index, first_offender, not_a_count)
@@ -270,7 +270,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             A :class:`~torch_geometric_stream.nn.scaling.RunningMinMax` or
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
             of ``in_channels`` features, unused so far, does the same with
-            its own settings (e.g. another quantile, or ``feature_range=(0, 1)``).
+            its own settings (e.g. another quantile, or ``feature_range=(0, 1)``);
+            it becomes a submodule, moved to the learner's device (in place, as
+            :meth:`~torch.nn.Module.to` moves it).
             (default: :obj:`None`)
         source_merge (str, optional): with an ``input_scaling``, how a merge
             mixes the unscaled sources, one of :data:`SOURCE_MERGES` (see
@@ -409,6 +411,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             source_merge=source_merge)
         if device is not None:
             self.to(device)
+        elif input_scaler is not None and input_scaler.low.device != self.device:
+            input_scaler.to(self.device)  # a submodule: with the others, as .to() moves it
         if dropout > 0:  # the masks' own generator (none to draw from, or to save, without)
             self.backbone.generator = seeded_generator(dropout_seed, self.device)
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
@@ -1252,6 +1256,7 @@ def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int
         check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
         return (None if input_scaling is None else RunningMinMax(in_channels)
                 if input_scaling == "online" else RunningQuantileRange(in_channels, seed=seed or 0))
+    check_has_values(input_scaling.low, "input_scaling")  # meta: no values, none to move
     if input_scaling.low.numel() != in_channels:
         raise ValueError(f"input_scaling scales {input_scaling.low.numel()} features, "
                          f"in_channels is {in_channels}")
