@@ -340,3 +340,18 @@ def test_a_fixed_range_on_gpu_rows_makes_its_bounds_once(monkeypatch):
     on_gpu = [pair for pair in bounds if pair[0].device.type == "cuda"]
     assert len(on_gpu) == len(x) and all(pair[0] is on_gpu[0][0] and pair[1] is on_gpu[0][1]
                                          for pair in on_gpu)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_online_mlp_sends_pinned_labels_with_a_wait(monkeypatch, pinned):
+    """A label of the caller's pinned ``y`` reaches the GPU with a wait (before:
+    never), so that the caller may refill ``y`` as soon as ``learn`` returns."""
+    from torch_geometric_stream.models import OnlineMLP
+    model = OnlineMLP(D, C, seed=0).to("cuda")
+    y = torch.tensor([1, 0, 2])
+    y = y.pin_memory() if pinned else y
+    moves = record_moves(monkeypatch)
+    model.learn(torch.ones(3, D), y)
+    labels = [move[:3] for move in moves if move[:2] == ("cpu", "cuda") and move[3] in
+              {y[i].data_ptr() for i in range(3)}]
+    assert labels == [("cpu", "cuda", not pinned)] * 3

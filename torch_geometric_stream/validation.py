@@ -23,14 +23,15 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
            "describe_index", "first_offender", "not_a_count", "refuse_tracer",
-           "to_device", "torchscript_unsupported"]
+           "to_device", "torchscript_unsupported", "CPU"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
 INDEX_DTYPES = (torch.int64, torch.int32)
 
 _INT64 = np.iinfo(np.int64)
-_HOST = torch.device("cpu")  # compared with: cheaper than reading a device's type
+#: The host device, to compare a tensor's device with (cheaper than reading its type).
+CPU = torch.device("cpu")
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -209,7 +210,7 @@ def to_device(tensor: Tensor, device: torch.device) -> Tensor:
         tensor (Tensor): the tensor to move.
         device (torch.device): where it goes.
     """
-    return tensor.to(device, non_blocking=device != _HOST and tensor.is_cpu
+    return tensor.to(device, non_blocking=device != CPU and tensor.is_cpu
                      and not tensor.is_pinned())
 
 

@@ -10,7 +10,7 @@ from torch import Tensor, nn
 
 from torch_geometric_stream.base import RollbackOnFailedLoad, restored_on_error
 from torch_geometric_stream.ops.normalize import unit_rows
-from torch_geometric_stream.validation import (_HOST, check_bool, check_cast_keeps_finite,
+from torch_geometric_stream.validation import (CPU, check_bool, check_cast_keeps_finite,
                                                check_choice, check_has_values,
                                                check_positive_int, first_offender, not_a_count)
 
@@ -296,10 +296,10 @@ class DualPrototypeMemory(RollbackOnFailedLoad, nn.Module):
         if index is None or index.device != self.prototypes.device:
             device, size, fills = (self.prototypes.device, self.slots_per_class,
                                    enumerate(self._class_fill))
-            if device == _HOST:  # as always: naming the device costs about 1 us more
+            if device == CPU:  # as always: naming the device costs about 1 us more
                 index = torch.cat([torch.arange(j * size, j * size + fill)
                                    for j, fill in fills]).to(device)
-            else:  # built there: no host-to-device copy, a sync per labeled insert
+            else:  # built there: a host-to-device copy would wait, at every labeled insert
                 index = torch.cat([torch.arange(j * size, j * size + fill, device=device)
                                    for j, fill in fills])
             self._labeled_index = index

@@ -15,7 +15,7 @@ from torch_geometric_stream.nn.modes import set_training
 from torch_geometric_stream.ops.normalize import unit_rows
 from torch_geometric_stream.validation import (check_cast_keeps_finite, check_device,
                                                check_nonnegative, check_positive_int,
-                                               check_seed, check_state_entries)
+                                               check_seed, check_state_entries, to_device)
 
 
 class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
@@ -110,7 +110,7 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         for row, label in zip(unit_rows(x), y):
             if int(label) < 0:
                 continue
-            target = label.view(1).to(row.device, non_blocking=True)
+            target = to_device(label.view(1), row.device)  # waits where y is pinned
             loss = F.cross_entropy(self.backbone(row.unsqueeze(0)), target)
             clear_grads(self.optimizer)
             loss.backward()
