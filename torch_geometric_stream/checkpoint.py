@@ -15,7 +15,8 @@ every ``N`` samples, and at the end):
   ``num_classes``, memory sizes, widths, layers ...), checked on loading;
 * the input transform's state (e.g. the running min/max of the scaler);
 * the random number generators: torch CPU, NumPy's global one, Python's
-  :mod:`random`, and every CUDA device's when CUDA is available;
+  :mod:`random`, and every CUDA device's when the process uses CUDA (has
+  initialized it: a run on the CPU leaves the GPU alone);
 * the stream position and the run recorded so far
   (:meth:`~torch_geometric_stream.evaluation.PrequentialRecord.state_dict`: the
   per-sample arrays, or with ``history="bounded"`` the running counts),
@@ -69,8 +70,10 @@ and after resuming.  Call ``torch.use_deterministic_algorithms(True)`` (and set
 in speed; operations without a deterministic implementation then raise.
 Checkpoints map every tensor to the CPU on loading and the learner copies
 them to its own device, so a run can move between CPU and GPU; CUDA RNG states
-are restored only when the checkpoint has as many CUDA devices as this
-machine.
+are restored only when the checkpoint has them (it was saved by a process
+using CUDA), for as many CUDA devices as this machine has; otherwise the CUDA
+generators are left as they are (SLeDGe's dropout masks come from its own
+generator, whose state goes with the learner's, not from the global ones).
 """
 from __future__ import annotations
 
@@ -632,7 +635,10 @@ def _saved_by_torch(path: Path) -> bool:
 
 # ---------------------------------------------------------------------- RNG
 def _rng_state() -> Dict[str, Any]:
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    """The generators' states; the CUDA devices' only where this process uses
+    CUDA already (reading them would initialize it: a CUDA context on every
+    device, for a run on the CPU)."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
     return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
             "python": random.getstate(), "cuda": cuda}
 

@@ -331,6 +331,38 @@ def test_rng_states_are_restored(tmp_path):
     np.testing.assert_array_equal(np.random.rand(3), expected[1])
 
 
+
+def test_a_cpu_run_on_a_machine_with_cuda_leaves_cuda_uninitialized(tmp_path, monkeypatch):
+    # before: saving (and loading, which backs the states up) read every CUDA
+    # device's generator whenever CUDA was available, creating a CUDA context
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all",
+                        lambda: pytest.fail("a CPU run's checkpoint initialized CUDA"))
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all",
+                        lambda states: pytest.fail("no CUDA states were saved"))
+    learner = small_sledge()
+    feed(learner, *stream(10))
+    path = save_checkpoint(tmp_path / "cpu.ckpt", learner, position=10)
+    assert torch.load(path, weights_only=False)["rng"]["cuda"] is None
+    restored = small_sledge(1)
+    load_checkpoint(path, restored)
+    assert_same(state_of(restored), state_of(learner))
+
+
+def test_the_cuda_states_of_a_process_using_cuda_are_saved_and_restored(tmp_path,
+                                                                         monkeypatch):
+    states = [torch.arange(4, dtype=torch.uint8), torch.arange(4, 8, dtype=torch.uint8)]
+    restored: list = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: states)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.append)
+    path = save_checkpoint(tmp_path / "cuda.ckpt", small_sledge(), position=0)
+    load_checkpoint(path, small_sledge())
+    assert len(restored) == 1 and all(map(torch.equal, restored[0], states))
+
 # ------------------------------------------------------------ bad checkpoints
 @pytest.fixture
 def saved(tmp_path) -> Path:

@@ -203,6 +203,45 @@ def test_probabilities_as_a_numpy_array_predict_as_a_tensor_of_them():
     assert results[1].labeled.tolist() == results[0].labeled.tolist()
 
 
+class DeviceTensor(torch.Tensor):
+    """Probabilities as a learner on a GPU gives them: each read of their values
+    into host memory (``cpu``, ``item``, ``tolist``, ``numpy``, ...) is counted,
+    and gives host values (a plain tensor)."""
+
+    READS = {torch.Tensor.cpu, torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.numpy,
+             torch.Tensor.__array__, torch.Tensor.__int__, torch.Tensor.__float__,
+             torch.Tensor.__index__, torch.Tensor.__bool__}
+    reads = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func not in cls.READS:
+            return super().__torch_function__(func, types, args, kwargs)
+        DeviceTensor.reads += 1
+        host = [a.as_subclass(torch.Tensor) if isinstance(a, cls) else a for a in args]
+        return func(*host, **(kwargs or {}))
+
+
+class DeviceConfidence(Confidence):
+    """:class:`Confidence` with its probabilities on a (counted) device."""
+
+    def predict_proba(self, x):
+        return super().predict_proba(x).as_subclass(DeviceTensor)
+
+
+def test_the_probabilities_of_a_sample_are_read_from_the_device_once():
+    # before: twice, by the query (its values) and by the prediction (its argmax's
+    # item()): one more host-device synchronization per sample on a GPU
+    DeviceTensor.reads = 0
+    runs = [prequential(make(), list(zip(CONFIDENCES, LABELS)), progress=False,
+                        label_query=UncertaintyQuery("fixed-uncertainty", budget=0.5,
+                                                     threshold=0.9))
+            for make in (DeviceConfidence, Confidence)]
+    assert DeviceTensor.reads == len(LABELS)
+    assert runs[0].predictions.tolist() == runs[1].predictions.tolist() == [0, 0, 0, 1, 0, 0]
+    assert runs[0].labeled.tolist() == runs[1].labeled.tolist()
+
+
 def test_a_label_query_shows_its_settings():
     query = UncertaintyQuery("fixed-uncertainty", budget=0.5, threshold=0.9)
     assert repr(query) == ("UncertaintyQuery('fixed-uncertainty', budget=0.5, threshold=0.9, "

@@ -37,7 +37,7 @@ from torch_geometric_stream.validation import (check_choice, check_has_values,
                                                check_positive_int, check_real, check_seed,
                                                check_unit_interval, generator_from_state)
 
-__all__ = ["LABEL_QUERIES", "UncertaintyQuery"]
+__all__ = ["LABEL_QUERIES", "UncertaintyQuery", "host_probabilities"]
 
 #: The strategies of :class:`UncertaintyQuery`.
 LABEL_QUERIES = ("fixed-uncertainty", "variable-uncertainty", "randomized-uncertainty",
@@ -147,10 +147,7 @@ class UncertaintyQuery:
     def _largest_probability(probabilities: Any) -> tuple[float, int]:
         """The largest of ``probabilities`` once they sum to 1 (0 for one class,
         as MOA has it) and the number of classes, checked."""
-        if isinstance(probabilities, torch.Tensor):
-            if probabilities.is_meta or probabilities.layout != torch.strided:  # (rare)
-                check_has_values(probabilities, "probabilities")
-            probabilities = probabilities.detach().cpu()
+        probabilities = host_probabilities(probabilities)
         if isinstance(probabilities, Mapping):
             raise TypeError(f"probabilities must be a (c,) array, tensor or list, got "
                             f"{type(probabilities).__name__}: a River dict of probabilities "
@@ -240,3 +237,21 @@ class UncertaintyQuery:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.strategy!r}, budget={self.budget}, "
                 f"threshold={self.threshold}, step={self.step})")
+
+
+def host_probabilities(probabilities: Any) -> Any:
+    """``probabilities`` as a query reads them: a tensor detached and on the CPU
+    (one read from its device), checked to hold values; anything else as given.
+
+    Args:
+        probabilities (Any): one sample's class probabilities, e.g. a learner's
+            ``predict_proba``.
+
+    Raises:
+        TypeError: a tensor on the ``meta`` device or a sparse one.
+    """
+    if isinstance(probabilities, torch.Tensor):
+        if probabilities.is_meta or probabilities.layout != torch.strided:  # (rare)
+            check_has_values(probabilities, "probabilities")
+        probabilities = probabilities.detach().cpu()
+    return probabilities

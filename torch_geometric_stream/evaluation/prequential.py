@@ -38,7 +38,7 @@ from torch_geometric_stream.evaluation.bounded import (BoundedStreamMetrics, Run
 from torch_geometric_stream.evaluation.columns import (append_class_id, check_int64,
                                                        class_ids, to_numpy)
 from torch_geometric_stream.evaluation.delay import DelayedLabels, check_label_delay
-from torch_geometric_stream.evaluation.label_query import UncertaintyQuery
+from torch_geometric_stream.evaluation.label_query import UncertaintyQuery, host_probabilities
 from torch_geometric_stream.evaluation.metrics import (StreamMetrics, accuracy_curve,
                                                        class_metrics)
 from torch_geometric_stream.evaluation.progress import ProgressLines, progress_interval
@@ -845,7 +845,10 @@ def prequential(learner: Learner, stream: Iterable[Tuple[Any, Any]], *,
             ``predict``). (default: :obj:`True`)
         label_query (LabelQuery, optional): instead of ``label_mask``, a function of the learner's
             class probabilities for a sample (``predict_proba(x)``, e.g.
-            :math:`(1, c)`) that says whether the sample's label is asked for,
+            :math:`(1, c)`; a tensor detached and on the CPU, read from the
+            learner's device once for the query and the prediction,
+            :func:`~torch_geometric_stream.evaluation.label_query.host_probabilities`)
+            that says whether the sample's label is asked for,
             with ``state_dict()`` and ``load_state_dict()`` (its state is part
             of the record's, so ``initial`` must come from a run with one):
             e.g. :class:`~torch_geometric_stream.evaluation.label_query.UncertaintyQuery`.
@@ -1153,7 +1156,8 @@ def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[Delay
     class probabilities, which decide whether it learns ``label`` (or, with
     ``delayed``, holds it); the prediction and the label given (-1 for none)."""
     probabilities = learner.predict_proba(x)
-    try:
+    try:  # read from the learner's device once, for the query and the prediction
+        probabilities = host_probabilities(probabilities)
         asked = label_query(probabilities)  # checks them first: one sample's, finite
     except (TypeError, ValueError) as error:
         kind = TypeError if isinstance(error, TypeError) else ValueError
@@ -1167,10 +1171,11 @@ def _queried_step(learner: Any, label_query: LabelQuery, delayed: Optional[Delay
 
 def _top_class(probabilities: Any) -> Any:
     """The class of the largest of one sample's ``probabilities`` (:math:`(c,)` or
-    :math:`(1, c)`), the first of a tie, as ``predict`` takes it."""
+    :math:`(1, c)`: ``argmax`` flattens them), the first of a tie, as ``predict``
+    takes it."""
     if isinstance(probabilities, Tensor):
-        return probabilities.reshape(-1).argmax()
-    return np.asarray(probabilities).reshape(-1).argmax()
+        return probabilities.argmax()
+    return np.asarray(probabilities).argmax()
 
 
 def _learn_or_hold(learner: Any, delayed: Optional[DelayedLabels], x: Any, target: int,

@@ -32,7 +32,10 @@ class OnlineMLP(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         num_layers (int, optional): layers. (default: 2)
         lr (float, optional): Adam learning rate. (default: 1e-3)
         weight_decay (float, optional): Adam weight decay. (default: 0)
-        seed (int, optional): seed of the initialization.
+        seed (int, optional): seed of the initialization, whatever torch's
+            global generators hold, which are left as they were. Without a
+            seed the parameters are drawn from torch's global generators, which
+            move on, as an :class:`~torch.nn.Module`'s. (default: :obj:`None`)
         device (str or torch.device, optional): where the parameters live.
 
     Shapes:

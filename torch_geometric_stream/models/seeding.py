@@ -11,17 +11,38 @@ __all__ = ["seeded_draws"]
 
 @contextmanager
 def seeded_draws(seed: Optional[int], parameters: Iterable[torch.Tensor] = ()) -> Iterator[None]:
-    """Inside, torch's generators draw from ``seed`` (``None``: from their state
-    as it stands); after, they are back as they were before, also for the CUDA
-    devices of ``parameters`` (where a module's ``reset_parameters()`` draws).
+    """Inside, torch's CPU generator and the default generators of the CUDA or
+    MPS devices of ``parameters`` (where a module's ``reset_parameters()``
+    draws) draw from ``seed``; after, they are back as they were before. No
+    other generator is touched (:func:`torch.manual_seed` would reseed every
+    device's). Without a seed, the draws come from torch's global generators as
+    they stand and move them on, as an :class:`~torch.nn.Module`'s do.
 
     Args:
         seed (int or None): what :func:`torch.manual_seed` takes, or ``None``.
-        parameters (Iterable[Tensor], optional): tensors whose devices' generators are restored
-            too. (default: :obj:`()`)
+        parameters (Iterable[Tensor], optional): tensors whose devices' generators are seeded
+            and restored too. (default: :obj:`()`)
     """
-    devices = sorted({p.device.index or 0 for p in parameters if p.device.type == "cuda"})
-    with torch.random.fork_rng(devices=devices):
-        if seed is not None:
-            torch.manual_seed(seed)
+    if seed is None:
         yield
+        return
+    devices = sorted({p.device for p in parameters if p.device.type in ("cuda", "mps")}, key=str)
+    states = [torch.get_device_module(device).get_rng_state(device) for device in devices]
+    cpu_state = torch.get_rng_state()
+    try:
+        torch.random.default_generator.manual_seed(seed)
+        for device in devices:
+            _seed_default_generator(device, seed)
+        yield
+    finally:
+        torch.set_rng_state(cpu_state)
+        for device, state in zip(devices, states):
+            torch.get_device_module(device).set_rng_state(state, device)
+
+
+def _seed_default_generator(device: torch.device, seed: int) -> None:
+    """Seed the default generator of ``device`` (a CUDA or MPS one) alone."""
+    if device.type == "cuda":
+        torch.cuda.default_generators[device.index or 0].manual_seed(seed)
+    else:  # MPS: one device, one generator
+        torch.mps.manual_seed(seed)

@@ -316,7 +316,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             :obj:`None` (the default) searches in the model's dtype.
         seed (int, optional): seed of the parameter initialization, also
             of :meth:`reset_parameters` (and of the robust input scaling's
-            reservoir; 0 when not given).
+            reservoir; 0 when not given), whatever torch's global generators
+            hold, which are left as they were. Without a seed the parameters
+            are drawn from torch's global generators, which move on, as an
+            :class:`~torch.nn.Module`'s: two learners built one after the
+            other differ, and :func:`torch.manual_seed` before building
+            reproduces them. (default: :obj:`None`)
         device (str or torch.device, optional): where parameters and memory live.
 
     Shapes:
@@ -463,8 +468,8 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
     def reset_parameters(self) -> None:
         """Re-initialize the learnable modules and the optimizer; keep the memory.
         The new parameters are drawn from ``seed`` (the same ones on every call,
-        whatever torch's global generator holds), or without a seed from the
-        global generator, whose state the call leaves as it was."""
+        whatever torch's global generators hold, which the call leaves as they
+        were), or without a seed from torch's global generators, which move on."""
         with seeded_draws(self.seed, self.parameters()):
             if self.graph is not None:
                 self.graph.reset_parameters()
