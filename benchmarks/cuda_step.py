@@ -50,7 +50,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import check_outputs, int_at_least  # noqa: E402
+from machine import check_outputs, int_at_least, require_cuda  # noqa: E402
 import step_latency  # noqa: E402
 from step_latency import (CONFIGS, checked_selection, package_model, percentile,  # noqa: E402
                           synthetic)
@@ -255,8 +255,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     check_outputs(parser, {"--out-dir": args.out_dir})
     models, configs = checked_selection(parser, args.models, args.configs, [args.size], "--size",
                                         MODELS)
-    if not torch.cuda.is_available():
-        sys.exit("no CUDA device")
+    require_cuda()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     results = []
     for config in configs:

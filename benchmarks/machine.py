@@ -8,6 +8,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,8 @@ from torch_geometric_stream.datasets import (StreamDataset, default_data_root, l
 from torch_geometric_stream.validation import check_seed
 
 __all__ = ["cpu_model", "recorded", "measured_on", "SAME_MACHINE", "NOT_RECORDED",
-           "other_machine", "host", "warn_threads", "int_at_least", "int_list", "positive_ints",
+           "other_machine", "host", "device_spec", "require_cuda", "warn_threads",
+           "int_at_least", "int_list", "positive_ints",
            "positive_number", "argument_type", "seed_value", "folder_name", "dataset_name",
            "data_root", "input_folder", "ResultRecord", "read_run", "read_json_object",
            "read_result", "reused", "read_results", "usage_errors", "check_outputs",
@@ -81,21 +83,42 @@ def _entry(result: dict[str, Any], key: str) -> Any:
 NOT_RECORDED = "not recorded"
 
 
-def other_machine(result: dict[str, Any], here: dict[str, Any]) -> Optional[str]:
+def other_machine(result: dict[str, Any], here: dict[str, Any],
+                  keys: tuple[str, ...] = SAME_MACHINE) -> Optional[str]:
     """Why ``result`` does not stand for a measurement on the machine ``here``
-    (:func:`measured_on`): the :data:`SAME_MACHINE` entries that differ, as
+    (:func:`measured_on`): the entries of ``keys`` (default :data:`SAME_MACHINE`; a
+    benchmark that runs on a chosen device adds its ``device``) that differ, as
     ``cpu 'A' (here 'B')``, an entry it lacks as ``not recorded``; ``None`` where
     all match. A resumable benchmark reuses a result only then, so that a rerun
     elsewhere measures that machine instead of reporting the shipped results."""
     differ = [f"{key} {_entry(result, key)!r} (here {_entry(here, key)!r})"
-              for key in SAME_MACHINE if _entry(result, key) != _entry(here, key)]
+              for key in keys if _entry(result, key) != _entry(here, key)]
     return f"measured elsewhere: {', '.join(differ)}" if differ else None
 
 
 def host(result: dict[str, Any]) -> str:
     """The machine a result ran on, as a report groups by it: its ``cpu`` and
-    ``nproc`` (``unknown`` where not recorded)."""
-    return f"{result.get('cpu', 'unknown')}, nproc={result.get('nproc', 'unknown')}"
+    ``nproc`` (``unknown`` where not recorded), and its ``device`` where it records
+    one other than ``cpu`` (a GPU's name: its results never join the CPU's)."""
+    device = result.get("device", "cpu")
+    return (f"{result.get('cpu', 'unknown')}, nproc={result.get('nproc', 'unknown')}"
+            + (f", {device}" if device != "cpu" else ""))
+
+
+def device_spec(text: str) -> str:
+    """An argparse type: ``cpu``, ``cuda`` or ``cuda:N`` (whether this machine has it
+    is :func:`require_cuda`'s and the run's check, after the arguments')."""
+    if re.fullmatch(r"cpu|cuda(:[0-9]+)?", text):
+        return text
+    raise argparse.ArgumentTypeError(f"expected cpu, cuda or cuda:N, got {text!r}")
+
+
+def require_cuda() -> None:
+    """Exit with status 1 and the one line ``no CUDA device`` on stderr where this
+    machine has none (a benchmark's check after its arguments', so that a typo is
+    caught on any machine)."""
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
 
 
 def warn_threads(threads: Collection[int]) -> None:

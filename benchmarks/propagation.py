@@ -71,6 +71,23 @@ recorded. Whether torch-scatter / torch-sparse are installed
 recorded with every result. A ``--threads`` above the CPUs available to the
 process is warned about (its threads would share CPUs).
 
+``--device cuda`` (or ``cuda:N``; default ``cpu``) runs the paths, the model and every
+tensor on a GPU (the graph and parameters drawn on the CPU, as there, then moved):
+each timed call ends with ``torch.cuda.synchronize()``, inside its timing (the
+kernels' time, not their launch's); the dense paths are skipped above the smaller of
+``--dense-max-gb`` and the device's free memory (``torch.cuda.mem_get_info``); the
+files' names end with ``_cuda``. Without CUDA it prints 'no CUDA device' and exits
+with status 1 (after checking its arguments). A result records its ``device``
+(``cpu``, or the GPU's name; one without it ran on the CPU): the reuse check compares
+it (:data:`SAME_DEVICE`) and the report's hosts (:func:`~machine.host`), crossovers
+and summary keep each device apart. The agreement check runs with TF32 off on every
+device (:func:`full_float32`; torch's setting, recorded on CUDA as ``allow_tf32``, is
+the timings'), so that :data:`TOLERANCE` holds there too. Memory: every result
+records ``graph_bytes``, the analytic bytes of each path's graph structure at its
+peak (:func:`graph_bytes`), and on CUDA ``peak_mib``, each timed call's peak
+allocation in MiB (:func:`cuda_peaks`); the report shows them a column per path
+(``-`` for results without them). The CPU's peak is not measured.
+
 Example (N = 10,000's dense paths, seconds a call, take most of its time)::
 
     OMP_NUM_THREADS=1 python benchmarks/propagation.py --threads 1
@@ -83,8 +100,9 @@ import math
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import torch
 import torch_geometric
@@ -96,10 +114,12 @@ from torch_geometric_stream.graph.normalization import dense_adjacency  # noqa: 
 from torch_geometric_stream.nn import GCNBackbone  # noqa: E402
 from torch_geometric_stream.cli.arguments import MAX_THREADS, positive_int  # noqa: E402
 from torch_geometric_stream.files import atomic_write_text  # noqa: E402
-from machine import (check_outputs, host, input_folder, int_list,  # noqa: E402
-                     measured_on, other_machine, positive_ints,  # (on sys.path)
-                     positive_number, read_result, read_results, recorded, reused,
-                     thread_counts, usage_errors, warn_threads)
+from torch_geometric_stream.validation import check_device  # noqa: E402
+from machine import (SAME_MACHINE, check_outputs, device_spec, host,  # noqa: E402
+                     input_folder, int_list, measured_on,  # (on sys.path)
+                     other_machine, positive_ints, positive_number, read_result,
+                     read_results, recorded, require_cuda, reused, thread_counts,
+                     usage_errors, warn_threads)
 
 SIZES = (100, 250, 500, 1000, 2000, 5000, 10000, 50000)
 KS = (1, 5, 10)
@@ -155,6 +175,11 @@ DENSE_MATRICES = 4
 #: sums in another order differ by about 1e-7 relative (3.6e-7 absolute outputs, 2e-7
 #: relative gradients measured), a wrong path by far more.
 TOLERANCE = 1e-4
+#: What a run's reuse check compares (:func:`~machine.other_machine`): the machine's
+#: entries and the ``device`` the paths ran on (``cpu`` or a GPU's name).
+SAME_DEVICE = (*SAME_MACHINE, "device")
+#: Bytes in a MiB, the unit of the memory entries and columns.
+MIB = 2 ** 20
 
 
 def stale(result: dict[str, Any]) -> Optional[str]:
@@ -176,7 +201,13 @@ def outdated(result: dict[str, Any], here: dict[str, Any]) -> Optional[str]:
     if result["format"] != FORMAT:
         return (f"format {result['format']} (its neighbours drawn with replacement; this "
                 f"script writes format {FORMAT}, k distinct neighbours)")
-    return other_machine(result, here)
+    # (a result without a device ran on the CPU: the script had no --device then)
+    return other_machine({"device": "cpu", **result}, here, SAME_DEVICE)
+
+
+def device_name(device: torch.device) -> str:
+    """What a result records as its ``device``: ``cpu``, or the CUDA device's name."""
+    return "cpu" if device.type == "cpu" else torch.cuda.get_device_name(device)
 
 
 def graph_kind(result: dict[str, Any]) -> str:
@@ -215,14 +246,20 @@ def timed(fn: Callable[[], object], repeats: int, max_seconds: float) -> list[fl
     return interleaved({"fn": fn}, repeats, max_seconds)["fn"]
 
 
-def interleaved(fns: dict[str, Callable[[], object]], repeats: int,
-                max_seconds: float) -> dict[str, list[float]]:
+def no_sync() -> None:
+    """A CPU call's end: its work is done when it returns."""
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int, max_seconds: float,
+                sync: Callable[[], None] = no_sync) -> dict[str, list[float]]:
     """Milliseconds of ``repeats`` calls of every function of ``fns``, interleaved: each
     repeat calls each function once (the order rotating from repeat to repeat), after
     one warm-up call of each; fewer repeats (at least 2) once the repeats took
-    ``max_seconds`` per function."""
+    ``max_seconds`` per function. ``sync()`` follows every call, inside its timing (on
+    CUDA ``torch.cuda.synchronize``: the time of its kernels, not of their launch)."""
     for fn in fns.values():
         fn()
+        sync()
     names = list(fns)
     times: dict[str, list[float]] = {name: [] for name in names}
     begin = time.perf_counter()
@@ -230,6 +267,7 @@ def interleaved(fns: dict[str, Callable[[], object]], repeats: int,
         for name in names[repeat % len(names):] + names[:repeat % len(names)]:
             start = time.perf_counter()
             fns[name]()
+            sync()
             times[name].append((time.perf_counter() - start) * 1e3)
         if time.perf_counter() - begin > max_seconds * len(names) and repeat >= 1:
             break
@@ -251,20 +289,25 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
             more than :data:`TOLERANCE`.
     """
     torch.set_num_threads(threads)
+    device = torch.device(args.device)
     seed = N * 100 + k
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(0)
     h, graph_grad = args.hidden, args.graph_grad
-    model = GCNBackbone(h, h, h, args.num_layers)
-    scatter_model = GCNBackbone(h, h, h, args.num_layers, aggregation="message_passing")
+    # (drawn on the CPU, then moved: every device times the same graph and parameters)
+    model = GCNBackbone(h, h, h, args.num_layers).to(device)
+    scatter_model = GCNBackbone(h, h, h, args.num_layers,
+                                aggregation="message_passing").to(device)
     scatter_model.load_state_dict(model.state_dict())
-    x = torch.randn(N, h, generator=gen)
+    x = torch.randn(N, h, generator=gen).to(device)
     edge_index, raw_weight = random_topk_graph(N, k, gen)
-    edge_index, edge_weight = model.normalize(edge_index, raw_weight, N)
+    edge_index, edge_weight = model.normalize(edge_index.to(device), raw_weight.to(device), N)
     result: dict[str, Any] = dict(format=FORMAT, aggregation=model.aggregation, N=N, k=k,
                                   threads=threads, hidden=h, num_layers=args.num_layers,
                                   graph_grad=graph_grad, edges=int(edge_index.size(1)),
-                                  seed=seed, model_seed=0)
+                                  seed=seed, model_seed=0, device=device_name(device),
+                                  graph_bytes=graph_bytes(N, int(edge_index.size(1))))
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else no_sync
 
     def forward(backbone: GCNBackbone) -> Callable[[], Tensor]:
         def run() -> Tensor:
@@ -291,12 +334,16 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
             backbone)
     dense_gb = N * N * 4 / 1e9
     result["dense_gb"] = dense_gb
-    if DENSE_MATRICES * dense_gb > args.dense_max_gb:
+    held: dict[str, int] = {}  # bytes a path alone holds outside its calls
+    limit, limit_name = args.dense_max_gb, f"--dense-max-gb {args.dense_max_gb:g}"
+    if device.type == "cuda" and (free := torch.cuda.mem_get_info(device)[0] / 1e9) < limit:
+        limit, limit_name = free, f"the device's free {free:.1f} GB"
+    if DENSE_MATRICES * dense_gb > limit:
         result["dense_skipped"] = (f"{DENSE_MATRICES} (N, N) float32 matrices = "
-                                   f"{DENSE_MATRICES * dense_gb:.1f} GB > --dense-max-gb "
-                                   f"{args.dense_max_gb:g}")
+                                   f"{DENSE_MATRICES * dense_gb:.1f} GB > {limit_name}")
     else:
         adj = dense_adjacency(edge_index, edge_weight, N, check=False)
+        held = dict.fromkeys(("dense_fwd", "dense_fwd_bwd"), adj.numel() * adj.element_size())
 
         def dense_fwd() -> Tensor:
             with torch.no_grad():
@@ -323,13 +370,65 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
                    dense_fwd=dense_fwd, dense_fwd_bwd=dense_fwd_bwd,
                    dense_incl_build_fwd=dense_incl_build_fwd,
                    dense_incl_build_fwd_bwd=dense_incl_build_fwd_bwd)
-    errors = agreement(fns, models, edge_index)
+    with full_float32():
+        errors = agreement(fns, models, edge_index)
     result.update(max_abs_diff=errors.pop("max_abs_diff"), rel_errors=errors,
                   max_rel_error=max(errors.values(), default=0.0), tolerance=TOLERANCE)
+    if device.type == "cuda":
+        result.update(allow_tf32=torch.backends.cuda.matmul.allow_tf32,
+                      peak_mib=cuda_peaks(fns, device, [model, scatter_model], held))
     reps = args.repeats if N < args.large else args.repeats_large
-    for name, times in interleaved(fns, reps, args.max_seconds).items():
+    for name, times in interleaved(fns, reps, args.max_seconds, sync).items():
         result[name] = timing(times)
     return result
+
+
+def graph_bytes(N: int, E: int) -> dict[str, int]:
+    """The analytic bytes of each path's graph structure at its peak (fwd+bwd), for ``N``
+    nodes and ``E`` edges (self-loops included): ``scatter`` the edge list (``edge_index``
+    :math:`(2, E)` int64, the weights :math:`(E,)` float32); ``sparse`` that and the CSR
+    index of the forward (target-major) and of the backward (source-major), each a
+    permutation and column indices :math:`(E,)` int64, row pointers :math:`(N + 1,)`
+    int64 and the reordered weights :math:`(E,)` float32; ``dense`` the dense part's
+    :data:`DENSE_MATRICES` ``(N, N)`` float32 matrices (what ``--dense-max-gb`` checks)."""
+    edge_list = E * (2 * 8 + 4)
+    csr = 2 * (E * (8 + 8 + 4) + (N + 1) * 8)
+    return dict(sparse=edge_list + csr, scatter=edge_list, dense=DENSE_MATRICES * N * N * 4)
+
+
+def cuda_peaks(fns: dict[str, Callable[[], object]], device: torch.device,
+               models: list[GCNBackbone], held: dict[str, int]) -> dict[str, float]:
+    """Every function's peak CUDA memory in MiB: the most allocated during one call
+    (``torch.cuda.max_memory_allocated``) above what was allocated before it (the
+    features, the models, the edge list), plus ``held[name]`` bytes that it alone holds
+    outside its calls (``dense``'s adjacency). The models' gradients are freed first, as
+    a fwd+bwd call frees them before it allocates them again."""
+    peaks = {}
+    for name, fn in fns.items():
+        for backbone in models:
+            backbone.zero_grad(set_to_none=True)
+        torch.cuda.synchronize(device)
+        before = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        fn()
+        torch.cuda.synchronize(device)
+        peaks[name] = (torch.cuda.max_memory_allocated(device) - before
+                       + held.get(name, 0)) / MIB
+    return peaks
+
+
+@contextmanager
+def full_float32() -> Iterator[None]:
+    """Inside, CUDA's float32 matrix products without TF32 (whose 10-bit mantissa would
+    differ from the CPU's sums by about 1e-3, above :data:`TOLERANCE`): the agreement
+    check's setting on every device, torch's own restored after (the timings run with
+    it, recorded on CUDA as ``allow_tf32``)."""
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def agreement(fns: dict[str, Callable[[], Any]], models: dict[str, GCNBackbone],
@@ -392,10 +491,13 @@ RESULT_FILES = "propagation_*.json"
 
 
 def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int,
-                graph_grad: bool = True) -> Path:
+                graph_grad: bool = True, device: str = "cpu") -> Path:
     """A result's file; ``_no-graph-grad`` ends the name of one without the graph's
-    gradient (``--graph-grad no``), so that those of the default keep their names."""
-    return out_dir / f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}{suffix(graph_grad)}.json"
+    gradient (``--graph-grad no``), then ``_cuda`` that of one on a CUDA device
+    (``--device cuda[:N]``), so that those of the defaults keep their names."""
+    on = "" if device == "cpu" else f"_{torch.device(device).type}"
+    return out_dir / (f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}{suffix(graph_grad)}"
+                      f"{on}.json")
 
 
 def suffix(graph_grad: bool) -> str:
@@ -448,6 +550,24 @@ def crossover(rows: list, key: str, dense: str = "dense") -> str:
     return f"~{n:.0f} (between {n0} and {n1})"
 
 
+def memory(result: dict[str, Any], path: str) -> str:
+    """A memory column's cell: the analytic MiB of ``path``'s graph structure
+    (:func:`graph_bytes`), then where measured (CUDA) its peaks, fwd / fwd+bwd
+    (:func:`cuda_peaks`); ``-`` for a result without them (older results)."""
+    parts = []
+    if (analytic := result.get("graph_bytes", {}).get(path)) is not None:
+        parts.append(f"{analytic / MIB:.2f}")
+    if f"{path}_fwd" in (peaks := result.get("peak_mib", {})):
+        parts.append(f"peak {peaks[f'{path}_fwd']:.1f} / {peaks[f'{path}_fwd_bwd']:.1f}")
+    return "; ".join(parts) or "-"
+
+
+def processor(result: dict[str, Any]) -> str:
+    """The ``cpu`` column: the result's CPU, and its device where not the CPU."""
+    device = result.get("device", "cpu")
+    return result.get("cpu", "unknown") + (f", {device}" if device != "cpu" else "")
+
+
 def table(results: list) -> tuple:
     """The markdown table of ``results``, that of the crossovers per (host, k, threads)
     (:func:`~machine.host`: results of one machine only), and the summary's entries."""
@@ -456,7 +576,8 @@ def table(results: list) -> tuple:
              "sparse fwd+bwd ms | "
              "scatter fwd+bwd ms | dense fwd+bwd ms | scatter/sparse fwd+bwd | "
              "dense/sparse fwd+bwd | dense incl. build/sparse fwd+bwd | dense build ms | "
-             "max abs diff | max rel error |", "|---" * 21 + "|"]
+             "max abs diff | max rel error | sparse MiB | scatter MiB | dense MiB |",
+             "|---" * 24 + "|"]
     for r in sorted(results, key=lambda r: (host(r), r["threads"], r["k"], r["N"])):
         def cell(name: str) -> str:
             if name not in r:
@@ -476,7 +597,7 @@ def table(results: list) -> tuple:
             speedup = r["scatter_fwd_bwd"]["median_ms"] / r["sparse_fwd_bwd"]["median_ms"]
             scatter_ratio = f"{speedup:.1f}x"
         lines.append(
-            f"| {r['N']} | {r['k']} | {r['threads']} | {r.get('cpu', 'unknown')} | {r['edges']} | "
+            f"| {r['N']} | {r['k']} | {r['threads']} | {processor(r)} | {r['edges']} | "
             f"{FORMATS[r['format']]} | {graph_kind(r)} | "
             f"{cell('sparse_fwd')} | {cell('scatter_fwd')} | {cell('dense_fwd')} | "
             f"{ratio('dense', 'fwd')} | {ratio('dense_incl_build', 'fwd')} | "
@@ -484,7 +605,8 @@ def table(results: list) -> tuple:
             f"{scatter_ratio} | {ratio('dense', 'fwd_bwd')} | "
             f"{ratio('dense_incl_build', 'fwd_bwd')} | {cell('dense_build')} | "
             f"{r.get('max_abs_diff', float('nan')):.1e} | "
-            f"{format(r['max_rel_error'], '.1e') if 'max_rel_error' in r else '-'} |")
+            f"{format(r['max_rel_error'], '.1e') if 'max_rel_error' in r else '-'} | "
+            f"{memory(r, 'sparse')} | {memory(r, 'scatter')} | {memory(r, 'dense')} |")
     groups: dict = {}
     for r in results:
         groups.setdefault((host(r), r["k"], r["threads"]), []).append(r)
@@ -500,7 +622,8 @@ def table(results: list) -> tuple:
                      if at10k else None) for key in ("fwd", "fwd_bwd")}
         c = {f"{tag}{key}": crossover(rows, key, dense) for tag, dense in variants.items()
              for key in ("fwd", "fwd_bwd")}
-        summary.append(dict(cpu=rows[0].get("cpu"), nproc=rows[0].get("nproc"), k=k,
+        summary.append(dict(cpu=rows[0].get("cpu"), nproc=rows[0].get("nproc"),
+                            device=rows[0].get("device", "cpu"), k=k,
                             threads=threads,
                             **{f"crossover_{name}": value for name, value in c.items()},
                             ratio_10k_fwd=r10["fwd"], ratio_10k_fwd_bwd=r10["fwd_bwd"]))
@@ -550,6 +673,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "dense: the adjacency's), as SLeDGe learns its graph; no: a "
                              "fixed graph's (default: yes; no ends the files' names with "
                              "_no-graph-grad)")
+    parser.add_argument("--device", type=device_spec, default="cpu",
+                        help="cpu, cuda or cuda:N: where the paths run (default: cpu; a CUDA "
+                             "device's files end with _cuda; without one the run prints 'no "
+                             "CUDA device' and exits with status 1)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table of existing results")
@@ -567,19 +694,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 if k >= min(sizes):
                     parser.error(f"argument --ks: k = {k} distinct neighbours other than the "
                                  f"node itself need N > k, but --sizes has N = {min(sizes)}")
+            if args.device != "cpu":
+                require_cuda()
+                try:
+                    check_device(args.device, "--device")  # cuda:N of a device this has
+                except ValueError as error:
+                    parser.error(str(error))
             args.out_dir.mkdir(parents=True, exist_ok=True)
 
         if not args.report_only:
-            here = dict(measured_on(), torch_geometric=torch_geometric.__version__)
+            here = dict(measured_on(), torch_geometric=torch_geometric.__version__,
+                        device=device_name(torch.device(args.device)))
             runs = [(N, k, threads, result_path(args.out_dir, N, k, threads, args.hidden,
-                                                args.num_layers, args.graph_grad))
+                                                args.num_layers, args.graph_grad, args.device))
                     for threads in threads_list for k in ks for N in sizes]
             # a result it would skip, or the report read (not rewritten), refused before any run
             read_results(parser, args.out_dir, RESULT_FILES,
                          {path for *_, path in runs} if args.force else set())
             warn_threads(threads_list)
-            print(f"cpu: {here['cpu']}, nproc={here['nproc']}, torch {here['torch']}, "
-                  f"PyG {here['torch_geometric']}, "
+            print(f"device: {here['device']}, cpu: {here['cpu']}, nproc={here['nproc']}, "
+                  f"torch {here['torch']}, PyG {here['torch_geometric']}, "
                   f"{ {key: here[key] for key in LIBRARIES} }", flush=True)
             for N, k, threads, path in runs:
                 if reused(parser, path, args.force, lambda result: outdated(result, here)):
@@ -631,10 +765,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                     "incl. build) / of the adjacency (dense)." if args.graph_grad else
                     "fwd+bwd: the parameters' gradients only (--graph-grad no: a fixed "
                     "graph).")
+        devices = "; ".join(dict.fromkeys(r.get("device", "cpu") for r in results))
         md = [f"### propagation (CPU: {measured['cpu']}, nproc={measured['nproc']}, "
               f"torch {measured['torch']}, PyG {measured['torch_geometric']}, torch-scatter "
               f"installed: {measured['WITH_TORCH_SCATTER']}, torch-sparse installed: "
-              f"{measured['WITH_TORCH_SPARSE']})",
+              f"{measured['WITH_TORCH_SPARSE']}"
+              + (f", devices: {devices}" if devices != "cpu" else "") + ")",
               "", f"GCNBackbone, h = {args.hidden} (input, hidden and output), {args.num_layers} "
               "layers, random top-(k+1) graph, symmetric normalization (N (k + 2) edges: the "
               f"N appended self-loops, and each node's own edge kept at weight 0); medians "
@@ -648,8 +784,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
               + " graph: each node's k neighbours distinct, or drawn with replacement (older "
               "results); max rel error: the largest difference of a path's outputs and "
               "gradients from sparse's, relative to sparse's largest (checked to be at most "
-              f"{TOLERANCE:g} before the timing). Crossovers per host: the results of one "
-              "machine only.",
+              f"{TOLERANCE:g} before the timing, TF32 off). sparse / scatter / dense MiB: the "
+              "analytic size of the path's graph structure at its peak (sparse: the edge "
+              "list and its two CSR indexes, scatter: the edge list, dense: "
+              f"{DENSE_MATRICES} (N, N) float32 matrices), then on CUDA its measured peak "
+              "allocation, fwd / fwd+bwd; - for results without them. Crossovers per host "
+              "(and device): the results of one machine only.",
               "", text, "", cross]
         atomic_write_text(args.markdown, "\n".join(md) + "\n")
         print(f"markdown: {args.markdown}")

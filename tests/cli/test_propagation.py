@@ -136,10 +136,11 @@ def test_the_paths_are_timed_interleaved_in_a_rotating_order():
     assert {name: len(t) for name, t in times.items()} == {"a": 3, "b": 3, "c": 3}
 
 
-def measured(N, dense_max_gb=4.0, graph_grad=True):
+def measured(N, dense_max_gb=4.0, graph_grad=True, device="cpu"):
     import argparse
     args = argparse.Namespace(hidden=4, num_layers=2, repeats=3, repeats_large=3, large=10**9,
-                              max_seconds=1.0, dense_max_gb=dense_max_gb, graph_grad=graph_grad)
+                              max_seconds=1.0, dense_max_gb=dense_max_gb, graph_grad=graph_grad,
+                              device=device)
     return propagation.measure(N, 2, 1, args)
 
 
@@ -384,3 +385,137 @@ def test_every_dense_adjacency_is_built_unchecked_as_the_timed_calls_build_it(mo
     monkeypatch.setattr(propagation, "dense_adjacency", recorded)
     measured(10)
     assert checks and not any(checks)
+
+
+def test_an_unknown_device_is_refused_in_one_line(tmp_path, capsys):
+    for device in ("bogus", "cuda:", "cuda:x", "mps", "cpu:0"):
+        error = usage_error(propagation.main, ["--device", device, "--out-dir",
+                                               str(tmp_path / "out")], capsys)
+        assert error.splitlines()[-1].endswith(
+            f"error: argument --device: expected cpu, cuda or cuda:N, got {device!r}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_cuda_a_cuda_run_prints_one_line_and_exits_with_status_1(
+        tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(propagation, "measure", lambda *args: pytest.fail("ran"))
+    for device in ("cuda", "cuda:1"):
+        with pytest.raises(SystemExit) as exit_info:  # (sys.exit: the line, status 1)
+            propagation.main(["--sizes", "8", "--ks", "1", "--device", device, "--out-dir",
+                              str(tmp_path / "out")])
+        assert exit_info.value.code == "no CUDA device"
+    assert not (tmp_path / "out").exists()
+    ended = subprocess.run([sys.executable, "-c", "import sys, torch; torch.cuda.is_available "
+                            "= lambda: False; sys.argv[0] = 'propagation.py'; sys.path.insert("
+                            f"0, {str(BENCHMARKS)!r}); import propagation; propagation.main()",
+                            "--device", "cuda", "--out-dir", str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=120)
+    assert (ended.returncode, ended.stderr) == (1, "no CUDA device\n")
+
+
+def test_a_cpu_result_records_its_device_and_its_graphs_analytic_bytes(tmp_path):
+    # (no device, and no memory of any path, was recorded)
+    result = measured(20)  # k = 2: E = 20 (2 + 2) = 80 edges, self-loops included
+    edge_list = 80 * (2 * 8 + 4)  # edge_index int64, weights float32
+    csr = 80 * (8 + 8 + 4) + 21 * 8  # permutation, columns, reordered weights, row pointers
+    assert result["device"] == "cpu" and "peak_mib" not in result
+    assert result["graph_bytes"] == {"sparse": edge_list + 2 * csr, "scatter": edge_list,
+                                     "dense": 4 * 20 * 20 * 4} == {
+        "sparse": 5136, "scatter": 1600, "dense": 6400}
+    assert propagation.graph_bytes(20, 80)["dense"] == propagation.DENSE_MATRICES * 1600
+    # a CPU result keeps its file's name; a CUDA device's ends with _cuda
+    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, device="cpu").name == (
+        "propagation_N8_k1_t1_h2_l2.json")
+    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, False, "cuda:1").name == (
+        "propagation_N8_k1_t1_h2_l2_no-graph-grad_cuda.json")
+
+
+def test_the_report_shows_memory_per_path_and_renders_results_without_it(tmp_path, capsys):
+    old = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
+    new = propagation.result_path(tmp_path, 200, 1, 1, 256, 2)
+    gpu = propagation.result_path(tmp_path, 200, 1, 1, 256, 2, device="cuda")
+    write(old, format=4, aggregation="csr")
+    write(new, N=200, format=4, aggregation="csr", device="cpu",
+          graph_bytes={"sparse": 3 * 2 ** 20, "scatter": 2 ** 20, "dense": 2 ** 19})
+    propagation.main(["--out-dir", str(tmp_path), "--report-only"])
+    md = (tmp_path / "propagation_h256_l2.md").read_text()
+    rows = [line for line in md.splitlines() if "| interleaved |" in line]
+    assert rows[0].startswith("| 100 |") and rows[0].endswith(" | - | - | - |")
+    assert rows[1].startswith("| 200 |") and rows[1].endswith(" | 3.00 | 1.00 | 0.50 |")
+    assert "devices" not in md.splitlines()[0]
+    summary = json.loads((tmp_path / "summary_h256_l2.json").read_text())["summary"]
+    assert [entry["device"] for entry in summary] == ["cpu"]
+    # a GPU's result: its measured peaks, in a host of its own, named in the heading
+    write(gpu, N=200, format=4, aggregation="csr", device="NVIDIA X",
+          graph_bytes={"sparse": 2 ** 20, "scatter": 2 ** 20, "dense": 2 ** 20},
+          peak_mib={"sparse_fwd": 1.5, "sparse_fwd_bwd": 2.5, "scatter_fwd": 3.0,
+                    "scatter_fwd_bwd": 4.0})
+    capsys.readouterr()
+    propagation.main(["--out-dir", str(tmp_path), "--report-only"])
+    md = (tmp_path / "propagation_h256_l2.md").read_text()
+    assert md.splitlines()[0].endswith(", devices: cpu; NVIDIA X)")
+    (row,) = [line for line in md.splitlines() if line.startswith("| 200 | 1 | 1 | c, NVIDIA X |")]
+    assert row.endswith(" | 1.00; peak 1.5 / 2.5 | 1.00; peak 3.0 / 4.0 | 1.00 |")
+    hosts = [line.split(" | ")[0] for line in md.split("| host |")[1].splitlines()[2:]]
+    assert hosts == ["| c, nproc=2", "| c, nproc=2, NVIDIA X"]
+    summary = json.loads((tmp_path / "summary_h256_l2.json").read_text())["summary"]
+    assert [entry["device"] for entry in summary] == ["cpu", "NVIDIA X"]
+
+
+def test_a_result_of_another_device_is_measured_again_one_without_a_device_is_the_cpu_s(
+        tmp_path, monkeypatch, capsys):
+    # (the reuse check compared the CPU and libraries only: a GPU's result counted as this
+    # CPU's)
+    gpu = propagation.result_path(tmp_path, 100, 1, 1, 256, 2)
+    older = propagation.result_path(tmp_path, 200, 1, 1, 256, 2)
+    write(gpu, format=4, aggregation="csr", **(here() | {"device": "NVIDIA X"}))
+    write(older, N=200, format=4, aggregation="csr", **here())  # format 4 had no device
+    ran = []
+    monkeypatch.setattr(propagation, "measure", lambda N, *args: ran.append(N) or dict(
+        json.loads(older.read_text()), N=N, device="cpu", max_rel_error=0.0))
+    propagation.main(["--out-dir", str(tmp_path), "--sizes", "100,200", "--ks", "1"])
+    out = capsys.readouterr().out
+    assert ran == [100] and f"skip {older.name} (exists)" in out
+    assert f"re-measure {gpu.name}: measured elsewhere: device 'NVIDIA X' (here 'cpu')" in out
+
+
+def test_the_timing_of_a_call_includes_its_sync_and_the_check_runs_without_tf32(monkeypatch):
+    # (on CUDA a call returns once its kernels are launched: the timing measured that)
+    import torch
+
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in "ab"}
+    propagation.interleaved(fns, 2, 1e9, sync=lambda: calls.append("|"))
+    assert "".join(calls) == "a|b|" + "a|b|" + "b|a|"
+    flags = []
+    original = propagation.agreement
+    monkeypatch.setattr(propagation, "agreement", lambda *args: flags.append(
+        torch.backends.cuda.matmul.allow_tf32) or original(*args))
+    saved = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        measured(10)
+        assert flags == [False] and torch.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="no CUDA device")
+def test_on_cuda_the_paths_run_there_and_record_the_device_and_their_peaks(tmp_path):
+    import torch
+
+    result = measured(50, device="cuda")
+    assert result["device"] == torch.cuda.get_device_name() and result["max_rel_error"] <= 1e-4
+    assert set(result["peak_mib"]) == {"sparse_fwd", "sparse_fwd_bwd", "scatter_fwd",
+                                       "scatter_fwd_bwd", "dense_build", "dense_fwd",
+                                       "dense_fwd_bwd", "dense_incl_build_fwd",
+                                       "dense_incl_build_fwd_bwd"}
+    # dense's peak holds at least its adjacency, (50, 50) float32
+    assert result["peak_mib"]["dense_fwd"] >= 50 * 50 * 4 / 2 ** 20
+    propagation.main(["--sizes", "8", "--ks", "1", "--hidden", "2", "--repeats", "2",
+                      "--device", "cuda", "--out-dir", str(tmp_path)])
+    path = propagation.result_path(tmp_path, 8, 1, 1, 2, 2, device="cuda")
+    assert json.loads(path.read_text())["device"] == torch.cuda.get_device_name()
