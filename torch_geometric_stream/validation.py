@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-__all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflow", "check_bool",
+__all__ = ["CPU", "INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflow", "check_bool",
            "check_cast_keeps_finite", "check_kept_settings", "check_choice", "check_device", "check_dropout",
            "check_edge_index", "check_finite",
            "check_graph_input", "check_has_values", "check_mapping", "check_node_features",
@@ -23,7 +23,7 @@ __all__ = ["INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_overflo
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
            "describe_index", "first_offender", "not_a_count", "refuse_tracer",
-           "to_device", "torchscript_unsupported", "CPU"]
+           "to_device", "torchscript_unsupported"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).

@@ -435,7 +435,7 @@ def test_settings_no_learner_writes_are_refused_and_change_nothing(name):
 #: Per baseline, entries set to a finite value no run reaches, beyond which later
 #: arithmetic overflows, and the value.
 ABSURD = {"tlp": [("x", 1e300), ("dist2", 1e300), ("weights", 1e300), ("weights", -1.0),
-                  ("sigma", 1e300)],
+                  ("sigma", 1e100)],
           "ressl": [("mc_ls", 1e300), ("mc_ss", 1e300), ("mc_ss", -1.0), ("mc_centre", -1e300),
                     ("mc_count", 1e300), ("mc_time", 1e300)],
           "hdssl_chunk": [("buffer_x", 1e300), ("mc_time", 1e6)]}

@@ -331,7 +331,6 @@ def test_rng_states_are_restored(tmp_path):
     np.testing.assert_array_equal(np.random.rand(3), expected[1])
 
 
-
 def test_a_cpu_run_on_a_machine_with_cuda_leaves_cuda_uninitialized(tmp_path, monkeypatch):
     # before: saving (and loading, which backs the states up) read every CUDA
     # device's generator whenever CUDA was available, creating a CUDA context
@@ -362,6 +361,7 @@ def test_the_cuda_states_of_a_process_using_cuda_are_saved_and_restored(tmp_path
     path = save_checkpoint(tmp_path / "cuda.ckpt", small_sledge(), position=0)
     load_checkpoint(path, small_sledge())
     assert len(restored) == 1 and all(map(torch.equal, restored[0], states))
+
 
 # ------------------------------------------------------------ bad checkpoints
 @pytest.fixture

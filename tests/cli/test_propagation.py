@@ -275,8 +275,8 @@ def test_a_path_that_disagrees_stops_the_run_loudly_and_writes_no_result(
         propagation.main(argv)
     assert exit_info.value.code == 1
     error = capsys.readouterr().err.splitlines()[-1]
-    assert error.endswith("error: N=20 k=2 t=1: dense_fwd disagrees with "
-                            "sparse_fwd: its output differs by 1.00e-02 relative (> 0.0001); no result written")
+    assert error.endswith("error: N=20 k=2 t=1: dense_fwd disagrees with sparse_fwd: its "
+                          "output differs by 1.00e-02 relative (> 0.0001); no result written")
     assert list(tmp_path.glob(propagation.RESULT_FILES)) == []
 
 

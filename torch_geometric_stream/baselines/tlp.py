@@ -185,7 +185,7 @@ def check_bandwidth(sigma: float, name: str) -> None:
     lies in :data:`_SIGMA_RANGE`, where ``exp(-d2 / (2 sigma ** 2))`` is defined."""
     low, high = _SIGMA_RANGE
     if not low <= sigma <= high:
-        raise ValueError(f"{name} must lie in [{low:.3g}, {high:.3g}] (where 2 {name} ** 2 "
+        raise ValueError(f"{name} must lie in [{low:.3g}, {high:.3g}] (where 2 sigma ** 2 "
                          f"is a normal float64), got {sigma:g}")
 
 

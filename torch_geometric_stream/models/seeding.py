@@ -27,7 +27,7 @@ def seeded_draws(seed: Optional[int], parameters: Iterable[torch.Tensor] = ()) -
         yield
         return
     devices = sorted({p.device for p in parameters if p.device.type in ("cuda", "mps")}, key=str)
-    states = [torch.get_device_module(device).get_rng_state(device) for device in devices]
+    states = [_device_rng_state(device) for device in devices]
     cpu_state = torch.get_rng_state()
     try:
         torch.random.default_generator.manual_seed(seed)
@@ -37,12 +37,29 @@ def seeded_draws(seed: Optional[int], parameters: Iterable[torch.Tensor] = ()) -
     finally:
         torch.set_rng_state(cpu_state)
         for device, state in zip(devices, states):
-            torch.get_device_module(device).set_rng_state(state, device)
+            _set_device_rng_state(device, state)
+
+
+# per device type, in the calls every torch since 2.1 has (no torch.get_device_module;
+# torch.mps's take no device: MPS has one)
+def _device_rng_state(device: torch.device) -> torch.Tensor:
+    """The state of the default generator of ``device`` (a CUDA or MPS one)."""
+    if device.type == "cuda":
+        return torch.cuda.get_rng_state(device)
+    return torch.mps.get_rng_state()
+
+
+def _set_device_rng_state(device: torch.device, state: torch.Tensor) -> None:
+    """Put back the state of the default generator of ``device`` (a CUDA or MPS one)."""
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(state, device)
+    else:
+        torch.mps.set_rng_state(state)
 
 
 def _seed_default_generator(device: torch.device, seed: int) -> None:
     """Seed the default generator of ``device`` (a CUDA or MPS one) alone."""
     if device.type == "cuda":
         torch.cuda.default_generators[device.index or 0].manual_seed(seed)
-    else:  # MPS: one device, one generator
+    else:
         torch.mps.manual_seed(seed)
