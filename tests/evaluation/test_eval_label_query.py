@@ -212,6 +212,7 @@ class DeviceTensor(torch.Tensor):
              torch.Tensor.__array__, torch.Tensor.__int__, torch.Tensor.__float__,
              torch.Tensor.__index__, torch.Tensor.__bool__}
     reads = 0
+    is_cpu = property(lambda self: False)  # as a GPU tensor says: reading it is a copy
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):

@@ -253,5 +253,6 @@ def host_probabilities(probabilities: Any) -> Any:
     if isinstance(probabilities, torch.Tensor):
         if probabilities.is_meta or probabilities.layout != torch.strided:  # (rare)
             check_has_values(probabilities, "probabilities")
-        probabilities = probabilities.detach().cpu()
+        if probabilities.requires_grad or not probabilities.is_cpu:  # else: already read
+            probabilities = probabilities.detach().cpu()
     return probabilities
