@@ -24,19 +24,23 @@ Each is timed forward only (``torch.no_grad``) and forward + backward (loss =
 sum of the outputs; gradients for the parameters and, with ``--graph-grad yes``
 (the default), for the edge weights / the dense adjacency, since SLeDGe learns its
 graph; ``dense incl. build``: the edge weights; ``--graph-grad no``: the parameters
-only, a fixed graph's). Before the timing the paths are checked to agree: every
-path's output, and in fwd+bwd its edge weights' gradient (``dense``: its
+only, a fixed graph's). Before the timing the paths are checked to agree, in float64
+(copies of the model, the features and the weights: in float32, rounding can flip
+the sign of a LayerNorm output within rounding of 0, so that ReLU passes or blocks
+its whole gradient in one path and not in the other, as at N = 10,000, k = 10):
+every path's output, and in fwd+bwd its edge weights' gradient (``dense``: its
 adjacency's at the edges) and parameters' gradients, against the sparse path's;
 ``max_rel_error`` records the largest difference relative to the sparse tensor's
-largest magnitude, and above :data:`TOLERANCE` (1e-4, float32 sums in another
-order differ by about 1e-7) the run stops with an error naming the path and the
+largest magnitude (``check_dtype``: ``float64``; results without it were checked in
+float32, to 1e-4), and above :data:`TOLERANCE` (1e-10, float64 sums in another
+order differ by about 1e-15) the run stops with an error naming the path and the
 tensor, writing no result. The paths are timed interleaved: every repeat calls
 each once (the order rotating), so a change of the machine's load falls on all of
 them; each timing records its median with its quartiles (p25, p75). Dense is skipped
-where its peak, :data:`DENSE_MATRICES` ``(N, N)`` float32 matrices (the
-adjacency, the one ``dense incl. build`` builds, the adjacency's gradient as the
-layers' terms are summed into it), would exceed ``--dense-max-gb`` (default 4 GB:
-N = 10k needs 1.6 GB, N = 50k 40 GB).
+where its peak, :data:`DENSE_MATRICES` ``(N, N)`` matrices (the adjacency, the one
+``dense incl. build`` builds, the adjacency's gradient as the layers' terms are
+summed into it) in the agreement check's float64, would exceed ``--dense-max-gb``
+(default 4 GB: N = 10k needs 3.2 GB, N = 50k 80 GB).
 
 Each ``(N, k, threads)`` configuration is one JSON in ``--out-dir`` (its name
 ends with ``_no-graph-grad`` for ``--graph-grad no``), skipped when present,
@@ -76,13 +80,14 @@ tensor on a GPU (the graph and parameters drawn on the CPU, as there, then moved
 each timed call ends with ``torch.cuda.synchronize()``, inside its timing (the
 kernels' time, not their launch's); the dense paths are skipped above the smaller of
 ``--dense-max-gb`` and the device's free memory (``torch.cuda.mem_get_info``); the
-files' names end with ``_cuda``. Without CUDA it prints 'no CUDA device' and exits
-with status 1 (after checking its arguments). A result records its ``device``
+files' names end with ``_cuda`` (``cuda`` and ``cuda:0``) or ``_cudaN`` (``cuda:N``).
+Without CUDA it prints 'no CUDA device' and exits with status 1 (after checking its
+arguments). A result records its ``device``
 (``cpu``, or the GPU's name; one without it ran on the CPU): the reuse check compares
 it (:data:`SAME_DEVICE`) and the report's hosts (:func:`~machine.host`), crossovers
-and summary keep each device apart. The agreement check runs with TF32 off on every
-device (:func:`full_float32`; torch's setting, recorded on CUDA as ``allow_tf32``, is
-the timings'), so that :data:`TOLERANCE` holds there too. Memory: every result
+and summary keep each device apart. The agreement check's float64 products have no
+TF32 mode, so that :data:`TOLERANCE` holds on every device (torch's TF32 setting, the
+timings', is recorded on CUDA as ``allow_tf32``). Memory: every result
 records ``graph_bytes``, the analytic bytes of each path's graph structure at its
 peak (:func:`graph_bytes`), and on CUDA ``peak_mib``, each timed call's peak
 allocation in MiB (:func:`cuda_peaks`); the report shows them a column per path
@@ -95,14 +100,14 @@ Example (N = 10,000's dense paths, seconds a call, take most of its time)::
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import statistics
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 import torch_geometric
@@ -165,16 +170,16 @@ FORMAT = 4
 FORMATS = {2: "blocks", 3: "interleaved", 4: "interleaved"}
 #: The sparse path's aggregation (``GCNBackbone``'s default).
 AGGREGATION = "csr"
-#: ``(N, N)`` float32 matrices the dense part holds at its peak: the adjacency, the
+#: ``(N, N)`` matrices the dense part holds at its peak: the adjacency, the
 #: one ``dense incl. build`` builds, and the adjacency's gradient while the layers'
 #: terms are summed into it (peak RSS 4.0-4.1 matrices at N = 6000 and 8000, h = 8;
-#: ``--dense-max-gb`` checks that many).
+#: ``--dense-max-gb`` checks that many float64 ones, the agreement check's).
 DENSE_MATRICES = 4
 #: The largest relative error (:func:`relative_error`) allowed between a path's
-#: outputs or gradients and the sparse path's, checked before the timing: float32
-#: sums in another order differ by about 1e-7 relative (3.6e-7 absolute outputs, 2e-7
-#: relative gradients measured), a wrong path by far more.
-TOLERANCE = 1e-4
+#: outputs or gradients and the sparse path's, checked in float64 before the timing:
+#: float64 sums in another order differ by about 1e-15 relative (4e-16 to 1.1e-15
+#: measured at N = 20 to 10,000), a wrong path by far more.
+TOLERANCE = 1e-10
 #: What a run's reuse check compares (:func:`~machine.other_machine`): the machine's
 #: entries and the ``device`` the paths ran on (``cpu`` or a GPU's name).
 SAME_DEVICE = (*SAME_MACHINE, "device")
@@ -309,71 +314,30 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
                                   graph_bytes=graph_bytes(N, int(edge_index.size(1))))
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else no_sync
 
-    def forward(backbone: GCNBackbone) -> Callable[[], Tensor]:
-        def run() -> Tensor:
-            with torch.no_grad():
-                return backbone.forward_normalized(x, edge_index, edge_weight)
-        return run
-
-    def backward(output: Tensor, graph: Tensor) -> Pass:
-        """``output``'s sum back-propagated (into ``graph`` too with ``graph_grad``)."""
-        output.sum().backward()
-        return output, graph.grad
-
-    def forward_backward(backbone: GCNBackbone) -> Callable[[], Pass]:
-        def run() -> Pass:
-            w = edge_weight.detach().requires_grad_(graph_grad)
-            backbone.zero_grad(set_to_none=True)
-            return backward(backbone.forward_normalized(x, edge_index, w), w)
-        return run
-
-    fns: dict[str, Callable[[], object]] = {}
     models = {"sparse": model, "scatter": scatter_model}
-    for prefix, backbone in models.items():
-        fns[f"{prefix}_fwd"], fns[f"{prefix}_fwd_bwd"] = forward(backbone), forward_backward(
-            backbone)
     dense_gb = N * N * 4 / 1e9
     result["dense_gb"] = dense_gb
-    held: dict[str, int] = {}  # bytes a path alone holds outside its calls
     limit, limit_name = args.dense_max_gb, f"--dense-max-gb {args.dense_max_gb:g}"
     if device.type == "cuda" and (free := torch.cuda.mem_get_info(device)[0] / 1e9) < limit:
         limit, limit_name = free, f"the device's free {free:.1f} GB"
-    if DENSE_MATRICES * dense_gb > limit:
-        result["dense_skipped"] = (f"{DENSE_MATRICES} (N, N) float32 matrices = "
-                                   f"{DENSE_MATRICES * dense_gb:.1f} GB > {limit_name}")
-    else:
-        adj = dense_adjacency(edge_index, edge_weight, N, check=False)
-        held = dict.fromkeys(("dense_fwd", "dense_fwd_bwd"), adj.numel() * adj.element_size())
-
-        def dense_fwd() -> Tensor:
-            with torch.no_grad():
-                return model.forward_dense(x, adj)
-
-        def dense_fwd_bwd() -> Pass:
-            a = adj.detach().requires_grad_(graph_grad)
-            model.zero_grad(set_to_none=True)
-            return backward(model.forward_dense(x, a), a)
-
-        def dense_incl_build_fwd() -> Tensor:
-            with torch.no_grad():
-                return model.forward_dense(x, dense_adjacency(edge_index, edge_weight, N,
-                                                              check=False))
-
-        def dense_incl_build_fwd_bwd() -> Pass:
-            # the edge weights' gradient, as the sparse paths give it
-            w = edge_weight.detach().requires_grad_(graph_grad)
-            model.zero_grad(set_to_none=True)
-            return backward(model.forward_dense(
-                x, dense_adjacency(edge_index, w, N, check=False)), w)
-
-        fns.update(dense_build=lambda: dense_adjacency(edge_index, edge_weight, N, check=False),
-                   dense_fwd=dense_fwd, dense_fwd_bwd=dense_fwd_bwd,
-                   dense_incl_build_fwd=dense_incl_build_fwd,
-                   dense_incl_build_fwd_bwd=dense_incl_build_fwd_bwd)
-    with full_float32():
-        errors = agreement(fns, models, edge_index)
+    dense = DENSE_MATRICES * 2 * dense_gb <= limit
+    if not dense:
+        result["dense_skipped"] = (f"{DENSE_MATRICES} (N, N) float64 matrices (the agreement "
+                                   f"check's) = {DENSE_MATRICES * 2 * dense_gb:.1f} GB > "
+                                   f"{limit_name}")
+    # the check in float64 (float32 rounding can flip the sign of a value at ReLU's kink,
+    # and so pass or block its gradient), then freed before the float32 paths are built
+    wide = {name: copy.deepcopy(backbone).double() for name, backbone in models.items()}
+    errors = agreement(paths(wide, x.double(), edge_index, edge_weight.double(), N, dense,
+                             graph_grad), wide, edge_index)
+    del wide
     result.update(max_abs_diff=errors.pop("max_abs_diff"), rel_errors=errors,
-                  max_rel_error=max(errors.values(), default=0.0), tolerance=TOLERANCE)
+                  max_rel_error=max(errors.values(), default=0.0), tolerance=TOLERANCE,
+                  check_dtype="float64")
+    fns = paths(models, x, edge_index, edge_weight, N, dense, graph_grad)
+    held: dict[str, int] = {}  # bytes a path alone holds outside its calls
+    if dense:
+        held = dict.fromkeys(("dense_fwd", "dense_fwd_bwd"), N * N * x.element_size())
     if device.type == "cuda":
         result.update(allow_tf32=torch.backends.cuda.matmul.allow_tf32,
                       peak_mib=cuda_peaks(fns, device, [model, scatter_model], held))
@@ -381,6 +345,72 @@ def measure(N: int, k: int, threads: int, args: argparse.Namespace) -> dict[str,
     for name, times in interleaved(fns, reps, args.max_seconds, sync).items():
         result[name] = timing(times)
     return result
+
+
+def paths(models: dict[str, GCNBackbone], x: Tensor, edge_index: Tensor,
+          edge_weight: Tensor, N: int, dense: bool,
+          graph_grad: bool) -> dict[str, Callable[[], object]]:
+    """The functions :func:`measure` times and :func:`agreement` compares, in the dtype
+    of ``x``, ``edge_weight`` and ``models``: ``{path}_fwd`` (no gradient) and
+    ``{path}_fwd_bwd`` (a :data:`Pass`) of ``sparse`` and ``scatter`` (``models``' of
+    that name), and with ``dense`` of ``dense`` (``models["sparse"].forward_dense`` on an
+    adjacency built here, once), ``dense_incl_build`` (building it in every call) and
+    ``dense_build`` (the building alone).
+
+    Args:
+        x: the node features :math:`(N, h)`.
+        edge_index: the normalized graph's edges :math:`(2, E)`.
+        edge_weight: their weights :math:`(E,)`.
+    """
+    def backward(output: Tensor, graph: Tensor) -> Pass:
+        """``output``'s sum back-propagated (into ``graph`` too with ``graph_grad``)."""
+        output.sum().backward()
+        return output, graph.grad
+
+    def sparse(backbone: GCNBackbone) -> tuple[Callable[[], Tensor], Callable[[], Pass]]:
+        def fwd() -> Tensor:
+            with torch.no_grad():
+                return backbone.forward_normalized(x, edge_index, edge_weight)
+
+        def fwd_bwd() -> Pass:
+            w = edge_weight.detach().requires_grad_(graph_grad)
+            backbone.zero_grad(set_to_none=True)
+            return backward(backbone.forward_normalized(x, edge_index, w), w)
+        return fwd, fwd_bwd
+
+    fns: dict[str, Callable[[], object]] = {}
+    for prefix, backbone in models.items():
+        fns[f"{prefix}_fwd"], fns[f"{prefix}_fwd_bwd"] = sparse(backbone)
+    if not dense:
+        return fns
+    model = models["sparse"]
+    adj = dense_adjacency(edge_index, edge_weight, N, check=False)
+
+    def dense_fwd() -> Tensor:
+        with torch.no_grad():
+            return model.forward_dense(x, adj)
+
+    def dense_fwd_bwd() -> Pass:
+        a = adj.detach().requires_grad_(graph_grad)
+        model.zero_grad(set_to_none=True)
+        return backward(model.forward_dense(x, a), a)
+
+    def dense_incl_build_fwd() -> Tensor:
+        with torch.no_grad():
+            return model.forward_dense(x, dense_adjacency(edge_index, edge_weight, N,
+                                                          check=False))
+
+    def dense_incl_build_fwd_bwd() -> Pass:
+        # the edge weights' gradient, as the sparse paths give it
+        w = edge_weight.detach().requires_grad_(graph_grad)
+        model.zero_grad(set_to_none=True)
+        return backward(model.forward_dense(x, dense_adjacency(edge_index, w, N, check=False)), w)
+
+    fns.update(dense_build=lambda: dense_adjacency(edge_index, edge_weight, N, check=False),
+               dense_fwd=dense_fwd, dense_fwd_bwd=dense_fwd_bwd,
+               dense_incl_build_fwd=dense_incl_build_fwd,
+               dense_incl_build_fwd_bwd=dense_incl_build_fwd_bwd)
+    return fns
 
 
 def graph_bytes(N: int, E: int) -> dict[str, int]:
@@ -415,20 +445,6 @@ def cuda_peaks(fns: dict[str, Callable[[], object]], device: torch.device,
         peaks[name] = (torch.cuda.max_memory_allocated(device) - before
                        + held.get(name, 0)) / MIB
     return peaks
-
-
-@contextmanager
-def full_float32() -> Iterator[None]:
-    """Inside, CUDA's float32 matrix products without TF32 (whose 10-bit mantissa would
-    differ from the CPU's sums by about 1e-3, above :data:`TOLERANCE`): the agreement
-    check's setting on every device, torch's own restored after (the timings run with
-    it, recorded on CUDA as ``allow_tf32``)."""
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def agreement(fns: dict[str, Callable[[], Any]], models: dict[str, GCNBackbone],
@@ -494,8 +510,9 @@ def result_path(out_dir: Path, N: int, k: int, threads: int, h: int, layers: int
                 graph_grad: bool = True, device: str = "cpu") -> Path:
     """A result's file; ``_no-graph-grad`` ends the name of one without the graph's
     gradient (``--graph-grad no``), then ``_cuda`` that of one on a CUDA device
-    (``--device cuda[:N]``), so that those of the defaults keep their names."""
-    on = "" if device == "cpu" else f"_{torch.device(device).type}"
+    (``--device cuda`` or ``cuda:0``; ``_cudaN`` on ``cuda:N``), so that those of the
+    defaults keep their names."""
+    on = "" if device == "cpu" else f"_cuda{torch.device(device).index or ''}"
     return out_dir / (f"propagation_N{N}_k{k}_t{threads}_h{h}_l{layers}{suffix(graph_grad)}"
                       f"{on}.json")
 
@@ -562,6 +579,15 @@ def memory(result: dict[str, Any], path: str) -> str:
     return "; ".join(parts) or "-"
 
 
+def check_error(result: dict[str, Any]) -> str:
+    """The ``max rel error`` column: the agreement check's largest relative error and its
+    dtype (``f64``; ``f32`` before ``check_dtype`` was recorded); ``-`` without one."""
+    if "max_rel_error" not in result:
+        return "-"
+    dtype = "f64" if result.get("check_dtype") == "float64" else "f32"
+    return f"{result['max_rel_error']:.1e} ({dtype})"
+
+
 def processor(result: dict[str, Any]) -> str:
     """The ``cpu`` column: the result's CPU, and its device where not the CPU."""
     device = result.get("device", "cpu")
@@ -604,8 +630,7 @@ def table(results: list) -> tuple:
             f"{cell('sparse_fwd_bwd')} | {cell('scatter_fwd_bwd')} | {cell('dense_fwd_bwd')} | "
             f"{scatter_ratio} | {ratio('dense', 'fwd_bwd')} | "
             f"{ratio('dense_incl_build', 'fwd_bwd')} | {cell('dense_build')} | "
-            f"{r.get('max_abs_diff', float('nan')):.1e} | "
-            f"{format(r['max_rel_error'], '.1e') if 'max_rel_error' in r else '-'} | "
+            f"{r.get('max_abs_diff', float('nan')):.1e} | {check_error(r)} | "
             f"{memory(r, 'sparse')} | {memory(r, 'scatter')} | {memory(r, 'dense')} |")
     groups: dict = {}
     for r in results:
@@ -659,9 +684,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "repeats; default: 8)")
     parser.add_argument("--dense-max-gb", type=positive_number, default=4.0,
                         help=f"skip the dense paths when their peak, {DENSE_MATRICES} (N, N) "
-                             "float32 matrices (the adjacency, the one dense incl. build "
-                             "builds, the adjacency's gradient as the layers' terms are "
-                             "summed into it), needs more GB than this (default: 4)")
+                             "matrices (the adjacency, the one dense incl. build builds, "
+                             "the adjacency's gradient as the layers' terms are summed "
+                             "into it) in the agreement check's float64, needs more GB "
+                             "than this (default: 4; N = 10,000 needs 3.2)")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results" / "propagation",
                         help="folder of the JSONs and of summary_hH_lL.json, the crossovers "
                              "of --hidden H and --num-layers L (default: "
@@ -675,8 +701,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                              "_no-graph-grad)")
     parser.add_argument("--device", type=device_spec, default="cpu",
                         help="cpu, cuda or cuda:N: where the paths run (default: cpu; a CUDA "
-                             "device's files end with _cuda; without one the run prints 'no "
-                             "CUDA device' and exits with status 1)")
+                             "device's files end with _cuda, cuda:N's with _cudaN; without "
+                             "one the run prints 'no CUDA device' and exits with status 1)")
     parser.add_argument("--force", action="store_true", help="re-measure existing results")
     parser.add_argument("--report-only", action="store_true",
                         help="only print the table of existing results")
@@ -779,12 +805,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
               "(sparse) / (dense) is a win (interquartile ranges apart), (tie) an overlap. "
               "timing: interleaved (every repeat times each path once) or blocks (each path's "
               "repeats in a block of their own; no dense incl. build)."
-              + (f" Dense skipped at N = {skipped}: {DENSE_MATRICES} (N, N) float32 matrices "
+              + (f" Dense skipped at N = {skipped}: {DENSE_MATRICES} (N, N) float64 matrices "
                  f"exceed --dense-max-gb." if skipped else "")
               + " graph: each node's k neighbours distinct, or drawn with replacement (older "
               "results); max rel error: the largest difference of a path's outputs and "
               "gradients from sparse's, relative to sparse's largest (checked to be at most "
-              f"{TOLERANCE:g} before the timing, TF32 off). sparse / scatter / dense MiB: the "
+              f"{TOLERANCE:g} in float64 before the timing: f64; f32: checked in float32 to "
+              "1e-4, older results). sparse / scatter / dense MiB: the "
               "analytic size of the path's graph structure at its peak (sparse: the edge "
               "list and its two CSR indexes, scatter: the edge list, dense: "
               f"{DENSE_MATRICES} (N, N) float32 matrices), then on CUDA its measured peak "

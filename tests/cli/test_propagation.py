@@ -155,11 +155,13 @@ def test_a_result_records_what_it_measured_with_quartiles_and_dense_incl_build()
 
 
 def test_dense_is_skipped_by_its_peak_not_by_one_matrix():
-    # (--dense-max-gb compared one (N, N) matrix; the dense part holds about four)
-    one = 100 * 100 * 4 / 1e9
-    result = measured(100, dense_max_gb=2 * one)
+    # (--dense-max-gb compared one (N, N) matrix; the dense part holds about four, in the
+    # agreement check's float64)
+    one = 100 * 100 * 8 / 1e9
+    result = measured(100, dense_max_gb=3.9 * one)
     assert "dense_fwd" not in result and "dense_build" not in result
-    assert result["dense_skipped"].startswith("4 (N, N) float32 matrices = 0.0 GB")
+    assert result["dense_skipped"].startswith("4 (N, N) float64 matrices (the agreement "
+                                              "check's) = 0.0 GB")
     assert "dense_fwd" in measured(100, dense_max_gb=4 * one)
 
 
@@ -257,7 +259,8 @@ def test_the_paths_agree_in_outputs_and_gradients_and_the_error_is_recorded():
     assert set(result["rel_errors"]) == {"scatter_fwd", "dense_fwd", "dense_incl_build_fwd",
                                          "scatter_fwd_bwd", "dense_fwd_bwd",
                                          "dense_incl_build_fwd_bwd"}
-    assert 0 <= result["max_rel_error"] <= propagation.TOLERANCE == 1e-4
+    assert 0 <= result["max_rel_error"] <= propagation.TOLERANCE == 1e-10
+    assert result["check_dtype"] == "float64"
     assert result["max_rel_error"] == max(result["rel_errors"].values())
 
 
@@ -276,7 +279,7 @@ def test_a_path_that_disagrees_stops_the_run_loudly_and_writes_no_result(
     assert exit_info.value.code == 1
     error = capsys.readouterr().err.splitlines()[-1]
     assert error.endswith("error: N=20 k=2 t=1: dense_fwd disagrees with sparse_fwd: its "
-                          "output differs by 1.00e-02 relative (> 0.0001); no result written")
+                          "output differs by 1.00e-02 relative (> 1e-10); no result written")
     assert list(tmp_path.glob(propagation.RESULT_FILES)) == []
 
 
@@ -429,8 +432,11 @@ def test_a_cpu_result_records_its_device_and_its_graphs_analytic_bytes(tmp_path)
     # a CPU result keeps its file's name; a CUDA device's ends with _cuda
     assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, device="cpu").name == (
         "propagation_N8_k1_t1_h2_l2.json")
-    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, False, "cuda:1").name == (
+    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, False, "cuda:0").name == (
         "propagation_N8_k1_t1_h2_l2_no-graph-grad_cuda.json")
+    # (cuda:1's were named _cuda too: two GPUs' results took one file)
+    assert propagation.result_path(tmp_path, 8, 1, 1, 2, 2, False, "cuda:1").name == (
+        "propagation_N8_k1_t1_h2_l2_no-graph-grad_cuda1.json")
 
 
 def test_the_report_shows_memory_per_path_and_renders_results_without_it(tmp_path, capsys):
@@ -482,25 +488,33 @@ def test_a_result_of_another_device_is_measured_again_one_without_a_device_is_th
     assert f"re-measure {gpu.name}: measured elsewhere: device 'NVIDIA X' (here 'cpu')" in out
 
 
-def test_the_timing_of_a_call_includes_its_sync_and_the_check_runs_without_tf32(monkeypatch):
+def test_the_timing_of_a_call_includes_its_sync():
     # (on CUDA a call returns once its kernels are launched: the timing measured that)
-    import torch
-
     calls = []
     fns = {name: (lambda name=name: calls.append(name)) for name in "ab"}
     propagation.interleaved(fns, 2, 1e9, sync=lambda: calls.append("|"))
     assert "".join(calls) == "a|b|" + "a|b|" + "b|a|"
-    flags = []
-    original = propagation.agreement
-    monkeypatch.setattr(propagation, "agreement", lambda *args: flags.append(
-        torch.backends.cuda.matmul.allow_tf32) or original(*args))
-    saved = torch.backends.cuda.matmul.allow_tf32
-    try:
-        torch.backends.cuda.matmul.allow_tf32 = True
-        measured(10)
-        assert flags == [False] and torch.backends.cuda.matmul.allow_tf32 is True
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def test_the_check_compares_the_paths_in_float64_and_the_timing_runs_float32(monkeypatch):
+    import torch
+
+    checked, timed = [], []
+    original, interleaved = propagation.agreement, propagation.interleaved
+
+    def agreement(fns, models, edge_index):
+        checked.extend(fns[name]().dtype for name in ("sparse_fwd", "dense_fwd"))
+        checked.extend(param.dtype for model in models.values() for param in model.parameters())
+        return original(fns, models, edge_index)
+
+    def timing(fns, *args, **kwargs):
+        timed.extend(fns[name]().dtype for name in ("sparse_fwd", "dense_fwd"))
+        return interleaved(fns, *args, **kwargs)
+    monkeypatch.setattr(propagation, "agreement", agreement)
+    monkeypatch.setattr(propagation, "interleaved", timing)
+    assert measured(10)["check_dtype"] == "float64"
+    assert set(checked) == {torch.float64} and len(checked) > 2
+    assert timed == [torch.float32] * 2
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="no CUDA device")
