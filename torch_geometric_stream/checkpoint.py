@@ -43,9 +43,9 @@ crash while saving leaves the previous checkpoint intact.  A save also removes
 the temporary files that earlier saves of the same checkpoint left when their
 process was killed (``.NAME.RANDOM.tmp`` beside it; other files' are left
 alone): a checkpoint file must have one writer at a time.  Loading validates
-the file, the learner's class and shape, the state's entries and the transform
-*before* changing anything, and rolls every change back if restoring still
-fails: a learner is never left half-loaded.
+the file, the learner's class and shape, the state's entries, the transform and
+the RNG states *before* changing anything, and rolls every change back if
+restoring still fails: a learner is never left half-loaded.
 
 .. warning::
     Checkpoints are pickles (:func:`torch.load` with ``weights_only=False``,
@@ -71,8 +71,10 @@ in speed; operations without a deterministic implementation then raise.
 Checkpoints map every tensor to the CPU on loading and the learner copies
 them to its own device, so a run can move between CPU and GPU; CUDA RNG states
 are restored only when the checkpoint has them (it was saved by a process
-using CUDA), for as many CUDA devices as this machine has; otherwise the CUDA
-generators are left as they are (SLeDGe's dropout masks come from its own
+using CUDA), for as many CUDA devices as this machine has (a process that has
+not initialized CUDA gets them when it does: torch queues them, once the load
+is accepted, after every other state); otherwise the CUDA generators are left
+as they are (SLeDGe's dropout masks come from its own
 generator, whose state goes with the learner's, not from the global ones).
 """
 from __future__ import annotations
@@ -349,8 +351,11 @@ def load_checkpoint(path: PathLike, learner: Any, *,
     Everything is checked before anything changes: the file, ``expect``, the
     learner's class, sizes and settings (``lam``, ``lr``, ``normalization``, ...,
     where the checkpoint records them), the state's entries (and, for
-    :class:`~torch.nn.Module` learners, their shapes) and the transform.  If
-    restoring still fails, learner, transform and RNG states are rolled back.
+    :class:`~torch.nn.Module` learners, their shapes), the transform and the RNG
+    states (the CUDA ones as byte tensors: torch checks their values only as it
+    sets them, which a process that has not initialized CUDA does at its
+    initialization; they are set last).  If restoring still fails, learner,
+    transform and RNG states are rolled back.
 
     Args:
         path (str or Path): a file written by :func:`save_checkpoint` (trusted: it is unpickled).
@@ -385,12 +390,15 @@ def load_checkpoint(path: PathLike, learner: Any, *,
     saved = payload["learner"]
     _check_learner(path, saved, learner)
     _check_transform(path, payload["transform"], transform)
+    _check_rng_state(path, payload["rng"])
     backup = (_learner_state(learner, copy_state=True), _rng_state(),
               None if transform is None else copy.deepcopy(transform.state_dict()))
     try:
         _restore_learner(learner, saved["kind"], saved["state"])
         if transform is not None:
             transform.load_state_dict(payload["transform"]["state"])
+        # last, the CUDA states after the host ones: where CUDA is not initialized
+        # they are queued for its initialization, which no rollback takes back
         _set_rng_state(payload["rng"])
     except Exception as error:
         (kind, state), rng, transform_state = backup
@@ -641,6 +649,57 @@ def _rng_state() -> Dict[str, Any]:
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
     return {"torch": torch.get_rng_state(), "numpy": np.random.get_state(),
             "python": random.getstate(), "cuda": cuda}
+
+
+def _check_rng_state(path: Path, state: Any) -> None:
+    """Raise :class:`CheckpointError` naming the first of the generators' states
+    ``state`` (what :func:`_rng_state` gave) that its generator refuses, tried on
+    a generator of its own (the process's are left alone), or a CUDA state that is
+    no ``torch.ByteTensor`` (see :func:`_cuda_rng_problem`)."""
+    refused = f"checkpoint {path} holds RNG states that cannot be restored"
+    keys = sorted({*_HOST_GENERATORS, "cuda"})
+    if not isinstance(state, Mapping) or sorted(state) != keys:
+        got = sorted(state) if isinstance(state, Mapping) else type(state).__name__
+        raise CheckpointError(f"{refused}: rng must have the keys {keys}, got {got}")
+    for name, set_state in _HOST_GENERATORS.items():
+        try:
+            set_state(state[name])
+        except Exception as error:
+            raise CheckpointError(f"{refused}: rng[{name!r}]: {error}") from error
+    problem = _cuda_rng_problem(state["cuda"])
+    if problem is not None:
+        raise CheckpointError(f"{refused}: {problem}")
+
+
+#: The host generators a checkpoint restores, by their key in its ``rng``: a
+#: function that sets a state on a generator of its own, raising for a state
+#: that the generator refuses.
+_HOST_GENERATORS: Dict[str, Callable[[Any], Any]] = {
+    "torch": lambda state: torch.Generator().set_state(state),
+    "numpy": lambda state: np.random.RandomState(0).set_state(state),
+    "python": lambda state: random.Random().setstate(state),
+}
+
+
+def _cuda_rng_problem(cuda: Any) -> Optional[str]:
+    """What is wrong with the CUDA states ``cuda``, or ``None``: they must be
+    ``None`` or a list of ``torch.ByteTensor`` s. Torch checks them only as it
+    sets them, and a process that has not initialized CUDA sets them at its
+    initialization (:func:`torch.cuda.set_rng_state` queues them): too late to
+    refuse the load, so what can be checked without a device is checked here."""
+    if cuda is None:
+        return None
+    if not isinstance(cuda, (list, tuple)):
+        return (f"rng['cuda'] is a {type(cuda).__name__}, not None or a list of states, one "
+                f"per CUDA device")
+    for device, state in enumerate(cuda):
+        if not (isinstance(state, torch.Tensor) and state.dtype == torch.uint8
+                and state.layout == torch.strided and state.is_cpu):
+            got = (f"{state.dtype} tensor on {state.device}" if isinstance(state, torch.Tensor)
+                   else type(state).__name__)
+            return (f"rng['cuda'][{device}] is a {got}, not a torch.ByteTensor (uint8, dense, "
+                    f"on the CPU)")
+    return None
 
 
 def _set_rng_state(state: Mapping[str, Any]) -> None:

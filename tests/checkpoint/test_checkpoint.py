@@ -363,6 +363,63 @@ def test_the_cuda_states_of_a_process_using_cuda_are_saved_and_restored(tmp_path
     assert len(restored) == 1 and all(map(torch.equal, restored[0], states))
 
 
+def queued_cuda_calls(monkeypatch) -> list:
+    """A process with two CUDA devices that has not initialized CUDA: the calls
+    that torch's own ``torch.cuda.set_rng_state`` queues for CUDA's
+    initialization (``_lazy_call``), recorded instead."""
+    queued: list = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda.random, "_lazy_call", lambda call, **kwargs: queued.append(call))
+    return queued
+
+
+STATE = torch.arange(16, dtype=torch.uint8)  # a CUDA generator's (seed, offset)
+
+
+@pytest.mark.parametrize("cuda, named", [
+    ([STATE, "state"], r"rng\['cuda'\]\[1\] is a str"),  # before: [0] queued, then refused
+    ([STATE.float(), STATE.float()],  # before: queued, and taken: CUDA's init would fail
+     r"rng\['cuda'\]\[0\] is a torch.float32 tensor on cpu"),
+    ([STATE, STATE.to("meta")], r"rng\['cuda'\]\[1\] is a torch.uint8 tensor on meta"),
+    (STATE, r"rng\['cuda'\] is a Tensor"),
+], ids=["not a tensor", "float", "meta", "no list"])
+def test_cuda_states_are_checked_before_anything_changes_and_queued_only_on_success(
+        saved, tmp_path, monkeypatch, cuda, named):
+    """A process that has not initialized CUDA gets the checkpoint's CUDA states
+    as calls queued for CUDA's initialization, which no rollback takes back: a
+    refused load must queue none. Before: the states were checked only as they
+    were queued, or at CUDA's initialization."""
+    queued = queued_cuda_calls(monkeypatch)
+    payload = torch.load(saved, weights_only=False)
+    payload["rng"]["cuda"] = cuda
+    torch.save(payload, tmp_path / "bad.ckpt")
+    assert_refused(tmp_path / "bad.ckpt", small_sledge(),
+                   rf"checkpoint .*bad.ckpt holds RNG states that cannot be restored: {named}")
+    assert queued == []
+    payload["rng"]["cuda"] = [STATE, STATE]  # accepted: one call per device
+    torch.save(payload, tmp_path / "good.ckpt")
+    load_checkpoint(tmp_path / "good.ckpt", small_sledge(), transform=make_transform("online"))
+    assert len(queued) == 2
+
+
+@pytest.mark.parametrize("name, state", [("torch", torch.zeros(3, dtype=torch.uint8)),
+                                         ("numpy", ("MT19937", np.zeros(3))),
+                                         ("python", (3, (1, 2), None))])
+def test_host_rng_states_are_checked_before_anything_changes(saved, tmp_path, monkeypatch,
+                                                             name, state):
+    """Before: torch's and NumPy's generators were set, then the learner's load
+    undone, by the state that failed (and the CUDA states never queued)."""
+    queued = queued_cuda_calls(monkeypatch)
+    payload = torch.load(saved, weights_only=False)
+    payload["rng"].update({name: state, "cuda": [STATE, STATE]})
+    torch.save(payload, tmp_path / "bad.ckpt")
+    assert_refused(tmp_path / "bad.ckpt", small_sledge(),
+                   rf"holds RNG states that cannot be restored: rng\['{name}'\]: ")
+    assert queued == []
+
+
 # ------------------------------------------------------------ bad checkpoints
 @pytest.fixture
 def saved(tmp_path) -> Path:

@@ -247,6 +247,31 @@ def test_a_scaler_module_goes_to_the_learner_s_device(monkeypatch, make):
     assert model.input_scaler is scaler and scaler.low.is_meta and scaler.high.is_meta
 
 
+@pytest.mark.parametrize("name, make", [("online", lambda: RunningMinMax(2)),
+                                        ("robust", lambda: RunningQuantileRange(2, seed=0))])
+@pytest.mark.parametrize("given, learner", [(torch.float64, torch.float32),
+                                            (torch.float32, torch.float64)])
+def test_a_scaler_module_takes_the_learner_s_dtype(name, make, given, learner):
+    """A scaler of another floating dtype than the learner is cast to the
+    learner's (in place), as ``.to()`` and ``.double()`` cast a submodule: the
+    stream is then the one of the scaler the name builds. Before: it kept its
+    own dtype (a float64 range scaling a float32 learner's rows)."""
+    torch.manual_seed(3)
+    rows = (torch.randn(30, 2) * torch.tensor([1.0, 20.0])).to(learner)
+    scaler = make().to(given)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(learner)  # the learner's parameters and memory
+    try:
+        by_module, by_name = small_model(scaler), small_model(name)
+    finally:
+        torch.set_default_dtype(default)
+    assert by_module.dtype == by_name.dtype == learner
+    assert by_module.input_scaler is scaler
+    assert scaler.low.dtype == scaler.high.dtype == learner
+    assert _learn_stream(by_module, rows) == _learn_stream(by_name, rows)
+    assert_same(state_of(by_module), state_of(by_name))
+
+
 def test_a_scaler_module_on_meta_is_refused():
     # before: a RuntimeError from torch (reading a meta tensor)
     with pytest.raises(TypeError, match="input_scaling is on the 'meta' device"):

@@ -496,6 +496,52 @@ def test_global_scaler_exact():
         GlobalMinMaxScaler()(np.zeros(3))
 
 
+class CudaBounds(torch.Tensor):
+    """Bounds as a scaler fitted on a GPU holds them: they say they are on a CUDA
+    device, and each copy to another device (``to``) is counted and gives the
+    host values (a plain tensor)."""
+
+    copies = 0
+    device = property(lambda self: torch.device("cuda"))
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is not torch.Tensor.to:
+            return super().__torch_function__(func, types, args, kwargs)
+        CudaBounds.copies += 1
+        return func(args[0].as_subclass(torch.Tensor), *args[1:], **(kwargs or {}))
+
+    def __deepcopy__(self, memo):
+        return self.as_subclass(torch.Tensor).clone().as_subclass(CudaBounds)
+
+
+def on_cuda(scaler: GlobalMinMaxScaler) -> GlobalMinMaxScaler:
+    """``scaler`` with its bounds loaded as :class:`CudaBounds`."""
+    state = scaler.state_dict()
+    scaler.load_state_dict({**state, "min": state["min"].as_subclass(CudaBounds),
+                            "max": state["max"].as_subclass(CudaBounds)})
+    return scaler
+
+
+def test_a_global_scaler_on_a_gpu_copies_its_bounds_to_the_host_rows_once():
+    # before: two copies (min and max) per row, a host-device sync each on a GPU
+    data = np.random.default_rng(0).normal(size=(12, 3))
+    expected = GlobalMinMaxScaler().fit(data).transform_many(data)
+    scaler = on_cuda(GlobalMinMaxScaler().fit(data))
+    CudaBounds.copies = 0
+    assert torch.equal(row_by_row(scaler, data), expected)
+    assert torch.equal(torch.stack([scaler.transform_one(row, update=False) for row in data]),
+                       expected)  # a prediction's copy of the scaler keeps the host copy
+    assert CudaBounds.copies == 2
+    # new bounds, new host copy: refit, and loaded
+    assert torch.equal(scaler.fit(data[:6]).transform_many(data),
+                       GlobalMinMaxScaler().fit(data[:6]).transform_many(data))
+    on_cuda(scaler)
+    assert torch.equal(row_by_row(scaler, data),
+                       GlobalMinMaxScaler().fit(data[:6]).transform_many(data))
+    assert CudaBounds.copies == 4
+
+
 def test_l2_normalize():
     transform = L2Normalize()
     out = transform(np.array([3.0, 4.0]))

@@ -492,12 +492,18 @@ class GlobalMinMaxScaler(_MinMaxScaler):
     (-1). The two differ only on a feature constant over the whole stream:
     none of Shuttle's 9, Shopper's 15 and GSAD's 128, but 65 of MNIST's 784
     pixels (0 in every image; the authors scale images by their known range,
-    as ``scaling="range"`` does, which maps those to -1).
+    as ``scaling="range"`` does, which maps those to -1). Rows on another
+    device than the fitted bounds (host rows, bounds fitted on a GPU) are
+    scaled with a copy of the bounds there, made once for them, not per row.
 
     Args:
         feature_range (Sequence[float], optional): target interval ``(low, high)`` (default
             ``(-1, 1)``).
     """
+
+    #: ``(min_, max_, device, min_ there, max_ there)``: the bounds as the last rows'
+    #: device holds them, or ``None`` before the first rows.
+    _moved: Optional[Tuple[Tensor, Tensor, torch.device, Tensor, Tensor]] = None
 
     def fit(self, data: Any) -> "GlobalMinMaxScaler":
         """Store the per-feature minimum and maximum of ``data`` :math:`(T, d)`.
@@ -517,11 +523,20 @@ class GlobalMinMaxScaler(_MinMaxScaler):
         return self
 
     def _transform(self, rows: Tensor) -> Tensor:
-        if self.min_ is None or self.max_ is None:  # fit sets both
-            raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
         self._check_width(rows)
-        return scaled_finite(rows, self.min_.to(rows.device), self.max_.to(rows.device),
-                              self.feature_range)
+        return scaled_finite(rows, *self._bounds_on(rows.device), self.feature_range)
+
+    def _bounds_on(self, device: torch.device) -> Tuple[Tensor, Tensor]:
+        """``min_`` and ``max_`` :math:`(d,)` on ``device``: a copy there made once
+        for these bounds (kept until :meth:`fit` or :meth:`load_state_dict` replaces
+        them; a prediction's copy of the scaler keeps it too), not one per row."""
+        low, high = self.min_, self.max_
+        if low is None or high is None:  # fit sets both
+            raise RuntimeError("GlobalMinMaxScaler is not fitted: call fit(data) first")
+        moved = self._moved
+        if moved is None or moved[0] is not low or moved[1] is not high or moved[2] != device:
+            moved = self._moved = (low, high, device, low.to(device), high.to(device))
+        return moved[3], moved[4]
 
     def _refuses(self) -> bool:
         return True

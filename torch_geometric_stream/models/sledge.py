@@ -271,8 +271,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             :class:`~torch_geometric_stream.nn.scaling.RunningQuantileRange`
             of ``in_channels`` features, unused so far, does the same with
             its own settings (e.g. another quantile, or ``feature_range=(0, 1)``);
-            it becomes a submodule, moved to the learner's device (in place, as
-            :meth:`~torch.nn.Module.to` moves it).
+            it becomes a submodule, moved to the learner's device and cast to its
+            dtype (in place, as :meth:`~torch.nn.Module.to` moves it and
+            :meth:`~torch.nn.Module.double` casts it).
             (default: :obj:`None`)
         source_merge (str, optional): with an ``input_scaling``, how a merge
             mixes the unscaled sources, one of :data:`SOURCE_MERGES` (see
@@ -416,8 +417,10 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             source_merge=source_merge)
         if device is not None:
             self.to(device)
-        elif input_scaler is not None and input_scaler.low.device != self.device:
-            input_scaler.to(self.device)  # a submodule: with the others, as .to() moves it
+        if input_scaler is not None and (input_scaler.low.device, input_scaler.low.dtype) != (
+                self.device, self.dtype):
+            # a submodule: with the others, as .to() moves and .double() casts it
+            input_scaler.to(self.device, self.dtype)
         if dropout > 0:  # the masks' own generator (none to draw from, or to save, without)
             self.backbone.generator = seeded_generator(dropout_seed, self.device)
         self.optimizer = make_adam(self.parameters(), self.lr, self.weight_decay)
