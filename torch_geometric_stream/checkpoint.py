@@ -71,10 +71,10 @@ in speed; operations without a deterministic implementation then raise.
 Checkpoints map every tensor to the CPU on loading and the learner copies
 them to its own device, so a run can move between CPU and GPU; CUDA RNG states
 are restored only when the checkpoint has them (it was saved by a process
-using CUDA), for as many CUDA devices as this machine has (a process that has
-not initialized CUDA gets them when it does: torch queues them, once the load
-is accepted, after every other state); otherwise the CUDA generators are left
-as they are (SLeDGe's dropout masks come from its own
+using CUDA) and this machine has as many CUDA devices as the saving process had
+(a process that has not initialized CUDA gets them when it does: torch queues
+them, once the load is accepted, after every other state); otherwise the CUDA
+generators are left as they are (SLeDGe's dropout masks come from its own
 generator, whose state goes with the learner's, not from the global ones).
 """
 from __future__ import annotations
