@@ -1,4 +1,5 @@
 """Contract tests every baseline must pass."""
+import json
 import math
 import re
 
@@ -10,6 +11,7 @@ from baseline_stream_helpers import gaussian_stream
 from state_helpers import assert_same
 from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
 from torch_geometric_stream.models.registry import build_model
+from torch_geometric_stream.validation import same_setting
 
 D, C = 4, 3
 FACTORIES = {
@@ -197,6 +199,52 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
     assert all(isinstance(value, (np.ndarray, np.generic)) for value in old.values())
     clone = FACTORIES[name](m=30)
     clone.load_state_dict(old)
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+
+
+def _through_json(value):
+    """``value`` (a state or its settings) after ``json.dumps`` and ``json.loads``:
+    tensors as nested lists, tuples as lists."""
+    return json.loads(json.dumps(value, default=lambda tensor: tensor.tolist()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_settings_after_a_json_round_trip_load(name):
+    """Before, ReSSL's ``ks`` came back as a list and was refused: "the ReSSL state
+    was kept with ks=[1, 3, 5, 7], this learner has ks=(1, 3, 5, 7)"."""
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    state = model.state_dict()
+    settings = _through_json(state["settings"])
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict({**state, "settings": settings})
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+    for setting, value in settings.items():  # another value is still refused
+        other = [*value, 9] if isinstance(value, list) else "other"
+        with pytest.raises(ValueError, match=re.escape(f"kept with {setting}={other!r}, ")):
+            clone.load_state_dict({**state, "settings": {**settings, setting: other}})
+
+
+@pytest.mark.parametrize("kept, value, same", [
+    ([1, 3], (1, 3), True), ([[0, 1.0], None], ((0.0, 1), None), True), (2, 2.0, True),
+    ([1, 3], (1, 3, 5), False), ([[0, 1]], ((0, 2),), False), ((1, 3), "(1, 3)", False),
+    (None, 0, False)])
+def test_settings_compare_by_value_with_sequences_as_tuples(kept, value, same):
+    assert same_setting(kept, value) is same_setting(value, kept) is same
+
+
+@pytest.mark.parametrize("name", ["ressl", "ressl_radius"])
+def test_a_ressl_state_after_a_json_round_trip_loads(name):
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    state = _through_json(model.state_dict())
+    assert state["settings"]["ks"] == [1, 3, 5, 7] and len(state["acc_window"])
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict(state)
     assert_same(model.state_dict(), clone.state_dict())
     _learn_both_and_compare(model, clone, x[40:], observed[40:])
 
