@@ -382,8 +382,8 @@ def test_a_full_counter_learns_no_more_and_changes_nothing(name):
     """Before, a state whose counter was ``2**63 - 1`` loaded (it is an ``int64``)
     and learned a sample: the counter went to ``2**63``, and the next
     ``state_dict`` (a checkpoint) raised an OverflowError, as did TLP's next learn.
-    The loader still takes ``2**63 - 1`` (a run can count to it); a batch that
-    would count beyond it is refused whole."""
+    A run counts to ``2**63 - 1`` at most: a batch that would count beyond it is
+    refused whole (and the loader refuses the full counter, see below)."""
     x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
     model = FACTORIES[name](m=30)
     model.learn(x[:30], torch.from_numpy(observed[:30]))
@@ -522,3 +522,25 @@ def test_values_of_a_long_run_load():
                            "now": 10 ** 9})
     model.learn(np.full(D, 1e6, dtype=np.float32), 0)
     assert np.isfinite(model.micro_clusters.ss).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_whose_counter_has_no_room_for_one_more_sample_is_refused(name):
+    """Before, a counter of ``2**63 - 1`` loaded: the learner could not learn one
+    more sample (the next learn was refused). The largest counter that leaves room
+    for it, ``2**63 - 2``, loads and learns one sample."""
+    x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:30], torch.from_numpy(observed[:30]))
+    state, before = model.state_dict(), model.state_dict()
+    counter = "time" if name.startswith("tlp") else "now"
+    top = 2 ** 63 - 1
+    for full in (top, np.int64(top), torch.tensor(top)):
+        with pytest.raises(ValueError, match=(
+                f"^state {counter} must be below {top}, the largest int64, got {top}: a "
+                f"learner loaded with it could not count one more sample$")):
+            model.load_state_dict({**state, counter: full})
+        assert_same(before, model.state_dict())
+    model.load_state_dict({**state, counter: top - 1})
+    model.learn(x[30], int(observed[30]))
+    assert model.state_dict()[counter] == top

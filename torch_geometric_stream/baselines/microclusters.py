@@ -27,8 +27,8 @@ from torch import Tensor
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
                                                     CheckedStateLoad, NumpyState,
-                                                    check_counter_room, check_reachable,
-                                                    check_state_entry)
+                                                    check_counter_room, check_loaded_counter,
+                                                    check_reachable, check_state_entry)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -541,7 +541,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
 
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
         """Load :meth:`_store_state`'s entries (the seed where ``state`` has one)."""
-        now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)
+        now = check_loaded_counter(state["now"], "now")
         # a cluster's time is one of the stream's (decayed by 2 ** (-decay (now - time)))
         check_reachable(state["mc_time"], "mc_time", 0.0, float(now))
         seed = (check_seed(np.asarray(state["seed"]).item(), "state seed")

@@ -52,8 +52,10 @@ def check_reachable(value: Any, name: str, low: float, high: float) -> None:
 def check_counter_room(counter: int, steps: int, name: str) -> None:
     """Raise ``ValueError`` unless a counter (the state entry ``name``, an
     ``int64``: at most :data:`COUNTER_MAX`) at ``counter`` can tick ``steps``
-    more times: a learner whose counter is full learns no more samples (its
-    state would not be saved), and a batch it cannot learn whole changes nothing.
+    more times: a batch it cannot learn whole changes nothing (beyond
+    :data:`COUNTER_MAX`, the state would not be saved). A learner whose counter
+    is full learns no more samples, and its state does not load
+    (:func:`check_loaded_counter`).
 
     Args:
         counter (int): the counter's value.
@@ -64,6 +66,26 @@ def check_counter_room(counter: int, steps: int, name: str) -> None:
         raise ValueError(f"state {name} is {counter}, {COUNTER_MAX - counter} below its "
                          f"largest value {COUNTER_MAX} (int64): a batch of {steps} would "
                          f"overflow it")
+
+
+def check_loaded_counter(value: Any, name: str) -> int:
+    """Return ``value``, a state's counter entry ``name``, as an ``int`` if it is
+    an integer in :math:`[0,` :data:`COUNTER_MAX` :math:`)`: a loaded learner has
+    room to count at least its next sample (:func:`check_counter_room`).
+
+    Args:
+        value (Any): the entry (a scalar, already checked an ``int64``).
+        name (str): the entry's name, for the messages.
+
+    Raises:
+        ValueError: a negative counter, or one at :data:`COUNTER_MAX`.
+    """
+    counter = check_positive_int(np.asarray(value).item(), f"state {name}", minimum=0)
+    if counter >= COUNTER_MAX:
+        raise ValueError(f"state {name} must be below {COUNTER_MAX}, the largest int64, "
+                         f"got {counter}: a learner loaded with it could not count one "
+                         f"more sample")
+    return counter
 
 
 def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],

@@ -11,7 +11,8 @@ from torch import Tensor
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
                                                     CheckedStateLoad, NumpyState,
-                                                    check_counter_room, check_reachable)
+                                                    check_counter_room, check_loaded_counter,
+                                                    check_reachable)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -337,7 +338,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             if value.shape != expected:
                 raise ValueError(f"state {name.lstrip('_')} has shape {value.shape}, "
                                  f"expected {expected}")
-        time = check_positive_int(np.asarray(state["time"]).item(), "state time", minimum=0)
+        time = check_loaded_counter(state["time"], "time")
         sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
         check_positive(sigma, "state sigma")
         check_bandwidth(sigma, "state sigma")
