@@ -511,15 +511,16 @@ def test_a_finite_value_no_run_reaches_is_refused_naming_the_entry(name, key, va
 
 def test_values_of_a_long_run_load():
     """Counts after 1e9 samples and sums of squares of features of magnitude 1e6
-    are what a run reaches: they load."""
+    are what a run reaches: they load (with the centres ``ls / count`` they give)."""
     model = ReSSL(D, C, memory_size=30)
     model.learn(np.ones((3, D), dtype=np.float32), [0, 1, 2])
     state = model.state_dict()
     active = state["mc_active"].numpy()
-    count, ls, ss = (state[key].clone() for key in ("mc_count", "mc_ls", "mc_ss"))
-    count[active], ls[active], ss[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12
+    count, ls, ss, centre = (state[key].clone()
+                             for key in ("mc_count", "mc_ls", "mc_ss", "mc_centre"))
+    count[active], ls[active], ss[active], centre[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12, 1e6
     model.load_state_dict({**state, "mc_count": count, "mc_ls": ls, "mc_ss": ss,
-                           "now": 10 ** 9})
+                           "mc_centre": centre, "now": 10 ** 9})
     model.learn(np.full(D, 1e6, dtype=np.float32), 0)
     assert np.isfinite(model.micro_clusters.ss).all()
 
@@ -544,3 +545,21 @@ def test_a_state_whose_counter_has_no_room_for_one_more_sample_is_refused(name):
     model.load_state_dict({**state, counter: top - 1})
     model.learn(x[30], int(observed[30]))
     assert model.state_dict()[counter] == top
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed, scale, offset", [(0, 1.0, 0.0), (1, 1e3, 1e4), (2, 1e-3, 0.0)])
+def test_every_state_of_a_run_loads(name, seed, scale, offset):
+    """The checks that a state's entries agree (centres ``ls / count``, radii, the
+    squared distances, TLP's symmetric weights and first window) take every state
+    a run writes: 300 steps of a stream (shifted and scaled: sums that cancel)
+    with merges, pruning, TLP's window filling and sliding; a copy loaded at each
+    step goes on as the run does."""
+    x, _, observed = gaussian_stream(n=300, dim=D, spread=1.5, seed=seed, label_ratio=0.1)
+    x = (x * scale + offset).astype(np.float32)
+    model = FACTORIES[name](m=40, seed=seed)
+    for i in range(len(x)):
+        model.learn(x[i], int(observed[i]))
+        clone = FACTORIES[name](m=40, seed=seed + 1)
+        clone.load_state_dict(model.state_dict())
+    _learn_both_and_compare(model, clone, x[:20], observed[:20])
