@@ -93,7 +93,7 @@ from torch import nn
 import torch_geometric_stream
 from torch_geometric_stream.evaluation import PrequentialRecord
 from torch_geometric_stream.files import atomic_write, remove_stale_temporaries
-from torch_geometric_stream.validation import check_mapping, check_positive_int
+from torch_geometric_stream.validation import check_mapping, check_positive_int, same_setting
 
 __all__ = ["CheckpointError", "CheckpointState", "CheckpointCallback", "save_checkpoint",
            "load_checkpoint", "checkpoint_callback", "FORMAT_VERSION"]
@@ -516,7 +516,7 @@ def _check_learner(path: Path, saved: Mapping[str, Any], learner: Any) -> None:
     ours = _setting_info(learner)
     mismatches = [f"checkpoint has {name}={value!r}, learner has {ours.get(name)!r}"
                   for name, value in sorted(saved.get("settings", {}).items())
-                  if ours.get(name, value) != value]
+                  if not same_setting(ours.get(name, value), value)]
     if mismatches:
         raise CheckpointError(f"checkpoint {path} was saved with other settings: "
                               + "; ".join(mismatches))

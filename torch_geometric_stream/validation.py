@@ -23,7 +23,7 @@ __all__ = ["CPU", "INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
            "describe_index", "first_offender", "not_a_count", "refuse_tracer",
-           "to_device", "torchscript_unsupported"]
+           "same_setting", "to_device", "torchscript_unsupported"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -491,8 +491,9 @@ def cast_overflow(values: Tensor, dtype: torch.dtype) -> Optional[str]:
 def check_kept_settings(state: Mapping[str, Any], own: Mapping[str, Any], subject: str,
                         noun: str, required: tuple[str, ...] = ()) -> None:
     """Raise ``ValueError`` for the first setting of ``own`` (name: value) that the
-    ``state`` (a mapping) was kept with another value of: a state learned under one
-    setting is not the state of an object built with another. A state without a
+    ``state`` (a mapping) was kept with another value of (by :func:`same_setting`: a
+    list for a tuple is the same value): a state learned under one setting is not
+    the state of an object built with another. A state without a
     setting, saved before it was kept, is not checked on it, unless the setting is
     ``required`` (then the state had ``None``).
 
@@ -507,9 +508,30 @@ def check_kept_settings(state: Mapping[str, Any], own: Mapping[str, Any], subjec
     """
     for name, value in own.items():
         kept = state.get(name) if name in required else state.get(name, value)
-        if kept != value:
+        if not same_setting(kept, value):
             raise ValueError(f"{subject} state was kept with {name}={kept!r}, this {noun} has "
                              f"{name}={value!r}: build it with the state's {name}")
+
+
+def same_setting(kept: Any, value: Any) -> bool:
+    """Whether a setting a state was kept with, ``kept``, is ``value``: compared by
+    value, a list or a tuple as the tuple of its entries, recursively (a JSON round
+    trip, or a user writing the settings by hand, turns a tuple into a list), and
+    numbers as Python compares them (``2 == 2.0``: a constructor takes an ``int``
+    for a ``float`` setting and keeps it as given or as a ``float``).
+
+    Args:
+        kept (Any): the state's setting.
+        value (Any): the object's own setting.
+    """
+    return _setting_form(kept) == _setting_form(value)
+
+
+def _setting_form(value: Any) -> Any:
+    """``value`` with every list and tuple in it, recursively, as a tuple."""
+    if isinstance(value, (list, tuple)):
+        return tuple(map(_setting_form, value))
+    return value
 
 
 def check_cast_keeps_finite(module: nn.Module, fn: Callable[[Tensor], Tensor]) -> None:

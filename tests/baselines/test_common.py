@@ -1,4 +1,5 @@
 """Contract tests every baseline must pass."""
+import json
 import math
 import re
 
@@ -10,6 +11,7 @@ from baseline_stream_helpers import gaussian_stream
 from state_helpers import assert_same
 from torch_geometric_stream.baselines import BASELINES, HDSSL, ReSSL, TemporalLabelPropagation
 from torch_geometric_stream.models.registry import build_model
+from torch_geometric_stream.validation import same_setting
 
 D, C = 4, 3
 FACTORIES = {
@@ -201,6 +203,52 @@ def test_a_state_of_numpy_arrays_and_scalars_still_loads(name):
     _learn_both_and_compare(model, clone, x[40:], observed[40:])
 
 
+def _through_json(value):
+    """``value`` (a state or its settings) after ``json.dumps`` and ``json.loads``:
+    tensors as nested lists, tuples as lists."""
+    return json.loads(json.dumps(value, default=lambda tensor: tensor.tolist()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_settings_after_a_json_round_trip_load(name):
+    """Before, ReSSL's ``ks`` came back as a list and was refused: "the ReSSL state
+    was kept with ks=[1, 3, 5, 7], this learner has ks=(1, 3, 5, 7)"."""
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    state = model.state_dict()
+    settings = _through_json(state["settings"])
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict({**state, "settings": settings})
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+    for setting, value in settings.items():  # another value is still refused
+        other = [*value, 9] if isinstance(value, list) else "other"
+        with pytest.raises(ValueError, match=re.escape(f"kept with {setting}={other!r}, ")):
+            clone.load_state_dict({**state, "settings": {**settings, setting: other}})
+
+
+@pytest.mark.parametrize("kept, value, same", [
+    ([1, 3], (1, 3), True), ([[0, 1.0], None], ((0.0, 1), None), True), (2, 2.0, True),
+    ([1, 3], (1, 3, 5), False), ([[0, 1]], ((0, 2),), False), ((1, 3), "(1, 3)", False),
+    (None, 0, False)])
+def test_settings_compare_by_value_with_sequences_as_tuples(kept, value, same):
+    assert same_setting(kept, value) is same_setting(value, kept) is same
+
+
+@pytest.mark.parametrize("name", ["ressl", "ressl_radius"])
+def test_a_ressl_state_after_a_json_round_trip_loads(name):
+    x, _, observed = gaussian_stream(n=90, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:40], torch.from_numpy(observed[:40]))
+    state = _through_json(model.state_dict())
+    assert state["settings"]["ks"] == [1, 3, 5, 7] and len(state["acc_window"])
+    clone = FACTORIES[name](m=30)
+    clone.load_state_dict(state)
+    assert_same(model.state_dict(), clone.state_dict())
+    _learn_both_and_compare(model, clone, x[40:], observed[40:])
+
+
 def _spoiled_states(state):
     """Per entry: the state without it, and with it one element longer (the
     settings aside: an older state lacks them)."""
@@ -334,8 +382,8 @@ def test_a_full_counter_learns_no_more_and_changes_nothing(name):
     """Before, a state whose counter was ``2**63 - 1`` loaded (it is an ``int64``)
     and learned a sample: the counter went to ``2**63``, and the next
     ``state_dict`` (a checkpoint) raised an OverflowError, as did TLP's next learn.
-    The loader still takes ``2**63 - 1`` (a run can count to it); a batch that
-    would count beyond it is refused whole."""
+    A run counts to ``2**63 - 1`` at most: a batch that would count beyond it is
+    refused whole (and the loader refuses the full counter, see below)."""
     x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
     model = FACTORIES[name](m=30)
     model.learn(x[:30], torch.from_numpy(observed[:30]))
@@ -463,14 +511,55 @@ def test_a_finite_value_no_run_reaches_is_refused_naming_the_entry(name, key, va
 
 def test_values_of_a_long_run_load():
     """Counts after 1e9 samples and sums of squares of features of magnitude 1e6
-    are what a run reaches: they load."""
+    are what a run reaches: they load (with the centres ``ls / count`` they give)."""
     model = ReSSL(D, C, memory_size=30)
     model.learn(np.ones((3, D), dtype=np.float32), [0, 1, 2])
     state = model.state_dict()
     active = state["mc_active"].numpy()
-    count, ls, ss = (state[key].clone() for key in ("mc_count", "mc_ls", "mc_ss"))
-    count[active], ls[active], ss[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12
+    count, ls, ss, centre = (state[key].clone()
+                             for key in ("mc_count", "mc_ls", "mc_ss", "mc_centre"))
+    count[active], ls[active], ss[active], centre[active] = 1e9, 1e9 * 1e6, 1e9 * 1e12, 1e6
     model.load_state_dict({**state, "mc_count": count, "mc_ls": ls, "mc_ss": ss,
-                           "now": 10 ** 9})
+                           "mc_centre": centre, "now": 10 ** 9})
     model.learn(np.full(D, 1e6, dtype=np.float32), 0)
     assert np.isfinite(model.micro_clusters.ss).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_state_whose_counter_has_no_room_for_one_more_sample_is_refused(name):
+    """Before, a counter of ``2**63 - 1`` loaded: the learner could not learn one
+    more sample (the next learn was refused). The largest counter that leaves room
+    for it, ``2**63 - 2``, loads and learns one sample."""
+    x, _, observed = gaussian_stream(n=40, dim=D, spread=1.5, seed=5)
+    model = FACTORIES[name](m=30)
+    model.learn(x[:30], torch.from_numpy(observed[:30]))
+    state, before = model.state_dict(), model.state_dict()
+    counter = "time" if name.startswith("tlp") else "now"
+    top = 2 ** 63 - 1
+    for full in (top, np.int64(top), torch.tensor(top)):
+        with pytest.raises(ValueError, match=(
+                f"^state {counter} must be below {top}, the largest int64, got {top}: a "
+                f"learner loaded with it could not count one more sample$")):
+            model.load_state_dict({**state, counter: full})
+        assert_same(before, model.state_dict())
+    model.load_state_dict({**state, counter: top - 1})
+    model.learn(x[30], int(observed[30]))
+    assert model.state_dict()[counter] == top
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("seed, scale, offset", [(0, 1.0, 0.0), (1, 1e3, 1e4), (2, 1e-3, 0.0)])
+def test_every_state_of_a_run_loads(name, seed, scale, offset):
+    """The checks that a state's entries agree (centres ``ls / count``, radii, the
+    squared distances, TLP's symmetric weights and first window) take every state
+    a run writes: 300 steps of a stream (shifted and scaled: sums that cancel)
+    with merges, pruning, TLP's window filling and sliding; a copy loaded at each
+    step goes on as the run does."""
+    x, _, observed = gaussian_stream(n=300, dim=D, spread=1.5, seed=seed, label_ratio=0.1)
+    x = (x * scale + offset).astype(np.float32)
+    model = FACTORIES[name](m=40, seed=seed)
+    for i in range(len(x)):
+        model.learn(x[i], int(observed[i]))
+        clone = FACTORIES[name](m=40, seed=seed + 1)
+        clone.load_state_dict(model.state_dict())
+    _learn_both_and_compare(model, clone, x[:20], observed[:20])

@@ -557,3 +557,55 @@ def test_a_state_with_nan_in_a_micro_cluster_is_refused(make, entry):
     with pytest.raises(ValueError, match=f"state {entry} holds NaN or inf values"):
         model.load_state_dict({**before, entry: corrupt})
     assert_same(model.state_dict(), before)
+
+
+def _added(entry, *cells, by=0.5, value=None):
+    """A corruption of ``state[entry]``: ``by`` added at each of ``cells`` (index
+    tuples), or ``value`` set there."""
+    def corrupt(state):
+        spoiled = state[entry].clone()
+        for cell in cells:
+            spoiled[cell] = spoiled[cell] + by if value is None else value
+        return spoiled
+    return corrupt
+
+
+@pytest.mark.parametrize("make", [ReSSL, HDSSL])
+@pytest.mark.parametrize("entry, corrupt, message", [
+    # before: each loaded, and the learner computed with one entry here and the other
+    # there (nearest clusters by the centre, merged ones by ls / count; absorbing by
+    # a radius its sums disagree with; merging the pair of another distance, or a
+    # cluster with itself; a centre ls / 0)
+    ("mc_centre", _added("mc_centre", (1, 0)),
+     r"^state mc_centre must be mc_ls / mc_count to rounding, as a run keeps it; got "
+     r"[-\d.]+ at \[1, 0\] where that is [-\d.]+$"),
+    ("mc_radius", _added("mc_radius", (0,)),
+     r"^state mc_radius must be radius_from_sums\(mc_ls, mc_ss, mc_count\) where mc_count > "
+     r"1, to rounding, as a run keeps it; got [\d.]+ at \[0\] where that is [\d.]+$"),
+    ("mc_dist2", _added("mc_dist2", (0, 2), (2, 0)),
+     r"^state mc_dist2 must be the squared distance between the mc_centre rows, to "
+     r"rounding, as a run keeps it; got [\d.]+ at \[0, 2\] where that is [\d.]+$"),
+    ("mc_dist2", _added("mc_dist2", (2, 2), value=0.0),
+     r"^state mc_dist2 must be inf on the diagonal of an active slot \(a cluster never "
+     r"pairs with itself\), got 0\.0 at \[2, 2\]$"),
+    ("mc_count", _added("mc_count", (1,), value=0.0),
+     r"^state mc_count must be >= 1 in an active slot \(a cluster holds a point\), got 0$")])
+def test_a_state_whose_cluster_entries_disagree_is_refused(make, entry, corrupt, message):
+    model = _learned(make(2, 2, memory_size=4))
+    before = model.state_dict()
+    assert before["mc_active"].all() and before["mc_count"].tolist()[:3] == [6.0, 1.0, 4.0]
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict({**before, entry: corrupt(before)})
+    assert_same(model.state_dict(), before)
+
+
+@pytest.mark.parametrize("make", [ReSSL, HDSSL])
+def test_a_singleton_keeps_the_radius_it_got(make):
+    """Only a cluster of several points has its radius from its sums: a singleton's
+    radius (inherited, or HDSSL's estimate) loads whatever it is."""
+    model = _learned(make(2, 2, memory_size=4))
+    state = model.state_dict()
+    radius = state["mc_radius"].clone()
+    radius[1] = 7.5  # slot 1 holds one point
+    model.load_state_dict({**state, "mc_radius": radius})
+    assert model.micro_clusters.radius.tolist() == radius.tolist()

@@ -400,6 +400,63 @@ def test_a_state_out_of_range_is_refused(entry, corrupt, message):
     assert_same(model.state_dict(), before)
 
 
+def _changed(entry, *cells, by=0.25, scale=1.0):
+    """A corruption of ``state[entry]``: ``by`` added and then ``scale`` applied at
+    each of ``cells`` (index tuples)."""
+    def corrupt(state):
+        value = state[entry].clone()
+        for cell in cells:
+            value[cell] = (value[cell] + by) * scale
+        return value
+    return corrupt
+
+
+def _swapped_first_arrivals(state):
+    arrival = state["arrival"].clone()
+    arrival[[0, 1]] = arrival[[1, 0]]
+    return arrival
+
+
+_FILLING = dict(tau=8, n=5)  # not frozen: the window fills (5 of 8 points, 9 slots)
+_NODE = 2  # the first window slot's node (after the 2 terminals)
+
+
+@pytest.mark.parametrize("learned, entry, corrupt, message", [
+    # before: each loaded, and the learner computed with one entry here and the
+    # other there (an asymmetric Laplacian, degrees counting a self-loop or a free
+    # slot, another bandwidth than the learner's sigma, a median over other slots)
+    (dict(sigma=1.0), "weights", _changed("weights", (_NODE, _NODE + 1)),
+     r"^state weights must be symmetric, 0 on the diagonal and at free slots, as a run keeps "
+     r"it; got [\d.]+ at \[2, 3\] where that is [\d.]+$"),
+    (dict(sigma=1.0), "weights", _changed("weights", (_NODE, _NODE)), "0 on the diagonal"),
+    (dict(sigma=1.0), "weights", _changed("weights", (_NODE, -1), (-1, _NODE)),
+     r"at free slots, as a run keeps it; got 0\.25 at \[2, 6\] where that is 0\.0$"),
+    (dict(sigma=1.0), "sigma", lambda state: 2.0,
+     r"^state sigma must be this learner's sigma=1\.0, and frozen true, got 2\.0 and True$"),
+    (_FILLING, "arrival", _swapped_first_arrivals,
+     r"^state arrival must be 0, 1, \.\.\., time - 1 in the first slots and -1 after, "
+     r"fewer than memory_size 8, while the first window fills \(frozen false\): no point "
+     r"has left it; got time 5 and \[1, 0, 2, 3, 4, -1, -1, -1, -1\]$"),
+    (_FILLING, "time", lambda state: 7, "got time 7 and "),
+    (_FILLING, "dist2", _changed("dist2", (0, 1), (1, 0), scale=2.0),
+     r"^state dist2 must be the squared distance between the x rows of the window, to "
+     r"rounding, as a run keeps it; got [\d.]+ at \[0, 1\]"),
+    (_FILLING, "sigma", lambda state: state["sigma"] * 1.01,
+     r"^state sigma must be the median distance between the window points while the first "
+     r"window fills, to rounding, as a run keeps it; got [\d.]+ where that is [\d.]+$"),
+    (_FILLING, "weights", _changed("weights", (_NODE, _NODE + 1), (_NODE + 1, _NODE), by=0,
+                                   scale=0.5),
+     r"^state weights must be the Gaussian weights of dist2 with sigma on the window's edges "
+     r"while the first window fills, to rounding, as a run keeps it; got [\d.e-]+ at \[2, 3\]")])
+def test_a_state_whose_entries_disagree_is_refused(learned, entry, corrupt, message):
+    model = _learned(**learned)
+    before = model.state_dict()
+    assert before["frozen"] is (learned is not _FILLING)
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict({**before, entry: corrupt(before)})
+    assert_same(model.state_dict(), before)
+
+
 def test_states_it_writes_load_filling_and_past_the_window():
     for n in (0, 1, 3, 9):
         model = _learned(n=n)

@@ -609,6 +609,33 @@ def test_a_baselines_checkpoint_of_a_state_without_its_settings_loads(tmp_path, 
                    "saved with other settings: ")
 
 
+def _as_lists(settings: dict) -> None:
+    """Every tuple setting of a checkpoint's ``settings`` as a list (what a JSON
+    round trip of them, or a user writing them by hand, gives)."""
+    settings.update({name: list(value) for name, value in settings.items()
+                     if isinstance(value, tuple)})
+
+
+@pytest.mark.parametrize("build, listed", [
+    (lambda: ReSSL(D, C, memory_size=20), "ks"),
+    (lambda: small_sledge(input_scaling=RunningMinMax(D, feature_range=(0.0, 1.0))),
+     "input_feature_range")])
+def test_a_checkpoint_whose_tuple_settings_are_lists_loads(tmp_path, build, listed):
+    """Before: "saved with other settings: checkpoint has ks=[1, 3, 5, 7], learner
+    has (1, 3, 5, 7)" (the settings were compared with ``!=``)."""
+    x, y = stream(30)
+    learner = build()
+    feed(learner, x, y)
+    path = save_checkpoint(tmp_path / "tuples.ckpt", learner, position=30)
+    listed_path = rewritten(path, tmp_path / "lists.ckpt",
+                            lambda payload: _as_lists(payload["learner"]["settings"]))
+    assert isinstance(torch.load(listed_path, weights_only=False)["learner"]["settings"][listed],
+                      list)
+    resumed = build()
+    assert load_checkpoint(listed_path, resumed).position == 30
+    assert_same(resumed.state_dict(), learner.state_dict())
+
+
 def test_a_checkpoint_keeps_the_source_merge(tmp_path):
     x, y = stream(30)
     learner = small_sledge(input_scaling="online", source_merge="unit")

@@ -132,3 +132,30 @@ def test_reset_parameters_of_an_unseeded_learner_draws_from_the_global_generator
     torch.manual_seed(5)
     model.reset_parameters()
     assert same(first, drawn(model)[0])
+
+
+def test_unseeded_learners_draw_their_reservoir_seeds_from_torch_s_generator():
+    """Before, every unseeded ``input_scaling="robust"`` learner drew its reservoir
+    with seed 0: two of them kept the same rows. Now the seed is drawn from torch's
+    global generator after the parameters, which moves on."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        online = small(input_scaling="online", seed=None)
+        expected = int(torch.randint(2**63 - 1, ()))  # the draw after the parameters
+        torch.manual_seed(5)
+        first = small(input_scaling="robust", seed=None)
+        second = small(input_scaling="robust", seed=None)
+        torch.manual_seed(5)
+        again = small(input_scaling="robust", seed=None)
+    assert first.input_scaler.seed == again.input_scaler.seed == expected
+    assert second.input_scaler.seed != expected
+    assert same(list(first.parameters()), list(online.parameters()))
+    # their reservoirs' generators differ (before: both started from seed 0)
+    assert (first.input_scaler.get_extra_state()["rng"]
+            != second.input_scaler.get_extra_state()["rng"])
+
+def test_a_seeded_learner_s_reservoir_keeps_its_seed_and_torch_s_generator():
+    state = torch.get_rng_state()
+    model = small(input_scaling="robust", seed=7)
+    assert model.input_scaler.seed == 7
+    assert torch.equal(torch.get_rng_state(), state)

@@ -26,9 +26,11 @@ from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
 from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
-                                                    CheckedStateLoad, NumpyState,
-                                                    check_counter_room, check_reachable,
-                                                    check_state_entry)
+                                                    ULPS, CheckedStateLoad, NumpyState,
+                                                    check_counter_room, check_derived,
+                                                    check_loaded_counter, check_reachable,
+                                                    check_squared_distances,
+                                                    check_state_entry, rounding)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -46,6 +48,49 @@ _REACHED = {"ls": (-COUNTER_MAX * FEATURE_MAX, COUNTER_MAX * FEATURE_MAX),
             "centre": (-FEATURE_MAX, FEATURE_MAX),
             "count": (0.0, float(COUNTER_MAX)),
             "time": (0.0, float(COUNTER_MAX))}
+
+
+def _check_clusters(values: Mapping[str, np.ndarray], prefix: str) -> None:
+    """Raise ``ValueError`` unless the active slots of a store's arrays (``values``,
+    by name; saved with ``prefix``) agree as the store keeps them: a count of at
+    least 1 (a cluster holds a point), the centre ``ls / count``, for a count above
+    1 the radius :func:`radius_from_sums` (a singleton keeps the radius it got),
+    ``dist2`` the squared distances between the centres and ``inf`` on the
+    diagonal (a cluster never pairs with itself), each to rounding
+    (:func:`~torch_geometric_stream.baselines.state.check_derived`). The inactive
+    slots are not read: a new cluster overwrites every array of its slot.
+    """
+    active = np.flatnonzero(values["active"])
+    count, ls, ss = values["count"], values["ls"], values["ss"]
+    if active.size and count[active].min() < 1.0:
+        raise ValueError(f"state {prefix}count must be >= 1 in an active slot (a cluster "
+                         f"holds a point), got {count[active].min():g}")
+    centre = values["centre"].copy()
+    centre[active] = ls[active] / count[active, None]
+    check_derived(values["centre"], centre, ULPS * np.abs(centre), prefix + "centre",
+                  f"{prefix}ls / {prefix}count to rounding")
+    merged = active[count[active] > 1]
+    stored = values["radius"]
+    radius = stored.copy()
+    radius[merged] = radius_from_sums(ls[merged], ss[merged], count[merged])
+    # sum(ss / n) - sum(centre ** 2) to rounding of its terms: its square root to that
+    # over r + r' (|r - r'| (r + r') = |r^2 - r'^2|), or to the root of it
+    scale = np.zeros(len(stored))
+    scale[merged] = rounding(ls.shape[1]) * ((ss[merged] / count[merged, None]).sum(1)
+                                              + (centre[merged] ** 2).sum(1))
+    over = np.maximum(stored + radius, np.sqrt(scale))
+    check_derived(stored, radius, np.divide(scale, over, out=np.zeros_like(scale),
+                                            where=over > 0),
+                  prefix + "radius", f"radius_from_sums({prefix}ls, {prefix}ss, "
+                  f"{prefix}count) where {prefix}count > 1, to rounding")
+    dist2 = values["dist2"]
+    if active.size and not np.isinf(dist2[active, active]).all():
+        slot = int(active[~np.isinf(dist2[active, active])][0])
+        raise ValueError(f"state {prefix}dist2 must be inf on the diagonal of an active "
+                         f"slot (a cluster never pairs with itself), got "
+                         f"{float(dist2[slot, slot])!r} at [{slot}, {slot}]")
+    check_squared_distances(values["centre"], dist2, active, prefix + "dist2",
+                            f"the squared distance between the {prefix}centre rows, to rounding")
 
 
 def radius_from_sums(ls: np.ndarray, ss: np.ndarray,
@@ -148,8 +193,9 @@ class MicroClusterStore:
         Raises:
             TypeError: an array of values of another kind (complex, strings, ...).
             ValueError: an array of another shape, NaN or inf values (NaN in
-                ``dist2``), labels beyond ``int64``, or sums, centres, counts or
-                times beyond what a run reaches (:data:`_REACHED`).
+                ``dist2``), labels beyond ``int64``, sums, centres, counts or
+                times beyond what a run reaches (:data:`_REACHED`), or an active
+                cluster whose arrays disagree (:func:`_check_clusters`).
         """
         values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
         for name, value in values.items():
@@ -162,6 +208,7 @@ class MicroClusterStore:
                               finite=name not in _INFINITE_ARRAYS)
         for name, (low, high) in _REACHED.items():
             check_reachable(values[name], prefix + name, low, high)
+        _check_clusters(values, prefix)
         for name, value in values.items():
             setattr(self, name, value.astype(getattr(self, name).dtype, copy=True))
 
@@ -541,7 +588,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
 
     def _load_store_state(self, state: Mapping[str, np.ndarray]) -> None:
         """Load :meth:`_store_state`'s entries (the seed where ``state`` has one)."""
-        now = check_positive_int(np.asarray(state["now"]).item(), "state now", minimum=0)
+        now = check_loaded_counter(state["now"], "now")
         # a cluster's time is one of the stream's (decayed by 2 ** (-decay (now - time)))
         check_reachable(state["mc_time"], "mc_time", 0.0, float(now))
         seed = (check_seed(np.asarray(state["seed"]).item(), "state seed")

@@ -49,11 +49,83 @@ def check_reachable(value: Any, name: str, low: float, high: float) -> None:
                          f"reaches; beyond, later arithmetic overflows), got {outside[0]:g}")
 
 
+#: The relative rounding of one correctly rounded float64 operation (a quotient,
+#: a square root), with a margin: a few units in the last place.
+ULPS = 4.0 * float(np.finfo(np.float64).eps)
+
+
+def rounding(dim: int) -> float:
+    r"""A bound, relative to the magnitudes summed, on the rounding error of a
+    ``float64`` sum of ``dim`` products (a squared distance, a sum of squares,
+    a dot product) in any order: Higham's :math:`\gamma_{dim}` with a margin of 8.
+
+    Args:
+        dim (int): the number of products summed.
+    """
+    return 8.0 * (dim + 2) * float(np.finfo(np.float64).eps)
+
+
+def check_derived(value: Any, expected: Any, tolerance: Any, name: str, source: str) -> None:
+    """Raise ``ValueError`` unless every value of ``value``, a state's entry
+    ``name`` that the learner computes from others, lies within ``tolerance`` of
+    ``expected``, what those give (``source``, for the message): a run's state
+    always does (rounding aside), and a state whose entries disagree would be
+    computed with one here and the other there. Equal infinities agree.
+
+    Args:
+        value (np.ndarray or float): the entry.
+        expected (np.ndarray or float): what the other entries give, of its shape.
+        tolerance (np.ndarray or float): the largest difference allowed
+            (broadcast to the shape).
+        name (str): the entry's name, for the message.
+        source (str): what it is computed as, for the message.
+    """
+    value, expected = np.asarray(value, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # inf - inf: they agree where they are equal
+        off = ~((np.abs(value - expected) <= tolerance) | (value == expected))
+    if off.any():
+        index = tuple(int(i) for i in np.argwhere(off)[0])
+        where = f" at {list(index)}" if index else ""
+        raise ValueError(f"state {name} must be {source}, as a run keeps it; got "
+                         f"{float(value[index])!r}{where} where that is "
+                         f"{float(expected[index])!r}")
+
+
+def check_squared_distances(points: np.ndarray, dist2: np.ndarray, rows: np.ndarray,
+                            name: str, source: str) -> None:
+    r"""Raise ``ValueError`` unless ``dist2[i, j]``, a state's entry ``name``, is
+    the squared distance between ``points[i]`` and ``points[j]`` (``source``, for
+    the message) for every two distinct ``i, j`` of ``rows``, to within
+    :func:`rounding` of :math:`\|p_i\|^2 + \|p_j\|^2` (compared with
+    :math:`\|p_i\|^2 + \|p_j\|^2 - 2 p_i^\top p_j`, one matrix product:
+    :math:`O(|rows|^2 d)`); the diagonal and the other entries are not read.
+
+    Args:
+        points (np.ndarray): the points :math:`(n, d)`.
+        dist2 (np.ndarray): the entry :math:`(n, n)`.
+        rows (np.ndarray): the indices of the points compared :math:`(k,)`.
+        name (str): the entry's name, for the message.
+        source (str): what it is computed as, for the message.
+    """
+    kept = points[rows]
+    norms = np.einsum("ij,ij->i", kept, kept)
+    scale = norms[:, None] + norms[None, :]
+    pairs = np.ix_(rows, rows)
+    expected = dist2.copy()
+    expected[pairs] = scale - 2.0 * (kept @ kept.T)
+    expected[rows, rows] = dist2[rows, rows]
+    tolerance = np.zeros(dist2.shape)
+    tolerance[pairs] = rounding(points.shape[1]) * scale
+    check_derived(dist2, expected, tolerance, name, source)
+
+
 def check_counter_room(counter: int, steps: int, name: str) -> None:
     """Raise ``ValueError`` unless a counter (the state entry ``name``, an
     ``int64``: at most :data:`COUNTER_MAX`) at ``counter`` can tick ``steps``
-    more times: a learner whose counter is full learns no more samples (its
-    state would not be saved), and a batch it cannot learn whole changes nothing.
+    more times: a batch it cannot learn whole changes nothing (beyond
+    :data:`COUNTER_MAX`, the state would not be saved). A learner whose counter
+    is full learns no more samples, and its state does not load
+    (:func:`check_loaded_counter`).
 
     Args:
         counter (int): the counter's value.
@@ -64,6 +136,26 @@ def check_counter_room(counter: int, steps: int, name: str) -> None:
         raise ValueError(f"state {name} is {counter}, {COUNTER_MAX - counter} below its "
                          f"largest value {COUNTER_MAX} (int64): a batch of {steps} would "
                          f"overflow it")
+
+
+def check_loaded_counter(value: Any, name: str) -> int:
+    """Return ``value``, a state's counter entry ``name``, as an ``int`` if it is
+    an integer in :math:`[0,` :data:`COUNTER_MAX` :math:`)`: a loaded learner has
+    room to count at least its next sample (:func:`check_counter_room`).
+
+    Args:
+        value (Any): the entry (a scalar, already checked an ``int64``).
+        name (str): the entry's name, for the messages.
+
+    Raises:
+        ValueError: a negative counter, or one at :data:`COUNTER_MAX`.
+    """
+    counter = check_positive_int(np.asarray(value).item(), f"state {name}", minimum=0)
+    if counter >= COUNTER_MAX:
+        raise ValueError(f"state {name} must be below {COUNTER_MAX}, the largest int64, "
+                         f"got {counter}: a learner loaded with it could not count one "
+                         f"more sample")
+    return counter
 
 
 def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],
@@ -143,8 +235,10 @@ class CheckedStateLoad(abc.ABC):
     the settings it recorded, see
     :func:`~torch_geometric_stream.checkpoint.load_checkpoint`). The subclass's
     :meth:`_load_state`
-    then loads it, checking shapes as it goes; if it raises, the learner's
-    earlier state is put back. The entries named in :attr:`_LABEL_ENTRIES` must
+    then loads it, checking shapes as it goes, and that the entries the learner
+    computes from others agree with them (:func:`check_derived`: a cluster's
+    centre is ``ls / count``, TLP's weights are symmetric, ...); if it raises,
+    the learner's earlier state is put back. The entries named in :attr:`_LABEL_ENTRIES` must
     hold class ids in :math:`[-1, c)` of this learner's :math:`c` classes (a
     state of a learner with more classes is refused, not left for a later
     prediction to index with).

@@ -9,9 +9,11 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.base import StreamClassifier
-from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ArgumentsRepr,
-                                                    CheckedStateLoad, NumpyState,
-                                                    check_counter_room, check_reachable)
+from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, ULPS,
+                                                    ArgumentsRepr, CheckedStateLoad, NumpyState,
+                                                    check_counter_room, check_derived,
+                                                    check_loaded_counter, check_reachable,
+                                                    check_squared_distances)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -337,12 +339,13 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
             if value.shape != expected:
                 raise ValueError(f"state {name.lstrip('_')} has shape {value.shape}, "
                                  f"expected {expected}")
-        time = check_positive_int(np.asarray(state["time"]).item(), "state time", minimum=0)
+        time = check_loaded_counter(state["time"], "time")
         sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
         check_positive(sigma, "state sigma")
         check_bandwidth(sigma, "state sigma")
         self._check_reached(state)
         self._check_arrivals(np.asarray(state["arrival"]), time)
+        self._check_graph(state, time, frozen, sigma)
         for name in self._STATE:
             current = getattr(self, name)
             setattr(self, name, np.asarray(state[name.lstrip("_")]).astype(current.dtype))
@@ -352,6 +355,54 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         self._last_query = None
         with _flush_denormals():        # as learning measured them
             self._index_window_pairs()
+            if not frozen:  # raising, the learner's earlier state is put back
+                self._check_heuristic()
+
+    def _check_graph(self, state: Mapping[str, np.ndarray], time: int, frozen: bool,
+                     sigma: float) -> None:
+        """Raise unless the state's entries agree as learning keeps them: the weights
+        symmetric, 0 on the diagonal and at free slots; a given ``sigma`` the
+        state's, frozen from the start; while the first window fills (not frozen),
+        no point has left it (slot ``i`` holds the ``i``-th point, ``time`` of them)
+        and ``dist2`` holds the squared distances of its points (to rounding)."""
+        weights = np.asarray(state["weights"], dtype=np.float64)
+        arrival = np.asarray(state["arrival"])
+        expected = weights.T.copy()
+        np.fill_diagonal(expected, 0.0)
+        free = self.num_classes + np.flatnonzero(arrival == -1)
+        expected[free, :] = expected[:, free] = 0.0
+        check_derived(weights, expected, 0.0, "weights",
+                      "symmetric, 0 on the diagonal and at free slots")
+        if self.sigma is not None and (sigma != self.sigma or not frozen):
+            raise ValueError(f"state sigma must be this learner's sigma={self.sigma!r}, and "
+                             f"frozen true, got {sigma!r} and {frozen}")
+        if frozen:
+            return
+        held = int((arrival != -1).sum())
+        order = np.where(np.arange(arrival.size) < held, np.arange(arrival.size), -1)
+        if held >= self.memory_size or time != held or not np.array_equal(arrival, order):
+            raise ValueError(f"state arrival must be 0, 1, ..., time - 1 in the first slots "
+                             f"and -1 after, fewer than memory_size {self.memory_size}, while "
+                             f"the first window fills (frozen false): no point has left it; "
+                             f"got time {time} and {arrival.tolist()}")
+        check_squared_distances(np.asarray(state["x"], dtype=np.float64),
+                                np.asarray(state["dist2"], dtype=np.float64),
+                                np.arange(held), "dist2", "the squared distance between "
+                                "the x rows of the window, to rounding")
+
+    def _check_heuristic(self) -> None:
+        """Raise unless the loaded bandwidth and weights of a state saved while the
+        first window fills are what its distances give: the median one
+        (:meth:`_median_bandwidth`) and its Gaussian weights on the window's edges
+        (:meth:`_write_window_weights`), to rounding."""
+        sigma = self._median_bandwidth()
+        check_derived(self._sigma, sigma, ULPS * sigma, "sigma", "the median distance "
+                      "between the window points while the first window fills, to rounding")
+        weights = np.zeros_like(self._weights)
+        self._write_window_weights(weights, int((self._arrival >= 0).sum()))
+        check_derived(self._weights, weights, ULPS * weights, "weights",
+                      "the Gaussian weights of dist2 with sigma on the window's edges while "
+                      "the first window fills, to rounding")
 
     def _check_reached(self, state: Mapping[str, np.ndarray]) -> None:
         """Raise unless the window's ``float32`` features, their squared distances, the
@@ -459,22 +510,34 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         """
         # no node has left before the bandwidth freezes, so slots 0..k-1 are the window
         k = int((self._arrival >= 0).sum())
-        size = self._pair_dist.size
-        middle = self._pair_dist[(size - 1) // 2:size // 2 + 1]
-        self._sigma = float(np.mean(middle)) if size else 1.0
-        c = self.num_classes
-        if self.knn is None:       # every pair is an edge
-            block = self._weights[c:c + k, c:c + k]
-            self._gauss(self._dist2[:k, :k], out=block)
-            np.fill_diagonal(block, 0.0)
-        else:
-            rows, cols = self._edge_rows, self._edge_cols
-            self._weights[c + rows, c + cols] = self._gauss(self._dist2[rows, cols])
+        self._sigma = self._median_bandwidth()
+        self._write_window_weights(self._weights, k)
         if k >= self.memory_size:
             self._frozen = True
             self._dist2 = np.zeros((0, 0))
             self._edge = np.zeros((0, 0), dtype=bool)
             self._index_window_pairs()
+
+    def _median_bandwidth(self) -> float:
+        """The median of the sorted distances: the middle one or two (their mean,
+        as :func:`numpy.median` takes it); 1.0 without any."""
+        size = self._pair_dist.size
+        middle = self._pair_dist[(size - 1) // 2:size // 2 + 1]
+        return float(np.mean(middle)) if size else 1.0
+
+    def _write_window_weights(self, weights: np.ndarray, k: int) -> None:
+        r"""Write the Gaussian weights of the distances between the ``k`` window
+        points (slots ``0..k-1``) with the bandwidth in use onto their edges in
+        ``weights`` :math:`(c + \tau + 1, c + \tau + 1)`: ``O(tau knn)`` with
+        ``knn``, all ``O(tau^2)`` pairs without."""
+        c = self.num_classes
+        if self.knn is None:       # every pair is an edge
+            block = weights[c:c + k, c:c + k]
+            self._gauss(self._dist2[:k, :k], out=block)
+            np.fill_diagonal(block, 0.0)
+        else:
+            rows, cols = self._edge_rows, self._edge_cols
+            weights[c + rows, c + cols] = self._gauss(self._dist2[rows, cols])
 
     def _insert(self, x: np.ndarray, y: int) -> None:
         c = self.num_classes

@@ -6,7 +6,7 @@ from typing import Iterable, Iterator, Optional
 
 import torch
 
-__all__ = ["seeded_draws"]
+__all__ = ["seeded_draws", "drawn_seed"]
 
 
 @contextmanager
@@ -38,6 +38,13 @@ def seeded_draws(seed: Optional[int], parameters: Iterable[torch.Tensor] = ()) -
         torch.set_rng_state(cpu_state)
         for device, state in zip(devices, states):
             _set_device_rng_state(device, state)
+
+
+def drawn_seed() -> int:
+    """A seed in :math:`[0, 2^{63} - 1)` drawn from torch's CPU generator (inside
+    :func:`seeded_draws`, the learner's seed; outside, the global generator as it
+    stands, which moves on)."""
+    return int(torch.randint(2**63 - 1, ()))
 
 
 # per device type, in the calls every torch since 2.1 has (no torch.get_device_module;

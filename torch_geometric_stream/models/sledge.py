@@ -18,7 +18,7 @@ from torch_geometric_stream.graph.dynamic_knn import (ReceptiveTopK, TopK, check
 from torch_geometric_stream.graph.normalization import dense_adjacency
 from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 from torch_geometric_stream.memory import SOURCE_MERGES, DualPrototypeMemory, MemoryUpdate
-from torch_geometric_stream.models.seeding import seeded_draws
+from torch_geometric_stream.models.seeding import drawn_seed, seeded_draws
 from torch_geometric_stream.nn import (BIAS_POSITIONS, GCNBackbone, GraphBackbone, MLPBackbone,
                                       RunningMinMax, RunningQuantileRange, check_adam_dtype,
                                       clear_grads, fit_optimizer_state, load_optimizer_state,
@@ -317,12 +317,12 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
             :obj:`None` (the default) searches in the model's dtype.
         seed (int, optional): seed of the parameter initialization, also
             of :meth:`reset_parameters` (and of the robust input scaling's
-            reservoir; 0 when not given), whatever torch's global generators
-            hold, which are left as they were. Without a seed the parameters
-            are drawn from torch's global generators, which move on, as an
-            :class:`~torch.nn.Module`'s: two learners built one after the
-            other differ, and :func:`torch.manual_seed` before building
-            reproduces them. (default: :obj:`None`)
+            reservoir), whatever torch's global generators hold, which are
+            left as they were. Without a seed the parameters (and then the
+            reservoir's seed) are drawn from torch's global generators, which
+            move on, as an :class:`~torch.nn.Module`'s: two learners built one
+            after the other differ, and :func:`torch.manual_seed` before
+            building reproduces them. (default: :obj:`None`)
         device (str or torch.device, optional): where parameters and memory live.
 
     Shapes:
@@ -376,7 +376,7 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
         self.lr = check_nonnegative(lr, "lr")  # 0: frozen parameters
         self.weight_decay = check_nonnegative(weight_decay, "weight_decay")
         self.seed = None if seed is None else check_seed(seed)
-        input_scaler = _input_scaler(input_scaling, self.in_channels, self.seed)
+        _check_input_scaling(input_scaling, self.in_channels)
         check_positive_int(embedding_layers, "embedding_layers")
         self.reselect_every = check_positive_int(reselect_every, "reselect_every")
         # Full mode, reselect_every > 1: the memory rows' neighbour sets of the
@@ -403,7 +403,9 @@ class SLeDGe(StreamClassifier, RollbackOnFailedLoad, nn.Module):
                     normalization=normalization, dropout=dropout,
                     aggregation="message_passing" if propagation == "message_passing"
                     else "csr", bias_position=bias_position)
-            dropout_seed = int(torch.randint(2**63 - 1, ()))
+            dropout_seed = drawn_seed()
+        # after the parameters: unseeded, the same ones as seed=s after torch.manual_seed(s)
+        input_scaler = _input_scaler(input_scaling, self.in_channels, self.seed)
         self.input_scaler = input_scaler
         self.class_prior = class_prior
         if class_prior == "stream":  # labels seen per class: int64, exact on any stream
@@ -1258,12 +1260,24 @@ def _gather_rows(nodes: Tensor, index: Tensor, query: Optional[Tensor]) -> Tenso
 
 def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int,
                   seed: Optional[int]) -> Optional[InputScaler]:
-    """The scaler module of ``SLeDGe(input_scaling=...)``: a new one for a
-    name of :data:`INPUT_SCALINGS`, the given one if it fits and is unused."""
+    """The scaler module of ``SLeDGe(input_scaling=...)`` (checked by
+    :func:`_check_input_scaling`): a new one for a name of
+    :data:`INPUT_SCALINGS`, the given one as it is. The robust range's reservoir
+    is drawn with ``seed``, or without one with a seed drawn from torch's global
+    generator (:func:`drawn_seed`), which moves on: two unseeded learners differ."""
+    if isinstance(input_scaling, (RunningMinMax, RunningQuantileRange)):
+        return input_scaling
+    if input_scaling == "robust":
+        return RunningQuantileRange(in_channels, seed=drawn_seed() if seed is None else seed)
+    return None if input_scaling is None else RunningMinMax(in_channels)
+
+
+def _check_input_scaling(input_scaling: Union[str, InputScaler, None], in_channels: int) -> None:
+    """Raise unless ``input_scaling`` is a name of :data:`INPUT_SCALINGS`, or a
+    scaler of ``in_channels`` features, unused so far."""
     if not isinstance(input_scaling, (RunningMinMax, RunningQuantileRange)):
         check_choice(input_scaling, INPUT_SCALINGS, "input_scaling")
-        return (None if input_scaling is None else RunningMinMax(in_channels)
-                if input_scaling == "online" else RunningQuantileRange(in_channels, seed=seed or 0))
+        return
     check_has_values(input_scaling.low, "input_scaling")  # meta: no values, none to move
     if input_scaling.low.numel() != in_channels:
         raise ValueError(f"input_scaling scales {input_scaling.low.numel()} features, "
@@ -1271,4 +1285,3 @@ def _input_scaler(input_scaling: Union[str, InputScaler, None], in_channels: int
     if bool(torch.isfinite(input_scaling.low).any()):
         raise ValueError("input_scaling has seen rows already: pass a new scaler "
                          "(or call its reset_state())")
-    return input_scaling
