@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_geometric_stream.ops import flushes_denormal, l2_normalize
-from torch_geometric_stream.ops.normalize import unit_rows
+from torch_geometric_stream.ops.normalize import _clamp_min_passes_at_min, unit_rows
 
 
 def test_l2_normalize_hand_checked_and_equal_to_f_normalize():
@@ -49,15 +49,31 @@ def test_unchecked_l2_normalize_gives_the_checked_result():
 
 
 def test_a_norm_of_exactly_eps_has_f_normalize_s_gradient():
-    """At ``||x|| = eps`` torch's clamp passes the gradient through the norm
-    (``clamp_min``'s backward keeps ``x >= min``): F.normalize, and this op
-    under torch.func, give ``(g - y (y . g)) / eps``. Before: ``g / eps``."""
+    """At ``||x|| = eps`` F.normalize, and this op under torch.func, have the
+    gradient of torch's ``clamp_min`` at ``x == min``: through the norm, ``(g - y
+    (y . g)) / eps``, where its backward keeps ``x >= min`` (torch 2.13), else
+    ``g / eps`` (``x > min``, torch 2.15). Before: ``g / eps`` in torch 2.13, and
+    through the norm in torch 2.15."""
     x = torch.tensor([[1.0, 0.0]], dtype=torch.float64, requires_grad=True)
     weights = torch.tensor([[1.0, 1.0]], dtype=torch.float64)
     grad, = torch.autograd.grad((l2_normalize(x, eps=1.0) * weights).sum(), x)
     expected, = torch.autograd.grad((F.normalize(x, dim=-1, eps=1.0) * weights).sum(), x)
-    # y = (1, 0), y . g = 1: (1, 1) - (1, 0)
-    assert grad.tolist() == expected.tolist() == [[0.0, 1.0]]
+    transformed = torch.func.grad(
+        lambda rows: (l2_normalize(rows, eps=1.0) * weights).sum())(x.detach())
+    one = torch.ones((), requires_grad=True)
+    through_the_norm = bool(torch.autograd.grad(one.clamp_min(1.0), one)[0])
+    # y = (1, 0), y . g = 1: (1, 1) - (1, 0) through the norm, else g / eps = (1, 1)
+    assert (grad.tolist() == expected.tolist() == transformed.tolist()
+            == ([[0.0, 1.0]] if through_the_norm else [[1.0, 1.0]]))
+
+
+@pytest.mark.parametrize("context", [torch.no_grad, torch.inference_mode])
+def test_the_import_asks_the_clamp_s_gradient_under_no_grad_too(context):
+    """The import asks torch's clamp_min for its gradient at the bound: one under
+    ``no_grad`` or ``inference_mode`` gets the same answer, not an error."""
+    answer = _clamp_min_passes_at_min()
+    with context():
+        assert _clamp_min_passes_at_min() is answer
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])

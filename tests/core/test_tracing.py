@@ -36,8 +36,9 @@ def _modules():
 
 
 @pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # the trace up to the refusal
-@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
-@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
+# (a DeprecationWarning up to torch 2.14, a FutureWarning from 2.15)
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated")
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated")
 @pytest.mark.parametrize("name", list(_modules()))
 def test_jit_trace_is_refused(name):
     module, inputs = _modules()[name]

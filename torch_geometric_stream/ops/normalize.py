@@ -5,11 +5,13 @@ computes, :math:`y = x / \max(\|x\|, \epsilon)`, with the closed-form gradient
 
 .. math::
     \frac{\partial L}{\partial x} = \frac{g - y\,(y^\top g)}{\|x\|}
-    \quad (\|x\| \geq \epsilon), \qquad \frac{g}{\epsilon} \quad \text{otherwise},
+    \quad (\|x\| > \epsilon), \qquad \frac{g}{\epsilon} \quad (\|x\| < \epsilon),
 
-three passes over :math:`(N, h)` where autograd's division by a broadcast norm
-takes about seven. The learned graph normalizes every memory embedding on every
-step, so this sits on the per-sample path. A gradient with a graph
+at :math:`\|x\| = \epsilon` the one torch's ``clamp_min`` gives (the first in
+torch 2.13, the second from 2.15), three passes over :math:`(N, h)` where
+autograd's division by a broadcast norm takes about seven. The learned graph
+normalizes every memory embedding on every step, so this sits on the per-sample
+path. A gradient with a graph
 (``create_graph=True``) is autograd's own instead (see
 :mod:`~torch_geometric_stream.ops.higher_order`), differentiable again. Both functions here raise
 :math:`\epsilon` to the dtype's smallest positive number, so that a zero row stays
@@ -39,6 +41,22 @@ _SMALLEST_POSITIVE = {dtype: torch.finfo(dtype).tiny * torch.finfo(dtype).eps fo
                       (torch.float16, torch.bfloat16, torch.float32, torch.float64)}
 
 
+def _clamp_min_passes_at_min() -> bool:
+    """Whether torch's ``clamp_min`` passes the gradient at ``x == min``: torch 2.13
+    does (its backward keeps ``x >= min``), 2.15 does not (``x > min``, the
+    minimum-norm subgradient, pytorch/pytorch#184572)."""
+    with torch.inference_mode(False), torch.enable_grad():  # (an import under no_grad)
+        x = torch.ones((), requires_grad=True)
+        grad, = torch.autograd.grad(x.clamp_min(1.0), x)
+    return bool(grad)
+
+
+#: The norms whose gradient the clamp passes, chosen once: ``norm >= eps`` where
+#: torch's ``clamp_min`` passes it at ``x == min``, else ``norm > eps`` (as
+#: ``F.normalize`` and :func:`unit_rows` under ``torch.func`` do, either way).
+_UNCLAMPED = torch.ge if _clamp_min_passes_at_min() else torch.gt
+
+
 def _norm_floor(eps: float, dtype: torch.dtype) -> float:
     return max(eps, _SMALLEST_POSITIVE.get(dtype, 0.0))
 
@@ -59,7 +77,7 @@ class _L2Normalize(torch.autograd.Function):
         denom = norm.clamp_min(eps)
         out = x / denom
         ctx.eps = eps
-        ctx.save_for_backward(x, out, denom, norm >= eps)
+        ctx.save_for_backward(x, out, denom, _UNCLAMPED(norm, eps))
         return out
 
     @staticmethod
@@ -68,7 +86,7 @@ class _L2Normalize(torch.autograd.Function):
         if plain_backward(grad):  # create_graph (a gradient to differentiate again) or vmap
             return plain_vjp(lambda rows: unit_rows(rows, ctx.eps), (x,), grad)[0], None
         # (y . g) per row; 0 where the norm is under eps (the clamp has no gradient
-        # there; at norm = eps it passes one, as torch's clamp_min does)
+        # there; at norm = eps it has torch's clamp_min's)
         prod = grad * out
         dot = prod.sum(dim=-1, keepdim=True).mul_(unclamped)
         # the product's buffer takes the result: one (N, h) allocation less
