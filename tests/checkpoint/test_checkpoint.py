@@ -333,15 +333,17 @@ def test_rng_states_are_restored(tmp_path):
 
 def test_a_cpu_run_on_a_machine_with_cuda_leaves_cuda_uninitialized(tmp_path, monkeypatch):
     # before: saving (and loading, which backs the states up) read every CUDA
-    # device's generator whenever CUDA was available, creating a CUDA context
+    # device's generator whenever CUDA was available, creating a CUDA context.
+    # The learner learns before CUDA is faked: a CUDA build's Adam (torch 2.1)
+    # asks the driver whether a graph capture runs once CUDA says it is there
+    learner = small_sledge()
+    feed(learner, *stream(10))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
     monkeypatch.setattr(torch.cuda, "get_rng_state_all",
                         lambda: pytest.fail("a CPU run's checkpoint initialized CUDA"))
     monkeypatch.setattr(torch.cuda, "set_rng_state_all",
                         lambda states: pytest.fail("no CUDA states were saved"))
-    learner = small_sledge()
-    feed(learner, *stream(10))
     path = save_checkpoint(tmp_path / "cpu.ckpt", learner, position=10)
     assert torch.load(path, weights_only=False)["rng"]["cuda"] is None
     restored = small_sledge(1)
