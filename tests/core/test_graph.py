@@ -1270,13 +1270,9 @@ def test_in_hop_subgraph_on_a_hand_checked_graph():
     assert edge_mask.tolist() == [False] * 4 and mapping.tolist() == [0]
 
 
-@pytest.mark.parametrize("int64_copy", [False, True], ids=["this torch", "int64 copy"])
-def test_in_hop_subgraph_takes_int32_indices_and_edgeless_graphs(monkeypatch, int64_copy):
-    from torch_geometric_stream.graph import subgraph
+def test_in_hop_subgraph_takes_int32_indices_and_edgeless_graphs():
     from torch_geometric_stream.graph.subgraph import in_hop_subgraph
 
-    if int64_copy:  # as on a torch whose scatter wants int64 indices (2.6 and earlier)
-        monkeypatch.setattr(subgraph, "_SCATTER_TAKES_INT32", False)
     # the hand-checked graph above in int32 (targets too): the same int64 results
     edge_index = torch.tensor([[0, 1, 3, 4], [1, 2, 2, 4]], dtype=torch.int32)
     subset, sub_edge_index, mapping, edge_mask = in_hop_subgraph(

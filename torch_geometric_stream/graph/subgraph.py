@@ -9,22 +9,6 @@ from torch import Tensor
 __all__ = ["InHopSubgraph", "in_hop_subgraph"]
 
 
-def _scatter_takes_int32() -> bool:
-    """Whether this torch's ``scatter_reduce`` takes an ``int32`` index (2.9 does;
-    2.6 and earlier want ``int64``)."""
-    try:
-        torch.zeros(1, dtype=torch.bool).scatter_reduce(
-            0, torch.zeros(1, dtype=torch.int32), torch.ones(1, dtype=torch.bool), "amax")
-    except RuntimeError:
-        return False
-    return True
-
-
-#: Whether :func:`in_hop_subgraph` scatters over an ``int32`` graph's sources as
-#: they are (else over their ``int64`` copy).
-_SCATTER_TAKES_INT32 = _scatter_takes_int32()
-
-
 class InHopSubgraph(NamedTuple):
     """What :func:`in_hop_subgraph` returns (the four results of PyG's
     ``k_hop_subgraph``, in its order)."""
@@ -56,8 +40,6 @@ def in_hop_subgraph(targets: Tensor, num_hops: int, edge_index: Tensor,
         num_nodes (int): the number of rows of the graph.
     """
     source, target = edge_index[0], edge_index[1]
-    if not _SCATTER_TAKES_INT32:
-        source = source.long()
     reached = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)
     reached[targets] = True
     if num_hops < 1:  # no hop: no edge
