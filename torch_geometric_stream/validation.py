@@ -36,7 +36,7 @@ _INT64 = np.iinfo(np.int64)
 CPU = torch.device("cpu")
 
 
-def _ragged_warning() -> Optional[type]:
+def _ragged_warning() -> Optional[type[Warning]]:
     """The warning NumPy gives where it makes an object array of the rows of a
     ragged nested sequence (before 1.24), or ``None`` where it refuses one
     (``ValueError``)."""
@@ -54,7 +54,7 @@ _RAGGED_WARNING = _ragged_warning()
 
 
 @contextmanager
-def _refusing(category: type) -> Iterator[None]:
+def _refusing(category: type[Warning]) -> Iterator[None]:
     """Raise the warnings of ``category`` given inside as :class:`ValueError`."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", category)
