@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
+from contextlib import contextmanager, nullcontext
 from itertools import chain
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
@@ -22,8 +24,8 @@ __all__ = ["CPU", "INDEX_DTYPES", "as_feature_matrix", "as_label_vector", "cast_
            "check_nonnegative", "check_positive", "check_positive_int", "check_real",
            "check_row_index", "check_row_mask", "check_same_device", "check_seed",
            "check_state_entries", "check_unit_interval", "check_weighted_graph",
-           "describe_index", "first_offender", "not_a_count", "refuse_tracer",
-           "same_setting", "to_device", "torchscript_unsupported"]
+           "describe_index", "first_offender", "not_a_count", "ragged_refused",
+           "refuse_tracer", "same_setting", "to_device", "torchscript_unsupported"]
 
 
 #: Dtypes accepted for row indices (``edge_index``, query rows, targets).
@@ -32,6 +34,41 @@ INDEX_DTYPES = (torch.int64, torch.int32)
 _INT64 = np.iinfo(np.int64)
 #: The host device, to compare a tensor's device with (cheaper than reading its type).
 CPU = torch.device("cpu")
+
+
+def _ragged_warning() -> Optional[type[Warning]]:
+    """The warning NumPy gives where it makes an object array of the rows of a
+    ragged nested sequence (before 1.24), or ``None`` where it refuses one
+    (``ValueError``)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            np.asarray([[0.0], [0.0, 0.0]])
+        except ValueError:
+            return None
+    return caught[0].category
+
+
+#: What this NumPy warns of a ragged nested sequence (see :func:`ragged_refused`).
+_RAGGED_WARNING = _ragged_warning()
+
+
+@contextmanager
+def _refusing(category: type[Warning]) -> Iterator[None]:
+    """Raise the warnings of ``category`` given inside as :class:`ValueError`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category)
+        try:
+            yield
+        except category as warning:
+            raise ValueError(str(warning)) from None
+
+
+def ragged_refused() -> ContextManager[None]:
+    """A context in which NumPy refuses a ragged nested sequence (rows of
+    different lengths) with a :class:`ValueError`, as it does itself from 1.24 on;
+    before, it warns and makes an object array of the rows."""
+    return nullcontext() if _RAGGED_WARNING is None else _refusing(_RAGGED_WARNING)
 
 
 def _to_tensor(value: Any, name: str) -> Tensor:
@@ -56,7 +93,8 @@ def _to_tensor(value: Any, name: str) -> Tensor:
         return _converted(torch.from_numpy, np.ascontiguousarray(value), name)
     if isinstance(value, (list, tuple)):
         try:
-            array = np.asarray(value)
+            with ragged_refused():
+                array = np.asarray(value)
         except ValueError as error:
             raise ValueError(f"{name} is a ragged nested sequence: {error}") from None
         return _to_tensor(_typed(array, name) if array.dtype == object else array, name)
@@ -750,6 +788,16 @@ def check_seed(value: Any, name: str = "seed") -> int:
     return seed
 
 
+def _check_state_taken(given: Mapping[str, Any], taken: Mapping[str, Any]) -> None:
+    """Raise :class:`OverflowError` where PCG64 holds another 128-bit integer than
+    the state ``given`` has: NumPy before 2.0 takes one below 0 modulo 2**128
+    (1.24 on with a ``DeprecationWarning``); later ones refuse it."""
+    for key in ("state", "inc"):
+        if taken["state"][key] != given["state"][key]:
+            raise OverflowError(f"Python integer {given['state'][key]} out of bounds for "
+                                f"the generator's 128-bit {key!r}")
+
+
 def generator_from_state(state: Any, name: str) -> np.random.Generator:
     """A NumPy default generator (PCG64) in the ``bit_generator.state`` ``state``, or
     a :class:`ValueError` naming ``name`` where NumPy refuses it (a state integer
@@ -757,6 +805,7 @@ def generator_from_state(state: Any, name: str) -> np.random.Generator:
     rng = np.random.default_rng()
     try:
         rng.bit_generator.state = state
+        _check_state_taken(state, rng.bit_generator.state)
     except (TypeError, ValueError, KeyError, OverflowError) as error:
         raise ValueError(f"{name} is not a state of NumPy's default generator: "
                          f"{error!r}") from None

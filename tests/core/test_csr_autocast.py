@@ -85,7 +85,7 @@ def test_the_product_of_other_devices_runs_outside_autocast():
 
 def test_the_autocast_query_reads_torch_before_2_4_without_a_device(monkeypatch):
     # torch 2.1-2.3's is_autocast_enabled takes no device (CUDA's flag): the product of
-    # every non-CPU device raised a TypeError there (setup.py asks for torch >= 2.1)
+    # every non-CPU device raised a TypeError there (below setup.py's torch >= 2.12)
     cuda_flag = {"on": True}
 
     def device_less() -> bool:

@@ -457,23 +457,36 @@ _USER_USE = """
 """
 
 
-@pytest.mark.parametrize("user_first", [False, True])
-def test_the_sparse_warnings_are_ignored_in_this_package_s_code_only(user_first):
-    # before: importing the package ignored them process-wide, in the user's own
-    # sparse code too. torch warns of each once per process (Python's default filters here)
-    steps = [_USER_USE, _PACKAGE_USE] if user_first else [_PACKAGE_USE, _USER_USE]
+def _sparse_warnings(*steps: str) -> list:
+    """``(line, message)`` of every sparse warning a fresh process shows running
+    ``steps`` after importing the package (Python's default filters: torch
+    warns of each once per process)."""
     code = ("import torch\nfrom torch_geometric_stream.graph import DynamicKNNGraph\n"
             "from torch_geometric_stream.nn import GCNBackbone\n"
             + "".join(textwrap.dedent(step) for step in steps))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    shown = [line.split(": ")[0] for line in done.stderr.splitlines()
-             if "UserWarning: Sparse" in line]
-    # both attributed to the user's line: the invariant checks, implicit in the user's
-    # tensor only (the package turns them off explicitly), and the beta state, of the
-    # first CSR tensor only, so the user's if first
-    user_line = "<string>:5" if user_first else "<string>:9"
-    assert shown == ([user_line, user_line] if user_first else [user_line]), done.stderr
-    assert "Sparse invariant checks are implicitly disabled" in done.stderr
-    assert ("Sparse CSR tensor support is in beta state" in done.stderr) == user_first
+    return [tuple(line.split(": UserWarning: ")) for line in done.stderr.splitlines()
+            if "UserWarning: Sparse" in line]
+
+
+@pytest.mark.parametrize("user_first", [False, True])
+def test_the_sparse_warnings_are_ignored_in_this_package_s_code_only(user_first):
+    # before: importing the package ignored them process-wide, in the user's own
+    # sparse code too. What torch warns of depends on its version: the beta state
+    # always, the invariant checks of the user's tensor (implicit there; the package
+    # turns them off explicitly) in some (2.13; 2.11's CUDA build also of the
+    # package's tensors), each once per process
+    alone = [message for _, message in _sparse_warnings(_USER_USE)]
+    assert any(message.startswith("Sparse CSR tensor support is in beta state")
+               for message in alone)
+    if user_first:  # all of them, attributed to the user's line
+        assert _sparse_warnings(_USER_USE, _PACKAGE_USE) == [
+            ("<string>:5", message) for message in alone]
+    else:  # what the package's tensors did not use up, attributed to the user's line:
+        # not the beta state, which torch tells of the first CSR tensor only
+        shown = _sparse_warnings(_PACKAGE_USE, _USER_USE)
+        assert all(line == "<string>:9" and message in alone for line, message in shown)
+        assert not any(message.startswith("Sparse CSR tensor support is in beta")
+                       for _, message in shown)

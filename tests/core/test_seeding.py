@@ -38,8 +38,11 @@ def assert_same_draws(a, b):
 def reseeds(monkeypatch):
     """Record the calls that seed a generator of another device than the CPU."""
     calls = []
-    for module, name in [(torch.cuda, "manual_seed_all"), (torch.cuda, "manual_seed"),
-                         (torch.mps, "manual_seed"), (torch.xpu, "manual_seed_all")]:
+    seeds = [(torch.cuda, "manual_seed_all"), (torch.cuda, "manual_seed"),
+             (torch.mps, "manual_seed")]
+    if hasattr(torch, "xpu"):  # not in torch 2.1 and 2.2
+        seeds.append((torch.xpu, "manual_seed_all"))
+    for module, name in seeds:
         monkeypatch.setattr(module, name,
                             lambda seed, _name=f"{module.__name__}.{name}": calls.append(_name))
     return calls

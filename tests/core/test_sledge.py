@@ -360,12 +360,15 @@ BAD_INPUTS = [
     (lambda: (torch.randint(0, 3, (D,)), 0), TypeError, "floating"),
     (lambda: (torch.randn(2, D), torch.tensor([0, 1, 2])), ValueError, "row"),
     (lambda: ("abc", 0), TypeError, "Tensor"),
+    (lambda: ([[0.0] * D, [0.0] * (D + 1)], [0, 1]), ValueError,
+     "x is a ragged nested sequence"),  # NumPy < 1.24: an object array, then a TypeError
     (lambda: (torch.randn(D).to_sparse(), 0), TypeError, "dense tensor"),
     (lambda: (torch.randn(1, D), np.array([2 ** 64 - 1], dtype=np.uint64)), ValueError,
      "cannot represent"),  # would wrap to -1: learned as unlabeled
     pytest.param(lambda: (np.ones((1, D), dtype=np.clongdouble), 0), TypeError,
                  "x has a type torch cannot convert: can't convert np.ndarray of type "
-                 "numpy.clongdouble", marks=pytest.mark.skipif(
+                 f"numpy.{np.clongdouble.__name__}",  # complex256 before NumPy 2
+                 marks=pytest.mark.skipif(
                      np.dtype(np.clongdouble).itemsize <= 16,
                      reason="clongdouble is complex128 here, which torch converts")),
 ]

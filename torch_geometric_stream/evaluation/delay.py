@@ -33,7 +33,8 @@ import numpy as np
 from torch import Tensor
 
 from torch_geometric_stream.evaluation.columns import check_int64
-from torch_geometric_stream.validation import check_bool, check_has_values, check_positive_int
+from torch_geometric_stream.validation import (check_bool, check_has_values, check_positive_int,
+                                               ragged_refused)
 
 __all__ = ["DelayedLabels", "check_label_delay"]
 
@@ -176,7 +177,8 @@ class DelayedLabels:
 def _width(row: Any) -> Optional[int]:
     """The last dimension of ``row``; ``None`` if it has none numpy can read."""
     try:
-        shape = np.shape(row)
+        with ragged_refused():
+            shape = np.shape(row)
     except (ValueError, RuntimeError):  # ragged; a list of tensors that require grad
         return None
     return int(shape[-1]) if shape else None
