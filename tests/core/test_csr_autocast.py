@@ -5,7 +5,7 @@ import torch
 from torch_geometric_stream.graph import DynamicKNNGraph
 from torch_geometric_stream.nn import BIAS_POSITIONS, GCNBackbone
 from torch_geometric_stream.ops import CSRGraph, csr_aggregate, csr_edge_dot
-from torch_geometric_stream.ops.csr import _autocast_query, _matmul
+from torch_geometric_stream.ops.csr import _matmul
 
 GEN = torch.Generator().manual_seed(0)
 X = torch.randn(10, 8, generator=GEN)
@@ -81,18 +81,3 @@ def test_the_product_of_other_devices_runs_outside_autocast():
         assert torch.is_autocast_enabled("cpu")  # back on after the product
     assert out.dtype == torch.float32
     assert torch.equal(out, torch.tensor([[1.0, 2.0], [3.0, 1.0]]))
-
-
-def test_the_autocast_query_reads_torch_before_2_4_without_a_device(monkeypatch):
-    # torch 2.1-2.3's is_autocast_enabled takes no device (CUDA's flag): the product of
-    # every non-CPU device raised a TypeError there (below setup.py's torch >= 2.12)
-    cuda_flag = {"on": True}
-
-    def device_less() -> bool:
-        return cuda_flag["on"]
-
-    monkeypatch.setattr(torch, "is_autocast_enabled", device_less)
-    query = _autocast_query()
-    assert query("cuda") and not query("xpu")
-    cuda_flag["on"] = False
-    assert not query("cuda")

@@ -26,15 +26,11 @@ from torch_geometric_stream.validation import check_state_entries
 __all__ = ["check_adam_dtype", "clear_grads", "fit_optimizer_state", "load_optimizer_state",
            "make_adam", "make_adam_capturable"]
 
-#: torch has Adam's fused CPU kernel from 2.4 on.
-_FUSED_ON_CPU = torch.__version__ >= "2.4"
-
-
 def _fuses(params: Iterable[Tensor]) -> bool:
-    """Whether Adam runs fused over ``params``: all of them on the CPU, where
-    this torch has the fused kernel. Elsewhere torch's default is kept (on a
-    GPU, :class:`~torch_geometric_stream.models.CUDAGraphStep` makes it capturable)."""
-    return _FUSED_ON_CPU and all(param.device.type == "cpu" for param in params)
+    """Whether Adam runs fused over ``params``: all of them on the CPU. Elsewhere
+    torch's default is kept (on a GPU,
+    :class:`~torch_geometric_stream.models.CUDAGraphStep` makes it capturable)."""
+    return all(param.device.type == "cpu" for param in params)
 
 
 def make_adam(params: Iterable[Tensor], lr: float, weight_decay: float) -> torch.optim.Adam:

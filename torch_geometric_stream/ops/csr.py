@@ -295,25 +295,10 @@ def _matmul(matrix: Tensor, dense: Tensor) -> Tensor:
     float32 saved tensors in its backward's products. One flag read outside
     autocast."""
     device = dense.device.type
-    if _autocast_enabled(device):
+    if torch.is_autocast_enabled(device):
         with torch.autocast(device, enabled=False):
             return matrix @ dense
     return matrix @ dense
-
-
-def _autocast_query() -> Callable[[str], bool]:
-    """``torch.is_autocast_enabled(device_type)``, which takes its device from
-    torch 2.4 on; before it, its device-less form, CUDA's flag, for ``"cuda"``
-    (another device then keeps ``@`` under autocast, as before)."""
-    try:
-        torch.is_autocast_enabled("cpu")
-    except TypeError:  # torch < 2.4
-        return lambda device: device == "cuda" and torch.is_autocast_enabled()
-    return torch.is_autocast_enabled
-
-
-#: Whether autocast is on for a device type (see :func:`_autocast_query`).
-_autocast_enabled = _autocast_query()
 
 
 class _CSRAggregate(torch.autograd.Function):
