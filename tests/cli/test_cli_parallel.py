@@ -87,6 +87,10 @@ def test_ctrl_c_stops_the_running_workers_at_once_and_starts_no_other(
     assert "failed" not in capsys.readouterr().out  # stopped, not failed
 
 
+#: The test's replacements of ``sys.stdout``, never freed (see its use).
+_STDOUTS_KEPT: list = []
+
+
 class StartingAsCtrlC:
     """``sys.stdout`` of a test of workers whose Ctrl-C comes (from
     :func:`ctrl_c_once_started`) as command ``name`` is starting: its ``start``
@@ -111,7 +115,12 @@ def test_a_command_starting_as_ctrl_c_comes_starts_no_worker(
     """A command past its check for Ctrl-C as the running workers are
     interrupted starts no worker of its own, which nothing would stop."""
     workers = ctrl_c_once_started(2)
-    monkeypatch.setattr(sys, "stdout", StartingAsCtrlC("c.json", workers))
+    stdout = StartingAsCtrlC("c.json", workers)
+    # kept for the process's life: a worker thread's print can still be between the
+    # writes of its line as monkeypatch restores sys.stdout, and CPython's print holds
+    # sys.stdout by a borrowed reference (a freed stdout crashed CI: a segfault there)
+    _STDOUTS_KEPT.append(stdout)
+    monkeypatch.setattr(sys, "stdout", stdout)
     tic = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_commands([command(name) for name in "abc"], jobs=3)
