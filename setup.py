@@ -32,7 +32,8 @@ setup(
         # matplotlib: the suite checks --plot and plot_curves
         "test": ["pytest>=7", "hypothesis>=6", "matplotlib>=3.5"],
         "plot": ["matplotlib>=3.5"],
-        "river": ["river>=0.26"],
+        # 0.26.1: 0.26.0 subscripts csv.DictReader at import, which Python 3.11 refuses
+        "river": ["river>=0.26.1"],
         "capymoa": ["capymoa>=0.15"],
         "accel": ["torch-scatter", "torch-sparse"],
     },
