@@ -22,7 +22,8 @@ setup(
         # float32; on 2.9 index checks under torch.func.grad cannot read values; on
         # 2.6 and before torch.export traces the checks, and so on down to 2.1)
         "torch>=2.12",
-        "torch-geometric>=2.5",
+        # 2.7: 2.5 and 2.6 trace (to_hetero) with torch.fx names torch 2.12 no longer has
+        "torch-geometric>=2.7",
         # 1.23: loadtxt's own parser, which refuses what datasets.numbers calls no
         # number (1_000, non-ASCII digits); 1.22's takes them as Python's float does
         "numpy>=1.23",
