@@ -12,7 +12,7 @@ setup(
                  "learning (SLeDGe) as PyTorch Geometric modules"),
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
-    python_requires=">=3.9",
+    python_requires=">=3.10",  # what torch 2.12 and torch-geometric 2.7 ask for
     packages=find_packages(include=["torch_geometric_stream", "torch_geometric_stream.*"]),
     package_data={"torch_geometric_stream": ["py.typed"],  # type information (PEP 561)
                   "torch_geometric_stream.datasets": ["data/*", "data/**/*"]},
