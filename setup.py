@@ -12,9 +12,7 @@ setup(
                  "learning (SLeDGe) as PyTorch Geometric modules"),
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
-    # 3.10: torch 2.12 (the floor below) has no wheels for Python 3.9 (its last torch
-    # is 2.8)
-    python_requires=">=3.10",
+    python_requires=">=3.10",  # what torch 2.12 and torch-geometric 2.7 ask for
     packages=find_packages(include=["torch_geometric_stream", "torch_geometric_stream.*"]),
     package_data={"torch_geometric_stream": ["py.typed"],  # type information (PEP 561)
                   "torch_geometric_stream.datasets": ["data/*", "data/**/*"]},
@@ -24,7 +22,8 @@ setup(
         # float32; on 2.9 index checks under torch.func.grad cannot read values; on
         # 2.6 and before torch.export traces the checks, and so on down to 2.1)
         "torch>=2.12",
-        "torch-geometric>=2.5",
+        # 2.7: 2.5 and 2.6 trace (to_hetero) with torch.fx names torch 2.12 no longer has
+        "torch-geometric>=2.7",
         # 1.23: loadtxt's own parser, which refuses what datasets.numbers calls no
         # number (1_000, non-ASCII digits); 1.22's takes them as Python's float does
         "numpy>=1.23",
@@ -34,7 +33,8 @@ setup(
         # matplotlib: the suite checks --plot and plot_curves
         "test": ["pytest>=7", "hypothesis>=6", "matplotlib>=3.5"],
         "plot": ["matplotlib>=3.5"],
-        "river": ["river>=0.26"],
+        # 0.26.1: 0.26.0 subscripts csv.DictReader at import, which Python 3.11 refuses
+        "river": ["river>=0.26.1"],
         "capymoa": ["capymoa>=0.15"],
         "accel": ["torch-scatter", "torch-sparse"],
     },
