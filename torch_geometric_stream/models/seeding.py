@@ -47,8 +47,7 @@ def drawn_seed() -> int:
     return int(torch.randint(2**63 - 1, ()))
 
 
-# per device type, in the calls every torch since 2.1 has (no torch.get_device_module;
-# torch.mps's take no device: MPS has one)
+# per device type (torch.mps's calls take no device: MPS has one)
 def _device_rng_state(device: torch.device) -> torch.Tensor:
     """The state of the default generator of ``device`` (a CUDA or MPS one)."""
     if device.type == "cuda":

@@ -61,15 +61,13 @@ except ImportError:  # a torch without them: no transform to step aside for
     def is_legacy_batchedtensor(tensor: Tensor) -> bool:
         return False
 
-#: Whether ``torch.compile`` is tracing: ``torch.compiler.is_compiling`` from torch
-#: 2.3 on; before it, always ``False``, so compiled code takes the plain forms of
-#: :func:`in_func_transform` too (the same results, slower).
-is_compiling = getattr(torch.compiler, "is_compiling", lambda: False)
+#: Whether ``torch.compile`` is tracing (``torch.compiler.is_compiling``).
+is_compiling = torch.compiler.is_compiling
 
-#: Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``, torch 2.5 on;
-#: before it, always ``False``): the CSR kernels, which it cannot trace, give way to
-#: gather and scatter, and the input checks read no values.
-is_exporting = getattr(torch.compiler, "is_exporting", lambda: False)
+#: Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``): the CSR
+#: kernels, which it cannot trace, give way to gather and scatter, and the input
+#: checks read no values.
+is_exporting = torch.compiler.is_exporting
 
 
 def in_func_transform() -> bool:
