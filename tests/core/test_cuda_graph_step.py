@@ -1,6 +1,8 @@
 """CUDAGraphStep off the GPU: the fused step is exactly predict-then-learn,
 validates before touching state, and prequential evaluation steps through it.
 (Replay from CUDA graphs is checked in ``tests/test_cuda.py``.)"""
+import copy
+
 import pytest
 import torch
 
@@ -56,6 +58,26 @@ def test_host_copy_of_the_input_range_follows_the_model():
         assert torch.equal(stepper._range[0], model.input_scaler.low)
         assert torch.equal(stepper._range[1], model.input_scaler.high)
     assert grew[0] and 5 < sum(grew) < 60  # the range grows early, then rarely
+
+
+def test_host_copy_of_the_input_range_follows_a_reset_and_a_loaded_state():
+    # before: the copy kept the wider range read before, so on a GPU a row inside it
+    # but outside the model's narrower range replayed a graph that does not widen it
+    x, y = gaussian_stream(60)
+    model = small(input_scaling="online")
+    stepper = CUDAGraphStep(model)
+    early = None
+    for i, (row, label) in enumerate(zip(x, _labels(y))):
+        if i == 10:
+            early = copy.deepcopy(model.state_dict())
+        if i == 30:
+            model.reset_state()
+        if i == 45:
+            model.load_state_dict(early)
+        stepper.predict_learn(row, label)
+        assert torch.equal(stepper._range[0], model.input_scaler.low)
+        assert torch.equal(stepper._range[1], model.input_scaler.high)
+    assert model.input_scaler.resets == 2
 
 
 def test_a_quantile_range_always_steps_eagerly():

@@ -49,10 +49,11 @@ class CUDAGraphStep:
 
     The graphs replay the model's tensors as they were at capture: after
     replacing parameters, buffers, the optimizer or its hyperparameters (e.g.
-    ``load_state_dict()`` of the optimizer, a new learning rate), and after
-    the model's ``reset_state()``, call :meth:`reset`; moving the model or a
-    new optimizer object (``reset_parameters()``) is detected and re-captures
-    by itself. Eager ``learn()`` calls in between are fine.
+    ``load_state_dict()`` of the optimizer, a new learning rate), call
+    :meth:`reset`; moving the model or a new optimizer object
+    (``reset_parameters()``) is detected and re-captures by itself, and the
+    host copy of the input range follows the model's ``reset_state()`` and
+    loaded states. Eager ``learn()`` calls in between are fine.
 
     Capturing needs Adam in its ``capturable`` form (step counts on the
     device, bias corrections computed there): a CUDA model's optimizer is
@@ -92,8 +93,10 @@ class CUDAGraphStep:
         self._key: Optional[tuple] = None
         self._params: list[Tensor] = []
         self._warm_steps = 0
-        # host copy (low, high) of the model's input range (input_scaling="online")
+        # host copy (low, high) of the model's input range (input_scaling="online"),
+        # and the range's ``resets`` it was read at
         self._range: Optional[tuple[Tensor, Tensor]] = None
+        self._range_resets = 0
         if model.device.type == "cuda":
             make_adam_capturable(model.optimizer, model.device)
 
@@ -254,8 +257,10 @@ class CUDAGraphStep:
             return False
         if not isinstance(scaler, RunningMinMax):
             return True
-        if self._range is None:  # one read of the device, at the start
+        if self._range is None or self._range_resets != scaler.resets:
+            # one read of the device, at the start and after a reset or load
             self._range = (scaler.low.cpu(), scaler.high.cpu())
+            self._range_resets = scaler.resets
         low, high = self._range
         if bool((host_row < low).any() or (host_row > high).any()):
             self._range = (torch.minimum(low, host_row), torch.maximum(high, host_row))

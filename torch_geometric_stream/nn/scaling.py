@@ -222,11 +222,16 @@ class _CheckedRangeLoad(RollbackOnFailedLoad, nn.Module):
         """Register the buffers ``low`` and ``high`` :math:`(d,)`, no row seen."""
         self.register_buffer("low", torch.full((channels,), float("inf")))
         self.register_buffer("high", torch.full((channels,), float("-inf")))
+        #: Writes other than by rows seen (``reset_state``, a loaded state), which
+        #: may narrow the range: a host copy that widens itself with the rows it
+        #: sees compares it to stay current.
+        self.resets = 0
 
     def reset_state(self) -> None:
         """Forget every row seen."""
         self.low.fill_(float("inf"))
         self.high.fill_(float("-inf"))
+        self.resets += 1
 
     def _apply(self, fn: Callable[[Tensor], Tensor], *args: Any,
                **kwargs: Any) -> _CheckedRangeLoad:  # .half(): no bound inf
@@ -238,6 +243,7 @@ class _CheckedRangeLoad(RollbackOnFailedLoad, nn.Module):
         low, high = state_dict.get(prefix + "low"), state_dict.get(prefix + "high")
         if isinstance(low, Tensor) and isinstance(high, Tensor) and low.shape == high.shape:
             check_range_state(low, high, f"{prefix}low and {prefix}high")
+        self.resets += 1
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
