@@ -249,6 +249,28 @@ def test_a_ressl_state_after_a_json_round_trip_loads(name):
     _learn_both_and_compare(model, clone, x[40:], observed[40:])
 
 
+
+@pytest.mark.parametrize("name, seen", [  # the states that hold an empty array
+    ("tlp", 40), ("tlp_knn", 0), ("tlp_knn", 40), ("ressl", 0), ("ressl_radius", 0),
+    ("hdssl", 0), ("hdssl", 40)])
+def test_a_state_with_empty_arrays_after_a_json_round_trip_loads(name, seen):
+    """JSON writes every empty array as ``[]``: no dtype, one dimension. Before, a
+    state holding one was refused: "state acc_window must hold booleans, got float64"
+    (ReSSL before its first label), "state buffer_y must hold integers" (HDSSL
+    without a chunk), "state edge must hold booleans" (TLP with ``sigma``, or its
+    heuristic frozen); it loads into a learner whose own entry is not empty as well."""
+    x, _, observed = gaussian_stream(n=130, dim=D, spread=1.5, seed=5)
+    model, clone = FACTORIES[name](m=30), FACTORIES[name](m=30)
+    if seen:
+        model.learn(x[:seen], torch.from_numpy(observed[:seen]))
+    clone.learn(x[40 - seen:90 - seen], torch.from_numpy(observed[40 - seen:90 - seen]))
+    state = model.state_dict()
+    assert any(isinstance(value, torch.Tensor) and not value.numel() for value in state.values())
+    clone.load_state_dict(_through_json(state))
+    assert_same(state, clone.state_dict())
+    _learn_both_and_compare(model, clone, x[90:], observed[90:])
+
+
 def _spoiled_states(state):
     """Per entry: the state without it, and with it one element longer (the
     settings aside: an older state lacks them)."""

@@ -9,7 +9,8 @@ from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             knn_epsilon, radius_from_sums)
-from torch_geometric_stream.baselines.state import FEATURE_MAX, NumpyState, check_reachable
+from torch_geometric_stream.baselines.state import (FEATURE_MAX, NumpyState, check_reachable,
+                                                    check_shape)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -201,13 +202,10 @@ class HDSSL(MicroClusterClassifier):
         return state
 
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
-        buffer_x = np.asarray(state["buffer_x"], dtype=np.float64)
-        buffer_y = np.asarray(state["buffer_y"], dtype=np.int64)
-        for name, value, current in (("buffer_x", buffer_x, self._buffer_x),
-                                     ("buffer_y", buffer_y, self._buffer_y)):
-            if value.shape != current.shape:
-                raise ValueError(f"state {name} has shape {value.shape}, "
-                                 f"expected {current.shape}")
+        buffer_x = check_shape(np.asarray(state["buffer_x"], dtype=np.float64), "buffer_x",
+                               self._buffer_x.shape)
+        buffer_y = check_shape(np.asarray(state["buffer_y"], dtype=np.int64), "buffer_y",
+                               self._buffer_y.shape)
         check_reachable(buffer_x, "buffer_x", -FEATURE_MAX, FEATURE_MAX)  # raw features
         buffered = check_positive_int(np.asarray(state["buffered"]).item(), "state buffered",
                                       minimum=0)

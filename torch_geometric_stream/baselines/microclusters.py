@@ -29,7 +29,7 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, Ar
                                                     ULPS, CheckedStateLoad, NumpyState,
                                                     check_counter_room, check_derived,
                                                     check_loaded_counter, check_reachable,
-                                                    check_squared_distances,
+                                                    check_shape, check_squared_distances,
                                                     check_state_entry, rounding)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
@@ -197,12 +197,8 @@ class MicroClusterStore:
                 times beyond what a run reaches (:data:`_REACHED`), or an active
                 cluster whose arrays disagree (:func:`_check_clusters`).
         """
-        values = {name: np.asarray(state[prefix + name]) for name in _ARRAYS}
-        for name, value in values.items():
-            expected = getattr(self, name).shape
-            if value.shape != expected:
-                raise ValueError(f"state {prefix + name} has shape {value.shape}, "
-                                 f"expected {expected}")
+        values = {name: check_shape(np.asarray(state[prefix + name]), prefix + name,
+                                    getattr(self, name).shape) for name in _ARRAYS}
         for name, value in values.items():
             check_state_entry(value, prefix + name, getattr(self, name),
                               finite=name not in _INFINITE_ARRAYS)

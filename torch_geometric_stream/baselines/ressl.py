@@ -134,6 +134,8 @@ class ReSSL(MicroClusterClassifier):
 
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         window = np.asarray(state["acc_window"], dtype=bool)
+        if not window.size:  # JSON writes it as [], without its columns
+            window = window.reshape(0, len(self.ks))
         if window.ndim != 2 or window.shape[1] != len(self.ks) or len(window) > self.window:
             raise ValueError(f"state acc_window has shape {window.shape}, expected (n, "
                              f"{len(self.ks)}) with n <= {self.window}")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import abc
 import inspect
-from typing import Any, Dict, Mapping, Union
+import math
+from typing import Any, Dict, Mapping, Tuple, Union
 
 import numpy as np
 import torch
@@ -158,6 +159,24 @@ def check_loaded_counter(value: Any, name: str) -> int:
     return counter
 
 
+def check_shape(value: np.ndarray, name: str, expected: Tuple[int, ...]) -> np.ndarray:
+    """Return ``value``, a state's entry ``name``, as an array of the shape
+    ``expected``, raising ``ValueError`` if it has another. An empty value takes
+    any shape of no elements: JSON writes every empty array as ``[]``, one
+    dimension (an empty window, TLP's ``dist2`` once its bandwidth is frozen).
+
+    Args:
+        value (np.ndarray): the entry.
+        name (str): the entry's name, for the message.
+        expected (Tuple[int, ...]): the shape it must have.
+    """
+    if value.size == 0 and math.prod(expected) == 0:
+        return value.reshape(expected)
+    if value.shape != expected:
+        raise ValueError(f"state {name} has shape {value.shape}, expected {expected}")
+    return value
+
+
 def check_state_entry(value: Any, name: str, like: Union[np.ndarray, np.generic],
                       finite: bool = True) -> None:
     """Raise unless ``value``, an entry of a state, holds what ``like`` (the
@@ -224,7 +243,9 @@ class CheckedStateLoad(abc.ABC):
     :class:`ValueError` naming the entries, and so is an entry whose values its
     own entry's dtype cannot take (:func:`check_state_entry`: NaN, inf but in
     :attr:`_INFINITE_ENTRIES`, a complex number, a string, an integer beyond
-    ``int64``, a number for a flag). The constructor settings that the state's
+    ``int64``, a number for a flag); an empty entry holds none, and loads as an
+    empty array of its entry's dtype and shape (:func:`check_shape`), as JSON
+    writes it (``[]``) too. The constructor settings that the state's
     meaning depends on and its shapes do not show (:meth:`_kept_settings`: TLP's
     ``sigma`` and ``knn``, the micro-cluster baselines' ``decay``, ...) go with
     the state, as its entry ``settings`` (:data:`SETTINGS_ENTRY`), and a state
@@ -324,6 +345,10 @@ class CheckedStateLoad(abc.ABC):
         if not_scalar:
             raise ValueError(f"{type(self).__name__} state entries {not_scalar} must be "
                              f"scalars")
+        # JSON writes every empty array as [] (float64): one holds no value of
+        # another kind, and loads as an empty array of its entry's dtype
+        state = {name: np.asarray(value, dtype=own[name].dtype) if np.size(value) == 0
+                 else value for name, value in state.items()}
         for name, value in own.items():
             check_state_entry(state[name], name, value,
                               finite=name not in self._INFINITE_ENTRIES)

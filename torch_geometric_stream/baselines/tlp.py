@@ -13,7 +13,7 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, UL
                                                     ArgumentsRepr, CheckedStateLoad, NumpyState,
                                                     check_counter_room, check_derived,
                                                     check_loaded_counter, check_reachable,
-                                                    check_squared_distances)
+                                                    check_shape, check_squared_distances)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -331,14 +331,10 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     def _load_state(self, state: Mapping[str, np.ndarray]) -> None:
         frozen = bool(state["frozen"])
         slots = self.memory_size + 1
-        for name in self._STATE:
-            value = np.asarray(state[name.lstrip("_")])
-            expected = getattr(self, name).shape
-            if name in ("_dist2", "_edge"):
-                expected = (0, 0) if frozen else (slots, slots)
-            if value.shape != expected:
-                raise ValueError(f"state {name.lstrip('_')} has shape {value.shape}, "
-                                 f"expected {expected}")
+        shapes = {name.lstrip("_"): getattr(self, name).shape for name in self._STATE}
+        shapes["dist2"] = shapes["edge"] = (0, 0) if frozen else (slots, slots)
+        state = {**state, **{name: check_shape(np.asarray(state[name]), name, shape)
+                             for name, shape in shapes.items()}}
         time = check_loaded_counter(state["time"], "time")
         sigma = check_finite(np.asarray(state["sigma"]).item(), "state sigma")
         check_positive(sigma, "state sigma")
