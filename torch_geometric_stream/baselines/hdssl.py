@@ -10,7 +10,7 @@ from torch import Tensor
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             knn_epsilon, radius_from_sums)
 from torch_geometric_stream.baselines.state import (FEATURE_MAX, NumpyState, check_reachable,
-                                                    check_shape)
+                                                    check_shape, float64_rows)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -180,9 +180,10 @@ class HDSSL(MicroClusterClassifier):
     def reset(self) -> None:
         """Forget everything (empty model, empty chunk buffer, time 0)."""
         super().reset()
-        self._buffer_x = np.zeros((self.chunk_size if self.chunk_size > 1 else 0,
-                                   self.in_channels))
-        self._buffer_y = np.full(self._buffer_x.shape[0], -1, dtype=np.int64)
+        # any shape to mypy: a loaded state's buffers replace these
+        self._buffer_x: np.ndarray = np.zeros((self.chunk_size if self.chunk_size > 1 else 0,
+                                               self.in_channels))
+        self._buffer_y: np.ndarray = np.full(self._buffer_x.shape[0], -1, dtype=np.int64)
         self._buffered = 0
 
     @property
@@ -232,7 +233,7 @@ class HDSSL(MicroClusterClassifier):
         return out
 
     def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = x.detach().cpu().numpy().astype(np.float64)
+        rows = float64_rows(x)
         out = np.stack([self._predict_one(row) for row in rows])
         return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 

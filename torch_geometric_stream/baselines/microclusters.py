@@ -30,7 +30,8 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, Ar
                                                     check_counter_room, check_derived,
                                                     check_loaded_counter, check_reachable,
                                                     check_shape, check_squared_distances,
-                                                    check_state_entry, rounding)
+                                                    check_state_entry, float64_rows,
+                                                    rounding)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -564,7 +565,7 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
 
     def _learn(self, x: Tensor, y: Tensor) -> None:
         check_counter_room(self._now, x.size(0), "now")
-        rows = x.detach().cpu().numpy().astype(np.float64)
+        rows = float64_rows(x)
         labels = y.detach().cpu().numpy()
         for row, label in zip(rows, labels):
             self._learn_one(row, int(label))

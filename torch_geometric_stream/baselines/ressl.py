@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier
-from torch_geometric_stream.baselines.state import NumpyState
+from torch_geometric_stream.baselines.state import NumpyState, float64_rows
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["ReSSL"]
@@ -173,7 +173,7 @@ class ReSSL(MicroClusterClassifier):
         return counts / counts.sum()
 
     def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = x.detach().cpu().numpy().astype(np.float64)
+        rows = float64_rows(x)
         out = np.stack([self._predict_one(row) for row in rows])
         return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 

@@ -139,6 +139,14 @@ def check_counter_room(counter: int, steps: int, name: str) -> None:
                          f"overflow it")
 
 
+def float64_rows(x: Tensor) -> np.ndarray:
+    """The rows of ``x`` :math:`(n, d)` as a ``float64`` NumPy array :math:`(n, d)`,
+    to iterate one row at a time (typed as a bare ``np.ndarray``: NumPy 2.2's
+    stubs, the newest on Python 3.10, take each row of an array of unknown shape
+    for a scalar)."""
+    return x.detach().cpu().numpy().astype(np.float64)
+
+
 def check_loaded_counter(value: Any, name: str) -> int:
     """Return ``value``, a state's counter entry ``name``, as an ``int`` if it is
     an integer in :math:`[0,` :data:`COUNTER_MAX` :math:`)`: a loaded learner has

@@ -13,7 +13,8 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, UL
                                                     ArgumentsRepr, CheckedStateLoad, NumpyState,
                                                     check_counter_room, check_derived,
                                                     check_loaded_counter, check_reachable,
-                                                    check_shape, check_squared_distances)
+                                                    check_shape, check_squared_distances,
+                                                    float64_rows)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -611,7 +612,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         g_x = w_x[lab_slots] @ onehot
         m = unl_slots.size
         # Laplacian of the unlabelled nodes and the query (last row)
-        lap = np.empty((m + 1, m + 1))
+        lap: np.ndarray = np.empty((m + 1, m + 1))  # any shape to mypy: cut below
         np.negative(W[np.ix_(unl_nodes, unl_nodes)], out=lap[:m, :m])
         lap[:m, m] = -w_x[unl_slots]
         lap[m, :m] = -w_x[unl_slots]
@@ -630,7 +631,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         return f_x / total if total > 0 else uniform
 
     def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = x.detach().cpu().numpy().astype(np.float64)
+        rows = float64_rows(x)
         with _flush_denormals():
             out = np.stack([self._predict_one(row) for row in rows])
         return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
@@ -653,7 +654,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
     # ------------------------------------------------------------- learning
     def _learn(self, x: Tensor, y: Tensor) -> None:
         check_counter_room(self._time, x.size(0), "time")
-        rows = x.detach().cpu().numpy().astype(np.float64)
+        rows = float64_rows(x)
         labels = y.detach().cpu().numpy()
         with _flush_denormals():
             for row, label in zip(rows, labels):

@@ -295,10 +295,9 @@ class RunningAccuracy:
         positions = np.arange(1, len(self._points) + 1, dtype=np.int64) * self.stride
         hits = np.frombuffer(self._points, dtype=np.int64).copy() if self._points else \
             np.zeros(0, dtype=np.int64)
-        if not positions.size or positions[-1] != self.samples:
-            positions = np.append(positions, self.samples)
-            hits = np.append(hits, self.correct)
-        return positions, hits
+        if positions.size and positions[-1] == self.samples:
+            return positions, hits
+        return np.append(positions, self.samples), np.append(hits, self.correct)
 
     def tail(self, fraction: float) -> Tuple[float, int]:
         r"""Accuracy over the last :math:`m` samples and :math:`m`, from the kept

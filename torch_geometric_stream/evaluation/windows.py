@@ -138,7 +138,7 @@ class WindowedMetrics:
         hits, labels = np.array(self._done_hits, np.int64), np.array(self._done_labels, np.int64)
         balanced = np.array(self._done_balanced, np.float64)
         kappa = np.array(self._done_kappa, np.float64)
-        samples = np.full(hits.size, self.size, np.int64)
+        samples = np.full_like(hits, self.size)
         if self._samples:
             current_balanced, current_kappa = self._class_metrics()
             hits, labels = np.append(hits, self._hits), np.append(labels, self._labels)

@@ -29,6 +29,7 @@ CapyMOA's ``prequential_ssl_evaluation`` does.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import sys
 from contextlib import contextmanager
@@ -45,11 +46,13 @@ from torch_geometric_stream.models.registry import build_model
 from torch_geometric_stream.validation import (check_bool, check_has_values, check_seed,
                                                check_unit_interval)
 
+# by importlib: where River is missing (none that the extra accepts installs on
+# Python 3.10), mypy takes `from river import base as _river_base` for a redefinition
 _river_base: Optional[ModuleType]
 _river_compose: Optional[ModuleType]
 try:
-    from river import base as _river_base
-    from river import compose as _river_compose
+    _river_base = importlib.import_module("river.base")
+    _river_compose = importlib.import_module("river.compose")
 except ImportError:  # the optional extra is missing: fail when a class is instantiated
     _river_base = _river_compose = None
 
