@@ -4,13 +4,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import (MicroClusterClassifier,
                                                             knn_epsilon, radius_from_sums)
 from torch_geometric_stream.baselines.state import (FEATURE_MAX, NumpyState, check_reachable,
-                                                    check_shape, float64_rows)
+                                                    check_shape)
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["HDSSL", "sync_cluster", "knn_epsilon"]
@@ -231,11 +229,6 @@ class HDSSL(MicroClusterClassifier):
         out = np.zeros(self.num_classes)
         out[self._store.label[slot]] = 1.0
         return out
-
-    def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = float64_rows(x)
-        out = np.stack([self._predict_one(row) for row in rows])
-        return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 
     # ------------------------------------------------------------- learning
     def _flush_chunk(self, now: float) -> None:

@@ -31,7 +31,7 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, Ar
                                                     check_loaded_counter, check_reachable,
                                                     check_shape, check_squared_distances,
                                                     check_state_entry, float64_rows,
-                                                    rounding)
+                                                    predict_rows, rounding)
 from torch_geometric_stream.validation import check_nonnegative, check_positive_int, check_seed
 
 __all__ = ["MicroClusterStore", "MicroClusterClassifier", "radius_from_sums", "knn_epsilon"]
@@ -557,6 +557,13 @@ class MicroClusterClassifier(ArgumentsRepr, CheckedStateLoad, StreamClassifier):
         store = self._store
         points = np.vstack([store.centre[store.active], x[None, :]])
         return knn_epsilon(points, k, self._rng())
+
+    @abc.abstractmethod
+    def _predict_one(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities :math:`(c,)` of one row ``x`` :math:`(d,)`."""
+
+    def _predict_proba(self, x: Tensor) -> Tensor:
+        return predict_rows(x, self._predict_one)
 
     @abc.abstractmethod
     def _learn_one(self, x: np.ndarray, y: int) -> None:

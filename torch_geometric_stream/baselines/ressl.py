@@ -5,11 +5,9 @@ from collections import deque
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from torch_geometric_stream.baselines.microclusters import MicroClusterClassifier
-from torch_geometric_stream.baselines.state import NumpyState, float64_rows
+from torch_geometric_stream.baselines.state import NumpyState
 from torch_geometric_stream.validation import check_positive_int
 
 __all__ = ["ReSSL"]
@@ -171,11 +169,6 @@ class ReSSL(MicroClusterClassifier):
         winner, counts = self._vote(labels, self.ks[self._best_voter()])
         counts[winner] += 1e-6
         return counts / counts.sum()
-
-    def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = float64_rows(x)
-        out = np.stack([self._predict_one(row) for row in rows])
-        return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 
     # ------------------------------------------------------------- learning
     def _learn_one(self, x: np.ndarray, y: int) -> None:

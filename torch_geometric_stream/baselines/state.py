@@ -4,7 +4,8 @@ from __future__ import annotations
 import abc
 import inspect
 import math
-from typing import Any, Dict, Mapping, Tuple, Union
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager, Dict, Mapping, Tuple, Union
 
 import numpy as np
 import torch
@@ -145,6 +146,17 @@ def float64_rows(x: Tensor) -> np.ndarray:
     stubs, the newest on Python 3.10, take each row of an array of unknown shape
     for a scalar)."""
     return x.detach().cpu().numpy().astype(np.float64)
+
+
+def predict_rows(x: Tensor, predict_one: Callable[[np.ndarray], np.ndarray],
+                 within: Callable[[], ContextManager[Any]] = nullcontext) -> Tensor:
+    """Class probabilities :math:`(n, c)` of the rows ``x`` :math:`(n, d)`, in
+    ``float32`` on ``x``'s device: ``predict_one`` of each row in ``float64``,
+    :math:`(d,) \to (c,)`, one after another, inside ``within()``."""
+    rows = float64_rows(x)
+    with within():
+        out = np.stack([predict_one(row) for row in rows])
+    return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
 
 
 def check_loaded_counter(value: Any, name: str) -> int:

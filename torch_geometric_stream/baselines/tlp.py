@@ -14,7 +14,7 @@ from torch_geometric_stream.baselines.state import (COUNTER_MAX, FEATURE_MAX, UL
                                                     check_counter_room, check_derived,
                                                     check_loaded_counter, check_reachable,
                                                     check_shape, check_squared_distances,
-                                                    float64_rows)
+                                                    float64_rows, predict_rows)
 from torch_geometric_stream.validation import (as_feature_matrix, check_finite, check_positive,
                                                check_positive_int)
 
@@ -631,10 +631,7 @@ class TemporalLabelPropagation(ArgumentsRepr, CheckedStateLoad, StreamClassifier
         return f_x / total if total > 0 else uniform
 
     def _predict_proba(self, x: Tensor) -> Tensor:
-        rows = float64_rows(x)
-        with _flush_denormals():
-            out = np.stack([self._predict_one(row) for row in rows])
-        return torch.from_numpy(out).to(dtype=torch.float32, device=x.device)
+        return predict_rows(x, self._predict_one, _flush_denormals)
 
     def predict_proba_float64(self, x: Any) -> np.ndarray:
         """Like :meth:`predict_proba` on float64 inputs, returning float64 NumPy values.
