@@ -451,11 +451,13 @@ def _exit_codes(workers, timeout: float = 10.0) -> list:
 def test_a_worker_that_dies_ends_the_others_which_ignore_sigterm():
     """The pool, broken, sends SIGTERM to the other workers, which ignore it (a
     batch scheduler's reaches them too; their main process stops them): the
-    main process kills them."""
+    main process kills them (before, on Python >= 3.12: it waited for them
+    forever, behind the lock that the broken pool held while joining them)."""
     args = build_parser().parse_args(["run", "--dataset", "synthetic", "--model", "memory",
                                       "--history", "full", "--jobs", "2", "--quiet"])
     others = set(multiprocessing.active_children())
     workers = []
+    returned, hung = threading.Event(), threading.Event()
 
     def kill_a_worker_once_both_started():
         while len(workers) < 2:
@@ -467,15 +469,21 @@ def test_a_worker_that_dies_ends_the_others_which_ignore_sigterm():
         # the first started, whose death the pool sees at once (CPython's may miss
         # that of one started after it began to wait until a seed ends)
         os.kill(workers[0].pid, signal.SIGKILL)
+        if not returned.wait(60):  # a hang: ended here, a failure below
+            hung.set()
+            workers[1].kill()
 
     killer = threading.Thread(target=kill_a_worker_once_both_started, daemon=True)
     killer.start()
     try:
         with pytest.raises(UsageError, match="a worker process ended abruptly"):
             _in_workers(args, _shared_synthetic_stream(50_000), [0, 1])
+        returned.set()
         killer.join()
+        assert not hung.is_set()
         assert _exit_codes(workers) == [-signal.SIGKILL] * 2
     finally:
+        returned.set()
         for worker in workers:
             worker.kill()
 

@@ -163,10 +163,11 @@ def _worker_pool(jobs: int, shared: SharedStream, stop: Event) -> Iterator[Proce
     try:
         yield pool
     except BaseException:
-        workers = list(pool._processes.values())  # no public way before Python 3.14
-        pool.shutdown(wait=False, cancel_futures=True)
-        for worker in workers:
+        # killed before the shutdown: a pool broken by a dead worker (Python >= 3.12)
+        # holds the lock that shutdown() takes while it waits for the others to end
+        for worker in list(pool._processes.values()):  # no public way before Python 3.14
             worker.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
 
