@@ -42,6 +42,7 @@ import pkgutil
 import re
 import sys
 import types
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pytest
@@ -532,3 +533,21 @@ def test_default_comparison(default, value, expected):
 def test_parser_refuses_what_it_cannot_read(section, message):
     with pytest.raises(DocstringError, match=message):
         parse_args_section(f"Summary.\n\n    {section}\n    ")
+
+
+def test_no_docstring_holds_a_control_character():
+    r"""A backslash in a docstring that is not raw makes an escape: ``\to`` in
+    ``:math:`(d,) \to (c,)``` is a tab and "o" (every docstring of the source
+    files, private ones too, of the package, its tests and benchmarks)."""
+    root = Path(__file__).resolve().parents[1]
+    control = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # a tab too, but no newline
+    found = []
+    for folder in (PACKAGE, "tests", "benchmarks", "examples"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                     ast.AsyncFunctionDef)):
+                    text = ast.get_docstring(node, clean=False)
+                    if text and control.search(text):
+                        found.append(f"{path.relative_to(root)}: {getattr(node, 'name', '')}")
+    assert found == []

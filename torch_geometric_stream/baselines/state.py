@@ -150,7 +150,7 @@ def float64_rows(x: Tensor) -> np.ndarray:
 
 def predict_rows(x: Tensor, predict_one: Callable[[np.ndarray], np.ndarray],
                  within: Callable[[], ContextManager[Any]] = nullcontext) -> Tensor:
-    """Class probabilities :math:`(n, c)` of the rows ``x`` :math:`(n, d)`, in
+    r"""Class probabilities :math:`(n, c)` of the rows ``x`` :math:`(n, d)`, in
     ``float32`` on ``x``'s device: ``predict_one`` of each row in ``float64``,
     :math:`(d,) \to (c,)`, one after another, inside ``within()``."""
     rows = float64_rows(x)
