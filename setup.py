@@ -34,9 +34,13 @@ setup(
         # wheels for Python 3.11 (3.5 builds from source there)
         "test": ["pytest>=7", "hypothesis>=6", "matplotlib>=3.6"],
         "plot": ["matplotlib>=3.6"],
-        # 0.26.1: 0.26.0 subscripts csv.DictReader at import, which Python 3.11 refuses
-        "river": ["river>=0.26.1"],
-        "capymoa": ["capymoa>=0.15"],
+        # 0.26.1: 0.26.0 subscripts csv.DictReader at import, which Python 3.11 refuses;
+        # Python 3.10 gets River <= 0.22 and CapyMOA <= 0.14 only (the integration tests
+        # pass with River 0.22.0 and CapyMOA 0.14.0 there)
+        "river": ["river>=0.26.1; python_version >= '3.11'",
+                  "river>=0.22; python_version < '3.11'"],
+        "capymoa": ["capymoa>=0.15; python_version >= '3.11'",
+                    "capymoa>=0.14; python_version < '3.11'"],
         "accel": ["torch-scatter", "torch-sparse"],
     },
     entry_points={"console_scripts": ["torch-geometric-stream=torch_geometric_stream.cli:main"]},
